@@ -1,0 +1,30 @@
+// The pg pool used by the event store and the runner (raw SQL where Postgres features
+// matter: SKIP LOCKED, LISTEN/NOTIFY, xid snapshots). Prisma shares the same database.
+import pg from "pg";
+
+export type Db = pg.Pool;
+export type Tx = pg.PoolClient;
+export type Queryable = pg.Pool | pg.PoolClient;
+
+export function createPool(connectionString: string, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, application_name: "catcafe" });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on("error", () => {});
+  return pool;
+}
+
+/** Runs `fn` in a transaction on a dedicated client; rolls back on any error. */
+export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await fn(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,29 @@
+// Environment variables, parsed once with zod: a missing or malformed one fails fast
+// with its name. Each process parses only the part it needs.
+import { z } from "zod";
+
+const int = (def: number) => z.coerce.number().int().positive().default(def);
+
+export const ZRunnerEnv = z.object({
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL"),
+  CATCAFE_RUNNER_ID: z.string().min(1).optional(),
+  CATCAFE_RUNNER_LEASE_MS: int(15_000),
+  CATCAFE_RUNNER_POLL_MS: int(1_000).pipe(z.number().max(1_000, "the fallback poll must be at most 1000 ms")),
+  CATCAFE_RUNNER_CONCURRENCY: int(4),
+  CATCAFE_RUNNER_RECLAIM_BACKOFF_MS: int(1_000),
+  CATCAFE_RUNNER_SHUTDOWN_GRACE_MS: int(10_000),
+});
+export type RunnerEnv = z.infer<typeof ZRunnerEnv>;
+
+export const ZWebEnv = z.object({
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL"),
+});
+
+export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid environment:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}

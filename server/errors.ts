@@ -1,0 +1,38 @@
+// The one domain error type. Codes map to tRPC codes and HTTP statuses in one place,
+// so a concurrency conflict is always a 409/CONFLICT, never a 500.
+export const APP_ERROR_CODES = [
+  "NOT_FOUND",
+  "CONFLICT",
+  "INVALID_INPUT",
+  "UNAUTHORIZED",
+  "FORBIDDEN",
+  "PRECONDITION_FAILED",
+  "INTERNAL",
+] as const;
+export type AppErrorCode = (typeof APP_ERROR_CODES)[number];
+
+export class AppError extends Error {
+  readonly code: AppErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: AppErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = "AppError";
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export const HTTP_STATUS: Record<AppErrorCode, number> = {
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  INVALID_INPUT: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  PRECONDITION_FAILED: 412,
+  INTERNAL: 500,
+};
+
+export function isAppError(err: unknown, code?: AppErrorCode): err is AppError {
+  return err instanceof AppError && (code === undefined || err.code === code);
+}

@@ -1,0 +1,59 @@
+// Rebuilds every inline projection from the event log with the same handlers that
+// maintain them live. Appends wait while it runs (the streams table is locked), reads don't.
+import { withTransaction, type Queryable } from "../db/pool";
+import type { EventStore } from "./store";
+import type { RecordedEvent } from "./types";
+
+export interface RebuildResult {
+  events: number;
+  tables: string[];
+}
+
+export async function rebuildProjections(store: EventStore, batchSize = 2000): Promise<RebuildResult> {
+  const tables = store.projections.flatMap((p) => p.tables);
+  return withTransaction(store.pool, async (tx) => {
+    await tx.query("LOCK TABLE streams IN EXCLUSIVE MODE");
+    if (tables.length) await tx.query(`TRUNCATE ${tables.map((t) => `"${t}"`).join(", ")}`);
+    let after = 0;
+    let total = 0;
+    for (;;) {
+      const batch = await tx.query<{ position: string; tx_id: string; event_id: string; stream_id: string; version: number; type: string; data: unknown; metadata: RecordedEvent["metadata"]; recorded_at: Date }>(
+        `SELECT position, tx_id, event_id, stream_id, version, type, data, metadata, recorded_at
+         FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
+        [after, batchSize],
+      );
+      if (batch.rowCount === 0) break;
+      const events: RecordedEvent[] = batch.rows.map((r) => ({
+        position: Number(r.position),
+        txId: Number(r.tx_id),
+        eventId: r.event_id,
+        streamId: r.stream_id,
+        version: r.version,
+        type: r.type,
+        data: store.registry.decode(r.type, r.data, r.metadata.schemaVersion),
+        metadata: r.metadata,
+        recordedAt: r.recorded_at.toISOString(),
+      }));
+      for (const projection of store.projections) await projection.apply(tx, events, "rebuild");
+      after = events.at(-1)!.position;
+      total += events.length;
+    }
+    return { events: total, tables };
+  });
+}
+
+/** Every projection row (minus operational columns) as JSON text, ordered: for equality checks. */
+export async function snapshotProjections(db: Queryable, store: EventStore): Promise<Record<string, string[]>> {
+  const snapshot: Record<string, string[]> = {};
+  for (const projection of store.projections) {
+    for (const table of projection.tables) {
+      const skip = projection.operationalColumns?.[table] ?? [];
+      const rows = await db.query<{ row: string }>(
+        `SELECT (to_jsonb(t) - $1::text[])::text AS row FROM "${table}" t ORDER BY 1`,
+        [skip],
+      );
+      snapshot[table] = rows.rows.map((r) => r.row);
+    }
+  }
+  return snapshot;
+}

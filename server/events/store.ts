@@ -1,0 +1,279 @@
+// The event store: append with optimistic concurrency, read a stream (through its fork
+// lineage), read the global order without ever skipping a late-committing event, fork,
+// and replay a stream to any position. One `events` table is the truth; see
+// docs/architecture.md for why each choice was made.
+import crypto from "node:crypto";
+import type pg from "pg";
+import { AppError } from "../errors";
+import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
+import { appRegistry } from "./catalog";
+import { LINEAGE_CTE } from "./lineage";
+import type { EventRegistry } from "./registry";
+import type { Projection } from "./projection";
+import type {
+  AppendMetadata,
+  AppendResult,
+  EventMetadata,
+  ExpectedVersion,
+  GlobalCheckpoint,
+  NewEvent,
+  RecordedEvent,
+} from "./types";
+
+export const EVENTS_CHANNEL = "catcafe_events";
+
+interface EventRow {
+  position: string;
+  tx_id: string;
+  event_id: string;
+  stream_id: string;
+  version: number;
+  type: string;
+  data: unknown;
+  metadata: EventMetadata;
+  recorded_at: Date;
+}
+
+const EVENT_COLUMNS = "position, tx_id, event_id, stream_id, version, type, data, metadata, recorded_at";
+
+export interface EventStoreOptions {
+  registry?: EventRegistry;
+  projections?: Projection[];
+}
+
+export interface ForkInput {
+  parentId: string;
+  atVersion: number;
+  childId: string;
+  /** The SessionForked event (or another type) that opens the child stream. */
+  event: NewEvent;
+  metadata: AppendMetadata;
+}
+
+export class EventStore {
+  readonly registry: EventRegistry;
+  readonly projections: Projection[];
+
+  constructor(
+    readonly pool: Db,
+    options: EventStoreOptions = {},
+  ) {
+    this.registry = options.registry ?? appRegistry;
+    this.projections = options.projections ?? [];
+  }
+
+  /**
+   * Appends in its own transaction. A retry of an append whose events were already
+   * recorded (same event ids) returns the recorded events with `duplicate: true`.
+   */
+  async append(
+    streamId: string,
+    expected: ExpectedVersion,
+    events: NewEvent[],
+    metadata: AppendMetadata,
+    options: { streamType?: string } = {},
+  ): Promise<AppendResult> {
+    try {
+      return await withTransaction(this.pool, (tx) => this.appendInTx(tx, streamId, expected, events, metadata, options));
+    } catch (err) {
+      const duplicate = await this.findDuplicateAppend(streamId, events, err);
+      if (duplicate) return duplicate;
+      throw err;
+    }
+  }
+
+  /**
+   * Appends inside the caller's transaction. The stream lock taken here must be the
+   * transaction's first write: that is what makes the global order (by transaction id)
+   * agree with every stream's own order. Reads before it are fine.
+   */
+  async appendInTx(
+    tx: Tx,
+    streamId: string,
+    expected: ExpectedVersion,
+    events: NewEvent[],
+    metadata: AppendMetadata,
+    options: { streamType?: string } = {},
+  ): Promise<AppendResult> {
+    if (events.length === 0) throw new AppError("INVALID_INPUT", "append needs at least one event");
+    const encoded = events.map((e) => ({ ...e, ...this.registry.encode(e.type, e.data) }));
+    const newVersion = await this.lockStream(tx, streamId, expected, events.length, options.streamType ?? "session");
+    const firstVersion = newVersion - events.length + 1;
+    const correlationId = metadata.correlationId ?? crypto.randomUUID();
+    const rows = await tx.query<EventRow>({
+      name: "catcafe_append_events",
+      text: `WITH ins AS (
+               INSERT INTO events (event_id, stream_id, version, type, data, metadata)
+               SELECT e.event_id, $1, e.version, e.type, e.data, e.metadata
+               FROM unnest($2::uuid[], $3::int[], $4::text[], $5::jsonb[], $6::jsonb[])
+                 AS e(event_id, version, type, data, metadata)
+               RETURNING ${EVENT_COLUMNS})
+             SELECT ins.*, (SELECT pg_notify('${EVENTS_CHANNEL}', $1)) AS notified FROM ins ORDER BY version`,
+      values: [
+        streamId,
+        encoded.map((e) => e.eventId ?? crypto.randomUUID()),
+        encoded.map((_, i) => firstVersion + i),
+        encoded.map((e) => e.type),
+        encoded.map((e) => JSON.stringify(e.data)),
+        encoded.map((e) =>
+          JSON.stringify({
+            actor: metadata.actor,
+            correlationId,
+            causationId: metadata.causationId ?? null,
+            schemaVersion: e.schemaVersion,
+          } satisfies EventMetadata),
+        ),
+      ],
+    });
+    const recorded = rows.rows.map((r) => this.toRecorded(r, false));
+    for (const projection of this.projections) await projection.apply(tx, recorded, "live");
+    return { streamId, version: newVersion, events: recorded, duplicate: false };
+  }
+
+  /** Checks the expected version and bumps it; the first write of the transaction. */
+  private async lockStream(tx: Tx, streamId: string, expected: ExpectedVersion, count: number, streamType: string): Promise<number> {
+    if (expected === "no_stream" || expected === 0) {
+      const created = await tx.query<{ version: number }>({
+        name: "catcafe_create_stream",
+        text: `INSERT INTO streams (id, type, version) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING version`,
+        values: [streamId, streamType, count],
+      });
+      if (created.rowCount === 1) return created.rows[0]!.version;
+      throw await this.conflict(tx, streamId, expected);
+    }
+    const updated =
+      expected === "any"
+        ? await tx.query<{ version: number }>({
+            name: "catcafe_bump_stream_any",
+            text: `UPDATE streams SET version = version + $2, updated_at = now() WHERE id = $1 RETURNING version`,
+            values: [streamId, count],
+          })
+        : await tx.query<{ version: number }>({
+            name: "catcafe_bump_stream",
+            text: `UPDATE streams SET version = version + $2, updated_at = now() WHERE id = $1 AND version = $3 RETURNING version`,
+            values: [streamId, count, expected],
+          });
+    if (updated.rowCount === 1) return updated.rows[0]!.version;
+    if (expected === "any") throw new AppError("NOT_FOUND", `stream ${streamId} does not exist`, { streamId });
+    throw await this.conflict(tx, streamId, expected);
+  }
+
+  private async conflict(db: Queryable, streamId: string, expected: ExpectedVersion): Promise<AppError> {
+    const actual = await db.query<{ version: number }>("SELECT version FROM streams WHERE id = $1", [streamId]);
+    const actualVersion = actual.rows[0]?.version ?? null;
+    const message =
+      actualVersion === null
+        ? `stream ${streamId} does not exist (expected version ${expected})`
+        : `stream ${streamId} is at version ${actualVersion}, expected ${expected === "no_stream" || expected === 0 ? "a new stream" : expected}: it already moved on`;
+    if (actualVersion === null) return new AppError("NOT_FOUND", message, { streamId, expected });
+    return new AppError("CONFLICT", message, { streamId, expected, actual: actualVersion });
+  }
+
+  private async findDuplicateAppend(streamId: string, events: NewEvent[], err: unknown): Promise<AppendResult | null> {
+    const ids = events.map((e) => e.eventId);
+    if (ids.some((id) => !id)) return null;
+    const isConflict = err instanceof AppError && err.code === "CONFLICT";
+    const isDuplicateId = (err as pg.DatabaseError)?.code === "23505" && (err as pg.DatabaseError).constraint === "events_event_id_key";
+    if (!isConflict && !isDuplicateId) return null;
+    const found = await this.pool.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = ANY($1::uuid[]) ORDER BY version`,
+      [ids],
+    );
+    if (found.rowCount !== ids.length || found.rows.some((r) => r.stream_id !== streamId)) {
+      if (isDuplicateId) {
+        throw new AppError("CONFLICT", "some of these event ids are already recorded with other events", { streamId });
+      }
+      return null;
+    }
+    const recorded = found.rows.map((r) => this.toRecorded(r));
+    return { streamId, version: recorded.at(-1)!.version, events: recorded, duplicate: true };
+  }
+
+  /**
+   * Creates `childId` as a fork of `parentId` at `atVersion`: O(1), nothing is copied.
+   * The child reads the parent's events up to `atVersion`, then its own.
+   */
+  async fork(input: ForkInput): Promise<AppendResult> {
+    return withTransaction(this.pool, async (tx) => {
+      const parent = await tx.query<{ version: number; type: string }>("SELECT version, type FROM streams WHERE id = $1", [input.parentId]);
+      const parentRow = parent.rows[0];
+      if (!parentRow) throw new AppError("NOT_FOUND", `cannot fork: stream ${input.parentId} does not exist`);
+      if (!Number.isInteger(input.atVersion) || input.atVersion < 1 || input.atVersion > parentRow.version) {
+        throw new AppError("INVALID_INPUT", `cannot fork ${input.parentId} at ${input.atVersion}: it has events 1..${parentRow.version}`);
+      }
+      const created = await tx.query(
+        `INSERT INTO streams (id, type, version, parent_id, fork_version) VALUES ($1, $2, $3, $4, $3) ON CONFLICT (id) DO NOTHING`,
+        [input.childId, parentRow.type, input.atVersion, input.parentId],
+      );
+      if (created.rowCount !== 1) throw new AppError("CONFLICT", `stream ${input.childId} already exists`);
+      return this.appendInTx(tx, input.childId, input.atVersion, [input.event], input.metadata);
+    });
+  }
+
+  /** A stream's events in order, including inherited ones from its fork ancestors. */
+  async readStream(
+    streamId: string,
+    options: { fromVersion?: number; toVersion?: number; db?: Queryable } = {},
+  ): Promise<RecordedEvent[]> {
+    const db = options.db ?? this.pool;
+    const rows = await db.query<EventRow>({
+      name: "catcafe_read_stream",
+      text: `WITH RECURSIVE ${LINEAGE_CTE}
+             SELECT ${EVENT_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")}
+             FROM lineage l JOIN events e ON e.stream_id = l.id AND (l.cap IS NULL OR e.version <= l.cap)
+             WHERE e.version >= $2 AND e.version <= $3
+             ORDER BY e.version`,
+      values: [streamId, options.fromVersion ?? 1, options.toVersion ?? 2_147_483_647],
+    });
+    if (rows.rowCount === 0) {
+      const exists = await db.query("SELECT 1 FROM streams WHERE id = $1", [streamId]);
+      if (exists.rowCount === 0) throw new AppError("NOT_FOUND", `stream ${streamId} does not exist`);
+    }
+    return rows.rows.map((r) => this.toRecorded(r));
+  }
+
+  async streamVersion(streamId: string, db: Queryable = this.pool): Promise<number | null> {
+    const r = await db.query<{ version: number }>("SELECT version FROM streams WHERE id = $1", [streamId]);
+    return r.rows[0]?.version ?? null;
+  }
+
+  /**
+   * Events in the global order after `checkpoint`. Only events of transactions older than
+   * the oldest still-running one are returned, so an event that commits late with a lower
+   * position is never skipped: it is simply not visible to the reader yet.
+   */
+  async readAll(checkpoint: GlobalCheckpoint, limit = 1000): Promise<{ events: RecordedEvent[]; checkpoint: GlobalCheckpoint }> {
+    const rows = await this.pool.query<EventRow>({
+      name: "catcafe_read_all",
+      text: `SELECT ${EVENT_COLUMNS} FROM events
+             WHERE (tx_id, position) > ($1::bigint, $2::bigint)
+               AND tx_id < (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint
+             ORDER BY tx_id, position
+             LIMIT $3`,
+      values: [checkpoint.txId, checkpoint.position, limit],
+    });
+    const events = rows.rows.map((r) => this.toRecorded(r));
+    const last = events.at(-1);
+    return { events, checkpoint: last ? { txId: last.txId, position: last.position } : checkpoint };
+  }
+
+  /** Replays a stream up to `version` (inclusive) through `evolve`. Never runs anything. */
+  async stateAt<S>(streamId: string, version: number, evolve: (state: S, event: RecordedEvent) => S, initial: S): Promise<S> {
+    const events = await this.readStream(streamId, { toVersion: version });
+    return events.reduce(evolve, initial);
+  }
+
+  private toRecorded(row: EventRow, decode = true): RecordedEvent {
+    return {
+      position: Number(row.position),
+      txId: Number(row.tx_id),
+      eventId: row.event_id,
+      streamId: row.stream_id,
+      version: row.version,
+      type: row.type,
+      data: decode ? this.registry.decode(row.type, row.data, row.metadata.schemaVersion) : row.data,
+      metadata: row.metadata,
+      recordedAt: row.recorded_at.toISOString(),
+    };
+  }
+}

@@ -1,0 +1,54 @@
+// Shapes shared by the event store, projections and readers.
+import type { Actor } from "./catalog";
+
+export interface EventMetadata {
+  actor: Actor;
+  correlationId: string;
+  causationId: string | null;
+  schemaVersion: number;
+}
+
+/** What a caller supplies when appending: type + data, optionally a fixed id for idempotency. */
+export interface NewEvent {
+  type: string;
+  data: unknown;
+  eventId?: string;
+}
+
+export interface AppendMetadata {
+  actor: Actor;
+  correlationId?: string;
+  causationId?: string | null;
+}
+
+export interface RecordedEvent<T extends string = string, D = unknown> {
+  position: number;
+  txId: number;
+  eventId: string;
+  streamId: string;
+  version: number;
+  type: T;
+  data: D;
+  metadata: EventMetadata;
+  recordedAt: string;
+}
+
+/** 0 / "no_stream": the stream must not exist yet; n: its version must be n; "any": no check. */
+export type ExpectedVersion = number | "no_stream" | "any";
+
+export interface AppendResult {
+  streamId: string;
+  /** Stream version after the append. */
+  version: number;
+  events: RecordedEvent[];
+  /** True when every event id was already recorded: a retried append, nothing new written. */
+  duplicate: boolean;
+}
+
+/** Position in the global order for `readAll`: (transaction id, position). */
+export interface GlobalCheckpoint {
+  txId: number;
+  position: number;
+}
+
+export const START_CHECKPOINT: GlobalCheckpoint = { txId: 0, position: 0 };

@@ -1,0 +1,244 @@
+import crypto from "node:crypto";
+import pg from "pg";
+import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { isAppError } from "../../server/errors";
+import { withTransaction } from "../../server/db/pool";
+import { defineEvent, EventRegistry } from "../../server/events/registry";
+import { EventStore } from "../../server/events/store";
+import { START_CHECKPOINT, type RecordedEvent } from "../../server/events/types";
+import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+
+const message = (text: string) => ({ type: "OperatorMessagePosted", data: { text } });
+
+async function newSession(title = "a session"): Promise<string> {
+  const id = uniqueId();
+  await db.store.append(id, "no_stream", [{ type: "SessionCreated", data: { title, workflow: "test", state: "open" } }], { actor: testActor });
+  return id;
+}
+
+describe("append and read", () => {
+  it("records events with versions, positions and full metadata", async () => {
+    const id = await newSession();
+    const res = await db.store.append(id, 1, [message("one"), message("two")], { actor: testActor, correlationId: "corr-1", causationId: "cause-1" });
+    expect(res.version).toBe(3);
+    const events = await db.store.readStream(id);
+    expect(events.map((e) => [e.version, e.type])).toEqual([[1, "SessionCreated"], [2, "OperatorMessagePosted"], [3, "OperatorMessagePosted"]]);
+    expect(events[1]!.data).toEqual({ text: "one" });
+    expect(events[1]!.metadata).toEqual({ actor: testActor, correlationId: "corr-1", causationId: "cause-1", schemaVersion: 1 });
+    expect(events[2]!.position).toBeGreaterThan(events[1]!.position);
+    const row = await db.pool.query("SELECT state, version, created_by FROM sessions WHERE id = $1", [id]);
+    expect(row.rows[0]).toEqual({ state: "open", version: 3, created_by: "user:tester" });
+  });
+
+  it("50 concurrent appends at the same expected version: exactly one wins, 49 get CONFLICT", async () => {
+    const id = await newSession();
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) => db.store.append(id, 1, [message(`confirm ${i}`)], { actor: testActor })),
+    );
+    const won = results.filter((r) => r.status === "fulfilled");
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(49);
+    for (const r of lost) {
+      expect(isAppError(r.reason, "CONFLICT")).toBe(true);
+      expect(String(r.reason.message)).toMatch(/already moved on/);
+    }
+    const events = await db.store.readStream(id);
+    expect(events).toHaveLength(2);
+  });
+
+  it("a retried append with the same event ids is recorded once", async () => {
+    const id = await newSession();
+    const eventId = crypto.randomUUID();
+    const first = await db.store.append(id, 1, [{ ...message("once"), eventId }], { actor: testActor });
+    const retry = await db.store.append(id, 1, [{ ...message("once"), eventId }], { actor: testActor });
+    expect(first.duplicate).toBe(false);
+    expect(retry.duplicate).toBe(true);
+    expect(retry.events[0]!.position).toBe(first.events[0]!.position);
+    expect(await db.store.readStream(id)).toHaveLength(2);
+  });
+
+  it("rejects invalid data and unknown types, recording nothing", async () => {
+    const id = await newSession();
+    await expect(db.store.append(id, 1, [{ type: "OperatorMessagePosted", data: { text: 42 } }], { actor: testActor })).rejects.toThrow(
+      /invalid OperatorMessagePosted event: text:/,
+    );
+    await expect(db.store.append(id, 1, [{ type: "NoSuchEvent", data: {} }], { actor: testActor })).rejects.toThrow(/unknown event type "NoSuchEvent"/);
+    expect(await db.store.readStream(id)).toHaveLength(1);
+    expect(await db.store.streamVersion(id)).toBe(1);
+  });
+
+  it("appending to a missing stream with an expected version is NOT_FOUND; creating an existing one is CONFLICT", async () => {
+    await expect(db.store.append(uniqueId(), 3, [message("x")], { actor: testActor })).rejects.toSatisfy((e) => isAppError(e, "NOT_FOUND"));
+    const id = await newSession();
+    await expect(db.store.append(id, "no_stream", [message("x")], { actor: testActor })).rejects.toSatisfy((e) => isAppError(e, "CONFLICT"));
+  });
+
+  it("the database refuses UPDATE, DELETE and TRUNCATE on events", async () => {
+    const id = await newSession();
+    await expect(db.pool.query("UPDATE events SET type = 'X' WHERE stream_id = $1", [id])).rejects.toThrow(/append-only: UPDATE/);
+    await expect(db.pool.query("DELETE FROM events WHERE stream_id = $1", [id])).rejects.toThrow(/append-only: DELETE/);
+    await expect(db.pool.query("TRUNCATE events")).rejects.toThrow(/append-only: TRUNCATE/);
+    expect(await db.store.readStream(id)).toHaveLength(1);
+  });
+
+  it("notifies listeners with a payload-free wake-up naming the stream after commit", async () => {
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    await listener.query("LISTEN catcafe_events");
+    const received = new Promise<string>((resolve) => listener.on("notification", (n) => resolve(n.payload ?? "")));
+    const id = await newSession();
+    await expect(received).resolves.toBe(id);
+    await listener.end();
+  });
+});
+
+describe("global order", () => {
+  it("a reader racing 16 writers with random commit delays sees every event exactly once, in stream order", async () => {
+    const writers = 16;
+    const perWriter = 25;
+    const streams = await Promise.all(Array.from({ length: writers }, () => newSession()));
+    const start = await db.store.readAll(START_CHECKPOINT, 100_000);
+    let checkpoint = start.checkpoint;
+    const seen: RecordedEvent[] = [];
+    let writing = true;
+    const reader = (async () => {
+      while (writing) {
+        const page = await db.store.readAll(checkpoint, 50);
+        seen.push(...page.events);
+        checkpoint = page.checkpoint;
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      for (;;) {
+        const page = await db.store.readAll(checkpoint, 500);
+        if (page.events.length === 0) break;
+        seen.push(...page.events);
+        checkpoint = page.checkpoint;
+      }
+    })();
+    const written: string[] = [];
+    await Promise.all(
+      streams.map(async (streamId, w) => {
+        for (let i = 0; i < perWriter; i++) {
+          const res = await withTransaction(db.pool, async (tx) => {
+            const r = await db.store.appendInTx(tx, streamId, "any", [message(`w${w}-${i}`)], { actor: testActor });
+            // Hold the transaction open so later positions commit first.
+            await new Promise((resolve) => setTimeout(resolve, Math.random() * 15));
+            return r;
+          });
+          written.push(res.events[0]!.eventId);
+        }
+      }),
+    );
+    writing = false;
+    await reader;
+    const ids = seen.filter((e) => streams.includes(e.streamId)).map((e) => e.eventId);
+    expect(ids).toHaveLength(writers * perWriter);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(new Set(ids)).toEqual(new Set(written));
+    const lastVersion = new Map<string, number>();
+    for (const e of seen) {
+      expect(e.version).toBeGreaterThan(lastVersion.get(e.streamId) ?? 0);
+      lastVersion.set(e.streamId, e.version);
+    }
+  });
+});
+
+describe("fork and replay", () => {
+  it("a fork reads the parent up to the fork point, then its own events; the parent is unchanged", async () => {
+    const parent = await newSession("parent");
+    for (let i = 2; i <= 10; i++) await db.store.append(parent, i - 1, [message(`p${i}`)], { actor: testActor });
+    const parentBefore = await db.store.readStream(parent);
+    const child = uniqueId();
+    await db.store.fork({
+      parentId: parent,
+      atVersion: 5,
+      childId: child,
+      event: { type: "SessionForked", data: { parentId: parent, atVersion: 5, reason: "rerun", title: "child", workflow: "test", state: "open" } },
+      metadata: { actor: testActor },
+    });
+    await db.store.append(child, 6, [message("c7")], { actor: testActor });
+    await db.store.append(parent, 10, [message("p11")], { actor: testActor });
+
+    const childEvents = await db.store.readStream(child);
+    expect(childEvents.map((e) => [e.streamId === parent ? "P" : "C", e.version])).toEqual([
+      ["P", 1], ["P", 2], ["P", 3], ["P", 4], ["P", 5], ["C", 6], ["C", 7],
+    ]);
+    expect(childEvents[5]!.type).toBe("SessionForked");
+    const parentAfter = await db.store.readStream(parent);
+    expect(parentAfter.slice(0, 10)).toEqual(parentBefore);
+    expect(parentAfter).toHaveLength(11);
+
+    // A grandchild forked inside the inherited part reads the grandparent only up to there.
+    const grandchild = uniqueId();
+    await db.store.fork({
+      parentId: child,
+      atVersion: 3,
+      childId: grandchild,
+      event: { type: "SessionForked", data: { parentId: child, atVersion: 3, reason: "revert", title: "gc", workflow: "test", state: "open" } },
+      metadata: { actor: testActor },
+    });
+    const gc = await db.store.readStream(grandchild);
+    expect(gc.map((e) => [e.streamId === parent ? "P" : e.streamId === grandchild ? "G" : "C", e.version])).toEqual([["P", 1], ["P", 2], ["P", 3], ["G", 4]]);
+
+    // Lineage both ways, from the sessions projection.
+    const rows = await db.pool.query("SELECT id, parent_id, fork_version FROM sessions WHERE id = ANY($1) ORDER BY fork_version NULLS FIRST", [[parent, child, grandchild]]);
+    expect(rows.rows).toEqual([
+      { id: parent, parent_id: null, fork_version: null },
+      { id: grandchild, parent_id: child, fork_version: 3 },
+      { id: child, parent_id: parent, fork_version: 5 },
+    ]);
+  });
+
+  it("rejects a fork past the parent's end or of a missing parent", async () => {
+    const parent = await newSession();
+    const fork = (atVersion: number, parentId = parent) =>
+      db.store.fork({
+        parentId,
+        atVersion,
+        childId: uniqueId(),
+        event: { type: "SessionForked", data: { parentId, atVersion, reason: "rerun", title: "c", workflow: "test", state: "open" } },
+        metadata: { actor: testActor },
+      });
+    await expect(fork(2)).rejects.toThrow(/has events 1..1/);
+    await expect(fork(1, "nope")).rejects.toSatisfy((e) => isAppError(e, "NOT_FOUND"));
+  });
+
+  it("stateAt replays exactly the events up to a position", async () => {
+    const id = await newSession();
+    for (let i = 1; i <= 5; i++) await db.store.append(id, i, [message(`m${i}`)], { actor: testActor });
+    const texts = (s: string[], e: RecordedEvent) => (e.type === "OperatorMessagePosted" ? [...s, (e.data as { text: string }).text] : s);
+    expect(await db.store.stateAt(id, 3, texts, [])).toEqual(["m1", "m2"]);
+    expect(await db.store.stateAt(id, 6, texts, [])).toEqual(["m1", "m2", "m3", "m4", "m5"]);
+  });
+});
+
+describe("upcasting", () => {
+  it("reads events written under an older schema version through the upcasters", async () => {
+    const registry = new EventRegistry({
+      Greeted: defineEvent({
+        version: 2,
+        schema: z.object({ fullName: z.string() }),
+        upcasters: { 1: (d) => ({ fullName: (d as { name: string }).name }) },
+      }),
+    });
+    const store = new EventStore(db.pool, { registry });
+    const id = uniqueId();
+    await store.append(id, "no_stream", [{ type: "Greeted", data: { fullName: "New Style" } }], { actor: testActor });
+    // An event as an older release wrote it, straight into the log.
+    await db.pool.query("UPDATE streams SET version = 2 WHERE id = $1", [id]);
+    await db.pool.query(
+      `INSERT INTO events (event_id, stream_id, version, type, data, metadata) VALUES ($1, $2, 2, 'Greeted', $3, $4)`,
+      [crypto.randomUUID(), id, JSON.stringify({ name: "Old Style" }), JSON.stringify({ actor: testActor, correlationId: "c", causationId: null, schemaVersion: 1 })],
+    );
+    const events = await store.readStream(id);
+    expect(events.map((e) => e.data)).toEqual([{ fullName: "New Style" }, { fullName: "Old Style" }]);
+    expect(events[0]!.metadata.schemaVersion).toBe(2);
+  });
+});
