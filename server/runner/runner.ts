@@ -7,7 +7,7 @@ import pg from "pg";
 import type { Db } from "../db/pool";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
-import { claimNextStep, failExhaustedSteps, heartbeatStep, recordStepOutcome, type ClaimedStep } from "./dispatch";
+import { claimNextStep, failExhaustedSteps, heartbeatStep, recordStepOutcome, retryDelayMs, type ClaimedStep } from "./dispatch";
 import { StepExecutionError, type StepExecutor } from "./executors";
 import { STEPS_CHANNEL } from "./steps-projection";
 
@@ -193,6 +193,8 @@ export class Runner {
             : { errorClass: "internal_error" as const, message: String((err as Error)?.message ?? err), retryable: false };
       await recordStepOutcome(this.store, step, { kind: "failed", ...failure }, this.actor, { retryBaseMs: this.opts.retryBaseMs });
       log("step failed", failure);
+      // Retries become claimable after their backoff; wake up then rather than at the next poll.
+      if (failure.retryable) setTimeout(() => this.signalWake(), retryDelayMs(step.attempt, this.opts.retryBaseMs) + 5).unref();
     } finally {
       clearTimeout(timeout);
     }

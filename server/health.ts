@@ -1,0 +1,52 @@
+// Liveness of the web process and what it depends on: the database answers, and how many
+// runners are live. Serves /api/health (200 when ok, 503 when the database is down).
+//
+// Raw pg rather than Prisma: the liveness rule compares heartbeat_at with the *database*
+// clock (`now()`), which Prisma's query builder cannot express without a second round trip,
+// and a health check should depend on as little as possible (a plain pool, no generated
+// client), so it also works from scripts and tests that have only a pool.
+import type { Queryable } from "./db/pool";
+import { RUNNER_LIVENESS_MS } from "./runner/runner";
+import { APP_VERSION } from "./version";
+
+export type Health =
+  | { ok: true; db: "ok"; runners: number; version: string }
+  | { ok: false; db: "down"; runners: 0; version: string; error: string };
+
+/** A dead database must answer within this, not after TCP or pool timeouts. */
+export const HEALTH_TIMEOUT_MS = 2_000;
+
+/** Runners that have not stopped and heartbeat within the liveness window (database clock). */
+export const LIVE_RUNNERS_SQL = `stopped_at IS NULL AND heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)`;
+
+export async function countLiveRunners(db: Queryable): Promise<number> {
+  const result = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runners WHERE ${LIVE_RUNNERS_SQL}`, [RUNNER_LIVENESS_MS]);
+  return result.rows[0]?.n ?? 0;
+}
+
+export async function getHealth(db: Queryable, options: { timeoutMs?: number } = {}): Promise<Health> {
+  const timeoutMs = options.timeoutMs ?? HEALTH_TIMEOUT_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`database did not answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  const query = countLiveRunners(db);
+  // The query may still reject after the timeout won the race: that rejection is expected.
+  query.catch(() => {});
+  try {
+    const runners = await Promise.race([query, timeout]);
+    return { ok: true, db: "ok", runners, version: APP_VERSION };
+  } catch (err) {
+    return { ok: false, db: "down", runners: 0, version: APP_VERSION, error: describe(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function describe(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const message = typeof e?.message === "string" && e.message ? e.message : String(err);
+  const code = typeof e?.code === "string" ? `${e.code}: ` : "";
+  const text = message.startsWith(code) ? message : `${code}${message}`;
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+}

@@ -1,0 +1,225 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool } from "../../server/db/pool";
+import { createAppEventStore } from "../../server/events/app-store";
+import { claimNextStep, failExhaustedSteps, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
+import { builtinExecutors, StepExecutionError, type StepExecutor } from "../../server/runner/executors";
+import { Runner, type RunnerOptions } from "../../server/runner/runner";
+import type { RecordedEvent } from "../../server/events/types";
+import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
+
+let db: TestDatabase;
+const runners: Runner[] = [];
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+  await Promise.all(runners.map((r) => r.stop()));
+});
+
+async function newSession(): Promise<string> {
+  const id = uniqueId();
+  await db.store.append(id, "no_stream", [{ type: "SessionCreated", data: { title: "runner test", workflow: "test", state: "open" } }], { actor: testActor });
+  return id;
+}
+
+async function startRunner(options: Partial<RunnerOptions> = {}): Promise<Runner> {
+  const pool = createPool(db.url, 8);
+  const runner = new Runner(createAppEventStore(pool), pool, db.url, { executors: builtinExecutors, leaseMs: 2_000, ...options });
+  await runner.start();
+  runners.push(runner);
+  return runner;
+}
+
+function stepEvents(events: RecordedEvent[], stepId: string) {
+  return events.filter((e) => (e.data as { stepId?: string }).stepId === stepId);
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const stepState = async (stepId: string) =>
+  (await db.pool.query<{ state: string; attempt: number }>("SELECT state, attempt FROM steps WHERE id = $1", [stepId])).rows[0];
+
+function spawnRunner(id: string): ChildProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", path.resolve("server/runner/main.ts")], {
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: db.url,
+      CATCAFE_RUNNER_ID: id,
+      CATCAFE_RUNNER_LEASE_MS: "1000",
+      CATCAFE_RUNNER_RECLAIM_BACKOFF_MS: "200",
+      CATCAFE_LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  children.push(child);
+  return child;
+}
+
+describe("runner", () => {
+  it("executes a scheduled step and records start and completion once", async () => {
+    await startRunner();
+    const session = await newSession();
+    const stepId = await scheduleStep(db.store, { sessionId: session, kind: "echo", input: { message: "hello" } }, { actor: testActor });
+    await waitFor("completion", async () => (await stepState(stepId))?.state === "completed");
+    const events = stepEvents(await db.store.readStream(session), stepId);
+    expect(events.map((e) => e.type)).toEqual(["StepScheduled", "StepStarted", "StepCompleted"]);
+    expect(events[2]!.data).toMatchObject({ attempt: 1, output: { echo: "hello" } });
+    expect(events[1]!.metadata.actor.kind).toBe("runner");
+  });
+
+  it("registers itself with a heartbeat and marks itself stopped on shutdown", async () => {
+    const runner = await startRunner();
+    const row = await db.pool.query("SELECT pid, stopped_at, heartbeat_at > now() - interval '15 seconds' AS fresh FROM runners WHERE id = $1", [runner.id]);
+    expect(row.rows[0]).toMatchObject({ pid: process.pid, stopped_at: null, fresh: true });
+    await runner.stop();
+    const after = await db.pool.query("SELECT stopped_at FROM runners WHERE id = $1", [runner.id]);
+    expect(after.rows[0].stopped_at).not.toBeNull();
+  });
+
+  it("a runner killed with SIGKILL mid-step: another completes it, exactly once; the dead attempt's late result is rejected", async () => {
+    await Promise.all(runners.map((r) => r.stop())); // only the child runners below may take this step
+    const session = await newSession();
+    const first = spawnRunner("doomed");
+    const stepId = await scheduleStep(db.store, { sessionId: session, kind: "echo", input: { message: "survives", delayMs: 2_500 } }, { actor: testActor });
+    await waitFor("the first runner to start the step", async () => {
+      const events = stepEvents(await db.store.readStream(session), stepId);
+      return events.some((e) => e.type === "StepStarted");
+    });
+    first.kill("SIGKILL");
+    await new Promise((r) => first.once("exit", r));
+    spawnRunner("rescuer");
+    await waitFor("completion by the second runner", async () => (await stepState(stepId))?.state === "completed", 30_000);
+
+    const events = stepEvents(await db.store.readStream(session), stepId);
+    const started = events.filter((e) => e.type === "StepStarted").map((e) => e.data as { attempt: number; runnerId: string });
+    const completed = events.filter((e) => e.type === "StepCompleted");
+    expect(started).toEqual([expect.objectContaining({ attempt: 1, runnerId: "doomed" }), expect.objectContaining({ attempt: 2, runnerId: "rescuer" })]);
+    expect(completed).toHaveLength(1);
+    expect(completed[0]!.data).toMatchObject({ attempt: 2, output: { echo: "survives" } });
+
+    const late = await recordStepOutcome(db.store, { id: stepId, attempt: 1 }, { kind: "completed", output: { echo: "zombie" } }, { kind: "runner", id: "doomed" });
+    expect(late).toBe(false);
+    expect(stepEvents(await db.store.readStream(session), stepId)).toHaveLength(events.length);
+  });
+
+  it("four runners never run the same step: 300 steps, each started and completed exactly once", async () => {
+    await Promise.all(runners.map((r) => r.stop()));
+    for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
+    const executions = new Map<string, number>();
+    const counting: StepExecutor = async (step) => {
+      executions.set(step.id, (executions.get(step.id) ?? 0) + 1);
+      await new Promise((r) => setTimeout(r, Math.random() * 3));
+      return { ok: true };
+    };
+    await Promise.all(Array.from({ length: 4 }, () => startRunner({ executors: { count: counting }, concurrency: 3 })));
+    const sessions = await Promise.all(Array.from({ length: 10 }, () => newSession()));
+    const stepIds: string[] = [];
+    await Promise.all(
+      sessions.map(async (sessionId) => {
+        for (let i = 0; i < 30; i++) stepIds.push(await scheduleStep(db.store, { sessionId, kind: "count", input: { i } }, { actor: testActor }));
+      }),
+    );
+    await waitFor("all steps completed", async () => {
+      const r = await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM steps WHERE id = ANY($1) AND state = 'completed'", [stepIds]);
+      return Number(r.rows[0]!.n) === stepIds.length;
+    }, 60_000);
+    expect(stepIds).toHaveLength(300);
+    expect([...executions.values()].every((n) => n === 1)).toBe(true);
+    expect(executions.size).toBe(300);
+    const counts = await db.pool.query<{ type: string; n: string; distinct_steps: string }>(
+      `SELECT type, count(*) AS n, count(DISTINCT data->>'stepId') AS distinct_steps FROM events
+       WHERE stream_id = ANY($1) AND type IN ('StepStarted', 'StepCompleted') GROUP BY type ORDER BY type`,
+      [sessions],
+    );
+    expect(counts.rows).toEqual([
+      { type: "StepCompleted", n: "300", distinct_steps: "300" },
+      { type: "StepStarted", n: "300", distinct_steps: "300" },
+    ]);
+    const byRunner = await db.pool.query("SELECT count(DISTINCT data->>'runnerId') AS n FROM events WHERE stream_id = ANY($1) AND type = 'StepStarted'", [sessions]);
+    expect(Number(byRunner.rows[0].n)).toBeGreaterThan(1);
+  });
+
+  it("retries a retryable failure with exponential backoff recorded in the events, then succeeds", async () => {
+    await Promise.all(runners.map((r) => r.stop()));
+    let calls = 0;
+    const flaky: StepExecutor = async () => {
+      calls++;
+      if (calls < 3) throw new StepExecutionError("provider_network_error", `connection reset (call ${calls})`, true);
+      return { ok: calls };
+    };
+    await startRunner({ executors: { flaky }, retryBaseMs: 100 });
+    const session = await newSession();
+    const stepId = await scheduleStep(db.store, { sessionId: session, kind: "flaky", input: {} }, { actor: testActor });
+    await waitFor("completion after retries", async () => (await stepState(stepId))?.state === "completed");
+    const events = stepEvents(await db.store.readStream(session), stepId);
+    expect(events.map((e) => e.type)).toEqual(["StepScheduled", "StepStarted", "StepFailed", "StepStarted", "StepFailed", "StepStarted", "StepCompleted"]);
+    const failures = events.filter((e) => e.type === "StepFailed").map((e) => e.data as { errorClass: string; retryAt: string; attempt: number });
+    expect(failures.map((f) => f.errorClass)).toEqual(["provider_network_error", "provider_network_error"]);
+    const delays = events
+      .filter((e) => e.type === "StepFailed")
+      .map((e) => Date.parse((e.data as { retryAt: string }).retryAt) - Date.parse(e.recordedAt));
+    // retryAt = the database clock at the failure + 100 ms × 2^(attempt−1); recordedAt is that transaction's start.
+    expect(delays[0]).toBeGreaterThanOrEqual(100);
+    expect(delays[0]).toBeLessThan(150);
+    expect(delays[1]).toBeGreaterThanOrEqual(200);
+    expect(delays[1]).toBeLessThan(250);
+  });
+
+  it("does not retry a non-retryable failure, and classifies an unknown step kind as internal_error", async () => {
+    await Promise.all(runners.map((r) => r.stop()));
+    const broken: StepExecutor = async () => {
+      throw new StepExecutionError("schema_invalid", "reviewer output is not JSON", false);
+    };
+    await startRunner({ executors: { broken } });
+    const session = await newSession();
+    const a = await scheduleStep(db.store, { sessionId: session, kind: "broken", input: {} }, { actor: testActor });
+    const b = await scheduleStep(db.store, { sessionId: session, kind: "nonexistent", input: {} }, { actor: testActor });
+    await waitFor("both failed", async () => (await stepState(a))?.state === "failed" && (await stepState(b))?.state === "failed");
+    const events = await db.store.readStream(session);
+    expect(stepEvents(events, a).filter((e) => e.type === "StepFailed").map((e) => e.data)).toEqual([
+      expect.objectContaining({ errorClass: "schema_invalid", retryAt: null }),
+    ]);
+    expect(stepEvents(events, b).find((e) => e.type === "StepFailed")?.data).toMatchObject({ errorClass: "internal_error", message: expect.stringContaining('no executor for step kind "nonexistent"') });
+  });
+
+  it("a step whose runner vanished on its last attempt is failed with a diagnosis, not retried", async () => {
+    await Promise.all(runners.map((r) => r.stop()));
+    const session = await newSession();
+    const stepId = await scheduleStep(db.store, { sessionId: session, kind: "echo", input: { message: "x" }, maxAttempts: 1 }, { actor: testActor });
+    const claimed = await claimNextStep(db.pool, { runnerId: "ghost", leaseMs: 50, reclaimBackoffMs: 10 });
+    expect(claimed?.id).toBe(stepId);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await claimNextStep(db.pool, { runnerId: "other", leaseMs: 50, reclaimBackoffMs: 10 })).toBeNull();
+    expect(await failExhaustedSteps(db.store, { kind: "runner", id: "sweeper" })).toBe(1);
+    expect(await stepState(stepId)).toEqual({ state: "failed", attempt: 1 });
+    const failed = stepEvents(await db.store.readStream(session), stepId).find((e) => e.type === "StepFailed");
+    expect(failed?.data).toMatchObject({ errorClass: "internal_error", retryAt: null, message: expect.stringContaining("lease of attempt 1 of 1 expired") });
+  });
+
+  it("on SIGTERM a runner finishes short steps and releases long ones for another runner", async () => {
+    await Promise.all(runners.map((r) => r.stop()));
+    const runner = await startRunner({ shutdownGraceMs: 300, concurrency: 2 });
+    const session = await newSession();
+    const quick = await scheduleStep(db.store, { sessionId: session, kind: "echo", input: { message: "quick", delayMs: 100 } }, { actor: testActor });
+    const slow = await scheduleStep(db.store, { sessionId: session, kind: "echo", input: { message: "slow", delayMs: 10_000 } }, { actor: testActor });
+    await waitFor("both started", async () => (await stepState(quick))?.state === "running" && (await stepState(slow))?.state === "running");
+    await runner.stop();
+    expect((await stepState(quick))?.state).toBe("completed");
+    expect(await stepState(slow)).toEqual({ state: "pending", attempt: 1 });
+    const released = stepEvents(await db.store.readStream(session), slow).find((e) => e.type === "StepReleased");
+    expect(released?.data).toMatchObject({ attempt: 1, reason: "runner shutting down" });
+  });
+});
