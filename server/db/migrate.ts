@@ -74,7 +74,7 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
       } catch (err) {
         await client.query("ROLLBACK");
         await client.query(`UPDATE "_prisma_migrations" SET logs = $2 WHERE id = $1`, [id, String((err as Error).message)]);
-        throw new Error(`migration ${m.name} failed: ${(err as Error).message}`);
+        throw new Error(`migration ${m.name} failed: ${(err as Error).message}`, { cause: err });
       }
       log(`migrations: applied ${m.name}`);
       result.applied.push(m.name);
