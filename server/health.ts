@@ -37,15 +37,18 @@ export async function getHealth(db: Queryable, options: { timeoutMs?: number } =
     const runners = await Promise.race([query, timeout]);
     return { ok: true, db: "ok", runners, version: APP_VERSION };
   } catch (err) {
-    return { ok: false, db: "down", runners: 0, version: APP_VERSION, error: describe(err) };
+    return { ok: false, db: "down", runners: 0, version: APP_VERSION, error: describeDbError(err) };
   } finally {
     clearTimeout(timer);
   }
 }
 
-function describe(err: unknown): string {
+/** A short, single-line reason (code + message) for a failed database call. */
+export function describeDbError(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown } | null;
-  const message = typeof e?.message === "string" && e.message ? e.message : String(err);
+  let message = (typeof e?.message === "string" && e.message ? e.message : String(err)).replace(/\s+/g, " ").trim();
+  // Prisma wraps the driver's reason in a multi-line explanation: keep only the reason.
+  message = /Message: `([^`]+)`/.exec(message)?.[1] ?? message;
   const code = typeof e?.code === "string" ? `${e.code}: ` : "";
   const text = message.startsWith(code) ? message : `${code}${message}`;
   return text.length > 200 ? `${text.slice(0, 197)}...` : text;

@@ -6,8 +6,19 @@ export type Db = pg.Pool;
 export type Tx = pg.PoolClient;
 export type Queryable = pg.Pool | pg.PoolClient;
 
-export function createPool(connectionString: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, application_name: "catcafe" });
+export interface PoolOptions {
+  applicationName?: string;
+  /** Fail a connection attempt after this long instead of hanging on TCP timeouts. */
+  connectTimeoutMs?: number;
+}
+
+export function createPool(connectionString: string, max = 10, options: PoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    application_name: options.applicationName ?? "catcafe",
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 0,
+  });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});
   return pool;

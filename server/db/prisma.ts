@@ -2,13 +2,10 @@
 // `next build` never connects) on the shared web pool through @prisma/adapter-pg, and
 // cached on globalThis in development so hot reloads reuse it.
 // Server-only: it reads DATABASE_URL and must never be bundled for the browser.
+import "server-only";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./generated/client";
 import { getWebPool } from "./web-pool";
-
-if (typeof window !== "undefined") {
-  throw new Error("server/db/prisma.ts is server-only and was imported into browser code");
-}
 
 const cache = globalThis as typeof globalThis & { __catcafePrisma?: PrismaClient };
 let client: PrismaClient | undefined;

@@ -55,6 +55,7 @@ const stepState = async (stepId: string) =>
 function spawnRunner(id: string): ChildProcess {
   const child = spawn(process.execPath, ["--import", "tsx", path.resolve("server/runner/main.ts")], {
     env: {
+      NODE_ENV: "test",
       PATH: process.env.PATH,
       DATABASE_URL: db.url,
       CATCAFE_RUNNER_ID: id,

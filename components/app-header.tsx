@@ -1,0 +1,53 @@
+// The top bar: product name, version, and the health of what the page depends on.
+/** `liveRunners` is null when it could not be read. */
+export function AppHeader({ version, dbOk, liveRunners }: { version: string; dbOk: boolean; liveRunners: number | null }) {
+  return (
+    <header className="sticky top-0 z-10 border-b border-zinc-200 bg-white/85 backdrop-blur dark:border-zinc-800 dark:bg-zinc-950/85">
+      <div className="mx-auto flex h-12 max-w-[1400px] items-center gap-4 px-5">
+        <div className="flex items-center gap-2.5">
+          <CatMark />
+          <span className="text-sm font-semibold tracking-tight text-zinc-900 dark:text-zinc-100">Cat Cafe</span>
+          <span className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[10px] text-zinc-500 dark:bg-zinc-800 dark:text-zinc-400">v{version}</span>
+        </div>
+        <nav className="ml-4 flex items-center gap-1 text-xs">
+          <span className="rounded-md bg-zinc-100 px-2.5 py-1 font-medium text-zinc-900 dark:bg-zinc-800 dark:text-zinc-100" aria-current="page">
+            Dashboard
+          </span>
+        </nav>
+        <div className="ml-auto flex items-center gap-4 text-xs text-zinc-500 dark:text-zinc-400">
+          <Status ok={dbOk} label={dbOk ? "database ok" : "database down"} />
+          {liveRunners === null ? (
+            <Status ok={false} warn label="runners unknown" />
+          ) : (
+            <Status ok={liveRunners > 0} warn label={`${liveRunners} runner${liveRunners === 1 ? "" : "s"} live`} />
+          )}
+          <a href="/api/health" className="font-mono hover:text-zinc-900 dark:hover:text-zinc-100">/api/health</a>
+        </div>
+      </div>
+    </header>
+  );
+}
+
+function Status({ ok, warn = false, label }: { ok: boolean; warn?: boolean; label: string }) {
+  const color = ok ? "bg-emerald-500" : warn ? "bg-amber-500" : "bg-rose-500";
+  return (
+    <span className="flex items-center gap-1.5">
+      <span className="relative flex size-2">
+        {ok ? <span className={`absolute inline-flex size-full animate-ping rounded-full opacity-50 ${color}`} /> : null}
+        <span className={`relative inline-flex size-2 rounded-full ${color}`} />
+      </span>
+      {label}
+    </span>
+  );
+}
+
+function CatMark() {
+  return (
+    <svg viewBox="0 0 24 24" className="size-6" aria-hidden>
+      <rect width="24" height="24" rx="6" className="fill-zinc-900 dark:fill-zinc-100" />
+      <path d="M6.5 17.5V8l3 2.5h5L17.5 8v9.5a1.5 1.5 0 0 1-1.5 1.5H8a1.5 1.5 0 0 1-1.5-1.5Z" className="fill-white dark:fill-zinc-900" />
+      <circle cx="10" cy="14" r="1" className="fill-zinc-900 dark:fill-zinc-100" />
+      <circle cx="14" cy="14" r="1" className="fill-zinc-900 dark:fill-zinc-100" />
+    </svg>
+  );
+}

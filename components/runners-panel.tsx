@@ -1,0 +1,56 @@
+// Live runner processes: identity, where they run, and how fresh their heartbeat is.
+import { formatAge, formatAgo, formatTimestamp } from "@/lib/format-time";
+import { EmptyState, Kbd, Panel } from "./panel";
+
+export interface RunnerRow {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  startedAt: Date;
+  heartbeatAt: Date;
+}
+
+export function RunnersPanel({ runners, now, livenessMs }: { runners: RunnerRow[]; now: Date; livenessMs: number }) {
+  return (
+    <Panel title="Live runners" meta={`heartbeat < ${Math.round(livenessMs / 1000)}s`}>
+      {runners.length === 0 ? (
+        <EmptyState
+          title="No live runners"
+          hint={
+            <>
+              Steps wait in the queue until a runner claims them. Start one with <Kbd>npm run runner</Kbd>.
+            </>
+          }
+        />
+      ) : (
+        <ul className="divide-y divide-zinc-100 dark:divide-zinc-800/70">
+          {runners.map((r) => {
+            const age = now.getTime() - r.heartbeatAt.getTime();
+            const lagging = age > livenessMs / 2;
+            return (
+              <li key={r.id} className="flex items-start gap-3 px-4 py-2.5">
+                <span className={`mt-1.5 size-2 shrink-0 rounded-full ${lagging ? "bg-amber-500" : "bg-emerald-500"}`} aria-hidden />
+                <div className="min-w-0 flex-1">
+                  <div className="truncate font-mono text-xs font-medium text-zinc-900 dark:text-zinc-100" title={r.id}>
+                    {r.id}
+                  </div>
+                  <div className="mt-0.5 flex flex-wrap gap-x-3 text-[11px] text-zinc-500 dark:text-zinc-400">
+                    <span>{r.host}</span>
+                    <span className="font-mono">pid {r.pid}</span>
+                    <span className="font-mono">v{r.version}</span>
+                    <span title={`started ${formatTimestamp(r.startedAt)}`}>up {formatAge(now.getTime() - r.startedAt.getTime())}</span>
+                  </div>
+                </div>
+                <div className="shrink-0 text-right text-[11px] tabular-nums text-zinc-500 dark:text-zinc-400" title={formatTimestamp(r.heartbeatAt)}>
+                  <div className={lagging ? "text-amber-600 dark:text-amber-400" : ""}>{formatAgo(r.heartbeatAt, now)}</div>
+                  <div className="text-zinc-400 dark:text-zinc-500">heartbeat</div>
+                </div>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </Panel>
+  );
+}
