@@ -1,4 +1,5 @@
-// The dashboard's read model: what `/` shows, read from the sessions projection and the
+// The dashboard's read model: what `/` shows, read from the sessions projection (with its
+// stream's event count and last activity) and the
 // runners table with explicit selects. Times are relative to the database clock, the same
 // clock that decides runner liveness.
 import type { PrismaClient } from "@/server/db/prisma";
@@ -40,9 +41,10 @@ export async function loadDashboard(prisma: PrismaClient): Promise<Dashboard> {
   const liveSince = new Date(now.getTime() - RUNNER_LIVENESS_MS);
   const [byState, totals, recentSessions, liveRunners] = await Promise.all([
     prisma.session.groupBy({ by: ["state"], _count: { _all: true } }),
-    prisma.session.aggregate({ _count: { _all: true }, _sum: { version: true } }),
-    prisma.session.findMany({
-      select: { id: true, title: true, workflow: true, state: true, version: true, parentId: true, updatedAt: true },
+    prisma.stream.aggregate({ where: { type: "session" }, _count: { _all: true }, _sum: { version: true } }),
+    prisma.stream.findMany({
+      where: { session: { isNot: null } },
+      select: { version: true, updatedAt: true, session: { select: { id: true, title: true, workflow: true, state: true, parentId: true } } },
       orderBy: [{ updatedAt: "desc" }, { id: "asc" }],
       take: RECENT_SESSIONS_LIMIT,
     }),
@@ -57,7 +59,7 @@ export async function loadDashboard(prisma: PrismaClient): Promise<Dashboard> {
     totalSessions: totals._count._all,
     totalEvents: totals._sum.version ?? 0,
     stateCounts: byState.map((g) => ({ state: g.state, count: g._count._all })).sort((a, b) => b.count - a.count || a.state.localeCompare(b.state)),
-    recentSessions,
+    recentSessions: recentSessions.flatMap(({ session, version, updatedAt }) => (session ? [{ ...session, version, updatedAt }] : [])),
     liveRunners,
   };
 }

@@ -27,15 +27,24 @@ export function createPool(connectionString: string, max = 10, options: PoolOpti
 /** Runs `fn` in a transaction on a dedicated client; rolls back on any error. */
 export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A checked-out client whose connection dies (server restart, terminated backend) emits
+  // 'error'; without a listener that would crash the process instead of failing this call.
+  let broken: Error | undefined;
+  const onError = (err: Error) => {
+    broken = err;
+  };
+  client.on("error", onError);
   try {
     await client.query("BEGIN");
     const result = await fn(client);
     await client.query("COMMIT");
     return result;
   } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
+    if (!broken) await client.query("ROLLBACK").catch(() => {});
     throw err;
   } finally {
-    client.release();
+    client.off("error", onError);
+    // A broken client is discarded by the pool rather than handed out again.
+    client.release(broken);
   }
 }

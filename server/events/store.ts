@@ -36,6 +36,30 @@ interface EventRow {
 
 const EVENT_COLUMNS = "position, tx_id, event_id, stream_id, version, type, data, metadata, recorded_at";
 
+/**
+ * One statement per append: bump (or create) the stream row, checking the expected
+ * version, then insert the events numbered from the new version, then wake listeners.
+ * The stream row is written first, so the transaction id is taken at the stream lock.
+ * No row comes back when the version check fails. $1 stream, $2 count, $3 expected
+ * version (or stream type for a new stream), $4.. per-event arrays.
+ */
+function appendStatement(expected: ExpectedVersion): string {
+  const bump =
+    expected === "no_stream" || expected === 0
+      ? `INSERT INTO streams (id, type, version) VALUES ($1, $3, $2) ON CONFLICT (id) DO NOTHING RETURNING version`
+      : expected === "any"
+        ? `UPDATE streams SET version = version + $2, updated_at = now() WHERE id = $1 AND $3::int IS NULL RETURNING version`
+        : `UPDATE streams SET version = version + $2, updated_at = now() WHERE id = $1 AND version = $3 RETURNING version`;
+  return `WITH bump AS (${bump}),
+    ins AS (
+      INSERT INTO events (event_id, stream_id, version, type, summary, data, metadata)
+      SELECT e.event_id, $1, bump.version - $2 + e.n::int, e.type, e.summary, e.data, e.metadata
+      FROM bump, unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::jsonb[]) WITH ORDINALITY
+        AS e(event_id, type, summary, data, metadata, n)
+      RETURNING ${EVENT_COLUMNS})
+    SELECT ins.*, (SELECT pg_notify('${EVENTS_CHANNEL}', $1)) AS notified FROM ins ORDER BY version`;
+}
+
 export interface EventStoreOptions {
   registry?: EventRegistry;
   projections?: Projection[];
@@ -97,23 +121,18 @@ export class EventStore {
   ): Promise<AppendResult> {
     if (events.length === 0) throw new AppError("INVALID_INPUT", "append needs at least one event");
     const encoded = events.map((e) => ({ ...e, ...this.registry.encode(e.type, e.data) }));
-    const newVersion = await this.lockStream(tx, streamId, expected, events.length, options.streamType ?? "session");
-    const firstVersion = newVersion - events.length + 1;
     const correlationId = metadata.correlationId ?? crypto.randomUUID();
+    const isNew = expected === "no_stream" || expected === 0;
     const rows = await tx.query<EventRow>({
-      name: "catcafe_append_events",
-      text: `WITH ins AS (
-               INSERT INTO events (event_id, stream_id, version, type, data, metadata)
-               SELECT e.event_id, $1, e.version, e.type, e.data, e.metadata
-               FROM unnest($2::uuid[], $3::int[], $4::text[], $5::jsonb[], $6::jsonb[])
-                 AS e(event_id, version, type, data, metadata)
-               RETURNING ${EVENT_COLUMNS})
-             SELECT ins.*, (SELECT pg_notify('${EVENTS_CHANNEL}', $1)) AS notified FROM ins ORDER BY version`,
+      name: `catcafe_append_${isNew ? "new" : expected === "any" ? "any" : "expected"}`,
+      text: appendStatement(expected),
       values: [
         streamId,
+        events.length,
+        isNew ? (options.streamType ?? "session") : expected === "any" ? null : expected,
         encoded.map((e) => e.eventId ?? crypto.randomUUID()),
-        encoded.map((_, i) => firstVersion + i),
         encoded.map((e) => e.type),
+        encoded.map((e) => this.registry.summarize(e.type, e.data)),
         encoded.map((e) => JSON.stringify(e.data)),
         encoded.map((e) =>
           JSON.stringify({
@@ -125,37 +144,13 @@ export class EventStore {
         ),
       ],
     });
-    const recorded = rows.rows.map((r) => this.toRecorded(r, false));
-    for (const projection of this.projections) await projection.apply(tx, recorded, "live");
-    return { streamId, version: newVersion, events: recorded, duplicate: false };
-  }
-
-  /** Checks the expected version and bumps it; the first write of the transaction. */
-  private async lockStream(tx: Tx, streamId: string, expected: ExpectedVersion, count: number, streamType: string): Promise<number> {
-    if (expected === "no_stream" || expected === 0) {
-      const created = await tx.query<{ version: number }>({
-        name: "catcafe_create_stream",
-        text: `INSERT INTO streams (id, type, version) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING version`,
-        values: [streamId, streamType, count],
-      });
-      if (created.rowCount === 1) return created.rows[0]!.version;
+    if (rows.rowCount === 0) {
+      if (expected === "any") throw new AppError("NOT_FOUND", `stream ${streamId} does not exist`, { streamId });
       throw await this.conflict(tx, streamId, expected);
     }
-    const updated =
-      expected === "any"
-        ? await tx.query<{ version: number }>({
-            name: "catcafe_bump_stream_any",
-            text: `UPDATE streams SET version = version + $2, updated_at = now() WHERE id = $1 RETURNING version`,
-            values: [streamId, count],
-          })
-        : await tx.query<{ version: number }>({
-            name: "catcafe_bump_stream",
-            text: `UPDATE streams SET version = version + $2, updated_at = now() WHERE id = $1 AND version = $3 RETURNING version`,
-            values: [streamId, count, expected],
-          });
-    if (updated.rowCount === 1) return updated.rows[0]!.version;
-    if (expected === "any") throw new AppError("NOT_FOUND", `stream ${streamId} does not exist`, { streamId });
-    throw await this.conflict(tx, streamId, expected);
+    const recorded = rows.rows.map((r) => this.toRecorded(r, false));
+    for (const projection of this.projections) await projection.apply(tx, recorded, "live");
+    return { streamId, version: recorded.at(-1)!.version, events: recorded, duplicate: false };
   }
 
   private async conflict(db: Queryable, streamId: string, expected: ExpectedVersion): Promise<AppError> {

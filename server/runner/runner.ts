@@ -106,9 +106,11 @@ export class Runner {
     this.listener = client;
   }
 
+  /** Wakes the claim loop now, or makes its next wait return at once if it is busy. */
   private signalWake(): void {
-    this.woken = true;
-    this.wake?.();
+    const waiter = this.wake;
+    if (waiter) waiter();
+    else this.woken = true;
   }
 
   private waitForWake(ms: number): Promise<void> {
@@ -117,16 +119,14 @@ export class Runner {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
+      const finish = () => {
         clearTimeout(timer);
+        // Only the current wait may clear the slot; a later signal then sets `woken`.
+        if (this.wake === finish) this.wake = null;
         resolve();
-      }
-      this.wake = () => {
-        this.wake = null;
-        this.woken = false;
-        done();
       };
+      const timer = setTimeout(finish, ms);
+      this.wake = finish;
     });
   }
 

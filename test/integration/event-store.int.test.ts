@@ -32,8 +32,10 @@ describe("append and read", () => {
     expect(events[1]!.data).toEqual({ text: "one" });
     expect(events[1]!.metadata).toEqual({ actor: testActor, correlationId: "corr-1", causationId: "cause-1", schemaVersion: 1 });
     expect(events[2]!.position).toBeGreaterThan(events[1]!.position);
-    const row = await db.pool.query("SELECT state, version, created_by FROM sessions WHERE id = $1", [id]);
+    const row = await db.pool.query("SELECT s.state, s.created_by, st.version FROM sessions s JOIN streams st USING (id) WHERE id = $1", [id]);
     expect(row.rows[0]).toEqual({ state: "open", version: 3, created_by: "user:tester" });
+    const summaries = await db.pool.query("SELECT summary FROM events WHERE stream_id = $1 ORDER BY version", [id]);
+    expect(summaries.rows.map((r) => r.summary)).toEqual(['Session "a session" created (test)', "Message: one", "Message: two"]);
   });
 
   it("50 concurrent appends at the same expected version: exactly one wins, 49 get CONFLICT", async () => {
@@ -234,7 +236,7 @@ describe("upcasting", () => {
     // An event as an older release wrote it, straight into the log.
     await db.pool.query("UPDATE streams SET version = 2 WHERE id = $1", [id]);
     await db.pool.query(
-      `INSERT INTO events (event_id, stream_id, version, type, data, metadata) VALUES ($1, $2, 2, 'Greeted', $3, $4)`,
+      `INSERT INTO events (event_id, stream_id, version, type, summary, data, metadata) VALUES ($1, $2, 2, 'Greeted', 'Greeted', $3, $4)`,
       [crypto.randomUUID(), id, JSON.stringify({ name: "Old Style" }), JSON.stringify({ actor: testActor, correlationId: "c", causationId: null, schemaVersion: 1 })],
     );
     const events = await store.readStream(id);

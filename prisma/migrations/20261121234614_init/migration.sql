@@ -25,6 +25,7 @@ CREATE TABLE "events" (
     "stream_id" TEXT NOT NULL,
     "version" INTEGER NOT NULL,
     "type" TEXT NOT NULL,
+    "summary" TEXT NOT NULL,
     "data" JSONB NOT NULL,
     "metadata" JSONB NOT NULL,
     "recorded_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
@@ -49,27 +50,12 @@ CREATE TABLE "sessions" (
     "title" TEXT NOT NULL,
     "workflow" TEXT NOT NULL,
     "state" TEXT NOT NULL,
-    "version" INTEGER NOT NULL,
     "parent_id" TEXT,
     "fork_version" INTEGER,
     "created_by" TEXT NOT NULL,
     "created_at" TIMESTAMPTZ(6) NOT NULL,
-    "updated_at" TIMESTAMPTZ(6) NOT NULL,
 
     CONSTRAINT "sessions_pkey" PRIMARY KEY ("id")
-);
-
--- CreateTable
-CREATE TABLE "timeline" (
-    "stream_id" TEXT NOT NULL,
-    "version" INTEGER NOT NULL,
-    "position" BIGINT NOT NULL,
-    "type" TEXT NOT NULL,
-    "actor" TEXT NOT NULL,
-    "summary" TEXT NOT NULL,
-    "recorded_at" TIMESTAMPTZ(6) NOT NULL,
-
-    CONSTRAINT "timeline_pkey" PRIMARY KEY ("stream_id","version")
 );
 
 -- CreateTable
@@ -109,6 +95,9 @@ CREATE TABLE "runners" (
 CREATE INDEX "streams_parent_id_idx" ON "streams"("parent_id");
 
 -- CreateIndex
+CREATE INDEX "streams_updated_at_idx" ON "streams"("updated_at" DESC);
+
+-- CreateIndex
 CREATE UNIQUE INDEX "events_event_id_key" ON "events"("event_id");
 
 -- CreateIndex
@@ -116,9 +105,6 @@ CREATE INDEX "events_tx_id_position_idx" ON "events"("tx_id", "position");
 
 -- CreateIndex
 CREATE UNIQUE INDEX "events_stream_id_version_key" ON "events"("stream_id", "version");
-
--- CreateIndex
-CREATE INDEX "sessions_updated_at_idx" ON "sessions"("updated_at" DESC);
 
 -- CreateIndex
 CREATE INDEX "sessions_state_idx" ON "sessions"("state");
@@ -134,6 +120,9 @@ CREATE INDEX "steps_session_id_idx" ON "steps"("session_id");
 
 -- CreateIndex
 CREATE INDEX "runners_heartbeat_at_idx" ON "runners"("heartbeat_at");
+
+-- AddForeignKey
+ALTER TABLE "sessions" ADD CONSTRAINT "sessions_id_fkey" FOREIGN KEY ("id") REFERENCES "streams"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
 
 -- Hand-written: the event log is append-only, enforced by the database itself.
 CREATE FUNCTION "events_reject_change"() RETURNS trigger LANGUAGE plpgsql AS $$

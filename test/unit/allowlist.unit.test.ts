@@ -1,0 +1,215 @@
+import { describe, expect, it } from "vitest";
+import { findMatchingRule, formatRule, matchRule, ZAllowlist, ZAllowRule, type Allowlist } from "../../server/commands/allowlist";
+import { checkCommand } from "../../server/commands/check";
+
+const EXAMPLE: Allowlist = [
+  ["node", "--test", "**"],
+  ["npm", "test"],
+  ["npx", "vitest", "run", "**"],
+  ["git", "diff", "**"],
+];
+
+describe("allowlist rules", () => {
+  it.each<[string[], string[], boolean]>([
+    [["npm", "test"], ["npm", "test"], true],
+    [["npm", "test"], ["npm", "test", "--", "-x"], false],
+    [["npm", "test"], ["npm"], false],
+    [["npm", "test"], ["npm", "tests"], false],
+    [["node", "--test", "**"], ["node", "--test"], true],
+    [["node", "--test", "**"], ["node", "--test", "a.test.js", "b.test.js"], true],
+    [["node", "--test", "**"], ["node", "a.test.js"], false],
+    [["git", "diff", "*"], ["git", "diff", "HEAD~1"], true],
+    [["git", "diff", "*"], ["git", "diff"], false],
+    [["git", "diff", "*"], ["git", "diff", "a", "b"], false],
+    [["git", "*", "--stat"], ["git", "show", "--stat"], true],
+    [["{npm,pnpm}", "test"], ["pnpm", "test"], true],
+    [["{npm,pnpm}", "test"], ["yarn", "test"], false],
+    [["npx", "vitest", "run", "test/*.test.ts"], ["npx", "vitest", "run", "test/a.test.ts"], true],
+    [["npx", "vitest", "run", "test/*.test.ts"], ["npx", "vitest", "run", "test/x/a.test.ts"], false],
+    [["npx", "vitest", "run", "test/**.test.ts"], ["npx", "vitest", "run", "test/x/a.test.ts"], true],
+    [["npx", "vitest", "--reporter={dot,verbose}"], ["npx", "vitest", "--reporter=dot"], true],
+    [["npx", "vitest", "--reporter={dot,verbose}"], ["npx", "vitest", "--reporter=json"], false],
+    [["node", "file?.js"], ["node", "file1.js"], true],
+    [["node", "a.b"], ["node", "axb"], false],
+    [["echo", "(x)|[y]"], ["echo", "(x)|[y]"], true],
+  ])("rule %j against %j → %s", (rule, argv, expected) => {
+    expect(matchRule(ZAllowRule.parse(rule), argv)).toBe(expected);
+  });
+
+  it("finds the first matching rule and formats rules for people", () => {
+    expect(findMatchingRule(EXAMPLE, ["git", "diff", "--stat"])).toEqual(["git", "diff", "**"]);
+    expect(findMatchingRule(EXAMPLE, ["git", "push"])).toBeNull();
+    expect(formatRule(["npx", "vitest", "run", "**"])).toBe("npx vitest run **");
+    expect(formatRule(["node", "-e", "a b"])).toBe('node -e "a b"');
+  });
+
+  it("rejects malformed rules with the position of the problem", () => {
+    const messages = (rule: unknown) => {
+      const result = ZAllowRule.safeParse(rule);
+      return result.success ? [] : result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    };
+    expect(messages(["git", "**", "diff"])).toEqual(["1: `**` may only be the last token of a rule"]);
+    expect(messages(["*", "**"])).toEqual(["0: the program (first token) must be literal or `{a,b}` alternatives"]);
+    expect(messages(["node", "{a,b"])).toEqual(["1: `{` without a matching `}`"]);
+    expect(messages(["node", "{a,{b}}"])).toEqual(["1: nested `{` alternatives are not supported"]);
+    expect(messages([])).toHaveLength(1);
+    expect(messages(["node", ""])).toHaveLength(1);
+    expect(ZAllowlist.safeParse(EXAMPLE).success).toBe(true);
+  });
+});
+
+describe("checkCommand", () => {
+  it("allows a command matched by a rule and returns that rule", () => {
+    expect(checkCommand(["npx", "vitest", "run", "test/unit"], EXAMPLE)).toEqual({ allowed: true, rule: ["npx", "vitest", "run", "**"] });
+  });
+
+  it("refuses a command off the allowlist, naming the closest rules", () => {
+    const check = checkCommand(["git", "push", "origin"], EXAMPLE);
+    expect(check).toEqual({
+      allowed: false,
+      code: "not_allowlisted",
+      reason: "`git push origin` is not on the project's allowlist; closest rules: `git diff **`",
+    });
+    const npm = checkCommand(["npm", "run", "lint"], EXAMPLE);
+    expect(npm.allowed === false && npm.reason).toBe("`npm run lint` is not on the project's allowlist; closest rules: `npm test`");
+  });
+
+  it("refuses an unknown program, listing the allowed programs", () => {
+    const check = checkCommand(["curl", "http://example.com"], EXAMPLE);
+    expect(check).toMatchObject({ allowed: false, code: "not_allowlisted" });
+    expect(check.allowed === false && check.reason).toMatch(/no rule starts with `curl` \(allowed programs: node, npm, npx, git\)/);
+    expect(checkCommand(["ls"], [])).toMatchObject({ allowed: false, reason: "`ls` is not on the project's allowlist (the allowlist is empty)" });
+  });
+
+  it("refuses invalid argv and an invalid allowlist instead of guessing", () => {
+    expect(checkCommand([], EXAMPLE)).toMatchObject({ allowed: false, code: "invalid_command" });
+    expect(checkCommand(["node", "a\0b"], EXAMPLE)).toMatchObject({ allowed: false, code: "invalid_command" });
+    const bad = checkCommand(["npm", "test"], [["npm", "**", "test"]]);
+    expect(bad).toMatchObject({ allowed: false, code: "invalid_allowlist" });
+    expect(bad.allowed === false && bad.reason).toMatch(/\[0\]\[1\]: `\*\*` may only be the last token/);
+  });
+
+  it.each<[string[]]>([
+    [["npm", "start"]],
+    [["npm", "run", "dev"]],
+    [["npm", "run", "start"]],
+    [["npm", "run", "serve"]],
+    [["npm", "run-script", "dev:api"]],
+    [["npm", "--prefix", "web", "run", "dev"]],
+    [["pnpm", "dev"]],
+    [["yarn", "start"]],
+    [["next", "dev"]],
+    [["next", "start", "-p", "3000"]],
+    [["npx", "next", "dev"]],
+    [["npm", "exec", "--", "next", "start"]],
+    [["./node_modules/.bin/next", "dev"]],
+    [["vite"]],
+    [["vite", "--port", "5173"]],
+    [["vite", "preview"]],
+    [["npx", "--yes", "vite"]],
+    [["node", "server.js"]],
+    [["node", "--enable-source-maps", "dist/api-server.mjs"]],
+    [["node", "-r", "dotenv/config", "src/server.ts"]],
+    [["tsx", "server.ts"]],
+    [["env", "PORT=3000", "node", "server.js"]],
+    [["python", "server.py"]],
+    [["python3", "-m", "http.server", "8000"]],
+    [["python", "-m", "flask", "run"]],
+    [["python", "manage.py", "runserver"]],
+    [["flask", "run"]],
+    [["uvicorn", "app:app"]],
+    [["gunicorn", "app:app"]],
+    [["rails", "s"]],
+    [["bundle", "exec", "rails", "server"]],
+    [["docker", "compose", "up"]],
+    [["docker", "compose", "-f", "x.yml", "up", "-d"]],
+    [["docker-compose", "up"]],
+    [["tail", "-f", "log.txt"]],
+    [["tail", "-n", "20", "--follow", "log.txt"]],
+    [["watch", "ls"]],
+    [["npx", "vitest", "--watch"]],
+    [["npx", "vitest", "watch"]],
+    [["npx", "jest", "--watchAll"]],
+    [["node", "--watch", "test.js"]],
+    [["tsc", "-w"]],
+    [["nodemon", "index.js"]],
+    [["npx", "http-server"]],
+    [["php", "-S", "localhost:8000"]],
+  ])("refuses the long-running %j even when allowlisted", (argv) => {
+    const check = checkCommand(argv, [argv]);
+    expect(check).toMatchObject({ allowed: false, code: "long_running" });
+    expect(check.allowed === false && check.reason).toMatch(/refused even when allowlisted/);
+  });
+
+  it("names what makes a command long-running", () => {
+    const reason = (argv: string[]) => {
+      const check = checkCommand(argv, [argv]);
+      return check.allowed ? null : check.reason;
+    };
+    expect(reason(["npm", "start"])).toMatch(/^`npm start` starts a long-running server/);
+    expect(reason(["npm", "run", "dev"])).toMatch(/^the `dev` script conventionally starts a server/);
+    expect(reason(["vite"])).toMatch(/^`vite` starts a dev server \(only `vite build` finishes\)/);
+    expect(reason(["node", "server.js"])).toMatch(/^`node server.js` runs a server script/);
+    expect(reason(["python", "-m", "http.server"])).toMatch(/^`python -m http.server` starts a server/);
+    expect(reason(["npx", "vitest", "--watch"])).toMatch(/^`--watch` keeps the command running/);
+  });
+
+  it.each<[string[]]>([
+    [["npm", "test"]],
+    [["npm", "run", "build"]],
+    [["npm", "run", "test:unit"]],
+    [["npm", "run", "lint"]],
+    [["pnpm", "test"]],
+    [["next", "build"]],
+    [["vite", "build"]],
+    [["npx", "vite", "build", "--mode", "production"]],
+    [["npx", "vitest", "run"]],
+    [["node", "--test"]],
+    [["node", "--test", "test/server.test.js"]],
+    [["node", "test/server.test.js"]],
+    [["node", "-e", "require('./server.js')"]],
+    [["node", "scripts/build.js"]],
+    [["python", "-m", "pytest", "tests/test_server.py"]],
+    [["python", "test_server.py"]],
+    [["tail", "-n", "20", "log.txt"]],
+    [["docker", "compose", "build"]],
+    [["git", "diff", "--stat"]],
+    [["flask", "routes"]],
+    [["rails", "test"]],
+  ])("does not mistake %j for a server", (argv) => {
+    expect(checkCommand(argv, [argv])).toEqual({ allowed: true, rule: argv });
+  });
+
+  it.each<[string[], string]>([
+    [["git", "diff", "../other-repo"], "argument `../other-repo` uses `..` to leave the workspace"],
+    [["git", "diff", "src/../../secret"], "argument `src/../../secret` uses `..` to leave the workspace"],
+    [["git", "diff", "--output=../out.txt"], "argument `--output=../out.txt` uses `..` to leave the workspace"],
+    [["git", "diff", "/etc/passwd"], "argument `/etc/passwd` is an absolute path outside the workspace"],
+    [["git", "diff", "--no-index", "file:///etc/shadow"], "argument `file:///etc/shadow` is an absolute path outside the workspace"],
+    [["git", "diff", "/work/ws-other/file"], "argument `/work/ws-other/file` is an absolute path outside the workspace"],
+    [["git", "diff", "/work/ws/../ws-other"], "argument `/work/ws/../ws-other` is an absolute path outside the workspace"],
+  ])("refuses the path escape in %j", (argv, reason) => {
+    expect(checkCommand(argv, EXAMPLE, { workspace: "/work/ws" })).toEqual({ allowed: false, code: "path_escape", reason });
+  });
+
+  it("allows paths that stay inside the workspace", () => {
+    for (const argv of [
+      ["git", "diff", "src/../test/a.ts"],
+      ["git", "diff", "/work/ws/src/a.ts"],
+      ["git", "diff", "/work/ws"],
+      ["git", "diff", "a..b"],
+      ["git", "diff", "HEAD~1..HEAD"],
+      ["git", "diff", "..."],
+    ]) {
+      expect(checkCommand(argv, EXAMPLE, { workspace: "/work/ws" }), argv.join(" ")).toMatchObject({ allowed: true });
+    }
+  });
+
+  it("refuses every absolute path when no workspace is known", () => {
+    expect(checkCommand(["git", "diff", "/work/ws/a.ts"], EXAMPLE)).toEqual({
+      allowed: false,
+      code: "path_escape",
+      reason: "argument `/work/ws/a.ts` is an absolute path; use a path relative to the workspace",
+    });
+  });
+});
