@@ -5,6 +5,8 @@ import type { RecordedEvent } from "./types";
 
 export interface Projection {
   name: string;
+  /** Event types it reacts to: appends of other events skip it (and may skip a transaction). */
+  handles: readonly string[];
   /** Tables this projection owns; truncated before a rebuild. */
   tables: string[];
   /** Columns that are operational state rather than derived data (excluded from rebuild equality). */

@@ -98,7 +98,12 @@ export class EventStore {
     options: { streamType?: string } = {},
   ): Promise<AppendResult> {
     try {
-      return await withTransaction(this.pool, (tx) => this.appendInTx(tx, streamId, expected, events, metadata, options));
+      // A single statement is its own transaction: when no projection reacts to these
+      // events, the append is one round trip; otherwise projections join a transaction.
+      const needsProjections = events.some((e) => this.projections.some((p) => p.handles.includes(e.type)));
+      return needsProjections
+        ? await withTransaction(this.pool, (tx) => this.appendInTx(tx, streamId, expected, events, metadata, options))
+        : await this.appendInTx(this.pool, streamId, expected, events, metadata, options);
     } catch (err) {
       const duplicate = await this.findDuplicateAppend(streamId, events, err);
       if (duplicate) return duplicate;
@@ -112,7 +117,7 @@ export class EventStore {
    * agree with every stream's own order. Reads before it are fine.
    */
   async appendInTx(
-    tx: Tx,
+    tx: Tx | Db,
     streamId: string,
     expected: ExpectedVersion,
     events: NewEvent[],
@@ -149,7 +154,9 @@ export class EventStore {
       throw await this.conflict(tx, streamId, expected);
     }
     const recorded = rows.rows.map((r) => this.toRecorded(r, false));
-    for (const projection of this.projections) await projection.apply(tx, recorded, "live");
+    for (const projection of this.projections) {
+      if (recorded.some((e) => projection.handles.includes(e.type))) await projection.apply(tx as Tx, recorded, "live");
+    }
     return { streamId, version: recorded.at(-1)!.version, events: recorded, duplicate: false };
   }
 

@@ -22,6 +22,7 @@ async function fenced(tx: Tx, stepId: string, attempt: number, what: string, tex
 
 export const stepsProjection: Projection = {
   name: "steps",
+  handles: ["StepScheduled", "StepStarted", "StepCompleted", "StepFailed", "StepReleased"],
   tables: ["steps"],
   // The dispatcher extends leases by heartbeat; only the claim-time value is in events.
   operationalColumns: { steps: ["lease_expires_at"] },

@@ -7,6 +7,7 @@ import { actorLabel, type AppEvent } from "../events/catalog";
 
 export const sessionsProjection: Projection = {
   name: "sessions",
+  handles: ["SessionCreated", "SessionForked", "SessionStateChanged"],
   tables: ["sessions"],
   async apply(tx, events) {
     for (const event of events as (RecordedEvent & AppEvent)[]) {

@@ -1,0 +1,70 @@
+// The benchmark's own embedded PostgreSQL: a fresh cluster in a temp dir on a free port,
+// with the server's DEFAULT durability (fsync and synchronous_commit on, unlike the tests),
+// a fresh database with every migration applied, and a stop() that removes it all.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { startEmbeddedPostgres, type RunningPostgres } from "../../server/db/embedded";
+import { migrate } from "../../server/db/migrate";
+
+export const BENCH_DATABASE = "catcafe_bench";
+
+export interface BenchPostgres {
+  url: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startBenchPostgres(log: (line: string) => void): Promise<BenchPostgres> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-bench-pg-"));
+  fs.chmodSync(dir, 0o755); // initdb may run as another user when we are root
+  const dataDir = path.join(dir, "data");
+  let server: RunningPostgres | null = null;
+  let stopped = false;
+  // Last resort when the process exits without stop() (a crash, a signal): an exit handler
+  // cannot wait, so stop the server the hard way (SIGQUIT to the postmaster) and drop the dir.
+  const onExit = () => {
+    try {
+      const pid = Number.parseInt(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0] ?? "", 10);
+      if (pid > 0) process.kill(pid, "SIGQUIT");
+    } catch {
+      // no server running
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  process.on("exit", onExit);
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      await server?.stop();
+    } finally {
+      process.off("exit", onExit);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  try {
+    // No `settings`: durability stays at the server defaults on purpose.
+    server = await startEmbeddedPostgres({ dataDir, port: await freePort(), password: crypto.randomBytes(12).toString("hex"), log });
+    await server.createDatabase(BENCH_DATABASE);
+    const url = server.urlFor(BENCH_DATABASE);
+    await migrate(url, log);
+    return { url, dataDir, stop };
+  } catch (err) {
+    await stop().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,54 @@
+// The report's shape, the targets printed beside each figure, and the human summary.
+// SPEC N2/R2 name what to measure but no numbers; these targets are this benchmark's
+// own reading of them ("picked up within milliseconds", fork "without copying").
+export interface BenchReportFigures {
+  append_single_per_s: number | null;
+  raw_insert_single_per_s: number | null;
+  append_vs_raw_single_ratio: number | null;
+  append_batch_per_s: number | null;
+  raw_insert_batch_per_s: number | null;
+  append_vs_raw_batch_ratio: number | null;
+  step_pickup_ms: { p50: number; p99: number; n: number; max: number } | null;
+  fork_ms: { parent_10: number; parent_100000: number } | null;
+  read_all_lag_ms: { p95: number; p50: number; n: number; max: number; unseen: number } | null;
+  notify_listeners: number | null;
+}
+
+export const EMPTY_FIGURES: BenchReportFigures = {
+  append_single_per_s: null,
+  raw_insert_single_per_s: null,
+  append_vs_raw_single_ratio: null,
+  append_batch_per_s: null,
+  raw_insert_batch_per_s: null,
+  append_vs_raw_batch_ratio: null,
+  step_pickup_ms: null,
+  fork_ms: null,
+  read_all_lag_ms: null,
+  notify_listeners: null,
+};
+
+export const TARGETS: Record<keyof BenchReportFigures, string> = {
+  append_single_per_s: "informational (fsync-bound); compare with raw_insert_single_per_s",
+  raw_insert_single_per_s: "baseline",
+  append_vs_raw_single_ratio: ">= 0.5 (an append costs at most 2x a bare INSERT)",
+  append_batch_per_s: "informational; compare with raw_insert_batch_per_s",
+  raw_insert_batch_per_s: "baseline",
+  append_vs_raw_batch_ratio: ">= 0.5",
+  step_pickup_ms: "p50 <= 5 ms, p99 <= 50 ms (SPEC R2: within milliseconds, no slow polling)",
+  fork_ms: "parent_100000 within 2x of parent_10 and <= 20 ms (O(1), nothing copied)",
+  read_all_lag_ms: "p95 <= 100 ms, unseen = 0 (never skip an event)",
+  notify_listeners: "informational: LISTENing connections while append_single ran",
+};
+
+export interface BenchReport extends BenchReportFigures {
+  targets: typeof TARGETS;
+  errors: Record<string, string>;
+  meta: Record<string, unknown>;
+}
+
+/** One line per figure with its target, for a reader at the terminal (stderr). */
+export function summaryLines(figures: BenchReportFigures): string[] {
+  const keys = Object.keys(TARGETS) as (keyof BenchReportFigures)[];
+  const width = Math.max(...keys.map((k) => k.length));
+  return keys.map((k) => `${k.padEnd(width)}  ${JSON.stringify(figures[k])}   target: ${TARGETS[k]}`);
+}

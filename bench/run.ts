@@ -1,0 +1,96 @@
+// `npm run bench`: starts its own embedded PostgreSQL (default durability), migrates a
+// fresh database, runs each measurement in order (a failing one is reported, the others
+// still run), prints the JSON report and writes it to bench/results/latest.json.
+import fs from "node:fs";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { createPool } from "../server/db/pool";
+import { createAppEventStore } from "../server/events/app-store";
+import type { BenchContext, Measurement } from "./lib/context";
+import { collectMetadata } from "./lib/metadata";
+import { startBenchPostgres } from "./lib/postgres";
+import { EMPTY_FIGURES, summaryLines, TARGETS, type BenchReport, type BenchReportFigures } from "./lib/report";
+import { batchAppend } from "./measure/batch-append";
+import { fork } from "./measure/fork";
+import { readAllLag } from "./measure/read-all-lag";
+import { singleAppend } from "./measure/single-append";
+import { stepPickup } from "./measure/step-pickup";
+
+const MEASUREMENTS: Measurement[] = [singleAppend, batchAppend, stepPickup, fork, readAllLag];
+const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
+
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const figures: BenchReportFigures = { ...EMPTY_FIGURES };
+  const errors: Record<string, string> = {};
+  const notes: Record<string, unknown> = {};
+  const durations: Record<string, number> = {};
+  let meta: Record<string, unknown>;
+
+  log("starting embedded PostgreSQL (default durability)");
+  const t0 = performance.now();
+  const postgres = await startBenchPostgres((line) => log(line));
+  durations.postgres_start_and_migrate = Math.round(performance.now() - t0);
+  let interrupted = false;
+  const stopPostgres = () => {
+    interrupted = true;
+    log("interrupted: stopping PostgreSQL; no report is written");
+    // Connections die under the measurements now; pg reports that as uncaught 'error' events.
+    process.on("uncaughtException", (err) => log(`during shutdown: ${err.message}`));
+    void postgres.stop().finally(() => process.exit(130));
+  };
+  process.once("SIGINT", stopPostgres);
+  process.once("SIGTERM", stopPostgres);
+
+  const pool = createPool(postgres.url, 10);
+  try {
+    meta = await collectMetadata(pool);
+    const ctx: BenchContext = {
+      url: postgres.url,
+      pool,
+      store: createAppEventStore(pool),
+      log,
+      note: (key, value) => {
+        notes[key] = value;
+      },
+    };
+    for (const m of MEASUREMENTS) {
+      if (interrupted) return;
+      log(`${m.name}: running`);
+      const t = performance.now();
+      try {
+        const result = await m.run(ctx);
+        for (const key of m.keys) (figures as unknown as Record<string, unknown>)[key] = result[key] ?? null;
+      } catch (err) {
+        errors[m.name] = err instanceof Error ? (err.stack ?? err.message) : String(err);
+        log(`${m.name}: FAILED: ${errors[m.name]}`);
+      }
+      durations[m.name] = Math.round(performance.now() - t);
+      log(`${m.name}: ${durations[m.name]} ms`);
+    }
+  } finally {
+    await pool.end().catch(() => {});
+    const t = performance.now();
+    await postgres.stop().catch((err: unknown) => log(`stopping postgres failed: ${String(err)}`));
+    durations.postgres_stop = Math.round(performance.now() - t);
+    process.off("SIGINT", stopPostgres);
+    process.off("SIGTERM", stopPostgres);
+  }
+  if (interrupted) return;
+  durations.total = Math.round(performance.now() - started);
+
+  const report: BenchReport = { ...figures, targets: TARGETS, errors, meta: { ...meta, durations_ms: durations, notes } };
+  const json = JSON.stringify(report, null, 2);
+  fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+  fs.writeFileSync(RESULTS_FILE, `${json}\n`);
+  for (const line of summaryLines(figures)) log(line);
+  log(`report written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
+  process.stdout.write(`${json}\n`);
+}
+
+main().catch((err: unknown) => {
+  log(`benchmark aborted: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exitCode = 1;
+});
