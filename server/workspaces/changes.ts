@@ -1,0 +1,144 @@
+// What a session changed in its workspace, as git sees it: committing everything an agent
+// left there, and listing or diffing the changes since a commit. The changed-file list is
+// always computed by git, never taken from the agent's own report (SPEC M7 manifest checks).
+import { AppError } from "../errors";
+import { runGit } from "./git";
+import { assertFullCommitId, pinCommit, requireWorkspace, resolveCommit } from "./repo";
+
+export type ChangedFile =
+  | { path: string; status: "added" | "modified" | "deleted" }
+  /** A rename touches two paths; a manifest check must allow both. */
+  | { path: string; status: "renamed"; previousPath: string };
+
+export interface CommitAuthor {
+  name: string;
+  email: string;
+}
+
+export interface CommitWorkspaceInput {
+  path: string;
+  message: string;
+  author: CommitAuthor;
+}
+
+export interface WorkspaceCommit {
+  /** The new commit, or the unchanged HEAD when there was nothing to commit. */
+  commit: string;
+  parent: string;
+  changedFiles: ChangedFile[];
+  /** Unified diff parent..commit. */
+  diff: string;
+  empty: boolean;
+}
+
+/** Commits are made by Cat Cafe on behalf of their author; works with no git config at all. */
+const COMMITTER = { name: "Cat Cafe", email: "catcafe@localhost" } as const;
+
+// Fixed options so a user's git config (colour, external diff tools, prefixes) cannot change
+// what we store or parse.
+const DIFF_OPTIONS = ["--no-color", "--no-ext-diff", "--no-textconv", "--find-renames", "--src-prefix=a/", "--dst-prefix=b/"];
+
+function assertIdentityPart(value: string, field: string): void {
+  if (value.trim() === "" || /[<>\n\r\0]/.test(value)) {
+    throw new AppError("INVALID_INPUT", `${field} must be non-empty and contain no <, > or line breaks`, {
+      [field]: value,
+    });
+  }
+}
+
+/** Parses `git diff --name-status -z`: a status, then one path (two for renames and copies). */
+function parseNameStatus(output: string): ChangedFile[] {
+  const fields = output.split("\0");
+  const take = (): string => {
+    const field = fields.shift();
+    if (field === undefined || field === "") throw new AppError("INTERNAL", "Truncated git --name-status output");
+    return field;
+  };
+  const files: ChangedFile[] = [];
+  while (fields.length > 0 && fields[0] !== "") {
+    const code = take().charAt(0);
+    const filePath = take();
+    if (code === "A") files.push({ path: filePath, status: "added" });
+    else if (code === "D") files.push({ path: filePath, status: "deleted" });
+    else if (code === "M" || code === "T") files.push({ path: filePath, status: "modified" });
+    else if (code === "R") files.push({ path: take(), status: "renamed", previousPath: filePath });
+    // A copy (only with copy detection) is, for a manifest, a new file.
+    else if (code === "C") files.push({ path: take(), status: "added" });
+    else throw new AppError("INTERNAL", `Unexpected git status ${JSON.stringify(code)} for ${filePath}`);
+  }
+  return files;
+}
+
+async function changedFilesBetween(cwd: string, from: string, to: string): Promise<ChangedFile[]> {
+  const result = await runGit(cwd, ["diff", "--name-status", "-z", ...DIFF_OPTIONS, from, to, "--"]);
+  return parseNameStatus(result.stdout);
+}
+
+async function diffBetween(cwd: string, from: string, to: string): Promise<string> {
+  const result = await runGit(cwd, ["diff", ...DIFF_OPTIONS, from, to, "--"]);
+  return result.stdout;
+}
+
+/**
+ * Stages everything in the workspace (`git add -A`, respecting .gitignore) and commits it
+ * with the given author. Nothing to commit is not an error: `empty: true` and the current
+ * HEAD. The new commit is pinned so it outlives the workspace.
+ */
+export async function commitWorkspace(input: CommitWorkspaceInput): Promise<WorkspaceCommit> {
+  if (input.message.trim() === "" || input.message.includes("\0")) {
+    throw new AppError("INVALID_INPUT", "A commit message must be non-empty text", { message: input.message });
+  }
+  assertIdentityPart(input.author.name, "author.name");
+  assertIdentityPart(input.author.email, "author.email");
+  const workspace = await requireWorkspace(input.path);
+  const cwd = workspace.top;
+  const parent = await resolveCommit(cwd, "HEAD");
+
+  await runGit(cwd, ["add", "--all"]);
+  const staged = await runGit(cwd, ["diff", "--cached", "--quiet", "--no-ext-diff"], { allowFailure: true });
+  if (staged.exitCode === 0) return { commit: parent, parent, changedFiles: [], diff: "", empty: true };
+  if (staged.exitCode !== 1) {
+    throw new AppError("INTERNAL", `git diff --cached failed in ${cwd}: ${staged.stderr}`, { stderr: staged.stderr });
+  }
+
+  await runGit(
+    cwd,
+    [
+      "-c", `user.name=${COMMITTER.name}`,
+      "-c", `user.email=${COMMITTER.email}`,
+      "-c", "commit.gpgsign=false",
+      "commit", "--quiet", "--no-verify", "--message", input.message,
+    ],
+    { env: { GIT_AUTHOR_NAME: input.author.name, GIT_AUTHOR_EMAIL: input.author.email } },
+  );
+  const commit = await resolveCommit(cwd, "HEAD");
+  await pinCommit(cwd, commit);
+  return {
+    commit,
+    parent,
+    changedFiles: await changedFilesBetween(cwd, parent, commit),
+    diff: await diffBetween(cwd, parent, commit),
+    empty: false,
+  };
+}
+
+async function committedRange(workspacePath: string, baseCommit: string): Promise<{ cwd: string; base: string; head: string }> {
+  const workspace = await requireWorkspace(workspacePath);
+  const base = await resolveCommit(workspace.top, assertFullCommitId(baseCommit, "baseCommit"));
+  return { cwd: workspace.top, base, head: await resolveCommit(workspace.top, "HEAD") };
+}
+
+/**
+ * Files changed between `baseCommit` and the workspace's HEAD (committed changes only:
+ * commit the workspace first). What a manifest check compares against allowed globs.
+ */
+export async function changedFilesSince(workspacePath: string, baseCommit: string): Promise<ChangedFile[]> {
+  const { cwd, base, head } = await committedRange(workspacePath, baseCommit);
+  return changedFilesBetween(cwd, base, head);
+}
+
+/** Unified diff between `baseCommit` and the workspace's HEAD (committed changes only). */
+export async function diffSince(workspacePath: string, baseCommit: string): Promise<string> {
+  const { cwd, base, head } = await committedRange(workspacePath, baseCommit);
+  return diffBetween(cwd, base, head);
+}

@@ -1,0 +1,76 @@
+// Runs git for the workspace module: no shell, an explicit minimal environment (nothing of
+// the server's own GIT_DIR, credentials or secrets leaks in), hooks disabled, and failures
+// turned into AppError carrying git's stderr.
+import fs from "node:fs";
+import { execa } from "execa";
+import { AppError } from "../errors";
+
+/** Local git operations finish in seconds; this only stops a wedged process from hanging a step. */
+const GIT_TIMEOUT_MS = 120_000;
+
+export interface GitResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunGitOptions {
+  /** Extra environment entries for this call only (e.g. the commit author). */
+  env?: Record<string, string>;
+  /** Return non-zero exits instead of throwing, for commands whose exit code is an answer. */
+  allowFailure?: boolean;
+}
+
+function gitEnv(extra: Record<string, string> | undefined): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/",
+    GIT_TERMINAL_PROMPT: "0",
+    LANG: "C",
+    LC_ALL: "C",
+    ...extra,
+  };
+}
+
+function describe(args: readonly string[]): string {
+  return `git ${args.join(" ")}`;
+}
+
+/**
+ * Runs `git <args>` in `cwd`. Hooks are pointed at /dev/null: a project's hooks (or a file
+ * an agent managed to plant there) must not run code when we check out or commit.
+ */
+export async function runGit(cwd: string, args: readonly string[], options: RunGitOptions = {}): Promise<GitResult> {
+  const fullArgs = ["-c", "core.hooksPath=/dev/null", ...args];
+  const result = await execa("git", fullArgs, {
+    cwd,
+    env: gitEnv(options.env),
+    extendEnv: false,
+    reject: false,
+    stdin: "ignore",
+    timeout: GIT_TIMEOUT_MS,
+    stripFinalNewline: false,
+  });
+
+  if (result.exitCode === undefined) {
+    // The process never ran (or was killed): a missing cwd or a missing git binary.
+    if (!fs.existsSync(cwd)) throw new AppError("NOT_FOUND", `Directory does not exist: ${cwd}`, { cwd });
+    if (result.code === "ENOENT") {
+      throw new AppError("PRECONDITION_FAILED", "git is not installed or not on PATH", { cwd });
+    }
+    const why = result.timedOut ? `timed out after ${GIT_TIMEOUT_MS} ms` : (result.shortMessage ?? "did not run");
+    throw new AppError("INTERNAL", `${describe(args)} ${why}`, { cwd, args: [...args] });
+  }
+
+  const out: GitResult = { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr.trim() };
+  if (out.exitCode === 0 || options.allowFailure) return out;
+  throw gitFailure(cwd, args, out);
+}
+
+export function gitFailure(cwd: string, args: readonly string[], result: GitResult): AppError {
+  const details = { cwd, args: [...args], exitCode: result.exitCode, stderr: result.stderr };
+  const message = `${describe(args)} failed (exit ${result.exitCode}): ${result.stderr || "no output"}`;
+  // Two git processes in one workspace at once is a concurrency conflict, not a crash.
+  if (result.stderr.includes("index.lock")) return new AppError("CONFLICT", message, details);
+  return new AppError("INTERNAL", message, details);
+}

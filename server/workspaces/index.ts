@@ -1,0 +1,24 @@
+// Session workspaces (DESIGN "Workspaces"): the public API. Each session works in its own
+// detached git worktree of the project at a recorded commit; a fork starts from the commit
+// recorded at its fork point.
+export { resolveBaseCommit } from "./repo";
+export {
+  createWorkspace,
+  forkWorkspace,
+  removeWorkspace,
+  resetWorkspace,
+  type CreateWorkspaceInput,
+  type ForkWorkspaceInput,
+  type ResetWorkspaceOptions,
+  type Workspace,
+} from "./workspace";
+export {
+  changedFilesSince,
+  commitWorkspace,
+  diffSince,
+  type ChangedFile,
+  type CommitAuthor,
+  type CommitWorkspaceInput,
+  type WorkspaceCommit,
+} from "./changes";
+export { assertValidSessionId, isInside } from "./paths";

@@ -1,0 +1,179 @@
+// Session workspaces: one detached git worktree of the project per session, at a recorded
+// commit, under `<workspacesRoot>/<sessionId>`. Worktrees (not copies) because a commit made
+// in one session's workspace is then visible to every other worktree, so a fork can start
+// from it. Every operation here is safe to call again when a runner retries a step.
+import fs from "node:fs";
+import path from "node:path";
+import { AppError } from "../errors";
+import { gitFailure, runGit } from "./git";
+import { assertValidSessionId, isInside } from "./paths";
+import {
+  assertFullCommitId,
+  inspectCheckout,
+  pinCommit,
+  requireRepository,
+  requireWorkspace,
+  resolveCommit,
+  type Checkout,
+} from "./repo";
+
+export interface CreateWorkspaceInput {
+  /** The project's git repository (top directory of its main checkout). */
+  repoPath: string;
+  /** Directory holding all session workspaces; created if missing; must be outside the project. */
+  workspacesRoot: string;
+  sessionId: string;
+  /** Full commit id the session starts from (see resolveBaseCommit). */
+  baseCommit: string;
+}
+
+export interface Workspace {
+  path: string;
+  baseCommit: string;
+}
+
+export interface ForkWorkspaceInput extends Omit<CreateWorkspaceInput, "baseCommit"> {
+  /** The commit recorded at the fork point, possibly made in another session's workspace. */
+  fromCommit: string;
+}
+
+async function headOf(dir: string): Promise<string> {
+  return resolveCommit(dir, "HEAD");
+}
+
+function prepareRoot(workspacesRoot: string, repo: Checkout): string {
+  const resolved = path.resolve(workspacesRoot);
+  if (isInside(repo.top, resolved)) {
+    // Workspaces inside the project would show up (and be committed) as project files.
+    throw new AppError("INVALID_INPUT", `The workspaces root ${resolved} must be outside the project ${repo.top}`, {
+      workspacesRoot,
+    });
+  }
+  fs.mkdirSync(resolved, { recursive: true });
+  return fs.realpathSync(resolved);
+}
+
+function isEmptyDirectory(dir: string): boolean {
+  return fs.statSync(dir).isDirectory() && fs.readdirSync(dir).length === 0;
+}
+
+/**
+ * The workspace already at `target`, when it is a worktree of `repo` at `baseCommit`;
+ * null when nothing is there yet; CONFLICT when something else is.
+ */
+async function existingWorkspace(target: string, repo: Checkout, baseCommit: string): Promise<Workspace | null> {
+  if (!fs.existsSync(target)) return null;
+  const checkout = fs.statSync(target).isDirectory() ? await inspectCheckout(target) : null;
+  if (!checkout) {
+    if (isEmptyDirectory(target)) return null;
+    throw new AppError("CONFLICT", `${target} already exists and is not a session workspace`, { path: target });
+  }
+  if (!checkout.linked || checkout.commonDir !== repo.commonDir) {
+    throw new AppError("CONFLICT", `${target} is a checkout of another repository, not of ${repo.top}`, {
+      path: target,
+    });
+  }
+  const head = await headOf(target);
+  if (head !== baseCommit) {
+    throw new AppError(
+      "CONFLICT",
+      `The workspace ${target} already exists at commit ${head}, not at ${baseCommit}; ` +
+        "reset it (resetWorkspace) or remove it first",
+      { path: target, head, baseCommit },
+    );
+  }
+  return { path: target, baseCommit };
+}
+
+/**
+ * Creates the session's workspace: a detached worktree of the project at `baseCommit`.
+ * Calling it again for a workspace already at that commit returns it unchanged (files an
+ * agent already wrote there are kept; resetWorkspace discards them).
+ */
+export async function createWorkspace(input: CreateWorkspaceInput): Promise<Workspace> {
+  assertValidSessionId(input.sessionId);
+  const repo = await requireRepository(input.repoPath);
+  const baseCommit = assertFullCommitId(input.baseCommit, "baseCommit");
+  if ((await resolveCommit(repo.top, baseCommit)) !== baseCommit) {
+    throw new AppError("NOT_FOUND", `No commit ${baseCommit} in ${repo.top}`, { baseCommit });
+  }
+  const root = prepareRoot(input.workspacesRoot, repo);
+  const target = path.join(root, input.sessionId);
+  if (!isInside(root, target) || target === root) {
+    throw new AppError("INVALID_INPUT", `Session id ${input.sessionId} escapes the workspaces root`, {
+      sessionId: input.sessionId,
+    });
+  }
+
+  const workspace = (await existingWorkspace(target, repo, baseCommit)) ?? (await addWorktree(repo, target, baseCommit));
+  await pinCommit(repo.top, baseCommit);
+  return workspace;
+}
+
+async function addWorktree(repo: Checkout, target: string, baseCommit: string): Promise<Workspace> {
+  // A workspace directory deleted by hand stays registered until pruned, and blocks `add`.
+  await runGit(repo.top, ["worktree", "prune"]);
+  const args = ["worktree", "add", "--detach", "--", target, baseCommit];
+  const added = await runGit(repo.top, args, { allowFailure: true });
+  if (added.exitCode === 0) return { path: target, baseCommit };
+  // Another runner may have created the same workspace at the same moment.
+  const raced = await existingWorkspace(target, repo, baseCommit).catch(() => null);
+  if (raced) return raced;
+  throw gitFailure(repo.top, args, added);
+}
+
+/**
+ * Creates a forked session's workspace at the commit recorded at its fork point. The same
+ * as createWorkspace: the commit may come from another session's workspace, and worktrees
+ * of one repository share their commits.
+ */
+export async function forkWorkspace(input: ForkWorkspaceInput): Promise<Workspace> {
+  const { fromCommit, ...rest } = input;
+  return createWorkspace({ ...rest, baseCommit: fromCommit });
+}
+
+export interface ResetWorkspaceOptions {
+  /** Also delete ignored files (build output, node_modules); by default they are kept. */
+  removeIgnored?: boolean;
+}
+
+/**
+ * Puts a workspace back at `commit` exactly: tracked files reset, untracked files and
+ * directories deleted. Used to re-run a step from a known commit after a failed attempt.
+ */
+export async function resetWorkspace(
+  workspacePath: string,
+  commit: string,
+  options: ResetWorkspaceOptions = {},
+): Promise<{ commit: string }> {
+  const workspace = await requireWorkspace(workspacePath);
+  const sha = await resolveCommit(workspace.top, assertFullCommitId(commit, "commit"));
+  await runGit(workspace.top, ["reset", "--hard", "--quiet", sha]);
+  await runGit(workspace.top, ["clean", "-ffdq", ...(options.removeIgnored ? ["-x"] : [])]);
+  return { commit: sha };
+}
+
+/**
+ * Removes a session's workspace and its worktree registration. Removing one that is
+ * already gone is not an error (`removed: false`). Commits made in it stay in the
+ * repository (they are pinned), so forks from them keep working.
+ */
+export async function removeWorkspace(input: { repoPath: string; path: string }): Promise<{ removed: boolean }> {
+  const repo = await requireRepository(input.repoPath);
+  const target = path.resolve(input.path);
+  let removed = false;
+  if (fs.existsSync(target)) {
+    const checkout = await inspectCheckout(target);
+    if (!checkout?.linked || checkout.commonDir !== repo.commonDir) {
+      throw new AppError("PRECONDITION_FAILED", `${target} is not a session workspace of ${repo.top}`, {
+        path: target,
+        repoPath: repo.top,
+      });
+    }
+    // Twice --force: also removes a workspace with changes or one that was locked.
+    await runGit(repo.top, ["worktree", "remove", "--force", "--force", "--", checkout.top]);
+    removed = true;
+  }
+  await runGit(repo.top, ["worktree", "prune"]);
+  return { removed };
+}

@@ -1,0 +1,453 @@
+// Session workspaces with real git processes: a tiny repository per test in a temp
+// directory, worktrees created, committed to, forked, reset and removed. HOME points at an
+// empty directory, so nothing here relies on a global git config.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { execaSync } from "execa";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { isAppError, type AppErrorCode } from "../../server/errors";
+import {
+  changedFilesSince,
+  commitWorkspace,
+  createWorkspace,
+  diffSince,
+  forkWorkspace,
+  isInside,
+  removeWorkspace,
+  resetWorkspace,
+  resolveBaseCommit,
+  type ChangedFile,
+} from "../../server/workspaces";
+
+const AUTHOR = { name: "Coder Cat", email: "coder@catcafe.test" };
+const tempDirs: string[] = [];
+let originalHome: string | undefined;
+let emptyHome = "";
+
+function tempDir(prefix: string): string {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `catcafe-ws-${prefix}-`)));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** Test-side git: its own identity on the command line, no shell, no inherited GIT_* vars. */
+function git(cwd: string, ...args: string[]): string {
+  const result = execaSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: emptyHome, GIT_TERMINAL_PROMPT: "0", LANG: "C" },
+    extendEnv: false,
+  });
+  return result.stdout.trim();
+}
+
+function write(root: string, file: string, content: string): void {
+  fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+  fs.writeFileSync(path.join(root, file), content);
+}
+
+function read(root: string, file: string): string {
+  return fs.readFileSync(path.join(root, file), "utf8");
+}
+
+interface Project {
+  repo: string;
+  root: string;
+  base: string;
+}
+
+/** A repository with a couple of files and one commit, plus a separate workspaces root. */
+function makeProject(): Project {
+  const repo = tempDir("repo");
+  git(repo, "init", "--quiet", "--initial-branch=main");
+  write(repo, "README.md", "# Tiny project\n\nHello.\n");
+  write(repo, "src/app.ts", 'export const greeting = "hello";\n');
+  write(repo, "docs/old-name.md", "Some documentation that will move.\nLine two.\n");
+  write(repo, ".gitignore", "*.log\n");
+  git(repo, "add", "--all");
+  git(repo, "commit", "--quiet", "-m", "initial");
+  return { repo, root: tempDir("root"), base: git(repo, "rev-parse", "HEAD") };
+}
+
+function byPath(files: ChangedFile[]): ChangedFile[] {
+  return [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+async function expectAppError(promise: Promise<unknown>, code: AppErrorCode, message?: RegExp): Promise<void> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(isAppError(error, code), `expected AppError ${code}, got ${String(error)}`).toBe(true);
+  if (message) expect((error as Error).message).toMatch(message);
+}
+
+beforeAll(() => {
+  originalHome = process.env.HOME;
+  emptyHome = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-ws-home-"));
+  process.env.HOME = emptyHome;
+});
+
+afterEach(() => {
+  for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+afterAll(() => {
+  process.env.HOME = originalHome;
+  fs.rmSync(emptyHome, { recursive: true, force: true });
+});
+
+describe("resolveBaseCommit", () => {
+  it("resolves HEAD and branch names to a full commit id", async () => {
+    const { repo, base } = makeProject();
+    expect(base).toMatch(/^[0-9a-f]{40}$/);
+    expect(await resolveBaseCommit(repo)).toBe(base);
+    expect(await resolveBaseCommit(repo, "main")).toBe(base);
+    expect(await resolveBaseCommit(repo, base.slice(0, 10))).toBe(base);
+  });
+
+  it("says clearly when the directory, the repository or the ref does not exist", async () => {
+    const { repo } = makeProject();
+    await expectAppError(resolveBaseCommit(repo, "no-such-branch"), "NOT_FOUND", /no-such-branch/);
+    await expectAppError(resolveBaseCommit(repo, "--output=/tmp/x"), "INVALID_INPUT");
+    await expectAppError(resolveBaseCommit(path.join(repo, "missing")), "NOT_FOUND", /does not exist/);
+    await expectAppError(resolveBaseCommit(tempDir("plain")), "PRECONDITION_FAILED", /not a git repository/);
+    // A subdirectory of a repository is not the project's repository.
+    await expectAppError(resolveBaseCommit(path.join(repo, "src")), "PRECONDITION_FAILED", /not a git repository/);
+    const empty = tempDir("empty");
+    git(empty, "init", "--quiet");
+    await expectAppError(resolveBaseCommit(empty), "NOT_FOUND", /HEAD/);
+  });
+});
+
+describe("createWorkspace", () => {
+  it("checks out the project at the base commit in a detached worktree under the root", async () => {
+    const { repo, root, base } = makeProject();
+    write(repo, "README.md", "# Changed later\n");
+    git(repo, "commit", "--quiet", "-am", "second");
+
+    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "sess-1", baseCommit: base });
+
+    expect(ws).toEqual({ path: path.join(root, "sess-1"), baseCommit: base });
+    expect(read(ws.path, "README.md")).toBe("# Tiny project\n\nHello.\n");
+    expect(git(ws.path, "rev-parse", "HEAD")).toBe(base);
+    expect(git(ws.path, "rev-parse", "--abbrev-ref", "HEAD")).toBe("HEAD"); // detached
+    expect(git(repo, "worktree", "list", "--porcelain")).toContain(`worktree ${ws.path}`);
+    // The project's own checkout is untouched.
+    expect(read(repo, "README.md")).toBe("# Changed later\n");
+  });
+
+  it("is idempotent at the same commit and refuses a different one", async () => {
+    const { repo, root, base } = makeProject();
+    const input = { repoPath: repo, workspacesRoot: root, sessionId: "retry.me", baseCommit: base };
+    const first = await createWorkspace(input);
+    write(first.path, "work-in-progress.txt", "kept\n");
+
+    const again = await createWorkspace(input);
+
+    expect(again).toEqual(first);
+    expect(read(again.path, "work-in-progress.txt")).toBe("kept\n");
+    expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(2);
+
+    write(first.path, "README.md", "moved on\n");
+    const { commit } = await commitWorkspace({ path: first.path, message: "advance", author: AUTHOR });
+    await expectAppError(createWorkspace(input), "CONFLICT", new RegExp(`already exists at commit ${commit}`));
+  });
+
+  it("refuses a directory that is in the way and a root inside the project", async () => {
+    const { repo, root, base } = makeProject();
+    write(root, "taken/file.txt", "not a workspace\n");
+    await expectAppError(
+      createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "taken", baseCommit: base }),
+      "CONFLICT",
+    );
+    await expectAppError(
+      createWorkspace({ repoPath: repo, workspacesRoot: path.join(repo, ".ws"), sessionId: "s", baseCommit: base }),
+      "INVALID_INPUT",
+      /outside the project/,
+    );
+    expect(fs.existsSync(path.join(repo, ".ws"))).toBe(false);
+  });
+
+  it.each(["../escape", "a/b", "", ".", "..", "with space", "semi;colon", "x".repeat(129), "/abs"])(
+    "rejects the session id %j",
+    async (sessionId) => {
+      const { repo, root, base } = makeProject();
+      await expectAppError(
+        createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId, baseCommit: base }),
+        "INVALID_INPUT",
+        /session id/i,
+      );
+      expect(fs.readdirSync(root)).toEqual([]);
+    },
+  );
+
+  it("says clearly when the project is not a git repository, or the commit is unknown", async () => {
+    const { repo, root, base } = makeProject();
+    const plain = tempDir("plain");
+    write(plain, "index.js", "console.log(1);\n");
+    await expectAppError(
+      createWorkspace({ repoPath: plain, workspacesRoot: root, sessionId: "s1", baseCommit: base }),
+      "PRECONDITION_FAILED",
+      /is not a git repository/,
+    );
+    await expectAppError(
+      createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: "main" }),
+      "INVALID_INPUT",
+      /full commit id/,
+    );
+    await expectAppError(
+      createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: "0".repeat(40) }),
+      "NOT_FOUND",
+    );
+    expect(fs.readdirSync(root)).toEqual([]);
+  });
+});
+
+describe("commitWorkspace", () => {
+  it("commits everything with the author and reports git's own list of changed files and diff", async () => {
+    const { repo, root, base } = makeProject();
+    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base });
+    write(ws.path, "src/app.ts", 'export const greeting = "hello, cats";\n');
+    write(ws.path, "src/new/feature.ts", "export const feature = true;\n");
+    fs.rmSync(path.join(ws.path, "README.md"));
+    fs.renameSync(path.join(ws.path, "docs/old-name.md"), path.join(ws.path, "docs/new-name.md"));
+    write(ws.path, "debug.log", "ignored by .gitignore\n");
+
+    const result = await commitWorkspace({ path: ws.path, message: "Greet the cats", author: AUTHOR });
+
+    expect(result.empty).toBe(false);
+    expect(result.parent).toBe(base);
+    expect(result.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(result.commit).not.toBe(base);
+    expect(git(ws.path, "rev-parse", "HEAD")).toBe(result.commit);
+    expect(byPath(result.changedFiles)).toEqual([
+      { path: "README.md", status: "deleted" },
+      { path: "docs/new-name.md", status: "renamed", previousPath: "docs/old-name.md" },
+      { path: "src/app.ts", status: "modified" },
+      { path: "src/new/feature.ts", status: "added" },
+    ]);
+    expect(result.diff).toContain("diff --git a/src/app.ts b/src/app.ts");
+    expect(result.diff).toContain('-export const greeting = "hello";');
+    expect(result.diff).toContain('+export const greeting = "hello, cats";');
+    expect(result.diff).toContain("+export const feature = true;");
+    expect(result.diff).toContain("rename from docs/old-name.md");
+    expect(result.diff).not.toContain("debug.log");
+    expect(git(ws.path, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s|%P")).toBe(
+      `Coder Cat <coder@catcafe.test>|Cat Cafe <catcafe@localhost>|Greet the cats|${base}`,
+    );
+    expect(git(ws.path, "status", "--porcelain")).toBe("");
+
+    // The same answers later, from the recorded base commit.
+    expect(await changedFilesSince(ws.path, base)).toEqual(result.changedFiles);
+    expect(await diffSince(ws.path, base)).toBe(result.diff);
+  });
+
+  it("makes no commit when nothing changed (ignored files do not count)", async () => {
+    const { repo, root, base } = makeProject();
+    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base });
+    write(ws.path, "build.log", "noise\n");
+
+    const result = await commitWorkspace({ path: ws.path, message: "nothing", author: AUTHOR });
+
+    expect(result).toEqual({ commit: base, parent: base, changedFiles: [], diff: "", empty: true });
+    expect(git(ws.path, "rev-parse", "HEAD")).toBe(base);
+    expect(await changedFilesSince(ws.path, base)).toEqual([]);
+    expect(await diffSince(ws.path, base)).toBe("");
+  });
+
+  it("accumulates changes since the base over several commits", async () => {
+    const { repo, root, base } = makeProject();
+    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base });
+    write(ws.path, "a.txt", "a\n");
+    await commitWorkspace({ path: ws.path, message: "one", author: AUTHOR });
+    write(ws.path, "src/app.ts", "export {};\n");
+    const second = await commitWorkspace({ path: ws.path, message: "two", author: AUTHOR });
+
+    expect(second.changedFiles).toEqual([{ path: "src/app.ts", status: "modified" }]);
+    expect(byPath(await changedFilesSince(ws.path, base))).toEqual([
+      { path: "a.txt", status: "added" },
+      { path: "src/app.ts", status: "modified" },
+    ]);
+    expect(await diffSince(ws.path, base)).toContain("+a");
+  });
+
+  it("refuses bad input and the project's main checkout", async () => {
+    const { repo, root, base } = makeProject();
+    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base });
+    write(ws.path, "x.txt", "x\n");
+    await expectAppError(commitWorkspace({ path: ws.path, message: "  ", author: AUTHOR }), "INVALID_INPUT");
+    await expectAppError(
+      commitWorkspace({ path: ws.path, message: "m", author: { name: "Evil <x@y>", email: "e@x" } }),
+      "INVALID_INPUT",
+    );
+    write(repo, "y.txt", "y\n");
+    await expectAppError(
+      commitWorkspace({ path: repo, message: "m", author: AUTHOR }),
+      "PRECONDITION_FAILED",
+      /main checkout/,
+    );
+    expect(git(repo, "rev-parse", "HEAD")).toBe(base);
+    await expectAppError(changedFilesSince(ws.path, "HEAD~1"), "INVALID_INPUT");
+    await expectAppError(changedFilesSince(ws.path, "f".repeat(40)), "NOT_FOUND");
+  });
+});
+
+describe("sessions", () => {
+  it("keep their workspaces isolated from each other", async () => {
+    const { repo, root, base } = makeProject();
+    const a = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "session-a", baseCommit: base });
+    const b = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "session-b", baseCommit: base });
+
+    write(a.path, "README.md", "edited by A\n");
+    write(a.path, "only-a.txt", "A\n");
+    await commitWorkspace({ path: a.path, message: "A's work", author: AUTHOR });
+    write(b.path, "only-b.txt", "B (uncommitted)\n");
+
+    expect(read(b.path, "README.md")).toBe("# Tiny project\n\nHello.\n");
+    expect(fs.existsSync(path.join(b.path, "only-a.txt"))).toBe(false);
+    expect(fs.existsSync(path.join(a.path, "only-b.txt"))).toBe(false);
+    expect(git(b.path, "rev-parse", "HEAD")).toBe(base);
+    expect(await changedFilesSince(b.path, base)).toEqual([]);
+    expect(fs.existsSync(path.join(repo, "only-a.txt"))).toBe(false);
+    expect(git(repo, "rev-parse", "HEAD")).toBe(base);
+  });
+
+  it("fork from a commit made in another session's workspace, even after it was removed and gc ran", async () => {
+    const { repo, root, base } = makeProject();
+    const parent = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "parent", baseCommit: base });
+    write(parent.path, "feature.txt", "made in the parent session\n");
+    const forkPoint = await commitWorkspace({ path: parent.path, message: "feature", author: AUTHOR });
+    write(parent.path, "feature.txt", "later parent work\n");
+    await commitWorkspace({ path: parent.path, message: "more", author: AUTHOR });
+
+    const child = await forkWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "child", fromCommit: forkPoint.commit });
+
+    expect(child).toEqual({ path: path.join(root, "child"), baseCommit: forkPoint.commit });
+    expect(read(child.path, "feature.txt")).toBe("made in the parent session\n");
+    expect(git(child.path, "rev-parse", "HEAD")).toBe(forkPoint.commit);
+
+    // The parent's workspace goes away and git collects garbage: the fork point survives.
+    await removeWorkspace({ repoPath: repo, path: parent.path });
+    await removeWorkspace({ repoPath: repo, path: child.path });
+    git(repo, "reflog", "expire", "--expire=now", "--all");
+    git(repo, "gc", "--quiet", "--prune=now");
+    const again = await forkWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "child-2", fromCommit: forkPoint.commit });
+    expect(read(again.path, "feature.txt")).toBe("made in the parent session\n");
+  });
+});
+
+describe("resetWorkspace", () => {
+  it("puts the workspace back at a known commit, removing untracked files", async () => {
+    const { repo, root, base } = makeProject();
+    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base });
+    write(ws.path, "committed.txt", "c\n");
+    await commitWorkspace({ path: ws.path, message: "attempt 1", author: AUTHOR });
+    write(ws.path, "README.md", "half-done edit\n");
+    write(ws.path, "scratch/untracked.txt", "u\n");
+    write(ws.path, "keep.log", "ignored\n");
+
+    expect(await resetWorkspace(ws.path, base)).toEqual({ commit: base });
+
+    expect(git(ws.path, "rev-parse", "HEAD")).toBe(base);
+    expect(git(ws.path, "status", "--porcelain")).toBe("");
+    expect(read(ws.path, "README.md")).toBe("# Tiny project\n\nHello.\n");
+    expect(fs.existsSync(path.join(ws.path, "committed.txt"))).toBe(false);
+    expect(fs.existsSync(path.join(ws.path, "scratch"))).toBe(false);
+    expect(fs.existsSync(path.join(ws.path, "keep.log"))).toBe(true);
+
+    await resetWorkspace(ws.path, base, { removeIgnored: true });
+    expect(fs.existsSync(path.join(ws.path, "keep.log"))).toBe(false);
+  });
+
+  it("never resets the project's main checkout", async () => {
+    const { repo, base } = makeProject();
+    write(repo, "precious.txt", "uncommitted human work\n");
+    await expectAppError(resetWorkspace(repo, base), "PRECONDITION_FAILED", /main checkout/);
+    expect(read(repo, "precious.txt")).toBe("uncommitted human work\n");
+  });
+});
+
+describe("removeWorkspace", () => {
+  it("removes the worktree and its registration, and is safe to repeat", async () => {
+    const { repo, root, base } = makeProject();
+    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base });
+    write(ws.path, "uncommitted.txt", "dropped\n");
+
+    expect(await removeWorkspace({ repoPath: repo, path: ws.path })).toEqual({ removed: true });
+
+    expect(fs.existsSync(ws.path)).toBe(false);
+    const worktrees = git(repo, "worktree", "list", "--porcelain");
+    expect(worktrees).not.toContain(ws.path);
+    expect(worktrees.match(/^worktree /gm)).toHaveLength(1);
+    expect(await removeWorkspace({ repoPath: repo, path: ws.path })).toEqual({ removed: false });
+  });
+
+  it("prunes a workspace deleted by hand, so the session can be created again", async () => {
+    const { repo, root, base } = makeProject();
+    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base });
+    fs.rmSync(ws.path, { recursive: true, force: true });
+
+    const again = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base });
+    expect(read(again.path, "README.md")).toContain("Tiny project");
+    expect(await removeWorkspace({ repoPath: repo, path: ws.path })).toEqual({ removed: true });
+    expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
+  });
+
+  it("refuses to remove the main checkout or a directory that is not a workspace", async () => {
+    const { repo, root } = makeProject();
+    await expectAppError(removeWorkspace({ repoPath: repo, path: repo }), "PRECONDITION_FAILED");
+    write(root, "other/file.txt", "x\n");
+    await expectAppError(removeWorkspace({ repoPath: repo, path: path.join(root, "other") }), "PRECONDITION_FAILED");
+    expect(fs.existsSync(path.join(repo, "README.md"))).toBe(true);
+    expect(fs.existsSync(path.join(root, "other/file.txt"))).toBe(true);
+  });
+});
+
+describe("isInside", () => {
+  let base = "";
+  let root = "";
+  let outside = "";
+
+  beforeAll(() => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-ws-inside-")));
+    root = path.join(base, "ws");
+    outside = path.join(base, "outside");
+    fs.mkdirSync(path.join(root, "src/deep"), { recursive: true });
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(root, "src/file.ts"), "x");
+    fs.writeFileSync(path.join(outside, "secret.txt"), "s");
+    fs.mkdirSync(path.join(base, "ws2"));
+    fs.symlinkSync(outside, path.join(root, "link-out"));
+    fs.symlinkSync(path.join(outside, "secret.txt"), path.join(root, "secret-link"));
+    fs.symlinkSync(path.join(outside, "not-yet.txt"), path.join(root, "dangling-out"));
+    fs.symlinkSync("src", path.join(root, "link-in"));
+    fs.symlinkSync("loop-b", path.join(root, "loop-a"));
+    fs.symlinkSync("loop-a", path.join(root, "loop-b"));
+  });
+
+  afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  it.each<{ name: string; candidate: () => string; inside: boolean }>([
+    { name: "the root itself", candidate: () => ".", inside: true },
+    { name: "an existing file", candidate: () => "src/file.ts", inside: true },
+    { name: "a file not created yet", candidate: () => "src/new/dir/file.ts", inside: true },
+    { name: "an absolute path inside", candidate: () => path.join(root, "src/file.ts"), inside: true },
+    { name: "`..` that stays inside", candidate: () => "src/deep/../file.ts", inside: true },
+    { name: "a symlink to a directory inside", candidate: () => "link-in/file.ts", inside: true },
+    { name: "`..` out of the root", candidate: () => "../outside/secret.txt", inside: false },
+    { name: "plain `..`", candidate: () => "..", inside: false },
+    { name: "a sibling with the root as name prefix", candidate: () => "../ws2/x", inside: false },
+    { name: "an absolute path outside", candidate: () => "/etc/passwd", inside: false },
+    { name: "a symlink to a directory outside", candidate: () => "link-out/secret.txt", inside: false },
+    { name: "a new file through a symlink outside", candidate: () => "link-out/new.txt", inside: false },
+    { name: "a symlink to a file outside", candidate: () => "secret-link", inside: false },
+    { name: "a dangling symlink pointing outside", candidate: () => "dangling-out", inside: false },
+    { name: "`..` after a symlink resolves from its target", candidate: () => "link-out/../outside/secret.txt", inside: false },
+    { name: "a symlink loop", candidate: () => "loop-a/x", inside: false },
+    { name: "an empty path", candidate: () => "", inside: false },
+    { name: "a NUL byte", candidate: () => "src/file.ts\0", inside: false },
+  ])("$name → inside: $inside", ({ candidate, inside }) => {
+    expect(isInside(root, candidate())).toBe(inside);
+  });
+});
