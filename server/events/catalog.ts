@@ -1,6 +1,7 @@
 // Every event type Cat Cafe records, declared once. Domains add their types here so
 // that one registry validates every append and every read.
 import { z } from "zod";
+import { ZBlobRef } from "./blobs";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
 
 export const ZActor = z.object({
@@ -31,6 +32,20 @@ export const ZErrorClass = z.enum(ERROR_CLASSES);
 export type ErrorClass = z.infer<typeof ZErrorClass>;
 
 const ZJson = z.json();
+
+const ZRole = z.enum(["coder", "reviewer", "tester", "planner", "executor"]);
+const ZArgv = z.array(z.string()).min(1);
+const ZChangedFile = z.object({
+  path: z.string(),
+  status: z.enum(["added", "modified", "deleted", "renamed"]),
+  previousPath: z.string().optional(),
+});
+const ZFinding = z.object({
+  severity: z.enum(["blocking", "major", "minor", "nit"]),
+  file: z.string(),
+  line: z.number().int().optional(),
+  message: z.string(),
+});
 
 export const eventCatalog = {
   SessionCreated: defineEvent({
@@ -107,6 +122,145 @@ export const eventCatalog = {
     version: 1,
     schema: z.object({ stepId: z.uuid(), attempt: z.number().int().positive(), reason: z.string() }),
     summary: (d) => `Step released by its runner (attempt ${d.attempt}): ${d.reason}`,
+  }),
+
+  // ---- Tasks (review loop, planning): the workflow engine's facts -------------------
+  TaskStarted: defineEvent({
+    version: 1,
+    schema: z.object({
+      workflow: z.string(),
+      workflowVersion: z.number().int(),
+      mode: z.string(),
+      prompt: z.string().min(1),
+      maxIterations: z.number().int().positive(),
+      /** Snapshot of the project as the task started: replay never depends on later config. */
+      project: z.object({
+        id: z.string(),
+        name: z.string(),
+        repoPath: z.string(),
+        baseCommit: z.string().regex(/^[0-9a-f]{40}$/),
+        allowlist: z.array(z.array(z.string())),
+      }),
+      /** role → agent configuration (secrets are env var names, never values). */
+      agents: z.record(z.string(), ZJson),
+    }),
+    summary: (d) => `Task started (${d.workflow}, ${d.mode} mode) on ${d.project.name}: ${d.prompt}`,
+  }),
+  IterationStarted: defineEvent({
+    version: 1,
+    schema: z.object({ iteration: z.number().int().positive(), reason: z.string() }),
+    summary: (d) => `Iteration ${d.iteration} (${d.reason})`,
+  }),
+  AgentOutputRecorded: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      attempt: z.number().int().positive(),
+      role: ZRole,
+      agentId: z.string(),
+      /** discussion (roundtable prose) is shown apart from verdicts. */
+      phase: z.enum(["discussion", "build", "verdict", "test", "plan", "execute"]),
+      raw: ZBlobRef,
+      preview: z.string(),
+      parsed: ZJson.nullable(),
+      validationErrors: z.array(z.string()),
+      simulated: z.boolean(),
+      usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
+    }),
+    summary: (d) => `${d.role} ${d.phase === "discussion" ? "said" : `(${d.phase})`}: ${d.validationErrors.length ? `INVALID: ${d.validationErrors[0]}` : d.preview}`,
+  }),
+  WorkspaceCommitted: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      commit: z.string(),
+      parent: z.string(),
+      empty: z.boolean(),
+      changedFiles: z.array(ZChangedFile),
+      diff: ZBlobRef,
+    }),
+    summary: (d) => (d.empty ? "No files changed" : `Committed ${d.commit.slice(0, 10)}: ${d.changedFiles.map((f) => f.path).join(", ")}`),
+  }),
+  ReviewVerdictRecorded: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      decision: z.enum(["approve", "changes_requested"]),
+      modelDecision: z.enum(["approve", "changes_requested"]),
+      override: z.string().nullable(),
+      summary: z.string(),
+      findings: z.array(ZFinding),
+    }),
+    summary: (d) => `Verdict: ${d.decision}${d.override ? ` (${d.override})` : ""} — ${d.findings.length} finding(s)`,
+  }),
+  TestPlanRecorded: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      summary: z.string(),
+      commands: z.array(z.object({ argv: ZArgv, description: z.string().optional(), expect: z.object({ exitCode: z.number().int() }) })),
+    }),
+    summary: (d) => `Test plan: ${d.commands.map((c) => c.argv.join(" ")).join("; ")}`,
+  }),
+  TestCommandRecorded: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      index: z.number().int().nonnegative(),
+      argv: ZArgv,
+      status: z.enum(["ran", "refused"]),
+      passed: z.boolean(),
+      exitCode: z.number().int().nullable(),
+      expectedExitCode: z.number().int(),
+      durationMs: z.number().nonnegative(),
+      stdoutTail: z.string(),
+      stderrTail: z.string(),
+      errorClass: ZErrorClass.nullable(),
+      reason: z.string().nullable(),
+    }),
+    summary: (d) => `${d.passed ? "PASS" : "FAIL"} ${d.argv.join(" ")}${d.status === "refused" ? ` — refused: ${d.reason}` : ` (exit ${d.exitCode})`}`,
+  }),
+  TaskSpecRecorded: defineEvent({
+    version: 1,
+    schema: z.object({ stepId: z.uuid(), spec: ZJson }),
+    summary: () => "TaskSpec accepted",
+  }),
+  ExecutionRejected: defineEvent({
+    version: 1,
+    schema: z.object({ stepId: z.uuid(), reasons: z.array(z.string()).min(1) }),
+    summary: (d) => `Execution rejected: ${d.reasons.join("; ")}`,
+  }),
+  OperatorConfirmed: defineEvent({
+    version: 1,
+    schema: z.object({ via: z.enum(["button", "command", "followup", "cli", "api"]) }),
+    summary: (d) => `Operator confirmed the proposal (${d.via})`,
+  }),
+  SystemReplied: defineEvent({
+    version: 1,
+    schema: z.object({ text: z.string() }),
+    summary: (d) => d.text,
+  }),
+  CancelRequested: defineEvent({
+    version: 1,
+    schema: z.object({ reason: z.string() }),
+    summary: (d) => `Cancel requested: ${d.reason}`,
+  }),
+  StepCancelled: defineEvent({
+    version: 1,
+    schema: z.object({ stepId: z.uuid() }),
+    summary: () => "Running step cancelled",
+  }),
+  SessionFinalized: defineEvent({
+    version: 1,
+    schema: z.object({
+      outcome: z.string(),
+      reason: z.string().nullable(),
+      iterations: z.number().int().nonnegative(),
+      unresolved: z.array(z.string()),
+      errorClass: ZErrorClass.nullable(),
+      diagnosis: z.string().nullable(),
+    }),
+    summary: (d) => `Finished: ${d.outcome}${d.errorClass ? ` — ${d.errorClass}: ${d.diagnosis}` : d.reason ? ` (${d.reason})` : ""}`,
   }),
 } as const;
 

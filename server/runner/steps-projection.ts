@@ -8,6 +8,8 @@ import type { RecordedEvent } from "../events/types";
 import type { Tx } from "../db/pool";
 
 export const STEPS_CHANNEL = "catcafe_steps";
+/** Payload: the id of a step an operator cancelled; its runner aborts it at once. */
+export const CANCEL_CHANNEL = "catcafe_cancel";
 
 export class StaleAttemptError extends AppError {
   constructor(stepId: string, attempt: number, what: string) {
@@ -22,7 +24,7 @@ async function fenced(tx: Tx, stepId: string, attempt: number, what: string, tex
 
 export const stepsProjection: Projection = {
   name: "steps",
-  handles: ["StepScheduled", "StepStarted", "StepCompleted", "StepFailed", "StepReleased"],
+  handles: ["StepScheduled", "StepStarted", "StepCompleted", "StepFailed", "StepReleased", "StepCancelled"],
   tables: ["steps"],
   // The dispatcher extends leases by heartbeat; only the claim-time value is in events.
   operationalColumns: { steps: ["lease_expires_at"] },
@@ -68,6 +70,16 @@ export const stepsProjection: Projection = {
             [e.data.stepId, e.data.attempt, e.recordedAt]);
           scheduled = true;
           break;
+        case "StepCancelled": {
+          // Not fenced by attempt: a cancel wins over whichever attempt holds the step.
+          const r = await tx.query(
+            `UPDATE steps SET state = 'cancelled', finished_at = $2, lease_owner = NULL, lease_expires_at = NULL, error_class = 'cancelled'
+             WHERE id = $1 AND state IN ('pending', 'running')`,
+            [e.data.stepId, e.recordedAt],
+          );
+          if (r.rowCount === 1 && mode === "live") await tx.query("SELECT pg_notify($1, $2)", [CANCEL_CHANNEL, e.data.stepId]);
+          break;
+        }
         default:
           break;
       }

@@ -1,0 +1,172 @@
+// Workflow definitions as data: states, transitions with guards, the step each state runs
+// and the output it must produce. Built-in definitions and user-supplied JSON go through
+// the same zod schema and the same static checks before they can run.
+import { z } from "zod";
+import { AGENT_ROLES } from "../agents/types";
+
+/** What a step's output is checked against, and therefore which triggers it can fire. */
+export const OUTPUT_KINDS = {
+  /** Free text (roundtable discussion): always "done". */
+  text: ["done"],
+  /** Coder build: the agent's edits are committed in the workspace. */
+  build: ["done"],
+  /** Strict reviewer JSON (ReviewVerdict), with the blocking-finding rule enforced. */
+  review_verdict: ["approve", "changes_requested", "schema_invalid"],
+  /** Strict tester JSON (TestPlan). */
+  test_plan: ["plan_valid", "schema_invalid"],
+  /** The test plan's commands, run through the allowlist runner. */
+  commands: ["tests_passed", "tests_failed"],
+  /** Planner TaskSpec, validated against its schema and the planner's manifest. */
+  task_spec: ["task_spec_valid", "task_spec_invalid"],
+  /** Executor result, checked against the TaskSpec and the executor's allowed file globs. */
+  execution: ["execution_done", "execution_rejected"],
+} as const satisfies Record<string, readonly string[]>;
+export type OutputKind = keyof typeof OUTPUT_KINDS;
+
+/** Triggers that come from operators or the system rather than from a step's output. */
+export const COMMAND_TRIGGERS = ["start", "confirm"] as const;
+/** Triggers every non-terminal state answers through `global`. */
+export const GLOBAL_TRIGGERS = ["cancel", "step_failed"] as const;
+
+export const GUARDS = ["under_cap", "at_cap", "mode_proposal", "mode_implementation"] as const;
+export type GuardName = (typeof GUARDS)[number];
+
+const ZStateName = z.string().regex(/^[a-z][a-z0-9_]*$/, "state names are lower_snake_case");
+
+export const ZTransition = z.object({
+  target: ZStateName,
+  guard: z.enum(GUARDS).optional(),
+  /** Taking this transition starts a new iteration of the loop (counted against the cap). */
+  iterate: z.boolean().optional(),
+  /** Why (changes_requested, test_failed, ...): recorded with the transition and the outcome. */
+  reason: z.string().optional(),
+});
+export type Transition = z.infer<typeof ZTransition>;
+
+export const ZStepSpec = z.object({
+  role: z.enum(AGENT_ROLES),
+  output: z.enum(Object.keys(OUTPUT_KINDS) as [OutputKind, ...OutputKind[]]),
+  /** What the agent is asked to do; the thread and earlier outputs are added as context. */
+  instruction: z.string().min(1),
+  /** Roundtable outputs are discussion, shown apart from verdicts. */
+  phase: z.enum(["discussion", "build", "verdict", "test", "plan", "execute"]),
+});
+export type StepSpec = z.infer<typeof ZStepSpec>;
+
+export const ZStateSpec = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("wait"), description: z.string().optional(), on: z.record(z.string(), z.array(ZTransition)) }),
+  z.object({ type: z.literal("step"), description: z.string().optional(), step: ZStepSpec, on: z.record(z.string(), z.array(ZTransition)) }),
+  z.object({ type: z.literal("terminal"), description: z.string().optional(), outcome: z.string().min(1) }),
+]);
+export type StateSpec = z.infer<typeof ZStateSpec>;
+
+export const ZWorkflowDefinition = z.object({
+  id: z.string().regex(/^[a-z][a-z0-9_]*$/),
+  version: z.number().int().positive(),
+  title: z.string().min(1),
+  modes: z.array(z.string().min(1)).min(1),
+  initial: ZStateName,
+  maxIterations: z.number().int().positive().max(50).default(3),
+  /** Transitions every non-terminal state takes on cancel / an unrecoverable step failure. */
+  global: z.object({ cancel: ZStateName, step_failed: ZStateName }),
+  states: z.record(ZStateName, ZStateSpec),
+});
+export type WorkflowDefinition = z.infer<typeof ZWorkflowDefinition>;
+
+export interface DefinitionProblem {
+  path: string;
+  message: string;
+}
+
+export class InvalidWorkflowError extends Error {
+  constructor(
+    readonly workflowId: string,
+    readonly problems: DefinitionProblem[],
+  ) {
+    super(`workflow "${workflowId}" is invalid:\n${problems.map((p) => `  ${p.path}: ${p.message}`).join("\n")}`);
+    this.name = "InvalidWorkflowError";
+  }
+}
+
+/** The triggers a state can ever see: its step's outputs, or operator commands for wait states. */
+export function triggersOf(state: StateSpec): readonly string[] {
+  if (state.type === "step") return OUTPUT_KINDS[state.step.output];
+  if (state.type === "wait") return COMMAND_TRIGGERS;
+  return [];
+}
+
+/**
+ * Static checks: unknown and unreachable states, no terminal state, transitions on
+ * triggers that can never fire, step outputs nobody handles, guarded transitions with no
+ * fallback. Returns every problem, each with a precise path.
+ */
+export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
+  const problems: DefinitionProblem[] = [];
+  const names = new Set(Object.keys(def.states));
+  const known = (path: string, target: string) => {
+    if (!names.has(target)) problems.push({ path, message: `unknown state "${target}"` });
+  };
+  known("initial", def.initial);
+  known("global.cancel", def.global.cancel);
+  known("global.step_failed", def.global.step_failed);
+  if (![...Object.values(def.states)].some((s) => s.type === "terminal")) {
+    problems.push({ path: "states", message: "no terminal state: the workflow could never finish" });
+  }
+  for (const [name, state] of Object.entries(def.states)) {
+    if (state.type === "terminal") continue;
+    const possible = triggersOf(state);
+    for (const [trigger, transitions] of Object.entries(state.on)) {
+      const path = `states.${name}.on.${trigger}`;
+      if (!possible.includes(trigger)) {
+        const source = state.type === "step" ? `its step output "${state.step.output}"` : "a wait state";
+        problems.push({ path, message: `trigger "${trigger}" can never fire (${source} emits: ${possible.join(", ")})` });
+      }
+      if (transitions.length === 0) problems.push({ path, message: "no transitions" });
+      transitions.forEach((t, i) => known(`${path}[${i}].target`, t.target));
+      const guards = transitions.map((t) => t.guard);
+      const complementary = (a: GuardName, b: GuardName) =>
+        (a === "under_cap" && b === "at_cap") || (a === "at_cap" && b === "under_cap") ||
+        (a === "mode_proposal" && b === "mode_implementation") || (a === "mode_implementation" && b === "mode_proposal");
+      const total = guards.includes(undefined) || guards.some((g, i) => guards.some((h, j) => i !== j && g && h && complementary(g, h)));
+      if (transitions.length > 0 && !total) {
+        problems.push({ path, message: "every transition is guarded and the guards do not cover all cases: add an unguarded fallback" });
+      }
+    }
+    if (state.type === "step") {
+      for (const trigger of possible) {
+        if (!state.on[trigger]) problems.push({ path: `states.${name}.on`, message: `no transition for trigger "${trigger}" of step output "${state.step.output}"` });
+      }
+    }
+  }
+  // Reachability from the initial state (global transitions reach their targets from anywhere).
+  const reached = new Set<string>([def.initial, def.global.cancel, def.global.step_failed]);
+  const queue = [def.initial];
+  while (queue.length) {
+    const state = def.states[queue.shift()!];
+    if (!state || state.type === "terminal") continue;
+    for (const transitions of Object.values(state.on)) {
+      for (const t of transitions) {
+        if (!reached.has(t.target)) {
+          reached.add(t.target);
+          queue.push(t.target);
+        }
+      }
+    }
+  }
+  for (const name of names) {
+    if (!reached.has(name)) problems.push({ path: `states.${name}`, message: "unreachable from the initial state" });
+  }
+  return problems;
+}
+
+/** Parses and checks a definition (built-in or user JSON); throws with every problem listed. */
+export function loadDefinition(input: unknown): WorkflowDefinition {
+  const parsed = ZWorkflowDefinition.safeParse(input);
+  const id = typeof (input as { id?: unknown })?.id === "string" ? (input as { id: string }).id : "(unnamed)";
+  if (!parsed.success) {
+    throw new InvalidWorkflowError(id, parsed.error.issues.map((i) => ({ path: i.path.join(".") || "(root)", message: i.message })));
+  }
+  const problems = checkDefinition(parsed.data);
+  if (problems.length) throw new InvalidWorkflowError(parsed.data.id, problems);
+  return parsed.data;
+}
