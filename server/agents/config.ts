@@ -1,0 +1,135 @@
+// Agent configuration: one zod schema per agent kind, joined in a discriminated union on
+// `kind` so a new shell or brain is one more member. Everything an agent needs to run is
+// validated here, before any agent is created.
+import path from "node:path";
+import { z } from "zod";
+import { MAX_AGENT_OUTPUT_BYTES } from "./types";
+
+/** Variables of the web server and runner that no agent process may ever receive (SPEC N4). */
+export const RUNNER_SECRET_ENV = ["DATABASE_URL", "NEXTAUTH_SECRET"] as const;
+
+const ZAgentId = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "use letters, digits, '.', '_' and '-', starting with a letter or digit");
+
+/** What an agent may do (SPEC M4): capabilities, and the files it may change (globs). */
+export const ZAgentManifest = z.strictObject({
+  capabilities: z.array(z.string().min(1)).default([]),
+  /** Globs relative to the repository; changes outside them are rejected by the orchestrator. */
+  allowedFiles: z.array(z.string().min(1)).min(1).optional(),
+});
+
+/** Fields every agent kind has. */
+const ZAgentBase = z.object({
+  id: ZAgentId,
+  name: z.string().min(1).max(200).optional(),
+  manifest: ZAgentManifest.optional(),
+});
+
+/**
+ * Why `relativePath` may not name a file inside a workspace, or null when it may: it must be
+ * relative, use '/' as separator, and never climb out with '..'. (Symlinks are checked where
+ * the workspace is known.)
+ */
+export function relativePathProblem(relativePath: string): string | null {
+  if (relativePath === "") return "is empty";
+  if (relativePath.includes("\0")) return "contains a NUL byte";
+  if (relativePath.includes("\\")) return "contains a backslash (use '/')";
+  if (path.posix.isAbsolute(relativePath) || /^[A-Za-z]:/.test(relativePath)) return "is absolute";
+  if (relativePath.split("/").includes("..")) return "contains '..'";
+  const normalized = path.posix.normalize(relativePath);
+  if (normalized === "." || normalized === "./" || normalized.endsWith("/")) return "does not name a file";
+  return null;
+}
+
+/** Files to write (string content) or delete (null), keyed by path inside the workspace. */
+const ZWorkspaceFiles = z.record(z.string(), z.string().nullable()).superRefine((files, ctx) => {
+  // A refinement of the whole record rather than of its keys, so that inside a union the
+  // error still names the offending path instead of "Invalid input".
+  for (const p of Object.keys(files)) {
+    const problem = relativePathProblem(p);
+    if (problem) ctx.addIssue({ code: "custom", path: [p], message: `path "${p}" ${problem}` });
+  }
+});
+
+// --- scripted brain --------------------------------------------------------------------
+
+export const ZScriptReply = z.strictObject({
+  reply: z.string(),
+  /** Files to write (string content) or delete (null) in the workspace before replying. */
+  files: ZWorkspaceFiles.optional(),
+  /** Pause before each streamed chunk, to look like a model that is thinking. */
+  chunkDelayMs: z.number().int().nonnegative().max(600_000).default(0),
+});
+
+export const SCRIPT_FAULTS = ["disconnect", "timeout", "rate_limit", "auth", "invalid_json", "oversized", "server_error"] as const;
+export type ScriptFault = (typeof SCRIPT_FAULTS)[number];
+
+export const ZScriptFault = z.strictObject({
+  fault: z.enum(SCRIPT_FAULTS),
+  /** disconnect: how many characters arrive before the connection drops. */
+  afterChars: z.number().int().nonnegative().max(MAX_AGENT_OUTPUT_BYTES).optional(),
+  /** rate_limit: the wait the "provider" asks for. */
+  retryAfterMs: z.number().int().nonnegative().max(3_600_000).optional(),
+  /** Replaces the canned error message. */
+  message: z.string().min(1).max(2_000).optional(),
+});
+
+export const ZScriptEntry = z.union([ZScriptReply, ZScriptFault]);
+export type ScriptEntry = z.output<typeof ZScriptEntry>;
+export type ScriptReply = z.output<typeof ZScriptReply>;
+export type ScriptFaultEntry = z.output<typeof ZScriptFault>;
+
+export const ZScriptedAgentConfig = ZAgentBase.extend({
+  kind: z.literal("scripted"),
+  /** Invocation n of a role plays responses[n]; the last entry repeats. */
+  responses: z.array(ZScriptEntry).min(1),
+}).strict();
+export type ScriptedAgentConfig = z.output<typeof ZScriptedAgentConfig>;
+export type ScriptedAgentConfigInput = z.input<typeof ZScriptedAgentConfig>;
+
+// --- generic command shell -------------------------------------------------------------
+
+const ZEnvName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "is not a valid environment variable name")
+  .refine((name) => !(RUNNER_SECRET_ENV as readonly string[]).includes(name), {
+    message: `must not be one of the runner's secrets (${RUNNER_SECRET_ENV.join(", ")})`,
+  });
+
+export const PROMPT_PLACEHOLDER = "{prompt}";
+
+export const ZCommandAgentConfig = ZAgentBase.extend({
+  kind: z.literal("command"),
+  /** Executable and arguments; run without a shell. */
+  argv: z
+    .array(z.string().refine((a) => !a.includes("\0"), "must not contain a NUL byte"))
+    .min(1)
+    .refine((argv) => (argv[0] ?? "") !== "", "the executable (argv[0]) must not be empty"),
+  /** stdin: the prompt is written to standard input; arg: it replaces `{prompt}` in argv. */
+  prompt: z.enum(["stdin", "arg"]).default("stdin"),
+  /** Literal variables for the process. */
+  env: z.record(ZEnvName, z.string().refine((v) => !v.includes("\0"), "must not contain a NUL byte")).optional(),
+  /** Names of variables passed through from the runner's environment (e.g. a provider key). */
+  passEnv: z.array(ZEnvName).optional(),
+  /** Per-invocation limit; the request's deadline applies too, whichever comes first. */
+  timeoutMs: z.number().int().positive().max(86_400_000).optional(),
+})
+  .strict()
+  .refine((c) => c.prompt !== "arg" || c.argv.slice(1).some((a) => a.includes(PROMPT_PLACEHOLDER)), {
+    message: `with prompt "arg", an argument must contain ${PROMPT_PLACEHOLDER}`,
+    path: ["argv"],
+  });
+export type CommandAgentConfig = z.output<typeof ZCommandAgentConfig>;
+export type CommandAgentConfigInput = z.input<typeof ZCommandAgentConfig>;
+
+// --- all kinds -------------------------------------------------------------------------
+
+export const ZAgentConfig = z.discriminatedUnion("kind", [ZScriptedAgentConfig, ZCommandAgentConfig]);
+/** A validated agent configuration (defaults applied). */
+export type AgentConfig = z.output<typeof ZAgentConfig>;
+/** An agent configuration as written in a file or in code (defaults may be left out). */
+export type AgentConfigInput = z.input<typeof ZAgentConfig>;
+export type AgentKind = AgentConfig["kind"];
