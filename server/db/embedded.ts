@@ -44,6 +44,15 @@ function commandLineOf(pid: number): string {
   }
 }
 
+function parentOf(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return null;
+  }
+}
+
 async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -71,6 +80,13 @@ export async function recoverStaleServer(dataDir: string, log: (line: string) =>
   // Match on the data directory too: after a reboot or a long pause the pid may belong to
   // an unrelated process, even another cluster's postgres, which we must not stop.
   if (isAlive(pid) && cmd.includes("postgres") && cmd.includes(dataDir)) {
+    // Orphaned (its node parent was killed: it now hangs off init or a subreaper), or in
+    // use by another live process on this data directory, which we must not pull it from.
+    const owner = parentOf(pid);
+    const ownerCmd = owner ? commandLineOf(owner) : "";
+    if (owner && owner > 1 && /(^|\/)node\b/.test(ownerCmd.split(" ")[0] ?? "")) {
+      throw new Error(`postgres: ${dataDir} is in use by a running server (pid ${pid}) started by pid ${owner} (${ownerCmd.trim()}); stop that process first`);
+    }
     log(`postgres: found a server left running by an earlier run (pid ${pid}); stopping it`);
     process.kill(pid, "SIGINT"); // fast shutdown: rolls back open transactions, keeps data
     if (!(await waitForExit(pid, 15_000))) {
@@ -80,7 +96,7 @@ export async function recoverStaleServer(dataDir: string, log: (line: string) =>
     }
     return;
   }
-  log(`postgres: removing stale ${pidFile} (pid ${pid} is not our running postgres)`);
+  log(`postgres: removing stale ${pidFile} (pid ${pid} is not a running postgres)`);
   fs.rmSync(pidFile, { force: true });
 }
 
