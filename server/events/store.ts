@@ -69,8 +69,8 @@ export interface ForkInput {
   parentId: string;
   atVersion: number;
   childId: string;
-  /** The SessionForked event (or another type) that opens the child stream. */
-  event: NewEvent;
+  /** The SessionForked event that opens the child stream, then anything that follows at once. */
+  event: NewEvent | NewEvent[];
   metadata: AppendMetadata;
 }
 
@@ -208,7 +208,7 @@ export class EventStore {
         [input.childId, parentRow.type, input.atVersion, input.parentId],
       );
       if (created.rowCount !== 1) throw new AppError("CONFLICT", `stream ${input.childId} already exists`);
-      return this.appendInTx(tx, input.childId, input.atVersion, [input.event], input.metadata);
+      return this.appendInTx(tx, input.childId, input.atVersion, Array.isArray(input.event) ? input.event : [input.event], input.metadata);
     });
   }
 

@@ -1,12 +1,12 @@
 // Step dispatch on Postgres: schedule, claim with SKIP LOCKED (the attempt number is the
 // fencing token), heartbeat, and record results only from the attempt holding the lease.
 import crypto from "node:crypto";
-import type { Db } from "../db/pool";
+import type { Db, Tx } from "../db/pool";
 import { withTransaction } from "../db/pool";
 import { isAppError } from "../errors";
 import type { Actor, ErrorClass } from "../events/catalog";
 import type { EventStore } from "../events/store";
-import type { AppendMetadata } from "../events/types";
+import type { AppendMetadata, RecordedEvent } from "../events/types";
 import { StaleAttemptError } from "./steps-projection";
 
 export interface ClaimedStep {
@@ -129,6 +129,9 @@ export async function heartbeatStep(pool: Db, step: { id: string; attempt: numbe
   return r.rowCount === 1;
 }
 
+/** Runs inside the outcome's transaction (e.g. the workflow deciding the next step). */
+export type OutcomeReactor = (tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]) => Promise<void>;
+
 export type StepOutcome =
   | { kind: "started" }
   | { kind: "completed"; output: unknown }
@@ -149,7 +152,7 @@ export async function recordStepOutcome(
   step: { id: string; attempt: number },
   outcome: StepOutcome,
   actor: Actor,
-  options: { retryBaseMs?: number } = {},
+  options: { retryBaseMs?: number; react?: OutcomeReactor } = {},
 ): Promise<boolean> {
   try {
     await withTransaction(store.pool, async (tx) => {
@@ -175,7 +178,8 @@ export async function recordStepOutcome(
             return { type: "StepReleased", data: { ...data, reason: outcome.reason } };
         }
       })();
-      await store.appendInTx(tx, current.session_id, "any", [event], { actor });
+      const recorded = await store.appendInTx(tx, current.session_id, "any", [event], { actor });
+      await options.react?.(tx, store, current.session_id, recorded.events);
     });
     return true;
   } catch (err) {

@@ -7,9 +7,9 @@ import pg from "pg";
 import type { Db } from "../db/pool";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
-import { claimNextStep, failExhaustedSteps, heartbeatStep, recordStepOutcome, retryDelayMs, type ClaimedStep } from "./dispatch";
+import { claimNextStep, failExhaustedSteps, heartbeatStep, recordStepOutcome, retryDelayMs, type ClaimedStep, type OutcomeReactor } from "./dispatch";
 import { StepExecutionError, type StepExecutor } from "./executors";
-import { STEPS_CHANNEL } from "./steps-projection";
+import { CANCEL_CHANNEL, STEPS_CHANNEL } from "./steps-projection";
 
 export interface RunnerOptions {
   id?: string;
@@ -25,6 +25,8 @@ export interface RunnerOptions {
   log?: (msg: string, fields?: Record<string, unknown>) => void;
   /** Observability hook (benchmarks, tests): called when a step has been claimed. */
   onClaim?: (step: ClaimedStep) => void;
+  /** Decides what follows a step outcome, in the transaction that records it. */
+  react?: OutcomeReactor;
 }
 
 export const RUNNER_HEARTBEAT_MS = 5_000;
@@ -34,7 +36,7 @@ export const RUNNER_LIVENESS_MS = 15_000;
 export class Runner {
   readonly id: string;
   readonly actor: Actor;
-  private readonly opts: Required<Omit<RunnerOptions, "id" | "onClaim">> & Pick<RunnerOptions, "onClaim">;
+  private readonly opts: Required<Omit<RunnerOptions, "id" | "onClaim" | "react">> & Pick<RunnerOptions, "onClaim" | "react">;
   private listener: pg.Client | null = null;
   private readonly inFlight = new Map<string, { step: ClaimedStep; abort: AbortController; done: Promise<void> }>();
   private stopping = false;
@@ -95,14 +97,17 @@ export class Runner {
 
   private async listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.databaseUrl, application_name: `catcafe-runner-listen` });
-    client.on("notification", () => this.signalWake());
+    client.on("notification", (n) => {
+      if (n.channel === CANCEL_CHANNEL) this.cancelStep(n.payload ?? "");
+      else this.signalWake();
+    });
     client.on("error", () => {
       // Lost notifications are covered by the fallback poll; reconnect in the background.
       this.listener = null;
       if (!this.stopping) setTimeout(() => void this.listen().catch(() => {}), 1_000).unref();
     });
     await client.connect();
-    await client.query(`LISTEN ${STEPS_CHANNEL}`);
+    await client.query(`LISTEN ${STEPS_CHANNEL}; LISTEN ${CANCEL_CHANNEL}`);
     this.listener = client;
   }
 
@@ -172,7 +177,7 @@ export class Runner {
     try {
       if (!executor) throw new StepExecutionError("internal_error", `no executor for step kind "${step.kind}" on runner ${this.id}`, false);
       const output = await executor(step, { signal: abort.signal });
-      const accepted = await recordStepOutcome(this.store, step, { kind: "completed", output }, this.actor);
+      const accepted = await recordStepOutcome(this.store, step, { kind: "completed", output }, this.actor, { react: this.opts.react });
       log(accepted ? "step completed" : "step result rejected: attempt no longer holds the step");
     } catch (err) {
       const reason = abort.signal.reason;
@@ -181,8 +186,9 @@ export class Runner {
         log("step released on shutdown");
         return;
       }
-      if (reason instanceof LeaseLostSignal) {
-        log("step aborted: lease lost");
+      if (reason instanceof LeaseLostSignal || reason instanceof CancelSignal) {
+        // The step is no longer ours (lease lost) or no longer wanted (cancelled, already recorded).
+        log(reason instanceof CancelSignal ? "step cancelled by an operator" : "step aborted: lease lost");
         return;
       }
       const failure =
@@ -191,13 +197,19 @@ export class Runner {
           : err instanceof StepExecutionError
             ? { errorClass: err.errorClass, message: err.message, retryable: err.retryable }
             : { errorClass: "internal_error" as const, message: String((err as Error)?.message ?? err), retryable: false };
-      await recordStepOutcome(this.store, step, { kind: "failed", ...failure }, this.actor, { retryBaseMs: this.opts.retryBaseMs });
+      await recordStepOutcome(this.store, step, { kind: "failed", ...failure }, this.actor, { retryBaseMs: this.opts.retryBaseMs, react: this.opts.react });
       log("step failed", failure);
       // Retries become claimable after their backoff; wake up then rather than at the next poll.
       if (failure.retryable) setTimeout(() => this.signalWake(), retryDelayMs(step.attempt, this.opts.retryBaseMs) + 5).unref();
     } finally {
       clearTimeout(timeout);
     }
+  }
+
+  /** An operator cancelled this step: abort its work now (the child process tree dies with it). */
+  private cancelStep(stepId: string): void {
+    const flight = this.inFlight.get(stepId);
+    if (flight) flight.abort.abort(new CancelSignal());
   }
 
   private async heartbeatSteps(): Promise<void> {
@@ -220,6 +232,11 @@ class ShutdownSignal extends Error {
 class LeaseLostSignal extends Error {
   constructor() {
     super("lease lost");
+  }
+}
+class CancelSignal extends Error {
+  constructor() {
+    super("cancelled by an operator");
   }
 }
 class TimeoutSignal extends Error {

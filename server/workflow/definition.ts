@@ -109,6 +109,14 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
   known("initial", def.initial);
   known("global.cancel", def.global.cancel);
   known("global.step_failed", def.global.step_failed);
+  const initial = def.states[def.initial];
+  if (initial && (initial.type !== "wait" || !initial.on.start)) {
+    problems.push({ path: `states.${def.initial}`, message: 'the initial state must be a wait state with a "start" transition' });
+  }
+  for (const key of ["cancel", "step_failed"] as const) {
+    const target = def.states[def.global[key]];
+    if (target && target.type !== "terminal") problems.push({ path: `global.${key}`, message: `must lead to a terminal state, "${def.global[key]}" is a ${target.type} state` });
+  }
   if (![...Object.values(def.states)].some((s) => s.type === "terminal")) {
     problems.push({ path: "states", message: "no terminal state: the workflow could never finish" });
   }
@@ -127,7 +135,15 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
       const complementary = (a: GuardName, b: GuardName) =>
         (a === "under_cap" && b === "at_cap") || (a === "at_cap" && b === "under_cap") ||
         (a === "mode_proposal" && b === "mode_implementation") || (a === "mode_implementation" && b === "mode_proposal");
-      const total = guards.includes(undefined) || guards.some((g, i) => guards.some((h, j) => i !== j && g && h && complementary(g, h)));
+      const modeGuards = guards.filter((g) => g === "mode_proposal" || g === "mode_implementation").map((g) => g!.slice("mode_".length));
+      for (const mode of modeGuards) {
+        if (!def.modes.includes(mode)) problems.push({ path, message: `guard mode_${mode} names a mode the workflow does not declare (modes: ${def.modes.join(", ")})` });
+      }
+      const allModesCovered = modeGuards.length > 0 && def.modes.every((m) => modeGuards.includes(m));
+      const total =
+        guards.includes(undefined) ||
+        allModesCovered ||
+        guards.some((g, i) => guards.some((h, j) => i !== j && g && h && complementary(g, h) && !g.startsWith("mode_")));
       if (transitions.length > 0 && !total) {
         problems.push({ path, message: "every transition is guarded and the guards do not cover all cases: add an unguarded fallback" });
       }
@@ -139,8 +155,9 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
     }
   }
   // Reachability from the initial state (global transitions reach their targets from anywhere).
-  const reached = new Set<string>([def.initial, def.global.cancel, def.global.step_failed]);
-  const queue = [def.initial];
+  const starts = [def.initial, def.global.cancel, def.global.step_failed];
+  const reached = new Set<string>(starts);
+  const queue = [...starts];
   while (queue.length) {
     const state = def.states[queue.shift()!];
     if (!state || state.type === "terminal") continue;
@@ -164,7 +181,14 @@ export function loadDefinition(input: unknown): WorkflowDefinition {
   const parsed = ZWorkflowDefinition.safeParse(input);
   const id = typeof (input as { id?: unknown })?.id === "string" ? (input as { id: string }).id : "(unnamed)";
   if (!parsed.success) {
-    throw new InvalidWorkflowError(id, parsed.error.issues.map((i) => ({ path: i.path.join(".") || "(root)", message: i.message })));
+    throw new InvalidWorkflowError(
+      id,
+      parsed.error.issues.map((i) => {
+        // A bad record key is reported by zod as "Invalid key in record": show the key's own message.
+        const inner = i.code === "invalid_key" ? i.issues[0]?.message : undefined;
+        return { path: i.path.join(".") || "(root)", message: inner ? `${inner}` : i.message };
+      }),
+    );
   }
   const problems = checkDefinition(parsed.data);
   if (problems.length) throw new InvalidWorkflowError(parsed.data.id, problems);

@@ -125,11 +125,25 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
       return { ...next, status: "active", config: event.data, head: event.data.project.baseCommit, iteration: 1 };
     case "SessionCreated":
       return { ...next, fsm: event.data.state };
-    case "SessionForked":
-      // A fork continues from the inherited state; a rerun restarts from the workflow's start.
-      return { ...next, fsm: event.data.state, status: next.config ? "active" : next.status, step: null, outcome: null };
+    case "SessionForked": {
+      // A fork continues from the inherited state; a rerun restarts the loop from scratch.
+      const forked: TaskState = { ...next, fsm: event.data.state, status: next.config ? "active" : next.status, step: null, outcome: null };
+      if (event.data.reason !== "rerun") return forked;
+      return {
+        ...forked,
+        iteration: 1,
+        openIssues: [],
+        lastVerdict: null,
+        lastDiff: null,
+        lastTestPlan: null,
+        taskSpec: null,
+        head: next.config?.project.baseCommit ?? null,
+      };
+    }
     case "SessionStateChanged":
-      return { ...next, fsm: event.data.to };
+      // Leaving a state ends its step; the step's outcome event alone does not (the engine
+      // decides on a history that already holds that outcome).
+      return { ...next, fsm: event.data.to, step: null };
     case "IterationStarted":
       return { ...next, iteration: event.data.iteration };
     case "StepScheduled": {
@@ -139,14 +153,12 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
     case "StepStarted":
       if (!state.step || state.step.id !== event.data.stepId) return next;
       return { ...next, invocations: { ...state.invocations, [state.step.role]: (state.invocations[state.step.role] ?? 0) + 1 } };
-    case "StepCompleted":
-    case "StepCancelled":
-      return state.step?.id === event.data.stepId ? { ...next, step: null } : next;
-    case "StepFailed":
-      return state.step?.id === event.data.stepId && event.data.retryAt === null ? { ...next, step: null } : next;
     case "AgentOutputRecorded":
       return {
         ...next,
+        openIssues: event.data.validationErrors.length
+          ? event.data.validationErrors.map((e) => `${event.data.role} output rejected: ${e}`)
+          : state.openIssues,
         thread: [...state.thread, { from: event.data.role, text: event.data.validationErrors.length ? `(invalid output) ${event.data.preview}` : event.data.preview }],
       };
     case "WorkspaceCommitted":
@@ -207,7 +219,8 @@ export interface DecideContext {
 
 type Emitted = NewEvent & AppEvent;
 
-const CONFIRM_SIGNAL = /(^|\s)\/confirm\b|^\s*(confirm|confirmed|go ahead)[.!]?\s*$/im;
+/** `/confirm` as a word of its own, or a line that is just "confirm" / "confirmed" / "go ahead". */
+const CONFIRM_SIGNAL = /(^|\s)\/confirm\b(?![/\w])|^\s*(confirm|confirmed|go ahead)[.!]?\s*$/im;
 
 export function hasConfirmSignal(text: string): boolean {
   return CONFIRM_SIGNAL.test(text);
@@ -319,7 +332,16 @@ function scheduleStep(ctx: DecideContext, state: TaskState, stateName: string, s
 }
 
 /** Interprets a step's output against what its state requires: events + the trigger it fires. */
-function interpret(state: TaskState, spec: StepSpec, cmd: Extract<TaskCommand, { type: "StepSucceeded" }>): { events: Emitted[]; trigger: string } {
+interface Interpretation {
+  events: Emitted[];
+  trigger: string;
+  /** Why the output was rejected, when it was: carried into the outcome if the session ends. */
+  failure?: { errorClass: ErrorClass; diagnosis: string };
+}
+
+const schemaFailure = (errors: string[]) => ({ errorClass: "schema_invalid" as const, diagnosis: errors.join("; ").slice(0, 500) });
+
+function interpret(state: TaskState, spec: StepSpec, cmd: Extract<TaskCommand, { type: "StepSucceeded" }>): Interpretation {
   const { stepId, attempt, output } = cmd;
   if (output.kind === "commands") {
     const events: Emitted[] = output.results.map((r, index) => ({
@@ -354,7 +376,7 @@ function interpret(state: TaskState, spec: StepSpec, cmd: Extract<TaskCommand, {
       return { events: [recordOutput(null, []), ...committed], trigger: "done" };
     case "review_verdict": {
       const parsed = parseStrictJson(text, ZReviewVerdict);
-      if (!parsed.ok) return { events: [recordOutput(null, parsed.errors)], trigger: "schema_invalid" };
+      if (!parsed.ok) return { events: [recordOutput(null, parsed.errors)], trigger: "schema_invalid", failure: schemaFailure(parsed.errors) };
       const enforced = enforceReviewRule(parsed.value);
       return {
         events: [
@@ -369,16 +391,17 @@ function interpret(state: TaskState, spec: StepSpec, cmd: Extract<TaskCommand, {
     }
     case "test_plan": {
       const parsed = parseStrictJson(text, ZTestPlan);
-      if (!parsed.ok) return { events: [recordOutput(null, parsed.errors)], trigger: "schema_invalid" };
+      if (!parsed.ok) return { events: [recordOutput(null, parsed.errors)], trigger: "schema_invalid", failure: schemaFailure(parsed.errors) };
       return { events: [recordOutput(parsed.value, []), { type: "TestPlanRecorded", data: { stepId, ...parsed.value } }], trigger: "plan_valid" };
     }
     case "task_spec": {
       const parsed = parseStrictJson(text, ZTaskSpec);
-      if (!parsed.ok) return { events: [recordOutput(null, parsed.errors)], trigger: "task_spec_invalid" };
+      if (!parsed.ok) return { events: [recordOutput(null, parsed.errors)], trigger: "task_spec_invalid", failure: schemaFailure(parsed.errors) };
       const allowed = manifestGlobs(state, "planner");
       const outside = allowed ? filesOutside(parsed.value.files, allowed) : [];
       if (outside.length) {
-        return { events: [recordOutput(parsed.value, [`files outside the planner's manifest (${allowed!.join(", ")}): ${outside.join(", ")}`])], trigger: "task_spec_invalid" };
+        const problem = `files outside the planner's manifest (${allowed!.join(", ")}): ${outside.join(", ")}`;
+        return { events: [recordOutput(parsed.value, [problem])], trigger: "task_spec_invalid", failure: schemaFailure([problem]) };
       }
       return { events: [recordOutput(parsed.value, []), { type: "TaskSpecRecorded", data: { stepId, spec: parsed.value as never } }], trigger: "task_spec_valid" };
     }
@@ -462,20 +485,19 @@ export function decide(state: TaskState, command: TaskCommand, ctx: DecideContex
       requireActive(state);
       const events: Emitted[] = [{ type: "CancelRequested", data: { reason: command.reason } }];
       if (state.step) events.push({ type: "StepCancelled", data: { stepId: state.step.id } });
-      return [...events, ...fire(def, ctx, state, "cancel")];
+      return [...events, ...fire(def, ctx, state, "cancel", { errorClass: "cancelled", diagnosis: command.reason })];
     }
     case "StepSucceeded": {
       if (state.status !== "active" || state.step?.id !== command.stepId) return [];
       const spec = def.states[state.step.state];
       if (!spec || spec.type !== "step") return [];
-      const { events, trigger } = interpret(state, spec.step, command);
-      const cleared: TaskState = { ...state, step: null };
-      const after = events.reduce<TaskState>((s, e, i) => evolve(s, { ...fakeRecorded(e), version: state.version + i + 1 }), cleared);
-      return [...events, ...fire(def, ctx, after, trigger)];
+      const { events, trigger, failure } = interpret(state, spec.step, command);
+      const after = events.reduce<TaskState>((s, e, i) => evolve(s, { ...fakeRecorded(e), version: state.version + i + 1 }), state);
+      return [...events, ...fire(def, ctx, after, trigger, failure ?? {})];
     }
     case "StepGaveUp": {
       if (state.status !== "active" || state.step?.id !== command.stepId) return [];
-      return fire(def, ctx, { ...state, step: null }, "step_failed", { errorClass: command.errorClass, diagnosis: command.message });
+      return fire(def, ctx, state, "step_failed", { errorClass: command.errorClass, diagnosis: command.message });
     }
   }
 }

@@ -1,0 +1,51 @@
+// Projects: a git repository, its command allowlist and the agents per role. Stored as
+// configuration (not events); a task copies what it uses into its TaskStarted event.
+import { z } from "zod";
+import { ZAgentConfig } from "../agents/config";
+import type { Queryable } from "../db/pool";
+import { AppError } from "../errors";
+import { ZAllowlist } from "../commands/allowlist";
+
+export const ZProjectInput = z.object({
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and '-'"),
+  name: z.string().min(1).max(200),
+  repoPath: z.string().min(1),
+  allowlist: ZAllowlist,
+  agents: z.partialRecord(z.enum(["coder", "reviewer", "tester", "planner", "executor"]), ZAgentConfig),
+  maxIterations: z.number().int().positive().max(20).default(3),
+});
+export type TProjectInput = z.input<typeof ZProjectInput>;
+
+export interface Project {
+  id: string;
+  name: string;
+  repoPath: string;
+  allowlist: string[][];
+  agents: Record<string, unknown>;
+  maxIterations: number;
+}
+
+export async function upsertProject(db: Queryable, input: TProjectInput): Promise<Project> {
+  const p = ZProjectInput.parse(input);
+  await db.query(
+    `INSERT INTO projects (id, name, repo_path, allowlist, agents, max_iterations) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (id) DO UPDATE SET name = $2, repo_path = $3, allowlist = $4, agents = $5, max_iterations = $6, updated_at = now()`,
+    [p.id, p.name, p.repoPath, JSON.stringify(p.allowlist), JSON.stringify(input.agents), p.maxIterations],
+  );
+  return { id: p.id, name: p.name, repoPath: p.repoPath, allowlist: p.allowlist, agents: input.agents as Record<string, unknown>, maxIterations: p.maxIterations };
+}
+
+export async function getProject(db: Queryable, id: string): Promise<Project> {
+  const r = await db.query<{ id: string; name: string; repo_path: string; allowlist: string[][]; agents: Record<string, unknown>; max_iterations: number }>(
+    "SELECT id, name, repo_path, allowlist, agents, max_iterations FROM projects WHERE id = $1",
+    [id],
+  );
+  const row = r.rows[0];
+  if (!row) throw new AppError("NOT_FOUND", `no project "${id}"`);
+  return { id: row.id, name: row.name, repoPath: row.repo_path, allowlist: row.allowlist, agents: row.agents, maxIterations: row.max_iterations };
+}
+
+export async function listProjects(db: Queryable): Promise<Array<Pick<Project, "id" | "name">>> {
+  const r = await db.query<{ id: string; name: string }>("SELECT id, name FROM projects ORDER BY name");
+  return r.rows;
+}

@@ -1,0 +1,122 @@
+// Operator actions on tasks: start, confirm, follow-up, cancel, rerun. Each loads the
+// session, asks the workflow engine to decide, and appends with the version it read, so
+// two conflicting actions (two confirms) cannot both win: the second gets CONFLICT.
+import crypto from "node:crypto";
+import { z } from "zod";
+import type { Db } from "../db/pool";
+import { AppError } from "../errors";
+import type { Actor } from "../events/catalog";
+import type { EventStore } from "../events/store";
+import { getProject } from "../projects/projects";
+import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
+import { decide, evolve, foldTask, type TaskState } from "../workflow/engine";
+import { decideContext, definitionFor } from "../workflow/reactor";
+import { resolveBaseCommit } from "../workspaces";
+import { ZAgentConfig } from "../agents/config";
+
+export interface TaskDeps {
+  store: EventStore;
+  pool: Db;
+}
+
+export const ZStartTaskInput = z.object({
+  projectId: z.string().min(1),
+  prompt: z.string().trim().min(1, "say what the task is").max(20_000),
+  mode: z.enum(["proposal", "implementation"]).default("proposal"),
+  workflow: z.string().default("review_loop"),
+  title: z.string().trim().min(1).max(200).optional(),
+});
+export type TStartTaskInput = z.input<typeof ZStartTaskInput>;
+
+export const ZSessionRef = z.object({ sessionId: z.string().min(1).max(100) });
+export const ZConfirmInput = ZSessionRef.extend({
+  via: z.enum(["button", "command", "followup", "cli", "api"]).default("api"),
+});
+export const ZFollowUpInput = ZSessionRef.extend({ text: z.string().trim().min(1).max(20_000) });
+export const ZCancelInput = ZSessionRef.extend({ reason: z.string().trim().max(500).default("cancelled by an operator") });
+
+export function newSessionId(): string {
+  return `s-${crypto.randomBytes(6).toString("hex")}`;
+}
+
+export async function loadTask(store: EventStore, sessionId: string): Promise<TaskState> {
+  const state = foldTask(await store.readStream(sessionId));
+  if (state.status === "none") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
+  return state;
+}
+
+async function act(deps: TaskDeps, sessionId: string, actor: Actor, command: Parameters<typeof decide>[1]): Promise<{ sessionId: string; version: number }> {
+  const state = await loadTask(deps.store, sessionId);
+  const events = decide(state, command, decideContext(definitionFor(state)));
+  const result = await deps.store.append(sessionId, state.version, events, { actor });
+  return { sessionId, version: result.version };
+}
+
+export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Actor): Promise<{ sessionId: string; version: number }> {
+  const input = ZStartTaskInput.parse(raw);
+  const definition = BUILTIN_WORKFLOWS[input.workflow];
+  if (!definition) throw new AppError("INVALID_INPUT", `unknown workflow "${input.workflow}" (known: ${Object.keys(BUILTIN_WORKFLOWS).join(", ")})`);
+  const project = await getProject(deps.pool, input.projectId);
+  // Every role the workflow uses must have a valid agent before anything starts.
+  const roles = new Set(Object.values(definition.states).flatMap((s) => (s.type === "step" && s.step.output !== "commands" ? [s.step.role] : [])));
+  for (const role of roles) {
+    const parsed = ZAgentConfig.safeParse(project.agents[role]);
+    if (!parsed.success) {
+      throw new AppError("PRECONDITION_FAILED", `project ${project.id} has no valid agent for role "${role}" (needed by ${definition.id}): ${parsed.error.issues[0]?.message ?? "missing"}`);
+    }
+  }
+  const baseCommit = await resolveBaseCommit(project.repoPath);
+  const sessionId = newSessionId();
+  const title = input.title ?? (input.prompt.split("\n")[0] ?? input.prompt).slice(0, 120);
+  const events = decide(foldTask([]), {
+    type: "StartTask",
+    title,
+    config: {
+      workflow: definition.id,
+      workflowVersion: definition.version,
+      mode: input.mode,
+      prompt: input.prompt,
+      maxIterations: project.maxIterations,
+      project: { id: project.id, name: project.name, repoPath: project.repoPath, baseCommit, allowlist: project.allowlist },
+      agents: Object.fromEntries([...roles].map((r) => [r, project.agents[r]])) as Record<string, never>,
+    },
+  }, decideContext(definition));
+  const result = await deps.store.append(sessionId, "no_stream", events, { actor });
+  return { sessionId, version: result.version };
+}
+
+export function confirmTask(deps: TaskDeps, raw: z.input<typeof ZConfirmInput>, actor: Actor) {
+  const input = ZConfirmInput.parse(raw);
+  return act(deps, input.sessionId, actor, { type: "Confirm", via: input.via });
+}
+
+export function followUpTask(deps: TaskDeps, raw: z.input<typeof ZFollowUpInput>, actor: Actor) {
+  const input = ZFollowUpInput.parse(raw);
+  return act(deps, input.sessionId, actor, { type: "FollowUp", text: input.text });
+}
+
+export function cancelTask(deps: TaskDeps, raw: z.input<typeof ZCancelInput>, actor: Actor) {
+  const input = ZCancelInput.parse(raw);
+  return act(deps, input.sessionId, actor, { type: "Cancel", reason: input.reason });
+}
+
+/**
+ * Rerun: a new execution with the session's prompt and configuration, as a fork of the
+ * original at its TaskStarted event (lineage recorded; the original is untouched).
+ */
+export async function rerunTask(deps: TaskDeps, raw: z.input<typeof ZSessionRef>, actor: Actor): Promise<{ sessionId: string; version: number; parentId: string }> {
+  const { sessionId: parentId } = ZSessionRef.parse(raw);
+  const history = await deps.store.readStream(parentId);
+  const started = history.find((e) => e.type === "TaskStarted");
+  if (!started) throw new AppError("NOT_FOUND", `session ${parentId} is not a task`);
+  const atVersion = started.version;
+  const inherited = foldTask(history.filter((e) => e.version <= atVersion));
+  const definition = definitionFor(inherited);
+  const title = (history.find((e) => e.type === "SessionCreated")?.data as { title?: string } | undefined)?.title ?? parentId;
+  const childId = newSessionId();
+  const forked = { type: "SessionForked" as const, data: { parentId, atVersion, reason: "rerun" as const, title: `${title} (rerun)`, workflow: definition.id, state: definition.initial } };
+  const afterFork = evolve(inherited, { ...history[0]!, type: forked.type, data: forked.data, version: atVersion + 1, streamId: childId });
+  const begin = decide(afterFork, { type: "Begin" }, decideContext(definition));
+  const result = await deps.store.fork({ parentId, atVersion, childId, event: [forked, ...begin], metadata: { actor } });
+  return { sessionId: childId, version: result.version, parentId };
+}

@@ -1,0 +1,123 @@
+// What a runner does with workflow steps: `agent` steps invoke the configured agent in
+// the session workspace (committing a coder's edits), `commands` steps run a test plan
+// through the allowlist runner. Raw outputs go to blobs; events carry references.
+import fs from "node:fs";
+import path from "node:path";
+import type { Db } from "../db/pool";
+import { createAgent, ZAgentConfig } from "../agents";
+import { AgentError } from "../agents/types";
+import { classifyCommandOutcome } from "../commands/classify";
+import { runCommand } from "../commands/run";
+import { getBlob, putBlob } from "../events/blobs";
+import type { ClaimedStep } from "../runner/dispatch";
+import { StepExecutionError, type StepExecutor } from "../runner/executors";
+import { commitWorkspace, createWorkspace, resetWorkspace } from "../workspaces";
+import type { AgentStepOutput, CommandResultOutput, CommandsStepOutput, StepInput } from "./engine";
+
+export interface WorkflowExecutorDeps {
+  pool: Db;
+  /** Where session worktrees live (outside every project). */
+  workspacesRoot: string;
+}
+
+const PREVIEW_CHARS = 2000;
+const TAIL_CHARS = 4000;
+const MAX_DIFF_IN_PROMPT = 200_000;
+
+/** The session's worktree at `head`: created on first use, reset (clean) on every later step. */
+async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, input: StepInput): Promise<string> {
+  const target = path.join(deps.workspacesRoot, step.sessionId);
+  if (fs.existsSync(target)) {
+    await resetWorkspace(target, input.workspace.head);
+    return target;
+  }
+  const ws = await createWorkspace({ repoPath: input.workspace.repoPath, workspacesRoot: deps.workspacesRoot, sessionId: step.sessionId, baseCommit: input.workspace.head });
+  return ws.path;
+}
+
+function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
+  return async (step, ctx): Promise<AgentStepOutput> => {
+    const input = step.input as StepInput;
+    const config = ZAgentConfig.safeParse(input.agent);
+    if (!config.success) {
+      throw new StepExecutionError("internal_error", `no valid agent configured for role ${input.role}: ${config.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, false);
+    }
+    const agent = createAgent(config.data);
+    const workspace = await prepareWorkspace(deps, step, input);
+    let prompt = input.prompt;
+    if (input.diff) {
+      const diff = (await getBlob(deps.pool, input.diff.blob)).content.toString("utf8");
+      prompt += `\n\nThe change under review (git diff):\n${diff.length > MAX_DIFF_IN_PROMPT ? `${diff.slice(0, MAX_DIFF_IN_PROMPT)}\n[diff truncated]` : diff}`;
+    }
+    let text: string;
+    let usage: AgentStepOutput["usage"];
+    try {
+      const response = await agent.invoke({
+        role: input.role,
+        prompt,
+        context: input.context,
+        workspace,
+        invocation: input.invocation + step.attempt - 1,
+        signal: ctx.signal,
+        deadline: Date.now() + step.timeoutMs,
+      });
+      text = response.text;
+      usage = response.usage;
+    } catch (err) {
+      if (err instanceof AgentError) throw new StepExecutionError(err.errorClass, err.message, err.retryable);
+      throw err;
+    }
+    const raw = await putBlob(deps.pool, text);
+    const output: AgentStepOutput = { kind: "agent", agentId: agent.id, raw, preview: text.slice(0, PREVIEW_CHARS), simulated: agent.simulated, ...(usage ? { usage } : {}) };
+    if (input.phase === "build" || input.phase === "execute") {
+      const committed = await commitWorkspace({
+        path: workspace,
+        message: `${input.role} (${input.state}): ${text.split("\n")[0]?.slice(0, 72) || "changes"}`,
+        author: { name: `${agent.id} (${input.role})`, email: `${agent.id}@agents.catcafe.local` },
+      });
+      const diff = await putBlob(deps.pool, committed.diff, "text/x-diff; charset=utf-8");
+      output.commit = {
+        commit: committed.commit,
+        parent: committed.parent,
+        empty: committed.empty,
+        changedFiles: committed.changedFiles.map((f) => ({ path: f.path, status: f.status, ...("previousPath" in f ? { previousPath: f.previousPath } : {}) })),
+        diff,
+      };
+    }
+    return output;
+  };
+}
+
+function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
+  return async (step, ctx): Promise<CommandsStepOutput> => {
+    const input = step.input as StepInput;
+    const workspace = await prepareWorkspace(deps, step, input);
+    const results: CommandResultOutput[] = [];
+    for (const command of input.commands) {
+      const outcome = await runCommand({ argv: command.argv, cwd: workspace, allowlist: input.allowlist, signal: ctx.signal });
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      const expectedExitCode = command.expect.exitCode;
+      if (outcome.status === "refused") {
+        results.push({ argv: command.argv, status: "refused", exitCode: null, expectedExitCode, durationMs: 0, stdoutTail: "", stderrTail: "", errorClass: "command_refused", reason: outcome.reason });
+        continue;
+      }
+      const failure = outcome.exitCode === expectedExitCode && !outcome.timedOut && !outcome.signal ? null : classifyCommandOutcome(outcome);
+      results.push({
+        argv: command.argv,
+        status: "ran",
+        exitCode: outcome.exitCode,
+        expectedExitCode,
+        durationMs: Math.round(outcome.durationMs),
+        stdoutTail: outcome.stdoutTail.slice(-TAIL_CHARS),
+        stderrTail: outcome.stderrTail.slice(-TAIL_CHARS),
+        errorClass: failure?.errorClass ?? null,
+        reason: failure ? (failure.errorClass === "command_failed" && outcome.exitCode !== null ? `exited with code ${outcome.exitCode}, expected ${expectedExitCode}` : failure.reason) : null,
+      });
+    }
+    return { kind: "commands", results };
+  };
+}
+
+export function workflowExecutors(deps: WorkflowExecutorDeps): Record<string, StepExecutor> {
+  return { agent: agentExecutor(deps), commands: commandsExecutor(deps) };
+}

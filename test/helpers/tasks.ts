@@ -1,0 +1,108 @@
+// Fixtures for workflow tests: a tiny git project with a failing node:test, scripted
+// agents, and an in-process runner wired to the workflow engine, on a real database.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll } from "vitest";
+import { createPool } from "../../server/db/pool";
+import { createAppEventStore } from "../../server/events/app-store";
+import { upsertProject, type TProjectInput } from "../../server/projects/projects";
+import { builtinExecutors } from "../../server/runner/executors";
+import { Runner } from "../../server/runner/runner";
+import { workflowExecutors } from "../../server/workflow/executors";
+import { reactToStepOutcome } from "../../server/workflow/reactor";
+import { foldTask, type TaskState } from "../../server/workflow/engine";
+import type { TestDatabase } from "./db";
+
+export const BUGGY_SUM = "function sum(a, b) {\n  return a - b;\n}\nmodule.exports = { sum };\n";
+export const FIXED_SUM = "function sum(a, b) {\n  return a + b;\n}\nmodule.exports = { sum };\n";
+const SUM_TEST = `const test = require("node:test");\nconst assert = require("node:assert");\nconst { sum } = require("../src/sum.js");\ntest("adds", () => assert.strictEqual(sum(2, 3), 5));\n`;
+
+export function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A git repository with src/sum.js (buggy) and a node:test that fails until it is fixed. */
+export function makeSumRepo(root: string): string {
+  const repo = path.join(root, "project");
+  fs.mkdirSync(path.join(repo, "src"), { recursive: true });
+  fs.mkdirSync(path.join(repo, "test"), { recursive: true });
+  fs.writeFileSync(path.join(repo, "src/sum.js"), BUGGY_SUM);
+  fs.writeFileSync(path.join(repo, "test/sum.test.js"), SUM_TEST);
+  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", ...args], { cwd: repo, stdio: "ignore" });
+  git("init", "-q", "-b", "main");
+  git("add", "-A");
+  git("commit", "-q", "-m", "initial");
+  return repo;
+}
+
+export const reviewApprove = JSON.stringify({ decision: "approve", summary: "Looks right.", findings: [] });
+export const reviewChanges = (message = "sum still subtracts") =>
+  JSON.stringify({ decision: "changes_requested", summary: "Not yet.", findings: [{ severity: "blocking", file: "src/sum.js", line: 2, message }] });
+export const testPlan = (argv = ["node", "--test", "test/"]) => JSON.stringify({ summary: "Run the unit tests.", commands: [{ argv }] });
+
+export type Script = Array<Record<string, unknown>>;
+
+export interface Harness {
+  repo: string;
+  workspacesRoot: string;
+  project(id: string, agents: Record<string, Script | Record<string, unknown>>, extra?: Partial<TProjectInput>): Promise<string>;
+  startRunner(): Promise<Runner>;
+  state(sessionId: string): Promise<TaskState>;
+  waitFor(sessionId: string, what: string, predicate: (s: TaskState) => boolean, timeoutMs?: number): Promise<TaskState>;
+}
+
+export function createHarness(db: TestDatabase): Harness {
+  const root = tempDir("catcafe-tasks-");
+  const repo = makeSumRepo(root);
+  const workspacesRoot = path.join(root, "workspaces");
+  const runners: Runner[] = [];
+  afterAll(async () => {
+    await Promise.all(runners.map((r) => r.stop()));
+  });
+  const harness: Harness = {
+    repo,
+    workspacesRoot,
+    async project(id, agents, extra = {}) {
+      await upsertProject(db.pool, {
+        id,
+        name: `Project ${id}`,
+        repoPath: repo,
+        allowlist: [["node", "--test", "**"]],
+        agents: Object.fromEntries(
+          Object.entries(agents).map(([role, a]) => [role, Array.isArray(a) ? { kind: "scripted", id: `${role}-sim`, responses: a } : a]),
+        ) as TProjectInput["agents"],
+        ...extra,
+      });
+      return id;
+    },
+    async startRunner() {
+      const pool = createPool(db.url, 8);
+      const runner = new Runner(createAppEventStore(pool), pool, db.url, {
+        executors: { ...builtinExecutors, ...workflowExecutors({ pool, workspacesRoot }) },
+        react: reactToStepOutcome,
+        retryBaseMs: 100,
+        leaseMs: 5_000,
+      });
+      await runner.start();
+      runners.push(runner);
+      return runner;
+    },
+    async state(sessionId) {
+      return foldTask(await db.store.readStream(sessionId));
+    },
+    async waitFor(sessionId, what, predicate, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const s = await harness.state(sessionId);
+        if (predicate(s)) return s;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; session is in "${s.fsm}" (${s.status}, outcome ${s.outcome})`);
+        await new Promise((r) => setTimeout(r, 30));
+      }
+    },
+  };
+  return harness;
+}
