@@ -1,5 +1,6 @@
 // Environment variables, parsed once with zod: a missing or malformed one fails fast
 // with its name. Each process parses only the part it needs.
+import path from "node:path";
 import { z } from "zod";
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
@@ -12,6 +13,8 @@ export const ZRunnerEnv = z.object({
   CATCAFE_RUNNER_CONCURRENCY: int(4),
   CATCAFE_RUNNER_RECLAIM_BACKOFF_MS: int(1_000),
   CATCAFE_RUNNER_SHUTDOWN_GRACE_MS: int(10_000),
+  /** Where session worktrees are created; must be outside every project repository. */
+  CATCAFE_WORKSPACES_DIR: z.string().min(1).default(path.resolve(import.meta.dirname, "../.data/workspaces")),
 });
 export type RunnerEnv = z.infer<typeof ZRunnerEnv>;
 

@@ -5,6 +5,8 @@ import { parseEnv, ZRunnerEnv } from "../env";
 import { createAppEventStore } from "../events/app-store";
 import { logger } from "../log";
 import { APP_VERSION } from "../version";
+import { workflowExecutors } from "../workflow/executors";
+import { reactToStepOutcome } from "../workflow/reactor";
 import { builtinExecutors } from "./executors";
 import { Runner } from "./runner";
 
@@ -19,7 +21,8 @@ const runner = new Runner(createAppEventStore(pool), pool, env.DATABASE_URL, {
   concurrency: env.CATCAFE_RUNNER_CONCURRENCY,
   reclaimBackoffMs: env.CATCAFE_RUNNER_RECLAIM_BACKOFF_MS,
   shutdownGraceMs: env.CATCAFE_RUNNER_SHUTDOWN_GRACE_MS,
-  executors: builtinExecutors,
+  executors: { ...builtinExecutors, ...workflowExecutors({ pool, workspacesRoot: env.CATCAFE_WORKSPACES_DIR }) },
+  react: reactToStepOutcome,
   log: (msg, fields) => log.info(fields ?? {}, msg),
 });
 
