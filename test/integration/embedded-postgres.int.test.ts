@@ -71,6 +71,18 @@ describe("embedded postgres", () => {
     expect(await select1(server.urlFor("postgres"))).toBe(1);
   });
 
+  it("does not change the exit code of a process that used it (a failing run must not exit 0)", async () => {
+    const dataDir = tempDir();
+    const port = await freePort();
+    const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.resolve("server/db/embedded.ts"))};
+      const server = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, port: ${port}, password: "pw" });
+      await server.stop();
+      process.exitCode = 3;`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: "ignore" });
+    const code = await new Promise((r) => child.once("exit", r));
+    expect(code).toBe(3);
+  });
+
   it("reports the real reason when postgres cannot start", async () => {
     const blocker = net.createServer();
     const port = await freePort();
