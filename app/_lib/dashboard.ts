@@ -2,29 +2,16 @@
 // stream's event count and last activity) and the
 // runners table with explicit selects. Times are relative to the database clock, the same
 // clock that decides runner liveness.
+import type { RunnerRow } from "@/components/runners-panel";
+import type { SessionRow } from "@/components/sessions-table";
 import type { PrismaClient } from "@/server/db/prisma";
 import { RUNNER_LIVENESS_MS } from "@/server/runner/runner";
 
 export const RECENT_SESSIONS_LIMIT = 50;
 
-export interface DashboardSession {
-  id: string;
-  title: string;
-  workflow: string;
-  state: string;
-  version: number;
-  parentId: string | null;
-  updatedAt: Date;
-}
-
-export interface DashboardRunner {
-  id: string;
-  host: string;
-  pid: number;
-  version: string;
-  startedAt: Date;
-  heartbeatAt: Date;
-}
+/** The shapes the dashboard components render. */
+export type DashboardSession = SessionRow;
+export type DashboardRunner = RunnerRow;
 
 export interface Dashboard {
   /** The database's clock when the page was read. */

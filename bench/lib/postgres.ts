@@ -3,11 +3,11 @@
 // a fresh database with every migration applied, and a stop() that removes it all.
 import crypto from "node:crypto";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { startEmbeddedPostgres, type RunningPostgres } from "../../server/db/embedded";
 import { migrate } from "../../server/db/migrate";
+import { freePort } from "../../server/net/free-port";
 
 export const BENCH_DATABASE = "catcafe_bench";
 
@@ -17,16 +17,6 @@ export interface BenchPostgres {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export async function startBenchPostgres(log: (line: string) => void): Promise<BenchPostgres> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-bench-pg-"));
