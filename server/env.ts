@@ -14,7 +14,10 @@ export const ZRunnerEnv = z.object({
   CATCAFE_RUNNER_RECLAIM_BACKOFF_MS: int(1_000),
   CATCAFE_RUNNER_SHUTDOWN_GRACE_MS: int(10_000),
   /** Where session worktrees are created; must be outside every project repository. */
-  CATCAFE_WORKSPACES_DIR: z.string().min(1).default(path.resolve(import.meta.dirname, "../.data/workspaces")),
+  CATCAFE_WORKSPACES_DIR: z
+    .string()
+    .min(1)
+    .default(() => path.resolve(process.env.CATCAFE_DATA_DIR ?? ".data", "workspaces")),
 });
 export type RunnerEnv = z.infer<typeof ZRunnerEnv>;
 

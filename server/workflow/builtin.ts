@@ -146,7 +146,7 @@ const planning = {
         plan_valid: [{ target: "running_tests" }],
         schema_invalid: [
           { target: "executing", guard: "under_cap", iterate: true, reason: "tester_schema_invalid" },
-          { target: "failed", guard: "at_cap", reason: "tests_fail: loop limit reached, escalated to a person" },
+          { target: "failed", guard: "at_cap", reason: "tester_schema_invalid: loop limit reached, escalated to a person" },
         ],
       },
     },

@@ -88,6 +88,8 @@ export interface TaskState {
   step: { id: string; state: string; role: AgentRole } | null;
   invocations: Partial<Record<AgentRole, number>>;
   head: string | null;
+  /** The latest commit and its parent: a rejected execution is rolled back to the parent. */
+  lastCommit: { commit: string; parent: string } | null;
   lastDiff: BlobRef | null;
   lastVerdict: { decision: string; findings: ReviewFinding[]; summary: string } | null;
   lastTestPlan: TestPlan | null;
@@ -107,6 +109,7 @@ export const initialTaskState: TaskState = {
   step: null,
   invocations: {},
   head: null,
+  lastCommit: null,
   lastDiff: null,
   lastVerdict: null,
   lastTestPlan: null,
@@ -134,6 +137,7 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
         iteration: 1,
         openIssues: [],
         lastVerdict: null,
+        lastCommit: null,
         lastDiff: null,
         lastTestPlan: null,
         taskSpec: null,
@@ -162,7 +166,7 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
         thread: [...state.thread, { from: event.data.role, text: event.data.validationErrors.length ? `(invalid output) ${event.data.preview}` : event.data.preview }],
       };
     case "WorkspaceCommitted":
-      return { ...next, head: event.data.commit, lastDiff: event.data.diff };
+      return { ...next, head: event.data.commit, lastCommit: { commit: event.data.commit, parent: event.data.parent }, lastDiff: event.data.diff };
     case "ReviewVerdictRecorded":
       return {
         ...next,
@@ -181,7 +185,8 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
     case "TaskSpecRecorded":
       return { ...next, taskSpec: event.data.spec as unknown as TaskSpec };
     case "ExecutionRejected":
-      return { ...next, openIssues: event.data.reasons };
+      // The rejected changes are discarded: the next attempt starts from before them.
+      return { ...next, openIssues: event.data.reasons, head: state.lastCommit?.parent ?? state.head };
     case "OperatorMessagePosted":
       return { ...next, thread: [...state.thread, { from: "operator", text: event.data.text }] };
     case "SystemReplied":
@@ -348,8 +353,10 @@ function interpret(state: TaskState, spec: StepSpec, cmd: Extract<TaskCommand, {
       type: "TestCommandRecorded",
       data: { stepId, index, ...r, passed: r.status === "ran" && r.exitCode === r.expectedExitCode },
     }));
-    const allPassed = output.results.length > 0 && events.every((e) => e.type === "TestCommandRecorded" && e.data.passed);
-    return { events, trigger: allPassed ? "tests_passed" : "tests_failed" };
+    const failed = output.results.find((r) => !(r.status === "ran" && r.exitCode === r.expectedExitCode));
+    if (output.results.length > 0 && !failed) return { events, trigger: "tests_passed" };
+    const diagnosis = failed ? `${failed.argv.join(" ")}: ${failed.reason ?? `exit ${failed.exitCode}`}` : "the test plan had no commands";
+    return { events, trigger: "tests_failed", failure: { errorClass: failed?.errorClass ?? "command_failed", diagnosis } };
   }
   const text = cmd.rawText ?? output.preview;
   const recordOutput = (parsed: unknown, validationErrors: string[]): Emitted => ({
@@ -408,7 +415,9 @@ function interpret(state: TaskState, spec: StepSpec, cmd: Extract<TaskCommand, {
     case "execution": {
       const reasons = executionProblems(state, output);
       const events = [recordOutput(null, []), ...committed];
-      if (reasons.length) return { events: [...events, { type: "ExecutionRejected", data: { stepId, reasons } }], trigger: "execution_rejected" };
+      if (reasons.length) {
+        return { events: [...events, { type: "ExecutionRejected", data: { stepId, reasons } }], trigger: "execution_rejected", failure: { errorClass: "tool_error", diagnosis: reasons.join("; ") } };
+      }
       return { events, trigger: "execution_done" };
     }
     case "commands":

@@ -8,10 +8,10 @@ import { createAgent, ZAgentConfig } from "../agents";
 import { AgentError } from "../agents/types";
 import { classifyCommandOutcome } from "../commands/classify";
 import { runCommand } from "../commands/run";
-import { getBlob, putBlob } from "../events/blobs";
+import { putBlob } from "../events/blobs";
 import type { ClaimedStep } from "../runner/dispatch";
 import { StepExecutionError, type StepExecutor } from "../runner/executors";
-import { commitWorkspace, createWorkspace, resetWorkspace } from "../workspaces";
+import { commitWorkspace, createWorkspace, diffSince, resetWorkspace } from "../workspaces";
 import type { AgentStepOutput, CommandResultOutput, CommandsStepOutput, StepInput } from "./engine";
 
 export interface WorkflowExecutorDeps {
@@ -46,7 +46,8 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
     const workspace = await prepareWorkspace(deps, step, input);
     let prompt = input.prompt;
     if (input.diff) {
-      const diff = (await getBlob(deps.pool, input.diff.blob)).content.toString("utf8");
+      // The whole change since the task began, not only the last round's commit.
+      const diff = await diffSince(workspace, input.workspace.baseCommit);
       prompt += `\n\nThe change under review (git diff):\n${diff.length > MAX_DIFF_IN_PROMPT ? `${diff.slice(0, MAX_DIFF_IN_PROMPT)}\n[diff truncated]` : diff}`;
     }
     let text: string;

@@ -339,7 +339,7 @@ describe("planning: testing", () => {
       .then([
         { type: "AgentOutputRecorded" },
         // The definition labels this "tests_fail" although the tests never ran (see report).
-        { type: "SessionStateChanged", data: { from: "testing", to: "failed", reason: "tests_fail: loop limit reached, escalated to a person" } },
+        { type: "SessionStateChanged", data: { from: "testing", to: "failed", reason: "tester_schema_invalid: loop limit reached, escalated to a person" } },
         { type: "SessionFinalized", data: { outcome: "failed", iterations: 3 } },
       ]);
   });

@@ -693,7 +693,7 @@ describe("review_loop: running_tests (allowlist runner results)", () => {
       .then([
         { type: "TestCommandRecorded", data: { passed: false } },
         { type: "SessionStateChanged", data: { from: "running_tests", to: "max_iterations_reached", reason: "test_failed" } },
-        { type: "SessionFinalized", data: { outcome: "max_iterations_reached", reason: "test_failed", iterations: 3, unresolved: ["test npm test: exited with code 2 TypeError: x is undefined"], errorClass: null } },
+        { type: "SessionFinalized", data: { outcome: "max_iterations_reached", reason: "test_failed", iterations: 3, unresolved: ["test npm test: exited with code 2 TypeError: x is undefined"], errorClass: "command_failed", diagnosis: "npm test: exited with code 2" } },
       ]);
   });
 });

@@ -1,0 +1,56 @@
+// The seed's export layout (SPEC E8), as a pure function of a session's events and a blob
+// loader: summary.json, task-events.jsonl, task-timeline.json and rounds/<nn>/.
+import { actorLabel, appRegistry } from "../events/catalog";
+import type { RecordedEvent } from "../events/types";
+import { AppError } from "../errors";
+import { assertExportPath } from "./paths";
+import { groupRounds, placeEvents, renderRound, type PlacedEvent, type RoundMeta } from "./rounds";
+import { buildSummary, stateEventLines } from "./summary";
+import { jsonFile, jsonLines, type BlobLoader, type ExportFiles, type SessionEvent } from "./types";
+
+/** One entry of task-timeline.json: what the UI replays, without payloads. */
+export interface TimelineLine {
+  version: number;
+  streamId: string;
+  type: string;
+  actor: string;
+  summary: string;
+  recordedAt: string;
+  round: number;
+  /** The workflow state after this event. */
+  state: string;
+}
+
+function timelineLines(placed: PlacedEvent[]): TimelineLine[] {
+  return placed.map(({ event: e, round, state }) => ({
+    version: e.version,
+    streamId: e.streamId,
+    type: e.type,
+    actor: actorLabel(e.metadata.actor),
+    summary: appRegistry.summarize(e.type, e.data),
+    recordedAt: e.recordedAt,
+    round,
+    state,
+  }));
+}
+
+/**
+ * Renders a session's export. `events` is the session's whole stream as `readStream`
+ * returns it (fork-inherited events included); blobs are loaded only for the files that
+ * hold them (raw outputs, diffs).
+ */
+export async function renderSessionExport(sessionId: string, events: RecordedEvent[], loadBlob: BlobLoader): Promise<ExportFiles> {
+  if (events.length === 0) throw new AppError("NOT_FOUND", `session ${sessionId} has no events to export`);
+  const { placed, final } = placeEvents(events as SessionEvent[]);
+  const roundFiles: ExportFiles = new Map();
+  const rounds: RoundMeta[] = [];
+  for (const slice of groupRounds(placed)) rounds.push(await renderRound(slice, loadBlob, roundFiles));
+
+  const files: ExportFiles = new Map();
+  files.set("summary.json", jsonFile(buildSummary(sessionId, placed, final, rounds)));
+  files.set("task-events.jsonl", jsonLines(stateEventLines(placed)));
+  files.set("task-timeline.json", jsonFile(timelineLines(placed)));
+  for (const [name, content] of roundFiles) files.set(name, content);
+  for (const name of files.keys()) assertExportPath(name);
+  return files;
+}
