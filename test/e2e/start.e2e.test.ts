@@ -3,7 +3,6 @@
 // nothing behind, a second start reuses the data, after `kill -9` of everything (or of
 // the process that owns the children) the next start recovers, and a dying child or a
 // killed front process stops everything.
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -25,9 +24,9 @@ import {
   waitUntil,
   type StartedProcess,
 } from "../helpers/processes";
+import { ensureWebBuild, WEB_BUILD_TIMEOUT_MS } from "../helpers/web-build";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const BUILD_TIMEOUT_MS = 240_000;
 const START_TIMEOUT_MS = 60_000;
 
 let dataDir: string;
@@ -105,20 +104,8 @@ beforeAll(async () => {
   healthUrl = `http://127.0.0.1:${port}/api/health`;
   // One production build shared by every start below (start.ts would build it too, but
   // then the first start's timing would include it).
-  if (!fs.existsSync(path.join(ROOT, ".next/BUILD_ID"))) {
-    try {
-      execFileSync(path.join(ROOT, "node_modules/.bin/next"), ["build"], {
-        cwd: ROOT,
-        env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" },
-        stdio: "pipe",
-        timeout: BUILD_TIMEOUT_MS,
-      });
-    } catch (err) {
-      const { stdout, stderr } = err as { stdout?: Buffer; stderr?: Buffer };
-      throw new Error(`next build failed:\n${tail(`${stdout ?? ""}${stderr ?? ""}`)}`, { cause: err });
-    }
-  }
-}, BUILD_TIMEOUT_MS + 10_000);
+  await ensureWebBuild();
+}, WEB_BUILD_TIMEOUT_MS + 10_000);
 
 afterAll(async () => {
   // Whatever happened above, leave no process and no data behind.
