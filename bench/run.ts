@@ -13,10 +13,11 @@ import { EMPTY_FIGURES, summaryLines, TARGETS, type BenchReport, type BenchRepor
 import { batchAppend } from "./measure/batch-append";
 import { fork } from "./measure/fork";
 import { readAllLag } from "./measure/read-all-lag";
+import { reviewLoop } from "./measure/review-loop";
 import { singleAppend } from "./measure/single-append";
 import { stepPickup } from "./measure/step-pickup";
 
-const MEASUREMENTS: Measurement[] = [singleAppend, batchAppend, stepPickup, fork, readAllLag];
+const MEASUREMENTS: Measurement[] = [singleAppend, batchAppend, stepPickup, fork, readAllLag, reviewLoop];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);

@@ -12,6 +12,8 @@ export interface BenchReportFigures {
   fork_ms: { parent_10: number; parent_100000: number } | null;
   read_all_lag_ms: { p95: number; p50: number; n: number; max: number; unseen: number } | null;
   notify_listeners: number | null;
+  step_overhead_ms: { p50: number; p99: number; n: number; max: number } | null;
+  review_loop_cycle_ms: { p50: number; p99: number; n: number; max: number } | null;
 }
 
 export const EMPTY_FIGURES: BenchReportFigures = {
@@ -25,6 +27,8 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   fork_ms: null,
   read_all_lag_ms: null,
   notify_listeners: null,
+  step_overhead_ms: null,
+  review_loop_cycle_ms: null,
 };
 
 export const TARGETS: Record<keyof BenchReportFigures, string> = {
@@ -38,6 +42,8 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
   fork_ms: "parent_100000 within 2x of parent_10 and <= 20 ms (O(1), nothing copied)",
   read_all_lag_ms: "p95 <= 100 ms, unseen = 0 (never skip an event)",
   notify_listeners: "informational: LISTENing connections while append_single ran",
+  step_overhead_ms: "p50 <= 20 ms, p99 <= 100 ms (pickup + StepStarted + result, next decision and next step committed; agents and commands excluded: see meta.notes.step_overhead)",
+  review_loop_cycle_ms: "informational: build → review → test plan → node --test → approved with instant scripted agents (git worktree and node --test dominate)",
 };
 
 export interface BenchReport extends BenchReportFigures {

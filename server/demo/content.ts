@@ -1,0 +1,173 @@
+// What the demo is made of (SPEC N1): a tiny CommonJS package whose slugify() has a real
+// bug and whose node:test suite says so, the task that asks for the fix, and the scripted
+// (simulated) agents that discuss it, fix it, review it and test it. Data only.
+import type { ScriptedAgentConfigInput } from "../agents/config";
+
+export const DEMO_PROJECT_ID = "demo";
+export const DEMO_PROJECT_NAME = "Demo project (simulated agents)";
+/** Where the demo repository lives, under the data directory. */
+export const DEMO_REPO_DIR = "demo-project";
+/** The only commands the demo's tester may run. */
+export const DEMO_ALLOWLIST = [["node", "--test", "**"]];
+export const DEMO_TEST_ARGV = ["node", "--test", "test/"];
+
+export const DEMO_TASK_TITLE = "Demo: fix slugify() so the tests pass";
+export const DEMO_TASK_PROMPT = [
+  "Fix slugify() in src/slugify.js so that `node --test test/` passes.",
+  'Titles like "Hello, World!" must become "hello-world" (no dash at either end), and accented letters must keep their base letter ("Crème brûlée" becomes "creme-brulee").',
+  "Change the source, not the tests.",
+].join("\n");
+
+/** Pause before each streamed chunk (six per reply): enough to look like thinking, not to bore. */
+const THINKING_MS = 120;
+
+export const DEMO_BUGGY_SOURCE = `// Turns a title into the slug used in URLs: "Hello, World!" -> "hello-world".
+function slugify(title) {
+  return String(title)
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-");
+}
+
+module.exports = { slugify };
+`;
+
+export const DEMO_FIXED_SOURCE = String.raw`// Turns a title into the slug used in URLs: "Hello, World!" -> "hello-world".
+function slugify(title) {
+  return String(title)
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "") // the accents NFKD split off: "è" -> "e" + U+0300
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+}
+
+module.exports = { slugify };
+`;
+
+const DEMO_TEST = `const test = require("node:test");
+const assert = require("node:assert/strict");
+const { slugify } = require("../src/slugify.js");
+
+test("punctuation at the ends leaves no dash", () => {
+  assert.equal(slugify("Hello, World!"), "hello-world");
+});
+
+test("runs of spaces and symbols become one dash", () => {
+  assert.equal(slugify("  Cats   &   Coffee  "), "cats-coffee");
+});
+
+test("accented letters keep their base letter", () => {
+  assert.equal(slugify("Crème brûlée"), "creme-brulee");
+});
+
+test("a slug stays as it is", () => {
+  assert.equal(slugify("already-a-slug-42"), "already-a-slug-42");
+});
+
+test("punctuation only gives an empty slug", () => {
+  assert.equal(slugify("!!!"), "");
+});
+`;
+
+/** How many tests the demo suite has (all pass once the bug is fixed; one passes before). */
+export const DEMO_TEST_COUNT = 5;
+
+const DEMO_PACKAGE_JSON = `${JSON.stringify(
+  {
+    name: "catcafe-demo",
+    version: "1.0.0",
+    private: true,
+    description: "The Cat Cafe demo: slugify() has a bug, and its tests say so.",
+    type: "commonjs",
+    scripts: { test: "node --test test/" },
+  },
+  null,
+  2,
+)}\n`;
+
+const DEMO_README = `# Cat Cafe demo project
+
+Cat Cafe created this repository on its first start (\`CATCAFE_DEMO=0\` turns the demo off).
+\`src/slugify.js\` has a bug, and \`node --test test/\` shows it.
+
+The demo task in Cat Cafe asks simulated agents (the scripted brain: canned replies, no AI
+model, no network) to fix it. They discuss the task at a roundtable and wait for your
+confirm; then the coder edits the file in a session workspace (a git worktree: this checkout
+stays as it is), the reviewer returns a JSON verdict and the tester's \`node --test test/\`
+really runs.
+`;
+
+/** The demo repository's files at its first commit. */
+export const DEMO_FILES: Readonly<Record<string, string>> = {
+  "README.md": DEMO_README,
+  "package.json": DEMO_PACKAGE_JSON,
+  "src/slugify.js": DEMO_BUGGY_SOURCE,
+  "test/slugify.test.js": DEMO_TEST,
+};
+
+const CODER_PROPOSAL = `Proposal (simulated coder)
+
+The suite fails for two reasons:
+1. slugify() turns every run of characters outside [a-z0-9] into "-", including the runs at the start and the end, so "Hello, World!" becomes "hello-world-".
+2. Accented letters are outside [a-z], so "Crème brûlée" becomes "cr-me-br-l-e".
+
+Approach:
+- Normalize the title to NFKD and drop the combining marks (U+0300 to U+036F): "è" becomes "e".
+- Lower-case, then replace each run of characters outside [a-z0-9] with one "-".
+- Trim dashes at both ends.
+
+Files: src/slugify.js only. test/slugify.test.js already describes the behaviour we want; I would not change it.
+Risk: a title in a non-Latin script gives an empty slug. That is what happens today too.`;
+
+const REVIEWER_CRITIQUE = `Critique (simulated reviewer)
+
+The approach is right and small. Points to watch when you build it:
+- Fold the accents before replacing separators, otherwise the marks turn into dashes.
+- Trim with one anchored pattern (/^-+|-+$/g) rather than slicing, so "!!!" gives "" and not "-".
+- No slug library for eight lines of code: agreed.
+- Keep the diff to src/slugify.js; I will reject changes to the tests.`;
+
+const TESTER_COMMENTS = `Testability and risks (simulated tester)
+
+- test/slugify.test.js covers punctuation at both ends, runs of separators, accents, a title that is already a slug, and punctuation only. It runs with \`node --test test/\`; nothing to install.
+- String.prototype.normalize is in every Node version we support, and stripping the marks after NFKD does not depend on the locale.
+- Not covered: titles in non-Latin scripts (they give ""). Worth a follow-up task, not a blocker.
+After the build I will run: node --test test/`;
+
+const CODER_FIX = `Fixed slugify() (simulated coder): it now folds accents (NFKD, combining marks dropped) before replacing separators, and trims dashes at both ends. Changed src/slugify.js only.`;
+
+const REVIEWER_VERDICT = JSON.stringify({
+  decision: "approve",
+  summary: "Accents are folded before separators are replaced and both ends are trimmed, as proposed; only src/slugify.js changed.",
+  findings: [
+    { severity: "nit", file: "src/slugify.js", line: 7, message: "Titles in non-Latin scripts still give an empty slug; worth a follow-up task." },
+  ],
+});
+
+const TESTER_PLAN = JSON.stringify({
+  summary: "Run the slugify unit tests with Node's built-in test runner.",
+  commands: [{ argv: DEMO_TEST_ARGV, description: "the unit tests in test/", expect: { exitCode: 0 } }],
+});
+
+function simulated(role: string, responses: ScriptedAgentConfigInput["responses"]): ScriptedAgentConfigInput {
+  return { kind: "scripted", id: `${role}-sim`, name: `${role[0]!.toUpperCase()}${role.slice(1)} (simulated)`, responses };
+}
+
+/**
+ * The demo's agents. Invocation n of a role plays responses[n]: first the roundtable
+ * (plain text), then, after the operator's confirm, the build, the verdict and the plan.
+ */
+export const DEMO_AGENTS = {
+  coder: simulated("coder", [
+    { reply: CODER_PROPOSAL, chunkDelayMs: THINKING_MS },
+    { reply: CODER_FIX, files: { "src/slugify.js": DEMO_FIXED_SOURCE }, chunkDelayMs: THINKING_MS },
+  ]),
+  reviewer: simulated("reviewer", [
+    { reply: REVIEWER_CRITIQUE, chunkDelayMs: THINKING_MS },
+    { reply: REVIEWER_VERDICT, chunkDelayMs: THINKING_MS },
+  ]),
+  tester: simulated("tester", [
+    { reply: TESTER_COMMENTS, chunkDelayMs: THINKING_MS },
+    { reply: TESTER_PLAN, chunkDelayMs: THINKING_MS },
+  ]),
+} satisfies Record<string, ScriptedAgentConfigInput>;

@@ -1,0 +1,153 @@
+// The demo (SPEC N1) on a real database with an in-process runner: seeding creates the demo
+// repository (whose test really fails), the project with simulated agents and one proposal
+// task; the roundtable ends waiting for confirm; seeding again creates nothing; after the
+// confirm the coder really fixes the file in the session's worktree, the reviewer approves
+// and `node --test` really runs and passes, while the demo repository stays as it was.
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { DEMO_BUGGY_SOURCE, DEMO_FIXED_SOURCE, DEMO_REPO_DIR, DEMO_TEST_COUNT } from "../../server/demo/content";
+import { ensureDemoRepo } from "../../server/demo/repo";
+import { seedDemo, type DemoSeedResult } from "../../server/demo/seed";
+import type { RecordedEvent } from "../../server/events/types";
+import { getProject } from "../../server/projects/projects";
+import { confirmTask } from "../../server/tasks/service";
+import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
+import { createHarness, type Harness } from "../helpers/tasks";
+
+let db: TestDatabase;
+let h: Harness;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  h = createHarness(db);
+  await h.startRunner();
+});
+
+/** A data directory for one test, removed when the test ends. */
+function dataDirForTest(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const deps = () => ({ store: db.store, pool: db.pool });
+const ofType = <T = Record<string, unknown>>(events: RecordedEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as T);
+const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+
+async function demoTaskCount(): Promise<number> {
+  const r = await db.pool.query("SELECT count(*)::int AS n FROM events WHERE type = 'TaskStarted' AND data->'project'->>'id' = 'demo'");
+  return r.rows[0].n as number;
+}
+
+function seeded(result: DemoSeedResult): Extract<DemoSeedResult, { status: "seeded" }> {
+  if (result.status !== "seeded") throw new Error(`the demo was not seeded: ${result.message}`);
+  return result;
+}
+
+describe("the demo", () => {
+  it("is off with CATCAFE_DEMO=0: nothing is created", async () => {
+    const dataDir = dataDirForTest("catcafe-demo-off-");
+    const result = await seedDemo(deps(), { dataDir, env: { CATCAFE_DEMO: "0" } });
+    expect(result.status).toBe("disabled");
+    expect(fs.existsSync(path.join(dataDir, DEMO_REPO_DIR))).toBe(false);
+    expect((await db.pool.query("SELECT 1 FROM projects WHERE id = 'demo'")).rowCount).toBe(0);
+    await expect(seedDemo(deps(), { dataDir, env: { CATCAFE_DEMO: "maybe" } })).rejects.toThrow(/CATCAFE_DEMO: must be one of/);
+  });
+
+  it("refuses to take over a directory that is not its repository", async () => {
+    const dataDir = dataDirForTest("catcafe-demo-taken-");
+    fs.mkdirSync(path.join(dataDir, DEMO_REPO_DIR));
+    fs.writeFileSync(path.join(dataDir, DEMO_REPO_DIR, "notes.txt"), "mine");
+    await expect(ensureDemoRepo(dataDir)).rejects.toThrow(/exists but is not the demo's git repository/);
+    expect(fs.readFileSync(path.join(dataDir, DEMO_REPO_DIR, "notes.txt"), "utf8")).toBe("mine");
+  });
+
+  it("two starts seeding at once (one data directory, one database) create one repository and one task", async () => {
+    const other = await createTestDatabase();
+    const dataDir = dataDirForTest("catcafe-demo-race-");
+    const results = (await Promise.all([1, 2, 3].map(() => seedDemo({ store: other.store, pool: other.pool }, { dataDir, env: {} })))).map(seeded);
+    expect(new Set(results.map((r) => r.sessionId)).size).toBe(1);
+    expect(results.filter((r) => r.created.task)).toHaveLength(1);
+    expect(results.filter((r) => r.created.repo).length).toBeGreaterThanOrEqual(1);
+    expect(fs.readdirSync(dataDir)).toEqual([DEMO_REPO_DIR]); // no staging directory left behind
+    const tasks = await other.pool.query("SELECT stream_id FROM events WHERE type = 'TaskStarted'");
+    expect(tasks.rows).toEqual([{ stream_id: results[0]!.sessionId }]);
+  });
+
+  it("seeds a project with simulated agents and a proposal task; the roundtable waits for confirm; confirm → approved with the file fixed and node --test really passing", async () => {
+    const dataDir = dataDirForTest("catcafe-demo-");
+    const first = seeded(await seedDemo(deps(), { dataDir, env: {} }));
+    const { sessionId, repoPath } = first;
+    expect(first).toMatchObject({ projectId: "demo", created: { repo: true, project: true, task: true } });
+    expect(first.message).toBe(`demo: created project "demo" and a proposal task waiting for your confirm: ${sessionId}`);
+
+    // A tiny git repository whose test really fails.
+    expect(repoPath).toBe(path.join(dataDir, DEMO_REPO_DIR));
+    expect(fs.readFileSync(path.join(repoPath, "src/slugify.js"), "utf8")).toBe(DEMO_BUGGY_SOURCE);
+    expect(git(repoPath, "status", "--porcelain")).toBe("");
+    const baseCommit = git(repoPath, "rev-parse", "HEAD");
+    const before = spawnSync("node", ["--test", "test/"], { cwd: repoPath, encoding: "utf8" });
+    expect(before.status).toBe(1);
+    expect(before.stdout).toMatch(new RegExp(`# fail ${DEMO_TEST_COUNT - 1}\\b`));
+
+    // The project and its agents say they are simulated.
+    const project = await getProject(db.pool, "demo");
+    expect(project.name).toBe("Demo project (simulated agents)");
+    expect(project.allowlist).toEqual([["node", "--test", "**"]]);
+    const agents = project.agents as Record<string, { kind: string; id: string; name: string }>;
+    expect(Object.fromEntries(Object.entries(agents).map(([role, a]) => [role, [a.kind, a.id, a.name]]))).toEqual({
+      coder: ["scripted", "coder-sim", "Coder (simulated)"],
+      reviewer: ["scripted", "reviewer-sim", "Reviewer (simulated)"],
+      tester: ["scripted", "tester-sim", "Tester (simulated)"],
+    });
+
+    // One proposal task, started by the demo, ending in the roundtable's wait.
+    let events = await db.store.readStream(sessionId);
+    const started = events.find((e) => e.type === "TaskStarted")!;
+    expect(started.data).toMatchObject({ mode: "proposal", project: { id: "demo", repoPath, baseCommit } });
+    expect(started.metadata.actor).toEqual({ kind: "system", id: "demo" });
+    await h.waitFor(sessionId, "awaiting confirm", (s) => s.fsm === "awaiting_operator_confirm");
+    events = await db.store.readStream(sessionId);
+    const discussion = ofType<{ role: string; agentId: string; phase: string; simulated: boolean; preview: string }>(events, "AgentOutputRecorded");
+    expect(discussion.map((d) => [d.role, d.agentId, d.phase, d.simulated])).toEqual([
+      ["coder", "coder-sim", "discussion", true],
+      ["reviewer", "reviewer-sim", "discussion", true],
+      ["tester", "tester-sim", "discussion", true],
+    ]);
+    expect(discussion.map((d) => d.preview.split("\n")[0])).toEqual(["Proposal (simulated coder)", "Critique (simulated reviewer)", "Testability and risks (simulated tester)"]);
+    expect(ofType(events, "WorkspaceCommitted")).toEqual([]);
+    expect(ofType(events, "ReviewVerdictRecorded")).toEqual([]);
+
+    // Seeding again (the next start) creates nothing new.
+    const again = seeded(await seedDemo(deps(), { dataDir, env: {} }));
+    expect(again).toMatchObject({ sessionId, repoPath, created: { repo: false, project: false, task: false } });
+    expect(again.message).toMatch(/started on an earlier run/);
+    expect(await demoTaskCount()).toBe(1);
+    expect(git(repoPath, "rev-parse", "HEAD")).toBe(baseCommit);
+
+    await confirmTask(deps(), { sessionId, via: "button" }, testActor);
+    const done = await h.waitFor(sessionId, "the end of the session", (s) => s.status === "finished");
+    expect(done.outcome).toBe("approved");
+    events = await db.store.readStream(sessionId);
+    expect(ofType<{ changedFiles: unknown }>(events, "WorkspaceCommitted").map((c) => c.changedFiles)).toEqual([[{ path: "src/slugify.js", status: "modified" }]]);
+    expect(ofType<{ decision: string; override: string | null }>(events, "ReviewVerdictRecorded")).toMatchObject([{ decision: "approve", override: null }]);
+    const tests = ofType<{ argv: string[]; passed: boolean; exitCode: number; stdoutTail: string }>(events, "TestCommandRecorded");
+    expect(tests).toHaveLength(1);
+    expect(tests[0]).toMatchObject({ argv: ["node", "--test", "test/"], passed: true, exitCode: 0 });
+    expect(tests[0]!.stdoutTail).toMatch(new RegExp(`# pass ${DEMO_TEST_COUNT}\\b`));
+    expect(tests[0]!.stdoutTail).toMatch(/# fail 0\b/);
+
+    // The fix is in the session's worktree; the demo repository is as it was.
+    expect(fs.readFileSync(path.join(h.workspacesRoot, sessionId, "src/slugify.js"), "utf8")).toBe(DEMO_FIXED_SOURCE);
+    expect(fs.readFileSync(path.join(repoPath, "src/slugify.js"), "utf8")).toBe(DEMO_BUGGY_SOURCE);
+    expect(git(repoPath, "rev-parse", "HEAD")).toBe(baseCommit);
+    expect(git(repoPath, "status", "--porcelain")).toBe("");
+    expect((await db.pool.query("SELECT state FROM sessions WHERE id = $1", [sessionId])).rows[0].state).toBe("approved");
+
+    // A later start still finds the finished task and starts no other.
+    expect(seeded(await seedDemo(deps(), { dataDir, env: {} })).sessionId).toBe(sessionId);
+    expect(await demoTaskCount()).toBe(1);
+  });
+});
