@@ -1,5 +1,6 @@
 // `/`: the dashboard. Server-rendered on every request from the sessions projection and
 // the runners table (see app/_lib/dashboard.ts); no client JavaScript.
+import { redirect } from "next/navigation";
 import type { ReactNode } from "react";
 import { AppHeader } from "@/components/app-header";
 import { DatabaseDown } from "@/components/database-down";
@@ -9,6 +10,8 @@ import { StateBreakdown } from "@/components/state-breakdown";
 import { StatTiles } from "@/components/stat-tiles";
 import { formatTimestamp } from "@/lib/format-time";
 import { stateTone } from "@/lib/state-tone";
+import { currentUser } from "@/server/api/web";
+import { SIGN_IN_PATH } from "@/server/auth/options";
 import { getPrisma } from "@/server/db/prisma";
 import { describeDbError } from "@/server/health";
 import { logger } from "@/server/log";
@@ -19,9 +22,10 @@ import { loadDashboard, RECENT_SESSIONS_LIMIT, type Dashboard } from "./_lib/das
 export const dynamic = "force-dynamic";
 
 export default async function DashboardPage() {
-  let dashboard: Dashboard;
+  let dashboard: Dashboard | null = null;
   try {
-    dashboard = await loadDashboard(getPrisma());
+    // Signed-in team members only; the user is read from the database like the data below.
+    if (await currentUser()) dashboard = await loadDashboard(getPrisma());
   } catch (err) {
     logger.error({ err, route: "/" }, "dashboard: database read failed");
     return (
@@ -30,6 +34,7 @@ export default async function DashboardPage() {
       </Shell>
     );
   }
+  if (!dashboard) redirect(`${SIGN_IN_PATH}?callbackUrl=%2F`);
 
   const { now, stateCounts, totalSessions, totalEvents, recentSessions, liveRunners } = dashboard;
   const countTone = (tone: ReturnType<typeof stateTone>) =>

@@ -18,8 +18,11 @@ import readline from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { z } from "zod";
+import { buildFingerprint, buildIsCurrent, writeBuildStamp } from "./lib/build";
 import { DATA_DIR, loadOrCreateSecrets, openLocalDatabase, type LocalDatabase } from "../server/db/local";
 import { migrate } from "../server/db/migrate";
+import { seedDemo } from "../server/demo/seed";
+import { bootstrapAccess } from "../server/auth/bootstrap";
 import { parseEnv } from "../server/env";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -302,14 +305,16 @@ async function runFront(): Promise<never> {
 // ---------------------------------------------------------------------------------------
 // Start
 
-async function runBuild(env: NodeJS.ProcessEnv): Promise<void> {
-  say("no production build found (.next/BUILD_ID): running `next build` first");
+async function runBuild(env: NodeJS.ProcessEnv, reason: string): Promise<void> {
+  say(`${reason}: running \`next build\` first`);
+  const fingerprint = buildFingerprint(ROOT);
   const build = startChild("build", [NEXT_BIN, "build"], env, { exitIsExpected: true });
   writeRunFile();
   const { code, signal } = await build.exited;
   children.splice(children.indexOf(build), 1);
   if (stopping) await stopping;
   if (code !== 0) throw new Error(`next build failed (${describeExit(code, signal)})`);
+  writeBuildStamp(ROOT, fingerprint);
 }
 
 /** Watches the embedded server: if it dies under us, nothing works any more. */
@@ -374,9 +379,18 @@ async function main(): Promise<void> {
   if (db.embedded) watchPostgres();
   const migrations = await migrate(db.url, (line) => say(line));
   say(`migrations: ${migrations.applied.length} applied now, ${migrations.alreadyApplied} already applied`);
+  // The demo project and its waiting task (SPEC N1); CATCAFE_DEMO=0 turns it off. Not fatal.
+  const demo = await seedDemo(db.url, { dataDir: DATA_DIR }).catch((err: Error) => ({ message: `demo: not set up (${err.message}); everything else works without it` }));
+  say(demo.message);
 
   const secret = env.NEXTAUTH_SECRET ?? loadOrCreateSecrets().nextauthSecret;
   const appUrl = env.NEXTAUTH_URL ?? `http://localhost:${env.PORT}`;
+  // --- access (server/auth/bootstrap.ts): the admin from ADMIN_EMAIL / ADMIN_PASSWORD, or,
+  // while no user exists, a one-time link to create the first admin in the browser.
+  const access = await bootstrapAccess(db.url, appUrl);
+  if (access.kind === "admin") say(`admin ${access.email} ${access.created ? "created" : "updated"} from ADMIN_EMAIL / ADMIN_PASSWORD`);
+  if (access.kind === "setup") say(`no user yet: create the first admin at ${access.url}  (the link works once, until ${access.expiresAt.toISOString()})`);
+  // --- end access
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: db.url,
@@ -389,8 +403,9 @@ async function main(): Promise<void> {
   delete childEnv[FRONT_PID_VAR];
 
   if (!dev) {
-    if (!fs.existsSync(BUILD_ID)) await runBuild(childEnv);
-    else say("using the existing build in .next (run `npm run build` after changing the code)");
+    if (!fs.existsSync(BUILD_ID)) await runBuild(childEnv, "no production build found (.next/BUILD_ID)");
+    else if (!buildIsCurrent(ROOT)) await runBuild(childEnv, "the code changed since the last build");
+    else say("using the existing build in .next");
   }
   const listen = ["-p", String(env.PORT), "-H", env.CATCAFE_HOST];
   startChild("web", [NEXT_BIN, dev ? "dev" : "start", ...listen], childEnv);
@@ -401,6 +416,7 @@ async function main(): Promise<void> {
   const healthUrl = `http://${probeHost.includes(":") ? `[${probeHost}]` : probeHost}:${env.PORT}/api/health`;
   const health = await waitUntilHealthy(healthUrl, db.url, runner, env.CATCAFE_START_TIMEOUT_MS ?? (dev ? 300_000 : 120_000));
   if (stopping) return;
+  if (access.kind === "setup") say(`first time here: create the admin at ${access.url}`);
   say(`ready: ${appUrl}  (version ${health.version ?? "?"}, ${health.runners} runner(s) live; Ctrl+C stops everything)`);
 }
 

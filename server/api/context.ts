@@ -1,0 +1,31 @@
+// The tRPC context: who is calling (session cookie or API token, see server/auth/request.ts)
+// and the dependencies procedures pass to domain functions. Built per request by the route
+// (server/api/web.ts wires the web process's pool); tests build it directly.
+import type { Db } from "../db/pool";
+import type { PrismaClient } from "../db/generated/client";
+import type { EventStore } from "../events/store";
+import { authenticateRequest, type CurrentUser } from "../auth/request";
+
+export interface ApiDeps {
+  prisma: PrismaClient;
+  pool: Db;
+  store: EventStore;
+}
+
+export interface Context extends ApiDeps {
+  user: CurrentUser | null;
+}
+
+export interface ContextSource {
+  deps: ApiDeps;
+  /** NEXTAUTH_SECRET, to read the session cookie. */
+  secret: string | undefined;
+}
+
+export function createContextFactory(source: () => ContextSource) {
+  return async function createContext({ req }: { req: Request }): Promise<Context> {
+    const { deps, secret } = source();
+    const user = await authenticateRequest(req, { prisma: deps.prisma, secret });
+    return { ...deps, user };
+  };
+}

@@ -1,0 +1,51 @@
+// Where domain errors become wire errors, for tRPC and for the REST aliases alike:
+// AppError codes map to tRPC codes here (their HTTP statuses are in server/errors.ts), a
+// zod error is a bad request with its field errors, and anything else is an internal error
+// whose message is not shown to the client.
+import { TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
+import { z } from "zod";
+import { AppError, HTTP_STATUS, type AppErrorCode } from "../errors";
+
+export const TRPC_CODE: Record<AppErrorCode, TRPC_ERROR_CODE_KEY> = {
+  NOT_FOUND: "NOT_FOUND",
+  CONFLICT: "CONFLICT",
+  INVALID_INPUT: "BAD_REQUEST",
+  UNAUTHORIZED: "UNAUTHORIZED",
+  FORBIDDEN: "FORBIDDEN",
+  PRECONDITION_FAILED: "PRECONDITION_FAILED",
+  INTERNAL: "INTERNAL_SERVER_ERROR",
+};
+
+export const INTERNAL_MESSAGE = "internal error (details are in the server log)";
+
+export type FieldErrors = Record<string, string[]>;
+
+/** zod's flattened errors; `formErrors` are the issues not tied to a field. */
+export function flattenZodError(error: z.ZodError): { formErrors: string[]; fieldErrors: FieldErrors } {
+  const flat = z.flattenError(error);
+  return { formErrors: flat.formErrors, fieldErrors: flat.fieldErrors as FieldErrors };
+}
+
+/** The tRPC error for whatever a procedure threw (tRPC wraps unknown throws in `cause`). */
+export function toTRPCError(error: TRPCError): TRPCError {
+  const cause = error.cause;
+  if (cause instanceof AppError) return new TRPCError({ code: TRPC_CODE[cause.code], message: cause.message, cause });
+  if (cause instanceof z.ZodError && error.code === "INTERNAL_SERVER_ERROR") return new TRPCError({ code: "BAD_REQUEST", message: "invalid input", cause });
+  return error;
+}
+
+export interface RestErrorBody {
+  error: { code: AppErrorCode; message: string; fieldErrors?: FieldErrors };
+}
+
+/** The REST form of any error: `{ error: { code, message, fieldErrors? } }` and its HTTP status. */
+export function toRestError(err: unknown): { status: number; body: RestErrorBody; internal: boolean } {
+  if (err instanceof AppError) {
+    return { status: HTTP_STATUS[err.code], body: { error: { code: err.code, message: err.message } }, internal: err.code === "INTERNAL" };
+  }
+  if (err instanceof z.ZodError) {
+    const { formErrors, fieldErrors } = flattenZodError(err);
+    return { status: HTTP_STATUS.INVALID_INPUT, body: { error: { code: "INVALID_INPUT", message: formErrors[0] ?? "invalid input", fieldErrors } }, internal: false };
+  }
+  return { status: HTTP_STATUS.INTERNAL, body: { error: { code: "INTERNAL", message: INTERNAL_MESSAGE } }, internal: true };
+}

@@ -1,0 +1,93 @@
+// REST aliases of the task procedures (SPEC W9): same domain functions, same sign-in (session
+// cookie or `Authorization: Bearer <token>`), same role (operator), JSON in and out. Errors
+// are `{ error: { code, message, fieldErrors? } }` with the status of server/errors.ts.
+import { z } from "zod";
+import { hasRole } from "../../lib/roles";
+import { authenticateRequest, type CurrentUser } from "../auth/request";
+import { AppError } from "../errors";
+import { logger } from "../log";
+import { cancelTask, followUpTask, rerunTask, startTask, ZCancelInput, ZFollowUpInput, ZSessionRef, ZStartTaskInput } from "../tasks/service";
+import type { ContextSource } from "./context";
+import { toRestError } from "./errors";
+import { actorOf } from "./routers/tasks";
+
+const NO_STORE = { "Cache-Control": "no-store" };
+
+export interface TaskRouteContext {
+  params: Promise<{ id: string }>;
+}
+
+type Handler<C> = (req: Request, route: C) => Promise<Response>;
+
+async function requireOperator(req: Request, source: ContextSource): Promise<CurrentUser> {
+  const user = await authenticateRequest(req, { prisma: source.deps.prisma, secret: source.secret });
+  if (!user) throw new AppError("UNAUTHORIZED", "sign in, or send an API token as `Authorization: Bearer ...`");
+  if (!hasRole(user.role, "operator")) throw new AppError("FORBIDDEN", `this needs the operator role (you are ${user.role})`);
+  return user;
+}
+
+/** The JSON object body; an empty body is `{}`. */
+async function readBody(req: Request): Promise<Record<string, unknown>> {
+  const text = await req.text();
+  if (!text.trim()) return {};
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new AppError("INVALID_INPUT", "the request body is not valid JSON");
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new AppError("INVALID_INPUT", "the request body must be a JSON object");
+  return body as Record<string, unknown>;
+}
+
+function respond<C>(name: string, run: (req: Request, route: C) => Promise<{ status: number; body: unknown }>): Handler<C> {
+  return async (req, route) => {
+    try {
+      const { status, body } = await run(req, route);
+      return Response.json(body, { status, headers: NO_STORE });
+    } catch (err) {
+      const { status, body, internal } = toRestError(err);
+      if (internal) logger.error({ err, route: name }, "REST handler failed");
+      const headers: Record<string, string> = { ...NO_STORE };
+      if (status === 401) headers["WWW-Authenticate"] = 'Bearer realm="catcafe"';
+      return Response.json(body, { status, headers });
+    }
+  };
+}
+
+export function createTaskRestHandlers(source: () => ContextSource) {
+  const withTask = <S extends z.ZodType>(schema: S, name: string, act: (deps: ContextSource["deps"], input: z.output<S>, user: CurrentUser) => Promise<{ status: number; body: unknown }>) =>
+    respond<TaskRouteContext>(name, async (req, route) => {
+      const ctx = source();
+      const user = await requireOperator(req, ctx);
+      const { id } = await route.params;
+      // The path names the session; the body cannot override it.
+      const input = schema.parse({ ...(await readBody(req)), sessionId: id });
+      return act(ctx.deps, input, user);
+    });
+
+  return {
+    /** POST /api/tasks/:id/followup `{ text }` → 200 `{ sessionId, version }` */
+    followUp: withTask(ZFollowUpInput, "POST /api/tasks/:id/followup", async (deps, input, user) => ({
+      status: 200,
+      body: await followUpTask(deps, input, actorOf(user)),
+    })),
+    /** POST /api/tasks/:id/rerun → 201 `{ sessionId, parentId }` (a fork of the original) */
+    rerun: withTask(ZSessionRef, "POST /api/tasks/:id/rerun", async (deps, input, user) => {
+      const { sessionId, parentId } = await rerunTask(deps, input, actorOf(user));
+      return { status: 201, body: { sessionId, parentId } };
+    }),
+    /** POST /api/tasks/:id/cancel `{ reason? }` → 200 `{ sessionId, version }` */
+    cancel: withTask(ZCancelInput, "POST /api/tasks/:id/cancel", async (deps, input, user) => ({
+      status: 200,
+      body: await cancelTask(deps, input, actorOf(user)),
+    })),
+    /** POST /api/tasks `{ projectId, prompt, mode, workflow? }` → 201 `{ sessionId, version }` */
+    start: respond<unknown>("POST /api/tasks", async (req) => {
+      const ctx = source();
+      const user = await requireOperator(req, ctx);
+      const input = ZStartTaskInput.parse(await readBody(req));
+      return { status: 201, body: await startTask(ctx.deps, input, actorOf(user)) };
+    }),
+  };
+}

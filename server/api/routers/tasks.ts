@@ -1,0 +1,54 @@
+// Tasks (SPEC W): operators start, confirm, follow up, cancel and rerun; viewers read the
+// state. Thin: the domain functions in server/tasks do the work and record the actor.
+import type { CurrentUser } from "../../auth/request";
+import type { Actor } from "../../events/catalog";
+import { cancelTask, type TaskDeps, confirmTask, followUpTask, loadTask, rerunTask, startTask, ZCancelInput, ZConfirmInput, ZFollowUpInput, ZSessionRef, ZStartTaskInput } from "../../tasks/service";
+import type { TaskState } from "../../workflow/engine";
+import { operatorProcedure, router, viewerProcedure } from "../trpc";
+
+export function actorOf(user: CurrentUser): Actor {
+  return { kind: "user", id: user.id };
+}
+
+export interface TaskSummary {
+  sessionId: string;
+  version: number;
+  fsm: string;
+  status: TaskState["status"];
+  outcome: string | null;
+  iteration: number;
+  workflow: string | null;
+  mode: string | null;
+  prompt: string | null;
+  project: { id: string; name: string } | null;
+  step: TaskState["step"];
+}
+
+/** What a viewer may see of a task's state: no repository paths, agent configs or outputs. */
+export function summarizeTask(sessionId: string, state: TaskState): TaskSummary {
+  const config = state.config;
+  return {
+    sessionId,
+    version: state.version,
+    fsm: state.fsm,
+    status: state.status,
+    outcome: state.outcome,
+    iteration: state.iteration,
+    workflow: config?.workflow ?? null,
+    mode: config?.mode ?? null,
+    prompt: config?.prompt ?? null,
+    project: config ? { id: config.project.id, name: config.project.name } : null,
+    step: state.step,
+  };
+}
+
+const deps = (ctx: TaskDeps) => ({ store: ctx.store, pool: ctx.pool });
+
+export const tasksRouter = router({
+  start: operatorProcedure.input(ZStartTaskInput).mutation(({ ctx, input }) => startTask(deps(ctx), input, actorOf(ctx.user))),
+  confirm: operatorProcedure.input(ZConfirmInput).mutation(({ ctx, input }) => confirmTask(deps(ctx), input, actorOf(ctx.user))),
+  followUp: operatorProcedure.input(ZFollowUpInput).mutation(({ ctx, input }) => followUpTask(deps(ctx), input, actorOf(ctx.user))),
+  cancel: operatorProcedure.input(ZCancelInput).mutation(({ ctx, input }) => cancelTask(deps(ctx), input, actorOf(ctx.user))),
+  rerun: operatorProcedure.input(ZSessionRef).mutation(({ ctx, input }) => rerunTask(deps(ctx), input, actorOf(ctx.user))),
+  get: viewerProcedure.input(ZSessionRef).query(async ({ ctx, input }) => summarizeTask(input.sessionId, await loadTask(ctx.store, input.sessionId))),
+});

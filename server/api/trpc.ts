@@ -1,0 +1,55 @@
+// tRPC root: the context type, the one error formatter, and the procedure builders that
+// carry authorization. Each builder is a small middleware on the previous one and narrows
+// `ctx.user` to non-null for everything after it:
+//   publicProcedure → viewerProcedure (signed in) → operatorProcedure → adminProcedure.
+import { initTRPC, TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { hasRole, type Role } from "../../lib/roles";
+import type { Context } from "./context";
+import { flattenZodError, INTERNAL_MESSAGE, toTRPCError } from "./errors";
+import { AppError } from "../errors";
+
+const t = initTRPC.context<Context>().create({
+  errorFormatter({ shape, error }) {
+    const cause = error.cause;
+    // Unknown failures (a database error, a bug) keep their details in the server log.
+    const hidden = error.code === "INTERNAL_SERVER_ERROR" && !(cause instanceof AppError);
+    return {
+      ...shape,
+      message: hidden ? INTERNAL_MESSAGE : shape.message,
+      data: {
+        code: shape.data.code,
+        httpStatus: shape.data.httpStatus,
+        path: shape.data.path,
+        zodError: cause instanceof z.ZodError ? flattenZodError(cause) : null,
+      },
+    };
+  },
+});
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+/** Domain errors (AppError, zod) become the matching tRPC error, for every procedure. */
+const mapDomainErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  return result.ok ? result : { ...result, error: toTRPCError(result.error) };
+});
+
+export const publicProcedure = t.procedure.use(mapDomainErrors);
+
+/** Signed in (every member of the team is at least a viewer). */
+export const viewerProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.user) throw new TRPCError({ code: "UNAUTHORIZED", message: "sign in, or send an API token as `Authorization: Bearer ...`" });
+  return next({ ctx: { user: ctx.user } });
+});
+
+function atLeast(role: Role) {
+  return viewerProcedure.use(({ ctx, next }) => {
+    if (!hasRole(ctx.user.role, role)) throw new TRPCError({ code: "FORBIDDEN", message: `this needs the ${role} role (you are ${ctx.user.role})` });
+    return next();
+  });
+}
+
+export const operatorProcedure = atLeast("operator");
+export const adminProcedure = atLeast("admin");

@@ -1,0 +1,54 @@
+// Who sent a request: a personal API token (`Authorization: Bearer cc_...`) or the
+// next-auth session cookie (a JWT signed with NEXTAUTH_SECRET). Either way the user is
+// read from the database, so a disabled user or a changed role counts at once.
+import { getToken } from "next-auth/jwt";
+import type { PrismaClient } from "../db/generated/client";
+import { authenticateApiToken } from "./tokens";
+import { resolveUser, type AuthUser } from "./users";
+
+export interface CurrentUser extends AuthUser {
+  /** How this request authenticated; some actions (minting tokens) need a browser session. */
+  via: "session" | "token";
+}
+
+export interface RequestAuthDeps {
+  prisma: PrismaClient;
+  /** NEXTAUTH_SECRET; without it no session cookie is accepted. */
+  secret: string | undefined;
+}
+
+function parseCookies(header: string | null): Record<string, string> {
+  const cookies: Record<string, string> = {};
+  for (const part of (header ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq <= 0) continue;
+    const name = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    try {
+      cookies[name] = decodeURIComponent(value);
+    } catch {
+      cookies[name] = value;
+    }
+  }
+  return cookies;
+}
+
+export async function authenticateRequest(req: Request, deps: RequestAuthDeps): Promise<CurrentUser | null> {
+  const authorization = req.headers.get("authorization");
+  if (authorization !== null) {
+    // A request that presents credentials is judged by them alone: a bad token never
+    // falls back to whatever cookie the client also sent.
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    const found = match?.[1] ? await authenticateApiToken(deps.prisma, match[1]) : null;
+    return found ? { ...found.user, via: "token" } : null;
+  }
+  if (!deps.secret) return null;
+  // getToken reads the (possibly chunked, possibly __Secure-) session cookie from a plain
+  // cookie record; headers are left out so it cannot take a bearer JWT instead.
+  const jwt = await getToken({
+    req: { cookies: parseCookies(req.headers.get("cookie")), headers: {} } as unknown as Parameters<typeof getToken>[0]["req"],
+    secret: deps.secret,
+  });
+  const user = await resolveUser(deps.prisma, jwt?.sub);
+  return user ? { ...user, via: "session" } : null;
+}

@@ -1,0 +1,180 @@
+// Users and their role in the team. Every read has an explicit `select`: the password hash
+// is read in exactly one place (password sign-in) and never returned from this module.
+import { z } from "zod";
+import { ROLES, type Role } from "../../lib/roles";
+import type { Prisma, PrismaClient } from "../db/generated/client";
+import { AppError } from "../errors";
+import { hashPassword, verifyPassword, ZPassword } from "./passwords";
+
+/** The one team for now (inserted by the users migration); roles are per team. */
+export const DEFAULT_TEAM_ID = "default";
+
+export const ZEmail = z.string().trim().toLowerCase().pipe(z.email("a valid email address").max(320));
+export const ZUserName = z.string().trim().min(1, "say who this is").max(200);
+export const ZRole = z.enum(ROLES);
+export const ZUserRef = z.object({ userId: z.uuid() });
+
+export const ZCreateUserInput = z.object({
+  email: ZEmail,
+  name: ZUserName,
+  password: ZPassword,
+  role: ZRole.default("viewer"),
+});
+export type TCreateUserInput = z.input<typeof ZCreateUserInput>;
+export const ZSetRoleInput = ZUserRef.extend({ role: ZRole });
+export const ZSetDisabledInput = ZUserRef.extend({ disabled: z.boolean().default(true) });
+
+/** Who is signed in: what the server checks and what the browser may see. */
+export interface AuthUser {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+}
+
+/** A user as an admin sees it in the users list. */
+export interface UserSummary extends AuthUser {
+  createdAt: Date;
+  disabledAt: Date | null;
+}
+
+const userSummarySelect = {
+  id: true,
+  email: true,
+  name: true,
+  createdAt: true,
+  disabledAt: true,
+  memberships: { where: { teamId: DEFAULT_TEAM_ID }, select: { role: true } },
+} as const;
+
+type UserRow = { id: string; email: string; name: string; createdAt: Date; disabledAt: Date | null; memberships: Array<{ role: Role }> };
+
+function toSummary(row: UserRow): UserSummary {
+  return { id: row.id, email: row.email, name: row.name, role: row.memberships[0]?.role ?? "viewer", createdAt: row.createdAt, disabledAt: row.disabledAt };
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === "P2002";
+}
+
+/**
+ * The signed-in user behind a session or token: null when the user does not exist, is
+ * disabled, or has no role in the team. Read on every request, so disabling a user or
+ * changing a role takes effect at once, whatever their session cookie says.
+ */
+export async function resolveUser(prisma: PrismaClient, id: string | undefined | null): Promise<AuthUser | null> {
+  if (!id || !z.uuid().safeParse(id).success) return null;
+  const row = await prisma.user.findUnique({ where: { id }, select: userSummarySelect });
+  const role = row?.memberships[0]?.role;
+  if (!row || row.disabledAt || !role) return null;
+  return { id: row.id, email: row.email, name: row.name, role };
+}
+
+export async function findActiveUserByEmail(prisma: PrismaClient, email: string): Promise<AuthUser | null> {
+  const parsed = ZEmail.safeParse(email);
+  if (!parsed.success) return null;
+  const row = await prisma.user.findUnique({ where: { email: parsed.data }, select: { id: true } });
+  return resolveUser(prisma, row?.id);
+}
+
+/**
+ * Password sign-in: the user when the email and password match an enabled user, else
+ * null. Always runs one password verification (see verifyPassword), found or not.
+ */
+export async function authorizeCredentials(prisma: PrismaClient, credentials: { email?: unknown; password?: unknown } | undefined): Promise<AuthUser | null> {
+  const email = ZEmail.safeParse(credentials?.email);
+  const password = typeof credentials?.password === "string" ? credentials.password.slice(0, 1024) : "";
+  const row = email.success ? await prisma.user.findUnique({ where: { email: email.data }, select: { id: true, passwordHash: true } }) : null;
+  const ok = await verifyPassword(row?.passwordHash, password);
+  return ok && row ? resolveUser(prisma, row.id) : null;
+}
+
+export async function listUsers(prisma: PrismaClient): Promise<UserSummary[]> {
+  const rows = await prisma.user.findMany({ select: userSummarySelect, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  return rows.map(toSummary);
+}
+
+export async function createUser(prisma: PrismaClient, raw: TCreateUserInput): Promise<UserSummary> {
+  const input = ZCreateUserInput.parse(raw);
+  const passwordHash = await hashPassword(input.password);
+  try {
+    const row = await prisma.user.create({
+      data: { email: input.email, name: input.name, passwordHash, memberships: { create: { teamId: DEFAULT_TEAM_ID, role: input.role } } },
+      select: userSummarySelect,
+    });
+    return toSummary(row);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new AppError("CONFLICT", `a user with the email ${input.email} already exists`);
+    throw err;
+  }
+}
+
+/**
+ * The admin named by ADMIN_EMAIL / ADMIN_PASSWORD: created, or brought back to admin with
+ * that password and enabled. Idempotent, so `npm start` can run it every time.
+ */
+export async function upsertAdmin(prisma: PrismaClient, raw: { email: string; password: string; name?: string | undefined }): Promise<{ user: UserSummary; created: boolean }> {
+  const email = ZEmail.parse(raw.email);
+  const password = ZPassword.parse(raw.password);
+  const name = ZUserName.parse(raw.name ?? email.split("@")[0] ?? email);
+  const passwordHash = await hashPassword(password);
+  return prisma.$transaction(async (tx) => {
+    const existing = await tx.user.findUnique({ where: { email }, select: { id: true } });
+    const row = existing
+      ? await tx.user.update({ where: { id: existing.id }, data: { passwordHash, disabledAt: null, ...(raw.name ? { name } : {}) }, select: { id: true } })
+      : await tx.user.create({ data: { email, name, passwordHash }, select: { id: true } });
+    await tx.membership.upsert({
+      where: { userId_teamId: { userId: row.id, teamId: DEFAULT_TEAM_ID } },
+      create: { userId: row.id, teamId: DEFAULT_TEAM_ID, role: "admin" },
+      update: { role: "admin" },
+    });
+    const user = await tx.user.findUniqueOrThrow({ where: { id: row.id }, select: userSummarySelect });
+    return { user: toSummary(user), created: !existing };
+  });
+}
+
+/** Serialises changes that could leave the team without an admin. */
+const ADMIN_CHANGES_LOCK = 0x63617441; // "catA"
+
+/**
+ * Runs `change` and then checks that an enabled admin remains; rolls back otherwise, so
+ * no sequence of role changes or disables can lock everyone out of administration.
+ */
+async function keepingAnAdmin<T>(prisma: PrismaClient, change: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  return prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ADMIN_CHANGES_LOCK})`;
+    const result = await change(tx);
+    const admins = await tx.membership.count({ where: { teamId: DEFAULT_TEAM_ID, role: "admin", user: { disabledAt: null } } });
+    if (admins === 0) throw new AppError("PRECONDITION_FAILED", "at least one enabled admin must remain");
+    return result;
+  });
+}
+
+export async function setUserRole(prisma: PrismaClient, raw: z.input<typeof ZSetRoleInput>): Promise<UserSummary> {
+  const input = ZSetRoleInput.parse(raw);
+  return keepingAnAdmin(prisma, async (tx) => {
+    const exists = await tx.user.findUnique({ where: { id: input.userId }, select: { id: true } });
+    if (!exists) throw new AppError("NOT_FOUND", `no user ${input.userId}`);
+    await tx.membership.upsert({
+      where: { userId_teamId: { userId: input.userId, teamId: DEFAULT_TEAM_ID } },
+      create: { userId: input.userId, teamId: DEFAULT_TEAM_ID, role: input.role },
+      update: { role: input.role },
+    });
+    return toSummary(await tx.user.findUniqueOrThrow({ where: { id: input.userId }, select: userSummarySelect }));
+  });
+}
+
+export async function setUserDisabled(prisma: PrismaClient, raw: z.input<typeof ZSetDisabledInput>, by: { userId: string }): Promise<UserSummary> {
+  const input = ZSetDisabledInput.parse(raw);
+  if (input.disabled && input.userId === by.userId) throw new AppError("PRECONDITION_FAILED", "you cannot disable yourself");
+  return keepingAnAdmin(prisma, async (tx) => {
+    const exists = await tx.user.findUnique({ where: { id: input.userId }, select: { id: true } });
+    if (!exists) throw new AppError("NOT_FOUND", `no user ${input.userId}`);
+    const row = await tx.user.update({ where: { id: input.userId }, data: { disabledAt: input.disabled ? new Date() : null }, select: userSummarySelect });
+    return toSummary(row);
+  });
+}
+
+export async function countUsers(prisma: PrismaClient): Promise<number> {
+  return prisma.user.count();
+}

@@ -1,0 +1,101 @@
+// Authorization of every tRPC procedure, built from the router itself: a procedure added
+// without an entry here fails the first test. Each procedure is called by an anonymous
+// caller and by a viewer, an operator and an admin; a denied call must be UNAUTHORIZED
+// (anonymous) or FORBIDDEN (signed in), an allowed one anything else. Inputs are empty
+// objects, so an allowed mutation stops at input validation and changes nothing.
+import { beforeAll, describe, expect, it } from "vitest";
+import { hasRole, ROLES, type Role } from "../../lib/roles";
+import { appRouter } from "../../server/api/root";
+import type { CurrentUser } from "../../server/auth/request";
+import { createApiFixture, callPath, outcomeOf, type ApiFixture } from "../helpers/api";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { createHarness, type Harness } from "../helpers/tasks";
+
+/** The least role each procedure needs ("public": anyone, signed in or not). */
+const REQUIRED: Record<string, "public" | Role> = {
+  "auth.me": "public",
+  "tasks.start": "operator",
+  "tasks.confirm": "operator",
+  "tasks.followUp": "operator",
+  "tasks.cancel": "operator",
+  "tasks.rerun": "operator",
+  "tasks.get": "viewer",
+  "sessions.list": "viewer",
+  "sessions.timeline": "viewer",
+  "projects.list": "viewer",
+  "runners.list": "viewer",
+  "tokens.create": "viewer",
+  "tokens.list": "viewer",
+  "tokens.revoke": "viewer",
+  "users.list": "admin",
+  "users.create": "admin",
+  "users.setRole": "admin",
+  "users.disable": "admin",
+};
+
+type CallerRole = "anonymous" | Role;
+const CALLERS: CallerRole[] = ["anonymous", ...ROLES];
+
+let db: TestDatabase;
+let api: ApiFixture;
+let h: Harness;
+const users = {} as Record<Role, CurrentUser>;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  api = createApiFixture(db);
+  h = createHarness(db);
+  for (const role of ROLES) users[role] = await api.user(role);
+});
+
+function expected(path: string, caller: CallerRole): "allowed" | "UNAUTHORIZED" | "FORBIDDEN" {
+  const required = REQUIRED[path];
+  if (required === undefined) throw new Error(`no entry for ${path}`);
+  if (required === "public") return "allowed";
+  if (caller === "anonymous") return "UNAUTHORIZED";
+  return hasRole(caller, required) ? "allowed" : "FORBIDDEN";
+}
+
+describe("authorization table", () => {
+  it("has an entry for every procedure of the router, and none for procedures that do not exist", () => {
+    expect(Object.keys(appRouter._def.procedures).sort()).toEqual(Object.keys(REQUIRED).sort());
+  });
+
+  const cases = Object.keys(appRouter._def.procedures).flatMap((path) => CALLERS.map((caller) => ({ path, caller })));
+  it.each(cases)("$path as $caller", async ({ path, caller }) => {
+    const outcome = await outcomeOf(callPath(api.caller(caller === "anonymous" ? null : users[caller]), path, {}));
+    const want = expected(path, caller);
+    if (want === "allowed") expect(["UNAUTHORIZED", "FORBIDDEN"]).not.toContain(outcome);
+    else expect(outcome).toBe(want);
+  });
+});
+
+describe("a forged command is refused before it touches anything", () => {
+  it("a viewer's confirm is FORBIDDEN and records nothing; an anonymous one is UNAUTHORIZED", async () => {
+    const projectId = await h.project(`authz-${Date.now()}`, { coder: [{ reply: "p" }], reviewer: [{ reply: "r" }], tester: [{ reply: "t" }] });
+    const { sessionId } = await api.caller(users.operator).tasks.start({ projectId, prompt: "Fix sum()", mode: "proposal" });
+    const before = await db.store.readStream(sessionId);
+    const countEvents = async () => Number((await db.pool.query("SELECT count(*) AS n FROM events")).rows[0].n);
+    const totalBefore = await countEvents();
+
+    await expect(api.caller(users.viewer).tasks.confirm({ sessionId, via: "button" })).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await expect(api.caller(null).tasks.confirm({ sessionId })).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    await expect(api.caller(users.viewer).tasks.cancel({ sessionId })).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await expect(api.caller(users.viewer).tasks.followUp({ sessionId, text: "confirm" })).rejects.toMatchObject({ code: "FORBIDDEN" });
+
+    expect(await db.store.readStream(sessionId)).toEqual(before);
+    expect(await countEvents()).toBe(totalBefore);
+    // The viewer may still read it.
+    expect(await api.caller(users.viewer).tasks.get({ sessionId })).toMatchObject({ sessionId, fsm: "proposal_coder", status: "active" });
+  });
+
+  it("a user disabled after signing in loses access on the next request (the context reads the database)", async () => {
+    const operator = await api.user("operator");
+    const cookie = await api.sessionCookie(operator.id);
+    const { createContextFactory } = await import("../../server/api/context");
+    const createContext = createContextFactory(api.source);
+    const req = () => new Request("http://cats.test/api/trpc/sessions.list", { headers: { cookie } });
+    expect((await createContext({ req: req() })).user).toMatchObject({ id: operator.id, role: "operator", via: "session" });
+    await api.caller(users.admin).users.disable({ userId: operator.id });
+    expect((await createContext({ req: req() })).user).toBeNull();
+  });
+});

@@ -1,0 +1,212 @@
+// The tRPC API on a real database: tasks through the procedures (actor recorded), the
+// sessions list with filters and cursor pages, timelines, and over HTTP (fetch adapter)
+// the error mapping: AppError codes → tRPC codes and statuses, flattened zod errors,
+// internal errors without their details. Plus a scan of every procedure's output for
+// password hashes and token hashes.
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createContextFactory } from "../../server/api/context";
+import { appRouter } from "../../server/api/root";
+import type { CurrentUser } from "../../server/auth/request";
+import { createApiFixture, callPath, type ApiFixture } from "../helpers/api";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { createHarness, type Harness } from "../helpers/tasks";
+
+let db: TestDatabase;
+let api: ApiFixture;
+let h: Harness;
+let viewer: CurrentUser;
+let operator: CurrentUser;
+let admin: CurrentUser;
+let projectId: string;
+const agents = { coder: [{ reply: "p" }], reviewer: [{ reply: "r" }], tester: [{ reply: "t" }] };
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  api = createApiFixture(db);
+  h = createHarness(db);
+  [viewer, operator, admin] = [await api.user("viewer"), await api.user("operator"), await api.user("admin")];
+  projectId = await h.project("api", agents);
+});
+
+/** A tRPC request through the fetch adapter, as the route serves it. */
+async function trpcHttp(path: string, init: { input?: unknown; mutation?: boolean; headers?: Record<string, string> } = {}) {
+  const url = new URL(`http://cats.test/api/trpc/${path}`);
+  if (!init.mutation && init.input !== undefined) url.searchParams.set("input", JSON.stringify(init.input));
+  const req = new Request(url, {
+    method: init.mutation ? "POST" : "GET",
+    headers: { "content-type": "application/json", ...init.headers },
+    ...(init.mutation ? { body: JSON.stringify(init.input ?? {}) } : {}),
+  });
+  const res = await fetchRequestHandler({ endpoint: "/api/trpc", req, router: appRouter, createContext: createContextFactory(api.source) });
+  return { status: res.status, body: (await res.json()) as { result?: { data: unknown }; error?: { message: string; code: number; data: Record<string, unknown> } } };
+}
+
+describe("tasks", () => {
+  it("an operator starts, follows up and cancels; each event records that user as the actor; a viewer reads the summary", async () => {
+    const op = api.caller(operator);
+    const { sessionId, version } = await op.tasks.start({ projectId, prompt: "Make sum add", mode: "proposal" });
+    expect(version).toBeGreaterThan(0);
+    const summary = await api.caller(viewer).tasks.get({ sessionId });
+    expect(summary).toEqual({
+      sessionId,
+      version,
+      fsm: "proposal_coder",
+      status: "active",
+      outcome: null,
+      iteration: expect.any(Number),
+      workflow: "review_loop",
+      mode: "proposal",
+      prompt: "Make sum add",
+      project: { id: projectId, name: `Project ${projectId}` },
+      step: expect.objectContaining({ state: "proposal_coder", role: "coder" }),
+    });
+    await op.tasks.followUp({ sessionId, text: "Also handle negatives" });
+    await op.tasks.cancel({ sessionId, reason: "changed my mind" });
+    const events = await db.store.readStream(sessionId);
+    expect(new Set(events.map((e) => `${e.metadata.actor.kind}:${e.metadata.actor.id}`))).toEqual(new Set([`user:${operator.id}`]));
+    expect(await api.caller(viewer).tasks.get({ sessionId })).toMatchObject({ status: "finished", outcome: "cancelled" });
+
+    const timeline = await api.caller(viewer).sessions.timeline({ sessionId });
+    expect(timeline.map((t) => t.type)).toContain("OperatorMessagePosted");
+    expect(timeline.every((t) => t.actor === `user:${operator.id}`)).toBe(true);
+    const tail = await api.caller(viewer).sessions.timeline({ sessionId, afterVersion: 2, limit: 2 });
+    expect(tail.map((t) => t.version)).toEqual([3, 4]);
+  });
+
+  it("rerun forks the original with lineage; the original is untouched", async () => {
+    const op = api.caller(operator);
+    const { sessionId } = await op.tasks.start({ projectId, prompt: "Rerun me", mode: "proposal" });
+    const before = await db.store.readStream(sessionId);
+    const rerun = await op.tasks.rerun({ sessionId });
+    expect(rerun.parentId).toBe(sessionId);
+    expect(rerun.sessionId).not.toBe(sessionId);
+    expect(await db.store.readStream(sessionId)).toEqual(before);
+    const { items } = await api.caller(viewer).sessions.list({ limit: 200 });
+    expect(items.find((s) => s.id === rerun.sessionId)).toMatchObject({ parentId: sessionId, createdBy: `user:${operator.id}` });
+  });
+
+  it("domain errors keep their meaning: unknown session NOT_FOUND, confirm before the proposal is ready CONFLICT, unknown project NOT_FOUND", async () => {
+    const op = api.caller(operator);
+    await expect(api.caller(viewer).tasks.get({ sessionId: "s-nope" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    const { sessionId } = await op.tasks.start({ projectId, prompt: "Too early", mode: "proposal" });
+    await expect(op.tasks.confirm({ sessionId })).rejects.toMatchObject({ code: "CONFLICT", message: expect.stringMatching(/moved on/) });
+    await expect(op.tasks.start({ projectId: "no-such-project", prompt: "x" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(op.tasks.start({ projectId, prompt: "x", workflow: "nope" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(api.caller(viewer).sessions.timeline({ sessionId: "s-nope" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+});
+
+describe("sessions.list", () => {
+  it("filters by state, workflow and creator, newest first, and pages with a cursor without gaps or repeats", async () => {
+    const other = await api.user("operator");
+    const mine: string[] = [];
+    for (let i = 0; i < 5; i++) mine.push((await api.caller(other).tasks.start({ projectId, prompt: `page ${i}`, mode: "proposal" })).sessionId);
+    const read = api.caller(viewer).sessions;
+    const createdBy = `user:${other.id}`;
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: Awaited<ReturnType<typeof read.list>> = await read.list({ createdBy, limit: 2, cursor });
+      seen.push(...page.items.map((s) => s.id));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toEqual([...mine].reverse());
+
+    const first = (await read.list({ createdBy, limit: 1 })).items[0]!;
+    expect(first).toMatchObject({ id: mine[4], workflow: "review_loop", state: "proposal_coder", createdBy, parentId: null });
+    expect(first.version).toBeGreaterThan(0);
+    expect(Number.isNaN(Date.parse(first.updatedAt))).toBe(false);
+    expect((await read.list({ createdBy, state: "approved" })).items).toEqual([]);
+    expect((await read.list({ createdBy, workflow: "planning" })).items).toEqual([]);
+    expect((await read.list({ createdBy, workflow: "review_loop", state: "proposal_coder" })).items).toHaveLength(5);
+  });
+});
+
+describe("over HTTP (fetch adapter)", () => {
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+  it("maps CONFLICT to 409, NOT_FOUND to 404, and input errors to 400 with flattened zod field errors", async () => {
+    const token = (await api.caller({ ...operator, via: "session" }).tokens.create({ name: "http" })).token;
+    const { sessionId } = await api.caller(operator).tasks.start({ projectId, prompt: "http", mode: "proposal" });
+
+    const conflict = await trpcHttp("tasks.confirm", { mutation: true, input: { sessionId }, headers: bearer(token) });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.error?.data).toMatchObject({ code: "CONFLICT", httpStatus: 409, zodError: null });
+
+    const missing = await trpcHttp("tasks.get", { input: { sessionId: "s-missing" }, headers: bearer(token) });
+    expect(missing.status).toBe(404);
+
+    const invalid = await trpcHttp("tasks.start", { mutation: true, input: { projectId, prompt: "   ", mode: "sideways" }, headers: bearer(token) });
+    expect(invalid.status).toBe(400);
+    const zodError = invalid.body.error?.data.zodError as { fieldErrors: Record<string, string[]> };
+    expect(Object.keys(zodError.fieldErrors).sort()).toEqual(["mode", "prompt"]);
+    expect(zodError.fieldErrors.prompt).toEqual(["say what the task is"]);
+  });
+
+  it("401 without credentials, 403 for a viewer's mutation, 200 with a session cookie", async () => {
+    expect((await trpcHttp("sessions.list")).status).toBe(401);
+    const viewerCookie = await api.sessionCookie(viewer.id);
+    expect((await trpcHttp("tasks.start", { mutation: true, input: { projectId, prompt: "x" }, headers: { cookie: viewerCookie } })).status).toBe(403);
+    const ok = await trpcHttp("sessions.list", { headers: { cookie: viewerCookie } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.result?.data).toMatchObject({ items: expect.any(Array) });
+  });
+
+  it("hides the details of unexpected errors", async () => {
+    const broken = createContextFactory(() => ({ ...api.source(), deps: { ...api.deps, store: { readStream: () => Promise.reject(new Error("relation secret_table does not exist")) } as never } }));
+    const cookie = await api.sessionCookie(viewer.id);
+    const req = new Request(`http://cats.test/api/trpc/tasks.get?input=${encodeURIComponent(JSON.stringify({ sessionId: "s-x" }))}`, { headers: { cookie } });
+    const res = await fetchRequestHandler({ endpoint: "/api/trpc", req, router: appRouter, createContext: broken });
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(text).not.toContain("secret_table");
+    expect(text).toContain("internal error");
+  });
+});
+
+describe("no procedure returns a password hash or a token hash", () => {
+  /** A valid input for every procedure (a missing entry fails the first test). */
+  const validCalls = (s: { sessionId: string; userId: string; tokenId: string }): Record<string, unknown> => ({
+    "auth.me": undefined,
+    "tasks.start": { projectId, prompt: "scan", mode: "proposal" },
+    "tasks.confirm": { sessionId: s.sessionId },
+    "tasks.followUp": { sessionId: s.sessionId, text: "hello" },
+    "tasks.cancel": { sessionId: s.sessionId },
+    "tasks.rerun": { sessionId: s.sessionId },
+    "tasks.get": { sessionId: s.sessionId },
+    "sessions.list": {},
+    "sessions.timeline": { sessionId: s.sessionId },
+    "projects.list": undefined,
+    "runners.list": undefined,
+    "tokens.create": { name: "scan" },
+    "tokens.list": undefined,
+    "tokens.revoke": { id: s.tokenId },
+    "users.list": undefined,
+    "users.create": { email: `scan-${Date.now()}@cats.test`, name: "Scan", password: "correct horse battery" },
+    "users.setRole": { userId: s.userId, role: "operator" },
+    "users.disable": { userId: s.userId, disabled: false },
+  });
+
+  it("covers every procedure, and no output (or error) contains a hash", async () => {
+    const sessionId = (await api.caller(operator).tasks.start({ projectId, prompt: "scan", mode: "proposal" })).sessionId;
+    const token = await api.caller(admin).tokens.create({ name: "to revoke" });
+    const calls = validCalls({ sessionId, userId: viewer.id, tokenId: token.id });
+    expect(Object.keys(calls).sort()).toEqual(Object.keys(appRouter._def.procedures).sort());
+
+    const secrets = (await db.pool.query<{ s: string }>("SELECT password_hash AS s FROM users WHERE password_hash IS NOT NULL UNION ALL SELECT token_hash FROM api_tokens")).rows.map((r) => r.s);
+    expect(secrets.length).toBeGreaterThan(3);
+    const outputs: string[] = [];
+    for (const [path, input] of Object.entries(calls)) {
+      const out = await callPath(api.caller(admin), path, input).catch((err: Error) => ({ error: err.message }));
+      outputs.push(JSON.stringify(out));
+    }
+    const all = outputs.join("\n");
+    expect(all).not.toMatch(/argon2|passwordHash|password_hash|tokenHash|token_hash/);
+    for (const secret of secrets) expect(all).not.toContain(secret);
+  });
+});

@@ -1,0 +1,143 @@
+// The REST aliases, called as Next.js calls them (a Request and the route's params):
+// status codes, JSON bodies, `{ error: { code, message, fieldErrors? } }`, and the same
+// sign-in (cookie or Bearer token) and role rules as the tRPC procedures.
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ContextSource } from "../../server/api/context";
+import { createTaskRestHandlers } from "../../server/api/rest";
+import type { CurrentUser } from "../../server/auth/request";
+import type { EventStore } from "../../server/events/store";
+import { followUpTask } from "../../server/tasks/service";
+import { createApiFixture, type ApiFixture } from "../helpers/api";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { createHarness, type Harness } from "../helpers/tasks";
+
+let db: TestDatabase;
+let api: ApiFixture;
+let h: Harness;
+let rest: ReturnType<typeof createTaskRestHandlers>;
+let operator: CurrentUser;
+let viewer: CurrentUser;
+let operatorToken: string;
+let projectId: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  api = createApiFixture(db);
+  h = createHarness(db);
+  rest = createTaskRestHandlers(api.source);
+  [operator, viewer] = [await api.user("operator"), await api.user("viewer")];
+  operatorToken = (await api.caller(operator).tokens.create({ name: "rest" })).token;
+  projectId = await h.project("rest", { coder: [{ reply: "p" }], reviewer: [{ reply: "r" }], tester: [{ reply: "t" }] });
+});
+
+const asOperator = () => ({ authorization: `Bearer ${operatorToken}` });
+
+function post(path: string, body: unknown, headers: Record<string, string>): Request {
+  return new Request(`http://cats.test${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+const params = (id: string) => ({ params: Promise.resolve({ id }) });
+
+async function call(handler: (req: Request, route: { params: Promise<{ id: string }> }) => Promise<Response>, id: string, action: string, body: unknown, headers: Record<string, string> = asOperator()) {
+  const res = await handler(post(`/api/tasks/${id}/${action}`, body, headers), params(id));
+  return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+}
+
+async function startOne(prompt = "Fix sum()"): Promise<string> {
+  const res = await rest.start(post("/api/tasks", { projectId, prompt, mode: "proposal" }, asOperator()), undefined);
+  expect(res.status).toBe(201);
+  const body = (await res.json()) as { sessionId: string; version: number };
+  expect(body.version).toBeGreaterThan(0);
+  return body.sessionId;
+}
+
+describe("REST task aliases", () => {
+  it("start 201, follow-up 200 { sessionId, version }, rerun 201 { sessionId, parentId }, cancel 200; the token's user is the actor", async () => {
+    const id = await startOne();
+    const followUp = await call(rest.followUp, id, "followup", { text: "Also negatives" });
+    expect(followUp).toMatchObject({ status: 200, body: { sessionId: id, version: expect.any(Number) } });
+    const rerun = await call(rest.rerun, id, "rerun", undefined);
+    expect(rerun.status).toBe(201);
+    expect(rerun.body).toEqual({ sessionId: expect.stringMatching(/^s-/), parentId: id });
+    const cancel = await call(rest.cancel, id, "cancel", { reason: "enough" });
+    expect(cancel).toMatchObject({ status: 200, body: { sessionId: id } });
+    const events = await db.store.readStream(id);
+    expect(events.at(-1)?.metadata.actor).toEqual({ kind: "user", id: operator.id });
+    expect(events.map((e) => e.type)).toContain("CancelRequested");
+  });
+
+  it("accepts the session cookie of an operator", async () => {
+    const id = await startOne();
+    const res = await call(rest.followUp, id, "followup", { text: "from the browser" }, { cookie: await api.sessionCookie(operator.id) });
+    expect(res.status).toBe(200);
+  });
+
+  it("401 without credentials or with a revoked token (with WWW-Authenticate), 403 for a viewer, and nothing recorded", async () => {
+    const id = await startOne();
+    const before = await db.store.readStream(id);
+    const anonymous = await call(rest.followUp, id, "followup", { text: "hi" }, {});
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toEqual({ error: { code: "UNAUTHORIZED", message: expect.any(String) } });
+    expect(anonymous.headers.get("www-authenticate")).toMatch(/^Bearer/);
+
+    const { token, id: tokenId } = await api.caller(operator).tokens.create({ name: "short-lived" });
+    await api.caller(operator).tokens.revoke({ id: tokenId });
+    expect((await call(rest.cancel, id, "cancel", {}, { authorization: `Bearer ${token}` })).status).toBe(401);
+
+    const viewerToken = (await api.caller(viewer).tokens.create({ name: "viewer" })).token;
+    for (const [handler, action] of [[rest.followUp, "followup"], [rest.rerun, "rerun"], [rest.cancel, "cancel"]] as const) {
+      const forbidden = await call(handler, id, action, { text: "x" }, { authorization: `Bearer ${viewerToken}` });
+      expect(forbidden).toMatchObject({ status: 403, body: { error: { code: "FORBIDDEN" } } });
+    }
+    const viewerStart = await rest.start(post("/api/tasks", { projectId, prompt: "x" }, { cookie: await api.sessionCookie(viewer.id) }), undefined);
+    expect(viewerStart.status).toBe(403);
+    expect(await db.store.readStream(id)).toEqual(before);
+  });
+
+  it("maps CONFLICT to 409 (another command got in first), NOT_FOUND to 404 and PRECONDITION_FAILED to 412", async () => {
+    const id = await startOne();
+    // A store that lets another operator's follow-up land between this request's read and its append.
+    let raced = false;
+    const racing = Object.create(db.store) as EventStore;
+    racing.readStream = async (streamId, ...rest) => {
+      const events = await db.store.readStream(streamId, ...rest);
+      if (!raced) {
+        raced = true;
+        await followUpTask({ store: db.store, pool: db.pool }, { sessionId: streamId, text: "I was first" }, { kind: "user", id: "someone-else" });
+      }
+      return events;
+    };
+    const racingRest = createTaskRestHandlers((): ContextSource => ({ ...api.source(), deps: { ...api.deps, store: racing } }));
+    const conflict = await call(racingRest.followUp, id, "followup", { text: "me too" });
+    expect(conflict).toMatchObject({ status: 409, body: { error: { code: "CONFLICT" } } });
+    const texts = (await db.store.readStream(id)).filter((e) => e.type === "OperatorMessagePosted").map((e) => (e.data as { text: string }).text);
+    expect(texts).toEqual(["I was first"]);
+
+    expect((await call(rest.followUp, "s-missing", "followup", { text: "hello?" })).status).toBe(404);
+    await call(rest.cancel, id, "cancel", {});
+    expect(await call(rest.cancel, id, "cancel", {})).toMatchObject({ status: 412, body: { error: { code: "PRECONDITION_FAILED" } } });
+  });
+
+  it("400 with field errors for invalid bodies, and for bodies that are not JSON objects", async () => {
+    const id = await startOne();
+    const empty = await call(rest.followUp, id, "followup", { text: "   " });
+    expect(empty.status).toBe(400);
+    expect(empty.body).toEqual({ error: { code: "INVALID_INPUT", message: "invalid input", fieldErrors: { text: [expect.any(String)] } } });
+
+    const start = await rest.start(post("/api/tasks", { projectId: "", mode: "sideways" }, asOperator()), undefined);
+    expect(start.status).toBe(400);
+    const startBody = (await start.json()) as { error: { fieldErrors: Record<string, string[]> } };
+    expect(Object.keys(startBody.error.fieldErrors).sort()).toEqual(["mode", "projectId", "prompt"]);
+
+    expect(await call(rest.followUp, id, "followup", "{not json")).toMatchObject({ status: 400, body: { error: { code: "INVALID_INPUT", message: expect.stringMatching(/JSON/) } } });
+    expect(await call(rest.followUp, id, "followup", [1, 2])).toMatchObject({ status: 400 });
+    // The path names the session: a body cannot redirect the command elsewhere.
+    const other = await startOne("other");
+    const before = await db.store.readStream(other);
+    expect((await call(rest.followUp, id, "followup", { text: "here", sessionId: other })).body).toMatchObject({ sessionId: id });
+    expect(await db.store.readStream(other)).toEqual(before);
+  });
+});
