@@ -8,6 +8,7 @@ import { AppError } from "../errors";
 import { logger } from "../log";
 import { cancelTask, followUpTask, rerunTask, startTask, ZCancelInput, ZFollowUpInput, ZSessionRef, ZStartTaskInput } from "../tasks/service";
 import type { ContextSource } from "./context";
+import { exportArchive, exportSession } from "../export";
 import { toRestError } from "./errors";
 import { actorOf } from "./routers/tasks";
 
@@ -19,12 +20,14 @@ export interface TaskRouteContext {
 
 type Handler<C> = (req: Request, route: C) => Promise<Response>;
 
-async function requireOperator(req: Request, source: ContextSource): Promise<CurrentUser> {
+async function requireRole(req: Request, source: ContextSource, role: "viewer" | "operator"): Promise<CurrentUser> {
   const user = await authenticateRequest(req, { prisma: source.deps.prisma, secret: source.secret });
   if (!user) throw new AppError("UNAUTHORIZED", "sign in, or send an API token as `Authorization: Bearer ...`");
-  if (!hasRole(user.role, "operator")) throw new AppError("FORBIDDEN", `this needs the operator role (you are ${user.role})`);
+  if (!hasRole(user.role, role)) throw new AppError("FORBIDDEN", `this needs the ${role} role (you are ${user.role})`);
   return user;
 }
+
+const requireOperator = (req: Request, source: ContextSource) => requireRole(req, source, "operator");
 
 /** The JSON object body; an empty body is `{}`. */
 async function readBody(req: Request): Promise<Record<string, unknown>> {
@@ -51,6 +54,27 @@ function respond<C>(name: string, run: (req: Request, route: C) => Promise<{ sta
       const headers: Record<string, string> = { ...NO_STORE };
       if (status === 401) headers["WWW-Authenticate"] = 'Bearer realm="catcafe"';
       return Response.json(body, { status, headers });
+    }
+  };
+}
+
+/** GET /api/sessions/:id/export → the session in the seed's file layout, as a zip (viewer). */
+export function createSessionExportHandler(source: () => ContextSource): Handler<TaskRouteContext> {
+  return async (req, route) => {
+    try {
+      const ctx = source();
+      await requireRole(req, ctx, "viewer");
+      const { id } = await route.params;
+      const sessionId = ZSessionRef.parse({ sessionId: id }).sessionId;
+      const zip = exportArchive(await exportSession(ctx.deps.store, ctx.deps.pool, sessionId));
+      return new Response(new Uint8Array(zip), {
+        status: 200,
+        headers: { ...NO_STORE, "Content-Type": "application/zip", "Content-Disposition": `attachment; filename="${sessionId}.zip"` },
+      });
+    } catch (err) {
+      const { status, body, internal } = toRestError(err);
+      if (internal) logger.error({ err, route: "GET /api/sessions/:id/export" }, "export failed");
+      return Response.json(body, { status, headers: NO_STORE });
     }
   };
 }

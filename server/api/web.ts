@@ -11,7 +11,7 @@ import { getWebPool } from "../db/web-pool";
 import { createAppEventStore } from "../events/app-store";
 import type { EventStore } from "../events/store";
 import { createContextFactory, type ContextSource } from "./context";
-import { createTaskRestHandlers } from "./rest";
+import { createSessionExportHandler, createTaskRestHandlers } from "./rest";
 
 const cache = globalThis as typeof globalThis & { __catcafeEventStore?: EventStore };
 
@@ -24,6 +24,8 @@ function webSource(): ContextSource {
 export const createContext = createContextFactory(webSource);
 
 export const taskRestHandlers = createTaskRestHandlers(webSource);
+
+export const sessionExportHandler = createSessionExportHandler(webSource);
 
 export const authOptions = createAuthOptions({ prisma: getPrisma, env: authEnv() });
 

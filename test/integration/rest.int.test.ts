@@ -3,7 +3,7 @@
 // sign-in (cookie or Bearer token) and role rules as the tRPC procedures.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ContextSource } from "../../server/api/context";
-import { createTaskRestHandlers } from "../../server/api/rest";
+import { createSessionExportHandler, createTaskRestHandlers } from "../../server/api/rest";
 import type { CurrentUser } from "../../server/auth/request";
 import type { EventStore } from "../../server/events/store";
 import { followUpTask } from "../../server/tasks/service";
@@ -139,5 +139,25 @@ describe("REST task aliases", () => {
     const before = await db.store.readStream(other);
     expect((await call(rest.followUp, id, "followup", { text: "here", sessionId: other })).body).toMatchObject({ sessionId: id });
     expect(await db.store.readStream(other)).toEqual(before);
+  });
+});
+
+describe("GET /api/sessions/:id/export", () => {
+  it("downloads the session as a zip for a viewer; anonymous callers get 401, unknown sessions 404", async () => {
+    const id = await startOne("Export me");
+    const download = createSessionExportHandler(api.source);
+    const get = (headers: Record<string, string>, sid = id) => download(new Request(`http://cats.test/api/sessions/${sid}/export`, { headers }), params(sid));
+    const viewerToken = (await api.caller(viewer).tokens.create({ name: "export" })).token;
+    const res = await get({ authorization: `Bearer ${viewerToken}` });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/zip");
+    expect(res.headers.get("content-disposition")).toBe(`attachment; filename="${id}.zip"`);
+    const { unzipSync, strFromU8 } = await import("fflate");
+    const files = unzipSync(new Uint8Array(await res.arrayBuffer()));
+    const summary = JSON.parse(strFromU8(files[`${id}/summary.json`]!)) as { sessionId: string; prompt: string };
+    expect(summary).toMatchObject({ sessionId: id, prompt: "Export me" });
+    expect(Object.keys(files)).toEqual(expect.arrayContaining([`${id}/task-events.jsonl`, `${id}/task-timeline.json`]));
+    expect((await get({})).status).toBe(401);
+    expect((await get({ authorization: `Bearer ${viewerToken}` }, "s-does-not-exist")).status).toBe(404);
   });
 });
