@@ -175,17 +175,17 @@ function stopError(stop: Stop, partialOutput: string): Error {
   }
 }
 
-function spawnError(file: string, code: string | undefined, detail: string | undefined): AgentError {
+export function spawnError(file: string, code: string | undefined, detail: string | undefined): AgentError {
   if (code === "ENOENT") return new AgentError("command_failed", `executable not found: ${file}`, false);
   if (code === "EACCES") return new AgentError("command_failed", `cannot execute ${file}: permission denied`, false);
   return new AgentError("command_failed", `could not start ${file}: ${detail ?? code ?? "unknown error"}`, false);
 }
 
-function stderrTailText(tail: Buffer): string {
+export function stderrTailText(tail: Buffer): string {
   return tail.toString("utf8").trimEnd().split("\n").slice(-STDERR_TAIL_LINES).join("\n");
 }
 
-async function assertDirectory(workspace: string): Promise<void> {
+export async function assertDirectory(workspace: string): Promise<void> {
   const stat = await fs.stat(workspace).catch(() => null);
   if (!stat?.isDirectory()) throw new AgentError("internal_error", `workspace not found: ${workspace}`, false);
 }
@@ -195,7 +195,7 @@ function delay(ms: number): Promise<void> {
 }
 
 /** Calls `fn` at epoch-ms `time` (re-arming past setTimeout's limit); returns a canceller. */
-function atTime(time: number, fn: () => void): () => void {
+export function atTime(time: number, fn: () => void): () => void {
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
     const remaining = time - Date.now();

@@ -125,9 +125,107 @@ export const ZCommandAgentConfig = ZAgentBase.extend({
 export type CommandAgentConfig = z.output<typeof ZCommandAgentConfig>;
 export type CommandAgentConfigInput = z.input<typeof ZCommandAgentConfig>;
 
+// --- HTTP model brains: OpenAI-compatible chat completions, Anthropic messages ----------
+
+/** Default spacing of calls to one brain, across all runners (SPEC R5). */
+export const DEFAULT_BRAIN_MIN_INTERVAL_MS = 2_000;
+
+/** Where the provider listens; never with credentials in it (keys come from apiKeyEnv). */
+const ZBrainBaseUrl = z
+  .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
+  .refine((u) => {
+    const url = new URL(u);
+    return url.username === "" && url.password === "";
+  }, "must not contain credentials: name the variable holding the key in apiKeyEnv")
+  .refine((u) => !u.includes("?") && !u.includes("#"), "must not contain a query or fragment")
+  .transform((u) => u.replace(/\/+$/, ""));
+
+const ZBrainFields = {
+  model: z.string().min(1).max(200),
+  /** Name of the environment variable holding the API key, read at each call. */
+  apiKeyEnv: ZEnvName.optional(),
+  maxTokens: z.number().int().positive().max(1_000_000).optional(),
+  systemPrompt: z.string().min(1).max(100_000).optional(),
+  /** 0 turns the limit off. */
+  rateLimit: z
+    .strictObject({ minIntervalMs: z.number().int().nonnegative().max(3_600_000).default(DEFAULT_BRAIN_MIN_INTERVAL_MS) })
+    .default({ minIntervalMs: DEFAULT_BRAIN_MIN_INTERVAL_MS }),
+};
+
+export const ZOpenAIAgentConfig = ZAgentBase.extend({
+  kind: z.literal("openai"),
+  /** With or without the trailing /v1 (OpenAI, Ollama, vLLM, llama.cpp server). */
+  baseUrl: ZBrainBaseUrl.default("https://api.openai.com/v1"),
+  temperature: z.number().min(0).max(2).optional(),
+  ...ZBrainFields,
+}).strict();
+export type OpenAIAgentConfig = z.output<typeof ZOpenAIAgentConfig>;
+export type OpenAIAgentConfigInput = z.input<typeof ZOpenAIAgentConfig>;
+
+export const ZAnthropicAgentConfig = ZAgentBase.extend({
+  kind: z.literal("anthropic"),
+  baseUrl: ZBrainBaseUrl.default("https://api.anthropic.com"),
+  temperature: z.number().min(0).max(1).optional(),
+  ...ZBrainFields,
+}).strict();
+export type AnthropicAgentConfig = z.output<typeof ZAnthropicAgentConfig>;
+export type AnthropicAgentConfigInput = z.input<typeof ZAnthropicAgentConfig>;
+
+export type BrainAgentConfig = OpenAIAgentConfig | AnthropicAgentConfig;
+export type BrainAgentConfigInput = OpenAIAgentConfigInput | AnthropicAgentConfigInput;
+
+// --- agent CLIs: Claude Code, Codex, Gemini CLI (server/agents/shells/) ----------------
+
+const ZCliArg = z.string().refine((a) => !a.includes("\0"), "must not contain a NUL byte");
+
+const ZCliShellFields = {
+  /** Path or name of the executable; default: the CLI's own name in node_modules/.bin, then PATH. */
+  command: ZCliArg.min(1).optional(),
+  model: z.string().min(1).max(200).optional(),
+  /** Appended after the arguments the adapter adds for a non-interactive run. */
+  extraArgs: z.array(ZCliArg).default([]),
+  /** Literal variables for the process (never secrets: name those in passEnv or apiKeyEnv). */
+  env: z.record(ZEnvName, ZCliArg).optional(),
+  /** More variables passed through from the runner's environment. */
+  passEnv: z.array(ZEnvName).optional(),
+  /** Variable holding the provider key; default the CLI's own (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY). */
+  apiKeyEnv: ZEnvName.optional(),
+  /** The provider endpoint the CLI talks to (a gateway, a proxy, a local model server)... */
+  baseUrl: ZBrainBaseUrl.optional(),
+  /** ...or the runner's variable holding it. */
+  baseUrlEnv: ZEnvName.optional(),
+  /** edit: change files in the workspace without asking; full: also run any command without asking. */
+  permissions: z.enum(["edit", "full"]).default("edit"),
+  /** How often the CLI itself retries a failed provider request; default the CLI's own policy. */
+  providerRetries: z.number().int().min(0).max(10).optional(),
+  /** A fresh HOME per run, so the CLI's own login, settings and history stay out of it. */
+  isolateHome: z.boolean().default(true),
+  /** Per-invocation limit; the request's deadline applies too, whichever comes first. */
+  timeoutMs: z.number().int().positive().max(86_400_000).optional(),
+};
+
+const ZCliShellConfig = <K extends "claude" | "codex" | "gemini">(kind: K) =>
+  ZAgentBase.extend({ kind: z.literal(kind), ...ZCliShellFields })
+    .strict()
+    .refine((c) => c.baseUrl === undefined || c.baseUrlEnv === undefined, { message: "give baseUrl or baseUrlEnv, not both", path: ["baseUrlEnv"] });
+
+export const ZClaudeAgentConfig = ZCliShellConfig("claude");
+export const ZCodexAgentConfig = ZCliShellConfig("codex");
+export const ZGeminiAgentConfig = ZCliShellConfig("gemini");
+export type CliShellAgentConfig = z.output<typeof ZClaudeAgentConfig> | z.output<typeof ZCodexAgentConfig> | z.output<typeof ZGeminiAgentConfig>;
+export type CliShellAgentConfigInput = z.input<typeof ZClaudeAgentConfig> | z.input<typeof ZCodexAgentConfig> | z.input<typeof ZGeminiAgentConfig>;
+
 // --- all kinds -------------------------------------------------------------------------
 
-export const ZAgentConfig = z.discriminatedUnion("kind", [ZScriptedAgentConfig, ZCommandAgentConfig]);
+export const ZAgentConfig = z.discriminatedUnion("kind", [
+  ZScriptedAgentConfig,
+  ZCommandAgentConfig,
+  ZOpenAIAgentConfig,
+  ZAnthropicAgentConfig,
+  ZClaudeAgentConfig,
+  ZCodexAgentConfig,
+  ZGeminiAgentConfig,
+]);
 /** A validated agent configuration (defaults applied). */
 export type AgentConfig = z.output<typeof ZAgentConfig>;
 /** An agent configuration as written in a file or in code (defaults may be left out). */

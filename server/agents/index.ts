@@ -1,12 +1,20 @@
 // Creating an agent from its configuration: the one place that maps a `kind` to its
 // implementation. A new shell or brain adds a config schema and a case here.
+import { BrainAgent } from "./brain";
 import { CommandAgent } from "./command";
 import type { AgentConfigInput } from "./config";
 import { ScriptedAgent } from "./scripted";
+import { ClaudeAgent } from "./shells/claude";
+import { CodexAgent } from "./shells/codex";
+import { GeminiAgent } from "./shells/gemini";
 import type { Agent } from "./types";
 
+export { BrainAgent } from "./brain";
 export { CommandAgent } from "./command";
 export { ScriptedAgent } from "./scripted";
+export { ClaudeAgent } from "./shells/claude";
+export { CodexAgent } from "./shells/codex";
+export { GeminiAgent } from "./shells/gemini";
 export { ZAgentConfig, type AgentConfig, type AgentConfigInput, type AgentKind } from "./config";
 export { AgentError, MAX_AGENT_OUTPUT_BYTES, type Agent, type AgentRequest, type AgentResponse } from "./types";
 
@@ -17,6 +25,15 @@ export function createAgent(config: AgentConfigInput): Agent {
       return new ScriptedAgent(config);
     case "command":
       return new CommandAgent(config);
+    case "openai":
+    case "anthropic":
+      return new BrainAgent(config);
+    case "claude":
+      return new ClaudeAgent(config);
+    case "codex":
+      return new CodexAgent(config);
+    case "gemini":
+      return new GeminiAgent(config);
     default: {
       const unhandled: never = config;
       throw new Error(`unknown agent kind: ${(unhandled as { kind: string }).kind}`);

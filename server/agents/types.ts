@@ -27,6 +27,32 @@ export interface AgentRequest {
   deadline: number;
   /** Streamed output as it arrives (for live views); the final text is still returned whole. */
   onChunk?: (text: string) => void;
+  /**
+   * For HTTP brains: where they wait for their turn under the rate limit shared by all
+   * runners (SPEC R5). Without it a brain calls at once. Other agents ignore it.
+   */
+  callGate?: BrainCallGate;
+}
+
+/** One brain's place in the shared call schedule: its id and endpoint, and its spacing. */
+export interface BrainTurnRequest {
+  brainId: string;
+  baseUrl: string;
+  minIntervalMs: number;
+}
+
+export interface BrainTurn {
+  /**
+   * The call is under way (the provider answered) or failed before it could start; the
+   * next turn comes `minIntervalMs` from now, or `notBeforeMs` if the provider asked for more.
+   * Idempotent; never rejects. Await it before the process may exit.
+   */
+  release(options?: { notBeforeMs?: number }): Promise<void>;
+}
+
+export interface BrainCallGate {
+  /** Resolves once this brain may be called; rejects when `signal` aborts first. */
+  waitTurn(brain: BrainTurnRequest, signal: AbortSignal): Promise<BrainTurn>;
 }
 
 export interface AgentUsage {

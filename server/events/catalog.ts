@@ -262,6 +262,46 @@ export const eventCatalog = {
     }),
     summary: (d) => `Finished: ${d.outcome}${d.errorClass ? ` — ${d.errorClass}: ${d.diagnosis}` : d.reason ? ` (${d.reason})` : ""}`,
   }),
+
+  // ---- Brains: the shared per-brain rate limit (SPEC R5) -----------------------------
+  RateLimitWaited: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      attempt: z.number().int().positive(),
+      /** The brain's agent id. */
+      brain: z.string().min(1),
+      minIntervalMs: z.number().int().nonnegative(),
+      waitMs: z.number().int().nonnegative(),
+    }),
+    summary: (d) => `Waited ${d.waitMs} ms for brain ${d.brain} (rate limit: one call per ${d.minIntervalMs} ms)`,
+  }),
+
+  // ---- Runtime execution context (SPEC M6): the configuration a run executes with ----
+  RuntimeContextRecorded: defineEvent({
+    version: 1,
+    schema: z.object({
+      runId: z.string().min(1),
+      createdAt: z.iso.datetime({ offset: true }),
+      /** Where the configuration came from: the repository's `.catcafe/` at the base commit. */
+      source: z.object({
+        dir: z.string(),
+        commit: z.string().regex(/^[0-9a-f]{40}$/),
+        files: z.array(z.string()),
+        configVersion: z.string(),
+      }),
+      /** Global settings as they applied (timeouts, retry policy, rate limit, defaults). */
+      settings: ZJson,
+      /** projects.json as it applied. */
+      project: ZJson,
+      /** role → the agent that plays it, from `.catcafe/` (config) or the project record. */
+      roles: z.record(z.string(), z.object({ agentId: z.string(), source: z.enum(["config", "project"]) })),
+      /** agent id → agent, shell, brain and FSM snapshot; secrets redacted, key variables by name only. */
+      agents: z.record(z.string(), ZJson),
+    }),
+    summary: (d) =>
+      `Runtime context ${d.runId}: ${Object.entries(d.roles).map(([role, a]) => `${role}=${a.agentId}`).join(", ")} (.catcafe ${d.source.configVersion} at ${d.source.commit.slice(0, 10)})`,
+  }),
 } as const;
 
 export type AppEventCatalog = typeof eventCatalog;

@@ -135,12 +135,17 @@ export type OutcomeReactor = (tx: Tx, store: EventStore, sessionId: string, reco
 export type StepOutcome =
   | { kind: "started" }
   | { kind: "completed"; output: unknown }
-  | { kind: "failed"; errorClass: ErrorClass; message: string; retryable: boolean }
+  | { kind: "failed"; errorClass: ErrorClass; message: string; retryable: boolean; retryAfterMs?: number }
   | { kind: "released"; reason: string };
 
 /** Backoff before retrying a failed attempt: 1 s, 2 s, 4 s, ... (capped at 60 s). */
 export function retryDelayMs(attempt: number, baseMs = 1000): number {
   return Math.min(baseMs * 2 ** (attempt - 1), 60_000);
+}
+
+/** The backoff, or the provider's Retry-After when that is longer. */
+export function retryWaitMs(attempt: number, baseMs?: number, retryAfterMs?: number): number {
+  return Math.max(retryDelayMs(attempt, baseMs), retryAfterMs ?? 0);
 }
 
 /**
@@ -171,7 +176,7 @@ export async function recordStepOutcome(
             return { type: "StepCompleted", data: { ...data, output: outcome.output } };
           case "failed": {
             const retry = outcome.retryable && step.attempt < current.max_attempts;
-            const retryAt = retry ? new Date(current.now.getTime() + retryDelayMs(step.attempt, options.retryBaseMs)).toISOString() : null;
+            const retryAt = retry ? new Date(current.now.getTime() + retryWaitMs(step.attempt, options.retryBaseMs, outcome.retryAfterMs)).toISOString() : null;
             return { type: "StepFailed", data: { ...data, errorClass: outcome.errorClass, message: outcome.message, retryAt } };
           }
           case "released":

@@ -16,6 +16,8 @@ export class StepExecutionError extends Error {
     readonly errorClass: ErrorClass,
     message: string,
     readonly retryable: boolean,
+    /** A provider's Retry-After: the retry waits at least this long (and at least the backoff). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = "StepExecutionError";

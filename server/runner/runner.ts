@@ -7,7 +7,7 @@ import pg from "pg";
 import type { Db } from "../db/pool";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
-import { claimNextStep, failExhaustedSteps, heartbeatStep, recordStepOutcome, retryDelayMs, type ClaimedStep, type OutcomeReactor } from "./dispatch";
+import { claimNextStep, failExhaustedSteps, heartbeatStep, recordStepOutcome, retryWaitMs, type ClaimedStep, type OutcomeReactor } from "./dispatch";
 import { StepExecutionError, type StepExecutor } from "./executors";
 import { CANCEL_CHANNEL, STEPS_CHANNEL } from "./steps-projection";
 
@@ -195,12 +195,12 @@ export class Runner {
         reason instanceof TimeoutSignal
           ? { errorClass: "timeout" as const, message: `step timed out after ${step.timeoutMs} ms`, retryable: true }
           : err instanceof StepExecutionError
-            ? { errorClass: err.errorClass, message: err.message, retryable: err.retryable }
+            ? { errorClass: err.errorClass, message: err.message, retryable: err.retryable, retryAfterMs: err.retryAfterMs }
             : { errorClass: "internal_error" as const, message: String((err as Error)?.message ?? err), retryable: false };
       await recordStepOutcome(this.store, step, { kind: "failed", ...failure }, this.actor, { retryBaseMs: this.opts.retryBaseMs, react: this.opts.react });
       log("step failed", failure);
       // Retries become claimable after their backoff; wake up then rather than at the next poll.
-      if (failure.retryable) setTimeout(() => this.signalWake(), retryDelayMs(step.attempt, this.opts.retryBaseMs) + 5).unref();
+      if (failure.retryable) setTimeout(() => this.signalWake(), retryWaitMs(step.attempt, this.opts.retryBaseMs, "retryAfterMs" in failure ? failure.retryAfterMs : undefined) + 5).unref();
     } finally {
       clearTimeout(timeout);
     }

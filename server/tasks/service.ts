@@ -12,7 +12,8 @@ import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
 import { decide, evolve, foldTask, type TaskState } from "../workflow/engine";
 import { decideContext, definitionFor } from "../workflow/reactor";
 import { resolveBaseCommit } from "../workspaces";
-import { ZAgentConfig } from "../agents/config";
+import { newRunId } from "../config/runtime-context";
+import { bindRun, loadRunConfig } from "../config/run";
 
 export interface TaskDeps {
   store: EventStore;
@@ -22,8 +23,10 @@ export interface TaskDeps {
 export const ZStartTaskInput = z.object({
   projectId: z.string().min(1),
   prompt: z.string().trim().min(1, "say what the task is").max(20_000),
-  mode: z.enum(["proposal", "implementation"]).default("proposal"),
-  workflow: z.string().default("review_loop"),
+  /** Default: projects.json's workflow.mode, else proposal. */
+  mode: z.enum(["proposal", "implementation"]).optional(),
+  /** Default: projects.json's workflow.default, else review_loop. */
+  workflow: z.string().min(1).optional(),
   title: z.string().trim().min(1).max(200).optional(),
 });
 export type TStartTaskInput = z.input<typeof ZStartTaskInput>;
@@ -54,18 +57,24 @@ async function act(deps: TaskDeps, sessionId: string, actor: Actor, command: Par
 
 export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Actor): Promise<{ sessionId: string; version: number }> {
   const input = ZStartTaskInput.parse(raw);
-  const definition = BUILTIN_WORKFLOWS[input.workflow];
-  if (!definition) throw new AppError("INVALID_INPUT", `unknown workflow "${input.workflow}" (known: ${Object.keys(BUILTIN_WORKFLOWS).join(", ")})`);
   const project = await getProject(deps.pool, input.projectId);
-  // Every role the workflow uses must have a valid agent before anything starts.
-  const roles = new Set(Object.values(definition.states).flatMap((s) => (s.type === "step" && s.step.output !== "commands" ? [s.step.role] : [])));
-  for (const role of roles) {
-    const parsed = ZAgentConfig.safeParse(project.agents[role]);
-    if (!parsed.success) {
-      throw new AppError("PRECONDITION_FAILED", `project ${project.id} has no valid agent for role "${role}" (needed by ${definition.id}): ${parsed.error.issues[0]?.message ?? "missing"}`);
-    }
-  }
   const baseCommit = await resolveBaseCommit(project.repoPath);
+  // The repository's .catcafe/ as committed at the base commit (null without one): invalid
+  // configuration refuses the start with every error; a later edit never changes this run.
+  const repoConfig = await loadRunConfig(project, baseCommit);
+  const workflowId = input.workflow ?? repoConfig?.project.workflow?.default ?? "review_loop";
+  const definition = BUILTIN_WORKFLOWS[workflowId];
+  if (!definition) {
+    if (repoConfig?.workflows[workflowId]) {
+      // TODO(workflow): the engine resolves definitions by id from BUILTIN_WORKFLOWS only; a
+      // user-defined workflow (M9) is validated but needs its definition snapshotted to run.
+      throw new AppError("PRECONDITION_FAILED", `workflow "${workflowId}" from .catcafe/runtimes.json is valid but user-defined workflows cannot run yet`);
+    }
+    throw new AppError("INVALID_INPUT", `unknown workflow "${workflowId}" (known: ${Object.keys(BUILTIN_WORKFLOWS).join(", ")})`);
+  }
+  const mode = input.mode ?? repoConfig?.project.workflow?.mode ?? "proposal";
+  const roles = [...new Set(Object.values(definition.states).flatMap((s) => (s.type === "step" && s.step.output !== "commands" ? [s.step.role] : [])))];
+  const run = bindRun({ project, config: repoConfig, definition, mode, roles, baseCommit, runId: newRunId(), now: new Date() });
   const sessionId = newSessionId();
   const title = input.title ?? (input.prompt.split("\n")[0] ?? input.prompt).slice(0, 120);
   const events = decide(foldTask([]), {
@@ -74,13 +83,16 @@ export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Act
     config: {
       workflow: definition.id,
       workflowVersion: definition.version,
-      mode: input.mode,
+      mode,
       prompt: input.prompt,
-      maxIterations: project.maxIterations,
-      project: { id: project.id, name: project.name, repoPath: project.repoPath, baseCommit, allowlist: project.allowlist },
-      agents: Object.fromEntries([...roles].map((r) => [r, project.agents[r]])) as Record<string, never>,
+      maxIterations: run.maxIterations,
+      project: { id: project.id, name: project.name, repoPath: project.repoPath, baseCommit, allowlist: run.allowlist },
+      agents: run.agents as Record<string, never>,
     },
   }, decideContext(definition));
+  // The runtime context goes right after SessionCreated, before TaskStarted, so a rerun
+  // (a fork at TaskStarted) inherits it with the rest of the start.
+  if (run.context) events.splice(1, 0, { type: "RuntimeContextRecorded", data: run.context });
   const result = await deps.store.append(sessionId, "no_stream", events, { actor });
   return { sessionId, version: result.version };
 }

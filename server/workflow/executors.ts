@@ -6,8 +6,10 @@ import path from "node:path";
 import type { Db } from "../db/pool";
 import { createAgent, ZAgentConfig } from "../agents";
 import { AgentError } from "../agents/types";
+import { databaseCallGate } from "../brains/rate-limit";
 import { classifyCommandOutcome } from "../commands/classify";
 import { runCommand } from "../commands/run";
+import { createAppEventStore } from "../events/app-store";
 import { putBlob } from "../events/blobs";
 import type { ClaimedStep } from "../runner/dispatch";
 import { StepExecutionError, type StepExecutor } from "../runner/executors";
@@ -36,6 +38,7 @@ async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, i
 }
 
 function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
+  const store = createAppEventStore(deps.pool);
   return async (step, ctx): Promise<AgentStepOutput> => {
     const input = step.input as StepInput;
     const config = ZAgentConfig.safeParse(input.agent);
@@ -61,11 +64,18 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         invocation: input.invocation + step.attempt - 1,
         signal: ctx.signal,
         deadline: Date.now() + step.timeoutMs,
+        // HTTP brains wait here for their turn under the shared rate limit; each wait is an event.
+        callGate: databaseCallGate(deps.pool, {
+          onWait: async ({ brain, waitedMs }) => {
+            const data = { stepId: step.id, attempt: step.attempt, brain: brain.brainId, minIntervalMs: brain.minIntervalMs, waitMs: waitedMs };
+            await store.append(step.sessionId, "any", [{ type: "RateLimitWaited", data }], { actor: { kind: "agent", id: agent.id } });
+          },
+        }),
       });
       text = response.text;
       usage = response.usage;
     } catch (err) {
-      if (err instanceof AgentError) throw new StepExecutionError(err.errorClass, err.message, err.retryable);
+      if (err instanceof AgentError) throw new StepExecutionError(err.errorClass, err.message, err.retryable, err.retryAfterMs);
       throw err;
     }
     const raw = await putBlob(deps.pool, text);

@@ -1,0 +1,59 @@
+// HTTP model brains as agents (kinds `openai` and `anthropic`): the prompt and the session's
+// thread go to the provider's streaming endpoint, the answer streams back. The API key is
+// read from the environment variable the config names, at each call, and goes nowhere but
+// the request's auth header.
+import { anthropicProtocol } from "../brains/anthropic";
+import { streamBrainCall } from "../brains/call";
+import { openaiProtocol } from "../brains/openai";
+import type { BrainProtocol } from "../brains/protocol";
+import { ZAnthropicAgentConfig, ZOpenAIAgentConfig, type BrainAgentConfig, type BrainAgentConfigInput } from "./config";
+import { AgentError, type Agent, type AgentRequest, type AgentResponse } from "./types";
+
+export function brainProtocol(kind: BrainAgentConfig["kind"]): BrainProtocol {
+  return kind === "openai" ? openaiProtocol : anthropicProtocol;
+}
+
+/** The key named by `apiKeyEnv`, undefined for a brain without one; a named but unset variable is an auth error. */
+export function brainApiKey(config: BrainAgentConfig, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!config.apiKeyEnv) return undefined;
+  const key = env[config.apiKeyEnv];
+  if (!key) {
+    throw new AgentError("provider_auth_error", `the API key of brain ${config.id} is missing: environment variable ${config.apiKeyEnv} is not set on this runner`, false);
+  }
+  return key;
+}
+
+export function parseBrainConfig(config: BrainAgentConfigInput): BrainAgentConfig {
+  return config.kind === "openai" ? ZOpenAIAgentConfig.parse(config) : ZAnthropicAgentConfig.parse(config);
+}
+
+export class BrainAgent implements Agent {
+  readonly kind: BrainAgentConfig["kind"];
+  readonly simulated = false;
+  readonly id: string;
+  readonly name: string;
+  readonly config: BrainAgentConfig;
+
+  constructor(config: BrainAgentConfigInput) {
+    this.config = parseBrainConfig(config);
+    this.kind = this.config.kind;
+    this.id = this.config.id;
+    this.name = this.config.name ?? this.config.id;
+  }
+
+  async invoke(request: AgentRequest): Promise<AgentResponse> {
+    const { config } = this;
+    const protocol = brainProtocol(config.kind);
+    return streamBrainCall(
+      {
+        protocol,
+        brainId: config.id,
+        baseUrl: config.baseUrl,
+        body: protocol.requestBody(config, request),
+        apiKey: brainApiKey(config),
+        minIntervalMs: config.rateLimit.minIntervalMs,
+      },
+      request,
+    );
+  }
+}

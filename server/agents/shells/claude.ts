@@ -1,0 +1,147 @@
+// Claude Code (`claude`, npm @anthropic-ai/claude-code) as an agent.
+//
+// Run: `claude -p --output-format stream-json --verbose --include-partial-messages`, the
+// prompt on stdin, in the workspace. Permissions: `acceptEdits` lets it create and edit
+// files in its working directory without asking; "full" also allows Bash (bypassPermissions
+// is refused when running as root, so Bash is allowed by name instead).
+// Provider: ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; CLAUDE_CODE_MAX_RETRIES for its own retries.
+//
+// Its stream-json output, one event per line:
+//   {"type":"system","subtype":"init",...}                 session, tools, model
+//   {"type":"system","subtype":"api_retry","error_status":429,"error":"rate_limit",...}
+//   {"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"..."}}}
+//   {"type":"assistant","message":{"id":..,"content":[{"type":"text"|"tool_use",...}]}}   per content block
+//   {"type":"user","message":{"content":[{"type":"tool_result",...}]}}
+//   {"type":"result","subtype":"success","is_error":false,"result":"<final text>","usage":{...}}
+// A provider failure ends in a result with is_error true, api_error_status and api_error_type.
+import { ZClaudeAgentConfig } from "../config";
+import { CliShellAgent, type ShellRunContext } from "./cli-agent";
+import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type StreamOutcome } from "./stream";
+import type { AgentUsage } from "../types";
+import type { z } from "zod";
+
+export type ClaudeAgentConfigInput = z.input<typeof ZClaudeAgentConfig>;
+
+export class ClaudeAgent extends CliShellAgent {
+  readonly kind = "claude";
+  protected readonly defaultCommand = "claude";
+  readonly defaultApiKeyEnv = "ANTHROPIC_API_KEY";
+
+  constructor(config: ClaudeAgentConfigInput) {
+    super(ZClaudeAgentConfig.parse(config));
+  }
+
+  args(): string[] {
+    const { model, permissions, extraArgs } = this.config;
+    return [
+      "--print",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--include-partial-messages",
+      "--no-session-persistence",
+      "--permission-mode",
+      "acceptEdits",
+      ...(permissions === "full" ? ["--allowedTools", "Bash"] : []),
+      ...(model ? ["--model", model] : []),
+      ...extraArgs,
+    ];
+  }
+
+  protected providerEnv(ctx: ShellRunContext): Record<string, string> {
+    return {
+      ...(ctx.apiKey ? { ANTHROPIC_API_KEY: ctx.apiKey } : {}),
+      ...(ctx.baseUrl ? { ANTHROPIC_BASE_URL: ctx.baseUrl } : {}),
+      ...(this.config.providerRetries !== undefined ? { CLAUDE_CODE_MAX_RETRIES: String(this.config.providerRetries) } : {}),
+      // A runner's CLI neither updates itself nor phones home.
+      DISABLE_AUTOUPDATER: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    };
+  }
+
+  parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[]): ClaudeStreamParser {
+    return new ClaudeStreamParser(onChunk, secrets);
+  }
+}
+
+export class ClaudeStreamParser extends CliStreamParser {
+  protected readonly shell = "claude";
+  /** Messages whose text already streamed as deltas (their whole-message events are not repeated). */
+  private readonly streamedMessages = new Set<string>();
+  private lastAssistantText = "";
+  private result: JsonObject | undefined;
+  /** The provider error on the last synthetic error message, if any. */
+  private apiError: { status: number | null; code: string | null } | undefined;
+
+  protected event(event: JsonObject): void {
+    // Subagents' events carry the tool call that started them: only the main thread is the answer.
+    const main = event.parent_tool_use_id == null;
+    switch (event.type) {
+      case "system":
+        if (event.subtype === "api_retry") {
+          const status = typeof event.error_status === "number" ? ` (HTTP ${event.error_status})` : "";
+          this.notice = `${str(event.error) ?? "error"}${status}, attempt ${num(event.attempt)} of ${num(event.max_retries)}`;
+        }
+        return;
+      case "stream_event": {
+        const inner = isObject(event.event) ? event.event : {};
+        if (!main || inner.type !== "content_block_delta" || !isObject(inner.delta) || inner.delta.type !== "text_delta") return;
+        const id = str(event.api_message_id);
+        if (id) this.streamedMessages.add(id);
+        this.emit(str(inner.delta.text) ?? "");
+        return;
+      }
+      case "assistant":
+        return this.assistant(event, main);
+      case "result":
+        this.result = event;
+        return;
+      default:
+        return;
+    }
+  }
+
+  private assistant(event: JsonObject, main: boolean): void {
+    const message = isObject(event.message) ? event.message : {};
+    if (event.is_api_error_message === true) {
+      this.apiError = { status: typeof event.api_error_status === "number" ? event.api_error_status : null, code: str(event.api_error_type) ?? str(event.api_error) ?? str(event.error) ?? null };
+      return;
+    }
+    if (!main) return;
+    const content = Array.isArray(message.content) ? message.content : [];
+    const alreadyStreamed = this.streamedMessages.has(str(message.id) ?? "");
+    for (const block of content) {
+      if (!isObject(block)) continue;
+      if (block.type === "text") {
+        const text = str(block.text) ?? "";
+        if (text) this.lastAssistantText = text;
+        if (!alreadyStreamed) this.emit(text);
+      } else if (block.type === "tool_use") {
+        this.emit(toolLine(str(block.name) ?? "tool", block.input));
+      }
+    }
+  }
+
+  protected outcome(): StreamOutcome {
+    const result = this.result;
+    if (!result) return { kind: "none" };
+    const text = str(result.result);
+    if (result.is_error === true || (typeof result.subtype === "string" && result.subtype.startsWith("error"))) {
+      const errors = Array.isArray(result.errors) ? result.errors.filter((e): e is string => typeof e === "string") : [];
+      const status = typeof result.api_error_status === "number" ? result.api_error_status : (this.apiError?.status ?? null);
+      const code = str(result.api_error_type) ?? str(result.api_error) ?? this.apiError?.code ?? null;
+      const message = text ?? (errors.join("; ") || `result ${str(result.subtype) ?? "error"}`);
+      return { kind: "failed", failure: { message, status, code } };
+    }
+    return { kind: "answer", text: text ?? this.lastAssistantText, usage: claudeUsage(result.usage) };
+  }
+}
+
+/** Tokens the whole run used; cache reads and writes are input the model processed too. */
+function claudeUsage(usage: unknown): AgentUsage | undefined {
+  if (!isObject(usage)) return undefined;
+  return {
+    inputTokens: num(usage.input_tokens) + num(usage.cache_creation_input_tokens) + num(usage.cache_read_input_tokens),
+    outputTokens: num(usage.output_tokens),
+  };
+}

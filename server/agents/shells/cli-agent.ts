@@ -1,0 +1,131 @@
+// An agent CLI (Claude Code, Codex, Gemini CLI) as an agent: the shared invocation. Each
+// shell says how its arguments, its provider variables and its event stream look; this
+// builds the environment (a minimal base, a fresh HOME per run, the provider key and
+// endpoint, never the runner's secrets), runs it in the workspace and turns the stream and
+// exit status into an answer or a classified AgentError.
+import { randomUUID } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { assertDirectory } from "../command";
+import { RUNNER_SECRET_ENV, type CliShellAgentConfig } from "../config";
+import { AgentError, type Agent, type AgentRequest, type AgentResponse } from "../types";
+import { locateExecutable, type EnvSource } from "./locate";
+import { cliPrompt } from "./prompt";
+import { runCli } from "./run-cli";
+import { RUN_MARKER_ENV } from "./run-processes";
+import type { CliStreamParser } from "./stream";
+
+const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+export type ShellName = CliShellAgentConfig["kind"];
+
+/** What one run knows when its arguments and variables are built. */
+export interface ShellRunContext {
+  workspace: string;
+  /** A directory of this run's own, removed afterwards (HOME when isolated). */
+  runDir: string;
+  /** The provider key, when the runner has one. */
+  apiKey: string | undefined;
+  /** The provider endpoint, when configured. */
+  baseUrl: string | undefined;
+}
+
+export abstract class CliShellAgent implements Agent {
+  abstract readonly kind: ShellName;
+  readonly simulated = false;
+  readonly id: string;
+  readonly name: string;
+
+  constructor(readonly config: CliShellAgentConfig) {
+    this.id = config.id;
+    this.name = config.name ?? config.id;
+  }
+
+  /** The executable's name in node_modules/.bin and on PATH. */
+  protected abstract readonly defaultCommand: string;
+  /** The variable the CLI reads its key from. */
+  abstract readonly defaultApiKeyEnv: string;
+  /** Arguments for a non-interactive run in ctx.workspace that reads its prompt from stdin. */
+  abstract args(ctx: ShellRunContext): string[];
+  /** The CLI's own variables: key, endpoint, retries, switches for unattended use. */
+  protected abstract providerEnv(ctx: ShellRunContext): Record<string, string>;
+  abstract parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[]): CliStreamParser;
+  /** Writes what the CLI must find in its (isolated) HOME before it starts. */
+  protected async prepareHome(_ctx: ShellRunContext): Promise<void> {}
+
+  /** The file that runs: the configured command, else the CLI's own name, found as locate.ts says. */
+  executable(env: EnvSource = process.env): string {
+    const command = this.config.command ?? this.defaultCommand;
+    return locateExecutable(command, env) ?? command;
+  }
+
+  apiKeyEnv(): string {
+    return this.config.apiKeyEnv ?? this.defaultApiKeyEnv;
+  }
+
+  /** The whole environment of the CLI: a minimal base, passEnv, literal env, then the CLI's own. */
+  environment(ctx: ShellRunContext, marker: string, source: EnvSource = process.env): Record<string, string> {
+    // The node-based CLIs start with `#!/usr/bin/env node`: make sure it finds the runner's Node.
+    const nodeDir = path.dirname(process.execPath);
+    const pathDirs = (source.PATH ?? FALLBACK_PATH).split(path.delimiter);
+    const env: Record<string, string> = {
+      PATH: pathDirs.includes(nodeDir) ? pathDirs.join(path.delimiter) : [...pathDirs, nodeDir].join(path.delimiter),
+      HOME: this.config.isolateHome ? ctx.runDir : (source.HOME ?? os.homedir()),
+      LANG: "C.UTF-8",
+      TERM: "dumb",
+      NO_COLOR: "1",
+    };
+    for (const name of this.config.passEnv ?? []) {
+      const value = source[name];
+      if (value !== undefined) env[name] = value;
+    }
+    Object.assign(env, this.config.env, this.providerEnv(ctx));
+    const [markerName = RUN_MARKER_ENV, markerValue = ""] = marker.split("=");
+    env[markerName] = markerValue;
+    // The schema already refuses these names; this keeps it true whatever built the config.
+    for (const name of RUNNER_SECRET_ENV) delete env[name];
+    return env;
+  }
+
+  /** The provider endpoint: baseUrl, or the value of baseUrlEnv on this runner. */
+  baseUrl(source: EnvSource = process.env): string | undefined {
+    if (this.config.baseUrl !== undefined) return this.config.baseUrl;
+    if (this.config.baseUrlEnv === undefined) return undefined;
+    const value = source[this.config.baseUrlEnv];
+    if (!value) throw new AgentError("tool_error", `${this.kind} agent ${this.id}: environment variable ${this.config.baseUrlEnv} (baseUrlEnv) is not set on this runner`, false);
+    return value.replace(/\/+$/, "");
+  }
+
+  async invoke(request: AgentRequest): Promise<AgentResponse> {
+    const { signal } = request;
+    if (signal.aborted) throw new AgentError("cancelled", "invocation cancelled before the CLI started", false);
+    const startedAt = Date.now();
+    const deadline = Math.min(request.deadline, this.config.timeoutMs === undefined ? Infinity : startedAt + this.config.timeoutMs);
+    // Written as "not after" so that a NaN deadline times out at once rather than never.
+    if (!(deadline > startedAt)) throw new AgentError("timeout", "the deadline passed before the CLI started", true);
+    await assertDirectory(request.workspace);
+
+    const apiKey = process.env[this.apiKeyEnv()] || undefined;
+    // An isolated HOME holds no login of the CLI's own: without a key it can only fail later, less clearly.
+    if (!apiKey && this.config.isolateHome) {
+      throw new AgentError("provider_auth_error", `${this.kind} agent ${this.id}: no API key: environment variable ${this.apiKeyEnv()} is not set on this runner (or set isolateHome: false to use the CLI's own login)`, false);
+    }
+    const baseUrl = this.baseUrl();
+    const runDir = await fs.mkdtemp(path.join(os.tmpdir(), `catcafe-${this.kind}-`));
+    try {
+      const ctx: ShellRunContext = { workspace: request.workspace, runDir, apiKey, baseUrl };
+      if (this.config.isolateHome) await this.prepareHome(ctx);
+      const marker = `${RUN_MARKER_ENV}=${randomUUID()}`;
+      const file = this.executable();
+      const parser = this.parser(request.onChunk, apiKey ? [apiKey] : []);
+      const exit = await runCli(
+        { file, args: this.args(ctx), cwd: request.workspace, env: this.environment(ctx, marker), input: cliPrompt(request), marker, deadline, signal },
+        parser,
+      );
+      return parser.finish(exit, file);
+    } finally {
+      await fs.rm(runDir, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 }).catch(() => {});
+    }
+  }
+}

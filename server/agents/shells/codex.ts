@@ -1,0 +1,158 @@
+// Codex CLI (`codex`, npm @openai/codex) as an agent.
+//
+// Run: `codex exec --json --cd <workspace> --skip-git-repo-check --ephemeral -`, the prompt
+// on stdin. Permissions: the `workspace-write` sandbox lets it edit files and run commands
+// inside the workspace; "full" runs without sandbox or approvals.
+// Provider: a model provider of our own, `catcafe`, defined with -c overrides: base_url (an
+// OpenAI Responses API endpoint: Codex no longer speaks Chat Completions), env_key naming
+// the variable that holds the key, and its retry counts. Without baseUrl it is OpenAI's.
+//
+// Its --json output (JSONL), one event per line:
+//   {"type":"thread.started","thread_id":"..."}   {"type":"turn.started"}
+//   {"type":"item.started"|"item.updated"|"item.completed","item":{"id":..,"type":<item type>,...}}
+//       agent_message {text}, reasoning {text}, command_execution {command, exit_code, status},
+//       file_change {changes:[{path,kind}]}, mcp_tool_call, web_search, todo_list, error {message}
+//   {"type":"error","message":"Reconnecting... 1/5 (...)"}   a retry, or the failure itself
+//   {"type":"turn.completed","usage":{"input_tokens","cached_input_tokens","output_tokens"}}
+//   {"type":"turn.failed","error":{"message":"..."}}
+import { ZCodexAgentConfig } from "../config";
+import { CliShellAgent, type ShellRunContext } from "./cli-agent";
+import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type StreamOutcome } from "./stream";
+import type { AgentUsage } from "../types";
+import type { z } from "zod";
+
+export type CodexAgentConfigInput = z.input<typeof ZCodexAgentConfig>;
+
+export const CODEX_PROVIDER_ID = "catcafe";
+const OPENAI_BASE_URL = "https://api.openai.com/v1";
+
+/** A -c override; the value is TOML, and a JSON string is a valid TOML basic string. */
+function override(key: string, value: string | number): string[] {
+  return ["-c", `${key}=${typeof value === "string" ? JSON.stringify(value) : value}`];
+}
+
+export class CodexAgent extends CliShellAgent {
+  readonly kind = "codex";
+  protected readonly defaultCommand = "codex";
+  readonly defaultApiKeyEnv = "OPENAI_API_KEY";
+
+  constructor(config: CodexAgentConfigInput) {
+    super(ZCodexAgentConfig.parse(config));
+  }
+
+  /** Our own provider unless the CLI's own configuration (a login in the real HOME) is to be used. */
+  private ownsProvider(ctx: ShellRunContext): boolean {
+    return this.config.isolateHome || ctx.baseUrl !== undefined || this.config.apiKeyEnv !== undefined;
+  }
+
+  args(ctx: ShellRunContext): string[] {
+    const { model, permissions, extraArgs, providerRetries } = this.config;
+    const provider = `model_providers.${CODEX_PROVIDER_ID}`;
+    return [
+      "exec",
+      "--json",
+      "--cd",
+      ctx.workspace,
+      "--skip-git-repo-check",
+      "--ephemeral",
+      ...(permissions === "full" ? ["--dangerously-bypass-approvals-and-sandbox"] : ["--sandbox", "workspace-write"]),
+      ...(model ? ["--model", model] : []),
+      ...(this.ownsProvider(ctx)
+        ? [
+            ...override("model_provider", CODEX_PROVIDER_ID),
+            ...override(`${provider}.name`, CODEX_PROVIDER_ID),
+            ...override(`${provider}.base_url`, ctx.baseUrl ?? OPENAI_BASE_URL),
+            ...override(`${provider}.wire_api`, "responses"),
+            ...(ctx.apiKey ? override(`${provider}.env_key`, this.apiKeyEnv()) : []),
+            ...(providerRetries !== undefined ? [...override(`${provider}.request_max_retries`, providerRetries), ...override(`${provider}.stream_max_retries`, providerRetries)] : []),
+          ]
+        : []),
+      ...extraArgs,
+      // The prompt: read from stdin.
+      "-",
+    ];
+  }
+
+  protected providerEnv(ctx: ShellRunContext): Record<string, string> {
+    // Codex reads the key from the variable env_key names: it keeps its configured name.
+    return ctx.apiKey ? { [this.apiKeyEnv()]: ctx.apiKey } : {};
+  }
+
+  parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[]): CodexStreamParser {
+    return new CodexStreamParser(onChunk, secrets);
+  }
+}
+
+export class CodexStreamParser extends CliStreamParser {
+  protected readonly shell = "codex";
+  private lastMessage: string | undefined;
+  private usage: AgentUsage | undefined;
+  private completed = false;
+  private failure: string | undefined;
+  private messages = 0;
+
+  protected event(event: JsonObject): void {
+    switch (event.type) {
+      case "item.started":
+      case "item.completed":
+        if (isObject(event.item)) this.item(event.item, event.type === "item.completed");
+        return;
+      case "error": {
+        const message = str(event.message) ?? "error";
+        // "Reconnecting... 2/5 (...)" is Codex retrying; anything else is the failure it then ends with.
+        if (message.startsWith("Reconnecting")) this.notice = message;
+        else this.lastError = { message };
+        return;
+      }
+      case "turn.completed": {
+        this.completed = true;
+        const usage = isObject(event.usage) ? event.usage : {};
+        // input_tokens already counts the cached ones (OpenAI's usage semantics).
+        this.usage = { inputTokens: (this.usage?.inputTokens ?? 0) + num(usage.input_tokens), outputTokens: (this.usage?.outputTokens ?? 0) + num(usage.output_tokens) };
+        return;
+      }
+      case "turn.failed": {
+        const error = isObject(event.error) ? event.error : {};
+        this.failure = str(error.message) ?? this.lastError?.message ?? "turn failed";
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private item(item: JsonObject, completed: boolean): void {
+    switch (item.type) {
+      case "agent_message": {
+        const text = str(item.text);
+        if (!completed || text === undefined) return;
+        this.emit(this.messages++ > 0 ? `\n\n${text}` : text);
+        this.lastMessage = text;
+        return;
+      }
+      case "command_execution":
+        if (!completed) this.emit(toolLine("shell", { command: item.command }));
+        return;
+      case "file_change":
+        if (completed && Array.isArray(item.changes)) {
+          for (const change of item.changes) if (isObject(change)) this.emit(toolLine(`edit (${str(change.kind) ?? "change"})`, { path: change.path }));
+        }
+        return;
+      case "mcp_tool_call":
+        if (!completed) this.emit(toolLine(`${str(item.server) ?? "mcp"}.${str(item.tool) ?? "tool"}`, item.arguments));
+        return;
+      case "web_search":
+        if (!completed) this.emit(toolLine("web_search", { pattern: item.query }));
+        return;
+      default:
+        // reasoning, todo_list, and warnings (item type "error") are not part of the answer.
+        return;
+    }
+  }
+
+  protected outcome(): StreamOutcome {
+    if (this.failure !== undefined) return { kind: "failed", failure: { message: this.failure } };
+    if (!this.completed) return { kind: "none" };
+    return { kind: "answer", text: this.lastMessage ?? "", ...(this.usage ? { usage: this.usage } : {}) };
+  }
+}

@@ -1,0 +1,125 @@
+// Gemini CLI (`gemini`, npm @google/gemini-cli) as an agent.
+//
+// Run: `gemini -p "" --output-format stream-json --skip-trust`, the prompt on stdin (the
+// empty -p makes it headless; stdin is the prompt), in the workspace. Permissions:
+// `--approval-mode auto_edit` approves its edit tools; "full" is `yolo` (shell commands too).
+// Provider: GEMINI_API_KEY and GOOGLE_GEMINI_BASE_URL. With GOOGLE_GEMINI_BASE_URL set,
+// Gemini CLI 0.61 picks its "gateway" auth type, which headless mode then rejects ("Invalid
+// auth method selected."); the isolated HOME's settings.json therefore selects
+// gemini-api-key explicitly (the base URL still applies), and sets general.maxAttempts for
+// providerRetries. With isolateHome false the user's own settings must do that.
+//
+// Its stream-json output, one event per line:
+//   {"type":"init","session_id":..,"model":..}
+//   {"type":"message","role":"user"|"assistant","content":"...","delta":true}
+//   {"type":"tool_use","tool_name":"write_file","tool_id":..,"parameters":{...}}
+//   {"type":"tool_result","tool_id":..,"status":"success"|"error",...}
+//   {"type":"error",...}                                    a non-fatal warning
+//   {"type":"result","status":"success"|"error","error":{"type","message"},"stats":{"input_tokens","output_tokens",...}}
+import fs from "node:fs/promises";
+import path from "node:path";
+import { ZGeminiAgentConfig } from "../config";
+import { CliShellAgent, type ShellRunContext } from "./cli-agent";
+import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type StreamOutcome } from "./stream";
+import type { z } from "zod";
+
+export type GeminiAgentConfigInput = z.input<typeof ZGeminiAgentConfig>;
+
+export class GeminiAgent extends CliShellAgent {
+  readonly kind = "gemini";
+  protected readonly defaultCommand = "gemini";
+  readonly defaultApiKeyEnv = "GEMINI_API_KEY";
+
+  constructor(config: GeminiAgentConfigInput) {
+    super(ZGeminiAgentConfig.parse(config));
+  }
+
+  args(): string[] {
+    const { model, permissions, extraArgs } = this.config;
+    return [
+      "--prompt",
+      "",
+      "--output-format",
+      "stream-json",
+      "--skip-trust",
+      "--approval-mode",
+      permissions === "full" ? "yolo" : "auto_edit",
+      ...(model ? ["--model", model] : []),
+      ...extraArgs,
+    ];
+  }
+
+  protected providerEnv(ctx: ShellRunContext): Record<string, string> {
+    return {
+      ...(ctx.apiKey ? { GEMINI_API_KEY: ctx.apiKey } : {}),
+      ...(ctx.baseUrl ? { GOOGLE_GEMINI_BASE_URL: ctx.baseUrl } : {}),
+    };
+  }
+
+  /** The settings file of the run's own HOME (~/.gemini/settings.json). */
+  settings(ctx: ShellRunContext): Record<string, unknown> {
+    const { providerRetries } = this.config;
+    return {
+      ...(ctx.apiKey ? { security: { auth: { selectedType: "gemini-api-key" } } } : {}),
+      ...(providerRetries !== undefined ? { general: { maxAttempts: providerRetries + 1 } } : {}),
+      privacy: { usageStatisticsEnabled: false },
+    };
+  }
+
+  protected async prepareHome(ctx: ShellRunContext): Promise<void> {
+    const dir = path.join(ctx.runDir, ".gemini");
+    await fs.mkdir(dir, { recursive: true });
+    await fs.writeFile(path.join(dir, "settings.json"), JSON.stringify(this.settings(ctx), null, 2));
+  }
+
+  parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[]): GeminiStreamParser {
+    return new GeminiStreamParser(onChunk, secrets);
+  }
+}
+
+export class GeminiStreamParser extends CliStreamParser {
+  protected readonly shell = "gemini";
+  private allText = "";
+  /** The answer: what the model said after its last tool call. */
+  private finalText = "";
+  private result: JsonObject | undefined;
+
+  protected event(event: JsonObject): void {
+    switch (event.type) {
+      case "message": {
+        if (event.role !== "assistant") return;
+        const text = str(event.content) ?? "";
+        this.emit(text);
+        this.allText += text;
+        this.finalText += text;
+        return;
+      }
+      case "tool_use":
+        this.emit(toolLine(str(event.tool_name) ?? "tool", event.parameters));
+        this.finalText = "";
+        return;
+      case "error": {
+        const message = str(event.message) ?? (isObject(event.error) ? str(event.error.message) : undefined);
+        if (message) this.lastError = { message, code: str(event.severity) ?? null };
+        return;
+      }
+      case "result":
+        this.result = event;
+        return;
+      default:
+        return;
+    }
+  }
+
+  protected outcome(): StreamOutcome {
+    const result = this.result;
+    if (!result) return { kind: "none" };
+    if (result.status !== "success") {
+      const error = isObject(result.error) ? result.error : {};
+      return { kind: "failed", failure: { message: str(error.message) ?? `result status ${str(result.status) ?? "unknown"}`, code: str(error.type) ?? null } };
+    }
+    const stats = isObject(result.stats) ? result.stats : undefined;
+    const text = this.finalText.trim() !== "" ? this.finalText : this.allText;
+    return { kind: "answer", text, ...(stats ? { usage: { inputTokens: num(stats.input_tokens), outputTokens: num(stats.output_tokens) } } : {}) };
+  }
+}

@@ -1,0 +1,107 @@
+// Every process of one CLI run, and ending them all. A coding CLI starts helpers that leave
+// its process group: Codex runs each command in a sandbox with its own session (setsid), so
+// signalling the group (process-tree.ts) misses them. A run is therefore the CLI's group,
+// its descendants, and (on Linux) every process carrying the run's marker variable, which
+// also finds a descendant that was orphaned and reparented before we looked.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import { KILL_GRACE_MS, signalProcessGroup } from "../process-tree";
+
+/** Set in the environment of every CLI run; its value is unique per run. */
+export const RUN_MARKER_ENV = "CATCAFE_AGENT_RUN";
+
+interface ProcessEntry {
+  pid: number;
+  ppid: number;
+  /** Start time (clock ticks since boot, Linux) so a recycled pid is never signalled; 0 when unknown. */
+  startTime: number;
+}
+
+const hasProc = process.platform === "linux" && fs.existsSync("/proc/self/stat");
+
+function readProcStat(pid: number): ProcessEntry | null {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // "pid (comm) state ppid ...": comm may contain spaces and parentheses.
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    if (fields[0] === "Z" || fields[0] === "X") return null;
+    return { pid, ppid: Number(fields[1]), startTime: Number(fields[19]) };
+  } catch {
+    return null;
+  }
+}
+
+function processTable(): ProcessEntry[] {
+  if (hasProc) {
+    return fs
+      .readdirSync("/proc")
+      .filter((name) => /^\d+$/.test(name))
+      .flatMap((name) => readProcStat(Number(name)) ?? []);
+  }
+  try {
+    const out = execFileSync("ps", ["-A", "-o", "pid=,ppid="], { encoding: "utf8", timeout: 2_000 });
+    return out
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/).map(Number))
+      .filter(([pid, ppid]) => Number.isInteger(pid) && Number.isInteger(ppid))
+      .map(([pid, ppid]) => ({ pid: pid!, ppid: ppid!, startTime: 0 }));
+  } catch {
+    return [];
+  }
+}
+
+function carriesMarker(pid: number, marker: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(marker);
+  } catch {
+    return false;
+  }
+}
+
+/** The live processes of a run: `rootPid`, its descendants, and whatever carries `marker` (NAME=value). */
+function runProcesses(rootPid: number, marker: string): ProcessEntry[] {
+  const table = processTable();
+  const found = new Map<number, ProcessEntry>();
+  const root = table.find((p) => p.pid === rootPid);
+  if (root) found.set(root.pid, root);
+  const queue = [rootPid];
+  while (queue.length) {
+    const parent = queue.shift()!;
+    for (const p of table) {
+      if (p.ppid === parent && !found.has(p.pid)) {
+        found.set(p.pid, p);
+        queue.push(p.pid);
+      }
+    }
+  }
+  if (hasProc) {
+    for (const p of table) if (p.pid !== process.pid && !found.has(p.pid) && carriesMarker(p.pid, marker)) found.set(p.pid, p);
+  }
+  return [...found.values()];
+}
+
+function signalProcess(entry: ProcessEntry, signal: NodeJS.Signals): void {
+  if (entry.startTime !== 0 && readProcStat(entry.pid)?.startTime !== entry.startTime) return;
+  try {
+    process.kill(entry.pid, signal);
+  } catch {
+    // gone already, or not ours
+  }
+}
+
+/**
+ * SIGTERM to the run's group and every process of the run now; SIGKILL to all of them,
+ * looked up again, after `graceMs`. Never throws.
+ */
+export function terminateRun(rootPid: number, marker: string, graceMs = KILL_GRACE_MS): void {
+  const first = runProcesses(rootPid, marker);
+  signalProcessGroup(rootPid, "SIGTERM");
+  for (const p of first) signalProcess(p, "SIGTERM");
+  // unref: a pending SIGKILL must not keep a finishing runner alive.
+  setTimeout(() => {
+    signalProcessGroup(rootPid, "SIGKILL");
+    const again = new Map(first.map((p) => [p.pid, p]));
+    for (const p of runProcesses(rootPid, marker)) again.set(p.pid, p);
+    for (const p of again.values()) signalProcess(p, "SIGKILL");
+  }, graceMs).unref();
+}

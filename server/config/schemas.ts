@@ -1,0 +1,296 @@
+// The configuration files (SPEC M1, seed 002 "Modix"), one zod schema each, with their
+// defaults: the global settings file in the data directory, and per project, in the
+// repository's `.catcafe/` directory, shells.json, brains.json, agents.json, runtimes.json,
+// projects.json and version.json. Every object is strict: an unknown key is an error (it
+// is usually a typo, and silently ignoring it would run something other than intended).
+import { z } from "zod";
+import { RUNNER_SECRET_ENV, ZScriptEntry } from "../agents/config";
+import { AGENT_ROLES, MAX_AGENT_OUTPUT_BYTES } from "../agents/types";
+import { ZAllowlist } from "../commands/allowlist";
+import { globProblem, versionRangeProblem } from "./checks";
+
+/** The configuration format this build writes and reads; any 1.x file is compatible. */
+export const CONFIG_VERSION = "1.0";
+export const CONFIG_MAJOR = 1;
+
+export const CONFIG_DIR = ".catcafe";
+/** The files of `.catcafe/`, in the order they are read and reported. */
+export const PROJECT_CONFIG_FILES = ["version.json", "shells.json", "brains.json", "agents.json", "runtimes.json", "projects.json"] as const;
+export type ProjectConfigFile = (typeof PROJECT_CONFIG_FILES)[number];
+export const SETTINGS_FILE = "settings.json";
+
+/** What a brain (model) can do; an agent's manifest may require any of them. */
+export const BRAIN_CAPABILITIES = ["reasoning", "code-generation", "code-review", "planning", "testing", "long-context", "vision", "tool-use"] as const;
+/** What a shell (CLI) can do in a workspace. */
+export const SHELL_CAPABILITIES = ["edit-files", "run-commands", "repo-context"] as const;
+export const CAPABILITIES = [...BRAIN_CAPABILITIES, ...SHELL_CAPABILITIES] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+export type BrainCapability = (typeof BRAIN_CAPABILITIES)[number];
+export type ShellCapability = (typeof SHELL_CAPABILITIES)[number];
+
+export const BUILTIN_FSM_ID = "execution_fsm_v1";
+
+// --- building blocks -------------------------------------------------------------------
+
+export const ZConfigId = z
+  .string()
+  .min(1, "must not be empty")
+  .max(100, "must be at most 100 characters")
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must use letters, digits, '.', '_' and '-', starting with a letter or digit");
+
+const ZConfigVersion = z.string().regex(/^\d+\.(?:\d+|x)$/, 'must be a version like "1.0"');
+
+/** The NAME of an environment variable (never its value). */
+export const ZEnvVarName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be the name of an environment variable (letters, digits and '_')")
+  .refine((name) => !(RUNNER_SECRET_ENV as readonly string[]).includes(name), {
+    message: `must not be one of the runner's own secrets (${RUNNER_SECRET_ENV.join(", ")})`,
+  });
+
+const ZMillis = (max: number) => z.number().int("must be a whole number of milliseconds").min(0).max(max);
+const ZPositiveMillis = (max: number) => z.number().int("must be a whole number of milliseconds").min(1).max(max);
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+
+const ZGlob = z.string().superRefine((glob, ctx) => {
+  const problem = globProblem(glob);
+  if (problem) ctx.addIssue({ code: "custom", message: `glob "${glob}" ${problem}` });
+});
+
+const ZVersionRange = z.string().superRefine((range, ctx) => {
+  const problem = versionRangeProblem(range);
+  if (problem) ctx.addIssue({ code: "custom", message: `version range ${problem}` });
+});
+
+const ZNoNul = z.string().refine((s) => !s.includes("\0"), "must not contain a NUL byte");
+
+/** `$schema` is allowed at the top of every file so editors can offer completion. */
+const schemaKey = { $schema: z.string().optional() };
+
+const ZRateLimit = z.strictObject({
+  /** At most one call per this many milliseconds per brain (SPEC R5: default one per 2 s). */
+  minIntervalMs: ZMillis(HOUR_MS),
+});
+
+// --- settings.json (global, in the data directory) -------------------------------------
+
+export const DEFAULT_BACKOFF_MS = [1000, 2000, 4000];
+
+export const ZSettings = z.strictObject({
+  ...schemaKey,
+  version: ZConfigVersion.default(CONFIG_VERSION),
+  /** Used by agents that name no shell / brain of their own. */
+  defaultShell: ZConfigId.optional(),
+  defaultBrain: ZConfigId.optional(),
+  timeouts: z
+    .strictObject({
+      /** A whole agent step. */
+      stepMs: ZPositiveMillis(DAY_MS).default(600_000),
+      /** One allowlisted test command (SPEC W8: 30 s). */
+      commandMs: ZPositiveMillis(HOUR_MS).default(30_000),
+    })
+    .prefault({}),
+  retry: z
+    .strictObject({
+      /** Attempts in all, the first included (1 = never retry). */
+      maxAttempts: z.number().int().min(1).max(10).default(4),
+      /** Waits before the 2nd, 3rd, ... attempt; the last one repeats. */
+      backoffMs: z.array(ZMillis(HOUR_MS)).min(1).max(10).default(DEFAULT_BACKOFF_MS),
+    })
+    .prefault({}),
+  rateLimit: z.strictObject({ minIntervalMs: ZMillis(HOUR_MS).default(2000) }).prefault({}),
+});
+export type Settings = z.output<typeof ZSettings>;
+export type SettingsInput = z.input<typeof ZSettings>;
+export const DEFAULT_SETTINGS: Settings = ZSettings.parse({});
+
+// --- version.json -----------------------------------------------------------------------
+
+export const ZVersionFile = z.strictObject({ ...schemaKey, configVersion: ZConfigVersion });
+
+// --- shells.json ------------------------------------------------------------------------
+
+const shellCommon = {
+  description: z.string().max(1000).optional(),
+  /** Executable name (looked up on PATH) or path; defaults to the CLI's usual name. */
+  command: ZNoNul.min(1, "must not be empty").optional(),
+  /** Extra arguments, after the ones the shell adapter adds for non-interactive use. */
+  args: z.array(ZNoNul).default([]),
+  /** Versions this configuration is known to work with (npm syntax: ">=1.0.0 <2"). */
+  versionRange: ZVersionRange.optional(),
+  /** Literal variables for the process (never secrets: use passEnv). */
+  env: z.record(ZEnvVarName, ZNoNul).optional(),
+  /** Variables passed through from the runner's environment. */
+  passEnv: z.array(ZEnvVarName).default([]),
+  timeoutMs: ZPositiveMillis(DAY_MS).optional(),
+  /** False for a CLI that needs a terminal: such a shell cannot be bound to a run. */
+  nonInteractive: z.boolean().default(true),
+  capabilities: z.array(z.enum(CAPABILITIES)).optional(),
+};
+
+const ZCliShell = (kind: "claude" | "codex" | "gemini") =>
+  z.strictObject({
+    kind: z.literal(kind),
+    ...shellCommon,
+    /** edit: change files without asking; full: also run any command without asking. */
+    permissions: z.enum(["edit", "full"]).optional(),
+  });
+
+export const PROMPT_PLACEHOLDER = "{prompt}";
+
+export const ZCommandShell = z
+  .strictObject({
+    kind: z.literal("command"),
+    ...shellCommon,
+    command: ZNoNul.min(1, "must not be empty"),
+    /** stdin: the prompt is written to standard input; arg: it replaces {prompt} in args. */
+    prompt: z.enum(["stdin", "arg"]).default("stdin"),
+  })
+  .superRefine((shell, ctx) => {
+    if (shell.prompt === "arg" && !shell.args.some((a) => a.includes(PROMPT_PLACEHOLDER))) {
+      ctx.addIssue({ code: "custom", path: ["args"], message: `with prompt "arg", an argument must contain ${PROMPT_PLACEHOLDER}` });
+    }
+  });
+
+export const SHELL_KINDS = ["claude", "codex", "gemini", "command"] as const;
+export type ShellKind = (typeof SHELL_KINDS)[number];
+export const ZShell = z.discriminatedUnion("kind", [ZCliShell("claude"), ZCliShell("codex"), ZCliShell("gemini"), ZCommandShell]);
+export type ShellInput = z.input<typeof ZShell>;
+export type ShellParsed = z.output<typeof ZShell>;
+
+export const ZShellsFile = z.strictObject({ ...schemaKey, shells: z.record(ZConfigId, ZShell) });
+
+// --- brains.json ------------------------------------------------------------------------
+
+const brainCommon = {
+  description: z.string().max(1000).optional(),
+  maxTokens: z.number().int().min(1).max(1_000_000).optional(),
+  rateLimit: ZRateLimit.optional(),
+  /** What this model is good for; defaults from the model name (claude-*, gpt-*, ...). */
+  capabilities: z.array(z.enum(BRAIN_CAPABILITIES)).optional(),
+};
+
+const httpBrain = {
+  model: z.string().min(1, "must not be empty").max(200),
+  baseUrl: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+  /** Alias of baseUrl (the seed's word). */
+  endpoint: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+  apiKeyEnv: ZEnvVarName.optional(),
+};
+
+const noBothUrls = (brain: { baseUrl?: string | undefined; endpoint?: string | undefined }, ctx: z.RefinementCtx) => {
+  if (brain.baseUrl !== undefined && brain.endpoint !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["endpoint"], message: "give either baseUrl or endpoint, not both" });
+  }
+};
+
+export const ZOpenAIBrain = z
+  .strictObject({ provider: z.literal("openai"), ...brainCommon, ...httpBrain, temperature: z.number().min(0).max(2).optional() })
+  .superRefine(noBothUrls);
+export const ZAnthropicBrain = z
+  .strictObject({ provider: z.literal("anthropic"), ...brainCommon, ...httpBrain, temperature: z.number().min(0).max(1).optional() })
+  .superRefine(noBothUrls);
+export const ZScriptedBrain = z.strictObject({
+  provider: z.literal("scripted"),
+  ...brainCommon,
+  model: z.string().min(1).max(200).default("scripted"),
+  temperature: z.number().min(0).max(2).optional(),
+  /** The replies (and faults) the simulated brain plays, in order; the last one repeats. */
+  responses: z.array(ZScriptEntry).min(1, "needs at least one response"),
+});
+
+export const BRAIN_PROVIDERS = ["openai", "anthropic", "scripted"] as const;
+export type BrainProvider = (typeof BRAIN_PROVIDERS)[number];
+export const ZBrain = z.discriminatedUnion("provider", [ZOpenAIBrain, ZAnthropicBrain, ZScriptedBrain]);
+export type BrainParsed = z.output<typeof ZBrain>;
+
+export const ZBrainsFile = z.strictObject({ ...schemaKey, brains: z.record(ZConfigId, ZBrain) });
+
+// --- agents.json ------------------------------------------------------------------------
+
+export const OUTPUT_FORMATS = ["text", "json", "any"] as const;
+
+export const ZAgentManifestConfig = z.strictObject({
+  /** What the agent needs from its brain and shell. */
+  capabilities: z.array(z.enum(CAPABILITIES)).default([]),
+  /** Globs of the files the agent may change; changes elsewhere are rejected. */
+  allowedFiles: z.array(ZGlob).min(1, "list at least one glob, or leave allowedFiles out").optional(),
+  input: z.strictObject({ maxPromptChars: z.number().int().min(1).max(1_000_000).optional() }).optional(),
+  output: z
+    .strictObject({
+      /** json: the agent can only answer steps that need strict JSON; text: only prose. */
+      format: z.enum(OUTPUT_FORMATS).default("any"),
+      maxBytes: z.number().int().min(1).max(MAX_AGENT_OUTPUT_BYTES).optional(),
+    })
+    .optional(),
+});
+
+export const ZAgentDefinition = z.strictObject({
+  id: ZConfigId,
+  name: z.string().min(1).max(200).optional(),
+  description: z.string().max(2000).optional(),
+  role: z.enum(AGENT_ROLES),
+  manifest: ZAgentManifestConfig.prefault({}),
+  /** A shell from shells.json; null: no shell (a brain called over HTTP). Default: settings. */
+  defaultShell: ZConfigId.nullable().optional(),
+  /** A brain from brains.json. Default: settings. */
+  defaultBrain: ZConfigId.optional(),
+  /** Among agents of one role, the highest priority runs (ties: first in the file). */
+  priority: z.number().int().min(-1000).max(1000).default(0),
+  /** The execution FSM the agent's runs follow (runtimes.json or built in). */
+  fsm: ZConfigId.default(BUILTIN_FSM_ID),
+});
+export type AgentDefinition = z.output<typeof ZAgentDefinition>;
+
+export const ZAgentsFile = z.strictObject({ ...schemaKey, agents: z.array(ZAgentDefinition) });
+
+// --- runtimes.json ----------------------------------------------------------------------
+
+const ZFsmStateName = z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, "state names use letters, digits and '_'");
+const ZFsmEventName = z.string().regex(/^[a-z][a-z0-9_]*$/, "event names are lower_snake_case");
+
+export const ZFsmTransition = z.union([
+  ZFsmStateName.transform((target) => ({ target, emit: [] as string[] })),
+  z.strictObject({ target: ZFsmStateName, emit: z.array(ZFsmEventName).default([]) }),
+]);
+
+export const ZFsmState = z.strictObject({
+  description: z.string().max(1000).optional(),
+  terminal: z.boolean().default(false),
+  /** event → next state (or {target, emit: [events announced on the way]}). */
+  on: z.record(ZFsmEventName, ZFsmTransition).default({}),
+});
+
+export const ZFsmDefinition = z.strictObject({
+  description: z.string().max(1000).optional(),
+  initial: ZFsmStateName,
+  states: z.record(ZFsmStateName, ZFsmState),
+});
+export type FsmDefinition = z.output<typeof ZFsmDefinition>;
+
+export const ZRuntimesFile = z.strictObject({
+  ...schemaKey,
+  fsms: z.record(ZConfigId, ZFsmDefinition).default({}),
+  /** User-defined workflows (SPEC M9), checked by the workflow loader. */
+  workflows: z.record(z.string(), z.unknown()).default({}),
+});
+
+// --- projects.json ----------------------------------------------------------------------
+
+export const ZProjectsFile = z.strictObject({
+  ...schemaKey,
+  name: z.string().min(1).max(200).optional(),
+  /** Narrows the admin's allowlist for this repository (it can never widen it). */
+  allowlist: ZAllowlist.optional(),
+  maxIterations: z.number().int().min(1).max(20).optional(),
+  defaultShell: ZConfigId.optional(),
+  defaultBrain: ZConfigId.optional(),
+  workflow: z
+    .strictObject({
+      default: z.string().min(1).optional(),
+      mode: z.enum(["proposal", "implementation"]).optional(),
+    })
+    .optional(),
+});
+export type ProjectSettings = z.output<typeof ZProjectsFile>;
