@@ -169,6 +169,18 @@ export const eventCatalog = {
     }),
     summary: (d) => `${d.role} ${d.phase === "discussion" ? "said" : `(${d.phase})`}: ${d.validationErrors.length ? `INVALID: ${d.validationErrors[0]}` : d.preview}`,
   }),
+  /** Agent output while it arrives (coalesced chunks), for live views; the whole text is in AgentOutputRecorded. */
+  AgentOutputStreamed: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      attempt: z.number().int().positive(),
+      role: ZRole,
+      seq: z.number().int().nonnegative(),
+      text: z.string().max(65_536),
+    }),
+    summary: (d) => `${d.role} is writing: ${d.text.replace(/\s+/g, " ").slice(-120)}`,
+  }),
   WorkspaceCommitted: defineEvent({
     version: 1,
     schema: z.object({

@@ -14,6 +14,7 @@ import { putBlob } from "../events/blobs";
 import type { ClaimedStep } from "../runner/dispatch";
 import { StepExecutionError, type StepExecutor } from "../runner/executors";
 import { commitWorkspace, createWorkspace, diffSince, resetWorkspace } from "../workspaces";
+import { OutputStreamer } from "./stream-output";
 import type { AgentStepOutput, CommandResultOutput, CommandsStepOutput, StepInput } from "./engine";
 
 export interface WorkflowExecutorDeps {
@@ -55,8 +56,10 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
     }
     let text: string;
     let usage: AgentStepOutput["usage"];
+    const streamer = new OutputStreamer(store, { sessionId: step.sessionId, stepId: step.id, attempt: step.attempt, role: input.role }, { kind: "agent", id: agent.id });
     try {
       const response = await agent.invoke({
+        onChunk: streamer.push,
         role: input.role,
         prompt,
         context: input.context,
@@ -77,6 +80,9 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
     } catch (err) {
       if (err instanceof AgentError) throw new StepExecutionError(err.errorClass, err.message, err.retryable, err.retryAfterMs);
       throw err;
+    } finally {
+      // Everything streamed is recorded before the step's result.
+      await streamer.flush();
     }
     const raw = await putBlob(deps.pool, text);
     const output: AgentStepOutput = { kind: "agent", agentId: agent.id, raw, preview: text.slice(0, PREVIEW_CHARS), simulated: agent.simulated, ...(usage ? { usage } : {}) };

@@ -242,4 +242,25 @@ describe("review loop through the runner", () => {
     const lineage = await db.pool.query("SELECT parent_id, fork_version FROM sessions WHERE id = $1", [child.sessionId]);
     expect(lineage.rows[0]).toEqual({ parent_id: sessionId, fork_version: 2 });
   });
+
+  it("streams an agent's output into the session while it arrives, in order, before its result", async () => {
+    const reply = "Changed sum to add, and checked the negative numbers as the reviewer asked. ".repeat(4);
+    const projectId = await h.project("streaming", {
+      coder: [{ reply, files: { "src/sum.js": FIXED_SUM }, chunkDelayMs: 150 }],
+      reviewer: [{ reply: reviewApprove }],
+      tester: [{ reply: testPlan() }],
+    });
+    const { sessionId } = await startTask(deps(), { projectId, prompt: "Fix sum()", mode: "implementation" }, testActor);
+    await h.waitFor(sessionId, "finish", finished);
+    const events = await db.store.readStream(sessionId);
+    const streamed = events
+      .filter((e) => e.type === "AgentOutputStreamed")
+      .map((e) => ({ version: e.version, ...(e.data as { seq: number; text: string; role: string }) }))
+      .filter((s) => s.role === "coder");
+    expect(streamed.length).toBeGreaterThan(1);
+    expect(streamed.map((s) => s.seq)).toEqual(streamed.map((_, i) => i));
+    expect(streamed.map((s) => s.text).join("")).toBe(reply);
+    const recorded = events.find((e) => e.type === "AgentOutputRecorded" && (e.data as { role: string }).role === "coder")!;
+    expect(Math.max(...streamed.map((s) => s.version))).toBeLessThan(recorded.version);
+  });
 });

@@ -1,0 +1,53 @@
+// Streams an agent's output into the session's events while it arrives, coalesced (at
+// most one event per interval or per few KiB) so live views see progress without an
+// event per token. The complete output is still recorded once, in AgentOutputRecorded.
+import type { AgentRole } from "../agents/types";
+import type { Actor } from "../events/catalog";
+import type { EventStore } from "../events/store";
+import { logger } from "../log";
+
+export interface StreamTarget {
+  sessionId: string;
+  stepId: string;
+  attempt: number;
+  role: AgentRole;
+}
+
+export class OutputStreamer {
+  private buffer = "";
+  private seq = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly target: StreamTarget,
+    private readonly actor: Actor,
+    private readonly options: { maxChars: number; intervalMs: number } = { maxChars: 8_000, intervalMs: 500 },
+  ) {}
+
+  readonly push = (text: string): void => {
+    this.buffer += text;
+    if (this.buffer.length >= this.options.maxChars) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), this.options.intervalMs);
+  };
+
+  /** Appends what is buffered; appends are chained so their order is the output's order. */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    while (this.buffer.length > 0) {
+      const text = this.buffer.slice(0, 65_536);
+      this.buffer = this.buffer.slice(text.length);
+      const data = { stepId: this.target.stepId, attempt: this.target.attempt, role: this.target.role, seq: this.seq++, text };
+      this.pending = this.pending
+        .then(() => this.store.append(this.target.sessionId, "any", [{ type: "AgentOutputStreamed", data }], { actor: this.actor }))
+        .then(
+          () => undefined,
+          // Streaming is a view of progress: losing a chunk must not fail the step.
+          (err: unknown) => logger.warn({ err: String(err), stepId: this.target.stepId }, "could not record streamed output"),
+        );
+    }
+    return this.pending;
+  }
+}
