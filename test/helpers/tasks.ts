@@ -50,7 +50,8 @@ export interface Harness {
   repo: string;
   workspacesRoot: string;
   project(id: string, agents: Record<string, Script | Record<string, unknown>>, extra?: Partial<TProjectInput>): Promise<string>;
-  startRunner(): Promise<Runner>;
+  /** `log` receives every runner log line (message and fields). */
+  startRunner(log?: (line: string) => void): Promise<Runner>;
   state(sessionId: string): Promise<TaskState>;
   waitFor(sessionId: string, what: string, predicate: (s: TaskState) => boolean, timeoutMs?: number): Promise<TaskState>;
 }
@@ -79,13 +80,14 @@ export function createHarness(db: TestDatabase): Harness {
       });
       return id;
     },
-    async startRunner() {
+    async startRunner(log) {
       const pool = createPool(db.url, 8);
       const runner = new Runner(createAppEventStore(pool), pool, db.url, {
         executors: { ...builtinExecutors, ...workflowExecutors({ pool, workspacesRoot }) },
         react: reactToStepOutcome,
         retryBaseMs: 100,
         leaseMs: 5_000,
+        ...(log ? { log: (msg: string, fields?: Record<string, unknown>) => log(`${msg} ${JSON.stringify(fields ?? {})}`) } : {}),
       });
       await runner.start();
       runners.push(runner);

@@ -1,0 +1,99 @@
+// SPEC N4: a provider key given to agents through the environment never reaches events,
+// blobs, projections, exports or logs, and the server's own secrets never reach agents.
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exportSession } from "../../server/export";
+import { startTask } from "../../server/tasks/service";
+import { startBrainStub, startEventStream, streamOf, type BrainStub } from "../helpers/brains-stub";
+import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
+import { createHarness, FIXED_SUM, testPlan, type Harness } from "../helpers/tasks";
+
+const KEY = "sk-catcafe-test-7f3a9c1e5b2d4a68";
+const SERVER_SECRETS = { DATABASE_URL: "postgresql://leak:leak-password-4411@db.invalid/x", NEXTAUTH_SECRET: "nextauth-secret-do-not-leak-0192" };
+
+let db: TestDatabase;
+let h: Harness;
+let stub: BrainStub;
+const saved: Record<string, string | undefined> = {};
+const logs: string[] = [];
+
+beforeAll(async () => {
+  for (const [k, v] of Object.entries({ CATCAFE_TEST_PROVIDER_KEY: KEY, ...SERVER_SECRETS })) {
+    saved[k] = process.env[k];
+    process.env[k] = v;
+  }
+  db = await createTestDatabase();
+  h = createHarness(db);
+  await h.startRunner((line) => logs.push(line));
+  // The reviewer is an OpenAI-compatible brain behind a local stub: it approves.
+  stub = await startBrainStub(async (_req, res) => {
+    startEventStream(res);
+    for (const chunk of streamOf("openai", [JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] })])) res.write(chunk);
+    res.end();
+  });
+});
+
+afterAll(async () => {
+  await stub?.close();
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+describe("secrets", () => {
+  it("a run with a keyed brain and a keyed command agent records the key nowhere, and agents never see the server's secrets", async () => {
+    const root = path.dirname(h.repo);
+    const envDump = path.join(root, "coder-env.json");
+    // The coder is a command agent given the provider key (by name) that fixes the file and dumps its environment.
+    const coder = path.join(root, "coder.cjs");
+    fs.writeFileSync(coder, `const fs = require("node:fs");
+      fs.writeFileSync(${JSON.stringify(envDump)}, JSON.stringify(process.env));
+      fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)});
+      console.log("fixed sum; key length " + (process.env.CATCAFE_TEST_PROVIDER_KEY || "").length);`);
+    const projectId = await h.project("secrets", {
+      coder: [{ reply: "Proposal: make it add." }],
+      reviewer: [{ reply: "Looks fine." }],
+      tester: [{ reply: "Run node --test." }, { reply: testPlan() }],
+    });
+    // Roles after the roundtable: a keyed command coder and a keyed HTTP reviewer.
+    await db.pool.query(`UPDATE projects SET agents = agents || $2::jsonb WHERE id = $1`, [
+      projectId,
+      JSON.stringify({
+        coder: { kind: "command", id: "coder-cmd", argv: [process.execPath, coder], passEnv: ["CATCAFE_TEST_PROVIDER_KEY"] },
+        reviewer: { kind: "openai", id: "reviewer-brain", baseUrl: stub.url, model: "stub", apiKeyEnv: "CATCAFE_TEST_PROVIDER_KEY", rateLimit: { minIntervalMs: 0 } },
+      }),
+    ]);
+    const { sessionId } = await startTask({ store: db.store, pool: db.pool }, { projectId, prompt: "Fix sum() without leaking anything", mode: "implementation" }, testActor);
+    const done = await h.waitFor(sessionId, "finish", (s) => s.status === "finished");
+    expect(done.outcome).toBe("approved");
+
+    // The key really was used: sent to the provider as the auth header, given to the coder.
+    expect(stub.requests.some((r) => r.headers.authorization === `Bearer ${KEY}`)).toBe(true);
+    const coderEnv = JSON.parse(fs.readFileSync(envDump, "utf8")) as Record<string, string>;
+    expect(coderEnv.CATCAFE_TEST_PROVIDER_KEY).toBe(KEY);
+    // ... and the server's own secrets never reached the agent.
+    expect(coderEnv.DATABASE_URL).toBeUndefined();
+    expect(coderEnv.NEXTAUTH_SECRET).toBeUndefined();
+    expect(JSON.stringify(coderEnv)).not.toContain(SERVER_SECRETS.DATABASE_URL);
+
+    // Scan everything recorded: every table's rows as text, every blob, the export.
+    const leaks: string[] = [];
+    const secrets = [KEY, SERVER_SECRETS.DATABASE_URL, SERVER_SECRETS.NEXTAUTH_SECRET, "leak-password-4411"];
+    const tables = await db.pool.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'");
+    for (const { table_name } of tables.rows) {
+      const dump = await db.pool.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
+      for (const { row } of dump.rows) for (const s of secrets) if (row.includes(s)) leaks.push(`${table_name}: ${s}`);
+    }
+    const blobs = await db.pool.query<{ content: Buffer }>("SELECT content FROM blobs");
+    expect(blobs.rowCount).toBeGreaterThan(0);
+    for (const { content } of blobs.rows) for (const s of secrets) if (content.toString("utf8").includes(s)) leaks.push(`blob: ${s}`);
+    for (const [file, content] of await exportSession(db.store, db.pool, sessionId)) {
+      for (const s of secrets) if (String(content).includes(s)) leaks.push(`export ${file}: ${s}`);
+    }
+    expect(logs.length).toBeGreaterThan(5); // the runner did log this run
+    for (const line of logs) for (const s of secrets) if (line.includes(s)) leaks.push(`log: ${s}`);
+    expect(leaks).toEqual([]);
+  });
+});
