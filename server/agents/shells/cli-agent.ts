@@ -65,7 +65,7 @@ export abstract class CliShellAgent implements Agent {
   }
 
   /** The whole environment of the CLI: a minimal base, passEnv, literal env, then the CLI's own. */
-  environment(ctx: ShellRunContext, marker: string, source: EnvSource = process.env): Record<string, string> {
+  environment(ctx: ShellRunContext, runId: string, source: EnvSource = process.env): Record<string, string> {
     // The node-based CLIs start with `#!/usr/bin/env node`: make sure it finds the runner's Node.
     const nodeDir = path.dirname(process.execPath);
     const pathDirs = (source.PATH ?? FALLBACK_PATH).split(path.delimiter);
@@ -81,8 +81,7 @@ export abstract class CliShellAgent implements Agent {
       if (value !== undefined) env[name] = value;
     }
     Object.assign(env, this.config.env, this.providerEnv(ctx));
-    const [markerName = RUN_MARKER_ENV, markerValue = ""] = marker.split("=");
-    env[markerName] = markerValue;
+    env[RUN_MARKER_ENV] = runId;
     // The schema already refuses these names; this keeps it true whatever built the config.
     for (const name of RUNNER_SECRET_ENV) delete env[name];
     return env;
@@ -116,11 +115,11 @@ export abstract class CliShellAgent implements Agent {
     try {
       const ctx: ShellRunContext = { workspace: request.workspace, runDir, apiKey, baseUrl };
       if (this.config.isolateHome) await this.prepareHome(ctx);
-      const marker = `${RUN_MARKER_ENV}=${randomUUID()}`;
+      const runId = randomUUID();
       const file = this.executable();
       const parser = this.parser(request.onChunk, apiKey ? [apiKey] : []);
       const exit = await runCli(
-        { file, args: this.args(ctx), cwd: request.workspace, env: this.environment(ctx, marker), input: cliPrompt(request), marker, deadline, signal },
+        { file, args: this.args(ctx), cwd: request.workspace, env: this.environment(ctx, runId), input: cliPrompt(request), marker: `${RUN_MARKER_ENV}=${runId}`, deadline, signal },
         parser,
       );
       return parser.finish(exit, file);

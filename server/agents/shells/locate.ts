@@ -7,8 +7,12 @@ import path from "node:path";
 /** Where variables are read from: process.env, or a plain object in tests and probes. */
 export type EnvSource = Readonly<Record<string, string | undefined>>;
 
-/** This project's root: server/agents/shells/ is three levels down. */
-const PROJECT_ROOT = path.resolve(import.meta.dirname, "../../..");
+/**
+ * This project's root: server/agents/shells/ is three levels down. Inside the Next.js
+ * bundle (the web process: `ops.detectShells`) import.meta.dirname is undefined; the web
+ * server runs from the project root, so its cwd stands in.
+ */
+const PROJECT_ROOT = import.meta.dirname ? path.resolve(import.meta.dirname, "../../..") : process.cwd();
 
 function isExecutable(file: string): boolean {
   try {
