@@ -16,7 +16,7 @@ beforeAll(async () => {
 describe("projects.upsert (admin)", () => {
   it("registers a project on a git repository, then updates it; a path that is not a repository is refused", async () => {
     const admin = api.caller(await api.user("admin"));
-    const agents = { coder: { kind: "scripted", id: "c", responses: [{ reply: "x" }] } } as const;
+    const agents = { coder: { kind: "scripted" as const, id: "c", responses: [{ reply: "x" }] } };
     await admin.projects.upsert({ id: "mine", name: "Mine", repoPath: h.repo, allowlist: [["node", "--test", "**"]], agents });
     await admin.projects.upsert({ id: "mine", name: "Mine, renamed", repoPath: h.repo, allowlist: [["npm", "test"]], agents, maxIterations: 5 });
     expect(await getProject(db.pool, "mine")).toMatchObject({ name: "Mine, renamed", allowlist: [["npm", "test"]], maxIterations: 5 });
