@@ -14,6 +14,17 @@ export default tseslint.config(
     },
   },
   {
+    // Scripts and the CLI talk to a server over HTTP: they may use the server's types, never
+    // load its modules (database, secrets, next-auth) at run time.
+    files: ["lib/client/**/*.ts", "cli/**/*.ts", "docs/examples/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["**/server/**", "@/server/**", "**/server"], allowTypeImports: true, message: "clients import server code as types only (`import type`)" }] },
+      ],
+    },
+  },
+  {
     files: ["**/*.mjs", "**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },

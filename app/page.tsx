@@ -1,9 +1,18 @@
-// `/`: the dashboard. Server-rendered on every request from the sessions projection and
-// the runners table (see app/_lib/dashboard.ts); no client JavaScript.
+// `/`: the team dashboard. Server-rendered on every request from the sessions projection
+// and the runners table (see app/_lib/dashboard.ts). Filters, search and the page position
+// are URL parameters (shareable); the client parts are small: the filter bar, j/k/enter
+// row navigation and a periodic refresh that keeps states and runners live.
+import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import type { ReactNode } from "react";
 import { AppHeader } from "@/components/app-header";
+import { AutoRefresh } from "@/components/dashboard/auto-refresh";
+import { Pager } from "@/components/dashboard/pager";
+import { RowKeys } from "@/components/dashboard/row-keys";
+import { SessionFilters } from "@/components/dashboard/session-filters";
+import { StateChips } from "@/components/dashboard/state-chips";
 import { DatabaseDown } from "@/components/database-down";
+import { Kbd, Panel } from "@/components/panel";
 import { RunnersPanel } from "@/components/runners-panel";
 import { SessionsTable } from "@/components/sessions-table";
 import { StateBreakdown } from "@/components/state-breakdown";
@@ -11,57 +20,117 @@ import { StatTiles } from "@/components/stat-tiles";
 import { formatTimestamp } from "@/lib/format-time";
 import { stateTone } from "@/lib/state-tone";
 import { currentUser } from "@/server/api/web";
+import type { CurrentUser } from "@/server/auth/request";
 import { SIGN_IN_PATH } from "@/server/auth/options";
 import { getPrisma } from "@/server/db/prisma";
+import { getWebPool } from "@/server/db/web-pool";
 import { describeDbError } from "@/server/health";
 import { logger } from "@/server/log";
 import { RUNNER_LIVENESS_MS } from "@/server/runner/runner";
+import { DEFAULT_SESSION_PAGE_SIZE, SESSION_PAGE_SIZES } from "@/server/sessions/list";
 import { APP_VERSION } from "@/server/version";
-import { loadDashboard, RECENT_SESSIONS_LIMIT, type Dashboard } from "./_lib/dashboard";
+import { dashboardHref, hasFilters, loadDashboard, parseDashboardQuery, type Dashboard } from "./_lib/dashboard";
 
 export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Dashboard" };
 
-export default async function DashboardPage() {
+const REFRESH_MS = 5_000;
+
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+export default async function DashboardPage({ searchParams }: { searchParams: SearchParams }) {
+  const query = parseDashboardQuery(await searchParams);
+  let user: CurrentUser | null = null;
   let dashboard: Dashboard | null = null;
   try {
     // Signed-in team members only; the user is read from the database like the data below.
-    if (await currentUser()) dashboard = await loadDashboard(getPrisma());
+    user = await currentUser();
+    if (user) dashboard = await loadDashboard({ prisma: getPrisma(), pool: getWebPool() }, query, user);
   } catch (err) {
     logger.error({ err, route: "/" }, "dashboard: database read failed");
     return (
-      <Shell dbOk={false} liveRunners={null}>
+      <Shell dbOk={false} liveRunners={null} user={user}>
         <DatabaseDown message={describeDbError(err)} />
       </Shell>
     );
   }
-  if (!dashboard) redirect(`${SIGN_IN_PATH}?callbackUrl=%2F`);
+  if (!user || !dashboard) redirect(`${SIGN_IN_PATH}?callbackUrl=${encodeURIComponent(dashboardHref(query))}`);
 
-  const { now, stateCounts, totalSessions, totalEvents, recentSessions, liveRunners } = dashboard;
+  const { now, stateCounts, totalSessions, totalEvents, liveRunners, sessions } = dashboard;
   const countTone = (tone: ReturnType<typeof stateTone>) =>
     stateCounts.filter((c) => stateTone(c.state) === tone).reduce((n, c) => n + c.count, 0);
+  const first = sessions[0];
+  const last = sessions.at(-1);
+  const filtered = hasFilters(query);
+  const states = [...new Set([...dashboard.stateCounts.map((c) => c.state), ...(query.state ? [query.state] : [])])].sort();
 
   return (
-    <Shell dbOk liveRunners={liveRunners.length}>
+    <Shell dbOk liveRunners={liveRunners.length} user={user}>
+      <AutoRefresh intervalMs={REFRESH_MS} />
+      <RowKeys />
       <div className="flex items-end justify-between gap-4">
         <div>
           <h1 className="text-lg font-semibold tracking-tight">Dashboard</h1>
-          <p className="text-xs text-zinc-500 dark:text-zinc-400">Sessions, their state, and the runners executing their steps.</p>
+          <p className="text-xs text-zinc-500 dark:text-zinc-400">Sessions across projects, their state, and the runners executing their steps.</p>
         </div>
-        <p className="font-mono text-[11px] text-zinc-400 dark:text-zinc-500">as of {formatTimestamp(now)}</p>
+        <p className="font-mono text-[11px] text-zinc-400 dark:text-zinc-500" title={`refreshes every ${REFRESH_MS / 1000}s`}>
+          live · as of {formatTimestamp(now)}
+        </p>
       </div>
       <StatTiles
         tiles={[
           { label: "Sessions", value: totalSessions, detail: plural(stateCounts.length, "distinct state") },
-          { label: "In flight", value: countTone("active") + countTone("waiting"), detail: `${countTone("waiting")} waiting` },
+          { label: "In flight", value: countTone("active") + countTone("waiting"), detail: `${countTone("waiting")} waiting on someone` },
           { label: "Events", value: totalEvents, detail: "across session streams" },
           { label: "Live runners", value: liveRunners.length, detail: liveRunners.length ? plural(new Set(liveRunners.map((r) => r.host)).size, "host", "on ") : "none heartbeating" },
         ]}
       />
-      <div className="grid grid-cols-1 items-start gap-4 lg:grid-cols-[minmax(0,1fr)_380px]">
-        <SessionsTable sessions={recentSessions} now={now} limit={RECENT_SESSIONS_LIMIT} />
+      <div className="grid grid-cols-1 items-start gap-4 xl:grid-cols-[minmax(0,1fr)_360px]">
+        <Panel
+          title="Sessions"
+          meta={
+            <span className="tabular-nums" data-testid="matching-count">
+              {filtered ? `${dashboard.matching.toLocaleString("en-US")} matching` : `${totalSessions.toLocaleString("en-US")} total`}
+            </span>
+          }
+        >
+          <SessionFilters
+            key={JSON.stringify([query.q, query.state, query.project, query.workflow, query.mine, query.limit])}
+            values={{ q: query.q, state: query.state, project: query.project, workflow: query.workflow, mine: query.mine, limit: query.limit }}
+            states={states}
+            projects={dashboard.projects}
+            workflows={dashboard.workflows}
+            pageSizes={SESSION_PAGE_SIZES}
+            defaultPageSize={DEFAULT_SESSION_PAGE_SIZE}
+          />
+          <StateChips counts={dashboard.filteredStateCounts} active={query.state} hrefFor={(state) => dashboardHref(query, { state })} />
+          <SessionsTable
+            sessions={sessions}
+            now={now}
+            empty={
+              filtered ? (
+                <>
+                  Nothing matches these filters. <a href="/" className="underline">Clear them</a> to see every session.
+                </>
+              ) : (
+                <>
+                  Start a task with <Kbd>catcafe task start</Kbd> or the API; it appears here with its state.
+                </>
+              )
+            }
+          />
+          <Pager
+            shown={sessions.length}
+            matching={dashboard.matching}
+            newerHref={dashboard.hasNewer && first ? dashboardHref(query, { before: first.id, after: undefined }) : null}
+            olderHref={dashboard.hasOlder && last ? dashboardHref(query, { after: last.id, before: undefined }) : null}
+            firstHref={query.after || query.before ? dashboardHref(query, { after: undefined, before: undefined }) : null}
+            sizes={SESSION_PAGE_SIZES.map((size) => ({ size, href: dashboardHref(query, { limit: size }), current: size === query.limit }))}
+          />
+        </Panel>
         <div className="space-y-4">
-          <StateBreakdown counts={stateCounts} total={totalSessions} />
           <RunnersPanel runners={liveRunners} now={now} livenessMs={RUNNER_LIVENESS_MS} />
+          <StateBreakdown counts={stateCounts} total={totalSessions} />
         </div>
       </div>
     </Shell>
@@ -72,10 +141,10 @@ function plural(n: number, noun: string, prefix = ""): string {
   return `${prefix}${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
-function Shell({ dbOk, liveRunners, children }: { dbOk: boolean; liveRunners: number | null; children: ReactNode }) {
+function Shell({ dbOk, liveRunners, user, children }: { dbOk: boolean; liveRunners: number | null; user: CurrentUser | null; children: ReactNode }) {
   return (
     <>
-      <AppHeader version={APP_VERSION} dbOk={dbOk} liveRunners={liveRunners} />
+      <AppHeader version={APP_VERSION} dbOk={dbOk} liveRunners={liveRunners} user={user ? { name: user.name, email: user.email, role: user.role } : null} active="dashboard" />
       <main className="mx-auto max-w-[1400px] space-y-4 px-5 py-5">{children}</main>
     </>
   );

@@ -11,13 +11,16 @@ import { collectMetadata } from "./lib/metadata";
 import { startBenchPostgres } from "./lib/postgres";
 import { EMPTY_FIGURES, summaryLines, TARGETS, type BenchReport, type BenchReportFigures } from "./lib/report";
 import { batchAppend } from "./measure/batch-append";
+import { dashboardList } from "./measure/dashboard-list";
 import { fork } from "./measure/fork";
+import { liveUpdates } from "./measure/live-updates";
 import { readAllLag } from "./measure/read-all-lag";
+import { replayReads } from "./measure/replay-reads";
 import { reviewLoop } from "./measure/review-loop";
 import { singleAppend } from "./measure/single-append";
 import { stepPickup } from "./measure/step-pickup";
 
-const MEASUREMENTS: Measurement[] = [singleAppend, batchAppend, stepPickup, fork, readAllLag, reviewLoop];
+const MEASUREMENTS: Measurement[] = [singleAppend, batchAppend, stepPickup, fork, readAllLag, reviewLoop, replayReads, dashboardList, liveUpdates];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);

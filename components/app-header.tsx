@@ -1,18 +1,54 @@
-// The top bar: product name, version, and the health of what the page depends on.
-/** `liveRunners` is null when it could not be read. */
-export function AppHeader({ version, dbOk, liveRunners }: { version: string; dbOk: boolean; liveRunners: number | null }) {
+// The top bar: product name, version, where you are (Dashboard, Settings), the health of
+// what the page depends on, and who is signed in (with sign-out).
+import { SignOutButton } from "./sign-out-button";
+
+export type AppSection = "dashboard" | "sessions" | "settings";
+
+export interface HeaderUser {
+  name: string;
+  email: string;
+  role: string;
+}
+
+const NAV: Array<{ section: AppSection; label: string; href: string }> = [
+  { section: "dashboard", label: "Dashboard", href: "/" },
+  { section: "settings", label: "Settings", href: "/settings" },
+];
+
+/** `liveRunners` is null when it could not be read; `user` is null on pages shown signed out. */
+export function AppHeader({
+  version,
+  dbOk,
+  liveRunners,
+  user = null,
+  active = "dashboard",
+}: {
+  version: string;
+  dbOk: boolean;
+  liveRunners: number | null;
+  user?: HeaderUser | null;
+  active?: AppSection;
+}) {
   return (
-    <header className="sticky top-0 z-10 border-b border-zinc-200 bg-white/85 backdrop-blur dark:border-zinc-800 dark:bg-zinc-950/85">
+    <header className="sticky top-0 z-20 border-b border-zinc-200 bg-white/85 backdrop-blur dark:border-zinc-800 dark:bg-zinc-950/85">
       <div className="mx-auto flex h-12 max-w-[1400px] items-center gap-4 px-5">
-        <div className="flex items-center gap-2.5">
+        <a href="/" className="flex items-center gap-2.5">
           <CatMark />
           <span className="text-sm font-semibold tracking-tight text-zinc-900 dark:text-zinc-100">Cat Cafe</span>
           <span className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[10px] text-zinc-500 dark:bg-zinc-800 dark:text-zinc-400">v{version}</span>
-        </div>
-        <nav className="ml-4 flex items-center gap-1 text-xs">
-          <span className="rounded-md bg-zinc-100 px-2.5 py-1 font-medium text-zinc-900 dark:bg-zinc-800 dark:text-zinc-100" aria-current="page">
-            Dashboard
-          </span>
+        </a>
+        <nav className="ml-4 flex items-center gap-1 text-xs" aria-label="Main">
+          {NAV.map((item) =>
+            item.section === active ? (
+              <a key={item.section} href={item.href} className="rounded-md bg-zinc-100 px-2.5 py-1 font-medium text-zinc-900 dark:bg-zinc-800 dark:text-zinc-100" aria-current="page">
+                {item.label}
+              </a>
+            ) : (
+              <a key={item.section} href={item.href} className="rounded-md px-2.5 py-1 text-zinc-600 hover:bg-zinc-100 hover:text-zinc-900 dark:text-zinc-400 dark:hover:bg-zinc-800/70 dark:hover:text-zinc-100">
+                {item.label}
+              </a>
+            ),
+          )}
         </nav>
         <div className="ml-auto flex items-center gap-4 text-xs text-zinc-500 dark:text-zinc-400">
           <Status ok={dbOk} label={dbOk ? "database ok" : "database down"} />
@@ -21,10 +57,35 @@ export function AppHeader({ version, dbOk, liveRunners }: { version: string; dbO
           ) : (
             <Status ok={liveRunners > 0} warn label={`${liveRunners} runner${liveRunners === 1 ? "" : "s"} live`} />
           )}
-          <a href="/api/health" className="font-mono hover:text-zinc-900 dark:hover:text-zinc-100">/api/health</a>
+          <a href="/api/health" className="hidden font-mono hover:text-zinc-900 lg:inline dark:hover:text-zinc-100">/api/health</a>
+          {user ? <UserChip user={user} /> : null}
         </div>
       </div>
     </header>
+  );
+}
+
+function UserChip({ user }: { user: HeaderUser }) {
+  const initials =
+    user.name
+      .split(/\s+/)
+      .filter(Boolean)
+      .slice(0, 2)
+      .map((w) => w[0]!.toUpperCase())
+      .join("") || user.email.slice(0, 1).toUpperCase();
+  return (
+    <div className="flex items-center gap-2 border-l border-zinc-200 pl-4 dark:border-zinc-800" data-testid="signed-in-user">
+      <span className="flex size-6 items-center justify-center rounded-full bg-zinc-900 text-[10px] font-semibold text-white dark:bg-zinc-100 dark:text-zinc-900" aria-hidden>
+        {initials}
+      </span>
+      <span className="hidden flex-col leading-tight sm:flex">
+        <span className="max-w-40 truncate font-medium text-zinc-800 dark:text-zinc-200" title={user.email}>
+          {user.name}
+        </span>
+        <span className="font-mono text-[10px] text-zinc-400 dark:text-zinc-500">{user.role}</span>
+      </span>
+      <SignOutButton />
+    </div>
   );
 }
 

@@ -1,77 +1,130 @@
-// The most recent sessions, densest first: title, workflow, state, event count, last change.
-import { formatAgo, formatTimestamp } from "@/lib/format-time";
-import { EmptyState, Panel } from "./panel";
+// Sessions, newest first: title, project, workflow and mode, state, iteration, who started
+// it, age, last change, event count. Each row links to its session (and to its replay and
+// fork tree); rows carry data attributes the keyboard navigation (j/k, enter) uses.
+import type { ReactNode } from "react";
+import { formatAge, formatAgo, formatTimestamp } from "@/lib/format-time";
+import { EmptyState } from "./panel";
 import { StateBadge } from "./state-badge";
+import { ForkIcon } from "./tree/fork-icon";
 
 export interface SessionRow {
   id: string;
   title: string;
   workflow: string;
   state: string;
-  version: number;
+  mode: string | null;
+  iteration: number | null;
+  outcome: string | null;
+  projectId: string | null;
+  projectName: string | null;
   parentId: string | null;
+  forkVersion: number | null;
+  createdBy: string;
+  /** The starter's display name (or the actor label for agents and the system). */
+  startedBy: string;
+  mine: boolean;
+  createdAt: Date;
+  version: number;
   updatedAt: Date;
 }
 
-export function SessionsTable({ sessions, now, limit }: { sessions: SessionRow[]; now: Date; limit: number }) {
+export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]; now: Date; empty?: ReactNode }) {
+  if (sessions.length === 0) {
+    return (
+      <EmptyState
+        title="No sessions match"
+        hint={empty ?? "A session appears here as soon as it is created, with its workflow, state and event count."}
+      />
+    );
+  }
   return (
-    <Panel title="Recent sessions" meta={sessions.length === limit ? `latest ${limit}` : `${sessions.length} shown`}>
-      {sessions.length === 0 ? (
-        <EmptyState
-          title="No sessions yet"
-          hint="A session appears here as soon as it is created, with its workflow, state and event count."
-        />
-      ) : (
-        <div className="overflow-x-auto">
-          <table className="w-full table-fixed text-left text-sm">
-            <colgroup>
-              <col />
-              <col className="w-36" />
-              <col className="w-40" />
-              <col className="w-14" />
-              <col className="w-24" />
-            </colgroup>
-            <thead>
-              <tr className="border-b border-zinc-200 text-[11px] tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
-                <th className="px-4 py-2 font-medium">Session</th>
-                <th className="px-3 py-2 font-medium">Workflow</th>
-                <th className="px-3 py-2 font-medium">State</th>
-                <th className="px-3 py-2 text-right font-medium" title="Events in the session's stream">Ver</th>
-                <th className="px-4 py-2 text-right font-medium">Updated</th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-zinc-100 dark:divide-zinc-800/70">
-              {sessions.map((s) => (
-                <tr key={s.id} className="hover:bg-zinc-50 dark:hover:bg-zinc-800/40">
-                  <td className="px-4 py-1.5">
-                    <div className="truncate font-medium text-zinc-900 dark:text-zinc-100" title={s.title}>
-                      {s.title}
-                    </div>
-                    <div className="truncate font-mono text-[11px] text-zinc-400 dark:text-zinc-500">
-                      {s.id}
-                      {s.parentId ? (
-                        <span className="ml-2 text-violet-600 dark:text-violet-400" title={`forked from ${s.parentId}`}>
-                          fork of {s.parentId}
-                        </span>
-                      ) : null}
-                    </div>
-                  </td>
-                  <td className="truncate px-3 py-1.5 font-mono text-xs text-zinc-600 dark:text-zinc-300" title={s.workflow}>
-                    {s.workflow}
-                  </td>
-                  <td className="px-3 py-1.5">
-                    <StateBadge state={s.state} />
-                  </td>
-                  <td className="px-3 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300">{s.version}</td>
-                  <td className="px-4 py-1.5 text-right whitespace-nowrap text-xs text-zinc-500 tabular-nums dark:text-zinc-400" title={formatTimestamp(s.updatedAt)}>
-                    {formatAgo(s.updatedAt, now)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </Panel>
+    <div className="overflow-x-auto">
+      <table className="w-full min-w-[880px] table-fixed text-left text-sm">
+        <colgroup>
+          <col />
+          <col className="w-28" />
+          <col className="w-56" />
+          <col className="w-12" />
+          <col className="w-32" />
+          <col className="w-16" />
+          <col className="w-20" />
+          <col className="w-14" />
+        </colgroup>
+        <thead>
+          <tr className="border-b border-zinc-200 text-[11px] tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
+            <th className="px-4 py-2 font-medium">Session</th>
+            <th className="px-3 py-2 font-medium">Workflow</th>
+            <th className="px-3 py-2 font-medium">State</th>
+            <th className="px-2 py-2 text-right font-medium" title="Iteration of the review loop">Iter</th>
+            <th className="px-3 py-2 font-medium">Started by</th>
+            <th className="px-2 py-2 text-right font-medium" title="Time since the session was created">Age</th>
+            <th className="px-3 py-2 text-right font-medium">Updated</th>
+            <th className="px-4 py-2 text-right font-medium" title="Events in the session's own stream">Ev</th>
+          </tr>
+        </thead>
+        <tbody className="divide-y divide-zinc-100 dark:divide-zinc-800/70" data-session-rows>
+          {sessions.map((s) => (
+            <tr
+              key={s.id}
+              data-session-row
+              data-href={`/sessions/${s.id}`}
+              className="group hover:bg-zinc-50 data-[selected]:bg-sky-50 data-[selected]:shadow-[inset_2px_0_0_0_var(--color-sky-500)] dark:hover:bg-zinc-800/40 dark:data-[selected]:bg-sky-500/10"
+            >
+              <td className="px-4 py-1.5">
+                <div className="flex min-w-0 items-baseline gap-2">
+                  <a href={`/sessions/${s.id}`} className="truncate font-medium text-zinc-900 hover:underline dark:text-zinc-100" title={s.title}>
+                    {s.title}
+                  </a>
+                  <span className="ml-auto hidden shrink-0 gap-2 text-[11px] group-hover:flex group-data-[selected]:flex">
+                    <a href={`/sessions/${s.id}/replay`} className="text-sky-700 hover:underline dark:text-sky-400">
+                      replay
+                    </a>
+                    <a href={`/sessions/${s.id}/tree`} className="text-violet-700 hover:underline dark:text-violet-400">
+                      tree
+                    </a>
+                  </span>
+                </div>
+                <div className="flex min-w-0 gap-2 truncate font-mono text-[11px] text-zinc-400 dark:text-zinc-500">
+                  <span>{s.id}</span>
+                  {s.projectName ? (
+                    <span className="truncate text-zinc-500 dark:text-zinc-400" title={`project ${s.projectId}`}>
+                      {s.projectId}
+                    </span>
+                  ) : null}
+                  {s.parentId ? (
+                    <a href={`/sessions/${s.id}/tree`} className="inline-flex items-center gap-1 truncate text-violet-600 hover:underline dark:text-violet-400" title={`forked from ${s.parentId} at event ${s.forkVersion}`}>
+                      <ForkIcon className="size-2.5" />
+                      {s.parentId}@{s.forkVersion}
+                    </a>
+                  ) : null}
+                </div>
+              </td>
+              <td className="px-3 py-1.5">
+                <div className="truncate font-mono text-xs text-zinc-700 dark:text-zinc-300" title={s.workflow}>
+                  {s.workflow}
+                </div>
+                <div className="truncate text-[11px] text-zinc-400 dark:text-zinc-500">{s.mode ?? "—"}</div>
+              </td>
+              <td className="px-3 py-1.5">
+                <StateBadge state={s.state} />
+                {s.outcome && s.outcome !== s.state ? <div className="mt-0.5 truncate font-mono text-[11px] text-zinc-500">outcome {s.outcome}</div> : null}
+              </td>
+              <td className="px-2 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300">{s.iteration ?? "—"}</td>
+              <td className="truncate px-3 py-1.5 text-xs text-zinc-600 dark:text-zinc-300" title={s.createdBy}>
+                {s.startedBy}
+                {s.mine ? <span className="ml-1 text-[10px] text-zinc-400">(you)</span> : null}
+              </td>
+              <td className="px-2 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400" title={`created ${formatTimestamp(s.createdAt)}`}>
+                {formatAge(now.getTime() - s.createdAt.getTime())}
+              </td>
+              <td className="px-3 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400" title={formatTimestamp(s.updatedAt)}>
+                {formatAgo(s.updatedAt, now)}
+              </td>
+              <td className="px-4 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300">{s.version}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

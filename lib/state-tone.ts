@@ -4,7 +4,7 @@
 export type StateTone = "active" | "waiting" | "success" | "failure" | "muted" | "neutral";
 
 const RULES: ReadonlyArray<readonly [RegExp, StateTone]> = [
-  [/fail|error|reject|crash|broken/i, "failure"],
+  [/fail|error|reject|crash|broken|invalid|max_iter|exhaust|timed_out|timeout/i, "failure"],
   [/cancel|abort|archiv|stopp|revert|abandon/i, "muted"],
   [/wait|pend|pause|await|block|queue|hold|input|ready|draft|new|created/i, "waiting"],
   [/complet|done|approv|merg|success|pass|finish|closed|accept/i, "success"],

@@ -398,6 +398,7 @@ async function main(): Promise<void> {
     NEXTAUTH_URL: appUrl,
     NEXT_TELEMETRY_DISABLED: "1",
     CATCAFE_RUN_ID: runId,
+    CATCAFE_DATA_DIR: DATA_DIR,
     CATCAFE_WORKSPACES_DIR: process.env.CATCAFE_WORKSPACES_DIR ?? path.join(DATA_DIR, "workspaces"),
   };
   delete childEnv[FRONT_PID_VAR];

@@ -1,52 +1,153 @@
-// The dashboard's read model: what `/` shows, read from the sessions projection (with its
-// stream's event count and last activity) and the
-// runners table with explicit selects. Times are relative to the database clock, the same
-// clock that decides runner liveness.
+// The dashboard's read model: what `/` shows, from the sessions projection (through
+// server/sessions/list.ts, the query the benchmark measures), the projects table and the
+// runners table. Filters, search and the page position live in the URL so a view can be
+// shared; times are relative to the database clock, the clock that decides runner liveness.
+import type pg from "pg";
 import type { RunnerRow } from "@/components/runners-panel";
 import type { SessionRow } from "@/components/sessions-table";
 import type { PrismaClient } from "@/server/db/prisma";
+import { listProjects } from "@/server/projects/projects";
 import { RUNNER_LIVENESS_MS } from "@/server/runner/runner";
-
-export const RECENT_SESSIONS_LIMIT = 50;
+import { countSessionsByState, DEFAULT_SESSION_PAGE_SIZE, listSessions, SESSION_PAGE_SIZES, starterNames, ZSessionFilters, type SessionFilters } from "@/server/sessions/list";
+import { BUILTIN_WORKFLOWS } from "@/server/workflow/builtin";
 
 /** The shapes the dashboard components render. */
 export type DashboardSession = SessionRow;
 export type DashboardRunner = RunnerRow;
 
+type SearchParams = Record<string, string | string[] | undefined>;
+
+/** The dashboard's URL state: `?state=&project=&workflow=&mine=1&q=&after=|before=&limit=`. */
+export interface DashboardQuery {
+  state?: string;
+  project?: string;
+  workflow?: string;
+  mine: boolean;
+  q?: string;
+  after?: string;
+  before?: string;
+  limit: number;
+}
+
+const first = (v: string | string[] | undefined): string | undefined => {
+  const s = (Array.isArray(v) ? v[0] : v)?.trim();
+  return s ? s.slice(0, 200) : undefined;
+};
+
+export function parseDashboardQuery(params: SearchParams): DashboardQuery {
+  const limit = Number(first(params.limit));
+  return {
+    state: first(params.state),
+    project: first(params.project),
+    workflow: first(params.workflow),
+    mine: ["1", "true", "yes"].includes(first(params.mine) ?? ""),
+    q: first(params.q),
+    after: first(params.after),
+    before: first(params.before),
+    limit: (SESSION_PAGE_SIZES as readonly number[]).includes(limit) ? limit : DEFAULT_SESSION_PAGE_SIZE,
+  };
+}
+
+/** `/` with `query` changed by `change`; a filter change starts again at the first page. */
+export function dashboardHref(query: DashboardQuery, change: Partial<DashboardQuery> = {}): string {
+  const next: DashboardQuery = { ...query, ...change };
+  const filterChanged = (["state", "project", "workflow", "mine", "q", "limit"] as const).some((k) => k in change && change[k] !== query[k]);
+  if (filterChanged) {
+    next.after = undefined;
+    next.before = undefined;
+  }
+  const params = new URLSearchParams();
+  if (next.q) params.set("q", next.q);
+  if (next.state) params.set("state", next.state);
+  if (next.project) params.set("project", next.project);
+  if (next.workflow) params.set("workflow", next.workflow);
+  if (next.mine) params.set("mine", "1");
+  if (next.limit !== DEFAULT_SESSION_PAGE_SIZE) params.set("limit", String(next.limit));
+  if (next.after) params.set("after", next.after);
+  else if (next.before) params.set("before", next.before);
+  const qs = params.toString();
+  return qs ? `/?${qs}` : "/";
+}
+
+export function hasFilters(query: DashboardQuery): boolean {
+  return Boolean(query.state || query.project || query.workflow || query.mine || query.q);
+}
+
 export interface Dashboard {
   /** The database's clock when the page was read. */
   now: Date;
+  query: DashboardQuery;
   totalSessions: number;
   totalEvents: number;
+  /** Every session by state (the tiles and the breakdown). */
   stateCounts: Array<{ state: string; count: number }>;
-  recentSessions: DashboardSession[];
+  /** By state under the current filters except the state filter (the state chips). */
+  filteredStateCounts: Array<{ state: string; count: number }>;
+  /** Sessions matching every filter. */
+  matching: number;
+  sessions: DashboardSession[];
+  hasNewer: boolean;
+  hasOlder: boolean;
+  projects: Array<{ id: string; name: string }>;
+  workflows: string[];
   liveRunners: DashboardRunner[];
 }
 
-export async function loadDashboard(prisma: PrismaClient): Promise<Dashboard> {
+export interface DashboardDeps {
+  prisma: PrismaClient;
+  pool: pg.Pool;
+}
+
+export function sessionFilters(query: DashboardQuery, userId: string): SessionFilters {
+  return ZSessionFilters.parse({
+    state: query.state,
+    projectId: query.project,
+    workflow: query.workflow,
+    createdBy: query.mine ? `user:${userId}` : undefined,
+    q: query.q,
+  });
+}
+
+export async function loadDashboard(deps: DashboardDeps, query: DashboardQuery, user: { id: string }): Promise<Dashboard> {
+  const { prisma, pool } = deps;
   const [{ now } = { now: new Date() }] = await prisma.$queryRaw<Array<{ now: Date }>>`SELECT now() AS now`;
   const liveSince = new Date(now.getTime() - RUNNER_LIVENESS_MS);
-  const [byState, totals, recentSessions, liveRunners] = await Promise.all([
-    prisma.session.groupBy({ by: ["state"], _count: { _all: true } }),
-    prisma.stream.aggregate({ where: { type: "session" }, _count: { _all: true }, _sum: { version: true } }),
-    prisma.stream.findMany({
-      where: { session: { isNot: null } },
-      select: { version: true, updatedAt: true, session: { select: { id: true, title: true, workflow: true, state: true, parentId: true } } },
-      orderBy: [{ updatedAt: "desc" }, { id: "asc" }],
-      take: RECENT_SESSIONS_LIMIT,
-    }),
+  const filters = sessionFilters(query, user.id);
+  const filtered = hasFilters({ ...query, state: undefined });
+  const [stateCounts, filteredCounts, totals, page, projects, liveRunners] = await Promise.all([
+    countSessionsByState(pool, {}),
+    filtered ? countSessionsByState(pool, filters) : null,
+    prisma.stream.aggregate({ where: { type: "session" }, _sum: { version: true } }),
+    listSessions(pool, filters, { after: query.after, before: query.before, limit: query.limit }),
+    listProjects(pool),
     prisma.runner.findMany({
       select: { id: true, host: true, pid: true, version: true, startedAt: true, heartbeatAt: true },
       where: { stoppedAt: null, heartbeatAt: { gt: liveSince } },
       orderBy: [{ startedAt: "asc" }, { id: "asc" }],
     }),
   ]);
+  const names = await starterNames(pool, page.rows.map((r) => r.createdBy));
+  const projectNames = new Map(projects.map((p) => [p.id, p.name]));
+  const filteredStateCounts = filteredCounts ?? stateCounts;
+  const matching = filteredStateCounts.filter((c) => !query.state || c.state === query.state).reduce((n, c) => n + c.count, 0);
   return {
     now,
-    totalSessions: totals._count._all,
+    query,
+    totalSessions: stateCounts.reduce((n, c) => n + c.count, 0),
     totalEvents: totals._sum.version ?? 0,
-    stateCounts: byState.map((g) => ({ state: g.state, count: g._count._all })).sort((a, b) => b.count - a.count || a.state.localeCompare(b.state)),
-    recentSessions: recentSessions.flatMap(({ session, version, updatedAt }) => (session ? [{ ...session, version, updatedAt }] : [])),
+    stateCounts,
+    filteredStateCounts,
+    matching,
+    sessions: page.rows.map((r) => ({
+      ...r,
+      projectName: r.projectId ? (projectNames.get(r.projectId) ?? r.projectId) : null,
+      startedBy: names.get(r.createdBy) ?? r.createdBy,
+      mine: r.createdBy === `user:${user.id}`,
+    })),
+    hasNewer: page.hasNewer,
+    hasOlder: page.hasOlder,
+    projects,
+    workflows: [...new Set([...Object.keys(BUILTIN_WORKFLOWS), ...(query.workflow ? [query.workflow] : [])])],
     liveRunners,
   };
 }

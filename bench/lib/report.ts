@@ -14,6 +14,10 @@ export interface BenchReportFigures {
   notify_listeners: number | null;
   step_overhead_ms: { p50: number; p99: number; n: number; max: number } | null;
   review_loop_cycle_ms: { p50: number; p99: number; n: number; max: number } | null;
+  timeline_first_page_ms: { p50: number; p95: number; n: number; last_page_p50: number } | null;
+  state_at_position_ms: { at_5000_p50: number; at_10000_p50: number; at_10000_p95: number; replay_at_10000_p50: number } | null;
+  dashboard_list_ms: Record<"first_page" | "deep_page" | "state_filter" | "project_filter" | "mine_filter" | "search" | "search_common" | "counts_by_state", number> | null;
+  live_event_to_client_ms: { p95: number; p50: number; n: number; max: number; listen_only_p95: number } | null;
 }
 
 export const EMPTY_FIGURES: BenchReportFigures = {
@@ -29,6 +33,10 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   notify_listeners: null,
   step_overhead_ms: null,
   review_loop_cycle_ms: null,
+  timeline_first_page_ms: null,
+  state_at_position_ms: null,
+  dashboard_list_ms: null,
+  live_event_to_client_ms: null,
 };
 
 export const TARGETS: Record<keyof BenchReportFigures, string> = {
@@ -44,6 +52,10 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
   notify_listeners: "informational: LISTENing connections while append_single ran",
   step_overhead_ms: "p50 <= 20 ms, p99 <= 100 ms (pickup + StepStarted + result, next decision and next step committed; agents and commands excluded: see meta.notes.step_overhead)",
   review_loop_cycle_ms: "informational: build → review → test plan → node --test → approved with instant scripted agents (git worktree and node --test dominate)",
+  timeline_first_page_ms: "p50 <= 10 ms for a 10,000-event session (100 entries, no payloads read)",
+  state_at_position_ms: "p50 <= 250 ms at event 10,000 (read up to the position and fold; nothing re-run)",
+  dashboard_list_ms: "each p50 <= 20 ms with 10,000 sessions (keyset pages, trigram search); the dashboard's own query",
+  live_event_to_client_ms: "p95 <= 100 ms (commit → SSE message parsed by a live.updates subscriber over HTTP)",
 };
 
 export interface BenchReport extends BenchReportFigures {

@@ -1,8 +1,13 @@
 // The application's tRPC router. `AppRouter` is the type clients (browser, CLI) import.
 import { authRouter } from "./routers/auth";
+import { lineageRouter } from "./routers/lineage";
+import { liveRouter } from "./routers/live";
+import { opsRouter } from "./routers/ops";
 import { projectsRouter } from "./routers/projects";
+import { replayRouter } from "./routers/replay";
 import { runnersRouter } from "./routers/runners";
 import { sessionsRouter } from "./routers/sessions";
+import { settingsRouter } from "./routers/settings";
 import { tasksRouter } from "./routers/tasks";
 import { tokensRouter } from "./routers/tokens";
 import { usersRouter } from "./routers/users";
@@ -16,6 +21,11 @@ export const appRouter = router({
   runners: runnersRouter,
   tokens: tokensRouter,
   users: usersRouter,
+  live: liveRouter,
+  ops: opsRouter,
+  replay: replayRouter,
+  lineage: lineageRouter,
+  settings: settingsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -10,6 +10,8 @@ import { flattenZodError, INTERNAL_MESSAGE, toTRPCError } from "./errors";
 import { AppError } from "../errors";
 
 const t = initTRPC.context<Context>().create({
+  // Live views are long SSE streams: a ping every 15 s keeps proxies from closing idle ones.
+  sse: { ping: { enabled: true, intervalMs: 15_000 } },
   errorFormatter({ shape, error }) {
     const cause = error.cause;
     // Unknown failures (a database error, a bug) keep their details in the server log.

@@ -18,7 +18,8 @@ export interface LoadedSettings {
 
 /** `<CATCAFE_DATA_DIR or .data>/settings.json`, the data directory `npm start` uses. */
 export function defaultSettingsPath(env: Record<string, string | undefined> = process.env): string {
-  const dataDir = env.CATCAFE_DATA_DIR ?? path.join(import.meta.dirname, "../../.data");
+  // import.meta.dirname is undefined inside the Next.js bundle: fall back to the working directory.
+  const dataDir = env.CATCAFE_DATA_DIR ?? (import.meta.dirname ? path.join(import.meta.dirname, "../../.data") : path.resolve(".data"));
   return path.resolve(dataDir, SETTINGS_FILE);
 }
 

@@ -22,11 +22,16 @@ export async function readTimeline(
 ): Promise<TimelineEntry[]> {
   const rows = await db.query<{ stream_id: string; version: number; position: string; type: string; actor: Actor; summary: string; recorded_at: Date }>({
     name: "catcafe_read_timeline",
+    // The page is taken from each lineage member separately (an index range scan that
+    // stops after $3 rows), then merged: a page costs the same at any depth of a long stream.
     text: `WITH RECURSIVE ${LINEAGE_CTE}
-           SELECT e.stream_id, e.version, e.position, e.type, e.metadata->'actor' AS actor, e.summary, e.recorded_at
-           FROM lineage l JOIN events e ON e.stream_id = l.id AND (l.cap IS NULL OR e.version <= l.cap)
-           WHERE e.version > $2
-           ORDER BY e.version
+           SELECT p.* FROM lineage l CROSS JOIN LATERAL (
+             SELECT e.stream_id, e.version, e.position, e.type, e.metadata->'actor' AS actor, e.summary, e.recorded_at
+             FROM events e
+             WHERE e.stream_id = l.id AND (l.cap IS NULL OR e.version <= l.cap) AND e.version > $2
+             ORDER BY e.version
+             LIMIT $3) p
+           ORDER BY p.version
            LIMIT $3`,
     values: [streamId, options.afterVersion ?? 0, options.limit ?? 100],
   });

@@ -1,13 +1,48 @@
 // Projection: the `sessions` table (one row per session: title, workflow, current state,
-// lineage, creator). Written only by the events that change those; the event count and
+// lineage, creator, and the task facts the dashboard filters on: project, mode, prompt,
+// iteration, outcome). Written only by the events that change those; the event count and
 // last activity come from the stream row every append already updates.
+import type { Tx } from "../db/pool";
 import type { Projection } from "../events/projection";
 import type { RecordedEvent } from "../events/types";
 import { actorLabel, type AppEvent } from "../events/catalog";
+import { LINEAGE_CTE } from "../events/lineage";
+
+type ForkedEvent = RecordedEvent & Extract<AppEvent, { type: "SessionForked" }>;
+
+interface TaskFacts {
+  project_id: string | null;
+  mode: string | null;
+  prompt: string | null;
+  iteration: number | null;
+}
+
+/**
+ * What a fork inherits: the parent's task facts (they never change after TaskStarted) and
+ * the iteration as the engine folds it: a rerun starts again at 1; any other fork keeps the
+ * iteration reached at the fork point, looked up only when the parent has iterated since.
+ */
+async function inheritedFacts(tx: Tx, event: ForkedEvent): Promise<TaskFacts> {
+  const { parentId, atVersion, reason } = event.data;
+  const parent = await tx.query<TaskFacts>("SELECT project_id, mode, prompt, iteration FROM sessions WHERE id = $1", [parentId]);
+  const facts = parent.rows[0] ?? { project_id: null, mode: null, prompt: null, iteration: null };
+  if (facts.iteration === null) return facts;
+  if (reason === "rerun") return { ...facts, iteration: 1 };
+  if (facts.iteration <= 1) return facts;
+  const at = await tx.query<{ iteration: number }>(
+    `WITH RECURSIVE ${LINEAGE_CTE}
+     SELECT (e.data->>'iteration')::int AS iteration
+     FROM lineage l JOIN events e ON e.stream_id = l.id AND e.version <= LEAST(COALESCE(l.cap, $2), $2)
+     WHERE e.type = 'IterationStarted'
+     ORDER BY e.version DESC LIMIT 1`,
+    [parentId, atVersion],
+  );
+  return { ...facts, iteration: at.rows[0]?.iteration ?? 1 };
+}
 
 export const sessionsProjection: Projection = {
   name: "sessions",
-  handles: ["SessionCreated", "SessionForked", "SessionStateChanged"],
+  handles: ["SessionCreated", "SessionForked", "SessionStateChanged", "TaskStarted", "IterationStarted", "SessionFinalized"],
   tables: ["sessions"],
   async apply(tx, events) {
     for (const event of events as (RecordedEvent & AppEvent)[]) {
@@ -15,10 +50,24 @@ export const sessionsProjection: Projection = {
         case "SessionCreated":
         case "SessionForked": {
           const forked = event.type === "SessionForked" ? event.data : null;
+          const facts = event.type === "SessionForked" ? await inheritedFacts(tx, event) : null;
           await tx.query(
-            `INSERT INTO sessions (id, title, workflow, state, parent_id, fork_version, created_by, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-            [event.streamId, event.data.title, event.data.workflow, event.data.state, forked?.parentId ?? null, forked?.atVersion ?? null, actorLabel(event.metadata.actor), event.recordedAt],
+            `INSERT INTO sessions (id, title, workflow, state, parent_id, fork_version, created_by, created_at, project_id, mode, prompt, iteration)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+            [
+              event.streamId,
+              event.data.title,
+              event.data.workflow,
+              event.data.state,
+              forked?.parentId ?? null,
+              forked?.atVersion ?? null,
+              actorLabel(event.metadata.actor),
+              event.recordedAt,
+              facts?.project_id ?? null,
+              facts?.mode ?? null,
+              facts?.prompt ?? null,
+              facts?.iteration ?? null,
+            ],
           );
           break;
         }
@@ -27,6 +76,27 @@ export const sessionsProjection: Projection = {
             name: "catcafe_sessions_state",
             text: "UPDATE sessions SET state = $2 WHERE id = $1",
             values: [event.streamId, event.data.to],
+          });
+          break;
+        case "TaskStarted":
+          await tx.query({
+            name: "catcafe_sessions_task",
+            text: "UPDATE sessions SET project_id = $2, mode = $3, prompt = $4, iteration = 1 WHERE id = $1",
+            values: [event.streamId, event.data.project.id, event.data.mode, event.data.prompt],
+          });
+          break;
+        case "IterationStarted":
+          await tx.query({
+            name: "catcafe_sessions_iteration",
+            text: "UPDATE sessions SET iteration = $2 WHERE id = $1",
+            values: [event.streamId, event.data.iteration],
+          });
+          break;
+        case "SessionFinalized":
+          await tx.query({
+            name: "catcafe_sessions_outcome",
+            text: "UPDATE sessions SET outcome = $2 WHERE id = $1",
+            values: [event.streamId, event.data.outcome],
           });
           break;
         default:

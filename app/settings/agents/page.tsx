@@ -1,0 +1,96 @@
+// `/settings/agents`: per project, the agent playing each role — from the admin's project
+// record and from the repository's `.catcafe/agents.json` — with its kind, whether it is
+// simulated, its model, shell and brain, and its manifest (capabilities, allowed files).
+import type { Metadata } from "next";
+import { EmptyState, Panel } from "@/components/panel";
+import { Chips, YesNo } from "@/components/settings/argv";
+import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
+import type { AgentOverview } from "@/server/settings/overview";
+import { signedInPage } from "../../_lib/page-context";
+import { PageShell } from "../../_lib/page-shell";
+import { readSection } from "../_lib/section";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Agents · Settings" };
+
+const ROLE_ORDER = ["planner", "coder", "executor", "reviewer", "tester"];
+
+export default async function AgentsSettingsPage() {
+  const { user, caller } = await signedInPage("/settings/agents");
+  const { data: projects, forbidden } = await readSection(() => caller.settings.projects());
+  return (
+    <PageShell user={user} active="settings">
+      <SettingsFrame active="agents" title="Agents" description="Who plays each role of a workflow. A .catcafe/ agent takes the role over the project record's one (highest priority first).">
+        {forbidden ? <NeedsRole role="operator" what="Agent configuration" /> : null}
+        {projects?.map((p) => (
+          <Panel key={p.id} title={p.id} meta={`${p.agents.length} agent${p.agents.length === 1 ? "" : "s"}`}>
+            {p.agents.length === 0 ? <EmptyState title="No agents" hint="This project has no agent for any role yet." /> : <AgentsTable agents={p.agents} />}
+          </Panel>
+        ))}
+      </SettingsFrame>
+    </PageShell>
+  );
+}
+
+function AgentsTable({ agents }: { agents: AgentOverview[] }) {
+  const sorted = [...agents].sort((a, b) => ROLE_ORDER.indexOf(a.role) - ROLE_ORDER.indexOf(b.role) || a.source.localeCompare(b.source) || (b.priority ?? 0) - (a.priority ?? 0));
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full min-w-[760px] text-left text-xs">
+        <thead>
+          <tr className="border-b border-zinc-200 text-[11px] tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
+            <th className="px-4 py-2 font-medium">Role</th>
+            <th className="px-3 py-2 font-medium">Agent</th>
+            <th className="px-3 py-2 font-medium">Kind</th>
+            <th className="px-3 py-2 font-medium">Simulated</th>
+            <th className="px-3 py-2 font-medium">Shell · brain</th>
+            <th className="px-3 py-2 font-medium">Manifest</th>
+            <th className="px-4 py-2 font-medium">Source</th>
+          </tr>
+        </thead>
+        <tbody className="divide-y divide-zinc-100 dark:divide-zinc-800/70">
+          {sorted.map((a) => (
+            <tr key={`${a.source}-${a.role}-${a.id}`} className="align-top">
+              <td className="px-4 py-2 font-medium capitalize">{a.role}</td>
+              <td className="px-3 py-2">
+                <div className="font-mono text-zinc-900 dark:text-zinc-100">{a.id}</div>
+                {a.name ? <div className="text-[11px] text-zinc-500">{a.name}</div> : null}
+                {a.invalid ? <div className="text-[11px] text-rose-600">invalid: {a.invalid}</div> : null}
+              </td>
+              <td className="px-3 py-2">
+                <span className="font-mono">{a.kind}</span>
+                {a.model ? <div className="font-mono text-[11px] text-zinc-500">{a.model}</div> : null}
+              </td>
+              <td className="px-3 py-2">
+                <YesNo value={a.simulated} yes="simulated" no="real" />
+              </td>
+              <td className="px-3 py-2 font-mono text-[11px] text-zinc-600 dark:text-zinc-300">
+                {a.shell ?? "—"} · {a.brain ?? "—"}
+                {a.priority !== null ? <div className="text-zinc-400">priority {a.priority}</div> : null}
+                {a.fsm ? <div className="text-zinc-400">fsm {a.fsm}</div> : null}
+              </td>
+              <td className="px-3 py-2">
+                {a.manifest ? (
+                  <div className="space-y-1">
+                    <Chips items={a.manifest.capabilities} empty="no capabilities listed" />
+                    <div className="font-mono text-[11px] text-zinc-500">
+                      files: {a.manifest.allowedFiles ? a.manifest.allowedFiles.join(", ") : "any"}
+                      {a.manifest.outputFormat ? ` · output ${a.manifest.outputFormat}` : ""}
+                    </div>
+                  </div>
+                ) : (
+                  <span className="text-zinc-400">none (no file restriction)</span>
+                )}
+              </td>
+              <td className="px-4 py-2">
+                <span className={`rounded px-1.5 py-px font-mono text-[10px] ${a.source === "config" ? "bg-violet-500/10 text-violet-700 dark:text-violet-300" : "bg-zinc-100 text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300"}`}>
+                  {a.source === "config" ? ".catcafe/agents.json" : "project record"}
+                </span>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

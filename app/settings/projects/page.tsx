@@ -1,0 +1,105 @@
+// `/settings/projects`: each project's repository, iteration cap, command allowlist (and
+// what `.catcafe/projects.json` narrows it to), its agents in brief, and whether its
+// `.catcafe/` configuration loads at HEAD.
+import type { Metadata } from "next";
+import { Kbd, Panel } from "@/components/panel";
+import { ArgvPattern } from "@/components/settings/argv";
+import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
+import type { ProjectOverview } from "@/server/settings/overview";
+import { signedInPage } from "../../_lib/page-context";
+import { PageShell } from "../../_lib/page-shell";
+import { readSection } from "../_lib/section";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Projects · Settings" };
+
+export default async function ProjectsSettingsPage() {
+  const { user, caller } = await signedInPage("/settings/projects");
+  const { data: projects, forbidden } = await readSection(() => caller.settings.projects());
+  return (
+    <PageShell user={user} active="settings">
+      <SettingsFrame active="projects" title="Projects" description="Repositories agents work on, how far a task may iterate, and the only commands tests may run.">
+        {forbidden ? <NeedsRole role="operator" what="Project configuration" /> : null}
+        {projects?.length === 0 ? (
+          <Panel title="No projects">
+            <p className="p-4 text-sm text-zinc-500">No project is registered yet. `npm start` registers the demo project; admins add others.</p>
+          </Panel>
+        ) : null}
+        {projects?.map((p) => <ProjectCard key={p.id} project={p} />)}
+      </SettingsFrame>
+    </PageShell>
+  );
+}
+
+function ProjectCard({ project: p }: { project: ProjectOverview }) {
+  const roles = [...new Set(p.agents.map((a) => a.role))];
+  return (
+    <Panel title={p.id} meta={<span className="normal-case">{p.name}</span>}>
+      <div className="grid grid-cols-1 gap-0 divide-y divide-zinc-100 lg:grid-cols-2 lg:divide-x lg:divide-y-0 dark:divide-zinc-800">
+        <dl className="grid grid-cols-[8.5rem_minmax(0,1fr)] content-start gap-x-3 gap-y-2 p-4 text-xs">
+          <dt className="text-zinc-500">Repository</dt>
+          <dd className="font-mono break-all text-zinc-800 dark:text-zinc-200">{p.repoPath}</dd>
+          <dt className="text-zinc-500">Iteration cap</dt>
+          <dd className="font-mono">{p.maxIterations}</dd>
+          <dt className="text-zinc-500">Default workflow</dt>
+          <dd className="font-mono">
+            {p.defaultWorkflow ?? "review_loop"} <span className="text-zinc-400">· {p.defaultMode ?? "proposal"}</span>
+          </dd>
+          <dt className="text-zinc-500">Roles</dt>
+          <dd>
+            {roles.length ? (
+              <a href="/settings/agents" className="font-mono text-sky-700 hover:underline dark:text-sky-400">
+                {roles.join(", ")}
+              </a>
+            ) : (
+              <span className="text-zinc-400">no agents</span>
+            )}
+          </dd>
+          <dt className="text-zinc-500">.catcafe/</dt>
+          <dd className="space-y-1">
+            {p.config.unreadable ? (
+              <span className="text-amber-700 dark:text-amber-400">not readable from the web server: {p.config.unreadable}</span>
+            ) : !p.config.found ? (
+              <span className="text-zinc-500">
+                none at <span className="font-mono">{p.config.commit?.slice(0, 10)}</span> (the project record applies)
+              </span>
+            ) : (
+              <span>
+                <span className="font-mono">v{p.config.configVersion ?? "?"}</span> at <span className="font-mono">{p.config.commit?.slice(0, 10)}</span>
+                <span className="block font-mono text-[11px] text-zinc-500">{p.config.files.join(", ")}</span>
+              </span>
+            )}
+            {p.config.errors.length ? (
+              <ul className="space-y-0.5 rounded border border-rose-200 bg-rose-50 p-2 font-mono text-[11px] text-rose-800 dark:border-rose-900/60 dark:bg-rose-950/30 dark:text-rose-300">
+                {p.config.errors.map((e, i) => (
+                  <li key={i}>{e}</li>
+                ))}
+              </ul>
+            ) : null}
+          </dd>
+        </dl>
+        <div className="p-4">
+          <h3 className="text-[11px] font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Command allowlist</h3>
+          <p className="mt-0.5 text-[11px] text-zinc-500 dark:text-zinc-400">
+            Tests run only commands matching a pattern, without a shell, in the session workspace. <Kbd>*</Kbd> is one argument, a trailing <Kbd>**</Kbd> any remaining ones.
+          </p>
+          <ul className="mt-2 space-y-1.5" data-testid="allowlist">
+            {p.allowlist.length ? p.allowlist.map((rule, i) => <li key={i}><ArgvPattern argv={rule} /></li>) : <li className="text-xs text-zinc-400">empty: no command may run</li>}
+          </ul>
+          {p.effectiveAllowlist ? (
+            <>
+              <h4 className="mt-3 text-[11px] font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Narrowed by .catcafe/projects.json</h4>
+              <ul className="mt-1.5 space-y-1.5">
+                {p.effectiveAllowlist.map((rule, i) => (
+                  <li key={i}>
+                    <ArgvPattern argv={rule} />
+                  </li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+        </div>
+      </div>
+    </Panel>
+  );
+}

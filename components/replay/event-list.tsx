@@ -1,0 +1,51 @@
+// The events around the replay position: those up to it (the latest first at the bottom),
+// the one at it highlighted, and those after it dimmed. Each is a link to its position.
+import Link from "next/link";
+import type { TimelineEntry } from "@/server/events/timeline";
+import { Panel } from "../panel";
+
+const TYPE_TONE: Array<[RegExp, string]> = [
+  [/Failed|Rejected|Cancel/, "text-rose-600 dark:text-rose-400"],
+  [/StateChanged|Finalized|Forked|Created/, "text-sky-700 dark:text-sky-400"],
+  [/Confirmed|Operator|SystemReplied/, "text-amber-700 dark:text-amber-400"],
+  [/Verdict|TestCommand|TestPlan/, "text-emerald-700 dark:text-emerald-400"],
+];
+
+function typeTone(type: string): string {
+  return TYPE_TONE.find(([re]) => re.test(type))?.[1] ?? "text-zinc-600 dark:text-zinc-400";
+}
+
+export function EventList({ past, upcoming, version, head, sessionId, hrefAt }: { past: TimelineEntry[]; upcoming: TimelineEntry[]; version: number; head: number; sessionId: string; hrefAt: (version: number) => string }) {
+  const earlier = (past[0]?.version ?? 1) - 1;
+  const later = head - (upcoming.at(-1)?.version ?? version);
+  const row = (e: TimelineEntry, state: "past" | "current" | "future") => (
+    <li key={e.version} data-current-event={state === "current" ? "" : undefined}>
+      <Link
+        href={hrefAt(e.version)}
+        scroll={false}
+        className={`grid grid-cols-[3rem_minmax(0,1fr)] gap-x-2 px-3 py-1 text-xs ${
+          state === "current" ? "bg-sky-500/10 shadow-[inset_2px_0_0_0_var(--color-sky-500)]" : "hover:bg-zinc-50 dark:hover:bg-zinc-800/40"
+        } ${state === "future" ? "opacity-45" : ""}`}
+      >
+        <span className="pt-px text-right font-mono text-[11px] text-zinc-400 tabular-nums">{e.version}</span>
+        <span className="min-w-0">
+          <span className={`font-mono text-[11px] font-medium ${typeTone(e.type)}`}>{e.type}</span>
+          {e.streamId !== sessionId ? <span className="ml-1.5 text-[10px] text-violet-500" title={`inherited from ${e.streamId}`}>inherited</span> : null}
+          <span className="block truncate text-[11px] text-zinc-500 dark:text-zinc-400" title={e.summary}>
+            {e.summary}
+          </span>
+        </span>
+      </Link>
+    </li>
+  );
+  return (
+    <Panel title="Events" meta={`${version} of ${head}`}>
+      <ol className="relative max-h-[560px] divide-y divide-zinc-100 overflow-y-auto dark:divide-zinc-800/60" data-testid="replay-events">
+        {earlier > 0 ? <li className="px-3 py-1.5 text-center text-[11px] text-zinc-400">{earlier} earlier</li> : null}
+        {past.map((e) => row(e, e.version === version ? "current" : "past"))}
+        {upcoming.map((e) => row(e, "future"))}
+        {later > 0 ? <li className="px-3 py-1.5 text-center text-[11px] text-zinc-400">{later} later</li> : null}
+      </ol>
+    </Panel>
+  );
+}

@@ -1,0 +1,127 @@
+"use client";
+// The session's header: title, live state, the facts that frame it (workflow, mode,
+// iteration against its cap, outcome, who started it, lineage both ways) and the ways out
+// (Replay, Fork tree, Export).
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { StateBadge } from "@/components/state-badge";
+import type { SessionHeader as Header } from "@/server/session-view/load";
+import type { SessionStatus } from "@/server/session-view/progress";
+import { formatTimestamp } from "@/lib/format-time";
+import { actorName } from "./format";
+import { DownloadIcon, ForkIcon, ReplayIcon } from "./icons";
+import type { Connection } from "./use-live-session";
+
+const LINK = "inline-flex items-center gap-1.5 rounded-md border border-zinc-200 bg-white px-2.5 py-1 text-xs font-medium text-zinc-700 shadow-sm hover:bg-zinc-50 hover:text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-300 dark:hover:bg-zinc-800 dark:hover:text-zinc-100";
+
+export function SessionHeader({ header, status, names, connection, eventCount }: { header: Header; status: SessionStatus; names: Record<string, string>; connection: Connection; eventCount: number }) {
+  return (
+    <section className="rounded-lg border border-zinc-200 bg-white px-5 py-4 shadow-sm dark:border-zinc-800 dark:bg-zinc-900/60 dark:shadow-none">
+      <div className="flex flex-wrap items-start gap-x-4 gap-y-3">
+        <div className="min-w-0 flex-1">
+          <div className="flex min-w-0 flex-wrap items-center gap-x-3 gap-y-1">
+            <h1 className="min-w-0 truncate text-lg font-semibold tracking-tight text-zinc-900 dark:text-zinc-50" title={header.title}>
+              {header.title}
+            </h1>
+            <span data-testid="state-badge" data-state={status.state}>
+              <StateBadge state={status.state} />
+            </span>
+            <LiveIndicator connection={connection} />
+          </div>
+          <p className="mt-0.5 font-mono text-[11px] text-zinc-400 dark:text-zinc-500">{header.id}</p>
+        </div>
+        <nav className="flex flex-wrap items-center gap-1.5" aria-label="Session pages">
+          <Link href={`/sessions/${header.id}/replay`} className={LINK} data-testid="replay-link">
+            <ReplayIcon /> Replay
+          </Link>
+          <Link href={`/sessions/${header.id}/tree`} className={LINK} data-testid="tree-link">
+            <ForkIcon /> Fork tree
+          </Link>
+          <a href={`/api/sessions/${header.id}/export`} download className={LINK} data-testid="export-link">
+            <DownloadIcon /> Export
+          </a>
+        </nav>
+      </div>
+      <dl className="mt-3 grid grid-cols-2 gap-x-6 gap-y-2 border-t border-zinc-100 pt-3 text-xs sm:grid-cols-4 xl:grid-cols-7 dark:border-zinc-800">
+        <Fact label="Workflow" mono>
+          {status.workflow ?? header.workflow}
+        </Fact>
+        <Fact label="Mode">{status.mode ?? "—"}</Fact>
+        <Fact label="Iteration" mono testId="iteration">
+          {status.iteration || "—"}
+          {status.maxIterations ? <span className="text-zinc-400 dark:text-zinc-500"> / {status.maxIterations}</span> : null}
+        </Fact>
+        <Fact label="Outcome" testId="outcome">
+          {status.outcome ? <StateBadge state={status.outcome} /> : <span className="text-zinc-400 dark:text-zinc-500">{status.status === "active" ? "in progress" : "—"}</span>}
+        </Fact>
+        <Fact label="Started by">
+          <span title={`${header.createdBy} · ${formatTimestamp(new Date(header.createdAt))}`}>{actorName(header.createdBy, names)}</span>
+        </Fact>
+        <Fact label="Project" title={header.project ?? undefined}>
+          {header.project ?? "—"}
+        </Fact>
+        <Fact label="Events" mono>
+          {eventCount}
+        </Fact>
+      </dl>
+      {header.parent || header.children.length ? (
+        <div className="mt-3 flex flex-wrap items-center gap-x-4 gap-y-1 border-t border-zinc-100 pt-2.5 text-xs text-zinc-600 dark:border-zinc-800 dark:text-zinc-300" data-testid="lineage">
+          {header.parent ? (
+            <span>
+              <span className="inline-flex items-center gap-1 text-violet-600 dark:text-violet-400"><ForkIcon /> fork of</span>{" "}
+              <Link href={`/sessions/${header.parent.id}`} className="font-medium hover:underline">
+                {header.parent.title}
+              </Link>{" "}
+              <span className="text-zinc-500 dark:text-zinc-400">
+                at event {header.parent.atVersion}
+                {header.parent.reason ? ` (${header.parent.reason})` : ""}
+              </span>
+            </span>
+          ) : null}
+          {header.children.length ? (
+            <span className="flex min-w-0 flex-wrap items-center gap-x-2">
+              <span className="text-zinc-500 dark:text-zinc-400">
+                {header.children.length} fork{header.children.length === 1 ? "" : "s"}:
+              </span>
+              {header.children.map((c) => (
+                <Link key={c.id} href={`/sessions/${c.id}`} className="inline-flex items-center gap-1 hover:underline" title={c.title}>
+                  <span className="font-mono text-[11px]">{c.id}</span>
+                  <StateBadge state={c.state} />
+                </Link>
+              ))}
+            </span>
+          ) : null}
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function Fact({ label, children, mono = false, testId, title }: { label: string; children: ReactNode; mono?: boolean; testId?: string; title?: string }) {
+  return (
+    <div className="min-w-0">
+      <dt className="text-[10px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">{label}</dt>
+      <dd data-testid={testId} title={title} className={`mt-0.5 truncate text-zinc-800 dark:text-zinc-200 ${mono ? "font-mono text-[12px]" : ""}`}>
+        {children}
+      </dd>
+    </div>
+  );
+}
+
+function LiveIndicator({ connection }: { connection: Connection }) {
+  const look = {
+    live: { dot: "bg-emerald-500", text: "live", ping: true },
+    connecting: { dot: "bg-zinc-400", text: "connecting", ping: false },
+    reconnecting: { dot: "bg-amber-500", text: "reconnecting", ping: false },
+    closed: { dot: "bg-rose-500", text: "not live", ping: false },
+  }[connection];
+  return (
+    <span data-testid="live-indicator" data-connection={connection} className="inline-flex items-center gap-1.5 text-[11px] text-zinc-500 dark:text-zinc-400" title="Updates arrive as the session records them (Server-Sent Events)">
+      <span className="relative flex size-1.5">
+        {look.ping ? <span className={`absolute inline-flex size-full animate-ping rounded-full opacity-60 ${look.dot}`} /> : null}
+        <span className={`relative inline-flex size-1.5 rounded-full ${look.dot}`} />
+      </span>
+      {look.text}
+    </span>
+  );
+}

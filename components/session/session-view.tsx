@@ -1,0 +1,159 @@
+"use client";
+// The session view's client root: live state from the subscription, the header, the
+// running step, proposal review while it awaits confirm, the timeline, and (for
+// operators) the actions with their keyboard shortcuts: `c` confirm (asks first), `f`
+// follow-up, Escape to leave either.
+import { useEffect, useRef, useState } from "react";
+import { Kbd, Panel } from "@/components/panel";
+import type { SessionView as View } from "@/server/session-view/load";
+import { ProposalReview } from "./proposal-review";
+import { RunningStep } from "./running-step";
+import { ActionsPanel, ConfirmDialog, NoticeBar, useSessionCommands, type DialogKind } from "./session-actions";
+import { SessionContextProvider } from "./session-context";
+import { SessionHeader } from "./session-header";
+import { SummaryPanel } from "./summary-panel";
+import { isBookkeeping, Timeline } from "./timeline";
+import { useLiveSession } from "./use-live-session";
+
+function typingIn(target: EventTarget | null): boolean {
+  const el = target as HTMLElement | null;
+  return !!el && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
+}
+
+export function SessionView({ initial, canOperate, me }: { initial: View; canOperate: boolean; me: string }) {
+  const sessionId = initial.header.id;
+  const live = useLiveSession(initial);
+  const { status, entries, names } = live;
+  const commands = useSessionCommands();
+  const [dialog, setDialog] = useState<DialogKind>(null);
+  const [showBookkeeping, setShowBookkeeping] = useState(false);
+  const followUpRef = useRef<HTMLTextAreaElement>(null);
+  const awaiting = status.state === "awaiting_operator_confirm" && status.status === "active";
+
+  const focusFollowUp = () => {
+    followUpRef.current?.focus();
+    followUpRef.current?.scrollIntoView({ block: "center", behavior: "smooth" });
+  };
+
+  // A confirm dialog left open when the session moves on (someone else confirmed) closes.
+  useEffect(() => {
+    if (dialog === "confirm" && !awaiting) setDialog(null);
+    if (dialog === "cancel" && status.status !== "active") setDialog(null);
+  }, [dialog, awaiting, status.status]);
+
+  useEffect(() => {
+    if (!canOperate) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey || typingIn(e.target) || dialog) return;
+      if (e.key === "c" && awaiting) {
+        e.preventDefault();
+        setDialog("confirm");
+      } else if (e.key === "f" && status.status === "active") {
+        e.preventDefault();
+        focusFollowUp();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [canOperate, awaiting, dialog, status.status]);
+
+  // Keep following the newest entries when the reader is already at the bottom.
+  const count = entries.length;
+  const lastCount = useRef(count);
+  useEffect(() => {
+    if (count > lastCount.current && window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160) {
+      requestAnimationFrame(() => window.scrollTo({ top: document.documentElement.scrollHeight, behavior: "smooth" }));
+    }
+    lastCount.current = count;
+  }, [count]);
+
+  const hidden = entries.filter(isBookkeeping).length;
+
+  return (
+    <SessionContextProvider value={{ sessionId, names }}>
+      <div className="space-y-4">
+        <SessionHeader header={initial.header} status={status} names={names} connection={live.connection} eventCount={status.version} />
+        {live.connectionError ? <NoticeBar notice={{ tone: "warn", text: `Live updates stopped: ${live.connectionError}. Reload the page to reconnect.` }} onClose={() => {}} /> : null}
+        {commands.notice ? <NoticeBar notice={commands.notice} onClose={() => commands.setNotice(null)} /> : null}
+        <RunningStep status={status} entries={entries} />
+        {awaiting ? <ProposalReview entries={entries} canOperate={canOperate} busy={commands.busy} onConfirm={() => setDialog("confirm")} onFollowUp={focusFollowUp} /> : null}
+        <div className="grid grid-cols-1 items-start gap-4 lg:grid-cols-[minmax(0,1fr)_340px]">
+          <Panel
+            title="Timeline"
+            meta={
+              <label className="flex cursor-pointer items-center gap-1.5 select-none">
+                <input type="checkbox" data-testid="toggle-step-events" checked={showBookkeeping} onChange={(e) => setShowBookkeeping(e.target.checked)} className="size-3 accent-zinc-700" />
+                step events ({hidden})
+              </label>
+            }
+          >
+            {initial.omitted > 0 ? (
+              <p className="border-b border-zinc-100 px-4 py-1.5 text-[11px] text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">
+                {initial.omitted} earlier events are not shown here; <a className="underline" href={`/sessions/${sessionId}/replay`}>Replay</a> has the whole history.
+              </p>
+            ) : null}
+            <Timeline entries={entries} showBookkeeping={showBookkeeping} />
+          </Panel>
+          <aside className="space-y-4 lg:sticky lg:top-16">
+            {canOperate ? (
+              <ActionsPanel sessionId={sessionId} status={status} commands={commands} followUpRef={followUpRef} openDialog={setDialog} />
+            ) : (
+              <Panel title="Actions" meta={<span className="font-mono text-[11px]">viewer</span>}>
+                <p data-testid="viewer-note" className="px-4 py-3 text-xs leading-relaxed text-zinc-500 dark:text-zinc-400">
+                  You can read this session. Confirming, following up, rerunning and cancelling need the operator role.
+                </p>
+              </Panel>
+            )}
+            <SummaryPanel status={status} entries={entries} />
+            {canOperate && status.status === "active" ? (
+              <Panel title="Keyboard">
+                <ul className="space-y-1 px-4 py-3 text-xs text-zinc-600 dark:text-zinc-300">
+                  <li className="flex justify-between">
+                    Confirm the proposal <Kbd>c</Kbd>
+                  </li>
+                  <li className="flex justify-between">
+                    Write a follow-up <Kbd>f</Kbd>
+                  </li>
+                  <li className="flex justify-between">
+                    Send it <span><Kbd>⌘/Ctrl</Kbd> <Kbd>↵</Kbd></span>
+                  </li>
+                  <li className="flex justify-between">
+                    Close a dialog, leave the box <Kbd>esc</Kbd>
+                  </li>
+                </ul>
+              </Panel>
+            ) : null}
+          </aside>
+        </div>
+      </div>
+      {canOperate ? (
+        <>
+          <ConfirmDialog
+            open={dialog === "confirm"}
+            testId="confirm-dialog"
+            title="Confirm the proposal?"
+            actionLabel="Confirm"
+            tone="confirm"
+            pending={commands.confirm.isPending}
+            onClose={() => setDialog(null)}
+            onAction={() => commands.confirm.mutate({ sessionId, via: "button" }, { onSettled: () => setDialog(null) })}
+          >
+            The coder starts building in this session, then the reviewer and the tester check the change. The timeline records that <b>{me}</b> confirmed.
+          </ConfirmDialog>
+          <ConfirmDialog
+            open={dialog === "cancel"}
+            testId="cancel-dialog"
+            title="Cancel this session?"
+            actionLabel="Cancel session"
+            tone="danger"
+            pending={commands.cancel.isPending}
+            onClose={() => setDialog(null)}
+            onAction={() => commands.cancel.mutate({ sessionId }, { onSettled: () => setDialog(null) })}
+          >
+            The running agent is stopped within a second and the session ends <code className="font-mono">cancelled</code>. Its history stays; you can rerun it later.
+          </ConfirmDialog>
+        </>
+      ) : null}
+    </SessionContextProvider>
+  );
+}

@@ -1,0 +1,45 @@
+// The session view's API (viewer role): the first paint (`live.session`), live updates
+// over Server-Sent Events (`live.updates`, fed by the web process's one LISTEN connection),
+// and a large output opened on demand (`live.output`). Thin: server/session-view does the work.
+import { tracked } from "@trpc/server";
+import { z } from "zod";
+import { followSession } from "../../session-view/follow";
+import { sessionEventsListener } from "../../session-view/listener";
+import { DEFAULT_ENTRY_LIMIT, loadSessionView } from "../../session-view/load";
+import { OUTPUT_DEFAULT_BYTES, OUTPUT_MAX_BYTES, readSessionOutput } from "../../session-view/output";
+import { router, viewerProcedure } from "../trpc";
+
+const ZSessionId = z.string().min(1).max(100);
+
+export const ZSessionViewInput = z.object({
+  sessionId: ZSessionId,
+  /** The latest entries to include; earlier ones are counted in `omitted`. */
+  limit: z.number().int().min(1).max(5000).default(DEFAULT_ENTRY_LIMIT),
+});
+
+export const ZSessionUpdatesInput = z.object({
+  sessionId: ZSessionId,
+  /** Send entries after this version (the `status.version` of `live.session`). */
+  afterVersion: z.number().int().nonnegative().default(0),
+  /** Set by the tRPC client when it reconnects: the version of the last batch it received. */
+  lastEventId: z.string().regex(/^\d+$/).nullish(),
+});
+
+export const ZSessionOutputInput = z.object({
+  sessionId: ZSessionId,
+  blob: z.string().regex(/^[0-9a-f]{64}$/, "a blob hash (64 hex digits)"),
+  maxBytes: z.number().int().min(1).max(OUTPUT_MAX_BYTES).default(OUTPUT_DEFAULT_BYTES),
+});
+
+export const liveRouter = router({
+  session: viewerProcedure.input(ZSessionViewInput).query(({ ctx, input }) => loadSessionView(ctx, input.sessionId, { limit: input.limit })),
+
+  updates: viewerProcedure.input(ZSessionUpdatesInput).subscription(async function* ({ ctx, input, signal }) {
+    const after = input.lastEventId ? Number(input.lastEventId) : input.afterVersion;
+    for await (const batch of followSession(ctx, sessionEventsListener(ctx.pool), input.sessionId, after, signal)) {
+      yield tracked(String(batch.version), batch);
+    }
+  }),
+
+  output: viewerProcedure.input(ZSessionOutputInput).query(({ ctx, input }) => readSessionOutput(ctx.pool, input.sessionId, input.blob, input.maxBytes)),
+});

@@ -1,0 +1,14 @@
+// Configuration, read-only (SPEC M1–M5, M9): projects with allowlists and agents, shells
+// found on this machine, brains (with a connectivity check), workflow definitions and
+// execution FSMs as graphs. Repository paths, executables and endpoints are for operators
+// and admins; workflow definitions are for every member. Editing is not offered here.
+import { brainsOverview, checkConfiguredBrain, projectsOverview, shellsOverview, workflowsOverview, ZCheckBrainInput } from "../../settings/overview";
+import { operatorProcedure, router, viewerProcedure } from "../trpc";
+
+export const settingsRouter = router({
+  projects: operatorProcedure.query(({ ctx }) => projectsOverview(ctx.pool)),
+  shells: operatorProcedure.query(({ ctx }) => shellsOverview(ctx.pool)),
+  brains: operatorProcedure.query(({ ctx }) => brainsOverview(ctx.pool)),
+  checkBrain: operatorProcedure.input(ZCheckBrainInput).mutation(({ ctx, input }) => checkConfiguredBrain(ctx.pool, input)),
+  workflows: viewerProcedure.query(({ ctx }) => workflowsOverview(ctx.pool)),
+});

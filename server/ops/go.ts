@@ -1,0 +1,110 @@
+// `catcafe go` (SPEC M8, seed 002 step 8): run a workflow for a target agent and a task.
+// The agent (an id from `.catcafe/agents.json` or the project's own agents, or a role name)
+// picks the role; the role picks the workflow unless one is named (planner and executor
+// only play `planning`); the agent must be the one the run would bind to that role, so
+// the run really is that agent's. Then it is an ordinary task start.
+import { z } from "zod";
+import { AGENT_ROLES, type AgentRole } from "../agents/types";
+import { agentStepsByRole, bindWorkflowRoles } from "../config/bind";
+import { loadRunConfig } from "../config/run";
+import type { ProjectConfig } from "../config/project-config";
+import { AppError } from "../errors";
+import type { Actor } from "../events/catalog";
+import { getProject, type Project } from "../projects/projects";
+import { startTask, ZStartTaskInput, type TaskDeps } from "../tasks/service";
+import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
+import type { WorkflowDefinition } from "../workflow/definition";
+import { resolveBaseCommit } from "../workspaces";
+import { webSettingsPath } from "./settings";
+
+export const ZGoInput = ZStartTaskInput.extend({
+  /** An agent id, or a role (coder, reviewer, tester, planner, executor). */
+  agent: z.string().trim().min(1, "name the agent (an agent id or a role)").max(100),
+});
+export type TGoInput = z.input<typeof ZGoInput>;
+
+export interface GoResult {
+  sessionId: string;
+  version: number;
+  workflow: string;
+  mode: string;
+  role: AgentRole;
+  /** The agent that plays the role in this run. */
+  agentId: string;
+}
+
+interface TargetAgent {
+  role: AgentRole;
+  /** null when the target was given as a role: whoever plays it. */
+  agentId: string | null;
+}
+
+function isRole(name: string): name is AgentRole {
+  return (AGENT_ROLES as readonly string[]).includes(name);
+}
+
+/** The id of the project record's agent for a role (the agents a project without `.catcafe/` runs). */
+function recordAgentId(project: Project, role: AgentRole): string | null {
+  const agent = project.agents[role] as { id?: unknown } | undefined;
+  return typeof agent?.id === "string" ? agent.id : null;
+}
+
+function findTarget(name: string, project: Project, config: ProjectConfig | null): TargetAgent {
+  const configured = config?.agents.find((a) => a.id === name);
+  if (configured) return { role: configured.role, agentId: configured.id };
+  const recordRole = AGENT_ROLES.find((role) => recordAgentId(project, role) === name);
+  if (recordRole) return { role: recordRole, agentId: name };
+  if (isRole(name)) return { role: name, agentId: null };
+  const known = [...new Set([...(config?.agents.map((a) => a.id) ?? []), ...AGENT_ROLES.flatMap((r) => recordAgentId(project, r) ?? [])])].sort();
+  throw new AppError("NOT_FOUND", `project ${project.id} has no agent "${name}" (agents: ${known.join(", ") || "none"}; or name a role: ${AGENT_ROLES.join(", ")})`);
+}
+
+/** The named workflow, else the project's default when it uses the role, else the first built-in that does. */
+function chooseWorkflow(requested: string | undefined, role: AgentRole, config: ProjectConfig | null): WorkflowDefinition {
+  const usesRole = (d: WorkflowDefinition) => [...agentStepsByRole(d).keys()].includes(role);
+  if (requested) {
+    const definition = BUILTIN_WORKFLOWS[requested];
+    if (!definition) {
+      throw new AppError("INVALID_INPUT", `unknown workflow "${requested}" (known: ${Object.keys(BUILTIN_WORKFLOWS).join(", ")})`);
+    }
+    if (!usesRole(definition)) throw new AppError("INVALID_INPUT", `workflow ${requested} has no step for a ${role}: choose a workflow the agent plays a part in`);
+    return definition;
+  }
+  const projectDefault = BUILTIN_WORKFLOWS[config?.project.workflow?.default ?? "review_loop"];
+  if (projectDefault && usesRole(projectDefault)) return projectDefault;
+  const found = Object.values(BUILTIN_WORKFLOWS).find(usesRole);
+  if (!found) throw new AppError("INVALID_INPUT", `no workflow has a step for a ${role}`);
+  return found;
+}
+
+/** Whom the run binds to `role`: the highest-priority `.catcafe/` agent, else the project record's. */
+function boundAgentId(role: AgentRole, project: Project, config: ProjectConfig | null, definition: WorkflowDefinition, mode: string): string | null {
+  if (config) {
+    const bound = bindWorkflowRoles(config, definition, mode).bindings[role];
+    if (bound) return bound.agentId;
+  }
+  return recordAgentId(project, role);
+}
+
+export async function goTask(deps: TaskDeps, raw: TGoInput, actor: Actor): Promise<GoResult> {
+  const input = ZGoInput.parse(raw);
+  const project = await getProject(deps.pool, input.projectId);
+  // The configuration the start will run with: `.catcafe/` as committed at HEAD.
+  const config = await loadRunConfig(project, await resolveBaseCommit(project.repoPath), { settingsFile: webSettingsPath() });
+  const target = findTarget(input.agent, project, config);
+  const definition = chooseWorkflow(input.workflow, target.role, config);
+  const projectMode = config?.project.workflow?.mode;
+  const mode = input.mode ?? (projectMode && definition.modes.includes(projectMode) ? projectMode : definition.modes.includes("proposal") ? "proposal" : definition.modes[0]!);
+  if (!definition.modes.includes(mode)) throw new AppError("INVALID_INPUT", `workflow ${definition.id} runs in ${definition.modes.join(" or ")} mode, not ${mode}`);
+  const bound = boundAgentId(target.role, project, config, definition, mode);
+  if (!bound) throw new AppError("PRECONDITION_FAILED", `project ${project.id} has no agent for the ${target.role} role`);
+  if (target.agentId && bound !== target.agentId) {
+    throw new AppError(
+      "PRECONDITION_FAILED",
+      `agent ${target.agentId} plays ${target.role}, but this run would give that role to ${bound} (highest priority in .catcafe/agents.json): raise ${target.agentId}'s priority, or go with ${bound}`,
+    );
+  }
+  const { agent: _agent, ...start } = input;
+  const started = await startTask(deps, { ...start, workflow: definition.id, mode: ZStartTaskInput.shape.mode.parse(mode) }, actor);
+  return { ...started, workflow: definition.id, mode, role: target.role, agentId: bound };
+}

@@ -1,0 +1,73 @@
+// A live session view: after subscribing to the shared listener, the session's history is
+// read once and folded; then every wake-up reads only the events after the last version
+// sent and yields them as entries with the updated status. The first batch always comes
+// at once (possibly without entries), so a client that reconnects is in sync immediately.
+import { toSessionEntry, type SessionEntry } from "./entries";
+import type { SessionEventsListener } from "./listener";
+import { userNames, type SessionViewDeps } from "./load";
+import { foldProgress, statusOf, type SessionStatus } from "./progress";
+
+export interface LiveBatch {
+  version: number;
+  status: SessionStatus;
+  entries: SessionEntry[];
+  /** Names of users first seen in these entries. */
+  names: Record<string, string>;
+}
+
+/** A coalescing wake-up: any number of signals while busy make the next wait return once. */
+function wakeSignal() {
+  let pending = false;
+  let resolve: (() => void) | null = null;
+  return {
+    wake() {
+      pending = true;
+      resolve?.();
+    },
+    async wait(signal: AbortSignal | undefined): Promise<void> {
+      if (!pending) {
+        await new Promise<void>((r) => {
+          resolve = r;
+          signal?.addEventListener("abort", () => r(), { once: true });
+        });
+        resolve = null;
+      }
+      pending = false;
+    },
+  };
+}
+
+export async function* followSession(
+  deps: SessionViewDeps,
+  listener: SessionEventsListener,
+  sessionId: string,
+  afterVersion: number,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<LiveBatch> {
+  const wake = wakeSignal();
+  const unsubscribe = await listener.subscribe(sessionId, wake.wake);
+  try {
+    const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
+    const history = await deps.store.readStream(sessionId);
+    const fallbackState = (await deps.prisma.session.findUnique({ where: { id: sessionId }, select: { state: true } }))?.state ?? "unknown";
+    let progress = foldProgress(history);
+    const known = new Set<string>();
+    const batch = async (events: typeof history): Promise<LiveBatch> => {
+      const entries = events.map((e) => toSessionEntry(e, summarize));
+      const unseen = entries.map((e) => e.actor).filter((a) => !known.has(a));
+      unseen.forEach((a) => known.add(a));
+      return { version: progress.task.version, status: statusOf(progress, fallbackState), entries, names: await userNames(deps.prisma, unseen) };
+    };
+    yield await batch(history.filter((e) => e.version > afterVersion));
+    while (!signal?.aborted) {
+      await wake.wait(signal);
+      if (signal?.aborted) break;
+      const fresh = await deps.store.readStream(sessionId, { fromVersion: progress.task.version + 1 });
+      if (fresh.length === 0) continue;
+      progress = foldProgress(fresh, progress);
+      yield await batch(fresh);
+    }
+  } finally {
+    unsubscribe();
+  }
+}

@@ -1,0 +1,99 @@
+// Loads what the session page shows at first paint: the session's header (title, lineage
+// both ways, who started it), its status, and its latest entries with the names of the
+// people who acted. Live updates then continue from `status.version` (./follow.ts).
+import type { Db } from "../db/pool";
+import type { PrismaClient } from "../db/generated/client";
+import { AppError } from "../errors";
+import type { EventStore } from "../events/store";
+import { toSessionEntry, type SessionEntry } from "./entries";
+import { foldProgress, statusOf, type SessionStatus } from "./progress";
+
+export interface SessionViewDeps {
+  pool: Db;
+  prisma: PrismaClient;
+  store: EventStore;
+}
+
+export interface SessionLink {
+  id: string;
+  title: string;
+  state: string;
+}
+
+export interface SessionHeader {
+  id: string;
+  title: string;
+  workflow: string;
+  createdBy: string;
+  createdAt: string;
+  project: string | null;
+  prompt: string | null;
+  parent: (SessionLink & { atVersion: number; reason: string | null }) | null;
+  children: Array<SessionLink & { atVersion: number | null }>;
+}
+
+export interface SessionView {
+  header: SessionHeader;
+  status: SessionStatus;
+  entries: SessionEntry[];
+  /** Events before the first entry that were left out (the whole history is in Replay). */
+  omitted: number;
+  /** Display names of the users among the actors, by actor label (`user:<id>`). */
+  names: Record<string, string>;
+}
+
+export const DEFAULT_ENTRY_LIMIT = 1000;
+const MAX_CHILDREN = 50;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Names of the users behind `user:<id>` actor labels; others (runners, system) need none. */
+export async function userNames(prisma: PrismaClient, labels: Iterable<string>): Promise<Record<string, string>> {
+  const ids = [...new Set([...labels].filter((l) => l.startsWith("user:")).map((l) => l.slice(5)))].filter((id) => UUID.test(id));
+  if (ids.length === 0) return {};
+  const users = await prisma.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } });
+  return Object.fromEntries(users.map((u) => [`user:${u.id}`, u.name]));
+}
+
+export async function loadSessionView(deps: SessionViewDeps, sessionId: string, options: { limit?: number } = {}): Promise<SessionView> {
+  const session = await deps.prisma.session.findUnique({
+    where: { id: sessionId },
+    select: { id: true, title: true, workflow: true, state: true, parentId: true, forkVersion: true, createdBy: true, createdAt: true },
+  });
+  if (!session) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
+  const [events, parent, children] = await Promise.all([
+    deps.store.readStream(sessionId),
+    session.parentId ? deps.prisma.session.findUnique({ where: { id: session.parentId }, select: { id: true, title: true, state: true } }) : null,
+    deps.prisma.session.findMany({
+      where: { parentId: sessionId },
+      select: { id: true, title: true, state: true, forkVersion: true },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      take: MAX_CHILDREN,
+    }),
+  ]);
+  const progress = foldProgress(events);
+  const limit = options.limit ?? DEFAULT_ENTRY_LIMIT;
+  const shown = events.slice(-limit);
+  const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
+  const entries = shown.map((e) => toSessionEntry(e, summarize));
+  const forked = events.find((e) => e.type === "SessionForked" && e.streamId === sessionId)?.data as { reason?: string } | undefined;
+  const config = progress.task.config;
+  return {
+    header: {
+      id: session.id,
+      title: session.title,
+      workflow: session.workflow,
+      createdBy: session.createdBy,
+      createdAt: session.createdAt.toISOString(),
+      project: config?.project.name ?? null,
+      prompt: config?.prompt ?? null,
+      parent: session.parentId
+        ? { id: session.parentId, title: parent?.title ?? session.parentId, state: parent?.state ?? "unknown", atVersion: session.forkVersion ?? 0, reason: forked?.reason ?? null }
+        : null,
+      children: children.map((c) => ({ id: c.id, title: c.title, state: c.state, atVersion: c.forkVersion })),
+    },
+    status: statusOf(progress, session.state),
+    entries,
+    omitted: events.length - shown.length,
+    names: await userNames(deps.prisma, [session.createdBy, ...entries.map((e) => e.actor)]),
+  };
+}

@@ -1,0 +1,113 @@
+// Where a session stands, folded incrementally from its events: the workflow engine's
+// TaskState plus when the current step was scheduled and started (for the "who is working,
+// for how long" line) and how the session ended. `statusOf` is the browser-safe part that
+// the session view shows and every live update carries.
+import type { RecordedEvent } from "../events/types";
+import { evolve, initialTaskState, type TaskState } from "../workflow/engine";
+import { failureOf, type Failure } from "./entries";
+
+interface StepTiming {
+  stepId: string;
+  scheduledAt: string;
+  startedAt: string | null;
+  attempt: number | null;
+  runnerId: string | null;
+  /** Set when a failed attempt waits for its retry. */
+  retryAt: string | null;
+}
+
+export interface SessionProgress {
+  task: TaskState;
+  timing: StepTiming | null;
+  final: { outcome: string; failure: Failure | null; unresolved: string[]; reason: string | null } | null;
+}
+
+export const initialProgress: SessionProgress = { task: initialTaskState, timing: null, final: null };
+
+export function advance(progress: SessionProgress, event: RecordedEvent): SessionProgress {
+  const task = evolve(progress.task, event);
+  const data = event.data as Record<string, unknown>;
+  let { timing, final } = progress;
+  switch (event.type) {
+    case "StepScheduled":
+      timing = { stepId: String(data.stepId), scheduledAt: event.recordedAt, startedAt: null, attempt: null, runnerId: null, retryAt: null };
+      break;
+    case "StepStarted":
+      if (timing && timing.stepId === data.stepId) timing = { ...timing, startedAt: event.recordedAt, attempt: Number(data.attempt), runnerId: String(data.runnerId), retryAt: null };
+      break;
+    case "StepFailed":
+      if (timing && timing.stepId === data.stepId) timing = { ...timing, startedAt: null, retryAt: typeof data.retryAt === "string" ? data.retryAt : null };
+      break;
+    case "StepReleased":
+      if (timing && timing.stepId === data.stepId) timing = { ...timing, startedAt: null };
+      break;
+    case "SessionForked":
+      final = null;
+      timing = null;
+      break;
+    case "SessionFinalized": {
+      const f = event.data as { outcome: string; reason: string | null; unresolved: string[]; errorClass: string | null; diagnosis: string | null; iterations: number };
+      final = { outcome: f.outcome, reason: f.reason, unresolved: f.unresolved, failure: failureOf({ kind: "finalized", ...f }) };
+      break;
+    }
+  }
+  if (!task.step) timing = null;
+  return { task, timing, final };
+}
+
+export function foldProgress(events: RecordedEvent[], from: SessionProgress = initialProgress): SessionProgress {
+  return events.reduce(advance, from);
+}
+
+export interface SessionStatus {
+  /** Stream version the status is as of. */
+  version: number;
+  /** The workflow state (FSM), e.g. `awaiting_operator_confirm`, `building`, `approved`. */
+  state: string;
+  status: TaskState["status"];
+  mode: string | null;
+  workflow: string | null;
+  iteration: number;
+  maxIterations: number | null;
+  outcome: string | null;
+  /** The step being worked on, if any: which role, in which state, since when. */
+  step: {
+    id: string;
+    role: string;
+    state: string;
+    scheduledAt: string | null;
+    startedAt: string | null;
+    attempt: number | null;
+    runnerId: string | null;
+    retryAt: string | null;
+  } | null;
+  final: SessionProgress["final"];
+}
+
+export function statusOf(progress: SessionProgress, fallbackState: string): SessionStatus {
+  const { task, timing } = progress;
+  const step = task.step
+    ? {
+        id: task.step.id,
+        role: task.step.role,
+        state: task.step.state,
+        scheduledAt: timing?.stepId === task.step.id ? timing.scheduledAt : null,
+        startedAt: timing?.stepId === task.step.id ? timing.startedAt : null,
+        attempt: timing?.stepId === task.step.id ? timing.attempt : null,
+        runnerId: timing?.stepId === task.step.id ? timing.runnerId : null,
+        retryAt: timing?.stepId === task.step.id ? timing.retryAt : null,
+      }
+    : null;
+  return {
+    version: task.version,
+    state: task.fsm || fallbackState,
+    status: task.status,
+    mode: task.config?.mode ?? null,
+    workflow: task.config?.workflow ?? null,
+    iteration: task.iteration,
+    maxIterations: task.config?.maxIterations ?? null,
+    outcome: task.outcome,
+    step,
+    final: progress.final,
+  };
+}

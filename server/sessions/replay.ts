@@ -1,0 +1,279 @@
+// Replay (SPEC E6): a session as it was at any event position, computed only from its
+// events — the stream read up to that version (fork ancestors included) and folded with
+// the workflow engine's own `evolve`. Nothing is re-run. Besides the folded state it
+// returns what a reader needs at that moment: the round in progress with its outputs,
+// verdicts and test results, earlier rounds in brief, the timeline up to the position and
+// the landmarks (state changes, confirm, forks) to jump between.
+import { z } from "zod";
+import type { Queryable } from "../db/pool";
+import { AppError } from "../errors";
+import type { AppEvent } from "../events/catalog";
+import { LINEAGE_CTE } from "../events/lineage";
+import type { EventStore } from "../events/store";
+import { readTimeline, type TimelineEntry } from "../events/timeline";
+import type { RecordedEvent } from "../events/types";
+import { foldTask, type TaskState } from "../workflow/engine";
+
+export const ZReplayInput = z.object({
+  sessionId: z.string().min(1).max(100),
+  /** The event position (stream version, inherited events counted); default the latest. */
+  version: z.number().int().min(1).optional(),
+  /** How many timeline entries up to the position to return (the latest ones). */
+  timelineLimit: z.number().int().min(1).max(1000).default(200),
+  /** Timeline entries after the position too, for a scrubber that shows what comes next. */
+  ahead: z.number().int().min(0).max(200).default(0),
+});
+export type TReplayInput = z.input<typeof ZReplayInput>;
+
+type Event<T extends AppEvent["type"]> = RecordedEvent & Extract<AppEvent, { type: T }>;
+
+export type RoundEntry =
+  | { kind: "output"; version: number; role: string; agentId: string; phase: string; preview: string; validationErrors: string[]; simulated: boolean }
+  | { kind: "verdict"; version: number; decision: string; modelDecision: string; override: string | null; summary: string; findings: Array<{ severity: string; file: string; line?: number; message: string }> }
+  | { kind: "test_plan"; version: number; summary: string; commands: string[][] }
+  | { kind: "test"; version: number; argv: string[]; status: string; passed: boolean; exitCode: number | null; expectedExitCode: number; reason: string | null; durationMs: number }
+  | { kind: "commit"; version: number; commit: string; empty: boolean; files: string[] }
+  | { kind: "message"; version: number; from: "operator" | "system"; text: string }
+  | { kind: "confirm"; version: number; via: string }
+  | { kind: "step_failed"; version: number; errorClass: string; message: string; retrying: boolean }
+  | { kind: "rejected"; version: number; reasons: string[] };
+
+export interface Round {
+  iteration: number;
+  /** The version that opened the round (TaskStarted, IterationStarted or a rerun's fork). */
+  fromVersion: number;
+  reason: string | null;
+  entries: RoundEntry[];
+  /** Entries left out at the start of a very long round (the latest ones are kept). */
+  omitted: number;
+}
+
+export interface RoundSummary {
+  iteration: number;
+  fromVersion: number;
+  reason: string | null;
+  outputs: number;
+  verdict: string | null;
+  tests: { passed: number; failed: number };
+}
+
+export interface ReplayState {
+  title: string | null;
+  fsm: string;
+  status: TaskState["status"];
+  outcome: string | null;
+  iteration: number;
+  maxIterations: number | null;
+  workflow: string | null;
+  mode: string | null;
+  prompt: string | null;
+  project: { id: string; name: string } | null;
+  step: TaskState["step"];
+  openIssues: string[];
+  lastVerdict: TaskState["lastVerdict"];
+  testPlan: { summary: string; commands: string[][] } | null;
+  head: string | null;
+  finalized: { outcome: string; reason: string | null; errorClass: string | null; diagnosis: string | null; unresolved: string[] } | null;
+}
+
+export interface ReplayMark {
+  version: number;
+  type: string;
+  /** The state entered (state changes, forks), the outcome (finalized) or the iteration. */
+  label: string;
+}
+
+export interface ReplayView {
+  sessionId: string;
+  /** The position shown. */
+  version: number;
+  /** The latest position. */
+  head: number;
+  /** Where this session forked from its parent (events up to forkVersion are inherited). */
+  fork: { parentId: string; forkVersion: number } | null;
+  event: TimelineEntry | null;
+  state: ReplayState;
+  round: Round | null;
+  rounds: RoundSummary[];
+  /** Up to `timelineLimit` entries ending at the position. */
+  timeline: TimelineEntry[];
+  /** Entries after the position (`ahead` of them). */
+  upcoming: TimelineEntry[];
+  marks: ReplayMark[];
+}
+
+const ROUND_ENTRY_LIMIT = 100;
+
+export interface ReplayDeps {
+  store: EventStore;
+  pool: Queryable;
+}
+
+export async function replayAt(deps: ReplayDeps, raw: TReplayInput): Promise<ReplayView> {
+  const input = ZReplayInput.parse(raw);
+  const stream = await deps.pool.query<{ version: number; parent_id: string | null; fork_version: number | null }>(
+    "SELECT version, parent_id, fork_version FROM streams WHERE id = $1",
+    [input.sessionId],
+  );
+  const row = stream.rows[0];
+  if (!row) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
+  const head = row.version;
+  const version = Math.min(input.version ?? head, head);
+  const [events, timeline, upcoming, marks] = await Promise.all([
+    deps.store.readStream(input.sessionId, { toVersion: version }),
+    // Versions are contiguous (1..head, inherited ones included): the entries up to the position.
+    readTimeline(deps.pool, input.sessionId, { afterVersion: Math.max(0, version - input.timelineLimit), limit: Math.min(input.timelineLimit, version) }),
+    input.ahead > 0 && version < head ? readTimeline(deps.pool, input.sessionId, { afterVersion: version, limit: input.ahead }) : Promise.resolve([]),
+    readMarks(deps.pool, input.sessionId),
+  ]);
+  const task = foldTask(events);
+  const { rounds, finalized, title } = describeRounds(events);
+  const current = rounds.at(-1) ?? null;
+  return {
+    sessionId: input.sessionId,
+    version,
+    head,
+    fork: row.parent_id !== null && row.fork_version !== null ? { parentId: row.parent_id, forkVersion: row.fork_version } : null,
+    event: timeline.at(-1)?.version === version ? timeline.at(-1)! : null,
+    state: {
+      title,
+      fsm: task.fsm,
+      status: task.status,
+      outcome: task.outcome,
+      iteration: task.iteration,
+      maxIterations: task.config?.maxIterations ?? null,
+      workflow: task.config?.workflow ?? null,
+      mode: task.config?.mode ?? null,
+      prompt: task.config?.prompt ?? null,
+      project: task.config ? { id: task.config.project.id, name: task.config.project.name } : null,
+      step: task.step,
+      openIssues: task.openIssues,
+      lastVerdict: task.lastVerdict,
+      testPlan: task.lastTestPlan ? { summary: task.lastTestPlan.summary, commands: task.lastTestPlan.commands.map((c) => c.argv) } : null,
+      head: task.head,
+      finalized: task.status === "finished" ? finalized : null,
+    },
+    round: current ? { ...current, entries: current.entries.slice(-ROUND_ENTRY_LIMIT), omitted: Math.max(0, current.entries.length - ROUND_ENTRY_LIMIT) } : null,
+    rounds: rounds.map(summarizeRound),
+    timeline,
+    upcoming,
+    marks,
+  };
+}
+
+/** Splits the history into rounds (iterations) and lists what each produced. */
+function describeRounds(events: RecordedEvent[]): { rounds: Round[]; finalized: ReplayState["finalized"]; title: string | null } {
+  const rounds: Round[] = [];
+  let finalized: ReplayState["finalized"] = null;
+  let title: string | null = null;
+  const open = (iteration: number, fromVersion: number, reason: string | null) => rounds.push({ iteration, fromVersion, reason, entries: [], omitted: 0 });
+  const add = (entry: RoundEntry) => {
+    if (rounds.length === 0) open(0, entry.version, null);
+    rounds.at(-1)!.entries.push(entry);
+  };
+  for (const recorded of events) {
+    const e = recorded as RecordedEvent & AppEvent;
+    switch (e.type) {
+      case "SessionCreated":
+        title = e.data.title;
+        break;
+      case "SessionForked":
+        title = e.data.title;
+        finalized = null;
+        // A rerun starts the loop again from scratch.
+        if (e.data.reason === "rerun") {
+          rounds.length = 0;
+          open(1, e.version, "rerun");
+        }
+        break;
+      case "TaskStarted":
+        open(1, e.version, null);
+        break;
+      case "IterationStarted":
+        open(e.data.iteration, e.version, e.data.reason);
+        break;
+      case "AgentOutputRecorded": {
+        const d = (e as Event<"AgentOutputRecorded">).data;
+        add({ kind: "output", version: e.version, role: d.role, agentId: d.agentId, phase: d.phase, preview: d.preview, validationErrors: d.validationErrors, simulated: d.simulated });
+        break;
+      }
+      case "ReviewVerdictRecorded":
+        add({ kind: "verdict", version: e.version, decision: e.data.decision, modelDecision: e.data.modelDecision, override: e.data.override, summary: e.data.summary, findings: e.data.findings });
+        break;
+      case "TestPlanRecorded":
+        add({ kind: "test_plan", version: e.version, summary: e.data.summary, commands: e.data.commands.map((c) => c.argv) });
+        break;
+      case "TestCommandRecorded":
+        add({
+          kind: "test",
+          version: e.version,
+          argv: e.data.argv,
+          status: e.data.status,
+          passed: e.data.passed,
+          exitCode: e.data.exitCode,
+          expectedExitCode: e.data.expectedExitCode,
+          reason: e.data.reason,
+          durationMs: e.data.durationMs,
+        });
+        break;
+      case "WorkspaceCommitted":
+        add({ kind: "commit", version: e.version, commit: e.data.commit, empty: e.data.empty, files: e.data.changedFiles.map((f) => f.path) });
+        break;
+      case "OperatorMessagePosted":
+        add({ kind: "message", version: e.version, from: "operator", text: e.data.text });
+        break;
+      case "SystemReplied":
+        add({ kind: "message", version: e.version, from: "system", text: e.data.text });
+        break;
+      case "OperatorConfirmed":
+        add({ kind: "confirm", version: e.version, via: e.data.via });
+        break;
+      case "StepFailed":
+        add({ kind: "step_failed", version: e.version, errorClass: e.data.errorClass, message: e.data.message, retrying: e.data.retryAt !== null });
+        break;
+      case "ExecutionRejected":
+        add({ kind: "rejected", version: e.version, reasons: e.data.reasons });
+        break;
+      case "SessionFinalized":
+        finalized = { outcome: e.data.outcome, reason: e.data.reason, errorClass: e.data.errorClass, diagnosis: e.data.diagnosis, unresolved: e.data.unresolved };
+        break;
+      default:
+        break;
+    }
+  }
+  return { rounds, finalized, title };
+}
+
+function summarizeRound(round: Round): RoundSummary {
+  let verdict: string | null = null;
+  const tests = { passed: 0, failed: 0 };
+  let outputs = 0;
+  for (const entry of round.entries) {
+    if (entry.kind === "output") outputs++;
+    if (entry.kind === "verdict") verdict = entry.decision;
+    if (entry.kind === "test") tests[entry.passed ? "passed" : "failed"]++;
+  }
+  return { iteration: round.iteration, fromVersion: round.fromVersion, reason: round.reason, outputs, verdict, tests };
+}
+
+/** The landmarks of a whole session (its lineage included): where to jump to. */
+async function readMarks(db: Queryable, sessionId: string): Promise<ReplayMark[]> {
+  const r = await db.query<{ version: number; type: string; label: string | null }>({
+    name: "catcafe_replay_marks",
+    text: `WITH RECURSIVE ${LINEAGE_CTE}
+           SELECT e.version, e.type,
+                  CASE e.type
+                    WHEN 'SessionStateChanged' THEN e.data->>'to'
+                    WHEN 'SessionForked' THEN e.data->>'state'
+                    WHEN 'SessionCreated' THEN e.data->>'state'
+                    WHEN 'SessionFinalized' THEN e.data->>'outcome'
+                    WHEN 'IterationStarted' THEN 'iteration ' || (e.data->>'iteration')
+                    ELSE 'confirmed'
+                  END AS label
+           FROM lineage l JOIN events e ON e.stream_id = l.id AND (l.cap IS NULL OR e.version <= l.cap)
+           WHERE e.type IN ('SessionCreated', 'SessionForked', 'SessionStateChanged', 'IterationStarted', 'OperatorConfirmed', 'SessionFinalized')
+           ORDER BY e.version`,
+    values: [sessionId],
+  });
+  return r.rows.map((m) => ({ version: m.version, type: m.type, label: m.label ?? m.type }));
+}

@@ -1,0 +1,305 @@
+// The `catcafe` command line end to end: the real bin/catcafe.mjs as a child process, with a
+// HOME and XDG_CONFIG_HOME of its own, against a live `npm start` (embedded PostgreSQL, web
+// server, runner, demo project). Login with email + password (token saved 0600), a demo task
+// started, confirmed and watched to approved (exit 0), a failing session makes watch exit
+// non-zero, export writes the seed's files, a viewer's confirm is FORBIDDEN, a revoked
+// token is refused, and --json output parses.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCatCafeClient } from "../../lib/client";
+import { cleanEnv, LIVE_SERVER_TIMEOUT_MS, ROOT, run, startLiveServer, type LiveServer, type RunResult } from "../helpers/live-server";
+
+const BIN = path.join(ROOT, "bin", "catcafe.mjs");
+const CLI_TIMEOUT_MS = 90_000;
+
+let server: LiveServer;
+let tmp: string;
+/** The admin's HOME, signed in by the login test. */
+let adminHome: string;
+
+function homeDir(name: string): string {
+  const dir = path.join(tmp, name);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Runs `catcafe args...` as a user whose HOME is `home`. */
+function catcafe(args: string[], options: { home?: string; input?: string; env?: Record<string, string> } = {}): Promise<RunResult> {
+  const home = options.home ?? adminHome;
+  const env = cleanEnv({ HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), ...options.env });
+  for (const name of ["CATCAFE_URL", "CATCAFE_TOKEN", "CATCAFE_PROJECT", "CATCAFE_CONFIG", "CATCAFE_PASSWORD"]) if (!options.env?.[name]) delete env[name];
+  return run(BIN, args, { env, cwd: tmp, input: options.input, timeoutMs: CLI_TIMEOUT_MS });
+}
+
+function show(r: RunResult): string {
+  return `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+}
+
+/** stdout as one JSON document; the failure message shows the whole run. */
+function json<T>(r: RunResult): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`stdout is not JSON:\n${show(r)}`);
+  }
+}
+
+/** stdout as JSON lines (watch --json). */
+function jsonLines(r: RunResult): Array<Record<string, unknown>> {
+  return r.stdout
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+async function login(home: string, email: string, password: string): Promise<RunResult> {
+  return catcafe(["login", "--url", server.url, "--email", email, "--password-stdin"], { home, input: `${password}\n` });
+}
+
+beforeAll(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-cli-e2e-"));
+  adminHome = homeDir("admin");
+  server = await startLiveServer("cli-e2e");
+}, LIVE_SERVER_TIMEOUT_MS);
+
+afterAll(async () => {
+  await server?.stop();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe("catcafe --help", () => {
+  it("lists every command; each command's help has examples; a bad option is a usage error (exit 2)", async () => {
+    const help = await catcafe(["--help"]);
+    expect(help.code, show(help)).toBe(0);
+    for (const command of ["login", "task", "sessions", "session", "watch", "export", "go", "config", "shells", "brains", "runners", "token", "projections"]) {
+      expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
+    }
+    for (const args of [["task", "start"], ["watch"], ["export"], ["go"], ["token", "create"], ["projections", "rebuild"], ["config", "validate"]]) {
+      const sub = await catcafe([...args, "--help"]);
+      expect(sub.code, show(sub)).toBe(0);
+      expect(sub.stdout, args.join(" ")).toContain("Examples:");
+      expect(sub.stdout).toContain("--json");
+    }
+    const bad = await catcafe(["task", "start", "--no-such-option"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("unknown option");
+  });
+
+  it("without a login, a command says how to sign in and exits 1", async () => {
+    const r = await catcafe(["sessions", "list"], { home: homeDir("nobody") });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("not signed in");
+    expect(r.stderr).toContain("catcafe login");
+  });
+});
+
+describe("catcafe against a live server", () => {
+  let approvedId = "";
+
+  it("login signs in with email + password and stores the URL and a new token, readable only by the user", async () => {
+    const r = await login(adminHome, server.admin.email, server.admin.password);
+    expect(r.code, show(r)).toBe(0);
+    const file = path.join(adminHome, ".config", "catcafe", "config.json");
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+    const saved = JSON.parse(fs.readFileSync(file, "utf8")) as { url: string; token: string; user: { email: string; role: string } };
+    expect(saved).toMatchObject({ url: server.url, user: { email: server.admin.email, role: "admin" } });
+    expect(saved.token).toMatch(/^cc_/);
+    // The token is never printed by login.
+    expect(r.stdout + r.stderr).not.toContain(saved.token);
+
+    const me = await catcafe(["whoami", "--json"]);
+    expect(json<{ user: { email: string; role: string; via: string } }>(me).user).toMatchObject({ email: server.admin.email, role: "admin", via: "token" });
+
+    const wrong = await login(homeDir("wrong"), server.admin.email, "not the password");
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("wrong email or password");
+  });
+
+  it("task start, watch --stop-at-confirm, task confirm, then watch follows it to approved and exits 0", async () => {
+    const started = await catcafe(["task", "start", "--project", "demo", "--json", "Fix slugify() so the tests pass"]);
+    expect(started.code, show(started)).toBe(0);
+    const { sessionId, mode, workflow } = json<{ sessionId: string; mode: string; workflow: string }>(started);
+    expect(sessionId).toMatch(/^s-[0-9a-f]+$/);
+    expect({ mode, workflow }).toEqual({ mode: "proposal", workflow: "review_loop" });
+
+    const roundtable = await catcafe(["watch", sessionId, "--stop-at-confirm", "--json"]);
+    expect(roundtable.code, show(roundtable)).toBe(0);
+    const lines = jsonLines(roundtable);
+    expect(lines.at(-1)).toMatchObject({ type: "waiting", status: { state: "awaiting_operator_confirm" } });
+    expect(lines.filter((l) => l.type === "event").map((l) => (l.entry as { type: string }).type)).toContain("AgentOutputRecorded");
+
+    const confirmed = await catcafe(["task", "confirm", sessionId, "--json"]);
+    expect(confirmed.code, show(confirmed)).toBe(0);
+    expect(json<{ sessionId: string; version: number }>(confirmed)).toMatchObject({ sessionId, version: expect.any(Number) });
+
+    const watched = await catcafe(["watch", sessionId]);
+    expect(watched.code, show(watched)).toBe(0);
+    expect(watched.stdout).toMatch(/OperatorConfirmed/);
+    expect(watched.stdout).toMatch(/TestCommandRecorded .*PASS node --test test\//);
+    expect(watched.stdout).toContain(`${sessionId} finished: approved`);
+    approvedId = sessionId;
+
+    // A second confirm is refused with the reason, not a crash.
+    const again = await catcafe(["task", "confirm", sessionId]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^catcafe: (PRECONDITION_FAILED|CONFLICT): /);
+  }, 120_000);
+
+  it("a session that fails makes watch exit non-zero (3), with the outcome in its last JSON line", async () => {
+    // The demo's reviewer answers in prose the first time it is asked; in implementation
+    // mode that first answer is the verdict, so the strict review fails.
+    const started = await catcafe(["task", "start", "-p", "demo", "-m", "implementation", "--json", "Fix slugify() at once"]);
+    const { sessionId } = json<{ sessionId: string }>(started);
+    const watched = await catcafe(["watch", sessionId, "--json"]);
+    expect(watched.code, show(watched)).toBe(3);
+    expect(jsonLines(watched).at(-1)).toMatchObject({ type: "finished", success: false, outcome: "review_schema_invalid" });
+
+    const human = await catcafe(["watch", sessionId]);
+    expect(human.code).toBe(3);
+    expect(human.stdout).toContain("finished without success: review_schema_invalid");
+
+    const missing = await catcafe(["watch", "s-000000000000"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("NOT_FOUND");
+  }, 120_000);
+
+  it("export writes the seed's file layout into a new directory, and refuses a non-empty one", async () => {
+    expect(approvedId).not.toBe("");
+    const out = path.join(tmp, "export");
+    const r = await catcafe(["export", approvedId, "--out", out, "--json"]);
+    expect(r.code, show(r)).toBe(0);
+    const { files } = json<{ files: string[] }>(r);
+    expect(files).toEqual(expect.arrayContaining(["summary.json", "task-events.jsonl", "task-timeline.json", "rounds/01/meta.json", "rounds/01/events.jsonl", "rounds/01/test-results.json"]));
+    for (const name of files) expect(fs.existsSync(path.join(out, name)), name).toBe(true);
+    expect(JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"))).toMatchObject({ sessionId: approvedId, outcome: "approved" });
+    const events = fs.readFileSync(path.join(out, "task-events.jsonl"), "utf8").trim().split("\n");
+    expect(events.length).toBeGreaterThan(0);
+    for (const line of events) expect(() => JSON.parse(line)).not.toThrow();
+
+    const again = await catcafe(["export", approvedId, "--out", out]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("is not empty");
+  });
+
+  it("a viewer's confirm is FORBIDDEN, explained, and changes nothing", async () => {
+    const admin = createCatCafeClient({ url: server.url, token: (JSON.parse(fs.readFileSync(path.join(adminHome, ".config", "catcafe", "config.json"), "utf8")) as { token: string }).token });
+    const viewer = { email: `viewer-${Date.now()}@cats.test`, password: "viewer-password-123" };
+    await admin.users.create.mutate({ ...viewer, name: "A viewer", role: "viewer" });
+    const viewerHome = homeDir("viewer");
+    const signedIn = await login(viewerHome, viewer.email, viewer.password);
+    expect(signedIn.code, show(signedIn)).toBe(0);
+
+    const before = await admin.tasks.get.query({ sessionId: server.demoSessionId });
+    const refused = await catcafe(["task", "confirm", server.demoSessionId], { home: viewerHome });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("FORBIDDEN: this needs the operator role (you are viewer)");
+    expect(refused.stderr).toContain("Ask an admin");
+    const asJson = await catcafe(["task", "confirm", server.demoSessionId, "--json"], { home: viewerHome });
+    expect(asJson.code).toBe(1);
+    expect(asJson.stdout).toBe("");
+    expect(JSON.parse(asJson.stderr)).toMatchObject({ error: { code: "FORBIDDEN", httpStatus: 403 } });
+    expect(await admin.tasks.get.query({ sessionId: server.demoSessionId })).toEqual(before);
+
+    // Reading is allowed.
+    const list = await catcafe(["sessions", "list", "--json"], { home: viewerHome });
+    expect(json<{ items: Array<{ id: string }> }>(list).items.map((s) => s.id)).toContain(server.demoSessionId);
+  });
+
+  it("a token from `token create` works until it is revoked, then it is refused", async () => {
+    const created = await catcafe(["token", "create", "--name", "e2e script", "--password-stdin", "--json"], { input: server.admin.password });
+    expect(created.code, show(created)).toBe(0);
+    const token = json<{ id: string; token: string; prefix: string }>(created);
+    expect(token.token).toMatch(/^cc_/);
+
+    const used = await catcafe(["sessions", "list", "--json"], { home: homeDir("script"), env: { CATCAFE_URL: server.url, CATCAFE_TOKEN: token.token } });
+    expect(used.code, show(used)).toBe(0);
+    const listed = json<Array<{ id: string; lastUsedAt: string | null; revokedAt: string | null }>>(await catcafe(["token", "list", "--json"]));
+    expect(listed.find((t) => t.id === token.id)).toMatchObject({ lastUsedAt: expect.any(String), revokedAt: null });
+
+    const revoked = await catcafe(["token", "revoke", token.prefix, "--json"]);
+    expect(revoked.code, show(revoked)).toBe(0);
+    expect(json<{ id: string; revokedAt: string }>(revoked)).toMatchObject({ id: token.id, revokedAt: expect.any(String) });
+
+    const refused = await catcafe(["sessions", "list"], { home: homeDir("script"), env: { CATCAFE_URL: server.url, CATCAFE_TOKEN: token.token } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("UNAUTHORIZED");
+    expect(refused.stderr).toContain("revoked");
+  });
+
+  it("invalid input shows zod's field errors", async () => {
+    const r = await catcafe(["task", "start", "--project", "demo", "   "]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("invalid input");
+    expect(r.stderr).toMatch(/prompt \(<prompt>\): say what the task is/);
+    const asJson = await catcafe(["task", "start", "--project", "demo", "--json", "   "]);
+    expect(JSON.parse(asJson.stderr)).toMatchObject({ error: { code: "BAD_REQUEST", fieldErrors: { prompt: ["say what the task is"] } } });
+  });
+
+  it("every read command's --json output parses", async () => {
+    const cases: Array<[string[], (value: unknown) => void]> = [
+      [["sessions", "list", "--state", "approved", "--limit", "5"], (v) => expect(v).toMatchObject({ items: expect.any(Array), nextCursor: null })],
+      [["session", "show", approvedId, "--events", "5"], (v) => expect(v).toMatchObject({ task: { sessionId: approvedId, outcome: "approved" }, timeline: expect.any(Array) })],
+      [["runners", "list"], (v) => expect((v as Array<{ live: boolean }>).some((r) => r.live)).toBe(true)],
+      [["projects", "list"], (v) => expect(v).toEqual([{ id: "demo", name: expect.any(String) }])],
+      [["token", "list"], (v) => expect(Array.isArray(v)).toBe(true)],
+      [["config", "validate", "--project", "demo"], (v) => expect(v).toMatchObject({ ok: true, found: false })],
+      [["brains", "check", "--project", "demo"], (v) => expect((v as Array<{ provider: string; ok: boolean }>).every((b) => b.provider === "scripted" && b.ok)).toBe(true)],
+      [["shells", "detect", "--shell", "claude"], (v) => expect(v).toEqual([expect.objectContaining({ shell: "claude", requiredRange: expect.any(String) })])],
+      [["projections", "rebuild"], (v) => expect(v).toMatchObject({ events: expect.any(Number), tables: expect.arrayContaining(["sessions"]), changedTables: [] })],
+    ];
+    for (const [args, check] of cases) {
+      const r = await catcafe([...args, "--json"]);
+      expect(r.code, `${args.join(" ")}\n${show(r)}`).toBe(0);
+      check(json(r));
+    }
+  }, 120_000);
+
+  it("config validate checks a local .catcafe/ on the server and exits 1 with each error as file: path: problem", async () => {
+    const repo = homeDir("repo");
+    fs.mkdirSync(path.join(repo, ".catcafe"));
+    fs.writeFileSync(path.join(repo, ".catcafe", "agents.json"), JSON.stringify({ agents: [{ id: "coder-1" }] }));
+    const r = await catcafe(["config", "validate", repo, "--json"]);
+    expect(r.code).toBe(1);
+    const result = json<{ ok: boolean; errors: string[] }>(r);
+    expect(result.ok).toBe(false);
+    expect(result.errors).toEqual(expect.arrayContaining([expect.stringMatching(/^\.catcafe\/agents\.json: agents\[0\]\.role: /)]));
+  });
+
+  it("go runs a workflow for a target agent and watches it; an unknown agent is NOT_FOUND", async () => {
+    const started = await catcafe(["go", "coder-sim", "Fix slugify() with go", "--project", "demo", "--no-watch", "--json"]);
+    expect(started.code, show(started)).toBe(0);
+    const go = json<{ sessionId: string; role: string; agentId: string; workflow: string; mode: string }>(started);
+    expect(go).toMatchObject({ role: "coder", agentId: "coder-sim", workflow: "review_loop", mode: "proposal" });
+    const watched = await catcafe(["watch", go.sessionId, "--stop-at-confirm"]);
+    expect(watched.code, show(watched)).toBe(0);
+    expect(watched.stdout).toContain(`catcafe task confirm ${go.sessionId}`);
+
+    const unknown = await catcafe(["go", "no-such-agent", "anything", "-p", "demo"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('NOT_FOUND: project demo has no agent "no-such-agent"');
+  }, 120_000);
+
+  it("the collaboration-mode endpoints answer 501 with a JSON reason (after sign-in)", async () => {
+    const { token } = JSON.parse(fs.readFileSync(path.join(adminHome, ".config", "catcafe", "config.json"), "utf8")) as { token: string };
+    const anonymous = await fetch(`${server.url}/api/modes`);
+    expect(anonymous.status).toBe(401);
+    for (const [method, url] of [["GET", "/api/modes"], ["GET", `/api/sessions/${approvedId}/mode`], ["PUT", `/api/sessions/${approvedId}/mode`]] as const) {
+      const res = await fetch(`${server.url}${url}`, { method, headers: { authorization: `Bearer ${token}` } });
+      expect(res.status, `${method} ${url}`).toBe(501);
+      expect(await res.json()).toMatchObject({ error: { code: "NOT_IMPLEMENTED", message: expect.stringContaining("collaboration modes") } });
+    }
+  });
+
+  it("logout revokes the token login created and removes the config file", async () => {
+    const file = path.join(adminHome, ".config", "catcafe", "config.json");
+    const { token } = JSON.parse(fs.readFileSync(file, "utf8")) as { token: string };
+    const r = await catcafe(["logout", "--json"]);
+    expect(r.code, show(r)).toBe(0);
+    expect(json(r)).toMatchObject({ removed: true, revoked: true });
+    expect(fs.existsSync(file)).toBe(false);
+    expect(await createCatCafeClient({ url: server.url, token }).auth.me.query()).toBeNull();
+  });
+});

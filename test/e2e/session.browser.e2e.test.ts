@@ -1,0 +1,272 @@
+// The session view in a real browser (Debian chromium through playwright-core) against a
+// real `npm start`: an admin signs in, opens the demo session (a proposal waiting for
+// confirm) and sees the roundtable as discussion; a viewer sees no Confirm button and a
+// forged confirm from the viewer's cookie is refused (403); the admin confirms with the
+// keyboard and watches the session go to `approved` live, without a reload; the export
+// downloads a zip holding summary.json. Then a start without ADMIN_* prints a setup link
+// that creates the first admin. Screenshots land in test/e2e/screenshots/.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { unzipSync } from "fflate";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, screenshot, signIn } from "../helpers/browser";
+import { freePort } from "../helpers/ports";
+import { killTree, processesMentioning, startProcess, tail, waitForExit, waitForHealth, waitForOutput, waitUntil, type StartedProcess } from "../helpers/processes";
+import { ensureWebBuild, WEB_BUILD_TIMEOUT_MS } from "../helpers/web-build";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const START_TIMEOUT_MS = 60_000;
+const DEMO_LINE = /\[catcafe\] demo: created project "demo" and a proposal task waiting for your confirm: (s-[0-9a-f]+)\n/;
+const SETUP_LINE = /no user yet: create the first admin at (http:\/\/\S+)/;
+const ADMIN = { email: "ada@cats.test", password: "correct-horse-battery", name: "Ada Admin" };
+const VIEWER = { email: "vic@cats.test", password: "viewer-password-123", name: "Vic Viewer" };
+
+interface Instance {
+  dataDir: string;
+  port: number;
+  baseUrl: string;
+  proc: StartedProcess;
+}
+
+const instances: Instance[] = [];
+let browser: Browser | null = null;
+
+async function startCatCafe(env: Record<string, string>): Promise<Instance> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-browser-e2e-"));
+  const port = await freePort();
+  const pgPort = await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, CATCAFE_DATA_DIR: dataDir, PORT: String(port), CATCAFE_PG_PORT: String(pgPort), CATCAFE_LOG_LEVEL: "info", ...env };
+  for (const name of ["DATABASE_URL", "NEXTAUTH_SECRET", "NEXTAUTH_URL", "NODE_ENV", "VITEST", "VITEST_POOL_ID", "VITEST_WORKER_ID", "CATCAFE_DEMO", "CATCAFE_WORKSPACES_DIR"]) delete childEnv[name];
+  if (!env.ADMIN_EMAIL) for (const name of ["ADMIN_EMAIL", "ADMIN_PASSWORD", "ADMIN_NAME"]) delete childEnv[name];
+  const proc = startProcess(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: ROOT, env: childEnv, detached: true });
+  const instance = { dataDir, port, baseUrl: `http://127.0.0.1:${port}`, proc };
+  instances.push(instance);
+  // start.ts rebuilds first when the sources changed since the last build (then it takes minutes).
+  await waitForOutput(proc, /\[catcafe\] (ready: |.*running `next build` first)/, START_TIMEOUT_MS);
+  await waitForOutput(proc, /\[catcafe\] ready: /, /running `next build` first/.test(proc.output()) ? WEB_BUILD_TIMEOUT_MS : START_TIMEOUT_MS);
+  await waitForHealth(`${instance.baseUrl}/api/health`, proc, { minRunners: 1, timeoutMs: 10_000 });
+  return instance;
+}
+
+async function stop(instance: Instance): Promise<void> {
+  process.kill(-instance.proc.pid, "SIGINT");
+  const status = await waitForExit(instance.proc, 30_000);
+  expect(status, tail(instance.proc.output())).toEqual({ code: 0, signal: null });
+  await waitUntil(() => processesMentioning(instance.dataDir).length === 0, 15_000, `no process mentions ${instance.dataDir}`);
+}
+
+beforeAll(async () => {
+  await ensureWebBuild();
+  browser = await launchChromium();
+}, WEB_BUILD_TIMEOUT_MS + 30_000);
+
+afterAll(async () => {
+  await browser?.close().catch(() => {});
+  for (const instance of instances) {
+    killTree(instance.proc.pid);
+    for (const p of processesMentioning(instance.dataDir)) {
+      try {
+        process.kill(p.pid, "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
+    await waitUntil(() => processesMentioning(instance.dataDir).length === 0, 10_000, "leftovers are gone").catch(() => {});
+    fs.rmSync(instance.dataDir, { recursive: true, force: true });
+  }
+});
+
+/** A fresh browser context (its own cookies), dark or light. */
+async function newPage(colorScheme: "light" | "dark" = "light"): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser!.newContext({ viewport: { width: 1440, height: 900 }, colorScheme, acceptDownloads: true });
+  const page = await context.newPage();
+  return { context, page };
+}
+
+const badge = (page: Page) => page.getByTestId("state-badge");
+
+describe("the session view", () => {
+  let app: Instance;
+  let sessionId = "";
+  let adminPage: Page;
+  let viewerPage: Page;
+
+  beforeAll(async () => {
+    app = await startCatCafe({ ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, ADMIN_NAME: ADMIN.name });
+    sessionId = DEMO_LINE.exec(app.proc.output())![1]!;
+  }, WEB_BUILD_TIMEOUT_MS + START_TIMEOUT_MS);
+
+  it("an admin signs in, opens the demo session and sees the roundtable as discussion, each labelled simulated", async () => {
+    ({ page: adminPage } = await newPage());
+    await signIn(adminPage, app.baseUrl, ADMIN.email, ADMIN.password, `/sessions/${sessionId}`);
+    // The roundtable may still be running as the page opens: the badge follows it live.
+    await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 30_000 }).toBe("awaiting_operator_confirm");
+    await expect.poll(() => adminPage.getByTestId("live-indicator").getAttribute("data-connection"), { timeout: 10_000 }).toBe("live");
+
+    const discussion = adminPage.getByTestId("timeline").getByTestId("discussion-entry");
+    await expect.poll(() => discussion.count(), { timeout: 10_000 }).toBe(3);
+    expect(await discussion.evaluateAll((els) => els.map((e) => e.getAttribute("data-role")))).toEqual(["coder", "reviewer", "tester"]);
+    for (let i = 0; i < 3; i++) {
+      const text = await discussion.nth(i).innerText();
+      expect(text).toMatch(/discussion/i);
+      expect(text).toMatch(/simulated/i);
+    }
+    expect(await adminPage.getByTestId("verdict").count()).toBe(0);
+    // Proposal and critiques side by side, with Confirm and Follow up instead.
+    const review = adminPage.getByTestId("proposal-review");
+    await review.getByTestId("proposal-coder").waitFor();
+    expect(await review.getByTestId("proposal-reviewer").count()).toBe(1);
+    expect(await review.getByTestId("proposal-tester").count()).toBe(1);
+    expect(await adminPage.getByTestId("proposal-confirm").isVisible()).toBe(true);
+    expect(await adminPage.getByTestId("proposal-follow-up").isVisible()).toBe(true);
+    expect(await adminPage.getByTestId("confirm-button").isVisible()).toBe(true);
+    await screenshot(adminPage, "session-awaiting-confirm.png");
+  });
+
+  it("a viewer sees no Confirm button, and a forged confirm with the viewer's cookie is refused with 403", async () => {
+    const created = await adminPage.evaluate(async (viewer) => {
+      const res = await fetch("/api/trpc/users.create", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...viewer, role: "viewer" }) });
+      return { status: res.status, body: await res.text() };
+    }, VIEWER);
+    expect(created.status, created.body).toBe(200);
+
+    ({ page: viewerPage } = await newPage("dark"));
+    await signIn(viewerPage, app.baseUrl, VIEWER.email, VIEWER.password, `/sessions/${sessionId}`);
+    expect(await badge(viewerPage).getAttribute("data-state")).toBe("awaiting_operator_confirm");
+    await viewerPage.getByTestId("viewer-note").waitFor();
+    expect(await viewerPage.getByTestId("discussion-entry").count()).toBe(3);
+    for (const id of ["confirm-button", "proposal-confirm", "follow-up", "rerun-button", "cancel-button"]) expect(await viewerPage.getByTestId(id).count(), id).toBe(0);
+    // `c` does nothing for a viewer.
+    await viewerPage.keyboard.press("c");
+    expect(await viewerPage.getByTestId("confirm-dialog").count()).toBe(0);
+
+    const forged = await viewerPage.evaluate(async (id) => {
+      const res = await fetch("/api/trpc/tasks.confirm", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ sessionId: id, via: "button" }) });
+      return { status: res.status, body: await res.text() };
+    }, sessionId);
+    expect(forged.status, forged.body).toBe(403);
+    expect(forged.body).toContain("FORBIDDEN");
+    await viewerPage.waitForTimeout(500);
+    expect(await badge(adminPage).getAttribute("data-state")).toBe("awaiting_operator_confirm");
+  });
+
+  it("the admin follows up with `f`, confirms with `c` and watches the session reach approved live, without a reload; a stale tab's confirm is told it moved on", async () => {
+    let navigations = 0;
+    adminPage.on("framenavigated", (frame) => {
+      if (frame === adminPage.mainFrame()) navigations++;
+    });
+    await adminPage.evaluate(() => Object.assign(window, { __sameDocument: true }));
+
+    // `f` focuses the follow-up box; a follow-up without a confirm signal builds nothing.
+    await adminPage.keyboard.press("f");
+    await adminPage.keyboard.type("What about emoji in titles?");
+    await adminPage.keyboard.press("Control+Enter");
+    await adminPage.getByTestId("operator-message").filter({ hasText: "What about emoji in titles?" }).waitFor({ timeout: 10_000 });
+    await adminPage.getByTestId("system-reply").filter({ hasText: /Pending confirmation/ }).waitFor({ timeout: 10_000 });
+    expect(await badge(adminPage).getAttribute("data-state")).toBe("awaiting_operator_confirm");
+    await adminPage.keyboard.press("Escape");
+
+    // A second tab that misses the live updates (its event stream is blocked) stays stale.
+    const stalePage = await adminPage.context().newPage();
+    await stalePage.route("**/api/trpc/live.updates**", (route) => route.abort());
+    await stalePage.goto(`${app.baseUrl}/sessions/${sessionId}`);
+    await stalePage.getByTestId("confirm-button").waitFor();
+
+    await adminPage.keyboard.press("c");
+    const dialog = adminPage.getByTestId("confirm-dialog");
+    await dialog.getByTestId("confirm-dialog-action").waitFor();
+    expect(await dialog.innerText()).toContain(ADMIN.name);
+    await adminPage.keyboard.press("Enter");
+
+    // Work in progress shows who is working, with a ticking clock (the demo's steps are quick).
+    const running = await adminPage
+      .getByTestId("running-step")
+      .waitFor({ timeout: 10_000 })
+      .then(() => true)
+      .catch(() => false);
+    if (running) await screenshot(adminPage, "session-running.png").catch(() => {});
+    await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 60_000 }).toBe("approved");
+    const verdict = adminPage.getByTestId("verdict");
+    await verdict.first().waitFor();
+    expect(await verdict.first().getByTestId("verdict-decision").innerText()).toMatch(/Approved/);
+    const tests = adminPage.getByTestId("test-results");
+    await tests.first().waitFor();
+    expect(await tests.first().getByTestId("test-results-summary").innerText()).toBe("1/1 passed");
+    const command = tests.first().getByTestId("test-command").first();
+    expect(await command.getAttribute("data-passed")).toBe("true");
+    expect(await command.getByTestId("exit-code").innerText()).toBe("exit 0");
+    expect(await adminPage.getByTestId("confirmed").innerText()).toContain(ADMIN.name);
+    expect(await adminPage.getByTestId("outcome").innerText()).toContain("approved");
+
+    expect(navigations).toBe(0);
+    expect(await adminPage.evaluate(() => (window as unknown as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
+
+    // The coder's commit opens as a diff.
+    await adminPage.getByTestId("build").first().getByTestId("diff-toggle").click();
+    const diff = adminPage.getByTestId("diff-view").first();
+    await diff.waitFor({ timeout: 10_000 });
+    expect(await diff.innerText()).toContain("src/slugify.js");
+    await adminPage.getByTestId("proposal-review").waitFor({ state: "detached" });
+    await screenshot(adminPage, "session-approved.png");
+
+    // The stale tab's confirm loses: it says the session already moved on and catches up.
+    await stalePage.keyboard.press("c");
+    await stalePage.getByTestId("confirm-dialog-action").waitFor();
+    await stalePage.keyboard.press("Enter");
+    await stalePage.getByTestId("notice").filter({ hasText: /already moved on/ }).waitFor({ timeout: 10_000 });
+    await expect.poll(() => badge(stalePage).getAttribute("data-state"), { timeout: 10_000 }).toBe("approved");
+    await stalePage.close();
+
+    // The viewer's page followed along too, also without a reload.
+    await expect.poll(() => badge(viewerPage).getAttribute("data-state"), { timeout: 10_000 }).toBe("approved");
+    await viewerPage.getByTestId("test-results").first().waitFor();
+    await screenshot(viewerPage, "session-approved-dark.png");
+  }, 120_000);
+
+  it("Export downloads a zip holding summary.json", async () => {
+    const [download] = await Promise.all([adminPage.waitForEvent("download"), adminPage.getByTestId("export-link").click()]);
+    const file = path.join(app.dataDir, "export.zip");
+    await download.saveAs(file);
+    const files = unzipSync(new Uint8Array(fs.readFileSync(file)));
+    const summaryName = Object.keys(files).find((name) => name.endsWith("summary.json"));
+    expect(summaryName, Object.keys(files).join(", ")).toBeDefined();
+    const summary = JSON.parse(Buffer.from(files[summaryName!]!).toString("utf8")) as Record<string, unknown>;
+    expect(JSON.stringify(summary)).toContain("approved");
+  });
+
+  it("stops cleanly", async () => {
+    await stop(app);
+  }, 45_000);
+});
+
+describe("the first admin from the printed setup link", () => {
+  it("creates the admin, signs them in, and they may confirm", async () => {
+    await ensureWebBuild();
+    const app = await startCatCafe({});
+    const match = SETUP_LINE.exec(app.proc.output());
+    expect(match, tail(app.proc.output())).not.toBeNull();
+    // The printed link names localhost; the browser reaches the same server on 127.0.0.1.
+    const link = new URL(match![1]!);
+    const { context, page } = await newPage();
+    await page.goto(`${app.baseUrl}${link.pathname}${link.search}`);
+    await page.locator('input[name="name"]').fill("First Admin");
+    await page.locator('input[name="email"]').fill("first@cats.test");
+    await page.locator('input[name="password"]').fill("first-admin-password");
+    await page.locator('input[name="confirm"]').fill("first-admin-password");
+    await Promise.all([page.waitForURL((url) => url.pathname === "/", { timeout: 20_000 }), page.getByRole("button", { name: /Create admin/ }).click()]);
+    await page.getByRole("heading", { name: "Dashboard" }).waitFor();
+
+    const demo = DEMO_LINE.exec(app.proc.output())![1]!;
+    await page.goto(`${app.baseUrl}/sessions/${demo}`);
+    await expect.poll(() => badge(page).getAttribute("data-state"), { timeout: 30_000 }).toBe("awaiting_operator_confirm");
+    expect(await page.getByTestId("confirm-button").isVisible()).toBe(true);
+    // The link worked once.
+    const again = await context.newPage();
+    await again.goto(`${app.baseUrl}${link.pathname}${link.search}`);
+    await again.getByRole("heading", { name: "Already set up" }).waitFor();
+    await context.close();
+    await stop(app);
+  }, WEB_BUILD_TIMEOUT_MS + START_TIMEOUT_MS + 90_000);
+});

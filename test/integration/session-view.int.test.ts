@@ -1,0 +1,165 @@
+// The session view's API on a real database with a real runner: the first view (discussion
+// apart from verdicts, names of who acted), live updates through the one shared LISTEN
+// connection (many subscribers, one connection; resume after `lastEventId`), outputs
+// opened on demand only for the session's own blobs, and failures with their class.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { createCaller } from "../../server/api/root";
+import { putBlob } from "../../server/events/blobs";
+import type { LiveBatch } from "../../server/session-view/follow";
+import { sessionEventsListener } from "../../server/session-view/listener";
+import type { SessionView } from "../../server/session-view/load";
+import { createApiFixture, type ApiFixture } from "../helpers/api";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { createHarness, FIXED_SUM, reviewApprove, testPlan, type Harness } from "../helpers/tasks";
+
+let db: TestDatabase;
+let api: ApiFixture;
+let h: Harness;
+let operator: ReturnType<typeof createCaller>;
+let viewer: ReturnType<typeof createCaller>;
+let operatorName = "";
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  api = createApiFixture(db);
+  h = createHarness(db);
+  await h.startRunner();
+  const op = await api.user("operator");
+  operatorName = op.name;
+  operator = api.caller(op);
+  viewer = api.caller(await api.user("viewer"));
+});
+
+afterAll(async () => {
+  await sessionEventsListener(db.pool).close();
+});
+
+const coderFix = { reply: "Changed sum to add.", files: { "src/sum.js": FIXED_SUM } };
+
+async function proposalAwaitingConfirm(id: string): Promise<{ sessionId: string; view: SessionView }> {
+  const projectId = await h.project(id, {
+    coder: [{ reply: "Proposal: sum subtracts; make it add." }, coderFix],
+    reviewer: [{ reply: "Fine by me; watch negative numbers." }, { reply: reviewApprove }],
+    tester: [{ reply: "node --test covers it." }, { reply: testPlan() }],
+  });
+  const { sessionId } = await operator.tasks.start({ projectId, prompt: "Fix sum()", mode: "proposal" });
+  await h.waitFor(sessionId, "awaiting confirm", (s) => s.fsm === "awaiting_operator_confirm");
+  return { sessionId, view: await viewer.live.session({ sessionId }) };
+}
+
+/** Reads batches until `until` holds for the latest one (or the time is up). */
+async function collect(iterable: AsyncIterable<unknown>, until: (b: LiveBatch) => boolean, timeoutMs = 30_000): Promise<LiveBatch[]> {
+  const batches: LiveBatch[] = [];
+  const iterator = (iterable as AsyncIterable<LiveBatch | { id: string; data: LiveBatch }>)[Symbol.asyncIterator]();
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (Date.now() < deadline) {
+      const next = await Promise.race([iterator.next(), new Promise<null>((r) => setTimeout(() => r(null), deadline - Date.now()))]);
+      if (!next || next.done) break;
+      // The caller yields tracked envelopes as [id, data, symbol].
+      const value = next.value as unknown;
+      const batch = (Array.isArray(value) ? value[1] : value) as LiveBatch;
+      batches.push(batch);
+      if (until(batch)) return batches;
+    }
+  } finally {
+    await iterator.return?.();
+  }
+  throw new Error(`the condition never held; last state ${batches.at(-1)?.status.state}`);
+}
+
+describe("live.session", () => {
+  it("shows the roundtable as discussion (simulated), the status, and who started the task", async () => {
+    const { sessionId, view } = await proposalAwaitingConfirm("sv-first");
+    expect(view.status).toMatchObject({ state: "awaiting_operator_confirm", status: "active", mode: "proposal", iteration: 1, maxIterations: 3, step: null });
+    const discussion = view.entries.filter((e) => e.detail.kind === "agent_output");
+    expect(discussion.map((e) => e.detail.kind === "agent_output" && [e.detail.role, e.detail.phase, e.detail.simulated])).toEqual([
+      ["coder", "discussion", true],
+      ["reviewer", "discussion", true],
+      ["tester", "discussion", true],
+    ]);
+    expect(view.entries.some((e) => e.detail.kind === "verdict")).toBe(false);
+    expect(view.header).toMatchObject({ id: sessionId, workflow: "review_loop", parent: null, prompt: "Fix sum()" });
+    expect(view.names[view.header.createdBy]).toBe(operatorName);
+    // Nothing the viewer must not see: repository paths and agent configurations stay on the server.
+    expect(JSON.stringify(view)).not.toContain(h.repo);
+    expect(JSON.stringify(view)).not.toContain("responses");
+  });
+
+  it("is NOT_FOUND for an unknown session", async () => {
+    await expect(viewer.live.session({ sessionId: "s-nope" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+});
+
+describe("live.updates", () => {
+  it("streams the build, verdict and passing test to approved after a confirm, over one LISTEN connection for all subscribers", async () => {
+    const { sessionId, view } = await proposalAwaitingConfirm("sv-live");
+    const subscribe = (after: number) => viewer.live.updates({ sessionId, afterVersion: after }) as Promise<AsyncIterable<unknown>>;
+    const [a, b, c] = await Promise.all([subscribe(view.status.version), subscribe(view.status.version), subscribe(view.status.version)]);
+    // The first batch comes at once, in sync, with nothing new.
+    const first = await collect(a, () => true);
+    expect(first[0]).toMatchObject({ version: view.status.version, entries: [] });
+    const listeners = await db.pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'catcafe-web-live'");
+    expect(listeners.rows[0].n).toBe(1);
+
+    await operator.tasks.confirm({ sessionId, via: "button" });
+    const batches = await collect(b, (batch) => batch.status.state === "approved");
+    const entries = batches.flatMap((x) => x.entries);
+    const versions = entries.map((e) => e.version);
+    expect(versions).toEqual([...new Set(versions)].sort((x, y) => x - y));
+    expect(versions[0]).toBe(view.status.version + 1);
+    expect(entries.find((e) => e.detail.kind === "confirmed")).toMatchObject({ actor: expect.stringMatching(/^user:/) });
+    expect(batches.some((x) => Object.values(x.names).includes(operatorName))).toBe(true);
+    expect(entries.find((e) => e.detail.kind === "commit")?.detail).toMatchObject({ changedFiles: [{ path: "src/sum.js", status: "modified" }] });
+    expect(entries.find((e) => e.detail.kind === "verdict")?.detail).toMatchObject({ decision: "approve" });
+    expect(entries.find((e) => e.detail.kind === "test_command")?.detail).toMatchObject({ passed: true, exitCode: 0 });
+    expect(entries.find((e) => e.detail.kind === "finalized")?.detail).toMatchObject({ outcome: "approved" });
+    // While steps ran, the status named the working role and when its step started.
+    expect(batches.some((x) => x.status.step?.role === "coder" && x.status.step.startedAt !== null)).toBe(true);
+    expect(batches.at(-1)!.status).toMatchObject({ state: "approved", status: "finished", outcome: "approved", step: null });
+
+    // A reconnect resumes after the last batch it saw.
+    const resumeAt = versions[Math.floor(versions.length / 2)]!;
+    const resumed = await collect((await viewer.live.updates({ sessionId, afterVersion: 0, lastEventId: String(resumeAt) })) as AsyncIterable<unknown>, () => true);
+    expect(resumed[0]!.entries[0]!.version).toBe(resumeAt + 1);
+    await collect(c, () => true);
+  });
+
+  it("is refused to anonymous callers", async () => {
+    await expect(api.caller(null).live.updates({ sessionId: "s-x" })).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+  });
+});
+
+describe("live.output", () => {
+  it("returns a blob the session references, capped with a truncated flag; any other blob is NOT_FOUND", async () => {
+    const { sessionId, view } = await proposalAwaitingConfirm("sv-output");
+    const proposal = view.entries.find((e) => e.detail.kind === "agent_output");
+    if (proposal?.detail.kind !== "agent_output") throw new Error("no proposal");
+    const full = await viewer.live.output({ sessionId, blob: proposal.detail.raw.blob });
+    expect(full).toMatchObject({ text: "Proposal: sum subtracts; make it add.", truncated: false, size: proposal.detail.raw.size });
+    const cut = await viewer.live.output({ sessionId, blob: proposal.detail.raw.blob, maxBytes: 8 });
+    expect(cut).toMatchObject({ text: "Proposal", truncated: true });
+
+    const elsewhere = await putBlob(db.pool, "another session's secret output");
+    await expect(viewer.live.output({ sessionId, blob: elsewhere.blob })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(viewer.live.output({ sessionId, blob: "x".repeat(64) })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+  });
+});
+
+describe("failures", () => {
+  it("a reviewer's invalid JSON shows as schema_invalid with a one-line diagnosis, on the output and on the outcome", async () => {
+    const projectId = await h.project("sv-invalid", {
+      coder: [coderFix],
+      reviewer: [{ reply: "LGTM, ship it!" }],
+      tester: [{ reply: testPlan() }],
+    });
+    const { sessionId } = await operator.tasks.start({ projectId, prompt: "Fix sum()", mode: "implementation" });
+    await h.waitFor(sessionId, "finished", (s) => s.status === "finished");
+    const view = await viewer.live.session({ sessionId });
+    const rejected = view.entries.find((e) => e.detail.kind === "agent_output" && e.detail.role === "reviewer");
+    expect(rejected?.failure).toMatchObject({ errorClass: "schema_invalid", diagnosis: expect.stringMatching(/^reviewer output rejected: /) });
+    expect(rejected!.failure!.diagnosis).not.toContain("\n");
+    expect(view.status).toMatchObject({ outcome: "review_schema_invalid", final: { failure: { errorClass: "schema_invalid" } } });
+    expect(view.entries.find((e) => e.detail.kind === "finalized")?.failure?.errorClass).toBe("schema_invalid");
+  });
+});

@@ -1,0 +1,77 @@
+// The typed client's and the CLI's pure parts: server URLs, export names (a hostile archive
+// cannot write outside its folder), the config file's permissions, error reports.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { configPath, readConfig, writeConfig } from "../../cli/config-file";
+import { CliError, EXIT, exitCodeOf, formatReport, reportOf } from "../../cli/errors";
+import { CatCafeHttpError, exportPathProblem, isSuccessfulOutcome, isWaitingForPerson, normalizeServerUrl, writeExportFiles } from "../../lib/client";
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-client-unit-"));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+describe("normalizeServerUrl", () => {
+  it("keeps origin and path, drops a trailing slash or a pasted /api/trpc", () => {
+    expect(normalizeServerUrl("http://localhost:3000/")).toBe("http://localhost:3000");
+    expect(normalizeServerUrl(" https://cats.example.com/cafe/api/trpc ")).toBe("https://cats.example.com/cafe");
+  });
+  it("refuses what is not an http(s) URL or carries credentials", () => {
+    expect(() => normalizeServerUrl("localhost:3000")).toThrow(/http/);
+    expect(() => normalizeServerUrl("ftp://x")).toThrow(/http/);
+    expect(() => normalizeServerUrl("http://u:p@x")).toThrow(/credentials/);
+  });
+});
+
+describe("export files", () => {
+  it("accepts the seed's names and refuses climbing, absolute or hidden ones", () => {
+    for (const ok of ["summary.json", "rounds/01/coder-build.txt"]) expect(exportPathProblem(ok)).toBeNull();
+    for (const bad of ["../x", "rounds/../../x", "/etc/passwd", ".hidden", "a//b", "C:x"]) expect(exportPathProblem(bad), bad).not.toBeNull();
+  });
+  it("writes into a new folder, never over anything, and refuses a bad name before writing", async () => {
+    const out = path.join(tmp, "export");
+    await writeExportFiles(new Map([["summary.json", new TextEncoder().encode("{}")], ["rounds/01/meta.json", new TextEncoder().encode("{}")]]), out);
+    expect(fs.readFileSync(path.join(out, "rounds/01/meta.json"), "utf8")).toBe("{}");
+    await expect(writeExportFiles(new Map([["x.json", new Uint8Array()]]), out)).rejects.toThrow(/not empty/);
+    const other = path.join(tmp, "other");
+    await expect(writeExportFiles(new Map([["ok.json", new Uint8Array()], ["../evil", new Uint8Array()]]), other)).rejects.toThrow(/refusing/);
+    expect(fs.existsSync(other)).toBe(false);
+  });
+});
+
+describe("session outcomes", () => {
+  it("approved and done are success; an active run without a step waits for a person", () => {
+    expect([isSuccessfulOutcome("approved"), isSuccessfulOutcome("done"), isSuccessfulOutcome("failed"), isSuccessfulOutcome(null)]).toEqual([true, true, false, false]);
+    expect(isWaitingForPerson({ status: "active", step: null })).toBe(true);
+    expect(isWaitingForPerson({ status: "active", step: { role: "coder", state: "building" } })).toBe(false);
+  });
+});
+
+describe("the CLI config file", () => {
+  it("lives under XDG_CONFIG_HOME, else ~/.config; CATCAFE_CONFIG wins", () => {
+    expect(configPath({ XDG_CONFIG_HOME: "/x/conf" })).toBe("/x/conf/catcafe/config.json");
+    expect(configPath({ XDG_CONFIG_HOME: "relative", HOME: os.homedir() })).toBe(path.join(os.homedir(), ".config", "catcafe", "config.json"));
+    expect(configPath({ CATCAFE_CONFIG: "/y/c.json" })).toBe("/y/c.json");
+  });
+  it("is written 0600 in a 0700 folder, and a file others can read is refused", () => {
+    const file = path.join(tmp, "conf", "catcafe", "config.json");
+    const config = { version: 1 as const, url: "http://x", token: "cc_abc", tokenId: null, createdByLogin: false, user: null, savedAt: new Date().toISOString() };
+    writeConfig(file, config);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+    expect(readConfig(file)).toEqual(config);
+    fs.chmodSync(file, 0o644);
+    expect(() => readConfig(file)).toThrow(/chmod 600/);
+    expect(readConfig(path.join(tmp, "none.json"))).toBeNull();
+  });
+});
+
+describe("error reports", () => {
+  it("field errors name the flag; codes come with what to do; exit codes", () => {
+    const report = reportOf(new CatCafeHttpError("BAD_REQUEST", 400, "invalid input", { projectId: ["Required"] }));
+    expect(formatReport(report)).toEqual(["invalid input: invalid input", "  projectId (--project): Required"]);
+    expect(formatReport(reportOf(new CatCafeHttpError("CONFLICT", 409, "the session moved on")))[1]).toContain("Someone else changed this session first");
+    expect(exitCodeOf(new Error("x"))).toBe(EXIT.FAILED);
+    expect(exitCodeOf(new CliError("which project?", { code: "USAGE" }))).toBe(EXIT.USAGE);
+  });
+});
