@@ -12,6 +12,7 @@ export interface HeaderUser {
 
 const NAV: Array<{ section: AppSection; label: string; href: string }> = [
   { section: "dashboard", label: "Dashboard", href: "/" },
+  { section: "sessions", label: "New task", href: "/sessions/new" },
   { section: "settings", label: "Settings", href: "/settings" },
 ];
 

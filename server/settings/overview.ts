@@ -331,6 +331,9 @@ export async function brainsOverview(db: Queryable): Promise<BrainOverview[]> {
   return (await brainTargets(db)).map((t) => t.overview);
 }
 
+/** What the settings page's Check button shows: the check, or why it could not run. */
+export type BrainCheckOutcome = { ok: true; result: BrainCheckResult } | { ok: false; error: string };
+
 export const ZCheckBrainInput = z.object({
   projectId: z.string().min(1).max(100),
   source: z.enum(["project", "config"]),

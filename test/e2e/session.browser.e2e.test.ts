@@ -236,6 +236,18 @@ describe("the session view", () => {
     expect(JSON.stringify(summary)).toContain("approved");
   });
 
+  it("starts a new proposal task on the demo project from the New task form and lands on its live session", async () => {
+    await adminPage.goto(`${app.baseUrl}/sessions/new`);
+    await adminPage.getByLabel("Project").selectOption("demo");
+    await adminPage.getByLabel("What should the cats do?").fill("Also make slugify() collapse repeated dashes");
+    await screenshot(adminPage, "new-task.png");
+    await Promise.all([adminPage.waitForURL(/\/sessions\/s-[0-9a-f]+$/, { timeout: 15_000 }), adminPage.getByRole("button", { name: "Start task" }).click()]);
+    const newId = adminPage.url().split("/").pop()!;
+    expect(newId).not.toBe(sessionId);
+    await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 30_000 }).toBe("awaiting_operator_confirm");
+    await expect.poll(() => adminPage.getByTestId("timeline").getByTestId("discussion-entry").count(), { timeout: 10_000 }).toBe(3);
+  }, 60_000);
+
   it("stops cleanly", async () => {
     await stop(app);
   }, 45_000);

@@ -190,6 +190,22 @@ describe("no procedure returns a password hash or a token hash", () => {
     "users.create": { email: `scan-${Date.now()}@cats.test`, name: "Scan", password: "correct horse battery" },
     "users.setRole": { userId: s.userId, role: "operator" },
     "users.disable": { userId: s.userId, disabled: false },
+    "replay.at": { sessionId: s.sessionId },
+    "lineage.tree": { sessionId: s.sessionId },
+    "settings.projects": undefined,
+    "settings.shells": undefined,
+    "settings.brains": undefined,
+    "settings.checkBrain": { projectId, source: "project", brainId: "no-such-brain" },
+    "settings.workflows": undefined,
+    "projects.upsert": { id: "scan", name: "Scan", repoPath: "/not/a/repo", allowlist: [], agents: {} },
+    "live.session": { sessionId: s.sessionId },
+    "live.updates": { sessionId: s.sessionId },
+    "live.output": { sessionId: s.sessionId, blob: "0".repeat(64) },
+    "ops.validateConfig": { projectId },
+    "ops.detectShells": {},
+    "ops.checkBrains": { projectId },
+    "ops.go": { projectId, prompt: "scan", agent: "coder" },
+    "ops.rebuildProjections": undefined,
   });
 
   it("covers every procedure, and no output (or error) contains a hash", async () => {

@@ -1,11 +1,8 @@
 "use server";
 // The brains page's Check button: calls `settings.checkBrain` as the visitor (operator or
 // admin; the procedure checks), and hands back a plain result for the button to show.
-import type { BrainCheckResult } from "@/server/brains/check";
-import type { TCheckBrainInput } from "@/server/settings/overview";
+import type { BrainCheckOutcome, TCheckBrainInput } from "@/server/settings/overview";
 import { signedInPage } from "../../_lib/page-context";
-
-export type BrainCheckOutcome = { ok: true; result: BrainCheckResult } | { ok: false; error: string };
 
 export async function checkBrainAction(input: TCheckBrainInput): Promise<BrainCheckOutcome> {
   const { caller } = await signedInPage("/settings/brains");

@@ -1,0 +1,49 @@
+// `/sessions/new`: start a task (operator). The form posts to the tasks.start procedure and
+// opens the new session; viewers are told they cannot start tasks.
+import type { Metadata } from "next";
+import { redirect } from "next/navigation";
+import { PageShell } from "@/app/_lib/page-shell";
+import { NewTaskForm } from "@/components/new-task-form";
+import { EmptyState, Panel } from "@/components/panel";
+import { hasRole } from "@/lib/roles";
+import { TRPCReactProvider } from "@/lib/trpc/client";
+import { currentUser } from "@/server/api/web";
+import { SIGN_IN_PATH } from "@/server/auth/options";
+import { getWebPool } from "@/server/db/web-pool";
+import { listProjects } from "@/server/projects/projects";
+import { BUILTIN_WORKFLOWS } from "@/server/workflow/builtin";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "New task" };
+
+export default async function NewTaskPage() {
+  const user = await currentUser();
+  if (!user) redirect(`${SIGN_IN_PATH}?callbackUrl=${encodeURIComponent("/sessions/new")}`);
+  const projects = await listProjects(getWebPool());
+  const workflows = Object.values(BUILTIN_WORKFLOWS).map((w) => ({ id: w.id, title: w.title, modes: w.modes }));
+  return (
+    <PageShell user={user} active="sessions">
+      <div className="mx-auto max-w-3xl space-y-4">
+        <div>
+          <h1 className="text-lg font-semibold text-zinc-900 dark:text-zinc-100">New task</h1>
+          <p className="text-sm text-zinc-500 dark:text-zinc-400">
+            Proposal mode holds a roundtable and waits for your confirm; implementation mode builds right away under the review and test gates.
+          </p>
+        </div>
+        {!hasRole(user.role, "operator") ? (
+          <Panel title="New task">
+            <EmptyState title="Operators start tasks" hint={`You are signed in as a ${user.role}. Ask an admin for the operator role.`} />
+          </Panel>
+        ) : projects.length === 0 ? (
+          <Panel title="New task">
+            <EmptyState title="No project yet" hint="An admin registers projects (projects.upsert, or `catcafe` scripts); `npm start` seeds a demo project." />
+          </Panel>
+        ) : (
+          <TRPCReactProvider>
+            <NewTaskForm projects={projects} workflows={workflows} />
+          </TRPCReactProvider>
+        )}
+      </div>
+    </PageShell>
+  );
+}

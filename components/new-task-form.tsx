@@ -1,0 +1,85 @@
+"use client";
+// The form that starts a task: project, workflow, mode and the prompt. Field errors from
+// the server's zod schema show under their field; on success the new session opens.
+import { useMutation } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
+import { useState } from "react";
+import { Panel } from "@/components/panel";
+import { useTRPC } from "@/lib/trpc/client";
+
+interface WorkflowOption {
+  id: string;
+  title: string;
+  modes: string[];
+}
+
+const field = "w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500/20 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
+const label = "mb-1 block text-xs font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400";
+
+export function NewTaskForm({ projects, workflows }: { projects: Array<{ id: string; name: string }>; workflows: WorkflowOption[] }) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const [projectId, setProjectId] = useState(projects[0]?.id ?? "");
+  const [workflow, setWorkflow] = useState(workflows[0]?.id ?? "review_loop");
+  const modes = workflows.find((w) => w.id === workflow)?.modes ?? ["proposal"];
+  const [mode, setMode] = useState(modes[0] ?? "proposal");
+  const [prompt, setPrompt] = useState("");
+  const start = useMutation(trpc.tasks.start.mutationOptions({ onSuccess: (r) => router.push(`/sessions/${r.sessionId}`) }));
+  const fieldErrors = (start.error?.data as { zodError?: { fieldErrors?: Record<string, string[]> } } | undefined)?.zodError?.fieldErrors ?? {};
+  const effectiveMode = modes.includes(mode) ? mode : (modes[0] ?? "proposal");
+
+  return (
+    <Panel title="Task">
+      <form
+        className="space-y-4 p-4"
+        onSubmit={(e) => {
+          e.preventDefault();
+          start.mutate({ projectId, workflow, mode: effectiveMode as "proposal" | "implementation", prompt });
+        }}
+      >
+        <div className="grid gap-4 sm:grid-cols-2">
+          <div>
+            <label className={label} htmlFor="project">Project</label>
+            <select id="project" className={field} value={projectId} onChange={(e) => setProjectId(e.target.value)}>
+              {projects.map((p) => (
+                <option key={p.id} value={p.id}>{p.name}</option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label className={label} htmlFor="workflow">Workflow</label>
+            <select id="workflow" className={field} value={workflow} onChange={(e) => setWorkflow(e.target.value)}>
+              {workflows.map((w) => (
+                <option key={w.id} value={w.id}>{w.id} — {w.title}</option>
+              ))}
+            </select>
+          </div>
+        </div>
+        <fieldset>
+          <legend className={label}>Mode</legend>
+          <div className="flex gap-2">
+            {modes.map((m) => (
+              <label key={m} className={`cursor-pointer rounded-md border px-3 py-1.5 text-sm ${effectiveMode === m ? "border-sky-500 bg-sky-50 text-sky-800 dark:bg-sky-950/40 dark:text-sky-200" : "border-zinc-300 text-zinc-600 dark:border-zinc-700 dark:text-zinc-300"}`}>
+                <input type="radio" name="mode" value={m} checked={effectiveMode === m} onChange={() => setMode(m)} className="sr-only" />
+                {m}
+              </label>
+            ))}
+          </div>
+        </fieldset>
+        <div>
+          <label className={label} htmlFor="prompt">What should the cats do?</label>
+          <textarea id="prompt" className={`${field} min-h-40 font-mono`} value={prompt} onChange={(e) => setPrompt(e.target.value)} placeholder="Fix the failing test in test/slugify.test.js without changing the tests." />
+          {fieldErrors.prompt?.map((m) => (
+            <p key={m} className="mt-1 text-xs text-rose-600 dark:text-rose-400">{m}</p>
+          ))}
+        </div>
+        {start.error && !Object.keys(fieldErrors).length ? <p className="text-sm text-rose-600 dark:text-rose-400">{start.error.message}</p> : null}
+        <div className="flex items-center justify-end gap-3">
+          <button type="submit" disabled={start.isPending} className="rounded-md bg-emerald-600 px-4 py-2 text-sm font-medium text-white shadow-sm hover:bg-emerald-500 disabled:opacity-60">
+            {start.isPending ? "Starting…" : "Start task"}
+          </button>
+        </div>
+      </form>
+    </Panel>
+  );
+}
