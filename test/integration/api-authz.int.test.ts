@@ -20,6 +20,7 @@ const REQUIRED: Record<string, "public" | Role> = {
   "tasks.cancel": "operator",
   "tasks.rerun": "operator",
   "tasks.get": "viewer",
+  "tasks.runtimeContext": "operator",
   "sessions.list": "viewer",
   "sessions.timeline": "viewer",
   "projects.list": "viewer",

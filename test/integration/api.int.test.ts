@@ -179,6 +179,7 @@ describe("no procedure returns a password hash or a token hash", () => {
     "tasks.cancel": { sessionId: s.sessionId },
     "tasks.rerun": { sessionId: s.sessionId },
     "tasks.get": { sessionId: s.sessionId },
+    "tasks.runtimeContext": { sessionId: s.sessionId },
     "sessions.list": {},
     "sessions.timeline": { sessionId: s.sessionId },
     "projects.list": undefined,
@@ -224,5 +225,13 @@ describe("no procedure returns a password hash or a token hash", () => {
     const all = outputs.join("\n");
     expect(all).not.toMatch(/argon2|passwordHash|password_hash|tokenHash|token_hash/);
     for (const secret of secrets) expect(all).not.toContain(secret);
+  });
+
+  it("tasks.runtimeContext shows what a run was started with (its agents by role); operators only", async () => {
+    const { sessionId } = await api.caller(operator).tasks.start({ projectId, prompt: "context please", mode: "implementation" });
+    const context = await api.caller(operator).tasks.runtimeContext({ sessionId });
+    expect(context).toMatchObject({ sessionId, recorded: false, roles: { coder: expect.anything(), reviewer: expect.anything(), tester: expect.anything() } });
+    await expect(api.caller(viewer).tasks.runtimeContext({ sessionId })).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await expect(api.caller(operator).tasks.runtimeContext({ sessionId: "s-missing" })).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 });

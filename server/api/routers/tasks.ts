@@ -3,6 +3,7 @@
 import type { CurrentUser } from "../../auth/request";
 import type { Actor } from "../../events/catalog";
 import { cancelTask, type TaskDeps, confirmTask, followUpTask, loadTask, rerunTask, startTask, ZCancelInput, ZConfirmInput, ZFollowUpInput, ZSessionRef, ZStartTaskInput } from "../../tasks/service";
+import { getRuntimeContext } from "../../config/runtime-context";
 import type { TaskState } from "../../workflow/engine";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 
@@ -51,4 +52,9 @@ export const tasksRouter = router({
   cancel: operatorProcedure.input(ZCancelInput).mutation(({ ctx, input }) => cancelTask(deps(ctx), input, actorOf(ctx.user))),
   rerun: operatorProcedure.input(ZSessionRef).mutation(({ ctx, input }) => rerunTask(deps(ctx), input, actorOf(ctx.user))),
   get: viewerProcedure.input(ZSessionRef).query(async ({ ctx, input }) => summarizeTask(input.sessionId, await loadTask(ctx.store, input.sessionId))),
+  /** The run's execution context (SPEC M6): agents, shells, brains, FSMs as recorded at start (secrets redacted), history and artifacts. */
+  runtimeContext: operatorProcedure.input(ZSessionRef).query(async ({ ctx, input }) => {
+    await loadTask(ctx.store, input.sessionId); // NOT_FOUND for an unknown session
+    return getRuntimeContext(ctx.store, input.sessionId);
+  }),
 });
