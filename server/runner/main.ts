@@ -5,6 +5,7 @@ import { parseEnv, ZRunnerEnv } from "../env";
 import { createAppEventStore } from "../events/app-store";
 import { logger } from "../log";
 import { APP_VERSION } from "../version";
+import { detectShells } from "../agents/shells/detect";
 import { workflowExecutors } from "../workflow/executors";
 import { reactToStepOutcome } from "../workflow/reactor";
 import { builtinExecutors } from "./executors";
@@ -23,6 +24,7 @@ const runner = new Runner(createAppEventStore(pool), pool, env.DATABASE_URL, {
   shutdownGraceMs: env.CATCAFE_RUNNER_SHUTDOWN_GRACE_MS,
   executors: { ...builtinExecutors, ...workflowExecutors({ pool, workspacesRoot: env.CATCAFE_WORKSPACES_DIR }) },
   react: reactToStepOutcome,
+  detectShells: () => detectShells(),
   log: (msg, fields) => log.info(fields ?? {}, msg),
 });
 

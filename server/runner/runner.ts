@@ -27,6 +27,8 @@ export interface RunnerOptions {
   onClaim?: (step: ClaimedStep) => void;
   /** Decides what follows a step outcome, in the transaction that records it. */
   react?: OutcomeReactor;
+  /** Finds the agent CLIs on this machine; the result is stored on the runner's row. */
+  detectShells?: () => Promise<unknown>;
 }
 
 export const RUNNER_HEARTBEAT_MS = 5_000;
@@ -36,7 +38,7 @@ export const RUNNER_LIVENESS_MS = 15_000;
 export class Runner {
   readonly id: string;
   readonly actor: Actor;
-  private readonly opts: Required<Omit<RunnerOptions, "id" | "onClaim" | "react">> & Pick<RunnerOptions, "onClaim" | "react">;
+  private readonly opts: Required<Omit<RunnerOptions, "id" | "onClaim" | "react" | "detectShells">> & Pick<RunnerOptions, "onClaim" | "react" | "detectShells">;
   private listener: pg.Client | null = null;
   private readonly inFlight = new Map<string, { step: ClaimedStep; abort: AbortController; done: Promise<void> }>();
   private stopping = false;
@@ -77,6 +79,21 @@ export class Runner {
     this.timers.push(setInterval(() => void this.heartbeatSteps(), Math.max(50, Math.floor(this.opts.leaseMs / 3))));
     this.loopDone = this.loop();
     this.opts.log("runner started", { runnerId: this.id });
+    // In the background: probing CLIs takes seconds and must not delay the first step.
+    this.shellsDetected = this.recordShells();
+  }
+
+  /** Resolves once this runner's shell detection (if any) is stored; for tests and shutdown. */
+  shellsDetected: Promise<void> = Promise.resolve();
+
+  private async recordShells(): Promise<void> {
+    if (!this.opts.detectShells) return;
+    try {
+      const shells = await this.opts.detectShells();
+      await this.pool.query("UPDATE runners SET shells = $2, shells_detected_at = now() WHERE id = $1", [this.id, JSON.stringify(shells)]);
+    } catch (err) {
+      this.opts.log("shell detection failed", { runnerId: this.id, err: String(err) });
+    }
   }
 
   /** Stops claiming, lets in-flight steps finish within the grace period, releases the rest. */
@@ -85,6 +102,7 @@ export class Runner {
     this.stopping = true;
     this.signalWake();
     await this.loopDone;
+    await this.shellsDetected;
     const deadline = new Promise((r) => setTimeout(r, this.opts.shutdownGraceMs).unref());
     await Promise.race([Promise.all([...this.inFlight.values()].map((f) => f.done)), deadline]);
     for (const flight of this.inFlight.values()) flight.abort.abort(new ShutdownSignal());

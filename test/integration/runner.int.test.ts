@@ -90,6 +90,18 @@ describe("runner", () => {
     expect(after.rows[0].stopped_at).not.toBeNull();
   });
 
+  it("stores the agent CLIs it detects on its machine on its row, in the background; a failed detection stores nothing", async () => {
+    const found = [{ shell: "claude", path: "/usr/bin/claude", version: "2.1.330", supported: true, capabilities: { nonInteractive: true }, problems: [] }];
+    const runner = await startRunner({ detectShells: async () => found });
+    await runner.shellsDetected;
+    const row = await db.pool.query("SELECT shells, shells_detected_at IS NOT NULL AS detected FROM runners WHERE id = $1", [runner.id]);
+    expect(row.rows[0]).toEqual({ shells: found, detected: true });
+    const broken = await startRunner({ detectShells: async () => { throw new Error("probe failed"); } });
+    await broken.shellsDetected;
+    const none = await db.pool.query("SELECT shells FROM runners WHERE id = $1", [broken.id]);
+    expect(none.rows[0].shells).toBeNull();
+  });
+
   it("a runner killed with SIGKILL mid-step: another completes it, exactly once; the dead attempt's late result is rejected", async () => {
     await Promise.all(runners.map((r) => r.stop())); // only the child runners below may take this step
     const session = await newSession();

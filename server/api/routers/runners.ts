@@ -14,6 +14,9 @@ export interface RunnerListItem {
   startedAt: string;
   heartbeatAt: string;
   live: boolean;
+  /** Agent CLIs this runner found on its machine at start (null until detected). */
+  shells: unknown;
+  shellsDetectedAt: string | null;
 }
 
 export const runnersRouter = router({
@@ -21,13 +24,15 @@ export const runnersRouter = router({
     const [{ now } = { now: new Date() }] = await ctx.prisma.$queryRaw<Array<{ now: Date }>>`SELECT now() AS now`;
     const rows = await ctx.prisma.runner.findMany({
       where: { stoppedAt: null, heartbeatAt: { gt: new Date(now.getTime() - LISTED_FOR_MS) } },
-      select: { id: true, host: true, pid: true, version: true, startedAt: true, heartbeatAt: true },
+      select: { id: true, host: true, pid: true, version: true, startedAt: true, heartbeatAt: true, shells: true, shellsDetectedAt: true },
       orderBy: [{ startedAt: "asc" }, { id: "asc" }],
     });
     return rows.map((r) => ({
       ...r,
       startedAt: r.startedAt.toISOString(),
       heartbeatAt: r.heartbeatAt.toISOString(),
+      shells: r.shells ?? null,
+      shellsDetectedAt: r.shellsDetectedAt?.toISOString() ?? null,
       live: now.getTime() - r.heartbeatAt.getTime() < RUNNER_LIVENESS_MS,
     }));
   }),
