@@ -1,5 +1,6 @@
 // Lint: typescript-eslint's recommended rules on all our TypeScript, strict about `any`.
 import js from "@eslint/js";
+import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
@@ -28,4 +29,6 @@ export default tseslint.config(
     files: ["**/*.mjs", "**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },
+  // Formatting is Prettier's (`npm run format`, checked by `npm run lint`): no stylistic lint rules.
+  prettier,
 );
