@@ -21,7 +21,15 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["**/server/**", "@/server/**", "**/server"], allowTypeImports: true, message: "clients import server code as types only (`import type`)" }] },
+        {
+          patterns: [
+            {
+              group: ["**/server/**", "@/server/**", "**/server"],
+              allowTypeImports: true,
+              message: "clients import server code as types only (`import type`)",
+            },
+          ],
+        },
       ],
     },
   },

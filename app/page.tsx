@@ -71,7 +71,9 @@ export default async function DashboardPage({ searchParams }: { searchParams: Se
       <div className="flex items-end justify-between gap-4">
         <div>
           <h1 className="text-lg font-semibold tracking-tight">Dashboard</h1>
-          <p className="text-xs text-zinc-500 dark:text-zinc-400">Sessions across projects, their state, and the runners executing their steps.</p>
+          <p className="text-xs text-zinc-500 dark:text-zinc-400">
+            Sessions across projects, their state, and the runners executing their steps.
+          </p>
         </div>
         <p className="font-mono text-[11px] text-zinc-400 dark:text-zinc-500" title={`refreshes every ${REFRESH_MS / 1000}s`}>
           live · as of {formatTimestamp(now)}
@@ -82,7 +84,11 @@ export default async function DashboardPage({ searchParams }: { searchParams: Se
           { label: "Sessions", value: totalSessions, detail: plural(stateCounts.length, "distinct state") },
           { label: "In flight", value: countTone("active") + countTone("waiting"), detail: `${countTone("waiting")} waiting on someone` },
           { label: "Events", value: totalEvents, detail: "across session streams" },
-          { label: "Live runners", value: liveRunners.length, detail: liveRunners.length ? plural(new Set(liveRunners.map((r) => r.host)).size, "host", "on ") : "none heartbeating" },
+          {
+            label: "Live runners",
+            value: liveRunners.length,
+            detail: liveRunners.length ? plural(new Set(liveRunners.map((r) => r.host)).size, "host", "on ") : "none heartbeating",
+          },
         ]}
       />
       <div className="grid grid-cols-1 items-start gap-4 xl:grid-cols-[minmax(0,1fr)_360px]">
@@ -96,7 +102,14 @@ export default async function DashboardPage({ searchParams }: { searchParams: Se
         >
           <SessionFilters
             key={JSON.stringify([query.q, query.state, query.project, query.workflow, query.mine, query.limit])}
-            values={{ q: query.q, state: query.state, project: query.project, workflow: query.workflow, mine: query.mine, limit: query.limit }}
+            values={{
+              q: query.q,
+              state: query.state,
+              project: query.project,
+              workflow: query.workflow,
+              mine: query.mine,
+              limit: query.limit,
+            }}
             states={states}
             projects={dashboard.projects}
             workflows={dashboard.workflows}
@@ -110,7 +123,11 @@ export default async function DashboardPage({ searchParams }: { searchParams: Se
             empty={
               filtered ? (
                 <>
-                  Nothing matches these filters. <a href="/" className="underline">Clear them</a> to see every session.
+                  Nothing matches these filters.{" "}
+                  <a href="/" className="underline">
+                    Clear them
+                  </a>{" "}
+                  to see every session.
                 </>
               ) : (
                 <>
@@ -141,10 +158,26 @@ function plural(n: number, noun: string, prefix = ""): string {
   return `${prefix}${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
-function Shell({ dbOk, liveRunners, user, children }: { dbOk: boolean; liveRunners: number | null; user: CurrentUser | null; children: ReactNode }) {
+function Shell({
+  dbOk,
+  liveRunners,
+  user,
+  children,
+}: {
+  dbOk: boolean;
+  liveRunners: number | null;
+  user: CurrentUser | null;
+  children: ReactNode;
+}) {
   return (
     <>
-      <AppHeader version={APP_VERSION} dbOk={dbOk} liveRunners={liveRunners} user={user ? { name: user.name, email: user.email, role: user.role } : null} active="dashboard" />
+      <AppHeader
+        version={APP_VERSION}
+        dbOk={dbOk}
+        liveRunners={liveRunners}
+        user={user ? { name: user.name, email: user.email, role: user.role } : null}
+        active="dashboard"
+      />
       <main className="mx-auto max-w-[1400px] space-y-4 px-5 py-5">{children}</main>
     </>
   );

@@ -20,7 +20,17 @@ import { reviewLoop } from "./measure/review-loop";
 import { singleAppend } from "./measure/single-append";
 import { stepPickup } from "./measure/step-pickup";
 
-const MEASUREMENTS: Measurement[] = [singleAppend, batchAppend, stepPickup, fork, readAllLag, reviewLoop, replayReads, dashboardList, liveUpdates];
+const MEASUREMENTS: Measurement[] = [
+  singleAppend,
+  batchAppend,
+  stepPickup,
+  fork,
+  readAllLag,
+  reviewLoop,
+  replayReads,
+  dashboardList,
+  liveUpdates,
+];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);

@@ -32,7 +32,9 @@ export function readConfig(file: string): CliConfig | null {
   try {
     const stat = fs.statSync(file);
     if (process.platform !== "win32" && (stat.mode & 0o077) !== 0) {
-      throw new CliError(`${file} can be read by other users (mode ${(stat.mode & 0o777).toString(8)}): run \`chmod 600 ${file}\` or \`catcafe login\` again`);
+      throw new CliError(
+        `${file} can be read by other users (mode ${(stat.mode & 0o777).toString(8)}): run \`chmod 600 ${file}\` or \`catcafe login\` again`,
+      );
     }
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
@@ -46,7 +48,8 @@ export function readConfig(file: string): CliConfig | null {
     throw new CliError(`${file} is not valid JSON: run \`catcafe login\` again`);
   }
   const parsed = ZCliConfig.safeParse(json);
-  if (!parsed.success) throw new CliError(`${file} is not a catcafe config (${parsed.error.issues[0]?.message ?? "invalid"}): run \`catcafe login\` again`);
+  if (!parsed.success)
+    throw new CliError(`${file} is not a catcafe config (${parsed.error.issues[0]?.message ?? "invalid"}): run \`catcafe login\` again`);
   return parsed.data;
 }
 

@@ -50,9 +50,16 @@ export class CliContext {
     const url = this.serverUrl();
     if (this.env.CATCAFE_TOKEN) return { url, token: this.env.CATCAFE_TOKEN };
     const saved = this.config();
-    if (!saved) throw new CliError(`not signed in (no ${this.configFile})`, { code: "NOT_SIGNED_IN", hint: `Run \`catcafe login --url ${url}\`, or set CATCAFE_TOKEN.` });
+    if (!saved)
+      throw new CliError(`not signed in (no ${this.configFile})`, {
+        code: "NOT_SIGNED_IN",
+        hint: `Run \`catcafe login --url ${url}\`, or set CATCAFE_TOKEN.`,
+      });
     if (normalizeServerUrl(saved.url) !== url) {
-      throw new CliError(`not signed in to ${url} (the saved token is for ${saved.url})`, { code: "NOT_SIGNED_IN", hint: `Run \`catcafe login --url ${url}\`, or set CATCAFE_TOKEN.` });
+      throw new CliError(`not signed in to ${url} (the saved token is for ${saved.url})`, {
+        code: "NOT_SIGNED_IN",
+        hint: `Run \`catcafe login --url ${url}\`, or set CATCAFE_TOKEN.`,
+      });
     }
     return { url, token: saved.token };
   }

@@ -44,14 +44,19 @@ const FIELD_FLAGS: Record<string, string> = {
 };
 
 const HINTS: Record<string, string> = {
-  UNAUTHORIZED: "The server did not accept your credentials: the token is unknown or revoked, or its user is disabled. Sign in again with `catcafe login`.",
-  FORBIDDEN: "Your role does not allow this (viewers read; operators start, confirm, follow up, cancel and rerun; admins configure). Ask an admin for the role you need.",
-  CONFLICT: "Someone else changed this session first (for example another operator confirmed it a moment before you). Look at where it is now with `catcafe session show <id>` and retry only if it still makes sense.",
-  PRECONDITION_FAILED: "Something this needs is not in place (the message says what): for example the session already finished or is not waiting for a confirm (`catcafe session show <id>`), or the project has no agent for a role.",
+  UNAUTHORIZED:
+    "The server did not accept your credentials: the token is unknown or revoked, or its user is disabled. Sign in again with `catcafe login`.",
+  FORBIDDEN:
+    "Your role does not allow this (viewers read; operators start, confirm, follow up, cancel and rerun; admins configure). Ask an admin for the role you need.",
+  CONFLICT:
+    "Someone else changed this session first (for example another operator confirmed it a moment before you). Look at where it is now with `catcafe session show <id>` and retry only if it still makes sense.",
+  PRECONDITION_FAILED:
+    "Something this needs is not in place (the message says what): for example the session already finished or is not waiting for a confirm (`catcafe session show <id>`), or the project has no agent for a role.",
   NOT_FOUND: "Check the id: `catcafe sessions list` and `catcafe projects list` show what exists.",
   UNREACHABLE: "Is the server running, and is the URL right? Set it with `catcafe login --url <url>` or CATCAFE_URL.",
   TOO_MANY_REQUESTS: "Slow down and retry in a moment.",
-  SIGN_IN_REFUSED: "Check the email and password (an admin can reset them). If you sign in with GitHub or OIDC, create a token in the web app and use `catcafe login --token-stdin`.",
+  SIGN_IN_REFUSED:
+    "Check the email and password (an admin can reset them). If you sign in with GitHub or OIDC, create a token in the web app and use `catcafe login --token-stdin`.",
   NOT_SIGNED_IN: "Run `catcafe login --url <url>`, or set CATCAFE_TOKEN.",
 };
 
@@ -66,7 +71,14 @@ export interface ErrorReport {
 
 export function reportOf(err: unknown): ErrorReport {
   if (err instanceof CliError) {
-    return { code: err.options.code ?? "CLI_ERROR", message: err.message, httpStatus: null, fieldErrors: {}, formErrors: [], hint: err.options.hint ?? HINTS[err.options.code ?? ""] ?? null };
+    return {
+      code: err.options.code ?? "CLI_ERROR",
+      message: err.message,
+      httpStatus: null,
+      fieldErrors: {},
+      formErrors: [],
+      hint: err.options.hint ?? HINTS[err.options.code ?? ""] ?? null,
+    };
   }
   const info: ClientErrorInfo = describeError(err);
   return { ...info, hint: HINTS[info.code] ?? null };
@@ -80,7 +92,9 @@ export function exitCodeOf(err: unknown): number {
 /** The report as lines for a terminal. */
 export function formatReport(report: ErrorReport): string[] {
   const plain = report.code === "CLI_ERROR" || report.code === "UNKNOWN";
-  const lines = [report.code === "BAD_REQUEST" ? `invalid input: ${report.message}` : plain ? report.message : `${report.code}: ${report.message}`];
+  const lines = [
+    report.code === "BAD_REQUEST" ? `invalid input: ${report.message}` : plain ? report.message : `${report.code}: ${report.message}`,
+  ];
   for (const problem of report.formErrors) lines.push(`  ${problem}`);
   for (const [field, problems] of Object.entries(report.fieldErrors)) {
     const flag = FIELD_FLAGS[field];

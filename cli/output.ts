@@ -37,7 +37,12 @@ export class Output {
 export function table(headers: string[], rows: string[][]): string[] {
   const all = [headers, ...rows];
   const widths = headers.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));
-  return all.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd());
+  return all.map((r) =>
+    r
+      .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd(),
+  );
 }
 
 /** `2026-05-01T10:00:00.000Z` → `2026-05-01 10:00:00` (UTC), or `-`. */

@@ -8,7 +8,9 @@ export async function readStdin(what: string): Promise<string> {
   if (process.stdin.isTTY) throw new CliError(`${what} is read from stdin, but stdin is a terminal: pipe it in`);
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  const text = Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
   if (!text) throw new CliError(`${what}: stdin was empty`);
   return text;
 }

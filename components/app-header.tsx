@@ -36,16 +36,27 @@ export function AppHeader({
         <a href="/" className="flex items-center gap-2.5">
           <CatMark />
           <span className="text-sm font-semibold tracking-tight text-zinc-900 dark:text-zinc-100">Cat Cafe</span>
-          <span className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[10px] text-zinc-500 dark:bg-zinc-800 dark:text-zinc-400">v{version}</span>
+          <span className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[10px] text-zinc-500 dark:bg-zinc-800 dark:text-zinc-400">
+            v{version}
+          </span>
         </a>
         <nav className="ml-4 flex items-center gap-1 text-xs" aria-label="Main">
           {NAV.map((item) =>
             item.section === active ? (
-              <a key={item.section} href={item.href} className="rounded-md bg-zinc-100 px-2.5 py-1 font-medium text-zinc-900 dark:bg-zinc-800 dark:text-zinc-100" aria-current="page">
+              <a
+                key={item.section}
+                href={item.href}
+                className="rounded-md bg-zinc-100 px-2.5 py-1 font-medium text-zinc-900 dark:bg-zinc-800 dark:text-zinc-100"
+                aria-current="page"
+              >
                 {item.label}
               </a>
             ) : (
-              <a key={item.section} href={item.href} className="rounded-md px-2.5 py-1 text-zinc-600 hover:bg-zinc-100 hover:text-zinc-900 dark:text-zinc-400 dark:hover:bg-zinc-800/70 dark:hover:text-zinc-100">
+              <a
+                key={item.section}
+                href={item.href}
+                className="rounded-md px-2.5 py-1 text-zinc-600 hover:bg-zinc-100 hover:text-zinc-900 dark:text-zinc-400 dark:hover:bg-zinc-800/70 dark:hover:text-zinc-100"
+              >
                 {item.label}
               </a>
             ),
@@ -58,7 +69,9 @@ export function AppHeader({
           ) : (
             <Status ok={liveRunners > 0} warn label={`${liveRunners} runner${liveRunners === 1 ? "" : "s"} live`} />
           )}
-          <a href="/api/health" className="hidden font-mono hover:text-zinc-900 lg:inline dark:hover:text-zinc-100">/api/health</a>
+          <a href="/api/health" className="hidden font-mono hover:text-zinc-900 lg:inline dark:hover:text-zinc-100">
+            /api/health
+          </a>
           {user ? <UserChip user={user} /> : null}
         </div>
       </div>
@@ -76,7 +89,10 @@ function UserChip({ user }: { user: HeaderUser }) {
       .join("") || user.email.slice(0, 1).toUpperCase();
   return (
     <div className="flex items-center gap-2 border-l border-zinc-200 pl-4 dark:border-zinc-800" data-testid="signed-in-user">
-      <span className="flex size-6 items-center justify-center rounded-full bg-zinc-900 text-[10px] font-semibold text-white dark:bg-zinc-100 dark:text-zinc-900" aria-hidden>
+      <span
+        className="flex size-6 items-center justify-center rounded-full bg-zinc-900 text-[10px] font-semibold text-white dark:bg-zinc-100 dark:text-zinc-900"
+        aria-hidden
+      >
         {initials}
       </span>
       <span className="hidden flex-col leading-tight sm:flex">

@@ -13,7 +13,8 @@ interface WorkflowOption {
   modes: string[];
 }
 
-const field = "w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500/20 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
+const field =
+  "w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500/20 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
 const label = "mb-1 block text-xs font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400";
 
 export function NewTaskForm({ projects, workflows }: { projects: Array<{ id: string; name: string }>; workflows: WorkflowOption[] }) {
@@ -25,7 +26,8 @@ export function NewTaskForm({ projects, workflows }: { projects: Array<{ id: str
   const [mode, setMode] = useState(modes[0] ?? "proposal");
   const [prompt, setPrompt] = useState("");
   const start = useMutation(trpc.tasks.start.mutationOptions({ onSuccess: (r) => router.push(`/sessions/${r.sessionId}`) }));
-  const fieldErrors = (start.error?.data as { zodError?: { fieldErrors?: Record<string, string[]> } } | undefined)?.zodError?.fieldErrors ?? {};
+  const fieldErrors =
+    (start.error?.data as { zodError?: { fieldErrors?: Record<string, string[]> } } | undefined)?.zodError?.fieldErrors ?? {};
   const effectiveMode = modes.includes(mode) ? mode : (modes[0] ?? "proposal");
 
   return (
@@ -39,18 +41,26 @@ export function NewTaskForm({ projects, workflows }: { projects: Array<{ id: str
       >
         <div className="grid gap-4 sm:grid-cols-2">
           <div>
-            <label className={label} htmlFor="project">Project</label>
+            <label className={label} htmlFor="project">
+              Project
+            </label>
             <select id="project" className={field} value={projectId} onChange={(e) => setProjectId(e.target.value)}>
               {projects.map((p) => (
-                <option key={p.id} value={p.id}>{p.name}</option>
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
               ))}
             </select>
           </div>
           <div>
-            <label className={label} htmlFor="workflow">Workflow</label>
+            <label className={label} htmlFor="workflow">
+              Workflow
+            </label>
             <select id="workflow" className={field} value={workflow} onChange={(e) => setWorkflow(e.target.value)}>
               {workflows.map((w) => (
-                <option key={w.id} value={w.id}>{w.id} — {w.title}</option>
+                <option key={w.id} value={w.id}>
+                  {w.id} — {w.title}
+                </option>
               ))}
             </select>
           </div>
@@ -59,7 +69,10 @@ export function NewTaskForm({ projects, workflows }: { projects: Array<{ id: str
           <legend className={label}>Mode</legend>
           <div className="flex gap-2">
             {modes.map((m) => (
-              <label key={m} className={`cursor-pointer rounded-md border px-3 py-1.5 text-sm ${effectiveMode === m ? "border-sky-500 bg-sky-50 text-sky-800 dark:bg-sky-950/40 dark:text-sky-200" : "border-zinc-300 text-zinc-600 dark:border-zinc-700 dark:text-zinc-300"}`}>
+              <label
+                key={m}
+                className={`cursor-pointer rounded-md border px-3 py-1.5 text-sm ${effectiveMode === m ? "border-sky-500 bg-sky-50 text-sky-800 dark:bg-sky-950/40 dark:text-sky-200" : "border-zinc-300 text-zinc-600 dark:border-zinc-700 dark:text-zinc-300"}`}
+              >
                 <input type="radio" name="mode" value={m} checked={effectiveMode === m} onChange={() => setMode(m)} className="sr-only" />
                 {m}
               </label>
@@ -67,15 +80,31 @@ export function NewTaskForm({ projects, workflows }: { projects: Array<{ id: str
           </div>
         </fieldset>
         <div>
-          <label className={label} htmlFor="prompt">What should the cats do?</label>
-          <textarea id="prompt" className={`${field} min-h-40 font-mono`} value={prompt} onChange={(e) => setPrompt(e.target.value)} placeholder="Fix the failing test in test/slugify.test.js without changing the tests." />
+          <label className={label} htmlFor="prompt">
+            What should the cats do?
+          </label>
+          <textarea
+            id="prompt"
+            className={`${field} min-h-40 font-mono`}
+            value={prompt}
+            onChange={(e) => setPrompt(e.target.value)}
+            placeholder="Fix the failing test in test/slugify.test.js without changing the tests."
+          />
           {fieldErrors.prompt?.map((m) => (
-            <p key={m} className="mt-1 text-xs text-rose-600 dark:text-rose-400">{m}</p>
+            <p key={m} className="mt-1 text-xs text-rose-600 dark:text-rose-400">
+              {m}
+            </p>
           ))}
         </div>
-        {start.error && !Object.keys(fieldErrors).length ? <p className="text-sm text-rose-600 dark:text-rose-400">{start.error.message}</p> : null}
+        {start.error && !Object.keys(fieldErrors).length ? (
+          <p className="text-sm text-rose-600 dark:text-rose-400">{start.error.message}</p>
+        ) : null}
         <div className="flex items-center justify-end gap-3">
-          <button type="submit" disabled={start.isPending} className="rounded-md bg-emerald-600 px-4 py-2 text-sm font-medium text-white shadow-sm hover:bg-emerald-500 disabled:opacity-60">
+          <button
+            type="submit"
+            disabled={start.isPending}
+            className="rounded-md bg-emerald-600 px-4 py-2 text-sm font-medium text-white shadow-sm hover:bg-emerald-500 disabled:opacity-60"
+          >
             {start.isPending ? "Starting…" : "Start task"}
           </button>
         </div>

@@ -1,9 +1,21 @@
 // The bordered surface every dashboard section sits on, with a title row.
 import type { ReactNode } from "react";
 
-export function Panel({ title, meta, children, className = "" }: { title: string; meta?: ReactNode; children: ReactNode; className?: string }) {
+export function Panel({
+  title,
+  meta,
+  children,
+  className = "",
+}: {
+  title: string;
+  meta?: ReactNode;
+  children: ReactNode;
+  className?: string;
+}) {
   return (
-    <section className={`overflow-hidden rounded-lg border border-zinc-200 bg-white shadow-sm dark:border-zinc-800 dark:bg-zinc-900/60 dark:shadow-none ${className}`}>
+    <section
+      className={`overflow-hidden rounded-lg border border-zinc-200 bg-white shadow-sm dark:border-zinc-800 dark:bg-zinc-900/60 dark:shadow-none ${className}`}
+    >
       <header className="flex h-10 items-center justify-between gap-3 border-b border-zinc-200 px-4 dark:border-zinc-800">
         <h2 className="text-xs font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">{title}</h2>
         {meta ? <div className="text-xs text-zinc-500 dark:text-zinc-400">{meta}</div> : null}

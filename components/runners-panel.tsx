@@ -42,7 +42,10 @@ export function RunnersPanel({ runners, now, livenessMs }: { runners: RunnerRow[
                     <span title={`started ${formatTimestamp(r.startedAt)}`}>up {formatAge(now.getTime() - r.startedAt.getTime())}</span>
                   </div>
                 </div>
-                <div className="shrink-0 text-right text-[11px] tabular-nums text-zinc-500 dark:text-zinc-400" title={formatTimestamp(r.heartbeatAt)}>
+                <div
+                  className="shrink-0 text-right text-[11px] tabular-nums text-zinc-500 dark:text-zinc-400"
+                  title={formatTimestamp(r.heartbeatAt)}
+                >
                   <div className={lagging ? "text-amber-600 dark:text-amber-400" : ""}>{formatAgo(r.heartbeatAt, now)}</div>
                   <div className="text-zinc-400 dark:text-zinc-500">heartbeat</div>
                 </div>

@@ -55,11 +55,17 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
             <th className="px-4 py-2 font-medium">Session</th>
             <th className="px-3 py-2 font-medium">Workflow</th>
             <th className="px-3 py-2 font-medium">State</th>
-            <th className="px-2 py-2 text-right font-medium" title="Iteration of the review loop">Iter</th>
+            <th className="px-2 py-2 text-right font-medium" title="Iteration of the review loop">
+              Iter
+            </th>
             <th className="px-3 py-2 font-medium">Started by</th>
-            <th className="px-2 py-2 text-right font-medium" title="Time since the session was created">Age</th>
+            <th className="px-2 py-2 text-right font-medium" title="Time since the session was created">
+              Age
+            </th>
             <th className="px-3 py-2 text-right font-medium">Updated</th>
-            <th className="px-4 py-2 text-right font-medium" title="Events in the session's own stream">Ev</th>
+            <th className="px-4 py-2 text-right font-medium" title="Events in the session's own stream">
+              Ev
+            </th>
           </tr>
         </thead>
         <tbody className="divide-y divide-zinc-100 dark:divide-zinc-800/70" data-session-rows>
@@ -72,7 +78,11 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
             >
               <td className="px-4 py-1.5">
                 <div className="flex min-w-0 items-baseline gap-2">
-                  <a href={`/sessions/${s.id}`} className="truncate font-medium text-zinc-900 hover:underline dark:text-zinc-100" title={s.title}>
+                  <a
+                    href={`/sessions/${s.id}`}
+                    className="truncate font-medium text-zinc-900 hover:underline dark:text-zinc-100"
+                    title={s.title}
+                  >
                     {s.title}
                   </a>
                   <span className="ml-auto hidden shrink-0 gap-2 text-[11px] group-hover:flex group-data-[selected]:flex">
@@ -92,7 +102,11 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
                     </span>
                   ) : null}
                   {s.parentId ? (
-                    <a href={`/sessions/${s.id}/tree`} className="inline-flex items-center gap-1 truncate text-violet-600 hover:underline dark:text-violet-400" title={`forked from ${s.parentId} at event ${s.forkVersion}`}>
+                    <a
+                      href={`/sessions/${s.id}/tree`}
+                      className="inline-flex items-center gap-1 truncate text-violet-600 hover:underline dark:text-violet-400"
+                      title={`forked from ${s.parentId} at event ${s.forkVersion}`}
+                    >
                       <ForkIcon className="size-2.5" />
                       {s.parentId}@{s.forkVersion}
                     </a>
@@ -107,17 +121,27 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
               </td>
               <td className="px-3 py-1.5">
                 <StateBadge state={s.state} />
-                {s.outcome && s.outcome !== s.state ? <div className="mt-0.5 truncate font-mono text-[11px] text-zinc-500">outcome {s.outcome}</div> : null}
+                {s.outcome && s.outcome !== s.state ? (
+                  <div className="mt-0.5 truncate font-mono text-[11px] text-zinc-500">outcome {s.outcome}</div>
+                ) : null}
               </td>
-              <td className="px-2 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300">{s.iteration ?? "—"}</td>
+              <td className="px-2 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300">
+                {s.iteration ?? "—"}
+              </td>
               <td className="truncate px-3 py-1.5 text-xs text-zinc-600 dark:text-zinc-300" title={s.createdBy}>
                 {s.startedBy}
                 {s.mine ? <span className="ml-1 text-[10px] text-zinc-400">(you)</span> : null}
               </td>
-              <td className="px-2 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400" title={`created ${formatTimestamp(s.createdAt)}`}>
+              <td
+                className="px-2 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400"
+                title={`created ${formatTimestamp(s.createdAt)}`}
+              >
                 {formatAge(now.getTime() - s.createdAt.getTime())}
               </td>
-              <td className="px-3 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400" title={formatTimestamp(s.updatedAt)}>
+              <td
+                className="px-3 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400"
+                title={formatTimestamp(s.updatedAt)}
+              >
                 {formatAgo(s.updatedAt, now)}
               </td>
               <td className="px-4 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300">{s.version}</td>

@@ -13,7 +13,9 @@ export function StatTiles({ tiles }: { tiles: StatTile[] }) {
       {tiles.map((t) => (
         <div key={t.label} className="bg-white px-4 py-3 dark:bg-zinc-900">
           <div className="text-[11px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">{t.label}</div>
-          <div className="mt-1 font-mono text-2xl font-semibold tabular-nums text-zinc-900 dark:text-zinc-50">{t.value.toLocaleString("en-US")}</div>
+          <div className="mt-1 font-mono text-2xl font-semibold tabular-nums text-zinc-900 dark:text-zinc-50">
+            {t.value.toLocaleString("en-US")}
+          </div>
           {t.detail ? <div className="mt-0.5 truncate text-xs text-zinc-500 dark:text-zinc-400">{t.detail}</div> : null}
         </div>
       ))}

@@ -16,7 +16,12 @@ export function StateBreakdown({ counts, total }: { counts: Array<{ state: strin
         <div className="space-y-3 p-4">
           <div className="flex h-2 w-full gap-px overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800">
             {ordered.map((c) => (
-              <div key={c.state} className={TONE_FILL[stateTone(c.state)]} style={{ width: `${(c.count / total) * 100}%` }} title={`${c.state}: ${c.count}`} />
+              <div
+                key={c.state}
+                className={TONE_FILL[stateTone(c.state)]}
+                style={{ width: `${(c.count / total) * 100}%` }}
+                title={`${c.state}: ${c.count}`}
+              />
             ))}
           </div>
           <ul className="grid grid-cols-1 gap-x-4 gap-y-1.5 sm:grid-cols-2">

@@ -225,7 +225,9 @@ async function reclaimEarlierRun(): Promise<void> {
   const earlier = readRunFile();
   if (!earlier) return;
   if (earlier.pid !== process.pid && isAlive(earlier.pid) && commandLineOf(earlier.pid).includes("scripts/start")) {
-    throw new Error(`Cat Cafe is already running from ${DATA_DIR} (pid ${earlier.pid}); stop it first (Ctrl+C there, or kill ${earlier.pid})`);
+    throw new Error(
+      `Cat Cafe is already running from ${DATA_DIR} (pid ${earlier.pid}); stop it first (Ctrl+C there, or kill ${earlier.pid})`,
+    );
   }
   const leftovers = Object.entries(earlier.children).filter(([, pid]) => belongsToRun(pid, earlier.runId));
   await Promise.all(
@@ -353,7 +355,10 @@ async function waitUntilHealthy(url: string, databaseUrl: string, runner: Child,
         const body = (await res.json().catch(() => null)) as HealthAnswer | null;
         last = `HTTP ${res.status} ${JSON.stringify(body)}`;
         if (res.ok && body?.ok === true && (body.runners ?? 0) >= 1) {
-          const ours = await db.query("SELECT 1 FROM runners WHERE host = $1 AND pid = $2 AND stopped_at IS NULL", [os.hostname(), runner.process.pid]);
+          const ours = await db.query("SELECT 1 FROM runners WHERE host = $1 AND pid = $2 AND stopped_at IS NULL", [
+            os.hostname(),
+            runner.process.pid,
+          ]);
           if (ours.rowCount) return body;
           last += " (our runner has not registered yet)";
         }
@@ -380,7 +385,9 @@ async function main(): Promise<void> {
   const migrations = await migrate(db.url, (line) => say(line));
   say(`migrations: ${migrations.applied.length} applied now, ${migrations.alreadyApplied} already applied`);
   // The demo project and its waiting task (SPEC N1); CATCAFE_DEMO=0 turns it off. Not fatal.
-  const demo = await seedDemo(db.url, { dataDir: DATA_DIR }).catch((err: Error) => ({ message: `demo: not set up (${err.message}); everything else works without it` }));
+  const demo = await seedDemo(db.url, { dataDir: DATA_DIR }).catch((err: Error) => ({
+    message: `demo: not set up (${err.message}); everything else works without it`,
+  }));
   say(demo.message);
 
   const secret = env.NEXTAUTH_SECRET ?? loadOrCreateSecrets().nextauthSecret;
@@ -389,7 +396,8 @@ async function main(): Promise<void> {
   // while no user exists, a one-time link to create the first admin in the browser.
   const access = await bootstrapAccess(db.url, appUrl);
   if (access.kind === "admin") say(`admin ${access.email} ${access.created ? "created" : "updated"} from ADMIN_EMAIL / ADMIN_PASSWORD`);
-  if (access.kind === "setup") say(`no user yet: create the first admin at ${access.url}  (the link works once, until ${access.expiresAt.toISOString()})`);
+  if (access.kind === "setup")
+    say(`no user yet: create the first admin at ${access.url}  (the link works once, until ${access.expiresAt.toISOString()})`);
   // --- end access
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,

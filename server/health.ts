@@ -10,8 +10,7 @@ import { RUNNER_LIVENESS_MS } from "./runner/runner";
 import { APP_VERSION } from "./version";
 
 export type Health =
-  | { ok: true; db: "ok"; runners: number; version: string }
-  | { ok: false; db: "down"; runners: 0; version: string; error: string };
+  { ok: true; db: "ok"; runners: number; version: string } | { ok: false; db: "down"; runners: 0; version: string; error: string };
 
 /** A dead database must answer within this, not after TCP or pool timeouts. */
 export const HEALTH_TIMEOUT_MS = 2_000;

@@ -14,7 +14,12 @@ export function AuthCard({ title, subtitle, children }: { title: string; subtitl
   );
 }
 
-export function Field({ label, hint, errors, ...input }: { label: string; hint?: string; errors?: string[] | undefined } & InputHTMLAttributes<HTMLInputElement>) {
+export function Field({
+  label,
+  hint,
+  errors,
+  ...input
+}: { label: string; hint?: string; errors?: string[] | undefined } & InputHTMLAttributes<HTMLInputElement>) {
   const invalid = Boolean(errors?.length);
   return (
     <label className="block">

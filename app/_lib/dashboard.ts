@@ -8,7 +8,15 @@ import type { SessionRow } from "@/components/sessions-table";
 import type { PrismaClient } from "@/server/db/prisma";
 import { listProjects } from "@/server/projects/projects";
 import { RUNNER_LIVENESS_MS } from "@/server/runner/runner";
-import { countSessionsByState, DEFAULT_SESSION_PAGE_SIZE, listSessions, SESSION_PAGE_SIZES, starterNames, ZSessionFilters, type SessionFilters } from "@/server/sessions/list";
+import {
+  countSessionsByState,
+  DEFAULT_SESSION_PAGE_SIZE,
+  listSessions,
+  SESSION_PAGE_SIZES,
+  starterNames,
+  ZSessionFilters,
+  type SessionFilters,
+} from "@/server/sessions/list";
 import { BUILTIN_WORKFLOWS } from "@/server/workflow/builtin";
 
 /** The shapes the dashboard components render. */
@@ -51,7 +59,9 @@ export function parseDashboardQuery(params: SearchParams): DashboardQuery {
 /** `/` with `query` changed by `change`; a filter change starts again at the first page. */
 export function dashboardHref(query: DashboardQuery, change: Partial<DashboardQuery> = {}): string {
   const next: DashboardQuery = { ...query, ...change };
-  const filterChanged = (["state", "project", "workflow", "mine", "q", "limit"] as const).some((k) => k in change && change[k] !== query[k]);
+  const filterChanged = (["state", "project", "workflow", "mine", "q", "limit"] as const).some(
+    (k) => k in change && change[k] !== query[k],
+  );
   if (filterChanged) {
     next.after = undefined;
     next.before = undefined;
@@ -126,7 +136,10 @@ export async function loadDashboard(deps: DashboardDeps, query: DashboardQuery, 
       orderBy: [{ startedAt: "asc" }, { id: "asc" }],
     }),
   ]);
-  const names = await starterNames(pool, page.rows.map((r) => r.createdBy));
+  const names = await starterNames(
+    pool,
+    page.rows.map((r) => r.createdBy),
+  );
   const projectNames = new Map(projects.map((p) => [p.id, p.name]));
   const filteredStateCounts = filteredCounts ?? stateCounts;
   const matching = filteredStateCounts.filter((c) => !query.state || c.state === query.state).reduce((n, c) => n + c.count, 0);

@@ -9,7 +9,17 @@ import { countLiveRunners } from "@/server/health";
 import { logger } from "@/server/log";
 import { APP_VERSION } from "@/server/version";
 
-export async function PageShell({ user, active, wide = false, children }: { user: CurrentUser | null; active: AppSection; wide?: boolean; children: ReactNode }) {
+export async function PageShell({
+  user,
+  active,
+  wide = false,
+  children,
+}: {
+  user: CurrentUser | null;
+  active: AppSection;
+  wide?: boolean;
+  children: ReactNode;
+}) {
   let liveRunners: number | null = null;
   let dbOk = true;
   try {
@@ -20,7 +30,13 @@ export async function PageShell({ user, active, wide = false, children }: { user
   }
   return (
     <>
-      <AppHeader version={APP_VERSION} dbOk={dbOk} liveRunners={liveRunners} user={user ? { name: user.name, email: user.email, role: user.role } : null} active={active} />
+      <AppHeader
+        version={APP_VERSION}
+        dbOk={dbOk}
+        liveRunners={liveRunners}
+        user={user ? { name: user.name, email: user.email, role: user.role } : null}
+        active={active}
+      />
       <main className={`mx-auto space-y-4 px-5 py-5 ${wide ? "max-w-[1600px]" : "max-w-[1400px]"}`}>{children}</main>
     </>
   );

@@ -21,7 +21,12 @@ export async function createSessions(store: EventStore, count: number, prefix: s
   const cursors: StreamCursor[] = [];
   for (let i = 0; i < count; i++) {
     const id = uniqueStreamId(prefix);
-    const r = await store.append(id, "no_stream", [{ type: "SessionCreated", data: { title: `bench ${prefix} ${i}`, workflow: "bench", state: "open" } }], { actor: benchActor });
+    const r = await store.append(
+      id,
+      "no_stream",
+      [{ type: "SessionCreated", data: { title: `bench ${prefix} ${i}`, workflow: "bench", state: "open" } }],
+      { actor: benchActor },
+    );
     cursors.push({ id, version: r.version });
   }
   return cursors;
@@ -37,5 +42,10 @@ export function messageEvents(count: number, label: string): NewEvent[] {
 
 /** The metadata JSON the store writes for one event, for raw rows of the same shape. */
 export function rawMetadataJson(): string {
-  return JSON.stringify({ actor: benchActor, correlationId: crypto.randomUUID(), causationId: null, schemaVersion: 1 } satisfies EventMetadata);
+  return JSON.stringify({
+    actor: benchActor,
+    correlationId: crypto.randomUUID(),
+    causationId: null,
+    schemaVersion: 1,
+  } satisfies EventMetadata);
 }

@@ -17,7 +17,6 @@ export interface BenchPostgres {
   stop(): Promise<void>;
 }
 
-
 export async function startBenchPostgres(log: (line: string) => void): Promise<BenchPostgres> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-bench-pg-"));
   fs.chmodSync(dir, 0o755); // initdb may run as another user when we are root

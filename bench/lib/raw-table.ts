@@ -31,7 +31,14 @@ export async function insertRawRows(db: Queryable, streamId: string, firstVersio
   for (let i = 0; i < rows; i++) {
     const b = i * 6;
     tuples.push(`($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6})`);
-    values.push(crypto.randomUUID(), streamId, firstVersion + i, "OperatorMessagePosted", JSON.stringify({ text: `${label} message ${i}` }), rawMetadataJson());
+    values.push(
+      crypto.randomUUID(),
+      streamId,
+      firstVersion + i,
+      "OperatorMessagePosted",
+      JSON.stringify({ text: `${label} message ${i}` }),
+      rawMetadataJson(),
+    );
   }
   await db.query({
     // Prepared once per row count, as the store prepares its statements.

@@ -16,7 +16,10 @@ export interface BenchReportFigures {
   review_loop_cycle_ms: { p50: number; p99: number; n: number; max: number } | null;
   timeline_first_page_ms: { p50: number; p95: number; n: number; last_page_p50: number } | null;
   state_at_position_ms: { at_5000_p50: number; at_10000_p50: number; at_10000_p95: number; replay_at_10000_p50: number } | null;
-  dashboard_list_ms: Record<"first_page" | "deep_page" | "state_filter" | "project_filter" | "mine_filter" | "search" | "search_common" | "counts_by_state", number> | null;
+  dashboard_list_ms: Record<
+    "first_page" | "deep_page" | "state_filter" | "project_filter" | "mine_filter" | "search" | "search_common" | "counts_by_state",
+    number
+  > | null;
   live_event_to_client_ms: { p95: number; p50: number; n: number; max: number; listen_only_p95: number } | null;
 }
 
@@ -50,8 +53,10 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
   fork_ms: "parent_100000 within 2x of parent_10 and <= 20 ms (O(1), nothing copied)",
   read_all_lag_ms: "p95 <= 100 ms, unseen = 0 (never skip an event)",
   notify_listeners: "informational: LISTENing connections while append_single ran",
-  step_overhead_ms: "p50 <= 20 ms, p99 <= 100 ms (pickup + StepStarted + result, next decision and next step committed; agents and commands excluded: see meta.notes.step_overhead)",
-  review_loop_cycle_ms: "informational: build → review → test plan → node --test → approved with instant scripted agents (git worktree and node --test dominate)",
+  step_overhead_ms:
+    "p50 <= 20 ms, p99 <= 100 ms (pickup + StepStarted + result, next decision and next step committed; agents and commands excluded: see meta.notes.step_overhead)",
+  review_loop_cycle_ms:
+    "informational: build → review → test plan → node --test → approved with instant scripted agents (git worktree and node --test dominate)",
   timeline_first_page_ms: "p50 <= 10 ms for a 10,000-event session (100 entries, no payloads read)",
   state_at_position_ms: "p50 <= 250 ms at event 10,000 (read up to the position and fold; nothing re-run)",
   dashboard_list_ms: "each p50 <= 20 ms with 10,000 sessions (keyset pages, trigram search); the dashboard's own query",

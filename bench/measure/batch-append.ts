@@ -11,7 +11,14 @@ export const batchAppend: Measurement = {
   keys: ["append_batch_per_s", "raw_insert_batch_per_s", "append_vs_raw_batch_ratio"],
   async run(ctx) {
     const r = await measureAppendVsRaw(ctx, { batchSize: BATCH, durationMs: DURATION_MS, label: "batch" });
-    ctx.note("batch_append", { batch_size: BATCH, append_slices_per_s: r.appendSlicesPerS, raw_slices_per_s: r.rawSlicesPerS, append_calls: r.append.calls, raw_statements: r.raw.calls, duration_ms: Math.round(r.append.elapsedMs) });
+    ctx.note("batch_append", {
+      batch_size: BATCH,
+      append_slices_per_s: r.appendSlicesPerS,
+      raw_slices_per_s: r.rawSlicesPerS,
+      append_calls: r.append.calls,
+      raw_statements: r.raw.calls,
+      duration_ms: Math.round(r.append.elapsedMs),
+    });
     return {
       append_batch_per_s: r.append.perSecond,
       raw_insert_batch_per_s: r.raw.perSecond,

@@ -16,7 +16,16 @@ import { taskStartedData } from "../lib/task-fixtures";
 const SESSIONS = 10_000;
 const WRITERS = 8;
 const READS = 20;
-const STATES = ["awaiting_operator_confirm", "building", "reviewing", "approved", "approved", "approved", "max_iterations_reached", "cancelled"];
+const STATES = [
+  "awaiting_operator_confirm",
+  "building",
+  "reviewing",
+  "approved",
+  "approved",
+  "approved",
+  "max_iterations_reached",
+  "cancelled",
+];
 
 async function median(op: () => Promise<unknown>): Promise<{ p50: number; p95: number }> {
   await op();
@@ -47,7 +56,14 @@ export const dashboardList: Measurement = {
           "no_stream",
           [
             { type: "SessionCreated", data: { title: `Fix ${word} handling #${i}`, workflow: "review_loop", state: "start" } },
-            { type: "TaskStarted", data: taskStartedData(`proj-${i % 20}`, `Please fix the ${word} bug reported in issue ${i}. Keep the tests green.`, i % 3 ? "implementation" : "proposal") },
+            {
+              type: "TaskStarted",
+              data: taskStartedData(
+                `proj-${i % 20}`,
+                `Please fix the ${word} bug reported in issue ${i}. Keep the tests green.`,
+                i % 3 ? "implementation" : "proposal",
+              ),
+            },
             { type: "SessionStateChanged", data: { from: "start", to: state, reason: "bench" } },
           ],
           { actor: { kind: "user", id: `00000000-0000-4000-8000-${String(i % 10).padStart(12, "0")}` } },
@@ -62,7 +78,9 @@ export const dashboardList: Measurement = {
     ctx.log(`dashboard_list: seeded ${SESSIONS} sessions in ${seedMs} ms`);
 
     const mine: SessionFilters = { createdBy: "user:00000000-0000-4000-8000-000000000003" };
-    const deepCursor = (await ctx.pool.query<{ id: string }>("SELECT id FROM sessions ORDER BY created_at DESC, id DESC OFFSET 9000 LIMIT 1")).rows[0]!.id;
+    const deepCursor = (
+      await ctx.pool.query<{ id: string }>("SELECT id FROM sessions ORDER BY created_at DESC, id DESC OFFSET 9000 LIMIT 1")
+    ).rows[0]!.id;
     const first = await median(() => listSessions(ctx.pool, {}, { limit: 50 }));
     const deep = await median(() => listSessions(ctx.pool, {}, { limit: 50, after: deepCursor }));
     const byState = await median(() => listSessions(ctx.pool, { state: "max_iterations_reached" }, { limit: 50 }));

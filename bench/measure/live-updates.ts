@@ -35,7 +35,11 @@ async function serveApi(ctx: BenchContext, prisma: PrismaClient): Promise<{ url:
   const server = http.createServer((req, res) => {
     const abort = new AbortController();
     res.on("close", () => abort.abort());
-    const request = new Request(`http://localhost${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, signal: abort.signal });
+    const request = new Request(`http://localhost${req.url}`, {
+      method: req.method,
+      headers: req.headers as Record<string, string>,
+      signal: abort.signal,
+    });
     void fetchRequestHandler({
       endpoint: "/api/trpc",
       req: request,
@@ -44,7 +48,9 @@ async function serveApi(ctx: BenchContext, prisma: PrismaClient): Promise<{ url:
     }).then((response) => {
       res.writeHead(response.status, Object.fromEntries(response.headers));
       if (!response.body) return res.end();
-      Readable.fromWeb(response.body as import("node:stream/web").ReadableStream).on("error", () => res.destroy()).pipe(res);
+      Readable.fromWeb(response.body as import("node:stream/web").ReadableStream)
+        .on("error", () => res.destroy())
+        .pipe(res);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -123,10 +129,14 @@ async function measureSse(ctx: BenchContext): Promise<{ lags: number[]; beforeCo
     ).version;
     const received = new Map<number, number>();
     let waiter: { version: number; resolve: () => void } | null = null;
-    const following = followSse(`${api.url}/api/trpc/live.updates?input=${encodeURIComponent(JSON.stringify({ sessionId, afterVersion: version }))}`, abort.signal, (v, at) => {
-      if (!received.has(v)) received.set(v, at);
-      if (waiter && v >= waiter.version) waiter.resolve();
-    });
+    const following = followSse(
+      `${api.url}/api/trpc/live.updates?input=${encodeURIComponent(JSON.stringify({ sessionId, afterVersion: version }))}`,
+      abort.signal,
+      (v, at) => {
+        if (!received.has(v)) received.set(v, at);
+        if (waiter && v >= waiter.version) waiter.resolve();
+      },
+    );
     following.catch(() => {});
     // The first batch comes at once: the subscriber is in sync and listening.
     const deadline = performance.now() + RECEIVE_TIMEOUT_MS;
@@ -140,7 +150,10 @@ async function measureSse(ctx: BenchContext): Promise<{ lags: number[]; beforeCo
       const target = version + 1;
       const arrived = new Promise<void>((resolve, reject) => {
         waiter = { version: target, resolve };
-        setTimeout(() => reject(new Error(`no live update for version ${target} within ${RECEIVE_TIMEOUT_MS} ms`)), RECEIVE_TIMEOUT_MS).unref();
+        setTimeout(
+          () => reject(new Error(`no live update for version ${target} within ${RECEIVE_TIMEOUT_MS} ms`)),
+          RECEIVE_TIMEOUT_MS,
+        ).unref();
       });
       arrived.catch(() => {});
       version = (await ctx.store.append(sessionId, version, messageEvents(1, "live"), { actor: benchActor })).version;
@@ -173,7 +186,12 @@ async function measureListen(ctx: BenchContext): Promise<number[]> {
     const lags: number[] = [];
     for (let i = 0; i < SAMPLES; i++) {
       const streamId = `bench-listen-${crypto.randomUUID()}`;
-      await ctx.store.append(streamId, "no_stream", [{ type: "SessionCreated", data: { title: "listen", workflow: "bench", state: "open" } }], { actor: benchActor });
+      await ctx.store.append(
+        streamId,
+        "no_stream",
+        [{ type: "SessionCreated", data: { title: "listen", workflow: "bench", state: "open" } }],
+        { actor: benchActor },
+      );
       const committed = performance.now();
       const deadline = committed + RECEIVE_TIMEOUT_MS;
       while (!seen.has(streamId)) {

@@ -16,7 +16,9 @@ const IDLE_POLL_MS = 1;
 const DRAIN_TIMEOUT_MS = 5_000;
 
 async function headCheckpoint(ctx: BenchContext): Promise<GlobalCheckpoint> {
-  const r = await ctx.pool.query<{ tx_id: string; position: string }>("SELECT tx_id, position FROM events ORDER BY tx_id DESC, position DESC LIMIT 1");
+  const r = await ctx.pool.query<{ tx_id: string; position: string }>(
+    "SELECT tx_id, position FROM events ORDER BY tx_id DESC, position DESC LIMIT 1",
+  );
   const row = r.rows[0];
   return row ? { txId: Number(row.tx_id), position: Number(row.position) } : { txId: 0, position: 0 };
 }

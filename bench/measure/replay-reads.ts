@@ -43,7 +43,11 @@ export const replayReads: Measurement = {
     const lastPage = percentiles(await timed(READS, () => readTimeline(ctx.pool, sessionId, { afterVersion: EVENTS - 100, limit: 100 })));
     const atMid = percentiles(await timed(READS, () => ctx.store.stateAt(sessionId, EVENTS / 2, evolve, initialTaskState)));
     const atEnd = percentiles(await timed(READS, () => ctx.store.stateAt(sessionId, EVENTS, evolve, initialTaskState)));
-    const replay = percentiles(await timed(READS, () => replayAt({ store: ctx.store, pool: ctx.pool }, { sessionId, version: EVENTS, timelineLimit: 80, ahead: 40 })));
+    const replay = percentiles(
+      await timed(READS, () =>
+        replayAt({ store: ctx.store, pool: ctx.pool }, { sessionId, version: EVENTS, timelineLimit: 80, ahead: 40 }),
+      ),
+    );
     const folded = await ctx.store.stateAt(sessionId, EVENTS, evolve, initialTaskState);
     ctx.note("replay_reads", {
       events: EVENTS,
@@ -57,11 +61,17 @@ export const replayReads: Measurement = {
       replay_at_10000: replay,
       folded_iteration: folded.iteration,
       folded_thread_length: folded.thread.length,
-      shape: "rounds of 6+3 streamed chunks, build output (2,000-char preview), commit, verdict, failing test, a message every 4th round; step lifecycle events left out",
+      shape:
+        "rounds of 6+3 streamed chunks, build output (2,000-char preview), commit, verdict, failing test, a message every 4th round; step lifecycle events left out",
     });
     return {
       timeline_first_page_ms: { p50: firstPage.p50, p95: firstPage.p95, n: firstPage.n, last_page_p50: lastPage.p50 },
-      state_at_position_ms: { at_5000_p50: atMid.p50, at_10000_p50: atEnd.p50, at_10000_p95: atEnd.p95, replay_at_10000_p50: round(replay.p50) },
+      state_at_position_ms: {
+        at_5000_p50: atMid.p50,
+        at_10000_p50: atEnd.p50,
+        at_10000_p95: atEnd.p95,
+        replay_at_10000_p50: round(replay.p50),
+      },
     };
   },
 };

@@ -77,24 +77,41 @@ export const reviewLoop: Measurement = {
         repoPath: repo.path,
         allowlist: DEMO_ALLOWLIST,
         agents: {
-          coder: { kind: "scripted", id: "coder-bench", responses: [{ reply: "Fixed slugify().", files: { "src/slugify.js": DEMO_FIXED_SOURCE } }] },
-          reviewer: { kind: "scripted", id: "reviewer-bench", responses: [{ reply: JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] }) }] },
-          tester: { kind: "scripted", id: "tester-bench", responses: [{ reply: JSON.stringify({ summary: "Unit tests.", commands: [{ argv: DEMO_TEST_ARGV }] }) }] },
+          coder: {
+            kind: "scripted",
+            id: "coder-bench",
+            responses: [{ reply: "Fixed slugify().", files: { "src/slugify.js": DEMO_FIXED_SOURCE } }],
+          },
+          reviewer: {
+            kind: "scripted",
+            id: "reviewer-bench",
+            responses: [{ reply: JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] }) }],
+          },
+          tester: {
+            kind: "scripted",
+            id: "tester-bench",
+            responses: [{ reply: JSON.stringify({ summary: "Unit tests.", commands: [{ argv: DEMO_TEST_ARGV }] }) }],
+          },
         },
       });
 
-      const timed = (inner: StepExecutor): StepExecutor => async (step, execCtx) => {
-        const t = stepOf(step.id, step.sessionId);
-        t.state = (step.input as StepInput).state;
-        t.execStart = performance.now();
-        try {
-          return await inner(step, execCtx);
-        } finally {
-          t.execEnd = performance.now();
-        }
-      };
+      const timed =
+        (inner: StepExecutor): StepExecutor =>
+        async (step, execCtx) => {
+          const t = stepOf(step.id, step.sessionId);
+          t.state = (step.input as StepInput).state;
+          t.execStart = performance.now();
+          try {
+            return await inner(step, execCtx);
+          } finally {
+            t.execEnd = performance.now();
+          }
+        };
       const executors = Object.fromEntries(
-        Object.entries(workflowExecutors({ pool: runnerPool, workspacesRoot: path.join(root, "workspaces") })).map(([kind, ex]) => [kind, timed(ex)]),
+        Object.entries(workflowExecutors({ pool: runnerPool, workspacesRoot: path.join(root, "workspaces") })).map(([kind, ex]) => [
+          kind,
+          timed(ex),
+        ]),
       );
       const runner = new Runner(createAppEventStore(runnerPool), runnerPool, ctx.url, {
         id: `bench-loop-${crypto.randomBytes(3).toString("hex")}`,
@@ -125,7 +142,10 @@ export const reviewLoop: Measurement = {
           let sessionId = "";
           let committed = 0;
           const finished = new Promise<void>((resolve, reject) => {
-            const timer = setTimeout(() => reject(new Error(`session ${i} did not finish its ${STEPS_PER_SESSION} steps within ${SESSION_TIMEOUT_MS} ms`)), SESSION_TIMEOUT_MS);
+            const timer = setTimeout(
+              () => reject(new Error(`session ${i} did not finish its ${STEPS_PER_SESSION} steps within ${SESSION_TIMEOUT_MS} ms`)),
+              SESSION_TIMEOUT_MS,
+            );
             onCommitted = (id) => {
               if (id === sessionId && ++committed === STEPS_PER_SESSION) {
                 clearTimeout(timer);
@@ -136,7 +156,11 @@ export const reviewLoop: Measurement = {
           finished.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
           // The session id is known only when startTask returns; its first step cannot
           // complete before that (it needs a worktree and a git commit).
-          ({ sessionId } = await startTask({ store: ctx.store, pool: ctx.pool }, { projectId: PROJECT_ID, prompt: `Fix slugify() (bench ${i})`, mode: "implementation" }, benchActor));
+          ({ sessionId } = await startTask(
+            { store: ctx.store, pool: ctx.pool },
+            { projectId: PROJECT_ID, prompt: `Fix slugify() (bench ${i})`, mode: "implementation" },
+            benchActor,
+          ));
           const startedAt = performance.now();
           await finished;
           const state = await ctx.pool.query<{ state: string }>("SELECT state FROM sessions WHERE id = $1", [sessionId]);
@@ -168,7 +192,8 @@ export const reviewLoop: Measurement = {
       const tests = await ctx.pool.query<{ stdout: string }>(
         "SELECT data->>'stdoutTail' AS stdout FROM events WHERE type = 'TestCommandRecorded' AND (data->>'passed')::boolean ORDER BY position DESC LIMIT 1",
       );
-      if (!new RegExp(`# pass ${DEMO_TEST_COUNT}\\b`).test(tests.rows[0]?.stdout ?? "")) throw new Error("node --test did not report the demo's tests passing");
+      if (!new RegExp(`# pass ${DEMO_TEST_COUNT}\\b`).test(tests.rows[0]?.stdout ?? ""))
+        throw new Error("node --test did not report the demo's tests passing");
 
       const o = percentiles(overheads);
       const c = percentiles(cycles);
@@ -184,11 +209,13 @@ export const reviewLoop: Measurement = {
         start_ms: p50p99(parts.start),
         record_ms: p50p99(parts.record),
         claimed_before_commit_reply: claimedBeforeCommitSeen,
-        executor_note: "not in the overhead: with an instant agent, an agent step's executor time is workspace work (worktree add or reset, the coder's commit) and blob writes; running_tests is node --test",
+        executor_note:
+          "not in the overhead: with an instant agent, an agent step's executor time is workspace work (worktree add or reset, the coder's commit) and blob writes; running_tests is node --test",
         executor_ms_by_state: Object.fromEntries(Object.entries(executorByState).map(([state, v]) => [state, p50p99(v)])),
       });
       ctx.note("review_loop_cycle", {
-        definition: "startTask() called (implementation mode) → the outcome that finalized the session approved committed; 4 steps, instant scripted agents, real git worktree and node --test",
+        definition:
+          "startTask() called (implementation mode) → the outcome that finalized the session approved committed; 4 steps, instant scripted agents, real git worktree and node --test",
         sessions: SESSIONS,
         p95: c.p95,
         mean: c.mean,

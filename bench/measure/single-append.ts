@@ -27,7 +27,13 @@ export const singleAppend: Measurement = {
       listeners.push(await countListeners(ctx.pool));
     };
     const r = await measureAppendVsRaw(ctx, { batchSize: 1, durationMs: DURATION_MS, label: "single", beforeAppendSlice: sampleListeners });
-    ctx.note("single_append", { append_slices_per_s: r.appendSlicesPerS, raw_slices_per_s: r.rawSlicesPerS, append_calls: r.append.calls, raw_statements: r.raw.calls, duration_ms: Math.round(r.append.elapsedMs) });
+    ctx.note("single_append", {
+      append_slices_per_s: r.appendSlicesPerS,
+      raw_slices_per_s: r.rawSlicesPerS,
+      append_calls: r.append.calls,
+      raw_statements: r.raw.calls,
+      duration_ms: Math.round(r.append.elapsedMs),
+    });
     return {
       append_single_per_s: r.append.perSecond,
       raw_insert_single_per_s: r.raw.perSecond,

@@ -56,7 +56,11 @@ export const stepPickup: Measurement = {
           };
         });
         claim.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
-        await scheduleStep(ctx.store, { sessionId: session!.id, kind: "echo", input: { message: `pickup ${i}`, delayMs: 0 }, stepId }, { actor: benchActor });
+        await scheduleStep(
+          ctx.store,
+          { sessionId: session!.id, kind: "echo", input: { message: `pickup ${i}`, delayMs: 0 }, stepId },
+          { actor: benchActor },
+        );
         const committedAt = performance.now();
         const claimedAt = await claim;
         if (i >= WARMUP_STEPS) {
@@ -64,10 +68,14 @@ export const stepPickup: Measurement = {
           if (claimedAt < committedAt) claimedBeforeCommitSeen++;
           latencies.push(Math.max(0, claimedAt - committedAt));
         }
-        await waitUntil(`step ${i} to complete`, async () => {
-          const r = await ctx.pool.query<{ state: string }>("SELECT state FROM steps WHERE id = $1", [stepId]);
-          return r.rows[0]?.state === "completed";
-        }, CLAIM_TIMEOUT_MS);
+        await waitUntil(
+          `step ${i} to complete`,
+          async () => {
+            const r = await ctx.pool.query<{ state: string }>("SELECT state FROM steps WHERE id = $1", [stepId]);
+            return r.rows[0]?.state === "completed";
+          },
+          CLAIM_TIMEOUT_MS,
+        );
         await sleep(SPACING_MS);
       }
     } finally {

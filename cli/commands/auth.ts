@@ -29,7 +29,10 @@ async function whoIs(url: string, token: string): Promise<CurrentUserInfo> {
 async function password(options: LoginOptions): Promise<string> {
   if (options.passwordStdin) return readStdin("the password");
   if (process.env.CATCAFE_PASSWORD) return process.env.CATCAFE_PASSWORD;
-  return ask("Password: ", { secret: true, missing: "no password: pipe it with --password-stdin, set CATCAFE_PASSWORD, or run in a terminal" });
+  return ask("Password: ", {
+    secret: true,
+    missing: "no password: pipe it with --password-stdin, set CATCAFE_PASSWORD, or run in a terminal",
+  });
 }
 
 /** Signs in with email + password and creates a token (shared with `token create`). */
@@ -49,7 +52,8 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
   let createdByLogin = false;
   if (options.token !== undefined || options.tokenStdin) {
     token = options.tokenStdin || options.token === "-" ? await readStdin("the token") : options.token!;
-    if (!token.startsWith("cc_")) throw new CliError("an API token starts with cc_ (create one in the web app or with `catcafe token create`)");
+    if (!token.startsWith("cc_"))
+      throw new CliError("an API token starts with cc_ (create one in the web app or with `catcafe token create`)");
   } else {
     const created = await mintToken(ctx, options);
     token = created.token;
@@ -57,7 +61,15 @@ async function login(ctx: CliContext, options: LoginOptions): Promise<void> {
     createdByLogin = true;
   }
   const user = await whoIs(url, token);
-  writeConfig(ctx.configFile, { version: 1, url, token, tokenId, createdByLogin, user: { id: user.id, email: user.email, name: user.name, role: user.role }, savedAt: new Date().toISOString() });
+  writeConfig(ctx.configFile, {
+    version: 1,
+    url,
+    token,
+    tokenId,
+    createdByLogin,
+    user: { id: user.id, email: user.email, name: user.name, role: user.role },
+    savedAt: new Date().toISOString(),
+  });
   // A token an earlier `login` minted for this machine is replaced, not left behind.
   let revokedPrevious: string | null = null;
   if (previous?.createdByLogin && previous.tokenId && previous.token !== token && previous.url === url) {

@@ -17,10 +17,14 @@ const SHELLS = ["claude", "codex", "gemini"] as const;
 /** `.catcafe/*.json` of a local checkout, by name. */
 function readLocalConfig(dir: string): Record<string, string> {
   const configDir = path.join(path.resolve(dir), CONFIG_DIR);
-  if (!fs.existsSync(configDir)) throw new CliError(`no ${CONFIG_DIR}/ in ${path.resolve(dir)}: nothing to validate (or pass --project <id> to validate a project on the server)`);
+  if (!fs.existsSync(configDir))
+    throw new CliError(
+      `no ${CONFIG_DIR}/ in ${path.resolve(dir)}: nothing to validate (or pass --project <id> to validate a project on the server)`,
+    );
   const files: Record<string, string> = {};
   for (const name of fs.readdirSync(configDir).sort()) {
-    if (name.endsWith(".json") && fs.statSync(path.join(configDir, name)).isFile()) files[name] = fs.readFileSync(path.join(configDir, name), "utf8");
+    if (name.endsWith(".json") && fs.statSync(path.join(configDir, name)).isFile())
+      files[name] = fs.readFileSync(path.join(configDir, name), "utf8");
   }
   return files;
 }
@@ -44,40 +48,71 @@ export function registerOpsCommands(program: Command): void {
       "after",
       examples([
         'catcafe go coder "Fix slugify() so the tests pass" --project demo --mode implementation',
-        'catcafe go planner -p my-service -f epic.md',
+        "catcafe go planner -p my-service -f epic.md",
         'catcafe go coder-sim "Fix slugify()" -p demo --no-watch --json',
       ]),
     )
-    .action(async (agent: string, words: string[], options: { project?: string; workflow?: string; mode?: "proposal" | "implementation"; title?: string; file?: string; watch: boolean; waitForConfirm?: boolean }, command: Command) => {
-      const ctx = CliContext.of(command);
-      const client = ctx.client();
-      const prompt = await textFrom(words, options.file, "task");
-      const projectId = await resolveProject(client, options.project);
-      const started = await client.ops.go.mutate({ projectId, agent, prompt, workflow: options.workflow, mode: options.mode, title: options.title });
-      const line = `Started ${started.sessionId}: ${started.agentId} as ${started.role} in ${started.workflow} (${started.mode} mode) on ${projectId}.`;
-      if (!options.watch) {
-        ctx.out.result(started, () => line);
-        return;
-      }
-      // Watching, --json is a stream: the start, then the watch's lines.
-      ctx.out.stream({ type: "started", ...started }, line);
-      process.exitCode = await watchSession(ctx, started.sessionId, { stopWhenWaiting: !options.waitForConfirm });
-    });
+    .action(
+      async (
+        agent: string,
+        words: string[],
+        options: {
+          project?: string;
+          workflow?: string;
+          mode?: "proposal" | "implementation";
+          title?: string;
+          file?: string;
+          watch: boolean;
+          waitForConfirm?: boolean;
+        },
+        command: Command,
+      ) => {
+        const ctx = CliContext.of(command);
+        const client = ctx.client();
+        const prompt = await textFrom(words, options.file, "task");
+        const projectId = await resolveProject(client, options.project);
+        const started = await client.ops.go.mutate({
+          projectId,
+          agent,
+          prompt,
+          workflow: options.workflow,
+          mode: options.mode,
+          title: options.title,
+        });
+        const line = `Started ${started.sessionId}: ${started.agentId} as ${started.role} in ${started.workflow} (${started.mode} mode) on ${projectId}.`;
+        if (!options.watch) {
+          ctx.out.result(started, () => line);
+          return;
+        }
+        // Watching, --json is a stream: the start, then the watch's lines.
+        ctx.out.stream({ type: "started", ...started }, line);
+        process.exitCode = await watchSession(ctx, started.sessionId, { stopWhenWaiting: !options.waitForConfirm });
+      },
+    );
 
   const config = program.command("config").description("project configuration (.catcafe/)");
   config
     .command("validate")
-    .description("validate .catcafe/ of a local checkout (sent to the server, checked with its settings) or of a project on the server; exit 1 on errors")
+    .description(
+      "validate .catcafe/ of a local checkout (sent to the server, checked with its settings) or of a project on the server; exit 1 on errors",
+    )
     .argument("[dir]", "the checkout to validate (default: the current directory)")
     .option("-p, --project <id>", "validate this project's repository on the server instead")
-    .addHelpText("after", examples(["catcafe config validate", "catcafe config validate ../my-service", "catcafe config validate --project demo --json"]))
+    .addHelpText(
+      "after",
+      examples(["catcafe config validate", "catcafe config validate ../my-service", "catcafe config validate --project demo --json"]),
+    )
     .action(async (dir: string | undefined, options: { project?: string }, command: Command) => {
       const ctx = CliContext.of(command);
       if (dir !== undefined && options.project) throw new CliError("give a directory or --project, not both", { code: "USAGE" });
       const input = options.project ? { projectId: options.project } : { files: readLocalConfig(dir ?? ".") };
       const result = await ctx.client().ops.validateConfig.mutate(input);
       ctx.out.result(result, () =>
-        !result.found ? `${result.source}: no ${CONFIG_DIR}/ (the project record's agents run)` : result.ok ? `${result.source}: valid` : [`${result.source}: ${result.errors.length} error(s)`, ...result.errors.map((e) => `  ${e}`)],
+        !result.found
+          ? `${result.source}: no ${CONFIG_DIR}/ (the project record's agents run)`
+          : result.ok
+            ? `${result.source}: valid`
+            : [`${result.source}: ${result.errors.length} error(s)`, ...result.errors.map((e) => `  ${e}`)],
       );
       if (!result.ok) process.exitCode = EXIT.FAILED;
     });
@@ -96,7 +131,16 @@ export function registerOpsCommands(program: Command): void {
       ctx.out.result(shells, () => [
         ...table(
           ["SHELL", "VERSION", "RANGE", "SUPPORTED", "HEADLESS", "EDITS", "CWD", "PATH"],
-          shells.map((s) => [s.shell, s.version ?? "-", s.requiredRange, yesNo(s.supported), yesNo(s.capabilities.nonInteractive), yesNo(s.capabilities.editFiles), yesNo(s.capabilities.workingDirectory), s.path ?? "not found"]),
+          shells.map((s) => [
+            s.shell,
+            s.version ?? "-",
+            s.requiredRange,
+            yesNo(s.supported),
+            yesNo(s.capabilities.nonInteractive),
+            yesNo(s.capabilities.editFiles),
+            yesNo(s.capabilities.workingDirectory),
+            s.path ?? "not found",
+          ]),
         ),
         ...shells.flatMap((s) => s.problems.map((p) => `  ${s.shell}: ${p}`)),
       ]);
@@ -109,7 +153,10 @@ export function registerOpsCommands(program: Command): void {
     .description("check each brain of a project: reachable, key accepted, model known, rate limit (admin); exit 1 if one fails")
     .argument("[brain...]", "only these (ids from brains.json, or role:<role> for the project's own agents)")
     .option("-p, --project <id>", "project id (default: CATCAFE_PROJECT, or the only project)")
-    .addHelpText("after", examples(["catcafe brains check --project my-service", "catcafe brains check gpt-5 local-llama -p my-service --json"]))
+    .addHelpText(
+      "after",
+      examples(["catcafe brains check --project my-service", "catcafe brains check gpt-5 local-llama -p my-service --json"]),
+    )
     .action(async (brains: string[], options: { project?: string }, command: Command) => {
       const ctx = CliContext.of(command);
       const client = ctx.client();
@@ -117,7 +164,12 @@ export function registerOpsCommands(program: Command): void {
       ctx.out.progress(`checking the brains of ${projectId}…`);
       const results = await client.ops.checkBrains.mutate({ projectId, brains: brains.length ? brains : undefined });
       ctx.out.result(results, () =>
-        results.length ? table(["BRAIN", "PROVIDER", "MODEL", "OK", "MESSAGE"], results.map((r) => [r.brain, r.provider, r.model, yesNo(r.ok), r.message])) : `${projectId} uses no brains.`,
+        results.length
+          ? table(
+              ["BRAIN", "PROVIDER", "MODEL", "OK", "MESSAGE"],
+              results.map((r) => [r.brain, r.provider, r.model, yesNo(r.ok), r.message]),
+            )
+          : `${projectId} uses no brains.`,
       );
       if (results.some((r) => !r.ok)) process.exitCode = EXIT.FAILED;
     });
@@ -133,7 +185,10 @@ export function registerOpsCommands(program: Command): void {
       const runners = await ctx.client().runners.list.query();
       ctx.out.result(runners, () =>
         runners.length
-          ? table(["ID", "HOST", "PID", "VERSION", "LIVE", "STARTED", "HEARTBEAT"], runners.map((r) => [r.id, r.host, String(r.pid), r.version, yesNo(r.live), shortTime(r.startedAt), shortTime(r.heartbeatAt)]))
+          ? table(
+              ["ID", "HOST", "PID", "VERSION", "LIVE", "STARTED", "HEARTBEAT"],
+              runners.map((r) => [r.id, r.host, String(r.pid), r.version, yesNo(r.live), shortTime(r.startedAt), shortTime(r.heartbeatAt)]),
+            )
           : "No runners: start one with `npm run runner`.",
       );
     });
@@ -147,7 +202,14 @@ export function registerOpsCommands(program: Command): void {
     .action(async (_options: unknown, command: Command) => {
       const ctx = CliContext.of(command);
       const projects = await ctx.client().projects.list.query();
-      ctx.out.result(projects, () => (projects.length ? table(["ID", "NAME"], projects.map((p) => [p.id, p.name])) : "No projects."));
+      ctx.out.result(projects, () =>
+        projects.length
+          ? table(
+              ["ID", "NAME"],
+              projects.map((p) => [p.id, p.name]),
+            )
+          : "No projects.",
+      );
     });
 
   program
@@ -162,7 +224,9 @@ export function registerOpsCommands(program: Command): void {
       const report = await ctx.client().ops.rebuildProjections.mutate();
       ctx.out.result(report, () => [
         `Rebuilt ${report.tables.join(", ")} from ${report.events} events in ${report.durationMs} ms.`,
-        report.changedTables.length ? `Changed (they had drifted from the log): ${report.changedTables.join(", ")}` : "Nothing changed: the read models matched the log.",
+        report.changedTables.length
+          ? `Changed (they had drifted from the log): ${report.changedTables.join(", ")}`
+          : "Nothing changed: the read models matched the log.",
       ]);
     });
 }

@@ -20,7 +20,14 @@ interface ListOptions {
 function sessionRows(items: SessionListItem[]): string[] {
   return table(
     ["ID", "STATE", "WORKFLOW", "EVENTS", "UPDATED", "TITLE"],
-    items.map((s) => [s.id, s.state, s.workflow, String(s.version), shortTime(s.updatedAt), `${s.title}${s.parentId ? ` (fork of ${s.parentId})` : ""}`]),
+    items.map((s) => [
+      s.id,
+      s.state,
+      s.workflow,
+      String(s.version),
+      shortTime(s.updatedAt),
+      `${s.title}${s.parentId ? ` (fork of ${s.parentId})` : ""}`,
+    ]),
   );
 }
 
@@ -38,7 +45,11 @@ export function registerSessionCommands(program: Command): void {
     .option("--cursor <cursor>", "the next page: the nextCursor of the previous one")
     .addHelpText(
       "after",
-      examples(["catcafe sessions list", "catcafe sessions list --state awaiting_operator_confirm", "catcafe sessions list --mine --limit 5 --json | jq -r '.items[].id'"]),
+      examples([
+        "catcafe sessions list",
+        "catcafe sessions list --state awaiting_operator_confirm",
+        "catcafe sessions list --mine --limit 5 --json | jq -r '.items[].id'",
+      ]),
     )
     .action(async (options: ListOptions, command: Command) => {
       const ctx = CliContext.of(command);
@@ -48,7 +59,13 @@ export function registerSessionCommands(program: Command): void {
         const me = await client.auth.me.query();
         if (me) createdBy = `user:${me.id}`;
       }
-      const input: RouterInputs["sessions"]["list"] = { state: options.state, workflow: options.workflow, createdBy, limit: options.limit, cursor: options.cursor };
+      const input: RouterInputs["sessions"]["list"] = {
+        state: options.state,
+        workflow: options.workflow,
+        createdBy,
+        limit: options.limit,
+        cursor: options.cursor,
+      };
       const page = await client.sessions.list.query(input);
       ctx.out.result(page, () => [
         ...(page.items.length ? sessionRows(page.items) : ["No sessions."]),
@@ -68,14 +85,23 @@ export function registerSessionCommands(program: Command): void {
       const ctx = CliContext.of(command);
       const client = ctx.client();
       const task = await client.tasks.get.query({ sessionId });
-      const timeline = options.events > 0 ? await client.sessions.timeline.query({ sessionId, afterVersion: Math.max(0, task.version - options.events), limit: Math.min(options.events, 1000) }) : [];
+      const timeline =
+        options.events > 0
+          ? await client.sessions.timeline.query({
+              sessionId,
+              afterVersion: Math.max(0, task.version - options.events),
+              limit: Math.min(options.events, 1000),
+            })
+          : [];
       ctx.out.result({ task, timeline }, () => [
         `${sessionId}  ${task.status === "finished" ? `finished: ${task.outcome}` : `${task.status}, in ${task.fsm}`}`,
         `  project   ${task.project ? `${task.project.id} (${task.project.name})` : "-"}`,
         `  workflow  ${task.workflow ?? "-"} (${task.mode ?? "-"} mode), iteration ${task.iteration}`,
         `  step      ${task.step ? `${task.step.role} in ${task.step.state}` : "-"}`,
         `  prompt    ${(task.prompt ?? "-").split("\n")[0]}`,
-        ...(timeline.length ? ["", ...timeline.map((e) => `  ${shortTime(e.recordedAt)}  #${e.version}  ${e.type}  ${e.actor}  ${oneLine(e.summary)}`)] : []),
+        ...(timeline.length
+          ? ["", ...timeline.map((e) => `  ${shortTime(e.recordedAt)}  #${e.version}  ${e.type}  ${e.actor}  ${oneLine(e.summary)}`)]
+          : []),
       ]);
     });
 
@@ -84,7 +110,10 @@ export function registerSessionCommands(program: Command): void {
     .description("export a session in the seed's file layout (summary.json, task-events.jsonl, task-timeline.json, rounds/<nn>/...)")
     .argument("<session>", "session id (s-…)")
     .requiredOption("-o, --out <dir>", "a new or empty directory to write into")
-    .addHelpText("after", examples(["catcafe export s-1a2b3c4d5e6f --out ./s-1a2b3c4d5e6f", "catcafe export s-1a2b3c4d5e6f -o /tmp/export --json"]))
+    .addHelpText(
+      "after",
+      examples(["catcafe export s-1a2b3c4d5e6f --out ./s-1a2b3c4d5e6f", "catcafe export s-1a2b3c4d5e6f -o /tmp/export --json"]),
+    )
     .action(async (sessionId: string, options: { out: string }, command: Command) => {
       const ctx = CliContext.of(command);
       await checkExportDir(options.out);

@@ -42,7 +42,11 @@ interface StartOptions {
   watch?: boolean;
 }
 
-const modeOption = () => new Option("-m, --mode <mode>", "proposal (roundtable, then your confirm) or implementation (build at once); default: the project's").choices(["proposal", "implementation"]);
+const modeOption = () =>
+  new Option(
+    "-m, --mode <mode>",
+    "proposal (roundtable, then your confirm) or implementation (build at once); default: the project's",
+  ).choices(["proposal", "implementation"]);
 
 export function registerTaskCommands(program: Command): void {
   const task = program.command("task").description("start and steer tasks (operator)");
@@ -70,7 +74,13 @@ export function registerTaskCommands(program: Command): void {
       const client = ctx.client();
       const prompt = await textFrom(words, options.file, "prompt");
       const projectId = await resolveProject(client, options.project);
-      const started = await client.tasks.start.mutate({ projectId, prompt, mode: options.mode, workflow: options.workflow, title: options.title });
+      const started = await client.tasks.start.mutate({
+        projectId,
+        prompt,
+        mode: options.mode,
+        workflow: options.workflow,
+        title: options.title,
+      });
       const summary = await client.tasks.get.query({ sessionId: started.sessionId });
       ctx.out.result({ ...started, workflow: summary.workflow, mode: summary.mode, projectId }, () => [
         `Started ${started.sessionId} on ${projectId} (${summary.workflow}, ${summary.mode} mode).`,
@@ -98,7 +108,13 @@ export function registerTaskCommands(program: Command): void {
     .argument("<session>", "session id (s-…)")
     .argument("[text...]", "the message (or --file)")
     .option("-f, --file <file>", "read the message from a file (`-`: stdin)")
-    .addHelpText("after", examples(['catcafe task followup s-1a2b3c4d5e6f "Keep the public API unchanged"', "catcafe task followup s-1a2b3c4d5e6f -f notes.md"]))
+    .addHelpText(
+      "after",
+      examples([
+        'catcafe task followup s-1a2b3c4d5e6f "Keep the public API unchanged"',
+        "catcafe task followup s-1a2b3c4d5e6f -f notes.md",
+      ]),
+    )
     .action(async (sessionId: string, words: string[], options: { file?: string }, command: Command) => {
       const ctx = CliContext.of(command);
       const text = await textFrom(words, options.file, "message");
@@ -115,7 +131,10 @@ export function registerTaskCommands(program: Command): void {
     .action(async (sessionId: string, options: { watch?: boolean }, command: Command) => {
       const ctx = CliContext.of(command);
       const result = await ctx.client().tasks.rerun.mutate({ sessionId });
-      ctx.out.result(result, () => [`Rerunning ${sessionId} as ${result.sessionId} (a fork).`, ...(options.watch ? [] : [`Watch it: catcafe watch ${result.sessionId}`])]);
+      ctx.out.result(result, () => [
+        `Rerunning ${sessionId} as ${result.sessionId} (a fork).`,
+        ...(options.watch ? [] : [`Watch it: catcafe watch ${result.sessionId}`]),
+      ]);
       if (options.watch) process.exitCode = await watchSession(ctx, result.sessionId, { stopWhenWaiting: true });
     });
 

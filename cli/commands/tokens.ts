@@ -18,7 +18,8 @@ async function resolveTokenId(ctx: CliContext, ref: string): Promise<string> {
   if (UUID.test(ref)) return ref;
   const matches = (await ctx.client().tokens.list.query()).filter((t) => t.prefix === ref || (ref.length >= 6 && t.prefix.startsWith(ref)));
   if (matches.length === 1) return matches[0]!.id;
-  if (!matches.length) throw new CliError(`none of your tokens has the id or prefix ${ref} (see \`catcafe token list\`)`, { code: "NOT_FOUND" });
+  if (!matches.length)
+    throw new CliError(`none of your tokens has the id or prefix ${ref} (see \`catcafe token list\`)`, { code: "NOT_FOUND" });
   throw new CliError(`${matches.length} of your tokens start with ${ref}: give the id`, { code: "AMBIGUOUS" });
 }
 
@@ -40,13 +41,19 @@ export function registerTokenCommands(program: Command): void {
     .option("--password-stdin", "read the password from stdin")
     .addHelpText(
       "after",
-      examples(['catcafe token create --name "nightly CI"', 'echo "$PASSWORD" | catcafe token create --name ci --email me@example.com --password-stdin --json']),
+      examples([
+        'catcafe token create --name "nightly CI"',
+        'echo "$PASSWORD" | catcafe token create --name ci --email me@example.com --password-stdin --json',
+      ]),
     )
     .action(async (options: { name?: string; email?: string; passwordStdin?: boolean }, command: Command) => {
       const ctx = CliContext.of(command);
       const email = options.email ?? ctx.config()?.user?.email;
       const created = await mintToken(ctx, { ...options, ...(email ? { email } : {}) });
-      ctx.out.result(created, () => [`Created token "${created.name}" (${created.id}). It is shown only now; store it somewhere safe:`, created.token]);
+      ctx.out.result(created, () => [
+        `Created token "${created.name}" (${created.id}). It is shown only now; store it somewhere safe:`,
+        created.token,
+      ]);
     });
 
   token
@@ -63,7 +70,10 @@ export function registerTokenCommands(program: Command): void {
     .command("revoke")
     .description("revoke a token at once (yours; an admin may revoke anyone's)")
     .argument("<token>", "the token's id, or its prefix as `token list` shows it")
-    .addHelpText("after", examples(["catcafe token revoke cc_AbCdEfGh", "catcafe token revoke 3f1c2a4e-7b8d-4e2f-9a6b-1c2d3e4f5a6b --json"]))
+    .addHelpText(
+      "after",
+      examples(["catcafe token revoke cc_AbCdEfGh", "catcafe token revoke 3f1c2a4e-7b8d-4e2f-9a6b-1c2d3e4f5a6b --json"]),
+    )
     .action(async (ref: string, _options: unknown, command: Command) => {
       const ctx = CliContext.of(command);
       const revoked = await ctx.client().tokens.revoke.mutate({ id: await resolveTokenId(ctx, ref) });

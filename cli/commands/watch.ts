@@ -59,7 +59,9 @@ export async function watchSession(ctx: CliContext, sessionId: string, options: 
         const { status, success } = update;
         out.stream(
           { type: "finished", outcome: status.outcome, success, status },
-          success ? `✔ ${sessionId} finished: ${status.outcome}` : `✘ ${sessionId} finished without success: ${status.outcome ?? status.state}`,
+          success
+            ? `✔ ${sessionId} finished: ${status.outcome}`
+            : `✘ ${sessionId} finished without success: ${status.outcome ?? status.state}`,
         );
         return success ? EXIT.OK : EXIT.SESSION_UNSUCCESSFUL;
       }
@@ -81,15 +83,28 @@ export function registerWatchCommand(program: Command): void {
     .command("watch")
     .description("follow a session's timeline live until it ends; exit 0 when it succeeded (approved/done), 3 when it did not")
     .argument("<session>", "session id (s-…)")
-    .option("--poll [ms]", `poll the timeline every <ms> (at least ${MIN_POLL_INTERVAL_MS}; default ${MIN_POLL_INTERVAL_MS}) instead of the live subscription`, parseInteger("--poll", MIN_POLL_INTERVAL_MS))
+    .option(
+      "--poll [ms]",
+      `poll the timeline every <ms> (at least ${MIN_POLL_INTERVAL_MS}; default ${MIN_POLL_INTERVAL_MS}) instead of the live subscription`,
+      parseInteger("--poll", MIN_POLL_INTERVAL_MS),
+    )
     .option("--stop-at-confirm", "stop (exit 0) when the run waits for an operator instead of waiting with it")
     .option("--from <version>", "only events after this version", parseInteger("--from", 0))
     .addHelpText(
       "after",
-      examples(["catcafe watch s-1a2b3c4d5e6f", "catcafe watch s-1a2b3c4d5e6f --stop-at-confirm", "catcafe watch s-1a2b3c4d5e6f --poll 2000", "catcafe watch s-1a2b3c4d5e6f --json | jq -c 'select(.type != \"event\")'"]),
+      examples([
+        "catcafe watch s-1a2b3c4d5e6f",
+        "catcafe watch s-1a2b3c4d5e6f --stop-at-confirm",
+        "catcafe watch s-1a2b3c4d5e6f --poll 2000",
+        "catcafe watch s-1a2b3c4d5e6f --json | jq -c 'select(.type != \"event\")'",
+      ]),
     )
     .action(async (sessionId: string, options: { poll?: number | true; stopAtConfirm?: boolean; from?: number }, command: Command) => {
       const pollMs = options.poll === true ? MIN_POLL_INTERVAL_MS : options.poll;
-      process.exitCode = await watchSession(CliContext.of(command), sessionId, { pollMs, stopWhenWaiting: options.stopAtConfirm, afterVersion: options.from });
+      process.exitCode = await watchSession(CliContext.of(command), sessionId, {
+        pollMs,
+        stopWhenWaiting: options.stopAtConfirm,
+        afterVersion: options.from,
+      });
     });
 }

@@ -51,9 +51,18 @@ export function SessionFilters({
 
   const anyFilter = Boolean(values.q || values.state || values.project || values.workflow || values.mine);
   return (
-    <Form ref={form} action="/" className="flex flex-wrap items-center gap-2 border-b border-zinc-200 px-4 py-2.5 dark:border-zinc-800" role="search">
+    <Form
+      ref={form}
+      action="/"
+      className="flex flex-wrap items-center gap-2 border-b border-zinc-200 px-4 py-2.5 dark:border-zinc-800"
+      role="search"
+    >
       <div className="relative min-w-48 flex-1">
-        <svg viewBox="0 0 20 20" className="pointer-events-none absolute top-1/2 left-2 size-3.5 -translate-y-1/2 fill-zinc-400" aria-hidden>
+        <svg
+          viewBox="0 0 20 20"
+          className="pointer-events-none absolute top-1/2 left-2 size-3.5 -translate-y-1/2 fill-zinc-400"
+          aria-hidden
+        >
           <path d="M8.5 3a5.5 5.5 0 0 1 4.38 8.83l3.65 3.64a.75.75 0 1 1-1.06 1.06l-3.64-3.65A5.5 5.5 0 1 1 8.5 3Zm0 1.5a4 4 0 1 0 0 8 4 4 0 0 0 0-8Z" />
         </svg>
         <input
@@ -65,7 +74,9 @@ export function SessionFilters({
           aria-label="Search titles and prompts"
           className={`${CONTROL} w-full pr-8 pl-7`}
         />
-        <kbd className="pointer-events-none absolute top-1/2 right-2 -translate-y-1/2 rounded border border-zinc-200 px-1 font-mono text-[10px] text-zinc-400 dark:border-zinc-700">/</kbd>
+        <kbd className="pointer-events-none absolute top-1/2 right-2 -translate-y-1/2 rounded border border-zinc-200 px-1 font-mono text-[10px] text-zinc-400 dark:border-zinc-700">
+          /
+        </kbd>
       </div>
       <select name="state" defaultValue={values.state ?? ""} onChange={submit} aria-label="State" className={`${CONTROL} max-w-40`}>
         <option value="">All states</option>
@@ -83,7 +94,13 @@ export function SessionFilters({
           </option>
         ))}
       </select>
-      <select name="workflow" defaultValue={values.workflow ?? ""} onChange={submit} aria-label="Workflow" className={`${CONTROL} max-w-36`}>
+      <select
+        name="workflow"
+        defaultValue={values.workflow ?? ""}
+        onChange={submit}
+        aria-label="Workflow"
+        className={`${CONTROL} max-w-36`}
+      >
         <option value="">All workflows</option>
         {workflows.map((w) => (
           <option key={w} value={w}>
@@ -92,7 +109,14 @@ export function SessionFilters({
         ))}
       </select>
       <label className={`${CONTROL} flex cursor-pointer items-center gap-1.5 select-none`}>
-        <input type="checkbox" name="mine" value="1" defaultChecked={values.mine} onChange={submit} className="size-3.5 accent-zinc-900 dark:accent-zinc-100" />
+        <input
+          type="checkbox"
+          name="mine"
+          value="1"
+          defaultChecked={values.mine}
+          onChange={submit}
+          className="size-3.5 accent-zinc-900 dark:accent-zinc-100"
+        />
         Mine
       </label>
       {values.limit !== defaultPageSize ? <input type="hidden" name="limit" value={values.limit} /> : null}

@@ -2,9 +2,19 @@
 import { stateTone, TONE_ORDER } from "@/lib/state-tone";
 import { TONE_FILL } from "../tone-classes";
 
-export function StateChips({ counts, active, hrefFor }: { counts: Array<{ state: string; count: number }>; active?: string; hrefFor: (state: string | undefined) => string }) {
+export function StateChips({
+  counts,
+  active,
+  hrefFor,
+}: {
+  counts: Array<{ state: string; count: number }>;
+  active?: string;
+  hrefFor: (state: string | undefined) => string;
+}) {
   const total = counts.reduce((n, c) => n + c.count, 0);
-  const ordered = [...counts].sort((a, b) => TONE_ORDER.indexOf(stateTone(a.state)) - TONE_ORDER.indexOf(stateTone(b.state)) || b.count - a.count);
+  const ordered = [...counts].sort(
+    (a, b) => TONE_ORDER.indexOf(stateTone(a.state)) - TONE_ORDER.indexOf(stateTone(b.state)) || b.count - a.count,
+  );
   const chip = (selected: boolean) =>
     `inline-flex items-center gap-1.5 rounded-md px-2 py-1 text-xs whitespace-nowrap ring-1 ring-inset transition ${
       selected
@@ -18,7 +28,12 @@ export function StateChips({ counts, active, hrefFor }: { counts: Array<{ state:
         <span className="font-mono tabular-nums opacity-70">{total.toLocaleString("en-US")}</span>
       </a>
       {ordered.map((c) => (
-        <a key={c.state} href={hrefFor(c.state)} className={chip(active === c.state)} aria-current={active === c.state ? "true" : undefined}>
+        <a
+          key={c.state}
+          href={hrefFor(c.state)}
+          className={chip(active === c.state)}
+          aria-current={active === c.state ? "true" : undefined}
+        >
           <span className={`size-1.5 rounded-full ${TONE_FILL[stateTone(c.state)]}`} aria-hidden />
           <span className="font-mono">{c.state}</span>
           <span className="font-mono tabular-nums opacity-70">{c.count.toLocaleString("en-US")}</span>

@@ -15,7 +15,21 @@ function typeTone(type: string): string {
   return TYPE_TONE.find(([re]) => re.test(type))?.[1] ?? "text-zinc-600 dark:text-zinc-400";
 }
 
-export function EventList({ past, upcoming, version, head, sessionId, hrefAt }: { past: TimelineEntry[]; upcoming: TimelineEntry[]; version: number; head: number; sessionId: string; hrefAt: (version: number) => string }) {
+export function EventList({
+  past,
+  upcoming,
+  version,
+  head,
+  sessionId,
+  hrefAt,
+}: {
+  past: TimelineEntry[];
+  upcoming: TimelineEntry[];
+  version: number;
+  head: number;
+  sessionId: string;
+  hrefAt: (version: number) => string;
+}) {
   const earlier = (past[0]?.version ?? 1) - 1;
   const later = head - (upcoming.at(-1)?.version ?? version);
   const row = (e: TimelineEntry, state: "past" | "current" | "future") => (
@@ -30,7 +44,11 @@ export function EventList({ past, upcoming, version, head, sessionId, hrefAt }: 
         <span className="pt-px text-right font-mono text-[11px] text-zinc-400 tabular-nums">{e.version}</span>
         <span className="min-w-0">
           <span className={`font-mono text-[11px] font-medium ${typeTone(e.type)}`}>{e.type}</span>
-          {e.streamId !== sessionId ? <span className="ml-1.5 text-[10px] text-violet-500" title={`inherited from ${e.streamId}`}>inherited</span> : null}
+          {e.streamId !== sessionId ? (
+            <span className="ml-1.5 text-[10px] text-violet-500" title={`inherited from ${e.streamId}`}>
+              inherited
+            </span>
+          ) : null}
           <span className="block truncate text-[11px] text-zinc-500 dark:text-zinc-400" title={e.summary}>
             {e.summary}
           </span>

@@ -36,12 +36,24 @@ export function RoundPanel({ view, hrefAt }: { view: ReplayView; hrefAt: (versio
         </nav>
       ) : null}
       {!round || round.entries.length === 0 ? (
-        <EmptyState title="Nothing produced yet" hint="Outputs, verdicts and test results of this round appear here as the position moves past them." />
+        <EmptyState
+          title="Nothing produced yet"
+          hint="Outputs, verdicts and test results of this round appear here as the position moves past them."
+        />
       ) : (
         <ol className="space-y-3 p-4">
-          {round.omitted > 0 ? <li className="text-center text-[11px] text-zinc-400">{round.omitted} earlier entries of this round not shown</li> : null}
+          {round.omitted > 0 ? (
+            <li className="text-center text-[11px] text-zinc-400">{round.omitted} earlier entries of this round not shown</li>
+          ) : null}
           {round.entries.map((entry) => (
-            <li key={`${entry.kind}-${entry.version}`} className={entry.version === view.version ? "rounded-lg ring-2 ring-sky-500/60 ring-offset-2 ring-offset-white dark:ring-offset-zinc-900" : ""}>
+            <li
+              key={`${entry.kind}-${entry.version}`}
+              className={
+                entry.version === view.version
+                  ? "rounded-lg ring-2 ring-sky-500/60 ring-offset-2 ring-offset-white dark:ring-offset-zinc-900"
+                  : ""
+              }
+            >
               <Entry entry={entry} href={hrefAt(entry.version)} />
             </li>
           ))}
@@ -70,7 +82,11 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
             </>
           }
         >
-          <p className={`line-clamp-6 text-xs leading-relaxed whitespace-pre-wrap ${discussion ? "text-zinc-700 italic dark:text-zinc-300" : "font-mono text-[11px] text-zinc-700 dark:text-zinc-300"}`}>{entry.preview || "(empty)"}</p>
+          <p
+            className={`line-clamp-6 text-xs leading-relaxed whitespace-pre-wrap ${discussion ? "text-zinc-700 italic dark:text-zinc-300" : "font-mono text-[11px] text-zinc-700 dark:text-zinc-300"}`}
+          >
+            {entry.preview || "(empty)"}
+          </p>
           {invalid ? (
             <ul className="mt-1.5 space-y-0.5 text-[11px] text-rose-700 dark:text-rose-300">
               {entry.validationErrors.slice(0, 5).map((e, i) => (
@@ -101,7 +117,9 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
             <ul className="mt-1.5 space-y-1">
               {entry.findings.map((f, i) => (
                 <li key={i} className="flex gap-2 text-[11px]">
-                  <span className={`shrink-0 rounded px-1 font-mono uppercase ${f.severity === "blocking" ? "bg-rose-500/15 text-rose-700 dark:text-rose-300" : f.severity === "major" ? "bg-amber-500/15 text-amber-800 dark:text-amber-300" : "bg-zinc-500/10 text-zinc-600 dark:text-zinc-400"}`}>
+                  <span
+                    className={`shrink-0 rounded px-1 font-mono uppercase ${f.severity === "blocking" ? "bg-rose-500/15 text-rose-700 dark:text-rose-300" : f.severity === "major" ? "bg-amber-500/15 text-amber-800 dark:text-amber-300" : "bg-zinc-500/10 text-zinc-600 dark:text-zinc-400"}`}
+                  >
                     {f.severity}
                   </span>
                   <span className="font-mono text-zinc-500">
@@ -142,31 +160,64 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
           }
         >
           <p className="font-mono text-[11px] text-zinc-600 dark:text-zinc-400">
-            exit {entry.exitCode ?? "—"} (expected {entry.expectedExitCode}) · {Math.round(entry.durationMs)} ms{entry.reason ? ` · ${entry.reason}` : ""}
+            exit {entry.exitCode ?? "—"} (expected {entry.expectedExitCode}) · {Math.round(entry.durationMs)} ms
+            {entry.reason ? ` · ${entry.reason}` : ""}
           </p>
         </Card>
       );
     case "commit":
       return (
-        <Card tone="zinc" href={href} version={entry.version} label={<span className="font-semibold">Commit <span className="font-mono">{entry.commit.slice(0, 10)}</span></span>}>
-          <p className="font-mono text-[11px] text-zinc-600 dark:text-zinc-400">{entry.empty ? "no files changed" : entry.files.join(", ")}</p>
+        <Card
+          tone="zinc"
+          href={href}
+          version={entry.version}
+          label={
+            <span className="font-semibold">
+              Commit <span className="font-mono">{entry.commit.slice(0, 10)}</span>
+            </span>
+          }
+        >
+          <p className="font-mono text-[11px] text-zinc-600 dark:text-zinc-400">
+            {entry.empty ? "no files changed" : entry.files.join(", ")}
+          </p>
         </Card>
       );
     case "message":
       return (
-        <Card tone={entry.from === "operator" ? "sky" : "zinc"} href={href} version={entry.version} label={<span className="font-semibold capitalize">{entry.from}</span>}>
+        <Card
+          tone={entry.from === "operator" ? "sky" : "zinc"}
+          href={href}
+          version={entry.version}
+          label={<span className="font-semibold capitalize">{entry.from}</span>}
+        >
           <p className="text-xs whitespace-pre-wrap text-zinc-700 dark:text-zinc-300">{entry.text}</p>
         </Card>
       );
     case "confirm":
       return (
-        <Card tone="amber" href={href} version={entry.version} label={<span className="font-semibold">Operator confirmed the proposal</span>}>
+        <Card
+          tone="amber"
+          href={href}
+          version={entry.version}
+          label={<span className="font-semibold">Operator confirmed the proposal</span>}
+        >
           <p className="text-[11px] text-zinc-600 dark:text-zinc-400">via {entry.via}: implementation starts in the same thread.</p>
         </Card>
       );
     case "step_failed":
       return (
-        <Card tone="rose" href={href} version={entry.version} label={<><span className="font-semibold">Step failed</span><span className="font-mono">{entry.errorClass}</span>{entry.retrying ? <Chip>will retry</Chip> : null}</>}>
+        <Card
+          tone="rose"
+          href={href}
+          version={entry.version}
+          label={
+            <>
+              <span className="font-semibold">Step failed</span>
+              <span className="font-mono">{entry.errorClass}</span>
+              {entry.retrying ? <Chip>will retry</Chip> : null}
+            </>
+          }
+        >
           <p className="text-[11px] text-zinc-700 dark:text-zinc-300">{entry.message}</p>
         </Card>
       );
@@ -192,7 +243,19 @@ const TONES = {
   sky: "border-sky-200 bg-sky-50/40 dark:border-sky-900/60 dark:bg-sky-950/15",
 } as const;
 
-function Card({ tone, label, version, href, children }: { tone: keyof typeof TONES; label: ReactNode; version: number; href: string; children: ReactNode }) {
+function Card({
+  tone,
+  label,
+  version,
+  href,
+  children,
+}: {
+  tone: keyof typeof TONES;
+  label: ReactNode;
+  version: number;
+  href: string;
+  children: ReactNode;
+}) {
   return (
     <article className={`rounded-lg border px-3 py-2 ${TONES[tone]}`}>
       <header className="mb-1 flex flex-wrap items-center gap-x-2 gap-y-0.5 text-[11px] text-zinc-700 dark:text-zinc-300">
@@ -207,5 +270,7 @@ function Card({ tone, label, version, href, children }: { tone: keyof typeof TON
 }
 
 function Chip({ children }: { children: ReactNode }) {
-  return <span className="rounded bg-zinc-900/5 px-1.5 py-px text-[10px] text-zinc-600 dark:bg-white/10 dark:text-zinc-300">{children}</span>;
+  return (
+    <span className="rounded bg-zinc-900/5 px-1.5 py-px text-[10px] text-zinc-600 dark:bg-white/10 dark:text-zinc-300">{children}</span>
+  );
 }

@@ -18,7 +18,17 @@ export interface ScrubberMark {
 
 const NAVIGATE_AFTER_MS = 140;
 
-export function ReplayScrubber({ version, head, marks, forkVersion }: { version: number; head: number; marks: ScrubberMark[]; forkVersion: number | null }) {
+export function ReplayScrubber({
+  version,
+  head,
+  marks,
+  forkVersion,
+}: {
+  version: number;
+  head: number;
+  marks: ScrubberMark[];
+  forkVersion: number | null;
+}) {
   const router = useRouter();
   const pathname = usePathname();
   const [position, setPosition] = useState(version);
@@ -91,7 +101,13 @@ export function ReplayScrubber({ version, head, marks, forkVersion }: { version:
         <button type="button" className={button} onClick={() => go(1, true)} disabled={position <= 1} title="First event (Home)">
           ⇤
         </button>
-        <button type="button" className={button} onClick={() => go(prevMark(position), true)} disabled={position <= 1} title="Previous landmark (Shift+←)">
+        <button
+          type="button"
+          className={button}
+          onClick={() => go(prevMark(position), true)}
+          disabled={position <= 1}
+          title="Previous landmark (Shift+←)"
+        >
           ⟪
         </button>
         <button type="button" className={button} onClick={() => go(position - 1, true)} disabled={position <= 1} title="Previous event (←)">
@@ -107,13 +123,22 @@ export function ReplayScrubber({ version, head, marks, forkVersion }: { version:
         <button type="button" className={button} onClick={() => go(position + 1, true)} disabled={position >= head} title="Next event (→)">
           →
         </button>
-        <button type="button" className={button} onClick={() => go(nextMark(position), true)} disabled={position >= head} title="Next landmark (Shift+→)">
+        <button
+          type="button"
+          className={button}
+          onClick={() => go(nextMark(position), true)}
+          disabled={position >= head}
+          title="Next landmark (Shift+→)"
+        >
           ⟫
         </button>
         <button type="button" className={button} onClick={() => go(head, true)} disabled={position >= head} title="Latest event (End)">
           ⇥
         </button>
-        <span className={`ml-1 size-3 rounded-full border-2 border-sky-500 border-t-transparent ${pending || position !== version ? "animate-spin" : "invisible"}`} aria-hidden />
+        <span
+          className={`ml-1 size-3 rounded-full border-2 border-sky-500 border-t-transparent ${pending || position !== version ? "animate-spin" : "invisible"}`}
+          aria-hidden
+        />
         <span className="ml-auto hidden items-center gap-1.5 text-[11px] text-zinc-400 md:flex dark:text-zinc-500">
           <Key>←</Key>
           <Key>→</Key> step · <Key>⇧</Key>+<Key>←</Key>

@@ -4,14 +4,27 @@ import type { ReactNode } from "react";
 
 export type SessionView = "replay" | "tree";
 
-export function SessionCrumbs({ sessionId, title, view, children }: { sessionId: string; title: string | null; view: SessionView; children?: ReactNode }) {
+export function SessionCrumbs({
+  sessionId,
+  title,
+  view,
+  children,
+}: {
+  sessionId: string;
+  title: string | null;
+  view: SessionView;
+  children?: ReactNode;
+}) {
   const tab = (target: SessionView, label: string) =>
     target === view ? (
       <span className="rounded-md bg-zinc-900 px-2.5 py-1 font-medium text-white dark:bg-zinc-100 dark:text-zinc-900" aria-current="page">
         {label}
       </span>
     ) : (
-      <a href={`/sessions/${sessionId}/${target}`} className="rounded-md px-2.5 py-1 text-zinc-600 ring-1 ring-inset ring-zinc-200 hover:bg-zinc-50 hover:text-zinc-900 dark:text-zinc-300 dark:ring-zinc-800 dark:hover:bg-zinc-800/60 dark:hover:text-zinc-100">
+      <a
+        href={`/sessions/${sessionId}/${target}`}
+        className="rounded-md px-2.5 py-1 text-zinc-600 ring-1 ring-inset ring-zinc-200 hover:bg-zinc-50 hover:text-zinc-900 dark:text-zinc-300 dark:ring-zinc-800 dark:hover:bg-zinc-800/60 dark:hover:text-zinc-100"
+      >
         {label}
       </a>
     );
@@ -35,7 +48,10 @@ export function SessionCrumbs({ sessionId, title, view, children }: { sessionId:
         {children}
       </div>
       <div className="flex items-center gap-1.5 text-xs">
-        <a href={`/sessions/${sessionId}`} className="rounded-md px-2.5 py-1 text-zinc-600 ring-1 ring-inset ring-zinc-200 hover:bg-zinc-50 hover:text-zinc-900 dark:text-zinc-300 dark:ring-zinc-800 dark:hover:bg-zinc-800/60 dark:hover:text-zinc-100">
+        <a
+          href={`/sessions/${sessionId}`}
+          className="rounded-md px-2.5 py-1 text-zinc-600 ring-1 ring-inset ring-zinc-200 hover:bg-zinc-50 hover:text-zinc-900 dark:text-zinc-300 dark:ring-zinc-800 dark:hover:bg-zinc-800/60 dark:hover:text-zinc-100"
+        >
           Session
         </a>
         {tab("replay", "Replay")}

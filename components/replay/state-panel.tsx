@@ -11,7 +11,10 @@ export function StatePanel({ view }: { view: ReplayView }) {
   const s = view.state;
   const inherited = view.fork && view.version <= view.fork.forkVersion;
   return (
-    <Panel title={`State at event ${view.version}`} meta={view.version === view.head ? "latest" : `${view.head - view.version} later event${view.head - view.version === 1 ? "" : "s"}`}>
+    <Panel
+      title={`State at event ${view.version}`}
+      meta={view.version === view.head ? "latest" : `${view.head - view.version} later event${view.head - view.version === 1 ? "" : "s"}`}
+    >
       <div className="space-y-4 p-4">
         <div className="flex flex-wrap items-center gap-2">
           <span className="text-[11px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">FSM</span>
@@ -42,7 +45,10 @@ export function StatePanel({ view }: { view: ReplayView }) {
           <Value mono>{s.head ? s.head.slice(0, 12) : "—"}</Value>
         </dl>
         {view.event ? (
-          <div className="rounded-md border border-sky-200 bg-sky-50/60 p-2.5 dark:border-sky-900/60 dark:bg-sky-950/20" data-testid="replay-event">
+          <div
+            className="rounded-md border border-sky-200 bg-sky-50/60 p-2.5 dark:border-sky-900/60 dark:bg-sky-950/20"
+            data-testid="replay-event"
+          >
             <div className="flex items-center gap-2 text-[11px]">
               <span className="font-mono font-semibold text-sky-800 dark:text-sky-300">{view.event.type}</span>
               <span className="ml-auto font-mono text-zinc-500">{view.event.actor}</span>
@@ -55,7 +61,9 @@ export function StatePanel({ view }: { view: ReplayView }) {
           </div>
         ) : null}
         {s.finalized ? (
-          <div className={`rounded-md border p-2.5 text-xs ${s.finalized.outcome === "approved" || s.finalized.outcome === "done" ? "border-emerald-200 bg-emerald-50/60 dark:border-emerald-900/60 dark:bg-emerald-950/20" : "border-rose-200 bg-rose-50/60 dark:border-rose-900/60 dark:bg-rose-950/20"}`}>
+          <div
+            className={`rounded-md border p-2.5 text-xs ${s.finalized.outcome === "approved" || s.finalized.outcome === "done" ? "border-emerald-200 bg-emerald-50/60 dark:border-emerald-900/60 dark:bg-emerald-950/20" : "border-rose-200 bg-rose-50/60 dark:border-rose-900/60 dark:bg-rose-950/20"}`}
+          >
             <div className="font-medium">Finished: {s.finalized.outcome}</div>
             {s.finalized.errorClass ? (
               <div className="mt-0.5 font-mono text-[11px]">
@@ -78,7 +86,10 @@ export function StatePanel({ view }: { view: ReplayView }) {
             <h3 className="text-[11px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Open issues</h3>
             <ul className="mt-1 space-y-1 text-xs">
               {s.openIssues.map((issue, i) => (
-                <li key={i} className="rounded border-l-2 border-amber-400 bg-amber-50/60 px-2 py-1 font-mono text-[11px] break-words text-amber-900 dark:bg-amber-950/20 dark:text-amber-200">
+                <li
+                  key={i}
+                  className="rounded border-l-2 border-amber-400 bg-amber-50/60 px-2 py-1 font-mono text-[11px] break-words text-amber-900 dark:bg-amber-950/20 dark:text-amber-200"
+                >
                   {issue}
                 </li>
               ))}
@@ -87,7 +98,9 @@ export function StatePanel({ view }: { view: ReplayView }) {
         ) : null}
         {s.prompt ? (
           <details className="group text-xs">
-            <summary className="cursor-pointer text-[11px] font-medium tracking-wide text-zinc-500 uppercase select-none dark:text-zinc-400">Prompt</summary>
+            <summary className="cursor-pointer text-[11px] font-medium tracking-wide text-zinc-500 uppercase select-none dark:text-zinc-400">
+              Prompt
+            </summary>
             <p className="mt-1 whitespace-pre-wrap text-zinc-700 dark:text-zinc-300">{s.prompt}</p>
           </details>
         ) : null}

@@ -64,7 +64,11 @@ export function CommitSummary({ commit }: { commit: EntryOf<"commit"> }) {
 export function BuildCard({ output, commit }: { output: EntryOf<"agent_output">; commit?: EntryOf<"commit"> }) {
   const d = output.detail;
   return (
-    <Card testId="build" kind={<Tag tone="violet">{d.phase}</Tag>} title={<AgentTitle role={d.role} agentId={d.agentId} simulated={d.simulated} />}>
+    <Card
+      testId="build"
+      kind={<Tag tone="violet">{d.phase}</Tag>}
+      title={<AgentTitle role={d.role} agentId={d.agentId} simulated={d.simulated} />}
+    >
       {output.failure ? <FailureLine failure={output.failure} /> : null}
       <ClampedText text={d.preview} className="text-[13px] leading-relaxed text-zinc-800 dark:text-zinc-200" />
       {commit ? <CommitSummary commit={commit} /> : null}

@@ -16,7 +16,10 @@ const TAG_TONES: Record<TagTone, string> = {
 
 export function Tag({ tone = "zinc", children, title }: { tone?: TagTone; children: ReactNode; title?: string }) {
   return (
-    <span title={title} className={`inline-flex shrink-0 items-center rounded px-1.5 py-px font-mono text-[10px] font-medium tracking-wide uppercase ring-1 ring-inset ${TAG_TONES[tone]}`}>
+    <span
+      title={title}
+      className={`inline-flex shrink-0 items-center rounded px-1.5 py-px font-mono text-[10px] font-medium tracking-wide uppercase ring-1 ring-inset ${TAG_TONES[tone]}`}
+    >
       {children}
     </span>
   );
@@ -70,7 +73,11 @@ export function ClampedText({ text, className = "" }: { text: string; className?
     <div className={className}>
       <p className="break-words whitespace-pre-wrap">{shown}</p>
       {long ? (
-        <button type="button" onClick={() => setOpen(!open)} className="mt-1 text-[11px] font-medium text-zinc-500 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100">
+        <button
+          type="button"
+          onClick={() => setOpen(!open)}
+          className="mt-1 text-[11px] font-medium text-zinc-500 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"
+        >
           {open ? "Show less" : "Show more"}
         </button>
       ) : null}

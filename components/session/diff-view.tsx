@@ -32,9 +32,14 @@ function DiffFileView({ file }: { file: DiffFile }) {
           {file.previousPath ? `${file.previousPath} → ` : ""}
           {file.path}
         </span>
-        {file.status !== "modified" ? <span className="rounded bg-zinc-200/70 px-1 font-mono text-[10px] text-zinc-600 dark:bg-zinc-800 dark:text-zinc-400">{file.status}</span> : null}
+        {file.status !== "modified" ? (
+          <span className="rounded bg-zinc-200/70 px-1 font-mono text-[10px] text-zinc-600 dark:bg-zinc-800 dark:text-zinc-400">
+            {file.status}
+          </span>
+        ) : null}
         <span className="ml-auto font-mono text-[11px] tabular-nums">
-          <span className="text-emerald-600 dark:text-emerald-400">+{file.additions}</span> <span className="text-rose-600 dark:text-rose-400">−{file.deletions}</span>
+          <span className="text-emerald-600 dark:text-emerald-400">+{file.additions}</span>{" "}
+          <span className="text-rose-600 dark:text-rose-400">−{file.deletions}</span>
         </span>
       </div>
       <div className="max-h-[520px] overflow-auto bg-white dark:bg-zinc-950">
@@ -42,8 +47,12 @@ function DiffFileView({ file }: { file: DiffFile }) {
           <tbody>
             {file.lines.map((line, i) => (
               <tr key={i} className={LINE_CLASSES[line.kind]}>
-                <td className="w-10 border-r border-zinc-100 px-2 text-right text-zinc-400 select-none dark:border-zinc-800 dark:text-zinc-600">{line.oldNo ?? ""}</td>
-                <td className="w-10 border-r border-zinc-100 px-2 text-right text-zinc-400 select-none dark:border-zinc-800 dark:text-zinc-600">{line.newNo ?? ""}</td>
+                <td className="w-10 border-r border-zinc-100 px-2 text-right text-zinc-400 select-none dark:border-zinc-800 dark:text-zinc-600">
+                  {line.oldNo ?? ""}
+                </td>
+                <td className="w-10 border-r border-zinc-100 px-2 text-right text-zinc-400 select-none dark:border-zinc-800 dark:text-zinc-600">
+                  {line.newNo ?? ""}
+                </td>
                 <td className="w-4 pl-2 select-none">{SIGN[line.kind]}</td>
                 <td className="pr-3 whitespace-pre">{line.text}</td>
               </tr>

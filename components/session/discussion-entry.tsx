@@ -26,7 +26,9 @@ export function DiscussionEntry({ entry }: { entry: EntryOf<"agent_output"> }) {
             </Tag>
           ) : null}
         </div>
-        <div className={`mt-1 rounded-lg rounded-tl-sm border px-3 py-2 text-[13px] leading-relaxed text-zinc-800 dark:text-zinc-200 ${style.bubble}`}>
+        <div
+          className={`mt-1 rounded-lg rounded-tl-sm border px-3 py-2 text-[13px] leading-relaxed text-zinc-800 dark:text-zinc-200 ${style.bubble}`}
+        >
           <ClampedText text={d.preview} />
         </div>
         {previewIsWhole ? null : (

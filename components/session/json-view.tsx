@@ -12,7 +12,8 @@ export function JsonView({ value }: { value: JsonValue }) {
 
 function JsonNode({ value }: { value: JsonValue }) {
   if (value === null) return <span className="text-zinc-400">null</span>;
-  if (typeof value === "string") return <span className="break-words whitespace-pre-wrap text-emerald-700 dark:text-emerald-300">&quot;{value}&quot;</span>;
+  if (typeof value === "string")
+    return <span className="break-words whitespace-pre-wrap text-emerald-700 dark:text-emerald-300">&quot;{value}&quot;</span>;
   if (typeof value === "number") return <span className="text-sky-700 dark:text-sky-300">{value}</span>;
   if (typeof value === "boolean") return <span className="text-violet-700 dark:text-violet-300">{String(value)}</span>;
   if (Array.isArray(value)) {

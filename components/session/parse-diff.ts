@@ -67,7 +67,7 @@ export function parseUnifiedDiff(text: string): DiffFile[] {
       file.lines.push({ kind: "del", text: line.slice(1), oldNo: oldNo++, newNo: null });
     } else if (line.startsWith("\\")) {
       file.lines.push({ kind: "meta", text: line, oldNo: null, newNo: null });
-    } else if (line === "" ) {
+    } else if (line === "") {
       // The split leaves one empty string after the final newline; inside a hunk an empty
       // context line is written as a single space, so a bare "" is never content.
       continue;

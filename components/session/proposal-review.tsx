@@ -18,7 +18,19 @@ function latestDiscussion(entries: SessionEntry[]): Map<string, EntryOf<"agent_o
   return byRole;
 }
 
-export function ProposalReview({ entries, canOperate, busy, onConfirm, onFollowUp }: { entries: SessionEntry[]; canOperate: boolean; busy: boolean; onConfirm: () => void; onFollowUp: () => void }) {
+export function ProposalReview({
+  entries,
+  canOperate,
+  busy,
+  onConfirm,
+  onFollowUp,
+}: {
+  entries: SessionEntry[];
+  canOperate: boolean;
+  busy: boolean;
+  onConfirm: () => void;
+  onFollowUp: () => void;
+}) {
   const discussion = latestDiscussion(entries);
   const proposal = discussion.get("coder");
   const critiques = [...discussion.entries()].filter(([role]) => role !== "coder").map(([, e]) => e);
@@ -28,12 +40,23 @@ export function ProposalReview({ entries, canOperate, busy, onConfirm, onFollowU
       meta={<span className="text-amber-700 dark:text-amber-300">waiting for an operator&apos;s confirm</span>}
       className="border-amber-300/70 dark:border-amber-900/70"
     >
-      <div data-testid="proposal-review" className="grid grid-cols-1 divide-y divide-zinc-200 lg:grid-cols-2 lg:divide-x lg:divide-y-0 dark:divide-zinc-800">
+      <div
+        data-testid="proposal-review"
+        className="grid grid-cols-1 divide-y divide-zinc-200 lg:grid-cols-2 lg:divide-x lg:divide-y-0 dark:divide-zinc-800"
+      >
         <div className="min-w-0 px-4 py-3">
-          {proposal ? <Contribution entry={proposal} heading="Proposal" /> : <p className="text-xs text-zinc-500">No proposal was recorded.</p>}
+          {proposal ? (
+            <Contribution entry={proposal} heading="Proposal" />
+          ) : (
+            <p className="text-xs text-zinc-500">No proposal was recorded.</p>
+          )}
         </div>
         <div className="min-w-0 space-y-4 px-4 py-3">
-          {critiques.length ? critiques.map((e) => <Contribution key={e.version} entry={e} heading="Critique" />) : <p className="text-xs text-zinc-500">No critiques were recorded.</p>}
+          {critiques.length ? (
+            critiques.map((e) => <Contribution key={e.version} entry={e} heading="Critique" />)
+          ) : (
+            <p className="text-xs text-zinc-500">No critiques were recorded.</p>
+          )}
         </div>
       </div>
       <div className="flex flex-wrap items-center gap-2 border-t border-zinc-200 bg-zinc-50/70 px-4 py-2.5 dark:border-zinc-800 dark:bg-zinc-950/30">
@@ -45,10 +68,14 @@ export function ProposalReview({ entries, canOperate, busy, onConfirm, onFollowU
             <button type="button" data-testid="proposal-follow-up" className={BUTTON_STYLES.secondary} onClick={onFollowUp}>
               Follow up instead <Kbd>f</Kbd>
             </button>
-            <span className="ml-auto text-[11px] text-zinc-500 dark:text-zinc-400">Confirming starts the build in this session and records you as the one who confirmed.</span>
+            <span className="ml-auto text-[11px] text-zinc-500 dark:text-zinc-400">
+              Confirming starts the build in this session and records you as the one who confirmed.
+            </span>
           </>
         ) : (
-          <span className="text-xs text-zinc-500 dark:text-zinc-400">An operator confirms the proposal or follows up. You can read along.</span>
+          <span className="text-xs text-zinc-500 dark:text-zinc-400">
+            An operator confirms the proposal or follows up. You can read along.
+          </span>
         )}
       </div>
     </Panel>

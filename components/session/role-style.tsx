@@ -48,7 +48,10 @@ export function roleStyle(role: string): RoleStyle {
 export function RoleAvatar({ role, label }: { role: string; label?: string }) {
   const text = (label ?? role).slice(0, 1).toUpperCase();
   return (
-    <span aria-hidden className={`flex size-6 shrink-0 items-center justify-center rounded-full text-[11px] font-semibold ${roleStyle(role).avatar}`}>
+    <span
+      aria-hidden
+      className={`flex size-6 shrink-0 items-center justify-center rounded-full text-[11px] font-semibold ${roleStyle(role).avatar}`}
+    >
       {text}
     </span>
   );

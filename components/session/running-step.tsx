@@ -23,25 +23,42 @@ export function RunningStep({ status, entries }: { status: SessionStatus; entrie
   const what = commands ? "The allowlist runner is running the test commands" : `${capitalize(step.role)} is working`;
   const waiting = !step.startedAt;
   return (
-    <section data-testid="running-step" data-role={step.role} className="overflow-hidden rounded-lg border border-sky-200 bg-sky-50/70 dark:border-sky-900/70 dark:bg-sky-950/30">
+    <section
+      data-testid="running-step"
+      data-role={step.role}
+      className="overflow-hidden rounded-lg border border-sky-200 bg-sky-50/70 dark:border-sky-900/70 dark:bg-sky-950/30"
+    >
       <div className="flex flex-wrap items-center gap-x-3 gap-y-1 px-4 py-2 text-xs">
         <span className="relative flex size-2">
-          <span className={`absolute inline-flex size-full rounded-full opacity-60 ${waiting ? "bg-amber-500" : "animate-ping bg-sky-500"}`} />
+          <span
+            className={`absolute inline-flex size-full rounded-full opacity-60 ${waiting ? "bg-amber-500" : "animate-ping bg-sky-500"}`}
+          />
           <span className={`relative inline-flex size-2 rounded-full ${waiting ? "bg-amber-500" : "bg-sky-500"}`} />
         </span>
         {commands ? null : <RoleAvatar role={step.role} />}
         <span className={`font-semibold ${commands ? "text-zinc-800 dark:text-zinc-100" : roleStyle(step.role).text}`}>
-          {waiting ? (step.retryAt ? `${capitalize(step.role)}'s step waits for its retry at ${timeOfDay(step.retryAt)} UTC` : `${capitalize(step.role)}'s step waits for a runner`) : what}
+          {waiting
+            ? step.retryAt
+              ? `${capitalize(step.role)}'s step waits for its retry at ${timeOfDay(step.retryAt)} UTC`
+              : `${capitalize(step.role)}'s step waits for a runner`
+            : what}
         </span>
         <span className="font-mono text-[11px] text-zinc-500 dark:text-zinc-400">{step.state}</span>
         {step.attempt && step.attempt > 1 ? <span className="text-zinc-500 dark:text-zinc-400">attempt {step.attempt}</span> : null}
         {step.runnerId ? <span className="font-mono text-[11px] text-zinc-400 dark:text-zinc-500">on {step.runnerId}</span> : null}
-        <span data-testid="elapsed" className="ml-auto font-mono text-sm font-medium text-zinc-800 tabular-nums dark:text-zinc-100" title={since ? `since ${since}` : undefined}>
+        <span
+          data-testid="elapsed"
+          className="ml-auto font-mono text-sm font-medium text-zinc-800 tabular-nums dark:text-zinc-100"
+          title={since ? `since ${since}` : undefined}
+        >
           {elapsed}
         </span>
       </div>
       {streamed ? (
-        <pre data-testid="streaming-output" className="max-h-48 overflow-auto border-t border-sky-200 bg-white/70 px-4 py-2 font-mono text-[12px] leading-5 whitespace-pre-wrap text-zinc-700 dark:border-sky-900/60 dark:bg-zinc-950/60 dark:text-zinc-300">
+        <pre
+          data-testid="streaming-output"
+          className="max-h-48 overflow-auto border-t border-sky-200 bg-white/70 px-4 py-2 font-mono text-[12px] leading-5 whitespace-pre-wrap text-zinc-700 dark:border-sky-900/60 dark:bg-zinc-950/60 dark:text-zinc-300"
+        >
           {streamed}
           <span className="ml-0.5 inline-block h-3.5 w-1.5 animate-pulse bg-zinc-400 align-middle" aria-hidden />
         </pre>

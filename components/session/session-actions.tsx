@@ -43,12 +43,21 @@ export function useSessionCommands() {
       onSuccess: (result) => router.push(`/sessions/${result.sessionId}`),
     }),
   );
-  return { notice, setNotice, confirm, followUp, cancel, rerun, busy: confirm.isPending || followUp.isPending || cancel.isPending || rerun.isPending };
+  return {
+    notice,
+    setNotice,
+    confirm,
+    followUp,
+    cancel,
+    rerun,
+    busy: confirm.isPending || followUp.isPending || cancel.isPending || rerun.isPending,
+  };
 }
 
 export type SessionCommands = ReturnType<typeof useSessionCommands>;
 
-const BUTTON = "inline-flex items-center justify-center gap-2 rounded-md px-3 py-1.5 text-xs font-medium shadow-sm transition focus-visible:ring-2 focus-visible:outline-none disabled:cursor-not-allowed disabled:opacity-50";
+const BUTTON =
+  "inline-flex items-center justify-center gap-2 rounded-md px-3 py-1.5 text-xs font-medium shadow-sm transition focus-visible:ring-2 focus-visible:outline-none disabled:cursor-not-allowed disabled:opacity-50";
 export const BUTTON_STYLES = {
   primary: `${BUTTON} bg-zinc-900 text-white hover:bg-zinc-800 focus-visible:ring-zinc-900/30 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-white`,
   confirm: `${BUTTON} bg-emerald-600 text-white hover:bg-emerald-500 focus-visible:ring-emerald-600/40 dark:bg-emerald-500 dark:text-emerald-950 dark:hover:bg-emerald-400`,
@@ -63,7 +72,11 @@ export function NoticeBar({ notice, onClose }: { notice: Notice; onClose: () => 
     error: "border-rose-300 bg-rose-50 text-rose-800 dark:border-rose-900/70 dark:bg-rose-950/40 dark:text-rose-200",
   }[notice.tone];
   return (
-    <div role={notice.tone === "info" ? "status" : "alert"} data-testid="notice" className={`flex items-start gap-3 rounded-md border px-3 py-2 text-xs ${tone}`}>
+    <div
+      role={notice.tone === "info" ? "status" : "alert"}
+      data-testid="notice"
+      className={`flex items-start gap-3 rounded-md border px-3 py-2 text-xs ${tone}`}
+    >
       <span className="flex-1 leading-5">{notice.text}</span>
       <button type="button" onClick={onClose} className="text-current opacity-60 hover:opacity-100" aria-label="Dismiss">
         ✕
@@ -98,7 +111,13 @@ export function ActionsPanel({
     <Panel title="Actions" meta={<span className="font-mono text-[11px]">operator</span>}>
       <div className="space-y-3 px-4 py-3" data-testid="actions">
         {awaiting ? (
-          <button type="button" data-testid="confirm-button" className={`${BUTTON_STYLES.confirm} w-full`} disabled={commands.busy} onClick={() => openDialog("confirm")}>
+          <button
+            type="button"
+            data-testid="confirm-button"
+            className={`${BUTTON_STYLES.confirm} w-full`}
+            disabled={commands.busy}
+            onClick={() => openDialog("confirm")}
+          >
             Confirm the proposal <Kbd>c</Kbd>
           </button>
         ) : null}
@@ -129,7 +148,13 @@ export function ActionsPanel({
               <span className="text-[11px] text-zinc-500 dark:text-zinc-400">
                 <Kbd>⌘/Ctrl</Kbd> <Kbd>↵</Kbd> sends
               </span>
-              <button type="button" data-testid="follow-up-send" className={BUTTON_STYLES.primary} disabled={!text.trim() || commands.followUp.isPending} onClick={send}>
+              <button
+                type="button"
+                data-testid="follow-up-send"
+                className={BUTTON_STYLES.primary}
+                disabled={!text.trim() || commands.followUp.isPending}
+                onClick={send}
+              >
                 {commands.followUp.isPending ? "Sending…" : "Send"}
               </button>
             </div>
@@ -137,11 +162,24 @@ export function ActionsPanel({
         ) : null}
         {isTask ? (
           <div className={`flex flex-wrap gap-2 ${active ? "border-t border-zinc-100 pt-3 dark:border-zinc-800" : ""}`}>
-            <button type="button" data-testid="rerun-button" className={BUTTON_STYLES.secondary} disabled={commands.busy} onClick={() => commands.rerun.mutate({ sessionId })} title="Start again with the same prompt and configuration, as a fork of this session">
+            <button
+              type="button"
+              data-testid="rerun-button"
+              className={BUTTON_STYLES.secondary}
+              disabled={commands.busy}
+              onClick={() => commands.rerun.mutate({ sessionId })}
+              title="Start again with the same prompt and configuration, as a fork of this session"
+            >
               {commands.rerun.isPending ? "Starting…" : "Rerun"}
             </button>
             {active ? (
-              <button type="button" data-testid="cancel-button" className={BUTTON_STYLES.danger} disabled={commands.busy} onClick={() => openDialog("cancel")}>
+              <button
+                type="button"
+                data-testid="cancel-button"
+                className={BUTTON_STYLES.danger}
+                disabled={commands.busy}
+                onClick={() => openDialog("cancel")}
+              >
                 Cancel session
               </button>
             ) : null}
@@ -210,7 +248,13 @@ export function ConfirmDialog({
             <button type="button" className={BUTTON_STYLES.secondary} onClick={onClose}>
               Not now <Kbd>esc</Kbd>
             </button>
-            <button type="submit" ref={actionRef} data-testid="confirm-dialog-action" className={tone === "confirm" ? BUTTON_STYLES.confirm : BUTTON_STYLES.danger} disabled={pending}>
+            <button
+              type="submit"
+              ref={actionRef}
+              data-testid="confirm-dialog-action"
+              className={tone === "confirm" ? BUTTON_STYLES.confirm : BUTTON_STYLES.danger}
+              disabled={pending}
+            >
               {pending ? "Working…" : actionLabel} <Kbd>↵</Kbd>
             </button>
           </div>

@@ -12,9 +12,22 @@ import { actorName } from "./format";
 import { DownloadIcon, ForkIcon, ReplayIcon } from "./icons";
 import type { Connection } from "./use-live-session";
 
-const LINK = "inline-flex items-center gap-1.5 rounded-md border border-zinc-200 bg-white px-2.5 py-1 text-xs font-medium text-zinc-700 shadow-sm hover:bg-zinc-50 hover:text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-300 dark:hover:bg-zinc-800 dark:hover:text-zinc-100";
+const LINK =
+  "inline-flex items-center gap-1.5 rounded-md border border-zinc-200 bg-white px-2.5 py-1 text-xs font-medium text-zinc-700 shadow-sm hover:bg-zinc-50 hover:text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-300 dark:hover:bg-zinc-800 dark:hover:text-zinc-100";
 
-export function SessionHeader({ header, status, names, connection, eventCount }: { header: Header; status: SessionStatus; names: Record<string, string>; connection: Connection; eventCount: number }) {
+export function SessionHeader({
+  header,
+  status,
+  names,
+  connection,
+  eventCount,
+}: {
+  header: Header;
+  status: SessionStatus;
+  names: Record<string, string>;
+  connection: Connection;
+  eventCount: number;
+}) {
   return (
     <section className="rounded-lg border border-zinc-200 bg-white px-5 py-4 shadow-sm dark:border-zinc-800 dark:bg-zinc-900/60 dark:shadow-none">
       <div className="flex flex-wrap items-start gap-x-4 gap-y-3">
@@ -52,7 +65,11 @@ export function SessionHeader({ header, status, names, connection, eventCount }:
           {status.maxIterations ? <span className="text-zinc-400 dark:text-zinc-500"> / {status.maxIterations}</span> : null}
         </Fact>
         <Fact label="Outcome" testId="outcome">
-          {status.outcome ? <StateBadge state={status.outcome} /> : <span className="text-zinc-400 dark:text-zinc-500">{status.status === "active" ? "in progress" : "—"}</span>}
+          {status.outcome ? (
+            <StateBadge state={status.outcome} />
+          ) : (
+            <span className="text-zinc-400 dark:text-zinc-500">{status.status === "active" ? "in progress" : "—"}</span>
+          )}
         </Fact>
         <Fact label="Started by">
           <span title={`${header.createdBy} · ${formatTimestamp(new Date(header.createdAt))}`}>{actorName(header.createdBy, names)}</span>
@@ -65,10 +82,15 @@ export function SessionHeader({ header, status, names, connection, eventCount }:
         </Fact>
       </dl>
       {header.parent || header.children.length ? (
-        <div className="mt-3 flex flex-wrap items-center gap-x-4 gap-y-1 border-t border-zinc-100 pt-2.5 text-xs text-zinc-600 dark:border-zinc-800 dark:text-zinc-300" data-testid="lineage">
+        <div
+          className="mt-3 flex flex-wrap items-center gap-x-4 gap-y-1 border-t border-zinc-100 pt-2.5 text-xs text-zinc-600 dark:border-zinc-800 dark:text-zinc-300"
+          data-testid="lineage"
+        >
           {header.parent ? (
             <span>
-              <span className="inline-flex items-center gap-1 text-violet-600 dark:text-violet-400"><ForkIcon /> fork of</span>{" "}
+              <span className="inline-flex items-center gap-1 text-violet-600 dark:text-violet-400">
+                <ForkIcon /> fork of
+              </span>{" "}
               <Link href={`/sessions/${header.parent.id}`} className="font-medium hover:underline">
                 {header.parent.title}
               </Link>{" "}
@@ -97,11 +119,27 @@ export function SessionHeader({ header, status, names, connection, eventCount }:
   );
 }
 
-function Fact({ label, children, mono = false, testId, title }: { label: string; children: ReactNode; mono?: boolean; testId?: string; title?: string }) {
+function Fact({
+  label,
+  children,
+  mono = false,
+  testId,
+  title,
+}: {
+  label: string;
+  children: ReactNode;
+  mono?: boolean;
+  testId?: string;
+  title?: string;
+}) {
   return (
     <div className="min-w-0">
       <dt className="text-[10px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">{label}</dt>
-      <dd data-testid={testId} title={title} className={`mt-0.5 truncate text-zinc-800 dark:text-zinc-200 ${mono ? "font-mono text-[12px]" : ""}`}>
+      <dd
+        data-testid={testId}
+        title={title}
+        className={`mt-0.5 truncate text-zinc-800 dark:text-zinc-200 ${mono ? "font-mono text-[12px]" : ""}`}
+      >
         {children}
       </dd>
     </div>
@@ -116,7 +154,12 @@ function LiveIndicator({ connection }: { connection: Connection }) {
     closed: { dot: "bg-rose-500", text: "not live", ping: false },
   }[connection];
   return (
-    <span data-testid="live-indicator" data-connection={connection} className="inline-flex items-center gap-1.5 text-[11px] text-zinc-500 dark:text-zinc-400" title="Updates arrive as the session records them (Server-Sent Events)">
+    <span
+      data-testid="live-indicator"
+      data-connection={connection}
+      className="inline-flex items-center gap-1.5 text-[11px] text-zinc-500 dark:text-zinc-400"
+      title="Updates arrive as the session records them (Server-Sent Events)"
+    >
       <span className="relative flex size-1.5">
         {look.ping ? <span className={`absolute inline-flex size-full animate-ping rounded-full opacity-60 ${look.dot}`} /> : null}
         <span className={`relative inline-flex size-1.5 rounded-full ${look.dot}`} />

@@ -21,7 +21,8 @@ function useOutput(blob: BlobRef, enabled: boolean) {
 function LoadedOutput({ blob, children }: { blob: BlobRef; children: (text: string) => ReactNode }) {
   const output = useOutput(blob, true);
   if (output.isPending) return <p className="px-3 py-2 text-xs text-zinc-500 dark:text-zinc-400">Loading {formatBytes(blob.size)}…</p>;
-  if (output.isError) return <p className="px-3 py-2 text-xs text-rose-600 dark:text-rose-400">Could not load the output: {output.error.message}</p>;
+  if (output.isError)
+    return <p className="px-3 py-2 text-xs text-rose-600 dark:text-rose-400">Could not load the output: {output.error.message}</p>;
   return (
     <>
       {children(output.data.text)}
@@ -35,10 +36,24 @@ function LoadedOutput({ blob, children }: { blob: BlobRef; children: (text: stri
 }
 
 export function RawText({ text }: { text: string }) {
-  return <pre className="max-h-[480px] overflow-auto px-3 py-2 font-mono text-[12px] leading-5 whitespace-pre-wrap text-zinc-800 dark:text-zinc-200">{text}</pre>;
+  return (
+    <pre className="max-h-[480px] overflow-auto px-3 py-2 font-mono text-[12px] leading-5 whitespace-pre-wrap text-zinc-800 dark:text-zinc-200">
+      {text}
+    </pre>
+  );
 }
 
-export function ToggleButton({ open, onClick, children, testId }: { open: boolean; onClick: () => void; children: ReactNode; testId?: string }) {
+export function ToggleButton({
+  open,
+  onClick,
+  children,
+  testId,
+}: {
+  open: boolean;
+  onClick: () => void;
+  children: ReactNode;
+  testId?: string;
+}) {
   return (
     <button
       type="button"

@@ -73,23 +73,46 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
     <SessionContextProvider value={{ sessionId, names }}>
       <div className="space-y-4">
         <SessionHeader header={initial.header} status={status} names={names} connection={live.connection} eventCount={status.version} />
-        {live.connectionError ? <NoticeBar notice={{ tone: "warn", text: `Live updates stopped: ${live.connectionError}. Reload the page to reconnect.` }} onClose={() => {}} /> : null}
+        {live.connectionError ? (
+          <NoticeBar
+            notice={{ tone: "warn", text: `Live updates stopped: ${live.connectionError}. Reload the page to reconnect.` }}
+            onClose={() => {}}
+          />
+        ) : null}
         {commands.notice ? <NoticeBar notice={commands.notice} onClose={() => commands.setNotice(null)} /> : null}
         <RunningStep status={status} entries={entries} />
-        {awaiting ? <ProposalReview entries={entries} canOperate={canOperate} busy={commands.busy} onConfirm={() => setDialog("confirm")} onFollowUp={focusFollowUp} /> : null}
+        {awaiting ? (
+          <ProposalReview
+            entries={entries}
+            canOperate={canOperate}
+            busy={commands.busy}
+            onConfirm={() => setDialog("confirm")}
+            onFollowUp={focusFollowUp}
+          />
+        ) : null}
         <div className="grid grid-cols-1 items-start gap-4 lg:grid-cols-[minmax(0,1fr)_340px]">
           <Panel
             title="Timeline"
             meta={
               <label className="flex cursor-pointer items-center gap-1.5 select-none">
-                <input type="checkbox" data-testid="toggle-step-events" checked={showBookkeeping} onChange={(e) => setShowBookkeeping(e.target.checked)} className="size-3 accent-zinc-700" />
+                <input
+                  type="checkbox"
+                  data-testid="toggle-step-events"
+                  checked={showBookkeeping}
+                  onChange={(e) => setShowBookkeeping(e.target.checked)}
+                  className="size-3 accent-zinc-700"
+                />
                 step events ({hidden})
               </label>
             }
           >
             {initial.omitted > 0 ? (
               <p className="border-b border-zinc-100 px-4 py-1.5 text-[11px] text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">
-                {initial.omitted} earlier events are not shown here; <a className="underline" href={`/sessions/${sessionId}/replay`}>Replay</a> has the whole history.
+                {initial.omitted} earlier events are not shown here;{" "}
+                <a className="underline" href={`/sessions/${sessionId}/replay`}>
+                  Replay
+                </a>{" "}
+                has the whole history.
               </p>
             ) : null}
             <Timeline entries={entries} showBookkeeping={showBookkeeping} />
@@ -115,7 +138,10 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
                     Write a follow-up <Kbd>f</Kbd>
                   </li>
                   <li className="flex justify-between">
-                    Send it <span><Kbd>⌘/Ctrl</Kbd> <Kbd>↵</Kbd></span>
+                    Send it{" "}
+                    <span>
+                      <Kbd>⌘/Ctrl</Kbd> <Kbd>↵</Kbd>
+                    </span>
                   </li>
                   <li className="flex justify-between">
                     Close a dialog, leave the box <Kbd>esc</Kbd>
@@ -138,7 +164,8 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             onClose={() => setDialog(null)}
             onAction={() => commands.confirm.mutate({ sessionId, via: "button" }, { onSettled: () => setDialog(null) })}
           >
-            The coder starts building in this session, then the reviewer and the tester check the change. The timeline records that <b>{me}</b> confirmed.
+            The coder starts building in this session, then the reviewer and the tester check the change. The timeline records that{" "}
+            <b>{me}</b> confirmed.
           </ConfirmDialog>
           <ConfirmDialog
             open={dialog === "cancel"}
@@ -150,7 +177,8 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             onClose={() => setDialog(null)}
             onAction={() => commands.cancel.mutate({ sessionId }, { onSettled: () => setDialog(null) })}
           >
-            The running agent is stopped within a second and the session ends <code className="font-mono">cancelled</code>. Its history stays; you can rerun it later.
+            The running agent is stopped within a second and the session ends <code className="font-mono">cancelled</code>. Its history
+            stays; you can rerun it later.
           </ConfirmDialog>
         </>
       ) : null}

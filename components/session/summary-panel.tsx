@@ -21,8 +21,20 @@ export function SummaryPanel({ status, entries }: { status: SessionStatus; entri
         <dl className="grid grid-cols-2 gap-x-4 gap-y-1.5">
           <Stat label="Iterations" value={`${status.iteration}${status.maxIterations ? ` / ${status.maxIterations}` : ""}`} />
           <Stat label="State changes" value={String(stateChanges)} />
-          <Stat label="Verdicts" value={countsOf([[approvals, "approved"], [verdicts.length - approvals, "changes"]])} />
-          <Stat label="Test commands" value={countsOf([[passed, "passed"], [tests.length - passed, "failed"]])} />
+          <Stat
+            label="Verdicts"
+            value={countsOf([
+              [approvals, "approved"],
+              [verdicts.length - approvals, "changes"],
+            ])}
+          />
+          <Stat
+            label="Test commands"
+            value={countsOf([
+              [passed, "passed"],
+              [tests.length - passed, "failed"],
+            ])}
+          />
         </dl>
         {status.final?.failure ? (
           <div>
@@ -32,7 +44,9 @@ export function SummaryPanel({ status, entries }: { status: SessionStatus; entri
         ) : null}
         {failures.length ? (
           <div>
-            <p className="mb-1 text-[10px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Problems on the way ({failures.length})</p>
+            <p className="mb-1 text-[10px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">
+              Problems on the way ({failures.length})
+            </p>
             <ul className="space-y-1">
               {failures.slice(-8).map((e) => (
                 <li key={e.version} className="flex items-start gap-2">

@@ -12,11 +12,19 @@ import { StructuredOutput, ToggleButton } from "./session-output";
 export function TestPlanCard({ plan, output }: { plan: EntryOf<"test_plan">; output?: EntryOf<"agent_output"> }) {
   const d = plan.detail;
   return (
-    <Card testId="test-plan" accent="sky" kind={<Tag tone="sky">test plan</Tag>} title={d.summary} right={output ? <span className="font-mono">{output.detail.agentId}</span> : null}>
+    <Card
+      testId="test-plan"
+      accent="sky"
+      kind={<Tag tone="sky">test plan</Tag>}
+      title={d.summary}
+      right={output ? <span className="font-mono">{output.detail.agentId}</span> : null}
+    >
       <ul className="space-y-1">
         {d.commands.map((c, i) => (
           <li key={i} className="flex items-baseline gap-2 text-xs">
-            <code className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[12px] text-zinc-800 dark:bg-zinc-800 dark:text-zinc-200">$ {c.argv.join(" ")}</code>
+            <code className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[12px] text-zinc-800 dark:bg-zinc-800 dark:text-zinc-200">
+              $ {c.argv.join(" ")}
+            </code>
             <span className="text-zinc-500 dark:text-zinc-400">
               expects exit {c.expect.exitCode}
               {c.description ? ` — ${c.description}` : ""}
@@ -38,7 +46,10 @@ export function TestResultsCard({ results }: { results: EntryOf<"test_command">[
       accent={allPassed ? "emerald" : "rose"}
       kind={<Tag tone={allPassed ? "emerald" : "rose"}>test results</Tag>}
       title={
-        <span data-testid="test-results-summary" className={allPassed ? "text-emerald-700 dark:text-emerald-300" : "text-rose-700 dark:text-rose-300"}>
+        <span
+          data-testid="test-results-summary"
+          className={allPassed ? "text-emerald-700 dark:text-emerald-300" : "text-rose-700 dark:text-rose-300"}
+        >
           {passed}/{results.length} passed
         </span>
       }
@@ -55,11 +66,20 @@ export function TestResultsCard({ results }: { results: EntryOf<"test_command">[
 function TestResultRow({ result }: { result: EntryOf<"test_command"> }) {
   const d = result.detail;
   const [open, setOpen] = useState(!d.passed);
-  const output = [d.stdoutTail && `── stdout (tail) ──\n${d.stdoutTail.trimEnd()}`, d.stderrTail && `── stderr (tail) ──\n${d.stderrTail.trimEnd()}`].filter(Boolean).join("\n");
+  const output = [
+    d.stdoutTail && `── stdout (tail) ──\n${d.stdoutTail.trimEnd()}`,
+    d.stderrTail && `── stderr (tail) ──\n${d.stderrTail.trimEnd()}`,
+  ]
+    .filter(Boolean)
+    .join("\n");
   return (
     <li data-testid="test-command" data-passed={d.passed} className="py-1.5 first:pt-0 last:pb-0">
       <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs">
-        <span className={`font-mono text-[11px] font-semibold ${d.passed ? "text-emerald-600 dark:text-emerald-400" : "text-rose-600 dark:text-rose-400"}`}>{d.passed ? "PASS" : d.status === "refused" ? "REFUSED" : "FAIL"}</span>
+        <span
+          className={`font-mono text-[11px] font-semibold ${d.passed ? "text-emerald-600 dark:text-emerald-400" : "text-rose-600 dark:text-rose-400"}`}
+        >
+          {d.passed ? "PASS" : d.status === "refused" ? "REFUSED" : "FAIL"}
+        </span>
         <code className="min-w-0 truncate font-mono text-[12px] text-zinc-800 dark:text-zinc-200">$ {d.argv.join(" ")}</code>
         <span className="ml-auto flex items-center gap-3 font-mono text-[11px] text-zinc-500 tabular-nums dark:text-zinc-400">
           <span data-testid="exit-code">exit {d.exitCode ?? "—"}</span>

@@ -26,7 +26,18 @@ type Item =
   | { kind: "tests"; results: EntryOf<"test_command">[] };
 
 /** Step bookkeeping: shown only with "step events" on. */
-const BOOKKEEPING = new Set(["step_scheduled", "step_started", "step_completed", "step_released", "rate_limited", "runtime_context", "created", "task_spec", "agent_streamed", "other"]);
+const BOOKKEEPING = new Set([
+  "step_scheduled",
+  "step_started",
+  "step_completed",
+  "step_released",
+  "rate_limited",
+  "runtime_context",
+  "created",
+  "task_spec",
+  "agent_streamed",
+  "other",
+]);
 
 export function isBookkeeping(entry: SessionEntry): boolean {
   return BOOKKEEPING.has(entry.detail.kind) && !entry.failure;
@@ -50,7 +61,11 @@ export function groupEntries(entries: SessionEntry[]): Item[] {
         continue;
       }
     }
-    if (isKind(entry, "agent_output") && (entry.detail.phase === "build" || entry.detail.phase === "execute") && entry.detail.parsed === null) {
+    if (
+      isKind(entry, "agent_output") &&
+      (entry.detail.phase === "build" || entry.detail.phase === "execute") &&
+      entry.detail.parsed === null
+    ) {
       const commit = next && isKind(next, "commit") && next.detail.stepId === entry.detail.stepId ? next : undefined;
       items.push({ kind: "build", output: entry, commit });
       if (commit) i++;
@@ -108,7 +123,10 @@ export function Timeline({ entries, showBookkeeping }: { entries: SessionEntry[]
             data-version={first.version}
             className={`grid grid-cols-[52px_minmax(0,1fr)] gap-3 px-4 ${compact ? "py-1" : "py-2.5"} ${inherited ? "bg-zinc-50/70 dark:bg-zinc-900/30" : ""}`}
           >
-            <div className={`text-right font-mono text-[10.5px] leading-4 text-zinc-400 tabular-nums dark:text-zinc-500 ${compact ? "" : "pt-0.5"}`} title={`${first.recordedAt} · ${first.type}${inherited ? ` · inherited from ${first.streamId}` : ""}`}>
+            <div
+              className={`text-right font-mono text-[10.5px] leading-4 text-zinc-400 tabular-nums dark:text-zinc-500 ${compact ? "" : "pt-0.5"}`}
+              title={`${first.recordedAt} · ${first.type}${inherited ? ` · inherited from ${first.streamId}` : ""}`}
+            >
               <div>v{first.version}</div>
               {compact ? null : <div>{timeOfDay(first.recordedAt)}</div>}
             </div>
@@ -124,7 +142,25 @@ export function Timeline({ entries, showBookkeeping }: { entries: SessionEntry[]
 
 /** Entries drawn as one short line. */
 function isCompact(entry: SessionEntry): boolean {
-  return ["step_scheduled", "step_started", "step_completed", "step_released", "step_cancelled", "rate_limited", "runtime_context", "created", "task_spec", "other", "state_changed", "confirmed", "cancel_requested", "system_reply", "agent_streamed"].includes(entry.detail.kind) && !entry.failure;
+  return (
+    [
+      "step_scheduled",
+      "step_started",
+      "step_completed",
+      "step_released",
+      "step_cancelled",
+      "rate_limited",
+      "runtime_context",
+      "created",
+      "task_spec",
+      "other",
+      "state_changed",
+      "confirmed",
+      "cancel_requested",
+      "system_reply",
+      "agent_streamed",
+    ].includes(entry.detail.kind) && !entry.failure
+  );
 }
 
 function ItemView({ item }: { item: Item }) {
@@ -143,7 +179,12 @@ function ItemView({ item }: { item: Item }) {
 }
 
 function Line({ children, tone = "dim", testId }: { children: ReactNode; tone?: "dim" | "normal" | "good" | "warn"; testId?: string }) {
-  const color = { dim: "text-zinc-500 dark:text-zinc-400", normal: "text-zinc-700 dark:text-zinc-300", good: "text-emerald-700 dark:text-emerald-300", warn: "text-amber-800 dark:text-amber-300" }[tone];
+  const color = {
+    dim: "text-zinc-500 dark:text-zinc-400",
+    normal: "text-zinc-700 dark:text-zinc-300",
+    good: "text-emerald-700 dark:text-emerald-300",
+    warn: "text-amber-800 dark:text-amber-300",
+  }[tone];
   return (
     <p data-testid={testId} className={`flex min-w-0 flex-wrap items-center gap-x-2 gap-y-0.5 text-xs leading-4 ${color}`}>
       {children}
@@ -157,7 +198,11 @@ function EntryView({ entry }: { entry: SessionEntry }) {
   const d = entry.detail;
   switch (d.kind) {
     case "agent_output":
-      return d.phase === "discussion" && !entry.failure ? <DiscussionEntry entry={entry as EntryOf<"agent_output">} /> : <AgentOutputCard output={entry as EntryOf<"agent_output">} />;
+      return d.phase === "discussion" && !entry.failure ? (
+        <DiscussionEntry entry={entry as EntryOf<"agent_output">} />
+      ) : (
+        <AgentOutputCard output={entry as EntryOf<"agent_output">} />
+      );
     case "commit":
       return (
         <Card kind={<Tag tone="violet">commit</Tag>}>
@@ -289,7 +334,11 @@ function EntryView({ entry }: { entry: SessionEntry }) {
 function FinalizedCard({ entry }: { entry: EntryOf<"finalized"> }) {
   const d = entry.detail;
   const good = d.outcome === "approved" || d.outcome === "done";
-  const explanation = entry.failure ? <FailureLine failure={entry.failure} /> : d.reason ? <p className="text-xs text-zinc-600 dark:text-zinc-300">{d.reason}</p> : null;
+  const explanation = entry.failure ? (
+    <FailureLine failure={entry.failure} />
+  ) : d.reason ? (
+    <p className="text-xs text-zinc-600 dark:text-zinc-300">{d.reason}</p>
+  ) : null;
   return (
     <Card
       testId="finalized"
@@ -311,8 +360,8 @@ function FinalizedCard({ entry }: { entry: EntryOf<"finalized"> }) {
               <ul className="mt-1 list-disc space-y-0.5 pl-5 text-xs text-zinc-700 dark:text-zinc-300">
                 {d.unresolved.map((u, i) => (
                   <li key={i} title={u}>
-                  <span className="line-clamp-3 break-words">{u}</span>
-                </li>
+                    <span className="line-clamp-3 break-words">{u}</span>
+                  </li>
                 ))}
               </ul>
             </div>

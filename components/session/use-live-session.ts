@@ -75,5 +75,9 @@ export function useLiveSession(initial: SessionView): LiveSession {
   const connection: Connection =
     subscription.status === "pending" ? "live" : subscription.status === "error" ? "closed" : everLive ? "reconnecting" : "connecting";
 
-  return { ...state, connection, connectionError: subscription.status === "error" ? (subscription.error?.message ?? "the live connection closed") : null };
+  return {
+    ...state,
+    connection,
+    connectionError: subscription.status === "error" ? (subscription.error?.message ?? "the live connection closed") : null,
+  };
 }

@@ -20,7 +20,10 @@ export function VerdictCard({ verdict, output }: { verdict: EntryOf<"verdict">; 
       accent={approved ? "emerald" : "amber"}
       kind={<Tag tone={approved ? "emerald" : "amber"}>verdict</Tag>}
       title={
-        <span data-testid="verdict-decision" className={approved ? "text-emerald-700 dark:text-emerald-300" : "text-amber-800 dark:text-amber-300"}>
+        <span
+          data-testid="verdict-decision"
+          className={approved ? "text-emerald-700 dark:text-emerald-300" : "text-amber-800 dark:text-amber-300"}
+        >
           {approved ? "✓ Approved" : "✗ Changes requested"}
         </span>
       }
@@ -61,7 +64,10 @@ export function VerdictCard({ verdict, output }: { verdict: EntryOf<"verdict">; 
                 <td className="py-1">
                   <Tag tone={SEVERITY_TONE[f.severity]}>{f.severity}</Tag>
                 </td>
-                <td className="truncate py-1 font-mono text-[11px] text-zinc-600 dark:text-zinc-300" title={`${f.file}${f.line ? `:${f.line}` : ""}`}>
+                <td
+                  className="truncate py-1 font-mono text-[11px] text-zinc-600 dark:text-zinc-300"
+                  title={`${f.file}${f.line ? `:${f.line}` : ""}`}
+                >
                   {f.file}
                   {f.line ? `:${f.line}` : ""}
                 </td>

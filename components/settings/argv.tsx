@@ -37,7 +37,9 @@ export function Chips({ items, empty = "—" }: { items: string[]; empty?: strin
 
 export function YesNo({ value, yes = "yes", no = "no" }: { value: boolean; yes?: string; no?: string }) {
   return (
-    <span className={`inline-flex items-center gap-1 font-mono text-[11px] ${value ? "text-emerald-700 dark:text-emerald-400" : "text-zinc-400"}`}>
+    <span
+      className={`inline-flex items-center gap-1 font-mono text-[11px] ${value ? "text-emerald-700 dark:text-emerald-400" : "text-zinc-400"}`}
+    >
       <span className={`size-1.5 rounded-full ${value ? "bg-emerald-500" : "bg-zinc-300 dark:bg-zinc-600"}`} aria-hidden />
       {value ? yes : no}
     </span>

@@ -29,20 +29,29 @@ function Result({ outcome }: { outcome: BrainCheckOutcome }) {
   const r = outcome.result;
   const item = (label: string, value: string, good: boolean | null) => (
     <li className="flex gap-1.5">
-      <span className={good === null ? "text-zinc-400" : good ? "text-emerald-600" : "text-rose-600"}>{good === null ? "·" : good ? "✓" : "✗"}</span>
+      <span className={good === null ? "text-zinc-400" : good ? "text-emerald-600" : "text-rose-600"}>
+        {good === null ? "·" : good ? "✓" : "✗"}
+      </span>
       <span className="text-zinc-500">{label}</span>
       <span className="font-mono">{value}</span>
     </li>
   );
   return (
-    <div className={`max-w-80 rounded-md border p-2 text-[11px] ${r.ok ? "border-emerald-200 bg-emerald-50/60 dark:border-emerald-900/60 dark:bg-emerald-950/20" : "border-rose-200 bg-rose-50/60 dark:border-rose-900/60 dark:bg-rose-950/20"}`} data-testid="brain-check-result">
+    <div
+      className={`max-w-80 rounded-md border p-2 text-[11px] ${r.ok ? "border-emerald-200 bg-emerald-50/60 dark:border-emerald-900/60 dark:bg-emerald-950/20" : "border-rose-200 bg-rose-50/60 dark:border-rose-900/60 dark:bg-rose-950/20"}`}
+      data-testid="brain-check-result"
+    >
       <p className="font-medium">{r.message}</p>
       <ul className="mt-1 space-y-0.5">
         {item("endpoint", r.connectivity, r.connectivity === "ok")}
         {item("key", r.auth, r.auth === "ok" ? true : r.auth === "unknown" ? null : false)}
         {item("model", r.modelExists === null ? "unknown" : r.modelExists ? "exists" : "not found", r.modelExists)}
         {item("latency", r.latencyMs === null ? "—" : `${r.latencyMs} ms`, null)}
-        {item("rate limit", `1 call / ${r.rateLimit.minIntervalMs} ms${r.rateLimit.providerRequestsPerMinute ? ` (provider ${r.rateLimit.providerRequestsPerMinute}/min)` : ""}`, r.rateLimit.warning ? false : null)}
+        {item(
+          "rate limit",
+          `1 call / ${r.rateLimit.minIntervalMs} ms${r.rateLimit.providerRequestsPerMinute ? ` (provider ${r.rateLimit.providerRequestsPerMinute}/min)` : ""}`,
+          r.rateLimit.warning ? false : null,
+        )}
       </ul>
       {r.rateLimit.warning ? <p className="mt-1 text-amber-700 dark:text-amber-400">{r.rateLimit.warning}</p> : null}
     </div>

@@ -11,7 +11,17 @@ const SECTIONS: Array<{ id: SettingsSection; label: string; hint: string }> = [
   { id: "workflows", label: "Workflows", hint: "FSM definitions, drawn" },
 ];
 
-export function SettingsFrame({ active, title, description, children }: { active: SettingsSection; title: string; description: ReactNode; children: ReactNode }) {
+export function SettingsFrame({
+  active,
+  title,
+  description,
+  children,
+}: {
+  active: SettingsSection;
+  title: string;
+  description: ReactNode;
+  children: ReactNode;
+}) {
   return (
     <div className="grid grid-cols-1 items-start gap-5 md:grid-cols-[200px_minmax(0,1fr)]">
       <nav aria-label="Settings" className="md:sticky md:top-16">
@@ -24,14 +34,19 @@ export function SettingsFrame({ active, title, description, children }: { active
                 aria-current={s.id === active ? "page" : undefined}
                 className={`block rounded-md px-2 py-1.5 ${s.id === active ? "bg-white shadow-sm ring-1 ring-zinc-200 dark:bg-zinc-900 dark:ring-zinc-800" : "hover:bg-zinc-100 dark:hover:bg-zinc-900/60"}`}
               >
-                <span className={`block text-sm ${s.id === active ? "font-medium text-zinc-900 dark:text-zinc-100" : "text-zinc-700 dark:text-zinc-300"}`}>{s.label}</span>
+                <span
+                  className={`block text-sm ${s.id === active ? "font-medium text-zinc-900 dark:text-zinc-100" : "text-zinc-700 dark:text-zinc-300"}`}
+                >
+                  {s.label}
+                </span>
                 <span className="block text-[11px] text-zinc-500 dark:text-zinc-400">{s.hint}</span>
               </a>
             </li>
           ))}
         </ul>
         <p className="mt-4 px-2 text-[11px] leading-relaxed text-zinc-500 dark:text-zinc-400">
-          Read-only. Configuration comes from the project records and each repository&apos;s <code className="font-mono">.catcafe/</code> files; API keys are shown only by the name of their variable.
+          Read-only. Configuration comes from the project records and each repository&apos;s <code className="font-mono">.catcafe/</code>{" "}
+          files; API keys are shown only by the name of their variable.
         </p>
       </nav>
       <section className="min-w-0 space-y-4">
@@ -48,7 +63,8 @@ export function SettingsFrame({ active, title, description, children }: { active
 export function NeedsRole({ role, what }: { role: string; what: string }) {
   return (
     <div className="rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm text-amber-900 dark:border-amber-900/60 dark:bg-amber-950/30 dark:text-amber-200">
-      {what} is shown to the <span className="font-mono">{role}</span> role and above. Ask an admin for access; workflow definitions are open to everyone.
+      {what} is shown to the <span className="font-mono">{role}</span> role and above. Ask an admin for access; workflow definitions are
+      open to everyone.
     </div>
   );
 }

@@ -77,7 +77,9 @@ function StateNode({ data }: NodeProps<StateNodeType>) {
       <Handle type="source" position={Position.Left} id="ls" className={hidden} isConnectable={false} />
       <Handle type="target" position={Position.Left} id="lt" className={hidden} isConnectable={false} />
       <div className="flex items-center gap-1.5">
-        <span className="truncate font-mono text-[12px] font-semibold text-zinc-900 dark:text-zinc-100">{n.kind === "any" ? "any active state" : n.id}</span>
+        <span className="truncate font-mono text-[12px] font-semibold text-zinc-900 dark:text-zinc-100">
+          {n.kind === "any" ? "any active state" : n.id}
+        </span>
         {data.initial || n.kind === "any" ? (
           <span className="ml-auto shrink-0 rounded bg-black/5 px-1 py-px font-mono text-[9px] tracking-wide text-zinc-600 uppercase dark:bg-white/10 dark:text-zinc-300">
             {data.initial ? "initial" : "global"}
@@ -107,7 +109,14 @@ function lanePath(sx: number, sy: number, tx: number, ty: number, lane: number):
   const dx1 = Math.sign(lane - sx) * r;
   const dy = Math.sign(ty - sy) * r;
   const dx2 = Math.sign(tx - lane) * r;
-  return [`M ${sx},${sy}`, `H ${lane - dx1}`, `Q ${lane},${sy} ${lane},${sy + dy}`, `V ${ty - dy}`, `Q ${lane},${ty} ${lane + dx2},${ty}`, `H ${tx}`].join(" ");
+  return [
+    `M ${sx},${sy}`,
+    `H ${lane - dx1}`,
+    `Q ${lane},${sy} ${lane},${sy + dy}`,
+    `V ${ty - dy}`,
+    `Q ${lane},${ty} ${lane + dx2},${ty}`,
+    `H ${tx}`,
+  ].join(" ");
 }
 
 function pathFor(p: EdgeProps<TransitionEdgeType>): { path: string; labelX: number; labelY: number } {
@@ -124,13 +133,32 @@ function pathFor(p: EdgeProps<TransitionEdgeType>): { path: string; labelX: numb
       return { path: lanePath(sx, sy, tx, ty, lane), labelX: lane, labelY: p.data?.labelY ?? (sy + ty) / 2 };
     case "self":
       // A loop out of the right side and back; its label just above it, in the gap.
-      return { path: `M ${sx},${sy - 10} C ${sx + 62},${sy - 42} ${sx + 62},${sy + 42} ${tx},${ty + 10}`, labelX: sx + 30, labelY: sy - NODE_HEIGHT / 2 - 12 };
+      return {
+        path: `M ${sx},${sy - 10} C ${sx + 62},${sy - 42} ${sx + 62},${sy + 42} ${tx},${ty + 10}`,
+        labelX: sx + 30,
+        labelY: sy - NODE_HEIGHT / 2 - 12,
+      };
     case "side": {
-      const [path, labelX, labelY] = getSmoothStepPath({ sourceX: sx, sourceY: sy, sourcePosition: p.sourcePosition, targetX: tx, targetY: ty, targetPosition: p.targetPosition, borderRadius: 10 });
+      const [path, labelX, labelY] = getSmoothStepPath({
+        sourceX: sx,
+        sourceY: sy,
+        sourcePosition: p.sourcePosition,
+        targetX: tx,
+        targetY: ty,
+        targetPosition: p.targetPosition,
+        borderRadius: 10,
+      });
       return { path, labelX, labelY };
     }
     default: {
-      const [path, labelX, labelY] = getBezierPath({ sourceX: sx, sourceY: sy, sourcePosition: p.sourcePosition, targetX: tx, targetY: ty, targetPosition: p.targetPosition });
+      const [path, labelX, labelY] = getBezierPath({
+        sourceX: sx,
+        sourceY: sy,
+        sourcePosition: p.sourcePosition,
+        targetX: tx,
+        targetY: ty,
+        targetPosition: p.targetPosition,
+      });
       return { path, labelX, labelY };
     }
   }
@@ -143,7 +171,12 @@ function TransitionEdge(props: EdgeProps<TransitionEdgeType>) {
   const dashed = edge?.iterate || props.data?.route.startsWith("global");
   return (
     <>
-      <BaseEdge id={props.id} path={path} markerEnd={props.markerEnd} style={{ stroke: color, strokeWidth: 1.4, strokeDasharray: dashed ? "5 4" : undefined }} />
+      <BaseEdge
+        id={props.id}
+        path={path}
+        markerEnd={props.markerEnd}
+        style={{ stroke: color, strokeWidth: 1.4, strokeDasharray: dashed ? "5 4" : undefined }}
+      />
       {edge ? (
         <EdgeLabelRenderer>
           <div
@@ -203,7 +236,8 @@ export function WorkflowDiagram({ graph }: { graph: WorkflowGraph }) {
     }));
     const edges: TransitionEdgeType[] = layout.edges.map(({ edge, route, side, lane, labelY }) => {
       let [sourceHandle, targetHandle] = HANDLES[route];
-      if (route === "side" && (positions.get(edge.to)?.x ?? 0) < (positions.get(edge.from)?.x ?? 0)) [sourceHandle, targetHandle] = ["ls", "rt"];
+      if (route === "side" && (positions.get(edge.to)?.x ?? 0) < (positions.get(edge.from)?.x ?? 0))
+        [sourceHandle, targetHandle] = ["ls", "rt"];
       if (route === "back" || route === "skip") [sourceHandle, targetHandle] = side === "right" ? ["rs", "rt"] : ["ls", "lt"];
       const color = edgeColor(edge, byId.get(edge.to));
       return {
@@ -228,7 +262,12 @@ export function WorkflowDiagram({ graph }: { graph: WorkflowGraph }) {
   useEffect(() => setMounted(true), []);
 
   return (
-    <div className="w-full" style={{ height: Math.min(860, Math.max(300, height * 0.82 + 80)) }} data-testid="workflow-diagram" data-workflow={graph.id}>
+    <div
+      className="w-full"
+      style={{ height: Math.min(860, Math.max(300, height * 0.82 + 80)) }}
+      data-testid="workflow-diagram"
+      data-workflow={graph.id}
+    >
       {mounted ? (
         <ReactFlow
           nodes={nodes}

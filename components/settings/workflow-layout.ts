@@ -60,7 +60,9 @@ export function layoutWorkflow(graph: WorkflowGraph): DiagramLayout {
   }
   const globalTargets = new Set(graph.global.map((g) => g.to));
   // Only reached through cancel / step_failed: placed in the side column.
-  const side = ids.filter((id) => globalTargets.has(id) && (incoming.get(id) ?? 0) === 0 && (outgoing.get(id)?.length ?? 0) === 0 && id !== graph.initial);
+  const side = ids.filter(
+    (id) => globalTargets.has(id) && (incoming.get(id) ?? 0) === 0 && (outgoing.get(id)?.length ?? 0) === 0 && id !== graph.initial,
+  );
   const main = ids.filter((id) => !side.includes(id));
 
   // 1. Cycle breaking: depth-first from the initial state, then from anything unvisited.
@@ -141,7 +143,9 @@ export function layoutWorkflow(graph: WorkflowGraph): DiagramLayout {
   // spans take the inner lanes.
   const layerOf = (id: string) => layers[layer.get(id) ?? 0] ?? [];
   const extent = (a: number, b: number, sideName: "left" | "right") => {
-    const xs = placed.filter((p) => p.layer >= Math.min(a, b) && p.layer <= Math.max(a, b)).map((p) => (sideName === "right" ? p.x + NODE_WIDTH : p.x));
+    const xs = placed
+      .filter((p) => p.layer >= Math.min(a, b) && p.layer <= Math.max(a, b))
+      .map((p) => (sideName === "right" ? p.x + NODE_WIDTH : p.x));
     return sideName === "right" ? Math.max(...xs) : Math.min(...xs);
   };
   const edges: PlacedEdge[] = [];
@@ -185,7 +189,10 @@ export function layoutWorkflow(graph: WorkflowGraph): DiagramLayout {
     const srcMid = (layer.get(l.edge.from) ?? 0) * (NODE_HEIGHT + GAP_Y) + NODE_HEIGHT / 2;
     const width = labelWidth(l.edge);
     // Each gap holds up to three labels one above the other.
-    const candidates = Array.from({ length: l.span }, (_, k) => srcMid + dir * (NODE_HEIGHT / 2 + GAP_Y / 2 + k * (NODE_HEIGHT + GAP_Y))).flatMap((y) => [y, y - 13, y + 13]);
+    const candidates = Array.from(
+      { length: l.span },
+      (_, k) => srcMid + dir * (NODE_HEIGHT / 2 + GAP_Y / 2 + k * (NODE_HEIGHT + GAP_Y)),
+    ).flatMap((y) => [y, y - 13, y + 13]);
     const free = (y: number) => labels.every((b) => Math.abs(b.y - y) >= 13 || Math.abs(b.x - lane) >= (b.width + width) / 2 + 4);
     const labelY = candidates.find(free) ?? candidates[0]!;
     labels.push({ x: lane, y: labelY, width });

@@ -1,7 +1,15 @@
 // A fork glyph (two branches from one stem), drawn so it never depends on a font having it.
 export function ForkIcon({ className = "size-3" }: { className?: string }) {
   return (
-    <svg viewBox="0 0 16 16" className={`inline-block shrink-0 ${className}`} fill="none" stroke="currentColor" strokeWidth="1.6" strokeLinecap="round" aria-hidden>
+    <svg
+      viewBox="0 0 16 16"
+      className={`inline-block shrink-0 ${className}`}
+      fill="none"
+      stroke="currentColor"
+      strokeWidth="1.6"
+      strokeLinecap="round"
+      aria-hidden
+    >
       <circle cx="4" cy="3" r="1.6" />
       <circle cx="12" cy="3" r="1.6" />
       <circle cx="8" cy="13" r="1.6" />

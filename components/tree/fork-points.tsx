@@ -40,7 +40,11 @@ export function ForkPoints({ nodes, now }: { nodes: LineageNode[]; now: Date }) 
               </a>
             </td>
             <td className="px-3 py-1.5">
-              <a href={`/sessions/${n.parentId}/replay?at=${n.forkVersion}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400" title="Replay the parent at the fork point">
+              <a
+                href={`/sessions/${n.parentId}/replay?at=${n.forkVersion}`}
+                className="font-mono text-sky-700 hover:underline dark:text-sky-400"
+                title="Replay the parent at the fork point"
+              >
                 #{n.forkVersion}
               </a>
             </td>

@@ -27,7 +27,19 @@ export function ForkTree({ tree, now, starters }: { tree: LineageTree; now: Date
   );
 }
 
-function Branch({ node, byId, focusId, now, starters }: { node: LineageNode; byId: Map<string, LineageNode>; focusId: string; now: Date; starters: Map<string, string> }) {
+function Branch({
+  node,
+  byId,
+  focusId,
+  now,
+  starters,
+}: {
+  node: LineageNode;
+  byId: Map<string, LineageNode>;
+  focusId: string;
+  now: Date;
+  starters: Map<string, string>;
+}) {
   const children = node.children.map((id) => byId.get(id)).filter((c): c is LineageNode => Boolean(c));
   return (
     <li className="relative flex items-center">
@@ -67,27 +79,41 @@ function NodeCard({ node, focus, now, startedBy }: { node: LineageNode; focus: b
     >
       <header className="flex items-center gap-2 border-b border-zinc-100 px-3 py-1.5 dark:border-zinc-800">
         {node.parentId ? (
-          <span className={`inline-flex items-center gap-1 rounded px-1.5 py-px font-mono text-[10px] font-medium ring-1 ring-inset ${REASON_STYLE[node.forkReason ?? "manual"] ?? REASON_STYLE.manual}`}>
+          <span
+            className={`inline-flex items-center gap-1 rounded px-1.5 py-px font-mono text-[10px] font-medium ring-1 ring-inset ${REASON_STYLE[node.forkReason ?? "manual"] ?? REASON_STYLE.manual}`}
+          >
             <ForkIcon className="size-2.5" /> {node.forkReason ?? "fork"}
           </span>
         ) : (
-          <span className="rounded bg-zinc-900 px-1.5 py-px font-mono text-[10px] font-medium text-white dark:bg-zinc-100 dark:text-zinc-900">root</span>
+          <span className="rounded bg-zinc-900 px-1.5 py-px font-mono text-[10px] font-medium text-white dark:bg-zinc-100 dark:text-zinc-900">
+            root
+          </span>
         )}
         {node.parentId ? (
-          <a href={`/sessions/${node.parentId}/replay?at=${node.forkVersion}`} className="font-mono text-[10px] text-zinc-500 hover:text-sky-600 dark:text-zinc-400" title="The parent as it was when this fork was made">
+          <a
+            href={`/sessions/${node.parentId}/replay?at=${node.forkVersion}`}
+            className="font-mono text-[10px] text-zinc-500 hover:text-sky-600 dark:text-zinc-400"
+            title="The parent as it was when this fork was made"
+          >
             at event {node.forkVersion}
           </a>
         ) : null}
         {focus ? <span className="ml-auto text-[10px] font-medium text-sky-600 dark:text-sky-400">this session</span> : null}
       </header>
       <div className="space-y-1.5 px-3 py-2">
-        <a href={`/sessions/${node.id}`} className="block truncate text-sm font-medium text-zinc-900 hover:underline dark:text-zinc-100" title={node.title}>
+        <a
+          href={`/sessions/${node.id}`}
+          className="block truncate text-sm font-medium text-zinc-900 hover:underline dark:text-zinc-100"
+          title={node.title}
+        >
           {node.title}
         </a>
         <div className="font-mono text-[11px] text-zinc-400 dark:text-zinc-500">{node.id}</div>
         <div className="flex flex-wrap items-center gap-1.5">
           <StateBadge state={node.state} />
-          {node.outcome && node.outcome !== node.state ? <span className="font-mono text-[11px] text-zinc-500">→ {node.outcome}</span> : null}
+          {node.outcome && node.outcome !== node.state ? (
+            <span className="font-mono text-[11px] text-zinc-500">→ {node.outcome}</span>
+          ) : null}
         </div>
         <div className="flex flex-wrap gap-x-3 gap-y-0.5 text-[11px] text-zinc-500 dark:text-zinc-400">
           <span className="font-mono">{node.workflow}</span>

@@ -32,7 +32,8 @@ function errorCode(error: unknown): string | null {
 
 /** The headers that say who is calling. */
 export function authHeaders(options: Pick<CatCafeClientOptions, "token" | "cookie">): Record<string, string> {
-  if (options.token && options.cookie) throw new Error("give a token or a cookie, not both (a request with a token is judged by the token alone)");
+  if (options.token && options.cookie)
+    throw new Error("give a token or a cookie, not both (a request with a token is judged by the token alone)");
   if (options.token) return { authorization: `Bearer ${options.token}` };
   if (options.cookie) return { cookie: options.cookie };
   return {};

@@ -63,7 +63,8 @@ function networkFailure(err: unknown): string | null {
 
 export function describeError(err: unknown): ClientErrorInfo {
   const none = { fieldErrors: {}, formErrors: [] };
-  if (err instanceof CatCafeHttpError) return { code: err.code, httpStatus: err.httpStatus, message: err.message, fieldErrors: err.fieldErrors, formErrors: [] };
+  if (err instanceof CatCafeHttpError)
+    return { code: err.code, httpStatus: err.httpStatus, message: err.message, fieldErrors: err.fieldErrors, formErrors: [] };
   if (err instanceof TRPCClientError) {
     const error = err as TRPCClientError<AppRouter>;
     if (!error.data) {

@@ -75,7 +75,11 @@ interface Snapshot {
   status: FollowStatus;
 }
 
-function fromLive(sessionId: string, batch: { entries: LiveView["entries"]; status: LiveView["status"] }, names: Map<string, string>): Snapshot {
+function fromLive(
+  sessionId: string,
+  batch: { entries: LiveView["entries"]; status: LiveView["status"] },
+  names: Map<string, string>,
+): Snapshot {
   const s = batch.status;
   return {
     entries: batch.entries.map((e) => ({
@@ -88,12 +92,24 @@ function fromLive(sessionId: string, batch: { entries: LiveView["entries"]; stat
       summary: e.summary,
       failure: e.failure,
     })),
-    status: { sessionId, version: s.version, state: s.state, status: s.status, outcome: s.outcome, step: s.step ? { role: s.step.role, state: s.step.state } : null },
+    status: {
+      sessionId,
+      version: s.version,
+      state: s.state,
+      status: s.status,
+      outcome: s.outcome,
+      step: s.step ? { role: s.step.role, state: s.step.state } : null,
+    },
   };
 }
 
 /** The subscription's batches as an async sequence (ends when the caller stops reading). */
-async function* liveSnapshots(client: CatCafeClient, sessionId: string, afterVersion: number, signal: AbortSignal | undefined): AsyncGenerator<Snapshot> {
+async function* liveSnapshots(
+  client: CatCafeClient,
+  sessionId: string,
+  afterVersion: number,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Snapshot> {
   // What the subscription's callbacks leave for the reader, and how they wake it.
   const inbox = {
     queue: [] as Snapshot[],
@@ -146,7 +162,13 @@ async function* liveSnapshots(client: CatCafeClient, sessionId: string, afterVer
 }
 
 /** The timeline and state, read again every interval. */
-async function* polledSnapshots(client: CatCafeClient, sessionId: string, afterVersion: number, intervalMs: number, signal: AbortSignal | undefined): AsyncGenerator<Snapshot> {
+async function* polledSnapshots(
+  client: CatCafeClient,
+  sessionId: string,
+  afterVersion: number,
+  intervalMs: number,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Snapshot> {
   let after = afterVersion;
   for (let first = true; ; first = false) {
     if (!first) await sleep(intervalMs, undefined, { signal });
@@ -162,19 +184,36 @@ async function* polledSnapshots(client: CatCafeClient, sessionId: string, afterV
     }
     yield {
       entries,
-      status: { sessionId, version: task.version, state: task.fsm, status: task.status, outcome: task.outcome, step: task.step ? { role: task.step.role, state: task.step.state } : null },
+      status: {
+        sessionId,
+        version: task.version,
+        state: task.fsm,
+        status: task.status,
+        outcome: task.outcome,
+        step: task.step ? { role: task.step.role, state: task.step.state } : null,
+      },
     };
   }
 }
 
-export async function* followSession(client: CatCafeClient, sessionId: string, options: FollowOptions = {}): AsyncGenerator<SessionUpdate, void, void> {
+export async function* followSession(
+  client: CatCafeClient,
+  sessionId: string,
+  options: FollowOptions = {},
+): AsyncGenerator<SessionUpdate, void, void> {
   const after = options.afterVersion ?? 0;
   // A session that does not exist (or is no task) fails here with NOT_FOUND, rather than
   // leaving a subscription waiting for events that never come.
   if (options.via !== "poll") await client.tasks.get.query({ sessionId }, { signal: options.signal });
   const snapshots =
     options.via === "poll"
-      ? polledSnapshots(client, sessionId, after, Math.max(MIN_POLL_INTERVAL_MS, options.intervalMs ?? MIN_POLL_INTERVAL_MS), options.signal)
+      ? polledSnapshots(
+          client,
+          sessionId,
+          after,
+          Math.max(MIN_POLL_INTERVAL_MS, options.intervalMs ?? MIN_POLL_INTERVAL_MS),
+          options.signal,
+        )
       : liveSnapshots(client, sessionId, after, options.signal);
   let seen = after;
   let waitingAt: number | null = null;

@@ -8,7 +8,17 @@
 export { authHeaders, createCatCafeClient, type CatCafeClient, type CatCafeClientOptions } from "./client";
 export { CatCafeHttpError, describeError, type ClientErrorInfo } from "./errors";
 export { checkExportDir, downloadExport, exportPathProblem, writeExportFiles, type ExportedFiles } from "./export";
-export { followSession, isSuccessfulOutcome, isWaitingForPerson, MIN_POLL_INTERVAL_MS, SUCCESS_OUTCOMES, type FollowEntry, type FollowOptions, type FollowStatus, type SessionUpdate } from "./follow";
+export {
+  followSession,
+  isSuccessfulOutcome,
+  isWaitingForPerson,
+  MIN_POLL_INTERVAL_MS,
+  SUCCESS_OUTCOMES,
+  type FollowEntry,
+  type FollowOptions,
+  type FollowStatus,
+  type SessionUpdate,
+} from "./follow";
 export { createTokenWithPassword, defaultTokenName, signInWithPassword, type CreatedToken, type PasswordSignIn } from "./sign-in";
 export type { AppRouter, CurrentUserInfo, Role, RouterInputs, RouterOutputs, SessionListItem, TaskSummary, TimelineEntry } from "./types";
 export { normalizeServerUrl } from "./url";

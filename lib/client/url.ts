@@ -6,7 +6,8 @@ export function normalizeServerUrl(raw: string): string {
   } catch {
     throw new Error(`not a URL: ${JSON.stringify(raw)} (e.g. http://localhost:3000)`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`the server URL must be http:// or https://, not ${url.protocol}`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new Error(`the server URL must be http:// or https://, not ${url.protocol}`);
   if (url.username || url.password) throw new Error("the server URL must not contain credentials");
   if (url.search || url.hash) throw new Error("the server URL must not contain a query or fragment");
   // Accept a pasted API URL too: the client adds /api/trpc itself.

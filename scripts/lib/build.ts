@@ -26,7 +26,9 @@ const stampPath = (root: string) => path.join(root, ".next", "catcafe-build-inpu
 
 export function buildIsCurrent(root: string): boolean {
   const stamp = stampPath(root);
-  return fs.existsSync(path.join(root, ".next", "BUILD_ID")) && fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === buildFingerprint(root);
+  return (
+    fs.existsSync(path.join(root, ".next", "BUILD_ID")) && fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === buildFingerprint(root)
+  );
 }
 
 export function writeBuildStamp(root: string, fingerprint: string): void {

@@ -18,7 +18,11 @@ export function brainApiKey(config: BrainAgentConfig, env: NodeJS.ProcessEnv = p
   if (!config.apiKeyEnv) return undefined;
   const key = env[config.apiKeyEnv];
   if (!key) {
-    throw new AgentError("provider_auth_error", `the API key of brain ${config.id} is missing: environment variable ${config.apiKeyEnv} is not set on this runner`, false);
+    throw new AgentError(
+      "provider_auth_error",
+      `the API key of brain ${config.id} is missing: environment variable ${config.apiKeyEnv} is not set on this runner`,
+      false,
+    );
   }
   return key;
 }

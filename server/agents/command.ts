@@ -5,7 +5,13 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import { StringDecoder } from "node:string_decoder";
 import { execa } from "execa";
-import { PROMPT_PLACEHOLDER, RUNNER_SECRET_ENV, ZCommandAgentConfig, type CommandAgentConfig, type CommandAgentConfigInput } from "./config";
+import {
+  PROMPT_PLACEHOLDER,
+  RUNNER_SECRET_ENV,
+  ZCommandAgentConfig,
+  type CommandAgentConfig,
+  type CommandAgentConfigInput,
+} from "./config";
 import { terminateProcessGroup, trackProcessGroup } from "./process-tree";
 import { AgentError, MAX_AGENT_OUTPUT_BYTES, type Agent, type AgentRequest, type AgentResponse } from "./types";
 
@@ -166,7 +172,12 @@ function stopError(stop: Stop, partialOutput: string): Error {
     case "cancelled":
       return new AgentError("cancelled", "invocation cancelled; process tree terminated", false, partialOutput);
     case "timeout":
-      return new AgentError("timeout", `command did not finish before its deadline (${stop.afterMs} ms); process tree terminated`, true, partialOutput);
+      return new AgentError(
+        "timeout",
+        `command did not finish before its deadline (${stop.afterMs} ms); process tree terminated`,
+        true,
+        partialOutput,
+      );
     case "oversized":
       return new AgentError("tool_error", `output exceeded ${MAX_AGENT_OUTPUT_BYTES} bytes; process tree terminated`, false, partialOutput);
     case "chunk_failed":

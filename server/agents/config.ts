@@ -111,7 +111,12 @@ export const ZCommandAgentConfig = ZAgentBase.extend({
   /** stdin: the prompt is written to standard input; arg: it replaces `{prompt}` in argv. */
   prompt: z.enum(["stdin", "arg"]).default("stdin"),
   /** Literal variables for the process. */
-  env: z.record(ZEnvName, z.string().refine((v) => !v.includes("\0"), "must not contain a NUL byte")).optional(),
+  env: z
+    .record(
+      ZEnvName,
+      z.string().refine((v) => !v.includes("\0"), "must not contain a NUL byte"),
+    )
+    .optional(),
   /** Names of variables passed through from the runner's environment (e.g. a provider key). */
   passEnv: z.array(ZEnvName).optional(),
   /** Per-invocation limit; the request's deadline applies too, whichever comes first. */
@@ -207,13 +212,18 @@ const ZCliShellFields = {
 const ZCliShellConfig = <K extends "claude" | "codex" | "gemini">(kind: K) =>
   ZAgentBase.extend({ kind: z.literal(kind), ...ZCliShellFields })
     .strict()
-    .refine((c) => c.baseUrl === undefined || c.baseUrlEnv === undefined, { message: "give baseUrl or baseUrlEnv, not both", path: ["baseUrlEnv"] });
+    .refine((c) => c.baseUrl === undefined || c.baseUrlEnv === undefined, {
+      message: "give baseUrl or baseUrlEnv, not both",
+      path: ["baseUrlEnv"],
+    });
 
 export const ZClaudeAgentConfig = ZCliShellConfig("claude");
 export const ZCodexAgentConfig = ZCliShellConfig("codex");
 export const ZGeminiAgentConfig = ZCliShellConfig("gemini");
-export type CliShellAgentConfig = z.output<typeof ZClaudeAgentConfig> | z.output<typeof ZCodexAgentConfig> | z.output<typeof ZGeminiAgentConfig>;
-export type CliShellAgentConfigInput = z.input<typeof ZClaudeAgentConfig> | z.input<typeof ZCodexAgentConfig> | z.input<typeof ZGeminiAgentConfig>;
+export type CliShellAgentConfig =
+  z.output<typeof ZClaudeAgentConfig> | z.output<typeof ZCodexAgentConfig> | z.output<typeof ZGeminiAgentConfig>;
+export type CliShellAgentConfigInput =
+  z.input<typeof ZClaudeAgentConfig> | z.input<typeof ZCodexAgentConfig> | z.input<typeof ZGeminiAgentConfig>;
 
 // --- all kinds -------------------------------------------------------------------------
 

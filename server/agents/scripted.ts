@@ -129,7 +129,7 @@ async function stream(text: string, delayMs: number, request: AgentRequest): Pro
 export function splitIntoChunks(text: string, parts = CHUNKS_PER_REPLY): string[] {
   const size = Math.max(1, Math.ceil(text.length / parts));
   const chunks: string[] = [];
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     let end = Math.min(start + size, text.length);
     // Never split a surrogate pair across two chunks.
     const last = text.charCodeAt(end - 1);
@@ -235,7 +235,11 @@ async function applyFiles(workspace: string, files: Record<string, string | null
         await fs.writeFile(target, content);
       }
     } catch (err) {
-      throw new AgentError("tool_error", `could not ${content === null ? "delete" : "write"} "${relativePath}": ${(err as Error).message}`, false);
+      throw new AgentError(
+        "tool_error",
+        `could not ${content === null ? "delete" : "write"} "${relativePath}": ${(err as Error).message}`,
+        false,
+      );
     }
   }
 }

@@ -30,7 +30,8 @@ export function flattenZodError(error: z.ZodError): { formErrors: string[]; fiel
 export function toTRPCError(error: TRPCError): TRPCError {
   const cause = error.cause;
   if (cause instanceof AppError) return new TRPCError({ code: TRPC_CODE[cause.code], message: cause.message, cause });
-  if (cause instanceof z.ZodError && error.code === "INTERNAL_SERVER_ERROR") return new TRPCError({ code: "BAD_REQUEST", message: "invalid input", cause });
+  if (cause instanceof z.ZodError && error.code === "INTERNAL_SERVER_ERROR")
+    return new TRPCError({ code: "BAD_REQUEST", message: "invalid input", cause });
   return error;
 }
 
@@ -45,7 +46,11 @@ export function toRestError(err: unknown): { status: number; body: RestErrorBody
   }
   if (err instanceof z.ZodError) {
     const { formErrors, fieldErrors } = flattenZodError(err);
-    return { status: HTTP_STATUS.INVALID_INPUT, body: { error: { code: "INVALID_INPUT", message: formErrors[0] ?? "invalid input", fieldErrors } }, internal: false };
+    return {
+      status: HTTP_STATUS.INVALID_INPUT,
+      body: { error: { code: "INVALID_INPUT", message: formErrors[0] ?? "invalid input", fieldErrors } },
+      internal: false,
+    };
   }
   return { status: HTTP_STATUS.INTERNAL, body: { error: { code: "INTERNAL", message: INTERNAL_MESSAGE } }, internal: true };
 }

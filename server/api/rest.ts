@@ -6,7 +6,16 @@ import { hasRole } from "../../lib/roles";
 import { authenticateRequest, type CurrentUser } from "../auth/request";
 import { AppError } from "../errors";
 import { logger } from "../log";
-import { cancelTask, followUpTask, rerunTask, startTask, ZCancelInput, ZFollowUpInput, ZSessionRef, ZStartTaskInput } from "../tasks/service";
+import {
+  cancelTask,
+  followUpTask,
+  rerunTask,
+  startTask,
+  ZCancelInput,
+  ZFollowUpInput,
+  ZSessionRef,
+  ZStartTaskInput,
+} from "../tasks/service";
 import type { ContextSource } from "./context";
 import { exportArchive, exportSession } from "../export";
 import { toRestError } from "./errors";
@@ -39,7 +48,8 @@ async function readBody(req: Request): Promise<Record<string, unknown>> {
   } catch {
     throw new AppError("INVALID_INPUT", "the request body is not valid JSON");
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new AppError("INVALID_INPUT", "the request body must be a JSON object");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new AppError("INVALID_INPUT", "the request body must be a JSON object");
   return body as Record<string, unknown>;
 }
 
@@ -80,7 +90,11 @@ export function createSessionExportHandler(source: () => ContextSource): Handler
 }
 
 export function createTaskRestHandlers(source: () => ContextSource) {
-  const withTask = <S extends z.ZodType>(schema: S, name: string, act: (deps: ContextSource["deps"], input: z.output<S>, user: CurrentUser) => Promise<{ status: number; body: unknown }>) =>
+  const withTask = <S extends z.ZodType>(
+    schema: S,
+    name: string,
+    act: (deps: ContextSource["deps"], input: z.output<S>, user: CurrentUser) => Promise<{ status: number; body: unknown }>,
+  ) =>
     respond<TaskRouteContext>(name, async (req, route) => {
       const ctx = source();
       const user = await requireOperator(req, ctx);

@@ -48,7 +48,8 @@ export const viewerProcedure = publicProcedure.use(({ ctx, next }) => {
 
 function atLeast(role: Role) {
   return viewerProcedure.use(({ ctx, next }) => {
-    if (!hasRole(ctx.user.role, role)) throw new TRPCError({ code: "FORBIDDEN", message: `this needs the ${role} role (you are ${ctx.user.role})` });
+    if (!hasRole(ctx.user.role, role))
+      throw new TRPCError({ code: "FORBIDDEN", message: `this needs the ${role} role (you are ${ctx.user.role})` });
     return next();
   });
 }

@@ -35,5 +35,8 @@ export async function currentUser(): Promise<CurrentUser | null> {
     .getAll()
     .map((c) => `${c.name}=${encodeURIComponent(c.value)}`)
     .join("; ");
-  return authenticateRequest(new Request("http://page.local/", { headers: { cookie } }), { prisma: getPrisma(), secret: authEnv().NEXTAUTH_SECRET });
+  return authenticateRequest(new Request("http://page.local/", { headers: { cookie } }), {
+    prisma: getPrisma(),
+    secret: authEnv().NEXTAUTH_SECRET,
+  });
 }

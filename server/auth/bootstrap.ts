@@ -10,17 +10,23 @@ import { createSetupToken } from "./setup";
 import { countUsers, upsertAdmin } from "./users";
 
 export type BootstrapResult =
-  | { kind: "admin"; email: string; created: boolean }
-  | { kind: "setup"; url: string; expiresAt: Date }
-  | { kind: "ready"; users: number };
+  { kind: "admin"; email: string; created: boolean } | { kind: "setup"; url: string; expiresAt: Date } | { kind: "ready"; users: number };
 
-export async function bootstrapAccess(databaseUrl: string, appUrl: string, env: Record<string, string | undefined> = process.env): Promise<BootstrapResult> {
+export async function bootstrapAccess(
+  databaseUrl: string,
+  appUrl: string,
+  env: Record<string, string | undefined> = process.env,
+): Promise<BootstrapResult> {
   const admin = parseEnv(ZAdminEnv, env);
   const pool = createPool(databaseUrl, 2, { applicationName: "catcafe-start" });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   try {
     if (admin.ADMIN_EMAIL && admin.ADMIN_PASSWORD !== undefined) {
-      const { user, created } = await upsertAdmin(prisma, { email: admin.ADMIN_EMAIL, password: admin.ADMIN_PASSWORD, name: admin.ADMIN_NAME });
+      const { user, created } = await upsertAdmin(prisma, {
+        email: admin.ADMIN_EMAIL,
+        password: admin.ADMIN_PASSWORD,
+        name: admin.ADMIN_NAME,
+      });
       return { kind: "admin", email: user.email, created };
     }
     const users = await countUsers(prisma);

@@ -27,7 +27,11 @@ export const ZAuthEnv = z
       const set = group.filter((k) => env[k] !== undefined);
       if (set.length === 0 || set.length === group.length) continue;
       for (const missing of group.filter((k) => env[k] === undefined)) {
-        ctx.addIssue({ code: "custom", path: [missing], message: `required when ${set.join(" and ")} ${set.length === 1 ? "is" : "are"} set` });
+        ctx.addIssue({
+          code: "custom",
+          path: [missing],
+          message: `required when ${set.join(" and ")} ${set.length === 1 ? "is" : "are"} set`,
+        });
       }
     }
   });
@@ -41,8 +45,10 @@ export const ZAdminEnv = z
     ADMIN_NAME: optional,
   })
   .superRefine((env, ctx) => {
-    if (env.ADMIN_EMAIL !== undefined && env.ADMIN_PASSWORD === undefined) ctx.addIssue({ code: "custom", path: ["ADMIN_PASSWORD"], message: "required when ADMIN_EMAIL is set" });
-    if (env.ADMIN_PASSWORD !== undefined && env.ADMIN_EMAIL === undefined) ctx.addIssue({ code: "custom", path: ["ADMIN_EMAIL"], message: "required when ADMIN_PASSWORD is set" });
+    if (env.ADMIN_EMAIL !== undefined && env.ADMIN_PASSWORD === undefined)
+      ctx.addIssue({ code: "custom", path: ["ADMIN_PASSWORD"], message: "required when ADMIN_EMAIL is set" });
+    if (env.ADMIN_PASSWORD !== undefined && env.ADMIN_EMAIL === undefined)
+      ctx.addIssue({ code: "custom", path: ["ADMIN_EMAIL"], message: "required when ADMIN_PASSWORD is set" });
   });
 export type AdminEnv = z.infer<typeof ZAdminEnv>;
 

@@ -47,7 +47,11 @@ function githubProvider(clientId: string, clientSecret: string): Provider {
         const emails = res.ok ? ((await res.json()) as GithubEmail[]) : [];
         const primary = emails.find((e) => e.primary && e.verified);
         // GitHubProvider's profile() maps this to the user; signIn below checks email_verified.
-        const verified: GithubProfile & { email_verified: boolean } = { ...profile, email: primary?.email ?? null, email_verified: Boolean(primary) };
+        const verified: GithubProfile & { email_verified: boolean } = {
+          ...profile,
+          email: primary?.email ?? null,
+          email_verified: Boolean(primary),
+        };
         return verified as unknown as Profile;
       },
     },
@@ -66,7 +70,11 @@ function oidcProvider(issuer: string, clientId: string, clientSecret: string, na
     clientId,
     clientSecret,
     profile(profile) {
-      return { id: profile.sub, email: profile.email ?? null, name: profile.name ?? profile.preferred_username ?? profile.email ?? profile.sub };
+      return {
+        id: profile.sub,
+        email: profile.email ?? null,
+        name: profile.name ?? profile.preferred_username ?? profile.email ?? profile.sub,
+      };
     },
   };
 }
@@ -88,7 +96,8 @@ export function createAuthOptions(deps: { prisma: () => PrismaClient; env: AuthE
     }),
   ];
   if (env.GITHUB_ID && env.GITHUB_SECRET) providers.push(githubProvider(env.GITHUB_ID, env.GITHUB_SECRET));
-  if (env.OIDC_ISSUER && env.OIDC_CLIENT_ID && env.OIDC_CLIENT_SECRET) providers.push(oidcProvider(env.OIDC_ISSUER, env.OIDC_CLIENT_ID, env.OIDC_CLIENT_SECRET, env.OIDC_NAME));
+  if (env.OIDC_ISSUER && env.OIDC_CLIENT_ID && env.OIDC_CLIENT_SECRET)
+    providers.push(oidcProvider(env.OIDC_ISSUER, env.OIDC_CLIENT_ID, env.OIDC_CLIENT_SECRET, env.OIDC_NAME));
 
   return {
     providers,
@@ -100,7 +109,11 @@ export function createAuthOptions(deps: { prisma: () => PrismaClient; env: AuthE
         if (!account || account.type === "credentials") return true;
         const verified = (profile as { email_verified?: unknown } | undefined)?.email_verified === true;
         const existing = verified && user.email ? await findActiveUserByEmail(deps.prisma(), user.email) : null;
-        if (!existing) logger.warn({ provider: account.provider, verified }, "auth: provider sign-in refused (no enabled user with that verified email)");
+        if (!existing)
+          logger.warn(
+            { provider: account.provider, verified },
+            "auth: provider sign-in refused (no enabled user with that verified email)",
+          );
         return existing !== null;
       },
       async jwt({ token, user, account }) {
@@ -112,7 +125,10 @@ export function createAuthOptions(deps: { prisma: () => PrismaClient; env: AuthE
       },
       async session({ session, token }) {
         const user = await resolveUser(deps.prisma(), token.sub);
-        return { expires: session.expires, ...(user ? { user: { id: user.id, email: user.email, name: user.name, role: user.role } } : {}) };
+        return {
+          expires: session.expires,
+          ...(user ? { user: { id: user.id, email: user.email, name: user.name, role: user.role } } : {}),
+        };
       },
     },
     events: {

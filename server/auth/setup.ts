@@ -44,7 +44,10 @@ export async function createSetupToken(prisma: PrismaClient, ttlMs = SETUP_TOKEN
 export async function setupTokenStatus(prisma: PrismaClient, token: string | undefined): Promise<SetupTokenStatus> {
   if ((await prisma.user.count()) > 0) return "already_set_up";
   if (!token) return "invalid";
-  const row = await prisma.setupToken.findUnique({ where: { tokenHash: hashSetupToken(token) }, select: { usedAt: true, expiresAt: true } });
+  const row = await prisma.setupToken.findUnique({
+    where: { tokenHash: hashSetupToken(token) },
+    select: { usedAt: true, expiresAt: true },
+  });
   return row && !row.usedAt && row.expiresAt > new Date() ? "valid" : "invalid";
 }
 

@@ -36,7 +36,11 @@ export function generateToken(): string {
   return `${API_TOKEN_PREFIX}${crypto.randomBytes(32).toString("base64url")}`;
 }
 
-export async function createApiToken(prisma: PrismaClient, userId: string, raw: z.input<typeof ZCreateTokenInput>): Promise<ApiTokenInfo & { token: string }> {
+export async function createApiToken(
+  prisma: PrismaClient,
+  userId: string,
+  raw: z.input<typeof ZCreateTokenInput>,
+): Promise<ApiTokenInfo & { token: string }> {
   const input = ZCreateTokenInput.parse(raw);
   const token = generateToken();
   const row = await prisma.apiToken.create({
@@ -54,7 +58,11 @@ export async function listApiTokens(prisma: PrismaClient, userId: string): Promi
  * Revokes a token of `by` (or anyone's, for an admin). Someone else's token is NOT_FOUND,
  * not FORBIDDEN, so token ids cannot be probed. Revoking twice keeps the first time.
  */
-export async function revokeApiToken(prisma: PrismaClient, raw: z.input<typeof ZTokenRef>, by: { userId: string; isAdmin: boolean }): Promise<ApiTokenInfo> {
+export async function revokeApiToken(
+  prisma: PrismaClient,
+  raw: z.input<typeof ZTokenRef>,
+  by: { userId: string; isAdmin: boolean },
+): Promise<ApiTokenInfo> {
   const { id } = ZTokenRef.parse(raw);
   const where = by.isAdmin ? { id } : { id, userId: by.userId };
   await prisma.apiToken.updateMany({ where: { ...where, revokedAt: null }, data: { revokedAt: new Date() } });
@@ -66,7 +74,10 @@ export async function revokeApiToken(prisma: PrismaClient, raw: z.input<typeof Z
 /** The user a bearer token stands for: null for an unknown or revoked token or a disabled user. */
 export async function authenticateApiToken(prisma: PrismaClient, token: string): Promise<{ user: AuthUser; tokenId: string } | null> {
   if (!token.startsWith(API_TOKEN_PREFIX) || token.length > 200) return null;
-  const row = await prisma.apiToken.findUnique({ where: { tokenHash: hashToken(token) }, select: { id: true, userId: true, revokedAt: true } });
+  const row = await prisma.apiToken.findUnique({
+    where: { tokenHash: hashToken(token) },
+    select: { id: true, userId: true, revokedAt: true },
+  });
   if (!row || row.revokedAt) return null;
   const user = await resolveUser(prisma, row.userId);
   if (!user) return null;

@@ -50,7 +50,14 @@ const userSummarySelect = {
 type UserRow = { id: string; email: string; name: string; createdAt: Date; disabledAt: Date | null; memberships: Array<{ role: Role }> };
 
 function toSummary(row: UserRow): UserSummary {
-  return { id: row.id, email: row.email, name: row.name, role: row.memberships[0]?.role ?? "viewer", createdAt: row.createdAt, disabledAt: row.disabledAt };
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    role: row.memberships[0]?.role ?? "viewer",
+    createdAt: row.createdAt,
+    disabledAt: row.disabledAt,
+  };
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -81,10 +88,15 @@ export async function findActiveUserByEmail(prisma: PrismaClient, email: string)
  * Password sign-in: the user when the email and password match an enabled user, else
  * null. Always runs one password verification (see verifyPassword), found or not.
  */
-export async function authorizeCredentials(prisma: PrismaClient, credentials: { email?: unknown; password?: unknown } | undefined): Promise<AuthUser | null> {
+export async function authorizeCredentials(
+  prisma: PrismaClient,
+  credentials: { email?: unknown; password?: unknown } | undefined,
+): Promise<AuthUser | null> {
   const email = ZEmail.safeParse(credentials?.email);
   const password = typeof credentials?.password === "string" ? credentials.password.slice(0, 1024) : "";
-  const row = email.success ? await prisma.user.findUnique({ where: { email: email.data }, select: { id: true, passwordHash: true } }) : null;
+  const row = email.success
+    ? await prisma.user.findUnique({ where: { email: email.data }, select: { id: true, passwordHash: true } })
+    : null;
   const ok = await verifyPassword(row?.passwordHash, password);
   return ok && row ? resolveUser(prisma, row.id) : null;
 }
@@ -113,7 +125,10 @@ export async function createUser(prisma: PrismaClient, raw: TCreateUserInput): P
  * The admin named by ADMIN_EMAIL / ADMIN_PASSWORD: created, or brought back to admin with
  * that password and enabled. Idempotent, so `npm start` can run it every time.
  */
-export async function upsertAdmin(prisma: PrismaClient, raw: { email: string; password: string; name?: string | undefined }): Promise<{ user: UserSummary; created: boolean }> {
+export async function upsertAdmin(
+  prisma: PrismaClient,
+  raw: { email: string; password: string; name?: string | undefined },
+): Promise<{ user: UserSummary; created: boolean }> {
   const email = ZEmail.parse(raw.email);
   const password = ZPassword.parse(raw.password);
   const name = ZUserName.parse(raw.name ?? email.split("@")[0] ?? email);
@@ -121,7 +136,11 @@ export async function upsertAdmin(prisma: PrismaClient, raw: { email: string; pa
   return prisma.$transaction(async (tx) => {
     const existing = await tx.user.findUnique({ where: { email }, select: { id: true } });
     const row = existing
-      ? await tx.user.update({ where: { id: existing.id }, data: { passwordHash, disabledAt: null, ...(raw.name ? { name } : {}) }, select: { id: true } })
+      ? await tx.user.update({
+          where: { id: existing.id },
+          data: { passwordHash, disabledAt: null, ...(raw.name ? { name } : {}) },
+          select: { id: true },
+        })
       : await tx.user.create({ data: { email, name, passwordHash }, select: { id: true } });
     await tx.membership.upsert({
       where: { userId_teamId: { userId: row.id, teamId: DEFAULT_TEAM_ID } },
@@ -164,13 +183,21 @@ export async function setUserRole(prisma: PrismaClient, raw: z.input<typeof ZSet
   });
 }
 
-export async function setUserDisabled(prisma: PrismaClient, raw: z.input<typeof ZSetDisabledInput>, by: { userId: string }): Promise<UserSummary> {
+export async function setUserDisabled(
+  prisma: PrismaClient,
+  raw: z.input<typeof ZSetDisabledInput>,
+  by: { userId: string },
+): Promise<UserSummary> {
   const input = ZSetDisabledInput.parse(raw);
   if (input.disabled && input.userId === by.userId) throw new AppError("PRECONDITION_FAILED", "you cannot disable yourself");
   return keepingAnAdmin(prisma, async (tx) => {
     const exists = await tx.user.findUnique({ where: { id: input.userId }, select: { id: true } });
     if (!exists) throw new AppError("NOT_FOUND", `no user ${input.userId}`);
-    const row = await tx.user.update({ where: { id: input.userId }, data: { disabledAt: input.disabled ? new Date() : null }, select: userSummarySelect });
+    const row = await tx.user.update({
+      where: { id: input.userId },
+      data: { disabledAt: input.disabled ? new Date() : null },
+      select: userSummarySelect,
+    });
     return toSummary(row);
   });
 }

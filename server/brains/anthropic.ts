@@ -27,13 +27,22 @@ const ZMessageDelta = z.object({ delta: z.object({ stop_reason: z.string().nulli
 
 function usageSignal(usage: Usage | null | undefined): StreamSignal[] {
   if (!usage) return [];
-  const input = [usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens].filter((n): n is number => typeof n === "number");
-  return [{ kind: "usage", inputTokens: input.length ? input.reduce((a, b) => a + b, 0) : undefined, outputTokens: usage.output_tokens ?? undefined }];
+  const input = [usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens].filter(
+    (n): n is number => typeof n === "number",
+  );
+  return [
+    {
+      kind: "usage",
+      inputTokens: input.length ? input.reduce((a, b) => a + b, 0) : undefined,
+      outputTokens: usage.output_tokens ?? undefined,
+    },
+  ];
 }
 
 function shaped<T>(schema: z.ZodType<T>, json: unknown, type: string): T {
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new StreamFormatError(`${PROVIDER} streamed an unexpected ${type} event: ${parsed.error.issues[0]?.message ?? "wrong shape"}`);
+  if (!parsed.success)
+    throw new StreamFormatError(`${PROVIDER} streamed an unexpected ${type} event: ${parsed.error.issues[0]?.message ?? "wrong shape"}`);
   return parsed.data;
 }
 

@@ -2,7 +2,14 @@
 // shared rate limit, POSTs, feeds the event stream through the provider's reader, streams
 // text to onChunk as it arrives, and turns every way it can end into an answer or an
 // AgentError of the taxonomy. Cancel and deadline abort the HTTP request itself.
-import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentRequest, type AgentResponse, type AgentUsage, type BrainTurn } from "../agents/types";
+import {
+  AgentError,
+  MAX_AGENT_OUTPUT_BYTES,
+  type AgentRequest,
+  type AgentResponse,
+  type AgentUsage,
+  type BrainTurn,
+} from "../agents/types";
 import { connectionError, httpError, redact, streamError } from "./errors";
 import { StreamFormatError, type BrainProtocol } from "./protocol";
 import { SseParser } from "./sse";
@@ -63,9 +70,19 @@ export async function streamBrainCall(call: BrainCall, request: AgentRequest): P
   try {
     if (request.callGate && call.minIntervalMs > 0) {
       try {
-        turn = await request.callGate.waitTurn({ brainId: call.brainId, baseUrl: call.baseUrl, minIntervalMs: call.minIntervalMs }, http.signal);
+        turn = await request.callGate.waitTurn(
+          { brainId: call.brainId, baseUrl: call.baseUrl, minIntervalMs: call.minIntervalMs },
+          http.signal,
+        );
       } catch (err) {
-        throw stopped("") ?? new AgentError("internal_error", `waiting for the rate limit of brain ${call.brainId} failed: ${(err as Error)?.message ?? String(err)}`, false);
+        throw (
+          stopped("") ??
+          new AgentError(
+            "internal_error",
+            `waiting for the rate limit of brain ${call.brainId} failed: ${(err as Error)?.message ?? String(err)}`,
+            false,
+          )
+        );
       }
       // The turn may have come just as the call was cancelled.
       const late = stopped("");
@@ -95,7 +112,11 @@ export async function streamBrainCall(call: BrainCall, request: AgentRequest): P
     if (!response.body) throw new AgentError("provider_network_error", `${protocol.provider} answered without a body`, true);
     if (/application\/json/i.test(response.headers.get("content-type") ?? "")) {
       http.abort();
-      throw new AgentError("tool_error", `${protocol.provider} answered with JSON instead of an event stream (does ${origin} support stream: true?)`, false);
+      throw new AgentError(
+        "tool_error",
+        `${protocol.provider} answered with JSON instead of an event stream (does ${origin} support stream: true?)`,
+        false,
+      );
     }
 
     const parser = new SseParser();
@@ -171,7 +192,12 @@ export async function streamBrainCall(call: BrainCall, request: AgentRequest): P
     }
     if (done) await reader.cancel().catch(() => {});
     else if (!finished) {
-      throw new AgentError("provider_network_error", `${protocol.provider} closed the stream before the answer was complete (after ${text.length} characters)`, true, text);
+      throw new AgentError(
+        "provider_network_error",
+        `${protocol.provider} closed the stream before the answer was complete (after ${text.length} characters)`,
+        true,
+        text,
+      );
     }
     const complete = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
     return { text, ...(complete ? { usage: { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 } } : {}) };
@@ -188,9 +214,19 @@ function stopError(stop: Stop, partialOutput: string, provider: string, afterMs:
     case "cancelled":
       return new AgentError("cancelled", `call to ${provider} cancelled; request aborted`, false, partialOutput);
     case "timeout":
-      return new AgentError("timeout", `${provider} did not finish before the deadline (${afterMs} ms); request aborted`, true, partialOutput);
+      return new AgentError(
+        "timeout",
+        `${provider} did not finish before the deadline (${afterMs} ms); request aborted`,
+        true,
+        partialOutput,
+      );
     case "oversized":
-      return new AgentError("tool_error", `output exceeded ${MAX_AGENT_OUTPUT_BYTES} bytes; request aborted`, false, partialOutput.slice(0, OVERSIZED_PARTIAL_CHARS));
+      return new AgentError(
+        "tool_error",
+        `output exceeded ${MAX_AGENT_OUTPUT_BYTES} bytes; request aborted`,
+        false,
+        partialOutput.slice(0, OVERSIZED_PARTIAL_CHARS),
+      );
     case "chunk_failed":
       // The caller's own callback failed: hand its error back as it is.
       return stop.error instanceof Error ? stop.error : new Error(String(stop.error));

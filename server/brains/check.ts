@@ -80,7 +80,9 @@ export async function checkBrain(input: BrainAgentConfigInput, options: CheckBra
   } catch (err) {
     if (options.signal?.aborted) throw options.signal.reason;
     result.connectivity = timeout.aborted ? "timeout" : "unreachable";
-    result.message = timeout.aborted ? `${protocol.provider} at ${origin} did not answer within ${options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS} ms` : `cannot reach ${protocol.provider} at ${origin}${causeCode(err)}`;
+    result.message = timeout.aborted
+      ? `${protocol.provider} at ${origin} did not answer within ${options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS} ms`
+      : `cannot reach ${protocol.provider} at ${origin}${causeCode(err)}`;
     return result;
   }
   result.connectivity = "ok";
@@ -133,7 +135,9 @@ export async function checkBrain(input: BrainAgentConfigInput, options: CheckBra
     result.modelExists === null ? `could not read the model list of ${origin}` : null,
   ].filter((p): p is string => p !== null);
   result.ok = problems.length === 0 && result.rateLimit.warning === null;
-  result.message = problems.length ? problems.join("; ") : `${describe(config)} reachable in ${result.latencyMs} ms${result.rateLimit.warning ? `; ${result.rateLimit.warning}` : ""}`;
+  result.message = problems.length
+    ? problems.join("; ")
+    : `${describe(config)} reachable in ${result.latencyMs} ms${result.rateLimit.warning ? `; ${result.rateLimit.warning}` : ""}`;
   return result;
 }
 

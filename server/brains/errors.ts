@@ -95,17 +95,29 @@ export function httpError({ provider, status, headers, body, secrets }: HttpFail
     const exhausted = [detail.code, detail.detailCode].some((c) => c !== null && EXHAUSTED_CODES.has(c));
     if (exhausted) return new AgentError("provider_rate_limit", `${what} (quota or spend limit exhausted, not retried)${says}`, false);
     const wait = retryAfterMs(headers);
-    return new AgentError("provider_rate_limit", `${what} (rate limited${wait === undefined ? "" : `, retry after ${wait} ms`})${says}`, true, "", wait);
+    return new AgentError(
+      "provider_rate_limit",
+      `${what} (rate limited${wait === undefined ? "" : `, retry after ${wait} ms`})${says}`,
+      true,
+      "",
+      wait,
+    );
   }
-  if (status === 401 || status === 403) return new AgentError("provider_auth_error", `${what} (credentials refused; check the key in the brain's apiKeyEnv)${says}`, false);
+  if (status === 401 || status === 403)
+    return new AgentError("provider_auth_error", `${what} (credentials refused; check the key in the brain's apiKeyEnv)${says}`, false);
   if (status === 402) return new AgentError("provider_auth_error", `${what} (payment required)${says}`, false);
-  if (status === 404) return new AgentError("provider_auth_error", `${what} (model or endpoint not found; check model and baseUrl)${says}`, false);
+  if (status === 404)
+    return new AgentError("provider_auth_error", `${what} (model or endpoint not found; check model and baseUrl)${says}`, false);
   if (status === 408 || status === 409 || status >= 500) {
     return new AgentError("provider_network_error", `${what} (server error)${says}`, true, "", retryAfterMs(headers));
   }
   if (status >= 300 && status < 400) {
     const to = headers.get("location");
-    return new AgentError("tool_error", `${what} (redirect${to ? ` to ${quote(to, secrets)}` : ""}; redirects are not followed: set baseUrl to the final address)`, false);
+    return new AgentError(
+      "tool_error",
+      `${what} (redirect${to ? ` to ${quote(to, secrets)}` : ""}; redirects are not followed: set baseUrl to the final address)`,
+      false,
+    );
   }
   return new AgentError("tool_error", `${what} (request rejected)${says}`, false);
 }
@@ -125,7 +137,9 @@ export function streamError(provider: string, detail: ProviderErrorDetail, parti
 /** A failed connection (refused, reset, dropped mid-stream): always retryable. */
 export function connectionError(provider: string, origin: string, cause: unknown, partialOutput: string): AgentError {
   const code = errorCode(cause);
-  const when = partialOutput ? `connection to ${provider} at ${origin} lost after ${partialOutput.length} characters` : `could not reach ${provider} at ${origin}`;
+  const when = partialOutput
+    ? `connection to ${provider} at ${origin} lost after ${partialOutput.length} characters`
+    : `could not reach ${provider} at ${origin}`;
   return new AgentError("provider_network_error", `${when}${code ? ` (${code})` : ""}`, true, partialOutput);
 }
 

@@ -48,7 +48,8 @@ export const openaiProtocol: BrainProtocol = {
     if (event.data.trim() === "[DONE]") return [{ kind: "done" }];
     const json = parseEventJson(PROVIDER, event);
     const chunk = ZChunk.safeParse(json);
-    if (!chunk.success) throw new StreamFormatError(`${PROVIDER} streamed an unexpected chunk: ${chunk.error.issues[0]?.message ?? "wrong shape"}`);
+    if (!chunk.success)
+      throw new StreamFormatError(`${PROVIDER} streamed an unexpected chunk: ${chunk.error.issues[0]?.message ?? "wrong shape"}`);
     if (chunk.data.error !== undefined && chunk.data.error !== null) return [{ kind: "error", detail: providerErrorDetail(json) }];
     const signals: StreamSignal[] = [];
     // One completion is asked for (n = 1): choice 0 is the answer.

@@ -104,10 +104,17 @@ export interface RateLimitWait {
  * The gate runners hand to brains: turns come from the database, and each wait is reported
  * to `onWait` (the executor records it as an event) before the call goes out.
  */
-export function databaseCallGate(db: Db, options: { onWait?: (wait: RateLimitWait) => Promise<void> | void; holdMs?: number } = {}): BrainCallGate {
+export function databaseCallGate(
+  db: Db,
+  options: { onWait?: (wait: RateLimitWait) => Promise<void> | void; holdMs?: number } = {},
+): BrainCallGate {
   return {
     async waitTurn(brain, signal) {
-      const turn = await waitForTurn(db, { brainId: brain.brainId, baseUrl: brain.baseUrl }, { minIntervalMs: brain.minIntervalMs, signal, holdMs: options.holdMs });
+      const turn = await waitForTurn(
+        db,
+        { brainId: brain.brainId, baseUrl: brain.baseUrl },
+        { minIntervalMs: brain.minIntervalMs, signal, holdMs: options.holdMs },
+      );
       if (turn.waitedMs > 0 && options.onWait) {
         try {
           await options.onWait({ brain, waitedMs: turn.waitedMs });

@@ -76,7 +76,10 @@ function tokenRegExp(token: string): RegExp {
       source += "[^/]";
     } else if (ch === "{") {
       const end = token.indexOf("}", i);
-      const alternatives = token.slice(i + 1, end).split(",").map(escapeRegExp);
+      const alternatives = token
+        .slice(i + 1, end)
+        .split(",")
+        .map(escapeRegExp);
       source += `(?:${alternatives.join("|")})`;
       i = end;
     } else {

@@ -34,7 +34,11 @@ function notAllowlistedReason(argv: readonly string[], allowlist: readonly Allow
 export function checkCommand(argv: readonly string[], allowlist: Allowlist, options: CheckOptions = {}): CommandCheck {
   const parsedArgv = ZArgv.safeParse(argv);
   if (!parsedArgv.success) {
-    return { allowed: false, code: "invalid_command", reason: `invalid argv: ${parsedArgv.error.issues.map((issue) => issue.message).join("; ")}` };
+    return {
+      allowed: false,
+      code: "invalid_command",
+      reason: `invalid argv: ${parsedArgv.error.issues.map((issue) => issue.message).join("; ")}`,
+    };
   }
   // Re-validated: an allowlist may come straight from a project file.
   const parsedAllowlist = ZAllowlist.safeParse(allowlist);
@@ -44,7 +48,11 @@ export function checkCommand(argv: readonly string[], allowlist: Allowlist, opti
   }
   const longRunning = longRunningReason(argv);
   if (longRunning) {
-    return { allowed: false, code: "long_running", reason: `${longRunning}; long-running servers and watchers are refused even when allowlisted` };
+    return {
+      allowed: false,
+      code: "long_running",
+      reason: `${longRunning}; long-running servers and watchers are refused even when allowlisted`,
+    };
   }
   const escape = pathEscapeReason(argv, options.workspace);
   if (escape) return { allowed: false, code: "path_escape", reason: escape };

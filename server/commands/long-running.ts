@@ -127,7 +127,17 @@ function isServerScript(script: string): boolean {
   return SERVER_FILE.test(name) && !TEST_FILE.test(name);
 }
 
-const NODE_VALUE_FLAGS = new Set(["-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--env-file", "--inspect-port"]);
+const NODE_VALUE_FLAGS = new Set([
+  "-r",
+  "--require",
+  "--import",
+  "--loader",
+  "--experimental-loader",
+  "-C",
+  "--conditions",
+  "--env-file",
+  "--inspect-port",
+]);
 const INLINE_CODE_FLAGS = new Set(["-e", "--eval", "-p", "--print", "--test", "-c", "--check"]);
 
 function scriptRunnerProblem(program: string, args: readonly string[]): string | null {
@@ -143,7 +153,8 @@ function pythonProblem(args: readonly string[]): string | null {
   if (moduleIndex !== -1) {
     const moduleName = args[moduleIndex + 1] ?? "";
     const next = args[moduleIndex + 2];
-    if (/^(http\.server|SimpleHTTPServer|uvicorn|gunicorn|hypercorn|daphne)$/.test(moduleName)) return `\`python -m ${moduleName}\` starts a server`;
+    if (/^(http\.server|SimpleHTTPServer|uvicorn|gunicorn|hypercorn|daphne)$/.test(moduleName))
+      return `\`python -m ${moduleName}\` starts a server`;
     if ((moduleName === "flask" || moduleName === "streamlit") && next === "run") return `\`python -m ${moduleName} run\` starts a server`;
     if (moduleName === "django" && next === "runserver") return "`python -m django runserver` starts a server";
     return null;
@@ -166,8 +177,12 @@ function viteProblem(args: readonly string[]): string | null {
 
 function dockerProblem(args: readonly string[]): string | null {
   const positional = positionals(args, new Set(["-f", "--file", "-p", "--project-name", "--context", "-H", "--host"]));
-  if (positional[0] === "compose" && (positional[1] === "up" || positional[1] === "watch")) return `\`docker compose ${positional[1]}\` starts long-running services`;
-  if ((positional[0] === "logs" || (positional[0] === "compose" && positional[1] === "logs")) && args.some((arg) => FOLLOW_FLAG.test(arg))) {
+  if (positional[0] === "compose" && (positional[1] === "up" || positional[1] === "watch"))
+    return `\`docker compose ${positional[1]}\` starts long-running services`;
+  if (
+    (positional[0] === "logs" || (positional[0] === "compose" && positional[1] === "logs")) &&
+    args.some((arg) => FOLLOW_FLAG.test(arg))
+  ) {
     return "`docker logs --follow` never finishes";
   }
   return null;

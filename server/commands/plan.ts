@@ -9,7 +9,12 @@ const MAX_COMMAND_CHARS = 8_000;
 const MAX_ARGS = 200;
 
 export const ZArgv = z
-  .array(z.string().max(MAX_COMMAND_CHARS).refine((arg) => !arg.includes("\0"), "arguments may not contain NUL bytes"))
+  .array(
+    z
+      .string()
+      .max(MAX_COMMAND_CHARS)
+      .refine((arg) => !arg.includes("\0"), "arguments may not contain NUL bytes"),
+  )
   .min(1)
   .max(MAX_ARGS)
   .refine((argv) => argv[0] !== "", "the program name may not be empty");

@@ -24,11 +24,19 @@ export const ZRunCommandInput = z.object({
   argv: z.array(z.string()),
   cwd: z.string().refine((dir) => path.isAbsolute(dir), "the workspace must be an absolute path"),
   timeoutMs: z.number().int().positive().max(3_600_000).default(DEFAULT_TIMEOUT_MS),
-  maxOutputBytes: z.number().int().nonnegative().max(16 * 1024 * 1024).default(DEFAULT_MAX_OUTPUT_BYTES),
+  maxOutputBytes: z
+    .number()
+    .int()
+    .nonnegative()
+    .max(16 * 1024 * 1024)
+    .default(DEFAULT_MAX_OUTPUT_BYTES),
   killGraceMs: z.number().int().nonnegative().max(60_000).default(DEFAULT_KILL_GRACE_MS),
   env: ZExtraEnv.default({}),
   /** HOME for the command; by default a fresh temporary directory, removed afterwards. */
-  home: z.string().refine((dir) => path.isAbsolute(dir), "HOME must be an absolute path").optional(),
+  home: z
+    .string()
+    .refine((dir) => path.isAbsolute(dir), "HOME must be an absolute path")
+    .optional(),
 });
 export type TRunCommandInput = z.input<typeof ZRunCommandInput> & { allowlist: Allowlist; signal?: AbortSignal };
 
@@ -96,7 +104,8 @@ function spawnErrorOf(error: unknown, program: string): SpawnError {
 
 async function assertDirectory(dir: string): Promise<void> {
   const stat = await fs.stat(dir).catch(() => null);
-  if (!stat?.isDirectory()) throw new AppError("PRECONDITION_FAILED", `workspace ${dir} does not exist or is not a directory`, { cwd: dir });
+  if (!stat?.isDirectory())
+    throw new AppError("PRECONDITION_FAILED", `workspace ${dir} does not exist or is not a directory`, { cwd: dir });
 }
 
 /**

@@ -8,7 +8,15 @@ import type { AgentRole } from "../agents/types";
 import type { OutputKind, WorkflowDefinition } from "../workflow/definition";
 import { RUN_EVENTS } from "./builtins";
 import { formatJsonPath, type ConfigError } from "./errors";
-import { agentForRole, configFilePath, unknownReference, type ProjectConfig, type ResolvedAgent, type ResolvedBrain, type ResolvedShell } from "./project-config";
+import {
+  agentForRole,
+  configFilePath,
+  unknownReference,
+  type ProjectConfig,
+  type ResolvedAgent,
+  type ResolvedBrain,
+  type ResolvedShell,
+} from "./project-config";
 import { CAPABILITIES, type BrainProvider, type Capability, type FsmDefinition } from "./schemas";
 
 export interface AgentBinding {
@@ -41,7 +49,11 @@ export interface BindResult {
 }
 
 /** Which brains each coding CLI can talk to (their own provider's API, or a compatible endpoint). */
-const CLI_PROVIDERS: Record<"claude" | "codex" | "gemini", readonly BrainProvider[]> = { claude: ["anthropic"], codex: ["openai"], gemini: [] };
+const CLI_PROVIDERS: Record<"claude" | "codex" | "gemini", readonly BrainProvider[]> = {
+  claude: ["anthropic"],
+  codex: ["openai"],
+  gemini: [],
+};
 
 const JSON_OUTPUTS: readonly OutputKind[] = ["review_verdict", "test_plan", "task_spec"];
 const PROSE_OUTPUTS: readonly OutputKind[] = ["text"];
@@ -80,13 +92,21 @@ function fsmProblems(id: string, fsm: FsmDefinition, agentId: string): Array<{ p
   const initial = fsm.states[fsm.initial];
   const start = initial?.on[RUN_EVENTS.start];
   if (!start) {
-    return [{ path: at("states", fsm.initial, "on"), message: `the initial state has no "${RUN_EVENTS.start}" transition, but every run of agent "${agentId}" begins with "${RUN_EVENTS.start}"` }];
+    return [
+      {
+        path: at("states", fsm.initial, "on"),
+        message: `the initial state has no "${RUN_EVENTS.start}" transition, but every run of agent "${agentId}" begins with "${RUN_EVENTS.start}"`,
+      },
+    ];
   }
   const running = fsm.states[start.target];
   const problems: Array<{ path: string; message: string }> = [];
   for (const event of [RUN_EVENTS.success, RUN_EVENTS.error]) {
     if (!running?.on[event]) {
-      problems.push({ path: at("states", start.target, "on"), message: `no "${event}" transition, but the runner ends every run of agent "${agentId}" with "${RUN_EVENTS.success}" or "${RUN_EVENTS.error}"` });
+      problems.push({
+        path: at("states", start.target, "on"),
+        message: `no "${event}" transition, but the runner ends every run of agent "${agentId}" with "${RUN_EVENTS.success}" or "${RUN_EVENTS.error}"`,
+      });
     }
   }
   return problems;
@@ -96,7 +116,10 @@ function runtimeCandidate(agent: ResolvedAgent, shell: ResolvedShell | null, bra
   const base: Record<string, unknown> = {
     id: agent.id,
     ...(agent.name !== undefined ? { name: agent.name } : {}),
-    manifest: { capabilities: agent.manifest.capabilities, ...(agent.manifest.allowedFiles ? { allowedFiles: agent.manifest.allowedFiles } : {}) },
+    manifest: {
+      capabilities: agent.manifest.capabilities,
+      ...(agent.manifest.allowedFiles ? { allowedFiles: agent.manifest.allowedFiles } : {}),
+    },
   };
   // The scripted brain simulates a whole agent (edits included): whatever shell is bound, it plays.
   if (brain?.provider === "scripted") return { ...base, kind: "scripted", responses: brain.responses };
@@ -156,14 +179,31 @@ export function bindAgent(config: ProjectConfig, agentId: string, options: BindO
   const agentsFile = configFilePath("agents.json");
   const agent = config.agents.find((a) => a.id === agentId);
   if (!agent) {
-    return { binding: null, errors: [{ file: agentsFile, path: "agents", message: unknownReference("agent", agentId, config.agents.map((a) => a.id)) }] };
+    return {
+      binding: null,
+      errors: [
+        {
+          file: agentsFile,
+          path: "agents",
+          message: unknownReference(
+            "agent",
+            agentId,
+            config.agents.map((a) => a.id),
+          ),
+        },
+      ],
+    };
   }
   const errors: ConfigError[] = [];
   const at = (...path: Array<string | number>) => formatJsonPath(["agents", agent.index, ...path]);
 
   if (options.role && agent.role !== options.role) {
     const steps = options.steps?.map((s) => `"${s.state}"`).join(", ");
-    errors.push({ file: agentsFile, path: at("role"), message: `agent "${agent.id}" is a ${agent.role}, but ${steps ? `the step ${steps} needs` : "the run needs"} a ${options.role}` });
+    errors.push({
+      file: agentsFile,
+      path: at("role"),
+      message: `agent "${agent.id}" is a ${agent.role}, but ${steps ? `the step ${steps} needs` : "the run needs"} a ${options.role}`,
+    });
   }
 
   let shell: ResolvedShell | null = null;
@@ -172,13 +212,20 @@ export function bindAgent(config: ProjectConfig, agentId: string, options: BindO
     shell = config.shells[agent.shell.id] ?? null;
     if (!shell) errors.push({ ...where, message: unknownReference("shell", agent.shell.id, Object.keys(config.shells)) });
     else if (!shell.nonInteractive) {
-      errors.push({ ...where, message: `shell "${shell.id}"${describeSource(agent, "shell")} cannot run non-interactively (nonInteractive is false in ${configFilePath("shells.json")}), so agent "${agent.id}" cannot run in a session` });
+      errors.push({
+        ...where,
+        message: `shell "${shell.id}"${describeSource(agent, "shell")} cannot run non-interactively (nonInteractive is false in ${configFilePath("shells.json")}), so agent "${agent.id}" cannot run in a session`,
+      });
     }
   }
   let brain: ResolvedBrain | null = null;
   if (agent.brain.id !== null) {
     brain = config.brains[agent.brain.id] ?? null;
-    if (!brain) errors.push({ ...refLocation(config, agent, "brain"), message: unknownReference("brain", agent.brain.id, Object.keys(config.brains)) });
+    if (!brain)
+      errors.push({
+        ...refLocation(config, agent, "brain"),
+        message: unknownReference("brain", agent.brain.id, Object.keys(config.brains)),
+      });
   }
   if (shell && brain && brain.provider !== "scripted" && shell.kind !== "command" && !CLI_PROVIDERS[shell.kind].includes(brain.provider)) {
     const speaks = CLI_PROVIDERS[shell.kind];
@@ -188,32 +235,51 @@ export function bindAgent(config: ProjectConfig, agentId: string, options: BindO
     });
   }
   if (agent.shell.id === null && agent.brain.id === null) {
-    errors.push({ file: agentsFile, path: at(), message: "has neither a shell nor a brain: set defaultShell or defaultBrain here, or a default in projects.json or settings.json" });
+    errors.push({
+      file: agentsFile,
+      path: at(),
+      message: "has neither a shell nor a brain: set defaultShell or defaultBrain here, or a default in projects.json or settings.json",
+    });
   }
 
   // What the manifest requires must come from the brain (thinking) or the shell (acting).
   if (shell || brain) {
-    const provided = new Set<Capability>(brain?.provider === "scripted" ? CAPABILITIES : [...(brain?.capabilities ?? []), ...(shell?.capabilities ?? [])]);
+    const provided = new Set<Capability>(
+      brain?.provider === "scripted" ? CAPABILITIES : [...(brain?.capabilities ?? []), ...(shell?.capabilities ?? [])],
+    );
     agent.manifest.capabilities.forEach((capability, k) => {
       if (provided.has(capability)) return;
       const offers = [
         brain ? `brain "${brain.id}" (provides: ${brain.capabilities.join(", ") || "nothing listed"})` : null,
         shell ? `shell "${shell.id}" (provides: ${shell.capabilities.join(", ") || "nothing listed"})` : null,
       ].filter(Boolean);
-      errors.push({ file: agentsFile, path: at("manifest", "capabilities", k), message: `"${capability}" is required but not provided by ${offers.join(" or ")}` });
+      errors.push({
+        file: agentsFile,
+        path: at("manifest", "capabilities", k),
+        message: `"${capability}" is required but not provided by ${offers.join(" or ")}`,
+      });
     });
   }
 
   const fsmDefinition = config.fsms[agent.fsm];
-  if (!fsmDefinition) errors.push({ file: agentsFile, path: at("fsm"), message: unknownReference("FSM", agent.fsm, Object.keys(config.fsms)) });
+  if (!fsmDefinition)
+    errors.push({ file: agentsFile, path: at("fsm"), message: unknownReference("FSM", agent.fsm, Object.keys(config.fsms)) });
   else errors.push(...fsmProblems(agent.fsm, fsmDefinition, agent.id).map((p) => ({ file: configFilePath("runtimes.json"), ...p })));
 
   const format = agent.manifest.output?.format ?? "any";
   for (const step of options.steps ?? []) {
     if (format === "text" && JSON_OUTPUTS.includes(step.output)) {
-      errors.push({ file: agentsFile, path: at("manifest", "output", "format"), message: `is "text", but the "${step.state}" step needs strict JSON (${step.output})` });
+      errors.push({
+        file: agentsFile,
+        path: at("manifest", "output", "format"),
+        message: `is "text", but the "${step.state}" step needs strict JSON (${step.output})`,
+      });
     } else if (format === "json" && PROSE_OUTPUTS.includes(step.output)) {
-      errors.push({ file: agentsFile, path: at("manifest", "output", "format"), message: `is "json", but the "${step.state}" step needs prose (${step.output})` });
+      errors.push({
+        file: agentsFile,
+        path: at("manifest", "output", "format"),
+        message: `is "json", but the "${step.state}" step needs prose (${step.output})`,
+      });
     }
   }
 
@@ -225,7 +291,15 @@ export function bindAgent(config: ProjectConfig, agentId: string, options: BindO
     const chosenBy = shell && brain?.provider !== "scripted" ? `shell "${shell.id}"` : `brain "${brain?.id}"`;
     const where = refLocation(config, agent, shell && brain?.provider !== "scripted" ? "shell" : "brain");
     // Only reachable while server/agents lacks a kind the configuration can name.
-    return { binding: null, errors: [{ ...where, message: `${chosenBy} needs the "${String(candidate.kind)}" agent runtime, which this build does not have yet (available: ${kinds.join(", ")})` }] };
+    return {
+      binding: null,
+      errors: [
+        {
+          ...where,
+          message: `${chosenBy} needs the "${String(candidate.kind)}" agent runtime, which this build does not have yet (available: ${kinds.join(", ")})`,
+        },
+      ],
+    };
   }
   const runtime = ZAgentConfig.safeParse(candidate);
   if (!runtime.success) {
@@ -233,7 +307,15 @@ export function bindAgent(config: ProjectConfig, agentId: string, options: BindO
     return { binding: null, errors: [{ file: agentsFile, path: at(), message: `cannot be turned into a runnable agent: ${issues}` }] };
   }
   return {
-    binding: { agentId: agent.id, role: agent.role, agent, shell, brain, fsm: { id: agent.fsm, definition: fsmDefinition! }, runtime: runtime.data },
+    binding: {
+      agentId: agent.id,
+      role: agent.role,
+      agent,
+      shell,
+      brain,
+      fsm: { id: agent.fsm, definition: fsmDefinition! },
+      runtime: runtime.data,
+    },
     errors: [],
   };
 }

@@ -9,7 +9,11 @@ export const EXECUTION_FSM_V1: FsmDefinition = {
   description: "One agent run: IDLE until started, EXECUTING while shell + brain work, then COMPLETED or FAILED.",
   initial: "IDLE",
   states: {
-    IDLE: { terminal: false, description: "The execution context exists; nothing has run.", on: { start: { target: "EXECUTING", emit: ["execution_started"] } } },
+    IDLE: {
+      terminal: false,
+      description: "The execution context exists; nothing has run.",
+      on: { start: { target: "EXECUTING", emit: ["execution_started"] } },
+    },
     EXECUTING: {
       terminal: false,
       description: "Shell + brain are working.",
@@ -46,7 +50,8 @@ const MODEL_FAMILIES: ReadonlyArray<[RegExp, BrainCapability[]]> = [
 /** Capabilities of a model by its name, when brains.json does not list them. */
 export function defaultModelCapabilities(provider: string, model: string): BrainCapability[] {
   // The scripted brain stands in for any model in tests and demos.
-  if (provider === "scripted") return ["reasoning", "code-generation", "code-review", "planning", "testing", "long-context", "vision", "tool-use"];
+  if (provider === "scripted")
+    return ["reasoning", "code-generation", "code-review", "planning", "testing", "long-context", "vision", "tool-use"];
   const family = MODEL_FAMILIES.find(([re]) => re.test(model.toLowerCase()));
   return family ? [...family[1]] : [];
 }

@@ -47,7 +47,7 @@ export function versionRangeProblem(range: string): string | null {
   if (range.trim() === "") return "is empty";
   for (const alternative of range.split("||")) {
     const set = alternative.trim();
-    if (set === "" ) return "has an empty alternative around '||'";
+    if (set === "") return "has an empty alternative around '||'";
     if (set === "*" || set.toLowerCase() === "x") continue;
     const hyphen = set.split(/\s+-\s+/);
     if (hyphen.length === 2) {

@@ -51,12 +51,20 @@ function sizeMessage(issue: Extract<Issue, { code: "too_small" | "too_big" }>, v
     case "number":
     case "int":
     case "bigint": {
-      const bound = small ? (inclusive ? `at least ${limit}` : `greater than ${limit}`) : inclusive ? `at most ${limit}` : `less than ${limit}`;
+      const bound = small
+        ? inclusive
+          ? `at least ${limit}`
+          : `greater than ${limit}`
+        : inclusive
+          ? `at most ${limit}`
+          : `less than ${limit}`;
       return `${quote(value)} is out of range: must be ${bound}`;
     }
     case "array":
     case "set":
-      return small ? `must have at least ${limit} item${limit === 1 ? "" : "s"}` : `must have at most ${limit} item${limit === 1 ? "" : "s"}`;
+      return small
+        ? `must have at least ${limit} item${limit === 1 ? "" : "s"}`
+        : `must have at most ${limit} item${limit === 1 ? "" : "s"}`;
     case "string":
       if (small && limit === 1) return "must not be empty";
       return small ? `must be at least ${limit} characters long` : `must be at most ${limit} characters long`;
@@ -130,7 +138,11 @@ export function editDistance(a: string, b: string): number {
 export function closest(name: string, known: readonly string[]): string | undefined {
   const lower = name.toLowerCase();
   return known
-    .map((k) => ({ k, d: editDistance(k.toLowerCase(), lower), prefix: k.length >= 3 && (lower.startsWith(k.toLowerCase()) || k.toLowerCase().startsWith(lower)) }))
+    .map((k) => ({
+      k,
+      d: editDistance(k.toLowerCase(), lower),
+      prefix: k.length >= 3 && (lower.startsWith(k.toLowerCase()) || k.toLowerCase().startsWith(lower)),
+    }))
     .filter((c) => c.d <= Math.max(2, Math.floor(lower.length / 3)) || c.prefix)
     .sort((a, b) => a.d - b.d)[0]?.k;
 }
@@ -176,7 +188,9 @@ function translate(file: string, issue: Issue, root: unknown, prefix: ReadonlyAr
       const branches = union.errors.filter((errors) => !errors.some((e) => e.code === "invalid_type" && e.path.length === 0));
       const best = branches.sort((a, b) => a.length - b.length)[0];
       if (best) return best.flatMap((inner) => translate(file, inner, root, path, schema));
-      const expected = union.errors.flatMap((errors) => errors.filter((e) => e.code === "invalid_type").map((e) => EXPECTED[(e as { expected: string }).expected] ?? "?"));
+      const expected = union.errors.flatMap((errors) =>
+        errors.filter((e) => e.code === "invalid_type").map((e) => EXPECTED[(e as { expected: string }).expected] ?? "?"),
+      );
       return [at(path, `expected ${[...new Set(expected)].join(" or ")}, got ${typeName(value)}`)];
     }
     case "invalid_key": {

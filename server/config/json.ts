@@ -12,8 +12,7 @@ export interface JsonDuplicateKey {
 }
 
 export type JsonParseResult =
-  | { ok: true; value: unknown; duplicates: JsonDuplicateKey[] }
-  | { ok: false; line: number; column: number; message: string };
+  { ok: true; value: unknown; duplicates: JsonDuplicateKey[] } | { ok: false; line: number; column: number; message: string };
 
 const MAX_DEPTH = 128;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
@@ -45,7 +44,8 @@ class Reader {
     if (this.i >= this.text.length) throw new JsonSyntaxError(this.i, "the file is empty (expected a JSON object)");
     const value = this.value([], 0);
     this.space();
-    if (this.i < this.text.length) throw new JsonSyntaxError(this.i, `unexpected ${describeChar(this.text[this.i])} after the end of the JSON value`);
+    if (this.i < this.text.length)
+      throw new JsonSyntaxError(this.i, `unexpected ${describeChar(this.text[this.i])} after the end of the JSON value`);
     return value;
   }
 
@@ -66,7 +66,11 @@ class Reader {
     if (ch === "[") return this.array(path, depth);
     if (ch === '"') return this.string();
     if (ch === "-" || (ch !== undefined && ch >= "0" && ch <= "9")) return this.number();
-    for (const [word, value] of [["true", true], ["false", false], ["null", null]] as const) {
+    for (const [word, value] of [
+      ["true", true],
+      ["false", false],
+      ["null", null],
+    ] as const) {
       if (this.text.startsWith(word, this.i)) {
         this.i += word.length;
         return value;
@@ -95,11 +99,17 @@ class Reader {
       if (seen.has(key)) this.duplicates.push({ path, key, index: keyIndex });
       seen.add(key);
       this.space();
-      if (this.text[this.i] !== ":") throw new JsonSyntaxError(this.i, `expected ":" after the property name "${key}", found ${describeChar(this.text[this.i])}`);
+      if (this.text[this.i] !== ":")
+        throw new JsonSyntaxError(this.i, `expected ":" after the property name "${key}", found ${describeChar(this.text[this.i])}`);
       this.i++;
       this.space();
       // defineProperty: a key named "__proto__" is data here, never the object's prototype.
-      Object.defineProperty(result, key, { value: this.value([...path, key], depth + 1), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(result, key, {
+        value: this.value([...path, key], depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
       this.space();
       const next = this.text[this.i];
       if (next === ",") {
@@ -166,7 +176,11 @@ class Reader {
         this.i += 2;
         continue;
       }
-      if (ch < " ") throw new JsonSyntaxError(this.i, ch === "\n" ? "unterminated string (line break inside a string)" : "control character inside a string (escape it)");
+      if (ch < " ")
+        throw new JsonSyntaxError(
+          this.i,
+          ch === "\n" ? "unterminated string (line break inside a string)" : "control character inside a string (escape it)",
+        );
       out += ch;
       this.i++;
     }

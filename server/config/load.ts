@@ -28,7 +28,11 @@ export function loadFromTexts(read: ConfigTexts, options: LoadOptions): LoadedPr
   if (!read.found) return { found: false, config: null, errors: [] };
   const parsed = parseProjectConfig(read.texts, options);
   if (!read.errors.length) return { found: true, ...parsed };
-  return { found: true, config: null, errors: sortConfigErrors([...read.errors, ...parsed.errors], PROJECT_CONFIG_FILES.map(configFilePath)) };
+  return {
+    found: true,
+    config: null,
+    errors: sortConfigErrors([...read.errors, ...parsed.errors], PROJECT_CONFIG_FILES.map(configFilePath)),
+  };
 }
 
 /** `.catcafe/` as it is in the working tree of `repoDir`. */
@@ -61,7 +65,10 @@ export function validateConfig(loaded: ProjectConfigResult): ConfigError[] {
  * `repoDir`'s `.catcafe/` in the working tree, empty when everything is valid (or when
  * there is nothing to validate).
  */
-export async function validateProjectConfig(repoDir: string, options: { settingsFile?: string; settings?: LoadedSettings } = {}): Promise<string[]> {
+export async function validateProjectConfig(
+  repoDir: string,
+  options: { settingsFile?: string; settings?: LoadedSettings } = {},
+): Promise<string[]> {
   const settings = options.settings ?? loadSettings(options.settingsFile);
   // A broken settings file is reported, and the project is still checked (against the defaults).
   const loaded = await loadProjectConfig(repoDir, { settings: settings.settings, settingsFile: settings.file });

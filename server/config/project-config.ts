@@ -120,9 +120,17 @@ export function unknownReference(what: string, name: string, known: readonly str
 }
 
 /** Parses one file's text: JSON, duplicate keys, secrets, schema. Errors are the file's own. */
-export function parseConfigFile<S extends z.ZodType>(file: string, text: string, schema: S): { value: z.output<S> | null; errors: ConfigError[] } {
+export function parseConfigFile<S extends z.ZodType>(
+  file: string,
+  text: string,
+  schema: S,
+): { value: z.output<S> | null; errors: ConfigError[] } {
   const json = parseJson(text);
-  if (!json.ok) return { value: null, errors: [{ file, path: "", message: `invalid JSON at line ${json.line}, column ${json.column}: ${json.message}` }] };
+  if (!json.ok)
+    return {
+      value: null,
+      errors: [{ file, path: "", message: `invalid JSON at line ${json.line}, column ${json.column}: ${json.message}` }],
+    };
   const errors: ConfigError[] = json.duplicates.map((d) => ({
     file,
     path: formatJsonPath([...d.path, d.key]),
@@ -157,13 +165,17 @@ export function checkFsm(fsm: FsmDefinition): Array<{ path: Array<string | numbe
   const problems: Array<{ path: Array<string | number>; message: string }> = [];
   const names = Object.keys(fsm.states);
   if (!fsm.states[fsm.initial]) problems.push({ path: ["initial"], message: unknownReference("state", fsm.initial, names) });
-  if (!Object.values(fsm.states).some((s) => s.terminal)) problems.push({ path: ["states"], message: "no terminal state: a run could never end" });
+  if (!Object.values(fsm.states).some((s) => s.terminal))
+    problems.push({ path: ["states"], message: "no terminal state: a run could never end" });
   for (const [name, state] of Object.entries(fsm.states)) {
     const events = Object.entries(state.on);
-    if (state.terminal && events.length) problems.push({ path: ["states", name, "on"], message: "a terminal state cannot have transitions" });
-    if (!state.terminal && !events.length) problems.push({ path: ["states", name], message: "dead end: not terminal and no transitions leave it" });
+    if (state.terminal && events.length)
+      problems.push({ path: ["states", name, "on"], message: "a terminal state cannot have transitions" });
+    if (!state.terminal && !events.length)
+      problems.push({ path: ["states", name], message: "dead end: not terminal and no transitions leave it" });
     for (const [event, transition] of events) {
-      if (!fsm.states[transition.target]) problems.push({ path: ["states", name, "on", event], message: unknownReference("state", transition.target, names) });
+      if (!fsm.states[transition.target])
+        problems.push({ path: ["states", name, "on", event], message: unknownReference("state", transition.target, names) });
     }
   }
   if (fsm.states[fsm.initial]) {
@@ -177,7 +189,8 @@ export function checkFsm(fsm: FsmDefinition): Array<{ path: Array<string | numbe
         }
       }
     }
-    for (const name of names) if (!reached.has(name)) problems.push({ path: ["states", name], message: `unreachable from the initial state "${fsm.initial}"` });
+    for (const name of names)
+      if (!reached.has(name)) problems.push({ path: ["states", name], message: `unreachable from the initial state "${fsm.initial}"` });
   }
   return problems;
 }
@@ -197,7 +210,11 @@ export function parseProjectConfig(texts: Readonly<Record<string, string>>, opti
 
   for (const name of Object.keys(texts).sort()) {
     if (!(PROJECT_CONFIG_FILES as readonly string[]).includes(name)) {
-      errors.push({ file: configFilePath(name), path: "", message: `unknown configuration file (expected: ${PROJECT_CONFIG_FILES.join(", ")})` });
+      errors.push({
+        file: configFilePath(name),
+        path: "",
+        message: `unknown configuration file (expected: ${PROJECT_CONFIG_FILES.join(", ")})`,
+      });
     }
   }
   const parsed: ParsedFiles = {};
@@ -212,16 +229,34 @@ export function parseProjectConfig(texts: Readonly<Record<string, string>>, opti
   // errors that only say the files were written for a different Cat Cafe.
   const version = parsed["version.json"]?.configVersion ?? CONFIG_VERSION;
   if (configMajor(version) !== CONFIG_MAJOR) {
-    return { config: null, errors: [{ file: configFilePath("version.json"), path: "configVersion", message: incompatibleVersionMessage(version) }] };
+    return {
+      config: null,
+      errors: [{ file: configFilePath("version.json"), path: "configVersion", message: incompatibleVersionMessage(version) }],
+    };
   }
 
   // --- registries ---
   const shells: Record<string, ResolvedShell> = {};
   for (const kind of BUILTIN_SHELL_KINDS) {
-    shells[kind] = { kind, id: kind, command: kind, args: [], passEnv: [], nonInteractive: true, capabilities: defaultShellCapabilities(kind), builtin: true } as ResolvedShell;
+    shells[kind] = {
+      kind,
+      id: kind,
+      command: kind,
+      args: [],
+      passEnv: [],
+      nonInteractive: true,
+      capabilities: defaultShellCapabilities(kind),
+      builtin: true,
+    } as ResolvedShell;
   }
   for (const [id, shell] of Object.entries(parsed["shells.json"]?.shells ?? {})) {
-    shells[id] = { ...shell, id, command: shell.command ?? shell.kind, capabilities: shell.capabilities ?? defaultShellCapabilities(shell.kind), builtin: false } as ResolvedShell;
+    shells[id] = {
+      ...shell,
+      id,
+      command: shell.command ?? shell.kind,
+      capabilities: shell.capabilities ?? defaultShellCapabilities(shell.kind),
+      builtin: false,
+    } as ResolvedShell;
   }
   const brains: Record<string, ResolvedBrain> = {};
   for (const [id, brain] of Object.entries(parsed["brains.json"]?.brains ?? {})) {
@@ -257,12 +292,21 @@ export function parseProjectConfig(texts: Readonly<Record<string, string>>, opti
   const workflows: Record<string, WorkflowDefinition> = {};
   for (const [id, raw] of Object.entries(parsed["runtimes.json"]?.workflows ?? {})) {
     if (BUILTIN_WORKFLOWS[id]) {
-      errors.push({ file: runtimesFile, path: formatJsonPath(["workflows", id]), message: `redefines the built-in workflow "${id}": choose another id` });
+      errors.push({
+        file: runtimesFile,
+        path: formatJsonPath(["workflows", id]),
+        message: `redefines the built-in workflow "${id}": choose another id`,
+      });
       continue;
     }
     try {
       const definition = loadDefinition(raw);
-      if (definition.id !== id) errors.push({ file: runtimesFile, path: workflowPath(id, "id"), message: `must equal the workflow's key "${id}" (got ${quote(definition.id)})` });
+      if (definition.id !== id)
+        errors.push({
+          file: runtimesFile,
+          path: workflowPath(id, "id"),
+          message: `must equal the workflow's key "${id}" (got ${quote(definition.id)})`,
+        });
       else workflows[id] = definition;
     } catch (err) {
       if (!(err instanceof InvalidWorkflowError)) throw err;
@@ -286,7 +330,8 @@ export function parseProjectConfig(texts: Readonly<Record<string, string>>, opti
   (parsed["agents.json"]?.agents ?? []).forEach((agent, index) => {
     const at = (...path: Array<string | number>) => formatJsonPath(["agents", index, ...path]);
     const first = firstIndex.get(agent.id);
-    if (first !== undefined) errors.push({ file: agentsFile, path: at("id"), message: `duplicate agent id "${agent.id}" (already used by agents[${first}])` });
+    if (first !== undefined)
+      errors.push({ file: agentsFile, path: at("id"), message: `duplicate agent id "${agent.id}" (already used by agents[${first}])` });
     else firstIndex.set(agent.id, index);
 
     let shell: ResolvedAgent["shell"] = { id: null, source: "none" };
@@ -305,9 +350,14 @@ export function parseProjectConfig(texts: Readonly<Record<string, string>>, opti
     if (brain.source === "agent" && brain.id !== null && brainsKnown && !brains[brain.id]) {
       errors.push({ file: agentsFile, path: at("defaultBrain"), message: unknownReference("brain", brain.id, brainIds) });
     }
-    if (runtimesKnown && !fsms[agent.fsm]) errors.push({ file: agentsFile, path: at("fsm"), message: unknownReference("FSM", agent.fsm, Object.keys(fsms)) });
+    if (runtimesKnown && !fsms[agent.fsm])
+      errors.push({ file: agentsFile, path: at("fsm"), message: unknownReference("FSM", agent.fsm, Object.keys(fsms)) });
     if (shell.id === null && brain.id === null) {
-      errors.push({ file: agentsFile, path: at(), message: "has neither a shell nor a brain: set defaultShell or defaultBrain here, or a default in projects.json or settings.json" });
+      errors.push({
+        file: agentsFile,
+        path: at(),
+        message: "has neither a shell nor a brain: set defaultShell or defaultBrain here, or a default in projects.json or settings.json",
+      });
     }
     agents.push({ ...agent, index, shell, brain });
   });
@@ -328,18 +378,33 @@ export function parseProjectConfig(texts: Readonly<Record<string, string>>, opti
     const used = agents.some((a) => (isShell ? a.shell.source : a.brain.source) === d.source);
     const ownList = texts[isShell ? "shells.json" : "brains.json"] !== undefined;
     if (d.source === "settings" && !used && !ownList) continue;
-    errors.push({ file: d.file, path: d.field, message: unknownReference(isShell ? "shell" : "brain", d.value, isShell ? shellIds : brainIds) });
+    errors.push({
+      file: d.file,
+      path: d.field,
+      message: unknownReference(isShell ? "shell" : "brain", d.value, isShell ? shellIds : brainIds),
+    });
   }
 
   const workflowDefault = project.workflow?.default;
   // A user workflow that failed its own checks is reported already, not also as "unknown".
-  const failedWorkflow = workflowDefault !== undefined && !workflows[workflowDefault] && Object.hasOwn(parsed["runtimes.json"]?.workflows ?? {}, workflowDefault);
+  const failedWorkflow =
+    workflowDefault !== undefined &&
+    !workflows[workflowDefault] &&
+    Object.hasOwn(parsed["runtimes.json"]?.workflows ?? {}, workflowDefault);
   if (workflowDefault !== undefined && runtimesKnown && !failedWorkflow) {
     const definition = BUILTIN_WORKFLOWS[workflowDefault] ?? workflows[workflowDefault];
     if (!definition) {
-      errors.push({ file: projectsFile, path: "workflow.default", message: unknownReference("workflow", workflowDefault, [...Object.keys(BUILTIN_WORKFLOWS), ...Object.keys(workflows)]) });
+      errors.push({
+        file: projectsFile,
+        path: "workflow.default",
+        message: unknownReference("workflow", workflowDefault, [...Object.keys(BUILTIN_WORKFLOWS), ...Object.keys(workflows)]),
+      });
     } else if (project.workflow?.mode !== undefined && !definition.modes.includes(project.workflow.mode)) {
-      errors.push({ file: projectsFile, path: "workflow.mode", message: `workflow "${definition.id}" has no mode "${project.workflow.mode}" (modes: ${definition.modes.join(", ")})` });
+      errors.push({
+        file: projectsFile,
+        path: "workflow.mode",
+        message: `workflow "${definition.id}" has no mode "${project.workflow.mode}" (modes: ${definition.modes.join(", ")})`,
+      });
     }
   }
 

@@ -30,7 +30,10 @@ export interface EffectiveProjectSettings {
   errors: ConfigError[];
 }
 
-export function effectiveProjectSettings(config: ProjectConfig, admin: { allowlist: Allowlist; maxIterations: number }): EffectiveProjectSettings {
+export function effectiveProjectSettings(
+  config: ProjectConfig,
+  admin: { allowlist: Allowlist; maxIterations: number },
+): EffectiveProjectSettings {
   const errors: ConfigError[] = [];
   const requested = config.project.allowlist;
   if (requested) {

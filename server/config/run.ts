@@ -30,14 +30,22 @@ export interface RunProject {
  * files, or an invalid settings file they would be read with, refuse the start with every
  * error, formatted `file: path: problem`. (Without `.catcafe/` the settings play no part.)
  */
-export async function loadRunConfig(project: RunProject, baseCommit: string, options: { settingsFile?: string } = {}): Promise<ProjectConfig | null> {
+export async function loadRunConfig(
+  project: RunProject,
+  baseCommit: string,
+  options: { settingsFile?: string } = {},
+): Promise<ProjectConfig | null> {
   const read = await readConfigDirAtCommit(project.repoPath, baseCommit);
   if (!read.found) return null;
   const settings = loadSettings(options.settingsFile);
-  if (settings.errors.length) throw configInvalidError(`cannot start a task: the settings file ${settings.file} is invalid:`, settings.errors);
+  if (settings.errors.length)
+    throw configInvalidError(`cannot start a task: the settings file ${settings.file} is invalid:`, settings.errors);
   const loaded = loadFromTexts(read, { settings: settings.settings, settingsFile: settings.file });
   if (!loaded.config) {
-    throw configInvalidError(`cannot start a task: project ${project.id} has an invalid .catcafe/ configuration at commit ${baseCommit.slice(0, 12)}:`, loaded.errors);
+    throw configInvalidError(
+      `cannot start a task: project ${project.id} has an invalid .catcafe/ configuration at commit ${baseCommit.slice(0, 12)}:`,
+      loaded.errors,
+    );
   }
   return loaded.config;
 }
@@ -70,7 +78,10 @@ export function bindRun(input: {
     const effective = effectiveProjectSettings(config, project);
     const errors = [...bound.errors, ...effective.errors];
     if (errors.length) {
-      throw configInvalidError(`cannot start a task: the agents of project ${project.id} cannot run ${definition.id} (.catcafe/ at commit ${input.baseCommit.slice(0, 12)}):`, errors);
+      throw configInvalidError(
+        `cannot start a task: the agents of project ${project.id} cannot run ${definition.id} (.catcafe/ at commit ${input.baseCommit.slice(0, 12)}):`,
+        errors,
+      );
     }
     bindings = bound.bindings;
     allowlist = effective.allowlist;
@@ -88,11 +99,16 @@ export function bindRun(input: {
     const parsed = ZAgentConfig.safeParse(project.agents[role]);
     if (!parsed.success) {
       const hint = config ? " (and no agent in .catcafe/agents.json plays it)" : "";
-      throw new AppError("PRECONDITION_FAILED", `project ${project.id} has no valid agent for role "${role}"${hint} (needed by ${definition.id}): ${parsed.error.issues[0]?.message ?? "missing"}`);
+      throw new AppError(
+        "PRECONDITION_FAILED",
+        `project ${project.id} has no valid agent for role "${role}"${hint} (needed by ${definition.id}): ${parsed.error.issues[0]?.message ?? "missing"}`,
+      );
     }
     agents[role] = project.agents[role];
     projectAgents[role] = { id: parsed.data.id, kind: parsed.data.kind };
   }
-  const context = config ? runtimeContextData({ runId: input.runId, createdAt: input.now, commit: input.baseCommit, config, bindings, projectAgents }) : null;
+  const context = config
+    ? runtimeContextData({ runId: input.runId, createdAt: input.now, commit: input.baseCommit, config, bindings, projectAgents })
+    : null;
   return { agents, allowlist, maxIterations, context };
 }

@@ -206,7 +206,15 @@ export function runtimeContextFromEvents(sessionId: string, events: readonly Rec
         if (!step) break;
         const agent = context.agents[step.role];
         const fsm = agent?.fsm.definition ?? EXECUTION_FSM_V1;
-        const run: AgentRun = { stepId: e.data.stepId, role: step.role, agentId: agent?.agentId ?? step.role, workflowState: step.state, attempt: e.data.attempt, fsmState: fsm.initial, history: [] };
+        const run: AgentRun = {
+          stepId: e.data.stepId,
+          role: step.role,
+          agentId: agent?.agentId ?? step.role,
+          workflowState: step.state,
+          attempt: e.data.attempt,
+          fsmState: fsm.initial,
+          history: [],
+        };
         advance(fsm, run, RUN_EVENTS.start, e.recordedAt);
         context.runs.push(run);
         current.set(e.data.stepId, run);
@@ -223,10 +231,25 @@ export function runtimeContextFromEvents(sessionId: string, events: readonly Rec
         break;
       }
       case "AgentOutputRecorded":
-        context.artifacts.push({ kind: "agent_output", stepId: e.data.stepId, role: e.data.role, agentId: e.data.agentId, blob: e.data.raw.blob, size: e.data.raw.size, at: e.recordedAt });
+        context.artifacts.push({
+          kind: "agent_output",
+          stepId: e.data.stepId,
+          role: e.data.role,
+          agentId: e.data.agentId,
+          blob: e.data.raw.blob,
+          size: e.data.raw.size,
+          at: e.recordedAt,
+        });
         break;
       case "WorkspaceCommitted":
-        if (!e.data.empty) context.artifacts.push({ kind: "commit", stepId: e.data.stepId, commit: e.data.commit, files: e.data.changedFiles.map((f) => f.path), at: e.recordedAt });
+        if (!e.data.empty)
+          context.artifacts.push({
+            kind: "commit",
+            stepId: e.data.stepId,
+            commit: e.data.commit,
+            files: e.data.changedFiles.map((f) => f.path),
+            at: e.recordedAt,
+          });
         context.artifacts.push({ kind: "diff", stepId: e.data.stepId, blob: e.data.diff.blob, size: e.data.diff.size, at: e.recordedAt });
         break;
       case "TestCommandRecorded":

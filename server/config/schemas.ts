@@ -15,12 +15,28 @@ export const CONFIG_MAJOR = 1;
 
 export const CONFIG_DIR = ".catcafe";
 /** The files of `.catcafe/`, in the order they are read and reported. */
-export const PROJECT_CONFIG_FILES = ["version.json", "shells.json", "brains.json", "agents.json", "runtimes.json", "projects.json"] as const;
+export const PROJECT_CONFIG_FILES = [
+  "version.json",
+  "shells.json",
+  "brains.json",
+  "agents.json",
+  "runtimes.json",
+  "projects.json",
+] as const;
 export type ProjectConfigFile = (typeof PROJECT_CONFIG_FILES)[number];
 export const SETTINGS_FILE = "settings.json";
 
 /** What a brain (model) can do; an agent's manifest may require any of them. */
-export const BRAIN_CAPABILITIES = ["reasoning", "code-generation", "code-review", "planning", "testing", "long-context", "vision", "tool-use"] as const;
+export const BRAIN_CAPABILITIES = [
+  "reasoning",
+  "code-generation",
+  "code-review",
+  "planning",
+  "testing",
+  "long-context",
+  "vision",
+  "tool-use",
+] as const;
 /** What a shell (CLI) can do in a workspace. */
 export const SHELL_CAPABILITIES = ["edit-files", "run-commands", "repo-context"] as const;
 export const CAPABILITIES = [...BRAIN_CAPABILITIES, ...SHELL_CAPABILITIES] as const;

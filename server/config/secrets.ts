@@ -36,7 +36,8 @@ export function looksLikeKeyValue(value: string): boolean {
 }
 
 /** Field names that would hold a secret itself rather than the name of a variable. */
-const SECRET_FIELD = /^(?:api[-_]?key|apikey|api[-_]?token|access[-_]?token|auth[-_]?token|token|secret|client[-_]?secret|password|passwd|private[-_]?key|access[-_]?key|secret[-_]?key|bearer)$/i;
+const SECRET_FIELD =
+  /^(?:api[-_]?key|apikey|api[-_]?token|access[-_]?token|auth[-_]?token|token|secret|client[-_]?secret|password|passwd|private[-_]?key|access[-_]?key|secret[-_]?key|bearer)$/i;
 /** Environment variable names whose value is a secret (`OPENAI_API_KEY`, `GH_TOKEN`). */
 const SECRET_ENV_NAME = /(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)/i;
 
@@ -58,13 +59,25 @@ export function findSecrets(value: unknown, path: Array<string | number> = []): 
   const parentKey = path.at(-2);
   if (typeof value === "string") {
     if (key === "apiKeyEnv" && value !== "" && looksLikeKeyValue(value)) {
-      findings.push({ path, message: `must be the NAME of an environment variable (like OPENAI_API_KEY), but this value looks like an API key itself: ${ROTATE}` });
+      findings.push({
+        path,
+        message: `must be the NAME of an environment variable (like OPENAI_API_KEY), but this value looks like an API key itself: ${ROTATE}`,
+      });
     } else if (typeof key === "string" && SECRET_FIELD.test(key) && value !== "") {
-      findings.push({ path, message: `secrets must not be stored in configuration files: put the key in an environment variable and name that variable in "apiKeyEnv" (or "passEnv" for a shell); ${ROTATE}` });
+      findings.push({
+        path,
+        message: `secrets must not be stored in configuration files: put the key in an environment variable and name that variable in "apiKeyEnv" (or "passEnv" for a shell); ${ROTATE}`,
+      });
     } else if (parentKey === "env" && typeof key === "string" && SECRET_ENV_NAME.test(key) && value !== "") {
-      findings.push({ path, message: `a literal value for the secret variable ${key} is not allowed: list "${key}" in "passEnv" so the runner passes it from its own environment; ${ROTATE}` });
+      findings.push({
+        path,
+        message: `a literal value for the secret variable ${key} is not allowed: list "${key}" in "passEnv" so the runner passes it from its own environment; ${ROTATE}`,
+      });
     } else if (looksLikeSecret(value)) {
-      findings.push({ path, message: `looks like a secret (an API key or token): never store secrets in configuration files, keep them in environment variables; ${ROTATE}` });
+      findings.push({
+        path,
+        message: `looks like a secret (an API key or token): never store secrets in configuration files, keep them in environment variables; ${ROTATE}`,
+      });
     }
     return findings;
   }

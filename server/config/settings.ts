@@ -28,7 +28,12 @@ export function parseSettings(text: string, file: string): LoadedSettings {
   const { value, errors } = parseConfigFile(file, text, ZSettings);
   if (!value) return { settings: DEFAULT_SETTINGS, file, found: true, errors };
   if (configMajor(value.version) !== CONFIG_MAJOR) {
-    return { settings: DEFAULT_SETTINGS, file, found: true, errors: [{ file, path: "version", message: incompatibleVersionMessage(value.version) }] };
+    return {
+      settings: DEFAULT_SETTINGS,
+      file,
+      found: true,
+      errors: [{ file, path: "version", message: incompatibleVersionMessage(value.version) }],
+    };
   }
   return { settings: value, file, found: true, errors: [] };
 }
@@ -39,7 +44,12 @@ export function loadSettings(file: string = defaultSettingsPath()): LoadedSettin
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return { settings: DEFAULT_SETTINGS, file, found: false, errors: [] };
-    return { settings: DEFAULT_SETTINGS, file, found: true, errors: [{ file, path: "", message: `cannot be read: ${(err as Error).message}` }] };
+    return {
+      settings: DEFAULT_SETTINGS,
+      file,
+      found: true,
+      errors: [{ file, path: "", message: `cannot be read: ${(err as Error).message}` }],
+    };
   }
   return parseSettings(text, file);
 }

@@ -19,8 +19,16 @@ export interface ConfigTexts {
 }
 
 const NOT_FOUND: ConfigTexts = { found: false, texts: {}, errors: [] };
-const tooLarge = (name: string): ConfigError => ({ file: configFilePath(name), path: "", message: `is larger than ${MAX_CONFIG_FILE_BYTES / 1024} KiB` });
-const notRegular = (name: string): ConfigError => ({ file: configFilePath(name), path: "", message: "must be a regular file (symbolic links are not followed)" });
+const tooLarge = (name: string): ConfigError => ({
+  file: configFilePath(name),
+  path: "",
+  message: `is larger than ${MAX_CONFIG_FILE_BYTES / 1024} KiB`,
+});
+const notRegular = (name: string): ConfigError => ({
+  file: configFilePath(name),
+  path: "",
+  message: "must be a regular file (symbolic links are not followed)",
+});
 
 /** `.catcafe/*.json` as they are in the working tree of `repoDir`. */
 export function readConfigDir(repoDir: string): ConfigTexts {
@@ -31,7 +39,8 @@ export function readConfigDir(repoDir: string): ConfigTexts {
   } catch {
     return NOT_FOUND;
   }
-  if (!stat.isDirectory()) return { found: true, texts: {}, errors: [{ file: `${CONFIG_DIR}/`, path: "", message: "must be a directory" }] };
+  if (!stat.isDirectory())
+    return { found: true, texts: {}, errors: [{ file: `${CONFIG_DIR}/`, path: "", message: "must be a directory" }] };
   const result: ConfigTexts = { found: true, texts: {}, errors: [] };
   for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
     if (!entry.name.endsWith(".json")) continue;
@@ -71,7 +80,8 @@ export async function readConfigDirAtCommit(repoDir: string, commit: string): Pr
   const top = await listTree(repoDir, commit);
   const dir = top.find((e) => e.name === CONFIG_DIR);
   if (!dir) return NOT_FOUND;
-  if (dir.type !== "tree") return { found: true, texts: {}, errors: [{ file: `${CONFIG_DIR}/`, path: "", message: "must be a directory" }] };
+  if (dir.type !== "tree")
+    return { found: true, texts: {}, errors: [{ file: `${CONFIG_DIR}/`, path: "", message: "must be a directory" }] };
   const result: ConfigTexts = { found: true, texts: {}, errors: [] };
   for (const entry of (await listTree(repoDir, dir.object)).sort((a, b) => a.name.localeCompare(b.name))) {
     if (!entry.name.endsWith(".json")) continue;

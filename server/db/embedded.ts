@@ -110,7 +110,9 @@ export async function recoverStaleServer(dataDir: string, log: (line: string) =>
     const owner = parentOf(pid);
     const ownerCmd = owner ? commandLineOf(owner) : "";
     if (owner && owner > 1 && /(^|\/)node\b/.test(ownerCmd.split(" ")[0] ?? "")) {
-      throw new Error(`postgres: ${dataDir} is in use by a running server (pid ${pid}) started by pid ${owner} (${ownerCmd.trim()}); stop that process first`);
+      throw new Error(
+        `postgres: ${dataDir} is in use by a running server (pid ${pid}) started by pid ${owner} (${ownerCmd.trim()}); stop that process first`,
+      );
     }
     log(`postgres: found a server left running by an earlier run (pid ${pid}); stopping it`);
     process.kill(pid, "SIGINT"); // fast shutdown: rolls back open transactions, keeps data
@@ -136,7 +138,9 @@ function ensureReachableByPostgresUser(dataDir: string, log: (line: string) => v
   if ((mode & 0o001) === 0) fs.chmodSync(parent, (mode & 0o7777) | 0o001);
   for (let dir = path.dirname(parent); dir !== path.dirname(dir); dir = path.dirname(dir)) {
     if ((fs.statSync(dir).mode & 0o001) === 0) {
-      log(`postgres: runs as user "postgres" (we are root); ${dir} is not traversable by others: if postgres reports "Permission denied", run chmod o+x ${dir} or set CATCAFE_DATA_DIR elsewhere`);
+      log(
+        `postgres: runs as user "postgres" (we are root); ${dir} is not traversable by others: if postgres reports "Permission denied", run chmod o+x ${dir} or set CATCAFE_DATA_DIR elsewhere`,
+      );
     }
   }
 }

@@ -62,7 +62,9 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
         continue;
       }
       if (prior) {
-        throw new Error(`migration ${m.name} failed earlier and is marked unfinished in _prisma_migrations; fix the database, then delete that row`);
+        throw new Error(
+          `migration ${m.name} failed earlier and is marked unfinished in _prisma_migrations; fix the database, then delete that row`,
+        );
       }
       const id = crypto.randomUUID();
       await client.query(`INSERT INTO "_prisma_migrations" (id, checksum, migration_name) VALUES ($1, $2, $3)`, [id, m.checksum, m.name]);

@@ -49,4 +49,3 @@ export async function diffSchemas(databaseUrl: string, from: string | null, to: 
     engine.free();
   }
 }
-

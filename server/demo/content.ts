@@ -140,7 +140,12 @@ const REVIEWER_VERDICT = JSON.stringify({
   decision: "approve",
   summary: "Accents are folded before separators are replaced and both ends are trimmed, as proposed; only src/slugify.js changed.",
   findings: [
-    { severity: "nit", file: "src/slugify.js", line: 7, message: "Titles in non-Latin scripts still give an empty slug; worth a follow-up task." },
+    {
+      severity: "nit",
+      file: "src/slugify.js",
+      line: 7,
+      message: "Titles in non-Latin scripts still give an empty slug; worth a follow-up task.",
+    },
   ],
 });
 

@@ -10,7 +10,16 @@ import { inspectCheckout, resolveCommit } from "../workspaces/repo";
 import { DEMO_FILES, DEMO_REPO_DIR } from "./content";
 
 /** A fixed author and date: the demo's first commit has the same id on every machine. */
-const DEMO_GIT_CONFIG = ["-c", "user.name=Cat Cafe demo", "-c", "user.email=demo@catcafe.local", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"];
+const DEMO_GIT_CONFIG = [
+  "-c",
+  "user.name=Cat Cafe demo",
+  "-c",
+  "user.email=demo@catcafe.local",
+  "-c",
+  "commit.gpgsign=false",
+  "-c",
+  "core.autocrlf=false",
+];
 const DEMO_COMMIT_DATE = "2026-01-01T00:00:00Z";
 
 export interface DemoRepo {

@@ -88,7 +88,11 @@ async function seed(deps: TaskDeps, dataDir: string): Promise<DemoSeedResult> {
         message: `demo: project "${DEMO_PROJECT_ID}" (simulated agents) is set up; its task ${earlier} was started on an earlier run (CATCAFE_DEMO=0 turns the demo off)`,
       };
     }
-    const { sessionId } = await startTask(deps, { projectId: DEMO_PROJECT_ID, prompt: DEMO_TASK_PROMPT, title: DEMO_TASK_TITLE, mode: "proposal" }, DEMO_ACTOR);
+    const { sessionId } = await startTask(
+      deps,
+      { projectId: DEMO_PROJECT_ID, prompt: DEMO_TASK_PROMPT, title: DEMO_TASK_TITLE, mode: "proposal" },
+      DEMO_ACTOR,
+    );
     return {
       ...base,
       sessionId,

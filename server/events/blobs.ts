@@ -16,10 +16,12 @@ export type BlobRef = z.infer<typeof ZBlobRef>;
 export async function putBlob(db: Queryable, content: string | Buffer, mediaType = "text/plain; charset=utf-8"): Promise<BlobRef> {
   const bytes = typeof content === "string" ? Buffer.from(content, "utf8") : content;
   const hash = crypto.createHash("sha256").update(bytes).digest("hex");
-  await db.query(
-    `INSERT INTO blobs (hash, size, media_type, content) VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING`,
-    [hash, bytes.length, mediaType, bytes],
-  );
+  await db.query(`INSERT INTO blobs (hash, size, media_type, content) VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING`, [
+    hash,
+    bytes.length,
+    mediaType,
+    bytes,
+  ]);
   return { blob: hash, size: bytes.length, mediaType };
 }
 

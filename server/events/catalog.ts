@@ -167,7 +167,8 @@ export const eventCatalog = {
       simulated: z.boolean(),
       usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
     }),
-    summary: (d) => `${d.role} ${d.phase === "discussion" ? "said" : `(${d.phase})`}: ${d.validationErrors.length ? `INVALID: ${d.validationErrors[0]}` : d.preview}`,
+    summary: (d) =>
+      `${d.role} ${d.phase === "discussion" ? "said" : `(${d.phase})`}: ${d.validationErrors.length ? `INVALID: ${d.validationErrors[0]}` : d.preview}`,
   }),
   /** Agent output while it arrives (coalesced chunks), for live views; the whole text is in AgentOutputRecorded. */
   AgentOutputStreamed: defineEvent({
@@ -230,7 +231,8 @@ export const eventCatalog = {
       errorClass: ZErrorClass.nullable(),
       reason: z.string().nullable(),
     }),
-    summary: (d) => `${d.passed ? "PASS" : "FAIL"} ${d.argv.join(" ")}${d.status === "refused" ? ` — refused: ${d.reason}` : ` (exit ${d.exitCode})`}`,
+    summary: (d) =>
+      `${d.passed ? "PASS" : "FAIL"} ${d.argv.join(" ")}${d.status === "refused" ? ` — refused: ${d.reason}` : ` (exit ${d.exitCode})`}`,
   }),
   TaskSpecRecorded: defineEvent({
     version: 1,
@@ -312,7 +314,9 @@ export const eventCatalog = {
       agents: z.record(z.string(), ZJson),
     }),
     summary: (d) =>
-      `Runtime context ${d.runId}: ${Object.entries(d.roles).map(([role, a]) => `${role}=${a.agentId}`).join(", ")} (.catcafe ${d.source.configVersion} at ${d.source.commit.slice(0, 10)})`,
+      `Runtime context ${d.runId}: ${Object.entries(d.roles)
+        .map(([role, a]) => `${role}=${a.agentId}`)
+        .join(", ")} (.catcafe ${d.source.configVersion} at ${d.source.commit.slice(0, 10)})`,
   }),
 } as const;
 

@@ -17,7 +17,17 @@ export async function rebuildProjections(store: EventStore, batchSize = 2000): P
     let after = 0;
     let total = 0;
     for (;;) {
-      const batch = await tx.query<{ position: string; tx_id: string; event_id: string; stream_id: string; version: number; type: string; data: unknown; metadata: RecordedEvent["metadata"]; recorded_at: Date }>(
+      const batch = await tx.query<{
+        position: string;
+        tx_id: string;
+        event_id: string;
+        stream_id: string;
+        version: number;
+        type: string;
+        data: unknown;
+        metadata: RecordedEvent["metadata"];
+        recorded_at: Date;
+      }>(
         `SELECT position, tx_id, event_id, stream_id, version, type, data, metadata, recorded_at
          FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
         [after, batchSize],
@@ -48,10 +58,7 @@ export async function snapshotProjections(db: Queryable, store: EventStore): Pro
   for (const projection of store.projections) {
     for (const table of projection.tables) {
       const skip = projection.operationalColumns?.[table] ?? [];
-      const rows = await db.query<{ row: string }>(
-        `SELECT (to_jsonb(t) - $1::text[])::text AS row FROM "${table}" t ORDER BY 1`,
-        [skip],
-      );
+      const rows = await db.query<{ row: string }>(`SELECT (to_jsonb(t) - $1::text[])::text AS row FROM "${table}" t ORDER BY 1`, [skip]);
       snapshot[table] = rows.rows.map((r) => r.row);
     }
   }

@@ -10,15 +10,7 @@ import { appRegistry } from "./catalog";
 import { LINEAGE_CTE } from "./lineage";
 import type { EventRegistry } from "./registry";
 import type { Projection } from "./projection";
-import type {
-  AppendMetadata,
-  AppendResult,
-  EventMetadata,
-  ExpectedVersion,
-  GlobalCheckpoint,
-  NewEvent,
-  RecordedEvent,
-} from "./types";
+import type { AppendMetadata, AppendResult, EventMetadata, ExpectedVersion, GlobalCheckpoint, NewEvent, RecordedEvent } from "./types";
 
 export const EVENTS_CHANNEL = "catcafe_events";
 
@@ -177,10 +169,9 @@ export class EventStore {
     const isConflict = err instanceof AppError && err.code === "CONFLICT";
     const isDuplicateId = (err as pg.DatabaseError)?.code === "23505" && (err as pg.DatabaseError).constraint === "events_event_id_key";
     if (!isConflict && !isDuplicateId) return null;
-    const found = await this.pool.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = ANY($1::uuid[]) ORDER BY version`,
-      [ids],
-    );
+    const found = await this.pool.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = ANY($1::uuid[]) ORDER BY version`, [
+      ids,
+    ]);
     if (found.rowCount !== ids.length || found.rows.some((r) => r.stream_id !== streamId)) {
       if (isDuplicateId) {
         throw new AppError("CONFLICT", "some of these event ids are already recorded with other events", { streamId });
@@ -213,15 +204,14 @@ export class EventStore {
   }
 
   /** A stream's events in order, including inherited ones from its fork ancestors. */
-  async readStream(
-    streamId: string,
-    options: { fromVersion?: number; toVersion?: number; db?: Queryable } = {},
-  ): Promise<RecordedEvent[]> {
+  async readStream(streamId: string, options: { fromVersion?: number; toVersion?: number; db?: Queryable } = {}): Promise<RecordedEvent[]> {
     const db = options.db ?? this.pool;
     const rows = await db.query<EventRow>({
       name: "catcafe_read_stream",
       text: `WITH RECURSIVE ${LINEAGE_CTE}
-             SELECT ${EVENT_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")}
+             SELECT ${EVENT_COLUMNS.split(", ")
+               .map((c) => `e.${c}`)
+               .join(", ")}
              FROM lineage l JOIN events e ON e.stream_id = l.id AND (l.cap IS NULL OR e.version <= l.cap)
              WHERE e.version >= $2 AND e.version <= $3
              ORDER BY e.version`,

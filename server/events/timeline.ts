@@ -20,7 +20,15 @@ export async function readTimeline(
   streamId: string,
   options: { afterVersion?: number; limit?: number } = {},
 ): Promise<TimelineEntry[]> {
-  const rows = await db.query<{ stream_id: string; version: number; position: string; type: string; actor: Actor; summary: string; recorded_at: Date }>({
+  const rows = await db.query<{
+    stream_id: string;
+    version: number;
+    position: string;
+    type: string;
+    actor: Actor;
+    summary: string;
+    recorded_at: Date;
+  }>({
     name: "catcafe_read_timeline",
     // The page is taken from each lineage member separately (an index range scan that
     // stops after $3 rows), then merged: a page costs the same at any depth of a long stream.

@@ -170,7 +170,11 @@ function stepMetas(events: SessionEvent[]): StepMeta[] {
         attempt(step(e.data.stepId), e.data.attempt).outcome = "completed";
         break;
       case "StepFailed":
-        Object.assign(attempt(step(e.data.stepId), e.data.attempt), { outcome: "failed", errorClass: e.data.errorClass, message: e.data.message });
+        Object.assign(attempt(step(e.data.stepId), e.data.attempt), {
+          outcome: "failed",
+          errorClass: e.data.errorClass,
+          message: e.data.message,
+        });
         break;
       case "StepReleased":
         Object.assign(attempt(step(e.data.stepId), e.data.attempt), { outcome: "released", message: e.data.reason });

@@ -25,7 +25,17 @@ export interface StateEventLine {
 export function stateEventLines(placed: PlacedEvent[]): StateEventLine[] {
   return placed.flatMap(({ event: e, round }) =>
     e.type === "SessionStateChanged"
-      ? [{ version: e.version, at: e.recordedAt, actor: actorLabel(e.metadata.actor), from: e.data.from, to: e.data.to, reason: e.data.reason ?? null, round }]
+      ? [
+          {
+            version: e.version,
+            at: e.recordedAt,
+            actor: actorLabel(e.metadata.actor),
+            from: e.data.from,
+            to: e.data.to,
+            reason: e.data.reason ?? null,
+            round,
+          },
+        ]
       : [],
   );
 }
@@ -49,9 +59,7 @@ export function buildSummary(sessionId: string, placed: PlacedEvent[], final: Ta
   const own = events.filter((e) => e.streamId === sessionId);
   const started = lastOf(events, "TaskStarted");
   const created = events.findLast((e) => e.type === "SessionCreated" || e.type === "SessionForked") as
-    | SessionEventOf<"SessionCreated">
-    | SessionEventOf<"SessionForked">
-    | undefined;
+    SessionEventOf<"SessionCreated"> | SessionEventOf<"SessionForked"> | undefined;
   // Only a finalization that still stands: a fork of a finished session continues past it.
   const finalized = final.status === "finished" ? lastOf(events, "SessionFinalized") : undefined;
   const forks = events.filter((e): e is SessionEventOf<"SessionForked"> => e.type === "SessionForked");
@@ -78,7 +86,13 @@ export function buildSummary(sessionId: string, placed: PlacedEvent[], final: Ta
     errorClass: finalized?.data.errorClass ?? null,
     diagnosis: finalized?.data.diagnosis ?? null,
     /** Set when the session ended without success: its class and diagnosis (or, lacking one, the reason). */
-    error: failed ? { outcome: finalized.data.outcome, errorClass: finalized.data.errorClass, diagnosis: finalized.data.diagnosis ?? finalized.data.reason } : null,
+    error: failed
+      ? {
+          outcome: finalized.data.outcome,
+          errorClass: finalized.data.errorClass,
+          diagnosis: finalized.data.diagnosis ?? finalized.data.reason,
+        }
+      : null,
     rounds: rounds.map((r) => ({
       round: r.round,
       dir: r.dir,
@@ -106,7 +120,12 @@ export function buildSummary(sessionId: string, placed: PlacedEvent[], final: Ta
           forkVersion: ownFork.data.atVersion,
           reason: ownFork.data.reason,
           /** Every fork in the history, oldest first (this session's own last). */
-          chain: forks.map((f) => ({ sessionId: f.streamId, parentId: f.data.parentId, forkVersion: f.data.atVersion, reason: f.data.reason })),
+          chain: forks.map((f) => ({
+            sessionId: f.streamId,
+            parentId: f.data.parentId,
+            forkVersion: f.data.atVersion,
+            reason: f.data.reason,
+          })),
         }
       : null,
     events: { count: events.length, lastVersion: events.at(-1)?.version ?? 0, inherited: events.length - own.length },

@@ -17,7 +17,8 @@ async function prepareOutDir(outDir: string): Promise<void> {
     return;
   }
   if (!existing.isDirectory()) throw new AppError("PRECONDITION_FAILED", `${outDir} exists and is not a directory`);
-  if ((await fs.readdir(outDir)).length > 0) throw new AppError("PRECONDITION_FAILED", `${outDir} is not empty: export into a new or empty directory`);
+  if ((await fs.readdir(outDir)).length > 0)
+    throw new AppError("PRECONDITION_FAILED", `${outDir} is not empty: export into a new or empty directory`);
 }
 
 /** Writes every file under `outDir`; returns the absolute paths written, in order. */

@@ -77,7 +77,12 @@ async function runCheck(candidate: Candidate): Promise<BrainCheckItem> {
     return { ...item, result, ok: result.ok, message: result.message };
   } catch (err) {
     // An invalid definition (already reported by `config validate`) is a failed check, not a crash.
-    return { ...item, result: null, ok: false, message: `cannot check: ${err instanceof z.ZodError ? (err.issues[0]?.message ?? "invalid brain") : (err as Error).message}` };
+    return {
+      ...item,
+      result: null,
+      ok: false,
+      message: `cannot check: ${err instanceof z.ZodError ? (err.issues[0]?.message ?? "invalid brain") : (err as Error).message}`,
+    };
   }
 }
 
@@ -87,13 +92,20 @@ export async function checkProjectBrains(pool: Db, raw: z.input<typeof ZCheckBra
   const settings = loadSettings(webSettingsPath());
   const loaded = await loadProjectConfig(project.repoPath, { settings: settings.settings, settingsFile: settings.file });
   if (loaded.found && !loaded.config) {
-    throw new AppError("PRECONDITION_FAILED", `project ${project.id}'s .catcafe/ is invalid (run \`catcafe config validate --project ${project.id}\`): ${loaded.errors.length} error(s)`);
+    throw new AppError(
+      "PRECONDITION_FAILED",
+      `project ${project.id}'s .catcafe/ is invalid (run \`catcafe config validate --project ${project.id}\`): ${loaded.errors.length} error(s)`,
+    );
   }
   const candidates = [...Object.values(loaded.config?.brains ?? {}).map(fromBrainsFile), ...fromProjectRecord(project.agents)];
   const wanted = input.brains ? new Set(input.brains) : null;
   if (wanted) {
     const unknown = [...wanted].filter((b) => !candidates.some((c) => c.brain === b));
-    if (unknown.length) throw new AppError("NOT_FOUND", `project ${project.id} has no brain ${unknown.join(", ")} (brains: ${candidates.map((c) => c.brain).join(", ") || "none"})`);
+    if (unknown.length)
+      throw new AppError(
+        "NOT_FOUND",
+        `project ${project.id} has no brain ${unknown.join(", ")} (brains: ${candidates.map((c) => c.brain).join(", ") || "none"})`,
+      );
   }
   return Promise.all(candidates.filter((c) => !wanted || wanted.has(c.brain)).map(runCheck));
 }

@@ -20,9 +20,14 @@ export const ZValidateConfigInput = z
     /** Validate this project's repository (its working tree on the server). */
     projectId: z.string().min(1).optional(),
     /** Or these `.catcafe/` files: name (e.g. `agents.json`) → text. */
-    files: z.record(ZConfigFileName, z.string().max(MAX_CONFIG_FILE_BYTES, `at most ${MAX_CONFIG_FILE_BYTES / 1024} KiB per file`)).optional(),
+    files: z
+      .record(ZConfigFileName, z.string().max(MAX_CONFIG_FILE_BYTES, `at most ${MAX_CONFIG_FILE_BYTES / 1024} KiB per file`))
+      .optional(),
   })
-  .refine((i) => (i.projectId === undefined) !== (i.files === undefined), { message: "give either projectId or files", path: ["projectId"] })
+  .refine((i) => (i.projectId === undefined) !== (i.files === undefined), {
+    message: "give either projectId or files",
+    path: ["projectId"],
+  })
   .refine((i) => i.files === undefined || Object.keys(i.files).length <= 20, { message: "at most 20 files", path: ["files"] });
 
 export interface ConfigValidation {
@@ -38,9 +43,17 @@ export async function validateConfigSource(pool: Db, raw: z.input<typeof ZValida
   const input = ZValidateConfigInput.parse(raw);
   if (input.files) {
     const settings = loadSettings(webSettingsPath());
-    const loaded = loadFromTexts({ found: true, texts: input.files, errors: [] }, { settings: settings.settings, settingsFile: settings.file });
+    const loaded = loadFromTexts(
+      { found: true, texts: input.files, errors: [] },
+      { settings: settings.settings, settingsFile: settings.file },
+    );
     const errors = formatConfigErrors([...settings.errors, ...validateConfig(loaded)]);
-    return { source: `uploaded files (${Object.keys(input.files).sort().join(", ") || "none"})`, found: true, ok: errors.length === 0, errors };
+    return {
+      source: `uploaded files (${Object.keys(input.files).sort().join(", ") || "none"})`,
+      found: true,
+      ok: errors.length === 0,
+      errors,
+    };
   }
   const project = await getProject(pool, input.projectId!);
   const errors = await validateProjectConfig(project.repoPath, { settingsFile: webSettingsPath() });

@@ -55,8 +55,13 @@ function findTarget(name: string, project: Project, config: ProjectConfig | null
   const recordRole = AGENT_ROLES.find((role) => recordAgentId(project, role) === name);
   if (recordRole) return { role: recordRole, agentId: name };
   if (isRole(name)) return { role: name, agentId: null };
-  const known = [...new Set([...(config?.agents.map((a) => a.id) ?? []), ...AGENT_ROLES.flatMap((r) => recordAgentId(project, r) ?? [])])].sort();
-  throw new AppError("NOT_FOUND", `project ${project.id} has no agent "${name}" (agents: ${known.join(", ") || "none"}; or name a role: ${AGENT_ROLES.join(", ")})`);
+  const known = [
+    ...new Set([...(config?.agents.map((a) => a.id) ?? []), ...AGENT_ROLES.flatMap((r) => recordAgentId(project, r) ?? [])]),
+  ].sort();
+  throw new AppError(
+    "NOT_FOUND",
+    `project ${project.id} has no agent "${name}" (agents: ${known.join(", ") || "none"}; or name a role: ${AGENT_ROLES.join(", ")})`,
+  );
 }
 
 /** The named workflow, else the project's default when it uses the role, else the first built-in that does. */
@@ -67,7 +72,8 @@ function chooseWorkflow(requested: string | undefined, role: AgentRole, config: 
     if (!definition) {
       throw new AppError("INVALID_INPUT", `unknown workflow "${requested}" (known: ${Object.keys(BUILTIN_WORKFLOWS).join(", ")})`);
     }
-    if (!usesRole(definition)) throw new AppError("INVALID_INPUT", `workflow ${requested} has no step for a ${role}: choose a workflow the agent plays a part in`);
+    if (!usesRole(definition))
+      throw new AppError("INVALID_INPUT", `workflow ${requested} has no step for a ${role}: choose a workflow the agent plays a part in`);
     return definition;
   }
   const projectDefault = BUILTIN_WORKFLOWS[config?.project.workflow?.default ?? "review_loop"];
@@ -78,7 +84,13 @@ function chooseWorkflow(requested: string | undefined, role: AgentRole, config: 
 }
 
 /** Whom the run binds to `role`: the highest-priority `.catcafe/` agent, else the project record's. */
-function boundAgentId(role: AgentRole, project: Project, config: ProjectConfig | null, definition: WorkflowDefinition, mode: string): string | null {
+function boundAgentId(
+  role: AgentRole,
+  project: Project,
+  config: ProjectConfig | null,
+  definition: WorkflowDefinition,
+  mode: string,
+): string | null {
   if (config) {
     const bound = bindWorkflowRoles(config, definition, mode).bindings[role];
     if (bound) return bound.agentId;
@@ -94,8 +106,15 @@ export async function goTask(deps: TaskDeps, raw: TGoInput, actor: Actor): Promi
   const target = findTarget(input.agent, project, config);
   const definition = chooseWorkflow(input.workflow, target.role, config);
   const projectMode = config?.project.workflow?.mode;
-  const mode = input.mode ?? (projectMode && definition.modes.includes(projectMode) ? projectMode : definition.modes.includes("proposal") ? "proposal" : definition.modes[0]!);
-  if (!definition.modes.includes(mode)) throw new AppError("INVALID_INPUT", `workflow ${definition.id} runs in ${definition.modes.join(" or ")} mode, not ${mode}`);
+  const mode =
+    input.mode ??
+    (projectMode && definition.modes.includes(projectMode)
+      ? projectMode
+      : definition.modes.includes("proposal")
+        ? "proposal"
+        : definition.modes[0]!);
+  if (!definition.modes.includes(mode))
+    throw new AppError("INVALID_INPUT", `workflow ${definition.id} runs in ${definition.modes.join(" or ")} mode, not ${mode}`);
   const bound = boundAgentId(target.role, project, config, definition, mode);
   if (!bound) throw new AppError("PRECONDITION_FAILED", `project ${project.id} has no agent for the ${target.role} role`);
   if (target.agentId && bound !== target.agentId) {

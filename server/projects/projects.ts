@@ -32,17 +32,35 @@ export async function upsertProject(db: Queryable, input: TProjectInput): Promis
      ON CONFLICT (id) DO UPDATE SET name = $2, repo_path = $3, allowlist = $4, agents = $5, max_iterations = $6, updated_at = now()`,
     [p.id, p.name, p.repoPath, JSON.stringify(p.allowlist), JSON.stringify(input.agents), p.maxIterations],
   );
-  return { id: p.id, name: p.name, repoPath: p.repoPath, allowlist: p.allowlist, agents: input.agents as Record<string, unknown>, maxIterations: p.maxIterations };
+  return {
+    id: p.id,
+    name: p.name,
+    repoPath: p.repoPath,
+    allowlist: p.allowlist,
+    agents: input.agents as Record<string, unknown>,
+    maxIterations: p.maxIterations,
+  };
 }
 
 export async function getProject(db: Queryable, id: string): Promise<Project> {
-  const r = await db.query<{ id: string; name: string; repo_path: string; allowlist: string[][]; agents: Record<string, unknown>; max_iterations: number }>(
-    "SELECT id, name, repo_path, allowlist, agents, max_iterations FROM projects WHERE id = $1",
-    [id],
-  );
+  const r = await db.query<{
+    id: string;
+    name: string;
+    repo_path: string;
+    allowlist: string[][];
+    agents: Record<string, unknown>;
+    max_iterations: number;
+  }>("SELECT id, name, repo_path, allowlist, agents, max_iterations FROM projects WHERE id = $1", [id]);
   const row = r.rows[0];
   if (!row) throw new AppError("NOT_FOUND", `no project "${id}"`);
-  return { id: row.id, name: row.name, repoPath: row.repo_path, allowlist: row.allowlist, agents: row.agents, maxIterations: row.max_iterations };
+  return {
+    id: row.id,
+    name: row.name,
+    repoPath: row.repo_path,
+    allowlist: row.allowlist,
+    agents: row.agents,
+    maxIterations: row.max_iterations,
+  };
 }
 
 export async function listProjects(db: Queryable): Promise<Array<Pick<Project, "id" | "name">>> {

@@ -51,16 +51,18 @@ export async function scheduleStep(store: EventStore, input: ScheduleStepInput, 
   await store.append(
     input.sessionId,
     "any",
-    [{
-      type: "StepScheduled",
-      data: {
-        stepId,
-        kind: input.kind,
-        input: input.input,
-        timeoutMs: input.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
-        maxAttempts: input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    [
+      {
+        type: "StepScheduled",
+        data: {
+          stepId,
+          kind: input.kind,
+          input: input.input,
+          timeoutMs: input.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+          maxAttempts: input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+        },
       },
-    }],
+    ],
     metadata,
   );
   return stepId;
@@ -171,12 +173,17 @@ export async function recordStepOutcome(
       const event = (() => {
         switch (outcome.kind) {
           case "started":
-            return { type: "StepStarted", data: { ...data, runnerId: actor.id, leaseExpiresAt: (current.lease_expires_at ?? current.now).toISOString() } };
+            return {
+              type: "StepStarted",
+              data: { ...data, runnerId: actor.id, leaseExpiresAt: (current.lease_expires_at ?? current.now).toISOString() },
+            };
           case "completed":
             return { type: "StepCompleted", data: { ...data, output: outcome.output } };
           case "failed": {
             const retry = outcome.retryable && step.attempt < current.max_attempts;
-            const retryAt = retry ? new Date(current.now.getTime() + retryWaitMs(step.attempt, options.retryBaseMs, outcome.retryAfterMs)).toISOString() : null;
+            const retryAt = retry
+              ? new Date(current.now.getTime() + retryWaitMs(step.attempt, options.retryBaseMs, outcome.retryAfterMs)).toISOString()
+              : null;
             return { type: "StepFailed", data: { ...data, errorClass: outcome.errorClass, message: outcome.message, retryAt } };
           }
           case "released":
@@ -202,12 +209,17 @@ export async function failExhaustedSteps(store: EventStore, actor: Actor): Promi
   );
   let failed = 0;
   for (const r of rows.rows) {
-    const ok = await recordStepOutcome(store, { id: r.id, attempt: r.attempt }, {
-      kind: "failed",
-      errorClass: "internal_error",
-      message: `runner lost: the lease of attempt ${r.attempt} of ${r.max_attempts} expired`,
-      retryable: false,
-    }, actor);
+    const ok = await recordStepOutcome(
+      store,
+      { id: r.id, attempt: r.attempt },
+      {
+        kind: "failed",
+        errorClass: "internal_error",
+        message: `runner lost: the lease of attempt ${r.attempt} of ${r.max_attempts} expired`,
+        retryable: false,
+      },
+      actor,
+    );
     if (ok) failed++;
   }
   return failed;

@@ -7,7 +7,15 @@ import pg from "pg";
 import type { Db } from "../db/pool";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
-import { claimNextStep, failExhaustedSteps, heartbeatStep, recordStepOutcome, retryWaitMs, type ClaimedStep, type OutcomeReactor } from "./dispatch";
+import {
+  claimNextStep,
+  failExhaustedSteps,
+  heartbeatStep,
+  recordStepOutcome,
+  retryWaitMs,
+  type ClaimedStep,
+  type OutcomeReactor,
+} from "./dispatch";
 import { StepExecutionError, type StepExecutor } from "./executors";
 import { CANCEL_CHANNEL, STEPS_CHANNEL } from "./steps-projection";
 
@@ -38,7 +46,8 @@ export const RUNNER_LIVENESS_MS = 15_000;
 export class Runner {
   readonly id: string;
   readonly actor: Actor;
-  private readonly opts: Required<Omit<RunnerOptions, "id" | "onClaim" | "react" | "detectShells">> & Pick<RunnerOptions, "onClaim" | "react" | "detectShells">;
+  private readonly opts: Required<Omit<RunnerOptions, "id" | "onClaim" | "react" | "detectShells">> &
+    Pick<RunnerOptions, "onClaim" | "react" | "detectShells">;
   private listener: pg.Client | null = null;
   private readonly inFlight = new Map<string, { step: ClaimedStep; abort: AbortController; done: Promise<void> }>();
   private stopping = false;
@@ -158,7 +167,11 @@ export class Runner {
     while (!this.stopping) {
       try {
         while (!this.stopping && this.inFlight.size < this.opts.concurrency) {
-          const step = await claimNextStep(this.pool, { runnerId: this.id, leaseMs: this.opts.leaseMs, reclaimBackoffMs: this.opts.reclaimBackoffMs });
+          const step = await claimNextStep(this.pool, {
+            runnerId: this.id,
+            leaseMs: this.opts.leaseMs,
+            reclaimBackoffMs: this.opts.reclaimBackoffMs,
+          });
           if (!step) break;
           this.opts.onClaim?.(step);
           this.execute(step);
@@ -215,10 +228,17 @@ export class Runner {
           : err instanceof StepExecutionError
             ? { errorClass: err.errorClass, message: err.message, retryable: err.retryable, retryAfterMs: err.retryAfterMs }
             : { errorClass: "internal_error" as const, message: String((err as Error)?.message ?? err), retryable: false };
-      await recordStepOutcome(this.store, step, { kind: "failed", ...failure }, this.actor, { retryBaseMs: this.opts.retryBaseMs, react: this.opts.react });
+      await recordStepOutcome(this.store, step, { kind: "failed", ...failure }, this.actor, {
+        retryBaseMs: this.opts.retryBaseMs,
+        react: this.opts.react,
+      });
       log("step failed", failure);
       // Retries become claimable after their backoff; wake up then rather than at the next poll.
-      if (failure.retryable) setTimeout(() => this.signalWake(), retryWaitMs(step.attempt, this.opts.retryBaseMs, "retryAfterMs" in failure ? failure.retryAfterMs : undefined) + 5).unref();
+      if (failure.retryable)
+        setTimeout(
+          () => this.signalWake(),
+          retryWaitMs(step.attempt, this.opts.retryBaseMs, "retryAfterMs" in failure ? failure.retryAfterMs : undefined) + 5,
+        ).unref();
     } finally {
       clearTimeout(timeout);
     }

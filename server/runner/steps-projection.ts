@@ -13,7 +13,10 @@ export const CANCEL_CHANNEL = "catcafe_cancel";
 
 export class StaleAttemptError extends AppError {
   constructor(stepId: string, attempt: number, what: string) {
-    super("CONFLICT", `step ${stepId}: ${what} from attempt ${attempt} rejected: that attempt no longer holds the step`, { stepId, attempt });
+    super("CONFLICT", `step ${stepId}: ${what} from attempt ${attempt} rejected: that attempt no longer holds the step`, {
+      stepId,
+      attempt,
+    });
   }
 }
 
@@ -36,38 +39,67 @@ export const stepsProjection: Projection = {
           await tx.query(
             `INSERT INTO steps (id, session_id, kind, input, state, attempt, max_attempts, timeout_ms, available_at, scheduled_at)
              VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, COALESCE($7::timestamptz, $8::timestamptz), $8)`,
-            [e.data.stepId, e.streamId, e.data.kind, JSON.stringify(e.data.input), e.data.maxAttempts, e.data.timeoutMs, e.data.availableAt ?? null, e.recordedAt],
+            [
+              e.data.stepId,
+              e.streamId,
+              e.data.kind,
+              JSON.stringify(e.data.input),
+              e.data.maxAttempts,
+              e.data.timeoutMs,
+              e.data.availableAt ?? null,
+              e.recordedAt,
+            ],
           );
           scheduled = true;
           break;
         case "StepStarted":
           // Live: the claim already set state/attempt; this confirms the claim still holds.
           // Rebuild: moves the step from pending to running with the recorded attempt.
-          await fenced(tx, e.data.stepId, e.data.attempt, "start",
+          await fenced(
+            tx,
+            e.data.stepId,
+            e.data.attempt,
+            "start",
             `UPDATE steps SET state = 'running', attempt = $2, lease_owner = $3, lease_expires_at = COALESCE(lease_expires_at, $4)
              WHERE id = $1 AND attempt <= $2 AND state IN ('pending', 'running')`,
-            [e.data.stepId, e.data.attempt, e.data.runnerId, e.data.leaseExpiresAt]);
+            [e.data.stepId, e.data.attempt, e.data.runnerId, e.data.leaseExpiresAt],
+          );
           break;
         case "StepCompleted":
-          await fenced(tx, e.data.stepId, e.data.attempt, "result",
+          await fenced(
+            tx,
+            e.data.stepId,
+            e.data.attempt,
+            "result",
             `UPDATE steps SET state = 'completed', finished_at = $3, lease_owner = NULL, lease_expires_at = NULL, error_class = NULL
              WHERE id = $1 AND attempt = $2 AND state = 'running'`,
-            [e.data.stepId, e.data.attempt, e.recordedAt]);
+            [e.data.stepId, e.data.attempt, e.recordedAt],
+          );
           break;
         case "StepFailed":
-          await fenced(tx, e.data.stepId, e.data.attempt, "failure",
+          await fenced(
+            tx,
+            e.data.stepId,
+            e.data.attempt,
+            "failure",
             `UPDATE steps SET state = CASE WHEN $4::timestamptz IS NULL THEN 'failed'::step_state ELSE 'pending'::step_state END,
                               available_at = COALESCE($4::timestamptz, available_at),
                               finished_at = CASE WHEN $4::timestamptz IS NULL THEN $5::timestamptz END,
                               lease_owner = NULL, lease_expires_at = NULL, error_class = $3
              WHERE id = $1 AND attempt = $2 AND state = 'running'`,
-            [e.data.stepId, e.data.attempt, e.data.errorClass, e.data.retryAt, e.recordedAt]);
+            [e.data.stepId, e.data.attempt, e.data.errorClass, e.data.retryAt, e.recordedAt],
+          );
           break;
         case "StepReleased":
-          await fenced(tx, e.data.stepId, e.data.attempt, "release",
+          await fenced(
+            tx,
+            e.data.stepId,
+            e.data.attempt,
+            "release",
             `UPDATE steps SET state = 'pending', available_at = $3, lease_owner = NULL, lease_expires_at = NULL
              WHERE id = $1 AND attempt = $2 AND state = 'running'`,
-            [e.data.stepId, e.data.attempt, e.recordedAt]);
+            [e.data.stepId, e.data.attempt, e.recordedAt],
+          );
           scheduled = true;
           break;
         case "StepCancelled": {

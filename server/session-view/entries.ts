@@ -41,13 +41,38 @@ export type EntryDetail =
       usage: { inputTokens: number; outputTokens: number } | null;
     }
   | { kind: "agent_streamed"; stepId: string; text: string }
-  | { kind: "commit"; stepId: string; commit: string; parent: string; empty: boolean; changedFiles: DataOf<"WorkspaceCommitted">["changedFiles"]; diff: BlobRef }
-  | { kind: "verdict"; stepId: string; decision: "approve" | "changes_requested"; modelDecision: "approve" | "changes_requested"; override: string | null; summary: string; findings: DataOf<"ReviewVerdictRecorded">["findings"] }
+  | {
+      kind: "commit";
+      stepId: string;
+      commit: string;
+      parent: string;
+      empty: boolean;
+      changedFiles: DataOf<"WorkspaceCommitted">["changedFiles"];
+      diff: BlobRef;
+    }
+  | {
+      kind: "verdict";
+      stepId: string;
+      decision: "approve" | "changes_requested";
+      modelDecision: "approve" | "changes_requested";
+      override: string | null;
+      summary: string;
+      findings: DataOf<"ReviewVerdictRecorded">["findings"];
+    }
   | { kind: "test_plan"; stepId: string; summary: string; commands: DataOf<"TestPlanRecorded">["commands"] }
   | ({ kind: "test_command" } & DataOf<"TestCommandRecorded">)
   | { kind: "task_spec"; stepId: string }
   | { kind: "execution_rejected"; stepId: string; reasons: string[] }
-  | { kind: "step_scheduled"; stepId: string; stepKind: string; role: string | null; state: string | null; phase: string | null; maxAttempts: number; timeoutMs: number }
+  | {
+      kind: "step_scheduled";
+      stepId: string;
+      stepKind: string;
+      role: string | null;
+      state: string | null;
+      phase: string | null;
+      maxAttempts: number;
+      timeoutMs: number;
+    }
   | { kind: "step_started"; stepId: string; attempt: number; runnerId: string }
   | { kind: "step_completed"; stepId: string; attempt: number }
   | { kind: "step_failed"; stepId: string; attempt: number; errorClass: string; message: string; retryAt: string | null }
@@ -58,7 +83,15 @@ export type EntryDetail =
   | { kind: "system_reply"; text: string }
   | { kind: "confirmed"; via: string }
   | { kind: "cancel_requested"; reason: string }
-  | { kind: "finalized"; outcome: string; reason: string | null; iterations: number; unresolved: string[]; errorClass: string | null; diagnosis: string | null }
+  | {
+      kind: "finalized";
+      outcome: string;
+      reason: string | null;
+      iterations: number;
+      unresolved: string[];
+      errorClass: string | null;
+      diagnosis: string | null;
+    }
   | { kind: "runtime_context"; runId: string; roles: Record<string, string> }
   | { kind: "other" };
 
@@ -80,7 +113,11 @@ const DIAGNOSIS_CHARS = 240;
 
 /** The first non-empty line of `text`, shortened to fit one line. */
 export function oneLine(text: string, max = DIAGNOSIS_CHARS): string {
-  const line = text.split("\n").map((l) => l.trim()).find((l) => l.length > 0) ?? "";
+  const line =
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? "";
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
@@ -111,7 +148,14 @@ function detailOf(event: RecordedEvent): EntryDetail {
     case "SessionForked":
       return { kind: "forked", parentId: e.data.parentId, atVersion: e.data.atVersion, reason: e.data.reason };
     case "TaskStarted":
-      return { kind: "task_started", workflow: e.data.workflow, mode: e.data.mode, prompt: e.data.prompt, project: e.data.project.name, maxIterations: e.data.maxIterations };
+      return {
+        kind: "task_started",
+        workflow: e.data.workflow,
+        mode: e.data.mode,
+        prompt: e.data.prompt,
+        project: e.data.project.name,
+        maxIterations: e.data.maxIterations,
+      };
     case "SessionStateChanged":
       return { kind: "state_changed", from: e.data.from, to: e.data.to, reason: e.data.reason ?? null };
     case "IterationStarted":
@@ -132,9 +176,25 @@ function detailOf(event: RecordedEvent): EntryDetail {
         usage: e.data.usage ?? null,
       };
     case "WorkspaceCommitted":
-      return { kind: "commit", stepId: e.data.stepId, commit: e.data.commit, parent: e.data.parent, empty: e.data.empty, changedFiles: e.data.changedFiles, diff: e.data.diff };
+      return {
+        kind: "commit",
+        stepId: e.data.stepId,
+        commit: e.data.commit,
+        parent: e.data.parent,
+        empty: e.data.empty,
+        changedFiles: e.data.changedFiles,
+        diff: e.data.diff,
+      };
     case "ReviewVerdictRecorded":
-      return { kind: "verdict", stepId: e.data.stepId, decision: e.data.decision, modelDecision: e.data.modelDecision, override: e.data.override, summary: e.data.summary, findings: e.data.findings };
+      return {
+        kind: "verdict",
+        stepId: e.data.stepId,
+        decision: e.data.decision,
+        modelDecision: e.data.modelDecision,
+        override: e.data.override,
+        summary: e.data.summary,
+        findings: e.data.findings,
+      };
     case "TestPlanRecorded":
       return { kind: "test_plan", stepId: e.data.stepId, summary: e.data.summary, commands: e.data.commands };
     case "TestCommandRecorded":
@@ -144,13 +204,27 @@ function detailOf(event: RecordedEvent): EntryDetail {
     case "ExecutionRejected":
       return { kind: "execution_rejected", stepId: e.data.stepId, reasons: e.data.reasons };
     case "StepScheduled":
-      return { kind: "step_scheduled", stepId: e.data.stepId, stepKind: e.data.kind, ...stepInputFacts(e.data.input), maxAttempts: e.data.maxAttempts, timeoutMs: e.data.timeoutMs };
+      return {
+        kind: "step_scheduled",
+        stepId: e.data.stepId,
+        stepKind: e.data.kind,
+        ...stepInputFacts(e.data.input),
+        maxAttempts: e.data.maxAttempts,
+        timeoutMs: e.data.timeoutMs,
+      };
     case "StepStarted":
       return { kind: "step_started", stepId: e.data.stepId, attempt: e.data.attempt, runnerId: e.data.runnerId };
     case "StepCompleted":
       return { kind: "step_completed", stepId: e.data.stepId, attempt: e.data.attempt };
     case "StepFailed":
-      return { kind: "step_failed", stepId: e.data.stepId, attempt: e.data.attempt, errorClass: e.data.errorClass, message: e.data.message, retryAt: e.data.retryAt };
+      return {
+        kind: "step_failed",
+        stepId: e.data.stepId,
+        attempt: e.data.attempt,
+        errorClass: e.data.errorClass,
+        message: e.data.message,
+        retryAt: e.data.retryAt,
+      };
     case "StepReleased":
       return { kind: "step_released", stepId: e.data.stepId, attempt: e.data.attempt, reason: e.data.reason };
     case "StepCancelled":
@@ -176,7 +250,11 @@ function detailOf(event: RecordedEvent): EntryDetail {
         diagnosis: e.data.diagnosis,
       };
     case "RuntimeContextRecorded":
-      return { kind: "runtime_context", runId: e.data.runId, roles: Object.fromEntries(Object.entries(e.data.roles).map(([role, a]) => [role, a.agentId])) };
+      return {
+        kind: "runtime_context",
+        runId: e.data.runId,
+        roles: Object.fromEntries(Object.entries(e.data.roles).map(([role, a]) => [role, a.agentId])),
+      };
     default:
       if ((event.type as string) === "AgentOutputStreamed") return { kind: "agent_streamed", ...streamedText(event.data) };
       return { kind: "other" };
@@ -189,19 +267,25 @@ export function failureOf(detail: EntryDetail): Failure | null {
     case "step_failed":
       return { errorClass: detail.errorClass, diagnosis: oneLine(detail.message) };
     case "finalized":
-      return detail.errorClass ? { errorClass: detail.errorClass, diagnosis: oneLine(detail.diagnosis ?? detail.reason ?? detail.outcome) } : null;
+      return detail.errorClass
+        ? { errorClass: detail.errorClass, diagnosis: oneLine(detail.diagnosis ?? detail.reason ?? detail.outcome) }
+        : null;
     case "test_command": {
       if (detail.passed) return null;
-      if (detail.status === "refused") return { errorClass: detail.errorClass ?? "command_refused", diagnosis: oneLine(`refused: ${detail.reason ?? "not allowed"}`) };
+      if (detail.status === "refused")
+        return { errorClass: detail.errorClass ?? "command_refused", diagnosis: oneLine(`refused: ${detail.reason ?? "not allowed"}`) };
       const said = oneLine(tellingLine(detail.stderrTail) || tellingLine(detail.stdoutTail), 160);
-      const exit = detail.exitCode === null ? (detail.reason ?? "no exit code") : `exit ${detail.exitCode}, expected ${detail.expectedExitCode}`;
+      const exit =
+        detail.exitCode === null ? (detail.reason ?? "no exit code") : `exit ${detail.exitCode}, expected ${detail.expectedExitCode}`;
       return { errorClass: detail.errorClass ?? "command_failed", diagnosis: oneLine(`${exit}${said ? ` — ${said}` : ""}`) };
     }
     case "agent_output":
       if (detail.validationErrors.length === 0) return null;
       return {
         errorClass: "schema_invalid",
-        diagnosis: oneLine(`${detail.role} output rejected: ${detail.validationErrors[0]}${detail.validationErrors.length > 1 ? ` (+${detail.validationErrors.length - 1} more)` : ""}`),
+        diagnosis: oneLine(
+          `${detail.role} output rejected: ${detail.validationErrors[0]}${detail.validationErrors.length > 1 ? ` (+${detail.validationErrors.length - 1} more)` : ""}`,
+        ),
       };
     case "execution_rejected":
       return { errorClass: "tool_error", diagnosis: oneLine(`execution rejected: ${detail.reasons.join("; ")}`) };
@@ -215,7 +299,10 @@ export function failureOf(detail: EntryDetail): Failure | null {
  * first failing test), else the last line mentioning a failure or an error, else the last.
  */
 function tellingLine(text: string): string {
-  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.find((l) => /^not ok\b/i.test(l)) ?? lines.findLast((l) => /\b(fail(ed|ure|s)?|error)\b/i.test(l)) ?? lines.at(-1) ?? "";
 }
 

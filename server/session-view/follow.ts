@@ -56,7 +56,12 @@ export async function* followSession(
       const entries = events.map((e) => toSessionEntry(e, summarize));
       const unseen = entries.map((e) => e.actor).filter((a) => !known.has(a));
       unseen.forEach((a) => known.add(a));
-      return { version: progress.task.version, status: statusOf(progress, fallbackState), entries, names: await userNames(deps.prisma, unseen) };
+      return {
+        version: progress.task.version,
+        status: statusOf(progress, fallbackState),
+        entries,
+        names: await userNames(deps.prisma, unseen),
+      };
     };
     yield await batch(history.filter((e) => e.version > afterVersion));
     while (!signal?.aborted) {

@@ -62,7 +62,9 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
   if (!session) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
   const [events, parent, children] = await Promise.all([
     deps.store.readStream(sessionId),
-    session.parentId ? deps.prisma.session.findUnique({ where: { id: session.parentId }, select: { id: true, title: true, state: true } }) : null,
+    session.parentId
+      ? deps.prisma.session.findUnique({ where: { id: session.parentId }, select: { id: true, title: true, state: true } })
+      : null,
     deps.prisma.session.findMany({
       where: { parentId: sessionId },
       select: { id: true, title: true, state: true, forkVersion: true },
@@ -87,7 +89,13 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
       project: config?.project.name ?? null,
       prompt: config?.prompt ?? null,
       parent: session.parentId
-        ? { id: session.parentId, title: parent?.title ?? session.parentId, state: parent?.state ?? "unknown", atVersion: session.forkVersion ?? 0, reason: forked?.reason ?? null }
+        ? {
+            id: session.parentId,
+            title: parent?.title ?? session.parentId,
+            state: parent?.state ?? "unknown",
+            atVersion: session.forkVersion ?? 0,
+            reason: forked?.reason ?? null,
+          }
         : null,
       children: children.map((c) => ({ id: c.id, title: c.title, state: c.state, atVersion: c.forkVersion })),
     },

@@ -20,7 +20,12 @@ export interface SessionOutput {
   truncated: boolean;
 }
 
-export async function readSessionOutput(db: Queryable, sessionId: string, blob: string, maxBytes = OUTPUT_DEFAULT_BYTES): Promise<SessionOutput> {
+export async function readSessionOutput(
+  db: Queryable,
+  sessionId: string,
+  blob: string,
+  maxBytes = OUTPUT_DEFAULT_BYTES,
+): Promise<SessionOutput> {
   const cap = Math.max(1, Math.min(maxBytes, OUTPUT_MAX_BYTES));
   const r = await db.query<{ size: number; media_type: string; head: Buffer }>({
     name: "catcafe_session_output",

@@ -30,13 +30,22 @@ export function advance(progress: SessionProgress, event: RecordedEvent): Sessio
   let { timing, final } = progress;
   switch (event.type) {
     case "StepScheduled":
-      timing = { stepId: String(data.stepId), scheduledAt: event.recordedAt, startedAt: null, attempt: null, runnerId: null, retryAt: null };
+      timing = {
+        stepId: String(data.stepId),
+        scheduledAt: event.recordedAt,
+        startedAt: null,
+        attempt: null,
+        runnerId: null,
+        retryAt: null,
+      };
       break;
     case "StepStarted":
-      if (timing && timing.stepId === data.stepId) timing = { ...timing, startedAt: event.recordedAt, attempt: Number(data.attempt), runnerId: String(data.runnerId), retryAt: null };
+      if (timing && timing.stepId === data.stepId)
+        timing = { ...timing, startedAt: event.recordedAt, attempt: Number(data.attempt), runnerId: String(data.runnerId), retryAt: null };
       break;
     case "StepFailed":
-      if (timing && timing.stepId === data.stepId) timing = { ...timing, startedAt: null, retryAt: typeof data.retryAt === "string" ? data.retryAt : null };
+      if (timing && timing.stepId === data.stepId)
+        timing = { ...timing, startedAt: null, retryAt: typeof data.retryAt === "string" ? data.retryAt : null };
       break;
     case "StepReleased":
       if (timing && timing.stepId === data.stepId) timing = { ...timing, startedAt: null };
@@ -46,7 +55,14 @@ export function advance(progress: SessionProgress, event: RecordedEvent): Sessio
       timing = null;
       break;
     case "SessionFinalized": {
-      const f = event.data as { outcome: string; reason: string | null; unresolved: string[]; errorClass: string | null; diagnosis: string | null; iterations: number };
+      const f = event.data as {
+        outcome: string;
+        reason: string | null;
+        unresolved: string[];
+        errorClass: string | null;
+        diagnosis: string | null;
+        iterations: number;
+      };
       final = { outcome: f.outcome, reason: f.reason, unresolved: f.unresolved, failure: failureOf({ kind: "finalized", ...f }) };
       break;
     }

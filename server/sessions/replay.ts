@@ -28,10 +28,37 @@ export type TReplayInput = z.input<typeof ZReplayInput>;
 type Event<T extends AppEvent["type"]> = RecordedEvent & Extract<AppEvent, { type: T }>;
 
 export type RoundEntry =
-  | { kind: "output"; version: number; role: string; agentId: string; phase: string; preview: string; validationErrors: string[]; simulated: boolean }
-  | { kind: "verdict"; version: number; decision: string; modelDecision: string; override: string | null; summary: string; findings: Array<{ severity: string; file: string; line?: number; message: string }> }
+  | {
+      kind: "output";
+      version: number;
+      role: string;
+      agentId: string;
+      phase: string;
+      preview: string;
+      validationErrors: string[];
+      simulated: boolean;
+    }
+  | {
+      kind: "verdict";
+      version: number;
+      decision: string;
+      modelDecision: string;
+      override: string | null;
+      summary: string;
+      findings: Array<{ severity: string; file: string; line?: number; message: string }>;
+    }
   | { kind: "test_plan"; version: number; summary: string; commands: string[][] }
-  | { kind: "test"; version: number; argv: string[]; status: string; passed: boolean; exitCode: number | null; expectedExitCode: number; reason: string | null; durationMs: number }
+  | {
+      kind: "test";
+      version: number;
+      argv: string[];
+      status: string;
+      passed: boolean;
+      exitCode: number | null;
+      expectedExitCode: number;
+      reason: string | null;
+      durationMs: number;
+    }
   | { kind: "commit"; version: number; commit: string; empty: boolean; files: string[] }
   | { kind: "message"; version: number; from: "operator" | "system"; text: string }
   | { kind: "confirm"; version: number; via: string }
@@ -122,8 +149,13 @@ export async function replayAt(deps: ReplayDeps, raw: TReplayInput): Promise<Rep
   const [events, timeline, upcoming, marks] = await Promise.all([
     deps.store.readStream(input.sessionId, { toVersion: version }),
     // Versions are contiguous (1..head, inherited ones included): the entries up to the position.
-    readTimeline(deps.pool, input.sessionId, { afterVersion: Math.max(0, version - input.timelineLimit), limit: Math.min(input.timelineLimit, version) }),
-    input.ahead > 0 && version < head ? readTimeline(deps.pool, input.sessionId, { afterVersion: version, limit: input.ahead }) : Promise.resolve([]),
+    readTimeline(deps.pool, input.sessionId, {
+      afterVersion: Math.max(0, version - input.timelineLimit),
+      limit: Math.min(input.timelineLimit, version),
+    }),
+    input.ahead > 0 && version < head
+      ? readTimeline(deps.pool, input.sessionId, { afterVersion: version, limit: input.ahead })
+      : Promise.resolve([]),
     readMarks(deps.pool, input.sessionId),
   ]);
   const task = foldTask(events);
@@ -153,7 +185,9 @@ export async function replayAt(deps: ReplayDeps, raw: TReplayInput): Promise<Rep
       head: task.head,
       finalized: task.status === "finished" ? finalized : null,
     },
-    round: current ? { ...current, entries: current.entries.slice(-ROUND_ENTRY_LIMIT), omitted: Math.max(0, current.entries.length - ROUND_ENTRY_LIMIT) } : null,
+    round: current
+      ? { ...current, entries: current.entries.slice(-ROUND_ENTRY_LIMIT), omitted: Math.max(0, current.entries.length - ROUND_ENTRY_LIMIT) }
+      : null,
     rounds: rounds.map(summarizeRound),
     timeline,
     upcoming,
@@ -166,7 +200,8 @@ function describeRounds(events: RecordedEvent[]): { rounds: Round[]; finalized: 
   const rounds: Round[] = [];
   let finalized: ReplayState["finalized"] = null;
   let title: string | null = null;
-  const open = (iteration: number, fromVersion: number, reason: string | null) => rounds.push({ iteration, fromVersion, reason, entries: [], omitted: 0 });
+  const open = (iteration: number, fromVersion: number, reason: string | null) =>
+    rounds.push({ iteration, fromVersion, reason, entries: [], omitted: 0 });
   const add = (entry: RoundEntry) => {
     if (rounds.length === 0) open(0, entry.version, null);
     rounds.at(-1)!.entries.push(entry);
@@ -194,11 +229,28 @@ function describeRounds(events: RecordedEvent[]): { rounds: Round[]; finalized: 
         break;
       case "AgentOutputRecorded": {
         const d = (e as Event<"AgentOutputRecorded">).data;
-        add({ kind: "output", version: e.version, role: d.role, agentId: d.agentId, phase: d.phase, preview: d.preview, validationErrors: d.validationErrors, simulated: d.simulated });
+        add({
+          kind: "output",
+          version: e.version,
+          role: d.role,
+          agentId: d.agentId,
+          phase: d.phase,
+          preview: d.preview,
+          validationErrors: d.validationErrors,
+          simulated: d.simulated,
+        });
         break;
       }
       case "ReviewVerdictRecorded":
-        add({ kind: "verdict", version: e.version, decision: e.data.decision, modelDecision: e.data.modelDecision, override: e.data.override, summary: e.data.summary, findings: e.data.findings });
+        add({
+          kind: "verdict",
+          version: e.version,
+          decision: e.data.decision,
+          modelDecision: e.data.modelDecision,
+          override: e.data.override,
+          summary: e.data.summary,
+          findings: e.data.findings,
+        });
         break;
       case "TestPlanRecorded":
         add({ kind: "test_plan", version: e.version, summary: e.data.summary, commands: e.data.commands.map((c) => c.argv) });
@@ -217,7 +269,13 @@ function describeRounds(events: RecordedEvent[]): { rounds: Round[]; finalized: 
         });
         break;
       case "WorkspaceCommitted":
-        add({ kind: "commit", version: e.version, commit: e.data.commit, empty: e.data.empty, files: e.data.changedFiles.map((f) => f.path) });
+        add({
+          kind: "commit",
+          version: e.version,
+          commit: e.data.commit,
+          empty: e.data.empty,
+          files: e.data.changedFiles.map((f) => f.path),
+        });
         break;
       case "OperatorMessagePosted":
         add({ kind: "message", version: e.version, from: "operator", text: e.data.text });
@@ -229,13 +287,25 @@ function describeRounds(events: RecordedEvent[]): { rounds: Round[]; finalized: 
         add({ kind: "confirm", version: e.version, via: e.data.via });
         break;
       case "StepFailed":
-        add({ kind: "step_failed", version: e.version, errorClass: e.data.errorClass, message: e.data.message, retrying: e.data.retryAt !== null });
+        add({
+          kind: "step_failed",
+          version: e.version,
+          errorClass: e.data.errorClass,
+          message: e.data.message,
+          retrying: e.data.retryAt !== null,
+        });
         break;
       case "ExecutionRejected":
         add({ kind: "rejected", version: e.version, reasons: e.data.reasons });
         break;
       case "SessionFinalized":
-        finalized = { outcome: e.data.outcome, reason: e.data.reason, errorClass: e.data.errorClass, diagnosis: e.data.diagnosis, unresolved: e.data.unresolved };
+        finalized = {
+          outcome: e.data.outcome,
+          reason: e.data.reason,
+          errorClass: e.data.errorClass,
+          diagnosis: e.data.diagnosis,
+          unresolved: e.data.unresolved,
+        };
         break;
       default:
         break;

@@ -26,10 +26,22 @@ interface ProjectRecord {
 }
 
 async function projectRecords(db: Queryable): Promise<ProjectRecord[]> {
-  const r = await db.query<{ id: string; name: string; repo_path: string; allowlist: string[][]; agents: Record<string, unknown>; max_iterations: number }>(
-    "SELECT id, name, repo_path, allowlist, agents, max_iterations FROM projects ORDER BY id",
-  );
-  return r.rows.map((p) => ({ id: p.id, name: p.name, repoPath: p.repo_path, allowlist: p.allowlist, agents: p.agents ?? {}, maxIterations: p.max_iterations }));
+  const r = await db.query<{
+    id: string;
+    name: string;
+    repo_path: string;
+    allowlist: string[][];
+    agents: Record<string, unknown>;
+    max_iterations: number;
+  }>("SELECT id, name, repo_path, allowlist, agents, max_iterations FROM projects ORDER BY id");
+  return r.rows.map((p) => ({
+    id: p.id,
+    name: p.name,
+    repoPath: p.repo_path,
+    allowlist: p.allowlist,
+    agents: p.agents ?? {},
+    maxIterations: p.max_iterations,
+  }));
 }
 
 // --- the repository's .catcafe/ ---------------------------------------------------------
@@ -57,14 +69,34 @@ async function loadRepoConfig(project: ProjectRecord): Promise<LoadedRepoConfig>
   try {
     commit = await resolveBaseCommit(project.repoPath);
     const settings = loadSettings();
-    const loaded: LoadedProjectConfig = await loadProjectConfigAtCommit(project.repoPath, commit, { settings: settings.settings, settingsFile: settings.file });
+    const loaded: LoadedProjectConfig = await loadProjectConfigAtCommit(project.repoPath, commit, {
+      settings: settings.settings,
+      settingsFile: settings.file,
+    });
     const errors = formatConfigErrors([...(loaded.found ? settings.errors : []), ...loaded.errors]);
     return {
-      status: { commit, found: loaded.found, configVersion: loaded.config?.configVersion ?? null, files: loaded.config?.files.map((f) => `.catcafe/${f}`) ?? [], errors, unreadable: null },
+      status: {
+        commit,
+        found: loaded.found,
+        configVersion: loaded.config?.configVersion ?? null,
+        files: loaded.config?.files.map((f) => `.catcafe/${f}`) ?? [],
+        errors,
+        unreadable: null,
+      },
       config: loaded.config,
     };
   } catch (err) {
-    return { status: { commit, found: false, configVersion: null, files: [], errors: [], unreadable: err instanceof Error ? err.message : String(err) }, config: null };
+    return {
+      status: {
+        commit,
+        found: false,
+        configVersion: null,
+        files: [],
+        errors: [],
+        unreadable: err instanceof Error ? err.message : String(err),
+      },
+      config: null,
+    };
   }
 }
 
@@ -110,7 +142,21 @@ function projectAgents(record: ProjectRecord): AgentOverview[] {
     const parsed = ZAgentConfig.safeParse(raw);
     const fallbackId = typeof (raw as { id?: unknown })?.id === "string" ? (raw as { id: string }).id : role;
     if (!parsed.success) {
-      return { source: "project", role, id: fallbackId, name: null, kind: String((raw as { kind?: unknown })?.kind ?? "unknown"), simulated: false, model: null, shell: null, brain: null, priority: null, fsm: null, manifest: null, invalid: parsed.error.issues[0]?.message ?? "invalid" };
+      return {
+        source: "project",
+        role,
+        id: fallbackId,
+        name: null,
+        kind: String((raw as { kind?: unknown })?.kind ?? "unknown"),
+        simulated: false,
+        model: null,
+        shell: null,
+        brain: null,
+        priority: null,
+        fsm: null,
+        manifest: null,
+        invalid: parsed.error.issues[0]?.message ?? "invalid",
+      };
     }
     const a = parsed.data;
     const model = "model" in a && typeof a.model === "string" ? a.model : null;
@@ -126,7 +172,9 @@ function projectAgents(record: ProjectRecord): AgentOverview[] {
       brain: ["openai", "anthropic", "scripted"].includes(a.kind) ? a.id : null,
       priority: null,
       fsm: null,
-      manifest: a.manifest ? { capabilities: a.manifest.capabilities, allowedFiles: a.manifest.allowedFiles ?? null, outputFormat: null } : null,
+      manifest: a.manifest
+        ? { capabilities: a.manifest.capabilities, allowedFiles: a.manifest.allowedFiles ?? null, outputFormat: null }
+        : null,
       invalid: null,
     };
   });
@@ -147,7 +195,11 @@ function configAgents(config: ProjectConfig): AgentOverview[] {
       brain: a.brain.id,
       priority: a.priority,
       fsm: a.fsm,
-      manifest: { capabilities: [...a.manifest.capabilities], allowedFiles: a.manifest.allowedFiles ?? null, outputFormat: a.manifest.output?.format ?? null },
+      manifest: {
+        capabilities: [...a.manifest.capabilities],
+        allowedFiles: a.manifest.allowedFiles ?? null,
+        outputFormat: a.manifest.output?.format ?? null,
+      },
       invalid: null,
     };
   });
@@ -158,7 +210,9 @@ export async function projectsOverview(db: Queryable): Promise<ProjectOverview[]
   return Promise.all(
     records.map(async (record) => {
       const { status, config } = await loadRepoConfig(record);
-      const effective = config ? effectiveProjectSettings(config, { allowlist: record.allowlist, maxIterations: record.maxIterations }) : null;
+      const effective = config
+        ? effectiveProjectSettings(config, { allowlist: record.allowlist, maxIterations: record.maxIterations })
+        : null;
       return {
         id: record.id,
         name: record.name,
@@ -218,13 +272,25 @@ export async function shellsOverview(db: Queryable): Promise<ShellsOverview> {
   const records = await projectRecords(db);
   const configs = await Promise.all(records.map(async (r) => ({ id: r.id, loaded: await loadRepoConfig(r) })));
   const configured = configs.flatMap(({ id, loaded }) =>
-    Object.values(loaded.config?.shells ?? {}).map((s) => ({ projectId: id, id: s.id, kind: s.kind, command: s.command, capabilities: [...s.capabilities], builtin: s.builtin })),
+    Object.values(loaded.config?.shells ?? {}).map((s) => ({
+      projectId: id,
+      id: s.id,
+      kind: s.kind,
+      command: s.command,
+      capabilities: [...s.capabilities],
+      builtin: s.builtin,
+    })),
   );
   try {
     const detected = await detectCached();
     return { detected, unavailable: null, detectedAt: new Date(detection?.at ?? Date.now()).toISOString(), configured };
   } catch (err) {
-    return { detected: null, unavailable: `shell detection failed: ${err instanceof Error ? err.message : String(err)}`, detectedAt: null, configured };
+    return {
+      detected: null,
+      unavailable: `shell detection failed: ${err instanceof Error ? err.message : String(err)}`,
+      detectedAt: null,
+      configured,
+    };
   }
 }
 
@@ -347,9 +413,15 @@ export type TCheckBrainInput = z.input<typeof ZCheckBrainInput>;
  */
 export async function checkConfiguredBrain(db: Queryable, raw: TCheckBrainInput): Promise<BrainCheckResult & { brain: BrainOverview }> {
   const input = ZCheckBrainInput.parse(raw);
-  const target = (await brainTargets(db)).find((t) => t.overview.projectId === input.projectId && t.overview.source === input.source && t.overview.id === input.brainId);
+  const target = (await brainTargets(db)).find(
+    (t) => t.overview.projectId === input.projectId && t.overview.source === input.source && t.overview.id === input.brainId,
+  );
   if (!target) throw new AppError("NOT_FOUND", `no brain "${input.brainId}" in project ${input.projectId} (${input.source})`);
-  if (!target.input) throw new AppError("PRECONDITION_FAILED", `brain "${input.brainId}" is ${target.overview.provider}: it answers from its script and has nothing to check`);
+  if (!target.input)
+    throw new AppError(
+      "PRECONDITION_FAILED",
+      `brain "${input.brainId}" is ${target.overview.provider}: it answers from its script and has nothing to check`,
+    );
   const { checkBrain } = await import("../brains/check");
   const result = await checkBrain(target.input);
   return { ...result, brain: target.overview };

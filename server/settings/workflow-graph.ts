@@ -97,7 +97,26 @@ export function fsmGraph(id: string, fsm: FsmDefinition, source: string): Workfl
     description: s.description ?? null,
   }));
   const edges: GraphEdge[] = Object.entries(fsm.states).flatMap(([from, s]) =>
-    Object.entries(s.on).map(([event, t]) => ({ id: `${from}:${event}`, from, to: t.target, trigger: event, ...(t.emit.length ? { emit: t.emit } : {}) })),
+    Object.entries(s.on).map(([event, t]) => ({
+      id: `${from}:${event}`,
+      from,
+      to: t.target,
+      trigger: event,
+      ...(t.emit.length ? { emit: t.emit } : {}),
+    })),
   );
-  return { kind: "fsm", id, title: fsm.description ?? id, version: null, source, modes: [], initial: fsm.initial, maxIterations: null, global: [], nodes, edges, problems: [] };
+  return {
+    kind: "fsm",
+    id,
+    title: fsm.description ?? id,
+    version: null,
+    source,
+    modes: [],
+    initial: fsm.initial,
+    maxIterations: null,
+    global: [],
+    nodes,
+    edges,
+    problems: [],
+  };
 }

@@ -48,7 +48,12 @@ export async function loadTask(store: EventStore, sessionId: string): Promise<Ta
   return state;
 }
 
-async function act(deps: TaskDeps, sessionId: string, actor: Actor, command: Parameters<typeof decide>[1]): Promise<{ sessionId: string; version: number }> {
+async function act(
+  deps: TaskDeps,
+  sessionId: string,
+  actor: Actor,
+  command: Parameters<typeof decide>[1],
+): Promise<{ sessionId: string; version: number }> {
   const state = await loadTask(deps.store, sessionId);
   const events = decide(state, command, decideContext(definitionFor(state)));
   const result = await deps.store.append(sessionId, state.version, events, { actor });
@@ -68,28 +73,37 @@ export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Act
     if (repoConfig?.workflows[workflowId]) {
       // TODO(workflow): the engine resolves definitions by id from BUILTIN_WORKFLOWS only; a
       // user-defined workflow (M9) is validated but needs its definition snapshotted to run.
-      throw new AppError("PRECONDITION_FAILED", `workflow "${workflowId}" from .catcafe/runtimes.json is valid but user-defined workflows cannot run yet`);
+      throw new AppError(
+        "PRECONDITION_FAILED",
+        `workflow "${workflowId}" from .catcafe/runtimes.json is valid but user-defined workflows cannot run yet`,
+      );
     }
     throw new AppError("INVALID_INPUT", `unknown workflow "${workflowId}" (known: ${Object.keys(BUILTIN_WORKFLOWS).join(", ")})`);
   }
   const mode = input.mode ?? repoConfig?.project.workflow?.mode ?? "proposal";
-  const roles = [...new Set(Object.values(definition.states).flatMap((s) => (s.type === "step" && s.step.output !== "commands" ? [s.step.role] : [])))];
+  const roles = [
+    ...new Set(Object.values(definition.states).flatMap((s) => (s.type === "step" && s.step.output !== "commands" ? [s.step.role] : []))),
+  ];
   const run = bindRun({ project, config: repoConfig, definition, mode, roles, baseCommit, runId: newRunId(), now: new Date() });
   const sessionId = newSessionId();
   const title = input.title ?? (input.prompt.split("\n")[0] ?? input.prompt).slice(0, 120);
-  const events = decide(foldTask([]), {
-    type: "StartTask",
-    title,
-    config: {
-      workflow: definition.id,
-      workflowVersion: definition.version,
-      mode,
-      prompt: input.prompt,
-      maxIterations: run.maxIterations,
-      project: { id: project.id, name: project.name, repoPath: project.repoPath, baseCommit, allowlist: run.allowlist },
-      agents: run.agents as Record<string, never>,
+  const events = decide(
+    foldTask([]),
+    {
+      type: "StartTask",
+      title,
+      config: {
+        workflow: definition.id,
+        workflowVersion: definition.version,
+        mode,
+        prompt: input.prompt,
+        maxIterations: run.maxIterations,
+        project: { id: project.id, name: project.name, repoPath: project.repoPath, baseCommit, allowlist: run.allowlist },
+        agents: run.agents as Record<string, never>,
+      },
     },
-  }, decideContext(definition));
+    decideContext(definition),
+  );
   // The runtime context goes right after SessionCreated, before TaskStarted, so a rerun
   // (a fork at TaskStarted) inherits it with the rest of the start.
   if (run.context) events.splice(1, 0, { type: "RuntimeContextRecorded", data: run.context });
@@ -116,7 +130,11 @@ export function cancelTask(deps: TaskDeps, raw: z.input<typeof ZCancelInput>, ac
  * Rerun: a new execution with the session's prompt and configuration, as a fork of the
  * original at its TaskStarted event (lineage recorded; the original is untouched).
  */
-export async function rerunTask(deps: TaskDeps, raw: z.input<typeof ZSessionRef>, actor: Actor): Promise<{ sessionId: string; version: number; parentId: string }> {
+export async function rerunTask(
+  deps: TaskDeps,
+  raw: z.input<typeof ZSessionRef>,
+  actor: Actor,
+): Promise<{ sessionId: string; version: number; parentId: string }> {
   const { sessionId: parentId } = ZSessionRef.parse(raw);
   const history = await deps.store.readStream(parentId);
   const started = history.find((e) => e.type === "TaskStarted");
@@ -126,7 +144,10 @@ export async function rerunTask(deps: TaskDeps, raw: z.input<typeof ZSessionRef>
   const definition = definitionFor(inherited);
   const title = (history.find((e) => e.type === "SessionCreated")?.data as { title?: string } | undefined)?.title ?? parentId;
   const childId = newSessionId();
-  const forked = { type: "SessionForked" as const, data: { parentId, atVersion, reason: "rerun" as const, title: `${title} (rerun)`, workflow: definition.id, state: definition.initial } };
+  const forked = {
+    type: "SessionForked" as const,
+    data: { parentId, atVersion, reason: "rerun" as const, title: `${title} (rerun)`, workflow: definition.id, state: definition.initial },
+  };
   const afterFork = evolve(inherited, { ...history[0]!, type: forked.type, data: forked.data, version: atVersion + 1, streamId: childId });
   const begin = decide(afterFork, { type: "Begin" }, decideContext(definition));
   const result = await deps.store.fork({ parentId, atVersion, childId, event: [forked, ...begin], metadata: { actor } });

@@ -14,24 +14,44 @@ const reviewLoop = {
     start: {
       type: "wait",
       description: "The task was submitted; its mode picks the first phase.",
-      on: { start: [{ target: "proposal_coder", guard: "mode_proposal" }, { target: "building", guard: "mode_implementation" }] },
+      on: {
+        start: [
+          { target: "proposal_coder", guard: "mode_proposal" },
+          { target: "building", guard: "mode_implementation" },
+        ],
+      },
     },
     proposal_coder: {
       type: "step",
       description: "Roundtable: the coder proposes an approach.",
-      step: { role: "coder", output: "text", phase: "discussion", instruction: "Propose how you would implement the task: approach, files to change, risks. Do not change any file yet." },
+      step: {
+        role: "coder",
+        output: "text",
+        phase: "discussion",
+        instruction: "Propose how you would implement the task: approach, files to change, risks. Do not change any file yet.",
+      },
       on: { done: [{ target: "proposal_reviewer" }] },
     },
     proposal_reviewer: {
       type: "step",
       description: "Roundtable: the reviewer critiques the proposal in plain text.",
-      step: { role: "reviewer", output: "text", phase: "discussion", instruction: "Critique the coder's proposal in plain text: what is missing, what could go wrong, what you would do differently." },
+      step: {
+        role: "reviewer",
+        output: "text",
+        phase: "discussion",
+        instruction: "Critique the coder's proposal in plain text: what is missing, what could go wrong, what you would do differently.",
+      },
       on: { done: [{ target: "proposal_tester" }] },
     },
     proposal_tester: {
       type: "step",
       description: "Roundtable: the tester comments on testability and risk in plain text.",
-      step: { role: "tester", output: "text", phase: "discussion", instruction: "Comment in plain text on how the proposal can be tested and what the risks are." },
+      step: {
+        role: "tester",
+        output: "text",
+        phase: "discussion",
+        instruction: "Comment in plain text on how the proposal can be tested and what the risks are.",
+      },
       on: { done: [{ target: "awaiting_operator_confirm" }] },
     },
     awaiting_operator_confirm: {
@@ -42,7 +62,12 @@ const reviewLoop = {
     building: {
       type: "step",
       description: "The coder implements; its edits are committed in the session workspace.",
-      step: { role: "coder", output: "build", phase: "build", instruction: "Implement the task in the workspace. Address every finding and failure listed below." },
+      step: {
+        role: "coder",
+        output: "build",
+        phase: "build",
+        instruction: "Implement the task in the workspace. Address every finding and failure listed below.",
+      },
       on: { done: [{ target: "reviewing" }] },
     },
     reviewing: {
@@ -52,7 +77,8 @@ const reviewLoop = {
         role: "reviewer",
         output: "review_verdict",
         phase: "verdict",
-        instruction: 'Review the change (diff below). Reply with JSON only: {"decision": "approve" | "changes_requested", "summary": string, "findings": [{"severity": "blocking" | "major" | "minor" | "nit", "file": string, "line"?: number, "message": string}]}',
+        instruction:
+          'Review the change (diff below). Reply with JSON only: {"decision": "approve" | "changes_requested", "summary": string, "findings": [{"severity": "blocking" | "major" | "minor" | "nit", "file": string, "line"?: number, "message": string}]}',
       },
       on: {
         approve: [{ target: "testing" }],
@@ -70,7 +96,8 @@ const reviewLoop = {
         role: "tester",
         output: "test_plan",
         phase: "test",
-        instruction: 'Plan the tests. Reply with JSON only: {"summary": string, "commands": [{"argv": [string, ...], "description"?: string, "expect"?: {"exitCode": number}}]}. Commands run without a shell, through the project allowlist.',
+        instruction:
+          'Plan the tests. Reply with JSON only: {"summary": string, "commands": [{"argv": [string, ...], "description"?: string, "expect"?: {"exitCode": number}}]}. Commands run without a shell, through the project allowlist.',
       },
       on: {
         plan_valid: [{ target: "running_tests" }],
@@ -93,8 +120,16 @@ const reviewLoop = {
       },
     },
     approved: { type: "terminal", outcome: "approved", description: "Reviewed, tested, approved." },
-    review_schema_invalid: { type: "terminal", outcome: "review_schema_invalid", description: "The reviewer's output was not valid JSON or failed the schema." },
-    max_iterations_reached: { type: "terminal", outcome: "max_iterations_reached", description: "The iteration cap was reached with items unresolved." },
+    review_schema_invalid: {
+      type: "terminal",
+      outcome: "review_schema_invalid",
+      description: "The reviewer's output was not valid JSON or failed the schema.",
+    },
+    max_iterations_reached: {
+      type: "terminal",
+      outcome: "max_iterations_reached",
+      description: "The iteration cap was reached with items unresolved.",
+    },
     failed: { type: "terminal", outcome: "failed", description: "An agent or tool failed beyond its retries." },
     cancelled: { type: "terminal", outcome: "cancelled", description: "An operator cancelled the run." },
   },
@@ -109,7 +144,11 @@ const planning = {
   maxIterations: 3,
   global: { cancel: "cancelled", step_failed: "failed" },
   states: {
-    init: { type: "wait", description: "INIT: accepts the human's epic.", on: { start: [{ target: "planning", reason: "epic_received" }] } },
+    init: {
+      type: "wait",
+      description: "INIT: accepts the human's epic.",
+      on: { start: [{ target: "planning", reason: "epic_received" }] },
+    },
     planning: {
       type: "step",
       description: "PLANNING: the planner writes a TaskSpec, checked against its schema and the planner's manifest.",
@@ -117,14 +156,20 @@ const planning = {
         role: "planner",
         output: "task_spec",
         phase: "plan",
-        instruction: 'Write the TaskSpec for the epic. Reply with JSON only: {"title": string, "description": string, "acceptanceCriteria": [string, ...], "files": [path or glob, ...], "tests": [{"argv": [string, ...]}]}',
+        instruction:
+          'Write the TaskSpec for the epic. Reply with JSON only: {"title": string, "description": string, "acceptanceCriteria": [string, ...], "files": [path or glob, ...], "tests": [{"argv": [string, ...]}]}',
       },
       on: { task_spec_valid: [{ target: "executing" }], task_spec_invalid: [{ target: "failed", reason: "task_spec_invalid" }] },
     },
     executing: {
       type: "step",
       description: "EXECUTING: the executor changes the code; changes outside its manifest or the TaskSpec are rejected.",
-      step: { role: "executor", output: "execution", phase: "execute", instruction: "Implement the TaskSpec in the workspace. Change only the files it names." },
+      step: {
+        role: "executor",
+        output: "execution",
+        phase: "execute",
+        instruction: "Implement the TaskSpec in the workspace. Change only the files it names.",
+      },
       on: {
         execution_done: [{ target: "testing" }],
         execution_rejected: [

@@ -55,7 +55,12 @@ export type StepSpec = z.infer<typeof ZStepSpec>;
 
 export const ZStateSpec = z.discriminatedUnion("type", [
   z.object({ type: z.literal("wait"), description: z.string().optional(), on: z.record(z.string(), z.array(ZTransition)) }),
-  z.object({ type: z.literal("step"), description: z.string().optional(), step: ZStepSpec, on: z.record(z.string(), z.array(ZTransition)) }),
+  z.object({
+    type: z.literal("step"),
+    description: z.string().optional(),
+    step: ZStepSpec,
+    on: z.record(z.string(), z.array(ZTransition)),
+  }),
   z.object({ type: z.literal("terminal"), description: z.string().optional(), outcome: z.string().min(1) }),
 ]);
 export type StateSpec = z.infer<typeof ZStateSpec>;
@@ -115,7 +120,8 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
   }
   for (const key of ["cancel", "step_failed"] as const) {
     const target = def.states[def.global[key]];
-    if (target && target.type !== "terminal") problems.push({ path: `global.${key}`, message: `must lead to a terminal state, "${def.global[key]}" is a ${target.type} state` });
+    if (target && target.type !== "terminal")
+      problems.push({ path: `global.${key}`, message: `must lead to a terminal state, "${def.global[key]}" is a ${target.type} state` });
   }
   if (![...Object.values(def.states)].some((s) => s.type === "terminal")) {
     problems.push({ path: "states", message: "no terminal state: the workflow could never finish" });
@@ -133,11 +139,17 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
       transitions.forEach((t, i) => known(`${path}[${i}].target`, t.target));
       const guards = transitions.map((t) => t.guard);
       const complementary = (a: GuardName, b: GuardName) =>
-        (a === "under_cap" && b === "at_cap") || (a === "at_cap" && b === "under_cap") ||
-        (a === "mode_proposal" && b === "mode_implementation") || (a === "mode_implementation" && b === "mode_proposal");
+        (a === "under_cap" && b === "at_cap") ||
+        (a === "at_cap" && b === "under_cap") ||
+        (a === "mode_proposal" && b === "mode_implementation") ||
+        (a === "mode_implementation" && b === "mode_proposal");
       const modeGuards = guards.filter((g) => g === "mode_proposal" || g === "mode_implementation").map((g) => g!.slice("mode_".length));
       for (const mode of modeGuards) {
-        if (!def.modes.includes(mode)) problems.push({ path, message: `guard mode_${mode} names a mode the workflow does not declare (modes: ${def.modes.join(", ")})` });
+        if (!def.modes.includes(mode))
+          problems.push({
+            path,
+            message: `guard mode_${mode} names a mode the workflow does not declare (modes: ${def.modes.join(", ")})`,
+          });
       }
       const allModesCovered = modeGuards.length > 0 && def.modes.every((m) => modeGuards.includes(m));
       const total =
@@ -150,7 +162,11 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
     }
     if (state.type === "step") {
       for (const trigger of possible) {
-        if (!state.on[trigger]) problems.push({ path: `states.${name}.on`, message: `no transition for trigger "${trigger}" of step output "${state.step.output}"` });
+        if (!state.on[trigger])
+          problems.push({
+            path: `states.${name}.on`,
+            message: `no transition for trigger "${trigger}" of step output "${state.step.output}"`,
+          });
       }
     }
   }

@@ -163,10 +163,21 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
         openIssues: event.data.validationErrors.length
           ? event.data.validationErrors.map((e) => `${event.data.role} output rejected: ${e}`)
           : state.openIssues,
-        thread: [...state.thread, { from: event.data.role, text: event.data.validationErrors.length ? `(invalid output) ${event.data.preview}` : event.data.preview }],
+        thread: [
+          ...state.thread,
+          {
+            from: event.data.role,
+            text: event.data.validationErrors.length ? `(invalid output) ${event.data.preview}` : event.data.preview,
+          },
+        ],
       };
     case "WorkspaceCommitted":
-      return { ...next, head: event.data.commit, lastCommit: { commit: event.data.commit, parent: event.data.parent }, lastDiff: event.data.diff };
+      return {
+        ...next,
+        head: event.data.commit,
+        lastCommit: { commit: event.data.commit, parent: event.data.parent },
+        lastDiff: event.data.diff,
+      };
     case "ReviewVerdictRecorded":
       return {
         ...next,
@@ -174,14 +185,24 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
         openIssues:
           event.data.decision === "approve"
             ? []
-            : event.data.findings.map((f) => `[${f.severity}] ${f.file}${f.line ? `:${f.line}` : ""}: ${f.message}`).concat(event.data.override ? [event.data.override] : []),
+            : event.data.findings
+                .map((f) => `[${f.severity}] ${f.file}${f.line ? `:${f.line}` : ""}: ${f.message}`)
+                .concat(event.data.override ? [event.data.override] : []),
       };
     case "TestPlanRecorded":
       return { ...next, lastTestPlan: { summary: event.data.summary, commands: event.data.commands }, openIssues: [] };
     case "TestCommandRecorded":
       return event.data.passed
         ? next
-        : { ...next, openIssues: [...state.openIssues, `test ${event.data.argv.join(" ")}: ${event.data.reason ?? `exit ${event.data.exitCode}`} ${event.data.stderrTail || event.data.stdoutTail}`.trim().slice(0, 1000)] };
+        : {
+            ...next,
+            openIssues: [
+              ...state.openIssues,
+              `test ${event.data.argv.join(" ")}: ${event.data.reason ?? `exit ${event.data.exitCode}`} ${event.data.stderrTail || event.data.stdoutTail}`
+                .trim()
+                .slice(0, 1000),
+            ],
+          };
     case "TaskSpecRecorded":
       return { ...next, taskSpec: event.data.spec as unknown as TaskSpec };
     case "ExecutionRejected":
@@ -254,7 +275,13 @@ function guardHolds(guard: Transition["guard"], state: TaskState): boolean {
 }
 
 /** Fires `trigger` in the current state: the transition, then entering the target. */
-function fire(def: WorkflowDefinition, ctx: DecideContext, state: TaskState, trigger: string, extra: { errorClass?: ErrorClass; diagnosis?: string } = {}): Emitted[] {
+function fire(
+  def: WorkflowDefinition,
+  ctx: DecideContext,
+  state: TaskState,
+  trigger: string,
+  extra: { errorClass?: ErrorClass; diagnosis?: string } = {},
+): Emitted[] {
   const spec = currentState(def, state);
   let target: string;
   let transition: Transition | undefined;
@@ -383,14 +410,22 @@ function interpret(state: TaskState, spec: StepSpec, cmd: Extract<TaskCommand, {
       return { events: [recordOutput(null, []), ...committed], trigger: "done" };
     case "review_verdict": {
       const parsed = parseStrictJson(text, ZReviewVerdict);
-      if (!parsed.ok) return { events: [recordOutput(null, parsed.errors)], trigger: "schema_invalid", failure: schemaFailure(parsed.errors) };
+      if (!parsed.ok)
+        return { events: [recordOutput(null, parsed.errors)], trigger: "schema_invalid", failure: schemaFailure(parsed.errors) };
       const enforced = enforceReviewRule(parsed.value);
       return {
         events: [
           recordOutput(parsed.value, []),
           {
             type: "ReviewVerdictRecorded",
-            data: { stepId, decision: enforced.decision, modelDecision: parsed.value.decision, override: enforced.override, summary: parsed.value.summary, findings: parsed.value.findings },
+            data: {
+              stepId,
+              decision: enforced.decision,
+              modelDecision: parsed.value.decision,
+              override: enforced.override,
+              summary: parsed.value.summary,
+              findings: parsed.value.findings,
+            },
           },
         ],
         trigger: enforced.decision,
@@ -398,25 +433,37 @@ function interpret(state: TaskState, spec: StepSpec, cmd: Extract<TaskCommand, {
     }
     case "test_plan": {
       const parsed = parseStrictJson(text, ZTestPlan);
-      if (!parsed.ok) return { events: [recordOutput(null, parsed.errors)], trigger: "schema_invalid", failure: schemaFailure(parsed.errors) };
-      return { events: [recordOutput(parsed.value, []), { type: "TestPlanRecorded", data: { stepId, ...parsed.value } }], trigger: "plan_valid" };
+      if (!parsed.ok)
+        return { events: [recordOutput(null, parsed.errors)], trigger: "schema_invalid", failure: schemaFailure(parsed.errors) };
+      return {
+        events: [recordOutput(parsed.value, []), { type: "TestPlanRecorded", data: { stepId, ...parsed.value } }],
+        trigger: "plan_valid",
+      };
     }
     case "task_spec": {
       const parsed = parseStrictJson(text, ZTaskSpec);
-      if (!parsed.ok) return { events: [recordOutput(null, parsed.errors)], trigger: "task_spec_invalid", failure: schemaFailure(parsed.errors) };
+      if (!parsed.ok)
+        return { events: [recordOutput(null, parsed.errors)], trigger: "task_spec_invalid", failure: schemaFailure(parsed.errors) };
       const allowed = manifestGlobs(state, "planner");
       const outside = allowed ? filesOutside(parsed.value.files, allowed) : [];
       if (outside.length) {
         const problem = `files outside the planner's manifest (${allowed!.join(", ")}): ${outside.join(", ")}`;
         return { events: [recordOutput(parsed.value, [problem])], trigger: "task_spec_invalid", failure: schemaFailure([problem]) };
       }
-      return { events: [recordOutput(parsed.value, []), { type: "TaskSpecRecorded", data: { stepId, spec: parsed.value as never } }], trigger: "task_spec_valid" };
+      return {
+        events: [recordOutput(parsed.value, []), { type: "TaskSpecRecorded", data: { stepId, spec: parsed.value as never } }],
+        trigger: "task_spec_valid",
+      };
     }
     case "execution": {
       const reasons = executionProblems(state, output);
       const events = [recordOutput(null, []), ...committed];
       if (reasons.length) {
-        return { events: [...events, { type: "ExecutionRejected", data: { stepId, reasons } }], trigger: "execution_rejected", failure: { errorClass: "tool_error", diagnosis: reasons.join("; ") } };
+        return {
+          events: [...events, { type: "ExecutionRejected", data: { stepId, reasons } }],
+          trigger: "execution_rejected",
+          failure: { errorClass: "tool_error", diagnosis: reasons.join("; ") },
+        };
       }
       return { events, trigger: "execution_done" };
     }
@@ -463,7 +510,8 @@ export function decide(state: TaskState, command: TaskCommand, ctx: DecideContex
       return [...created, ...fire(def, ctx, started, "start")];
     }
     case "Begin":
-      if (state.status !== "active" || state.fsm !== def.initial) throw new AppError("PRECONDITION_FAILED", `cannot begin: session is in "${state.fsm}"`);
+      if (state.status !== "active" || state.fsm !== def.initial)
+        throw new AppError("PRECONDITION_FAILED", `cannot begin: session is in "${state.fsm}"`);
       return fire(def, ctx, state, "start");
     case "Confirm": {
       requireActive(state);
@@ -476,7 +524,10 @@ export function decide(state: TaskState, command: TaskCommand, ctx: DecideContex
     case "FollowUp": {
       const posted: Emitted = { type: "OperatorMessagePosted", data: { text: command.text } };
       if (state.status === "finished") {
-        return [posted, { type: "SystemReplied", data: { text: `This session has finished (${state.outcome}). Rerun it to start a new execution.` } }];
+        return [
+          posted,
+          { type: "SystemReplied", data: { text: `This session has finished (${state.outcome}). Rerun it to start a new execution.` } },
+        ];
       }
       requireActive(state);
       const spec = currentState(def, state);
@@ -485,7 +536,15 @@ export function decide(state: TaskState, command: TaskCommand, ctx: DecideContex
           const withMessage = evolve(state, { ...fakeRecorded(posted), version: state.version + 1 });
           return [posted, { type: "OperatorConfirmed", data: { via: "followup" } }, ...fire(def, ctx, withMessage, "confirm")];
         }
-        return [posted, { type: "SystemReplied", data: { text: "Pending confirmation: nothing is built until an operator confirms (Confirm button, /confirm, or `catcafe task confirm`)." } }];
+        return [
+          posted,
+          {
+            type: "SystemReplied",
+            data: {
+              text: "Pending confirmation: nothing is built until an operator confirms (Confirm button, /confirm, or `catcafe task confirm`).",
+            },
+          },
+        ];
       }
       return [posted];
     }
@@ -518,5 +577,15 @@ function requireActive(state: TaskState): void {
 
 /** Lets decide reuse evolve on events it is about to emit (only type/data/version are read). */
 function fakeRecorded(e: Emitted): RecordedEvent {
-  return { position: 0, txId: 0, eventId: "", streamId: "", version: 0, type: e.type, data: e.data, metadata: { actor: { kind: "system", id: "engine" }, correlationId: "", causationId: null, schemaVersion: 1 }, recordedAt: "" };
+  return {
+    position: 0,
+    txId: 0,
+    eventId: "",
+    streamId: "",
+    version: 0,
+    type: e.type,
+    data: e.data,
+    metadata: { actor: { kind: "system", id: "engine" }, correlationId: "", causationId: null, schemaVersion: 1 },
+    recordedAt: "",
+  };
 }

@@ -34,7 +34,12 @@ async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, i
     await resetWorkspace(target, input.workspace.head);
     return target;
   }
-  const ws = await createWorkspace({ repoPath: input.workspace.repoPath, workspacesRoot: deps.workspacesRoot, sessionId: step.sessionId, baseCommit: input.workspace.head });
+  const ws = await createWorkspace({
+    repoPath: input.workspace.repoPath,
+    workspacesRoot: deps.workspacesRoot,
+    sessionId: step.sessionId,
+    baseCommit: input.workspace.head,
+  });
   return ws.path;
 }
 
@@ -44,7 +49,11 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
     const input = step.input as StepInput;
     const config = ZAgentConfig.safeParse(input.agent);
     if (!config.success) {
-      throw new StepExecutionError("internal_error", `no valid agent configured for role ${input.role}: ${config.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, false);
+      throw new StepExecutionError(
+        "internal_error",
+        `no valid agent configured for role ${input.role}: ${config.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+        false,
+      );
     }
     const agent = createAgent(config.data);
     const workspace = await prepareWorkspace(deps, step, input);
@@ -56,7 +65,11 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
     }
     let text: string;
     let usage: AgentStepOutput["usage"];
-    const streamer = new OutputStreamer(store, { sessionId: step.sessionId, stepId: step.id, attempt: step.attempt, role: input.role }, { kind: "agent", id: agent.id });
+    const streamer = new OutputStreamer(
+      store,
+      { sessionId: step.sessionId, stepId: step.id, attempt: step.attempt, role: input.role },
+      { kind: "agent", id: agent.id },
+    );
     try {
       const response = await agent.invoke({
         onChunk: streamer.push,
@@ -70,7 +83,13 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         // HTTP brains wait here for their turn under the shared rate limit; each wait is an event.
         callGate: databaseCallGate(deps.pool, {
           onWait: async ({ brain, waitedMs }) => {
-            const data = { stepId: step.id, attempt: step.attempt, brain: brain.brainId, minIntervalMs: brain.minIntervalMs, waitMs: waitedMs };
+            const data = {
+              stepId: step.id,
+              attempt: step.attempt,
+              brain: brain.brainId,
+              minIntervalMs: brain.minIntervalMs,
+              waitMs: waitedMs,
+            };
             await store.append(step.sessionId, "any", [{ type: "RateLimitWaited", data }], { actor: { kind: "agent", id: agent.id } });
           },
         }),
@@ -85,7 +104,14 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       await streamer.flush();
     }
     const raw = await putBlob(deps.pool, text);
-    const output: AgentStepOutput = { kind: "agent", agentId: agent.id, raw, preview: text.slice(0, PREVIEW_CHARS), simulated: agent.simulated, ...(usage ? { usage } : {}) };
+    const output: AgentStepOutput = {
+      kind: "agent",
+      agentId: agent.id,
+      raw,
+      preview: text.slice(0, PREVIEW_CHARS),
+      simulated: agent.simulated,
+      ...(usage ? { usage } : {}),
+    };
     if (input.phase === "build" || input.phase === "execute") {
       const committed = await commitWorkspace({
         path: workspace,
@@ -97,7 +123,11 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         commit: committed.commit,
         parent: committed.parent,
         empty: committed.empty,
-        changedFiles: committed.changedFiles.map((f) => ({ path: f.path, status: f.status, ...("previousPath" in f ? { previousPath: f.previousPath } : {}) })),
+        changedFiles: committed.changedFiles.map((f) => ({
+          path: f.path,
+          status: f.status,
+          ...("previousPath" in f ? { previousPath: f.previousPath } : {}),
+        })),
         diff,
       };
     }
@@ -115,10 +145,21 @@ function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       const expectedExitCode = command.expect.exitCode;
       if (outcome.status === "refused") {
-        results.push({ argv: command.argv, status: "refused", exitCode: null, expectedExitCode, durationMs: 0, stdoutTail: "", stderrTail: "", errorClass: "command_refused", reason: outcome.reason });
+        results.push({
+          argv: command.argv,
+          status: "refused",
+          exitCode: null,
+          expectedExitCode,
+          durationMs: 0,
+          stdoutTail: "",
+          stderrTail: "",
+          errorClass: "command_refused",
+          reason: outcome.reason,
+        });
         continue;
       }
-      const failure = outcome.exitCode === expectedExitCode && !outcome.timedOut && !outcome.signal ? null : classifyCommandOutcome(outcome);
+      const failure =
+        outcome.exitCode === expectedExitCode && !outcome.timedOut && !outcome.signal ? null : classifyCommandOutcome(outcome);
       results.push({
         argv: command.argv,
         status: "ran",
@@ -128,7 +169,11 @@ function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         stdoutTail: outcome.stdoutTail.slice(-TAIL_CHARS),
         stderrTail: outcome.stderrTail.slice(-TAIL_CHARS),
         errorClass: failure?.errorClass ?? null,
-        reason: failure ? (failure.errorClass === "command_failed" && outcome.exitCode !== null ? `exited with code ${outcome.exitCode}, expected ${expectedExitCode}` : failure.reason) : null,
+        reason: failure
+          ? failure.errorClass === "command_failed" && outcome.exitCode !== null
+            ? `exited with code ${outcome.exitCode}, expected ${expectedExitCode}`
+            : failure.reason
+          : null,
       });
     }
     return { kind: "commands", results };

@@ -42,7 +42,13 @@ export async function reactToStepOutcome(tx: Tx, store: EventStore, sessionId: s
     const rawText = output.kind === "agent" ? (await getBlob(tx, output.raw.blob)).content.toString("utf8") : null;
     command = { type: "StepSucceeded", stepId: outcome.data.stepId, attempt: outcome.data.attempt, output, rawText };
   } else if (outcome.type === "StepFailed") {
-    command = { type: "StepGaveUp", stepId: outcome.data.stepId, attempt: outcome.data.attempt, errorClass: outcome.data.errorClass, message: outcome.data.message };
+    command = {
+      type: "StepGaveUp",
+      stepId: outcome.data.stepId,
+      attempt: outcome.data.attempt,
+      errorClass: outcome.data.errorClass,
+      message: outcome.data.message,
+    };
   } else {
     return;
   }

@@ -104,10 +104,17 @@ export async function commitWorkspace(input: CommitWorkspaceInput): Promise<Work
   await runGit(
     cwd,
     [
-      "-c", `user.name=${COMMITTER.name}`,
-      "-c", `user.email=${COMMITTER.email}`,
-      "-c", "commit.gpgsign=false",
-      "commit", "--quiet", "--no-verify", "--message", input.message,
+      "-c",
+      `user.name=${COMMITTER.name}`,
+      "-c",
+      `user.email=${COMMITTER.email}`,
+      "-c",
+      "commit.gpgsign=false",
+      "commit",
+      "--quiet",
+      "--no-verify",
+      "--message",
+      input.message,
     ],
     { env: { GIT_AUTHOR_NAME: input.author.name, GIT_AUTHOR_EMAIL: input.author.email } },
   );

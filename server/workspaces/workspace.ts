@@ -7,15 +7,7 @@ import path from "node:path";
 import { AppError } from "../errors";
 import { gitFailure, runGit } from "./git";
 import { assertValidSessionId, isInside } from "./paths";
-import {
-  assertFullCommitId,
-  inspectCheckout,
-  pinCommit,
-  requireRepository,
-  requireWorkspace,
-  resolveCommit,
-  type Checkout,
-} from "./repo";
+import { assertFullCommitId, inspectCheckout, pinCommit, requireRepository, requireWorkspace, resolveCommit, type Checkout } from "./repo";
 
 export interface CreateWorkspaceInput {
   /** The project's git repository (top directory of its main checkout). */
@@ -77,8 +69,7 @@ async function existingWorkspace(target: string, repo: Checkout, baseCommit: str
   if (head !== baseCommit) {
     throw new AppError(
       "CONFLICT",
-      `The workspace ${target} already exists at commit ${head}, not at ${baseCommit}; ` +
-        "reset it (resetWorkspace) or remove it first",
+      `The workspace ${target} already exists at commit ${head}, not at ${baseCommit}; ` + "reset it (resetWorkspace) or remove it first",
       { path: target, head, baseCommit },
     );
   }

@@ -29,7 +29,8 @@ function homeDir(name: string): string {
 function catcafe(args: string[], options: { home?: string; input?: string; env?: Record<string, string> } = {}): Promise<RunResult> {
   const home = options.home ?? adminHome;
   const env = cleanEnv({ HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), ...options.env });
-  for (const name of ["CATCAFE_URL", "CATCAFE_TOKEN", "CATCAFE_PROJECT", "CATCAFE_CONFIG", "CATCAFE_PASSWORD"]) if (!options.env?.[name]) delete env[name];
+  for (const name of ["CATCAFE_URL", "CATCAFE_TOKEN", "CATCAFE_PROJECT", "CATCAFE_CONFIG", "CATCAFE_PASSWORD"])
+    if (!options.env?.[name]) delete env[name];
   return run(BIN, args, { env, cwd: tmp, input: options.input, timeoutMs: CLI_TIMEOUT_MS });
 }
 
@@ -73,10 +74,32 @@ describe("catcafe --help", () => {
   it("lists every command; each command's help has examples; a bad option is a usage error (exit 2)", async () => {
     const help = await catcafe(["--help"]);
     expect(help.code, show(help)).toBe(0);
-    for (const command of ["login", "task", "sessions", "session", "watch", "export", "go", "config", "shells", "brains", "runners", "token", "projections"]) {
+    for (const command of [
+      "login",
+      "task",
+      "sessions",
+      "session",
+      "watch",
+      "export",
+      "go",
+      "config",
+      "shells",
+      "brains",
+      "runners",
+      "token",
+      "projections",
+    ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
-    for (const args of [["task", "start"], ["watch"], ["export"], ["go"], ["token", "create"], ["projections", "rebuild"], ["config", "validate"]]) {
+    for (const args of [
+      ["task", "start"],
+      ["watch"],
+      ["export"],
+      ["go"],
+      ["token", "create"],
+      ["projections", "rebuild"],
+      ["config", "validate"],
+    ]) {
       const sub = await catcafe([...args, "--help"]);
       expect(sub.code, show(sub)).toBe(0);
       expect(sub.stdout, args.join(" ")).toContain("Examples:");
@@ -111,7 +134,11 @@ describe("catcafe against a live server", () => {
     expect(r.stdout + r.stderr).not.toContain(saved.token);
 
     const me = await catcafe(["whoami", "--json"]);
-    expect(json<{ user: { email: string; role: string; via: string } }>(me).user).toMatchObject({ email: server.admin.email, role: "admin", via: "token" });
+    expect(json<{ user: { email: string; role: string; via: string } }>(me).user).toMatchObject({
+      email: server.admin.email,
+      role: "admin",
+      via: "token",
+    });
 
     const wrong = await login(homeDir("wrong"), server.admin.email, "not the password");
     expect(wrong.code).toBe(1);
@@ -172,9 +199,21 @@ describe("catcafe against a live server", () => {
     const r = await catcafe(["export", approvedId, "--out", out, "--json"]);
     expect(r.code, show(r)).toBe(0);
     const { files } = json<{ files: string[] }>(r);
-    expect(files).toEqual(expect.arrayContaining(["summary.json", "task-events.jsonl", "task-timeline.json", "rounds/01/meta.json", "rounds/01/events.jsonl", "rounds/01/test-results.json"]));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "summary.json",
+        "task-events.jsonl",
+        "task-timeline.json",
+        "rounds/01/meta.json",
+        "rounds/01/events.jsonl",
+        "rounds/01/test-results.json",
+      ]),
+    );
     for (const name of files) expect(fs.existsSync(path.join(out, name)), name).toBe(true);
-    expect(JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"))).toMatchObject({ sessionId: approvedId, outcome: "approved" });
+    expect(JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"))).toMatchObject({
+      sessionId: approvedId,
+      outcome: "approved",
+    });
     const events = fs.readFileSync(path.join(out, "task-events.jsonl"), "utf8").trim().split("\n");
     expect(events.length).toBeGreaterThan(0);
     for (const line of events) expect(() => JSON.parse(line)).not.toThrow();
@@ -185,7 +224,10 @@ describe("catcafe against a live server", () => {
   });
 
   it("a viewer's confirm is FORBIDDEN, explained, and changes nothing", async () => {
-    const admin = createCatCafeClient({ url: server.url, token: (JSON.parse(fs.readFileSync(path.join(adminHome, ".config", "catcafe", "config.json"), "utf8")) as { token: string }).token });
+    const admin = createCatCafeClient({
+      url: server.url,
+      token: (JSON.parse(fs.readFileSync(path.join(adminHome, ".config", "catcafe", "config.json"), "utf8")) as { token: string }).token,
+    });
     const viewer = { email: `viewer-${Date.now()}@cats.test`, password: "viewer-password-123" };
     await admin.users.create.mutate({ ...viewer, name: "A viewer", role: "viewer" });
     const viewerHome = homeDir("viewer");
@@ -209,21 +251,31 @@ describe("catcafe against a live server", () => {
   });
 
   it("a token from `token create` works until it is revoked, then it is refused", async () => {
-    const created = await catcafe(["token", "create", "--name", "e2e script", "--password-stdin", "--json"], { input: server.admin.password });
+    const created = await catcafe(["token", "create", "--name", "e2e script", "--password-stdin", "--json"], {
+      input: server.admin.password,
+    });
     expect(created.code, show(created)).toBe(0);
     const token = json<{ id: string; token: string; prefix: string }>(created);
     expect(token.token).toMatch(/^cc_/);
 
-    const used = await catcafe(["sessions", "list", "--json"], { home: homeDir("script"), env: { CATCAFE_URL: server.url, CATCAFE_TOKEN: token.token } });
+    const used = await catcafe(["sessions", "list", "--json"], {
+      home: homeDir("script"),
+      env: { CATCAFE_URL: server.url, CATCAFE_TOKEN: token.token },
+    });
     expect(used.code, show(used)).toBe(0);
-    const listed = json<Array<{ id: string; lastUsedAt: string | null; revokedAt: string | null }>>(await catcafe(["token", "list", "--json"]));
+    const listed = json<Array<{ id: string; lastUsedAt: string | null; revokedAt: string | null }>>(
+      await catcafe(["token", "list", "--json"]),
+    );
     expect(listed.find((t) => t.id === token.id)).toMatchObject({ lastUsedAt: expect.any(String), revokedAt: null });
 
     const revoked = await catcafe(["token", "revoke", token.prefix, "--json"]);
     expect(revoked.code, show(revoked)).toBe(0);
     expect(json<{ id: string; revokedAt: string }>(revoked)).toMatchObject({ id: token.id, revokedAt: expect.any(String) });
 
-    const refused = await catcafe(["sessions", "list"], { home: homeDir("script"), env: { CATCAFE_URL: server.url, CATCAFE_TOKEN: token.token } });
+    const refused = await catcafe(["sessions", "list"], {
+      home: homeDir("script"),
+      env: { CATCAFE_URL: server.url, CATCAFE_TOKEN: token.token },
+    });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("UNAUTHORIZED");
     expect(refused.stderr).toContain("revoked");
@@ -240,15 +292,30 @@ describe("catcafe against a live server", () => {
 
   it("every read command's --json output parses", async () => {
     const cases: Array<[string[], (value: unknown) => void]> = [
-      [["sessions", "list", "--state", "approved", "--limit", "5"], (v) => expect(v).toMatchObject({ items: expect.any(Array), nextCursor: null })],
-      [["session", "show", approvedId, "--events", "5"], (v) => expect(v).toMatchObject({ task: { sessionId: approvedId, outcome: "approved" }, timeline: expect.any(Array) })],
+      [
+        ["sessions", "list", "--state", "approved", "--limit", "5"],
+        (v) => expect(v).toMatchObject({ items: expect.any(Array), nextCursor: null }),
+      ],
+      [
+        ["session", "show", approvedId, "--events", "5"],
+        (v) => expect(v).toMatchObject({ task: { sessionId: approvedId, outcome: "approved" }, timeline: expect.any(Array) }),
+      ],
       [["runners", "list"], (v) => expect((v as Array<{ live: boolean }>).some((r) => r.live)).toBe(true)],
       [["projects", "list"], (v) => expect(v).toEqual([{ id: "demo", name: expect.any(String) }])],
       [["token", "list"], (v) => expect(Array.isArray(v)).toBe(true)],
       [["config", "validate", "--project", "demo"], (v) => expect(v).toMatchObject({ ok: true, found: false })],
-      [["brains", "check", "--project", "demo"], (v) => expect((v as Array<{ provider: string; ok: boolean }>).every((b) => b.provider === "scripted" && b.ok)).toBe(true)],
-      [["shells", "detect", "--shell", "claude"], (v) => expect(v).toEqual([expect.objectContaining({ shell: "claude", requiredRange: expect.any(String) })])],
-      [["projections", "rebuild"], (v) => expect(v).toMatchObject({ events: expect.any(Number), tables: expect.arrayContaining(["sessions"]), changedTables: [] })],
+      [
+        ["brains", "check", "--project", "demo"],
+        (v) => expect((v as Array<{ provider: string; ok: boolean }>).every((b) => b.provider === "scripted" && b.ok)).toBe(true),
+      ],
+      [
+        ["shells", "detect", "--shell", "claude"],
+        (v) => expect(v).toEqual([expect.objectContaining({ shell: "claude", requiredRange: expect.any(String) })]),
+      ],
+      [
+        ["projections", "rebuild"],
+        (v) => expect(v).toMatchObject({ events: expect.any(Number), tables: expect.arrayContaining(["sessions"]), changedTables: [] }),
+      ],
     ];
     for (const [args, check] of cases) {
       const r = await catcafe([...args, "--json"]);
@@ -286,10 +353,16 @@ describe("catcafe against a live server", () => {
     const { token } = JSON.parse(fs.readFileSync(path.join(adminHome, ".config", "catcafe", "config.json"), "utf8")) as { token: string };
     const anonymous = await fetch(`${server.url}/api/modes`);
     expect(anonymous.status).toBe(401);
-    for (const [method, url] of [["GET", "/api/modes"], ["GET", `/api/sessions/${approvedId}/mode`], ["PUT", `/api/sessions/${approvedId}/mode`]] as const) {
+    for (const [method, url] of [
+      ["GET", "/api/modes"],
+      ["GET", `/api/sessions/${approvedId}/mode`],
+      ["PUT", `/api/sessions/${approvedId}/mode`],
+    ] as const) {
       const res = await fetch(`${server.url}${url}`, { method, headers: { authorization: `Bearer ${token}` } });
       expect(res.status, `${method} ${url}`).toBe(501);
-      expect(await res.json()).toMatchObject({ error: { code: "NOT_IMPLEMENTED", message: expect.stringContaining("collaboration modes") } });
+      expect(await res.json()).toMatchObject({
+        error: { code: "NOT_IMPLEMENTED", message: expect.stringContaining("collaboration modes") },
+      });
     }
   });
 

@@ -11,7 +11,11 @@ import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentRequest } from "../../ser
 import { isAlive, waitUntil } from "../helpers/processes";
 
 const NODE = process.execPath;
-const SECRETS = { DATABASE_URL: "postgresql://catcafe:hunter2@localhost/catcafe", NEXTAUTH_SECRET: "next-auth-secret-value", FAKE_API_KEY: "sk-fake-123" };
+const SECRETS = {
+  DATABASE_URL: "postgresql://catcafe:hunter2@localhost/catcafe",
+  NEXTAUTH_SECRET: "next-auth-secret-value",
+  FAKE_API_KEY: "sk-fake-123",
+};
 const savedEnv: Record<string, string | undefined> = {};
 
 let workspace: string;
@@ -105,7 +109,7 @@ describe("command agent", () => {
   });
 
   it("writes the prompt to stdin and runs in the workspace", async () => {
-    const prompt = "Implement the parser.\nKeep it small — 🐱 says so. $HOME `id` \"quoted\"";
+    const prompt = 'Implement the parser.\nKeep it small — 🐱 says so. $HOME `id` "quoted"';
     const script = `let s = ""; process.stdin.setEncoding("utf8").on("data", (d) => (s += d)).on("end", () => process.stdout.write(JSON.stringify({ prompt: s, cwd: process.cwd() })));`;
     const response = await agent(nodeScript(script)).invoke(request({ prompt }));
     expect(JSON.parse(response.text)).toEqual({ prompt, cwd: fs.realpathSync(workspace) });
@@ -114,7 +118,9 @@ describe("command agent", () => {
   it("substitutes {prompt} in arguments, without a shell", async () => {
     const prompt = "fix it; rm -rf / $HOME $& `whoami` {prompt}";
     const script = "process.stdout.write(JSON.stringify(process.argv.slice(1)))";
-    const response = await agent(nodeScript(script, "--", "--prompt={prompt}", "{prompt}", "literal"), { prompt: "arg" }).invoke(request({ prompt }));
+    const response = await agent(nodeScript(script, "--", "--prompt={prompt}", "{prompt}", "literal"), { prompt: "arg" }).invoke(
+      request({ prompt }),
+    );
     expect(JSON.parse(response.text)).toEqual([`--prompt=${prompt}`, prompt, "literal"]);
   });
 
@@ -133,10 +139,19 @@ describe("command agent", () => {
     const printEnv = nodeScript("process.stdout.write(JSON.stringify(process.env))");
 
     it("gets only the minimal base, literal env and the variables named in passEnv", async () => {
-      const response = await agent(printEnv, { passEnv: ["FAKE_API_KEY", "NOT_SET_ANYWHERE"], env: { AGENT_MODE: "ci" } }).invoke(request());
+      const response = await agent(printEnv, { passEnv: ["FAKE_API_KEY", "NOT_SET_ANYWHERE"], env: { AGENT_MODE: "ci" } }).invoke(
+        request(),
+      );
       const env = JSON.parse(response.text) as Record<string, string>;
       expect(Object.keys(env).sort()).toEqual(["AGENT_MODE", "FAKE_API_KEY", "HOME", "LANG", "NO_COLOR", "PATH", "TERM"]);
-      expect(env).toMatchObject({ FAKE_API_KEY: SECRETS.FAKE_API_KEY, AGENT_MODE: "ci", LANG: "C.UTF-8", TERM: "dumb", NO_COLOR: "1", PATH: process.env.PATH });
+      expect(env).toMatchObject({
+        FAKE_API_KEY: SECRETS.FAKE_API_KEY,
+        AGENT_MODE: "ci",
+        LANG: "C.UTF-8",
+        TERM: "dumb",
+        NO_COLOR: "1",
+        PATH: process.env.PATH,
+      });
       expect(response.text).not.toContain(SECRETS.DATABASE_URL);
       expect(response.text).not.toContain(SECRETS.NEXTAUTH_SECRET);
     });
@@ -149,11 +164,18 @@ describe("command agent", () => {
     });
 
     it("refuses configs that would hand over the runner's secrets", () => {
-      for (const extra of [{ passEnv: ["DATABASE_URL"] }, { passEnv: ["NEXTAUTH_SECRET"] }, { env: { DATABASE_URL: "postgres://x" } }, { passEnv: ["not a name"] }]) {
+      for (const extra of [
+        { passEnv: ["DATABASE_URL"] },
+        { passEnv: ["NEXTAUTH_SECRET"] },
+        { env: { DATABASE_URL: "postgres://x" } },
+        { passEnv: ["not a name"] },
+      ]) {
         const parsed = ZAgentConfig.safeParse({ kind: "command", id: "c", argv: ["x"], ...extra });
         expect(parsed.success, JSON.stringify(extra)).toBe(false);
       }
-      expect(ZAgentConfig.safeParse({ kind: "command", id: "c", argv: ["x", "y"], prompt: "arg" }).error?.issues[0]?.message).toMatch(/\{prompt\}/);
+      expect(ZAgentConfig.safeParse({ kind: "command", id: "c", argv: ["x", "y"], prompt: "arg" }).error?.issues[0]?.message).toMatch(
+        /\{prompt\}/,
+      );
       expect(ZAgentConfig.safeParse({ kind: "command", id: "c", argv: [] }).success).toBe(false);
     });
   });
@@ -177,7 +199,11 @@ describe("command agent", () => {
 
     it("a missing executable is command_failed: executable not found", async () => {
       const err = await agentError(agent(["catcafe-no-such-executable-xyz", "--version"]).invoke(request()));
-      expect(err).toMatchObject({ errorClass: "command_failed", retryable: false, message: "executable not found: catcafe-no-such-executable-xyz" });
+      expect(err).toMatchObject({
+        errorClass: "command_failed",
+        retryable: false,
+        message: "executable not found: catcafe-no-such-executable-xyz",
+      });
     });
 
     it("output over the cap is a tool_error; the process is killed and nothing past the cap is kept", async () => {
@@ -203,7 +229,9 @@ describe("command agent", () => {
     it("the request deadline kills the process: timeout, retryable", async () => {
       let output = "";
       const begun = Date.now();
-      const err = await agentError(agent(nodeScript(printPidAndHang)).invoke(request({ deadline: begun + 700, onChunk: (t) => (output += t) })));
+      const err = await agentError(
+        agent(nodeScript(printPidAndHang)).invoke(request({ deadline: begun + 700, onChunk: (t) => (output += t) })),
+      );
       const elapsed = Date.now() - begun;
       expect(err).toMatchObject({ errorClass: "timeout", retryable: true });
       expect(elapsed).toBeGreaterThanOrEqual(650);
@@ -299,7 +327,9 @@ describe("command agent", () => {
     it("an already aborted request starts nothing", async () => {
       const abort = new AbortController();
       abort.abort();
-      const err = await agentError(agent(nodeScript(`require("node:fs").writeFileSync("ran", "")`)).invoke(request({ signal: abort.signal })));
+      const err = await agentError(
+        agent(nodeScript(`require("node:fs").writeFileSync("ran", "")`)).invoke(request({ signal: abort.signal })),
+      );
       expect(err.errorClass).toBe("cancelled");
       expect(fs.existsSync(path.join(workspace, "ran"))).toBe(false);
     });

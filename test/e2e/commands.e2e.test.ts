@@ -89,7 +89,15 @@ describe("runCommand with real processes", () => {
       "import test from 'node:test';\nimport assert from 'node:assert/strict';\ntest('adds two numbers', () => assert.equal(1 + 1, 2));\n",
     );
     const outcome = ran(await runCommand({ argv: ["node", "--test", "sum.test.mjs"], cwd: workspace, allowlist: NODE_ALLOWLIST }));
-    expect(outcome).toMatchObject({ exitCode: 0, signal: null, timedOut: false, cancelled: false, spawnError: null, truncated: false, rule: ["node", "--test", "**"] });
+    expect(outcome).toMatchObject({
+      exitCode: 0,
+      signal: null,
+      timedOut: false,
+      cancelled: false,
+      spawnError: null,
+      truncated: false,
+      rule: ["node", "--test", "**"],
+    });
     expect(outcome.stdoutTail).toMatch(/ok 1 - adds two numbers/);
     expect(classifyCommandOutcome(outcome)).toBeNull();
   });
@@ -113,7 +121,14 @@ describe("runCommand with real processes", () => {
   });
 
   it("kills the whole process tree on timeout", async () => {
-    const outcome = ran(await runCommand({ argv: ["node", "-e", parentOfSleeper("timeout.pids")], cwd: workspace, allowlist: NODE_ALLOWLIST, timeoutMs: 500 }));
+    const outcome = ran(
+      await runCommand({
+        argv: ["node", "-e", parentOfSleeper("timeout.pids")],
+        cwd: workspace,
+        allowlist: NODE_ALLOWLIST,
+        timeoutMs: 500,
+      }),
+    );
     const pids = readPids("timeout.pids");
     leftovers.push(...pids);
     expect(outcome).toMatchObject({ timedOut: true, cancelled: false, exitCode: null, signal: "SIGTERM" });
@@ -126,7 +141,9 @@ describe("runCommand with real processes", () => {
 
   it("escalates to SIGKILL when the command ignores SIGTERM", async () => {
     const code = parentOfSleeper("stubborn.pids", "process.on('SIGTERM', () => {});");
-    const outcome = ran(await runCommand({ argv: ["node", "-e", code], cwd: workspace, allowlist: NODE_ALLOWLIST, timeoutMs: 500, killGraceMs: 300 }));
+    const outcome = ran(
+      await runCommand({ argv: ["node", "-e", code], cwd: workspace, allowlist: NODE_ALLOWLIST, timeoutMs: 500, killGraceMs: 300 }),
+    );
     const pids = readPids("stubborn.pids");
     leftovers.push(...pids);
     expect(outcome).toMatchObject({ timedOut: true, signal: "SIGKILL" });
@@ -136,7 +153,12 @@ describe("runCommand with real processes", () => {
 
   it("kills the whole process tree within 1 s of an abort", async () => {
     const controller = new AbortController();
-    const pending = runCommand({ argv: ["node", "-e", parentOfSleeper("abort.pids")], cwd: workspace, allowlist: NODE_ALLOWLIST, signal: controller.signal });
+    const pending = runCommand({
+      argv: ["node", "-e", parentOfSleeper("abort.pids")],
+      cwd: workspace,
+      allowlist: NODE_ALLOWLIST,
+      signal: controller.signal,
+    });
     const pidFile = path.join(workspace, "abort.pids");
     for (let i = 0; i < 100 && !fs.existsSync(pidFile); i++) await sleep(50);
     const pids = readPids("abort.pids");
@@ -152,7 +174,12 @@ describe("runCommand with real processes", () => {
 
   it("does not start a command whose signal is already aborted", async () => {
     const outcome = ran(
-      await runCommand({ argv: ["node", "-e", "require('fs').writeFileSync('pre-aborted.txt', 'x')"], cwd: workspace, allowlist: NODE_ALLOWLIST, signal: AbortSignal.abort() }),
+      await runCommand({
+        argv: ["node", "-e", "require('fs').writeFileSync('pre-aborted.txt', 'x')"],
+        cwd: workspace,
+        allowlist: NODE_ALLOWLIST,
+        signal: AbortSignal.abort(),
+      }),
     );
     expect(outcome).toMatchObject({ cancelled: true, exitCode: null, durationMs: 0 });
     expect(fs.existsSync(path.join(workspace, "pre-aborted.txt"))).toBe(false);
@@ -186,7 +213,11 @@ describe("runCommand with real processes", () => {
   });
 
   describe("environment", () => {
-    const saved = { DATABASE_URL: process.env.DATABASE_URL, FOO_API_KEY: process.env.FOO_API_KEY, NEXTAUTH_SECRET: process.env.NEXTAUTH_SECRET };
+    const saved = {
+      DATABASE_URL: process.env.DATABASE_URL,
+      FOO_API_KEY: process.env.FOO_API_KEY,
+      NEXTAUTH_SECRET: process.env.NEXTAUTH_SECRET,
+    };
     afterEach(() => {
       for (const [name, value] of Object.entries(saved)) {
         if (value === undefined) delete process.env[name];
@@ -199,7 +230,12 @@ describe("runCommand with real processes", () => {
       process.env.FOO_API_KEY = "sk-fake-0123456789";
       process.env.NEXTAUTH_SECRET = "nextauth-fake-secret";
       const outcome = ran(
-        await runCommand({ argv: ["node", "-e", "console.log(JSON.stringify(process.env))"], cwd: workspace, allowlist: NODE_ALLOWLIST, env: { NODE_ENV: "test" } }),
+        await runCommand({
+          argv: ["node", "-e", "console.log(JSON.stringify(process.env))"],
+          cwd: workspace,
+          allowlist: NODE_ALLOWLIST,
+          env: { NODE_ENV: "test" },
+        }),
       );
       expect(outcome.exitCode).toBe(0);
       const env = JSON.parse(outcome.stdoutTail) as Record<string, string>;
@@ -215,8 +251,15 @@ describe("runCommand with real processes", () => {
     });
 
     it("refuses to pass a secret even when asked to", async () => {
-      const attempt = runCommand({ argv: ["node", "-e", "1"], cwd: workspace, allowlist: NODE_ALLOWLIST, env: { DATABASE_URL: "postgres://x" } });
-      await expect(attempt).rejects.toSatisfy((err) => isAppError(err, "INVALID_INPUT") && /DATABASE_URL looks like a secret/.test(err.message));
+      const attempt = runCommand({
+        argv: ["node", "-e", "1"],
+        cwd: workspace,
+        allowlist: NODE_ALLOWLIST,
+        env: { DATABASE_URL: "postgres://x" },
+      });
+      await expect(attempt).rejects.toSatisfy(
+        (err) => isAppError(err, "INVALID_INPUT") && /DATABASE_URL looks like a secret/.test(err.message),
+      );
     });
   });
 
@@ -232,19 +275,36 @@ describe("runCommand with real processes", () => {
   });
 
   it("honours a smaller output cap", async () => {
-    const outcome = ran(await runCommand({ argv: ["node", "-e", "process.stdout.write('a'.repeat(5000) + 'TAIL')"], cwd: workspace, allowlist: NODE_ALLOWLIST, maxOutputBytes: 1024 }));
+    const outcome = ran(
+      await runCommand({
+        argv: ["node", "-e", "process.stdout.write('a'.repeat(5000) + 'TAIL')"],
+        cwd: workspace,
+        allowlist: NODE_ALLOWLIST,
+        maxOutputBytes: 1024,
+      }),
+    );
     expect(outcome).toMatchObject({ truncated: true, stdoutBytes: 5004 });
     expect(outcome.stdoutTail).toBe(`${"a".repeat(1020)}TAIL`);
   });
 
   it("classifies a missing executable as command_failed: executable not found", async () => {
-    const outcome = ran(await runCommand({ argv: ["catcafe-no-such-binary", "--version"], cwd: workspace, allowlist: [["catcafe-no-such-binary", "**"]] }));
+    const outcome = ran(
+      await runCommand({ argv: ["catcafe-no-such-binary", "--version"], cwd: workspace, allowlist: [["catcafe-no-such-binary", "**"]] }),
+    );
     expect(outcome).toMatchObject({ exitCode: null, spawnError: { code: "ENOENT" } });
-    expect(classifyCommandOutcome(outcome)).toEqual({ errorClass: "command_failed", reason: "executable not found: `catcafe-no-such-binary`" });
+    expect(classifyCommandOutcome(outcome)).toEqual({
+      errorClass: "command_failed",
+      reason: "executable not found: `catcafe-no-such-binary`",
+    });
   });
 
   it.each<[string, string[], Allowlist, RegExp]>([
-    ["off the allowlist", ["node", "-e", "require('fs').writeFileSync('refused-1.txt', 'x')"], [["npm", "test"]], /is not on the project's allowlist/],
+    [
+      "off the allowlist",
+      ["node", "-e", "require('fs').writeFileSync('refused-1.txt', 'x')"],
+      [["npm", "test"]],
+      /is not on the project's allowlist/,
+    ],
     ["a server, though allowlisted", ["node", "server.js"], [["node", "**"]], /runs a server script/],
     ["a path escape", ["node", "--test", "../refused-3.test.mjs"], NODE_ALLOWLIST, /uses `\.\.` to leave the workspace/],
   ])("refuses a command %s and starts nothing", async (_name, argv, allowlist, reason) => {
@@ -257,7 +317,11 @@ describe("runCommand with real processes", () => {
 
   it("fails fast on a workspace that is not a directory", async () => {
     const missing = path.join(workspace, "does-not-exist");
-    await expect(runCommand({ argv: ["node", "-e", "1"], cwd: missing, allowlist: NODE_ALLOWLIST })).rejects.toSatisfy((err) => isAppError(err, "PRECONDITION_FAILED"));
-    await expect(runCommand({ argv: ["node", "-e", "1"], cwd: "relative/dir", allowlist: NODE_ALLOWLIST })).rejects.toSatisfy((err) => isAppError(err, "INVALID_INPUT"));
+    await expect(runCommand({ argv: ["node", "-e", "1"], cwd: missing, allowlist: NODE_ALLOWLIST })).rejects.toSatisfy((err) =>
+      isAppError(err, "PRECONDITION_FAILED"),
+    );
+    await expect(runCommand({ argv: ["node", "-e", "1"], cwd: "relative/dir", allowlist: NODE_ALLOWLIST })).rejects.toSatisfy((err) =>
+      isAppError(err, "INVALID_INPUT"),
+    );
   });
 });

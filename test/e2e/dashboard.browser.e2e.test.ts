@@ -11,13 +11,32 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/ports";
-import { killTree, processesMentioning, startProcess, tail, waitForExit, waitForHealth, waitForOutput, waitUntil, type StartedProcess } from "../helpers/processes";
+import {
+  killTree,
+  processesMentioning,
+  startProcess,
+  tail,
+  waitForExit,
+  waitForHealth,
+  waitForOutput,
+  waitUntil,
+  type StartedProcess,
+} from "../helpers/processes";
 import { ensureWebBuild, WEB_BUILD_TIMEOUT_MS } from "../helpers/web-build";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SCREENSHOTS = path.join(import.meta.dirname, "screenshots");
 const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const DEMO_LINE = /\[catcafe\] demo: created project "demo" and a proposal task waiting for your confirm: (s-[0-9a-f]+)\n/;
 const ADMIN = { email: "ada@cats.test", password: "dashboard-e2e-password", name: "Ada Admin" };
 const START_TIMEOUT_MS = 90_000;
@@ -41,24 +60,38 @@ function startCatCafe(): StartedProcess {
     ADMIN_PASSWORD: ADMIN.password,
     ADMIN_NAME: ADMIN.name,
   };
-  for (const name of ["DATABASE_URL", "NEXTAUTH_SECRET", "NEXTAUTH_URL", "NODE_ENV", "VITEST", "VITEST_POOL_ID", "VITEST_WORKER_ID", "CATCAFE_DEMO", "CATCAFE_WORKSPACES_DIR"]) delete env[name];
+  for (const name of [
+    "DATABASE_URL",
+    "NEXTAUTH_SECRET",
+    "NEXTAUTH_URL",
+    "NODE_ENV",
+    "VITEST",
+    "VITEST_POOL_ID",
+    "VITEST_WORKER_ID",
+    "CATCAFE_DEMO",
+    "CATCAFE_WORKSPACES_DIR",
+  ])
+    delete env[name];
   return startProcess(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: ROOT, env, detached: true });
 }
 
-beforeAll(async () => {
-  await ensureWebBuild();
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-dashboard-e2e-"));
-  port = await freePort();
-  base = `http://localhost:${port}`;
-  pgPort = await freePort();
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  app = startCatCafe();
-  await waitForOutput(app, DEMO_LINE, START_TIMEOUT_MS);
-  demoSessionId = DEMO_LINE.exec(app.output())![1]!;
-  await waitForOutput(app, /\[catcafe\] ready: /, START_TIMEOUT_MS);
-  await waitForHealth(`${base}/api/health`, app, { minRunners: 1, timeoutMs: 20_000 });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-}, WEB_BUILD_TIMEOUT_MS + START_TIMEOUT_MS * 2);
+beforeAll(
+  async () => {
+    await ensureWebBuild();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-dashboard-e2e-"));
+    port = await freePort();
+    base = `http://localhost:${port}`;
+    pgPort = await freePort();
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    app = startCatCafe();
+    await waitForOutput(app, DEMO_LINE, START_TIMEOUT_MS);
+    demoSessionId = DEMO_LINE.exec(app.output())![1]!;
+    await waitForOutput(app, /\[catcafe\] ready: /, START_TIMEOUT_MS);
+    await waitForHealth(`${base}/api/health`, app, { minRunners: 1, timeoutMs: 20_000 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  },
+  WEB_BUILD_TIMEOUT_MS + START_TIMEOUT_MS * 2,
+);
 
 afterAll(async () => {
   await browser?.close().catch(() => {});
@@ -95,7 +128,13 @@ async function trpcMutation<T>(page: Page, procedure: string, input: unknown): P
   return ((await res.json()) as { result: { data: T } }).result.data;
 }
 
-async function waitForTask(page: Page, sessionId: string, predicate: (t: { fsm: string; status: string }) => boolean, what: string, timeoutMs = 60_000) {
+async function waitForTask(
+  page: Page,
+  sessionId: string,
+  predicate: (t: { fsm: string; status: string }) => boolean,
+  what: string,
+  timeoutMs = 60_000,
+) {
   const deadline = Date.now() + timeoutMs;
   let last: { fsm: string; status: string } | null = null;
   while (Date.now() < deadline) {
@@ -209,7 +248,7 @@ describe("the dashboard in a browser", () => {
     await expect.poll(() => page.getByRole("heading", { name: "Shells" }).count()).toBe(1);
     await page.goto(`${base}/settings/workflows`);
     const diagram = page.locator('[data-testid=workflow-diagram][data-workflow="review_loop"]');
-    await expect.poll(() => diagram.locator('[data-testid=diagram-state]').count(), { timeout: 20_000 }).toBe(15); // 14 states + "any active state"
+    await expect.poll(() => diagram.locator("[data-testid=diagram-state]").count(), { timeout: 20_000 }).toBe(15); // 14 states + "any active state"
     await expect.poll(() => diagram.locator(".react-flow__edge").count()).toBeGreaterThanOrEqual(17);
     expect(await diagram.locator('[data-state="awaiting_operator_confirm"]').count()).toBe(1);
     await page.setViewportSize({ width: 1440, height: 1300 });

@@ -14,7 +14,17 @@ import { DEMO_FIXED_SOURCE, DEMO_TEST_COUNT } from "../../server/demo/content";
 import { createAppEventStore } from "../../server/events/app-store";
 import { confirmTask } from "../../server/tasks/service";
 import { freePort } from "../helpers/ports";
-import { killTree, processesMentioning, startProcess, tail, waitForExit, waitForHealth, waitForOutput, waitUntil, type StartedProcess } from "../helpers/processes";
+import {
+  killTree,
+  processesMentioning,
+  startProcess,
+  tail,
+  waitForExit,
+  waitForHealth,
+  waitForOutput,
+  waitUntil,
+  type StartedProcess,
+} from "../helpers/processes";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BUILD_TIMEOUT_MS = 240_000;
@@ -28,8 +38,25 @@ let current: StartedProcess | null = null;
 let pool: pg.Pool | null = null;
 
 function startCatCafe(): StartedProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, CATCAFE_DATA_DIR: dataDir, PORT: String(port), CATCAFE_PG_PORT: String(pgPort), CATCAFE_LOG_LEVEL: "info" };
-  for (const name of ["DATABASE_URL", "NEXTAUTH_SECRET", "NEXTAUTH_URL", "NODE_ENV", "VITEST", "VITEST_POOL_ID", "VITEST_WORKER_ID", "CATCAFE_DEMO", "CATCAFE_WORKSPACES_DIR"]) delete env[name];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CATCAFE_DATA_DIR: dataDir,
+    PORT: String(port),
+    CATCAFE_PG_PORT: String(pgPort),
+    CATCAFE_LOG_LEVEL: "info",
+  };
+  for (const name of [
+    "DATABASE_URL",
+    "NEXTAUTH_SECRET",
+    "NEXTAUTH_URL",
+    "NODE_ENV",
+    "VITEST",
+    "VITEST_POOL_ID",
+    "VITEST_WORKER_ID",
+    "CATCAFE_DEMO",
+    "CATCAFE_WORKSPACES_DIR",
+  ])
+    delete env[name];
   current = startProcess(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: ROOT, env, detached: true });
   return current;
 }
@@ -57,7 +84,8 @@ async function waitForState(db: pg.Pool, sessionId: string, state: string, timeo
   const deadline = Date.now() + timeoutMs;
   let last: string | undefined;
   while ((last = await sessionState(db, sessionId)) !== state) {
-    if (Date.now() > deadline) throw new Error(`session ${sessionId} is "${last}", not "${state}", after ${timeoutMs} ms; output:\n${tail(proc.output())}`);
+    if (Date.now() > deadline)
+      throw new Error(`session ${sessionId} is "${last}", not "${state}", after ${timeoutMs} ms; output:\n${tail(proc.output())}`);
     await sleep(100);
   }
 }
@@ -95,44 +123,50 @@ afterAll(async () => {
 describe("the demo under npm start", () => {
   let sessionId = "";
 
-  it("the first start seeds a proposal task; after a confirm the runner process takes it to approved; Ctrl+C stops cleanly", async () => {
-    const proc = startCatCafe();
-    await waitForOutput(proc, DEMO_LINE, START_TIMEOUT_MS);
-    sessionId = DEMO_LINE.exec(proc.output())![1]!;
-    await waitUntilReady(proc);
+  it(
+    "the first start seeds a proposal task; after a confirm the runner process takes it to approved; Ctrl+C stops cleanly",
+    async () => {
+      const proc = startCatCafe();
+      await waitForOutput(proc, DEMO_LINE, START_TIMEOUT_MS);
+      sessionId = DEMO_LINE.exec(proc.output())![1]!;
+      await waitUntilReady(proc);
 
-    const db = catCafeDatabase();
-    await waitForState(db, sessionId, "awaiting_operator_confirm", 30_000, proc);
-    const roundtable = await db.query<{ role: string; phase: string; simulated: boolean }>(
-      "SELECT data->>'role' AS role, data->>'phase' AS phase, (data->>'simulated')::boolean AS simulated FROM events WHERE stream_id = $1 AND type = 'AgentOutputRecorded' ORDER BY version",
-      [sessionId],
-    );
-    expect(roundtable.rows).toEqual([
-      { role: "coder", phase: "discussion", simulated: true },
-      { role: "reviewer", phase: "discussion", simulated: true },
-      { role: "tester", phase: "discussion", simulated: true },
-    ]);
+      const db = catCafeDatabase();
+      await waitForState(db, sessionId, "awaiting_operator_confirm", 30_000, proc);
+      const roundtable = await db.query<{ role: string; phase: string; simulated: boolean }>(
+        "SELECT data->>'role' AS role, data->>'phase' AS phase, (data->>'simulated')::boolean AS simulated FROM events WHERE stream_id = $1 AND type = 'AgentOutputRecorded' ORDER BY version",
+        [sessionId],
+      );
+      expect(roundtable.rows).toEqual([
+        { role: "coder", phase: "discussion", simulated: true },
+        { role: "reviewer", phase: "discussion", simulated: true },
+        { role: "tester", phase: "discussion", simulated: true },
+      ]);
 
-    await confirmTask({ store: createAppEventStore(db), pool: db }, { sessionId, via: "api" }, { kind: "user", id: "demo-e2e" });
-    await waitForState(db, sessionId, "approved", 30_000, proc);
-    const tests = await db.query<{ passed: boolean; exit_code: number; stdout: string }>(
-      "SELECT (data->>'passed')::boolean AS passed, (data->>'exitCode')::int AS exit_code, data->>'stdoutTail' AS stdout FROM events WHERE stream_id = $1 AND type = 'TestCommandRecorded'",
-      [sessionId],
-    );
-    expect(tests.rows).toHaveLength(1);
-    expect(tests.rows[0]).toMatchObject({ passed: true, exit_code: 0 });
-    expect(tests.rows[0]!.stdout).toMatch(new RegExp(`# pass ${DEMO_TEST_COUNT}\\b`));
-    // The runner worked in the session's worktree under the data directory.
-    expect(fs.readFileSync(path.join(dataDir, "workspaces", sessionId, "src/slugify.js"), "utf8")).toBe(DEMO_FIXED_SOURCE);
+      await confirmTask({ store: createAppEventStore(db), pool: db }, { sessionId, via: "api" }, { kind: "user", id: "demo-e2e" });
+      await waitForState(db, sessionId, "approved", 30_000, proc);
+      const tests = await db.query<{ passed: boolean; exit_code: number; stdout: string }>(
+        "SELECT (data->>'passed')::boolean AS passed, (data->>'exitCode')::int AS exit_code, data->>'stdoutTail' AS stdout FROM events WHERE stream_id = $1 AND type = 'TestCommandRecorded'",
+        [sessionId],
+      );
+      expect(tests.rows).toHaveLength(1);
+      expect(tests.rows[0]).toMatchObject({ passed: true, exit_code: 0 });
+      expect(tests.rows[0]!.stdout).toMatch(new RegExp(`# pass ${DEMO_TEST_COUNT}\\b`));
+      // The runner worked in the session's worktree under the data directory.
+      expect(fs.readFileSync(path.join(dataDir, "workspaces", sessionId, "src/slugify.js"), "utf8")).toBe(DEMO_FIXED_SOURCE);
 
-    await stopWithCtrlC(proc);
-  }, BUILD_TIMEOUT_MS + 120_000);
+      await stopWithCtrlC(proc);
+    },
+    BUILD_TIMEOUT_MS + 120_000,
+  );
 
   it("a second start finds the demo and starts no other task", async () => {
     expect(sessionId).not.toBe("");
     const proc = startCatCafe();
     await waitForOutput(proc, /\[catcafe\] demo: /, START_TIMEOUT_MS);
-    expect(proc.output()).toContain(`demo: project "demo" (simulated agents) is set up; its task ${sessionId} was started on an earlier run`);
+    expect(proc.output()).toContain(
+      `demo: project "demo" (simulated agents) is set up; its task ${sessionId} was started on an earlier run`,
+    );
     await waitUntilReady(proc);
     const db = catCafeDatabase();
     const tasks = await db.query("SELECT stream_id FROM events WHERE type = 'TaskStarted'");

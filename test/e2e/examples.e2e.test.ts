@@ -15,7 +15,11 @@ let token: string;
 
 function example(name: string, args: string[]): Promise<RunResult> {
   const env = cleanEnv({ CATCAFE_URL: server.url, CATCAFE_TOKEN: token, HOME: tmp });
-  return run(process.execPath, ["--import", "tsx", path.join(ROOT, "docs", "examples", name), ...args], { env, cwd: ROOT, timeoutMs: 120_000 });
+  return run(process.execPath, ["--import", "tsx", path.join(ROOT, "docs", "examples", name), ...args], {
+    env,
+    cwd: ROOT,
+    timeoutMs: 120_000,
+  });
 }
 
 const show = (r: RunResult) => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
@@ -23,7 +27,12 @@ const show = (r: RunResult) => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n$
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-examples-e2e-"));
   server = await startLiveServer("examples-e2e");
-  ({ token } = await createTokenWithPassword({ url: server.url, email: server.admin.email, password: server.admin.password, name: "examples e2e" }));
+  ({ token } = await createTokenWithPassword({
+    url: server.url,
+    email: server.admin.email,
+    password: server.admin.password,
+    name: "examples e2e",
+  }));
 }, LIVE_SERVER_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -51,14 +60,19 @@ describe("docs/examples", () => {
     expect(r.code, show(r)).toBe(0);
     expect(r.stdout).toContain(`${sessionId}  approved`);
     expect(r.stdout).toMatch(new RegExp(`exported ${sessionId} \\(approved\\): \\d+ files`));
-    for (const name of ["summary.json", "task-events.jsonl", "task-timeline.json", "rounds/01/meta.json"]) expect(fs.existsSync(path.join(out, name)), name).toBe(true);
+    for (const name of ["summary.json", "task-events.jsonl", "task-timeline.json", "rounds/01/meta.json"])
+      expect(fs.existsSync(path.join(out, name)), name).toBe(true);
   });
 
   it("a failure is reported with its code and a non-zero exit", async () => {
-    const r = await run(process.execPath, ["--import", "tsx", path.join(ROOT, "docs", "examples", "start-and-watch.ts"), "no-such-project"], {
-      env: cleanEnv({ CATCAFE_URL: server.url, CATCAFE_TOKEN: token, HOME: tmp }),
-      cwd: ROOT,
-    });
+    const r = await run(
+      process.execPath,
+      ["--import", "tsx", path.join(ROOT, "docs", "examples", "start-and-watch.ts"), "no-such-project"],
+      {
+        env: cleanEnv({ CATCAFE_URL: server.url, CATCAFE_TOKEN: token, HOME: tmp }),
+        cwd: ROOT,
+      },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('failed: NOT_FOUND: no project "no-such-project"');
   });

@@ -13,7 +13,17 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, screenshot, signIn } from "../helpers/browser";
 import { freePort } from "../helpers/ports";
-import { killTree, processesMentioning, startProcess, tail, waitForExit, waitForHealth, waitForOutput, waitUntil, type StartedProcess } from "../helpers/processes";
+import {
+  killTree,
+  processesMentioning,
+  startProcess,
+  tail,
+  waitForExit,
+  waitForHealth,
+  waitForOutput,
+  waitUntil,
+  type StartedProcess,
+} from "../helpers/processes";
 import { ensureWebBuild, WEB_BUILD_TIMEOUT_MS } from "../helpers/web-build";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -37,15 +47,37 @@ async function startCatCafe(env: Record<string, string>): Promise<Instance> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-browser-e2e-"));
   const port = await freePort();
   const pgPort = await freePort();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, CATCAFE_DATA_DIR: dataDir, PORT: String(port), CATCAFE_PG_PORT: String(pgPort), CATCAFE_LOG_LEVEL: "info", ...env };
-  for (const name of ["DATABASE_URL", "NEXTAUTH_SECRET", "NEXTAUTH_URL", "NODE_ENV", "VITEST", "VITEST_POOL_ID", "VITEST_WORKER_ID", "CATCAFE_DEMO", "CATCAFE_WORKSPACES_DIR"]) delete childEnv[name];
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    CATCAFE_DATA_DIR: dataDir,
+    PORT: String(port),
+    CATCAFE_PG_PORT: String(pgPort),
+    CATCAFE_LOG_LEVEL: "info",
+    ...env,
+  };
+  for (const name of [
+    "DATABASE_URL",
+    "NEXTAUTH_SECRET",
+    "NEXTAUTH_URL",
+    "NODE_ENV",
+    "VITEST",
+    "VITEST_POOL_ID",
+    "VITEST_WORKER_ID",
+    "CATCAFE_DEMO",
+    "CATCAFE_WORKSPACES_DIR",
+  ])
+    delete childEnv[name];
   if (!env.ADMIN_EMAIL) for (const name of ["ADMIN_EMAIL", "ADMIN_PASSWORD", "ADMIN_NAME"]) delete childEnv[name];
   const proc = startProcess(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: ROOT, env: childEnv, detached: true });
   const instance = { dataDir, port, baseUrl: `http://127.0.0.1:${port}`, proc };
   instances.push(instance);
   // start.ts rebuilds first when the sources changed since the last build (then it takes minutes).
   await waitForOutput(proc, /\[catcafe\] (ready: |.*running `next build` first)/, START_TIMEOUT_MS);
-  await waitForOutput(proc, /\[catcafe\] ready: /, /running `next build` first/.test(proc.output()) ? WEB_BUILD_TIMEOUT_MS : START_TIMEOUT_MS);
+  await waitForOutput(
+    proc,
+    /\[catcafe\] ready: /,
+    /running `next build` first/.test(proc.output()) ? WEB_BUILD_TIMEOUT_MS : START_TIMEOUT_MS,
+  );
   await waitForHealth(`${instance.baseUrl}/api/health`, proc, { minRunners: 1, timeoutMs: 10_000 });
   return instance;
 }
@@ -127,7 +159,11 @@ describe("the session view", () => {
 
   it("a viewer sees no Confirm button, and a forged confirm with the viewer's cookie is refused with 403", async () => {
     const created = await adminPage.evaluate(async (viewer) => {
-      const res = await fetch("/api/trpc/users.create", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...viewer, role: "viewer" }) });
+      const res = await fetch("/api/trpc/users.create", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ...viewer, role: "viewer" }),
+      });
       return { status: res.status, body: await res.text() };
     }, VIEWER);
     expect(created.status, created.body).toBe(200);
@@ -137,13 +173,18 @@ describe("the session view", () => {
     expect(await badge(viewerPage).getAttribute("data-state")).toBe("awaiting_operator_confirm");
     await viewerPage.getByTestId("viewer-note").waitFor();
     expect(await viewerPage.getByTestId("discussion-entry").count()).toBe(3);
-    for (const id of ["confirm-button", "proposal-confirm", "follow-up", "rerun-button", "cancel-button"]) expect(await viewerPage.getByTestId(id).count(), id).toBe(0);
+    for (const id of ["confirm-button", "proposal-confirm", "follow-up", "rerun-button", "cancel-button"])
+      expect(await viewerPage.getByTestId(id).count(), id).toBe(0);
     // `c` does nothing for a viewer.
     await viewerPage.keyboard.press("c");
     expect(await viewerPage.getByTestId("confirm-dialog").count()).toBe(0);
 
     const forged = await viewerPage.evaluate(async (id) => {
-      const res = await fetch("/api/trpc/tasks.confirm", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ sessionId: id, via: "button" }) });
+      const res = await fetch("/api/trpc/tasks.confirm", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ sessionId: id, via: "button" }),
+      });
       return { status: res.status, body: await res.text() };
     }, sessionId);
     expect(forged.status, forged.body).toBe(403);
@@ -164,7 +205,10 @@ describe("the session view", () => {
     await adminPage.keyboard.type("What about emoji in titles?");
     await adminPage.keyboard.press("Control+Enter");
     await adminPage.getByTestId("operator-message").filter({ hasText: "What about emoji in titles?" }).waitFor({ timeout: 10_000 });
-    await adminPage.getByTestId("system-reply").filter({ hasText: /Pending confirmation/ }).waitFor({ timeout: 10_000 });
+    await adminPage
+      .getByTestId("system-reply")
+      .filter({ hasText: /Pending confirmation/ })
+      .waitFor({ timeout: 10_000 });
     expect(await badge(adminPage).getAttribute("data-state")).toBe("awaiting_operator_confirm");
     await adminPage.keyboard.press("Escape");
 
@@ -215,7 +259,10 @@ describe("the session view", () => {
     await stalePage.keyboard.press("c");
     await stalePage.getByTestId("confirm-dialog-action").waitFor();
     await stalePage.keyboard.press("Enter");
-    await stalePage.getByTestId("notice").filter({ hasText: /already moved on/ }).waitFor({ timeout: 10_000 });
+    await stalePage
+      .getByTestId("notice")
+      .filter({ hasText: /already moved on/ })
+      .waitFor({ timeout: 10_000 });
     await expect.poll(() => badge(stalePage).getAttribute("data-state"), { timeout: 10_000 }).toBe("approved");
     await stalePage.close();
 
@@ -241,7 +288,10 @@ describe("the session view", () => {
     await adminPage.getByLabel("Project").selectOption("demo");
     await adminPage.getByLabel("What should the cats do?").fill("Also make slugify() collapse repeated dashes");
     await screenshot(adminPage, "new-task.png");
-    await Promise.all([adminPage.waitForURL(/\/sessions\/s-[0-9a-f]+$/, { timeout: 15_000 }), adminPage.getByRole("button", { name: "Start task" }).click()]);
+    await Promise.all([
+      adminPage.waitForURL(/\/sessions\/s-[0-9a-f]+$/, { timeout: 15_000 }),
+      adminPage.getByRole("button", { name: "Start task" }).click(),
+    ]);
     const newId = adminPage.url().split("/").pop()!;
     expect(newId).not.toBe(sessionId);
     await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 30_000 }).toBe("awaiting_operator_confirm");
@@ -254,31 +304,38 @@ describe("the session view", () => {
 });
 
 describe("the first admin from the printed setup link", () => {
-  it("creates the admin, signs them in, and they may confirm", async () => {
-    await ensureWebBuild();
-    const app = await startCatCafe({});
-    const match = SETUP_LINE.exec(app.proc.output());
-    expect(match, tail(app.proc.output())).not.toBeNull();
-    // The printed link names localhost; the browser reaches the same server on 127.0.0.1.
-    const link = new URL(match![1]!);
-    const { context, page } = await newPage();
-    await page.goto(`${app.baseUrl}${link.pathname}${link.search}`);
-    await page.locator('input[name="name"]').fill("First Admin");
-    await page.locator('input[name="email"]').fill("first@cats.test");
-    await page.locator('input[name="password"]').fill("first-admin-password");
-    await page.locator('input[name="confirm"]').fill("first-admin-password");
-    await Promise.all([page.waitForURL((url) => url.pathname === "/", { timeout: 20_000 }), page.getByRole("button", { name: /Create admin/ }).click()]);
-    await page.getByRole("heading", { name: "Dashboard" }).waitFor();
+  it(
+    "creates the admin, signs them in, and they may confirm",
+    async () => {
+      await ensureWebBuild();
+      const app = await startCatCafe({});
+      const match = SETUP_LINE.exec(app.proc.output());
+      expect(match, tail(app.proc.output())).not.toBeNull();
+      // The printed link names localhost; the browser reaches the same server on 127.0.0.1.
+      const link = new URL(match![1]!);
+      const { context, page } = await newPage();
+      await page.goto(`${app.baseUrl}${link.pathname}${link.search}`);
+      await page.locator('input[name="name"]').fill("First Admin");
+      await page.locator('input[name="email"]').fill("first@cats.test");
+      await page.locator('input[name="password"]').fill("first-admin-password");
+      await page.locator('input[name="confirm"]').fill("first-admin-password");
+      await Promise.all([
+        page.waitForURL((url) => url.pathname === "/", { timeout: 20_000 }),
+        page.getByRole("button", { name: /Create admin/ }).click(),
+      ]);
+      await page.getByRole("heading", { name: "Dashboard" }).waitFor();
 
-    const demo = DEMO_LINE.exec(app.proc.output())![1]!;
-    await page.goto(`${app.baseUrl}/sessions/${demo}`);
-    await expect.poll(() => badge(page).getAttribute("data-state"), { timeout: 30_000 }).toBe("awaiting_operator_confirm");
-    expect(await page.getByTestId("confirm-button").isVisible()).toBe(true);
-    // The link worked once.
-    const again = await context.newPage();
-    await again.goto(`${app.baseUrl}${link.pathname}${link.search}`);
-    await again.getByRole("heading", { name: "Already set up" }).waitFor();
-    await context.close();
-    await stop(app);
-  }, WEB_BUILD_TIMEOUT_MS + START_TIMEOUT_MS + 90_000);
+      const demo = DEMO_LINE.exec(app.proc.output())![1]!;
+      await page.goto(`${app.baseUrl}/sessions/${demo}`);
+      await expect.poll(() => badge(page).getAttribute("data-state"), { timeout: 30_000 }).toBe("awaiting_operator_confirm");
+      expect(await page.getByTestId("confirm-button").isVisible()).toBe(true);
+      // The link worked once.
+      const again = await context.newPage();
+      await again.goto(`${app.baseUrl}${link.pathname}${link.search}`);
+      await again.getByRole("heading", { name: "Already set up" }).waitFor();
+      await context.close();
+      await stop(app);
+    },
+    WEB_BUILD_TIMEOUT_MS + START_TIMEOUT_MS + 90_000,
+  );
 });

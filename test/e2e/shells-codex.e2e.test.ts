@@ -11,7 +11,10 @@ import { describeShellWithStub } from "../helpers/shell-suite";
 
 /** An apply_patch invocation that adds `file` with `content` (each line prefixed with "+"). */
 function addFilePatch(file: string, content: string): string {
-  const lines = content.replace(/\n$/, "").split("\n").map((l) => `+${l}`);
+  const lines = content
+    .replace(/\n$/, "")
+    .split("\n")
+    .map((l) => `+${l}`);
   return ["apply_patch <<'PATCH'", "*** Begin Patch", `*** Add File: ${file}`, ...lines, "*** End Patch", "PATCH", ""].join("\n");
 }
 

@@ -6,7 +6,11 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { detectShell, detectShells } from "../../server/agents/shells/detect";
 
-const PINNED = (JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, "../../package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies;
+const PINNED = (
+  JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, "../../package.json"), "utf8")) as {
+    devDependencies: Record<string, string>;
+  }
+).devDependencies;
 const REAL_BIN = path.resolve(import.meta.dirname, "../../node_modules/.bin");
 let dir: string;
 
@@ -46,16 +50,28 @@ describe("detectShells", () => {
   it("a CLI outside the required range is found but not supported, and says why", async () => {
     const help = fs.readFileSync(path.resolve(import.meta.dirname, "../fixtures/shells/claude/help.txt"), "utf8");
     const result = await detectShell("claude", { commands: { claude: fake("claude", "1.0.128 (Claude Code)", help) } });
-    expect(result).toMatchObject({ version: "1.0.128", supported: false, capabilities: { nonInteractive: true, editFiles: true, workingDirectory: true } });
+    expect(result).toMatchObject({
+      version: "1.0.128",
+      supported: false,
+      capabilities: { nonInteractive: true, editFiles: true, workingDirectory: true },
+    });
     expect(result.problems).toEqual(["version 1.0.128 is outside the supported range >=2.0.0 <3.0.0"]);
     const widened = await detectShell("claude", { commands: { claude: path.join(dir, "claude") }, ranges: { claude: ">=1.0.0" } });
     expect(widened).toMatchObject({ supported: true, requiredRange: ">=1.0.0", problems: [] });
   });
 
   it("a CLI whose help lacks the adapter's flags is not supported; the flags are named", async () => {
-    const result = await detectShell("gemini", { commands: { gemini: fake("gemini", "0.61.0", "Usage: gemini [options]\n  -p, --prompt  Prompt\n  -m, --model  Model") } });
-    expect(result).toMatchObject({ version: "0.61.0", supported: false, capabilities: { nonInteractive: false, editFiles: false, workingDirectory: false } });
-    expect(result.problems[0]).toMatch(/does not offer --output-format, stream-json, --approval-mode, auto_edit, --include-directories, --skip-trust, yolo/);
+    const result = await detectShell("gemini", {
+      commands: { gemini: fake("gemini", "0.61.0", "Usage: gemini [options]\n  -p, --prompt  Prompt\n  -m, --model  Model") },
+    });
+    expect(result).toMatchObject({
+      version: "0.61.0",
+      supported: false,
+      capabilities: { nonInteractive: false, editFiles: false, workingDirectory: false },
+    });
+    expect(result.problems[0]).toMatch(
+      /does not offer --output-format, stream-json, --approval-mode, auto_edit, --include-directories, --skip-trust, yolo/,
+    );
   });
 
   it("a CLI found nowhere is reported with its problem, not thrown", async () => {
@@ -72,8 +88,16 @@ describe("detectShells", () => {
   });
 
   it("finds a configured name on PATH (after node_modules/.bin, which holds the pinned CLIs)", async () => {
-    fake("codex-nightly", "codex-cli 0.170.1", fs.readFileSync(path.resolve(import.meta.dirname, "../fixtures/shells/codex/help.txt"), "utf8"));
-    const result = await detectShell("codex", { env: { PATH: `${dir}${path.delimiter}${process.env.PATH ?? ""}` }, cwd: dir, commands: { codex: "codex-nightly" } });
+    fake(
+      "codex-nightly",
+      "codex-cli 0.170.1",
+      fs.readFileSync(path.resolve(import.meta.dirname, "../fixtures/shells/codex/help.txt"), "utf8"),
+    );
+    const result = await detectShell("codex", {
+      env: { PATH: `${dir}${path.delimiter}${process.env.PATH ?? ""}` },
+      cwd: dir,
+      commands: { codex: "codex-nightly" },
+    });
     expect(result).toMatchObject({ path: path.join(dir, "codex-nightly"), version: "0.170.1", supported: true });
   });
 

@@ -49,10 +49,20 @@ function agent(command: string, extra: Partial<ClaudeAgentConfigInput> = {}): Cl
 }
 
 function request(overrides: Partial<AgentRequest> = {}): AgentRequest {
-  return { role: "coder", prompt: "hello", context: [], workspace, invocation: 0, signal: new AbortController().signal, deadline: Date.now() + 30_000, ...overrides };
+  return {
+    role: "coder",
+    prompt: "hello",
+    context: [],
+    workspace,
+    invocation: 0,
+    signal: new AbortController().signal,
+    deadline: Date.now() + 30_000,
+    ...overrides,
+  };
 }
 
-const RESULT = (text: string) => JSON.stringify({ type: "result", subtype: "success", is_error: false, result: text, usage: { input_tokens: 1, output_tokens: 1 } });
+const RESULT = (text: string) =>
+  JSON.stringify({ type: "result", subtype: "success", is_error: false, result: text, usage: { input_tokens: 1, output_tokens: 1 } });
 
 /** A script line starting a grandchild in a session of its own (like Codex's sandbox), writing its pid to pids.txt. */
 const ESCAPED_GRANDCHILD = `const { spawn } = require("node:child_process"); const g = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { detached: true, stdio: "ignore" }); g.unref(); require("node:fs").appendFileSync("pids.txt", process.pid + " " + g.pid + "\\n");`;
@@ -89,7 +99,11 @@ describe("CLI runner with fake CLIs", () => {
   });
 
   it("a crash without a result is command_failed with the end of stderr", async () => {
-    const err = await agentError(agent(fakeCli(`for (let i = 0; i < 300; i++) console.error("noise " + i); console.error("fatal: config broken"); process.exitCode = 7;`)).invoke(request()));
+    const err = await agentError(
+      agent(
+        fakeCli(`for (let i = 0; i < 300; i++) console.error("noise " + i); console.error("fatal: config broken"); process.exitCode = 7;`),
+      ).invoke(request()),
+    );
     expect(err).toMatchObject({ errorClass: "command_failed", retryable: false });
     expect(err.message).toMatch(/exited with code 7 without a result/);
     expect(err.message).toContain("fatal: config broken");
@@ -110,7 +124,11 @@ describe("CLI runner with fake CLIs", () => {
   });
 
   it("an onChunk that throws ends the run and its error comes back as it is", async () => {
-    const delta = JSON.stringify({ type: "stream_event", event: { type: "content_block_delta", delta: { type: "text_delta", text: "hi" } }, parent_tool_use_id: null });
+    const delta = JSON.stringify({
+      type: "stream_event",
+      event: { type: "content_block_delta", delta: { type: "text_delta", text: "hi" } },
+      parent_tool_use_id: null,
+    });
     const cli = fakeCli(`${ESCAPED_GRANDCHILD} console.log(${JSON.stringify(delta)}); setInterval(() => {}, 1000);`);
     const boom = new Error("live view broke");
     await expect(
@@ -128,7 +146,9 @@ describe("CLI runner with fake CLIs", () => {
   });
 
   it("cancel ends the CLI and a helper that left its process group (setsid), within a second", async () => {
-    const cli = fakeCli(`${ESCAPED_GRANDCHILD} console.log(${JSON.stringify(JSON.stringify({ type: "system", subtype: "init" }))}); setInterval(() => {}, 1000);`);
+    const cli = fakeCli(
+      `${ESCAPED_GRANDCHILD} console.log(${JSON.stringify(JSON.stringify({ type: "system", subtype: "init" }))}); setInterval(() => {}, 1000);`,
+    );
     const controller = new AbortController();
     const running = agent(cli).invoke(request({ signal: controller.signal }));
     running.catch(() => {});
@@ -151,7 +171,14 @@ describe("CLI runner with fake CLIs", () => {
   });
 
   it("a timeout while the CLI retries a provider error says what it was retrying", async () => {
-    const retry = JSON.stringify({ type: "system", subtype: "api_retry", attempt: 3, max_retries: 10, error_status: 529, error: "overloaded" });
+    const retry = JSON.stringify({
+      type: "system",
+      subtype: "api_retry",
+      attempt: 3,
+      max_retries: 10,
+      error_status: 529,
+      error: "overloaded",
+    });
     const cli = fakeCli(`console.log(${JSON.stringify(retry)}); setInterval(() => {}, 1000);`);
     const err = await agentError(agent(cli, { timeoutMs: 1_500 }).invoke(request()));
     expect(err).toMatchObject({ errorClass: "timeout", retryable: true });
@@ -159,7 +186,9 @@ describe("CLI runner with fake CLIs", () => {
   });
 
   it("the CLI's environment holds the key and nothing of the runner's secrets", async () => {
-    const cli = fakeCli(`console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: JSON.stringify(process.env) }));`);
+    const cli = fakeCli(
+      `console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: JSON.stringify(process.env) }));`,
+    );
     const env = JSON.parse((await agent(cli).invoke(request())).text) as Record<string, string>;
     expect(env.ANTHROPIC_API_KEY).toBe("fake-key-value");
     expect(env).not.toHaveProperty(KEY_ENV);
@@ -168,7 +197,9 @@ describe("CLI runner with fake CLIs", () => {
   });
 
   it("the run's own HOME is gone afterwards", async () => {
-    const cli = fakeCli(`require("node:fs").writeFileSync(process.env.HOME + "/.claude.json", "{}"); console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: process.env.HOME }));`);
+    const cli = fakeCli(
+      `require("node:fs").writeFileSync(process.env.HOME + "/.claude.json", "{}"); console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: process.env.HOME }));`,
+    );
     const home = (await agent(cli).invoke(request())).text;
     expect(home.startsWith(os.tmpdir())).toBe(true);
     expect(fs.existsSync(home)).toBe(false);

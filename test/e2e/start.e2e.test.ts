@@ -37,9 +37,16 @@ let healthUrl: string;
 let current: StartedProcess | null = null;
 
 function startCatCafe(): StartedProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, CATCAFE_DATA_DIR: dataDir, PORT: String(port), CATCAFE_PG_PORT: String(pgPort), CATCAFE_LOG_LEVEL: "info" };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CATCAFE_DATA_DIR: dataDir,
+    PORT: String(port),
+    CATCAFE_PG_PORT: String(pgPort),
+    CATCAFE_LOG_LEVEL: "info",
+  };
   // What a user's shell would not have: the test runner's own settings and any database.
-  for (const name of ["DATABASE_URL", "NEXTAUTH_SECRET", "NEXTAUTH_URL", "NODE_ENV", "VITEST", "VITEST_POOL_ID", "VITEST_WORKER_ID"]) delete env[name];
+  for (const name of ["DATABASE_URL", "NEXTAUTH_SECRET", "NEXTAUTH_URL", "NODE_ENV", "VITEST", "VITEST_POOL_ID", "VITEST_WORKER_ID"])
+    delete env[name];
   // Its own process group, like a job a terminal started: Ctrl+C signals that whole group.
   current = startProcess(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: ROOT, env, detached: true });
   return current;

@@ -157,10 +157,7 @@ describe("createWorkspace", () => {
   it("refuses a directory that is in the way and a root inside the project", async () => {
     const { repo, root, base } = makeProject();
     write(root, "taken/file.txt", "not a workspace\n");
-    await expectAppError(
-      createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "taken", baseCommit: base }),
-      "CONFLICT",
-    );
+    await expectAppError(createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "taken", baseCommit: base }), "CONFLICT");
     await expectAppError(
       createWorkspace({ repoPath: repo, workspacesRoot: path.join(repo, ".ws"), sessionId: "s", baseCommit: base }),
       "INVALID_INPUT",
@@ -277,16 +274,9 @@ describe("commitWorkspace", () => {
     const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base });
     write(ws.path, "x.txt", "x\n");
     await expectAppError(commitWorkspace({ path: ws.path, message: "  ", author: AUTHOR }), "INVALID_INPUT");
-    await expectAppError(
-      commitWorkspace({ path: ws.path, message: "m", author: { name: "Evil <x@y>", email: "e@x" } }),
-      "INVALID_INPUT",
-    );
+    await expectAppError(commitWorkspace({ path: ws.path, message: "m", author: { name: "Evil <x@y>", email: "e@x" } }), "INVALID_INPUT");
     write(repo, "y.txt", "y\n");
-    await expectAppError(
-      commitWorkspace({ path: repo, message: "m", author: AUTHOR }),
-      "PRECONDITION_FAILED",
-      /main checkout/,
-    );
+    await expectAppError(commitWorkspace({ path: repo, message: "m", author: AUTHOR }), "PRECONDITION_FAILED", /main checkout/);
     expect(git(repo, "rev-parse", "HEAD")).toBe(base);
     await expectAppError(changedFilesSince(ws.path, "HEAD~1"), "INVALID_INPUT");
     await expectAppError(changedFilesSince(ws.path, "f".repeat(40)), "NOT_FOUND");

@@ -40,7 +40,12 @@ export function createApiFixture(db: TestDatabase): ApiFixture {
     source: () => ({ deps, secret: TEST_SECRET }),
     async user(role, fields = {}) {
       const password = fields.password ?? `pw-${crypto.randomBytes(9).toString("base64url")}`;
-      const created = await createUser(prisma, { email: fields.email ?? `${role}-${crypto.randomUUID()}@cats.test`, name: `Test ${role}`, password, role });
+      const created = await createUser(prisma, {
+        email: fields.email ?? `${role}-${crypto.randomUUID()}@cats.test`,
+        name: `Test ${role}`,
+        password,
+        role,
+      });
       return { id: created.id, email: created.email, name: created.name, role: created.role, via: "session", password };
     },
     caller(user) {
@@ -51,7 +56,9 @@ export function createApiFixture(db: TestDatabase): ApiFixture {
       return `next-auth.session-token=${jwt}`;
     },
     async dumpDatabase() {
-      const tables = await db.pool.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
+      const tables = await db.pool.query<{ tablename: string }>(
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+      );
       const parts: string[] = [];
       for (const { tablename } of tables.rows) {
         const rows = await db.pool.query<{ row: string }>(`SELECT t::text AS row FROM "${tablename}" t`);

@@ -33,7 +33,14 @@ export async function startBrainStub(handler: StubHandler = () => {}): Promise<B
   let current = handler;
   const requests: StubRequest[] = [];
   const server = http.createServer((req, res) => {
-    const record: StubRequest = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: "", arrivedAt: wallClock(), closedAt: null };
+    const record: StubRequest = {
+      method: req.method ?? "",
+      url: req.url ?? "",
+      headers: req.headers,
+      body: "",
+      arrivedAt: wallClock(),
+      closedAt: null,
+    };
     requests.push(record);
     res.on("close", () => (record.closedAt ??= wallClock()));
     const parts: Buffer[] = [];
@@ -91,7 +98,9 @@ function openaiStream(chunks: string[], usage?: Usage): string[] {
     `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "stub", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`,
   ];
   if (usage) {
-    events.push(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "stub", choices: [], usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output } })}\n\n`);
+    events.push(
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "stub", choices: [], usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output } })}\n\n`,
+    );
   }
   events.push("data: [DONE]\n\n");
   return events;
@@ -105,13 +114,28 @@ export function anthropicDelta(text: string): string {
 
 function anthropicStream(chunks: string[], usage?: Usage): string[] {
   return [
-    sse("message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", content: [], model: "stub", stop_reason: null, usage: { input_tokens: usage?.input ?? 0, output_tokens: 1 } } }),
+    sse("message_start", {
+      type: "message_start",
+      message: {
+        id: "msg_1",
+        type: "message",
+        role: "assistant",
+        content: [],
+        model: "stub",
+        stop_reason: null,
+        usage: { input_tokens: usage?.input ?? 0, output_tokens: 1 },
+      },
+    }),
     sse("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
     ": keep-alive comment\n\n",
     sse("ping", { type: "ping" }),
     ...chunks.map(anthropicDelta),
     sse("content_block_stop", { type: "content_block_stop", index: 0 }),
-    sse("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: usage?.output ?? 0 } }),
+    sse("message_delta", {
+      type: "message_delta",
+      delta: { stop_reason: "end_turn", stop_sequence: null },
+      usage: { output_tokens: usage?.output ?? 0 },
+    }),
     sse("message_stop", { type: "message_stop" }),
   ];
 }
@@ -125,7 +149,11 @@ export function startEventStream(res: http.ServerResponse): void {
  * Writes `events` in pieces of `pieceBytes` bytes (splitting lines, and CRLFs, anywhere),
  * pausing `delayMs` between pieces; ends the response unless `end` is false.
  */
-export async function writeStream(res: http.ServerResponse, events: string[], options: { pieceBytes?: number; delayMs?: number; end?: boolean } = {}): Promise<void> {
+export async function writeStream(
+  res: http.ServerResponse,
+  events: string[],
+  options: { pieceBytes?: number; delayMs?: number; end?: boolean } = {},
+): Promise<void> {
   const bytes = Buffer.from(events.join(""));
   const piece = options.pieceBytes ?? bytes.length;
   for (let at = 0; at < bytes.length; at += piece) {
@@ -137,11 +165,21 @@ export async function writeStream(res: http.ServerResponse, events: string[], op
 }
 
 /** Answers with a JSON error body in the provider's shape. */
-export function sendError(res: http.ServerResponse, provider: Provider, status: number, message: string, headers: Record<string, string> = {}, code?: string): void {
+export function sendError(
+  res: http.ServerResponse,
+  provider: Provider,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  code?: string,
+): void {
   const body =
     provider === "openai"
       ? { error: { message, type: "invalid_request_error", code: code ?? null } }
-      : { type: "error", error: { type: code ?? (status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : "api_error"), message } };
+      : {
+          type: "error",
+          error: { type: code ?? (status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : "api_error"), message },
+        };
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(body));
 }

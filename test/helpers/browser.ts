@@ -9,11 +9,21 @@ export const CHROMIUM_PATH = process.env.CATCAFE_CHROMIUM ?? "/usr/bin/chromium"
 export const SCREENSHOTS_DIR = path.resolve(import.meta.dirname, "../e2e/screenshots");
 
 export function launchChromium(): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM_PATH)) throw new Error(`no chromium at ${CHROMIUM_PATH} (apt-get install -y chromium, or set CATCAFE_CHROMIUM)`);
+  if (!fs.existsSync(CHROMIUM_PATH))
+    throw new Error(`no chromium at ${CHROMIUM_PATH} (apt-get install -y chromium, or set CATCAFE_CHROMIUM)`);
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }
 
@@ -22,7 +32,10 @@ export async function signIn(page: Page, baseUrl: string, email: string, passwor
   await page.goto(`${baseUrl}/signin?callbackUrl=${encodeURIComponent(callbackPath)}`);
   await page.locator('input[name="email"]').fill(email);
   await page.locator('input[name="password"]').fill(password);
-  await Promise.all([page.waitForURL((url) => url.pathname === callbackPath.split("?")[0], { timeout: 20_000 }), page.getByRole("button", { name: "Sign in" }).click()]);
+  await Promise.all([
+    page.waitForURL((url) => url.pathname === callbackPath.split("?")[0], { timeout: 20_000 }),
+    page.getByRole("button", { name: "Sign in" }).click(),
+  ]);
 }
 
 export async function screenshot(page: Page, name: string): Promise<string> {

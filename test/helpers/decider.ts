@@ -147,11 +147,28 @@ export interface BuildCommit {
 }
 
 export function buildCommit(label: string, changedFiles: ChangedFile[], parent = BASE_COMMIT): BuildCommit {
-  return { commit: commitSha(label), parent, empty: changedFiles.length === 0, changedFiles, diff: blobRef(`diff --git ${label}`, "text/x-diff") };
+  return {
+    commit: commitSha(label),
+    parent,
+    empty: changedFiles.length === 0,
+    changedFiles,
+    diff: blobRef(`diff --git ${label}`, "text/x-diff"),
+  };
 }
 
 export function commandResult(argv: string[], extra: Partial<CommandResultOutput> = {}): CommandResultOutput {
-  return { argv, status: "ran", exitCode: 0, expectedExitCode: 0, durationMs: 120, stdoutTail: "ok", stderrTail: "", errorClass: null, reason: null, ...extra };
+  return {
+    argv,
+    status: "ran",
+    exitCode: 0,
+    expectedExitCode: 0,
+    durationMs: 120,
+    stdoutTail: "ok",
+    stderrTail: "",
+    errorClass: null,
+    reason: null,
+    ...extra,
+  };
 }
 
 export function commandsOutput(results: CommandResultOutput[]): CommandsStepOutput {
@@ -192,7 +209,10 @@ export class SessionHistory {
   created(config: TaskConfig, title = "Add a --verbose flag"): this {
     this.fsm = this.definition.initial;
     this.iteration = 1;
-    return this.add({ type: "SessionCreated", data: { title, workflow: this.definition.id, state: this.definition.initial } }, { type: "TaskStarted", data: config });
+    return this.add(
+      { type: "SessionCreated", data: { title, workflow: this.definition.id, state: this.definition.initial } },
+      { type: "TaskStarted", data: config },
+    );
   }
 
   /** The transition into `to`: state change, iteration if counted, step scheduled + started. */
@@ -227,7 +247,17 @@ export class SessionHistory {
       this.stepRole = null;
     }
     if (spec?.type === "terminal") {
-      this.add({ type: "SessionFinalized", data: { outcome: spec.outcome, reason: options.reason ?? null, iterations: this.iteration, unresolved: [], errorClass: null, diagnosis: null } });
+      this.add({
+        type: "SessionFinalized",
+        data: {
+          outcome: spec.outcome,
+          reason: options.reason ?? null,
+          iterations: this.iteration,
+          unresolved: [],
+          errorClass: null,
+          diagnosis: null,
+        },
+      });
     }
     return this;
   }

@@ -8,7 +8,17 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { freePort } from "./ports";
-import { killTree, processesMentioning, startProcess, tail, waitForExit, waitForHealth, waitForOutput, waitUntil, type StartedProcess } from "./processes";
+import {
+  killTree,
+  processesMentioning,
+  startProcess,
+  tail,
+  waitForExit,
+  waitForHealth,
+  waitForOutput,
+  waitUntil,
+  type StartedProcess,
+} from "./processes";
 import { ensureWebBuild, WEB_BUILD_TIMEOUT_MS } from "./web-build";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -31,7 +41,17 @@ export interface LiveServer {
 /** The environment of a user's shell: none of the test runner's settings, no database. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  for (const name of ["DATABASE_URL", "NEXTAUTH_SECRET", "NEXTAUTH_URL", "NODE_ENV", "VITEST", "VITEST_POOL_ID", "VITEST_WORKER_ID", "CATCAFE_DEMO", "CATCAFE_WORKSPACES_DIR"]) {
+  for (const name of [
+    "DATABASE_URL",
+    "NEXTAUTH_SECRET",
+    "NEXTAUTH_URL",
+    "NODE_ENV",
+    "VITEST",
+    "VITEST_POOL_ID",
+    "VITEST_WORKER_ID",
+    "CATCAFE_DEMO",
+    "CATCAFE_WORKSPACES_DIR",
+  ]) {
     if (!(name in extra)) delete env[name];
   }
   return env;
@@ -41,7 +61,10 @@ export async function startLiveServer(label: string): Promise<LiveServer> {
   await ensureWebBuild();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `catcafe-${label}-`));
   const port = await freePort();
-  const admin = { email: `admin-${crypto.randomBytes(4).toString("hex")}@cats.test`, password: `pw-${crypto.randomBytes(12).toString("base64url")}` };
+  const admin = {
+    email: `admin-${crypto.randomBytes(4).toString("hex")}@cats.test`,
+    password: `pw-${crypto.randomBytes(12).toString("base64url")}`,
+  };
   const env = cleanEnv({
     CATCAFE_DATA_DIR: dataDir,
     PORT: String(port),
@@ -89,7 +112,11 @@ export interface RunResult {
 }
 
 /** Runs a command to its end with its output captured (stdin: `input`, or nothing). */
-export function run(command: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number }): Promise<RunResult> {
+export function run(
+  command: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number },
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd ?? ROOT, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
@@ -98,7 +125,11 @@ export function run(command: string, args: string[], options: { env: NodeJS.Proc
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`${command} ${args.join(" ")} did not finish within ${options.timeoutMs ?? 60_000} ms\nstdout:\n${tail(stdout)}\nstderr:\n${tail(stderr)}`));
+      reject(
+        new Error(
+          `${command} ${args.join(" ")} did not finish within ${options.timeoutMs ?? 60_000} ms\nstdout:\n${tail(stdout)}\nstderr:\n${tail(stderr)}`,
+        ),
+      );
     }, options.timeoutMs ?? 60_000);
     child.on("error", reject);
     child.on("close", (code) => {

@@ -19,7 +19,11 @@ export interface StartedProcess {
 }
 
 /** `detached`: the process leads its own process group, like a job a terminal started. */
-export function startProcess(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; detached?: boolean }): StartedProcess {
+export function startProcess(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; detached?: boolean },
+): StartedProcess {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: options.detached, stdio: ["ignore", "pipe", "pipe"] });
   if (child.pid === undefined) throw new Error(`could not start ${command}`);
   let output = "";
@@ -179,7 +183,11 @@ export interface HealthBody {
  * Polls a /api/health URL until it answers ok with at least `minRunners` live runners.
  * Fails early, with its output, if `proc` exits meanwhile.
  */
-export async function waitForHealth(url: string, proc: StartedProcess, options: { minRunners?: number; timeoutMs: number }): Promise<HealthBody> {
+export async function waitForHealth(
+  url: string,
+  proc: StartedProcess,
+  options: { minRunners?: number; timeoutMs: number },
+): Promise<HealthBody> {
   const deadline = Date.now() + options.timeoutMs;
   let exited: ExitStatus | null = null;
   void proc.exited.then((s) => (exited = s));

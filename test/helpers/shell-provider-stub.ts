@@ -57,7 +57,8 @@ function wantsStream(api: ProviderApi, url: string, body: unknown): boolean {
 
 function errorBody(api: ProviderApi, status: number, message: string): unknown {
   if (api === "anthropic") {
-    const type = status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : status === 529 ? "overloaded_error" : "api_error";
+    const type =
+      status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : status === 529 ? "overloaded_error" : "api_error";
     return { type: "error", error: { type, message } };
   }
   if (api === "openai") return { error: { message, type: status === 429 ? "rate_limit_exceeded" : "invalid_request_error", code: null } };
@@ -72,7 +73,13 @@ function defaultMessage(status: number): string {
 }
 
 /** Writes a turn as the provider's server-sent events; `drop` ends with a destroyed socket instead. */
-function streamTurn(api: ProviderApi, turn: Extract<StubTurn, { kind: "text" | "tool" | "disconnect" }>, res: http.ServerResponse, n: number, model: string): void {
+function streamTurn(
+  api: ProviderApi,
+  turn: Extract<StubTurn, { kind: "text" | "tool" | "disconnect" }>,
+  res: http.ServerResponse,
+  n: number,
+  model: string,
+): void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   const chunks = turn.kind === "tool" ? (turn.text ? [turn.text] : []) : turn.chunks;
   const tool = turn.kind === "tool" ? turn : null;
@@ -84,7 +91,17 @@ function streamTurn(api: ProviderApi, turn: Extract<StubTurn, { kind: "text" | "
 
   if (api === "anthropic") {
     const send = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-    send("message_start", { message: { id: `msg_${n}`, type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { input_tokens: USAGE.input, output_tokens: 1 } } });
+    send("message_start", {
+      message: {
+        id: `msg_${n}`,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: USAGE.input, output_tokens: 1 },
+      },
+    });
     let index = 0;
     if (chunks.length) {
       send("content_block_start", { index, content_block: { type: "text", text: "" } });
@@ -99,7 +116,10 @@ function streamTurn(api: ProviderApi, turn: Extract<StubTurn, { kind: "text" | "
       send("content_block_stop", { index });
     }
     if (drop) return finish();
-    send("message_delta", { delta: { stop_reason: tool ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: USAGE.output } });
+    send("message_delta", {
+      delta: { stop_reason: tool ? "tool_use" : "end_turn", stop_sequence: null },
+      usage: { output_tokens: USAGE.output },
+    });
     send("message_stop", {});
     return finish();
   }
@@ -111,20 +131,42 @@ function streamTurn(api: ProviderApi, turn: Extract<StubTurn, { kind: "text" | "
     if (chunks.length) {
       const item = { type: "message", id: `msg_${n}`, role: "assistant", status: "in_progress", content: [] };
       send({ type: "response.output_item.added", output_index: outputIndex, item });
-      for (const delta of chunks) send({ type: "response.output_text.delta", item_id: item.id, output_index: outputIndex, content_index: 0, delta });
+      for (const delta of chunks)
+        send({ type: "response.output_text.delta", item_id: item.id, output_index: outputIndex, content_index: 0, delta });
       if (drop) return finish();
-      send({ type: "response.output_item.done", output_index: outputIndex, item: { ...item, status: "completed", content: [{ type: "output_text", text: chunks.join(""), annotations: [] }] } });
+      send({
+        type: "response.output_item.done",
+        output_index: outputIndex,
+        item: { ...item, status: "completed", content: [{ type: "output_text", text: chunks.join(""), annotations: [] }] },
+      });
       outputIndex++;
     }
     if (tool) {
-      const item = { type: "function_call", id: `fc_${n}`, call_id: `call_${n}`, name: tool.name, arguments: JSON.stringify(tool.input), status: "completed" };
+      const item = {
+        type: "function_call",
+        id: `fc_${n}`,
+        call_id: `call_${n}`,
+        name: tool.name,
+        arguments: JSON.stringify(tool.input),
+        status: "completed",
+      };
       send({ type: "response.output_item.added", output_index: outputIndex, item });
       send({ type: "response.output_item.done", output_index: outputIndex, item });
     }
     if (drop) return finish();
     send({
       type: "response.completed",
-      response: { id: `resp_${n}`, status: "completed", usage: { input_tokens: USAGE.input, input_tokens_details: { cached_tokens: 0 }, output_tokens: USAGE.output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: USAGE.input + USAGE.output } },
+      response: {
+        id: `resp_${n}`,
+        status: "completed",
+        usage: {
+          input_tokens: USAGE.input,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: USAGE.output,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: USAGE.input + USAGE.output,
+        },
+      },
     });
     return finish();
   }
@@ -133,16 +175,34 @@ function streamTurn(api: ProviderApi, turn: Extract<StubTurn, { kind: "text" | "
   const usageMetadata = { promptTokenCount: USAGE.input, candidatesTokenCount: USAGE.output, totalTokenCount: USAGE.input + USAGE.output };
   chunks.forEach((text, i) => {
     const last = !tool && !drop && i === chunks.length - 1;
-    send({ candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }], ...(last ? { usageMetadata } : {}), modelVersion: model });
+    send({
+      candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }],
+      ...(last ? { usageMetadata } : {}),
+      modelVersion: model,
+    });
   });
   if (drop) return finish();
-  if (tool) send({ candidates: [{ content: { role: "model", parts: [{ functionCall: { name: tool.name, args: tool.input } }] }, finishReason: "STOP", index: 0 }], usageMetadata, modelVersion: model });
-  if (!tool && chunks.length === 0) send({ candidates: [{ content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP", index: 0 }], usageMetadata });
+  if (tool)
+    send({
+      candidates: [
+        { content: { role: "model", parts: [{ functionCall: { name: tool.name, args: tool.input } }] }, finishReason: "STOP", index: 0 },
+      ],
+      usageMetadata,
+      modelVersion: model,
+    });
+  if (!tool && chunks.length === 0)
+    send({ candidates: [{ content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP", index: 0 }], usageMetadata });
   return finish();
 }
 
 /** A turn as one JSON response, for a model request that did not ask to stream. */
-function answerWhole(api: ProviderApi, turn: Extract<StubTurn, { kind: "text" | "tool" | "disconnect" }>, res: http.ServerResponse, n: number, model: string): void {
+function answerWhole(
+  api: ProviderApi,
+  turn: Extract<StubTurn, { kind: "text" | "tool" | "disconnect" }>,
+  res: http.ServerResponse,
+  n: number,
+  model: string,
+): void {
   if (turn.kind === "disconnect") {
     res.socket?.destroy();
     return;
@@ -151,17 +211,58 @@ function answerWhole(api: ProviderApi, turn: Extract<StubTurn, { kind: "text" | 
   const tool = turn.kind === "tool" ? turn : null;
   let body: unknown;
   if (api === "anthropic") {
-    const content = [...(text ? [{ type: "text", text }] : []), ...(tool ? [{ type: "tool_use", id: `toolu_${n}`, name: tool.name, input: tool.input }] : [])];
-    body = { id: `msg_${n}`, type: "message", role: "assistant", model, content, stop_reason: tool ? "tool_use" : "end_turn", stop_sequence: null, usage: { input_tokens: USAGE.input, output_tokens: USAGE.output } };
+    const content = [
+      ...(text ? [{ type: "text", text }] : []),
+      ...(tool ? [{ type: "tool_use", id: `toolu_${n}`, name: tool.name, input: tool.input }] : []),
+    ];
+    body = {
+      id: `msg_${n}`,
+      type: "message",
+      role: "assistant",
+      model,
+      content,
+      stop_reason: tool ? "tool_use" : "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: USAGE.input, output_tokens: USAGE.output },
+    };
   } else if (api === "gemini") {
     const parts = [...(text ? [{ text }] : []), ...(tool ? [{ functionCall: { name: tool.name, args: tool.input } }] : [])];
-    body = { candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: { promptTokenCount: USAGE.input, candidatesTokenCount: USAGE.output, totalTokenCount: USAGE.input + USAGE.output } };
+    body = {
+      candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],
+      usageMetadata: { promptTokenCount: USAGE.input, candidatesTokenCount: USAGE.output, totalTokenCount: USAGE.input + USAGE.output },
+    };
   } else {
     const output = [
-      ...(text ? [{ type: "message", id: `msg_${n}`, role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] }] : []),
-      ...(tool ? [{ type: "function_call", id: `fc_${n}`, call_id: `call_${n}`, name: tool.name, arguments: JSON.stringify(tool.input), status: "completed" }] : []),
+      ...(text
+        ? [
+            {
+              type: "message",
+              id: `msg_${n}`,
+              role: "assistant",
+              status: "completed",
+              content: [{ type: "output_text", text, annotations: [] }],
+            },
+          ]
+        : []),
+      ...(tool
+        ? [
+            {
+              type: "function_call",
+              id: `fc_${n}`,
+              call_id: `call_${n}`,
+              name: tool.name,
+              arguments: JSON.stringify(tool.input),
+              status: "completed",
+            },
+          ]
+        : []),
     ];
-    body = { id: `resp_${n}`, status: "completed", output, usage: { input_tokens: USAGE.input, output_tokens: USAGE.output, total_tokens: USAGE.input + USAGE.output } };
+    body = {
+      id: `resp_${n}`,
+      status: "completed",
+      output,
+      usage: { input_tokens: USAGE.input, output_tokens: USAGE.output, total_tokens: USAGE.input + USAGE.output },
+    };
   }
   res.writeHead(200, { "content-type": "application/json" });
   res.end(JSON.stringify(body));

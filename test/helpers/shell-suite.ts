@@ -36,7 +36,10 @@ export interface ShellProfile {
   retriesBrokenStream: boolean;
 }
 
-export const RUNNER_SECRETS = { DATABASE_URL: "postgresql://catcafe:db-secret-6b1f@localhost/catcafe", NEXTAUTH_SECRET: "nextauth-secret-3c9d2e" } as const;
+export const RUNNER_SECRETS = {
+  DATABASE_URL: "postgresql://catcafe:db-secret-6b1f@localhost/catcafe",
+  NEXTAUTH_SECRET: "nextauth-secret-3c9d2e",
+} as const;
 
 /** The deadline of the timeout test: the CLI must start and ask the stub before it. */
 const DEADLINE_MS = 10_000;
@@ -126,11 +129,27 @@ export function describeShellWithStub(profile: ShellProfile): void {
   }
 
   function agentFor(s: ProviderStub, extra: Partial<CliShellAgentConfigInput> = {}): Agent {
-    return createAgent({ kind: profile.kind, id: `${profile.kind}-e2e`, model: profile.model, apiKeyEnv: keyEnv, baseUrl: s.baseUrl, ...extra } as CliShellAgentConfigInput);
+    return createAgent({
+      kind: profile.kind,
+      id: `${profile.kind}-e2e`,
+      model: profile.model,
+      apiKeyEnv: keyEnv,
+      baseUrl: s.baseUrl,
+      ...extra,
+    } as CliShellAgentConfigInput);
   }
 
   function request(overrides: Partial<AgentRequest> = {}): AgentRequest {
-    return { role: "coder", prompt: "say hello", context: [], workspace, invocation: 0, signal: new AbortController().signal, deadline: Date.now() + 90_000, ...overrides };
+    return {
+      role: "coder",
+      prompt: "say hello",
+      context: [],
+      workspace,
+      invocation: 0,
+      signal: new AbortController().signal,
+      deadline: Date.now() + 90_000,
+      ...overrides,
+    };
   }
 
   /** A wrapper the adapter runs as its command: it records its environment and arguments, then execs the real CLI. */
@@ -138,7 +157,11 @@ export function describeShellWithStub(profile: ShellProfile): void {
     const dump = path.join(scratch, "env.txt");
     const argsDump = path.join(scratch, "args.txt");
     const command = path.join(scratch, `${profile.kind}-wrapper.sh`);
-    fs.writeFileSync(command, `#!/bin/sh\nenv > '${dump}'\nprintf '%s\\n' "$@" > '${argsDump}'\nexec '${path.join(REAL_BIN, profile.kind)}' "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      command,
+      `#!/bin/sh\nenv > '${dump}'\nprintf '%s\\n' "$@" > '${argsDump}'\nexec '${path.join(REAL_BIN, profile.kind)}' "$@"\n`,
+      { mode: 0o755 },
+    );
     const recorded = () =>
       Object.fromEntries(
         fs
@@ -155,7 +178,9 @@ export function describeShellWithStub(profile: ShellProfile): void {
       const s = await withStub([{ kind: "text", chunks: ["Hello ", "from ", "the stub."] }]);
       const wrapper = recordingWrapper();
       const chunks: string[] = [];
-      const response = await agentFor(s, { command: wrapper.command }).invoke(request({ prompt: "say hello to the cafe", onChunk: (t) => chunks.push(t) }));
+      const response = await agentFor(s, { command: wrapper.command }).invoke(
+        request({ prompt: "say hello to the cafe", onChunk: (t) => chunks.push(t) }),
+      );
 
       expect(response.text).toBe("Hello from the stub.");
       expect(response.usage).toEqual({ inputTokens: 12, outputTokens: 7 });
@@ -183,7 +208,10 @@ export function describeShellWithStub(profile: ShellProfile): void {
     it("edits a file in the workspace through the CLI's own tool", async () => {
       const call = profile.writeFile(workspace, "notes/hello.txt", "written by the cat\n");
       fs.mkdirSync(path.join(workspace, "notes"));
-      const s = await withStub([{ kind: "tool", ...call }, { kind: "text", chunks: ["Wrote ", "notes/hello.txt."] }]);
+      const s = await withStub([
+        { kind: "tool", ...call },
+        { kind: "text", chunks: ["Wrote ", "notes/hello.txt."] },
+      ]);
       const chunks: string[] = [];
       const response = await agentFor(s).invoke(request({ prompt: "write notes/hello.txt", onChunk: (t) => chunks.push(t) }));
 
@@ -220,7 +248,10 @@ export function describeShellWithStub(profile: ShellProfile): void {
     });
 
     it(`given retries, a stream broken midway is ${profile.retriesBrokenStream ? "repeated by the CLI" : "not repeated by the CLI: provider_network_error, left to the runner's retry"}`, async () => {
-      const s = await withStub([{ kind: "disconnect", chunks: ["partial "] }, { kind: "text", chunks: ["Recovered."] }]);
+      const s = await withStub([
+        { kind: "disconnect", chunks: ["partial "] },
+        { kind: "text", chunks: ["Recovered."] },
+      ]);
       const outcome = agentFor(s, { providerRetries: 2 }).invoke(request());
       if (profile.retriesBrokenStream) {
         expect((await outcome).text).toBe("Recovered.");
@@ -236,7 +267,16 @@ export function describeShellWithStub(profile: ShellProfile): void {
       const baseUrl = s.baseUrl;
       await s.close();
       stub = null;
-      const err = await agentError(createAgent({ kind: profile.kind, id: "refused", model: profile.model, apiKeyEnv: keyEnv, baseUrl, providerRetries: 0 } as CliShellAgentConfigInput).invoke(request({ deadline: Date.now() + DEADLINE_MS })));
+      const err = await agentError(
+        createAgent({
+          kind: profile.kind,
+          id: "refused",
+          model: profile.model,
+          apiKeyEnv: keyEnv,
+          baseUrl,
+          providerRetries: 0,
+        } as CliShellAgentConfigInput).invoke(request({ deadline: Date.now() + DEADLINE_MS })),
+      );
       expect(["provider_network_error", "timeout"]).toContain(err.errorClass);
       expect(err.retryable).toBe(true);
       if (err.errorClass === "timeout") expect(err.message).toMatch(/retrying after a provider error/);
@@ -248,9 +288,15 @@ export function describeShellWithStub(profile: ShellProfile): void {
       const controller = new AbortController();
       try {
         const s = await withStub([{ kind: "tool", ...profile.runCommand(LONG_COMMAND) }, { kind: "hang" }]);
-        const running = agentFor(s, { permissions: profile.commandPermissions, passEnv: ["CATCAFE_TEST_RUN_MARK"] }).invoke(request({ prompt: "wait", signal: controller.signal }));
+        const running = agentFor(s, { permissions: profile.commandPermissions, passEnv: ["CATCAFE_TEST_RUN_MARK"] }).invoke(
+          request({ prompt: "wait", signal: controller.signal }),
+        );
         running.catch(() => {});
-        await waitUntil(() => runTree(mark).some((pid) => commandLine(pid).startsWith(LONG_COMMAND)), 60_000, `the CLI runs ${LONG_COMMAND}`);
+        await waitUntil(
+          () => runTree(mark).some((pid) => commandLine(pid).startsWith(LONG_COMMAND)),
+          60_000,
+          `the CLI runs ${LONG_COMMAND}`,
+        );
         const pids = runTree(mark);
         expect(pids.length).toBeGreaterThanOrEqual(2);
         // N4: not in the CLI, not in what it started.
@@ -265,7 +311,11 @@ export function describeShellWithStub(profile: ShellProfile): void {
         controller.abort();
         const err = await agentError(running);
         expect(err).toMatchObject({ errorClass: "cancelled", retryable: false });
-        await waitUntil(() => pids.every(gone), 1_000 - (Date.now() - abortedAt), `every process of the run has ended (${pids.map((p) => `${p}: ${commandLine(p)}`).join("; ")})`);
+        await waitUntil(
+          () => pids.every(gone),
+          1_000 - (Date.now() - abortedAt),
+          `every process of the run has ended (${pids.map((p) => `${p}: ${commandLine(p)}`).join("; ")})`,
+        );
         expect(Date.now() - abortedAt).toBeLessThanOrEqual(1_000);
         expect(runTree(mark)).toEqual([]);
       } finally {

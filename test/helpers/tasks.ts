@@ -32,7 +32,11 @@ export function makeSumRepo(root: string): string {
   fs.mkdirSync(path.join(repo, "test"), { recursive: true });
   fs.writeFileSync(path.join(repo, "src/sum.js"), BUGGY_SUM);
   fs.writeFileSync(path.join(repo, "test/sum.test.js"), SUM_TEST);
-  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", ...args], { cwd: repo, stdio: "ignore" });
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", ...args], {
+      cwd: repo,
+      stdio: "ignore",
+    });
   git("init", "-q", "-b", "main");
   git("add", "-A");
   git("commit", "-q", "-m", "initial");
@@ -41,7 +45,11 @@ export function makeSumRepo(root: string): string {
 
 export const reviewApprove = JSON.stringify({ decision: "approve", summary: "Looks right.", findings: [] });
 export const reviewChanges = (message = "sum still subtracts") =>
-  JSON.stringify({ decision: "changes_requested", summary: "Not yet.", findings: [{ severity: "blocking", file: "src/sum.js", line: 2, message }] });
+  JSON.stringify({
+    decision: "changes_requested",
+    summary: "Not yet.",
+    findings: [{ severity: "blocking", file: "src/sum.js", line: 2, message }],
+  });
 export const testPlan = (argv = ["node", "--test", "test/"]) => JSON.stringify({ summary: "Run the unit tests.", commands: [{ argv }] });
 
 export type Script = Array<Record<string, unknown>>;
@@ -101,7 +109,8 @@ export function createHarness(db: TestDatabase): Harness {
       for (;;) {
         const s = await harness.state(sessionId);
         if (predicate(s)) return s;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; session is in "${s.fsm}" (${s.status}, outcome ${s.outcome})`);
+        if (Date.now() > deadline)
+          throw new Error(`timed out waiting for ${what}; session is in "${s.fsm}" (${s.status}, outcome ${s.outcome})`);
         await new Promise((r) => setTimeout(r, 30));
       }
     },

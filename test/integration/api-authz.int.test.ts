@@ -88,7 +88,11 @@ describe("authorization table", () => {
 
 describe("a forged command is refused before it touches anything", () => {
   it("a viewer's confirm is FORBIDDEN and records nothing; an anonymous one is UNAUTHORIZED", async () => {
-    const projectId = await h.project(`authz-${Date.now()}`, { coder: [{ reply: "p" }], reviewer: [{ reply: "r" }], tester: [{ reply: "t" }] });
+    const projectId = await h.project(`authz-${Date.now()}`, {
+      coder: [{ reply: "p" }],
+      reviewer: [{ reply: "r" }],
+      tester: [{ reply: "t" }],
+    });
     const { sessionId } = await api.caller(users.operator).tasks.start({ projectId, prompt: "Fix sum()", mode: "proposal" });
     const before = await db.store.readStream(sessionId);
     const countEvents = async () => Number((await db.pool.query("SELECT count(*) AS n FROM events")).rows[0].n);

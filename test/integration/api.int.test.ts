@@ -39,7 +39,10 @@ async function trpcHttp(path: string, init: { input?: unknown; mutation?: boolea
     ...(init.mutation ? { body: JSON.stringify(init.input ?? {}) } : {}),
   });
   const res = await fetchRequestHandler({ endpoint: "/api/trpc", req, router: appRouter, createContext: createContextFactory(api.source) });
-  return { status: res.status, body: (await res.json()) as { result?: { data: unknown }; error?: { message: string; code: number; data: Record<string, unknown> } } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { result?: { data: unknown }; error?: { message: string; code: number; data: Record<string, unknown> } },
+  };
 }
 
 describe("tasks", () => {
@@ -101,7 +104,8 @@ describe("sessions.list", () => {
   it("filters by state, workflow and creator, newest first, and pages with a cursor without gaps or repeats", async () => {
     const other = await api.user("operator");
     const mine: string[] = [];
-    for (let i = 0; i < 5; i++) mine.push((await api.caller(other).tasks.start({ projectId, prompt: `page ${i}`, mode: "proposal" })).sessionId);
+    for (let i = 0; i < 5; i++)
+      mine.push((await api.caller(other).tasks.start({ projectId, prompt: `page ${i}`, mode: "proposal" })).sessionId);
     const read = api.caller(viewer).sessions;
     const createdBy = `user:${other.id}`;
 
@@ -141,7 +145,11 @@ describe("over HTTP (fetch adapter)", () => {
     const missing = await trpcHttp("tasks.get", { input: { sessionId: "s-missing" }, headers: bearer(token) });
     expect(missing.status).toBe(404);
 
-    const invalid = await trpcHttp("tasks.start", { mutation: true, input: { projectId, prompt: "   ", mode: "sideways" }, headers: bearer(token) });
+    const invalid = await trpcHttp("tasks.start", {
+      mutation: true,
+      input: { projectId, prompt: "   ", mode: "sideways" },
+      headers: bearer(token),
+    });
     expect(invalid.status).toBe(400);
     const zodError = invalid.body.error?.data.zodError as { fieldErrors: Record<string, string[]> };
     expect(Object.keys(zodError.fieldErrors).sort()).toEqual(["mode", "prompt"]);
@@ -151,16 +159,23 @@ describe("over HTTP (fetch adapter)", () => {
   it("401 without credentials, 403 for a viewer's mutation, 200 with a session cookie", async () => {
     expect((await trpcHttp("sessions.list")).status).toBe(401);
     const viewerCookie = await api.sessionCookie(viewer.id);
-    expect((await trpcHttp("tasks.start", { mutation: true, input: { projectId, prompt: "x" }, headers: { cookie: viewerCookie } })).status).toBe(403);
+    expect(
+      (await trpcHttp("tasks.start", { mutation: true, input: { projectId, prompt: "x" }, headers: { cookie: viewerCookie } })).status,
+    ).toBe(403);
     const ok = await trpcHttp("sessions.list", { headers: { cookie: viewerCookie } });
     expect(ok.status).toBe(200);
     expect(ok.body.result?.data).toMatchObject({ items: expect.any(Array) });
   });
 
   it("hides the details of unexpected errors", async () => {
-    const broken = createContextFactory(() => ({ ...api.source(), deps: { ...api.deps, store: { readStream: () => Promise.reject(new Error("relation secret_table does not exist")) } as never } }));
+    const broken = createContextFactory(() => ({
+      ...api.source(),
+      deps: { ...api.deps, store: { readStream: () => Promise.reject(new Error("relation secret_table does not exist")) } as never },
+    }));
     const cookie = await api.sessionCookie(viewer.id);
-    const req = new Request(`http://cats.test/api/trpc/tasks.get?input=${encodeURIComponent(JSON.stringify({ sessionId: "s-x" }))}`, { headers: { cookie } });
+    const req = new Request(`http://cats.test/api/trpc/tasks.get?input=${encodeURIComponent(JSON.stringify({ sessionId: "s-x" }))}`, {
+      headers: { cookie },
+    });
     const res = await fetchRequestHandler({ endpoint: "/api/trpc", req, router: appRouter, createContext: broken });
     expect(res.status).toBe(500);
     const text = await res.text();
@@ -215,7 +230,11 @@ describe("no procedure returns a password hash or a token hash", () => {
     const calls = validCalls({ sessionId, userId: viewer.id, tokenId: token.id });
     expect(Object.keys(calls).sort()).toEqual(Object.keys(appRouter._def.procedures).sort());
 
-    const secrets = (await db.pool.query<{ s: string }>("SELECT password_hash AS s FROM users WHERE password_hash IS NOT NULL UNION ALL SELECT token_hash FROM api_tokens")).rows.map((r) => r.s);
+    const secrets = (
+      await db.pool.query<{ s: string }>(
+        "SELECT password_hash AS s FROM users WHERE password_hash IS NOT NULL UNION ALL SELECT token_hash FROM api_tokens",
+      )
+    ).rows.map((r) => r.s);
     expect(secrets.length).toBeGreaterThan(3);
     const outputs: string[] = [];
     for (const [path, input] of Object.entries(calls)) {
@@ -230,7 +249,11 @@ describe("no procedure returns a password hash or a token hash", () => {
   it("tasks.runtimeContext shows what a run was started with (its agents by role); operators only", async () => {
     const { sessionId } = await api.caller(operator).tasks.start({ projectId, prompt: "context please", mode: "implementation" });
     const context = await api.caller(operator).tasks.runtimeContext({ sessionId });
-    expect(context).toMatchObject({ sessionId, recorded: false, roles: { coder: expect.anything(), reviewer: expect.anything(), tester: expect.anything() } });
+    expect(context).toMatchObject({
+      sessionId,
+      recorded: false,
+      roles: { coder: expect.anything(), reviewer: expect.anything(), tester: expect.anything() },
+    });
     await expect(api.caller(viewer).tasks.runtimeContext({ sessionId })).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(api.caller(operator).tasks.runtimeContext({ sessionId: "s-missing" })).rejects.toMatchObject({ code: "NOT_FOUND" });
   });

@@ -26,7 +26,10 @@ describe("setup link", () => {
     expect(await setupTokenStatus(api.prisma, undefined)).toBe("invalid");
     expect(await api.dumpDatabase()).not.toContain(token);
 
-    const results = await Promise.allSettled([completeSetup(api.prisma, { token, ...admin }), completeSetup(api.prisma, { token, ...admin, email: "second@cats.test" })]);
+    const results = await Promise.allSettled([
+      completeSetup(api.prisma, { token, ...admin }),
+      completeSetup(api.prisma, { token, ...admin, email: "second@cats.test" }),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
     const rejected = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
     // FORBIDDEN (the link is used) or PRECONDITION_FAILED (an admin exists), depending on timing.
@@ -35,14 +38,21 @@ describe("setup link", () => {
     expect(made.role).toBe("admin");
 
     expect((await db.pool.query("SELECT count(*)::int AS n FROM users")).rows[0].n).toBe(1);
-    expect(await authorizeCredentials(api.prisma, { email: made.email, password: admin.password })).toMatchObject({ email: made.email, role: "admin" });
-    await expect(completeSetup(api.prisma, { token, ...admin, email: "again@cats.test" })).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
+    expect(await authorizeCredentials(api.prisma, { email: made.email, password: admin.password })).toMatchObject({
+      email: made.email,
+      role: "admin",
+    });
+    await expect(completeSetup(api.prisma, { token, ...admin, email: "again@cats.test" })).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+    });
     await expect(completeSetup(api.prisma, { token: "guessed", ...admin })).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
     expect(await setupTokenStatus(api.prisma, token)).toBe("already_set_up");
 
     // A fresh link cannot make a second "first" admin either.
     const late = await createSetupToken(api.prisma);
-    await expect(completeSetup(api.prisma, { token: late.token, ...admin, email: "late@cats.test" })).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
+    await expect(completeSetup(api.prisma, { token: late.token, ...admin, email: "late@cats.test" })).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+    });
   });
 
   it("refuses an expired link and validates the form", async () => {
@@ -52,7 +62,9 @@ describe("setup link", () => {
     await expect(completeSetup(fresh.prisma, { token: expired.token, ...admin })).rejects.toMatchObject({ code: "FORBIDDEN" });
 
     const { token } = await createSetupToken(fresh.prisma);
-    const invalid = await completeSetup(fresh.prisma, { token, email: "not an email", name: "", password: "short" }).catch((e: unknown) => e);
+    const invalid = await completeSetup(fresh.prisma, { token, email: "not an email", name: "", password: "short" }).catch(
+      (e: unknown) => e,
+    );
     expect((invalid as { name: string }).name).toBe("ZodError");
     expect(await setupTokenStatus(fresh.prisma, token)).toBe("valid"); // a rejected form does not use the link up
   });
@@ -82,14 +94,25 @@ describe("bootstrapAccess (npm start)", () => {
 
     await db.pool.query("UPDATE memberships SET role = 'viewer' WHERE user_id = $1", [boss!.id]);
     await db.pool.query("UPDATE users SET disabled_at = now() WHERE id = $1", [boss!.id]);
-    expect(await bootstrapAccess(db.url, APP_URL, { ...env, ADMIN_PASSWORD: "boss password two" })).toEqual({ kind: "admin", email: "boss@cats.test", created: false });
+    expect(await bootstrapAccess(db.url, APP_URL, { ...env, ADMIN_PASSWORD: "boss password two" })).toEqual({
+      kind: "admin",
+      email: "boss@cats.test",
+      created: false,
+    });
     expect(await authorizeCredentials(api.prisma, { email: "boss@cats.test", password: "boss password one" })).toBeNull();
-    expect(await authorizeCredentials(api.prisma, { email: "boss@cats.test", password: "boss password two" })).toMatchObject({ id: boss!.id, role: "admin" });
+    expect(await authorizeCredentials(api.prisma, { email: "boss@cats.test", password: "boss password two" })).toMatchObject({
+      id: boss!.id,
+      role: "admin",
+    });
   });
 
   it("refuses a half-set or weak admin environment, naming the variable", async () => {
     const db = await createTestDatabase();
-    await expect(bootstrapAccess(db.url, APP_URL, { ADMIN_EMAIL: "a@cats.test" })).rejects.toThrow(/ADMIN_PASSWORD: required when ADMIN_EMAIL is set/);
-    await expect(bootstrapAccess(db.url, APP_URL, { ADMIN_EMAIL: "a@cats.test", ADMIN_PASSWORD: "short" })).rejects.toThrow(/ADMIN_PASSWORD: at least 10 characters/);
+    await expect(bootstrapAccess(db.url, APP_URL, { ADMIN_EMAIL: "a@cats.test" })).rejects.toThrow(
+      /ADMIN_PASSWORD: required when ADMIN_EMAIL is set/,
+    );
+    await expect(bootstrapAccess(db.url, APP_URL, { ADMIN_EMAIL: "a@cats.test", ADMIN_PASSWORD: "short" })).rejects.toThrow(
+      /ADMIN_PASSWORD: at least 10 characters/,
+    );
   });
 });

@@ -25,7 +25,12 @@ describe("password sign-in", () => {
   it("accepts the right password (email in any case), refuses a wrong one, an unknown email and a disabled user", async () => {
     const user = await api.user("operator", { email: `Mixed-${Date.now()}@Cats.Test`, password: "a long enough password" });
     expect(user.email).toBe(user.email.toLowerCase());
-    expect(await authorizeCredentials(api.prisma, { email: user.email.toUpperCase(), password: "a long enough password" })).toEqual({ id: user.id, email: user.email, name: user.name, role: "operator" });
+    expect(await authorizeCredentials(api.prisma, { email: user.email.toUpperCase(), password: "a long enough password" })).toEqual({
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      role: "operator",
+    });
     expect(await authorizeCredentials(api.prisma, { email: user.email, password: "a long enough passwore" })).toBeNull();
     expect(await authorizeCredentials(api.prisma, { email: "nobody@cats.test", password: "a long enough password" })).toBeNull();
     expect(await authorizeCredentials(api.prisma, { email: user.email })).toBeNull();
@@ -47,16 +52,43 @@ describe("password sign-in", () => {
     const user = await api.user("operator");
     const options = createAuthOptions({ prisma: () => api.prisma, env: { NEXTAUTH_SECRET: TEST_SECRET, OIDC_NAME: "SSO" } });
     expect(options.providers.map((p) => p.id)).toEqual(["credentials"]);
-    const session = await options.callbacks!.session!({ session: { expires: "2099-01-01T00:00:00.000Z" }, token: { sub: user.id }, user: undefined as never, newSession: undefined, trigger: "update" });
-    expect(session).toEqual({ expires: "2099-01-01T00:00:00.000Z", user: { id: user.id, email: user.email, name: user.name, role: "operator" } });
-    const anonymous = await options.callbacks!.session!({ session: { expires: "x" }, token: { sub: "not-a-user" }, user: undefined as never, newSession: undefined, trigger: "update" });
+    const session = await options.callbacks!.session!({
+      session: { expires: "2099-01-01T00:00:00.000Z" },
+      token: { sub: user.id },
+      user: undefined as never,
+      newSession: undefined,
+      trigger: "update",
+    });
+    expect(session).toEqual({
+      expires: "2099-01-01T00:00:00.000Z",
+      user: { id: user.id, email: user.email, name: user.name, role: "operator" },
+    });
+    const anonymous = await options.callbacks!.session!({
+      session: { expires: "x" },
+      token: { sub: "not-a-user" },
+      user: undefined as never,
+      newSession: undefined,
+      trigger: "update",
+    });
     expect(anonymous).toEqual({ expires: "x" });
   });
 
   it("enables GitHub and OIDC only when configured", () => {
-    const env = { NEXTAUTH_SECRET: TEST_SECRET, GITHUB_ID: "id", GITHUB_SECRET: "s", OIDC_ISSUER: "https://idp.example.com", OIDC_CLIENT_ID: "c", OIDC_CLIENT_SECRET: "s", OIDC_NAME: "Acme SSO" };
+    const env = {
+      NEXTAUTH_SECRET: TEST_SECRET,
+      GITHUB_ID: "id",
+      GITHUB_SECRET: "s",
+      OIDC_ISSUER: "https://idp.example.com",
+      OIDC_CLIENT_ID: "c",
+      OIDC_CLIENT_SECRET: "s",
+      OIDC_NAME: "Acme SSO",
+    };
     const options = createAuthOptions({ prisma: () => api.prisma, env });
-    expect(options.providers.map((p) => [p.id, p.type, p.name])).toEqual([["credentials", "credentials", "Credentials"], ["github", "oauth", "GitHub"], ["oidc", "oauth", "Acme SSO"]]);
+    expect(options.providers.map((p) => [p.id, p.type, p.name])).toEqual([
+      ["credentials", "credentials", "Credentials"],
+      ["github", "oauth", "GitHub"],
+      ["oidc", "oauth", "Acme SSO"],
+    ]);
   });
 });
 
@@ -64,8 +96,14 @@ describe("session cookies", () => {
   it("a cookie signed with the secret identifies the user; a wrong secret, an unknown user or no secret does not", async () => {
     const user = await api.user("viewer");
     const deps = { prisma: api.prisma, secret: TEST_SECRET };
-    expect(await authenticateRequest(request({ cookie: await api.sessionCookie(user.id) }), deps)).toMatchObject({ id: user.id, role: "viewer", via: "session" });
-    expect(await authenticateRequest(request({ cookie: await api.sessionCookie(user.id, "another-secret-entirely-000000") }), deps)).toBeNull();
+    expect(await authenticateRequest(request({ cookie: await api.sessionCookie(user.id) }), deps)).toMatchObject({
+      id: user.id,
+      role: "viewer",
+      via: "session",
+    });
+    expect(
+      await authenticateRequest(request({ cookie: await api.sessionCookie(user.id, "another-secret-entirely-000000") }), deps),
+    ).toBeNull();
     expect(await authenticateRequest(request({ cookie: await api.sessionCookie(crypto.randomUUID()) }), deps)).toBeNull();
     expect(await authenticateRequest(request({ cookie: await api.sessionCookie(user.id) }), { ...deps, secret: undefined })).toBeNull();
     expect(await authenticateRequest(request({}), deps)).toBeNull();
@@ -117,7 +155,9 @@ describe("API tokens", () => {
     const owner = await api.user("viewer");
     const other = await api.user("operator");
     const admin = await api.user("admin");
-    await expect(api.caller({ ...owner, via: "token" }).tokens.create({ name: "minted by a token" })).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await expect(api.caller({ ...owner, via: "token" }).tokens.create({ name: "minted by a token" })).rejects.toMatchObject({
+      code: "FORBIDDEN",
+    });
     const { id } = await api.caller(owner).tokens.create({ name: "mine" });
     await expect(api.caller(other).tokens.revoke({ id })).rejects.toMatchObject({ code: "NOT_FOUND" });
     expect((await api.caller(other).tokens.list()).map((t) => t.id)).not.toContain(id);
@@ -133,8 +173,13 @@ describe("user management (admin)", () => {
     const email = `new-${Date.now()}@cats.test`;
     const created = await api.caller(admin).users.create({ email, name: "New Cat", password: "ten chars!!", role: "operator" });
     expect(created).toMatchObject({ email, name: "New Cat", role: "operator", disabledAt: null });
-    await expect(api.caller(admin).users.create({ email: email.toUpperCase(), name: "Dup", password: "ten chars!!" })).rejects.toMatchObject({ code: "CONFLICT" });
-    const short = await api.caller(admin).users.create({ email: `s-${email}`, name: "Short", password: "short" }).catch((e: unknown) => e);
+    await expect(
+      api.caller(admin).users.create({ email: email.toUpperCase(), name: "Dup", password: "ten chars!!" }),
+    ).rejects.toMatchObject({ code: "CONFLICT" });
+    const short = await api
+      .caller(admin)
+      .users.create({ email: `s-${email}`, name: "Short", password: "short" })
+      .catch((e: unknown) => e);
     expect(short).toMatchObject({ code: "BAD_REQUEST" });
     expect((await api.caller(admin).users.list()).find((u) => u.email === email)).toMatchObject({ role: "operator" });
   });
@@ -142,7 +187,9 @@ describe("user management (admin)", () => {
   it("role changes apply on the next request; the last enabled admin cannot be demoted or disabled, and nobody disables themselves", async () => {
     const admin = await solo.user("admin");
     const viewer = await solo.user("viewer");
-    await expect(solo.caller(admin).users.setRole({ userId: admin.id, role: "operator" })).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
+    await expect(solo.caller(admin).users.setRole({ userId: admin.id, role: "operator" })).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+    });
     await expect(solo.caller(admin).users.disable({ userId: admin.id })).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
 
     const cookie = await solo.sessionCookie(viewer.id);
@@ -153,8 +200,15 @@ describe("user management (admin)", () => {
     // Two admins now: one may step down, and then the other is the last.
     await solo.caller(admin).users.setRole({ userId: admin.id, role: "viewer" });
     const promoted = { ...viewer, role: "admin" as const };
-    await expect(solo.caller(promoted).users.setRole({ userId: promoted.id, role: "viewer" })).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
-    await expect(solo.caller(promoted).users.setRole({ userId: crypto.randomUUID(), role: "viewer" })).rejects.toMatchObject({ code: "NOT_FOUND" });
-    expect((await solo.caller(promoted).users.list()).map((u) => [u.id, u.role])).toEqual([[admin.id, "viewer"], [viewer.id, "admin"]]);
+    await expect(solo.caller(promoted).users.setRole({ userId: promoted.id, role: "viewer" })).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+    });
+    await expect(solo.caller(promoted).users.setRole({ userId: crypto.randomUUID(), role: "viewer" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    expect((await solo.caller(promoted).users.list()).map((u) => [u.id, u.role])).toEqual([
+      [admin.id, "viewer"],
+      [viewer.id, "admin"],
+    ]);
   });
 });

@@ -144,7 +144,11 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
   it("parses CRLF line endings split between reads", async () => {
     stub.handle(async (_req, res) => {
       startEventStream(res);
-      await writeStream(res, streamOf(provider, chunks).map((e) => e.replaceAll("\n", "\r\n")), { pieceBytes: 3 });
+      await writeStream(
+        res,
+        streamOf(provider, chunks).map((e) => e.replaceAll("\n", "\r\n")),
+        { pieceBytes: 3 },
+      );
     });
     const response = await brain(provider).invoke(request());
     expect(response.text).toBe(chunks.join(""));
@@ -185,7 +189,12 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
       provider === "openai"
         ? sendError(res, provider, 429, "You exceeded your current quota", {}, "insufficient_quota")
         : (res.writeHead(429, { "content-type": "application/json" }),
-          res.end(JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "spend limit", details: { error_code: "enforced_spend_limit_reached" } } }))),
+          res.end(
+            JSON.stringify({
+              type: "error",
+              error: { type: "rate_limit_error", message: "spend limit", details: { error_code: "enforced_spend_limit_reached" } },
+            }),
+          )),
     );
     const err = await failure(brain(provider).invoke(request()));
     expect(err.errorClass).toBe("provider_rate_limit");
@@ -384,8 +393,22 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
 });
 
 describe("checkBrain", () => {
-  const openai = (extra: Record<string, unknown> = {}) => ({ kind: "openai" as const, id: "check-openai", baseUrl: `${stub.url}/v1`, model: "stub-model", apiKeyEnv: KEY_ENV, ...extra });
-  const anthropic = (extra: Record<string, unknown> = {}) => ({ kind: "anthropic" as const, id: "check-anthropic", baseUrl: stub.url, model: "stub-model", apiKeyEnv: KEY_ENV, ...extra });
+  const openai = (extra: Record<string, unknown> = {}) => ({
+    kind: "openai" as const,
+    id: "check-openai",
+    baseUrl: `${stub.url}/v1`,
+    model: "stub-model",
+    apiKeyEnv: KEY_ENV,
+    ...extra,
+  });
+  const anthropic = (extra: Record<string, unknown> = {}) => ({
+    kind: "anthropic" as const,
+    id: "check-anthropic",
+    baseUrl: stub.url,
+    model: "stub-model",
+    apiKeyEnv: KEY_ENV,
+    ...extra,
+  });
   const listing = (ids: string[], headers: Record<string, string> = {}) =>
     stub.handle((req, res) => {
       if (req.url !== "/v1/models") return sendError(res, "openai", 404, "no such route");
@@ -396,7 +419,13 @@ describe("checkBrain", () => {
   it("OpenAI-compatible: reachable, key accepted, model listed (Ollama's name:latest too)", async () => {
     listing(["other", "stub-model"], { "x-ratelimit-limit-requests": "500" });
     const result = await checkBrain(openai());
-    expect(result).toMatchObject({ ok: true, connectivity: "ok", auth: "ok", modelExists: true, rateLimit: { minIntervalMs: 2000, providerRequestsPerMinute: 500, warning: null } });
+    expect(result).toMatchObject({
+      ok: true,
+      connectivity: "ok",
+      auth: "ok",
+      modelExists: true,
+      rateLimit: { minIntervalMs: 2000, providerRequestsPerMinute: 500, warning: null },
+    });
     expect(result.latencyMs).toBeGreaterThanOrEqual(0);
     expect(stub.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     listing(["llama3:latest"]);
@@ -433,13 +462,22 @@ describe("checkBrain", () => {
       }
       sendError(res, "anthropic", 404, "model not found", {}, "not_found_error");
     });
-    expect(await checkBrain(anthropic())).toMatchObject({ ok: true, auth: "ok", modelExists: true, rateLimit: { providerRequestsPerMinute: 50 } });
+    expect(await checkBrain(anthropic())).toMatchObject({
+      ok: true,
+      auth: "ok",
+      modelExists: true,
+      rateLimit: { providerRequestsPerMinute: 50 },
+    });
     expect(await checkBrain(anthropic({ model: "claude-nope" }))).toMatchObject({ ok: false, auth: "ok", modelExists: false });
   });
 
   it("an unreachable endpoint and a missing key variable", async () => {
     const port = await freePort();
-    expect(await checkBrain(openai({ baseUrl: `http://127.0.0.1:${port}` }))).toMatchObject({ ok: false, connectivity: "unreachable", latencyMs: null });
+    expect(await checkBrain(openai({ baseUrl: `http://127.0.0.1:${port}` }))).toMatchObject({
+      ok: false,
+      connectivity: "unreachable",
+      latencyMs: null,
+    });
     listing(["stub-model"]);
     const missing = await checkBrain(openai({ apiKeyEnv: "CATCAFE_TEST_UNSET_KEY" }));
     expect(missing).toMatchObject({ ok: false, connectivity: "ok", auth: "missing_key" });

@@ -38,7 +38,16 @@ function brain(id: string, stub: BrainStub, minIntervalMs: number): BrainAgent {
 }
 
 function request(overrides: Partial<AgentRequest> = {}): AgentRequest {
-  return { role: "coder", prompt: "hi", context: [], workspace: process.cwd(), invocation: 0, signal: new AbortController().signal, deadline: Date.now() + 20_000, ...overrides };
+  return {
+    role: "coder",
+    prompt: "hi",
+    context: [],
+    workspace: process.cwd(),
+    invocation: 0,
+    signal: new AbortController().signal,
+    deadline: Date.now() + 20_000,
+    ...overrides,
+  };
 }
 
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
@@ -51,7 +60,16 @@ describe("the shared brain rate limit", () => {
     const workers = ["A", "B"].map((worker) =>
       startProcess(process.execPath, ["--import", "tsx", path.resolve("test/helpers/brains-rate-limit-worker.ts")], {
         cwd: process.cwd(),
-        env: { NODE_ENV: "test", PATH: process.env.PATH, DATABASE_URL: db.url, STUB_URL: stub.url, WORKER: worker, CALLS: String(calls), INTERVAL_MS: String(intervalMs), BRAIN_KEY: "k" },
+        env: {
+          NODE_ENV: "test",
+          PATH: process.env.PATH,
+          DATABASE_URL: db.url,
+          STUB_URL: stub.url,
+          WORKER: worker,
+          CALLS: String(calls),
+          INTERVAL_MS: String(intervalMs),
+          BRAIN_KEY: "k",
+        },
       }),
     );
     for (const w of workers) {
@@ -64,7 +82,13 @@ describe("the shared brain rate limit", () => {
     const byWorker = (w: string) => stub.requests.filter((r) => r.body.includes(`worker ${w} call`)).length;
     expect([byWorker("A"), byWorker("B")]).toEqual([calls, calls]);
     // Each worker reported its waits; together they waited for most calls.
-    const waits = workers.flatMap((w) => w.output().split("\n").filter((l) => l.startsWith('{"wait"')).map((l) => (JSON.parse(l) as { wait: number }).wait));
+    const waits = workers.flatMap((w) =>
+      w
+        .output()
+        .split("\n")
+        .filter((l) => l.startsWith('{"wait"'))
+        .map((l) => (JSON.parse(l) as { wait: number }).wait),
+    );
     expect(waits.length).toBeGreaterThanOrEqual(calls);
     for (const w of waits) expect(w).toBeGreaterThan(0);
     const row = await db.pool.query("SELECT brain_id, base_url, holder FROM brain_rate_limits WHERE brain_id = 'shared-brain'");
@@ -77,7 +101,11 @@ describe("the shared brain rate limit", () => {
     const gate = databaseCallGate(db.pool, { onWait: (w) => void waits.push(w) });
     const a = brain("brain-a", stub, 400);
     const b = brain("brain-b", stub, 400);
-    await Promise.all([a.invoke(request({ callGate: gate })), a.invoke(request({ callGate: gate })), b.invoke(request({ callGate: gate }))]);
+    await Promise.all([
+      a.invoke(request({ callGate: gate })),
+      a.invoke(request({ callGate: gate })),
+      b.invoke(request({ callGate: gate })),
+    ]);
     expect(waits).toHaveLength(1);
     expect(waits[0]!.brain).toEqual({ brainId: "brain-a", baseUrl: stub.url, minIntervalMs: 400 });
     expect(waits[0]!.waitedMs).toBeGreaterThanOrEqual(390);
@@ -147,7 +175,9 @@ describe("brains through the runner", () => {
     await h.waitFor(sessionId, "awaiting confirm", (s) => s.fsm === "awaiting_operator_confirm");
     const events = await db.store.readStream(sessionId);
     const outputs = ofType<{ simulated: boolean; usage?: unknown; agentId: string }>(events, "AgentOutputRecorded");
-    expect(outputs.map((o) => [o.data.agentId, o.data.simulated, o.data.usage])).toEqual(Array(3).fill(["brain-e2e", false, { inputTokens: 42, outputTokens: 4 }]));
+    expect(outputs.map((o) => [o.data.agentId, o.data.simulated, o.data.usage])).toEqual(
+      Array(3).fill(["brain-e2e", false, { inputTokens: 42, outputTokens: 4 }]),
+    );
     const waited = ofType<{ stepId: string; brain: string; waitMs: number; minIntervalMs: number }>(events, "RateLimitWaited");
     expect(waited.length).toBeGreaterThanOrEqual(1);
     const stepIds = new Set(ofType<{ stepId: string }>(events, "StepScheduled").map((e) => e.data.stepId));

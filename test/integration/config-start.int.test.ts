@@ -31,7 +31,11 @@ beforeAll(async () => {
 });
 
 const deps = () => ({ store: db.store, pool: db.pool });
-const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", ...args], { cwd: h.repo, encoding: "utf8" }).trim();
+const git = (...args: string[]) =>
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", ...args], {
+    cwd: h.repo,
+    encoding: "utf8",
+  }).trim();
 
 /** Replaces `.catcafe/` in the project repository (null deletes a file) and commits it. */
 function commitConfig(files: Record<string, unknown>, message = "config"): string {
@@ -100,12 +104,17 @@ describe("startTask with .catcafe/ committed in the project repository", () => {
       '.catcafe/agents.json: agents[0].defaultBrain: unknown brain "sim-codr" (known: gpt, sim-coder, sim-reviewer); did you mean "sim-coder"?',
       ".catcafe/projects.json: maxIterations: 0 is out of range: must be at least 1",
     ]);
-    expect(message).toBe(`cannot start a task: project ${PROJECT} has an invalid .catcafe/ configuration at commit ${commit.slice(0, 12)}:\n${lines.map((l) => `  ${l}`).join("\n")}`);
+    expect(message).toBe(
+      `cannot start a task: project ${PROJECT} has an invalid .catcafe/ configuration at commit ${commit.slice(0, 12)}:\n${lines.map((l) => `  ${l}`).join("\n")}`,
+    );
   });
 
   it("a key written into a file is refused without being repeated; an allowlist wider than the admin's is refused", async () => {
     const config = validConfig({ id: "coder-v1", files: { "src/sum.js": FIXED_SUM } });
-    commitConfig({ ...config, "brains.json": { brains: { ...config["brains.json"].brains, gpt: { provider: "openai", model: "gpt-5", apiKeyEnv: KEY_VALUE } } } });
+    commitConfig({
+      ...config,
+      "brains.json": { brains: { ...config["brains.json"].brains, gpt: { provider: "openai", model: "gpt-5", apiKeyEnv: KEY_VALUE } } },
+    });
     const secret = await refusal();
     expect(secret.lines).toEqual([
       ".catcafe/brains.json: brains.gpt.apiKeyEnv: must be the NAME of an environment variable (like OPENAI_API_KEY), but this value looks like an API key itself: remove it from the file and rotate it (it may already be in git history)",
@@ -114,7 +123,7 @@ describe("startTask with .catcafe/ committed in the project repository", () => {
 
     commitConfig({ ...config, "projects.json": { ...config["projects.json"], allowlist: [["node", "**"]] } });
     expect((await refusal()).lines).toEqual([
-      '.catcafe/projects.json: allowlist[0]: rule "node **" is not allowed by the project\'s allowlist (set by an admin); the repository\'s allowlist can only narrow it',
+      ".catcafe/projects.json: allowlist[0]: rule \"node **\" is not allowed by the project's allowlist (set by an admin); the repository's allowlist can only narrow it",
     ]);
   });
 
@@ -126,7 +135,12 @@ describe("startTask with .catcafe/ committed in the project repository", () => {
     const atStart = await db.store.readStream(sessionId);
     expect(atStart.map((e) => e.type).slice(0, 3)).toEqual(["SessionCreated", "RuntimeContextRecorded", "TaskStarted"]);
 
-    const [started] = ofType<{ mode: string; maxIterations: number; project: { baseCommit: string; allowlist: string[][] }; agents: Record<string, Record<string, unknown>> }>(atStart, "TaskStarted");
+    const [started] = ofType<{
+      mode: string;
+      maxIterations: number;
+      project: { baseCommit: string; allowlist: string[][] };
+      agents: Record<string, Record<string, unknown>>;
+    }>(atStart, "TaskStarted");
     expect(started!.mode).toBe("implementation"); // projects.json's default mode
     expect(started!.maxIterations).toBe(2);
     expect(started!.project).toMatchObject({ baseCommit, allowlist: [["node", "--test", "test/"]] });
@@ -142,10 +156,25 @@ describe("startTask with .catcafe/ committed in the project repository", () => {
     expect(context).toMatchObject({
       recorded: true,
       inheritedFrom: null,
-      source: { dir: ".catcafe", commit: baseCommit, configVersion: "1.0", files: ["version.json", "shells.json", "brains.json", "agents.json", "projects.json"] },
+      source: {
+        dir: ".catcafe",
+        commit: baseCommit,
+        configVersion: "1.0",
+        files: ["version.json", "shells.json", "brains.json", "agents.json", "projects.json"],
+      },
       settings: { retry: { maxAttempts: 3, backoffMs: [1000, 2000, 4000] }, rateLimit: { minIntervalMs: 2000 } },
-      roles: { coder: { agentId: "coder-v1", source: "config" }, reviewer: { agentId: "reviewer-sim", source: "config" }, tester: { agentId: "tester-cmd", source: "config" } },
-      agents: { tester: { shell: { id: "plan-writer", kind: "command" }, brain: { id: "gpt", apiKeyEnv: "CATCAFE_IT_OPENAI_KEY" }, fsm: { id: "execution_fsm_v1", initialState: "IDLE" } } },
+      roles: {
+        coder: { agentId: "coder-v1", source: "config" },
+        reviewer: { agentId: "reviewer-sim", source: "config" },
+        tester: { agentId: "tester-cmd", source: "config" },
+      },
+      agents: {
+        tester: {
+          shell: { id: "plan-writer", kind: "command" },
+          brain: { id: "gpt", apiKeyEnv: "CATCAFE_IT_OPENAI_KEY" },
+          fsm: { id: "execution_fsm_v1", initialState: "IDLE" },
+        },
+      },
     });
     // The key's value was never read into the session: only its variable's name.
     expect(JSON.stringify(atStart)).not.toContain(KEY_VALUE);
@@ -166,7 +195,9 @@ describe("startTask with .catcafe/ committed in the project repository", () => {
     expect(done.outcome).toBe("approved");
     const events = await db.store.readStream(sessionId);
     expect(fs.readFileSync(path.join(h.workspacesRoot, sessionId, "src/sum.js"), "utf8")).toBe(FIXED_SUM);
-    expect(ofType<{ argv: string[]; passed: boolean }>(events, "TestCommandRecorded").map((t) => [t.argv, t.passed])).toEqual([[["node", "--test", "test/"], true]]);
+    expect(ofType<{ argv: string[]; passed: boolean }>(events, "TestCommandRecorded").map((t) => [t.argv, t.passed])).toEqual([
+      [["node", "--test", "test/"], true],
+    ]);
     expect(JSON.stringify(events)).not.toContain(KEY_VALUE);
     const after = (await getRuntimeContext(db.store, sessionId))!;
     expect(after.runs.map((r) => [r.role, r.agentId, r.fsmState])).toEqual([

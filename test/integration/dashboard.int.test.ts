@@ -43,10 +43,30 @@ describe("sessions projection: task facts", () => {
     const projectId = `facts-${crypto.randomBytes(3).toString("hex")}`;
     const parent = await finishedTask(projectId);
     const { sessionId: child } = await rerunTask(deps(), { sessionId: parent }, testActor);
-    const rows = await db.pool.query("SELECT id, project_id, mode, prompt, iteration, outcome, state, parent_id FROM sessions WHERE id = ANY($1) ORDER BY parent_id NULLS FIRST", [[parent, child]]);
+    const rows = await db.pool.query(
+      "SELECT id, project_id, mode, prompt, iteration, outcome, state, parent_id FROM sessions WHERE id = ANY($1) ORDER BY parent_id NULLS FIRST",
+      [[parent, child]],
+    );
     expect(rows.rows).toEqual([
-      { id: parent, project_id: projectId, mode: "proposal", prompt: `Fix sum() in ${projectId}`, iteration: 2, outcome: "approved", state: "approved", parent_id: null },
-      expect.objectContaining({ id: child, project_id: projectId, mode: "proposal", prompt: `Fix sum() in ${projectId}`, iteration: 1, outcome: null, parent_id: parent }),
+      {
+        id: parent,
+        project_id: projectId,
+        mode: "proposal",
+        prompt: `Fix sum() in ${projectId}`,
+        iteration: 2,
+        outcome: "approved",
+        state: "approved",
+        parent_id: null,
+      },
+      expect.objectContaining({
+        id: child,
+        project_id: projectId,
+        mode: "proposal",
+        prompt: `Fix sum() in ${projectId}`,
+        iteration: 1,
+        outcome: null,
+        parent_id: parent,
+      }),
     ]);
     await h.waitFor(child, "the rerun's roundtable", (s) => s.fsm === "awaiting_operator_confirm");
     const live = await snapshotProjections(db.pool, db.store);
@@ -70,8 +90,19 @@ describe("session list", () => {
         id,
         "no_stream",
         [
-          { type: "SessionCreated", data: { title: `List ${runId} #${i}${i === 7 ? " 100%_done" : ""}`, workflow: "review_loop", state: "start" } },
-          { type: "TaskStarted", data: { ...base, mode: i % 2 ? "implementation" : "proposal", prompt: i === 11 ? `needle-${runId} in a haystack` : "plain prompt", project: project(`p-${runId}-${i % 2}`) } },
+          {
+            type: "SessionCreated",
+            data: { title: `List ${runId} #${i}${i === 7 ? " 100%_done" : ""}`, workflow: "review_loop", state: "start" },
+          },
+          {
+            type: "TaskStarted",
+            data: {
+              ...base,
+              mode: i % 2 ? "implementation" : "proposal",
+              prompt: i === 11 ? `needle-${runId} in a haystack` : "plain prompt",
+              project: project(`p-${runId}-${i % 2}`),
+            },
+          },
           ...(i % 5 === 0 ? [{ type: "SessionStateChanged", data: { from: "start", to: "approved" } }] : []),
         ],
         { actor },
@@ -93,7 +124,9 @@ describe("session list", () => {
     }
     expect(seen).toEqual([...ids].reverse());
     const back = await listSessions(db.pool, mine, { limit: 7, before: page.rows[0]!.id });
-    expect(back.rows.map((r) => r.id)).toEqual([...ids].reverse().slice(seen.length - page.rows.length - 7, seen.length - page.rows.length));
+    expect(back.rows.map((r) => r.id)).toEqual(
+      [...ids].reverse().slice(seen.length - page.rows.length - 7, seen.length - page.rows.length),
+    );
     expect(back.hasOlder).toBe(true);
   });
 
@@ -129,7 +162,14 @@ describe("replay, lineage and settings procedures", () => {
     const viewer = api.caller(await api.user("viewer"));
     const latest = await viewer.replay.at({ sessionId: parent });
     expect(latest.version).toBe(latest.head);
-    expect(latest.state).toMatchObject({ fsm: "approved", status: "finished", outcome: "approved", iteration: 2, mode: "proposal", project: { id: projectId } });
+    expect(latest.state).toMatchObject({
+      fsm: "approved",
+      status: "finished",
+      outcome: "approved",
+      iteration: 2,
+      mode: "proposal",
+      project: { id: projectId },
+    });
     expect(latest.rounds.map((r) => [r.iteration, r.verdict])).toEqual([
       [1, "changes_requested"],
       [2, "approve"],
@@ -181,11 +221,15 @@ describe("replay, lineage and settings procedures", () => {
     });
     try {
       const brainProject = `brains-${crypto.randomBytes(3).toString("hex")}`;
-      await h.project(brainProject, { coder: { kind: "openai", id: "stub-brain", baseUrl: `${stub.url}/v1`, model: "stub-model", apiKeyEnv: "CATCAFE_TEST_STUB_KEY" } });
+      await h.project(brainProject, {
+        coder: { kind: "openai", id: "stub-brain", baseUrl: `${stub.url}/v1`, model: "stub-model", apiKeyEnv: "CATCAFE_TEST_STUB_KEY" },
+      });
       const viewer = api.caller(await api.user("viewer"));
       const operator = api.caller(await api.user("operator"));
       expect(await outcomeOf(viewer.settings.projects())).toBe("FORBIDDEN");
-      expect(await outcomeOf(viewer.settings.checkBrain({ projectId: brainProject, source: "project", brainId: "stub-brain" }))).toBe("FORBIDDEN");
+      expect(await outcomeOf(viewer.settings.checkBrain({ projectId: brainProject, source: "project", brainId: "stub-brain" }))).toBe(
+        "FORBIDDEN",
+      );
 
       const projects = await operator.settings.projects();
       const demo = projects.find((p) => p.id === projectId)!;
@@ -198,18 +242,30 @@ describe("replay, lineage and settings procedures", () => {
       expect(demo.config).toMatchObject({ found: false, unreadable: null, commit: expect.stringMatching(/^[0-9a-f]{40}$/) });
 
       const brains = await operator.settings.brains();
-      expect(brains.find((b) => b.id === "stub-brain")).toMatchObject({ projectId: brainProject, provider: "openai", apiKeyEnv: "CATCAFE_TEST_STUB_KEY", checkable: true, usedBy: ["coder"] });
+      expect(brains.find((b) => b.id === "stub-brain")).toMatchObject({
+        projectId: brainProject,
+        provider: "openai",
+        apiKeyEnv: "CATCAFE_TEST_STUB_KEY",
+        checkable: true,
+        usedBy: ["coder"],
+      });
       const check = await operator.settings.checkBrain({ projectId: brainProject, source: "project", brainId: "stub-brain" });
       expect(check).toMatchObject({ connectivity: "ok", modelExists: true, auth: "missing_key" });
       expect(stub.requests.map((r) => r.url)).toEqual(["/v1/models"]);
-      expect(await outcomeOf(operator.settings.checkBrain({ projectId: brainProject, source: "project", brainId: "nope" }))).toBe("NOT_FOUND");
-      expect(await outcomeOf(operator.settings.checkBrain({ projectId: projectId, source: "project", brainId: "coder-sim" }))).toBe("PRECONDITION_FAILED");
+      expect(await outcomeOf(operator.settings.checkBrain({ projectId: brainProject, source: "project", brainId: "nope" }))).toBe(
+        "NOT_FOUND",
+      );
+      expect(await outcomeOf(operator.settings.checkBrain({ projectId: projectId, source: "project", brainId: "coder-sim" }))).toBe(
+        "PRECONDITION_FAILED",
+      );
 
       const { workflows, fsms } = await viewer.settings.workflows();
       const loop = workflows.find((w) => w.id === "review_loop")!;
       expect(loop.problems).toEqual([]);
       expect(loop.nodes.find((n) => n.id === "reviewing")).toMatchObject({ kind: "step", role: "reviewer", output: "review_verdict" });
-      expect(loop.edges).toContainEqual(expect.objectContaining({ from: "reviewing", to: "building", trigger: "changes_requested", guard: "under_cap", iterate: true }));
+      expect(loop.edges).toContainEqual(
+        expect.objectContaining({ from: "reviewing", to: "building", trigger: "changes_requested", guard: "under_cap", iterate: true }),
+      );
       expect(loop.global).toEqual([
         { trigger: "cancel", to: "cancelled" },
         { trigger: "step_failed", to: "failed" },

@@ -33,7 +33,8 @@ function dataDirForTest(prefix: string): string {
 }
 
 const deps = () => ({ store: db.store, pool: db.pool });
-const ofType = <T = Record<string, unknown>>(events: RecordedEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as T);
+const ofType = <T = Record<string, unknown>>(events: RecordedEvent[], type: string) =>
+  events.filter((e) => e.type === type).map((e) => e.data as T);
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
 
 async function demoTaskCount(): Promise<number> {
@@ -67,7 +68,9 @@ describe("the demo", () => {
   it("two starts seeding at once (one data directory, one database) create one repository and one task", async () => {
     const other = await createTestDatabase();
     const dataDir = dataDirForTest("catcafe-demo-race-");
-    const results = (await Promise.all([1, 2, 3].map(() => seedDemo({ store: other.store, pool: other.pool }, { dataDir, env: {} })))).map(seeded);
+    const results = (await Promise.all([1, 2, 3].map(() => seedDemo({ store: other.store, pool: other.pool }, { dataDir, env: {} })))).map(
+      seeded,
+    );
     expect(new Set(results.map((r) => r.sessionId)).size).toBe(1);
     expect(results.filter((r) => r.created.task)).toHaveLength(1);
     expect(results.filter((r) => r.created.repo).length).toBeGreaterThanOrEqual(1);
@@ -110,13 +113,20 @@ describe("the demo", () => {
     expect(started.metadata.actor).toEqual({ kind: "system", id: "demo" });
     await h.waitFor(sessionId, "awaiting confirm", (s) => s.fsm === "awaiting_operator_confirm");
     events = await db.store.readStream(sessionId);
-    const discussion = ofType<{ role: string; agentId: string; phase: string; simulated: boolean; preview: string }>(events, "AgentOutputRecorded");
+    const discussion = ofType<{ role: string; agentId: string; phase: string; simulated: boolean; preview: string }>(
+      events,
+      "AgentOutputRecorded",
+    );
     expect(discussion.map((d) => [d.role, d.agentId, d.phase, d.simulated])).toEqual([
       ["coder", "coder-sim", "discussion", true],
       ["reviewer", "reviewer-sim", "discussion", true],
       ["tester", "tester-sim", "discussion", true],
     ]);
-    expect(discussion.map((d) => d.preview.split("\n")[0])).toEqual(["Proposal (simulated coder)", "Critique (simulated reviewer)", "Testability and risks (simulated tester)"]);
+    expect(discussion.map((d) => d.preview.split("\n")[0])).toEqual([
+      "Proposal (simulated coder)",
+      "Critique (simulated reviewer)",
+      "Testability and risks (simulated tester)",
+    ]);
     expect(ofType(events, "WorkspaceCommitted")).toEqual([]);
     expect(ofType(events, "ReviewVerdictRecorded")).toEqual([]);
 
@@ -131,8 +141,12 @@ describe("the demo", () => {
     const done = await h.waitFor(sessionId, "the end of the session", (s) => s.status === "finished");
     expect(done.outcome).toBe("approved");
     events = await db.store.readStream(sessionId);
-    expect(ofType<{ changedFiles: unknown }>(events, "WorkspaceCommitted").map((c) => c.changedFiles)).toEqual([[{ path: "src/slugify.js", status: "modified" }]]);
-    expect(ofType<{ decision: string; override: string | null }>(events, "ReviewVerdictRecorded")).toMatchObject([{ decision: "approve", override: null }]);
+    expect(ofType<{ changedFiles: unknown }>(events, "WorkspaceCommitted").map((c) => c.changedFiles)).toEqual([
+      [{ path: "src/slugify.js", status: "modified" }],
+    ]);
+    expect(ofType<{ decision: string; override: string | null }>(events, "ReviewVerdictRecorded")).toMatchObject([
+      { decision: "approve", override: null },
+    ]);
     const tests = ofType<{ argv: string[]; passed: boolean; exitCode: number; stdoutTail: string }>(events, "TestCommandRecorded");
     expect(tests).toHaveLength(1);
     expect(tests[0]).toMatchObject({ argv: ["node", "--test", "test/"], passed: true, exitCode: 0 });

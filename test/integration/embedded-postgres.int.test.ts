@@ -38,7 +38,9 @@ describe("embedded postgres", () => {
     const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.resolve("server/db/embedded.ts"))};
       await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, port: ${port}, password: "pw" });
       console.log("ready"); setInterval(() => {}, 1e9);`;
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     await new Promise<void>((resolve, reject) => {
       child.stdout!.on("data", (d) => String(d).includes("ready") && resolve());
       child.once("exit", (code) => reject(new Error(`child exited early (${code})`)));

@@ -18,21 +18,33 @@ const message = (text: string) => ({ type: "OperatorMessagePosted", data: { text
 
 async function newSession(title = "a session"): Promise<string> {
   const id = uniqueId();
-  await db.store.append(id, "no_stream", [{ type: "SessionCreated", data: { title, workflow: "test", state: "open" } }], { actor: testActor });
+  await db.store.append(id, "no_stream", [{ type: "SessionCreated", data: { title, workflow: "test", state: "open" } }], {
+    actor: testActor,
+  });
   return id;
 }
 
 describe("append and read", () => {
   it("records events with versions, positions and full metadata", async () => {
     const id = await newSession();
-    const res = await db.store.append(id, 1, [message("one"), message("two")], { actor: testActor, correlationId: "corr-1", causationId: "cause-1" });
+    const res = await db.store.append(id, 1, [message("one"), message("two")], {
+      actor: testActor,
+      correlationId: "corr-1",
+      causationId: "cause-1",
+    });
     expect(res.version).toBe(3);
     const events = await db.store.readStream(id);
-    expect(events.map((e) => [e.version, e.type])).toEqual([[1, "SessionCreated"], [2, "OperatorMessagePosted"], [3, "OperatorMessagePosted"]]);
+    expect(events.map((e) => [e.version, e.type])).toEqual([
+      [1, "SessionCreated"],
+      [2, "OperatorMessagePosted"],
+      [3, "OperatorMessagePosted"],
+    ]);
     expect(events[1]!.data).toEqual({ text: "one" });
     expect(events[1]!.metadata).toEqual({ actor: testActor, correlationId: "corr-1", causationId: "cause-1", schemaVersion: 1 });
     expect(events[2]!.position).toBeGreaterThan(events[1]!.position);
-    const row = await db.pool.query("SELECT s.state, s.created_by, st.version FROM sessions s JOIN streams st USING (id) WHERE id = $1", [id]);
+    const row = await db.pool.query("SELECT s.state, s.created_by, st.version FROM sessions s JOIN streams st USING (id) WHERE id = $1", [
+      id,
+    ]);
     expect(row.rows[0]).toEqual({ state: "open", version: 3, created_by: "user:tester" });
     const summaries = await db.pool.query("SELECT summary FROM events WHERE stream_id = $1 ORDER BY version", [id]);
     expect(summaries.rows.map((r) => r.summary)).toEqual(['Session "a session" created (test)', "Message: one", "Message: two"]);
@@ -71,7 +83,9 @@ describe("append and read", () => {
     await expect(db.store.append(id, 1, [{ type: "OperatorMessagePosted", data: { text: 42 } }], { actor: testActor })).rejects.toThrow(
       /invalid OperatorMessagePosted event: text:/,
     );
-    await expect(db.store.append(id, 1, [{ type: "NoSuchEvent", data: {} }], { actor: testActor })).rejects.toThrow(/unknown event type "NoSuchEvent"/);
+    await expect(db.store.append(id, 1, [{ type: "NoSuchEvent", data: {} }], { actor: testActor })).rejects.toThrow(
+      /unknown event type "NoSuchEvent"/,
+    );
     expect(await db.store.readStream(id)).toHaveLength(1);
     expect(await db.store.streamVersion(id)).toBe(1);
   });
@@ -79,7 +93,9 @@ describe("append and read", () => {
   it("appending to a missing stream with an expected version is NOT_FOUND; creating an existing one is CONFLICT", async () => {
     await expect(db.store.append(uniqueId(), 3, [message("x")], { actor: testActor })).rejects.toSatisfy((e) => isAppError(e, "NOT_FOUND"));
     const id = await newSession();
-    await expect(db.store.append(id, "no_stream", [message("x")], { actor: testActor })).rejects.toSatisfy((e) => isAppError(e, "CONFLICT"));
+    await expect(db.store.append(id, "no_stream", [message("x")], { actor: testActor })).rejects.toSatisfy((e) =>
+      isAppError(e, "CONFLICT"),
+    );
   });
 
   it("the database refuses UPDATE, DELETE and TRUNCATE on events", async () => {
@@ -162,7 +178,10 @@ describe("fork and replay", () => {
       parentId: parent,
       atVersion: 5,
       childId: child,
-      event: { type: "SessionForked", data: { parentId: parent, atVersion: 5, reason: "rerun", title: "child", workflow: "test", state: "open" } },
+      event: {
+        type: "SessionForked",
+        data: { parentId: parent, atVersion: 5, reason: "rerun", title: "child", workflow: "test", state: "open" },
+      },
       metadata: { actor: testActor },
     });
     await db.store.append(child, 6, [message("c7")], { actor: testActor });
@@ -170,7 +189,13 @@ describe("fork and replay", () => {
 
     const childEvents = await db.store.readStream(child);
     expect(childEvents.map((e) => [e.streamId === parent ? "P" : "C", e.version])).toEqual([
-      ["P", 1], ["P", 2], ["P", 3], ["P", 4], ["P", 5], ["C", 6], ["C", 7],
+      ["P", 1],
+      ["P", 2],
+      ["P", 3],
+      ["P", 4],
+      ["P", 5],
+      ["C", 6],
+      ["C", 7],
     ]);
     expect(childEvents[5]!.type).toBe("SessionForked");
     const parentAfter = await db.store.readStream(parent);
@@ -183,14 +208,25 @@ describe("fork and replay", () => {
       parentId: child,
       atVersion: 3,
       childId: grandchild,
-      event: { type: "SessionForked", data: { parentId: child, atVersion: 3, reason: "revert", title: "gc", workflow: "test", state: "open" } },
+      event: {
+        type: "SessionForked",
+        data: { parentId: child, atVersion: 3, reason: "revert", title: "gc", workflow: "test", state: "open" },
+      },
       metadata: { actor: testActor },
     });
     const gc = await db.store.readStream(grandchild);
-    expect(gc.map((e) => [e.streamId === parent ? "P" : e.streamId === grandchild ? "G" : "C", e.version])).toEqual([["P", 1], ["P", 2], ["P", 3], ["G", 4]]);
+    expect(gc.map((e) => [e.streamId === parent ? "P" : e.streamId === grandchild ? "G" : "C", e.version])).toEqual([
+      ["P", 1],
+      ["P", 2],
+      ["P", 3],
+      ["G", 4],
+    ]);
 
     // Lineage both ways, from the sessions projection.
-    const rows = await db.pool.query("SELECT id, parent_id, fork_version FROM sessions WHERE id = ANY($1) ORDER BY fork_version NULLS FIRST", [[parent, child, grandchild]]);
+    const rows = await db.pool.query(
+      "SELECT id, parent_id, fork_version FROM sessions WHERE id = ANY($1) ORDER BY fork_version NULLS FIRST",
+      [[parent, child, grandchild]],
+    );
     expect(rows.rows).toEqual([
       { id: parent, parent_id: null, fork_version: null },
       { id: grandchild, parent_id: child, fork_version: 3 },
@@ -237,7 +273,12 @@ describe("upcasting", () => {
     await db.pool.query("UPDATE streams SET version = 2 WHERE id = $1", [id]);
     await db.pool.query(
       `INSERT INTO events (event_id, stream_id, version, type, summary, data, metadata) VALUES ($1, $2, 2, 'Greeted', 'Greeted', $3, $4)`,
-      [crypto.randomUUID(), id, JSON.stringify({ name: "Old Style" }), JSON.stringify({ actor: testActor, correlationId: "c", causationId: null, schemaVersion: 1 })],
+      [
+        crypto.randomUUID(),
+        id,
+        JSON.stringify({ name: "Old Style" }),
+        JSON.stringify({ actor: testActor, correlationId: "c", causationId: null, schemaVersion: 1 }),
+      ],
     );
     const events = await store.readStream(id);
     expect(events.map((e) => e.data)).toEqual([{ fullName: "New Style" }, { fullName: "Old Style" }]);

@@ -29,14 +29,19 @@ let sessionId: string;
 let events: RecordedEvent[];
 let files: ExportFiles;
 
-const ofType = <T = Record<string, unknown>>(list: RecordedEvent[], type: string) => list.filter((e) => e.type === type).map((e) => e.data as T);
+const ofType = <T = Record<string, unknown>>(list: RecordedEvent[], type: string) =>
+  list.filter((e) => e.type === type).map((e) => e.data as T);
 const text = (name: string) => {
   const content = files.get(name);
   if (content === undefined) throw new Error(`${name} is not in the export`);
   return content.toString();
 };
 const json = <T>(name: string) => JSON.parse(text(name)) as T;
-const jsonl = <T>(name: string) => text(name).split("\n").filter(Boolean).map((l) => JSON.parse(l) as T);
+const jsonl = <T>(name: string) =>
+  text(name)
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as T);
 const bytes = (content: Buffer | string) => (typeof content === "string" ? Buffer.from(content, "utf8") : content);
 const blob = async (hash: string) => (await getBlob(db.pool, hash)).content;
 
@@ -53,7 +58,11 @@ beforeAll(async () => {
     reviewer: [{ reply: "Fine; mind negative numbers." }, { reply: reviewChanges("sum multiplies") }, { reply: reviewApprove }],
     tester: [{ reply: "One node:test covers it." }, { reply: testPlan() }],
   });
-  ({ sessionId } = await startTask({ store: db.store, pool: db.pool }, { projectId, prompt: "Fix sum() so the test passes", mode: "proposal" }, testActor));
+  ({ sessionId } = await startTask(
+    { store: db.store, pool: db.pool },
+    { projectId, prompt: "Fix sum() so the test passes", mode: "proposal" },
+    testActor,
+  ));
   await h.waitFor(sessionId, "awaiting confirm", (s) => s.fsm === "awaiting_operator_confirm");
   await confirmTask({ store: db.store, pool: db.pool }, { sessionId, via: "button" }, testActor);
   const done = await h.waitFor(sessionId, "approved", (s) => s.status === "finished");
@@ -64,8 +73,23 @@ beforeAll(async () => {
 
 describe("session export", () => {
   it("lays out the seed's files: summary, task events, timeline, and one folder per round", () => {
-    const round1 = ["coder-discussion.txt", "reviewer-discussion.txt", "tester-discussion.txt", "coder-build.txt", "changes.diff", "reviewer-verdict.txt", "reviewer-verdict.parsed.json"];
-    const round2 = ["coder-build.txt", "changes.diff", "reviewer-verdict.txt", "reviewer-verdict.parsed.json", "tester-test.txt", "tester-test.parsed.json"];
+    const round1 = [
+      "coder-discussion.txt",
+      "reviewer-discussion.txt",
+      "tester-discussion.txt",
+      "coder-build.txt",
+      "changes.diff",
+      "reviewer-verdict.txt",
+      "reviewer-verdict.parsed.json",
+    ];
+    const round2 = [
+      "coder-build.txt",
+      "changes.diff",
+      "reviewer-verdict.txt",
+      "reviewer-verdict.parsed.json",
+      "tester-test.txt",
+      "tester-test.parsed.json",
+    ];
     const common = ["meta.json", "events.jsonl", "test-results.json"];
     expect([...files.keys()].sort()).toEqual(
       [
@@ -81,8 +105,21 @@ describe("session export", () => {
   it("summary.json says what the TaskStarted, SessionFinalized and SessionStateChanged events say", () => {
     const summary = json<SessionSummary>("summary.json");
     const created = ofType<{ title: string }>(events, "SessionCreated")[0]!;
-    const started = ofType<{ workflow: string; mode: string; prompt: string; maxIterations: number; project: { id: string; name: string; baseCommit: string } }>(events, "TaskStarted")[0]!;
-    const final = ofType<{ outcome: string; reason: string | null; iterations: number; unresolved: string[]; errorClass: string | null; diagnosis: string | null }>(events, "SessionFinalized")[0]!;
+    const started = ofType<{
+      workflow: string;
+      mode: string;
+      prompt: string;
+      maxIterations: number;
+      project: { id: string; name: string; baseCommit: string };
+    }>(events, "TaskStarted")[0]!;
+    const final = ofType<{
+      outcome: string;
+      reason: string | null;
+      iterations: number;
+      unresolved: string[];
+      errorClass: string | null;
+      diagnosis: string | null;
+    }>(events, "SessionFinalized")[0]!;
     expect(summary).toMatchObject({
       sessionId,
       title: created.title,
@@ -91,7 +128,11 @@ describe("session export", () => {
       prompt: started.prompt,
       maxIterations: started.maxIterations,
       project: { id: started.project.id, name: started.project.name, baseCommit: started.project.baseCommit },
-      agents: { coder: { id: "coder-sim", kind: "scripted" }, reviewer: { id: "reviewer-sim", kind: "scripted" }, tester: { id: "tester-sim", kind: "scripted" } },
+      agents: {
+        coder: { id: "coder-sim", kind: "scripted" },
+        reviewer: { id: "reviewer-sim", kind: "scripted" },
+        tester: { id: "tester-sim", kind: "scripted" },
+      },
       status: "finished",
       state: "approved",
       outcome: final.outcome,
@@ -131,8 +172,17 @@ describe("session export", () => {
       }),
     );
     expect(lines.map((l) => `${l.from}→${l.to}`)).toEqual([
-      "start→proposal_coder", "proposal_coder→proposal_reviewer", "proposal_reviewer→proposal_tester", "proposal_tester→awaiting_operator_confirm",
-      "awaiting_operator_confirm→building", "building→reviewing", "reviewing→building", "building→reviewing", "reviewing→testing", "testing→running_tests", "running_tests→approved",
+      "start→proposal_coder",
+      "proposal_coder→proposal_reviewer",
+      "proposal_reviewer→proposal_tester",
+      "proposal_tester→awaiting_operator_confirm",
+      "awaiting_operator_confirm→building",
+      "building→reviewing",
+      "reviewing→building",
+      "building→reviewing",
+      "reviewing→testing",
+      "testing→running_tests",
+      "running_tests→approved",
     ]);
     expect(lines.find((l) => l.to === "building")!.actor).toBe("user:tester"); // the confirm
   });
@@ -142,8 +192,11 @@ describe("session export", () => {
     expect(timeline.map((t) => t.version)).toEqual(events.map((e) => e.version));
     expect(timeline.map((t) => t.type)).toEqual(events.map((e) => e.type));
     const stored = await readTimeline(db.pool, sessionId, { limit: 10_000 });
-    expect(timeline.map((t) => [t.version, t.type, t.actor, t.summary, t.recordedAt])).toEqual(stored.map((s) => [s.version, s.type, s.actor, s.summary, s.recordedAt]));
-    for (const entry of timeline) expect(Object.keys(entry).sort()).toEqual(["actor", "recordedAt", "round", "state", "streamId", "summary", "type", "version"]);
+    expect(timeline.map((t) => [t.version, t.type, t.actor, t.summary, t.recordedAt])).toEqual(
+      stored.map((s) => [s.version, s.type, s.actor, s.summary, s.recordedAt]),
+    );
+    for (const entry of timeline)
+      expect(Object.keys(entry).sort()).toEqual(["actor", "recordedAt", "round", "state", "streamId", "summary", "type", "version"]);
     expect(timeline.at(-1)).toMatchObject({ type: "SessionFinalized", state: "approved", round: 2 });
   });
 
@@ -165,9 +218,30 @@ describe("session export", () => {
     const listed = metas.flatMap((m) => m.outputs.map((o) => ({ ...o, dir: m.dir })));
     expect(listed.map((o) => o.version)).toEqual(outputs.map((e) => e.version));
     for (const event of outputs) {
-      const d = event.data as { stepId: string; attempt: number; agentId: string; simulated: boolean; role: string; phase: string; raw: { blob: string }; parsed: unknown; validationErrors: string[]; usage?: unknown };
+      const d = event.data as {
+        stepId: string;
+        attempt: number;
+        agentId: string;
+        simulated: boolean;
+        role: string;
+        phase: string;
+        raw: { blob: string };
+        parsed: unknown;
+        validationErrors: string[];
+        usage?: unknown;
+      };
       const meta = listed.find((o) => o.version === event.version)!;
-      expect(meta).toMatchObject({ stepId: d.stepId, attempt: d.attempt, agentId: d.agentId, simulated: d.simulated, role: d.role, phase: d.phase, validationErrors: d.validationErrors, raw: d.raw, usage: d.usage ?? null });
+      expect(meta).toMatchObject({
+        stepId: d.stepId,
+        attempt: d.attempt,
+        agentId: d.agentId,
+        simulated: d.simulated,
+        role: d.role,
+        phase: d.phase,
+        validationErrors: d.validationErrors,
+        raw: d.raw,
+        usage: d.usage ?? null,
+      });
       const raw = files.get(`${meta.dir}/${meta.file}`)!;
       expect(Buffer.isBuffer(raw)).toBe(true);
       expect(bytes(raw).equals(await blob(d.raw.blob))).toBe(true);
@@ -182,20 +256,31 @@ describe("session export", () => {
     // Steps of the round, with their attempts as the runner recorded them.
     const scheduled = events.filter((e) => e.type === "StepScheduled").map((e) => (e.data as { stepId: string }).stepId);
     expect(metas.flatMap((m) => m.steps.map((s) => s.stepId))).toEqual(scheduled);
-    for (const step of metas.flatMap((m) => m.steps)) expect(step.attempts).toMatchObject([{ attempt: 1, outcome: "completed", runnerId: expect.any(String) }]);
+    for (const step of metas.flatMap((m) => m.steps))
+      expect(step.attempts).toMatchObject([{ attempt: 1, outcome: "completed", runnerId: expect.any(String) }]);
   });
 
   it("test-results.json equals the TestCommandRecorded data; changes.diff equals the WorkspaceCommitted diff blob", async () => {
-    const rounds = [1, 2].map((r) => events.filter((e) => json<RoundMeta>(`rounds/0${r}/meta.json`).firstVersion <= e.version && e.version <= json<RoundMeta>(`rounds/0${r}/meta.json`).lastVersion));
+    const rounds = [1, 2].map((r) =>
+      events.filter(
+        (e) =>
+          json<RoundMeta>(`rounds/0${r}/meta.json`).firstVersion <= e.version &&
+          e.version <= json<RoundMeta>(`rounds/0${r}/meta.json`).lastVersion,
+      ),
+    );
     expect(json("rounds/01/test-results.json")).toEqual(ofType(rounds[0]!, "TestCommandRecorded"));
     expect(json("rounds/02/test-results.json")).toEqual(ofType(rounds[1]!, "TestCommandRecorded"));
-    expect(json<unknown[]>("rounds/02/test-results.json")).toMatchObject([{ argv: ["node", "--test", "test/"], passed: true, exitCode: 0 }]);
+    expect(json<unknown[]>("rounds/02/test-results.json")).toMatchObject([
+      { argv: ["node", "--test", "test/"], passed: true, exitCode: 0 },
+    ]);
     for (const [i, round] of rounds.entries()) {
       const commit = ofType<{ diff: { blob: string }; commit: string; changedFiles: unknown[] }>(round, "WorkspaceCommitted");
       expect(commit).toHaveLength(1);
       const diff = files.get(`rounds/0${i + 1}/changes.diff`)!;
       expect(bytes(diff).equals(await blob(commit[0]!.diff.blob))).toBe(true);
-      expect(json<RoundMeta>(`rounds/0${i + 1}/meta.json`).commits).toMatchObject([{ commit: commit[0]!.commit, changedFiles: commit[0]!.changedFiles, diffFile: "changes.diff" }]);
+      expect(json<RoundMeta>(`rounds/0${i + 1}/meta.json`).commits).toMatchObject([
+        { commit: commit[0]!.commit, changedFiles: commit[0]!.changedFiles, diffFile: "changes.diff" },
+      ]);
     }
     expect(text("rounds/02/changes.diff")).toContain("+  return a + b;");
   });
@@ -218,7 +303,15 @@ describe("session export", () => {
 
     const evilOut = path.join(tempDir("catcafe-export-"), "evil");
     for (const bad of ["../escaped.txt", "rounds/../../escaped.txt", "/etc/passwd", "rounds/.hidden", "a\\b"]) {
-      await expect(writeExportDir(new Map([["summary.json", "{}"], [bad, "x"]]), evilOut)).rejects.toSatisfy((err) => isAppError(err, "INVALID_INPUT"));
+      await expect(
+        writeExportDir(
+          new Map([
+            ["summary.json", "{}"],
+            [bad, "x"],
+          ]),
+          evilOut,
+        ),
+      ).rejects.toSatisfy((err) => isAppError(err, "INVALID_INPUT"));
     }
     expect(fs.existsSync(evilOut)).toBe(false);
     expect(fs.existsSync(path.join(path.dirname(evilOut), "escaped.txt"))).toBe(false);
@@ -237,7 +330,12 @@ describe("session export", () => {
       status: "active",
       state: "awaiting_operator_confirm",
       outcome: null,
-      lineage: { parentId: sessionId, forkVersion: 2, reason: "rerun", chain: [{ sessionId: child.sessionId, parentId: sessionId, forkVersion: 2, reason: "rerun" }] },
+      lineage: {
+        parentId: sessionId,
+        forkVersion: 2,
+        reason: "rerun",
+        chain: [{ sessionId: child.sessionId, parentId: sessionId, forkVersion: 2, reason: "rerun" }],
+      },
       events: { count: childEvents.length, inherited: 2 },
       timestamps: { createdAt: forked.recordedAt, firstEventAt: childEvents[0]!.recordedAt },
     });
@@ -245,7 +343,9 @@ describe("session export", () => {
     expect(timeline.map((t) => [t.version, t.streamId])).toEqual(childEvents.map((e) => [e.version, e.streamId]));
     expect(timeline.slice(0, 2).map((t) => t.streamId)).toEqual([sessionId, sessionId]);
     expect([...childFiles.keys()].filter((f) => f.startsWith("rounds/")).sort()).toEqual(
-      ["coder-discussion.txt", "events.jsonl", "meta.json", "reviewer-discussion.txt", "test-results.json", "tester-discussion.txt"].map((f) => `rounds/01/${f}`),
+      ["coder-discussion.txt", "events.jsonl", "meta.json", "reviewer-discussion.txt", "test-results.json", "tester-discussion.txt"].map(
+        (f) => `rounds/01/${f}`,
+      ),
     );
     expect(exportArchive(childFiles).length).toBeGreaterThan(0);
   });
@@ -255,16 +355,44 @@ describe("session export", () => {
     const base = { position: 0, txId: 0, streamId: "s-rep", metadata: meta, recordedAt: new Date().toISOString() };
     const stepId = "00000000-0000-4000-8000-000000000001";
     const output = (n: number) => ({
-      ...base, eventId: `o${n}`, version: 1 + n * 2, type: "AgentOutputRecorded",
-      data: { stepId, attempt: n, role: "coder", agentId: "c", phase: "build", raw: { blob: `${n}`.repeat(64), size: 1, mediaType: "text/plain" }, preview: "", parsed: null, validationErrors: [], simulated: true },
+      ...base,
+      eventId: `o${n}`,
+      version: 1 + n * 2,
+      type: "AgentOutputRecorded",
+      data: {
+        stepId,
+        attempt: n,
+        role: "coder",
+        agentId: "c",
+        phase: "build",
+        raw: { blob: `${n}`.repeat(64), size: 1, mediaType: "text/plain" },
+        preview: "",
+        parsed: null,
+        validationErrors: [],
+        simulated: true,
+      },
     });
     const commit = (n: number) => ({
-      ...base, eventId: `w${n}`, version: 2 + n * 2, type: "WorkspaceCommitted",
-      data: { stepId, commit: `${n}`.repeat(40), parent: "0".repeat(40), empty: false, changedFiles: [{ path: "a", status: "modified" }], diff: { blob: `d${n}`, size: 1, mediaType: "text/x-diff" } },
+      ...base,
+      eventId: `w${n}`,
+      version: 2 + n * 2,
+      type: "WorkspaceCommitted",
+      data: {
+        stepId,
+        commit: `${n}`.repeat(40),
+        parent: "0".repeat(40),
+        empty: false,
+        changedFiles: [{ path: "a", status: "modified" }],
+        diff: { blob: `d${n}`, size: 1, mediaType: "text/x-diff" },
+      },
     });
-    const out = await renderSessionExport("s-rep", [output(1), commit(1), output(2), commit(2)], async (hash) => Buffer.from(`content of ${hash}`));
+    const out = await renderSessionExport("s-rep", [output(1), commit(1), output(2), commit(2)], async (hash) =>
+      Buffer.from(`content of ${hash}`),
+    );
     expect([...out.keys()].filter((k) => k.startsWith("rounds/01/")).sort()).toEqual(
-      ["changes-2.diff", "changes.diff", "coder-build-2.txt", "coder-build.txt", "events.jsonl", "meta.json", "test-results.json"].map((f) => `rounds/01/${f}`),
+      ["changes-2.diff", "changes.diff", "coder-build-2.txt", "coder-build.txt", "events.jsonl", "meta.json", "test-results.json"].map(
+        (f) => `rounds/01/${f}`,
+      ),
     );
     expect(out.get("rounds/01/coder-build-2.txt")!.toString()).toBe(`content of ${"2".repeat(64)}`);
     expect(out.get("rounds/01/changes-2.diff")!.toString()).toBe("content of d2");
@@ -283,7 +411,11 @@ describe("session export", () => {
         version: 2,
         type: "TaskStarted",
         data: {
-          workflow: "review_loop", workflowVersion: 1, mode: "implementation", prompt: "p", maxIterations: 3,
+          workflow: "review_loop",
+          workflowVersion: 1,
+          mode: "implementation",
+          prompt: "p",
+          maxIterations: 3,
           project: { id: "p", name: "P", repoPath: "/r", baseCommit: "a".repeat(40), allowlist: [] },
           agents: { coder: agent },
         },
@@ -293,7 +425,13 @@ describe("session export", () => {
         eventId: "e3",
         version: 3,
         type: "StepScheduled",
-        data: { stepId: "00000000-0000-4000-8000-000000000000", kind: "agent", input: { state: "building", role: "coder", agent }, timeoutMs: 1000, maxAttempts: 1 },
+        data: {
+          stepId: "00000000-0000-4000-8000-000000000000",
+          kind: "agent",
+          input: { state: "building", role: "coder", agent },
+          timeoutMs: 1000,
+          maxAttempts: 1,
+        },
       },
     ];
     const out = await renderSessionExport("s-env", synthetic, async () => Buffer.from(""));

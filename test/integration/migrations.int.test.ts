@@ -51,8 +51,12 @@ describe("migrations", () => {
   });
 
   it("records every migration in Prisma's _prisma_migrations table with its sha256 checksum", async () => {
-    const rows = await migrated.pool.query("SELECT migration_name, checksum, finished_at IS NOT NULL AS done, applied_steps_count FROM _prisma_migrations ORDER BY migration_name");
-    expect(rows.rows).toEqual(listMigrations().map((m) => ({ migration_name: m.name, checksum: m.checksum, done: true, applied_steps_count: 1 })));
+    const rows = await migrated.pool.query(
+      "SELECT migration_name, checksum, finished_at IS NOT NULL AS done, applied_steps_count FROM _prisma_migrations ORDER BY migration_name",
+    );
+    expect(rows.rows).toEqual(
+      listMigrations().map((m) => ({ migration_name: m.name, checksum: m.checksum, done: true, applied_steps_count: 1 })),
+    );
     expect(await migrate(migrated.url)).toEqual({ applied: [], alreadyApplied: listMigrations().length });
   });
 

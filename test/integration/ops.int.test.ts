@@ -31,10 +31,22 @@ function repoWithTwoCoders(): string {
   fs.mkdirSync(path.join(repo, ".catcafe"));
   fs.writeFileSync(
     path.join(repo, ".catcafe", "agents.json"),
-    JSON.stringify({ agents: [{ id: "coder-a", role: "coder", defaultBrain: "sim", priority: 5 }, { id: "coder-b", role: "coder", defaultBrain: "sim", priority: 1 }] }),
+    JSON.stringify({
+      agents: [
+        { id: "coder-a", role: "coder", defaultBrain: "sim", priority: 5 },
+        { id: "coder-b", role: "coder", defaultBrain: "sim", priority: 1 },
+      ],
+    }),
   );
-  fs.writeFileSync(path.join(repo, ".catcafe", "brains.json"), JSON.stringify({ brains: { sim: { provider: "scripted", responses: [{ reply: "ok" }] } } }));
-  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", ...args], { cwd: repo, stdio: "ignore" });
+  fs.writeFileSync(
+    path.join(repo, ".catcafe", "brains.json"),
+    JSON.stringify({ brains: { sim: { provider: "scripted", responses: [{ reply: "ok" }] } } }),
+  );
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", ...args], {
+      cwd: repo,
+      stdio: "ignore",
+    });
   git("add", ".catcafe");
   git("commit", "-qm", "agents");
   return repo;
@@ -46,24 +58,50 @@ describe("ops.go", () => {
     const operator = api.caller(users.operator);
     const byId = await operator.ops.go({ projectId, agent: "coder-sim", prompt: "Fix sum()" });
     expect(byId).toMatchObject({ role: "coder", agentId: "coder-sim", workflow: "review_loop", mode: "proposal" });
-    expect(await operator.tasks.get({ sessionId: byId.sessionId })).toMatchObject({ status: "active", workflow: "review_loop", mode: "proposal", prompt: "Fix sum()" });
-    expect(await operator.ops.go({ projectId, agent: "reviewer", prompt: "Fix sum()", mode: "implementation" })).toMatchObject({ role: "reviewer", agentId: "reviewer-sim", mode: "implementation" });
+    expect(await operator.tasks.get({ sessionId: byId.sessionId })).toMatchObject({
+      status: "active",
+      workflow: "review_loop",
+      mode: "proposal",
+      prompt: "Fix sum()",
+    });
+    expect(await operator.ops.go({ projectId, agent: "reviewer", prompt: "Fix sum()", mode: "implementation" })).toMatchObject({
+      role: "reviewer",
+      agentId: "reviewer-sim",
+      mode: "implementation",
+    });
   });
 
   it("a planner runs planning, in its only mode", async () => {
-    const projectId = await h.project(`go-plan-${Date.now()}`, { planner: [{ reply: "{}" }], executor: [{ reply: "x" }], tester: [{ reply: "t" }] });
-    expect(await api.caller(users.operator).ops.go({ projectId, agent: "planner", prompt: "An epic" })).toMatchObject({ role: "planner", workflow: "planning", mode: "implementation" });
+    const projectId = await h.project(`go-plan-${Date.now()}`, {
+      planner: [{ reply: "{}" }],
+      executor: [{ reply: "x" }],
+      tester: [{ reply: "t" }],
+    });
+    expect(await api.caller(users.operator).ops.go({ projectId, agent: "planner", prompt: "An epic" })).toMatchObject({
+      role: "planner",
+      workflow: "planning",
+      mode: "implementation",
+    });
   });
 
   it("refuses an unknown agent, a workflow without the agent's role, and an agent the run would not bind", async () => {
     const projectId = await h.project(`go-bad-${Date.now()}`, roundtable);
     const operator = api.caller(users.operator);
-    await expect(operator.ops.go({ projectId, agent: "nobody", prompt: "x" })).rejects.toMatchObject({ code: "NOT_FOUND", message: expect.stringContaining("coder-sim, reviewer-sim, tester-sim") });
-    await expect(operator.ops.go({ projectId, agent: "coder-sim", prompt: "x", workflow: "planning" })).rejects.toMatchObject({ code: "BAD_REQUEST", message: expect.stringContaining("no step for a coder") });
+    await expect(operator.ops.go({ projectId, agent: "nobody", prompt: "x" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      message: expect.stringContaining("coder-sim, reviewer-sim, tester-sim"),
+    });
+    await expect(operator.ops.go({ projectId, agent: "coder-sim", prompt: "x", workflow: "planning" })).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+      message: expect.stringContaining("no step for a coder"),
+    });
     await expect(operator.ops.go({ projectId, agent: "planner", prompt: "x" })).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
 
     const configured = await h.project(`go-cfg-${Date.now()}`, roundtable, { repoPath: repoWithTwoCoders() });
-    expect(await operator.ops.go({ projectId: configured, agent: "coder-a", prompt: "x" })).toMatchObject({ agentId: "coder-a", role: "coder" });
+    expect(await operator.ops.go({ projectId: configured, agent: "coder-a", prompt: "x" })).toMatchObject({
+      agentId: "coder-a",
+      role: "coder",
+    });
     await expect(operator.ops.go({ projectId: configured, agent: "coder-b", prompt: "x" })).rejects.toMatchObject({
       code: "PRECONDITION_FAILED",
       message: expect.stringContaining("would give that role to coder-a"),
@@ -74,7 +112,12 @@ describe("ops.go", () => {
 describe("ops.validateConfig, ops.checkBrains, ops.rebuildProjections", () => {
   it("validates uploaded files and a project's working tree", async () => {
     const operator = api.caller(users.operator);
-    const ok = await operator.ops.validateConfig({ files: { "agents.json": JSON.stringify({ agents: [{ id: "c", role: "coder", defaultBrain: "sim" }] }), "brains.json": JSON.stringify({ brains: { sim: { provider: "scripted", responses: [{ reply: "ok" }] } } }) } });
+    const ok = await operator.ops.validateConfig({
+      files: {
+        "agents.json": JSON.stringify({ agents: [{ id: "c", role: "coder", defaultBrain: "sim" }] }),
+        "brains.json": JSON.stringify({ brains: { sim: { provider: "scripted", responses: [{ reply: "ok" }] } } }),
+      },
+    });
     expect(ok).toMatchObject({ ok: true, found: true, errors: [] });
     const bad = await operator.ops.validateConfig({ files: { "agents.json": "{ not json" } });
     expect(bad.ok).toBe(false);

@@ -19,10 +19,14 @@ beforeAll(async () => {
 });
 
 const finished = (s: TaskState) => s.status === "finished";
-const ofType = <T = Record<string, unknown>>(events: RecordedEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as T);
-const transitions = (events: RecordedEvent[]) => ofType<{ from: string; to: string }>(events, "SessionStateChanged").map((d) => `${d.from}→${d.to}`);
+const ofType = <T = Record<string, unknown>>(events: RecordedEvent[], type: string) =>
+  events.filter((e) => e.type === type).map((e) => e.data as T);
+const transitions = (events: RecordedEvent[]) =>
+  ofType<{ from: string; to: string }>(events, "SessionStateChanged").map((d) => `${d.from}→${d.to}`);
 const stepPrompts = (events: RecordedEvent[], state: string) =>
-  ofType<{ input: { state: string; prompt: string } }>(events, "StepScheduled").filter((d) => d.input.state === state).map((d) => d.input.prompt);
+  ofType<{ input: { state: string; prompt: string } }>(events, "StepScheduled")
+    .filter((d) => d.input.state === state)
+    .map((d) => d.input.prompt);
 const sumWith = (body: string) => `function sum(a, b) {\n  return ${body};\n}\nmodule.exports = { sum };\n`;
 
 const EPIC = "Fix sum() so that the unit test passes";
@@ -49,7 +53,11 @@ function planningProject(id: string, scripts: { planner: Script; executor: Scrip
 }
 
 async function run(projectId: string) {
-  const { sessionId } = await startTask({ store: db.store, pool: db.pool }, { projectId, prompt: EPIC, mode: "implementation", workflow: "planning" }, testActor);
+  const { sessionId } = await startTask(
+    { store: db.store, pool: db.pool },
+    { projectId, prompt: EPIC, mode: "implementation", workflow: "planning" },
+    testActor,
+  );
   const state = await h.waitFor(sessionId, "finish", finished);
   return { sessionId, state, events: await db.store.readStream(sessionId) };
 }
@@ -63,7 +71,9 @@ describe("planning workflow through the runner", () => {
     });
     const { sessionId, state, events } = await run(projectId);
     expect(state.outcome).toBe("done");
-    expect(ofType<{ from: string; to: string; reason: string }>(events, "SessionStateChanged").map((d) => [d.from, d.to, d.reason])).toEqual([
+    expect(
+      ofType<{ from: string; to: string; reason: string }>(events, "SessionStateChanged").map((d) => [d.from, d.to, d.reason]),
+    ).toEqual([
       ["init", "planning", "epic_received"],
       ["planning", "executing", "task_spec_valid"],
       ["executing", "testing", "execution_done"],
@@ -74,12 +84,16 @@ describe("planning workflow through the runner", () => {
     expect(recorded).toHaveLength(1);
     expect(recorded[0]!.spec).toMatchObject({ ...taskSpec, tests: [{ argv: ["node", "--test", "test/"], expect: { exitCode: 0 } }] });
     expect(stepPrompts(events, "executing")[0]).toContain('"src/sum.js"'); // the executor is given the TaskSpec
-    expect(ofType(events, "WorkspaceCommitted")).toMatchObject([{ empty: false, changedFiles: [{ path: "src/sum.js", status: "modified" }] }]);
+    expect(ofType(events, "WorkspaceCommitted")).toMatchObject([
+      { empty: false, changedFiles: [{ path: "src/sum.js", status: "modified" }] },
+    ]);
     expect(ofType(events, "ExecutionRejected")).toEqual([]);
     const tests = ofType<{ argv: string[]; passed: boolean; exitCode: number; stdoutTail: string }>(events, "TestCommandRecorded");
     expect(tests).toMatchObject([{ argv: ["node", "--test", "test/"], passed: true, exitCode: 0 }]);
     expect(tests[0]!.stdoutTail).toMatch(/# pass 1/);
-    expect(ofType(events, "SessionFinalized")).toEqual([{ outcome: "done", reason: "tests_pass", iterations: 1, unresolved: [], errorClass: null, diagnosis: null }]);
+    expect(ofType(events, "SessionFinalized")).toEqual([
+      { outcome: "done", reason: "tests_pass", iterations: 1, unresolved: [], errorClass: null, diagnosis: null },
+    ]);
     expect(fs.readFileSync(path.join(h.workspacesRoot, sessionId, "src/sum.js"), "utf8")).toBe(FIXED_SUM);
     expect(fs.readFileSync(path.join(h.repo, "src/sum.js"), "utf8")).toBe(BUGGY_SUM);
   });
@@ -88,14 +102,24 @@ describe("planning workflow through the runner", () => {
     const projectId = await planningProject("plan-reject", {
       planner: [{ reply: JSON.stringify(taskSpec) }],
       executor: [
-        { reply: "I only changed src/sum.js.", files: { "src/sum.js": sumWith("a * b"), "README.md": "notes\n", "src/extra.js": "module.exports = {};\n" } },
+        {
+          reply: "I only changed src/sum.js.",
+          files: { "src/sum.js": sumWith("a * b"), "README.md": "notes\n", "src/extra.js": "module.exports = {};\n" },
+        },
         { reply: "Made sum add.", files: { "src/sum.js": FIXED_SUM } },
       ],
       tester: [{ reply: testPlan() }],
     });
     const { state, events } = await run(projectId);
     expect(state.outcome).toBe("done");
-    expect(transitions(events)).toEqual(["init→planning", "planning→executing", "executing→executing", "executing→testing", "testing→running_tests", "running_tests→done"]);
+    expect(transitions(events)).toEqual([
+      "init→planning",
+      "planning→executing",
+      "executing→executing",
+      "executing→testing",
+      "testing→running_tests",
+      "running_tests→done",
+    ]);
     const commits = ofType<{ changedFiles: Array<{ path: string; status: string }> }>(events, "WorkspaceCommitted");
     expect(commits.map((c) => c.changedFiles.map((f) => `${f.status} ${f.path}`).sort())).toEqual([
       ["added README.md", "added src/extra.js", "modified src/sum.js"],
@@ -134,10 +158,18 @@ describe("planning workflow through the runner", () => {
   it("a TaskSpec that fails its schema, or names files outside the planner's manifest, ends FAILED with a schema_invalid diagnosis; nothing is executed", async () => {
     const cases = [
       { id: "plan-bad-json", reply: JSON.stringify({ title: "x" }), diagnosis: /description/ },
-      { id: "plan-bad-files", reply: JSON.stringify({ ...taskSpec, files: ["src/sum.js", "package.json"] }), diagnosis: /outside the planner's manifest.*package\.json/ },
+      {
+        id: "plan-bad-files",
+        reply: JSON.stringify({ ...taskSpec, files: ["src/sum.js", "package.json"] }),
+        diagnosis: /outside the planner's manifest.*package\.json/,
+      },
     ];
     for (const c of cases) {
-      const projectId = await planningProject(c.id, { planner: [{ reply: c.reply }], executor: [{ reply: "x", files: { "src/sum.js": FIXED_SUM } }], tester: [{ reply: testPlan() }] });
+      const projectId = await planningProject(c.id, {
+        planner: [{ reply: c.reply }],
+        executor: [{ reply: "x", files: { "src/sum.js": FIXED_SUM } }],
+        tester: [{ reply: testPlan() }],
+      });
       const { state, events } = await run(projectId);
       expect(state.outcome).toBe("failed");
       expect(transitions(events)).toEqual(["init→planning", "planning→failed"]);
@@ -153,25 +185,43 @@ describe("planning workflow through the runner", () => {
   });
 
   it("tests that keep failing loop EXECUTING↔TESTING up to maxIterations, then end FAILED and escalated to a person", async () => {
-    const projectId = await planningProject("plan-loop", {
-      planner: [{ reply: JSON.stringify(taskSpec) }],
-      executor: [
-        { reply: "try 1", files: { "src/sum.js": sumWith("a * b") } },
-        { reply: "try 2", files: { "src/sum.js": sumWith("a - b - 0") } },
-        { reply: "try 3", files: { "src/sum.js": sumWith("a / b") } },
-      ],
-      tester: [{ reply: testPlan() }],
-    }, 3);
+    const projectId = await planningProject(
+      "plan-loop",
+      {
+        planner: [{ reply: JSON.stringify(taskSpec) }],
+        executor: [
+          { reply: "try 1", files: { "src/sum.js": sumWith("a * b") } },
+          { reply: "try 2", files: { "src/sum.js": sumWith("a - b - 0") } },
+          { reply: "try 3", files: { "src/sum.js": sumWith("a / b") } },
+        ],
+        tester: [{ reply: testPlan() }],
+      },
+      3,
+    );
     const { state, events } = await run(projectId);
     expect(state.outcome).toBe("failed");
     expect(transitions(events)).toEqual([
-      "init→planning", "planning→executing",
-      "executing→testing", "testing→running_tests", "running_tests→executing",
-      "executing→testing", "testing→running_tests", "running_tests→executing",
-      "executing→testing", "testing→running_tests", "running_tests→failed",
+      "init→planning",
+      "planning→executing",
+      "executing→testing",
+      "testing→running_tests",
+      "running_tests→executing",
+      "executing→testing",
+      "testing→running_tests",
+      "running_tests→executing",
+      "executing→testing",
+      "testing→running_tests",
+      "running_tests→failed",
     ]);
-    expect(ofType(events, "IterationStarted")).toEqual([{ iteration: 2, reason: "tests_fail" }, { iteration: 3, reason: "tests_fail" }]);
-    expect(ofType<{ passed: boolean; exitCode: number }>(events, "TestCommandRecorded").map((t) => [t.passed, t.exitCode])).toEqual([[false, 1], [false, 1], [false, 1]]);
+    expect(ofType(events, "IterationStarted")).toEqual([
+      { iteration: 2, reason: "tests_fail" },
+      { iteration: 3, reason: "tests_fail" },
+    ]);
+    expect(ofType<{ passed: boolean; exitCode: number }>(events, "TestCommandRecorded").map((t) => [t.passed, t.exitCode])).toEqual([
+      [false, 1],
+      [false, 1],
+      [false, 1],
+    ]);
     expect(ofType(events, "ExecutionRejected")).toEqual([]);
     const final = ofType<{ outcome: string; reason: string; iterations: number; unresolved: string[] }>(events, "SessionFinalized")[0]!;
     expect(final).toMatchObject({ outcome: "failed", iterations: 3 });

@@ -14,20 +14,38 @@ const runner = { kind: "runner", id: "r1" } as const;
 /** A varied history: sessions, state changes, forks, and steps that complete, fail, retry and get released. */
 async function buildHistory(): Promise<{ parent: string; child: string }> {
   const parent = uniqueId();
-  await db.store.append(parent, "no_stream", [{ type: "SessionCreated", data: { title: "Rebuild me", workflow: "review_loop", state: "draft" } }], { actor: testActor });
-  await db.store.append(parent, 1, [
-    { type: "OperatorMessagePosted", data: { text: "please look at the failing test" } },
-    { type: "SessionStateChanged", data: { from: "draft", to: "running" } },
-  ], { actor: testActor });
+  await db.store.append(
+    parent,
+    "no_stream",
+    [{ type: "SessionCreated", data: { title: "Rebuild me", workflow: "review_loop", state: "draft" } }],
+    { actor: testActor },
+  );
+  await db.store.append(
+    parent,
+    1,
+    [
+      { type: "OperatorMessagePosted", data: { text: "please look at the failing test" } },
+      { type: "SessionStateChanged", data: { from: "draft", to: "running" } },
+    ],
+    { actor: testActor },
+  );
   const steps = [];
-  for (let i = 0; i < 4; i++) steps.push(await scheduleStep(db.store, { sessionId: parent, kind: "echo", input: { message: `m${i}` } }, { actor: testActor }));
+  for (let i = 0; i < 4; i++)
+    steps.push(await scheduleStep(db.store, { sessionId: parent, kind: "echo", input: { message: `m${i}` } }, { actor: testActor }));
   const claim = () => claimNextStep(db.pool, { runnerId: runner.id, leaseMs: 60_000, reclaimBackoffMs: 1000 });
   for (let i = 0; i < 4; i++) {
     const step = (await claim())!;
     await recordStepOutcome(db.store, step, { kind: "started" }, runner);
     if (i === 0) await recordStepOutcome(db.store, step, { kind: "completed", output: { ok: true } }, runner);
-    if (i === 1) await recordStepOutcome(db.store, step, { kind: "failed", errorClass: "timeout", message: "slow", retryable: true }, runner);
-    if (i === 2) await recordStepOutcome(db.store, step, { kind: "failed", errorClass: "schema_invalid", message: "bad json", retryable: false }, runner);
+    if (i === 1)
+      await recordStepOutcome(db.store, step, { kind: "failed", errorClass: "timeout", message: "slow", retryable: true }, runner);
+    if (i === 2)
+      await recordStepOutcome(
+        db.store,
+        step,
+        { kind: "failed", errorClass: "schema_invalid", message: "bad json", retryable: false },
+        runner,
+      );
     if (i === 3) await recordStepOutcome(db.store, step, { kind: "released", reason: "shutdown" }, runner);
   }
   // One step left running (claimed and started, never finished).
@@ -40,7 +58,10 @@ async function buildHistory(): Promise<{ parent: string; child: string }> {
     parentId: parent,
     atVersion: 3,
     childId: child,
-    event: { type: "SessionForked", data: { parentId: parent, atVersion: 3, reason: "rerun", title: "Rebuild me (rerun)", workflow: "review_loop", state: "running" } },
+    event: {
+      type: "SessionForked",
+      data: { parentId: parent, atVersion: 3, reason: "rerun", title: "Rebuild me (rerun)", workflow: "review_loop", state: "running" },
+    },
     metadata: { actor: testActor },
   });
   await db.store.append(child, 4, [{ type: "SessionStateChanged", data: { from: "running", to: "approved" } }], { actor: testActor });

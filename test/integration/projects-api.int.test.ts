@@ -18,10 +18,21 @@ describe("projects.upsert (admin)", () => {
     const admin = api.caller(await api.user("admin"));
     const agents = { coder: { kind: "scripted" as const, id: "c", responses: [{ reply: "x" }] } };
     await admin.projects.upsert({ id: "mine", name: "Mine", repoPath: h.repo, allowlist: [["node", "--test", "**"]], agents });
-    await admin.projects.upsert({ id: "mine", name: "Mine, renamed", repoPath: h.repo, allowlist: [["npm", "test"]], agents, maxIterations: 5 });
+    await admin.projects.upsert({
+      id: "mine",
+      name: "Mine, renamed",
+      repoPath: h.repo,
+      allowlist: [["npm", "test"]],
+      agents,
+      maxIterations: 5,
+    });
     expect(await getProject(db.pool, "mine")).toMatchObject({ name: "Mine, renamed", allowlist: [["npm", "test"]], maxIterations: 5 });
     expect(await admin.projects.list()).toContainEqual({ id: "mine", name: "Mine, renamed" });
-    await expect(admin.projects.upsert({ id: "nope", name: "Nope", repoPath: "/definitely/not/a/repo", allowlist: [], agents })).rejects.toThrow();
-    await expect(admin.projects.upsert({ id: "Bad Id", name: "x", repoPath: h.repo, allowlist: [], agents })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(
+      admin.projects.upsert({ id: "nope", name: "Nope", repoPath: "/definitely/not/a/repo", allowlist: [], agents }),
+    ).rejects.toThrow();
+    await expect(admin.projects.upsert({ id: "Bad Id", name: "x", repoPath: h.repo, allowlist: [], agents })).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+    });
   });
 });

@@ -41,7 +41,13 @@ function post(path: string, body: unknown, headers: Record<string, string>): Req
 }
 const params = (id: string) => ({ params: Promise.resolve({ id }) });
 
-async function call(handler: (req: Request, route: { params: Promise<{ id: string }> }) => Promise<Response>, id: string, action: string, body: unknown, headers: Record<string, string> = asOperator()) {
+async function call(
+  handler: (req: Request, route: { params: Promise<{ id: string }> }) => Promise<Response>,
+  id: string,
+  action: string,
+  body: unknown,
+  headers: Record<string, string> = asOperator(),
+) {
   const res = await handler(post(`/api/tasks/${id}/${action}`, body, headers), params(id));
   return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
 }
@@ -88,11 +94,18 @@ describe("REST task aliases", () => {
     expect((await call(rest.cancel, id, "cancel", {}, { authorization: `Bearer ${token}` })).status).toBe(401);
 
     const viewerToken = (await api.caller(viewer).tokens.create({ name: "viewer" })).token;
-    for (const [handler, action] of [[rest.followUp, "followup"], [rest.rerun, "rerun"], [rest.cancel, "cancel"]] as const) {
+    for (const [handler, action] of [
+      [rest.followUp, "followup"],
+      [rest.rerun, "rerun"],
+      [rest.cancel, "cancel"],
+    ] as const) {
       const forbidden = await call(handler, id, action, { text: "x" }, { authorization: `Bearer ${viewerToken}` });
       expect(forbidden).toMatchObject({ status: 403, body: { error: { code: "FORBIDDEN" } } });
     }
-    const viewerStart = await rest.start(post("/api/tasks", { projectId, prompt: "x" }, { cookie: await api.sessionCookie(viewer.id) }), undefined);
+    const viewerStart = await rest.start(
+      post("/api/tasks", { projectId, prompt: "x" }, { cookie: await api.sessionCookie(viewer.id) }),
+      undefined,
+    );
     expect(viewerStart.status).toBe(403);
     expect(await db.store.readStream(id)).toEqual(before);
   });
@@ -106,14 +119,20 @@ describe("REST task aliases", () => {
       const events = await db.store.readStream(streamId, ...rest);
       if (!raced) {
         raced = true;
-        await followUpTask({ store: db.store, pool: db.pool }, { sessionId: streamId, text: "I was first" }, { kind: "user", id: "someone-else" });
+        await followUpTask(
+          { store: db.store, pool: db.pool },
+          { sessionId: streamId, text: "I was first" },
+          { kind: "user", id: "someone-else" },
+        );
       }
       return events;
     };
     const racingRest = createTaskRestHandlers((): ContextSource => ({ ...api.source(), deps: { ...api.deps, store: racing } }));
     const conflict = await call(racingRest.followUp, id, "followup", { text: "me too" });
     expect(conflict).toMatchObject({ status: 409, body: { error: { code: "CONFLICT" } } });
-    const texts = (await db.store.readStream(id)).filter((e) => e.type === "OperatorMessagePosted").map((e) => (e.data as { text: string }).text);
+    const texts = (await db.store.readStream(id))
+      .filter((e) => e.type === "OperatorMessagePosted")
+      .map((e) => (e.data as { text: string }).text);
     expect(texts).toEqual(["I was first"]);
 
     expect((await call(rest.followUp, "s-missing", "followup", { text: "hello?" })).status).toBe(404);
@@ -132,7 +151,10 @@ describe("REST task aliases", () => {
     const startBody = (await start.json()) as { error: { fieldErrors: Record<string, string[]> } };
     expect(Object.keys(startBody.error.fieldErrors).sort()).toEqual(["mode", "projectId", "prompt"]);
 
-    expect(await call(rest.followUp, id, "followup", "{not json")).toMatchObject({ status: 400, body: { error: { code: "INVALID_INPUT", message: expect.stringMatching(/JSON/) } } });
+    expect(await call(rest.followUp, id, "followup", "{not json")).toMatchObject({
+      status: 400,
+      body: { error: { code: "INVALID_INPUT", message: expect.stringMatching(/JSON/) } },
+    });
     expect(await call(rest.followUp, id, "followup", [1, 2])).toMatchObject({ status: 400 });
     // The path names the session: a body cannot redirect the command elsewhere.
     const other = await startOne("other");
@@ -146,7 +168,8 @@ describe("GET /api/sessions/:id/export", () => {
   it("downloads the session as a zip for a viewer; anonymous callers get 401, unknown sessions 404", async () => {
     const id = await startOne("Export me");
     const download = createSessionExportHandler(api.source);
-    const get = (headers: Record<string, string>, sid = id) => download(new Request(`http://cats.test/api/sessions/${sid}/export`, { headers }), params(sid));
+    const get = (headers: Record<string, string>, sid = id) =>
+      download(new Request(`http://cats.test/api/sessions/${sid}/export`, { headers }), params(sid));
     const viewerToken = (await api.caller(viewer).tokens.create({ name: "export" })).token;
     const res = await get({ authorization: `Bearer ${viewerToken}` });
     expect(res.status).toBe(200);

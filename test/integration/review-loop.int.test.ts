@@ -18,8 +18,10 @@ beforeAll(async () => {
 const deps = () => ({ store: db.store, pool: db.pool });
 const finished = (s: { status: string }) => s.status === "finished";
 const types = (events: RecordedEvent[]) => events.map((e) => e.type);
-const ofType = <T = Record<string, unknown>>(events: RecordedEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as T);
-const transitions = (events: RecordedEvent[]) => ofType<{ from: string; to: string }>(events, "SessionStateChanged").map((d) => `${d.from}→${d.to}`);
+const ofType = <T = Record<string, unknown>>(events: RecordedEvent[], type: string) =>
+  events.filter((e) => e.type === type).map((e) => e.data as T);
+const transitions = (events: RecordedEvent[]) =>
+  ofType<{ from: string; to: string }>(events, "SessionStateChanged").map((d) => `${d.from}→${d.to}`);
 
 const coderFix = { reply: "Changed sum to add.", files: { "src/sum.js": FIXED_SUM } };
 
@@ -53,8 +55,15 @@ describe("review loop through the runner", () => {
     expect(done.outcome).toBe("approved");
     events = await db.store.readStream(sessionId);
     expect(transitions(events)).toEqual([
-      "start→proposal_coder", "proposal_coder→proposal_reviewer", "proposal_reviewer→proposal_tester", "proposal_tester→awaiting_operator_confirm",
-      "awaiting_operator_confirm→building", "building→reviewing", "reviewing→testing", "testing→running_tests", "running_tests→approved",
+      "start→proposal_coder",
+      "proposal_coder→proposal_reviewer",
+      "proposal_reviewer→proposal_tester",
+      "proposal_tester→awaiting_operator_confirm",
+      "awaiting_operator_confirm→building",
+      "building→reviewing",
+      "reviewing→testing",
+      "testing→running_tests",
+      "running_tests→approved",
     ]);
     const commit = ofType<{ changedFiles: Array<{ path: string; status: string }> }>(events, "WorkspaceCommitted")[0]!;
     expect(commit.changedFiles).toEqual([{ path: "src/sum.js", status: "modified" }]);
@@ -91,7 +100,10 @@ describe("review loop through the runner", () => {
 
   it("changes requested → iterate → approved; the findings reach the coder's next prompt", async () => {
     const projectId = await h.project("iterate", {
-      coder: [{ reply: "first try", files: { "src/sum.js": "function sum(a, b) { return a * b; }\nmodule.exports = { sum };\n" } }, coderFix],
+      coder: [
+        { reply: "first try", files: { "src/sum.js": "function sum(a, b) { return a * b; }\nmodule.exports = { sum };\n" } },
+        coderFix,
+      ],
       reviewer: [{ reply: reviewChanges("sum multiplies") }, { reply: reviewApprove }],
       tester: [{ reply: testPlan() }],
     });
@@ -99,7 +111,9 @@ describe("review loop through the runner", () => {
     const s = await h.waitFor(sessionId, "finish", finished);
     expect(s.outcome).toBe("approved");
     const events = await db.store.readStream(sessionId);
-    expect(ofType<{ iteration: number; reason: string }>(events, "IterationStarted")).toEqual([{ iteration: 2, reason: "changes_requested" }]);
+    expect(ofType<{ iteration: number; reason: string }>(events, "IterationStarted")).toEqual([
+      { iteration: 2, reason: "changes_requested" },
+    ]);
     const builds = events.filter((e) => e.type === "StepScheduled" && (e.data as { input: { state: string } }).input.state === "building");
     expect(builds).toHaveLength(2);
     expect((builds[1]!.data as { input: { prompt: string } }).input.prompt).toContain("[blocking] src/sum.js:2: sum multiplies");
@@ -115,7 +129,10 @@ describe("review loop through the runner", () => {
     const s = await h.waitFor(sessionId, "finish", finished);
     expect(s.outcome).toBe("review_schema_invalid");
     const events = await db.store.readStream(sessionId);
-    const review = ofType<{ role: string; validationErrors: string[]; raw: { blob: string }; parsed: unknown }>(events, "AgentOutputRecorded").find((o) => o.role === "reviewer")!;
+    const review = ofType<{ role: string; validationErrors: string[]; raw: { blob: string }; parsed: unknown }>(
+      events,
+      "AgentOutputRecorded",
+    ).find((o) => o.role === "reviewer")!;
     expect(review.validationErrors[0]).toMatch(/^not valid JSON/);
     expect(review.parsed).toBeNull();
     const raw = await db.pool.query("SELECT convert_from(content, 'UTF8') AS text FROM blobs WHERE hash = $1", [review.raw.blob]);
@@ -123,18 +140,25 @@ describe("review loop through the runner", () => {
   });
 
   it("tester_schema_invalid → iterate; test_failed → iterate → pass", async () => {
-    const projectId = await h.project("tester-loop", {
-      coder: [{ reply: "no change yet" }, { reply: "still nothing" }, coderFix],
-      reviewer: [{ reply: reviewApprove }],
-      tester: [{ reply: '{"summary": "x"}' }, { reply: testPlan() }, { reply: testPlan() }],
-    }, { maxIterations: 5 });
+    const projectId = await h.project(
+      "tester-loop",
+      {
+        coder: [{ reply: "no change yet" }, { reply: "still nothing" }, coderFix],
+        reviewer: [{ reply: reviewApprove }],
+        tester: [{ reply: '{"summary": "x"}' }, { reply: testPlan() }, { reply: testPlan() }],
+      },
+      { maxIterations: 5 },
+    );
     const { sessionId } = await startTask(deps(), { projectId, prompt: "Fix sum()", mode: "implementation" }, testActor);
     const s = await h.waitFor(sessionId, "finish", finished);
     expect(s.outcome).toBe("approved");
     const events = await db.store.readStream(sessionId);
     expect(ofType<{ reason: string }>(events, "IterationStarted").map((i) => i.reason)).toEqual(["tester_schema_invalid", "test_failed"]);
     const tests = ofType<{ passed: boolean; exitCode: number }>(events, "TestCommandRecorded");
-    expect(tests.map((t) => [t.passed, t.exitCode])).toEqual([[false, 1], [true, 0]]);
+    expect(tests.map((t) => [t.passed, t.exitCode])).toEqual([
+      [false, 1],
+      [true, 0],
+    ]);
   });
 
   it("reaching the iteration cap finalizes max_iterations_reached with the unresolved items", async () => {
@@ -145,8 +169,15 @@ describe("review loop through the runner", () => {
     });
     const { sessionId } = await startTask(deps(), { projectId, prompt: "Fix sum()", mode: "implementation" }, testActor);
     await h.waitFor(sessionId, "finish", finished);
-    const final = ofType<{ outcome: string; iterations: number; unresolved: string[] }>(await db.store.readStream(sessionId), "SessionFinalized")[0]!;
-    expect(final).toMatchObject({ outcome: "max_iterations_reached", iterations: 3, unresolved: ["[blocking] src/sum.js:2: still subtracts"] });
+    const final = ofType<{ outcome: string; iterations: number; unresolved: string[] }>(
+      await db.store.readStream(sessionId),
+      "SessionFinalized",
+    )[0]!;
+    expect(final).toMatchObject({
+      outcome: "max_iterations_reached",
+      iterations: 3,
+      unresolved: ["[blocking] src/sum.js:2: still subtracts"],
+    });
   });
 
   it("a provider disconnect is classified provider_network_error and retried with backoff, never schema_invalid", async () => {
@@ -166,7 +197,11 @@ describe("review loop through the runner", () => {
   });
 
   it("an agent that keeps failing ends the session failed, with the error class and a diagnosis", async () => {
-    const projectId = await h.project("auth", { coder: [{ fault: "auth" }], reviewer: [{ reply: reviewApprove }], tester: [{ reply: testPlan() }] });
+    const projectId = await h.project("auth", {
+      coder: [{ fault: "auth" }],
+      reviewer: [{ reply: reviewApprove }],
+      tester: [{ reply: testPlan() }],
+    });
     const { sessionId } = await startTask(deps(), { projectId, prompt: "Fix sum()", mode: "implementation" }, testActor);
     const s = await h.waitFor(sessionId, "finish", finished);
     expect(s.outcome).toBe("failed");
@@ -176,15 +211,22 @@ describe("review loop through the runner", () => {
   });
 
   it("a test command outside the allowlist is refused, recorded with its reason, and counts as a failure", async () => {
-    const projectId = await h.project("refused", {
-      coder: [coderFix],
-      reviewer: [{ reply: reviewApprove }],
-      tester: [{ reply: testPlan(["npm", "start"]) }],
-    }, { maxIterations: 1 });
+    const projectId = await h.project(
+      "refused",
+      {
+        coder: [coderFix],
+        reviewer: [{ reply: reviewApprove }],
+        tester: [{ reply: testPlan(["npm", "start"]) }],
+      },
+      { maxIterations: 1 },
+    );
     const { sessionId } = await startTask(deps(), { projectId, prompt: "Fix sum()", mode: "implementation" }, testActor);
     const s = await h.waitFor(sessionId, "finish", finished);
     expect(s.outcome).toBe("max_iterations_reached");
-    const refused = ofType<{ status: string; errorClass: string; reason: string; passed: boolean }>(await db.store.readStream(sessionId), "TestCommandRecorded")[0]!;
+    const refused = ofType<{ status: string; errorClass: string; reason: string; passed: boolean }>(
+      await db.store.readStream(sessionId),
+      "TestCommandRecorded",
+    )[0]!;
     expect(refused).toMatchObject({ status: "refused", errorClass: "command_refused", passed: false });
     expect(refused.reason).toMatch(/long-running|server|not on the allowlist/i);
   });
@@ -193,10 +235,13 @@ describe("review loop through the runner", () => {
     const root = path.dirname(h.repo);
     const pidFile = path.join(root, "agent.pids");
     const script = path.join(root, "slow-agent.cjs");
-    fs.writeFileSync(script, `const { spawn } = require("node:child_process");
+    fs.writeFileSync(
+      script,
+      `const { spawn } = require("node:child_process");
       const child = spawn("sleep", ["60"], { stdio: "ignore" });
       require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, process.pid + " " + child.pid);
-      setTimeout(() => {}, 60000);`);
+      setTimeout(() => {}, 60000);`,
+    );
     const projectId = await h.project("cancel", {
       coder: { kind: "command", id: "slow", argv: [process.execPath, script] },
       reviewer: [{ reply: reviewApprove }],
@@ -228,7 +273,11 @@ describe("review loop through the runner", () => {
   });
 
   it("rerun forks the session with the same prompt and config; lineage recorded, the original untouched", async () => {
-    const projectId = await h.project("rerun", { coder: [coderFix], reviewer: [{ reply: reviewApprove }], tester: [{ reply: testPlan() }] });
+    const projectId = await h.project("rerun", {
+      coder: [coderFix],
+      reviewer: [{ reply: reviewApprove }],
+      tester: [{ reply: testPlan() }],
+    });
     const { sessionId } = await startTask(deps(), { projectId, prompt: "Fix sum() again", mode: "implementation" }, testActor);
     await h.waitFor(sessionId, "finish", finished);
     const before = await db.store.readStream(sessionId);
@@ -237,8 +286,15 @@ describe("review loop through the runner", () => {
     expect(s.outcome).toBe("approved");
     expect(await db.store.readStream(sessionId)).toEqual(before);
     const childEvents = await db.store.readStream(child.sessionId);
-    expect(childEvents.slice(0, 2).map((e) => [e.streamId, e.type])).toEqual([[sessionId, "SessionCreated"], [sessionId, "TaskStarted"]]);
-    expect(childEvents[2]).toMatchObject({ streamId: child.sessionId, type: "SessionForked", data: { parentId: sessionId, atVersion: 2, reason: "rerun" } });
+    expect(childEvents.slice(0, 2).map((e) => [e.streamId, e.type])).toEqual([
+      [sessionId, "SessionCreated"],
+      [sessionId, "TaskStarted"],
+    ]);
+    expect(childEvents[2]).toMatchObject({
+      streamId: child.sessionId,
+      type: "SessionForked",
+      data: { parentId: sessionId, atVersion: 2, reason: "rerun" },
+    });
     const lineage = await db.pool.query("SELECT parent_id, fork_version FROM sessions WHERE id = $1", [child.sessionId]);
     expect(lineage.rows[0]).toEqual({ parent_id: sessionId, fork_version: 2 });
   });

@@ -23,7 +23,9 @@ afterAll(async () => {
 
 async function newSession(): Promise<string> {
   const id = uniqueId();
-  await db.store.append(id, "no_stream", [{ type: "SessionCreated", data: { title: "runner test", workflow: "test", state: "open" } }], { actor: testActor });
+  await db.store.append(id, "no_stream", [{ type: "SessionCreated", data: { title: "runner test", workflow: "test", state: "open" } }], {
+    actor: testActor,
+  });
   return id;
 }
 
@@ -83,7 +85,10 @@ describe("runner", () => {
 
   it("registers itself with a heartbeat and marks itself stopped on shutdown", async () => {
     const runner = await startRunner();
-    const row = await db.pool.query("SELECT pid, stopped_at, heartbeat_at > now() - interval '15 seconds' AS fresh FROM runners WHERE id = $1", [runner.id]);
+    const row = await db.pool.query(
+      "SELECT pid, stopped_at, heartbeat_at > now() - interval '15 seconds' AS fresh FROM runners WHERE id = $1",
+      [runner.id],
+    );
     expect(row.rows[0]).toMatchObject({ pid: process.pid, stopped_at: null, fresh: true });
     await runner.stop();
     const after = await db.pool.query("SELECT stopped_at FROM runners WHERE id = $1", [runner.id]);
@@ -91,12 +96,25 @@ describe("runner", () => {
   });
 
   it("stores the agent CLIs it detects on its machine on its row, in the background; a failed detection stores nothing", async () => {
-    const found = [{ shell: "claude", path: "/usr/bin/claude", version: "2.1.330", supported: true, capabilities: { nonInteractive: true }, problems: [] }];
+    const found = [
+      {
+        shell: "claude",
+        path: "/usr/bin/claude",
+        version: "2.1.330",
+        supported: true,
+        capabilities: { nonInteractive: true },
+        problems: [],
+      },
+    ];
     const runner = await startRunner({ detectShells: async () => found });
     await runner.shellsDetected;
     const row = await db.pool.query("SELECT shells, shells_detected_at IS NOT NULL AS detected FROM runners WHERE id = $1", [runner.id]);
     expect(row.rows[0]).toEqual({ shells: found, detected: true });
-    const broken = await startRunner({ detectShells: async () => { throw new Error("probe failed"); } });
+    const broken = await startRunner({
+      detectShells: async () => {
+        throw new Error("probe failed");
+      },
+    });
     await broken.shellsDetected;
     const none = await db.pool.query("SELECT shells FROM runners WHERE id = $1", [broken.id]);
     expect(none.rows[0].shells).toBeNull();
@@ -106,7 +124,11 @@ describe("runner", () => {
     await Promise.all(runners.map((r) => r.stop())); // only the child runners below may take this step
     const session = await newSession();
     const first = spawnRunner("doomed");
-    const stepId = await scheduleStep(db.store, { sessionId: session, kind: "echo", input: { message: "survives", delayMs: 2_500 } }, { actor: testActor });
+    const stepId = await scheduleStep(
+      db.store,
+      { sessionId: session, kind: "echo", input: { message: "survives", delayMs: 2_500 } },
+      { actor: testActor },
+    );
     await waitFor("the first runner to start the step", async () => {
       const events = stepEvents(await db.store.readStream(session), stepId);
       return events.some((e) => e.type === "StepStarted");
@@ -119,11 +141,19 @@ describe("runner", () => {
     const events = stepEvents(await db.store.readStream(session), stepId);
     const started = events.filter((e) => e.type === "StepStarted").map((e) => e.data as { attempt: number; runnerId: string });
     const completed = events.filter((e) => e.type === "StepCompleted");
-    expect(started).toEqual([expect.objectContaining({ attempt: 1, runnerId: "doomed" }), expect.objectContaining({ attempt: 2, runnerId: "rescuer" })]);
+    expect(started).toEqual([
+      expect.objectContaining({ attempt: 1, runnerId: "doomed" }),
+      expect.objectContaining({ attempt: 2, runnerId: "rescuer" }),
+    ]);
     expect(completed).toHaveLength(1);
     expect(completed[0]!.data).toMatchObject({ attempt: 2, output: { echo: "survives" } });
 
-    const late = await recordStepOutcome(db.store, { id: stepId, attempt: 1 }, { kind: "completed", output: { echo: "zombie" } }, { kind: "runner", id: "doomed" });
+    const late = await recordStepOutcome(
+      db.store,
+      { id: stepId, attempt: 1 },
+      { kind: "completed", output: { echo: "zombie" } },
+      { kind: "runner", id: "doomed" },
+    );
     expect(late).toBe(false);
     expect(stepEvents(await db.store.readStream(session), stepId)).toHaveLength(events.length);
   });
@@ -142,13 +172,20 @@ describe("runner", () => {
     const stepIds: string[] = [];
     await Promise.all(
       sessions.map(async (sessionId) => {
-        for (let i = 0; i < 30; i++) stepIds.push(await scheduleStep(db.store, { sessionId, kind: "count", input: { i } }, { actor: testActor }));
+        for (let i = 0; i < 30; i++)
+          stepIds.push(await scheduleStep(db.store, { sessionId, kind: "count", input: { i } }, { actor: testActor }));
       }),
     );
-    await waitFor("all steps completed", async () => {
-      const r = await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM steps WHERE id = ANY($1) AND state = 'completed'", [stepIds]);
-      return Number(r.rows[0]!.n) === stepIds.length;
-    }, 60_000);
+    await waitFor(
+      "all steps completed",
+      async () => {
+        const r = await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM steps WHERE id = ANY($1) AND state = 'completed'", [
+          stepIds,
+        ]);
+        return Number(r.rows[0]!.n) === stepIds.length;
+      },
+      60_000,
+    );
     expect(stepIds).toHaveLength(300);
     expect([...executions.values()].every((n) => n === 1)).toBe(true);
     expect(executions.size).toBe(300);
@@ -161,7 +198,10 @@ describe("runner", () => {
       { type: "StepCompleted", n: "300", distinct_steps: "300" },
       { type: "StepStarted", n: "300", distinct_steps: "300" },
     ]);
-    const byRunner = await db.pool.query("SELECT count(DISTINCT data->>'runnerId') AS n FROM events WHERE stream_id = ANY($1) AND type = 'StepStarted'", [sessions]);
+    const byRunner = await db.pool.query(
+      "SELECT count(DISTINCT data->>'runnerId') AS n FROM events WHERE stream_id = ANY($1) AND type = 'StepStarted'",
+      [sessions],
+    );
     expect(Number(byRunner.rows[0].n)).toBeGreaterThan(1);
   });
 
@@ -178,8 +218,18 @@ describe("runner", () => {
     const stepId = await scheduleStep(db.store, { sessionId: session, kind: "flaky", input: {} }, { actor: testActor });
     await waitFor("completion after retries", async () => (await stepState(stepId))?.state === "completed");
     const events = stepEvents(await db.store.readStream(session), stepId);
-    expect(events.map((e) => e.type)).toEqual(["StepScheduled", "StepStarted", "StepFailed", "StepStarted", "StepFailed", "StepStarted", "StepCompleted"]);
-    const failures = events.filter((e) => e.type === "StepFailed").map((e) => e.data as { errorClass: string; retryAt: string; attempt: number });
+    expect(events.map((e) => e.type)).toEqual([
+      "StepScheduled",
+      "StepStarted",
+      "StepFailed",
+      "StepStarted",
+      "StepFailed",
+      "StepStarted",
+      "StepCompleted",
+    ]);
+    const failures = events
+      .filter((e) => e.type === "StepFailed")
+      .map((e) => e.data as { errorClass: string; retryAt: string; attempt: number });
     expect(failures.map((f) => f.errorClass)).toEqual(["provider_network_error", "provider_network_error"]);
     const delays = events
       .filter((e) => e.type === "StepFailed")
@@ -202,16 +252,25 @@ describe("runner", () => {
     const b = await scheduleStep(db.store, { sessionId: session, kind: "nonexistent", input: {} }, { actor: testActor });
     await waitFor("both failed", async () => (await stepState(a))?.state === "failed" && (await stepState(b))?.state === "failed");
     const events = await db.store.readStream(session);
-    expect(stepEvents(events, a).filter((e) => e.type === "StepFailed").map((e) => e.data)).toEqual([
-      expect.objectContaining({ errorClass: "schema_invalid", retryAt: null }),
-    ]);
-    expect(stepEvents(events, b).find((e) => e.type === "StepFailed")?.data).toMatchObject({ errorClass: "internal_error", message: expect.stringContaining('no executor for step kind "nonexistent"') });
+    expect(
+      stepEvents(events, a)
+        .filter((e) => e.type === "StepFailed")
+        .map((e) => e.data),
+    ).toEqual([expect.objectContaining({ errorClass: "schema_invalid", retryAt: null })]);
+    expect(stepEvents(events, b).find((e) => e.type === "StepFailed")?.data).toMatchObject({
+      errorClass: "internal_error",
+      message: expect.stringContaining('no executor for step kind "nonexistent"'),
+    });
   });
 
   it("a step whose runner vanished on its last attempt is failed with a diagnosis, not retried", async () => {
     await Promise.all(runners.map((r) => r.stop()));
     const session = await newSession();
-    const stepId = await scheduleStep(db.store, { sessionId: session, kind: "echo", input: { message: "x" }, maxAttempts: 1 }, { actor: testActor });
+    const stepId = await scheduleStep(
+      db.store,
+      { sessionId: session, kind: "echo", input: { message: "x" }, maxAttempts: 1 },
+      { actor: testActor },
+    );
     const claimed = await claimNextStep(db.pool, { runnerId: "ghost", leaseMs: 50, reclaimBackoffMs: 10 });
     expect(claimed?.id).toBe(stepId);
     await new Promise((r) => setTimeout(r, 100));
@@ -219,16 +278,31 @@ describe("runner", () => {
     expect(await failExhaustedSteps(db.store, { kind: "runner", id: "sweeper" })).toBe(1);
     expect(await stepState(stepId)).toEqual({ state: "failed", attempt: 1 });
     const failed = stepEvents(await db.store.readStream(session), stepId).find((e) => e.type === "StepFailed");
-    expect(failed?.data).toMatchObject({ errorClass: "internal_error", retryAt: null, message: expect.stringContaining("lease of attempt 1 of 1 expired") });
+    expect(failed?.data).toMatchObject({
+      errorClass: "internal_error",
+      retryAt: null,
+      message: expect.stringContaining("lease of attempt 1 of 1 expired"),
+    });
   });
 
   it("on SIGTERM a runner finishes short steps and releases long ones for another runner", async () => {
     await Promise.all(runners.map((r) => r.stop()));
     const runner = await startRunner({ shutdownGraceMs: 300, concurrency: 2 });
     const session = await newSession();
-    const quick = await scheduleStep(db.store, { sessionId: session, kind: "echo", input: { message: "quick", delayMs: 100 } }, { actor: testActor });
-    const slow = await scheduleStep(db.store, { sessionId: session, kind: "echo", input: { message: "slow", delayMs: 10_000 } }, { actor: testActor });
-    await waitFor("both started", async () => (await stepState(quick))?.state === "running" && (await stepState(slow))?.state === "running");
+    const quick = await scheduleStep(
+      db.store,
+      { sessionId: session, kind: "echo", input: { message: "quick", delayMs: 100 } },
+      { actor: testActor },
+    );
+    const slow = await scheduleStep(
+      db.store,
+      { sessionId: session, kind: "echo", input: { message: "slow", delayMs: 10_000 } },
+      { actor: testActor },
+    );
+    await waitFor(
+      "both started",
+      async () => (await stepState(quick))?.state === "running" && (await stepState(slow))?.state === "running",
+    );
     await runner.stop();
     expect((await stepState(quick))?.state).toBe("completed");
     expect(await stepState(slow)).toEqual({ state: "pending", attempt: 1 });

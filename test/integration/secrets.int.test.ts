@@ -10,7 +10,10 @@ import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db"
 import { createHarness, FIXED_SUM, testPlan, type Harness } from "../helpers/tasks";
 
 const KEY = "sk-catcafe-test-7f3a9c1e5b2d4a68";
-const SERVER_SECRETS = { DATABASE_URL: "postgresql://leak:leak-password-4411@db.invalid/x", NEXTAUTH_SECRET: "nextauth-secret-do-not-leak-0192" };
+const SERVER_SECRETS = {
+  DATABASE_URL: "postgresql://leak:leak-password-4411@db.invalid/x",
+  NEXTAUTH_SECRET: "nextauth-secret-do-not-leak-0192",
+};
 
 let db: TestDatabase;
 let h: Harness;
@@ -48,10 +51,13 @@ describe("secrets", () => {
     const envDump = path.join(root, "coder-env.json");
     // The coder is a command agent given the provider key (by name) that fixes the file and dumps its environment.
     const coder = path.join(root, "coder.cjs");
-    fs.writeFileSync(coder, `const fs = require("node:fs");
+    fs.writeFileSync(
+      coder,
+      `const fs = require("node:fs");
       fs.writeFileSync(${JSON.stringify(envDump)}, JSON.stringify(process.env));
       fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)});
-      console.log("fixed sum; key length " + (process.env.CATCAFE_TEST_PROVIDER_KEY || "").length);`);
+      console.log("fixed sum; key length " + (process.env.CATCAFE_TEST_PROVIDER_KEY || "").length);`,
+    );
     const projectId = await h.project("secrets", {
       coder: [{ reply: "Proposal: make it add." }],
       reviewer: [{ reply: "Looks fine." }],
@@ -62,10 +68,21 @@ describe("secrets", () => {
       projectId,
       JSON.stringify({
         coder: { kind: "command", id: "coder-cmd", argv: [process.execPath, coder], passEnv: ["CATCAFE_TEST_PROVIDER_KEY"] },
-        reviewer: { kind: "openai", id: "reviewer-brain", baseUrl: stub.url, model: "stub", apiKeyEnv: "CATCAFE_TEST_PROVIDER_KEY", rateLimit: { minIntervalMs: 0 } },
+        reviewer: {
+          kind: "openai",
+          id: "reviewer-brain",
+          baseUrl: stub.url,
+          model: "stub",
+          apiKeyEnv: "CATCAFE_TEST_PROVIDER_KEY",
+          rateLimit: { minIntervalMs: 0 },
+        },
       }),
     ]);
-    const { sessionId } = await startTask({ store: db.store, pool: db.pool }, { projectId, prompt: "Fix sum() without leaking anything", mode: "implementation" }, testActor);
+    const { sessionId } = await startTask(
+      { store: db.store, pool: db.pool },
+      { projectId, prompt: "Fix sum() without leaking anything", mode: "implementation" },
+      testActor,
+    );
     const done = await h.waitFor(sessionId, "finish", (s) => s.status === "finished");
     expect(done.outcome).toBe("approved");
 
@@ -81,7 +98,9 @@ describe("secrets", () => {
     // Scan everything recorded: every table's rows as text, every blob, the export.
     const leaks: string[] = [];
     const secrets = [KEY, SERVER_SECRETS.DATABASE_URL, SERVER_SECRETS.NEXTAUTH_SECRET, "leak-password-4411"];
-    const tables = await db.pool.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'");
+    const tables = await db.pool.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
+    );
     for (const { table_name } of tables.rows) {
       const dump = await db.pool.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
       for (const { row } of dump.rows) for (const s of secrets) if (row.includes(s)) leaks.push(`${table_name}: ${s}`);

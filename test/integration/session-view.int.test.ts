@@ -71,7 +71,14 @@ async function collect(iterable: AsyncIterable<unknown>, until: (b: LiveBatch) =
 describe("live.session", () => {
   it("shows the roundtable as discussion (simulated), the status, and who started the task", async () => {
     const { sessionId, view } = await proposalAwaitingConfirm("sv-first");
-    expect(view.status).toMatchObject({ state: "awaiting_operator_confirm", status: "active", mode: "proposal", iteration: 1, maxIterations: 3, step: null });
+    expect(view.status).toMatchObject({
+      state: "awaiting_operator_confirm",
+      status: "active",
+      mode: "proposal",
+      iteration: 1,
+      maxIterations: 3,
+      step: null,
+    });
     const discussion = view.entries.filter((e) => e.detail.kind === "agent_output");
     expect(discussion.map((e) => e.detail.kind === "agent_output" && [e.detail.role, e.detail.phase, e.detail.simulated])).toEqual([
       ["coder", "discussion", true],
@@ -110,7 +117,9 @@ describe("live.updates", () => {
     expect(versions[0]).toBe(view.status.version + 1);
     expect(entries.find((e) => e.detail.kind === "confirmed")).toMatchObject({ actor: expect.stringMatching(/^user:/) });
     expect(batches.some((x) => Object.values(x.names).includes(operatorName))).toBe(true);
-    expect(entries.find((e) => e.detail.kind === "commit")?.detail).toMatchObject({ changedFiles: [{ path: "src/sum.js", status: "modified" }] });
+    expect(entries.find((e) => e.detail.kind === "commit")?.detail).toMatchObject({
+      changedFiles: [{ path: "src/sum.js", status: "modified" }],
+    });
     expect(entries.find((e) => e.detail.kind === "verdict")?.detail).toMatchObject({ decision: "approve" });
     expect(entries.find((e) => e.detail.kind === "test_command")?.detail).toMatchObject({ passed: true, exitCode: 0 });
     expect(entries.find((e) => e.detail.kind === "finalized")?.detail).toMatchObject({ outcome: "approved" });
@@ -120,7 +129,10 @@ describe("live.updates", () => {
 
     // A reconnect resumes after the last batch it saw.
     const resumeAt = versions[Math.floor(versions.length / 2)]!;
-    const resumed = await collect((await viewer.live.updates({ sessionId, afterVersion: 0, lastEventId: String(resumeAt) })) as AsyncIterable<unknown>, () => true);
+    const resumed = await collect(
+      (await viewer.live.updates({ sessionId, afterVersion: 0, lastEventId: String(resumeAt) })) as AsyncIterable<unknown>,
+      () => true,
+    );
     expect(resumed[0]!.entries[0]!.version).toBe(resumeAt + 1);
     await collect(c, () => true);
   });
@@ -157,7 +169,10 @@ describe("failures", () => {
     await h.waitFor(sessionId, "finished", (s) => s.status === "finished");
     const view = await viewer.live.session({ sessionId });
     const rejected = view.entries.find((e) => e.detail.kind === "agent_output" && e.detail.role === "reviewer");
-    expect(rejected?.failure).toMatchObject({ errorClass: "schema_invalid", diagnosis: expect.stringMatching(/^reviewer output rejected: /) });
+    expect(rejected?.failure).toMatchObject({
+      errorClass: "schema_invalid",
+      diagnosis: expect.stringMatching(/^reviewer output rejected: /),
+    });
     expect(rejected!.failure!.diagnosis).not.toContain("\n");
     expect(view.status).toMatchObject({ outcome: "review_schema_invalid", final: { failure: { errorClass: "schema_invalid" } } });
     expect(view.entries.find((e) => e.detail.kind === "finalized")?.failure?.errorClass).toBe("schema_invalid");

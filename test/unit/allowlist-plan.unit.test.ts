@@ -65,7 +65,10 @@ describe("planCommand", () => {
   });
 
   it("takes argv arrays as they are (no shell will see them) but validates them", () => {
-    expect(planCommand(["node", "-e", "console.log($HOME | 1)", "*.js"])).toEqual({ ok: true, argv: ["node", "-e", "console.log($HOME | 1)", "*.js"] });
+    expect(planCommand(["node", "-e", "console.log($HOME | 1)", "*.js"])).toEqual({
+      ok: true,
+      argv: ["node", "-e", "console.log($HOME | 1)", "*.js"],
+    });
     expect(planCommand([])).toMatchObject({ ok: false, reason: expect.stringMatching(/^invalid argv/) });
     expect(planCommand(["", "x"])).toMatchObject({ ok: false, reason: "invalid argv: the program name may not be empty" });
     expect(planCommand(["node", "a\0b"])).toMatchObject({ ok: false, reason: "invalid argv: arguments may not contain NUL bytes" });

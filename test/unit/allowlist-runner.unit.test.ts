@@ -28,11 +28,23 @@ function run(overrides: Partial<CommandRun>): CommandRun {
 describe("classifyCommandOutcome", () => {
   it.each<[string, Parameters<typeof classifyCommandOutcome>[0], ReturnType<typeof classifyCommandOutcome>]>([
     ["success", run({}), null],
-    ["refusal", { status: "refused", code: "not_allowlisted", reason: "`ls` is not on the project's allowlist" }, { errorClass: "command_refused", reason: "`ls` is not on the project's allowlist" }],
+    [
+      "refusal",
+      { status: "refused", code: "not_allowlisted", reason: "`ls` is not on the project's allowlist" },
+      { errorClass: "command_refused", reason: "`ls` is not on the project's allowlist" },
+    ],
     ["non-zero exit", run({ exitCode: 1 }), { errorClass: "command_failed", reason: "exited with code 1" }],
     ["killed by a signal", run({ exitCode: null, signal: "SIGSEGV" }), { errorClass: "command_failed", reason: "killed by SIGSEGV" }],
-    ["timeout", run({ exitCode: null, signal: "SIGTERM", timedOut: true, timeoutMs: 500 }), { errorClass: "timeout", reason: "timed out after 500 ms" }],
-    ["cancel", run({ exitCode: null, signal: "SIGTERM", cancelled: true, durationMs: 40 }), { errorClass: "cancelled", reason: "cancelled after 40 ms" }],
+    [
+      "timeout",
+      run({ exitCode: null, signal: "SIGTERM", timedOut: true, timeoutMs: 500 }),
+      { errorClass: "timeout", reason: "timed out after 500 ms" },
+    ],
+    [
+      "cancel",
+      run({ exitCode: null, signal: "SIGTERM", cancelled: true, durationMs: 40 }),
+      { errorClass: "cancelled", reason: "cancelled after 40 ms" },
+    ],
     [
       "missing executable",
       run({ exitCode: null, spawnError: { code: "ENOENT", message: "executable not found: `nope`" } }),
@@ -84,7 +96,9 @@ describe("command environment", () => {
       const result = ZExtraEnv.safeParse(env);
       return result.success ? [] : result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
     };
-    expect(issues({ DATABASE_URL: "postgres://x" })).toEqual(["DATABASE_URL: DATABASE_URL looks like a secret; secrets never reach commands"]);
+    expect(issues({ DATABASE_URL: "postgres://x" })).toEqual([
+      "DATABASE_URL: DATABASE_URL looks like a secret; secrets never reach commands",
+    ]);
     expect(issues({ NEXTAUTH_SECRET: "s" })).toHaveLength(1);
     expect(issues({ OPENAI_API_KEY: "k" })).toHaveLength(1);
     expect(issues({ GITHUB_TOKEN: "t" })).toHaveLength(1);

@@ -78,7 +78,10 @@ describe("checkCommand", () => {
     const check = checkCommand(["curl", "http://example.com"], EXAMPLE);
     expect(check).toMatchObject({ allowed: false, code: "not_allowlisted" });
     expect(check.allowed === false && check.reason).toMatch(/no rule starts with `curl` \(allowed programs: node, npm, npx, git\)/);
-    expect(checkCommand(["ls"], [])).toMatchObject({ allowed: false, reason: "`ls` is not on the project's allowlist (the allowlist is empty)" });
+    expect(checkCommand(["ls"], [])).toMatchObject({
+      allowed: false,
+      reason: "`ls` is not on the project's allowlist (the allowlist is empty)",
+    });
   });
 
   it("refuses invalid argv and an invalid allowlist instead of guessing", () => {

@@ -17,7 +17,8 @@ function parseInPieces(text: string, pieceLength: number): SseEvent[] {
 }
 
 describe("SseParser", () => {
-  const stream = 'event: a\ndata: {"x":1}\n\n: a comment\n\ndata: first line\ndata:second line\r\n\r\nevent: b\r\ndata: crlf\r\rdata: cr only\r\r';
+  const stream =
+    'event: a\ndata: {"x":1}\n\n: a comment\n\ndata: first line\ndata:second line\r\n\r\nevent: b\r\ndata: crlf\r\rdata: cr only\r\r';
   const expected: SseEvent[] = [
     { event: "a", data: '{"x":1}' },
     { event: "message", data: "first line\nsecond line" },
@@ -38,28 +39,43 @@ describe("reading provider events", () => {
   const ev = (data: unknown, event = "message"): SseEvent => ({ event, data: typeof data === "string" ? data : JSON.stringify(data) });
 
   it("OpenAI: deltas, finish reason, a usage chunk with null choices (vLLM), [DONE], and errors", () => {
-    expect(openaiProtocol.read(ev({ choices: [{ index: 0, delta: { content: "hi" }, finish_reason: null }] }))).toEqual([{ kind: "text", text: "hi" }]);
+    expect(openaiProtocol.read(ev({ choices: [{ index: 0, delta: { content: "hi" }, finish_reason: null }] }))).toEqual([
+      { kind: "text", text: "hi" },
+    ]);
     expect(openaiProtocol.read(ev({ choices: [{ index: 0, delta: {}, finish_reason: "length" }] }))).toEqual([{ kind: "finished" }]);
-    expect(openaiProtocol.read(ev({ choices: null, usage: { prompt_tokens: 3, completion_tokens: 4 } }))).toEqual([{ kind: "usage", inputTokens: 3, outputTokens: 4 }]);
+    expect(openaiProtocol.read(ev({ choices: null, usage: { prompt_tokens: 3, completion_tokens: 4 } }))).toEqual([
+      { kind: "usage", inputTokens: 3, outputTokens: 4 },
+    ]);
     expect(openaiProtocol.read(ev("[DONE]"))).toEqual([{ kind: "done" }]);
-    expect(openaiProtocol.read(ev({ error: { message: "boom", type: "server_error" } }))).toEqual([{ kind: "error", detail: { message: "boom", code: "server_error", detailCode: null } }]);
+    expect(openaiProtocol.read(ev({ error: { message: "boom", type: "server_error" } }))).toEqual([
+      { kind: "error", detail: { message: "boom", code: "server_error", detailCode: null } },
+    ]);
     expect(() => openaiProtocol.read(ev("{nope"))).toThrow(StreamFormatError);
     expect(() => openaiProtocol.read(ev({ choices: "many" }))).toThrow(StreamFormatError);
   });
 
   it("Anthropic: text deltas only (not thinking), usage from start and delta, stop, error, unknown events ignored", () => {
-    expect(anthropicProtocol.read(ev({ type: "message_start", message: { usage: { input_tokens: 7, cache_read_input_tokens: 3, output_tokens: 1 } } }))).toEqual([
-      { kind: "usage", inputTokens: 10, outputTokens: 1 },
+    expect(
+      anthropicProtocol.read(
+        ev({ type: "message_start", message: { usage: { input_tokens: 7, cache_read_input_tokens: 3, output_tokens: 1 } } }),
+      ),
+    ).toEqual([{ kind: "usage", inputTokens: 10, outputTokens: 1 }]);
+    expect(anthropicProtocol.read(ev({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "yo" } }))).toEqual([
+      { kind: "text", text: "yo" },
     ]);
-    expect(anthropicProtocol.read(ev({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "yo" } }))).toEqual([{ kind: "text", text: "yo" }]);
-    expect(anthropicProtocol.read(ev({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "hmm" } }))).toEqual([]);
+    expect(
+      anthropicProtocol.read(ev({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "hmm" } })),
+    ).toEqual([]);
     expect(anthropicProtocol.read(ev({ type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 9 } }))).toEqual([
       { kind: "usage", inputTokens: undefined, outputTokens: 9 },
       { kind: "finished" },
     ]);
     expect(anthropicProtocol.read(ev({ type: "message_stop" }))).toEqual([{ kind: "done" }]);
     expect(anthropicProtocol.read(ev({ type: "a_future_event" }))).toEqual([]);
-    expect(anthropicProtocol.read(ev({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }))[0]).toMatchObject({ kind: "error", detail: { code: "overloaded_error" } });
+    expect(anthropicProtocol.read(ev({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }))[0]).toMatchObject({
+      kind: "error",
+      detail: { code: "overloaded_error" },
+    });
     expect(() => anthropicProtocol.read(ev({ type: "content_block_delta", delta: "text" }))).toThrow(StreamFormatError);
   });
 });
@@ -76,7 +92,11 @@ describe("httpError", () => {
     expect(classify(402)).toEqual(["provider_auth_error", false, undefined]);
     expect(classify(404)).toEqual(["provider_auth_error", false, undefined]);
     expect(classify(429, "", { "retry-after": "7" })).toEqual(["provider_rate_limit", true, 7000]);
-    expect(classify(429, JSON.stringify({ error: { code: "insufficient_quota", message: "quota" } }))).toEqual(["provider_rate_limit", false, undefined]);
+    expect(classify(429, JSON.stringify({ error: { code: "insufficient_quota", message: "quota" } }))).toEqual([
+      "provider_rate_limit",
+      false,
+      undefined,
+    ]);
     expect(classify(500)).toEqual(["provider_network_error", true, undefined]);
     expect(classify(503, "", { "retry-after": "3" })).toEqual(["provider_network_error", true, 3000]);
     expect(classify(529)).toEqual(["provider_network_error", true, undefined]);
@@ -87,7 +107,13 @@ describe("httpError", () => {
   });
 
   it("quotes the provider's message (Ollama's plain string too), redacted and shortened", () => {
-    const e = httpError({ provider: "P", status: 400, headers: new Headers(), body: JSON.stringify({ error: `bad key s3cr3t-key ${"x".repeat(1000)}` }), secrets: ["s3cr3t-key"] });
+    const e = httpError({
+      provider: "P",
+      status: 400,
+      headers: new Headers(),
+      body: JSON.stringify({ error: `bad key s3cr3t-key ${"x".repeat(1000)}` }),
+      secrets: ["s3cr3t-key"],
+    });
     expect(e.message).toContain("bad key [redacted]");
     expect(e.message).not.toContain("s3cr3t-key");
     expect(e.message.length).toBeLessThan(450);
@@ -112,7 +138,9 @@ describe("retryAfterMs", () => {
 
 describe("redact", () => {
   it("removes the secrets and anything shaped like a provider key", () => {
-    expect(redact("key abc123xyz and sk-proj-AbCdEf123456 and sk-ant-api03-xyz_789 end", ["abc123xyz"])).toBe("key [redacted] and [redacted] and [redacted] end");
+    expect(redact("key abc123xyz and sk-proj-AbCdEf123456 and sk-ant-api03-xyz_789 end", ["abc123xyz"])).toBe(
+      "key [redacted] and [redacted] and [redacted] end",
+    );
     expect(redact("nothing here", [""])).toBe("nothing here");
   });
 });

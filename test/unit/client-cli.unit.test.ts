@@ -6,7 +6,14 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { configPath, readConfig, writeConfig } from "../../cli/config-file";
 import { CliError, EXIT, exitCodeOf, formatReport, reportOf } from "../../cli/errors";
-import { CatCafeHttpError, exportPathProblem, isSuccessfulOutcome, isWaitingForPerson, normalizeServerUrl, writeExportFiles } from "../../lib/client";
+import {
+  CatCafeHttpError,
+  exportPathProblem,
+  isSuccessfulOutcome,
+  isWaitingForPerson,
+  normalizeServerUrl,
+  writeExportFiles,
+} from "../../lib/client";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-client-unit-"));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -26,22 +33,42 @@ describe("normalizeServerUrl", () => {
 describe("export files", () => {
   it("accepts the seed's names and refuses climbing, absolute or hidden ones", () => {
     for (const ok of ["summary.json", "rounds/01/coder-build.txt"]) expect(exportPathProblem(ok)).toBeNull();
-    for (const bad of ["../x", "rounds/../../x", "/etc/passwd", ".hidden", "a//b", "C:x"]) expect(exportPathProblem(bad), bad).not.toBeNull();
+    for (const bad of ["../x", "rounds/../../x", "/etc/passwd", ".hidden", "a//b", "C:x"])
+      expect(exportPathProblem(bad), bad).not.toBeNull();
   });
   it("writes into a new folder, never over anything, and refuses a bad name before writing", async () => {
     const out = path.join(tmp, "export");
-    await writeExportFiles(new Map([["summary.json", new TextEncoder().encode("{}")], ["rounds/01/meta.json", new TextEncoder().encode("{}")]]), out);
+    await writeExportFiles(
+      new Map([
+        ["summary.json", new TextEncoder().encode("{}")],
+        ["rounds/01/meta.json", new TextEncoder().encode("{}")],
+      ]),
+      out,
+    );
     expect(fs.readFileSync(path.join(out, "rounds/01/meta.json"), "utf8")).toBe("{}");
     await expect(writeExportFiles(new Map([["x.json", new Uint8Array()]]), out)).rejects.toThrow(/not empty/);
     const other = path.join(tmp, "other");
-    await expect(writeExportFiles(new Map([["ok.json", new Uint8Array()], ["../evil", new Uint8Array()]]), other)).rejects.toThrow(/refusing/);
+    await expect(
+      writeExportFiles(
+        new Map([
+          ["ok.json", new Uint8Array()],
+          ["../evil", new Uint8Array()],
+        ]),
+        other,
+      ),
+    ).rejects.toThrow(/refusing/);
     expect(fs.existsSync(other)).toBe(false);
   });
 });
 
 describe("session outcomes", () => {
   it("approved and done are success; an active run without a step waits for a person", () => {
-    expect([isSuccessfulOutcome("approved"), isSuccessfulOutcome("done"), isSuccessfulOutcome("failed"), isSuccessfulOutcome(null)]).toEqual([true, true, false, false]);
+    expect([
+      isSuccessfulOutcome("approved"),
+      isSuccessfulOutcome("done"),
+      isSuccessfulOutcome("failed"),
+      isSuccessfulOutcome(null),
+    ]).toEqual([true, true, false, false]);
     expect(isWaitingForPerson({ status: "active", step: null })).toBe(true);
     expect(isWaitingForPerson({ status: "active", step: { role: "coder", state: "building" } })).toBe(false);
   });
@@ -50,12 +77,22 @@ describe("session outcomes", () => {
 describe("the CLI config file", () => {
   it("lives under XDG_CONFIG_HOME, else ~/.config; CATCAFE_CONFIG wins", () => {
     expect(configPath({ XDG_CONFIG_HOME: "/x/conf" })).toBe("/x/conf/catcafe/config.json");
-    expect(configPath({ XDG_CONFIG_HOME: "relative", HOME: os.homedir() })).toBe(path.join(os.homedir(), ".config", "catcafe", "config.json"));
+    expect(configPath({ XDG_CONFIG_HOME: "relative", HOME: os.homedir() })).toBe(
+      path.join(os.homedir(), ".config", "catcafe", "config.json"),
+    );
     expect(configPath({ CATCAFE_CONFIG: "/y/c.json" })).toBe("/y/c.json");
   });
   it("is written 0600 in a 0700 folder, and a file others can read is refused", () => {
     const file = path.join(tmp, "conf", "catcafe", "config.json");
-    const config = { version: 1 as const, url: "http://x", token: "cc_abc", tokenId: null, createdByLogin: false, user: null, savedAt: new Date().toISOString() };
+    const config = {
+      version: 1 as const,
+      url: "http://x",
+      token: "cc_abc",
+      tokenId: null,
+      createdByLogin: false,
+      user: null,
+      savedAt: new Date().toISOString(),
+    };
     writeConfig(file, config);
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
@@ -70,7 +107,9 @@ describe("error reports", () => {
   it("field errors name the flag; codes come with what to do; exit codes", () => {
     const report = reportOf(new CatCafeHttpError("BAD_REQUEST", 400, "invalid input", { projectId: ["Required"] }));
     expect(formatReport(report)).toEqual(["invalid input: invalid input", "  projectId (--project): Required"]);
-    expect(formatReport(reportOf(new CatCafeHttpError("CONFLICT", 409, "the session moved on")))[1]).toContain("Someone else changed this session first");
+    expect(formatReport(reportOf(new CatCafeHttpError("CONFLICT", 409, "the session moved on")))[1]).toContain(
+      "Someone else changed this session first",
+    );
     expect(exitCodeOf(new Error("x"))).toBe(EXIT.FAILED);
     expect(exitCodeOf(new CliError("which project?", { code: "USAGE" }))).toBe(EXIT.USAGE);
   });

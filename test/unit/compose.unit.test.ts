@@ -89,7 +89,9 @@ describe("docker-compose.yml", () => {
     expect(postgres?.image).toMatch(/^postgres:18(\b|$)/);
     expect(words(postgres?.healthcheck?.test ?? []).join(" ")).toContain("pg_isready");
     // From 18 on the image keeps PGDATA under /var/lib/postgresql/18/docker: mount the parent.
-    const mount = (postgres?.volumes ?? []).map((v) => (typeof v === "string" ? v : `${v.source}:${v.target}`)).find((v) => v.endsWith(":/var/lib/postgresql"));
+    const mount = (postgres?.volumes ?? [])
+      .map((v) => (typeof v === "string" ? v : `${v.source}:${v.target}`))
+      .find((v) => v.endsWith(":/var/lib/postgresql"));
     expect(mount, "a volume mounted at /var/lib/postgresql").toBeDefined();
     expect(Object.keys(compose.volumes ?? {})).toContain(mount!.split(":")[0]);
   });
@@ -165,7 +167,10 @@ describe("Dockerfile", () => {
       .map((i) => i.args);
     const script = words(postinstall).find((w) => w.endsWith(".ts"))!;
     for (const needed of ["package.json", "package-lock.json", "prisma", "prisma.config.ts", script]) {
-      expect(copiedBeforeInstall.some((args) => args.split(/\s+/).includes(needed) || args.split(/\s+/).includes(`${needed}/`)), `${needed} copied before npm install`).toBe(true);
+      expect(
+        copiedBeforeInstall.some((args) => args.split(/\s+/).includes(needed) || args.split(/\s+/).includes(`${needed}/`)),
+        `${needed} copied before npm install`,
+      ).toBe(true);
     }
   });
 

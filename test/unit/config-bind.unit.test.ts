@@ -49,19 +49,37 @@ describe("bindAgent maps shell + brain to the runtime agent kind", () => {
 
   it("a brain without a shell → the HTTP brain agent (openai / anthropic), key by variable name", async () => {
     const { binding } = bindAgent(await full(), "reviewer-gpt");
-    expect(binding!.runtime).toMatchObject({ kind: "openai", model: "gpt-5", baseUrl: "https://api.openai.com/v1", apiKeyEnv: "OPENAI_API_KEY", rateLimit: { minIntervalMs: 5000 } });
+    expect(binding!.runtime).toMatchObject({
+      kind: "openai",
+      model: "gpt-5",
+      baseUrl: "https://api.openai.com/v1",
+      apiKeyEnv: "OPENAI_API_KEY",
+      rateLimit: { minIntervalMs: 5000 },
+    });
     expect(binding!.shell).toBeNull();
   });
 
   it("a coding CLI shell → that kind, driven by the brain's model and key variable", async () => {
     const { binding } = bindAgent(await full(), "tester-claude");
-    expect(binding!.runtime).toMatchObject({ kind: "claude", extraArgs: ["--verbose"], permissions: "edit", model: "claude-sonnet-4-5", apiKeyEnv: "ANTHROPIC_API_KEY" });
+    expect(binding!.runtime).toMatchObject({
+      kind: "claude",
+      extraArgs: ["--verbose"],
+      permissions: "edit",
+      model: "claude-sonnet-4-5",
+      apiKeyEnv: "ANTHROPIC_API_KEY",
+    });
     expect(binding!.runtime).not.toHaveProperty("command"); // the CLI's own name: the adapter finds it
   });
 
   it("a command shell → command (argv, prompt mode, env); with a brain it learns the brain from CATCAFE_BRAIN_*", async () => {
     const { binding } = bindAgent(await full(), "planner-cli");
-    expect(binding!.runtime).toMatchObject({ kind: "command", argv: ["node", "tools/agent.js", "--task", "{prompt}"], prompt: "arg", env: { AGENT_MODE: "ci" }, passEnv: ["HOME"] });
+    expect(binding!.runtime).toMatchObject({
+      kind: "command",
+      argv: ["node", "tools/agent.js", "--task", "{prompt}"],
+      prompt: "arg",
+      env: { AGENT_MODE: "ci" },
+      passEnv: ["HOME"],
+    });
     const config = configOf({
       "shells.json": { shells: { wrapper: { kind: "command", command: "./agent.sh" } } },
       "brains.json": { brains: { gpt: { provider: "openai", model: "gpt-5" } } },
@@ -87,10 +105,14 @@ describe("bindAgent maps shell + brain to the runtime agent kind", () => {
 describe("bindAgent refuses wrong combinations, pointing at the line that chose them", () => {
   it("unknown agent; wrong role for the step", async () => {
     const config = await full();
-    expect(formatConfigErrors(bindAgent(config, "coder").errors)).toEqual(['.catcafe/agents.json: agents: unknown agent "coder" (known: coder-sim, planner-cli, reviewer-gpt, tester-claude); did you mean "coder-sim"?']);
-    expect(formatConfigErrors(bindAgent(config, "tester-claude", { role: "reviewer", steps: [{ state: "reviewing", output: "review_verdict" }] }).errors)).toEqual([
-      '.catcafe/agents.json: agents[2].role: agent "tester-claude" is a tester, but the step "reviewing" needs a reviewer',
+    expect(formatConfigErrors(bindAgent(config, "coder").errors)).toEqual([
+      '.catcafe/agents.json: agents: unknown agent "coder" (known: coder-sim, planner-cli, reviewer-gpt, tester-claude); did you mean "coder-sim"?',
     ]);
+    expect(
+      formatConfigErrors(
+        bindAgent(config, "tester-claude", { role: "reviewer", steps: [{ state: "reviewing", output: "review_verdict" }] }).errors,
+      ),
+    ).toEqual(['.catcafe/agents.json: agents[2].role: agent "tester-claude" is a tester, but the step "reviewing" needs a reviewer']);
   });
 
   it("a problem with a default is reported where the default is written", () => {
@@ -130,15 +152,23 @@ describe("roles for a workflow", () => {
       },
     });
     const roles = bindWorkflowRoles(config, BUILTIN_WORKFLOWS.review_loop!);
-    expect(Object.fromEntries(Object.entries(roles.bindings).map(([role, b]) => [role, b.agentId]))).toEqual({ coder: "c2", reviewer: "r1" });
+    expect(Object.fromEntries(Object.entries(roles.bindings).map(([role, b]) => [role, b.agentId]))).toEqual({
+      coder: "c2",
+      reviewer: "r1",
+    });
     expect(roles.unconfigured).toEqual(["tester"]);
     expect(roles.errors).toEqual([]);
   });
 
   it("steps depend on the mode: implementation never runs the roundtable", () => {
-    const steps = (mode?: string) => Object.fromEntries([...agentStepsByRole(BUILTIN_WORKFLOWS.review_loop!, mode)].map(([role, s]) => [role, s.map((x) => x.state)]));
+    const steps = (mode?: string) =>
+      Object.fromEntries([...agentStepsByRole(BUILTIN_WORKFLOWS.review_loop!, mode)].map(([role, s]) => [role, s.map((x) => x.state)]));
     expect(steps("implementation")).toEqual({ coder: ["building"], reviewer: ["reviewing"], tester: ["testing"] });
-    expect(steps()).toEqual({ coder: ["proposal_coder", "building"], reviewer: ["proposal_reviewer", "reviewing"], tester: ["proposal_tester", "testing"] });
+    expect(steps()).toEqual({
+      coder: ["proposal_coder", "building"],
+      reviewer: ["proposal_reviewer", "reviewing"],
+      tester: ["proposal_tester", "testing"],
+    });
   });
 });
 
@@ -157,13 +187,25 @@ describe("projects.json can narrow the admin's allowlist, never widen it", () =>
   });
 
   it("an uncovered rule is an error; the cap comes from projects.json when set", async () => {
-    const config = configOf({ "projects.json": { allowlist: [["node", "--test", "test/"], ["rm", "-rf", "**"]], maxIterations: 5 } });
+    const config = configOf({
+      "projects.json": {
+        allowlist: [
+          ["node", "--test", "test/"],
+          ["rm", "-rf", "**"],
+        ],
+        maxIterations: 5,
+      },
+    });
     const effective = effectiveProjectSettings(config, { allowlist: [["node", "--test", "**"]], maxIterations: 3 });
     expect(formatConfigErrors(effective.errors)).toEqual([
-      '.catcafe/projects.json: allowlist[1]: rule "rm -rf **" is not allowed by the project\'s allowlist (set by an admin); the repository\'s allowlist can only narrow it',
+      ".catcafe/projects.json: allowlist[1]: rule \"rm -rf **\" is not allowed by the project's allowlist (set by an admin); the repository's allowlist can only narrow it",
     ]);
     expect(effective.maxIterations).toBe(5);
-    expect(effectiveProjectSettings(await full(), { allowlist: [["node", "**"]], maxIterations: 3 })).toEqual({ allowlist: [["node", "--test", "**"]], maxIterations: 4, errors: [] });
+    expect(effectiveProjectSettings(await full(), { allowlist: [["node", "**"]], maxIterations: 3 })).toEqual({
+      allowlist: [["node", "--test", "**"]],
+      maxIterations: 4,
+      errors: [],
+    });
   });
 });
 
@@ -175,7 +217,14 @@ describe("runtime execution context", () => {
       reviewer: bindAgent(config, "reviewer-gpt").binding!,
       planner: bindAgent(config, "planner-cli").binding!,
     };
-    return runtimeContextData({ runId: "run-1", createdAt: new Date("2026-01-01T00:00:00Z"), commit: COMMIT, config, bindings, projectAgents: { tester: { id: "tester-sim", kind: "scripted" } } });
+    return runtimeContextData({
+      runId: "run-1",
+      createdAt: new Date("2026-01-01T00:00:00Z"),
+      commit: COMMIT,
+      config,
+      bindings,
+      projectAgents: { tester: { id: "tester-sim", kind: "scripted" } },
+    });
   }
 
   it("snapshots agent, shell, brain and FSM per role; key variables by name; scripted replies only counted", async () => {
@@ -187,7 +236,12 @@ describe("runtime execution context", () => {
       planner: { agentId: "planner-cli", source: "config" },
       tester: { agentId: "tester-sim", source: "project" },
     });
-    expect(data.source).toEqual({ dir: ".catcafe", commit: COMMIT, files: ["version.json", "shells.json", "brains.json", "agents.json", "runtimes.json", "projects.json"], configVersion: "1.0" });
+    expect(data.source).toEqual({
+      dir: ".catcafe",
+      commit: COMMIT,
+      files: ["version.json", "shells.json", "brains.json", "agents.json", "runtimes.json", "projects.json"],
+      configVersion: "1.0",
+    });
     expect(data.settings).toMatchObject({ retry: { backoffMs: [1000, 2000, 4000] }, rateLimit: { minIntervalMs: 2000 } });
     const agents = data.agents as Record<string, Record<string, unknown>>;
     expect(agents.reviewer!.brain).toMatchObject({ id: "gpt", apiKeyEnv: "OPENAI_API_KEY" });
@@ -206,19 +260,68 @@ describe("runtime execution context", () => {
     const events = recorded([
       { type: "SessionCreated", data: { title: "t", workflow: "planning", state: "init" } },
       { type: "RuntimeContextRecorded", data },
-      { type: "StepScheduled", data: { stepId: step(1), kind: "agent", input: { role: "planner", state: "planning" }, timeoutMs: 1000, maxAttempts: 4 } },
+      {
+        type: "StepScheduled",
+        data: { stepId: step(1), kind: "agent", input: { role: "planner", state: "planning" }, timeoutMs: 1000, maxAttempts: 4 },
+      },
       { type: "StepStarted", data: { stepId: step(1), attempt: 1, runnerId: "r", leaseExpiresAt: "2026-01-01T00:01:00Z" } },
-      { type: "StepFailed", data: { stepId: step(1), attempt: 1, errorClass: "timeout", message: "slow", retryAt: "2026-01-01T00:02:00Z" } },
+      {
+        type: "StepFailed",
+        data: { stepId: step(1), attempt: 1, errorClass: "timeout", message: "slow", retryAt: "2026-01-01T00:02:00Z" },
+      },
       { type: "StepStarted", data: { stepId: step(1), attempt: 2, runnerId: "r", leaseExpiresAt: "2026-01-01T00:03:00Z" } },
-      { type: "AgentOutputRecorded", data: { stepId: step(1), attempt: 2, role: "planner", agentId: "planner-cli", phase: "plan", raw: blob("a"), preview: "{}", parsed: {}, validationErrors: [], simulated: false } },
+      {
+        type: "AgentOutputRecorded",
+        data: {
+          stepId: step(1),
+          attempt: 2,
+          role: "planner",
+          agentId: "planner-cli",
+          phase: "plan",
+          raw: blob("a"),
+          preview: "{}",
+          parsed: {},
+          validationErrors: [],
+          simulated: false,
+        },
+      },
       { type: "StepCompleted", data: { stepId: step(1), attempt: 2, output: {} } },
-      { type: "StepScheduled", data: { stepId: step(2), kind: "agent", input: { role: "coder", state: "building" }, timeoutMs: 1000, maxAttempts: 4 } },
+      {
+        type: "StepScheduled",
+        data: { stepId: step(2), kind: "agent", input: { role: "coder", state: "building" }, timeoutMs: 1000, maxAttempts: 4 },
+      },
       { type: "StepStarted", data: { stepId: step(2), attempt: 1, runnerId: "r", leaseExpiresAt: "2026-01-01T00:04:00Z" } },
-      { type: "WorkspaceCommitted", data: { stepId: step(2), commit: "c".repeat(40), parent: COMMIT, empty: false, changedFiles: [{ path: "src/sum.js", status: "modified" }], diff: blob("d") } },
+      {
+        type: "WorkspaceCommitted",
+        data: {
+          stepId: step(2),
+          commit: "c".repeat(40),
+          parent: COMMIT,
+          empty: false,
+          changedFiles: [{ path: "src/sum.js", status: "modified" }],
+          diff: blob("d"),
+        },
+      },
       { type: "StepCompleted", data: { stepId: step(2), attempt: 1, output: {} } },
     ] as AppEvent[]);
     // A TaskStarted is what makes a session a task; its place after the context is how startTask records it.
-    const taskStarted = recorded([{ type: "TaskStarted", data: { workflow: "planning", workflowVersion: 1, mode: "implementation", prompt: "p", maxIterations: 3, project: { id: "p", name: "P", repoPath: "/r", baseCommit: COMMIT, allowlist: [] }, agents: {} } }], 99);
+    const taskStarted = recorded(
+      [
+        {
+          type: "TaskStarted",
+          data: {
+            workflow: "planning",
+            workflowVersion: 1,
+            mode: "implementation",
+            prompt: "p",
+            maxIterations: 3,
+            project: { id: "p", name: "P", repoPath: "/r", baseCommit: COMMIT, allowlist: [] },
+            agents: {},
+          },
+        },
+      ],
+      99,
+    );
     const context = runtimeContextFromEvents("session-under-test", [...events.slice(0, 2), ...taskStarted, ...events.slice(2)])!;
     expect(context).toMatchObject({ sessionId: "session-under-test", runId: "run-1", recorded: true, inheritedFrom: null });
     expect(context.runs.map((r) => [r.role, r.attempt, r.fsmState, r.history.map((h) => `${h.from}-${h.event}->${h.to}`)])).toEqual([
@@ -233,7 +336,18 @@ describe("runtime execution context", () => {
   it("a session started without .catcafe/ gets a context derived from TaskStarted; no task, no context", () => {
     const events = recorded([
       { type: "SessionCreated", data: { title: "t", workflow: "review_loop", state: "start" } },
-      { type: "TaskStarted", data: { workflow: "review_loop", workflowVersion: 1, mode: "proposal", prompt: "p", maxIterations: 3, project: { id: "p", name: "P", repoPath: "/r", baseCommit: COMMIT, allowlist: [] }, agents: { coder: { kind: "scripted", id: "coder-sim", responses: [] } } } },
+      {
+        type: "TaskStarted",
+        data: {
+          workflow: "review_loop",
+          workflowVersion: 1,
+          mode: "proposal",
+          prompt: "p",
+          maxIterations: 3,
+          project: { id: "p", name: "P", repoPath: "/r", baseCommit: COMMIT, allowlist: [] },
+          agents: { coder: { kind: "scripted", id: "coder-sim", responses: [] } },
+        },
+      },
     ] as AppEvent[]);
     expect(runtimeContextFromEvents("session-under-test", events)).toMatchObject({
       recorded: false,

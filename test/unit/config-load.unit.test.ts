@@ -43,24 +43,64 @@ describe("valid configurations load with defaults applied", () => {
     expect(config!.files).toEqual(["version.json", "shells.json", "brains.json", "agents.json", "runtimes.json", "projects.json"]);
     // shells: built-in CLIs are there without an entry; defaults filled in
     expect(Object.keys(config!.shells).sort()).toEqual(["claude", "claude-code", "codex", "gemini", "sim-cli"]);
-    expect(config!.shells["claude-code"]).toMatchObject({ kind: "claude", command: "claude", args: ["--verbose"], passEnv: [], nonInteractive: true, builtin: false });
-    expect(config!.shells["sim-cli"]).toMatchObject({ kind: "command", command: "node", prompt: "arg", capabilities: ["edit-files", "run-commands", "repo-context"] });
+    expect(config!.shells["claude-code"]).toMatchObject({
+      kind: "claude",
+      command: "claude",
+      args: ["--verbose"],
+      passEnv: [],
+      nonInteractive: true,
+      builtin: false,
+    });
+    expect(config!.shells["sim-cli"]).toMatchObject({
+      kind: "command",
+      command: "node",
+      prompt: "arg",
+      capabilities: ["edit-files", "run-commands", "repo-context"],
+    });
     // brains: rate limit from the settings default unless set; key variable by provider; endpoint is an alias of baseUrl
-    expect(config!.brains.sonnet).toMatchObject({ provider: "anthropic", apiKeyEnv: "ANTHROPIC_API_KEY", rateLimit: { minIntervalMs: 2000 } });
-    expect(config!.brains.sonnet!.capabilities).toEqual(["reasoning", "code-generation", "code-review", "planning", "testing", "long-context", "tool-use"]);
+    expect(config!.brains.sonnet).toMatchObject({
+      provider: "anthropic",
+      apiKeyEnv: "ANTHROPIC_API_KEY",
+      rateLimit: { minIntervalMs: 2000 },
+    });
+    expect(config!.brains.sonnet!.capabilities).toEqual([
+      "reasoning",
+      "code-generation",
+      "code-review",
+      "planning",
+      "testing",
+      "long-context",
+      "tool-use",
+    ]);
     expect(config!.brains.gpt).toMatchObject({ rateLimit: { minIntervalMs: 5000 }, capabilities: ["reasoning", "code-review"] });
-    expect(config!.brains.local).toEqual({ id: "local", provider: "openai", model: "llama3", baseUrl: "http://localhost:11434/v1", rateLimit: { minIntervalMs: 2000 }, capabilities: [] });
+    expect(config!.brains.local).toEqual({
+      id: "local",
+      provider: "openai",
+      model: "llama3",
+      baseUrl: "http://localhost:11434/v1",
+      rateLimit: { minIntervalMs: 2000 },
+      capabilities: [],
+    });
     expect(config!.brains.sim).toMatchObject({ provider: "scripted", model: "scripted", responses: [{ reply: "Done.", chunkDelayMs: 0 }] });
     // agents: priority, FSM and manifest defaults; where each agent's shell and brain came from
     const [coder, reviewer, tester, planner] = config!.agents;
-    expect(coder).toMatchObject({ priority: 0, fsm: "execution_fsm_v1", shell: { id: null, source: "none" }, brain: { id: "sim", source: "agent" } });
+    expect(coder).toMatchObject({
+      priority: 0,
+      fsm: "execution_fsm_v1",
+      shell: { id: null, source: "none" },
+      brain: { id: "sim", source: "agent" },
+    });
     expect(reviewer).toMatchObject({ priority: 10, manifest: { output: { format: "json" } }, shell: { id: null, source: "agent" } });
     expect(tester).toMatchObject({ shell: { id: "claude-code", source: "agent" }, brain: { id: "sonnet", source: "agent" } });
     expect(planner).toMatchObject({ fsm: "careful_fsm", manifest: { capabilities: ["repo-context"], input: { maxPromptChars: 20000 } } });
     expect(Object.keys(config!.fsms).sort()).toEqual(["careful_fsm", "execution_fsm_v1"]);
     expect(config!.fsms.careful_fsm!.states.EXECUTING!.on.success).toEqual({ target: "CHECKING", emit: [] });
     expect(config!.workflows.quick_review!.maxIterations).toBe(3);
-    expect(config!.project).toMatchObject({ maxIterations: 4, allowlist: [["node", "--test", "**"]], workflow: { default: "review_loop", mode: "implementation" } });
+    expect(config!.project).toMatchObject({
+      maxIterations: 4,
+      allowlist: [["node", "--test", "**"]],
+      workflow: { default: "review_loop", mode: "implementation" },
+    });
     expect(config!.settings).toEqual(DEFAULT_SETTINGS);
     expect(validateConfig({ config, errors })).toEqual([]);
   });
@@ -70,7 +110,17 @@ describe("valid configurations load with defaults applied", () => {
     expect(errors).toEqual([]);
     expect(config!.configVersion).toBe("1.0");
     expect(config!.agents).toEqual([
-      { id: "coder", role: "coder", defaultBrain: "sim", manifest: { capabilities: [] }, priority: 0, fsm: "execution_fsm_v1", index: 0, shell: { id: null, source: "none" }, brain: { id: "sim", source: "agent" } },
+      {
+        id: "coder",
+        role: "coder",
+        defaultBrain: "sim",
+        manifest: { capabilities: [] },
+        priority: 0,
+        fsm: "execution_fsm_v1",
+        index: 0,
+        shell: { id: null, source: "none" },
+        brain: { id: "sim", source: "agent" },
+      },
     ]);
     expect(config!.project).toEqual({});
   });
@@ -82,7 +132,10 @@ describe("valid configurations load with defaults applied", () => {
       retry: { maxAttempts: 4, backoffMs: [1000, 2000, 4000] },
       rateLimit: { minIntervalMs: 2000 },
     });
-    expect(parseSettings(json({ retry: { maxAttempts: 2 } }), "s.json").settings.retry).toEqual({ maxAttempts: 2, backoffMs: [1000, 2000, 4000] });
+    expect(parseSettings(json({ retry: { maxAttempts: 2 } }), "s.json").settings.retry).toEqual({
+      maxAttempts: 2,
+      backoffMs: [1000, 2000, 4000],
+    });
   });
 
   it("a repository without .catcafe/ has nothing to load and nothing to report", async () => {
@@ -98,7 +151,7 @@ describe("JSON syntax", () => {
     ['{"a": 1,}', 1, 9, 'trailing comma before "}"'],
     ['{\n  "a": [1, 2,]\n}', 2, 14, 'trailing comma before "]"'],
     ["{'a': 1}", 1, 2, 'expected a property name in double quotes, found "\'"'],
-    ['{"a": \'x\'}', 1, 7, "strings must use double quotes"],
+    ["{\"a\": 'x'}", 1, 7, "strings must use double quotes"],
     ['{"a" 1}', 1, 6, 'expected ":" after the property name "a", found "1"'],
     ['{"a": tru}', 1, 7, 'expected a value, found "t"'],
     ['{"a": "x\ny"}', 1, 9, "unterminated string (line break inside a string)"],
@@ -132,7 +185,9 @@ describe("JSON syntax", () => {
 
 describe("version compatibility", () => {
   it("another major version is reported alone, even when the files are also broken for 1.x", () => {
-    expect(errorsOf({ "version.json": json({ configVersion: "3.1" }), "agents.json": json({ agents: [{ id: "x", role: "nope" }] }) })).toEqual([
+    expect(
+      errorsOf({ "version.json": json({ configVersion: "3.1" }), "agents.json": json({ agents: [{ id: "x", role: "nope" }] }) }),
+    ).toEqual([
       '.catcafe/version.json: configVersion: configuration version "3.1" is not compatible with this Cat Cafe, which reads 1.x (current 1.0): upgrade Cat Cafe or rewrite the files for 1.x',
     ]);
   });
@@ -147,7 +202,9 @@ describe("version compatibility", () => {
 });
 
 describe("references across files and inherited defaults", () => {
-  const brains = json({ brains: { sim: { provider: "scripted", responses: [{ reply: "ok" }] }, gpt: { provider: "openai", model: "gpt-5" } } });
+  const brains = json({
+    brains: { sim: { provider: "scripted", responses: [{ reply: "ok" }] }, gpt: { provider: "openai", model: "gpt-5" } },
+  });
   const agents = json({
     agents: [
       { id: "a", role: "coder" },
@@ -160,34 +217,55 @@ describe("references across files and inherited defaults", () => {
     const settings = parseSettings(json({ defaultShell: "claude", defaultBrain: "gpt" }), "settings.json").settings;
     const fromSettings = parseProjectConfig({ "brains.json": brains, "agents.json": agents }, { settings }).config!;
     expect(fromSettings.agents.map((a) => [a.shell, a.brain])).toEqual([
-      [{ id: "claude", source: "settings" }, { id: "gpt", source: "settings" }],
-      [{ id: "claude", source: "settings" }, { id: "gpt", source: "agent" }],
-      [{ id: null, source: "agent" }, { id: "gpt", source: "settings" }],
+      [
+        { id: "claude", source: "settings" },
+        { id: "gpt", source: "settings" },
+      ],
+      [
+        { id: "claude", source: "settings" },
+        { id: "gpt", source: "agent" },
+      ],
+      [
+        { id: null, source: "agent" },
+        { id: "gpt", source: "settings" },
+      ],
     ]);
-    const withProject = parseProjectConfig({ "brains.json": brains, "agents.json": agents, "projects.json": json({ defaultBrain: "sim" }) }, { settings }).config!;
-    expect(withProject.agents.map((a) => a.brain)).toEqual([{ id: "sim", source: "projects" }, { id: "gpt", source: "agent" }, { id: "sim", source: "projects" }]);
+    const withProject = parseProjectConfig(
+      { "brains.json": brains, "agents.json": agents, "projects.json": json({ defaultBrain: "sim" }) },
+      { settings },
+    ).config!;
+    expect(withProject.agents.map((a) => a.brain)).toEqual([
+      { id: "sim", source: "projects" },
+      { id: "gpt", source: "agent" },
+      { id: "sim", source: "projects" },
+    ]);
   });
 
   it("a settings default naming a brain the project lacks is reported against the settings file when an agent inherits it", () => {
     const settings = parseSettings(json({ defaultBrain: "opus" }), "settings.json").settings;
-    expect(errorsOf({ "agents.json": json({ agents: [{ id: "a", role: "coder" }] }) }, { settings, settingsFile: "/srv/catcafe/settings.json" })).toEqual([
-      '/srv/catcafe/settings.json: defaultBrain: unknown brain "opus" (none defined)',
-    ]);
+    expect(
+      errorsOf({ "agents.json": json({ agents: [{ id: "a", role: "coder" }] }) }, { settings, settingsFile: "/srv/catcafe/settings.json" }),
+    ).toEqual(['/srv/catcafe/settings.json: defaultBrain: unknown brain "opus" (none defined)']);
     // ...and not when nothing in this project uses it nor lists brains of its own.
     expect(errorsOf({ "projects.json": json({ maxIterations: 2 }) }, { settings })).toEqual([]);
   });
 
   it("references into a file that is itself broken are not reported twice", () => {
-    expect(errorsOf({ "brains.json": "{ broken", "agents.json": json({ agents: [{ id: "a", role: "coder", defaultBrain: "gpt" }] }) })).toEqual([
-      '.catcafe/brains.json: invalid JSON at line 1, column 3: expected a property name in double quotes, found "b"',
-    ]);
+    expect(
+      errorsOf({ "brains.json": "{ broken", "agents.json": json({ agents: [{ id: "a", role: "coder", defaultBrain: "gpt" }] }) }),
+    ).toEqual(['.catcafe/brains.json: invalid JSON at line 1, column 3: expected a property name in double quotes, found "b"']);
   });
 
   it("several problems in several files are all reported, in file order", () => {
     expect(
       errorsOf({
         "projects.json": json({ maxIterations: 99 }),
-        "agents.json": json({ agents: [{ id: "a", role: "coder", defaultBrain: "x" }, { id: "a", role: "coder", defaultBrain: "x" }] }),
+        "agents.json": json({
+          agents: [
+            { id: "a", role: "coder", defaultBrain: "x" },
+            { id: "a", role: "coder", defaultBrain: "x" },
+          ],
+        }),
         "shells.json": json({ shells: { s: { kind: "command" } } }),
       }),
     ).toEqual([
@@ -204,9 +282,21 @@ describe("secrets are refused, and never repeated in the error", () => {
   const KEY = "sk-ant-api03-Zx81kPq0LmWn3vB7cT5yR2eU9oI4aS6d";
 
   it.each([
-    ["an Anthropic key as apiKeyEnv", { brains: { b: { provider: "anthropic", model: "claude-x", apiKeyEnv: KEY } } }, "brains.b.apiKeyEnv"],
-    ["a key inside a URL", { brains: { b: { provider: "openai", model: "m", baseUrl: "https://user:hunter2hunter2@llm.example.com/v1" } } }, "brains.b.baseUrl"],
-    ["a bearer header in shell args", { shells: { s: { kind: "command", command: "x", args: ["-H", `Authorization: Bearer ${KEY.slice(7)}`] } } }, "shells.s.args[1]"],
+    [
+      "an Anthropic key as apiKeyEnv",
+      { brains: { b: { provider: "anthropic", model: "claude-x", apiKeyEnv: KEY } } },
+      "brains.b.apiKeyEnv",
+    ],
+    [
+      "a key inside a URL",
+      { brains: { b: { provider: "openai", model: "m", baseUrl: "https://user:hunter2hunter2@llm.example.com/v1" } } },
+      "brains.b.baseUrl",
+    ],
+    [
+      "a bearer header in shell args",
+      { shells: { s: { kind: "command", command: "x", args: ["-H", `Authorization: Bearer ${KEY.slice(7)}`] } } },
+      "shells.s.args[1]",
+    ],
     ["a token field", { shells: { s: { kind: "claude", token: "abc" } } }, "shells.s.token"],
   ])("%s", (_label, file, where) => {
     const name = "brains" in file ? "brains.json" : "shells.json";
@@ -270,7 +360,9 @@ describe("reading .catcafe/ from a working tree and the validate command", () =>
     const settingsFile = path.join(tmpRoot, "validate-settings.json");
     expect(await validateProjectConfig(FULL, { settingsFile })).toEqual([]);
     fs.writeFileSync(settingsFile, json({ retry: { maxAttempts: 0 } }));
-    expect(await validateProjectConfig(FULL, { settingsFile })).toEqual([`${settingsFile}: retry.maxAttempts: 0 is out of range: must be at least 1`]);
+    expect(await validateProjectConfig(FULL, { settingsFile })).toEqual([
+      `${settingsFile}: retry.maxAttempts: 0 is out of range: must be at least 1`,
+    ]);
     const repo = repoWith({
       "brains.json": json({ brains: { tiny: { provider: "openai", model: "tiny-1", capabilities: ["code-generation"] } } }),
       "agents.json": json({ agents: [{ id: "rev", role: "reviewer", defaultBrain: "tiny", manifest: { capabilities: ["code-review"] } }] }),

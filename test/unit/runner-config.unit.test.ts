@@ -8,8 +8,12 @@ describe("runner configuration", () => {
     expect(env).toMatchObject({ CATCAFE_RUNNER_LEASE_MS: 15_000, CATCAFE_RUNNER_POLL_MS: 1_000, CATCAFE_RUNNER_CONCURRENCY: 4 });
     expect(() => parseEnv(ZRunnerEnv, {})).toThrow(/DATABASE_URL/);
     expect(() => parseEnv(ZRunnerEnv, { DATABASE_URL: "mysql://x" })).toThrow(/DATABASE_URL: must be a postgres/);
-    expect(() => parseEnv(ZRunnerEnv, { DATABASE_URL: "postgres://x", CATCAFE_RUNNER_POLL_MS: "5000" })).toThrow(/CATCAFE_RUNNER_POLL_MS: the fallback poll must be at most 1000 ms/);
-    expect(() => parseEnv(ZRunnerEnv, { DATABASE_URL: "postgres://x", CATCAFE_RUNNER_LEASE_MS: "soon" })).toThrow(/CATCAFE_RUNNER_LEASE_MS/);
+    expect(() => parseEnv(ZRunnerEnv, { DATABASE_URL: "postgres://x", CATCAFE_RUNNER_POLL_MS: "5000" })).toThrow(
+      /CATCAFE_RUNNER_POLL_MS: the fallback poll must be at most 1000 ms/,
+    );
+    expect(() => parseEnv(ZRunnerEnv, { DATABASE_URL: "postgres://x", CATCAFE_RUNNER_LEASE_MS: "soon" })).toThrow(
+      /CATCAFE_RUNNER_LEASE_MS/,
+    );
   });
 
   it("backs off retries 1 s, 2 s, 4 s by default, capped", () => {

@@ -84,7 +84,12 @@ describe("scripted agent", () => {
 
   it("writes and deletes files inside the workspace before replying", async () => {
     fs.writeFileSync(path.join(workspace, "old.txt"), "stale");
-    const agent = scripted([{ reply: "done", files: { "src/app.ts": "export const x = 1;\n", "docs/deep/notes.md": "# notes", "old.txt": null, "never-existed.txt": null } }]);
+    const agent = scripted([
+      {
+        reply: "done",
+        files: { "src/app.ts": "export const x = 1;\n", "docs/deep/notes.md": "# notes", "old.txt": null, "never-existed.txt": null },
+      },
+    ]);
     let seenAtFirstChunk: string | null = null;
     await agent.invoke(
       request({
@@ -112,7 +117,10 @@ describe("scripted agent", () => {
   it("refuses a path that escapes through a symlink, and then writes nothing at all", async () => {
     fs.symlinkSync(outside, path.join(workspace, "link"));
     fs.symlinkSync(path.join(outside, "target.txt"), path.join(workspace, "file-link"));
-    const attempts: Record<string, string>[] = [{ "ok.txt": "fine", "link/pwned.txt": "pwned" }, { "ok.txt": "fine", "file-link": "pwned" }];
+    const attempts: Record<string, string>[] = [
+      { "ok.txt": "fine", "link/pwned.txt": "pwned" },
+      { "ok.txt": "fine", "file-link": "pwned" },
+    ];
     for (const files of attempts) {
       const err = await agentError(scripted([{ reply: "x", files }]).invoke(request()));
       expect(err.errorClass).toBe("tool_error");
@@ -157,7 +165,10 @@ describe("scripted agent", () => {
     it.each([
       [{ fault: "rate_limit", retryAfterMs: 5_000 } as const, { errorClass: "provider_rate_limit", retryable: true, retryAfterMs: 5_000 }],
       [{ fault: "auth" } as const, { errorClass: "provider_auth_error", retryable: false, retryAfterMs: undefined }],
-      [{ fault: "server_error" } as const, { errorClass: "provider_network_error", retryable: true, message: expect.stringMatching(/^HTTP 500/) }],
+      [
+        { fault: "server_error" } as const,
+        { errorClass: "provider_network_error", retryable: true, message: expect.stringMatching(/^HTTP 500/) },
+      ],
       [{ fault: "auth", message: "key revoked" } as const, { errorClass: "provider_auth_error", message: "key revoked" }],
     ])("%j fails with the right class", async (entry, expected) => {
       const chunks: string[] = [];
@@ -257,7 +268,9 @@ describe("scripted agent", () => {
     });
 
     it("a slow reply that runs past the deadline fails as a timeout", async () => {
-      const err = await agentError(scripted([{ reply: "slow reply that takes its time", chunkDelayMs: 100 }]).invoke(request({ deadline: Date.now() + 150 })));
+      const err = await agentError(
+        scripted([{ reply: "slow reply that takes its time", chunkDelayMs: 100 }]).invoke(request({ deadline: Date.now() + 150 })),
+      );
       expect(err).toMatchObject({ errorClass: "timeout", retryable: true });
       expect(err.partialOutput.length).toBeGreaterThan(0);
     });

@@ -51,8 +51,12 @@ describe("configuration", () => {
       { extraArgs: ["a\0b"] },
       { argv: ["claude"] },
     ];
-    for (const extra of refused) expect(ZAgentConfig.safeParse({ kind: "claude", id: "c", ...extra }).success, JSON.stringify(extra)).toBe(false);
-    expect(ZAgentConfig.safeParse({ kind: "codex", id: "c", baseUrl: "http://a.local", baseUrlEnv: "X" }).error?.issues[0]).toMatchObject({ path: ["baseUrlEnv"], message: "give baseUrl or baseUrlEnv, not both" });
+    for (const extra of refused)
+      expect(ZAgentConfig.safeParse({ kind: "claude", id: "c", ...extra }).success, JSON.stringify(extra)).toBe(false);
+    expect(ZAgentConfig.safeParse({ kind: "codex", id: "c", baseUrl: "http://a.local", baseUrlEnv: "X" }).error?.issues[0]).toMatchObject({
+      path: ["baseUrlEnv"],
+      message: "give baseUrl or baseUrlEnv, not both",
+    });
   });
 });
 
@@ -78,7 +82,14 @@ describe("claude argv and environment", () => {
   });
 
   it("gets a minimal environment: the key under the CLI's name, the endpoint, an isolated HOME, never the runner's secrets", () => {
-    const agent = new ClaudeAgent({ kind: "claude", id: "c", apiKeyEnv: "CAT_KEY", passEnv: ["EXTRA_VAR"], env: { CLAUDE_CODE_EFFORT: "low" }, providerRetries: 2 });
+    const agent = new ClaudeAgent({
+      kind: "claude",
+      id: "c",
+      apiKeyEnv: "CAT_KEY",
+      passEnv: ["EXTRA_VAR"],
+      env: { CLAUDE_CODE_EFFORT: "low" },
+      providerRetries: 2,
+    });
     const env = agent.environment(CTX, RUN_ID, SOURCE);
     expect(env).toEqual({
       PATH: expect.stringMatching(/^\/usr\/bin:\/bin/),
@@ -98,7 +109,11 @@ describe("claude argv and environment", () => {
   });
 
   it("with isolateHome false the runner's HOME is used, and no key is passed when the runner has none", () => {
-    const env = new ClaudeAgent({ kind: "claude", id: "c", isolateHome: false }).environment({ ...CTX, apiKey: undefined, baseUrl: undefined }, RUN_ID, SOURCE);
+    const env = new ClaudeAgent({ kind: "claude", id: "c", isolateHome: false }).environment(
+      { ...CTX, apiKey: undefined, baseUrl: undefined },
+      RUN_ID,
+      SOURCE,
+    );
     expect(env.HOME).toBe("/home/runner");
     expect(env).not.toHaveProperty("ANTHROPIC_API_KEY");
     expect(env).not.toHaveProperty("ANTHROPIC_BASE_URL");
@@ -112,18 +127,29 @@ describe("claude argv and environment", () => {
   it("the endpoint may come from a variable of the runner; unset, it is an error rather than the public API", () => {
     const agent = new ClaudeAgent({ kind: "claude", id: "c", baseUrlEnv: "GATEWAY_URL" });
     expect(agent.baseUrl({ GATEWAY_URL: "https://gw.local/" })).toBe("https://gw.local");
-    expect(() => agent.baseUrl({})).toThrow(expect.objectContaining({ errorClass: "tool_error", message: expect.stringContaining("GATEWAY_URL") }));
+    expect(() => agent.baseUrl({})).toThrow(
+      expect.objectContaining({ errorClass: "tool_error", message: expect.stringContaining("GATEWAY_URL") }),
+    );
   });
 
   it("runs the pinned binary from node_modules/.bin unless a command is configured", () => {
-    expect(new ClaudeAgent({ kind: "claude", id: "c" }).executable()).toBe(path.resolve(import.meta.dirname, "../../node_modules/.bin/claude"));
+    expect(new ClaudeAgent({ kind: "claude", id: "c" }).executable()).toBe(
+      path.resolve(import.meta.dirname, "../../node_modules/.bin/claude"),
+    );
     expect(new ClaudeAgent({ kind: "claude", id: "c", command: "no-such-claude-xyz" }).executable()).toBe("no-such-claude-xyz");
   });
 });
 
 describe("codex argv and environment", () => {
   it("exec --json in the workspace sandbox, our own provider with the endpoint, key variable and retries, the prompt from stdin", () => {
-    const agent = new CodexAgent({ kind: "codex", id: "x", model: "gpt-5-codex", apiKeyEnv: "CAT_OPENAI", providerRetries: 1, extraArgs: ["--enable", "foo"] });
+    const agent = new CodexAgent({
+      kind: "codex",
+      id: "x",
+      model: "gpt-5-codex",
+      apiKeyEnv: "CAT_OPENAI",
+      providerRetries: 1,
+      extraArgs: ["--enable", "foo"],
+    });
     expect(agent.args(CTX)).toEqual([
       "exec",
       "--json",
@@ -188,8 +214,15 @@ describe("gemini argv, environment and settings", () => {
 
   it("the key and endpoint under Gemini's names; settings select API-key auth and the retry count", () => {
     const agent = new GeminiAgent({ kind: "gemini", id: "g", apiKeyEnv: "CAT_GEMINI", providerRetries: 0 });
-    expect(agent.environment(CTX, RUN_ID, SOURCE)).toMatchObject({ GEMINI_API_KEY: "key-123", GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:9999" });
-    expect(agent.settings(CTX)).toEqual({ security: { auth: { selectedType: "gemini-api-key" } }, general: { maxAttempts: 1 }, privacy: { usageStatisticsEnabled: false } });
+    expect(agent.environment(CTX, RUN_ID, SOURCE)).toMatchObject({
+      GEMINI_API_KEY: "key-123",
+      GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:9999",
+    });
+    expect(agent.settings(CTX)).toEqual({
+      security: { auth: { selectedType: "gemini-api-key" } },
+      general: { maxAttempts: 1 },
+      privacy: { usageStatisticsEnabled: false },
+    });
   });
 });
 

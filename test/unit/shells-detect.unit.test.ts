@@ -34,7 +34,10 @@ describe("version", () => {
 
 describe("capabilities from --help", () => {
   it.each(["claude", "codex", "gemini"] as const)("%s's recorded help offers everything the adapter uses", (shell) => {
-    expect(capabilitiesFromHelp(shell, read(shell, "help.txt"))).toEqual({ capabilities: { nonInteractive: true, editFiles: true, workingDirectory: true }, missing: [] });
+    expect(capabilitiesFromHelp(shell, read(shell, "help.txt"))).toEqual({
+      capabilities: { nonInteractive: true, editFiles: true, workingDirectory: true },
+      missing: [],
+    });
   });
 
   it("a help text without a flag loses that capability and names the flag", () => {

@@ -18,15 +18,33 @@ const CASES: Array<[CliFailure, ReturnType<typeof classifyCliFailure>]> = [
   [{ message: "Missing environment variable: `OPENAI_API_KEY`." }, "provider_auth_error"],
   [{ message: "exceeded retry limit, last status: 429 Too Many Requests" }, "provider_rate_limit"],
   [{ message: "We’re currently experiencing high demand, which may cause temporary errors." }, "provider_rate_limit"],
-  [{ message: "stream disconnected before completion: Transport error: network error: error decoding response body" }, "provider_network_error"],
+  [
+    { message: "stream disconnected before completion: Transport error: network error: error decoding response body" },
+    "provider_network_error",
+  ],
   [{ message: "Reconnecting... waiting for network (Connection failed: error sending request)" }, "provider_network_error"],
   // Gemini CLI: the API's JSON error inside the message
-  [{ message: '[API Error: {"error":{"code":401,"message":"API key not valid.","status":"UNAUTHENTICATED"}}]', code: "unknown" }, "provider_auth_error"],
-  [{ message: "[API Error: Resource has been exhausted (e.g. check quota).]\nPlease wait and try again later. ...or switch to another /auth method" }, "provider_rate_limit"],
+  [
+    { message: '[API Error: {"error":{"code":401,"message":"API key not valid.","status":"UNAUTHENTICATED"}}]', code: "unknown" },
+    "provider_auth_error",
+  ],
+  [
+    {
+      message:
+        "[API Error: Resource has been exhausted (e.g. check quota).]\nPlease wait and try again later. ...or switch to another /auth method",
+    },
+    "provider_rate_limit",
+  ],
   [{ message: "[API Error: terminated]" }, "provider_network_error"],
   [{ message: "[API Error: fetch failed]" }, "provider_network_error"],
   // Claude Code
-  [{ message: "API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again.", code: "connection_failed" }, "provider_network_error"],
+  [
+    {
+      message: "API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again.",
+      code: "connection_failed",
+    },
+    "provider_network_error",
+  ],
   [{ message: "Credit balance is too low" }, "provider_auth_error"],
   // the CLI's own trouble
   [{ message: "result error_max_turns" }, "tool_error"],
@@ -51,7 +69,9 @@ describe("classifying a failure a CLI reports", () => {
   });
 
   it("keys never reach the message, whether known or key-shaped", () => {
-    const err = cliFailureError("codex", { message: "bad key my-key-value-123 and sk-proj-abcdef123456 rejected", status: 401 }, "", ["my-key-value-123"]);
+    const err = cliFailureError("codex", { message: "bad key my-key-value-123 and sk-proj-abcdef123456 rejected", status: 401 }, "", [
+      "my-key-value-123",
+    ]);
     expect(err.message).not.toContain("my-key-value-123");
     expect(err.message).not.toContain("sk-proj-abcdef123456");
   });

@@ -23,7 +23,10 @@ function parserFor(shell: Shell, onChunk?: (t: string) => void, secrets: string[
 }
 
 function recording(shell: Shell, scenario: string): string[] {
-  return fs.readFileSync(path.join(FIXTURES, shell, `${scenario}.jsonl`), "utf8").split("\n").filter((l) => l.trim() !== "");
+  return fs
+    .readFileSync(path.join(FIXTURES, shell, `${scenario}.jsonl`), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
 }
 
 interface Replay {
@@ -92,7 +95,11 @@ describe.each(["claude", "codex", "gemini"] as const)("%s stream parser on recor
   });
 
   it("a non-zero exit without a result is command_failed with the end of stderr", () => {
-    const { error } = replay(shell, recording(shell, "answer").slice(0, 1), { exitCode: 3, signal: null, stderrTail: "panic: something broke\nat main" });
+    const { error } = replay(shell, recording(shell, "answer").slice(0, 1), {
+      exitCode: 3,
+      signal: null,
+      stderrTail: "panic: something broke\nat main",
+    });
     expect(error).toMatchObject({ errorClass: "command_failed", retryable: false });
     expect(error?.message).toContain(`/usr/bin/${shell} exited with code 3 without a result`);
     expect(error?.message).toContain("panic: something broke");
@@ -106,18 +113,41 @@ describe.each(["claude", "codex", "gemini"] as const)("%s stream parser on recor
 });
 
 describe("claude stream parser details", () => {
-  const delta = (text: string, extra: object = {}) => JSON.stringify({ type: "stream_event", event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } }, parent_tool_use_id: null, api_message_id: "msg_1", ...extra });
-  const result = (extra: object) => JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "done", usage: { input_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 20, output_tokens: 3 }, ...extra });
+  const delta = (text: string, extra: object = {}) =>
+    JSON.stringify({
+      type: "stream_event",
+      event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } },
+      parent_tool_use_id: null,
+      api_message_id: "msg_1",
+      ...extra,
+    });
+  const result = (extra: object) =>
+    JSON.stringify({
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      result: "done",
+      usage: { input_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 20, output_tokens: 3 },
+      ...extra,
+    });
 
   it("without partial messages, whole assistant messages stream; cache tokens count as input", () => {
-    const assistant = JSON.stringify({ type: "assistant", message: { id: "msg_9", content: [{ type: "text", text: "whole message" }] }, parent_tool_use_id: null });
+    const assistant = JSON.stringify({
+      type: "assistant",
+      message: { id: "msg_9", content: [{ type: "text", text: "whole message" }] },
+      parent_tool_use_id: null,
+    });
     const { response, chunks } = replay("claude", [assistant, result({ result: "whole message" })]);
     expect(chunks).toEqual(["whole message"]);
     expect(response).toEqual({ text: "whole message", usage: { inputTokens: 125, outputTokens: 3 } });
   });
 
   it("a message already streamed as deltas is not repeated", () => {
-    const assistant = JSON.stringify({ type: "assistant", message: { id: "msg_1", content: [{ type: "text", text: "ab" }] }, parent_tool_use_id: null });
+    const assistant = JSON.stringify({
+      type: "assistant",
+      message: { id: "msg_1", content: [{ type: "text", text: "ab" }] },
+      parent_tool_use_id: null,
+    });
     expect(replay("claude", [delta("a"), delta("b"), assistant, result({ result: "ab" })]).chunks).toEqual(["a", "b"]);
   });
 
@@ -128,21 +158,32 @@ describe("claude stream parser details", () => {
 
   it("an error result without an HTTP status is classified by its message; the key never shows", () => {
     const key = "sk-ant-api03-secretsecretsecret";
-    const { error } = replay("claude", [result({ is_error: true, subtype: "success", result: `Credit balance is too low for key ${key}` })], FAILED, [key]);
+    const { error } = replay(
+      "claude",
+      [result({ is_error: true, subtype: "success", result: `Credit balance is too low for key ${key}` })],
+      FAILED,
+      [key],
+    );
     expect(error).toMatchObject({ errorClass: "provider_auth_error" });
     expect(error?.message).not.toContain(key);
     expect(error?.message).toContain("[redacted]");
   });
 
   it("an error_max_turns result is a tool_error naming the subtype", () => {
-    const { error } = replay("claude", [JSON.stringify({ type: "result", subtype: "error_max_turns", is_error: true, num_turns: 30 })], FAILED);
+    const { error } = replay(
+      "claude",
+      [JSON.stringify({ type: "result", subtype: "error_max_turns", is_error: true, num_turns: 30 })],
+      FAILED,
+    );
     expect(error).toMatchObject({ errorClass: "tool_error" });
     expect(error?.message).toContain("error_max_turns");
   });
 
   it("a retry notice is kept, to explain a timeout", () => {
     const parser = new ClaudeStreamParser(undefined);
-    parser.line(JSON.stringify({ type: "system", subtype: "api_retry", attempt: 2, max_retries: 10, error_status: 529, error: "overloaded" }));
+    parser.line(
+      JSON.stringify({ type: "system", subtype: "api_retry", attempt: 2, max_retries: 10, error_status: 529, error: "overloaded" }),
+    );
     expect(parser.retryNotice()).toBe("overloaded (HTTP 529), attempt 2 of 10");
   });
 
@@ -166,13 +207,20 @@ describe("codex stream parser details", () => {
 
   it("several agent messages stream as paragraphs; the answer is the last", () => {
     const msg = (id: string, text: string) => JSON.stringify({ type: "item.completed", item: { id, type: "agent_message", text } });
-    const { response, chunks } = replay("codex", [msg("a", "Looking."), msg("b", "Done."), JSON.stringify({ type: "turn.completed", usage: { input_tokens: 3, output_tokens: 2 } })]);
+    const { response, chunks } = replay("codex", [
+      msg("a", "Looking."),
+      msg("b", "Done."),
+      JSON.stringify({ type: "turn.completed", usage: { input_tokens: 3, output_tokens: 2 } }),
+    ]);
     expect(chunks).toEqual(["Looking.", "\n\nDone."]);
     expect(response).toEqual({ text: "Done.", usage: { inputTokens: 3, outputTokens: 2 } });
   });
 
   it("commands show in the live view as they start", () => {
-    const started = JSON.stringify({ type: "item.started", item: { id: "c", type: "command_execution", command: "/bin/bash -lc 'npm test'", status: "in_progress" } });
+    const started = JSON.stringify({
+      type: "item.started",
+      item: { id: "c", type: "command_execution", command: "/bin/bash -lc 'npm test'", status: "in_progress" },
+    });
     expect(replay("codex", [started]).chunks).toEqual(["\n› shell /bin/bash -lc 'npm test'\n"]);
   });
 });

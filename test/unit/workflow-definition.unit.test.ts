@@ -24,7 +24,11 @@ function mini(): DefinitionJson {
     global: { cancel: "cancelled", step_failed: "failed" },
     states: {
       start: { type: "wait", on: { start: [{ target: "work" }] } },
-      work: { type: "step", step: { role: "coder", output: "build", phase: "build", instruction: "Build it." }, on: { done: [{ target: "check" }] } },
+      work: {
+        type: "step",
+        step: { role: "coder", output: "build", phase: "build", instruction: "Build it." },
+        on: { done: [{ target: "check" }] },
+      },
       check: {
         type: "step",
         step: { role: "reviewer", output: "review_verdict", phase: "verdict", instruction: "Review it." },
@@ -65,14 +69,43 @@ describe("built-in workflow definitions", () => {
 
   it("review_loop has the seed's states, modes and cap", () => {
     const def = BUILTIN_WORKFLOWS.review_loop!;
-    expect(def).toMatchObject({ initial: "start", modes: ["proposal", "implementation"], maxIterations: 3, global: { cancel: "cancelled", step_failed: "failed" } });
+    expect(def).toMatchObject({
+      initial: "start",
+      modes: ["proposal", "implementation"],
+      maxIterations: 3,
+      global: { cancel: "cancelled", step_failed: "failed" },
+    });
     expect(Object.keys(def.states).sort()).toEqual(
-      ["approved", "awaiting_operator_confirm", "building", "cancelled", "failed", "max_iterations_reached", "proposal_coder", "proposal_reviewer", "proposal_tester", "review_schema_invalid", "reviewing", "running_tests", "start", "testing"].sort(),
+      [
+        "approved",
+        "awaiting_operator_confirm",
+        "building",
+        "cancelled",
+        "failed",
+        "max_iterations_reached",
+        "proposal_coder",
+        "proposal_reviewer",
+        "proposal_tester",
+        "review_schema_invalid",
+        "reviewing",
+        "running_tests",
+        "start",
+        "testing",
+      ].sort(),
     );
   });
 
   it("planning has M7's states", () => {
-    expect(Object.keys(BUILTIN_WORKFLOWS.planning!.states).sort()).toEqual(["cancelled", "done", "executing", "failed", "init", "planning", "running_tests", "testing"]);
+    expect(Object.keys(BUILTIN_WORKFLOWS.planning!.states).sort()).toEqual([
+      "cancelled",
+      "done",
+      "executing",
+      "failed",
+      "init",
+      "planning",
+      "running_tests",
+      "testing",
+    ]);
   });
 
   it("the mini fixture is valid, and maxIterations defaults to 3", () => {
@@ -129,7 +162,11 @@ describe("broken definitions: static checks", () => {
         global: { cancel: "start", step_failed: "start" },
         states: {
           start: { type: "wait", on: { start: [{ target: "chat" }] } },
-          chat: { type: "step", step: { role: "coder", output: "text", phase: "discussion", instruction: "Talk." }, on: { done: [{ target: "chat" }] } },
+          chat: {
+            type: "step",
+            step: { role: "coder", output: "text", phase: "discussion", instruction: "Talk." },
+            on: { done: [{ target: "chat" }] },
+          },
         },
       }),
     ).toEqual([
@@ -141,20 +178,30 @@ describe("broken definitions: static checks", () => {
 
   it('a trigger that can never fire ("approve" on a text step)', () => {
     const def = mini();
-    def.states.work = { type: "step", step: { role: "coder", output: "text", phase: "discussion", instruction: "Propose." }, on: { done: [{ target: "check" }], approve: [{ target: "approved" }] } };
-    expect(problemsOf(def)).toEqual([{ path: "states.work.on.approve", message: 'trigger "approve" can never fire (its step output "text" emits: done)' }]);
+    def.states.work = {
+      type: "step",
+      step: { role: "coder", output: "text", phase: "discussion", instruction: "Propose." },
+      on: { done: [{ target: "check" }], approve: [{ target: "approved" }] },
+    };
+    expect(problemsOf(def)).toEqual([
+      { path: "states.work.on.approve", message: 'trigger "approve" can never fire (its step output "text" emits: done)' },
+    ]);
   });
 
   it("a step trigger on a wait state can never fire", () => {
     const def = mini();
     on(def, "start").done = [{ target: "work" }];
-    expect(problemsOf(def)).toEqual([{ path: "states.start.on.done", message: 'trigger "done" can never fire (a wait state emits: start, confirm)' }]);
+    expect(problemsOf(def)).toEqual([
+      { path: "states.start.on.done", message: 'trigger "done" can never fire (a wait state emits: start, confirm)' },
+    ]);
   });
 
   it("a step output trigger with no transition", () => {
     const def = mini();
     delete on(def, "check").schema_invalid;
-    expect(problemsOf(def)).toEqual([{ path: "states.check.on", message: 'no transition for trigger "schema_invalid" of step output "review_verdict"' }]);
+    expect(problemsOf(def)).toEqual([
+      { path: "states.check.on", message: 'no transition for trigger "schema_invalid" of step output "review_verdict"' },
+    ]);
   });
 
   it("a trigger with an empty transition list", () => {
@@ -169,27 +216,48 @@ describe("broken definitions: static checks", () => {
 
   it.each([
     ["one guard alone", [{ target: "work", guard: "under_cap" }]],
-    ["the same guard twice", [{ target: "work", guard: "at_cap" }, { target: "failed", guard: "at_cap" }]],
+    [
+      "the same guard twice",
+      [
+        { target: "work", guard: "at_cap" },
+        { target: "failed", guard: "at_cap" },
+      ],
+    ],
   ])("only guarded transitions without a complementary pair (%s)", (_name, transitions) => {
     const def = mini();
     on(def, "check").changes_requested = transitions;
     expect(problemsOf(def)).toEqual([
-      { path: "states.check.on.changes_requested", message: "every transition is guarded and the guards do not cover all cases: add an unguarded fallback" },
+      {
+        path: "states.check.on.changes_requested",
+        message: "every transition is guarded and the guards do not cover all cases: add an unguarded fallback",
+      },
     ]);
   });
 
   it("only guarded transitions without a complementary pair (a cap guard and a mode guard that misses a mode)", () => {
     const def = { ...mini(), modes: ["proposal", "implementation"] };
-    on(def, "start").start = [{ target: "work", guard: "mode_implementation" }, { target: "check", guard: "mode_proposal" }];
-    on(def, "check").changes_requested = [{ target: "work", guard: "under_cap" }, { target: "failed", guard: "mode_implementation" }];
+    on(def, "start").start = [
+      { target: "work", guard: "mode_implementation" },
+      { target: "check", guard: "mode_proposal" },
+    ];
+    on(def, "check").changes_requested = [
+      { target: "work", guard: "under_cap" },
+      { target: "failed", guard: "mode_implementation" },
+    ];
     expect(problemsOf(def)).toEqual([
-      { path: "states.check.on.changes_requested", message: "every transition is guarded and the guards do not cover all cases: add an unguarded fallback" },
+      {
+        path: "states.check.on.changes_requested",
+        message: "every transition is guarded and the guards do not cover all cases: add an unguarded fallback",
+      },
     ]);
   });
 
   it("complementary guards (mode_proposal / mode_implementation) and a guard plus a fallback are total", () => {
     const def = { ...mini(), modes: ["proposal", "implementation"] };
-    on(def, "start").start = [{ target: "work", guard: "mode_implementation" }, { target: "check", guard: "mode_proposal" }];
+    on(def, "start").start = [
+      { target: "work", guard: "mode_implementation" },
+      { target: "check", guard: "mode_proposal" },
+    ];
     on(def, "check").changes_requested = [{ target: "work", guard: "under_cap" }, { target: "failed" }];
     expect(() => loadDefinition(def)).not.toThrow();
   });
@@ -210,8 +278,16 @@ describe("broken definitions: static checks", () => {
 describe("broken definitions: schema (zod) errors", () => {
   it.each<[string, (def: DefinitionJson) => void, DefinitionProblem[]]>([
     ["a missing title", (d) => delete d.title, [{ path: "title", message: "Invalid input: expected string, received undefined" }]],
-    ["a missing step instruction", (d) => delete d.states.work!.step!.instruction, [{ path: "states.work.step.instruction", message: "Invalid input: expected string, received undefined" }]],
-    ["a missing global", (d) => delete (d as Loose).global, [{ path: "global", message: "Invalid input: expected object, received undefined" }]],
+    [
+      "a missing step instruction",
+      (d) => delete d.states.work!.step!.instruction,
+      [{ path: "states.work.step.instruction", message: "Invalid input: expected string, received undefined" }],
+    ],
+    [
+      "a missing global",
+      (d) => delete (d as Loose).global,
+      [{ path: "global", message: "Invalid input: expected object, received undefined" }],
+    ],
     [
       "an unknown role",
       (d) => (d.states.work!.step!.role = "boss"),
@@ -220,15 +296,33 @@ describe("broken definitions: schema (zod) errors", () => {
     [
       "an unknown output kind",
       (d) => (d.states.work!.step!.output = "poem"),
-      [{ path: "states.work.step.output", message: 'Invalid option: expected one of "text"|"build"|"review_verdict"|"test_plan"|"commands"|"task_spec"|"execution"' }],
+      [
+        {
+          path: "states.work.step.output",
+          message: 'Invalid option: expected one of "text"|"build"|"review_verdict"|"test_plan"|"commands"|"task_spec"|"execution"',
+        },
+      ],
     ],
     [
       "an unknown guard",
       (d) => (on(d, "check").changes_requested = [{ target: "work", guard: "sometimes" }, { target: "failed" }]),
-      [{ path: "states.check.on.changes_requested.0.guard", message: 'Invalid option: expected one of "under_cap"|"at_cap"|"mode_proposal"|"mode_implementation"' }],
+      [
+        {
+          path: "states.check.on.changes_requested.0.guard",
+          message: 'Invalid option: expected one of "under_cap"|"at_cap"|"mode_proposal"|"mode_implementation"',
+        },
+      ],
     ],
-    ["an unknown state type", (d) => (d.states.approved!.type = "final"), [{ path: "states.approved.type", message: "Invalid discriminator value. Expected 'wait' | 'step' | 'terminal'" }]],
-    ["a bad target name", (d) => (on(d, "work").done = [{ target: "Check" }]), [{ path: "states.work.on.done.0.target", message: "state names are lower_snake_case" }]],
+    [
+      "an unknown state type",
+      (d) => (d.states.approved!.type = "final"),
+      [{ path: "states.approved.type", message: "Invalid discriminator value. Expected 'wait' | 'step' | 'terminal'" }],
+    ],
+    [
+      "a bad target name",
+      (d) => (on(d, "work").done = [{ target: "Check" }]),
+      [{ path: "states.work.on.done.0.target", message: "state names are lower_snake_case" }],
+    ],
     ["a zero cap", (d) => (d.maxIterations = 0), [{ path: "maxIterations", message: "Too small: expected number to be >0" }]],
     ["no modes", (d) => (d.modes = []), [{ path: "modes", message: "Too small: expected array to have >=1 items" }]],
   ])("%s", (_name, breakIt, expected) => {
@@ -246,7 +340,9 @@ describe("broken definitions: schema (zod) errors", () => {
     }
     expect(error).toBeInstanceOf(InvalidWorkflowError);
     expect((error as InvalidWorkflowError).workflowId).toBe("(unnamed)");
-    expect((error as InvalidWorkflowError).message).toBe('workflow "(unnamed)" is invalid:\n  (root): Invalid input: expected object, received null');
+    expect((error as InvalidWorkflowError).message).toBe(
+      'workflow "(unnamed)" is invalid:\n  (root): Invalid input: expected object, received null',
+    );
   });
 
   // ZStateName carries the message "state names are lower_snake_case"; as a record key it
@@ -274,7 +370,10 @@ describe("broken definitions the checks must also catch", () => {
   it("mode guards that do not cover every declared mode", () => {
     const def = mini();
     def.modes = ["proposal", "implementation", "quick"];
-    on(def, "start").start = [{ target: "work", guard: "mode_implementation" }, { target: "check", guard: "mode_proposal" }];
+    on(def, "start").start = [
+      { target: "work", guard: "mode_implementation" },
+      { target: "check", guard: "mode_proposal" },
+    ];
     expect(problemsOf(def).map((p) => p.path)).toContain("states.start.on.start");
   });
 

@@ -1,7 +1,15 @@
 // The strict outputs of the gated phases (SPEC W4–W6, M7) and the rules the system
 // enforces on them: strict JSON, the blocking-finding rule, file globs.
 import { describe, expect, it } from "vitest";
-import { enforceReviewRule, filesOutside, parseStrictJson, ZReviewVerdict, ZTaskSpec, ZTestPlan, type ReviewVerdict } from "../../server/workflow/outputs";
+import {
+  enforceReviewRule,
+  filesOutside,
+  parseStrictJson,
+  ZReviewVerdict,
+  ZTaskSpec,
+  ZTestPlan,
+  type ReviewVerdict,
+} from "../../server/workflow/outputs";
 
 const plan = { summary: "s", commands: [{ argv: ["npm", "test"] }] };
 const withDefaults = { summary: "s", commands: [{ argv: ["npm", "test"], expect: { exitCode: 0 } }] };
@@ -30,7 +38,11 @@ describe("parseStrictJson", () => {
   it("lists every schema error with its path", () => {
     expect(parseStrictJson(JSON.stringify({ summary: "", commands: [{ argv: [] }], extra: 1 }), ZTestPlan)).toEqual({
       ok: false,
-      errors: ["summary: Too small: expected string to have >=1 characters", "commands.0.argv: Too small: expected array to have >=1 items", '(root): Unrecognized key: "extra"'],
+      errors: [
+        "summary: Too small: expected string to have >=1 characters",
+        "commands.0.argv: Too small: expected array to have >=1 items",
+        '(root): Unrecognized key: "extra"',
+      ],
     });
   });
 
@@ -41,7 +53,10 @@ describe("parseStrictJson", () => {
 
   it("a finding line must be a positive integer", () => {
     const verdict = { decision: "approve", summary: "s", findings: [{ severity: "nit", file: "a.ts", line: 0, message: "m" }] };
-    expect(parseStrictJson(JSON.stringify(verdict), ZReviewVerdict)).toEqual({ ok: false, errors: ["findings.0.line: Too small: expected number to be >0"] });
+    expect(parseStrictJson(JSON.stringify(verdict), ZReviewVerdict)).toEqual({
+      ok: false,
+      errors: ["findings.0.line: Too small: expected number to be >0"],
+    });
   });
 });
 
@@ -55,8 +70,16 @@ describe("enforceReviewRule (blocking findings forbid approve)", () => {
   it.each<[string, ReviewVerdict, ReturnType<typeof enforceReviewRule>]>([
     ["approve, no findings", verdict("approve", []), { decision: "approve", override: null }],
     ["approve, non-blocking findings", verdict("approve", ["major", "minor", "nit"]), { decision: "approve", override: null }],
-    ["approve, one blocking", verdict("approve", ["blocking"]), { decision: "changes_requested", override: "decision rule: 1 blocking finding(s) forbid approve" }],
-    ["approve, two blocking", verdict("approve", ["blocking", "nit", "blocking"]), { decision: "changes_requested", override: "decision rule: 2 blocking finding(s) forbid approve" }],
+    [
+      "approve, one blocking",
+      verdict("approve", ["blocking"]),
+      { decision: "changes_requested", override: "decision rule: 1 blocking finding(s) forbid approve" },
+    ],
+    [
+      "approve, two blocking",
+      verdict("approve", ["blocking", "nit", "blocking"]),
+      { decision: "changes_requested", override: "decision rule: 2 blocking finding(s) forbid approve" },
+    ],
     ["changes_requested with blocking", verdict("changes_requested", ["blocking"]), { decision: "changes_requested", override: null }],
     ["changes_requested without findings", verdict("changes_requested", []), { decision: "changes_requested", override: null }],
   ])("%s", (_name, input, expected) => {
@@ -66,7 +89,10 @@ describe("enforceReviewRule (blocking findings forbid approve)", () => {
 
 describe("filesOutside", () => {
   it("keeps the files no glob matches, dotfiles included in globs", () => {
-    expect(filesOutside(["src/cli.ts", "src/.env", "src/a/b.ts", "srcx/a.ts", "README.md"], ["src/**"])).toEqual(["srcx/a.ts", "README.md"]);
+    expect(filesOutside(["src/cli.ts", "src/.env", "src/a/b.ts", "srcx/a.ts", "README.md"], ["src/**"])).toEqual([
+      "srcx/a.ts",
+      "README.md",
+    ]);
   });
 
   it("does not let a path climb out of an allowed folder", () => {

@@ -34,7 +34,13 @@ function config(overrides: Partial<TaskConfig> = {}): TaskConfig {
     mode: "implementation",
     prompt: EPIC,
     maxIterations: 3,
-    project: { id: "proj-1", name: "demo", repoPath: "/srv/catcafe/workspaces/demo", baseCommit: BASE_COMMIT, allowlist: [["npm", "test"]] },
+    project: {
+      id: "proj-1",
+      name: "demo",
+      repoPath: "/srv/catcafe/workspaces/demo",
+      baseCommit: BASE_COMMIT,
+      allowlist: [["npm", "test"]],
+    },
     agents: {
       planner: { id: "planner", manifest: { allowedFiles: PLANNER_GLOBS } },
       executor: { id: "executor", manifest: { allowedFiles: EXECUTOR_GLOBS } },
@@ -61,10 +67,18 @@ function planningStarted(c: TaskConfig = config()): SessionHistory {
 
 function specAccepted(h: SessionHistory): SessionHistory {
   const stepId = h.current();
-  return h.agentSaid(JSON.stringify(taskSpec), { parsed: taskSpec, then: [{ type: "TaskSpecRecorded", data: { stepId, spec: taskSpec as never } }] }).enter("executing", { reason: "task_spec_valid" });
+  return h
+    .agentSaid(JSON.stringify(taskSpec), {
+      parsed: taskSpec,
+      then: [{ type: "TaskSpecRecorded", data: { stepId, spec: taskSpec as never } }],
+    })
+    .enter("executing", { reason: "task_spec_valid" });
 }
 
-const good: ChangedFile[] = [{ path: "src/cli.ts", status: "modified" }, { path: "test/cli.test.ts", status: "added" }];
+const good: ChangedFile[] = [
+  { path: "src/cli.ts", status: "modified" },
+  { path: "test/cli.test.ts", status: "added" },
+];
 
 function executed(h: SessionHistory): SessionHistory {
   return h.agentSaid("Implemented.", { commit: buildCommit(`exec ${h.iteration}`, good) }).enter("testing", { reason: "execution_done" });
@@ -72,14 +86,23 @@ function executed(h: SessionHistory): SessionHistory {
 
 function planned(h: SessionHistory): SessionHistory {
   const stepId = h.current();
-  return h.agentSaid(JSON.stringify(plan), { parsed: plan, then: [{ type: "TestPlanRecorded", data: { stepId, ...plan } }] }).enter("running_tests", { reason: "plan_valid" });
+  return h
+    .agentSaid(JSON.stringify(plan), { parsed: plan, then: [{ type: "TestPlanRecorded", data: { stepId, ...plan } }] })
+    .enter("running_tests", { reason: "plan_valid" });
 }
 
 function testsFailed(h: SessionHistory): SessionHistory {
   const stepId = h.current();
-  const result = commandResult(["npm", "test"], { exitCode: 1, errorClass: "command_failed", reason: "exited with code 1", stderrTail: "expected debug line" });
+  const result = commandResult(["npm", "test"], {
+    exitCode: 1,
+    errorClass: "command_failed",
+    reason: "exited with code 1",
+    stderrTail: "expected debug line",
+  });
   h.stepCompleted(commandsOutput([result]));
-  return h.add({ type: "TestCommandRecorded", data: { stepId, index: 0, ...result, passed: false } }).enter("executing", { reason: "tests_fail", iterate: "tests_fail" });
+  return h
+    .add({ type: "TestCommandRecorded", data: { stepId, index: 0, ...result, passed: false } })
+    .enter("executing", { reason: "tests_fail", iterate: "tests_fail" });
 }
 
 /** In `executing` at `iteration` (earlier rounds: the tests failed). */
@@ -109,16 +132,38 @@ describe("planning: start (epic_received)", () => {
         { type: "SessionCreated", data: { title: "Verbose flag epic", workflow: "planning", state: "init" } },
         { type: "TaskStarted", data: { workflow: "planning", mode: "implementation", prompt: EPIC } },
         { type: "SessionStateChanged", data: { from: "init", to: "planning", reason: "epic_received" } },
-        { type: "StepScheduled", data: { stepId: decidedId(1), kind: "agent", maxAttempts: 4, timeoutMs: 600_000, input: { workflow: "planning", state: "planning", role: "planner", output: "task_spec", phase: "plan", agent: { id: "planner", manifest: { allowedFiles: PLANNER_GLOBS } } } } },
+        {
+          type: "StepScheduled",
+          data: {
+            stepId: decidedId(1),
+            kind: "agent",
+            maxAttempts: 4,
+            timeoutMs: 600_000,
+            input: {
+              workflow: "planning",
+              state: "planning",
+              role: "planner",
+              output: "task_spec",
+              phase: "plan",
+              agent: { id: "planner", manifest: { allowedFiles: PLANNER_GLOBS } },
+            },
+          },
+        },
       ]);
   });
 
   it("rejects a mode planning does not have", () => {
-    spec.given([]).when({ type: "StartTask", title: "x", config: config({ mode: "proposal" }) }).thenThrows("INVALID_INPUT", 'workflow planning has no mode "proposal" (modes: implementation)');
+    spec
+      .given([])
+      .when({ type: "StartTask", title: "x", config: config({ mode: "proposal" }) })
+      .thenThrows("INVALID_INPUT", 'workflow planning has no mode "proposal" (modes: implementation)');
   });
 
   it("there is nothing to confirm in planning → CONFLICT", () => {
-    spec.given(planningStarted().events).when({ type: "Confirm", via: "button" }).thenThrows("CONFLICT", 'nothing to confirm: the session already moved on (it is in "planning")');
+    spec
+      .given(planningStarted().events)
+      .when({ type: "Confirm", via: "button" })
+      .thenThrows("CONFLICT", 'nothing to confirm: the session already moved on (it is in "planning")');
   });
 });
 
@@ -135,7 +180,15 @@ describe("planning: the planner's TaskSpec", () => {
         { type: "AgentOutputRecorded", data: { role: "planner", phase: "plan", parsed: taskSpec, validationErrors: [] } },
         { type: "TaskSpecRecorded", data: { stepId: h.current(), spec: taskSpec as never } },
         { type: "SessionStateChanged", data: { from: "planning", to: "executing", reason: "task_spec_valid" } },
-        { type: "StepScheduled", data: { stepId: decidedId(1), kind: "agent", maxAttempts: 4, input: { state: "executing", role: "executor", output: "execution", phase: "execute", diff: null } } },
+        {
+          type: "StepScheduled",
+          data: {
+            stepId: decidedId(1),
+            kind: "agent",
+            maxAttempts: 4,
+            input: { state: "executing", role: "executor", output: "execution", phase: "execute", diff: null },
+          },
+        },
       ]);
     expect(promptOf(events)).toContain(`TaskSpec:\n${JSON.stringify(taskSpec, null, 2)}`);
     expect(promptOf(events)).toContain(`Task:\n${EPIC}`);
@@ -145,7 +198,12 @@ describe("planning: the planner's TaskSpec", () => {
     const h = planningStarted();
     spec
       .given(h.events)
-      .when(succeeded(h.current(), agentOutput(JSON.stringify({ title: "Ve", description: "short", acceptanceCriteria: [], files: ["src/cli.ts"] }))))
+      .when(
+        succeeded(
+          h.current(),
+          agentOutput(JSON.stringify({ title: "Ve", description: "short", acceptanceCriteria: [], files: ["src/cli.ts"] })),
+        ),
+      )
       .then([
         {
           type: "AgentOutputRecorded",
@@ -168,7 +226,11 @@ describe("planning: the planner's TaskSpec", () => {
     spec
       .given(h.events)
       .when(succeeded(h.current(), agentOutput("I think we should refactor everything first.")))
-      .then([{ type: "AgentOutputRecorded", data: { parsed: null } }, { type: "SessionStateChanged", data: { to: "failed", reason: "task_spec_invalid" } }, { type: "SessionFinalized", data: { outcome: "failed" } }]);
+      .then([
+        { type: "AgentOutputRecorded", data: { parsed: null } },
+        { type: "SessionStateChanged", data: { to: "failed", reason: "task_spec_invalid" } },
+        { type: "SessionFinalized", data: { outcome: "failed" } },
+      ]);
   });
 
   it("files outside the planner's manifest → FAILED, no TaskSpec recorded, the offending files named", () => {
@@ -178,7 +240,13 @@ describe("planning: the planner's TaskSpec", () => {
       .given(h.events)
       .when(succeeded(h.current(), agentOutput(JSON.stringify(outside))))
       .then([
-        { type: "AgentOutputRecorded", data: { parsed: outside, validationErrors: ["files outside the planner's manifest (src/**, test/**, docs/**): .github/workflows/ci.yml, package.json"] } },
+        {
+          type: "AgentOutputRecorded",
+          data: {
+            parsed: outside,
+            validationErrors: ["files outside the planner's manifest (src/**, test/**, docs/**): .github/workflows/ci.yml, package.json"],
+          },
+        },
         { type: "SessionStateChanged", data: { from: "planning", to: "failed", reason: "task_spec_invalid" } },
         { type: "SessionFinalized", data: { outcome: "failed", reason: "task_spec_invalid" } },
       ]);
@@ -189,7 +257,12 @@ describe("planning: the planner's TaskSpec", () => {
     spec
       .given(h.events)
       .when(succeeded(h.current(), agentOutput(JSON.stringify({ ...taskSpec, files: ["package.json"] }))))
-      .then([{ type: "AgentOutputRecorded", data: { validationErrors: [] } }, { type: "TaskSpecRecorded" }, { type: "SessionStateChanged", data: { to: "executing" } }, { type: "StepScheduled" }]);
+      .then([
+        { type: "AgentOutputRecorded", data: { validationErrors: [] } },
+        { type: "TaskSpecRecorded" },
+        { type: "SessionStateChanged", data: { to: "executing" } },
+        { type: "StepScheduled" },
+      ]);
   });
 
   // SPEC W10/W11: a failure carries its class and a one-line diagnosis.
@@ -201,7 +274,14 @@ describe("planning: the planner's TaskSpec", () => {
       .then([
         { type: "AgentOutputRecorded" },
         { type: "SessionStateChanged", data: { to: "failed" } },
-        { type: "SessionFinalized", data: { outcome: "failed", errorClass: "schema_invalid", diagnosis: expect.stringContaining("files: Too small") as unknown as string } },
+        {
+          type: "SessionFinalized",
+          data: {
+            outcome: "failed",
+            errorClass: "schema_invalid",
+            diagnosis: expect.stringContaining("files: Too small") as unknown as string,
+          },
+        },
       ]);
   });
 });
@@ -219,20 +299,56 @@ describe("planning: the executor's changes (checked from git)", () => {
         { type: "AgentOutputRecorded", data: { role: "executor", phase: "execute", validationErrors: [] } },
         { type: "WorkspaceCommitted", data: { stepId: h.current(), ...commit } },
         { type: "SessionStateChanged", data: { from: "executing", to: "testing", reason: "execution_done" } },
-        { type: "StepScheduled", data: { input: { state: "testing", role: "tester", output: "test_plan", phase: "test", diff: commit.diff, workspace: { head: commit.commit } } } },
+        {
+          type: "StepScheduled",
+          data: {
+            input: {
+              state: "testing",
+              role: "tester",
+              output: "test_plan",
+              phase: "test",
+              diff: commit.diff,
+              workspace: { head: commit.commit },
+            },
+          },
+        },
       ]);
     expect(promptOf(events)).toContain("TaskSpec:\n");
   });
 
   it.each<[string, ChangedFile[], string[]]>([
-    ["a file outside the executor's manifest (named by the TaskSpec)", [{ path: "src/cli.ts", status: "modified" }, { path: "docs/cli.md", status: "modified" }], ["changed files outside the executor's manifest (src/**, test/**): docs/cli.md"]],
-    ["a file the TaskSpec does not name", [{ path: "src/cli.ts", status: "modified" }, { path: "src/server.ts", status: "modified" }], ["changed files the TaskSpec does not name: src/server.ts"]],
+    [
+      "a file outside the executor's manifest (named by the TaskSpec)",
+      [
+        { path: "src/cli.ts", status: "modified" },
+        { path: "docs/cli.md", status: "modified" },
+      ],
+      ["changed files outside the executor's manifest (src/**, test/**): docs/cli.md"],
+    ],
+    [
+      "a file the TaskSpec does not name",
+      [
+        { path: "src/cli.ts", status: "modified" },
+        { path: "src/server.ts", status: "modified" },
+      ],
+      ["changed files the TaskSpec does not name: src/server.ts"],
+    ],
     [
       "a file outside both",
       [{ path: "package.json", status: "modified" }],
-      ["changed files outside the executor's manifest (src/**, test/**): package.json", "changed files the TaskSpec does not name: package.json"],
+      [
+        "changed files outside the executor's manifest (src/**, test/**): package.json",
+        "changed files the TaskSpec does not name: package.json",
+      ],
     ],
-    ["a rename from outside", [{ path: "src/cli.ts", status: "renamed", previousPath: "lib/cli.ts" }], ["changed files outside the executor's manifest (src/**, test/**): lib/cli.ts", "changed files the TaskSpec does not name: lib/cli.ts"]],
+    [
+      "a rename from outside",
+      [{ path: "src/cli.ts", status: "renamed", previousPath: "lib/cli.ts" }],
+      [
+        "changed files outside the executor's manifest (src/**, test/**): lib/cli.ts",
+        "changed files the TaskSpec does not name: lib/cli.ts",
+      ],
+    ],
   ])("%s → ExecutionRejected, stays in EXECUTING (new step, next iteration)", (_name, changedFiles, reasons) => {
     const h = executingAt(1);
     const { events, state } = spec
@@ -288,14 +404,20 @@ describe("planning: the executor's changes (checked from git)", () => {
         { type: "AgentOutputRecorded" },
         { type: "WorkspaceCommitted" },
         { type: "ExecutionRejected" },
-        { type: "SessionStateChanged", data: { from: "executing", to: "failed", reason: "execution_rejected: loop limit reached, escalated to a person" } },
+        {
+          type: "SessionStateChanged",
+          data: { from: "executing", to: "failed", reason: "execution_rejected: loop limit reached, escalated to a person" },
+        },
         {
           type: "SessionFinalized",
           data: {
             outcome: "failed",
             reason: "execution_rejected: loop limit reached, escalated to a person",
             iterations: 3,
-            unresolved: ["changed files outside the executor's manifest (src/**, test/**): package.json", "changed files the TaskSpec does not name: package.json"],
+            unresolved: [
+              "changed files outside the executor's manifest (src/**, test/**): package.json",
+              "changed files the TaskSpec does not name: package.json",
+            ],
           },
         },
       ]);
@@ -314,7 +436,10 @@ describe("planning: testing", () => {
         { type: "AgentOutputRecorded", data: { role: "tester", parsed: plan } },
         { type: "TestPlanRecorded", data: { commands: plan.commands } },
         { type: "SessionStateChanged", data: { from: "testing", to: "running_tests", reason: "plan_valid" } },
-        { type: "StepScheduled", data: { kind: "commands", maxAttempts: 1, input: { state: "running_tests", output: "commands", commands: plan.commands } } },
+        {
+          type: "StepScheduled",
+          data: { kind: "commands", maxAttempts: 1, input: { state: "running_tests", output: "commands", commands: plan.commands } },
+        },
       ]);
   });
 
@@ -339,7 +464,10 @@ describe("planning: testing", () => {
       .then([
         { type: "AgentOutputRecorded" },
         // The definition labels this "tests_fail" although the tests never ran (see report).
-        { type: "SessionStateChanged", data: { from: "testing", to: "failed", reason: "tester_schema_invalid: loop limit reached, escalated to a person" } },
+        {
+          type: "SessionStateChanged",
+          data: { from: "testing", to: "failed", reason: "tester_schema_invalid: loop limit reached, escalated to a person" },
+        },
         { type: "SessionFinalized", data: { outcome: "failed", iterations: 3 } },
       ]);
   });
@@ -352,7 +480,10 @@ describe("planning: testing", () => {
       .then([
         { type: "TestCommandRecorded", data: { passed: true } },
         { type: "SessionStateChanged", data: { from: "running_tests", to: "done", reason: "tests_pass" } },
-        { type: "SessionFinalized", data: { outcome: "done", reason: "tests_pass", iterations: 1, unresolved: [], errorClass: null, diagnosis: null } },
+        {
+          type: "SessionFinalized",
+          data: { outcome: "done", reason: "tests_pass", iterations: 1, unresolved: [], errorClass: null, diagnosis: null },
+        },
       ]);
   });
 
@@ -360,7 +491,19 @@ describe("planning: testing", () => {
     const h = runningTestsAt(1);
     const { events } = spec
       .given(h.events)
-      .when(succeeded(h.current(), commandsOutput([commandResult(["npm", "test"], { exitCode: 1, errorClass: "command_failed", reason: "exited with code 1", stderrTail: "expected debug line" })])))
+      .when(
+        succeeded(
+          h.current(),
+          commandsOutput([
+            commandResult(["npm", "test"], {
+              exitCode: 1,
+              errorClass: "command_failed",
+              reason: "exited with code 1",
+              stderrTail: "expected debug line",
+            }),
+          ]),
+        ),
+      )
       .then([
         { type: "TestCommandRecorded", data: { passed: false } },
         { type: "SessionStateChanged", data: { from: "running_tests", to: "executing", reason: "tests_fail" } },
@@ -375,13 +518,33 @@ describe("planning: testing", () => {
     const h = runningTestsAt(3);
     spec
       .given(h.events)
-      .when(succeeded(h.current(), commandsOutput([commandResult(["npm", "test"], { exitCode: 1, errorClass: "command_failed", reason: "exited with code 1", stderrTail: "still failing" })])))
+      .when(
+        succeeded(
+          h.current(),
+          commandsOutput([
+            commandResult(["npm", "test"], {
+              exitCode: 1,
+              errorClass: "command_failed",
+              reason: "exited with code 1",
+              stderrTail: "still failing",
+            }),
+          ]),
+        ),
+      )
       .then([
         { type: "TestCommandRecorded", data: { passed: false } },
-        { type: "SessionStateChanged", data: { from: "running_tests", to: "failed", reason: "tests_fail: EXECUTING↔TESTING loop limit reached, escalated to a person" } },
+        {
+          type: "SessionStateChanged",
+          data: { from: "running_tests", to: "failed", reason: "tests_fail: EXECUTING↔TESTING loop limit reached, escalated to a person" },
+        },
         {
           type: "SessionFinalized",
-          data: { outcome: "failed", reason: "tests_fail: EXECUTING↔TESTING loop limit reached, escalated to a person", iterations: 3, unresolved: ["test npm test: exited with code 1 still failing"] },
+          data: {
+            outcome: "failed",
+            reason: "tests_fail: EXECUTING↔TESTING loop limit reached, escalated to a person",
+            iterations: 3,
+            unresolved: ["test npm test: exited with code 1 still failing"],
+          },
         },
       ]);
   });
@@ -395,7 +558,10 @@ describe("planning: global transitions", () => {
       .when(gaveUp(h.current(), "timeout", "executor did not answer within 600 s"))
       .then([
         { type: "SessionStateChanged", data: { from: "executing", to: "failed", reason: "step_failed" } },
-        { type: "SessionFinalized", data: { outcome: "failed", iterations: 2, errorClass: "timeout", diagnosis: "executor did not answer within 600 s" } },
+        {
+          type: "SessionFinalized",
+          data: { outcome: "failed", iterations: 2, errorClass: "timeout", diagnosis: "executor did not answer within 600 s" },
+        },
       ]);
   });
 

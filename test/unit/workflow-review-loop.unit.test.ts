@@ -32,7 +32,16 @@ function config(mode: string, overrides: Partial<TaskConfig> = {}): TaskConfig {
     mode,
     prompt: PROMPT,
     maxIterations: 3,
-    project: { id: "proj-1", name: "demo", repoPath: "/srv/catcafe/workspaces/demo", baseCommit: BASE_COMMIT, allowlist: [["npm", "test"], ["npm", "run", "lint"]] },
+    project: {
+      id: "proj-1",
+      name: "demo",
+      repoPath: "/srv/catcafe/workspaces/demo",
+      baseCommit: BASE_COMMIT,
+      allowlist: [
+        ["npm", "test"],
+        ["npm", "run", "lint"],
+      ],
+    },
     agents: {
       coder: { id: "coder", shell: "command", brain: "scripted" },
       reviewer: { id: "reviewer", shell: "command", brain: "scripted" },
@@ -42,7 +51,11 @@ function config(mode: string, overrides: Partial<TaskConfig> = {}): TaskConfig {
   };
 }
 
-const approve: ReviewVerdict = { decision: "approve", summary: "Clean change, flag is wired through.", findings: [{ severity: "nit", file: "src/cli.ts", message: "prefer a const" }] };
+const approve: ReviewVerdict = {
+  decision: "approve",
+  summary: "Clean change, flag is wired through.",
+  findings: [{ severity: "nit", file: "src/cli.ts", message: "prefer a const" }],
+};
 const changes: ReviewVerdict = {
   decision: "changes_requested",
   summary: "The flag is parsed but never used.",
@@ -88,7 +101,19 @@ function reviewed(h: SessionHistory, verdict: ReviewVerdict): SessionHistory {
   const stepId = h.current();
   return h.agentSaid(JSON.stringify(verdict), {
     parsed: verdict,
-    then: [{ type: "ReviewVerdictRecorded", data: { stepId, decision: verdict.decision, modelDecision: verdict.decision, override: null, summary: verdict.summary, findings: verdict.findings } }],
+    then: [
+      {
+        type: "ReviewVerdictRecorded",
+        data: {
+          stepId,
+          decision: verdict.decision,
+          modelDecision: verdict.decision,
+          override: null,
+          summary: verdict.summary,
+          findings: verdict.findings,
+        },
+      },
+    ],
   });
 }
 
@@ -120,7 +145,10 @@ function testPlanned(h: SessionHistory, p: TestPlan = plan): SessionHistory {
 
 function testsRan(h: SessionHistory, pass: boolean): SessionHistory {
   const stepId = h.current();
-  const result = commandResult(["npm", "test"], pass ? {} : { exitCode: 1, errorClass: "command_failed", reason: "exited with code 1", stderrTail: "1 failing" });
+  const result = commandResult(
+    ["npm", "test"],
+    pass ? {} : { exitCode: 1, errorClass: "command_failed", reason: "exited with code 1", stderrTail: "1 failing" },
+  );
   h.stepCompleted(commandsOutput([result]));
   return h.add({ type: "TestCommandRecorded", data: { stepId, index: 0, ...result, passed: pass } });
 }
@@ -171,7 +199,10 @@ describe("review_loop: StartTask", () => {
               workspace: { repoPath: "/srv/catcafe/workspaces/demo", baseCommit: BASE_COMMIT, head: BASE_COMMIT },
               diff: null,
               commands: [],
-              allowlist: [["npm", "test"], ["npm", "run", "lint"]],
+              allowlist: [
+                ["npm", "test"],
+                ["npm", "run", "lint"],
+              ],
             },
           },
         },
@@ -179,12 +210,10 @@ describe("review_loop: StartTask", () => {
   });
 
   it("puts the instruction and the operator's prompt in the step's prompt", () => {
-    const { events } = spec.given([]).when({ type: "StartTask", title: "Verbose flag", config: config("proposal") }).then([
-      { type: "SessionCreated" },
-      { type: "TaskStarted" },
-      { type: "SessionStateChanged" },
-      { type: "StepScheduled" },
-    ]);
+    const { events } = spec
+      .given([])
+      .when({ type: "StartTask", title: "Verbose flag", config: config("proposal") })
+      .then([{ type: "SessionCreated" }, { type: "TaskStarted" }, { type: "SessionStateChanged" }, { type: "StepScheduled" }]);
     const proposalCoder = reviewLoop.states.proposal_coder;
     if (proposalCoder?.type !== "step") throw new Error("proposal_coder is a step state");
     expect(stepInput(events).prompt).toBe(`${proposalCoder.step.instruction}\n\nTask:\n${PROMPT}`);
@@ -198,7 +227,15 @@ describe("review_loop: StartTask", () => {
         { type: "SessionCreated", data: { state: "start" } },
         { type: "TaskStarted", data: { mode: "implementation" } },
         { type: "SessionStateChanged", data: { from: "start", to: "building", reason: "start" } },
-        { type: "StepScheduled", data: { stepId: decidedId(1), kind: "agent", maxAttempts: 4, input: { state: "building", role: "coder", output: "build", phase: "build", diff: null } } },
+        {
+          type: "StepScheduled",
+          data: {
+            stepId: decidedId(1),
+            kind: "agent",
+            maxAttempts: 4,
+            input: { state: "building", role: "coder", output: "build", phase: "build", diff: null },
+          },
+        },
       ]);
   });
 
@@ -210,7 +247,10 @@ describe("review_loop: StartTask", () => {
   });
 
   it("rejects starting a session that already exists", () => {
-    spec.given(building().events).when({ type: "StartTask", title: "Again", config: config("implementation") }).thenThrows("CONFLICT", "this session already exists");
+    spec
+      .given(building().events)
+      .when({ type: "StartTask", title: "Again", config: config("implementation") })
+      .thenThrows("CONFLICT", "this session already exists");
   });
 });
 
@@ -223,9 +263,27 @@ describe("review_loop: proposal roundtable (plain text, no schema)", () => {
       .given(h.events)
       .when(succeeded(h.current(), agentOutput("Proposal: add the flag in src/cli.ts.")))
       .then([
-        { type: "AgentOutputRecorded", data: { stepId: h.current(), role: "coder", phase: "discussion", preview: "Proposal: add the flag in src/cli.ts.", parsed: null, validationErrors: [] } },
+        {
+          type: "AgentOutputRecorded",
+          data: {
+            stepId: h.current(),
+            role: "coder",
+            phase: "discussion",
+            preview: "Proposal: add the flag in src/cli.ts.",
+            parsed: null,
+            validationErrors: [],
+          },
+        },
         { type: "SessionStateChanged", data: { from: "proposal_coder", to: "proposal_reviewer", reason: "done" } },
-        { type: "StepScheduled", data: { stepId: decidedId(1), kind: "agent", maxAttempts: 4, input: { state: "proposal_reviewer", role: "reviewer", output: "text", phase: "discussion" } } },
+        {
+          type: "StepScheduled",
+          data: {
+            stepId: decidedId(1),
+            kind: "agent",
+            maxAttempts: 4,
+            input: { state: "proposal_reviewer", role: "reviewer", output: "text", phase: "discussion" },
+          },
+        },
       ]);
     expect(stepInput(events).context).toEqual([{ from: "coder", text: "Proposal: add the flag in src/cli.ts." }]);
   });
@@ -265,14 +323,21 @@ describe("review_loop: Confirm", () => {
       .then([
         { type: "OperatorConfirmed", data: { via: "button" } },
         { type: "SessionStateChanged", data: { from: "awaiting_operator_confirm", to: "building", reason: "operator confirmed" } },
-        { type: "StepScheduled", data: { stepId: decidedId(1), kind: "agent", maxAttempts: 4, input: { state: "building", role: "coder", output: "build", phase: "build" } } },
+        {
+          type: "StepScheduled",
+          data: {
+            stepId: decidedId(1),
+            kind: "agent",
+            maxAttempts: 4,
+            input: { state: "building", role: "coder", output: "build", phase: "build" },
+          },
+        },
       ]);
     expect(stepInput(events).context.map((m) => m.from)).toEqual(["coder", "reviewer", "tester"]);
   });
 
   it.each(["proposal_coder", "building", "reviewing"])("in %s → CONFLICT: the session already moved on", (where) => {
-    const history =
-      where === "proposal_coder" ? proposalStarted() : where === "building" ? building() : reviewingAt(1);
+    const history = where === "proposal_coder" ? proposalStarted() : where === "building" ? building() : reviewingAt(1);
     spec
       .given(history.events)
       .when({ type: "Confirm", via: "cli" })
@@ -280,13 +345,21 @@ describe("review_loop: Confirm", () => {
   });
 
   it("a second Confirm (two operators at once) → CONFLICT, with the state in the details", () => {
-    const h = awaitingConfirm().add({ type: "OperatorConfirmed", data: { via: "button" } }).enter("building", { reason: "operator confirmed" });
-    const error = spec.given(h.events).when({ type: "Confirm", via: "button" }).thenThrows("CONFLICT", 'nothing to confirm: the session already moved on (it is in "building")');
+    const h = awaitingConfirm()
+      .add({ type: "OperatorConfirmed", data: { via: "button" } })
+      .enter("building", { reason: "operator confirmed" });
+    const error = spec
+      .given(h.events)
+      .when({ type: "Confirm", via: "button" })
+      .thenThrows("CONFLICT", 'nothing to confirm: the session already moved on (it is in "building")');
     expect(error.details).toEqual({ state: "building" });
   });
 
   it("on a finished session → CONFLICT", () => {
-    spec.given(approvedSession().events).when({ type: "Confirm", via: "api" }).thenThrows("CONFLICT", "the session already finished (approved): it moved on");
+    spec
+      .given(approvedSession().events)
+      .when({ type: "Confirm", via: "api" })
+      .thenThrows("CONFLICT", "the session already finished (approved): it moved on");
   });
 
   it("on a session that does not exist → NOT_FOUND", () => {
@@ -303,7 +376,12 @@ describe("review_loop: FollowUp", () => {
       .when({ type: "FollowUp", text: "Could you also cover the --quiet flag?" })
       .then([
         { type: "OperatorMessagePosted", data: { text: "Could you also cover the --quiet flag?" } },
-        { type: "SystemReplied", data: { text: "Pending confirmation: nothing is built until an operator confirms (Confirm button, /confirm, or `catcafe task confirm`)." } },
+        {
+          type: "SystemReplied",
+          data: {
+            text: "Pending confirmation: nothing is built until an operator confirms (Confirm button, /confirm, or `catcafe task confirm`).",
+          },
+        },
       ]);
     expect(state).toMatchObject({ fsm: "awaiting_operator_confirm", step: null });
   });
@@ -322,17 +400,23 @@ describe("review_loop: FollowUp", () => {
   });
 
   it("while building → only the message (no reply, no step)", () => {
-    spec.given(building().events).when({ type: "FollowUp", text: "Keep the output short" }).then([{ type: "OperatorMessagePosted", data: { text: "Keep the output short" } }]);
+    spec
+      .given(building().events)
+      .when({ type: "FollowUp", text: "Keep the output short" })
+      .then([{ type: "OperatorMessagePosted", data: { text: "Keep the output short" } }]);
   });
 
   it("a message posted while building reaches the next step's context", () => {
     const h = building().add({ type: "OperatorMessagePosted", data: { text: "Keep the output short" } });
-    const { events } = spec.given(h.events).when(succeeded(h.current(), agentOutput("Done.", { commit: buildCommit("b1", [{ path: "src/cli.ts", status: "modified" }]) }))).then([
-      { type: "AgentOutputRecorded" },
-      { type: "WorkspaceCommitted" },
-      { type: "SessionStateChanged", data: { to: "reviewing" } },
-      { type: "StepScheduled" },
-    ]);
+    const { events } = spec
+      .given(h.events)
+      .when(succeeded(h.current(), agentOutput("Done.", { commit: buildCommit("b1", [{ path: "src/cli.ts", status: "modified" }]) })))
+      .then([
+        { type: "AgentOutputRecorded" },
+        { type: "WorkspaceCommitted" },
+        { type: "SessionStateChanged", data: { to: "reviewing" } },
+        { type: "StepScheduled" },
+      ]);
     expect(stepInput(events).context).toEqual([
       { from: "operator", text: "Keep the output short" },
       { from: "coder", text: "Done." },
@@ -374,7 +458,10 @@ describe("review_loop: FollowUp", () => {
 describe("review_loop: building", () => {
   it("a build with a commit → recorded, committed, and the reviewer gets the committed diff", () => {
     const h = building();
-    const commit = buildCommit("b1", [{ path: "src/cli.ts", status: "modified" }, { path: "src/log.ts", status: "added" }]);
+    const commit = buildCommit("b1", [
+      { path: "src/cli.ts", status: "modified" },
+      { path: "src/log.ts", status: "added" },
+    ]);
     spec
       .given(h.events)
       .when(succeeded(h.current(), agentOutput("Implemented the flag.", { commit })))
@@ -388,7 +475,14 @@ describe("review_loop: building", () => {
             stepId: decidedId(1),
             kind: "agent",
             maxAttempts: 4,
-            input: { state: "reviewing", role: "reviewer", output: "review_verdict", phase: "verdict", diff: commit.diff, workspace: { repoPath: "/srv/catcafe/workspaces/demo", baseCommit: BASE_COMMIT, head: commit.commit } },
+            input: {
+              state: "reviewing",
+              role: "reviewer",
+              output: "review_verdict",
+              phase: "verdict",
+              diff: commit.diff,
+              workspace: { repoPath: "/srv/catcafe/workspaces/demo", baseCommit: BASE_COMMIT, head: commit.commit },
+            },
           },
         },
       ]);
@@ -400,7 +494,9 @@ describe("review_loop: building", () => {
     // The coder has been started twice (iterations 1 and 2), the reviewer twice.
     spec
       .given(g.events)
-      .when(succeeded(g.current(), agentOutput("Third build.", { commit: buildCommit("b3", [{ path: "src/cli.ts", status: "modified" }]) })))
+      .when(
+        succeeded(g.current(), agentOutput("Third build.", { commit: buildCommit("b3", [{ path: "src/cli.ts", status: "modified" }]) })),
+      )
       .then([
         { type: "AgentOutputRecorded" },
         { type: "WorkspaceCommitted" },
@@ -418,21 +514,57 @@ describe("review_loop: reviewing (strict JSON verdict)", () => {
       .when(succeeded(h.current(), agentOutput(JSON.stringify(approve))))
       .then([
         { type: "AgentOutputRecorded", data: { role: "reviewer", phase: "verdict", parsed: approve, validationErrors: [] } },
-        { type: "ReviewVerdictRecorded", data: { stepId: h.current(), decision: "approve", modelDecision: "approve", override: null, summary: approve.summary, findings: approve.findings } },
+        {
+          type: "ReviewVerdictRecorded",
+          data: {
+            stepId: h.current(),
+            decision: "approve",
+            modelDecision: "approve",
+            override: null,
+            summary: approve.summary,
+            findings: approve.findings,
+          },
+        },
         { type: "SessionStateChanged", data: { from: "reviewing", to: "testing", reason: "approve" } },
-        { type: "StepScheduled", data: { stepId: decidedId(1), kind: "agent", maxAttempts: 4, input: { state: "testing", role: "tester", output: "test_plan", phase: "test", diff: buildCommit("build 1", [{ path: "src/cli.ts", status: "modified" }]).diff } } },
+        {
+          type: "StepScheduled",
+          data: {
+            stepId: decidedId(1),
+            kind: "agent",
+            maxAttempts: 4,
+            input: {
+              state: "testing",
+              role: "tester",
+              output: "test_plan",
+              phase: "test",
+              diff: buildCommit("build 1", [{ path: "src/cli.ts", status: "modified" }]).diff,
+            },
+          },
+        },
       ]);
   });
 
   it("approve with a blocking finding → overridden to changes_requested; iteration 2 builds with the findings", () => {
     const h = reviewingAt(1);
-    const verdict: ReviewVerdict = { decision: "approve", summary: "Fine overall.", findings: [{ severity: "blocking", file: "src/cli.ts", line: 7, message: "crashes without a config file" }] };
+    const verdict: ReviewVerdict = {
+      decision: "approve",
+      summary: "Fine overall.",
+      findings: [{ severity: "blocking", file: "src/cli.ts", line: 7, message: "crashes without a config file" }],
+    };
     const { events, state } = spec
       .given(h.events)
       .when(succeeded(h.current(), agentOutput(JSON.stringify(verdict))))
       .then([
         { type: "AgentOutputRecorded", data: { parsed: verdict, validationErrors: [] } },
-        { type: "ReviewVerdictRecorded", data: { decision: "changes_requested", modelDecision: "approve", override: "decision rule: 1 blocking finding(s) forbid approve", findings: verdict.findings } },
+        {
+          type: "ReviewVerdictRecorded",
+          data: {
+            decision: "changes_requested",
+            modelDecision: "approve",
+            override: "decision rule: 1 blocking finding(s) forbid approve",
+            findings: verdict.findings,
+          },
+        },
         { type: "SessionStateChanged", data: { from: "reviewing", to: "building", reason: "changes_requested" } },
         { type: "IterationStarted", data: { iteration: 2, reason: "changes_requested" } },
         { type: "StepScheduled", data: { stepId: decidedId(1), input: { state: "building", role: "coder", output: "build" } } },
@@ -453,7 +585,10 @@ describe("review_loop: reviewing (strict JSON verdict)", () => {
         { type: "ReviewVerdictRecorded", data: { decision: "changes_requested", modelDecision: "changes_requested", override: null } },
         { type: "SessionStateChanged", data: { from: "reviewing", to: "building", reason: "changes_requested" } },
         { type: "IterationStarted", data: { iteration: 2, reason: "changes_requested" } },
-        { type: "StepScheduled", data: { input: { state: "building", role: "coder", workspace: { head: buildCommit("build 1", []).commit } } } },
+        {
+          type: "StepScheduled",
+          data: { input: { state: "building", role: "coder", workspace: { head: buildCommit("build 1", []).commit } } },
+        },
       ]);
     expect(stepInput(events).prompt).toContain(`Resolve these from the previous round:\n${CHANGES_ISSUES.map((i) => `- ${i}`).join("\n")}`);
   });
@@ -467,7 +602,17 @@ describe("review_loop: reviewing (strict JSON verdict)", () => {
         { type: "AgentOutputRecorded" },
         { type: "ReviewVerdictRecorded", data: { decision: "changes_requested" } },
         { type: "SessionStateChanged", data: { from: "reviewing", to: "max_iterations_reached", reason: "changes_requested" } },
-        { type: "SessionFinalized", data: { outcome: "max_iterations_reached", reason: "changes_requested", iterations: 3, unresolved: CHANGES_ISSUES, errorClass: null, diagnosis: null } },
+        {
+          type: "SessionFinalized",
+          data: {
+            outcome: "max_iterations_reached",
+            reason: "changes_requested",
+            iterations: 3,
+            unresolved: CHANGES_ISSUES,
+            errorClass: null,
+            diagnosis: null,
+          },
+        },
       ]);
   });
 
@@ -493,18 +638,42 @@ describe("review_loop: reviewing (strict JSON verdict)", () => {
       .then([
         {
           type: "AgentOutputRecorded",
-          data: { role: "reviewer", phase: "verdict", raw: output.raw, preview: "Looks good to me!", parsed: null, validationErrors: ["not valid JSON: Unexpected token 'L', \"Looks good to me!\" is not valid JSON"] },
+          data: {
+            role: "reviewer",
+            phase: "verdict",
+            raw: output.raw,
+            preview: "Looks good to me!",
+            parsed: null,
+            validationErrors: ["not valid JSON: Unexpected token 'L', \"Looks good to me!\" is not valid JSON"],
+          },
         },
         { type: "SessionStateChanged", data: { from: "reviewing", to: "review_schema_invalid", reason: "review_schema_invalid" } },
-        { type: "SessionFinalized", data: { outcome: "review_schema_invalid", reason: "review_schema_invalid", iterations: 1, unresolved: [expect.stringMatching(/^reviewer output rejected: not valid JSON/)], errorClass: "schema_invalid" } },
+        {
+          type: "SessionFinalized",
+          data: {
+            outcome: "review_schema_invalid",
+            reason: "review_schema_invalid",
+            iterations: 1,
+            unresolved: [expect.stringMatching(/^reviewer output rejected: not valid JSON/)],
+            errorClass: "schema_invalid",
+          },
+        },
       ]);
   });
 
   it.each([
     ["missing summary", { decision: "approve", findings: [] }, "summary: Invalid input: expected string, received undefined"],
-    ["unknown decision", { decision: "maybe", summary: "s", findings: [] }, 'decision: Invalid option: expected one of "approve"|"changes_requested"'],
+    [
+      "unknown decision",
+      { decision: "maybe", summary: "s", findings: [] },
+      'decision: Invalid option: expected one of "approve"|"changes_requested"',
+    ],
     ["extra key", { decision: "approve", summary: "s", findings: [], score: 9 }, '(root): Unrecognized key: "score"'],
-    ["bad severity", { decision: "approve", summary: "s", findings: [{ severity: "fatal", file: "a.ts", message: "m" }] }, 'findings.0.severity: Invalid option: expected one of "blocking"|"major"|"minor"|"nit"'],
+    [
+      "bad severity",
+      { decision: "approve", summary: "s", findings: [{ severity: "fatal", file: "a.ts", message: "m" }] },
+      'findings.0.severity: Invalid option: expected one of "blocking"|"major"|"minor"|"nit"',
+    ],
     ["an array", [], "(root): Invalid input: expected object, received array"],
   ])("JSON failing the schema (%s) → review_schema_invalid with the zod path", (_name, json, error) => {
     const h = reviewingAt(1);
@@ -548,8 +717,19 @@ describe("review_loop: reviewing (strict JSON verdict)", () => {
     const full = JSON.stringify(approve);
     spec
       .given(h.events)
-      .when({ type: "StepSucceeded", stepId: h.current(), attempt: 1, output: agentOutput(full, { preview: full.slice(0, 20) }), rawText: full })
-      .then([{ type: "AgentOutputRecorded", data: { parsed: approve } }, { type: "ReviewVerdictRecorded" }, { type: "SessionStateChanged", data: { to: "testing" } }, { type: "StepScheduled" }]);
+      .when({
+        type: "StepSucceeded",
+        stepId: h.current(),
+        attempt: 1,
+        output: agentOutput(full, { preview: full.slice(0, 20) }),
+        rawText: full,
+      })
+      .then([
+        { type: "AgentOutputRecorded", data: { parsed: approve } },
+        { type: "ReviewVerdictRecorded" },
+        { type: "SessionStateChanged", data: { to: "testing" } },
+        { type: "StepScheduled" },
+      ]);
   });
 
   // SPEC W10/W11: every failure is classified and carries a one-line diagnosis. The
@@ -562,7 +742,14 @@ describe("review_loop: reviewing (strict JSON verdict)", () => {
       .then([
         { type: "AgentOutputRecorded" },
         { type: "SessionStateChanged", data: { to: "review_schema_invalid" } },
-        { type: "SessionFinalized", data: { outcome: "review_schema_invalid", errorClass: "schema_invalid", diagnosis: expect.stringContaining("summary: Invalid input") as unknown as string } },
+        {
+          type: "SessionFinalized",
+          data: {
+            outcome: "review_schema_invalid",
+            errorClass: "schema_invalid",
+            diagnosis: expect.stringContaining("summary: Invalid input") as unknown as string,
+          },
+        },
       ]);
   });
 });
@@ -572,7 +759,10 @@ describe("review_loop: reviewing (strict JSON verdict)", () => {
 describe("review_loop: testing (strict JSON test plan)", () => {
   it("a valid plan → TestPlanRecorded and running_tests: a commands step, one attempt, the plan's commands", () => {
     const h = testingAt(1);
-    const reply = { summary: plan.summary, commands: [{ argv: ["npm", "test"], description: "unit tests" }, { argv: ["npm", "run", "lint"] }] };
+    const reply = {
+      summary: plan.summary,
+      commands: [{ argv: ["npm", "test"], description: "unit tests" }, { argv: ["npm", "run", "lint"] }],
+    };
     spec
       .given(h.events)
       .when(succeeded(h.current(), agentOutput(JSON.stringify(reply))))
@@ -580,7 +770,25 @@ describe("review_loop: testing (strict JSON test plan)", () => {
         { type: "AgentOutputRecorded", data: { role: "tester", phase: "test", parsed: plan, validationErrors: [] } },
         { type: "TestPlanRecorded", data: { stepId: h.current(), summary: plan.summary, commands: plan.commands } },
         { type: "SessionStateChanged", data: { from: "testing", to: "running_tests", reason: "plan_valid" } },
-        { type: "StepScheduled", data: { stepId: decidedId(1), kind: "commands", maxAttempts: 1, timeoutMs: 600_000, input: { state: "running_tests", role: "tester", output: "commands", commands: plan.commands, allowlist: [["npm", "test"], ["npm", "run", "lint"]] } } },
+        {
+          type: "StepScheduled",
+          data: {
+            stepId: decidedId(1),
+            kind: "commands",
+            maxAttempts: 1,
+            timeoutMs: 600_000,
+            input: {
+              state: "running_tests",
+              role: "tester",
+              output: "commands",
+              commands: plan.commands,
+              allowlist: [
+                ["npm", "test"],
+                ["npm", "run", "lint"],
+              ],
+            },
+          },
+        },
       ]);
   });
 
@@ -590,7 +798,10 @@ describe("review_loop: testing (strict JSON test plan)", () => {
       .given(h.events)
       .when(succeeded(h.current(), agentOutput('{"summary":"x","commands":[{"argv":"npm test"}]}')))
       .then([
-        { type: "AgentOutputRecorded", data: { parsed: null, validationErrors: ["commands.0.argv: Invalid input: expected array, received string"] } },
+        {
+          type: "AgentOutputRecorded",
+          data: { parsed: null, validationErrors: ["commands.0.argv: Invalid input: expected array, received string"] },
+        },
         { type: "SessionStateChanged", data: { from: "testing", to: "building", reason: "tester_schema_invalid" } },
         { type: "IterationStarted", data: { iteration: 2, reason: "tester_schema_invalid" } },
         { type: "StepScheduled", data: { input: { state: "building", role: "coder" } } },
@@ -616,7 +827,11 @@ describe("review_loop: testing (strict JSON test plan)", () => {
     const { events } = spec
       .given(h.events)
       .when(succeeded(h.current(), agentOutput('{"summary":"x","commands":[]}')))
-      .then([{ type: "AgentOutputRecorded" }, { type: "SessionStateChanged" }, { type: "SessionFinalized", data: { outcome: "max_iterations_reached" } }]);
+      .then([
+        { type: "AgentOutputRecorded" },
+        { type: "SessionStateChanged" },
+        { type: "SessionFinalized", data: { outcome: "max_iterations_reached" } },
+      ]);
     const finalized = events.at(-1)!;
     expect(finalized.type === "SessionFinalized" && finalized.data.unresolved.join("\n")).toContain("commands: Too small");
   });
@@ -629,10 +844,16 @@ describe("review_loop: running_tests (allowlist runner results)", () => {
       .given(h.events)
       .when(succeeded(h.current(), commandsOutput([commandResult(["npm", "test"]), commandResult(["npm", "run", "lint"])])))
       .then([
-        { type: "TestCommandRecorded", data: { stepId: h.current(), index: 0, argv: ["npm", "test"], status: "ran", passed: true, exitCode: 0 } },
+        {
+          type: "TestCommandRecorded",
+          data: { stepId: h.current(), index: 0, argv: ["npm", "test"], status: "ran", passed: true, exitCode: 0 },
+        },
         { type: "TestCommandRecorded", data: { stepId: h.current(), index: 1, argv: ["npm", "run", "lint"], passed: true } },
         { type: "SessionStateChanged", data: { from: "running_tests", to: "approved", reason: "tests_passed" } },
-        { type: "SessionFinalized", data: { outcome: "approved", reason: null, iterations: 1, unresolved: [], errorClass: null, diagnosis: null } },
+        {
+          type: "SessionFinalized",
+          data: { outcome: "approved", reason: null, iterations: 1, unresolved: [], errorClass: null, diagnosis: null },
+        },
       ]);
   });
 
@@ -641,35 +862,73 @@ describe("review_loop: running_tests (allowlist runner results)", () => {
     spec
       .given(h.events)
       .when(succeeded(h.current(), commandsOutput([commandResult(["npm", "test"], { exitCode: 1, expectedExitCode: 1 })])))
-      .then([{ type: "TestCommandRecorded", data: { passed: true } }, { type: "SessionStateChanged", data: { to: "approved" } }, { type: "SessionFinalized", data: { outcome: "approved" } }]);
+      .then([
+        { type: "TestCommandRecorded", data: { passed: true } },
+        { type: "SessionStateChanged", data: { to: "approved" } },
+        { type: "SessionFinalized", data: { outcome: "approved" } },
+      ]);
   });
 
   it("a failing command → iterate test_failed; the failure is in the next build's prompt", () => {
     const h = runningTestsAt(1);
-    const failing = commandResult(["npm", "test"], { exitCode: 1, errorClass: "command_failed", reason: "exited with code 1", stderrTail: "1 failing: verbose flag" });
+    const failing = commandResult(["npm", "test"], {
+      exitCode: 1,
+      errorClass: "command_failed",
+      reason: "exited with code 1",
+      stderrTail: "1 failing: verbose flag",
+    });
     const { events, state } = spec
       .given(h.events)
       .when(succeeded(h.current(), commandsOutput([failing, commandResult(["npm", "run", "lint"])])))
       .then([
-        { type: "TestCommandRecorded", data: { index: 0, passed: false, exitCode: 1, errorClass: "command_failed", reason: "exited with code 1", stderrTail: "1 failing: verbose flag" } },
+        {
+          type: "TestCommandRecorded",
+          data: {
+            index: 0,
+            passed: false,
+            exitCode: 1,
+            errorClass: "command_failed",
+            reason: "exited with code 1",
+            stderrTail: "1 failing: verbose flag",
+          },
+        },
         { type: "TestCommandRecorded", data: { index: 1, passed: true } },
         { type: "SessionStateChanged", data: { from: "running_tests", to: "building", reason: "test_failed" } },
         { type: "IterationStarted", data: { iteration: 2, reason: "test_failed" } },
         { type: "StepScheduled", data: { input: { state: "building", role: "coder", output: "build" } } },
       ]);
     expect(state.openIssues).toEqual(["test npm test: exited with code 1 1 failing: verbose flag"]);
-    expect(stepInput(events).prompt).toContain("Resolve these from the previous round:\n- test npm test: exited with code 1 1 failing: verbose flag");
+    expect(stepInput(events).prompt).toContain(
+      "Resolve these from the previous round:\n- test npm test: exited with code 1 1 failing: verbose flag",
+    );
   });
 
   it("a refused command fails the run with its reason (never silently skipped)", () => {
     const h = runningTestsAt(1);
-    const refused = commandResult(["npm", "start"], { status: "refused", exitCode: null, durationMs: 0, stdoutTail: "", errorClass: "command_refused", reason: "long-running server commands are refused" });
+    const refused = commandResult(["npm", "start"], {
+      status: "refused",
+      exitCode: null,
+      durationMs: 0,
+      stdoutTail: "",
+      errorClass: "command_refused",
+      reason: "long-running server commands are refused",
+    });
     const { events } = spec
       .given(h.events)
       .when(succeeded(h.current(), commandsOutput([commandResult(["npm", "test"]), refused])))
       .then([
         { type: "TestCommandRecorded", data: { passed: true } },
-        { type: "TestCommandRecorded", data: { index: 1, status: "refused", passed: false, exitCode: null, errorClass: "command_refused", reason: "long-running server commands are refused" } },
+        {
+          type: "TestCommandRecorded",
+          data: {
+            index: 1,
+            status: "refused",
+            passed: false,
+            exitCode: null,
+            errorClass: "command_refused",
+            reason: "long-running server commands are refused",
+          },
+        },
         { type: "SessionStateChanged", data: { to: "building", reason: "test_failed" } },
         { type: "IterationStarted", data: { iteration: 2 } },
         { type: "StepScheduled" },
@@ -682,18 +941,44 @@ describe("review_loop: running_tests (allowlist runner results)", () => {
     spec
       .given(h.events)
       .when(succeeded(h.current(), commandsOutput([])))
-      .then([{ type: "SessionStateChanged", data: { to: "building", reason: "test_failed" } }, { type: "IterationStarted" }, { type: "StepScheduled" }]);
+      .then([
+        { type: "SessionStateChanged", data: { to: "building", reason: "test_failed" } },
+        { type: "IterationStarted" },
+        { type: "StepScheduled" },
+      ]);
   });
 
   it("a failing command at the cap → max_iterations_reached listing the failing command", () => {
     const h = runningTestsAt(3);
     spec
       .given(h.events)
-      .when(succeeded(h.current(), commandsOutput([commandResult(["npm", "test"], { exitCode: 2, errorClass: "command_failed", reason: "exited with code 2", stderrTail: "TypeError: x is undefined" })])))
+      .when(
+        succeeded(
+          h.current(),
+          commandsOutput([
+            commandResult(["npm", "test"], {
+              exitCode: 2,
+              errorClass: "command_failed",
+              reason: "exited with code 2",
+              stderrTail: "TypeError: x is undefined",
+            }),
+          ]),
+        ),
+      )
       .then([
         { type: "TestCommandRecorded", data: { passed: false } },
         { type: "SessionStateChanged", data: { from: "running_tests", to: "max_iterations_reached", reason: "test_failed" } },
-        { type: "SessionFinalized", data: { outcome: "max_iterations_reached", reason: "test_failed", iterations: 3, unresolved: ["test npm test: exited with code 2 TypeError: x is undefined"], errorClass: "command_failed", diagnosis: "npm test: exited with code 2" } },
+        {
+          type: "SessionFinalized",
+          data: {
+            outcome: "max_iterations_reached",
+            reason: "test_failed",
+            iterations: 3,
+            unresolved: ["test npm test: exited with code 2 TypeError: x is undefined"],
+            errorClass: "command_failed",
+            diagnosis: "npm test: exited with code 2",
+          },
+        },
       ]);
   });
 });
@@ -708,7 +993,16 @@ describe("review_loop: a step that gave up", () => {
       .when(gaveUp(h.current(), "provider_network_error", "socket hang up (ECONNRESET) after 4 attempts"))
       .then([
         { type: "SessionStateChanged", data: { from: "building", to: "failed", reason: "step_failed" } },
-        { type: "SessionFinalized", data: { outcome: "failed", reason: null, iterations: 1, errorClass: "provider_network_error", diagnosis: "socket hang up (ECONNRESET) after 4 attempts" } },
+        {
+          type: "SessionFinalized",
+          data: {
+            outcome: "failed",
+            reason: null,
+            iterations: 1,
+            errorClass: "provider_network_error",
+            diagnosis: "socket hang up (ECONNRESET) after 4 attempts",
+          },
+        },
       ]);
   });
 
@@ -719,7 +1013,10 @@ describe("review_loop: a step that gave up", () => {
       .when(gaveUp(h.current(), "provider_network_error", "stream ended before the reply was complete"))
       .then([
         { type: "SessionStateChanged", data: { from: "reviewing", to: "failed", reason: "step_failed" } },
-        { type: "SessionFinalized", data: { outcome: "failed", errorClass: "provider_network_error", diagnosis: "stream ended before the reply was complete" } },
+        {
+          type: "SessionFinalized",
+          data: { outcome: "failed", errorClass: "provider_network_error", diagnosis: "stream ended before the reply was complete" },
+        },
       ]);
     expect(JSON.stringify(events)).not.toContain("schema_invalid");
   });
@@ -730,7 +1027,14 @@ describe("review_loop: a step that gave up", () => {
     ["running_tests", "timeout"],
     ["reviewing", "tool_error"],
   ] as const)("in %s with %s → failed with that class", (where, errorClass) => {
-    const h = where === "proposal_coder" ? proposalStarted() : where === "testing" ? testingAt(1) : where === "running_tests" ? runningTestsAt(1) : reviewingAt(1);
+    const h =
+      where === "proposal_coder"
+        ? proposalStarted()
+        : where === "testing"
+          ? testingAt(1)
+          : where === "running_tests"
+            ? runningTestsAt(1)
+            : reviewingAt(1);
     spec
       .given(h.events)
       .when(gaveUp(h.current(), errorClass, "diagnosis line"))
@@ -751,7 +1055,10 @@ describe("review_loop: Cancel", () => {
         { type: "CancelRequested", data: { reason: "wrong branch" } },
         { type: "StepCancelled", data: { stepId: h.current() } },
         { type: "SessionStateChanged", data: { from: "reviewing", to: "cancelled", reason: "cancel" } },
-        { type: "SessionFinalized", data: { outcome: "cancelled", reason: "cancelled by an operator", iterations: 2, errorClass: "cancelled" } },
+        {
+          type: "SessionFinalized",
+          data: { outcome: "cancelled", reason: "cancelled by an operator", iterations: 2, errorClass: "cancelled" },
+        },
       ]);
     expect(state).toMatchObject({ status: "finished", outcome: "cancelled", step: null });
   });
@@ -768,7 +1075,10 @@ describe("review_loop: Cancel", () => {
   });
 
   it("on a finished session → PRECONDITION_FAILED", () => {
-    spec.given(approvedSession().events).when({ type: "Cancel", reason: "too late" }).thenThrows("PRECONDITION_FAILED", "session already finished (approved)");
+    spec
+      .given(approvedSession().events)
+      .when({ type: "Cancel", reason: "too late" })
+      .thenThrows("PRECONDITION_FAILED", "session already finished (approved)");
   });
 
   it("on a session that does not exist → NOT_FOUND", () => {
@@ -781,34 +1091,64 @@ describe("review_loop: results for a step that is not the current one", () => {
     const h = building();
     const earlier = h.current();
     built(h).enter("reviewing");
-    spec.given(h.events).when(succeeded(earlier, agentOutput("late"))).thenNothing();
+    spec
+      .given(h.events)
+      .when(succeeded(earlier, agentOutput("late")))
+      .thenNothing();
   });
 
   it("a result after cancel → no events", () => {
     const h = building();
     const stepId = h.current();
-    h.add({ type: "CancelRequested", data: { reason: "stop" } }, { type: "StepCancelled", data: { stepId } }).enter("cancelled", { reason: "cancel" });
-    spec.given(h.events).when(succeeded(stepId, agentOutput("done anyway"))).thenNothing();
+    h.add({ type: "CancelRequested", data: { reason: "stop" } }, { type: "StepCancelled", data: { stepId } }).enter("cancelled", {
+      reason: "cancel",
+    });
+    spec
+      .given(h.events)
+      .when(succeeded(stepId, agentOutput("done anyway")))
+      .thenNothing();
   });
 
   it("a give-up after cancel → no events", () => {
     const h = reviewingAt(1);
     const stepId = h.current();
-    h.add({ type: "CancelRequested", data: { reason: "stop" } }, { type: "StepCancelled", data: { stepId } }).enter("cancelled", { reason: "cancel" });
-    spec.given(h.events).when(gaveUp(stepId, "cancelled", "aborted")).thenNothing();
+    h.add({ type: "CancelRequested", data: { reason: "stop" } }, { type: "StepCancelled", data: { stepId } }).enter("cancelled", {
+      reason: "cancel",
+    });
+    spec
+      .given(h.events)
+      .when(gaveUp(stepId, "cancelled", "aborted"))
+      .thenNothing();
   });
 
   it("a result for an unknown step id → no events", () => {
-    spec.given(reviewingAt(1).events).when(succeeded("99999999-0000-4000-8000-000000000001", agentOutput(JSON.stringify(approve)))).thenNothing();
+    spec
+      .given(reviewingAt(1).events)
+      .when(succeeded("99999999-0000-4000-8000-000000000001", agentOutput(JSON.stringify(approve))))
+      .thenNothing();
   });
 
   it("a retry's success after a retryable failure (StepFailed with retryAt) still counts", () => {
     const h = reviewingAt(1);
-    h.add({ type: "StepFailed", data: { stepId: h.current(), attempt: 1, errorClass: "provider_network_error", message: "reset", retryAt: "2026-01-01T00:00:01.000Z" } });
+    h.add({
+      type: "StepFailed",
+      data: {
+        stepId: h.current(),
+        attempt: 1,
+        errorClass: "provider_network_error",
+        message: "reset",
+        retryAt: "2026-01-01T00:00:01.000Z",
+      },
+    });
     spec
       .given(h.events)
       .when(succeeded(h.current(), agentOutput(JSON.stringify(approve)), 2))
-      .then([{ type: "AgentOutputRecorded", data: { attempt: 2 } }, { type: "ReviewVerdictRecorded" }, { type: "SessionStateChanged", data: { to: "testing" } }, { type: "StepScheduled" }]);
+      .then([
+        { type: "AgentOutputRecorded", data: { attempt: 2 } },
+        { type: "ReviewVerdictRecorded" },
+        { type: "SessionStateChanged", data: { to: "testing" } },
+        { type: "StepScheduled" },
+      ]);
   });
 });
 
@@ -822,16 +1162,27 @@ describe("review_loop: deciding on a history that already holds the step's outco
     spec
       .given(h.events)
       .when(succeeded(h.current(), output))
-      .then([{ type: "AgentOutputRecorded" }, { type: "WorkspaceCommitted" }, { type: "SessionStateChanged", data: { from: "building", to: "reviewing" } }, { type: "StepScheduled" }]);
+      .then([
+        { type: "AgentOutputRecorded" },
+        { type: "WorkspaceCommitted" },
+        { type: "SessionStateChanged", data: { from: "building", to: "reviewing" } },
+        { type: "StepScheduled" },
+      ]);
   });
 
   it("final StepFailed recorded for the current step, then StepGaveUp → failed", () => {
     const h = building();
-    h.add({ type: "StepFailed", data: { stepId: h.current(), attempt: 4, errorClass: "provider_network_error", message: "ECONNRESET", retryAt: null } });
+    h.add({
+      type: "StepFailed",
+      data: { stepId: h.current(), attempt: 4, errorClass: "provider_network_error", message: "ECONNRESET", retryAt: null },
+    });
     spec
       .given(h.events)
       .when(gaveUp(h.current(), "provider_network_error", "ECONNRESET"))
-      .then([{ type: "SessionStateChanged", data: { from: "building", to: "failed" } }, { type: "SessionFinalized", data: { outcome: "failed", errorClass: "provider_network_error" } }]);
+      .then([
+        { type: "SessionStateChanged", data: { from: "building", to: "failed" } },
+        { type: "SessionFinalized", data: { outcome: "failed", errorClass: "provider_network_error" } },
+      ]);
   });
 });
 
@@ -841,7 +1192,17 @@ describe("review_loop: Begin (rerun fork)", () => {
   /** The parent's history (with `mode`), then the rerun fork back to the initial state. */
   const forked = (parent: SessionHistory, mode: string): AppEvent[] => [
     ...parent.events.map((e): AppEvent => (e.type === "TaskStarted" ? { ...e, data: { ...e.data, mode } } : e)),
-    { type: "SessionForked", data: { parentId: "parent-session", atVersion: parent.events.length, reason: "rerun", title: "Verbose flag (rerun)", workflow: "review_loop", state: "start" } },
+    {
+      type: "SessionForked",
+      data: {
+        parentId: "parent-session",
+        atVersion: parent.events.length,
+        reason: "rerun",
+        title: "Verbose flag (rerun)",
+        workflow: "review_loop",
+        state: "start",
+      },
+    },
   ];
 
   it("forked right after TaskStarted → the start transition (implementation: building)", () => {
@@ -872,7 +1233,10 @@ describe("review_loop: Begin (rerun fork)", () => {
   });
 
   it("on a finished session that was not forked → PRECONDITION_FAILED", () => {
-    spec.given(approvedSession().events).when({ type: "Begin" }).thenThrows("PRECONDITION_FAILED", 'cannot begin: session is in "approved"');
+    spec
+      .given(approvedSession().events)
+      .when({ type: "Begin" })
+      .thenThrows("PRECONDITION_FAILED", 'cannot begin: session is in "approved"');
   });
 
   // W9: a rerun is a *new execution*. Forked from a session that used up its 3 iterations,

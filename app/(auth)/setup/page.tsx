@@ -39,11 +39,14 @@ export default async function SetupPage({ searchParams }: { searchParams: Search
   }
   if (status === "invalid" || !token) {
     return (
-      <AuthCard title="This setup link does not work" subtitle="A setup link works once, for 24 hours, and only the latest one printed is valid.">
+      <AuthCard
+        title="This setup link does not work"
+        subtitle="A setup link works once, for 24 hours, and only the latest one printed is valid."
+      >
         <div className="space-y-3 text-xs leading-relaxed text-zinc-600 dark:text-zinc-400">
           <p>
-            Restart <Code>npm start</Code>: while no user exists it prints a fresh link. Or set <Code>ADMIN_EMAIL</Code> and <Code>ADMIN_PASSWORD</Code> before starting, and the
-            admin is created for you.
+            Restart <Code>npm start</Code>: while no user exists it prints a fresh link. Or set <Code>ADMIN_EMAIL</Code> and{" "}
+            <Code>ADMIN_PASSWORD</Code> before starting, and the admin is created for you.
           </p>
           <SignInLink />
         </div>
@@ -51,7 +54,10 @@ export default async function SetupPage({ searchParams }: { searchParams: Search
     );
   }
   return (
-    <AuthCard title="Create the first admin" subtitle="This account can add the rest of the team, give roles and manage tokens. The link stops working once it is used.">
+    <AuthCard
+      title="Create the first admin"
+      subtitle="This account can add the rest of the team, give roles and manage tokens. The link stops working once it is used."
+    >
       <SetupForm token={token} minPasswordLength={PASSWORD_MIN_LENGTH} />
     </AuthCard>
   );
@@ -66,5 +72,9 @@ function SignInLink() {
 }
 
 function Code({ children }: { children: string }) {
-  return <code className="rounded border border-zinc-200 bg-zinc-50 px-1 py-0.5 font-mono text-[11px] text-zinc-700 dark:border-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">{children}</code>;
+  return (
+    <code className="rounded border border-zinc-200 bg-zinc-50 px-1 py-0.5 font-mono text-[11px] text-zinc-700 dark:border-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">
+      {children}
+    </code>
+  );
 }

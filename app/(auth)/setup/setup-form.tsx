@@ -55,7 +55,15 @@ export function SetupForm({ token, minPasswordLength }: { token: string; minPass
         hint={`At least ${minPasswordLength} characters.`}
         errors={errors.password}
       />
-      <Field label="Confirm password" name="confirm" type="password" autoComplete="new-password" required minLength={minPasswordLength} errors={errors.confirm} />
+      <Field
+        label="Confirm password"
+        name="confirm"
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={minPasswordLength}
+        errors={errors.confirm}
+      />
       <div className="pt-1">
         <PrimaryButton pending={pending}>{pending ? "Creating…" : "Create admin and sign in"}</PrimaryButton>
       </div>

@@ -37,7 +37,11 @@ export default async function SignInPage({ searchParams }: { searchParams: Searc
   const providers = authOptions.providers.filter((p) => p.type === "oauth").map((p) => ({ id: p.id, name: p.name }));
   return (
     <AuthCard title="Sign in" subtitle="Use the account an admin created for you.">
-      <SignInForm providers={providers} callbackUrl={callbackUrl} initialError={errorCode ? (ERRORS[errorCode] ?? "Sign-in failed. Try again.") : null} />
+      <SignInForm
+        providers={providers}
+        callbackUrl={callbackUrl}
+        initialError={errorCode ? (ERRORS[errorCode] ?? "Sign-in failed. Try again.") : null}
+      />
     </AuthCard>
   );
 }

@@ -5,7 +5,15 @@ import { signIn } from "next-auth/react";
 import { useState, type FormEvent } from "react";
 import { Field, Notice, PrimaryButton } from "../form-parts";
 
-export function SignInForm({ providers, callbackUrl, initialError }: { providers: Array<{ id: string; name: string }>; callbackUrl: string; initialError: string | null }) {
+export function SignInForm({
+  providers,
+  callbackUrl,
+  initialError,
+}: {
+  providers: Array<{ id: string; name: string }>;
+  callbackUrl: string;
+  initialError: string | null;
+}) {
   const [error, setError] = useState<string | null>(initialError);
   const [pending, setPending] = useState(false);
 
@@ -15,13 +23,20 @@ export function SignInForm({ providers, callbackUrl, initialError }: { providers
     setPending(true);
     setError(null);
     try {
-      const result = await signIn("credentials", { email: String(form.get("email") ?? ""), password: String(form.get("password") ?? ""), redirect: false, callbackUrl });
+      const result = await signIn("credentials", {
+        email: String(form.get("email") ?? ""),
+        password: String(form.get("password") ?? ""),
+        redirect: false,
+        callbackUrl,
+      });
       if (result?.ok && !result.error) {
         // A full navigation, so every server-rendered page sees the new session cookie.
         window.location.assign(callbackUrl);
         return;
       }
-      setError(result?.error === "CredentialsSignin" ? "Wrong email or password, or the account is disabled." : "Sign-in failed. Try again.");
+      setError(
+        result?.error === "CredentialsSignin" ? "Wrong email or password, or the account is disabled." : "Sign-in failed. Try again.",
+      );
     } catch {
       setError("The server could not be reached. Try again.");
     }

@@ -71,7 +71,11 @@ export default async function SessionPage({ params }: { params: Params }) {
             title={`No session ${id}`}
             hint={
               <>
-                It may have been mistyped. The <Link className="underline" href="/">dashboard</Link> lists every session.
+                It may have been mistyped. The{" "}
+                <Link className="underline" href="/">
+                  dashboard
+                </Link>{" "}
+                lists every session.
               </>
             }
           />

@@ -27,7 +27,8 @@ export default async function NewTaskPage() {
         <div>
           <h1 className="text-lg font-semibold text-zinc-900 dark:text-zinc-100">New task</h1>
           <p className="text-sm text-zinc-500 dark:text-zinc-400">
-            Proposal mode holds a roundtable and waits for your confirm; implementation mode builds right away under the review and test gates.
+            Proposal mode holds a roundtable and waits for your confirm; implementation mode builds right away under the review and test
+            gates.
           </p>
         </div>
         {!hasRole(user.role, "operator") ? (
@@ -36,7 +37,10 @@ export default async function NewTaskPage() {
           </Panel>
         ) : projects.length === 0 ? (
           <Panel title="New task">
-            <EmptyState title="No project yet" hint="An admin registers projects (projects.upsert, or `catcafe` scripts); `npm start` seeds a demo project." />
+            <EmptyState
+              title="No project yet"
+              hint="An admin registers projects (projects.upsert, or `catcafe` scripts); `npm start` seeds a demo project."
+            />
           </Panel>
         ) : (
           <TRPCReactProvider>

@@ -20,11 +20,19 @@ export default async function AgentsSettingsPage() {
   const { data: projects, forbidden } = await readSection(() => caller.settings.projects());
   return (
     <PageShell user={user} active="settings">
-      <SettingsFrame active="agents" title="Agents" description="Who plays each role of a workflow. A .catcafe/ agent takes the role over the project record's one (highest priority first).">
+      <SettingsFrame
+        active="agents"
+        title="Agents"
+        description="Who plays each role of a workflow. A .catcafe/ agent takes the role over the project record's one (highest priority first)."
+      >
         {forbidden ? <NeedsRole role="operator" what="Agent configuration" /> : null}
         {projects?.map((p) => (
           <Panel key={p.id} title={p.id} meta={`${p.agents.length} agent${p.agents.length === 1 ? "" : "s"}`}>
-            {p.agents.length === 0 ? <EmptyState title="No agents" hint="This project has no agent for any role yet." /> : <AgentsTable agents={p.agents} />}
+            {p.agents.length === 0 ? (
+              <EmptyState title="No agents" hint="This project has no agent for any role yet." />
+            ) : (
+              <AgentsTable agents={p.agents} />
+            )}
           </Panel>
         ))}
       </SettingsFrame>
@@ -33,7 +41,10 @@ export default async function AgentsSettingsPage() {
 }
 
 function AgentsTable({ agents }: { agents: AgentOverview[] }) {
-  const sorted = [...agents].sort((a, b) => ROLE_ORDER.indexOf(a.role) - ROLE_ORDER.indexOf(b.role) || a.source.localeCompare(b.source) || (b.priority ?? 0) - (a.priority ?? 0));
+  const sorted = [...agents].sort(
+    (a, b) =>
+      ROLE_ORDER.indexOf(a.role) - ROLE_ORDER.indexOf(b.role) || a.source.localeCompare(b.source) || (b.priority ?? 0) - (a.priority ?? 0),
+  );
   return (
     <div className="overflow-x-auto">
       <table className="w-full min-w-[760px] text-left text-xs">
@@ -83,7 +94,9 @@ function AgentsTable({ agents }: { agents: AgentOverview[] }) {
                 )}
               </td>
               <td className="px-4 py-2">
-                <span className={`rounded px-1.5 py-px font-mono text-[10px] ${a.source === "config" ? "bg-violet-500/10 text-violet-700 dark:text-violet-300" : "bg-zinc-100 text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300"}`}>
+                <span
+                  className={`rounded px-1.5 py-px font-mono text-[10px] ${a.source === "config" ? "bg-violet-500/10 text-violet-700 dark:text-violet-300" : "bg-zinc-100 text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300"}`}
+                >
                   {a.source === "config" ? ".catcafe/agents.json" : "project record"}
                 </span>
               </td>

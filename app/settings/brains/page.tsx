@@ -19,12 +19,19 @@ export default async function BrainsSettingsPage() {
   const { data: brains, forbidden } = await readSection(() => caller.settings.brains());
   return (
     <PageShell user={user} active="settings">
-      <SettingsFrame active="brains" title="Brains" description="Models agents call over HTTP (OpenAI-compatible, Anthropic) or the scripted stand-in. Check tests the endpoint, the key, the model name and the rate limit with one cheap request.">
+      <SettingsFrame
+        active="brains"
+        title="Brains"
+        description="Models agents call over HTTP (OpenAI-compatible, Anthropic) or the scripted stand-in. Check tests the endpoint, the key, the model name and the rate limit with one cheap request."
+      >
         {forbidden ? <NeedsRole role="operator" what="Brain configuration" /> : null}
         {brains ? (
           <Panel title="Brains" meta={`${brains.length} configured`}>
             {brains.length === 0 ? (
-              <EmptyState title="No brains" hint="Agents that are CLIs bring their own model; HTTP brains appear here once a project or its .catcafe/brains.json names one." />
+              <EmptyState
+                title="No brains"
+                hint="Agents that are CLIs bring their own model; HTTP brains appear here once a project or its .catcafe/brains.json names one."
+              />
             ) : (
               <div className="overflow-x-auto">
                 <table className="w-full min-w-[900px] text-left text-xs" data-testid="brains">
@@ -57,7 +64,9 @@ export default async function BrainsSettingsPage() {
                             </div>
                           ) : null}
                         </td>
-                        <td className="max-w-56 px-3 py-2 font-mono text-[11px] break-all text-zinc-600 dark:text-zinc-300">{b.baseUrl ?? (b.simulated ? "— (scripted)" : "provider default")}</td>
+                        <td className="max-w-56 px-3 py-2 font-mono text-[11px] break-all text-zinc-600 dark:text-zinc-300">
+                          {b.baseUrl ?? (b.simulated ? "— (scripted)" : "provider default")}
+                        </td>
                         <td className="px-3 py-2">
                           {b.apiKeyEnv ? (
                             <>
@@ -68,7 +77,9 @@ export default async function BrainsSettingsPage() {
                             <span className="text-zinc-400">{b.simulated ? "none needed" : "none"}</span>
                           )}
                         </td>
-                        <td className="px-3 py-2 font-mono text-[11px]">{b.minIntervalMs === null ? "—" : b.minIntervalMs === 0 ? "off" : `1 call / ${b.minIntervalMs} ms`}</td>
+                        <td className="px-3 py-2 font-mono text-[11px]">
+                          {b.minIntervalMs === null ? "—" : b.minIntervalMs === 0 ? "off" : `1 call / ${b.minIntervalMs} ms`}
+                        </td>
                         <td className="px-3 py-2 font-mono text-[11px] text-zinc-600 dark:text-zinc-300">{b.usedBy.join(", ") || "—"}</td>
                         <td className="px-4 py-2">
                           <BrainCheck

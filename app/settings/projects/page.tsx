@@ -18,14 +18,22 @@ export default async function ProjectsSettingsPage() {
   const { data: projects, forbidden } = await readSection(() => caller.settings.projects());
   return (
     <PageShell user={user} active="settings">
-      <SettingsFrame active="projects" title="Projects" description="Repositories agents work on, how far a task may iterate, and the only commands tests may run.">
+      <SettingsFrame
+        active="projects"
+        title="Projects"
+        description="Repositories agents work on, how far a task may iterate, and the only commands tests may run."
+      >
         {forbidden ? <NeedsRole role="operator" what="Project configuration" /> : null}
         {projects?.length === 0 ? (
           <Panel title="No projects">
-            <p className="p-4 text-sm text-zinc-500">No project is registered yet. `npm start` registers the demo project; admins add others.</p>
+            <p className="p-4 text-sm text-zinc-500">
+              No project is registered yet. `npm start` registers the demo project; admins add others.
+            </p>
           </Panel>
         ) : null}
-        {projects?.map((p) => <ProjectCard key={p.id} project={p} />)}
+        {projects?.map((p) => (
+          <ProjectCard key={p.id} project={p} />
+        ))}
       </SettingsFrame>
     </PageShell>
   );
@@ -65,7 +73,8 @@ function ProjectCard({ project: p }: { project: ProjectOverview }) {
               </span>
             ) : (
               <span>
-                <span className="font-mono">v{p.config.configVersion ?? "?"}</span> at <span className="font-mono">{p.config.commit?.slice(0, 10)}</span>
+                <span className="font-mono">v{p.config.configVersion ?? "?"}</span> at{" "}
+                <span className="font-mono">{p.config.commit?.slice(0, 10)}</span>
                 <span className="block font-mono text-[11px] text-zinc-500">{p.config.files.join(", ")}</span>
               </span>
             )}
@@ -81,14 +90,25 @@ function ProjectCard({ project: p }: { project: ProjectOverview }) {
         <div className="p-4">
           <h3 className="text-[11px] font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Command allowlist</h3>
           <p className="mt-0.5 text-[11px] text-zinc-500 dark:text-zinc-400">
-            Tests run only commands matching a pattern, without a shell, in the session workspace. <Kbd>*</Kbd> is one argument, a trailing <Kbd>**</Kbd> any remaining ones.
+            Tests run only commands matching a pattern, without a shell, in the session workspace. <Kbd>*</Kbd> is one argument, a trailing{" "}
+            <Kbd>**</Kbd> any remaining ones.
           </p>
           <ul className="mt-2 space-y-1.5" data-testid="allowlist">
-            {p.allowlist.length ? p.allowlist.map((rule, i) => <li key={i}><ArgvPattern argv={rule} /></li>) : <li className="text-xs text-zinc-400">empty: no command may run</li>}
+            {p.allowlist.length ? (
+              p.allowlist.map((rule, i) => (
+                <li key={i}>
+                  <ArgvPattern argv={rule} />
+                </li>
+              ))
+            ) : (
+              <li className="text-xs text-zinc-400">empty: no command may run</li>
+            )}
           </ul>
           {p.effectiveAllowlist ? (
             <>
-              <h4 className="mt-3 text-[11px] font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Narrowed by .catcafe/projects.json</h4>
+              <h4 className="mt-3 text-[11px] font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">
+                Narrowed by .catcafe/projects.json
+              </h4>
               <ul className="mt-1.5 space-y-1.5">
                 {p.effectiveAllowlist.map((rule, i) => (
                   <li key={i}>

@@ -18,11 +18,18 @@ export default async function ShellsSettingsPage() {
   const { data, forbidden } = await readSection(() => caller.settings.shells());
   return (
     <PageShell user={user} active="settings">
-      <SettingsFrame active="shells" title="Shells" description="Coding-agent CLIs that run a prompt in a workspace. Detected here on the web server; each runner machine detects its own when it runs them.">
+      <SettingsFrame
+        active="shells"
+        title="Shells"
+        description="Coding-agent CLIs that run a prompt in a workspace. Detected here on the web server; each runner machine detects its own when it runs them."
+      >
         {forbidden ? <NeedsRole role="operator" what="Shell detection" /> : null}
         {data ? (
           <>
-            <Panel title="Detected on this machine" meta={data.detectedAt ? `as of ${formatTimestamp(new Date(data.detectedAt))}` : undefined}>
+            <Panel
+              title="Detected on this machine"
+              meta={data.detectedAt ? `as of ${formatTimestamp(new Date(data.detectedAt))}` : undefined}
+            >
               {data.unavailable || !data.detected ? (
                 <EmptyState title="Shell detection is not available" hint={data.unavailable ?? "The detection module did not answer."} />
               ) : (
@@ -43,7 +50,9 @@ export default async function ShellsSettingsPage() {
                       {data.detected.map((s) => (
                         <tr key={s.shell} className="align-top">
                           <td className="px-4 py-2 font-mono font-semibold">{s.shell}</td>
-                          <td className="max-w-72 px-3 py-2 font-mono text-[11px] break-all text-zinc-600 dark:text-zinc-300">{s.path ?? <span className="text-zinc-400">not found</span>}</td>
+                          <td className="max-w-72 px-3 py-2 font-mono text-[11px] break-all text-zinc-600 dark:text-zinc-300">
+                            {s.path ?? <span className="text-zinc-400">not found</span>}
+                          </td>
                           <td className="px-3 py-2 font-mono">
                             {s.version ?? "—"}
                             <div className="text-[11px] text-zinc-400">needs {s.requiredRange}</div>
@@ -58,7 +67,9 @@ export default async function ShellsSettingsPage() {
                             <YesNo value={s.capabilities.workingDirectory} />
                           </td>
                           <td className="px-4 py-2">
-                            <span className={`rounded-full px-2 py-0.5 text-[11px] font-medium ring-1 ring-inset ${s.supported ? "bg-emerald-500/10 text-emerald-700 ring-emerald-600/25 dark:text-emerald-300" : "bg-amber-500/10 text-amber-800 ring-amber-600/25 dark:text-amber-300"}`}>
+                            <span
+                              className={`rounded-full px-2 py-0.5 text-[11px] font-medium ring-1 ring-inset ${s.supported ? "bg-emerald-500/10 text-emerald-700 ring-emerald-600/25 dark:text-emerald-300" : "bg-amber-500/10 text-amber-800 ring-amber-600/25 dark:text-amber-300"}`}
+                            >
                               {s.supported ? "supported" : s.path ? "not supported" : "missing"}
                             </span>
                             {s.problems.length ? (
@@ -78,7 +89,10 @@ export default async function ShellsSettingsPage() {
             </Panel>
             <Panel title="Configured in repositories" meta=".catcafe/shells.json">
               {data.configured.length === 0 ? (
-                <EmptyState title="No configured shells" hint="Repositories without a shells.json use the detected CLIs by name (claude, codex, gemini)." />
+                <EmptyState
+                  title="No configured shells"
+                  hint="Repositories without a shells.json use the detected CLIs by name (claude, codex, gemini)."
+                />
               ) : (
                 <table className="w-full text-left text-xs">
                   <thead>

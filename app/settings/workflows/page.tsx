@@ -25,9 +25,13 @@ export default async function WorkflowsSettingsPage() {
       >
         {forbidden ? <NeedsRole role="viewer" what="Workflow definitions" /> : null}
         {data?.problems.map((p) => (
-          <div key={p.projectId} className="rounded-lg border border-rose-300 bg-rose-50 p-3 text-xs text-rose-800 dark:border-rose-900/60 dark:bg-rose-950/30 dark:text-rose-300">
+          <div
+            key={p.projectId}
+            className="rounded-lg border border-rose-300 bg-rose-50 p-3 text-xs text-rose-800 dark:border-rose-900/60 dark:bg-rose-950/30 dark:text-rose-300"
+          >
             <p className="font-medium">
-              Project <span className="font-mono">{p.projectId}</span>: its .catcafe/ configuration does not load, so its workflows are not listed.
+              Project <span className="font-mono">{p.projectId}</span>: its .catcafe/ configuration does not load, so its workflows are not
+              listed.
             </p>
             <ul className="mt-1 space-y-0.5 font-mono text-[11px]">
               {p.errors.map((e, i) => (
@@ -37,11 +41,15 @@ export default async function WorkflowsSettingsPage() {
           </div>
         ))}
         <Legend />
-        {data?.workflows.map((g) => <GraphPanel key={`${g.source}-${g.id}`} graph={g} />)}
+        {data?.workflows.map((g) => (
+          <GraphPanel key={`${g.source}-${g.id}`} graph={g} />
+        ))}
         {data?.fsms.length ? (
           <>
             <h3 className="pt-2 text-sm font-semibold tracking-tight">Execution FSMs</h3>
-            <p className="-mt-3 text-xs text-zinc-500 dark:text-zinc-400">The life of one agent run (shell + brain), bound to agents in .catcafe/agents.json.</p>
+            <p className="-mt-3 text-xs text-zinc-500 dark:text-zinc-400">
+              The life of one agent run (shell + brain), bound to agents in .catcafe/agents.json.
+            </p>
             {data.fsms.map((g) => (
               <GraphPanel key={`${g.source}-${g.id}`} graph={g} />
             ))}
@@ -61,7 +69,9 @@ function GraphPanel({ graph: g }: { graph: WorkflowGraph }) {
       meta={
         <span className="flex items-center gap-2 normal-case">
           {g.version !== null ? <span className="font-mono">v{g.version}</span> : null}
-          <span className={`rounded px-1.5 py-px font-mono text-[10px] ${g.source === "builtin" ? "bg-zinc-100 text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300" : "bg-violet-500/10 text-violet-700 dark:text-violet-300"}`}>
+          <span
+            className={`rounded px-1.5 py-px font-mono text-[10px] ${g.source === "builtin" ? "bg-zinc-100 text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300" : "bg-violet-500/10 text-violet-700 dark:text-violet-300"}`}
+          >
             {g.source === "builtin" ? "built in" : `${g.source} · .catcafe/runtimes.json`}
           </span>
         </span>
@@ -96,7 +106,9 @@ function GraphPanel({ graph: g }: { graph: WorkflowGraph }) {
       </div>
       {steps.length ? (
         <details className="border-t border-zinc-200 dark:border-zinc-800">
-          <summary className="cursor-pointer px-4 py-2 text-xs text-zinc-500 select-none hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100">What each state runs</summary>
+          <summary className="cursor-pointer px-4 py-2 text-xs text-zinc-500 select-none hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100">
+            What each state runs
+          </summary>
           <table className="w-full text-left text-xs">
             <tbody className="divide-y divide-zinc-100 dark:divide-zinc-800/70">
               {g.nodes.map((n) => (

@@ -104,7 +104,10 @@ export class ClaudeStreamParser extends CliStreamParser {
   private assistant(event: JsonObject, main: boolean): void {
     const message = isObject(event.message) ? event.message : {};
     if (event.is_api_error_message === true) {
-      this.apiError = { status: typeof event.api_error_status === "number" ? event.api_error_status : null, code: str(event.api_error_type) ?? str(event.api_error) ?? str(event.error) ?? null };
+      this.apiError = {
+        status: typeof event.api_error_status === "number" ? event.api_error_status : null,
+        code: str(event.api_error_type) ?? str(event.api_error) ?? str(event.error) ?? null,
+      };
       return;
     }
     if (!main) return;

@@ -92,7 +92,12 @@ export abstract class CliShellAgent implements Agent {
     if (this.config.baseUrl !== undefined) return this.config.baseUrl;
     if (this.config.baseUrlEnv === undefined) return undefined;
     const value = source[this.config.baseUrlEnv];
-    if (!value) throw new AgentError("tool_error", `${this.kind} agent ${this.id}: environment variable ${this.config.baseUrlEnv} (baseUrlEnv) is not set on this runner`, false);
+    if (!value)
+      throw new AgentError(
+        "tool_error",
+        `${this.kind} agent ${this.id}: environment variable ${this.config.baseUrlEnv} (baseUrlEnv) is not set on this runner`,
+        false,
+      );
     return value.replace(/\/+$/, "");
   }
 
@@ -108,7 +113,11 @@ export abstract class CliShellAgent implements Agent {
     const apiKey = process.env[this.apiKeyEnv()] || undefined;
     // An isolated HOME holds no login of the CLI's own: without a key it can only fail later, less clearly.
     if (!apiKey && this.config.isolateHome) {
-      throw new AgentError("provider_auth_error", `${this.kind} agent ${this.id}: no API key: environment variable ${this.apiKeyEnv()} is not set on this runner (or set isolateHome: false to use the CLI's own login)`, false);
+      throw new AgentError(
+        "provider_auth_error",
+        `${this.kind} agent ${this.id}: no API key: environment variable ${this.apiKeyEnv()} is not set on this runner (or set isolateHome: false to use the CLI's own login)`,
+        false,
+      );
     }
     const baseUrl = this.baseUrl();
     const runDir = await fs.mkdtemp(path.join(os.tmpdir(), `catcafe-${this.kind}-`));
@@ -119,7 +128,16 @@ export abstract class CliShellAgent implements Agent {
       const file = this.executable();
       const parser = this.parser(request.onChunk, apiKey ? [apiKey] : []);
       const exit = await runCli(
-        { file, args: this.args(ctx), cwd: request.workspace, env: this.environment(ctx, runId), input: cliPrompt(request), marker: `${RUN_MARKER_ENV}=${runId}`, deadline, signal },
+        {
+          file,
+          args: this.args(ctx),
+          cwd: request.workspace,
+          env: this.environment(ctx, runId),
+          input: cliPrompt(request),
+          marker: `${RUN_MARKER_ENV}=${runId}`,
+          deadline,
+          signal,
+        },
         parser,
       );
       return parser.finish(exit, file);

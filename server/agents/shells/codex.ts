@@ -64,7 +64,12 @@ export class CodexAgent extends CliShellAgent {
             ...override(`${provider}.base_url`, ctx.baseUrl ?? OPENAI_BASE_URL),
             ...override(`${provider}.wire_api`, "responses"),
             ...(ctx.apiKey ? override(`${provider}.env_key`, this.apiKeyEnv()) : []),
-            ...(providerRetries !== undefined ? [...override(`${provider}.request_max_retries`, providerRetries), ...override(`${provider}.stream_max_retries`, providerRetries)] : []),
+            ...(providerRetries !== undefined
+              ? [
+                  ...override(`${provider}.request_max_retries`, providerRetries),
+                  ...override(`${provider}.stream_max_retries`, providerRetries),
+                ]
+              : []),
           ]
         : []),
       ...extraArgs,
@@ -108,7 +113,10 @@ export class CodexStreamParser extends CliStreamParser {
         this.completed = true;
         const usage = isObject(event.usage) ? event.usage : {};
         // input_tokens already counts the cached ones (OpenAI's usage semantics).
-        this.usage = { inputTokens: (this.usage?.inputTokens ?? 0) + num(usage.input_tokens), outputTokens: (this.usage?.outputTokens ?? 0) + num(usage.output_tokens) };
+        this.usage = {
+          inputTokens: (this.usage?.inputTokens ?? 0) + num(usage.input_tokens),
+          outputTokens: (this.usage?.outputTokens ?? 0) + num(usage.output_tokens),
+        };
         return;
       }
       case "turn.failed": {
@@ -135,7 +143,8 @@ export class CodexStreamParser extends CliStreamParser {
         return;
       case "file_change":
         if (completed && Array.isArray(item.changes)) {
-          for (const change of item.changes) if (isObject(change)) this.emit(toolLine(`edit (${str(change.kind) ?? "change"})`, { path: change.path }));
+          for (const change of item.changes)
+            if (isObject(change)) this.emit(toolLine(`edit (${str(change.kind) ?? "change"})`, { path: change.path }));
         }
         return;
       case "mcp_tool_call":

@@ -60,7 +60,9 @@ export interface DetectOptions {
 }
 
 /** Which flags in `--help` show each capability, and which other flags the adapter passes. */
-const PROBES: Readonly<Record<ShellName, { helpArgs: string[]; capabilities: Record<keyof ShellCapabilities, string[]>; adapterFlags: string[] }>> = {
+const PROBES: Readonly<
+  Record<ShellName, { helpArgs: string[]; capabilities: Record<keyof ShellCapabilities, string[]>; adapterFlags: string[] }>
+> = {
   claude: {
     helpArgs: ["--help"],
     capabilities: {
@@ -130,10 +132,31 @@ export function capabilitiesFromHelp(shell: ShellName, help: string): { capabili
 
 const NONE: ShellCapabilities = { nonInteractive: false, editFiles: false, workingDirectory: false };
 
-async function run(file: string, args: string[], env: Record<string, string>, cwd: string, timeoutMs: number): Promise<{ ok: boolean; output: string; why: string }> {
-  const result = await execa(file, args, { env, extendEnv: false, cwd, timeout: timeoutMs, reject: false, stdin: "ignore", all: true, forceKillAfterDelay: 1_000 });
+async function run(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+  timeoutMs: number,
+): Promise<{ ok: boolean; output: string; why: string }> {
+  const result = await execa(file, args, {
+    env,
+    extendEnv: false,
+    cwd,
+    timeout: timeoutMs,
+    reject: false,
+    stdin: "ignore",
+    all: true,
+    forceKillAfterDelay: 1_000,
+  });
   const output = (result.stdout ? String(result.stdout) : "") || String(result.all ?? "");
-  const why = result.timedOut ? `timed out after ${timeoutMs} ms` : result.failed ? (result.exitCode !== undefined ? `exited with code ${result.exitCode}` : (result.code ?? "failed to start")) : "";
+  const why = result.timedOut
+    ? `timed out after ${timeoutMs} ms`
+    : result.failed
+      ? result.exitCode !== undefined
+        ? `exited with code ${result.exitCode}`
+        : (result.code ?? "failed to start")
+      : "";
   return { ok: !result.failed, output, why };
 }
 
@@ -152,9 +175,18 @@ export async function detectShell(shell: ShellName, options: DetectOptions = {})
   // The probes run like the adapter runs the CLI: a minimal environment and a HOME of their own.
   const home = await fs.mkdtemp(path.join(os.tmpdir(), `catcafe-detect-${shell}-`));
   try {
-    const probeEnv: Record<string, string> = { PATH: env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: home, LANG: "C.UTF-8", TERM: "dumb", NO_COLOR: "1" };
+    const probeEnv: Record<string, string> = {
+      PATH: env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+      HOME: home,
+      LANG: "C.UTF-8",
+      TERM: "dumb",
+      NO_COLOR: "1",
+    };
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const [versionRun, helpRun] = await Promise.all([run(file, ["--version"], probeEnv, home, timeoutMs), run(file, PROBES[shell].helpArgs, probeEnv, home, timeoutMs)]);
+    const [versionRun, helpRun] = await Promise.all([
+      run(file, ["--version"], probeEnv, home, timeoutMs),
+      run(file, PROBES[shell].helpArgs, probeEnv, home, timeoutMs),
+    ]);
     const problems: string[] = [];
 
     const version = parseVersion(versionRun.output);
@@ -168,7 +200,8 @@ export async function detectShell(shell: ShellName, options: DetectOptions = {})
     else {
       const found = capabilitiesFromHelp(shell, helpRun.output);
       capabilities = found.capabilities;
-      if (found.missing.length) problems.push(`its ${PROBES[shell].helpArgs.join(" ")} does not offer ${found.missing.join(", ")}, which the adapter needs`);
+      if (found.missing.length)
+        problems.push(`its ${PROBES[shell].helpArgs.join(" ")} does not offer ${found.missing.join(", ")}, which the adapter needs`);
     }
     const supported = version !== null && rangeProblem === null && problems.length === 0 && Object.values(capabilities).every(Boolean);
     return { ...base, path: file, version, supported, capabilities, problems };

@@ -20,7 +20,8 @@ export interface CliFailure {
 
 const MESSAGE_CHARS = 500;
 
-const AUTH = /\b(?:401|402|403)\b|unauthori[sz]ed|unauthenticated|permission[_ ]denied|authentication|invalid[ _-]?(?:x-)?api[ _-]?key|api key not valid|incorrect api key|missing environment variable|credit balance|billing|forbidden|\/login\b/i;
+const AUTH =
+  /\b(?:401|402|403)\b|unauthori[sz]ed|unauthenticated|permission[_ ]denied|authentication|invalid[ _-]?(?:x-)?api[ _-]?key|api key not valid|incorrect api key|missing environment variable|credit balance|billing|forbidden|\/login\b/i;
 const RATE = /\b(?:429|529)\b|rate[ _-]?limit|too many requests|resource[ _]?exhausted|quota|overloaded|high demand/i;
 const NETWORK =
   /ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EPIPE|socket hang up|fetch failed|network|connection|disconnect|terminated|transport error|error sending request|stream (?:closed|ended)|premature close|timed? ?out|\b50[0234]\b|internal server error|bad gateway|service unavailable/i;

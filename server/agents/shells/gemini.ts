@@ -116,10 +116,17 @@ export class GeminiStreamParser extends CliStreamParser {
     if (!result) return { kind: "none" };
     if (result.status !== "success") {
       const error = isObject(result.error) ? result.error : {};
-      return { kind: "failed", failure: { message: str(error.message) ?? `result status ${str(result.status) ?? "unknown"}`, code: str(error.type) ?? null } };
+      return {
+        kind: "failed",
+        failure: { message: str(error.message) ?? `result status ${str(result.status) ?? "unknown"}`, code: str(error.type) ?? null },
+      };
     }
     const stats = isObject(result.stats) ? result.stats : undefined;
     const text = this.finalText.trim() !== "" ? this.finalText : this.allText;
-    return { kind: "answer", text, ...(stats ? { usage: { inputTokens: num(stats.input_tokens), outputTokens: num(stats.output_tokens) } } : {}) };
+    return {
+      kind: "answer",
+      text,
+      ...(stats ? { usage: { inputTokens: num(stats.input_tokens), outputTokens: num(stats.output_tokens) } } : {}),
+    };
   }
 }

@@ -25,7 +25,11 @@ function isExecutable(file: string): boolean {
 
 /** Directories searched for `name`, in order: node_modules/.bin of the cwd and of this project, then PATH. */
 export function searchDirectories(env: EnvSource = process.env, cwd = process.cwd()): string[] {
-  const dirs = [path.join(cwd, "node_modules", ".bin"), path.join(PROJECT_ROOT, "node_modules", ".bin"), ...(env.PATH ?? "").split(path.delimiter)];
+  const dirs = [
+    path.join(cwd, "node_modules", ".bin"),
+    path.join(PROJECT_ROOT, "node_modules", ".bin"),
+    ...(env.PATH ?? "").split(path.delimiter),
+  ];
   return [...new Set(dirs.filter((d) => d !== "").map((d) => path.resolve(cwd, d)))];
 }
 

@@ -45,7 +45,8 @@ export interface CliObserver {
 }
 
 /** Why we ended the run ourselves. */
-type Stop = { kind: "cancelled" } | { kind: "timeout"; afterMs: number } | { kind: "oversized" } | { kind: "observer_failed"; error: unknown };
+type Stop =
+  { kind: "cancelled" } | { kind: "timeout"; afterMs: number } | { kind: "oversized" } | { kind: "observer_failed"; error: unknown };
 
 export async function runCli(invocation: CliInvocation, observer: CliObserver): Promise<CliExit> {
   const startedAt = Date.now();
@@ -145,10 +146,20 @@ function stopError(stop: Stop, observer: CliObserver): Error {
     case "timeout": {
       const notice = observer.retryNotice();
       const why = notice ? `; it was still retrying after a provider error: ${notice}` : "";
-      return new AgentError("timeout", `the CLI did not finish before its deadline (${stop.afterMs} ms)${why}; process tree terminated`, true, partial);
+      return new AgentError(
+        "timeout",
+        `the CLI did not finish before its deadline (${stop.afterMs} ms)${why}; process tree terminated`,
+        true,
+        partial,
+      );
     }
     case "oversized":
-      return new AgentError("tool_error", `the CLI wrote more than ${MAX_CLI_STDOUT_BYTES} bytes of output; process tree terminated`, false, partial);
+      return new AgentError(
+        "tool_error",
+        `the CLI wrote more than ${MAX_CLI_STDOUT_BYTES} bytes of output; process tree terminated`,
+        false,
+        partial,
+      );
     case "observer_failed":
       // An AgentError from the parser (oversized answer) or the caller's onChunk: hand it back as it is.
       return stop.error instanceof Error ? stop.error : new Error(String(stop.error));

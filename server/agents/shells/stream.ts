@@ -9,7 +9,8 @@ import type { CliExit, CliObserver } from "./run-cli";
 export type JsonObject = Record<string, unknown>;
 
 /** How the event stream ended, as far as the CLI's own events tell. */
-export type StreamOutcome = { kind: "answer"; text: string; usage?: AgentUsage } | { kind: "failed"; failure: CliFailure } | { kind: "none" };
+export type StreamOutcome =
+  { kind: "answer"; text: string; usage?: AgentUsage } | { kind: "failed"; failure: CliFailure } | { kind: "none" };
 
 const TOOL_DETAIL_CHARS = 160;
 const QUOTED_LINE_CHARS = 200;
@@ -29,7 +30,9 @@ export function num(value: unknown): number {
 /** One line saying which tool a CLI used on what (a path, a command), for the live view. */
 export function toolLine(name: string, input: unknown): string {
   const fields = isObject(input) ? input : {};
-  const detail = [fields.file_path, fields.path, fields.command, fields.cmd, fields.pattern, fields.url].find((v) => typeof v === "string") as string | undefined;
+  const detail = [fields.file_path, fields.path, fields.command, fields.cmd, fields.pattern, fields.url].find(
+    (v) => typeof v === "string",
+  ) as string | undefined;
   const shown = detail ? ` ${detail.replace(/\s+/g, " ").slice(0, TOOL_DETAIL_CHARS)}` : "";
   return `\n› ${name}${shown}\n`;
 }
@@ -83,7 +86,12 @@ export abstract class CliStreamParser implements CliObserver {
     if (text === "") return;
     this.streamedBytes += Buffer.byteLength(text);
     if (this.streamedBytes > MAX_AGENT_OUTPUT_BYTES) {
-      throw new AgentError("tool_error", `${this.shell} produced more than ${MAX_AGENT_OUTPUT_BYTES} bytes of output; process tree terminated`, false, this.streamed.slice(0, 4096));
+      throw new AgentError(
+        "tool_error",
+        `${this.shell} produced more than ${MAX_AGENT_OUTPUT_BYTES} bytes of output; process tree terminated`,
+        false,
+        this.streamed.slice(0, 4096),
+      );
     }
     this.streamed += text;
     this.onChunk?.(text);
@@ -96,12 +104,21 @@ export abstract class CliStreamParser implements CliObserver {
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode ?? "unknown"}`;
     if (exit.exitCode !== 0) {
       if (this.lastError) throw cliFailureError(this.shell, this.lastError, this.streamed, this.secrets);
-      const said = exit.stderrTail ? `stderr:\n${exit.stderrTail}` : this.firstUnparseable ? `output: ${this.firstUnparseable}` : "no stderr output";
+      const said = exit.stderrTail
+        ? `stderr:\n${exit.stderrTail}`
+        : this.firstUnparseable
+          ? `output: ${this.firstUnparseable}`
+          : "no stderr output";
       throw new AgentError("command_failed", `${file} ${how} without a result; ${said}`, false, this.streamed);
     }
     if (outcome.kind === "answer") {
       if (Buffer.byteLength(outcome.text) > MAX_AGENT_OUTPUT_BYTES) {
-        throw new AgentError("tool_error", `${this.shell}'s answer exceeds ${MAX_AGENT_OUTPUT_BYTES} bytes`, false, outcome.text.slice(0, 4096));
+        throw new AgentError(
+          "tool_error",
+          `${this.shell}'s answer exceeds ${MAX_AGENT_OUTPUT_BYTES} bytes`,
+          false,
+          outcome.text.slice(0, 4096),
+        );
       }
       return outcome.usage ? { text: outcome.text, usage: outcome.usage } : { text: outcome.text };
     }

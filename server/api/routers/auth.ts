@@ -2,5 +2,7 @@
 import { publicProcedure, router } from "../trpc";
 
 export const authRouter = router({
-  me: publicProcedure.query(({ ctx }) => (ctx.user ? { id: ctx.user.id, email: ctx.user.email, name: ctx.user.name, role: ctx.user.role, via: ctx.user.via } : null)),
+  me: publicProcedure.query(({ ctx }) =>
+    ctx.user ? { id: ctx.user.id, email: ctx.user.email, name: ctx.user.name, role: ctx.user.role, via: ctx.user.via } : null,
+  ),
 });

@@ -32,7 +32,9 @@ export const ZSessionOutputInput = z.object({
 });
 
 export const liveRouter = router({
-  session: viewerProcedure.input(ZSessionViewInput).query(({ ctx, input }) => loadSessionView(ctx, input.sessionId, { limit: input.limit })),
+  session: viewerProcedure
+    .input(ZSessionViewInput)
+    .query(({ ctx, input }) => loadSessionView(ctx, input.sessionId, { limit: input.limit })),
 
   updates: viewerProcedure.input(ZSessionUpdatesInput).subscription(async function* ({ ctx, input, signal }) {
     const after = input.lastEventId ? Number(input.lastEventId) : input.afterVersion;
@@ -41,5 +43,7 @@ export const liveRouter = router({
     }
   }),
 
-  output: viewerProcedure.input(ZSessionOutputInput).query(({ ctx, input }) => readSessionOutput(ctx.pool, input.sessionId, input.blob, input.maxBytes)),
+  output: viewerProcedure
+    .input(ZSessionOutputInput)
+    .query(({ ctx, input }) => readSessionOutput(ctx.pool, input.sessionId, input.blob, input.maxBytes)),
 });

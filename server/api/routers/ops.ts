@@ -18,6 +18,8 @@ export const opsRouter = router({
   validateConfig: operatorProcedure.input(ZValidateConfigInput).mutation(({ ctx, input }) => validateConfigSource(ctx.pool, input)),
   detectShells: adminProcedure.input(ZDetectShellsInput).query(({ input }) => detectShells({ shells: input.shells })),
   checkBrains: adminProcedure.input(ZCheckBrainsInput).mutation(({ ctx, input }) => checkProjectBrains(ctx.pool, input)),
-  go: operatorProcedure.input(ZGoInput).mutation(({ ctx, input }) => goTask({ store: ctx.store, pool: ctx.pool }, input, actorOf(ctx.user))),
+  go: operatorProcedure
+    .input(ZGoInput)
+    .mutation(({ ctx, input }) => goTask({ store: ctx.store, pool: ctx.pool }, input, actorOf(ctx.user))),
   rebuildProjections: adminProcedure.mutation(({ ctx }) => rebuildAndCompare(ctx.store)),
 });

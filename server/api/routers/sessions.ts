@@ -39,32 +39,39 @@ export interface SessionListItem {
 }
 
 export const sessionsRouter = router({
-  list: viewerProcedure.input(ZListSessionsInput).query(async ({ ctx, input }): Promise<{ items: SessionListItem[]; nextCursor: string | null }> => {
-    // Ordered by creation (stable while sessions keep changing), the id breaking ties;
-    // Prisma's cursor compares in SQL, so microsecond timestamps never skip a row.
-    const rows = await ctx.prisma.session.findMany({
-      where: { state: input.state, workflow: input.workflow, createdBy: input.createdBy },
-      select: {
-        id: true,
-        title: true,
-        workflow: true,
-        state: true,
-        parentId: true,
-        forkVersion: true,
-        createdBy: true,
-        createdAt: true,
-        stream: { select: { version: true, updatedAt: true } },
-      },
-      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-      take: input.limit + 1,
-      ...(input.cursor ? { cursor: { id: input.cursor }, skip: 1 } : {}),
-    });
-    const page = rows.slice(0, input.limit);
-    return {
-      items: page.map(({ stream, createdAt, ...s }) => ({ ...s, createdAt: createdAt.toISOString(), version: stream.version, updatedAt: stream.updatedAt.toISOString() })),
-      nextCursor: rows.length > input.limit ? (page.at(-1)?.id ?? null) : null,
-    };
-  }),
+  list: viewerProcedure
+    .input(ZListSessionsInput)
+    .query(async ({ ctx, input }): Promise<{ items: SessionListItem[]; nextCursor: string | null }> => {
+      // Ordered by creation (stable while sessions keep changing), the id breaking ties;
+      // Prisma's cursor compares in SQL, so microsecond timestamps never skip a row.
+      const rows = await ctx.prisma.session.findMany({
+        where: { state: input.state, workflow: input.workflow, createdBy: input.createdBy },
+        select: {
+          id: true,
+          title: true,
+          workflow: true,
+          state: true,
+          parentId: true,
+          forkVersion: true,
+          createdBy: true,
+          createdAt: true,
+          stream: { select: { version: true, updatedAt: true } },
+        },
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        take: input.limit + 1,
+        ...(input.cursor ? { cursor: { id: input.cursor }, skip: 1 } : {}),
+      });
+      const page = rows.slice(0, input.limit);
+      return {
+        items: page.map(({ stream, createdAt, ...s }) => ({
+          ...s,
+          createdAt: createdAt.toISOString(),
+          version: stream.version,
+          updatedAt: stream.updatedAt.toISOString(),
+        })),
+        nextCursor: rows.length > input.limit ? (page.at(-1)?.id ?? null) : null,
+      };
+    }),
 
   timeline: viewerProcedure.input(ZTimelineInput).query(async ({ ctx, input }) => {
     const stream = await ctx.prisma.stream.findUnique({ where: { id: input.sessionId }, select: { id: true } });

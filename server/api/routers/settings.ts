@@ -2,7 +2,14 @@
 // found on this machine, brains (with a connectivity check), workflow definitions and
 // execution FSMs as graphs. Repository paths, executables and endpoints are for operators
 // and admins; workflow definitions are for every member. Editing is not offered here.
-import { brainsOverview, checkConfiguredBrain, projectsOverview, shellsOverview, workflowsOverview, ZCheckBrainInput } from "../../settings/overview";
+import {
+  brainsOverview,
+  checkConfiguredBrain,
+  projectsOverview,
+  shellsOverview,
+  workflowsOverview,
+  ZCheckBrainInput,
+} from "../../settings/overview";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 
 export const settingsRouter = router({

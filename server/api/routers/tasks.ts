@@ -2,7 +2,20 @@
 // state. Thin: the domain functions in server/tasks do the work and record the actor.
 import type { CurrentUser } from "../../auth/request";
 import type { Actor } from "../../events/catalog";
-import { cancelTask, type TaskDeps, confirmTask, followUpTask, loadTask, rerunTask, startTask, ZCancelInput, ZConfirmInput, ZFollowUpInput, ZSessionRef, ZStartTaskInput } from "../../tasks/service";
+import {
+  cancelTask,
+  type TaskDeps,
+  confirmTask,
+  followUpTask,
+  loadTask,
+  rerunTask,
+  startTask,
+  ZCancelInput,
+  ZConfirmInput,
+  ZFollowUpInput,
+  ZSessionRef,
+  ZStartTaskInput,
+} from "../../tasks/service";
 import { getRuntimeContext } from "../../config/runtime-context";
 import type { TaskState } from "../../workflow/engine";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
@@ -51,7 +64,9 @@ export const tasksRouter = router({
   followUp: operatorProcedure.input(ZFollowUpInput).mutation(({ ctx, input }) => followUpTask(deps(ctx), input, actorOf(ctx.user))),
   cancel: operatorProcedure.input(ZCancelInput).mutation(({ ctx, input }) => cancelTask(deps(ctx), input, actorOf(ctx.user))),
   rerun: operatorProcedure.input(ZSessionRef).mutation(({ ctx, input }) => rerunTask(deps(ctx), input, actorOf(ctx.user))),
-  get: viewerProcedure.input(ZSessionRef).query(async ({ ctx, input }) => summarizeTask(input.sessionId, await loadTask(ctx.store, input.sessionId))),
+  get: viewerProcedure
+    .input(ZSessionRef)
+    .query(async ({ ctx, input }) => summarizeTask(input.sessionId, await loadTask(ctx.store, input.sessionId))),
   /** The run's execution context (SPEC M6): agents, shells, brains, FSMs as recorded at start (secrets redacted), history and artifacts. */
   runtimeContext: operatorProcedure.input(ZSessionRef).query(async ({ ctx, input }) => {
     await loadTask(ctx.store, input.sessionId); // NOT_FOUND for an unknown session

@@ -27,10 +27,18 @@ export const tokensRouter = router({
   /** The token itself is in this answer only; it cannot be shown again. */
   create: viewerProcedure.input(ZCreateTokenInput).mutation(async ({ ctx, input }) => {
     // A leaked token must not be able to mint tokens that outlive its revocation.
-    if (ctx.user.via !== "session") throw new TRPCError({ code: "FORBIDDEN", message: "API tokens are created from a signed-in browser session, not with another token" });
+    if (ctx.user.via !== "session")
+      throw new TRPCError({
+        code: "FORBIDDEN",
+        message: "API tokens are created from a signed-in browser session, not with another token",
+      });
     const created = await createApiToken(ctx.prisma, ctx.user.id, input);
     return { ...toItem(created), token: created.token };
   }),
   list: viewerProcedure.query(async ({ ctx }) => (await listApiTokens(ctx.prisma, ctx.user.id)).map(toItem)),
-  revoke: viewerProcedure.input(ZTokenRef).mutation(async ({ ctx, input }) => toItem(await revokeApiToken(ctx.prisma, input, { userId: ctx.user.id, isAdmin: ctx.user.role === "admin" }))),
+  revoke: viewerProcedure
+    .input(ZTokenRef)
+    .mutation(async ({ ctx, input }) =>
+      toItem(await revokeApiToken(ctx.prisma, input, { userId: ctx.user.id, isAdmin: ctx.user.role === "admin" })),
+    ),
 });

@@ -49,7 +49,10 @@ export default async function ReplayPage({ params, searchParams }: { params: Par
             <>
               {" "}
               Events 1–{view.fork.forkVersion} are inherited from{" "}
-              <a href={`/sessions/${view.fork.parentId}/replay?at=${view.fork.forkVersion}`} className="font-mono text-violet-600 hover:underline dark:text-violet-400">
+              <a
+                href={`/sessions/${view.fork.parentId}/replay?at=${view.fork.forkVersion}`}
+                className="font-mono text-violet-600 hover:underline dark:text-violet-400"
+              >
                 {view.fork.parentId}
               </a>
               .

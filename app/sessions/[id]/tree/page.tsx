@@ -29,12 +29,21 @@ export default async function ForkTreePage({ params }: { params: Params }) {
     if (trpcCode(err) === "NOT_FOUND" || trpcCode(err) === "BAD_REQUEST") notFound();
     throw err;
   }
-  const [starters, nowRow] = await Promise.all([starterNames(ctx.pool, tree.nodes.map((n) => n.createdBy)), ctx.pool.query<{ now: Date }>("SELECT now() AS now")]);
+  const [starters, nowRow] = await Promise.all([
+    starterNames(
+      ctx.pool,
+      tree.nodes.map((n) => n.createdBy),
+    ),
+    ctx.pool.query<{ now: Date }>("SELECT now() AS now"),
+  ]);
   const now = nowRow.rows[0]?.now ?? new Date();
   const focus = tree.nodes.find((n) => n.id === tree.focusId);
   const forks = tree.nodes.length - 1;
   const depth = Math.max(...tree.nodes.map((n) => n.depth));
-  const reasons = tree.nodes.reduce<Record<string, number>>((acc, n) => (n.forkReason ? { ...acc, [n.forkReason]: (acc[n.forkReason] ?? 0) + 1 } : acc), {});
+  const reasons = tree.nodes.reduce<Record<string, number>>(
+    (acc, n) => (n.forkReason ? { ...acc, [n.forkReason]: (acc[n.forkReason] ?? 0) + 1 } : acc),
+    {},
+  );
   return (
     <PageShell user={user} active="dashboard" wide>
       <SessionCrumbs sessionId={id} title={focus?.title ?? id} view="tree">
@@ -47,7 +56,12 @@ export default async function ForkTreePage({ params }: { params: Params }) {
         meta={
           <span className="tabular-nums" data-testid="fork-tree-summary">
             {tree.nodes.length} session{tree.nodes.length === 1 ? "" : "s"} · {forks} fork{forks === 1 ? "" : "s"}
-            {Object.keys(reasons).length ? ` (${Object.entries(reasons).map(([r, n]) => `${n} ${r}`).join(", ")})` : ""} · depth {depth}
+            {Object.keys(reasons).length
+              ? ` (${Object.entries(reasons)
+                  .map(([r, n]) => `${n} ${r}`)
+                  .join(", ")})`
+              : ""}{" "}
+            · depth {depth}
             {tree.truncated ? " · truncated" : ""}
           </span>
         }
@@ -56,7 +70,8 @@ export default async function ForkTreePage({ params }: { params: Params }) {
         <ForkPoints nodes={tree.nodes} now={now} />
         {forks === 0 ? (
           <p className="border-t border-zinc-200 px-5 py-3 text-xs text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">
-            No forks yet. A rerun (<code className="font-mono">POST /api/tasks/{id}/rerun</code>) starts a new execution as a fork of this session; it appears here.
+            No forks yet. A rerun (<code className="font-mono">POST /api/tasks/{id}/rerun</code>) starts a new execution as a fork of this
+            session; it appears here.
           </p>
         ) : null}
       </Panel>
