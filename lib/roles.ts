@@ -1,4 +1,4 @@
-// Team roles, weakest first (SPEC U2): viewer reads; operator starts, confirms, reviews and
+// Team roles, weakest first (req U2): viewer reads; operator starts, confirms, reviews and
 // cancels; admin also manages configuration, users and tokens. Shared by the server's
 // procedure builders and by pages that hide what a role may not do.
 export const ROLES = ["viewer", "operator", "admin"] as const;

@@ -384,7 +384,7 @@ async function main(): Promise<void> {
   if (db.embedded) watchPostgres();
   const migrations = await migrate(db.url, (line) => say(line));
   say(`migrations: ${migrations.applied.length} applied now, ${migrations.alreadyApplied} already applied`);
-  // The demo project and its waiting task (SPEC N1); CATCAFE_DEMO=0 turns it off. Not fatal.
+  // The demo project and its waiting task (req N1); CATCAFE_DEMO=0 turns it off. Not fatal.
   const demo = await seedDemo(db.url, { dataDir: DATA_DIR }).catch((err: Error) => ({
     message: `demo: not set up (${err.message}); everything else works without it`,
   }));

@@ -1,5 +1,5 @@
 // The report's shape, the targets printed beside each figure, and the human summary.
-// SPEC N2/R2 name what to measure but no numbers; these targets are this benchmark's
+// req N2/R2 name what to measure but no numbers; these targets are this benchmark's
 // own reading of them ("picked up within milliseconds", fork "without copying").
 export interface BenchReportFigures {
   append_single_per_s: number | null;
@@ -49,7 +49,7 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
   append_batch_per_s: "informational; compare with raw_insert_batch_per_s",
   raw_insert_batch_per_s: "baseline",
   append_vs_raw_batch_ratio: ">= 0.5",
-  step_pickup_ms: "p50 <= 5 ms, p99 <= 50 ms (SPEC R2: within milliseconds, no slow polling)",
+  step_pickup_ms: "p50 <= 5 ms, p99 <= 50 ms (req R2: within milliseconds, no slow polling)",
   fork_ms: "parent_100000 within 2x of parent_10 and <= 20 ms (O(1), nothing copied)",
   read_all_lag_ms: "p95 <= 100 ms, unseen = 0 (never skip an event)",
   notify_listeners: "informational: LISTENing connections while append_single ran",

@@ -1,4 +1,4 @@
-// step_overhead_ms and review_loop_cycle_ms (SPEC N2: orchestration overhead per step with
+// step_overhead_ms and review_loop_cycle_ms (req N2: orchestration overhead per step with
 // zero-latency scripted agents). Implementation-mode review-loop sessions on the demo
 // repository, one at a time, through an in-process Runner wired like the runner process
 // (own pool, the real workflow executors: git worktree, commits, blobs, the allowlisted

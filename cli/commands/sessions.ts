@@ -107,7 +107,7 @@ export function registerSessionCommands(program: Command): void {
 
   program
     .command("export")
-    .description("export a session in the seed's file layout (summary.json, task-events.jsonl, task-timeline.json, rounds/<nn>/...)")
+    .description("export a session in the export layout (req E8) (summary.json, task-events.jsonl, task-timeline.json, rounds/<nn>/...)")
     .argument("<session>", "session id (s-…)")
     .requiredOption("-o, --out <dir>", "a new or empty directory to write into")
     .addHelpText(

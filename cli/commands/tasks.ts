@@ -1,4 +1,4 @@
-// `catcafe task start | confirm | followup | rerun | cancel` (SPEC W1, W3, W9): the
+// `catcafe task start | confirm | followup | rerun | cancel` (req W1, W3, W9): the
 // operator's commands, each one tRPC mutation recorded with you as the actor.
 import fs from "node:fs";
 import { Option, type Command } from "commander";

@@ -1,4 +1,4 @@
-// `catcafe token create | list | revoke`: personal API tokens (SPEC U3). A token is created
+// `catcafe token create | list | revoke`: personal API tokens (req U3). A token is created
 // by a signed-in session only (a token cannot mint tokens), so `create` signs in with
 // email and password; the token is printed once and never again.
 import type { Command } from "commander";

@@ -1,7 +1,7 @@
 "use client";
 // Roundtable prose (phase "discussion"): a speech bubble per agent, labelled as discussion
 // (and "simulated" for scripted agents), so it never reads like an approval verdict
-// (SPEC W11, the seed's known gap #2).
+// (req W11).
 import { ClampedText, Tag } from "./bits";
 import type { EntryOf } from "./entry-types";
 import { capitalize } from "./format";

@@ -1,5 +1,5 @@
-// Every failure reads the same way: its error class (SPEC W10) as a pill, then one line
-// that says what went wrong (SPEC W11, the seed's known gap #3).
+// Every failure reads the same way: its error class (req W10) as a pill, then one line
+// that says what went wrong (req W11).
 import type { Failure } from "@/server/session-view/entries";
 
 export function ErrorClassPill({ errorClass }: { errorClass: string }) {

@@ -1,5 +1,5 @@
 "use client";
-// Large outputs, fetched only when opened (SPEC E7): an agent's raw reply, with its parsed
+// Large outputs, fetched only when opened (req E7): an agent's raw reply, with its parsed
 // JSON shown as structured data first when there is one, and a commit's diff.
 import { useQuery } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";

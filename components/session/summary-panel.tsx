@@ -1,5 +1,5 @@
 "use client";
-// The session in numbers (SPEC W12): outcome, iterations, verdicts, test runs, and every
+// The session in numbers (req W12): outcome, iterations, verdicts, test runs, and every
 // problem met on the way (each with its error class and one-line diagnosis), plus the
 // unresolved items a finished session left.
 import { Panel } from "@/components/panel";

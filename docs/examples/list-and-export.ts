@@ -1,5 +1,5 @@
 // Example: list the approved sessions, newest first, and export the newest one (or the one
-// named) in the seed's file layout: summary.json, task-events.jsonl, task-timeline.json
+// named) in the export layout (req E8): summary.json, task-events.jsonl, task-timeline.json
 // and rounds/<nn>/.
 //
 //   CATCAFE_URL=http://localhost:3000 CATCAFE_TOKEN=cc_... \

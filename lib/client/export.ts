@@ -1,6 +1,6 @@
-// A session's export (SPEC E8) on the client: downloaded as the server's zip
+// A session's export (req E8) on the client: downloaded as the server's zip
 // (`GET /api/sessions/:id/export`), unpacked in memory, and written to a folder in the
-// seed's layout (summary.json, task-events.jsonl, task-timeline.json, rounds/<nn>/...).
+// export layout (summary.json, task-events.jsonl, task-timeline.json, rounds/<nn>/...).
 // The folder must be new or empty, every name is checked before anything is written, and
 // nothing is overwritten: a hostile archive cannot write outside the folder.
 import fs from "node:fs/promises";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { z } from "zod";
 import { MAX_AGENT_OUTPUT_BYTES } from "./types";
 
-/** Variables of the web server and runner that no agent process may ever receive (SPEC N4). */
+/** Variables of the web server and runner that no agent process may ever receive (req N4). */
 export const RUNNER_SECRET_ENV = ["DATABASE_URL", "NEXTAUTH_SECRET"] as const;
 
 const ZAgentId = z
@@ -14,7 +14,7 @@ const ZAgentId = z
   .max(100)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "use letters, digits, '.', '_' and '-', starting with a letter or digit");
 
-/** What an agent may do (SPEC M4): capabilities, and the files it may change (globs). */
+/** What an agent may do (req M4): capabilities, and the files it may change (globs). */
 export const ZAgentManifest = z.strictObject({
   capabilities: z.array(z.string().min(1)).default([]),
   /** Globs relative to the repository; changes outside them are rejected by the orchestrator. */
@@ -132,7 +132,7 @@ export type CommandAgentConfigInput = z.input<typeof ZCommandAgentConfig>;
 
 // --- HTTP model brains: OpenAI-compatible chat completions, Anthropic messages ----------
 
-/** Default spacing of calls to one brain, across all runners (SPEC R5). */
+/** Default spacing of calls to one brain, across all runners (req R5). */
 export const DEFAULT_BRAIN_MIN_INTERVAL_MS = 2_000;
 
 /** Where the provider listens; never with credentials in it (keys come from apiKeyEnv). */

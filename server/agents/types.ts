@@ -29,7 +29,7 @@ export interface AgentRequest {
   onChunk?: (text: string) => void;
   /**
    * For HTTP brains: where they wait for their turn under the rate limit shared by all
-   * runners (SPEC R5). Without it a brain calls at once. Other agents ignore it.
+   * runners (req R5). Without it a brain calls at once. Other agents ignore it.
    */
   callGate?: BrainCallGate;
 }

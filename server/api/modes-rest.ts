@@ -1,4 +1,4 @@
-// The collaboration-mode endpoints of seed 003 (SPEC C7) — `GET /api/modes`,
+// The collaboration-mode endpoints (req C7) — `GET /api/modes`,
 // `GET /api/sessions/:id/mode`, `PUT /api/sessions/:id/mode` — reserved until collaboration
 // modes exist: signed-in callers get 501 with a JSON error saying so (after the same sign-in
 // and role checks the real endpoints will make), never a 404 that looks like a wrong URL.

@@ -1,4 +1,4 @@
-// REST aliases of the task procedures (SPEC W9): same domain functions, same sign-in (session
+// REST aliases of the task procedures (req W9): same domain functions, same sign-in (session
 // cookie or `Authorization: Bearer <token>`), same role (operator), JSON in and out. Errors
 // are `{ error: { code, message, fieldErrors? } }` with the status of server/errors.ts.
 import { z } from "zod";
@@ -68,7 +68,7 @@ function respond<C>(name: string, run: (req: Request, route: C) => Promise<{ sta
   };
 }
 
-/** GET /api/sessions/:id/export → the session in the seed's file layout, as a zip (viewer). */
+/** GET /api/sessions/:id/export → the session in the export layout (req E8), as a zip (viewer). */
 export function createSessionExportHandler(source: () => ContextSource): Handler<TaskRouteContext> {
   return async (req, route) => {
     try {

@@ -1,4 +1,4 @@
-// Personal API tokens (SPEC U3) for scripts and the CLI: `Authorization: Bearer cc_...`.
+// Personal API tokens (req U3) for scripts and the CLI: `Authorization: Bearer cc_...`.
 // The token is shown once, at creation; only its sha256 is stored (a random 256-bit token
 // needs no slow hash), with its first characters to recognise it in a list.
 import crypto from "node:crypto";

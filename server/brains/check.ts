@@ -1,4 +1,4 @@
-// The "check" action of a brain (SPEC M3): can the endpoint be reached, does it accept the
+// The "check" action of a brain (req M3): can the endpoint be reached, does it accept the
 // key, does it know the model, and how do our rate-limit settings compare with the
 // provider's. One cheap request (GET /v1/models for OpenAI-compatible servers, GET
 // /v1/models/{model} for Anthropic), never a completion, never through the rate limit.

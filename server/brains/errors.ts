@@ -1,6 +1,6 @@
-// How a provider's refusal maps onto the error taxonomy (SPEC W10), the one place that
+// How a provider's refusal maps onto the error taxonomy (req W10), the one place that
 // decides what is retryable, and the redaction every provider text passes through before
-// it can reach an error message (and from there an event): API keys never do (SPEC N4).
+// it can reach an error message (and from there an event): API keys never do (req N4).
 //
 //   connection refused / reset / dropped mid-stream, 408, 409, 5xx, 529  → provider_network_error (retry)
 //   429                                                                 → provider_rate_limit (retry, after Retry-After)

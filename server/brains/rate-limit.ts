@@ -1,4 +1,4 @@
-// The per-brain rate limit shared by every runner process (SPEC R5), kept in the
+// The per-brain rate limit shared by every runner process (req R5), kept in the
 // `brain_rate_limits` table and timed by the database clock, never a runner's.
 //
 // A caller takes the turn only when the brain is neither held nor inside its interval, in

@@ -1,4 +1,4 @@
-// A project's command allowlist (SPEC W8): argv patterns, never shell strings.
+// A project's command allowlist (req W8): argv patterns, never shell strings.
 // A rule is a list of tokens matched position by position against argv:
 //   - a plain token matches literally;
 //   - `*` on its own matches exactly one argument, whatever it holds;

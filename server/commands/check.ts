@@ -1,4 +1,4 @@
-// Decides whether a command may run (SPEC W8, F9): valid argv, not a server or watcher,
+// Decides whether a command may run (req W8, F9): valid argv, not a server or watcher,
 // no path outside the workspace, and matched by a rule of the project's allowlist. Every
 // refusal carries a code and a reason specific enough to fix the command.
 import { closestRules, findMatchingRule, formatRule, ZAllowlist, type Allowlist, type AllowRule } from "./allowlist";

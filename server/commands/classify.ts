@@ -1,4 +1,4 @@
-// Maps a command outcome onto the error taxonomy (SPEC W10): refused, failed, timed out,
+// Maps a command outcome onto the error taxonomy (req W10): refused, failed, timed out,
 // cancelled, each with a one-line diagnosis. A successful run maps to null.
 import type { ErrorClass } from "../events/catalog";
 import type { CommandOutcome } from "./run";

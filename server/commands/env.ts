@@ -1,4 +1,4 @@
-// The environment of an allowlisted command (SPEC N4), built from nothing: a fixed base
+// The environment of an allowlisted command (req N4), built from nothing: a fixed base
 // plus the extra variables a project configures. Nothing is inherited from the server's
 // own environment except PATH, so DATABASE_URL, NEXTAUTH_SECRET and API keys never leak.
 import os from "node:os";

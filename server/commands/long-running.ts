@@ -1,5 +1,5 @@
 // Recognises commands that do not finish on their own: dev servers, app servers, watchers,
-// followers (SPEC W8, F9). They are refused even when the allowlist matches, because a
+// followers (req W8, F9). They are refused even when the allowlist matches, because a
 // test step that starts a server only ends by its timeout and may leave a port taken.
 // This is a heuristic over argv; the timeout and process-group kill are the backstop.
 import path from "node:path";

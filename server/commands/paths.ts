@@ -1,4 +1,4 @@
-// Path arguments must stay inside the workspace (SPEC F9): an argument that is an absolute
+// Path arguments must stay inside the workspace (req F9): an argument that is an absolute
 // path outside it, or whose `..` segments climb out of it, is refused. Only the text is
 // checked (the runner never resolves symlinks for this); `--flag=value` values and
 // `file://` URLs are checked like plain arguments.

@@ -1,4 +1,4 @@
-// Runs one allowlisted command (SPEC W8): no shell, in the workspace, with a scrubbed
+// Runs one allowlisted command (req W8): no shell, in the workspace, with a scrubbed
 // environment, stdin closed, a timeout and an abort signal that kill the whole process
 // tree, and only a bounded tail of its output kept. A refused command never starts.
 import fs from "node:fs/promises";

@@ -1,4 +1,4 @@
-// Binding an agent to its shell, brain and FSM before a run (SPEC M5, seed 002 step 6):
+// Binding an agent to its shell, brain and FSM before a run (req M5):
 // the combination is checked as a whole (the shell can run without a terminal, the brain
 // and shell provide what the manifest requires, the FSM answers the runner's events, the
 // agent plays the role and output the workflow step needs) and turned into the runtime

@@ -1,6 +1,6 @@
-// What exists without being configured: the execution FSM of seed 002 (execution_fsm_v1)
+// What exists without being configured: the execution FSM execution_fsm_v1 (req M5)
 // and the three known CLIs as shells, so `"defaultShell": "claude"` works out of the box.
-// Also the default capabilities of well-known model families (the seed's capability map:
+// Also the default capabilities of well-known model families (the capability map of req M3:
 // claude-3-5-sonnet → reasoning, code-generation).
 import type { BrainCapability, Capability, FsmDefinition, ShellKind } from "./schemas";
 import { BUILTIN_FSM_ID, CAPABILITIES } from "./schemas";
@@ -26,7 +26,7 @@ export const EXECUTION_FSM_V1: FsmDefinition = {
 
 export const BUILTIN_FSMS: Readonly<Record<string, FsmDefinition>> = { [BUILTIN_FSM_ID]: EXECUTION_FSM_V1 };
 
-/** Events the runner drives every execution FSM with (SPEC M5). */
+/** Events the runner drives every execution FSM with (req M5). */
 export const RUN_EVENTS = { start: "start", success: "success", error: "error" } as const;
 
 /** The known CLIs, usable by id without a shells.json entry. */

@@ -1,4 +1,4 @@
-// Agent runtime configuration (SPEC M1, M5, M6; seed 002): the global settings file and a
+// Agent runtime configuration (req M1, M5, M6): the global settings file and a
 // project's `.catcafe/` files, validated with precise errors; binding an agent to its shell,
 // brain and FSM; the runtime execution context recorded when a run starts.
 export {

@@ -1,4 +1,4 @@
-// The runtime execution context of a run (SPEC M6, seed 002 step 7): run id, time, and per
+// The runtime execution context of a run (req M6): run id, time, and per
 // role the agent, shell, brain and FSM it runs with, snapshotted into the session's events
 // when the task starts (secrets redacted; API keys by variable name only, their values are
 // never read here). Reading it back adds what the run produced since: each agent step's
@@ -262,7 +262,7 @@ export function runtimeContextFromEvents(sessionId: string, events: readonly Rec
   return context;
 }
 
-/** The runtime execution context of a session (SPEC M6), read from its events only. */
+/** The runtime execution context of a session (req M6), read from its events only. */
 export async function getRuntimeContext(store: EventStore, sessionId: string): Promise<RuntimeContext | null> {
   return runtimeContextFromEvents(sessionId, await store.readStream(sessionId));
 }

@@ -1,4 +1,4 @@
-// The configuration files (SPEC M1, seed 002 "Modix"), one zod schema each, with their
+// The configuration files (req M1), one zod schema each, with their
 // defaults: the global settings file in the data directory, and per project, in the
 // repository's `.catcafe/` directory, shells.json, brains.json, agents.json, runtimes.json,
 // projects.json and version.json. Every object is strict: an unknown key is an error (it
@@ -85,7 +85,7 @@ const ZNoNul = z.string().refine((s) => !s.includes("\0"), "must not contain a N
 const schemaKey = { $schema: z.string().optional() };
 
 const ZRateLimit = z.strictObject({
-  /** At most one call per this many milliseconds per brain (SPEC R5: default one per 2 s). */
+  /** At most one call per this many milliseconds per brain (req R5: default one per 2 s). */
   minIntervalMs: ZMillis(HOUR_MS),
 });
 
@@ -103,7 +103,7 @@ export const ZSettings = z.strictObject({
     .strictObject({
       /** A whole agent step. */
       stepMs: ZPositiveMillis(DAY_MS).default(600_000),
-      /** One allowlisted test command (SPEC W8: 30 s). */
+      /** One allowlisted test command (req W8: 30 s). */
       commandMs: ZPositiveMillis(HOUR_MS).default(30_000),
     })
     .prefault({}),
@@ -190,7 +190,7 @@ const brainCommon = {
 const httpBrain = {
   model: z.string().min(1, "must not be empty").max(200),
   baseUrl: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
-  /** Alias of baseUrl (the seed's word). */
+  /** Alias of baseUrl (the word the original configuration format used). */
   endpoint: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
   apiKeyEnv: ZEnvVarName.optional(),
 };
@@ -288,7 +288,7 @@ export type FsmDefinition = z.output<typeof ZFsmDefinition>;
 export const ZRuntimesFile = z.strictObject({
   ...schemaKey,
   fsms: z.record(ZConfigId, ZFsmDefinition).default({}),
-  /** User-defined workflows (SPEC M9), checked by the workflow loader. */
+  /** User-defined workflows (req M9), checked by the workflow loader. */
   workflows: z.record(z.string(), z.unknown()).default({}),
 });
 

@@ -1,4 +1,4 @@
-// Secrets never live in configuration files (SPEC M3, N4): a file names the environment
+// Secrets never live in configuration files (req M3, N4): a file names the environment
 // variable that holds a key (`apiKeyEnv`), never the key. This module spots values that
 // look like keys and fields that would hold them, and scrubs anything key-like from a
 // snapshot before it is recorded. Messages never repeat the secret itself.

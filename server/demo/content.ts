@@ -1,4 +1,4 @@
-// What the demo is made of (SPEC N1): a tiny CommonJS package whose slugify() has a real
+// What the demo is made of (req N1): a tiny CommonJS package whose slugify() has a real
 // bug and whose node:test suite says so, the task that asks for the fix, and the scripted
 // (simulated) agents that discuss it, fix it, review it and test it. Data only.
 import type { ScriptedAgentConfigInput } from "../agents/config";

@@ -1,4 +1,4 @@
-// Seeds the demo on start (SPEC N1): the demo repository, the "demo" project with its
+// Seeds the demo on start (req N1): the demo repository, the "demo" project with its
 // simulated agents, and — only while the project has no session yet, so restarts do not
 // pile up tasks — one task in proposal mode that ends waiting for the operator's confirm.
 // CATCAFE_DEMO=0 turns it all off.

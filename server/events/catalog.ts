@@ -15,7 +15,7 @@ export function actorLabel({ kind, id }: Actor): string {
   return kind === "system" ? "system" : `${kind}:${id}`;
 }
 
-/** The error taxonomy (SPEC W10): every failure is exactly one of these. */
+/** The error taxonomy (req W10): every failure is exactly one of these. */
 export const ERROR_CLASSES = [
   "provider_network_error",
   "provider_rate_limit",
@@ -277,7 +277,7 @@ export const eventCatalog = {
     summary: (d) => `Finished: ${d.outcome}${d.errorClass ? ` — ${d.errorClass}: ${d.diagnosis}` : d.reason ? ` (${d.reason})` : ""}`,
   }),
 
-  // ---- Brains: the shared per-brain rate limit (SPEC R5) -----------------------------
+  // ---- Brains: the shared per-brain rate limit (req R5) -----------------------------
   RateLimitWaited: defineEvent({
     version: 1,
     schema: z.object({
@@ -291,7 +291,7 @@ export const eventCatalog = {
     summary: (d) => `Waited ${d.waitMs} ms for brain ${d.brain} (rate limit: one call per ${d.minIntervalMs} ms)`,
   }),
 
-  // ---- Runtime execution context (SPEC M6): the configuration a run executes with ----
+  // ---- Runtime execution context (req M6): the configuration a run executes with ----
   RuntimeContextRecorded: defineEvent({
     version: 1,
     schema: z.object({

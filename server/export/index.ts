@@ -1,4 +1,4 @@
-// Session export (SPEC E8): the seed's file layout for one session, as a file map, a folder
+// Session export (req E8): the export layout (req E8) for one session, as a file map, a folder
 // (CLI `--out <dir>`) or a zip (UI download).
 import type { Queryable } from "../db/pool";
 import { getBlob } from "../events/blobs";

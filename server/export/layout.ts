@@ -1,4 +1,4 @@
-// The seed's export layout (SPEC E8), as a pure function of a session's events and a blob
+// The export layout (req E8), as a pure function of a session's events and a blob
 // loader: summary.json, task-events.jsonl, task-timeline.json and rounds/<nn>/.
 import { actorLabel, appRegistry } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";

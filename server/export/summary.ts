@@ -1,4 +1,4 @@
-// summary.json (SPEC W12): who, what and how it ended — outcome, rounds, state events,
+// summary.json (req W12): who, what and how it ended — outcome, rounds, state events,
 // unresolved items, the error class and diagnosis of a failure, timestamps and lineage.
 // Every field is read from the events; nothing comes from configuration or environment.
 import { actorLabel } from "../events/catalog";

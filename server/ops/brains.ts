@@ -1,4 +1,4 @@
-// `catcafe brains check` (SPEC M3): the "check" action for every brain a project uses: the
+// `catcafe brains check` (req M3): the "check" action for every brain a project uses: the
 // brains of its `.catcafe/brains.json` (working tree) and the HTTP model agents of its
 // project record. One cheap request each (server/brains/check.ts), with the server's
 // environment holding the keys; scripted brains have nothing to reach and say so.

@@ -1,4 +1,4 @@
-// `catcafe go` (SPEC M8, seed 002 step 8): run a workflow for a target agent and a task.
+// `catcafe go` (req M8): run a workflow for a target agent and a task.
 // The agent (an id from `.catcafe/agents.json` or the project's own agents, or a role name)
 // picks the role; the role picks the workflow unless one is named (planner and executor
 // only play `planning`); the agent must be the one the run would bind to that role, so

@@ -1,4 +1,4 @@
-// `catcafe projections rebuild` (SPEC E4): every read model rebuilt from the event log, with
+// `catcafe projections rebuild` (req E4): every read model rebuilt from the event log, with
 // the tables whose rows came out different from before (a drifted projection, or a handler
 // that changed since the rows were written). Same work as `npm run projections:rebuild`,
 // through the web process's event store.

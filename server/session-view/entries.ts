@@ -2,7 +2,7 @@
 // browser-safe `SessionEntry` whose `detail` carries what the page renders (discussion
 // prose apart from verdicts, test results, failures with their class and a one-line
 // diagnosis) and nothing it must not see (repository paths, agent configurations, step
-// inputs). Large payloads stay behind their BlobRef and load only when opened (SPEC E7).
+// inputs). Large payloads stay behind their BlobRef and load only when opened (req E7).
 // Pure: no I/O, so it runs alike for the first page load and for every live update.
 import type { BlobRef } from "../events/blobs";
 import type { AppEvent, ErrorClass } from "../events/catalog";
@@ -14,7 +14,7 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 type DataOf<T extends AppEvent["type"]> = Extract<AppEvent, { type: T }>["data"];
 
 export interface Failure {
-  /** One of the error taxonomy's classes (SPEC W10). */
+  /** One of the error taxonomy's classes (req W10). */
   errorClass: ErrorClass | string;
   /** One line, however long the underlying message. */
   diagnosis: string;
@@ -105,7 +105,7 @@ export interface SessionEntry {
   recordedAt: string;
   summary: string;
   detail: EntryDetail;
-  /** Set on every failure, whatever its shape (SPEC W11, the seed's known gap #3). */
+  /** Set on every failure, whatever its shape (req W11). */
   failure: Failure | null;
 }
 

@@ -1,4 +1,4 @@
-// A large output opened in the session view (SPEC E7): the text of a blob that one of the
+// A large output opened in the session view (req E7): the text of a blob that one of the
 // session's own events references (an agent's raw output or a commit's diff, inherited
 // ones included), read only up to a size cap. A hash that the session does not reference
 // is "not found" whether or not the blob exists, so a viewer of one session cannot fish

@@ -1,4 +1,4 @@
-// A session's fork lineage (SPEC E5) as a tree: up the `parent_id` links of the sessions
+// A session's fork lineage (req E5) as a tree: up the `parent_id` links of the sessions
 // projection to the root ancestor, then down to every descendant (reruns, and later modify
 // and revert forks). Each node says where it forked (the parent's event position) and why
 // (the SessionForked event's reason, one indexed lookup per fork), and how it stands.

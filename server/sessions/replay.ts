@@ -1,4 +1,4 @@
-// Replay (SPEC E6): a session as it was at any event position, computed only from its
+// Replay (req E6): a session as it was at any event position, computed only from its
 // events — the stream read up to that version (fork ancestors included) and folded with
 // the workflow engine's own `evolve`. Nothing is re-run. Besides the folded state it
 // returns what a reader needs at that moment: the round in progress with its outputs,

@@ -1,4 +1,4 @@
-// Workflow definitions and execution FSMs as graphs for drawing (SPEC M9): states with
+// Workflow definitions and execution FSMs as graphs for drawing (req M9): states with
 // what they run, transitions with their trigger, guard and whether they start a new
 // iteration. Pure: the same definition always gives the same graph.
 import type { FsmDefinition } from "../config/schemas";

@@ -1,5 +1,5 @@
 // The built-in workflow definitions, as data: the review loop of the task workflow
-// (seeds 000/001) and the planning FSM (seed 002). Both pass loadDefinition's checks.
+// (req W1–W12) and the planning FSM (req M7). Both pass loadDefinition's checks.
 import { loadDefinition, type WorkflowDefinition } from "./definition";
 
 const reviewLoop = {

@@ -1,6 +1,6 @@
 // What a session changed in its workspace, as git sees it: committing everything an agent
 // left there, and listing or diffing the changes since a commit. The changed-file list is
-// always computed by git, never taken from the agent's own report (SPEC M7 manifest checks).
+// always computed by git, never taken from the agent's own report (req M7 manifest checks).
 import { AppError } from "../errors";
 import { runGit } from "./git";
 import { assertFullCommitId, pinCommit, requireWorkspace, resolveCommit } from "./repo";

@@ -1,6 +1,6 @@
 // Path safety for workspaces: which session ids may name a directory, and whether a path
 // (after following symlinks) stays inside a root. Used for our own directories and by agent
-// tools (SPEC F9: no `..` escape, no absolute path outside, no symlink out of the root).
+// tools (req F9: no `..` escape, no absolute path outside, no symlink out of the root).
 import fs from "node:fs";
 import path from "node:path";
 import { AppError } from "../errors";

@@ -2,7 +2,7 @@
 // HOME and XDG_CONFIG_HOME of its own, against a live `npm start` (embedded PostgreSQL, web
 // server, runner, demo project). Login with email + password (token saved 0600), a demo task
 // started, confirmed and watched to approved (exit 0), a failing session makes watch exit
-// non-zero, export writes the seed's files, a viewer's confirm is FORBIDDEN, a revoked
+// non-zero, export writes the export layout's files, a viewer's confirm is FORBIDDEN, a revoked
 // token is refused, and --json output parses.
 import fs from "node:fs";
 import os from "node:os";
@@ -193,7 +193,7 @@ describe("catcafe against a live server", () => {
     expect(missing.stderr).toContain("NOT_FOUND");
   }, 120_000);
 
-  it("export writes the seed's file layout into a new directory, and refuses a non-empty one", async () => {
+  it("export writes the export layout (req E8) into a new directory, and refuses a non-empty one", async () => {
     expect(approvedId).not.toBe("");
     const out = path.join(tmp, "export");
     const r = await catcafe(["export", approvedId, "--out", out, "--json"]);

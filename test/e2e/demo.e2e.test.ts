@@ -1,4 +1,4 @@
-// The demo with real processes (SPEC N1): the first `npm start` on an empty data directory
+// The demo with real processes (req N1): the first `npm start` on an empty data directory
 // seeds the demo project and its proposal task; the real runner process holds the
 // roundtable; a confirm (through the task service, as the API will call it) makes the
 // runner build, review and really run `node --test` until the session is approved; Ctrl+C

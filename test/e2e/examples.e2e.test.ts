@@ -53,7 +53,7 @@ describe("docs/examples", () => {
     expect(r.stdout.trim().split("\n").at(-1)).toBe("finished: approved");
   }, 120_000);
 
-  it("list-and-export.ts lists approved sessions and exports the newest in the seed's layout", async () => {
+  it("list-and-export.ts lists approved sessions and exports the newest in the export layout", async () => {
     expect(sessionId).not.toBe("");
     const out = path.join(tmp, "export");
     const r = await example("list-and-export.ts", [out]);

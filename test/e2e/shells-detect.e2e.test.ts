@@ -1,4 +1,4 @@
-// Detection (SPEC M2) of the real CLIs this project pins, and of fake ones: too old, not
+// Detection (req M2) of the real CLIs this project pins, and of fake ones: too old, not
 // there, lacking a flag, hanging on --version. The result is plain JSON.
 import fs from "node:fs";
 import os from "node:os";

@@ -1,4 +1,4 @@
-// The per-brain rate limit shared through Postgres (SPEC R5): two runner processes never
+// The per-brain rate limit shared through Postgres (req R5): two runner processes never
 // call one brain closer together than its interval, a provider's Retry-After holds back
 // every caller, waits are abortable and reported, and through the runner each wait is an
 // event and a 429's Retry-After sets the retry time.

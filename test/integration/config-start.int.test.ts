@@ -1,4 +1,4 @@
-// Starting a task with the repository's `.catcafe/` configuration (SPEC M1, M5, M6, N3):
+// Starting a task with the repository's `.catcafe/` configuration (req M1, M5, M6, N3):
 // the files are read at the base commit; invalid ones refuse the start with every error
 // formatted `file: path: problem` and record nothing; valid ones are bound and snapshotted
 // (secrets redacted) into the session's events, and the run uses that snapshot even after

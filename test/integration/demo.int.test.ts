@@ -1,4 +1,4 @@
-// The demo (SPEC N1) on a real database with an in-process runner: seeding creates the demo
+// The demo (req N1) on a real database with an in-process runner: seeding creates the demo
 // repository (whose test really fails), the project with simulated agents and one proposal
 // task; the roundtable ends waiting for confirm; seeding again creates nothing; after the
 // confirm the coder really fixes the file in the session's worktree, the reviewer approves

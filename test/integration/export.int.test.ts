@@ -1,4 +1,4 @@
-// Session export (SPEC E8) against a real review-loop session run by the runner: every
+// Session export (req E8) against a real review-loop session run by the runner: every
 // exported file is checked against the events and blobs it was made from.
 import fs from "node:fs";
 import path from "node:path";
@@ -72,7 +72,7 @@ beforeAll(async () => {
 });
 
 describe("session export", () => {
-  it("lays out the seed's files: summary, task events, timeline, and one folder per round", () => {
+  it("lays out the export layout's files: summary, task events, timeline, and one folder per round", () => {
     const round1 = [
       "coder-discussion.txt",
       "reviewer-discussion.txt",

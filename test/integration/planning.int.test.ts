@@ -1,4 +1,4 @@
-// The planning workflow (SPEC M7) end to end through the runner: a planner's TaskSpec,
+// The planning workflow (req M7) end to end through the runner: a planner's TaskSpec,
 // an executor whose changes are checked from git against its manifest and the TaskSpec,
 // a tester's plan run through the allowlist, and the bounded EXECUTING↔TESTING loop.
 import fs from "node:fs";

@@ -1,4 +1,4 @@
-// SPEC N4: a provider key given to agents through the environment never reaches events,
+// req N4: a provider key given to agents through the environment never reaches events,
 // blobs, projections, exports or logs, and the server's own secrets never reach agents.
 import fs from "node:fs";
 import path from "node:path";

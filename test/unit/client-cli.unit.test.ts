@@ -31,7 +31,7 @@ describe("normalizeServerUrl", () => {
 });
 
 describe("export files", () => {
-  it("accepts the seed's names and refuses climbing, absolute or hidden ones", () => {
+  it("accepts the export layout's names and refuses climbing, absolute or hidden ones", () => {
     for (const ok of ["summary.json", "rounds/01/coder-build.txt"]) expect(exportPathProblem(ok)).toBeNull();
     for (const bad of ["../x", "rounds/../../x", "/etc/passwd", ".hidden", "a//b", "C:x"])
       expect(exportPathProblem(bad), bad).not.toBeNull();

@@ -1,4 +1,4 @@
-// Binding (SPEC M5) and the runtime execution context (M6): each agent of the example is
+// Binding (req M5) and the runtime execution context (M6): each agent of the example is
 // bound to its shell, brain and FSM and mapped to the runtime agent kind the runner
 // executes; wrong combinations fail with the line that chose them; the repository may only
 // narrow the admin's allowlist; the context snapshot is redacted and read back from events.

@@ -1,4 +1,4 @@
-// Loading configuration (SPEC M1): the valid examples load with every default applied; the
+// Loading configuration (req M1): the valid examples load with every default applied; the
 // JSON reader reports line and column and duplicate keys; the version check; references
 // across files and the defaults they inherit; secrets refused without being repeated; the
 // settings file; reading `.catcafe/` from a working tree and the validate command.

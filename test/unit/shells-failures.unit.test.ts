@@ -1,4 +1,4 @@
-// How provider failures reported by the CLIs map onto the error taxonomy (SPEC W10). The
+// How provider failures reported by the CLIs map onto the error taxonomy (req W10). The
 // messages are the CLIs' own (from their recorded output) or the providers' usual ones.
 import { describe, expect, it } from "vitest";
 import { classifyCliFailure, cliFailureError, type CliFailure } from "../../server/agents/shells/failures";

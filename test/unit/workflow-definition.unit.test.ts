@@ -1,4 +1,4 @@
-// Workflow definitions as data (SPEC M5, M9): both built-ins load, and a corpus of broken
+// Workflow definitions as data (req M5, M9): both built-ins load, and a corpus of broken
 // definitions each fails with the exact path and message a user needs to fix it.
 import { describe, expect, it } from "vitest";
 import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
@@ -67,7 +67,7 @@ describe("built-in workflow definitions", () => {
     expect(loadDefinition(JSON.parse(JSON.stringify(def)))).toEqual(def);
   });
 
-  it("review_loop has the seed's states, modes and cap", () => {
+  it("review_loop has the required states, modes and cap", () => {
     const def = BUILTIN_WORKFLOWS.review_loop!;
     expect(def).toMatchObject({
       initial: "start",

@@ -1,4 +1,4 @@
-// The strict outputs of the gated phases (SPEC W4–W6, M7) and the rules the system
+// The strict outputs of the gated phases (req W4–W6, M7) and the rules the system
 // enforces on them: strict JSON, the blocking-finding rule, file globs.
 import { describe, expect, it } from "vitest";
 import {

@@ -1,4 +1,4 @@
-// The planning workflow (SPEC M7) as a pure decider: INIT → PLANNING → EXECUTING → TESTING →
+// The planning workflow (req M7) as a pure decider: INIT → PLANNING → EXECUTING → TESTING →
 // DONE, the TaskSpec checked against its schema and the planner's manifest, the executor's
 // changes checked (from git) against its manifest and the TaskSpec, a bounded loop.
 import { describe, expect, it } from "vitest";
@@ -265,7 +265,7 @@ describe("planning: the planner's TaskSpec", () => {
       ]);
   });
 
-  // SPEC W10/W11: a failure carries its class and a one-line diagnosis.
+  // req W10/W11: a failure carries its class and a one-line diagnosis.
   it("a schema-invalid TaskSpec is finalized with errorClass schema_invalid and a diagnosis", () => {
     const h = planningStarted();
     spec

@@ -1,4 +1,4 @@
-// The review_loop workflow (SPEC W1–W12) as a pure decider: given a session's events, when
+// The review_loop workflow (req W1–W12) as a pure decider: given a session's events, when
 // a command, then exactly these events or this error. Every transition of the built-in
 // definition is covered; every emitted event is checked against the event catalog.
 import { describe, expect, it } from "vitest";
@@ -732,7 +732,7 @@ describe("review_loop: reviewing (strict JSON verdict)", () => {
       ]);
   });
 
-  // SPEC W10/W11: every failure is classified and carries a one-line diagnosis. The
+  // req W10/W11: every failure is classified and carries a one-line diagnosis. The
   // schema-invalid review is a failure of class schema_invalid; its errors are the diagnosis.
   it("review_schema_invalid is finalized with errorClass schema_invalid and the errors as diagnosis", () => {
     const h = reviewingAt(1);
@@ -820,7 +820,7 @@ describe("review_loop: testing (strict JSON test plan)", () => {
       ]);
   });
 
-  // SPEC W7: reaching the cap lists the unresolved items. Here the unresolved item is the
+  // req W7: reaching the cap lists the unresolved items. Here the unresolved item is the
   // tester's invalid plan; the engine lists nothing (openIssues were cleared by the approve).
   it("an invalid plan at the cap lists the tester's validation error as unresolved", () => {
     const h = testingAt(3);
@@ -1006,7 +1006,7 @@ describe("review_loop: a step that gave up", () => {
       ]);
   });
 
-  it("a disconnect while reviewing is never classified schema_invalid (known gap #1)", () => {
+  it("a disconnect while reviewing is never classified schema_invalid (req W10)", () => {
     const h = reviewingAt(1);
     const { events } = spec
       .given(h.events)

@@ -1,4 +1,4 @@
-// GET /api/modes — the collaboration-mode registry (seed 003). 501 until collaboration modes
+// GET /api/modes — the collaboration-mode registry (req C7). 501 until collaboration modes
 // exist (server/api/modes-rest.ts); viewer role.
 import { createModesPlaceholderHandlers } from "@/server/api/modes-rest";
 import { createContext } from "@/server/api/web";

@@ -1,6 +1,6 @@
 // `/settings/workflows`: every workflow definition (built in, and each repository's
 // `.catcafe/runtimes.json`) and execution FSM, drawn as a state diagram, with what each
-// state runs. Definitions are checked statically before they are listed (SPEC M9).
+// state runs. Definitions are checked statically before they are listed (req M9).
 import type { Metadata } from "next";
 import { Panel } from "@/components/panel";
 import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";

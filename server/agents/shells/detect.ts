@@ -1,4 +1,4 @@
-// Detection of the known agent CLIs (SPEC M2): where each one is (node_modules/.bin, then
+// Detection of the known agent CLIs (req M2): where each one is (node_modules/.bin, then
 // PATH: the file the adapter would run), which version (`--version`), whether that version
 // is in the supported range, and whether its `--help` still offers every flag the adapter
 // passes: running headless with a JSON event stream, editing files without asking, and

@@ -1,4 +1,4 @@
-// How a failure a CLI reports about its provider maps onto the error taxonomy (SPEC W10).
+// How a failure a CLI reports about its provider maps onto the error taxonomy (req W10).
 // The CLIs say it differently (Claude Code: HTTP status and error type fields; Codex: only a
 // message; Gemini CLI: the API's JSON error inside a message), so the status and code are
 // used when given and the message is read otherwise:
@@ -38,7 +38,7 @@ function classByStatus(status: number): ProviderClass | null {
 
 export function classifyCliFailure(failure: CliFailure): ProviderClass {
   const text = `${failure.code ?? ""} ${failure.message}`;
-  // An overloaded provider answers 5xx, but waiting is what helps: a rate limit (SPEC W10).
+  // An overloaded provider answers 5xx, but waiting is what helps: a rate limit (req W10).
   if (failure.status != null && failure.status >= 500 && RATE.test(text)) return "provider_rate_limit";
   const byStatus = failure.status != null ? classByStatus(failure.status) : null;
   if (byStatus) return byStatus;

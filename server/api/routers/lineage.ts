@@ -1,4 +1,4 @@
-// Lineage (SPEC E5): the fork tree a session belongs to, from its root ancestor down to
+// Lineage (req E5): the fork tree a session belongs to, from its root ancestor down to
 // every descendant (server/sessions/lineage-tree.ts). Viewers may read it.
 import { lineageTree, ZLineageInput } from "../../sessions/lineage-tree";
 import { router, viewerProcedure } from "../trpc";

@@ -1,4 +1,4 @@
-// Configuration, read-only (SPEC M1–M5, M9): projects with allowlists and agents, shells
+// Configuration, read-only (req M1–M5, M9): projects with allowlists and agents, shells
 // found on this machine, brains (with a connectivity check), workflow definitions and
 // execution FSMs as graphs. Repository paths, executables and endpoints are for operators
 // and admins; workflow definitions are for every member. Editing is not offered here.

@@ -67,7 +67,7 @@ export const tasksRouter = router({
   get: viewerProcedure
     .input(ZSessionRef)
     .query(async ({ ctx, input }) => summarizeTask(input.sessionId, await loadTask(ctx.store, input.sessionId))),
-  /** The run's execution context (SPEC M6): agents, shells, brains, FSMs as recorded at start (secrets redacted), history and artifacts. */
+  /** The run's execution context (req M6): agents, shells, brains, FSMs as recorded at start (secrets redacted), history and artifacts. */
   runtimeContext: operatorProcedure.input(ZSessionRef).query(async ({ ctx, input }) => {
     await loadTask(ctx.store, input.sessionId); // NOT_FOUND for an unknown session
     return getRuntimeContext(ctx.store, input.sessionId);

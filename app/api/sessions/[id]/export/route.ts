@@ -1,4 +1,4 @@
-// GET /api/sessions/:id/export — the session as a zip in the seed's layout (summary.json,
+// GET /api/sessions/:id/export — the session as a zip in the export layout (summary.json,
 // task-events.jsonl, task-timeline.json, rounds/<nn>/...); viewer role (server/api/rest.ts).
 import { sessionExportHandler } from "@/server/api/web";
 

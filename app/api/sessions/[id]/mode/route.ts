@@ -1,4 +1,4 @@
-// GET / PUT /api/sessions/:id/mode — a session's collaboration mode (seed 003). 501 until
+// GET / PUT /api/sessions/:id/mode — a session's collaboration mode (req C7). 501 until
 // collaboration modes exist (server/api/modes-rest.ts); GET viewer, PUT operator.
 import { createModesPlaceholderHandlers } from "@/server/api/modes-rest";
 import { createContext } from "@/server/api/web";
