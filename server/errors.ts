@@ -1,5 +1,9 @@
 // The one domain error type. Codes map to tRPC codes and HTTP statuses in one place,
-// so a concurrency conflict is always a 409/CONFLICT, never a 500.
+// so a concurrency conflict is always a 409/CONFLICT, never a 500. Also the failure
+// taxonomy of steps and agents (req W10), which events, agents, brains, commands and the
+// runner all classify by: it sits here, below all of them.
+import { z } from "zod";
+
 export const APP_ERROR_CODES = [
   "NOT_FOUND",
   "CONFLICT",
@@ -36,3 +40,19 @@ export const HTTP_STATUS: Record<AppErrorCode, number> = {
 export function isAppError(err: unknown, code?: AppErrorCode): err is AppError {
   return err instanceof AppError && (code === undefined || err.code === code);
 }
+
+/** The error taxonomy (req W10): every failure of a step, an agent or a command is exactly one of these. */
+export const ERROR_CLASSES = [
+  "provider_network_error",
+  "provider_rate_limit",
+  "provider_auth_error",
+  "timeout",
+  "cancelled",
+  "schema_invalid",
+  "command_refused",
+  "command_failed",
+  "tool_error",
+  "internal_error",
+] as const;
+export const ZErrorClass = z.enum(ERROR_CLASSES);
+export type ErrorClass = z.infer<typeof ZErrorClass>;

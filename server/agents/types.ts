@@ -1,15 +1,22 @@
 // The agent interface every shell (claude, codex, gemini, command) and brain (HTTP models,
 // scripted) implements. The runner calls `invoke`; failures are AgentErrors classified by
 // the error taxonomy, so a network drop is never mistaken for bad output.
-import type { ErrorClass } from "../events/catalog";
+import { z } from "zod";
+import type { AgentResponse } from "../agent-calls";
+import type { BrainCallGate } from "../brains/call";
+
+export { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentResponse, type AgentUsage } from "../agent-calls";
 
 export const AGENT_ROLES = ["coder", "reviewer", "tester", "planner", "executor"] as const;
-export type AgentRole = (typeof AGENT_ROLES)[number];
+export const ZAgentRole = z.enum(AGENT_ROLES);
+export type AgentRole = z.infer<typeof ZAgentRole>;
 
-export interface ThreadMessage {
-  from: "operator" | "system" | AgentRole;
-  text: string;
-}
+/** One message of a session's thread, as agents are shown it (and as step inputs record it). */
+export const ZThreadMessage = z.object({
+  from: z.union([z.enum(["operator", "system"]), ZAgentRole]),
+  text: z.string(),
+});
+export type ThreadMessage = z.infer<typeof ZThreadMessage>;
 
 export interface AgentRequest {
   role: AgentRole;
@@ -32,55 +39,6 @@ export interface AgentRequest {
    * runners (req R5). Without it a brain calls at once. Other agents ignore it.
    */
   callGate?: BrainCallGate;
-}
-
-/** One brain's place in the shared call schedule: its id and endpoint, and its spacing. */
-export interface BrainTurnRequest {
-  brainId: string;
-  baseUrl: string;
-  minIntervalMs: number;
-}
-
-export interface BrainTurn {
-  /**
-   * The call is under way (the provider answered) or failed before it could start; the
-   * next turn comes `minIntervalMs` from now, or `notBeforeMs` if the provider asked for more.
-   * Idempotent; never rejects. Await it before the process may exit.
-   */
-  release(options?: { notBeforeMs?: number }): Promise<void>;
-}
-
-export interface BrainCallGate {
-  /** Resolves once this brain may be called; rejects when `signal` aborts first. */
-  waitTurn(brain: BrainTurnRequest, signal: AbortSignal): Promise<BrainTurn>;
-}
-
-export interface AgentUsage {
-  inputTokens: number;
-  outputTokens: number;
-}
-
-export interface AgentResponse {
-  text: string;
-  usage?: AgentUsage;
-}
-
-/** Raw output beyond this is an error (tool_error), never stored whole in an event. */
-export const MAX_AGENT_OUTPUT_BYTES = 1024 * 1024;
-
-export class AgentError extends Error {
-  constructor(
-    readonly errorClass: ErrorClass,
-    message: string,
-    readonly retryable: boolean,
-    /** Whatever output arrived before the failure, kept for diagnosis. */
-    readonly partialOutput = "",
-    /** For rate limits: how long the provider asked us to wait. */
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-    this.name = "AgentError";
-  }
 }
 
 export interface Agent {

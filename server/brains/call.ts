@@ -2,14 +2,7 @@
 // shared rate limit, POSTs, feeds the event stream through the provider's reader, streams
 // text to onChunk as it arrives, and turns every way it can end into an answer or an
 // AgentError of the taxonomy. Cancel and deadline abort the HTTP request itself.
-import {
-  AgentError,
-  MAX_AGENT_OUTPUT_BYTES,
-  type AgentRequest,
-  type AgentResponse,
-  type AgentUsage,
-  type BrainTurn,
-} from "../agents/types";
+import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentResponse, type AgentUsage } from "../agent-calls";
 import { connectionError, httpError, redact, streamError } from "./errors";
 import { StreamFormatError, type BrainProtocol } from "./protocol";
 import { SseParser } from "./sse";
@@ -22,6 +15,40 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const OVERSIZED_PARTIAL_CHARS = 4 * 1024;
 /** setTimeout's largest delay; longer deadlines re-arm. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** One brain's place in the shared call schedule: its id and endpoint, and its spacing. */
+export interface BrainTurnRequest {
+  brainId: string;
+  baseUrl: string;
+  minIntervalMs: number;
+}
+
+export interface BrainTurn {
+  /**
+   * The call is under way (the provider answered) or failed before it could start; the
+   * next turn comes `minIntervalMs` from now, or `notBeforeMs` if the provider asked for more.
+   * Idempotent; never rejects. Await it before the process may exit.
+   */
+  release(options?: { notBeforeMs?: number }): Promise<void>;
+}
+
+/** Where a brain waits for its turn under the rate limit shared by all runners (req R5). */
+export interface BrainCallGate {
+  /** Resolves once this brain may be called; rejects when `signal` aborts first. */
+  waitTurn(brain: BrainTurnRequest, signal: AbortSignal): Promise<BrainTurn>;
+}
+
+/** What the caller controls of one call: when to stop, where text goes, the rate-limit gate. */
+export interface CallControl {
+  /** Aborted on cancel, lost lease, timeout or runner shutdown: the HTTP request is aborted. */
+  signal: AbortSignal;
+  /** Epoch milliseconds by which the provider must have answered. */
+  deadline: number;
+  /** Streamed text as it arrives. */
+  onChunk?: (text: string) => void;
+  /** Without one the call goes out at once. */
+  callGate?: BrainCallGate;
+}
 
 export interface BrainCall {
   protocol: BrainProtocol;
@@ -38,7 +65,7 @@ export interface BrainCall {
 /** Why we ended the call ourselves. */
 type Stop = { kind: "cancelled" } | { kind: "timeout" } | { kind: "oversized" } | { kind: "chunk_failed"; error: unknown };
 
-export async function streamBrainCall(call: BrainCall, request: AgentRequest): Promise<AgentResponse> {
+export async function streamBrainCall(call: BrainCall, request: CallControl): Promise<AgentResponse> {
   const { protocol } = call;
   const secrets = call.apiKey ? [call.apiKey] : [];
   const origin = new URL(call.baseUrl).origin;

@@ -2,14 +2,21 @@
 // said earlier is its own (assistant) turn; everything else, the operator, the system and
 // the other agents, speaks to it as the user, labelled with who said it. Consecutive turns
 // of one side are merged, and the chat opens with a user turn, as both providers require.
-import type { AgentRequest } from "../agents/types";
+
+/** This turn as a chat: who is asking (an agent role), the thread so far, and the prompt. */
+export interface ChatRequest {
+  role: string;
+  /** Oldest first; `from` is a role, "operator" or "system". */
+  context: readonly { from: string; text: string }[];
+  prompt: string;
+}
 
 export interface ChatTurn {
   role: "user" | "assistant";
   content: string;
 }
 
-export function conversationFor({ role, context, prompt }: Pick<AgentRequest, "role" | "context" | "prompt">): ChatTurn[] {
+export function conversationFor({ role, context, prompt }: ChatRequest): ChatTurn[] {
   const turns: ChatTurn[] = [];
   const add = (turn: ChatTurn) => {
     const last = turns.at(-1);

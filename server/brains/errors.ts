@@ -10,7 +10,7 @@
 //                                                                          only a configuration change fixes it
 //   400, 413, 422, 3xx (the request or baseUrl is wrong)                → tool_error (no retry)
 //   invalid JSON or an unexpected shape in the stream                   → tool_error (no retry)
-import { AgentError } from "../agents/types";
+import { AgentError } from "../agent-calls";
 
 /** The longest wait a provider may ask for; longer values are capped (a step is not parked for days). */
 export const MAX_RETRY_AFTER_MS = 60 * 60_000;

@@ -1,8 +1,7 @@
 // What differs between providers, behind one small interface: where to call, which headers
 // carry the key, the request body, and what each streamed event means. The HTTP streaming,
 // limits and failure handling are shared (call.ts).
-import type { BrainAgentConfig } from "../agents/config";
-import type { AgentRequest } from "../agents/types";
+import type { ChatRequest } from "./conversation";
 import type { ProviderErrorDetail } from "./errors";
 import type { SseEvent } from "./sse";
 
@@ -24,7 +23,13 @@ export class StreamFormatError extends Error {
   }
 }
 
-export type BrainParams = Pick<BrainAgentConfig, "model" | "temperature" | "maxTokens" | "systemPrompt">;
+/** The model parameters a request carries (a brain agent's configuration has them all). */
+export interface BrainParams {
+  model: string;
+  temperature?: number;
+  maxTokens?: number;
+  systemPrompt?: string;
+}
 
 export interface BrainProtocol {
   /** Names the provider in messages. */
@@ -35,7 +40,7 @@ export interface BrainProtocol {
   modelsUrl(baseUrl: string, model: string): string;
   /** Request headers; the key goes here and nowhere else. */
   headers(apiKey: string | undefined): Record<string, string>;
-  requestBody(params: BrainParams, request: Pick<AgentRequest, "role" | "context" | "prompt">): unknown;
+  requestBody(params: BrainParams, request: ChatRequest): unknown;
   /** Reads one event; throws StreamFormatError when it is not the provider's format. */
   read(event: SseEvent): StreamSignal[];
 }

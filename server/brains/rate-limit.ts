@@ -8,8 +8,8 @@
 // calls reach the provider at least `minIntervalMs` apart, whatever the network and timer
 // jitter. A holder that dies is waited for at most `holdMs`.
 import crypto from "node:crypto";
-import type { BrainCallGate, BrainTurn, BrainTurnRequest } from "../agents/types";
 import type { Db } from "../db/pool";
+import type { BrainCallGate, BrainTurn, BrainTurnRequest } from "./call";
 
 /** How long a turn is held at most if its holder never releases it (a killed runner). */
 export const DEFAULT_TURN_HOLD_MS = 30_000;

@@ -1,6 +1,6 @@
 // Maps a command outcome onto the error taxonomy (req W10): refused, failed, timed out,
 // cancelled, each with a one-line diagnosis. A successful run maps to null.
-import type { ErrorClass } from "../events/catalog";
+import type { ErrorClass } from "../errors";
 import type { CommandOutcome } from "./run";
 
 export type CommandErrorClass = Extract<ErrorClass, "command_refused" | "command_failed" | "timeout" | "cancelled">;

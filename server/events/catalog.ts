@@ -1,6 +1,7 @@
 // Every event type Cat Cafe records, declared once. Domains add their types here so
 // that one registry validates every append and every read.
 import { z } from "zod";
+import { ZErrorClass } from "../errors";
 import { ZBlobRef } from "./blobs";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
 
@@ -14,22 +15,6 @@ export type Actor = z.infer<typeof ZActor>;
 export function actorLabel({ kind, id }: Actor): string {
   return kind === "system" ? "system" : `${kind}:${id}`;
 }
-
-/** The error taxonomy (req W10): every failure is exactly one of these. */
-export const ERROR_CLASSES = [
-  "provider_network_error",
-  "provider_rate_limit",
-  "provider_auth_error",
-  "timeout",
-  "cancelled",
-  "schema_invalid",
-  "command_refused",
-  "command_failed",
-  "tool_error",
-  "internal_error",
-] as const;
-export const ZErrorClass = z.enum(ERROR_CLASSES);
-export type ErrorClass = z.infer<typeof ZErrorClass>;
 
 const ZJson = z.json();
 

@@ -1,10 +1,10 @@
 // `catcafe brains check` (req M3): the "check" action for every brain a project uses: the
 // brains of its `.catcafe/brains.json` (working tree) and the HTTP model agents of its
-// project record. One cheap request each (server/brains/check.ts), with the server's
+// project record. One cheap request each (server/agents/brain-check.ts), with the server's
 // environment holding the keys; scripted brains have nothing to reach and say so.
 import { z } from "zod";
 import type { BrainAgentConfigInput } from "../agents/config";
-import { checkBrain, type BrainCheckResult } from "../brains/check";
+import { checkBrain, type BrainCheckResult } from "../agents/brain-check";
 import { loadProjectConfig } from "../config/load";
 import type { ResolvedBrain } from "../config/project-config";
 import { loadSettings } from "../config/settings";

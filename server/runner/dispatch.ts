@@ -3,8 +3,8 @@
 import crypto from "node:crypto";
 import type { Db, Tx } from "../db/pool";
 import { withTransaction } from "../db/pool";
-import { isAppError } from "../errors";
-import type { Actor, ErrorClass } from "../events/catalog";
+import { isAppError, type ErrorClass } from "../errors";
+import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import type { AppendMetadata, RecordedEvent } from "../events/types";
 import { StaleAttemptError } from "./steps-projection";

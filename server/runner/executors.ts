@@ -1,7 +1,7 @@
 // Step executors: what a runner does with a claimed step, by kind. Failures are thrown as
 // StepExecutionError with a class from the error taxonomy; anything else is internal_error.
 import { z } from "zod";
-import type { ErrorClass } from "../events/catalog";
+import type { ErrorClass } from "../errors";
 import type { ClaimedStep } from "./dispatch";
 
 export interface StepContext {

@@ -4,7 +4,7 @@
 // check, and the workflow definitions and execution FSMs as graphs. Never a secret: API
 // keys appear only as the NAME of their environment variable.
 import { ZAgentConfig, type BrainAgentConfigInput } from "../agents/config";
-import type { BrainCheckResult } from "../brains/check";
+import type { BrainCheckResult } from "../agents/brain-check";
 import type { DetectedShell } from "../agents/shells/detect";
 import { BUILTIN_FSMS } from "../config/builtins";
 import { formatConfigErrors, loadProjectConfigAtCommit, loadSettings, type LoadedProjectConfig, type ProjectConfig } from "../config";
@@ -422,7 +422,7 @@ export async function checkConfiguredBrain(db: Queryable, raw: TCheckBrainInput)
       "PRECONDITION_FAILED",
       `brain "${input.brainId}" is ${target.overview.provider}: it answers from its script and has nothing to check`,
     );
-  const { checkBrain } = await import("../brains/check");
+  const { checkBrain } = await import("../agents/brain-check");
   const result = await checkBrain(target.input);
   return { ...result, brain: target.overview };
 }

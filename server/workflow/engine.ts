@@ -2,8 +2,8 @@
 // `decide` turns a command (operator action or step result) into new events by walking
 // the session's workflow definition. No I/O, no clock, no random ids: those come in
 // through `DecideContext`, so every transition is reproducible from the log.
-import { AppError } from "../errors";
-import type { AppEvent, ErrorClass } from "../events/catalog";
+import { AppError, type ErrorClass } from "../errors";
+import type { AppEvent } from "../events/catalog";
 import type { BlobRef } from "../events/blobs";
 import type { NewEvent, RecordedEvent } from "../events/types";
 import type { AgentRole, ThreadMessage } from "../agents/types";

@@ -5,9 +5,9 @@
 // writes the events a real session records (engine + runner) without calling the decider.
 import crypto from "node:crypto";
 import { expect } from "vitest";
-import { AppError, type AppErrorCode } from "../../server/errors";
+import { AppError, type AppErrorCode, type ErrorClass } from "../../server/errors";
 import type { BlobRef } from "../../server/events/blobs";
-import { appRegistry, type AppEvent, type AppEventType, type ErrorClass } from "../../server/events/catalog";
+import { appRegistry, type AppEvent, type AppEventType } from "../../server/events/catalog";
 import type { RecordedEvent } from "../../server/events/types";
 import type { AgentRole } from "../../server/agents/types";
 import type { WorkflowDefinition } from "../../server/workflow/definition";

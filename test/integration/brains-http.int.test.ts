@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAgent } from "../../server/agents";
 import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentRequest } from "../../server/agents/types";
-import { checkBrain } from "../../server/brains/check";
+import { checkBrain } from "../../server/agents/brain-check";
 import { freePort } from "../helpers/ports";
 import {
   deltasOf,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { appRegistry, eventCatalog, ERROR_CLASSES } from "../../server/events/catalog";
+import { ERROR_CLASSES } from "../../server/errors";
+import { appRegistry, eventCatalog } from "../../server/events/catalog";
 import { defineEvent, EventRegistry } from "../../server/events/registry";
 
 describe("event registry", () => {

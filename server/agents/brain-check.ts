@@ -2,11 +2,11 @@
 // key, does it know the model, and how do our rate-limit settings compare with the
 // provider's. One cheap request (GET /v1/models for OpenAI-compatible servers, GET
 // /v1/models/{model} for Anthropic), never a completion, never through the rate limit.
-import { brainApiKey, brainProtocol, parseBrainConfig } from "../agents/brain";
-import type { BrainAgentConfig, BrainAgentConfigInput } from "../agents/config";
-import { AgentError } from "../agents/types";
-import { readCapped } from "./call";
-import { providerErrorDetail, redact, retryAfterMs } from "./errors";
+import { AgentError } from "../agent-calls";
+import { readCapped } from "../brains/call";
+import { providerErrorDetail, redact, retryAfterMs } from "../brains/errors";
+import { brainApiKey, brainProtocol, parseBrainConfig } from "./brain";
+import type { BrainAgentConfig, BrainAgentConfigInput } from "./config";
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
 const MAX_MODELS_BODY_BYTES = 4 * 1024 * 1024;
