@@ -304,7 +304,7 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
     await closedAt();
   });
 
-  it("an error event mid-stream (overloaded): provider_network_error, retryable", async () => {
+  it("an error event mid-stream (overloaded): provider_rate_limit, retryable", async () => {
     stub.handle(async (_req, res) => {
       startEventStream(res);
       const error =
@@ -314,7 +314,7 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
       await writeStream(res, [...deltasOf(provider, ["partial "]), error]);
     });
     const err = await failure(brain(provider).invoke(request()));
-    expect(err.errorClass).toBe("provider_network_error");
+    expect(err.errorClass).toBe("provider_rate_limit");
     expect(err.retryable).toBe(true);
     expect(err.partialOutput).toBe("partial ");
   });

@@ -99,7 +99,8 @@ describe("httpError", () => {
     ]);
     expect(classify(500)).toEqual(["provider_network_error", true, undefined]);
     expect(classify(503, "", { "retry-after": "3" })).toEqual(["provider_network_error", true, 3000]);
-    expect(classify(529)).toEqual(["provider_network_error", true, undefined]);
+    // Overloaded means "come back later": a rate limit, as for the CLI shells (provider-failures.unit.test.ts).
+    expect(classify(529)).toEqual(["provider_rate_limit", true, undefined]);
     expect(classify(408)).toEqual(["provider_network_error", true, undefined]);
     expect(classify(400)).toEqual(["tool_error", false, undefined]);
     expect(classify(422)).toEqual(["tool_error", false, undefined]);

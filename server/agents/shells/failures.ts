@@ -7,7 +7,11 @@
 //   429, 529, rate limit, quota, overloaded, high demand     → provider_rate_limit (retry)
 //   reset / refused / dropped stream, fetch failed, 408, 5xx → provider_network_error (retry)
 //   anything else the CLI calls an error                     → tool_error (no retry)
-import { redact } from "../../brains/errors";
+//
+// A status is classed by the rule the HTTP brains use (brains/errors.ts providerStatusClass,
+// which also says why "overloaded" is a rate limit), so the same refusal is the same class
+// whether a CLI or one of our brains met it.
+import { providerStatusClass, RATE_LIMIT_SIGNS, redact, type ProviderFailureClass } from "../../brains/errors";
 import { AgentError } from "../types";
 
 export interface CliFailure {
@@ -22,28 +26,15 @@ const MESSAGE_CHARS = 500;
 
 const AUTH =
   /\b(?:401|402|403)\b|unauthori[sz]ed|unauthenticated|permission[_ ]denied|authentication|invalid[ _-]?(?:x-)?api[ _-]?key|api key not valid|incorrect api key|missing environment variable|credit balance|billing|forbidden|\/login\b/i;
-const RATE = /\b(?:429|529)\b|rate[ _-]?limit|too many requests|resource[ _]?exhausted|quota|overloaded|high demand/i;
 const NETWORK =
   /ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EPIPE|socket hang up|fetch failed|network|connection|disconnect|terminated|transport error|error sending request|stream (?:closed|ended)|premature close|timed? ?out|\b50[0234]\b|internal server error|bad gateway|service unavailable/i;
 
-type ProviderClass = "provider_auth_error" | "provider_rate_limit" | "provider_network_error" | "tool_error";
-
-function classByStatus(status: number): ProviderClass | null {
-  if (status === 401 || status === 402 || status === 403 || status === 404) return "provider_auth_error";
-  if (status === 429 || status === 529) return "provider_rate_limit";
-  if (status === 408 || status === 409 || status >= 500) return "provider_network_error";
-  if (status >= 400) return "tool_error";
-  return null;
-}
-
-export function classifyCliFailure(failure: CliFailure): ProviderClass {
+export function classifyCliFailure(failure: CliFailure): ProviderFailureClass {
   const text = `${failure.code ?? ""} ${failure.message}`;
-  // An overloaded provider answers 5xx, but waiting is what helps: a rate limit (req W10).
-  if (failure.status != null && failure.status >= 500 && RATE.test(text)) return "provider_rate_limit";
-  const byStatus = failure.status != null ? classByStatus(failure.status) : null;
+  const byStatus = failure.status != null ? providerStatusClass(failure.status, text) : null;
   if (byStatus) return byStatus;
   if (AUTH.test(text)) return "provider_auth_error";
-  if (RATE.test(text)) return "provider_rate_limit";
+  if (RATE_LIMIT_SIGNS.test(text)) return "provider_rate_limit";
   if (NETWORK.test(text)) return "provider_network_error";
   return "tool_error";
 }
