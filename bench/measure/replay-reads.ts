@@ -6,7 +6,7 @@
 import { performance } from "node:perf_hooks";
 import { readTimeline } from "../../server/events/timeline";
 import { replayAt } from "../../server/sessions/replay";
-import { evolve, initialTaskState } from "../../server/workflow/engine";
+import { evolve, initialTaskState, startedTask } from "../../server/workflow/engine";
 import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
 import { percentiles, round } from "../lib/percentiles";
@@ -59,8 +59,8 @@ export const replayReads: Measurement = {
       state_at_5000: atMid,
       state_at_10000: atEnd,
       replay_at_10000: replay,
-      folded_iteration: folded.iteration,
-      folded_thread_length: folded.thread.length,
+      folded_iteration: startedTask(folded)?.iteration ?? 0,
+      folded_thread_length: startedTask(folded)?.thread.length ?? 0,
       shape:
         "rounds of 6+3 streamed chunks, build output (2,000-char preview), commit, verdict, failing test, a message every 4th round; step lifecycle events left out",
     });

@@ -28,8 +28,8 @@ import { upsertProject } from "../../server/projects/projects";
 import type { StepExecutor } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";
 import { startTask } from "../../server/tasks/service";
-import type { StepInput } from "../../server/workflow/engine";
-import { workflowExecutors } from "../../server/workflow/executors";
+import type { StepInput } from "../../server/events/step-contract";
+import { workflowExecutors } from "../../server/runner/workflow-executors";
 import { reactToStepOutcome } from "../../server/workflow/reactor";
 import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
@@ -69,6 +69,7 @@ export const reviewLoop: Measurement = {
     };
     let onCommitted: ((sessionId: string) => void) | null = null;
     const runnerPool = createPool(ctx.url, 8);
+    const runnerStore = createAppEventStore(runnerPool);
     try {
       const repo = await ensureDemoRepo(root);
       await upsertProject(ctx.pool, {
@@ -108,12 +109,11 @@ export const reviewLoop: Measurement = {
           }
         };
       const executors = Object.fromEntries(
-        Object.entries(workflowExecutors({ pool: runnerPool, workspacesRoot: path.join(root, "workspaces") })).map(([kind, ex]) => [
-          kind,
-          timed(ex),
-        ]),
+        Object.entries(workflowExecutors({ pool: runnerPool, store: runnerStore, workspacesRoot: path.join(root, "workspaces") })).map(
+          ([kind, ex]) => [kind, timed(ex)],
+        ),
       );
-      const runner = new Runner(createAppEventStore(runnerPool), runnerPool, ctx.url, {
+      const runner = new Runner(runnerStore, runnerPool, ctx.url, {
         id: `bench-loop-${crypto.randomBytes(3).toString("hex")}`,
         executors,
         react: reactToStepOutcome,

@@ -5,6 +5,7 @@
 // project record's agent.
 import { ZAgentConfig } from "../agents/config";
 import type { AgentRole } from "../agents/types";
+import { ZAgentSnapshot, type AgentSnapshots } from "../events/step-contract";
 import type { Allowlist } from "../commands/allowlist";
 import { AppError } from "../errors";
 import type { WorkflowDefinition } from "../workflow/definition";
@@ -52,7 +53,7 @@ export async function loadRunConfig(
 
 export interface RunAgents {
   /** role → runtime agent configuration, for TaskStarted. */
-  agents: Record<string, unknown>;
+  agents: AgentSnapshots;
   allowlist: Allowlist;
   maxIterations: number;
   /** RuntimeContextRecorded data when the project has `.catcafe/`. */
@@ -88,7 +89,7 @@ export function bindRun(input: {
     maxIterations = effective.maxIterations;
   }
   // Every role the workflow uses must have a valid agent before anything starts.
-  const agents: Record<string, unknown> = {};
+  const agents: AgentSnapshots = {};
   const projectAgents: Partial<Record<AgentRole, { id: string; kind: string }>> = {};
   for (const role of input.roles) {
     const binding = bindings[role];
@@ -104,7 +105,8 @@ export function bindRun(input: {
         `project ${project.id} has no valid agent for role "${role}"${hint} (needed by ${definition.id}): ${parsed.error.issues[0]?.message ?? "missing"}`,
       );
     }
-    agents[role] = project.agents[role];
+    // Recorded as the project configures it (defaults are applied where the agent is created).
+    agents[role] = ZAgentSnapshot.parse(project.agents[role]);
     projectAgents[role] = { id: parsed.data.id, kind: parsed.data.kind };
   }
   const context = config

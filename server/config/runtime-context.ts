@@ -6,6 +6,7 @@
 import crypto from "node:crypto";
 import type { AgentRole } from "../agents/types";
 import type { AppEvent } from "../events/catalog";
+import { isWorkflowStep } from "../events/step-contract";
 import type { EventStore } from "../events/store";
 import type { RecordedEvent } from "../events/types";
 import type { AgentBinding } from "./bind";
@@ -172,8 +173,7 @@ export function runtimeContextFromEvents(sessionId: string, events: readonly Rec
     };
   } else {
     const agents: Record<string, RuntimeAgentSnapshot> = {};
-    for (const [role, raw] of Object.entries(started.data.agents)) {
-      const agent = raw as { id?: unknown; kind?: unknown } | null;
+    for (const [role, agent] of Object.entries(started.data.agents)) {
       agents[role] = projectAgentSnapshot(role as AgentRole, { id: String(agent?.id ?? role), kind: String(agent?.kind ?? "unknown") });
     }
     context = {
@@ -197,8 +197,8 @@ export function runtimeContextFromEvents(sessionId: string, events: readonly Rec
   for (const e of typed) {
     switch (e.type) {
       case "StepScheduled": {
-        const input = e.data.input as { role?: AgentRole; state?: string } | null;
-        if (e.data.kind === "agent" && input?.role) steps.set(e.data.stepId, { role: input.role, state: input.state ?? "" });
+        if (isWorkflowStep(e.data) && e.data.kind === "agent")
+          steps.set(e.data.stepId, { role: e.data.input.role, state: e.data.input.state });
         break;
       }
       case "StepStarted": {

@@ -1,8 +1,11 @@
 // Every event type Cat Cafe records, declared once. Domains add their types here so
 // that one registry validates every append and every read.
 import { z } from "zod";
+import { ZAgentRole } from "../agents/types";
 import { ZErrorClass } from "../errors";
+import { ZParsedOutput, ZTaskSpec } from "./agent-outputs";
 import { ZBlobRef } from "./blobs";
+import { ZArgv, ZAgentSnapshots, ZChangedFile, ZStepPhase, ZStepResult, ZStepScheduled, ZTestCommandRecord } from "./step-contract";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
 
 export const ZActor = z.object({
@@ -18,13 +21,6 @@ export function actorLabel({ kind, id }: Actor): string {
 
 const ZJson = z.json();
 
-const ZRole = z.enum(["coder", "reviewer", "tester", "planner", "executor"]);
-const ZArgv = z.array(z.string()).min(1);
-const ZChangedFile = z.object({
-  path: z.string(),
-  status: z.enum(["added", "modified", "deleted", "renamed"]),
-  previousPath: z.string().optional(),
-});
 const ZFinding = z.object({
   severity: z.enum(["blocking", "major", "minor", "nit"]),
   file: z.string(),
@@ -66,14 +62,8 @@ export const eventCatalog = {
   }),
   StepScheduled: defineEvent({
     version: 1,
-    schema: z.object({
-      stepId: z.uuid(),
-      kind: z.string().min(1),
-      input: ZJson,
-      timeoutMs: z.number().int().positive(),
-      maxAttempts: z.number().int().positive(),
-      availableAt: z.iso.datetime({ offset: true }).optional(),
-    }),
+    /** A workflow step's input is a StepInput; other kinds carry free JSON (step-contract.ts). */
+    schema: ZStepScheduled,
     summary: (d) => `Step ${d.kind} scheduled`,
   }),
   StepStarted: defineEvent({
@@ -88,7 +78,7 @@ export const eventCatalog = {
   }),
   StepCompleted: defineEvent({
     version: 1,
-    schema: z.object({ stepId: z.uuid(), attempt: z.number().int().positive(), output: ZJson }),
+    schema: z.object({ stepId: z.uuid(), attempt: z.number().int().positive(), output: ZStepResult }),
     summary: (d) => `Step completed (attempt ${d.attempt})`,
   }),
   StepFailed: defineEvent({
@@ -127,7 +117,7 @@ export const eventCatalog = {
         allowlist: z.array(z.array(z.string())),
       }),
       /** role → agent configuration (secrets are env var names, never values). */
-      agents: z.record(z.string(), ZJson),
+      agents: ZAgentSnapshots,
     }),
     summary: (d) => `Task started (${d.workflow}, ${d.mode} mode) on ${d.project.name}: ${d.prompt}`,
   }),
@@ -141,13 +131,14 @@ export const eventCatalog = {
     schema: z.object({
       stepId: z.uuid(),
       attempt: z.number().int().positive(),
-      role: ZRole,
+      role: ZAgentRole,
       agentId: z.string(),
       /** discussion (roundtable prose) is shown apart from verdicts. */
-      phase: z.enum(["discussion", "build", "verdict", "test", "plan", "execute"]),
+      phase: ZStepPhase,
       raw: ZBlobRef,
       preview: z.string(),
-      parsed: ZJson.nullable(),
+      /** The verdict, test plan or TaskSpec the output parsed into; null for prose, builds and rejected output. */
+      parsed: ZParsedOutput.nullable(),
       validationErrors: z.array(z.string()),
       simulated: z.boolean(),
       usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
@@ -161,7 +152,7 @@ export const eventCatalog = {
     schema: z.object({
       stepId: z.uuid(),
       attempt: z.number().int().positive(),
-      role: ZRole,
+      role: ZAgentRole,
       seq: z.number().int().nonnegative(),
       text: z.string().max(65_536),
     }),
@@ -196,7 +187,7 @@ export const eventCatalog = {
     schema: z.object({
       stepId: z.uuid(),
       summary: z.string(),
-      commands: z.array(z.object({ argv: ZArgv, description: z.string().optional(), expect: z.object({ exitCode: z.number().int() }) })),
+      commands: z.array(ZTestCommandRecord),
     }),
     summary: (d) => `Test plan: ${d.commands.map((c) => c.argv.join(" ")).join("; ")}`,
   }),
@@ -221,7 +212,7 @@ export const eventCatalog = {
   }),
   TaskSpecRecorded: defineEvent({
     version: 1,
-    schema: z.object({ stepId: z.uuid(), spec: ZJson }),
+    schema: z.object({ stepId: z.uuid(), spec: ZTaskSpec }),
     summary: () => "TaskSpec accepted",
   }),
   ExecutionRejected: defineEvent({
@@ -308,5 +299,7 @@ export const eventCatalog = {
 export type AppEventCatalog = typeof eventCatalog;
 export type AppEvent = EventUnionOf<AppEventCatalog>;
 export type AppEventType = AppEvent["type"];
+/** One event type of the catalog, with its typed data. */
+export type AppEventOf<T extends AppEventType> = Extract<AppEvent, { type: T }>;
 
 export const appRegistry = new EventRegistry(eventCatalog);

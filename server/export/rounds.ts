@@ -3,7 +3,7 @@
 // round here is exactly an iteration as the workflow counted it, and renders each round's
 // folder: raw outputs, parsed JSON, meta, events, test results and diffs.
 import { actorLabel } from "../events/catalog";
-import { evolve, initialTaskState, type TaskState } from "../workflow/engine";
+import { evolve, initialTaskState, startedTask, type TaskState } from "../workflow/engine";
 import { redactEventData } from "./redact";
 import { jsonFile, jsonLines, type BlobLoader, type ExportFiles, type SessionEvent, type SessionEventOf } from "./types";
 
@@ -19,7 +19,7 @@ export function placeEvents(events: SessionEvent[]): { placed: PlacedEvent[]; fi
   let state = initialTaskState;
   const placed = events.map((event) => {
     state = evolve(state, event);
-    return { event, round: Math.max(1, state.iteration), state: state.fsm };
+    return { event, round: Math.max(1, startedTask(state)?.iteration ?? 0), state: state.fsm };
   });
   return { placed, final: state };
 }

@@ -2,7 +2,7 @@
 // unresolved items, the error class and diagnosis of a failure, timestamps and lineage.
 // Every field is read from the events; nothing comes from configuration or environment.
 import { actorLabel } from "../events/catalog";
-import type { TaskState } from "../workflow/engine";
+import { startedTask, type TaskState } from "../workflow/engine";
 import type { PlacedEvent, RoundMeta } from "./rounds";
 import type { SessionEvent, SessionEventOf } from "./types";
 
@@ -81,8 +81,8 @@ export function buildSummary(sessionId: string, placed: PlacedEvent[], final: Ta
     state: final.fsm,
     outcome: finalized?.data.outcome ?? null,
     reason: finalized?.data.reason ?? null,
-    iterations: finalized?.data.iterations ?? final.iteration,
-    unresolved: finalized?.data.unresolved ?? final.openIssues,
+    iterations: finalized?.data.iterations ?? startedTask(final)?.iteration ?? 0,
+    unresolved: finalized?.data.unresolved ?? startedTask(final)?.openIssues ?? [],
     errorClass: finalized?.data.errorClass ?? null,
     diagnosis: finalized?.data.diagnosis ?? null,
     /** Set when the session ended without success: its class and diagnosis (or, lacking one, the reason). */

@@ -7,6 +7,7 @@ import { isAppError, type ErrorClass } from "../errors";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import type { AppendMetadata, RecordedEvent } from "../events/types";
+import { DEFAULT_STEP_TIMEOUT_MS } from "../workflow/context";
 import { StaleAttemptError } from "./steps-projection";
 
 export interface ClaimedStep {
@@ -42,7 +43,6 @@ export interface ScheduleStepInput {
   stepId?: string;
 }
 
-export const DEFAULT_STEP_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
 /** Appends StepScheduled; the steps projection queues it and wakes runners on commit. */

@@ -6,7 +6,7 @@ import { createAppEventStore } from "../events/app-store";
 import { logger } from "../log";
 import { APP_VERSION } from "../version";
 import { detectShells } from "../agents/shells/detect";
-import { workflowExecutors } from "../workflow/executors";
+import { workflowExecutors } from "./workflow-executors";
 import { reactToStepOutcome } from "../workflow/reactor";
 import { builtinExecutors } from "./executors";
 import { Runner } from "./runner";
@@ -14,7 +14,8 @@ import { Runner } from "./runner";
 const env = parseEnv(ZRunnerEnv);
 const pool = createPool(env.DATABASE_URL, env.CATCAFE_RUNNER_CONCURRENCY + 4);
 const log = logger.child({ component: "runner" });
-const runner = new Runner(createAppEventStore(pool), pool, env.DATABASE_URL, {
+const store = createAppEventStore(pool);
+const runner = new Runner(store, pool, env.DATABASE_URL, {
   id: env.CATCAFE_RUNNER_ID,
   version: APP_VERSION,
   leaseMs: env.CATCAFE_RUNNER_LEASE_MS,
@@ -22,7 +23,7 @@ const runner = new Runner(createAppEventStore(pool), pool, env.DATABASE_URL, {
   concurrency: env.CATCAFE_RUNNER_CONCURRENCY,
   reclaimBackoffMs: env.CATCAFE_RUNNER_RECLAIM_BACKOFF_MS,
   shutdownGraceMs: env.CATCAFE_RUNNER_SHUTDOWN_GRACE_MS,
-  executors: { ...builtinExecutors, ...workflowExecutors({ pool, workspacesRoot: env.CATCAFE_WORKSPACES_DIR }) },
+  executors: { ...builtinExecutors, ...workflowExecutors({ pool, store, workspacesRoot: env.CATCAFE_WORKSPACES_DIR }) },
   react: reactToStepOutcome,
   detectShells: () => detectShells(),
   log: (msg, fields) => log.info(fields ?? {}, msg),

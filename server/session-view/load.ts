@@ -6,6 +6,7 @@ import type { PrismaClient } from "../db/generated/client";
 import { AppError } from "../errors";
 import type { EventStore } from "../events/store";
 import { toSessionEntry, type SessionEntry } from "./entries";
+import { startedTask } from "../workflow/engine";
 import { foldProgress, statusOf, type SessionStatus } from "./progress";
 
 export interface SessionViewDeps {
@@ -78,7 +79,7 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
   const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
   const entries = shown.map((e) => toSessionEntry(e, summarize));
   const forked = events.find((e) => e.type === "SessionForked" && e.streamId === sessionId)?.data as { reason?: string } | undefined;
-  const config = progress.task.config;
+  const config = startedTask(progress.task)?.config ?? null;
   return {
     header: {
       id: session.id,

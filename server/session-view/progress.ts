@@ -3,7 +3,7 @@
 // for how long" line) and how the session ended. `statusOf` is the browser-safe part that
 // the session view shows and every live update carries.
 import type { RecordedEvent } from "../events/types";
-import { evolve, initialTaskState, type TaskState } from "../workflow/engine";
+import { evolve, initialTaskState, outcomeOf, startedTask, type TaskState } from "../workflow/engine";
 import { failureOf, type Failure } from "./entries";
 
 interface StepTiming {
@@ -102,6 +102,7 @@ export interface SessionStatus {
 
 export function statusOf(progress: SessionProgress, fallbackState: string): SessionStatus {
   const { task, timing } = progress;
+  const started = startedTask(task);
   const step = task.step
     ? {
         id: task.step.id,
@@ -118,11 +119,11 @@ export function statusOf(progress: SessionProgress, fallbackState: string): Sess
     version: task.version,
     state: task.fsm || fallbackState,
     status: task.status,
-    mode: task.config?.mode ?? null,
-    workflow: task.config?.workflow ?? null,
-    iteration: task.iteration,
-    maxIterations: task.config?.maxIterations ?? null,
-    outcome: task.outcome,
+    mode: started?.config.mode ?? null,
+    workflow: started?.config.workflow ?? null,
+    iteration: started?.iteration ?? 0,
+    maxIterations: started?.config.maxIterations ?? null,
+    outcome: outcomeOf(task),
     step,
     final: progress.final,
   };

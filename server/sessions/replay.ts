@@ -12,7 +12,7 @@ import { LINEAGE_CTE } from "../events/lineage";
 import type { EventStore } from "../events/store";
 import { readTimeline, type TimelineEntry } from "../events/timeline";
 import type { RecordedEvent } from "../events/types";
-import { foldTask, type TaskState } from "../workflow/engine";
+import { foldTask, outcomeOf, startedTask, type StartedTask, type TaskState } from "../workflow/engine";
 
 export const ZReplayInput = z.object({
   sessionId: z.string().min(1).max(100),
@@ -97,7 +97,7 @@ export interface ReplayState {
   project: { id: string; name: string } | null;
   step: TaskState["step"];
   openIssues: string[];
-  lastVerdict: TaskState["lastVerdict"];
+  lastVerdict: StartedTask["lastVerdict"];
   testPlan: { summary: string; commands: string[][] } | null;
   head: string | null;
   finalized: { outcome: string; reason: string | null; errorClass: string | null; diagnosis: string | null; unresolved: string[] } | null;
@@ -159,6 +159,7 @@ export async function replayAt(deps: ReplayDeps, raw: TReplayInput): Promise<Rep
     readMarks(deps.pool, input.sessionId),
   ]);
   const task = foldTask(events);
+  const started = startedTask(task);
   const { rounds, finalized, title } = describeRounds(events);
   const current = rounds.at(-1) ?? null;
   return {
@@ -171,18 +172,20 @@ export async function replayAt(deps: ReplayDeps, raw: TReplayInput): Promise<Rep
       title,
       fsm: task.fsm,
       status: task.status,
-      outcome: task.outcome,
-      iteration: task.iteration,
-      maxIterations: task.config?.maxIterations ?? null,
-      workflow: task.config?.workflow ?? null,
-      mode: task.config?.mode ?? null,
-      prompt: task.config?.prompt ?? null,
-      project: task.config ? { id: task.config.project.id, name: task.config.project.name } : null,
+      outcome: outcomeOf(task),
+      iteration: started?.iteration ?? 0,
+      maxIterations: started?.config.maxIterations ?? null,
+      workflow: started?.config.workflow ?? null,
+      mode: started?.config.mode ?? null,
+      prompt: started?.config.prompt ?? null,
+      project: started ? { id: started.config.project.id, name: started.config.project.name } : null,
       step: task.step,
-      openIssues: task.openIssues,
-      lastVerdict: task.lastVerdict,
-      testPlan: task.lastTestPlan ? { summary: task.lastTestPlan.summary, commands: task.lastTestPlan.commands.map((c) => c.argv) } : null,
-      head: task.head,
+      openIssues: started?.openIssues ?? [],
+      lastVerdict: started?.lastVerdict ?? null,
+      testPlan: started?.lastTestPlan
+        ? { summary: started.lastTestPlan.summary, commands: started.lastTestPlan.commands.map((c) => c.argv) }
+        : null,
+      head: started?.head ?? null,
       finalized: task.status === "finished" ? finalized : null,
     },
     round: current

@@ -10,7 +10,7 @@ import type { EventStore } from "../events/store";
 import { getProject } from "../projects/projects";
 import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
 import { decide, evolve, foldTask, type TaskState } from "../workflow/engine";
-import { decideContext, definitionFor } from "../workflow/reactor";
+import { decideContext, definitionFor } from "../workflow/context";
 import { resolveBaseCommit } from "../workspaces";
 import { newRunId } from "../config/runtime-context";
 import { bindRun, loadRunConfig } from "../config/run";
@@ -99,7 +99,7 @@ export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Act
         prompt: input.prompt,
         maxIterations: run.maxIterations,
         project: { id: project.id, name: project.name, repoPath: project.repoPath, baseCommit, allowlist: run.allowlist },
-        agents: run.agents as Record<string, never>,
+        agents: run.agents,
       },
     },
     decideContext(definition),

@@ -2,7 +2,8 @@
 // and the output it must produce. Built-in definitions and user-supplied JSON go through
 // the same zod schema and the same static checks before they can run.
 import { z } from "zod";
-import { AGENT_ROLES } from "../agents/types";
+import { ZAgentRole } from "../agents/types";
+import { ZStepOutputKind, ZStepPhase, type StepOutputKind } from "../events/step-contract";
 
 /** What a step's output is checked against, and therefore which triggers it can fire. */
 export const OUTPUT_KINDS = {
@@ -20,8 +21,8 @@ export const OUTPUT_KINDS = {
   task_spec: ["task_spec_valid", "task_spec_invalid"],
   /** Executor result, checked against the TaskSpec and the executor's allowed file globs. */
   execution: ["execution_done", "execution_rejected"],
-} as const satisfies Record<string, readonly string[]>;
-export type OutputKind = keyof typeof OUTPUT_KINDS;
+} as const satisfies Record<StepOutputKind, readonly string[]>;
+export type OutputKind = StepOutputKind;
 
 /** Triggers that come from operators or the system rather than from a step's output. */
 export const COMMAND_TRIGGERS = ["start", "confirm"] as const;
@@ -44,12 +45,12 @@ export const ZTransition = z.object({
 export type Transition = z.infer<typeof ZTransition>;
 
 export const ZStepSpec = z.object({
-  role: z.enum(AGENT_ROLES),
-  output: z.enum(Object.keys(OUTPUT_KINDS) as [OutputKind, ...OutputKind[]]),
+  role: ZAgentRole,
+  output: ZStepOutputKind,
   /** What the agent is asked to do; the thread and earlier outputs are added as context. */
   instruction: z.string().min(1),
   /** Roundtable outputs are discussion, shown apart from verdicts. */
-  phase: z.enum(["discussion", "build", "verdict", "test", "plan", "execute"]),
+  phase: ZStepPhase,
 });
 export type StepSpec = z.infer<typeof ZStepSpec>;
 

@@ -10,18 +10,10 @@ import type { BlobRef } from "../../server/events/blobs";
 import { appRegistry, type AppEvent, type AppEventType } from "../../server/events/catalog";
 import type { RecordedEvent } from "../../server/events/types";
 import type { AgentRole } from "../../server/agents/types";
+import type { ParsedOutput } from "../../server/events/agent-outputs";
+import type { AgentStepOutput, ChangedFile, CommandResultOutput, CommandsStepOutput, StepInput } from "../../server/events/step-contract";
 import type { WorkflowDefinition } from "../../server/workflow/definition";
-import {
-  decide,
-  foldTask,
-  type AgentStepOutput,
-  type ChangedFile,
-  type CommandResultOutput,
-  type CommandsStepOutput,
-  type DecideContext,
-  type TaskCommand,
-  type TaskState,
-} from "../../server/workflow/engine";
+import { decide, foldTask, type DecideContext, type StartedTask, type TaskCommand } from "../../server/workflow/engine";
 
 type EventOf<T extends AppEventType> = Extract<AppEvent, { type: T }>;
 export type TaskConfig = EventOf<"TaskStarted">["data"];
@@ -72,8 +64,8 @@ export function expectValidEvents(events: readonly { type: string; data: unknown
 
 export interface Outcome {
   events: AppEvent[];
-  /** The state after the given events and the emitted ones. */
-  state: TaskState;
+  /** The state after the given events and the emitted ones (a task has started by then). */
+  state: StartedTask;
 }
 
 export function workflowSpec(definition: WorkflowDefinition) {
@@ -87,6 +79,7 @@ export function workflowSpec(definition: WorkflowDefinition) {
             const emitted = decide(foldTask(history), command, testContext(definition)) as AppEvent[];
             expectValidEvents(emitted);
             const state = foldTask([...history, ...recorded(emitted, history.length + 1)]);
+            if (state.status === "none") throw new Error("no task has started after these events");
             return { events: emitted, state };
           };
           return {
@@ -196,6 +189,7 @@ export class SessionHistory {
   iteration = 0;
   stepId: string | null = null;
   private stepRole: AgentRole | null = null;
+  private config: TaskConfig | null = null;
   private readonly nextId = counterIds("11111111");
 
   constructor(readonly definition: WorkflowDefinition) {}
@@ -209,6 +203,7 @@ export class SessionHistory {
   created(config: TaskConfig, title = "Add a --verbose flag"): this {
     this.fsm = this.definition.initial;
     this.iteration = 1;
+    this.config = config;
     return this.add(
       { type: "SessionCreated", data: { title, workflow: this.definition.id, state: this.definition.initial } },
       { type: "TaskStarted", data: config },
@@ -233,7 +228,7 @@ export class SessionHistory {
           data: {
             stepId,
             kind,
-            input: { workflow: this.definition.id, state: to, role: spec.step.role, phase: spec.step.phase, output: spec.step.output },
+            input: this.stepInput(to, spec.step),
             timeoutMs: 600_000,
             maxAttempts: kind === "commands" ? 1 : 4,
           },
@@ -262,13 +257,37 @@ export class SessionHistory {
     return this;
   }
 
+  /** The input a step scheduled in `state` records (the parts the engine reads back are exact). */
+  private stepInput(state: string, step: { role: AgentRole; phase: StepInput["phase"]; output: StepInput["output"] }): StepInput {
+    const project = this.config?.project;
+    const baseCommit = project?.baseCommit ?? BASE_COMMIT;
+    return {
+      workflow: this.definition.id,
+      state,
+      role: step.role,
+      phase: step.phase,
+      output: step.output,
+      prompt: `(the ${step.role}'s instruction)`,
+      context: [],
+      agent: this.config?.agents[step.role] ?? null,
+      invocation: 0,
+      workspace: { repoPath: project?.repoPath ?? "/srv/repo", baseCommit, head: baseCommit },
+      diff: null,
+      commands: [],
+      allowlist: project?.allowlist ?? [],
+    };
+  }
+
   /** The runner recorded the current step's completion. */
   stepCompleted(output: AgentStepOutput | CommandsStepOutput): this {
-    return this.add({ type: "StepCompleted", data: { stepId: this.current(), attempt: 1, output: output as never } });
+    return this.add({ type: "StepCompleted", data: { stepId: this.current(), attempt: 1, output } });
   }
 
   /** The current agent step completed with `text`; the engine recorded the output (+ extra events). */
-  agentSaid(text: string, options: { parsed?: unknown; validationErrors?: string[]; commit?: BuildCommit; then?: AppEvent[] } = {}): this {
+  agentSaid(
+    text: string,
+    options: { parsed?: ParsedOutput; validationErrors?: string[]; commit?: BuildCommit; then?: AppEvent[] } = {},
+  ): this {
     const stepId = this.current();
     const output = agentOutput(text, options.commit ? { commit: options.commit } : {});
     const spec = this.definition.states[this.fsm];
@@ -284,7 +303,7 @@ export class SessionHistory {
         phase,
         raw: output.raw,
         preview: output.preview,
-        parsed: (options.parsed ?? null) as never,
+        parsed: options.parsed ?? null,
         validationErrors: options.validationErrors ?? [],
         simulated: output.simulated,
       },

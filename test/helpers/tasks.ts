@@ -10,9 +10,9 @@ import { createAppEventStore } from "../../server/events/app-store";
 import { upsertProject, type TProjectInput } from "../../server/projects/projects";
 import { builtinExecutors } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";
-import { workflowExecutors } from "../../server/workflow/executors";
+import { workflowExecutors } from "../../server/runner/workflow-executors";
 import { reactToStepOutcome } from "../../server/workflow/reactor";
-import { foldTask, type TaskState } from "../../server/workflow/engine";
+import { foldTask, type ActiveTask, type FinishedTask, type NoTask } from "../../server/workflow/engine";
 import type { TestDatabase } from "./db";
 
 export const BUGGY_SUM = "function sum(a, b) {\n  return a - b;\n}\nmodule.exports = { sum };\n";
@@ -54,14 +54,17 @@ export const testPlan = (argv = ["node", "--test", "test/"]) => JSON.stringify({
 
 export type Script = Array<Record<string, unknown>>;
 
+/** A session's task state as the tests read it: with its outcome (null until it finishes) whatever its status. */
+export type TaskView = FinishedTask | ((NoTask | ActiveTask) & { outcome: null });
+
 export interface Harness {
   repo: string;
   workspacesRoot: string;
   project(id: string, agents: Record<string, Script | Record<string, unknown>>, extra?: Partial<TProjectInput>): Promise<string>;
   /** `log` receives every runner log line (message and fields). */
   startRunner(log?: (line: string) => void): Promise<Runner>;
-  state(sessionId: string): Promise<TaskState>;
-  waitFor(sessionId: string, what: string, predicate: (s: TaskState) => boolean, timeoutMs?: number): Promise<TaskState>;
+  state(sessionId: string): Promise<TaskView>;
+  waitFor(sessionId: string, what: string, predicate: (s: TaskView) => boolean, timeoutMs?: number): Promise<TaskView>;
 }
 
 export function createHarness(db: TestDatabase): Harness {
@@ -90,8 +93,9 @@ export function createHarness(db: TestDatabase): Harness {
     },
     async startRunner(log) {
       const pool = createPool(db.url, 8);
-      const runner = new Runner(createAppEventStore(pool), pool, db.url, {
-        executors: { ...builtinExecutors, ...workflowExecutors({ pool, workspacesRoot }) },
+      const store = createAppEventStore(pool);
+      const runner = new Runner(store, pool, db.url, {
+        executors: { ...builtinExecutors, ...workflowExecutors({ pool, store, workspacesRoot }) },
         react: reactToStepOutcome,
         retryBaseMs: 100,
         leaseMs: 5_000,
@@ -102,7 +106,8 @@ export function createHarness(db: TestDatabase): Harness {
       return runner;
     },
     async state(sessionId) {
-      return foldTask(await db.store.readStream(sessionId));
+      const state = foldTask(await db.store.readStream(sessionId));
+      return state.status === "finished" ? state : { ...state, outcome: null };
     },
     async waitFor(sessionId, what, predicate, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;

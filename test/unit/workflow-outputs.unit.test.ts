@@ -1,15 +1,8 @@
 // The strict outputs of the gated phases (req W4–W6, M7) and the rules the system
 // enforces on them: strict JSON, the blocking-finding rule, file globs.
 import { describe, expect, it } from "vitest";
-import {
-  enforceReviewRule,
-  filesOutside,
-  parseStrictJson,
-  ZReviewVerdict,
-  ZTaskSpec,
-  ZTestPlan,
-  type ReviewVerdict,
-} from "../../server/workflow/outputs";
+import { ZReviewVerdict, ZTaskSpec, ZTestPlan, type ReviewVerdict } from "../../server/events/agent-outputs";
+import { enforceReviewRule, filesOutside, parseStrictJson } from "../../server/workflow/outputs";
 
 const plan = { summary: "s", commands: [{ argv: ["npm", "test"] }] };
 const withDefaults = { summary: "s", commands: [{ argv: ["npm", "test"], expect: { exitCode: 0 } }] };

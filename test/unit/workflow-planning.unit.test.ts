@@ -4,8 +4,8 @@
 import { describe, expect, it } from "vitest";
 import type { AppEvent } from "../../server/events/catalog";
 import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
-import type { ChangedFile } from "../../server/workflow/engine";
-import type { TaskSpec, TestPlan } from "../../server/workflow/outputs";
+import type { TaskSpec, TestPlan } from "../../server/events/agent-outputs";
+import type { ChangedFile } from "../../server/events/step-contract";
 import {
   BASE_COMMIT,
   SessionHistory,

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { AppEvent } from "../../server/events/catalog";
 import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
 import { hasConfirmSignal } from "../../server/workflow/engine";
-import type { ReviewVerdict, TestPlan } from "../../server/workflow/outputs";
+import type { ReviewVerdict, TestPlan } from "../../server/events/agent-outputs";
 import {
   BASE_COMMIT,
   SessionHistory,

@@ -17,7 +17,7 @@ import {
   ZStartTaskInput,
 } from "../../tasks/service";
 import { getRuntimeContext } from "../../config/runtime-context";
-import type { TaskState } from "../../workflow/engine";
+import { outcomeOf, startedTask, type TaskState } from "../../workflow/engine";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 
 export function actorOf(user: CurrentUser): Actor {
@@ -40,14 +40,15 @@ export interface TaskSummary {
 
 /** What a viewer may see of a task's state: no repository paths, agent configs or outputs. */
 export function summarizeTask(sessionId: string, state: TaskState): TaskSummary {
-  const config = state.config;
+  const task = startedTask(state);
+  const config = task?.config ?? null;
   return {
     sessionId,
     version: state.version,
     fsm: state.fsm,
     status: state.status,
-    outcome: state.outcome,
-    iteration: state.iteration,
+    outcome: outcomeOf(state),
+    iteration: task?.iteration ?? 0,
     workflow: config?.workflow ?? null,
     mode: config?.mode ?? null,
     prompt: config?.prompt ?? null,

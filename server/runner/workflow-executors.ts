@@ -9,16 +9,24 @@ import { AgentError } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
 import { classifyCommandOutcome } from "../commands/classify";
 import { runCommand } from "../commands/run";
-import { createAppEventStore } from "../events/app-store";
 import { putBlob } from "../events/blobs";
-import type { ClaimedStep } from "../runner/dispatch";
-import { StepExecutionError, type StepExecutor } from "../runner/executors";
+import {
+  ZStepInput,
+  type AgentStepOutput,
+  type CommandResultOutput,
+  type CommandsStepOutput,
+  type StepInput,
+} from "../events/step-contract";
+import type { EventStore } from "../events/store";
 import { commitWorkspace, createWorkspace, diffSince, resetWorkspace } from "../workspaces";
-import { OutputStreamer } from "./stream-output";
-import type { AgentStepOutput, CommandResultOutput, CommandsStepOutput, StepInput } from "./engine";
+import type { ClaimedStep } from "./dispatch";
+import { StepExecutionError, type StepExecutor } from "./executors";
+import { OutputStreamer } from "./output-streamer";
 
 export interface WorkflowExecutorDeps {
   pool: Db;
+  /** The application's event store (streamed output and rate-limit waits are appended there). */
+  store: EventStore;
   /** Where session worktrees live (outside every project). */
   workspacesRoot: string;
 }
@@ -26,6 +34,19 @@ export interface WorkflowExecutorDeps {
 const PREVIEW_CHARS = 2000;
 const TAIL_CHARS = 4000;
 const MAX_DIFF_IN_PROMPT = 200_000;
+
+/** A workflow step's input, read back from the steps table (validated when it was scheduled). */
+function stepInput(step: ClaimedStep): StepInput {
+  const parsed = ZStepInput.safeParse(step.input);
+  if (!parsed.success) {
+    throw new StepExecutionError(
+      "internal_error",
+      `step ${step.id} (${step.kind}) has no valid workflow step input: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+      false,
+    );
+  }
+  return parsed.data;
+}
 
 /** The session's worktree at `head`: created on first use, reset (clean) on every later step. */
 async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, input: StepInput): Promise<string> {
@@ -44,9 +65,9 @@ async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, i
 }
 
 function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
-  const store = createAppEventStore(deps.pool);
+  const { store } = deps;
   return async (step, ctx): Promise<AgentStepOutput> => {
-    const input = step.input as StepInput;
+    const input = stepInput(step);
     const config = ZAgentConfig.safeParse(input.agent);
     if (!config.success) {
       throw new StepExecutionError(
@@ -137,7 +158,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
 
 function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
   return async (step, ctx): Promise<CommandsStepOutput> => {
-    const input = step.input as StepInput;
+    const input = stepInput(step);
     const workspace = await prepareWorkspace(deps, step, input);
     const results: CommandResultOutput[] = [];
     for (const command of input.commands) {

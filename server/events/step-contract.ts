@@ -1,0 +1,177 @@
+// The step contract as the log records it: what the workflow engine schedules a step with
+// (StepScheduled.input), what the runner hands back (StepCompleted.output), and the agents
+// a task runs with (TaskStarted.agents). The catalog validates these fields at append, so
+// the engine, the reactor and the runner's executors read them typed, without casts.
+//
+// The log is forever: every shape written so far must still parse here. A change that would
+// reject an old shape needs a new event version with an upcaster (registry.ts).
+import { z } from "zod";
+import { ZAgentRole, ZThreadMessage } from "../agents/types";
+import { ZErrorClass } from "../errors";
+import { ZBlobRef } from "./blobs";
+
+/** How a step's output is shown: roundtable discussion apart from verdicts. */
+export const STEP_PHASES = ["discussion", "build", "verdict", "test", "plan", "execute"] as const;
+export const ZStepPhase = z.enum(STEP_PHASES);
+export type StepPhase = z.infer<typeof ZStepPhase>;
+
+/** What a step's output is checked against (the engine's OUTPUT_KINDS says which triggers each fires). */
+export const STEP_OUTPUTS = ["text", "build", "review_verdict", "test_plan", "commands", "task_spec", "execution"] as const;
+export const ZStepOutputKind = z.enum(STEP_OUTPUTS);
+export type StepOutputKind = z.infer<typeof ZStepOutputKind>;
+
+export const ZArgv = z.array(z.string()).min(1);
+
+/** A test command as recorded: a validated TestPlan's command (TestPlanRecorded, StepInput.commands). */
+export const ZTestCommandRecord = z.object({
+  argv: ZArgv,
+  description: z.string().optional(),
+  expect: z.object({ exitCode: z.number().int() }),
+});
+
+/**
+ * An agent's configuration as a task recorded it. Its full schema (ZAgentConfig) is checked
+ * where agents are chosen (bindRun, before a task starts) and created (the runner, before
+ * each step). The event pins what the engine itself reads, the manifest's file globs, and
+ * keeps the rest exactly as recorded (secrets by variable name only, never values).
+ */
+export const ZAgentSnapshot = z.looseObject({
+  id: z.string().optional(),
+  kind: z.string().optional(),
+  manifest: z.looseObject({ allowedFiles: z.array(z.string()).optional() }).optional(),
+});
+export type AgentSnapshot = z.infer<typeof ZAgentSnapshot>;
+
+/** Role → the agent that plays it, as the task started (TaskStarted.agents). */
+export const ZAgentSnapshots = z.partialRecord(ZAgentRole, ZAgentSnapshot);
+export type AgentSnapshots = z.infer<typeof ZAgentSnapshots>;
+
+/** The input snapshot a workflow step is scheduled with: everything the runner needs, nothing more. */
+export const ZStepInput = z.object({
+  workflow: z.string(),
+  /** The workflow state that runs the step. */
+  state: z.string(),
+  role: ZAgentRole,
+  phase: ZStepPhase,
+  output: ZStepOutputKind,
+  prompt: z.string(),
+  /** The end of the session's thread, oldest first. */
+  context: z.array(ZThreadMessage),
+  /** Null when the task recorded no agent for the role (the runner fails the step). */
+  agent: ZAgentSnapshot.nullable(),
+  /** Earlier invocations of this role in the session (the runner adds attempt − 1). */
+  invocation: z.number().int().nonnegative(),
+  workspace: z.object({ repoPath: z.string(), baseCommit: z.string(), head: z.string() }),
+  /** Diff to show the agent (reviewer, tester): a blob the runner loads. */
+  diff: ZBlobRef.nullable(),
+  /** The test plan's commands, for a commands step. */
+  commands: z.array(ZTestCommandRecord),
+  allowlist: z.array(z.array(z.string())),
+});
+export type StepInput = z.infer<typeof ZStepInput>;
+
+export const ZChangedFile = z.object({
+  path: z.string(),
+  status: z.enum(["added", "modified", "deleted", "renamed"]),
+  previousPath: z.string().optional(),
+});
+export type ChangedFile = z.infer<typeof ZChangedFile>;
+
+/** What an agent step hands back: its reply (a blob) and, for builds, the commit it made. */
+export const ZAgentStepOutput = z.object({
+  kind: z.literal("agent"),
+  agentId: z.string(),
+  raw: ZBlobRef,
+  preview: z.string(),
+  simulated: z.boolean(),
+  usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
+  commit: z
+    .object({ commit: z.string(), parent: z.string(), empty: z.boolean(), changedFiles: z.array(ZChangedFile), diff: ZBlobRef })
+    .optional(),
+});
+export type AgentStepOutput = z.infer<typeof ZAgentStepOutput>;
+
+/** One test command as the allowlist runner ran (or refused) it. */
+export const ZCommandResult = z.object({
+  argv: ZArgv,
+  status: z.enum(["ran", "refused"]),
+  exitCode: z.number().int().nullable(),
+  expectedExitCode: z.number().int(),
+  durationMs: z.number().nonnegative(),
+  stdoutTail: z.string(),
+  stderrTail: z.string(),
+  errorClass: ZErrorClass.nullable(),
+  reason: z.string().nullable(),
+});
+export type CommandResultOutput = z.infer<typeof ZCommandResult>;
+
+export const ZCommandsStepOutput = z.object({ kind: z.literal("commands"), results: z.array(ZCommandResult) });
+export type CommandsStepOutput = z.infer<typeof ZCommandsStepOutput>;
+
+/** What a workflow step hands back to the engine (StepCompleted.output). */
+export const ZStepOutput = z.discriminatedUnion("kind", [ZAgentStepOutput, ZCommandsStepOutput]);
+export type StepOutput = z.infer<typeof ZStepOutput>;
+
+// ---- The step events' data ---------------------------------------------------------------
+// The runner's queue also runs steps of other kinds (its own `echo`, tests' steps) whose
+// input and output are free JSON. The kind decides: a workflow kind's input must be a
+// StepInput, and an output shaped like a workflow output (kind agent | commands) must be
+// a StepOutput, so `isWorkflowStep` / `isWorkflowStepOutput` can narrow what was read.
+
+/** The step kinds the workflow engine schedules. */
+export const WORKFLOW_STEP_KINDS = ["agent", "commands"] as const;
+export type WorkflowStepKind = (typeof WORKFLOW_STEP_KINDS)[number];
+
+export function isWorkflowStepKind(kind: unknown): kind is WorkflowStepKind {
+  return (WORKFLOW_STEP_KINDS as readonly unknown[]).includes(kind);
+}
+
+const ZJson = z.json();
+
+/** `value` parsed by `schema` inside a transform, its issues reported under `path`. */
+function parsedWithin<S extends z.ZodType>(schema: S, value: unknown, ctx: z.RefinementCtx, path: PropertyKey[]): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: [...path, ...issue.path] });
+  return z.NEVER;
+}
+
+/** StepScheduled's data. */
+export const ZStepScheduled = z
+  .object({
+    stepId: z.uuid(),
+    kind: z.string().min(1),
+    input: z.unknown(),
+    timeoutMs: z.number().int().positive(),
+    maxAttempts: z.number().int().positive(),
+    availableAt: z.iso.datetime({ offset: true }).optional(),
+  })
+  .transform((step, ctx) =>
+    isWorkflowStepKind(step.kind)
+      ? { ...step, kind: step.kind, input: parsedWithin(ZStepInput, step.input, ctx, ["input"]) }
+      : { ...step, input: parsedWithin(ZJson, step.input, ctx, ["input"]) },
+  );
+export type StepScheduledData = z.infer<typeof ZStepScheduled>;
+export type WorkflowStepScheduled = Extract<StepScheduledData, { kind: WorkflowStepKind }>;
+
+/** A step the workflow engine scheduled (its input is a StepInput). */
+export function isWorkflowStep(step: StepScheduledData): step is WorkflowStepScheduled {
+  return isWorkflowStepKind(step.kind);
+}
+
+function hasWorkflowKind(output: unknown): boolean {
+  return typeof output === "object" && output !== null && "kind" in output && isWorkflowStepKind(output.kind);
+}
+
+/** StepCompleted.output: a StepOutput for workflow steps, free JSON for other kinds. */
+export const ZStepResult = z
+  .unknown()
+  .transform((output, ctx) =>
+    hasWorkflowKind(output) ? parsedWithin(ZStepOutput, output, ctx, []) : parsedWithin(ZJson, output, ctx, []),
+  );
+export type StepResult = z.infer<typeof ZStepResult>;
+
+/** The output of a workflow step (agent or commands). */
+export function isWorkflowStepOutput(output: StepResult): output is StepOutput {
+  return hasWorkflowKind(output);
+}

@@ -1,0 +1,32 @@
+// What the workflow decider is asked to do (operator actions and step results), and what
+// it needs besides the state: the definition, and ids and limits from outside, so every
+// decision is reproducible from the log (no clock, no random ids inside `decide`).
+import type { ErrorClass } from "../errors";
+import type { AppEvent, AppEventOf } from "../events/catalog";
+import type { StepOutput } from "../events/step-contract";
+import type { NewEvent } from "../events/types";
+import type { WorkflowDefinition } from "./definition";
+import type { TaskConfig } from "./state";
+
+export type TaskCommand =
+  | { type: "StartTask"; title: string; config: TaskConfig }
+  /** Fires the definition's start trigger: after StartTask, or in a rerun fork. */
+  | { type: "Begin" }
+  | { type: "Confirm"; via: AppEventOf<"OperatorConfirmed">["data"]["via"] }
+  | { type: "FollowUp"; text: string }
+  | { type: "Cancel"; reason: string }
+  | { type: "StepSucceeded"; stepId: string; attempt: number; output: StepOutput; rawText: string | null }
+  | { type: "StepGaveUp"; stepId: string; attempt: number; errorClass: ErrorClass; message: string };
+
+export type TaskCommandOf<T extends TaskCommand["type"]> = Extract<TaskCommand, { type: T }>;
+
+export interface DecideContext {
+  definition: WorkflowDefinition;
+  newId: () => string;
+  /** Attempts per agent step (1 + retries with backoff for retryable failures). */
+  maxAttempts: number;
+  stepTimeoutMs: number;
+}
+
+/** An event the decider emits, typed by the catalog. */
+export type Emitted = NewEvent & AppEvent;
