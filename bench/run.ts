@@ -5,7 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { createPool } from "../server/db/pool";
-import { createAppEventStore } from "../server/events/app-store";
+import { createAppEventStore } from "../server/app-store";
 import type { BenchContext, Measurement } from "./lib/context";
 import { collectMetadata } from "./lib/metadata";
 import { startBenchPostgres } from "./lib/postgres";

@@ -4,7 +4,7 @@
 // progress goes to stderr.
 import { createPool } from "../server/db/pool";
 import { openLocalDatabase } from "../server/db/local";
-import { createAppEventStore } from "../server/events/app-store";
+import { createAppEventStore } from "../server/app-store";
 import { rebuildProjections, snapshotProjections } from "../server/events/rebuild";
 
 const say = (line: string) => console.error(`[rebuild] ${line}`);

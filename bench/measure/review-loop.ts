@@ -23,7 +23,7 @@ import { performance } from "node:perf_hooks";
 import { createPool } from "../../server/db/pool";
 import { DEMO_ALLOWLIST, DEMO_FIXED_SOURCE, DEMO_TEST_ARGV, DEMO_TEST_COUNT } from "../../server/demo/content";
 import { ensureDemoRepo } from "../../server/demo/repo";
-import { createAppEventStore } from "../../server/events/app-store";
+import { createAppEventStore } from "../../server/app-store";
 import { upsertProject } from "../../server/projects/projects";
 import type { StepExecutor } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";

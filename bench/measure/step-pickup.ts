@@ -4,7 +4,7 @@
 import crypto from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { createPool } from "../../server/db/pool";
-import { createAppEventStore } from "../../server/events/app-store";
+import { createAppEventStore } from "../../server/app-store";
 import { scheduleStep } from "../../server/runner/dispatch";
 import { echoExecutor } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";

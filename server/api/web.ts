@@ -8,7 +8,7 @@ import { createAuthOptions } from "../auth/options";
 import { authenticateRequest, type CurrentUser } from "../auth/request";
 import { getPrisma } from "../db/prisma";
 import { getWebPool } from "../db/web-pool";
-import { createAppEventStore } from "../events/app-store";
+import { createAppEventStore } from "../app-store";
 import type { EventStore } from "../events/store";
 import { createContextFactory, type ContextSource } from "./context";
 import { createSessionExportHandler, createTaskRestHandlers } from "./rest";

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { createPool } from "../db/pool";
 import { parseEnv } from "../env";
-import { createAppEventStore } from "../events/app-store";
+import { createAppEventStore } from "../app-store";
 import type { Actor } from "../events/catalog";
 import { upsertProject } from "../projects/projects";
 import { startTask, type TaskDeps } from "../tasks/service";

@@ -2,7 +2,7 @@
 // on as many machines as you like. SIGTERM/SIGINT stop it gracefully.
 import { createPool } from "../db/pool";
 import { parseEnv, ZRunnerEnv } from "../env";
-import { createAppEventStore } from "../events/app-store";
+import { createAppEventStore } from "../app-store";
 import { logger } from "../log";
 import { APP_VERSION } from "../version";
 import { detectShells } from "../agents/shells/detect";

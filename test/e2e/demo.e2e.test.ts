@@ -11,7 +11,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool } from "../../server/db/pool";
 import { DEMO_FIXED_SOURCE, DEMO_TEST_COUNT } from "../../server/demo/content";
-import { createAppEventStore } from "../../server/events/app-store";
+import { createAppEventStore } from "../../server/app-store";
 import { confirmTask } from "../../server/tasks/service";
 import { freePort } from "../helpers/ports";
 import {

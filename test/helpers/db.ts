@@ -3,7 +3,7 @@ import crypto from "node:crypto";
 import pg from "pg";
 import { afterAll, inject } from "vitest";
 import { createPool } from "../../server/db/pool";
-import { createAppEventStore } from "../../server/events/app-store";
+import { createAppEventStore } from "../../server/app-store";
 import type { EventStore } from "../../server/events/store";
 
 export interface TestDatabase {

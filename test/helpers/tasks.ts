@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll } from "vitest";
 import { createPool } from "../../server/db/pool";
-import { createAppEventStore } from "../../server/events/app-store";
+import { createAppEventStore } from "../../server/app-store";
 import { upsertProject, type TProjectInput } from "../../server/projects/projects";
 import { builtinExecutors } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool } from "../../server/db/pool";
-import { createAppEventStore } from "../../server/events/app-store";
+import { createAppEventStore } from "../../server/app-store";
 import { claimNextStep, failExhaustedSteps, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
 import { builtinExecutors, StepExecutionError, type StepExecutor } from "../../server/runner/executors";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";

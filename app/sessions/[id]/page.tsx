@@ -17,7 +17,7 @@ import { SIGN_IN_PATH } from "@/server/auth/options";
 import { getPrisma } from "@/server/db/prisma";
 import { getWebPool } from "@/server/db/web-pool";
 import { isAppError } from "@/server/errors";
-import { createAppEventStore } from "@/server/events/app-store";
+import { createAppEventStore } from "@/server/app-store";
 import { describeDbError } from "@/server/health";
 import { logger } from "@/server/log";
 import { loadSessionView, type SessionView as View } from "@/server/session-view/load";
