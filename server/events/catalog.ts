@@ -5,7 +5,15 @@ import { ZAgentRole } from "../agents/types";
 import { ZErrorClass } from "../errors";
 import { ZParsedOutput, ZTaskSpec } from "./agent-outputs";
 import { ZBlobRef } from "./blobs";
-import { ZArgv, ZAgentSnapshots, ZChangedFile, ZStepPhase, ZStepResult, ZStepScheduled, ZTestCommandRecord } from "./step-contract";
+import {
+  ZAgentSnapshots,
+  ZChangedFile,
+  ZCommandResult,
+  ZStepPhase,
+  ZStepResult,
+  ZStepScheduled,
+  ZTestCommandRecord,
+} from "./step-contract";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
 
 export const ZActor = z.object({
@@ -193,20 +201,8 @@ export const eventCatalog = {
   }),
   TestCommandRecorded: defineEvent({
     version: 1,
-    schema: z.object({
-      stepId: z.uuid(),
-      index: z.number().int().nonnegative(),
-      argv: ZArgv,
-      status: z.enum(["ran", "refused"]),
-      passed: z.boolean(),
-      exitCode: z.number().int().nullable(),
-      expectedExitCode: z.number().int(),
-      durationMs: z.number().nonnegative(),
-      stdoutTail: z.string(),
-      stderrTail: z.string(),
-      errorClass: ZErrorClass.nullable(),
-      reason: z.string().nullable(),
-    }),
+    /** One command of a commands step's output, with whether it passed. */
+    schema: ZCommandResult.extend({ stepId: z.uuid(), index: z.number().int().nonnegative(), passed: z.boolean() }),
     summary: (d) =>
       `${d.passed ? "PASS" : "FAIL"} ${d.argv.join(" ")}${d.status === "refused" ? ` — refused: ${d.reason}` : ` (exit ${d.exitCode})`}`,
   }),
