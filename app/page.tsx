@@ -3,15 +3,11 @@
 // are URL parameters (shareable); the client parts are small: the filter bar, j/k/enter
 // row navigation and a periodic refresh that keeps states and runners live.
 import type { Metadata } from "next";
-import { redirect } from "next/navigation";
-import type { ReactNode } from "react";
-import { AppHeader } from "@/components/app-header";
 import { AutoRefresh } from "@/components/dashboard/auto-refresh";
 import { Pager } from "@/components/dashboard/pager";
 import { RowKeys } from "@/components/dashboard/row-keys";
 import { SessionFilters } from "@/components/dashboard/session-filters";
 import { StateChips } from "@/components/dashboard/state-chips";
-import { DatabaseDown } from "@/components/database-down";
 import { Kbd, Panel } from "@/components/panel";
 import { RunnersPanel } from "@/components/runners-panel";
 import { SessionsTable } from "@/components/sessions-table";
@@ -19,17 +15,10 @@ import { StateBreakdown } from "@/components/state-breakdown";
 import { StatTiles } from "@/components/stat-tiles";
 import { formatTimestamp } from "@/lib/format-time";
 import { stateTone } from "@/lib/state-tone";
-import { currentUser } from "@/server/api/web";
-import type { CurrentUser } from "@/server/auth/request";
-import { SIGN_IN_PATH } from "@/server/auth/options";
-import { getPrisma } from "@/server/db/prisma";
-import { getWebPool } from "@/server/db/web-pool";
-import { describeDbError } from "@/server/health";
-import { logger } from "@/server/log";
-import { RUNNER_LIVENESS_MS } from "@/server/runner/runner";
 import { DEFAULT_SESSION_PAGE_SIZE, SESSION_PAGE_SIZES } from "@/server/sessions/list";
-import { APP_VERSION } from "@/server/version";
-import { dashboardHref, hasFilters, loadDashboard, parseDashboardQuery, type Dashboard } from "./_lib/dashboard";
+import { dashboardHref, hasFilters, loadDashboard, parseDashboardQuery } from "./_lib/dashboard";
+import { readPage } from "./_lib/page-context";
+import { PageShell, ReadFailure } from "./_lib/page-shell";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Dashboard" };
@@ -40,23 +29,16 @@ type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
 export default async function DashboardPage({ searchParams }: { searchParams: SearchParams }) {
   const query = parseDashboardQuery(await searchParams);
-  let user: CurrentUser | null = null;
-  let dashboard: Dashboard | null = null;
-  try {
-    // Signed-in team members only; the user is read from the database like the data below.
-    user = await currentUser();
-    if (user) dashboard = await loadDashboard({ prisma: getPrisma(), pool: getWebPool() }, query, user);
-  } catch (err) {
-    logger.error({ err, route: "/" }, "dashboard: database read failed");
+  const read = await readPage(dashboardHref(query), "/", ({ user, caller }) => loadDashboard(caller, query, user));
+  if (!read.ok)
     return (
-      <Shell dbOk={false} liveRunners={null} user={user}>
-        <DatabaseDown message={describeDbError(err)} />
-      </Shell>
+      <PageShell user={read.user} path="/">
+        <ReadFailure failure={read} />
+      </PageShell>
     );
-  }
-  if (!user || !dashboard) redirect(`${SIGN_IN_PATH}?callbackUrl=${encodeURIComponent(dashboardHref(query))}`);
 
-  const { now, stateCounts, totalSessions, totalEvents, liveRunners, sessions } = dashboard;
+  const { user, data: dashboard } = read;
+  const { now, stateCounts, totalSessions, totalEvents, liveRunners, livenessMs, sessions } = dashboard;
   const countTone = (tone: ReturnType<typeof stateTone>) =>
     stateCounts.filter((c) => stateTone(c.state) === tone).reduce((n, c) => n + c.count, 0);
   const first = sessions[0];
@@ -65,7 +47,7 @@ export default async function DashboardPage({ searchParams }: { searchParams: Se
   const states = [...new Set([...dashboard.stateCounts.map((c) => c.state), ...(query.state ? [query.state] : [])])].sort();
 
   return (
-    <Shell dbOk liveRunners={liveRunners.length} user={user}>
+    <PageShell user={user} path="/" liveRunners={liveRunners.length}>
       <AutoRefresh intervalMs={REFRESH_MS} />
       <RowKeys />
       <div className="flex items-end justify-between gap-4">
@@ -146,39 +128,14 @@ export default async function DashboardPage({ searchParams }: { searchParams: Se
           />
         </Panel>
         <div className="space-y-4">
-          <RunnersPanel runners={liveRunners} now={now} livenessMs={RUNNER_LIVENESS_MS} />
+          <RunnersPanel runners={liveRunners} now={now} livenessMs={livenessMs} />
           <StateBreakdown counts={stateCounts} total={totalSessions} />
         </div>
       </div>
-    </Shell>
+    </PageShell>
   );
 }
 
 function plural(n: number, noun: string, prefix = ""): string {
   return `${prefix}${n} ${noun}${n === 1 ? "" : "s"}`;
-}
-
-function Shell({
-  dbOk,
-  liveRunners,
-  user,
-  children,
-}: {
-  dbOk: boolean;
-  liveRunners: number | null;
-  user: CurrentUser | null;
-  children: ReactNode;
-}) {
-  return (
-    <>
-      <AppHeader
-        version={APP_VERSION}
-        dbOk={dbOk}
-        liveRunners={liveRunners}
-        user={user ? { name: user.name, email: user.email, role: user.role } : null}
-        active="dashboard"
-      />
-      <main className="mx-auto max-w-[1400px] space-y-4 px-5 py-5">{children}</main>
-    </>
-  );
 }

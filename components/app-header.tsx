@@ -1,8 +1,7 @@
-// The top bar: product name, version, where you are (Dashboard, Settings), the health of
-// what the page depends on, and who is signed in (with sign-out).
+// The top bar: product name, version, where you are (lib/nav.ts decides which item the
+// page is), the health of what the page depends on, and who is signed in (with sign-out).
+import { currentNavHref, NAV_ITEMS } from "@/lib/nav";
 import { SignOutButton } from "./sign-out-button";
-
-export type AppSection = "dashboard" | "sessions" | "settings";
 
 export interface HeaderUser {
   name: string;
@@ -10,26 +9,24 @@ export interface HeaderUser {
   role: string;
 }
 
-const NAV: Array<{ section: AppSection; label: string; href: string }> = [
-  { section: "dashboard", label: "Dashboard", href: "/" },
-  { section: "sessions", label: "New task", href: "/sessions/new" },
-  { section: "settings", label: "Settings", href: "/settings" },
-];
-
-/** `liveRunners` is null when it could not be read; `user` is null on pages shown signed out. */
+/**
+ * `path` is the page's pathname; `liveRunners` is null when it could not be read; `user` is
+ * null on pages shown signed out.
+ */
 export function AppHeader({
   version,
   dbOk,
   liveRunners,
   user = null,
-  active = "dashboard",
+  path,
 }: {
   version: string;
   dbOk: boolean;
   liveRunners: number | null;
   user?: HeaderUser | null;
-  active?: AppSection;
+  path: string;
 }) {
+  const current = currentNavHref(path);
   return (
     <header className="sticky top-0 z-20 border-b border-zinc-200 bg-white/85 backdrop-blur dark:border-zinc-800 dark:bg-zinc-950/85">
       <div className="mx-auto flex h-12 max-w-[1400px] items-center gap-4 px-5">
@@ -41,10 +38,10 @@ export function AppHeader({
           </span>
         </a>
         <nav className="ml-4 flex items-center gap-1 text-xs" aria-label="Main">
-          {NAV.map((item) =>
-            item.section === active ? (
+          {NAV_ITEMS.map((item) =>
+            item.href === current ? (
               <a
-                key={item.section}
+                key={item.href}
                 href={item.href}
                 className="rounded-md bg-zinc-100 px-2.5 py-1 font-medium text-zinc-900 dark:bg-zinc-800 dark:text-zinc-100"
                 aria-current="page"
@@ -53,7 +50,7 @@ export function AppHeader({
               </a>
             ) : (
               <a
-                key={item.section}
+                key={item.href}
                 href={item.href}
                 className="rounded-md px-2.5 py-1 text-zinc-600 hover:bg-zinc-100 hover:text-zinc-900 dark:text-zinc-400 dark:hover:bg-zinc-800/70 dark:hover:text-zinc-100"
               >

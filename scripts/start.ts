@@ -21,6 +21,7 @@ import { z } from "zod";
 import { buildFingerprint, buildIsCurrent, writeBuildStamp } from "./lib/build";
 import { DATA_DIR, loadOrCreateSecrets, openLocalDatabase, type LocalDatabase } from "../server/db/local";
 import { migrate } from "../server/db/migrate";
+import { isRunnerRegistered } from "../server/runner/liveness";
 import { seedDemo } from "../server/demo/seed";
 import { bootstrapAccess } from "../server/auth/bootstrap";
 import { parseEnv } from "../server/env";
@@ -355,11 +356,7 @@ async function waitUntilHealthy(url: string, databaseUrl: string, runner: Child,
         const body = (await res.json().catch(() => null)) as HealthAnswer | null;
         last = `HTTP ${res.status} ${JSON.stringify(body)}`;
         if (res.ok && body?.ok === true && (body.runners ?? 0) >= 1) {
-          const ours = await db.query("SELECT 1 FROM runners WHERE host = $1 AND pid = $2 AND stopped_at IS NULL", [
-            os.hostname(),
-            runner.process.pid,
-          ]);
-          if (ours.rowCount) return body;
+          if (await isRunnerRegistered(db, os.hostname(), runner.process.pid ?? -1)) return body;
           last += " (our runner has not registered yet)";
         }
       } catch (err) {

@@ -1,12 +1,11 @@
 // Liveness of the web process and what it depends on: the database answers, and how many
-// runners are live. Serves /api/health (200 when ok, 503 when the database is down).
+// runners are live (the rule is server/runner/liveness.ts's). Serves /api/health (200 when
+// ok, 503 when the database is down).
 //
-// Raw pg rather than Prisma: the liveness rule compares heartbeat_at with the *database*
-// clock (`now()`), which Prisma's query builder cannot express without a second round trip,
-// and a health check should depend on as little as possible (a plain pool, no generated
-// client), so it also works from scripts and tests that have only a pool.
+// Raw pg rather than Prisma: a health check should depend on as little as possible (a plain
+// pool, no generated client), so it also works from scripts and tests that have only a pool.
 import type { Queryable } from "./db/pool";
-import { RUNNER_LIVENESS_MS } from "./runner/runner";
+import { countLiveRunners } from "./runner/liveness";
 import { APP_VERSION } from "./version";
 
 export type Health =
@@ -14,14 +13,6 @@ export type Health =
 
 /** A dead database must answer within this, not after TCP or pool timeouts. */
 export const HEALTH_TIMEOUT_MS = 2_000;
-
-/** Runners that have not stopped and heartbeat within the liveness window (database clock). */
-export const LIVE_RUNNERS_SQL = `stopped_at IS NULL AND heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)`;
-
-export async function countLiveRunners(db: Queryable): Promise<number> {
-  const result = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runners WHERE ${LIVE_RUNNERS_SQL}`, [RUNNER_LIVENESS_MS]);
-  return result.rows[0]?.n ?? 0;
-}
 
 export async function getHealth(db: Queryable, options: { timeoutMs?: number } = {}): Promise<Health> {
   const timeoutMs = options.timeoutMs ?? HEALTH_TIMEOUT_MS;

@@ -1,23 +1,13 @@
-// The dashboard's read model: what `/` shows, from the sessions projection (through
-// server/sessions/list.ts, the query the benchmark measures), the projects table and the
-// runners table. Filters, search and the page position live in the URL so a view can be
-// shared; times are relative to the database clock, the clock that decides runner liveness.
-import type pg from "pg";
+// The dashboard's read model: what `/` shows, read through the visitor's tRPC caller (the
+// same procedures the API serves): `sessions.list` (server/sessions/list.ts, the query the
+// benchmark measures), `sessions.counts`, `projects.list` and `runners.live`. Filters,
+// search and the page position live in the URL so a view can be shared; times are relative
+// to the database clock, the clock that decides runner liveness.
 import type { RunnerRow } from "@/components/runners-panel";
 import type { SessionRow } from "@/components/sessions-table";
-import type { PrismaClient } from "@/server/db/prisma";
-import { listProjects } from "@/server/projects/projects";
-import { RUNNER_LIVENESS_MS } from "@/server/runner/runner";
-import {
-  countSessionsByState,
-  DEFAULT_SESSION_PAGE_SIZE,
-  listSessions,
-  SESSION_PAGE_SIZES,
-  starterNames,
-  ZSessionFilters,
-  type SessionFilters,
-} from "@/server/sessions/list";
+import { DEFAULT_SESSION_PAGE_SIZE, SESSION_PAGE_SIZES, ZSessionFilters, type SessionFilters } from "@/server/sessions/list";
 import { BUILTIN_WORKFLOWS } from "@/server/workflow/builtin";
+import type { PageCaller } from "./page-context";
 
 /** The shapes the dashboard components render. */
 export type DashboardSession = SessionRow;
@@ -101,11 +91,8 @@ export interface Dashboard {
   projects: Array<{ id: string; name: string }>;
   workflows: string[];
   liveRunners: DashboardRunner[];
-}
-
-export interface DashboardDeps {
-  prisma: PrismaClient;
-  pool: pg.Pool;
+  /** A runner is live while its heartbeat is younger than this. */
+  livenessMs: number;
 }
 
 export function sessionFilters(query: DashboardQuery, userId: string): SessionFilters {
@@ -118,49 +105,36 @@ export function sessionFilters(query: DashboardQuery, userId: string): SessionFi
   });
 }
 
-export async function loadDashboard(deps: DashboardDeps, query: DashboardQuery, user: { id: string }): Promise<Dashboard> {
-  const { prisma, pool } = deps;
-  const [{ now } = { now: new Date() }] = await prisma.$queryRaw<Array<{ now: Date }>>`SELECT now() AS now`;
-  const liveSince = new Date(now.getTime() - RUNNER_LIVENESS_MS);
+export async function loadDashboard(caller: PageCaller, query: DashboardQuery, user: { id: string }): Promise<Dashboard> {
   const filters = sessionFilters(query, user.id);
-  const filtered = hasFilters({ ...query, state: undefined });
-  const [stateCounts, filteredCounts, totals, page, projects, liveRunners] = await Promise.all([
-    countSessionsByState(pool, {}),
-    filtered ? countSessionsByState(pool, filters) : null,
-    prisma.stream.aggregate({ where: { type: "session" }, _sum: { version: true } }),
-    listSessions(pool, filters, { after: query.after, before: query.before, limit: query.limit }),
-    listProjects(pool),
-    prisma.runner.findMany({
-      select: { id: true, host: true, pid: true, version: true, startedAt: true, heartbeatAt: true },
-      where: { stoppedAt: null, heartbeatAt: { gt: liveSince } },
-      orderBy: [{ startedAt: "asc" }, { id: "asc" }],
-    }),
+  const [live, counts, page, projects] = await Promise.all([
+    caller.runners.live(),
+    caller.sessions.counts(filters),
+    caller.sessions.list({ ...filters, after: query.after, before: query.before, limit: query.limit }),
+    caller.projects.list(),
   ]);
-  const names = await starterNames(
-    pool,
-    page.rows.map((r) => r.createdBy),
-  );
   const projectNames = new Map(projects.map((p) => [p.id, p.name]));
-  const filteredStateCounts = filteredCounts ?? stateCounts;
-  const matching = filteredStateCounts.filter((c) => !query.state || c.state === query.state).reduce((n, c) => n + c.count, 0);
   return {
-    now,
+    now: new Date(live.now),
     query,
-    totalSessions: stateCounts.reduce((n, c) => n + c.count, 0),
-    totalEvents: totals._sum.version ?? 0,
-    stateCounts,
-    filteredStateCounts,
-    matching,
-    sessions: page.rows.map((r) => ({
+    totalSessions: counts.total,
+    totalEvents: counts.events,
+    stateCounts: counts.byState,
+    filteredStateCounts: counts.filteredByState,
+    matching: counts.matching,
+    sessions: page.items.map((r) => ({
       ...r,
+      createdAt: new Date(r.createdAt),
+      updatedAt: new Date(r.updatedAt),
       projectName: r.projectId ? (projectNames.get(r.projectId) ?? r.projectId) : null,
-      startedBy: names.get(r.createdBy) ?? r.createdBy,
+      startedBy: page.names[r.createdBy] ?? r.createdBy,
       mine: r.createdBy === `user:${user.id}`,
     })),
     hasNewer: page.hasNewer,
     hasOlder: page.hasOlder,
     projects,
     workflows: [...new Set([...Object.keys(BUILTIN_WORKFLOWS), ...(query.workflow ? [query.workflow] : [])])],
-    liveRunners,
+    liveRunners: live.runners.map((r) => ({ ...r, startedAt: new Date(r.startedAt), heartbeatAt: new Date(r.heartbeatAt) })),
+    livenessMs: live.livenessMs,
   };
 }

@@ -1,32 +1,42 @@
 // The frame every signed-in page shares: the header (navigation, health, the visitor) and
 // the main column. Health is read here, so each page shows whether the database and the
-// runners are up without asking for it.
+// runners are up without asking for it; `ReadFailure` is what a page shows in the frame
+// when its read (app/_lib/page-context.ts) failed.
 import type { ReactNode } from "react";
-import { AppHeader, type AppSection } from "@/components/app-header";
+import { AppHeader } from "@/components/app-header";
+import { DatabaseDown } from "@/components/database-down";
+import { Panel } from "@/components/panel";
 import type { CurrentUser } from "@/server/auth/request";
 import { getWebPool } from "@/server/db/web-pool";
-import { countLiveRunners } from "@/server/health";
 import { logger } from "@/server/log";
+import { countLiveRunners } from "@/server/runner/liveness";
 import { APP_VERSION } from "@/server/version";
+import type { PageRead } from "./page-context";
 
 export async function PageShell({
   user,
-  active,
+  path,
   wide = false,
+  liveRunners: known,
   children,
 }: {
   user: CurrentUser | null;
-  active: AppSection;
+  /** The page's pathname: the header marks the navigation item it is. */
+  path: string;
   wide?: boolean;
+  /** The live runners, when the page has just counted them (no second read). */
+  liveRunners?: number;
   children: ReactNode;
 }) {
-  let liveRunners: number | null = null;
+  let liveRunners: number | null = known ?? null;
   let dbOk = true;
-  try {
-    liveRunners = await countLiveRunners(getWebPool());
-  } catch (err) {
-    dbOk = false;
-    logger.warn({ err }, "page header: could not count live runners");
+  if (known === undefined) {
+    try {
+      liveRunners = await countLiveRunners(getWebPool());
+    } catch (err) {
+      dbOk = false;
+      logger.warn({ err }, "page header: could not count live runners");
+    }
   }
   return (
     <>
@@ -35,9 +45,21 @@ export async function PageShell({
         dbOk={dbOk}
         liveRunners={liveRunners}
         user={user ? { name: user.name, email: user.email, role: user.role } : null}
-        active={active}
+        path={path}
       />
       <main className={`mx-auto space-y-4 px-5 py-5 ${wide ? "max-w-[1600px]" : "max-w-[1400px]"}`}>{children}</main>
     </>
+  );
+}
+
+/** A failed page read: the database is down, or the procedure refused (its message). */
+export function ReadFailure({ failure }: { failure: Extract<PageRead<unknown>, { ok: false }> }) {
+  if (failure.code === null) return <DatabaseDown message={failure.message} />;
+  return (
+    <Panel title="Not shown">
+      <p className="p-4 text-sm text-zinc-600 dark:text-zinc-300" data-testid="read-refused">
+        {failure.message}
+      </p>
+    </Panel>
   );
 }

@@ -2,11 +2,18 @@
 // rest is for operators and admins).
 import { redirect } from "next/navigation";
 import { hasRole } from "@/lib/roles";
-import { signedInPage } from "../_lib/page-context";
+import { readPage } from "../_lib/page-context";
+import { PageShell, ReadFailure } from "../_lib/page-shell";
 
 export const dynamic = "force-dynamic";
 
 export default async function SettingsIndex() {
-  const { user } = await signedInPage("/settings");
-  redirect(hasRole(user.role, "operator") ? "/settings/projects" : "/settings/workflows");
+  const read = await readPage("/settings", "/settings", async ({ user }) => user.role);
+  if (!read.ok)
+    return (
+      <PageShell user={read.user} path="/settings">
+        <ReadFailure failure={read} />
+      </PageShell>
+    );
+  redirect(hasRole(read.data, "operator") ? "/settings/projects" : "/settings/workflows");
 }

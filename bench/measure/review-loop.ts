@@ -27,7 +27,7 @@ import { createAppEventStore } from "../../server/app-store";
 import { upsertProject } from "../../server/projects/projects";
 import type { StepExecutor } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";
-import { startTask } from "../../server/tasks/service";
+import { startTask } from "../../server/tasks/commands";
 import type { StepInput } from "../../server/events/step-contract";
 import { workflowExecutors } from "../../server/runner/workflow-executors";
 import { reactToStepOutcome } from "../../server/workflow/reactor";

@@ -1,5 +1,5 @@
 // Narrowed entry types for the cards: an entry whose `detail` is of one kind.
-import type { EntryDetail, SessionEntry } from "@/server/session-view/entries";
+import type { EntryDetail, SessionEntry } from "@/server/sessions/view/entries";
 
 export type EntryOf<K extends EntryDetail["kind"]> = SessionEntry & { detail: Extract<EntryDetail, { kind: K }> };
 

@@ -1,6 +1,6 @@
 // Every failure reads the same way: its error class (req W10) as a pill, then one line
 // that says what went wrong (req W11).
-import type { Failure } from "@/server/session-view/entries";
+import type { Failure } from "@/server/sessions/view/entries";
 
 export function ErrorClassPill({ errorClass }: { errorClass: string }) {
   return (

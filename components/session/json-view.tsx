@@ -1,6 +1,6 @@
 // Parsed agent output as structured data: objects as key/value rows, arrays as numbered
 // items, scalars coloured by type. Deeply nested values stay readable without a library.
-import type { JsonValue } from "@/server/session-view/entries";
+import type { JsonValue } from "@/server/sessions/view/entries";
 
 export function JsonView({ value }: { value: JsonValue }) {
   return (

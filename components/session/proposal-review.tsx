@@ -3,7 +3,7 @@
 // coder's proposal and the reviewer's and tester's critiques side by side, with "Confirm"
 // and "Follow up instead". Viewers see the same without the buttons.
 import { Kbd, Panel } from "@/components/panel";
-import type { SessionEntry } from "@/server/session-view/entries";
+import type { SessionEntry } from "@/server/sessions/view/entries";
 import { ClampedText, Tag } from "./bits";
 import { isKind, type EntryOf } from "./entry-types";
 import { capitalize } from "./format";

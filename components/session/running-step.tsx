@@ -1,8 +1,8 @@
 "use client";
 // While a step runs: who is working on what, for how long (ticking from the StepStarted
 // time), and the agent's words as they stream in when the runner records them.
-import type { SessionEntry } from "@/server/session-view/entries";
-import type { SessionStatus } from "@/server/session-view/progress";
+import type { SessionEntry } from "@/server/sessions/view/entries";
+import type { SessionStatus } from "@/server/sessions/view/progress";
 import { capitalize, formatElapsed, timeOfDay } from "./format";
 import { RoleAvatar, roleStyle } from "./role-style";
 import { useNow } from "./use-now";

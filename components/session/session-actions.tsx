@@ -8,7 +8,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState, type ReactNode, type RefObject } from "react";
 import { Kbd, Panel } from "@/components/panel";
 import { trpcErrorCode, useTRPC } from "@/lib/trpc/client";
-import type { SessionStatus } from "@/server/session-view/progress";
+import type { SessionStatus } from "@/server/sessions/view/progress";
 
 export interface Notice {
   tone: "info" | "warn" | "error";

@@ -5,8 +5,8 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { StateBadge } from "@/components/state-badge";
-import type { SessionHeader as Header } from "@/server/session-view/load";
-import type { SessionStatus } from "@/server/session-view/progress";
+import type { SessionHeader as Header } from "@/server/sessions/view/load";
+import type { SessionStatus } from "@/server/sessions/view/progress";
 import { formatTimestamp } from "@/lib/format-time";
 import { actorName } from "./format";
 import { DownloadIcon, ForkIcon, ReplayIcon } from "./icons";

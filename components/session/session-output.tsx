@@ -5,7 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
 import { useTRPC } from "@/lib/trpc/client";
 import type { BlobRef } from "@/server/events/blobs";
-import type { JsonValue } from "@/server/session-view/entries";
+import type { JsonValue } from "@/server/sessions/view/entries";
 import { DiffView } from "./diff-view";
 import { formatBytes } from "./format";
 import { JsonView } from "./json-view";

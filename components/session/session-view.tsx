@@ -5,7 +5,7 @@
 // follow-up, Escape to leave either.
 import { useEffect, useRef, useState } from "react";
 import { Kbd, Panel } from "@/components/panel";
-import type { SessionView as View } from "@/server/session-view/load";
+import type { SessionView as View } from "@/server/sessions/view/load";
 import { ProposalReview } from "./proposal-review";
 import { RunningStep } from "./running-step";
 import { ActionsPanel, ConfirmDialog, NoticeBar, useSessionCommands, type DialogKind } from "./session-actions";

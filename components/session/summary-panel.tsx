@@ -3,8 +3,8 @@
 // problem met on the way (each with its error class and one-line diagnosis), plus the
 // unresolved items a finished session left.
 import { Panel } from "@/components/panel";
-import type { SessionEntry } from "@/server/session-view/entries";
-import type { SessionStatus } from "@/server/session-view/progress";
+import type { SessionEntry } from "@/server/sessions/view/entries";
+import type { SessionStatus } from "@/server/sessions/view/progress";
 import { FailureLine } from "./failure-line";
 
 export function SummaryPanel({ status, entries }: { status: SessionStatus; entries: SessionEntry[] }) {

@@ -6,7 +6,7 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { StateBadge } from "@/components/state-badge";
-import type { SessionEntry } from "@/server/session-view/entries";
+import type { SessionEntry } from "@/server/sessions/view/entries";
 import { AgentOutputCard, BuildCard, CommitSummary } from "./agent-cards";
 import { Card, ClampedText, Tag } from "./bits";
 import { DiscussionEntry } from "./discussion-entry";

@@ -6,9 +6,9 @@
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useEffect, useReducer, useState } from "react";
 import { useTRPC } from "@/lib/trpc/client";
-import type { SessionEntry } from "@/server/session-view/entries";
-import type { SessionView } from "@/server/session-view/load";
-import type { SessionStatus } from "@/server/session-view/progress";
+import type { SessionEntry } from "@/server/sessions/view/entries";
+import type { SessionView } from "@/server/sessions/view/load";
+import type { SessionStatus } from "@/server/sessions/view/progress";
 
 export type Connection = "connecting" | "live" | "reconnecting" | "closed";
 

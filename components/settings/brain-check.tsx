@@ -2,7 +2,7 @@
 // The Check button of one brain: connectivity, key, model and rate limit, asked through a
 // server action; the answer is shown beside the button.
 import { useState, useTransition } from "react";
-import type { BrainCheckOutcome } from "@/server/settings/overview";
+import type { BrainCheckOutcome } from "@/server/projects/brains";
 
 export function BrainCheck({ check, disabledReason }: { check: () => Promise<BrainCheckOutcome>; disabledReason: string | null }) {
   const [outcome, setOutcome] = useState<BrainCheckOutcome | null>(null);

@@ -14,7 +14,7 @@ const REASON_STYLE: Record<string, string> = {
   manual: "bg-zinc-500/10 text-zinc-600 ring-zinc-500/25 dark:text-zinc-300",
 };
 
-export function ForkTree({ tree, now, starters }: { tree: LineageTree; now: Date; starters: Map<string, string> }) {
+export function ForkTree({ tree, now, starters }: { tree: LineageTree; now: Date; starters: Record<string, string> }) {
   const byId = new Map(tree.nodes.map((n) => [n.id, n]));
   const root = byId.get(tree.rootId);
   if (!root) return null;
@@ -38,12 +38,12 @@ function Branch({
   byId: Map<string, LineageNode>;
   focusId: string;
   now: Date;
-  starters: Map<string, string>;
+  starters: Record<string, string>;
 }) {
   const children = node.children.map((id) => byId.get(id)).filter((c): c is LineageNode => Boolean(c));
   return (
     <li className="relative flex items-center">
-      <NodeCard node={node} focus={node.id === focusId} now={now} startedBy={starters.get(node.createdBy) ?? node.createdBy} />
+      <NodeCard node={node} focus={node.id === focusId} now={now} startedBy={starters[node.createdBy] ?? node.createdBy} />
       {children.length ? (
         <>
           {/* from the parent card to its children's spine */}

@@ -15,7 +15,7 @@ import {
   ZFollowUpInput,
   ZSessionRef,
   ZStartTaskInput,
-} from "../tasks/service";
+} from "../tasks/commands";
 import type { ContextSource } from "./context";
 import { exportArchive, exportSession } from "../export";
 import { toRestError } from "./errors";

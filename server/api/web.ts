@@ -2,10 +2,8 @@
 // context, the REST handlers and next-auth's options. Server-only: imported by routes and
 // pages, never by tests (which pass their own dependencies to the factories).
 import "server-only";
-import { cookies } from "next/headers";
 import { authEnv } from "../auth/env";
 import { createAuthOptions } from "../auth/options";
-import { authenticateRequest, type CurrentUser } from "../auth/request";
 import { getPrisma } from "../db/prisma";
 import { getWebPool } from "../db/web-pool";
 import { createAppEventStore } from "../app-store";
@@ -28,15 +26,3 @@ export const taskRestHandlers = createTaskRestHandlers(webSource);
 export const sessionExportHandler = createSessionExportHandler(webSource);
 
 export const authOptions = createAuthOptions({ prisma: getPrisma, env: authEnv() });
-
-/** The signed-in user of the page being rendered (from its session cookie), or null. */
-export async function currentUser(): Promise<CurrentUser | null> {
-  const cookie = (await cookies())
-    .getAll()
-    .map((c) => `${c.name}=${encodeURIComponent(c.value)}`)
-    .join("; ");
-  return authenticateRequest(new Request("http://page.local/", { headers: { cookie } }), {
-    prisma: getPrisma(),
-    secret: authEnv().NEXTAUTH_SECRET,
-  });
-}

@@ -101,6 +101,16 @@ export async function authorizeCredentials(
   return ok && row ? resolveUser(prisma, row.id) : null;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Names of the users behind `user:<id>` actor labels; others (runners, system) need none. */
+export async function userNames(prisma: PrismaClient, labels: Iterable<string>): Promise<Record<string, string>> {
+  const ids = [...new Set([...labels].filter((l) => l.startsWith("user:")).map((l) => l.slice(5)))].filter((id) => UUID.test(id));
+  if (ids.length === 0) return {};
+  const users = await prisma.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } });
+  return Object.fromEntries(users.map((u) => [`user:${u.id}`, u.name]));
+}
+
 export async function listUsers(prisma: PrismaClient): Promise<UserSummary[]> {
   const rows = await prisma.user.findMany({ select: userSummarySelect, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   return rows.map(toSummary);

@@ -23,6 +23,16 @@ export function defaultSettingsPath(env: Record<string, string | undefined> = pr
   return path.resolve(dataDir, SETTINGS_FILE);
 }
 
+/**
+ * The settings file as the web process finds it: `defaultSettingsPath` falls back to a path
+ * beside its own source, which the Next.js bundle cannot compute when CATCAFE_DATA_DIR is
+ * unset; the web server runs from the project root, so `.data` under its cwd is the same
+ * default.
+ */
+export function webSettingsPath(env: NodeJS.ProcessEnv = process.env): string {
+  return defaultSettingsPath({ CATCAFE_DATA_DIR: env.CATCAFE_DATA_DIR ?? path.join(process.cwd(), ".data") });
+}
+
 /** Settings from their text (`file` names the file in errors). */
 export function parseSettings(text: string, file: string): LoadedSettings {
   const { value, errors } = parseConfigFile(file, text, ZSettings);

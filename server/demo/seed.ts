@@ -7,8 +7,8 @@ import { createPool } from "../db/pool";
 import { parseEnv } from "../env";
 import { createAppEventStore } from "../app-store";
 import type { Actor } from "../events/catalog";
-import { upsertProject } from "../projects/projects";
-import { startTask, type TaskDeps } from "../tasks/service";
+import { projectExists, upsertProject } from "../projects/projects";
+import { startTask, type TaskDeps } from "../tasks/commands";
 import { DEMO_AGENTS, DEMO_ALLOWLIST, DEMO_PROJECT_ID, DEMO_PROJECT_NAME, DEMO_TASK_PROMPT, DEMO_TASK_TITLE } from "./content";
 import { ensureDemoRepo } from "./repo";
 
@@ -68,7 +68,7 @@ async function seed(deps: TaskDeps, dataDir: string): Promise<DemoSeedResult> {
   const lock = await deps.pool.connect();
   try {
     await lock.query(`SELECT pg_advisory_lock(${SEED_LOCK_SQL})`);
-    const existed = (await deps.pool.query("SELECT 1 FROM projects WHERE id = $1", [DEMO_PROJECT_ID])).rowCount === 1;
+    const existed = await projectExists(deps.pool, DEMO_PROJECT_ID);
     // The demo project is the demo's own: its definition is reset on every start.
     await upsertProject(deps.pool, {
       id: DEMO_PROJECT_ID,

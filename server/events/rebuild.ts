@@ -1,5 +1,7 @@
 // Rebuilds every inline projection from the event log with the same handlers that
 // maintain them live. Appends wait while it runs (the streams table is locked), reads don't.
+// `rebuildAndCompare` (`catcafe projections rebuild`, req E4) also reports the tables whose
+// rows came out different from before (a drifted projection, or a changed handler).
 import { withTransaction, type Queryable } from "../db/pool";
 import type { EventStore } from "./store";
 import type { RecordedEvent } from "./types";
@@ -63,4 +65,20 @@ export async function snapshotProjections(db: Queryable, store: EventStore): Pro
     }
   }
   return snapshot;
+}
+
+export interface ProjectionRebuildReport {
+  events: number;
+  tables: string[];
+  changedTables: string[];
+  durationMs: number;
+}
+
+export async function rebuildAndCompare(store: EventStore): Promise<ProjectionRebuildReport> {
+  const startedAt = performance.now();
+  const before = await snapshotProjections(store.pool, store);
+  const result = await rebuildProjections(store);
+  const after = await snapshotProjections(store.pool, store);
+  const changedTables = result.tables.filter((t) => JSON.stringify(before[t] ?? []) !== JSON.stringify(after[t] ?? [])).sort();
+  return { events: result.events, tables: result.tables, changedTables, durationMs: Math.round(performance.now() - startedAt) };
 }

@@ -1,5 +1,6 @@
 // Projects: a git repository, its command allowlist and the agents per role. Stored as
 // configuration (not events); a task copies what it uses into its TaskStarted event.
+// This module owns the `projects` table: every read and write of it goes through here.
 import { z } from "zod";
 import { ZAgentConfig } from "../agents/config";
 import type { Queryable } from "../db/pool";
@@ -42,27 +43,46 @@ export async function upsertProject(db: Queryable, input: TProjectInput): Promis
   };
 }
 
-export async function getProject(db: Queryable, id: string): Promise<Project> {
-  const r = await db.query<{
-    id: string;
-    name: string;
-    repo_path: string;
-    allowlist: string[][];
-    agents: Record<string, unknown>;
-    max_iterations: number;
-  }>("SELECT id, name, repo_path, allowlist, agents, max_iterations FROM projects WHERE id = $1", [id]);
-  const row = r.rows[0];
-  if (!row) throw new AppError("NOT_FOUND", `no project "${id}"`);
+interface ProjectRow {
+  id: string;
+  name: string;
+  repo_path: string;
+  allowlist: string[][];
+  agents: Record<string, unknown> | null;
+  max_iterations: number;
+}
+
+const PROJECT_COLUMNS = "id, name, repo_path, allowlist, agents, max_iterations";
+
+function toProject(row: ProjectRow): Project {
   return {
     id: row.id,
     name: row.name,
     repoPath: row.repo_path,
     allowlist: row.allowlist,
-    agents: row.agents,
+    agents: row.agents ?? {},
     maxIterations: row.max_iterations,
   };
 }
 
+export async function getProject(db: Queryable, id: string): Promise<Project> {
+  const r = await db.query<ProjectRow>(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE id = $1`, [id]);
+  const row = r.rows[0];
+  if (!row) throw new AppError("NOT_FOUND", `no project "${id}"`);
+  return toProject(row);
+}
+
+export async function projectExists(db: Queryable, id: string): Promise<boolean> {
+  return (await db.query("SELECT 1 FROM projects WHERE id = $1", [id])).rowCount === 1;
+}
+
+/** Every project with its whole record (repository, allowlist, agents), by id. */
+export async function listProjectRecords(db: Queryable): Promise<Project[]> {
+  const r = await db.query<ProjectRow>(`SELECT ${PROJECT_COLUMNS} FROM projects ORDER BY id`);
+  return r.rows.map(toProject);
+}
+
+/** What anyone signed in may see of the projects: id and name, by name. */
 export async function listProjects(db: Queryable): Promise<Array<Pick<Project, "id" | "name">>> {
   const r = await db.query<{ id: string; name: string }>("SELECT id, name FROM projects ORDER BY name");
   return r.rows;

@@ -39,9 +39,8 @@ export interface RunnerOptions {
   detectShells?: () => Promise<unknown>;
 }
 
+/** Well within the liveness window (./liveness.ts), so one late heartbeat does not count a runner dead. */
 export const RUNNER_HEARTBEAT_MS = 5_000;
-/** A runner whose heartbeat is older than this is not counted as live. */
-export const RUNNER_LIVENESS_MS = 15_000;
 
 export class Runner {
   readonly id: string;

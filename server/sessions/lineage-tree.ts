@@ -1,8 +1,11 @@
 // A session's fork lineage (req E5) as a tree: up the `parent_id` links of the sessions
 // projection to the root ancestor, then down to every descendant (reruns, and later modify
 // and revert forks). Each node says where it forked (the parent's event position) and why
-// (the SessionForked event's reason, one indexed lookup per fork), and how it stands.
+// (the SessionForked event's reason, one indexed lookup per fork), and how it stands; with
+// the names of the people who started them and the database clock it was read by.
 import { z } from "zod";
+import { userNames } from "../auth/users";
+import type { PrismaClient } from "../db/generated/client";
 import type { Queryable } from "../db/pool";
 import { AppError } from "../errors";
 
@@ -39,6 +42,10 @@ export interface LineageTree {
   /** The root first, then breadth-first, children oldest first. */
   nodes: LineageNode[];
   truncated: boolean;
+  /** Display names of the people who started the sessions, by actor label (`user:<id>`). */
+  names: Record<string, string>;
+  /** The database clock when the tree was read (ages are relative to it). */
+  asOf: string;
 }
 
 interface Row {
@@ -57,11 +64,15 @@ interface Row {
   version: number;
   updated_at: Date;
   depth: number;
+  as_of: Date;
 }
 
-export async function lineageTree(db: Queryable, raw: z.input<typeof ZLineageInput>): Promise<LineageTree> {
+export async function lineageTree(
+  deps: { pool: Queryable; prisma: PrismaClient },
+  raw: z.input<typeof ZLineageInput>,
+): Promise<LineageTree> {
   const { sessionId } = ZLineageInput.parse(raw);
-  const r = await db.query<Row>({
+  const r = await deps.pool.query<Row>({
     name: "catcafe_lineage_tree",
     text: `WITH RECURSIVE up AS (
              SELECT id, parent_id, 0 AS hops FROM sessions WHERE id = $1
@@ -75,7 +86,8 @@ export async function lineageTree(db: Queryable, raw: z.input<typeof ZLineageInp
              SELECT s.id, down.depth + 1 FROM sessions s JOIN down ON s.parent_id = down.id WHERE down.depth < 1000
            )
            SELECT s.id, s.title, s.workflow, s.state, s.outcome, s.mode, s.iteration, s.parent_id, s.fork_version,
-                  f.data->>'reason' AS fork_reason, s.created_by, s.created_at, st.version, st.updated_at, down.depth
+                  f.data->>'reason' AS fork_reason, s.created_by, s.created_at, st.version, st.updated_at, down.depth,
+                  now() AS as_of
            FROM down
            JOIN sessions s ON s.id = down.id
            JOIN streams st ON st.id = s.id
@@ -108,5 +120,15 @@ export async function lineageTree(db: Queryable, raw: z.input<typeof ZLineageInp
     });
   }
   for (const node of nodes.values()) if (node.parentId) nodes.get(node.parentId)?.children.push(node.id);
-  return { rootId: rows[0]!.id, focusId: sessionId, nodes: [...nodes.values()], truncated: r.rows.length > LINEAGE_NODE_LIMIT };
+  return {
+    rootId: rows[0]!.id,
+    focusId: sessionId,
+    nodes: [...nodes.values()],
+    truncated: r.rows.length > LINEAGE_NODE_LIMIT,
+    names: await userNames(
+      deps.prisma,
+      rows.map((row) => row.created_by),
+    ),
+    asOf: rows[0]!.as_of.toISOString(),
+  };
 }

@@ -1,9 +1,12 @@
-// The team's session list (the dashboard's query, also measured by `npm run bench`): the
-// sessions projection filtered by state, project, workflow and starter, searched by title
-// and prompt, newest first, one keyset page at a time. Keyset on (created_at, id) keeps
-// every page as cheap as the first however deep it is; the search is `ILIKE '%text%'`,
-// served by the trigram indexes of title and prompt (pg_trgm).
+// The team's session list, the one query behind `sessions.list` (API and CLI), the
+// dashboard and `npm run bench`: the sessions projection filtered by state, project,
+// workflow and starter, searched by title and prompt, newest first, one keyset page at a
+// time. Keyset on (created_at, id) keeps every page as cheap as the first however deep it
+// is; the search is `ILIKE '%text%'`, served by the trigram indexes of title and prompt
+// (pg_trgm). Also the counts by state the dashboard's tiles and chips show.
 import { z } from "zod";
+import { userNames } from "../auth/users";
+import type { PrismaClient } from "../db/generated/client";
 import type { Queryable } from "../db/pool";
 
 export const SESSION_PAGE_SIZES = [25, 50, 100] as const;
@@ -31,6 +34,15 @@ export const ZSessionPage = z.object({
   limit: z.number().int().min(1).max(200).default(DEFAULT_SESSION_PAGE_SIZE),
 });
 export type SessionPageInput = z.input<typeof ZSessionPage>;
+
+/** `sessions.list`'s input: the filters and a page (no input at all: the first page). */
+export const ZListSessionsInput = ZSessionFilters.extend(ZSessionPage.shape)
+  .extend({
+    /** The `nextCursor` of the previous page: the same as `after`. */
+    cursor: z.string().min(1).max(100).nullish(),
+  })
+  .prefault({});
+export type TListSessionsInput = z.input<typeof ZListSessionsInput>;
 
 export interface SessionListRow {
   id: string;
@@ -166,12 +178,56 @@ export async function countSessionsByState(db: Queryable, filters: SessionFilter
     .sort((a, b) => b.count - a.count || a.state.localeCompare(b.state));
 }
 
-/** `user:<uuid>` → the user's display name, for the "started by" column. */
-export async function starterNames(db: Queryable, labels: readonly string[]): Promise<Map<string, string>> {
-  const ids = [...new Set(labels.flatMap((l) => (/^user:[0-9a-f-]{36}$/i.test(l) ? [l.slice(5)] : [])))];
-  const names = new Map<string, string>();
-  if (ids.length === 0) return names;
-  const r = await db.query<{ id: string; name: string }>("SELECT id::text AS id, name FROM users WHERE id = ANY($1::uuid[])", [ids]);
-  for (const row of r.rows) names.set(`user:${row.id}`, row.name);
-  return names;
+export interface SessionCounts {
+  /** Every session. */
+  total: number;
+  /** Events in every session's own stream. */
+  events: number;
+  /** Every session by state, most first. */
+  byState: Array<{ state: string; count: number }>;
+  /** By state under every filter but the state one (the state chips); `byState` without filters. */
+  filteredByState: Array<{ state: string; count: number }>;
+  /** Sessions matching every filter. */
+  matching: number;
+}
+
+export async function countSessions(db: Queryable, filters: SessionFilters): Promise<SessionCounts> {
+  const { state: _state, ...others } = filters;
+  const filtered = Object.values(others).some((v) => v !== undefined);
+  const [byState, filteredCounts, events] = await Promise.all([
+    countSessionsByState(db, {}),
+    filtered ? countSessionsByState(db, filters) : null,
+    db.query<{ n: string | null }>("SELECT sum(version) AS n FROM streams WHERE type = 'session'"),
+  ]);
+  const filteredByState = filteredCounts ?? byState;
+  return {
+    total: byState.reduce((n, c) => n + c.count, 0),
+    events: Number(events.rows[0]?.n ?? 0),
+    byState,
+    filteredByState,
+    matching: filteredByState.filter((c) => !filters.state || c.state === filters.state).reduce((n, c) => n + c.count, 0),
+  };
+}
+
+export interface SessionPage extends SessionListPage {
+  /** Cursors of the older and the newer page (`after` / `before`), null where there is none. */
+  nextCursor: string | null;
+  prevCursor: string | null;
+  /** Display names of the people who started the listed sessions, by actor label. */
+  names: Record<string, string>;
+}
+
+/** One page of `sessions.list`: the rows, the cursors on both sides and the starters' names. */
+export async function readSessionPage(deps: { pool: Queryable; prisma: PrismaClient }, raw: TListSessionsInput): Promise<SessionPage> {
+  const { cursor, after, before, limit, ...filters } = ZListSessionsInput.parse(raw);
+  const page = await listSessions(deps.pool, filters, { after: after ?? cursor ?? undefined, before, limit });
+  return {
+    ...page,
+    nextCursor: page.hasOlder ? (page.rows.at(-1)?.id ?? null) : null,
+    prevCursor: page.hasNewer ? (page.rows[0]?.id ?? null) : null,
+    names: await userNames(
+      deps.prisma,
+      page.rows.map((r) => r.createdBy),
+    ),
+  };
 }

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool } from "../../server/db/pool";
 import { DEMO_FIXED_SOURCE, DEMO_TEST_COUNT } from "../../server/demo/content";
 import { createAppEventStore } from "../../server/app-store";
-import { confirmTask } from "../../server/tasks/service";
+import { confirmTask } from "../../server/tasks/commands";
 import { freePort } from "../helpers/ports";
 import {
   killTree,

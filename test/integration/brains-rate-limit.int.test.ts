@@ -8,7 +8,7 @@ import { BrainAgent } from "../../server/agents/brain";
 import { AgentError, type AgentRequest } from "../../server/agents/types";
 import { databaseCallGate, tryTakeTurn, type RateLimitWait } from "../../server/brains/rate-limit";
 import type { RecordedEvent } from "../../server/events/types";
-import { startTask } from "../../server/tasks/service";
+import { startTask } from "../../server/tasks/commands";
 import { sendError, startBrainStub, startEventStream, streamOf, writeStream, type BrainStub } from "../helpers/brains-stub";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { startProcess, tail, waitForExit } from "../helpers/processes";

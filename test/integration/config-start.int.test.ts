@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getRuntimeContext } from "../../server/config";
 import { isAppError } from "../../server/errors";
 import type { RecordedEvent } from "../../server/events/types";
-import { cancelTask, rerunTask, startTask } from "../../server/tasks/service";
+import { cancelTask, rerunTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { BUGGY_SUM, createHarness, FIXED_SUM, reviewApprove, tempDir, type Harness } from "../helpers/tasks";
 

@@ -1,11 +1,11 @@
 // The team dashboard's read side on a real database: the sessions projection's task facts
-// (and a rebuild giving the same rows), the session list's filters, search and keyset pages,
-// replay at any position, the fork tree, and the read-only settings with their roles.
+// (and a rebuild giving the same rows), replay at any position, the fork tree, and the
+// read-only settings with their roles. The session list has its own file
+// (sessions-list.int.test.ts).
 import crypto from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { rebuildProjections, snapshotProjections } from "../../server/events/rebuild";
-import { countSessionsByState, listSessions } from "../../server/sessions/list";
-import { confirmTask, rerunTask, startTask } from "../../server/tasks/service";
+import { confirmTask, rerunTask, startTask } from "../../server/tasks/commands";
 import { createApiFixture, outcomeOf, type ApiFixture } from "../helpers/api";
 import { startBrainStub } from "../helpers/brains-stub";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
@@ -72,79 +72,6 @@ describe("sessions projection: task facts", () => {
     const live = await snapshotProjections(db.pool, db.store);
     await rebuildProjections(db.store, 5);
     expect(await snapshotProjections(db.pool, db.store)).toEqual(live);
-  });
-});
-
-describe("session list", () => {
-  const runId = crypto.randomBytes(3).toString("hex");
-  const ids: string[] = [];
-  const base = { workflow: "review_loop", workflowVersion: 1, maxIterations: 3, agents: {} };
-  const project = (id: string) => ({ id, name: id, repoPath: "/nowhere", baseCommit: "0".repeat(40), allowlist: [] });
-
-  beforeAll(async () => {
-    // 30 sessions: alternating projects and starters, three states, searchable prompts.
-    for (let i = 0; i < 30; i++) {
-      const id = `list-${runId}-${String(i).padStart(2, "0")}`;
-      const actor = { kind: "user" as const, id: i % 3 === 0 ? `alice-${runId}` : `bob-${runId}` };
-      await db.store.append(
-        id,
-        "no_stream",
-        [
-          {
-            type: "SessionCreated",
-            data: { title: `List ${runId} #${i}${i === 7 ? " 100%_done" : ""}`, workflow: "review_loop", state: "start" },
-          },
-          {
-            type: "TaskStarted",
-            data: {
-              ...base,
-              mode: i % 2 ? "implementation" : "proposal",
-              prompt: i === 11 ? `needle-${runId} in a haystack` : "plain prompt",
-              project: project(`p-${runId}-${i % 2}`),
-            },
-          },
-          ...(i % 5 === 0 ? [{ type: "SessionStateChanged", data: { from: "start", to: "approved" } }] : []),
-        ],
-        { actor },
-      );
-      ids.push(id);
-    }
-  });
-
-  const mine = { projectId: undefined as string | undefined, q: `List ${runId}` };
-
-  it("pages newest first by keyset, both ways, without gaps or repeats", async () => {
-    const seen: string[] = [];
-    let page = await listSessions(db.pool, mine, { limit: 7 });
-    expect(page.hasNewer).toBe(false);
-    seen.push(...page.rows.map((r) => r.id));
-    while (page.hasOlder) {
-      page = await listSessions(db.pool, mine, { limit: 7, after: page.rows.at(-1)!.id });
-      seen.push(...page.rows.map((r) => r.id));
-    }
-    expect(seen).toEqual([...ids].reverse());
-    const back = await listSessions(db.pool, mine, { limit: 7, before: page.rows[0]!.id });
-    expect(back.rows.map((r) => r.id)).toEqual(
-      [...ids].reverse().slice(seen.length - page.rows.length - 7, seen.length - page.rows.length),
-    );
-    expect(back.hasOlder).toBe(true);
-  });
-
-  it("filters by state, project, starter and searches titles and prompts (% and _ literally)", async () => {
-    const project1 = await listSessions(db.pool, { projectId: `p-${runId}-1` }, { limit: 100 });
-    expect(project1.rows).toHaveLength(15);
-    expect(project1.rows.every((r) => r.mode === "implementation" && r.iteration === 1)).toBe(true);
-    const approved = await listSessions(db.pool, { ...mine, state: "approved" }, { limit: 100 });
-    expect(approved.rows.map((r) => r.id).sort()).toEqual(ids.filter((_, i) => i % 5 === 0));
-    const alice = await listSessions(db.pool, { ...mine, createdBy: `user:alice-${runId}` }, { limit: 100 });
-    expect(alice.rows).toHaveLength(10);
-    expect((await listSessions(db.pool, { q: `needle-${runId}` })).rows.map((r) => r.id)).toEqual([ids[11]]);
-    expect((await listSessions(db.pool, { q: `${runId} #7 100%_d` })).rows.map((r) => r.id)).toEqual([ids[7]]);
-    expect((await listSessions(db.pool, { q: `${runId} #7 100__d` })).rows).toEqual([]);
-    expect(await countSessionsByState(db.pool, { ...mine, state: "approved" })).toEqual([
-      { state: "start", count: 24 },
-      { state: "approved", count: 6 },
-    ]);
   });
 });
 

@@ -13,7 +13,7 @@ import { ensureDemoRepo } from "../../server/demo/repo";
 import { seedDemo, type DemoSeedResult } from "../../server/demo/seed";
 import type { RecordedEvent } from "../../server/events/types";
 import { getProject } from "../../server/projects/projects";
-import { confirmTask } from "../../server/tasks/service";
+import { confirmTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, type Harness } from "../helpers/tasks";
 

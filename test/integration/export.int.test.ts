@@ -19,7 +19,7 @@ import {
   type StateEventLine,
   type TimelineLine,
 } from "../../server/export";
-import { confirmTask, rerunTask, startTask } from "../../server/tasks/service";
+import { confirmTask, rerunTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, reviewApprove, reviewChanges, tempDir, testPlan, type Harness } from "../helpers/tasks";
 

@@ -4,7 +4,7 @@ import net from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPool } from "../../server/db/pool";
 import { getHealth } from "../../server/health";
-import { RUNNER_LIVENESS_MS } from "../../server/runner/runner";
+import { countLiveRunners, listRunners, RUNNER_LIVENESS_MS } from "../../server/runner/liveness";
 import { APP_VERSION } from "../../server/version";
 import { createTestDatabase, uniqueId, type TestDatabase } from "../helpers/db";
 
@@ -47,6 +47,41 @@ describe("getHealth with a reachable database", () => {
     await insertRunner();
     await insertRunner();
     expect((await getHealth(db.pool)).runners).toBe(2);
+  });
+});
+
+describe("one liveness rule (server/runner/liveness.ts) for health, the header, the dashboard and runners.list", () => {
+  it("counts, lists live-only and marks live the same runners, judged by the database clock", async () => {
+    const fresh = await insertRunner();
+    const lagging = await insertRunner({ heartbeatAgoMs: RUNNER_LIVENESS_MS - 5_000 });
+    const stale = await insertRunner({ heartbeatAgoMs: RUNNER_LIVENESS_MS + 1_000 });
+    await insertRunner({ stopped: true });
+    const dayOld = await insertRunner({ heartbeatAgoMs: 25 * 60 * 60 * 1000 });
+
+    const all = await listRunners(db.pool);
+    const live = await listRunners(db.pool, { liveOnly: true });
+    expect(all.runners.map((r) => [r.id, r.live]).sort()).toEqual(
+      [
+        [fresh, true],
+        [lagging, true],
+        [stale, false],
+      ].sort(),
+    );
+    expect(all.runners.map((r) => r.id)).not.toContain(dayOld);
+    expect(live.runners.map((r) => r.id).sort()).toEqual([fresh, lagging].sort());
+    expect(await countLiveRunners(db.pool)).toBe(2);
+    expect((await getHealth(db.pool)).runners).toBe(2);
+    // The clock is the database's: the freshest heartbeat is at most a moment behind it.
+    const newest = Math.max(...live.runners.map((r) => r.heartbeatAt.getTime()));
+    expect(live.now.getTime() - newest).toBeGreaterThanOrEqual(0);
+    expect(live.now.getTime() - newest).toBeLessThan(RUNNER_LIVENESS_MS);
+  });
+
+  it("with no runner at all, still answers with the database clock", async () => {
+    const before = Date.now();
+    const { now, runners } = await listRunners(db.pool, { liveOnly: true });
+    expect(runners).toEqual([]);
+    expect(Math.abs(now.getTime() - before)).toBeLessThan(60_000);
   });
 });
 

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../server/events/types";
-import { startTask } from "../../server/tasks/service";
+import { startTask } from "../../server/tasks/commands";
 import type { TaskState } from "../../server/workflow/engine";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { BUGGY_SUM, createHarness, FIXED_SUM, testPlan, type Harness, type Script } from "../helpers/tasks";

@@ -6,7 +6,7 @@ import type { ContextSource } from "../../server/api/context";
 import { createSessionExportHandler, createTaskRestHandlers } from "../../server/api/rest";
 import type { CurrentUser } from "../../server/auth/request";
 import type { EventStore } from "../../server/events/store";
-import { followUpTask } from "../../server/tasks/service";
+import { followUpTask } from "../../server/tasks/commands";
 import { createApiFixture, type ApiFixture } from "../helpers/api";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { createHarness, type Harness } from "../helpers/tasks";

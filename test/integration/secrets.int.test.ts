@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportSession } from "../../server/export";
-import { startTask } from "../../server/tasks/service";
+import { startTask } from "../../server/tasks/commands";
 import { startBrainStub, startEventStream, streamOf, type BrainStub } from "../helpers/brains-stub";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, testPlan, type Harness } from "../helpers/tasks";

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { createCaller } from "../../server/api/root";
 import { putBlob } from "../../server/events/blobs";
-import type { LiveBatch } from "../../server/session-view/follow";
-import { sessionEventsListener } from "../../server/session-view/listener";
-import type { SessionView } from "../../server/session-view/load";
+import type { LiveBatch } from "../../server/sessions/view/follow";
+import { sessionEventsListener } from "../../server/sessions/view/listener";
+import type { SessionView } from "../../server/sessions/view/load";
 import { createApiFixture, type ApiFixture } from "../helpers/api";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, reviewApprove, testPlan, type Harness } from "../helpers/tasks";

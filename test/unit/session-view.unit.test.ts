@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { parseUnifiedDiff } from "../../components/session/parse-diff";
 import { appRegistry } from "../../server/events/catalog";
 import type { RecordedEvent } from "../../server/events/types";
-import { oneLine, toSessionEntry } from "../../server/session-view/entries";
-import { foldProgress, statusOf } from "../../server/session-view/progress";
+import { oneLine, toSessionEntry } from "../../server/sessions/view/entries";
+import { foldProgress, statusOf } from "../../server/sessions/view/progress";
 
 let version = 0;
 function event(type: string, data: unknown, actor = { kind: "runner" as const, id: "r-1" }): RecordedEvent {

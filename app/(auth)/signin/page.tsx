@@ -3,7 +3,8 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { safeCallbackPath } from "@/lib/callback-url";
-import { authOptions, currentUser } from "@/server/api/web";
+import { visitor } from "@/app/_lib/page-context";
+import { authOptions } from "@/server/api/web";
 import { logger } from "@/server/log";
 import { AuthCard } from "../form-parts";
 import { SignInForm } from "./sign-in-form";
@@ -27,9 +28,9 @@ const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v
 export default async function SignInPage({ searchParams }: { searchParams: SearchParams }) {
   const params = await searchParams;
   const callbackUrl = safeCallbackPath(first(params.callbackUrl));
-  const user = await currentUser().catch((err: unknown) => {
+  const { user } = await visitor().catch((err: unknown) => {
     logger.warn({ err, route: "/signin" }, "sign-in page: could not read the session");
-    return null;
+    return { user: null };
   });
   if (user) redirect(callbackUrl);
 

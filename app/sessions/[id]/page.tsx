@@ -1,69 +1,50 @@
 // `/sessions/[id]`: one session, live. The server renders the first view (header, status,
-// latest entries) for the signed-in user; the client part then follows the session over
-// SSE and offers the operator's actions when the user's role allows them.
+// latest entries) for the signed-in user through `live.session`; the client part then
+// follows the session over SSE and offers the operator's actions when the user's role
+// allows them.
 import type { Metadata } from "next";
 import Link from "next/link";
-import { redirect } from "next/navigation";
-import type { ReactNode } from "react";
-import { PageShell } from "@/app/_lib/page-shell";
-import { DatabaseDown } from "@/components/database-down";
+import { cache, type ReactNode } from "react";
+import { readPage, visitor } from "@/app/_lib/page-context";
+import { PageShell, ReadFailure } from "@/app/_lib/page-shell";
 import { EmptyState, Panel } from "@/components/panel";
 import { SessionView } from "@/components/session/session-view";
 import { hasRole } from "@/lib/roles";
 import { TRPCReactProvider } from "@/lib/trpc/client";
-import { currentUser } from "@/server/api/web";
 import type { CurrentUser } from "@/server/auth/request";
-import { SIGN_IN_PATH } from "@/server/auth/options";
-import { getPrisma } from "@/server/db/prisma";
-import { getWebPool } from "@/server/db/web-pool";
-import { isAppError } from "@/server/errors";
-import { createAppEventStore } from "@/server/app-store";
-import { describeDbError } from "@/server/health";
-import { logger } from "@/server/log";
-import { loadSessionView, type SessionView as View } from "@/server/session-view/load";
 
 export const dynamic = "force-dynamic";
 
 type Params = Promise<{ id: string }>;
 
+/** The first view, read once per request for the page and its title. */
+const readSession = cache((id: string) =>
+  readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.live.session({ sessionId: id })),
+);
+
 export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
   const { id } = await params;
-  // The title is the session's only for someone who may read it.
-  const title = await currentUser()
-    .then((user) => (user ? getPrisma().session.findUnique({ where: { id }, select: { title: true } }) : null))
-    .catch(() => null);
-  return { title: title?.title ?? id };
+  // The title is the session's only for someone who may read it (nobody signed in: no read).
+  const { user } = await visitor().catch(() => ({ user: null }));
+  const read = user ? await readSession(id) : null;
+  return { title: read?.ok ? read.data.header.title : id };
 }
 
 export default async function SessionPage({ params }: { params: Params }) {
   const { id } = await params;
-  const path = `/sessions/${id}`;
-  let user: CurrentUser | null = null;
-  let view: View | null = null;
-  try {
-    user = await currentUser();
-    if (user) {
-      const pool = getWebPool();
-      view = await loadSessionView({ pool, prisma: getPrisma(), store: createAppEventStore(pool) }, id).catch((err: unknown) => {
-        if (isAppError(err, "NOT_FOUND")) return null;
-        throw err;
-      });
-    }
-  } catch (err) {
-    logger.error({ err, route: "/sessions/[id]", sessionId: id }, "session view: database read failed");
+  const read = await readSession(id);
+  if (!read.ok && read.code !== "NOT_FOUND")
     return (
-      <Shell user={user} id={id}>
-        <DatabaseDown message={describeDbError(err)} />
+      <Shell user={read.user} id={id}>
+        <ReadFailure failure={read} />
       </Shell>
     );
-  }
-  if (!user) redirect(`${SIGN_IN_PATH}?callbackUrl=${encodeURIComponent(path)}`);
 
   return (
-    <Shell user={user} id={id}>
-      {view ? (
+    <Shell user={read.user} id={id}>
+      {read.ok ? (
         <TRPCReactProvider>
-          <SessionView initial={view} canOperate={hasRole(user.role, "operator")} me={user.name} />
+          <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
         </TRPCReactProvider>
       ) : (
         <Panel title="Session">
@@ -87,7 +68,7 @@ export default async function SessionPage({ params }: { params: Params }) {
 
 function Shell({ user, id, children }: { user: CurrentUser | null; id: string; children: ReactNode }) {
   return (
-    <PageShell user={user} active="sessions">
+    <PageShell user={user} path={`/sessions/${id}`}>
       <nav aria-label="Breadcrumb" className="flex min-w-0 items-center gap-1.5 text-xs text-zinc-500 dark:text-zinc-400">
         <Link href="/" className="hover:text-zinc-900 dark:hover:text-zinc-100">
           Dashboard

@@ -1,28 +1,30 @@
 // `/sessions/new`: start a task (operator). The form posts to the tasks.start procedure and
 // opens the new session; viewers are told they cannot start tasks.
 import type { Metadata } from "next";
-import { redirect } from "next/navigation";
-import { PageShell } from "@/app/_lib/page-shell";
+import { readPage } from "@/app/_lib/page-context";
+import { PageShell, ReadFailure } from "@/app/_lib/page-shell";
 import { NewTaskForm } from "@/components/new-task-form";
 import { EmptyState, Panel } from "@/components/panel";
 import { hasRole } from "@/lib/roles";
+import { NEW_TASK_PATH } from "@/lib/nav";
 import { TRPCReactProvider } from "@/lib/trpc/client";
-import { currentUser } from "@/server/api/web";
-import { SIGN_IN_PATH } from "@/server/auth/options";
-import { getWebPool } from "@/server/db/web-pool";
-import { listProjects } from "@/server/projects/projects";
 import { BUILTIN_WORKFLOWS } from "@/server/workflow/builtin";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "New task" };
 
 export default async function NewTaskPage() {
-  const user = await currentUser();
-  if (!user) redirect(`${SIGN_IN_PATH}?callbackUrl=${encodeURIComponent("/sessions/new")}`);
-  const projects = await listProjects(getWebPool());
+  const read = await readPage(NEW_TASK_PATH, NEW_TASK_PATH, ({ caller }) => caller.projects.list());
+  if (!read.ok)
+    return (
+      <PageShell user={read.user} path={NEW_TASK_PATH}>
+        <ReadFailure failure={read} />
+      </PageShell>
+    );
+  const { user, data: projects } = read;
   const workflows = Object.values(BUILTIN_WORKFLOWS).map((w) => ({ id: w.id, title: w.title, modes: w.modes }));
   return (
-    <PageShell user={user} active="sessions">
+    <PageShell user={user} path={NEW_TASK_PATH}>
       <div className="mx-auto max-w-3xl space-y-4">
         <div>
           <h1 className="text-lg font-semibold text-zinc-900 dark:text-zinc-100">New task</h1>

@@ -5,10 +5,9 @@ import type { Metadata } from "next";
 import { EmptyState, Panel } from "@/components/panel";
 import { Chips, YesNo } from "@/components/settings/argv";
 import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
-import type { AgentOverview } from "@/server/settings/overview";
-import { signedInPage } from "../../_lib/page-context";
-import { PageShell } from "../../_lib/page-shell";
-import { readSection } from "../_lib/section";
+import type { AgentOverview } from "@/server/projects/overview";
+import { readPage } from "../../_lib/page-context";
+import { PageShell, ReadFailure } from "../../_lib/page-shell";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Agents · Settings" };
@@ -16,10 +15,19 @@ export const metadata: Metadata = { title: "Agents · Settings" };
 const ROLE_ORDER = ["planner", "coder", "executor", "reviewer", "tester"];
 
 export default async function AgentsSettingsPage() {
-  const { user, caller } = await signedInPage("/settings/agents");
-  const { data: projects, forbidden } = await readSection(() => caller.settings.projects());
+  const path = "/settings/agents";
+  const read = await readPage(path, path, ({ caller }) => caller.settings.projects());
+  // A role that may not read the section sees why (FORBIDDEN), inside the settings frame.
+  if (!read.ok && read.code !== "FORBIDDEN")
+    return (
+      <PageShell user={read.user} path={path}>
+        <ReadFailure failure={read} />
+      </PageShell>
+    );
+  const projects = read.ok ? read.data : null;
+  const forbidden = !read.ok;
   return (
-    <PageShell user={user} active="settings">
+    <PageShell user={read.user} path={path}>
       <SettingsFrame
         active="agents"
         title="Agents"

@@ -1,7 +1,7 @@
 "use server";
 // The brains page's Check button: calls `settings.checkBrain` as the visitor (operator or
 // admin; the procedure checks), and hands back a plain result for the button to show.
-import type { BrainCheckOutcome, TCheckBrainInput } from "@/server/settings/overview";
+import type { BrainCheckOutcome, TCheckBrainInput } from "@/server/projects/brains";
 import { signedInPage } from "../../_lib/page-context";
 
 export async function checkBrainAction(input: TCheckBrainInput): Promise<BrainCheckOutcome> {

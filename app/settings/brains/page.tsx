@@ -6,19 +6,27 @@ import { EmptyState, Panel } from "@/components/panel";
 import { Chips, YesNo } from "@/components/settings/argv";
 import { BrainCheck } from "@/components/settings/brain-check";
 import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
-import { signedInPage } from "../../_lib/page-context";
-import { PageShell } from "../../_lib/page-shell";
-import { readSection } from "../_lib/section";
+import { readPage } from "../../_lib/page-context";
+import { PageShell, ReadFailure } from "../../_lib/page-shell";
 import { checkBrainAction } from "./actions";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Brains · Settings" };
 
 export default async function BrainsSettingsPage() {
-  const { user, caller } = await signedInPage("/settings/brains");
-  const { data: brains, forbidden } = await readSection(() => caller.settings.brains());
+  const path = "/settings/brains";
+  const read = await readPage(path, path, ({ caller }) => caller.settings.brains());
+  // A role that may not read the section sees why (FORBIDDEN), inside the settings frame.
+  if (!read.ok && read.code !== "FORBIDDEN")
+    return (
+      <PageShell user={read.user} path={path}>
+        <ReadFailure failure={read} />
+      </PageShell>
+    );
+  const brains = read.ok ? read.data : null;
+  const forbidden = !read.ok;
   return (
-    <PageShell user={user} active="settings">
+    <PageShell user={read.user} path={path}>
       <SettingsFrame
         active="brains"
         title="Brains"

@@ -5,19 +5,27 @@ import type { Metadata } from "next";
 import { Kbd, Panel } from "@/components/panel";
 import { ArgvPattern } from "@/components/settings/argv";
 import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
-import type { ProjectOverview } from "@/server/settings/overview";
-import { signedInPage } from "../../_lib/page-context";
-import { PageShell } from "../../_lib/page-shell";
-import { readSection } from "../_lib/section";
+import type { ProjectOverview } from "@/server/projects/overview";
+import { readPage } from "../../_lib/page-context";
+import { PageShell, ReadFailure } from "../../_lib/page-shell";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Projects · Settings" };
 
 export default async function ProjectsSettingsPage() {
-  const { user, caller } = await signedInPage("/settings/projects");
-  const { data: projects, forbidden } = await readSection(() => caller.settings.projects());
+  const path = "/settings/projects";
+  const read = await readPage(path, path, ({ caller }) => caller.settings.projects());
+  // A role that may not read the section sees why (FORBIDDEN), inside the settings frame.
+  if (!read.ok && read.code !== "FORBIDDEN")
+    return (
+      <PageShell user={read.user} path={path}>
+        <ReadFailure failure={read} />
+      </PageShell>
+    );
+  const projects = read.ok ? read.data : null;
+  const forbidden = !read.ok;
   return (
-    <PageShell user={user} active="settings">
+    <PageShell user={read.user} path={path}>
       <SettingsFrame
         active="projects"
         title="Projects"

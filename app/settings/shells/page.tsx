@@ -6,18 +6,26 @@ import { EmptyState, Panel } from "@/components/panel";
 import { Chips, YesNo } from "@/components/settings/argv";
 import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
 import { formatTimestamp } from "@/lib/format-time";
-import { signedInPage } from "../../_lib/page-context";
-import { PageShell } from "../../_lib/page-shell";
-import { readSection } from "../_lib/section";
+import { readPage } from "../../_lib/page-context";
+import { PageShell, ReadFailure } from "../../_lib/page-shell";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Shells · Settings" };
 
 export default async function ShellsSettingsPage() {
-  const { user, caller } = await signedInPage("/settings/shells");
-  const { data, forbidden } = await readSection(() => caller.settings.shells());
+  const path = "/settings/shells";
+  const read = await readPage(path, path, ({ caller }) => caller.settings.shells());
+  // A role that may not read the section sees why (FORBIDDEN), inside the settings frame.
+  if (!read.ok && read.code !== "FORBIDDEN")
+    return (
+      <PageShell user={read.user} path={path}>
+        <ReadFailure failure={read} />
+      </PageShell>
+    );
+  const data = read.ok ? read.data : null;
+  const forbidden = !read.ok;
   return (
-    <PageShell user={user} active="settings">
+    <PageShell user={read.user} path={path}>
       <SettingsFrame
         active="shells"
         title="Shells"

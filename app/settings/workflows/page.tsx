@@ -5,19 +5,27 @@ import type { Metadata } from "next";
 import { Panel } from "@/components/panel";
 import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
 import { WorkflowDiagram } from "@/components/settings/workflow-diagram";
-import type { WorkflowGraph } from "@/server/settings/workflow-graph";
-import { signedInPage } from "../../_lib/page-context";
-import { PageShell } from "../../_lib/page-shell";
-import { readSection } from "../_lib/section";
+import type { WorkflowGraph } from "@/server/workflow/graph";
+import { readPage } from "../../_lib/page-context";
+import { PageShell, ReadFailure } from "../../_lib/page-shell";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Workflows · Settings" };
 
 export default async function WorkflowsSettingsPage() {
-  const { user, caller } = await signedInPage("/settings/workflows");
-  const { data, forbidden } = await readSection(() => caller.settings.workflows());
+  const path = "/settings/workflows";
+  const read = await readPage(path, path, ({ caller }) => caller.settings.workflows());
+  // A role that may not read the section sees why (FORBIDDEN), inside the settings frame.
+  if (!read.ok && read.code !== "FORBIDDEN")
+    return (
+      <PageShell user={read.user} path={path} wide>
+        <ReadFailure failure={read} />
+      </PageShell>
+    );
+  const data = read.ok ? read.data : null;
+  const forbidden = !read.ok;
   return (
-    <PageShell user={user} active="settings" wide>
+    <PageShell user={read.user} path={path} wide>
       <SettingsFrame
         active="workflows"
         title="Workflows"

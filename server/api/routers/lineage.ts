@@ -4,5 +4,5 @@ import { lineageTree, ZLineageInput } from "../../sessions/lineage-tree";
 import { router, viewerProcedure } from "../trpc";
 
 export const lineageRouter = router({
-  tree: viewerProcedure.input(ZLineageInput).query(({ ctx, input }) => lineageTree(ctx.pool, input)),
+  tree: viewerProcedure.input(ZLineageInput).query(({ ctx, input }) => lineageTree(ctx, input)),
 });

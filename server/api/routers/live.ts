@@ -3,10 +3,10 @@
 // and a large output opened on demand (`live.output`). Thin: server/session-view does the work.
 import { tracked } from "@trpc/server";
 import { z } from "zod";
-import { followSession } from "../../session-view/follow";
-import { sessionEventsListener } from "../../session-view/listener";
-import { DEFAULT_ENTRY_LIMIT, loadSessionView } from "../../session-view/load";
-import { OUTPUT_DEFAULT_BYTES, OUTPUT_MAX_BYTES, readSessionOutput } from "../../session-view/output";
+import { followSession } from "../../sessions/view/follow";
+import { sessionEventsListener } from "../../sessions/view/listener";
+import { DEFAULT_ENTRY_LIMIT, loadSessionView } from "../../sessions/view/load";
+import { OUTPUT_DEFAULT_BYTES, OUTPUT_MAX_BYTES, readSessionOutput } from "../../sessions/view/output";
 import { router, viewerProcedure } from "../trpc";
 
 const ZSessionId = z.string().min(1).max(100);

@@ -4,10 +4,10 @@
 // providers with the server's keys and rebuilding read models are admin work.
 import { z } from "zod";
 import { detectShells, SHELL_NAMES } from "../../agents/shells/detect";
-import { checkProjectBrains, ZCheckBrainsInput } from "../../ops/brains";
-import { validateConfigSource, ZValidateConfigInput } from "../../ops/config";
-import { goTask, ZGoInput } from "../../ops/go";
-import { rebuildAndCompare } from "../../ops/projections";
+import { rebuildAndCompare } from "../../events/rebuild";
+import { checkProjectBrains, ZCheckBrainsInput } from "../../projects/brains";
+import { validateConfigSource, ZValidateConfigInput } from "../../projects/validate-config";
+import { startTaskForAgent, ZStartForAgentInput } from "../../tasks/start-for-agent";
 import { adminProcedure, operatorProcedure, router } from "../trpc";
 import { actorOf } from "./tasks";
 
@@ -19,7 +19,7 @@ export const opsRouter = router({
   detectShells: adminProcedure.input(ZDetectShellsInput).query(({ input }) => detectShells({ shells: input.shells })),
   checkBrains: adminProcedure.input(ZCheckBrainsInput).mutation(({ ctx, input }) => checkProjectBrains(ctx.pool, input)),
   go: operatorProcedure
-    .input(ZGoInput)
-    .mutation(({ ctx, input }) => goTask({ store: ctx.store, pool: ctx.pool }, input, actorOf(ctx.user))),
+    .input(ZStartForAgentInput)
+    .mutation(({ ctx, input }) => startTaskForAgent({ store: ctx.store, pool: ctx.pool }, input, actorOf(ctx.user))),
   rebuildProjections: adminProcedure.mutation(({ ctx }) => rebuildAndCompare(ctx.store)),
 });

@@ -1,10 +1,8 @@
-// Runner processes that have not stopped and were heard from in the last day (a runner
-// killed with -9 never marks itself stopped), with liveness judged by the database clock,
-// the clock the runners heartbeat with.
-import { RUNNER_LIVENESS_MS } from "../../runner/runner";
+// Runner processes: every one heard from in the last day, each marked live or not (the
+// rule is server/runner/liveness.ts's, judged by the database clock), and the live ones
+// with that clock for pages that show heartbeat ages.
+import { listRunners, RUNNER_LIVENESS_MS, type RunnerInfo } from "../../runner/liveness";
 import { router, viewerProcedure } from "../trpc";
-
-const LISTED_FOR_MS = 24 * 60 * 60 * 1000;
 
 export interface RunnerListItem {
   id: string;
@@ -19,21 +17,20 @@ export interface RunnerListItem {
   shellsDetectedAt: string | null;
 }
 
+function toItem(r: RunnerInfo): RunnerListItem {
+  return {
+    ...r,
+    startedAt: r.startedAt.toISOString(),
+    heartbeatAt: r.heartbeatAt.toISOString(),
+    shellsDetectedAt: r.shellsDetectedAt?.toISOString() ?? null,
+  };
+}
+
 export const runnersRouter = router({
-  list: viewerProcedure.query(async ({ ctx }): Promise<RunnerListItem[]> => {
-    const [{ now } = { now: new Date() }] = await ctx.prisma.$queryRaw<Array<{ now: Date }>>`SELECT now() AS now`;
-    const rows = await ctx.prisma.runner.findMany({
-      where: { stoppedAt: null, heartbeatAt: { gt: new Date(now.getTime() - LISTED_FOR_MS) } },
-      select: { id: true, host: true, pid: true, version: true, startedAt: true, heartbeatAt: true, shells: true, shellsDetectedAt: true },
-      orderBy: [{ startedAt: "asc" }, { id: "asc" }],
-    });
-    return rows.map((r) => ({
-      ...r,
-      startedAt: r.startedAt.toISOString(),
-      heartbeatAt: r.heartbeatAt.toISOString(),
-      shells: r.shells ?? null,
-      shellsDetectedAt: r.shellsDetectedAt?.toISOString() ?? null,
-      live: now.getTime() - r.heartbeatAt.getTime() < RUNNER_LIVENESS_MS,
-    }));
+  list: viewerProcedure.query(async ({ ctx }): Promise<RunnerListItem[]> => (await listRunners(ctx.pool)).runners.map(toItem)),
+  /** The live runners, the database clock they were judged by, and the liveness window. */
+  live: viewerProcedure.query(async ({ ctx }) => {
+    const { now, runners } = await listRunners(ctx.pool, { liveOnly: true });
+    return { now: now.toISOString(), livenessMs: RUNNER_LIVENESS_MS, runners: runners.map(toItem) };
   }),
 });

@@ -1,22 +1,10 @@
-// Sessions: the list (sessions projection with its stream's event count and last
-// activity), newest first with cursor pagination, and a session's timeline.
+// Sessions: the list (server/sessions/list.ts: filters, search, keyset pages both ways,
+// newest first), the counts by state, and a session's timeline.
 import { z } from "zod";
 import { AppError } from "../../errors";
 import { readTimeline } from "../../events/timeline";
+import { countSessions, readSessionPage, ZListSessionsInput, ZSessionFilters, type SessionListRow } from "../../sessions/list";
 import { router, viewerProcedure } from "../trpc";
-
-export const ZListSessionsInput = z
-  .object({
-    state: z.string().trim().min(1).max(100).optional(),
-    workflow: z.string().trim().min(1).max(100).optional(),
-    /** An actor label as stored on the session, e.g. `user:<id>`. */
-    createdBy: z.string().trim().min(1).max(200).optional(),
-    limit: z.number().int().min(1).max(200).default(50),
-    /** The `nextCursor` of the previous page. */
-    cursor: z.string().min(1).max(100).nullish(),
-  })
-  // No input at all lists the first page.
-  .prefault({});
 
 export const ZTimelineInput = z.object({
   sessionId: z.string().min(1).max(100),
@@ -24,54 +12,24 @@ export const ZTimelineInput = z.object({
   limit: z.number().int().min(1).max(1000).default(100),
 });
 
-export interface SessionListItem {
-  id: string;
-  title: string;
-  workflow: string;
-  state: string;
-  parentId: string | null;
-  forkVersion: number | null;
-  createdBy: string;
+export interface SessionListItem extends Omit<SessionListRow, "createdAt" | "updatedAt"> {
   createdAt: string;
-  /** Events in the session's own stream. */
+  /** Events in the session's own stream (inherited ones not counted). */
   version: number;
   updatedAt: string;
 }
 
+function toItem(r: SessionListRow): SessionListItem {
+  return { ...r, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() };
+}
+
 export const sessionsRouter = router({
-  list: viewerProcedure
-    .input(ZListSessionsInput)
-    .query(async ({ ctx, input }): Promise<{ items: SessionListItem[]; nextCursor: string | null }> => {
-      // Ordered by creation (stable while sessions keep changing), the id breaking ties;
-      // Prisma's cursor compares in SQL, so microsecond timestamps never skip a row.
-      const rows = await ctx.prisma.session.findMany({
-        where: { state: input.state, workflow: input.workflow, createdBy: input.createdBy },
-        select: {
-          id: true,
-          title: true,
-          workflow: true,
-          state: true,
-          parentId: true,
-          forkVersion: true,
-          createdBy: true,
-          createdAt: true,
-          stream: { select: { version: true, updatedAt: true } },
-        },
-        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-        take: input.limit + 1,
-        ...(input.cursor ? { cursor: { id: input.cursor }, skip: 1 } : {}),
-      });
-      const page = rows.slice(0, input.limit);
-      return {
-        items: page.map(({ stream, createdAt, ...s }) => ({
-          ...s,
-          createdAt: createdAt.toISOString(),
-          version: stream.version,
-          updatedAt: stream.updatedAt.toISOString(),
-        })),
-        nextCursor: rows.length > input.limit ? (page.at(-1)?.id ?? null) : null,
-      };
-    }),
+  list: viewerProcedure.input(ZListSessionsInput).query(async ({ ctx, input }) => {
+    const { rows, ...page } = await readSessionPage(ctx, input);
+    return { items: rows.map(toItem), ...page };
+  }),
+
+  counts: viewerProcedure.input(ZSessionFilters.prefault({})).query(({ ctx, input }) => countSessions(ctx.pool, input)),
 
   timeline: viewerProcedure.input(ZTimelineInput).query(async ({ ctx, input }) => {
     const stream = await ctx.prisma.stream.findUnique({ where: { id: input.sessionId }, select: { id: true } });

@@ -2,14 +2,11 @@
 // found on this machine, brains (with a connectivity check), workflow definitions and
 // execution FSMs as graphs. Repository paths, executables and endpoints are for operators
 // and admins; workflow definitions are for every member. Editing is not offered here.
-import {
-  brainsOverview,
-  checkConfiguredBrain,
-  projectsOverview,
-  shellsOverview,
-  workflowsOverview,
-  ZCheckBrainInput,
-} from "../../settings/overview";
+// Thin: each procedure calls the projects domain (server/projects/), which owns them.
+import { brainsOverview, checkConfiguredBrain, ZCheckBrainInput } from "../../projects/brains";
+import { projectsOverview } from "../../projects/overview";
+import { shellsOverview } from "../../projects/shells";
+import { workflowsOverview } from "../../projects/workflows";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 
 export const settingsRouter = router({

@@ -15,7 +15,7 @@ import {
   ZFollowUpInput,
   ZSessionRef,
   ZStartTaskInput,
-} from "../../tasks/service";
+} from "../../tasks/commands";
 import { getRuntimeContext } from "../../config/runtime-context";
 import { outcomeOf, startedTask, type TaskState } from "../../workflow/engine";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";

@@ -9,8 +9,8 @@ import { RoundPanel } from "@/components/replay/round-panel";
 import { ReplayScrubber } from "@/components/replay/scrubber";
 import { SessionCrumbs } from "@/components/replay/session-crumbs";
 import { StatePanel } from "@/components/replay/state-panel";
-import { signedInPage, trpcCode } from "../../../_lib/page-context";
-import { PageShell } from "../../../_lib/page-shell";
+import { readPage } from "../../../_lib/page-context";
+import { PageShell, ReadFailure } from "../../../_lib/page-shell";
 
 export const dynamic = "force-dynamic";
 
@@ -31,17 +31,21 @@ export default async function ReplayPage({ params, searchParams }: { params: Par
   const { id } = await params;
   const at = parsePosition((await searchParams).at);
   const path = `/sessions/${encodeURIComponent(id)}/replay`;
-  const { user, caller } = await signedInPage(at ? `${path}?at=${at}` : path);
-  let view;
-  try {
-    view = await caller.replay.at({ sessionId: id, version: at, timelineLimit: 80, ahead: 40 });
-  } catch (err) {
-    if (trpcCode(err) === "NOT_FOUND" || trpcCode(err) === "BAD_REQUEST") notFound();
-    throw err;
+  const read = await readPage(at ? `${path}?at=${at}` : path, "/sessions/[id]/replay", ({ caller }) =>
+    caller.replay.at({ sessionId: id, version: at, timelineLimit: 80, ahead: 40 }),
+  );
+  if (!read.ok) {
+    if (read.code === "NOT_FOUND" || read.code === "BAD_REQUEST") notFound();
+    return (
+      <PageShell user={read.user} path={path} wide>
+        <ReadFailure failure={read} />
+      </PageShell>
+    );
   }
+  const { user, data: view } = read;
   const hrefAt = (version: number) => `${path}?at=${version}`;
   return (
-    <PageShell user={user} active="dashboard" wide>
+    <PageShell user={user} path={path} wide>
       <SessionCrumbs sessionId={id} title={view.state.title} view="replay">
         <p className="mt-0.5 text-xs text-zinc-500 dark:text-zinc-400">
           State, round and outputs as of any event, folded from the log; nothing is re-run.

@@ -6,9 +6,8 @@ import { Panel } from "@/components/panel";
 import { SessionCrumbs } from "@/components/replay/session-crumbs";
 import { ForkPoints } from "@/components/tree/fork-points";
 import { ForkTree } from "@/components/tree/fork-tree";
-import { starterNames } from "@/server/sessions/list";
-import { signedInPage, trpcCode } from "../../../_lib/page-context";
-import { PageShell } from "../../../_lib/page-shell";
+import { readPage } from "../../../_lib/page-context";
+import { PageShell, ReadFailure } from "../../../_lib/page-shell";
 
 export const dynamic = "force-dynamic";
 
@@ -21,22 +20,18 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 
 export default async function ForkTreePage({ params }: { params: Params }) {
   const { id } = await params;
-  const { user, caller, ctx } = await signedInPage(`/sessions/${encodeURIComponent(id)}/tree`);
-  let tree;
-  try {
-    tree = await caller.lineage.tree({ sessionId: id });
-  } catch (err) {
-    if (trpcCode(err) === "NOT_FOUND" || trpcCode(err) === "BAD_REQUEST") notFound();
-    throw err;
+  const path = `/sessions/${encodeURIComponent(id)}/tree`;
+  const read = await readPage(path, "/sessions/[id]/tree", ({ caller }) => caller.lineage.tree({ sessionId: id }));
+  if (!read.ok) {
+    if (read.code === "NOT_FOUND" || read.code === "BAD_REQUEST") notFound();
+    return (
+      <PageShell user={read.user} path={path} wide>
+        <ReadFailure failure={read} />
+      </PageShell>
+    );
   }
-  const [starters, nowRow] = await Promise.all([
-    starterNames(
-      ctx.pool,
-      tree.nodes.map((n) => n.createdBy),
-    ),
-    ctx.pool.query<{ now: Date }>("SELECT now() AS now"),
-  ]);
-  const now = nowRow.rows[0]?.now ?? new Date();
+  const { user, data: tree } = read;
+  const now = new Date(tree.asOf);
   const focus = tree.nodes.find((n) => n.id === tree.focusId);
   const forks = tree.nodes.length - 1;
   const depth = Math.max(...tree.nodes.map((n) => n.depth));
@@ -45,7 +40,7 @@ export default async function ForkTreePage({ params }: { params: Params }) {
     {},
   );
   return (
-    <PageShell user={user} active="dashboard" wide>
+    <PageShell user={user} path={path} wide>
       <SessionCrumbs sessionId={id} title={focus?.title ?? id} view="tree">
         <p className="mt-0.5 text-xs text-zinc-500 dark:text-zinc-400">
           Every fork inherits its parent&apos;s events up to the fork point without copying them; the parent is never changed.
@@ -66,7 +61,7 @@ export default async function ForkTreePage({ params }: { params: Params }) {
           </span>
         }
       >
-        <ForkTree tree={tree} now={now} starters={starters} />
+        <ForkTree tree={tree} now={now} starters={tree.names} />
         <ForkPoints nodes={tree.nodes} now={now} />
         {forks === 0 ? (
           <p className="border-t border-zinc-200 px-5 py-3 text-xs text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">

@@ -8,10 +8,9 @@ import type { Db } from "../db/pool";
 import { formatConfigErrors } from "../config/errors";
 import { loadFromTexts, validateConfig, validateProjectConfig } from "../config/load";
 import { CONFIG_DIR } from "../config/schemas";
-import { loadSettings } from "../config/settings";
+import { loadSettings, webSettingsPath } from "../config/settings";
 import { MAX_CONFIG_FILE_BYTES } from "../config/sources";
-import { getProject } from "../projects/projects";
-import { webSettingsPath } from "./settings";
+import { getProject } from "./projects";
 
 const ZConfigFileName = z.string().regex(/^[A-Za-z0-9._-]{1,100}\.json$/, "a file name in .catcafe/ ending in .json");
 

@@ -4,7 +4,8 @@
 // at once (possibly without entries), so a client that reconnects is in sync immediately.
 import { toSessionEntry, type SessionEntry } from "./entries";
 import type { SessionEventsListener } from "./listener";
-import { userNames, type SessionViewDeps } from "./load";
+import { userNames } from "../../auth/users";
+import type { SessionViewDeps } from "./load";
 import { foldProgress, statusOf, type SessionStatus } from "./progress";
 
 export interface LiveBatch {

@@ -2,7 +2,7 @@
 // what they run, transitions with their trigger, guard and whether they start a new
 // iteration. Pure: the same definition always gives the same graph.
 import type { FsmDefinition } from "../config/schemas";
-import { checkDefinition, type WorkflowDefinition } from "../workflow/definition";
+import { checkDefinition, type WorkflowDefinition } from "./definition";
 
 export type GraphNodeKind = "wait" | "step" | "terminal" | "initial";
 

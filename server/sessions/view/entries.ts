@@ -4,10 +4,10 @@
 // diagnosis) and nothing it must not see (repository paths, agent configurations, step
 // inputs). Large payloads stay behind their BlobRef and load only when opened (req E7).
 // Pure: no I/O, so it runs alike for the first page load and for every live update.
-import type { BlobRef } from "../events/blobs";
-import type { ErrorClass } from "../errors";
-import type { AppEvent } from "../events/catalog";
-import type { RecordedEvent } from "../events/types";
+import type { BlobRef } from "../../events/blobs";
+import type { ErrorClass } from "../../errors";
+import type { AppEvent } from "../../events/catalog";
+import type { RecordedEvent } from "../../events/types";
 
 /** What `parsed` agent output may hold: plain JSON. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };

@@ -3,9 +3,9 @@
 // ones included), read only up to a size cap. A hash that the session does not reference
 // is "not found" whether or not the blob exists, so a viewer of one session cannot fish
 // for another's outputs.
-import type { Queryable } from "../db/pool";
-import { AppError } from "../errors";
-import { LINEAGE_CTE } from "../events/lineage";
+import type { Queryable } from "../../db/pool";
+import { AppError } from "../../errors";
+import { LINEAGE_CTE } from "../../events/lineage";
 
 export const OUTPUT_DEFAULT_BYTES = 512 * 1024;
 export const OUTPUT_MAX_BYTES = 4 * 1024 * 1024;

@@ -2,8 +2,8 @@
 // TaskState plus when the current step was scheduled and started (for the "who is working,
 // for how long" line) and how the session ended. `statusOf` is the browser-safe part that
 // the session view shows and every live update carries.
-import type { RecordedEvent } from "../events/types";
-import { evolve, initialTaskState, outcomeOf, startedTask, type TaskState } from "../workflow/engine";
+import type { RecordedEvent } from "../../events/types";
+import { evolve, initialTaskState, outcomeOf, startedTask, type TaskState } from "../../workflow/engine";
 import { failureOf, type Failure } from "./entries";
 
 interface StepTiming {

@@ -1,4 +1,4 @@
-// `catcafe go` (req M8): run a workflow for a target agent and a task.
+// Starting a task for a target agent (`catcafe go`, req M8): run a workflow for an agent and a task.
 // The agent (an id from `.catcafe/agents.json` or the project's own agents, or a role name)
 // picks the role; the role picks the workflow unless one is named (planner and executor
 // only play `planning`); the agent must be the one the run would bind to that role, so
@@ -11,19 +11,19 @@ import type { ProjectConfig } from "../config/project-config";
 import { AppError } from "../errors";
 import type { Actor } from "../events/catalog";
 import { getProject, type Project } from "../projects/projects";
-import { startTask, ZStartTaskInput, type TaskDeps } from "../tasks/service";
+import { startTask, ZStartTaskInput, type TaskDeps } from "./commands";
 import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
 import type { WorkflowDefinition } from "../workflow/definition";
 import { resolveBaseCommit } from "../workspaces";
-import { webSettingsPath } from "./settings";
+import { webSettingsPath } from "../config/settings";
 
-export const ZGoInput = ZStartTaskInput.extend({
+export const ZStartForAgentInput = ZStartTaskInput.extend({
   /** An agent id, or a role (coder, reviewer, tester, planner, executor). */
   agent: z.string().trim().min(1, "name the agent (an agent id or a role)").max(100),
 });
-export type TGoInput = z.input<typeof ZGoInput>;
+export type TStartForAgentInput = z.input<typeof ZStartForAgentInput>;
 
-export interface GoResult {
+export interface StartForAgentResult {
   sessionId: string;
   version: number;
   workflow: string;
@@ -98,8 +98,8 @@ function boundAgentId(
   return recordAgentId(project, role);
 }
 
-export async function goTask(deps: TaskDeps, raw: TGoInput, actor: Actor): Promise<GoResult> {
-  const input = ZGoInput.parse(raw);
+export async function startTaskForAgent(deps: TaskDeps, raw: TStartForAgentInput, actor: Actor): Promise<StartForAgentResult> {
+  const input = ZStartForAgentInput.parse(raw);
   const project = await getProject(deps.pool, input.projectId);
   // The configuration the start will run with: `.catcafe/` as committed at HEAD.
   const config = await loadRunConfig(project, await resolveBaseCommit(project.repoPath), { settingsFile: webSettingsPath() });

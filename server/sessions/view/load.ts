@@ -1,12 +1,13 @@
 // Loads what the session page shows at first paint: the session's header (title, lineage
 // both ways, who started it), its status, and its latest entries with the names of the
 // people who acted. Live updates then continue from `status.version` (./follow.ts).
-import type { Db } from "../db/pool";
-import type { PrismaClient } from "../db/generated/client";
-import { AppError } from "../errors";
-import type { EventStore } from "../events/store";
+import type { Db } from "../../db/pool";
+import type { PrismaClient } from "../../db/generated/client";
+import { userNames } from "../../auth/users";
+import { AppError } from "../../errors";
+import type { EventStore } from "../../events/store";
 import { toSessionEntry, type SessionEntry } from "./entries";
-import { startedTask } from "../workflow/engine";
+import { startedTask } from "../../workflow/engine";
 import { foldProgress, statusOf, type SessionStatus } from "./progress";
 
 export interface SessionViewDeps {
@@ -45,15 +46,6 @@ export interface SessionView {
 
 export const DEFAULT_ENTRY_LIMIT = 1000;
 const MAX_CHILDREN = 50;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Names of the users behind `user:<id>` actor labels; others (runners, system) need none. */
-export async function userNames(prisma: PrismaClient, labels: Iterable<string>): Promise<Record<string, string>> {
-  const ids = [...new Set([...labels].filter((l) => l.startsWith("user:")).map((l) => l.slice(5)))].filter((id) => UUID.test(id));
-  if (ids.length === 0) return {};
-  const users = await prisma.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } });
-  return Object.fromEntries(users.map((u) => [`user:${u.id}`, u.name]));
-}
 
 export async function loadSessionView(deps: SessionViewDeps, sessionId: string, options: { limit?: number } = {}): Promise<SessionView> {
   const session = await deps.prisma.session.findUnique({

@@ -4,7 +4,7 @@
 // of their own. A lost connection is re-established in the background, and every
 // subscriber is then woken once (it re-reads from its last version, so nothing is missed).
 import pg from "pg";
-import { EVENTS_CHANNEL } from "../events/store";
+import { EVENTS_CHANNEL } from "../../events/store";
 
 export interface ListenerOptions {
   /** Close the connection after this long without subscribers. */

@@ -1,0 +1,25 @@
+// The header's navigation: its items, and which one is the page being shown. "New task" is
+// that page only (an exact match), never every page under /sessions; a session and its
+// replay and fork tree are reached from the dashboard and count as it; every settings
+// section counts as Settings.
+export interface NavItem {
+  label: string;
+  href: string;
+}
+
+export const NEW_TASK_PATH = "/sessions/new";
+
+export const NAV_ITEMS: readonly NavItem[] = [
+  { label: "Dashboard", href: "/" },
+  { label: "New task", href: NEW_TASK_PATH },
+  { label: "Settings", href: "/settings" },
+];
+
+/** The `href` of the navigation item that `path` (a pathname, no query) is, or null. */
+export function currentNavHref(path: string): string | null {
+  const p = path.length > 1 ? path.replace(/\/+$/, "") : path;
+  if (p === NEW_TASK_PATH) return NEW_TASK_PATH;
+  if (p === "/settings" || p.startsWith("/settings/")) return "/settings";
+  if (p === "/" || p.startsWith("/sessions/")) return "/";
+  return null;
+}

@@ -1,0 +1,70 @@
+// The agent CLIs as the settings pages show them: the ones found on the web server's
+// machine (path, version, capabilities; each runner detects its own) and the shells each
+// project's `.catcafe/shells.json` configures at HEAD.
+import type { DetectedShell } from "../agents/shells/detect";
+import { loadConfigAtHead } from "../config/at-head";
+import type { Queryable } from "../db/pool";
+import { listProjectRecords } from "./projects";
+
+export interface ConfiguredShell {
+  projectId: string;
+  id: string;
+  kind: string;
+  command: string;
+  capabilities: string[];
+  builtin: boolean;
+}
+
+export interface ShellsOverview {
+  /** The agent CLIs looked for on the web server's machine (runners may differ). */
+  detected: DetectedShell[] | null;
+  /** Why detection is not available, when it is not. */
+  unavailable: string | null;
+  detectedAt: string | null;
+  configured: ConfiguredShell[];
+}
+
+const DETECT_CACHE_MS = 60_000;
+let detection: { at: number; result: Promise<DetectedShell[]> } | null = null;
+
+/**
+ * Detection runs each CLI twice (`--version`, `--help`): cached for a minute. The module is
+ * loaded on first use, so a detection module that cannot load in this process makes this
+ * section "not available" instead of taking the whole API down with it.
+ */
+function detectCached(now = Date.now()): Promise<DetectedShell[]> {
+  if (!detection || now - detection.at > DETECT_CACHE_MS) {
+    const result = import("../agents/shells/detect").then(({ detectShells }) => detectShells({ timeoutMs: 15_000 }));
+    detection = { at: now, result };
+    result.catch(() => {
+      detection = null;
+    });
+  }
+  return detection.result;
+}
+
+export async function shellsOverview(db: Queryable): Promise<ShellsOverview> {
+  const records = await listProjectRecords(db);
+  const configs = await Promise.all(records.map(async (r) => ({ id: r.id, loaded: await loadConfigAtHead(r.repoPath) })));
+  const configured = configs.flatMap(({ id, loaded }) =>
+    Object.values(loaded.config?.shells ?? {}).map((s) => ({
+      projectId: id,
+      id: s.id,
+      kind: s.kind,
+      command: s.command,
+      capabilities: [...s.capabilities],
+      builtin: s.builtin,
+    })),
+  );
+  try {
+    const detected = await detectCached();
+    return { detected, unavailable: null, detectedAt: new Date(detection?.at ?? Date.now()).toISOString(), configured };
+  } catch (err) {
+    return {
+      detected: null,
+      unavailable: `shell detection failed: ${err instanceof Error ? err.message : String(err)}`,
+      detectedAt: null,
+      configured,
+    };
+  }
+}

@@ -1,0 +1,93 @@
+// Runner liveness, decided in one place: a runner is live while it has not stopped and its
+// last heartbeat is less than RUNNER_LIVENESS_MS old by the *database* clock (`now()`), the
+// clock runners heartbeat with, so a web server with a skewed clock judges alike. Health
+// (`/api/health`), the page header, the dashboard and `runners.list` all read runners here;
+// the runner process itself (./runner.ts) writes their rows.
+import type pg from "pg";
+import type { Queryable } from "../db/pool";
+
+/** A runner whose heartbeat is older than this is not counted as live. */
+export const RUNNER_LIVENESS_MS = 15_000;
+
+/** Runners are listed while heard from in the last day: one killed with -9 never marks itself stopped. */
+export const RUNNER_LISTED_FOR_MS = 24 * 60 * 60 * 1000;
+
+/** `$1`: the window in milliseconds. */
+const HEARD_WITHIN_SQL = `r.stopped_at IS NULL AND r.heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)`;
+
+export interface RunnerInfo {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  startedAt: Date;
+  heartbeatAt: Date;
+  live: boolean;
+  /** Agent CLIs this runner found on its machine at start (null until detected). */
+  shells: unknown;
+  shellsDetectedAt: Date | null;
+}
+
+export interface RunnerList {
+  /** The database clock the liveness was judged by. */
+  now: Date;
+  runners: RunnerInfo[];
+}
+
+export async function countLiveRunners(db: Queryable): Promise<number> {
+  const result = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runners r WHERE ${HEARD_WITHIN_SQL}`, [RUNNER_LIVENESS_MS]);
+  return result.rows[0]?.n ?? 0;
+}
+
+interface RunnerRow {
+  now: Date;
+  id: string | null;
+  host: string;
+  pid: number;
+  version: string;
+  started_at: Date;
+  heartbeat_at: Date;
+  live: boolean;
+  shells: unknown;
+  shells_detected_at: Date | null;
+}
+
+/**
+ * Runners not stopped, oldest first: the live ones only, or every one heard from in the
+ * last day (each marked live or not). One round trip, with the clock it was judged by.
+ */
+export async function listRunners(db: Queryable, options: { liveOnly?: boolean } = {}): Promise<RunnerList> {
+  const result = await db.query<RunnerRow>(
+    `WITH clock AS (SELECT now() AS now)
+     SELECT clock.now, r.id, r.host, r.pid, r.version, r.started_at, r.heartbeat_at, r.shells, r.shells_detected_at,
+            r.heartbeat_at > clock.now - make_interval(secs => $2::double precision / 1000) AS live
+     FROM clock LEFT JOIN runners r ON ${HEARD_WITHIN_SQL}
+     ORDER BY r.started_at, r.id`,
+    [options.liveOnly ? RUNNER_LIVENESS_MS : RUNNER_LISTED_FOR_MS, RUNNER_LIVENESS_MS],
+  );
+  const now = result.rows[0]?.now ?? new Date();
+  const runners = result.rows.flatMap((r): RunnerInfo[] =>
+    r.id === null
+      ? []
+      : [
+          {
+            id: r.id,
+            host: r.host,
+            pid: r.pid,
+            version: r.version,
+            startedAt: r.started_at,
+            heartbeatAt: r.heartbeat_at,
+            live: r.live,
+            shells: r.shells ?? null,
+            shellsDetectedAt: r.shells_detected_at,
+          },
+        ],
+  );
+  return { now, runners };
+}
+
+/** Whether the runner process `pid` on `host` is registered and not stopped (`npm start` waits for its own). */
+export async function isRunnerRegistered(db: Queryable | pg.Client, host: string, pid: number): Promise<boolean> {
+  const result = await db.query("SELECT 1 FROM runners WHERE host = $1 AND pid = $2 AND stopped_at IS NULL", [host, pid]);
+  return Boolean(result.rowCount);
+}
