@@ -4,9 +4,10 @@ import { actorLabel, appRegistry } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
 import { AppError } from "../errors";
 import { assertExportPath } from "./paths";
-import { groupRounds, placeEvents, renderRound, type PlacedEvent, type RoundMeta } from "./rounds";
+import { splitRounds, type PlacedEvent } from "../sessions/rounds";
+import { renderRound, type RoundMeta } from "./rounds";
 import { buildSummary, stateEventLines } from "./summary";
-import { jsonFile, jsonLines, type BlobLoader, type ExportFiles, type SessionEvent } from "./types";
+import { jsonFile, jsonLines, type BlobLoader, type ExportFiles } from "./types";
 
 /** One entry of task-timeline.json: what the UI replays, without payloads. */
 export interface TimelineLine {
@@ -41,10 +42,10 @@ function timelineLines(placed: PlacedEvent[]): TimelineLine[] {
  */
 export async function renderSessionExport(sessionId: string, events: RecordedEvent[], loadBlob: BlobLoader): Promise<ExportFiles> {
   if (events.length === 0) throw new AppError("NOT_FOUND", `session ${sessionId} has no events to export`);
-  const { placed, final } = placeEvents(events as SessionEvent[]);
+  const { rounds: slices, placed, final } = splitRounds(events);
   const roundFiles: ExportFiles = new Map();
   const rounds: RoundMeta[] = [];
-  for (const slice of groupRounds(placed)) rounds.push(await renderRound(slice, loadBlob, roundFiles));
+  for (const slice of slices) rounds.push(await renderRound(slice, loadBlob, roundFiles));
 
   const files: ExportFiles = new Map();
   files.set("summary.json", jsonFile(buildSummary(sessionId, placed, final, rounds)));

@@ -1,49 +1,10 @@
-// Splits a session's events into rounds (one per workflow iteration; the proposal
-// roundtable belongs to round 1) by folding them through the engine's own `evolve`, so a
-// round here is exactly an iteration as the workflow counted it, and renders each round's
-// folder: raw outputs, parsed JSON, meta, events, test results and diffs.
+// Renders each round's folder of the export: raw outputs, parsed JSON, meta, events, test
+// results and diffs. The rounds themselves are server/sessions/rounds.ts's, the model the
+// replay panel shows too (one per workflow iteration; the proposal roundtable is round 1).
 import { actorLabel } from "../events/catalog";
-import { evolve, initialTaskState, startedTask, type TaskState } from "../workflow/engine";
+import type { RoundSlice } from "../sessions/rounds";
 import { redactEventData } from "./redact";
 import { jsonFile, jsonLines, type BlobLoader, type ExportFiles, type SessionEvent, type SessionEventOf } from "./types";
-
-export interface PlacedEvent {
-  event: SessionEvent;
-  /** The iteration the event belongs to (1 for everything before the first IterationStarted). */
-  round: number;
-  /** The workflow state after the event. */
-  state: string;
-}
-
-export function placeEvents(events: SessionEvent[]): { placed: PlacedEvent[]; final: TaskState } {
-  let state = initialTaskState;
-  const placed = events.map((event) => {
-    state = evolve(state, event);
-    return { event, round: Math.max(1, startedTask(state)?.iteration ?? 0), state: state.fsm };
-  });
-  return { placed, final: state };
-}
-
-export interface RoundSlice {
-  round: number;
-  /** Why the round started: the IterationStarted reason, "initial" for round 1. */
-  reason: string;
-  events: SessionEvent[];
-}
-
-export function groupRounds(placed: PlacedEvent[]): RoundSlice[] {
-  const rounds = new Map<number, RoundSlice>();
-  for (const { event, round } of placed) {
-    let slice = rounds.get(round);
-    if (!slice) {
-      slice = { round, reason: "initial", events: [] };
-      rounds.set(round, slice);
-    }
-    if (event.type === "IterationStarted" && event.data.iteration === round) slice.reason = event.data.reason;
-    slice.events.push(event);
-  }
-  return [...rounds.values()].sort((a, b) => a.round - b.round);
-}
 
 export function roundDir(round: number): string {
   return `rounds/${String(round).padStart(2, "0")}`;

@@ -3,7 +3,8 @@
 // Every field is read from the events; nothing comes from configuration or environment.
 import { actorLabel } from "../events/catalog";
 import { startedTask, type TaskState } from "../workflow/engine";
-import type { PlacedEvent, RoundMeta } from "./rounds";
+import type { PlacedEvent } from "../sessions/rounds";
+import type { RoundMeta } from "./rounds";
 import type { SessionEvent, SessionEventOf } from "./types";
 
 export const EXPORT_FORMAT_VERSION = 1;

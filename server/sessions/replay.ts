@@ -2,17 +2,17 @@
 // events — the stream read up to that version (fork ancestors included) and folded with
 // the workflow engine's own `evolve`. Nothing is re-run. Besides the folded state it
 // returns what a reader needs at that moment: the round in progress with its outputs,
-// verdicts and test results, earlier rounds in brief, the timeline up to the position and
-// the landmarks (state changes, confirm, forks) to jump between.
+// verdicts and test results, earlier rounds in brief (rounds as ./rounds.ts splits them,
+// the same rounds the export writes), the timeline up to the position and the landmarks
+// (state changes, confirm, forks) to jump between.
 import { z } from "zod";
 import type { Queryable } from "../db/pool";
 import { AppError } from "../errors";
-import type { AppEvent } from "../events/catalog";
 import { LINEAGE_CTE } from "../events/lineage";
 import type { EventStore } from "../events/store";
 import { readTimeline, type TimelineEntry } from "../events/timeline";
-import type { RecordedEvent } from "../events/types";
-import { foldTask, outcomeOf, startedTask, type StartedTask, type TaskState } from "../workflow/engine";
+import { outcomeOf, startedTask, type StartedTask, type TaskState } from "../workflow/engine";
+import { splitRounds, type SessionEvent } from "./rounds";
 
 export const ZReplayInput = z.object({
   sessionId: z.string().min(1).max(100),
@@ -24,8 +24,6 @@ export const ZReplayInput = z.object({
   ahead: z.number().int().min(0).max(200).default(0),
 });
 export type TReplayInput = z.input<typeof ZReplayInput>;
-
-type Event<T extends AppEvent["type"]> = RecordedEvent & Extract<AppEvent, { type: T }>;
 
 export type RoundEntry =
   | {
@@ -67,9 +65,10 @@ export type RoundEntry =
 
 export interface Round {
   iteration: number;
-  /** The version that opened the round (TaskStarted, IterationStarted or a rerun's fork). */
+  /** The version of the round's first event. */
   fromVersion: number;
-  reason: string | null;
+  /** "initial", "rerun", or the reason its IterationStarted gives. */
+  reason: string;
   entries: RoundEntry[];
   /** Entries left out at the start of a very long round (the latest ones are kept). */
   omitted: number;
@@ -78,7 +77,7 @@ export interface Round {
 export interface RoundSummary {
   iteration: number;
   fromVersion: number;
-  reason: string | null;
+  reason: string;
   outputs: number;
   verdict: string | null;
   tests: { passed: number; failed: number };
@@ -158,10 +157,18 @@ export async function replayAt(deps: ReplayDeps, raw: TReplayInput): Promise<Rep
       : Promise.resolve([]),
     readMarks(deps.pool, input.sessionId),
   ]);
-  const task = foldTask(events);
+  const { rounds: slices, placed, final: task } = splitRounds(events);
+  const rounds = slices.map((slice): Round => ({
+    iteration: slice.round,
+    fromVersion: slice.fromVersion,
+    reason: slice.reason,
+    entries: roundEntries(slice.events),
+    omitted: 0,
+  }));
   const started = startedTask(task);
-  const { rounds, finalized, title } = describeRounds(events);
-  const current = rounds.at(-1) ?? null;
+  const { finalized, title } = describeSession(events as SessionEvent[]);
+  // The round in progress at the position: the one its last event belongs to.
+  const current = rounds.find((r) => r.iteration === placed.at(-1)?.round) ?? null;
   return {
     sessionId: input.sessionId,
     version,
@@ -198,123 +205,99 @@ export async function replayAt(deps: ReplayDeps, raw: TReplayInput): Promise<Rep
   };
 }
 
-/** Splits the history into rounds (iterations) and lists what each produced. */
-function describeRounds(events: RecordedEvent[]): { rounds: Round[]; finalized: ReplayState["finalized"]; title: string | null } {
-  const rounds: Round[] = [];
+/** The title and how the session ended, as of the last of `events`. */
+function describeSession(events: SessionEvent[]): { finalized: ReplayState["finalized"]; title: string | null } {
   let finalized: ReplayState["finalized"] = null;
   let title: string | null = null;
-  const open = (iteration: number, fromVersion: number, reason: string | null) =>
-    rounds.push({ iteration, fromVersion, reason, entries: [], omitted: 0 });
-  const add = (entry: RoundEntry) => {
-    if (rounds.length === 0) open(0, entry.version, null);
-    rounds.at(-1)!.entries.push(entry);
-  };
-  for (const recorded of events) {
-    const e = recorded as RecordedEvent & AppEvent;
-    switch (e.type) {
-      case "SessionCreated":
-        title = e.data.title;
-        break;
-      case "SessionForked":
-        title = e.data.title;
-        finalized = null;
-        // A rerun starts the loop again from scratch.
-        if (e.data.reason === "rerun") {
-          rounds.length = 0;
-          open(1, e.version, "rerun");
-        }
-        break;
-      case "TaskStarted":
-        open(1, e.version, null);
-        break;
-      case "IterationStarted":
-        open(e.data.iteration, e.version, e.data.reason);
-        break;
-      case "AgentOutputRecorded": {
-        const d = (e as Event<"AgentOutputRecorded">).data;
-        add({
-          kind: "output",
-          version: e.version,
-          role: d.role,
-          agentId: d.agentId,
-          phase: d.phase,
-          preview: d.preview,
-          validationErrors: d.validationErrors,
-          simulated: d.simulated,
-        });
-        break;
-      }
-      case "ReviewVerdictRecorded":
-        add({
-          kind: "verdict",
-          version: e.version,
-          decision: e.data.decision,
-          modelDecision: e.data.modelDecision,
-          override: e.data.override,
-          summary: e.data.summary,
-          findings: e.data.findings,
-        });
-        break;
-      case "TestPlanRecorded":
-        add({ kind: "test_plan", version: e.version, summary: e.data.summary, commands: e.data.commands.map((c) => c.argv) });
-        break;
-      case "TestCommandRecorded":
-        add({
-          kind: "test",
-          version: e.version,
-          argv: e.data.argv,
-          status: e.data.status,
-          passed: e.data.passed,
-          exitCode: e.data.exitCode,
-          expectedExitCode: e.data.expectedExitCode,
-          reason: e.data.reason,
-          durationMs: e.data.durationMs,
-        });
-        break;
-      case "WorkspaceCommitted":
-        add({
-          kind: "commit",
-          version: e.version,
-          commit: e.data.commit,
-          empty: e.data.empty,
-          files: e.data.changedFiles.map((f) => f.path),
-        });
-        break;
-      case "OperatorMessagePosted":
-        add({ kind: "message", version: e.version, from: "operator", text: e.data.text });
-        break;
-      case "SystemReplied":
-        add({ kind: "message", version: e.version, from: "system", text: e.data.text });
-        break;
-      case "OperatorConfirmed":
-        add({ kind: "confirm", version: e.version, via: e.data.via });
-        break;
-      case "StepFailed":
-        add({
-          kind: "step_failed",
-          version: e.version,
-          errorClass: e.data.errorClass,
-          message: e.data.message,
-          retrying: e.data.retryAt !== null,
-        });
-        break;
-      case "ExecutionRejected":
-        add({ kind: "rejected", version: e.version, reasons: e.data.reasons });
-        break;
-      case "SessionFinalized":
-        finalized = {
-          outcome: e.data.outcome,
-          reason: e.data.reason,
-          errorClass: e.data.errorClass,
-          diagnosis: e.data.diagnosis,
-          unresolved: e.data.unresolved,
-        };
-        break;
-      default:
-        break;
+  for (const e of events) {
+    if (e.type === "SessionCreated") title = e.data.title;
+    if (e.type === "SessionForked") {
+      title = e.data.title;
+      finalized = null;
     }
+    if (e.type === "SessionFinalized")
+      finalized = {
+        outcome: e.data.outcome,
+        reason: e.data.reason,
+        errorClass: e.data.errorClass,
+        diagnosis: e.data.diagnosis,
+        unresolved: e.data.unresolved,
+      };
   }
-  return { rounds, finalized, title };
+  return { finalized, title };
+}
+
+/** What a round produced, entry by entry: outputs, verdicts, test plans and results, commits, messages, failures. */
+function roundEntries(events: SessionEvent[]): RoundEntry[] {
+  return events.flatMap((e): RoundEntry[] => {
+    switch (e.type) {
+      case "AgentOutputRecorded":
+        return [
+          {
+            kind: "output",
+            version: e.version,
+            role: e.data.role,
+            agentId: e.data.agentId,
+            phase: e.data.phase,
+            preview: e.data.preview,
+            validationErrors: e.data.validationErrors,
+            simulated: e.data.simulated,
+          },
+        ];
+      case "ReviewVerdictRecorded":
+        return [
+          {
+            kind: "verdict",
+            version: e.version,
+            decision: e.data.decision,
+            modelDecision: e.data.modelDecision,
+            override: e.data.override,
+            summary: e.data.summary,
+            findings: e.data.findings,
+          },
+        ];
+      case "TestPlanRecorded":
+        return [{ kind: "test_plan", version: e.version, summary: e.data.summary, commands: e.data.commands.map((c) => c.argv) }];
+      case "TestCommandRecorded":
+        return [
+          {
+            kind: "test",
+            version: e.version,
+            argv: e.data.argv,
+            status: e.data.status,
+            passed: e.data.passed,
+            exitCode: e.data.exitCode,
+            expectedExitCode: e.data.expectedExitCode,
+            reason: e.data.reason,
+            durationMs: e.data.durationMs,
+          },
+        ];
+      case "WorkspaceCommitted":
+        return [
+          { kind: "commit", version: e.version, commit: e.data.commit, empty: e.data.empty, files: e.data.changedFiles.map((f) => f.path) },
+        ];
+      case "OperatorMessagePosted":
+        return [{ kind: "message", version: e.version, from: "operator", text: e.data.text }];
+      case "SystemReplied":
+        return [{ kind: "message", version: e.version, from: "system", text: e.data.text }];
+      case "OperatorConfirmed":
+        return [{ kind: "confirm", version: e.version, via: e.data.via }];
+      case "StepFailed":
+        return [
+          {
+            kind: "step_failed",
+            version: e.version,
+            errorClass: e.data.errorClass,
+            message: e.data.message,
+            retrying: e.data.retryAt !== null,
+          },
+        ];
+      case "ExecutionRejected":
+        return [{ kind: "rejected", version: e.version, reasons: e.data.reasons }];
+      default:
+        return [];
+    }
+  });
 }
 
 function summarizeRound(round: Round): RoundSummary {
