@@ -2,6 +2,7 @@
 // event log itself without the payload column, so timelines stay fast however large the
 // outputs get. Includes what a fork inherited from its ancestors.
 import type { Queryable } from "../db/pool";
+import { AppError } from "../errors";
 import { actorLabel, type Actor } from "./catalog";
 import { LINEAGE_CTE } from "./lineage";
 
@@ -52,4 +53,15 @@ export async function readTimeline(
     summary: r.summary,
     recordedAt: r.recorded_at.toISOString(),
   }));
+}
+
+/** A session's timeline, or NOT_FOUND when there is no such session (an empty timeline is a real one). */
+export async function readSessionTimeline(
+  db: Queryable,
+  sessionId: string,
+  options: { afterVersion?: number; limit?: number } = {},
+): Promise<TimelineEntry[]> {
+  const stream = await db.query("SELECT 1 FROM streams WHERE id = $1", [sessionId]);
+  if (stream.rowCount === 0) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
+  return readTimeline(db, sessionId, options);
 }

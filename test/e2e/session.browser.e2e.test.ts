@@ -284,7 +284,10 @@ describe("the session view", () => {
   });
 
   it("starts a new proposal task on the demo project from the New task form and lands on its live session", async () => {
+    const currentNav = (page: Page) => page.getByRole("navigation", { name: "Main" }).locator('[aria-current="page"]');
     await adminPage.goto(`${app.baseUrl}/sessions/new`);
+    // The header marks New task here, and only here (not on every page under /sessions).
+    expect(await currentNav(adminPage).allTextContents()).toEqual(["New task"]);
     await adminPage.getByLabel("Project").selectOption("demo");
     await adminPage.getByLabel("What should the cats do?").fill("Also make slugify() collapse repeated dashes");
     await screenshot(adminPage, "new-task.png");
@@ -294,6 +297,7 @@ describe("the session view", () => {
     ]);
     const newId = adminPage.url().split("/").pop()!;
     expect(newId).not.toBe(sessionId);
+    expect(await currentNav(adminPage).allTextContents()).toEqual(["Dashboard"]);
     await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 30_000 }).toBe("awaiting_operator_confirm");
     await expect.poll(() => adminPage.getByTestId("timeline").getByTestId("discussion-entry").count(), { timeout: 10_000 }).toBe(3);
   }, 60_000);

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { AppError } from "../../server/errors";
 import { getBlob, putBlob } from "../../server/events/blobs";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 
@@ -21,6 +22,9 @@ describe("blobs", () => {
   });
 
   it("a missing blob is NOT_FOUND", async () => {
-    await expect(getBlob(db.pool, "0".repeat(64))).rejects.toThrow(/not found/);
+    const missing = getBlob(db.pool, "0".repeat(64));
+    await expect(missing).rejects.toThrow(/not found/);
+    await expect(missing).rejects.toBeInstanceOf(AppError);
+    await expect(missing).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 });

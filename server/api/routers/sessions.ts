@@ -1,8 +1,7 @@
 // Sessions: the list (server/sessions/list.ts: filters, search, keyset pages both ways,
 // newest first), the counts by state, and a session's timeline.
 import { z } from "zod";
-import { AppError } from "../../errors";
-import { readTimeline } from "../../events/timeline";
+import { readSessionTimeline } from "../../events/timeline";
 import { countSessions, readSessionPage, ZListSessionsInput, ZSessionFilters, type SessionListRow } from "../../sessions/list";
 import { router, viewerProcedure } from "../trpc";
 
@@ -31,9 +30,7 @@ export const sessionsRouter = router({
 
   counts: viewerProcedure.input(ZSessionFilters.prefault({})).query(({ ctx, input }) => countSessions(ctx.pool, input)),
 
-  timeline: viewerProcedure.input(ZTimelineInput).query(async ({ ctx, input }) => {
-    const stream = await ctx.prisma.stream.findUnique({ where: { id: input.sessionId }, select: { id: true } });
-    if (!stream) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
-    return readTimeline(ctx.pool, input.sessionId, { afterVersion: input.afterVersion, limit: input.limit });
-  }),
+  timeline: viewerProcedure
+    .input(ZTimelineInput)
+    .query(({ ctx, input }) => readSessionTimeline(ctx.pool, input.sessionId, { afterVersion: input.afterVersion, limit: input.limit })),
 });
