@@ -33,7 +33,7 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 export default async function SessionPage({ params }: { params: Params }) {
   const { id } = await params;
   const read = await readSession(id);
-  if (!read.ok && read.code !== "NOT_FOUND")
+  if (!read.ok && read.code !== "NOT_FOUND" && read.code !== "BAD_REQUEST")
     return (
       <Shell user={read.user} id={id}>
         <ReadFailure failure={read} />
