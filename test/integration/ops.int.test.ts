@@ -1,4 +1,4 @@
-// The operations behind the CLI (server/ops through the `ops` router), on a real database:
+// The operations behind the CLI (their domain functions through the `ops` router), on a real database:
 // `go` picks the role, workflow and mode from the target agent and refuses an agent the run
 // would not use; `validateConfig` checks uploaded `.catcafe/` files; `checkBrains` reports
 // scripted brains without calling anything; `rebuildProjections` reports no drift.

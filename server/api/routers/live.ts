@@ -1,6 +1,6 @@
 // The session view's API (viewer role): the first paint (`live.session`), live updates
 // over Server-Sent Events (`live.updates`, fed by the web process's one LISTEN connection),
-// and a large output opened on demand (`live.output`). Thin: server/session-view does the work.
+// and a large output opened on demand (`live.output`). Thin: server/sessions/view does the work.
 import { tracked } from "@trpc/server";
 import { z } from "zod";
 import { followSession } from "../../sessions/view/follow";
