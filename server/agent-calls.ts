@@ -2,8 +2,21 @@
 // brain, the scripted brain): an AgentResponse, or an AgentError classified by the failure
 // taxonomy (req W10), so a network drop is never mistaken for bad output. Declared below
 // agents/ and brains/ because both produce them: agents/ builds on brains/ (its HTTP
-// clients), and brains/ imports nothing from agents/.
+// clients), and brains/ imports nothing from agents/. The roles agents play and the thread they
+// are shown live here too: step inputs and events (server/events) record them.
+import { z } from "zod";
 import type { ErrorClass } from "./errors";
+
+export const AGENT_ROLES = ["coder", "reviewer", "tester", "planner", "executor"] as const;
+export const ZAgentRole = z.enum(AGENT_ROLES);
+export type AgentRole = z.infer<typeof ZAgentRole>;
+
+/** One message of a session's thread, as agents are shown it (and as step inputs record it). */
+export const ZThreadMessage = z.object({
+  from: z.union([z.enum(["operator", "system"]), ZAgentRole]),
+  text: z.string(),
+});
+export type ThreadMessage = z.infer<typeof ZThreadMessage>;
 
 /** Raw output beyond this is an error (tool_error), never stored whole in an event. */
 export const MAX_AGENT_OUTPUT_BYTES = 1024 * 1024;

@@ -23,7 +23,7 @@ import {
 import "@xyflow/react/dist/style.css";
 import { useEffect, useMemo, useState } from "react";
 import { stateTone, type StateTone } from "@/lib/state-tone";
-import type { GraphEdge, GraphNode, WorkflowGraph } from "@/server/workflow/graph";
+import type { GraphEdge, GraphNode, WorkflowGraph } from "@/server/config/graph";
 import { ANY_STATE_ID, layoutWorkflow, NODE_HEIGHT, NODE_WIDTH, type EdgeRoute, type PlacedNode } from "./workflow-layout";
 
 type StateNodeData = { placed: PlacedNode["node"]; initial: boolean };

@@ -4,7 +4,7 @@
 // position of its neighbours (a few sweeps down and up), then centre the layers. States
 // reached only through the global transitions (cancel, step_failed) sit in a side column
 // beside an "any active state" marker. Pure and deterministic.
-import type { GraphEdge, GraphNode, WorkflowGraph } from "@/server/workflow/graph";
+import type { GraphEdge, GraphNode, WorkflowGraph } from "@/server/config/graph";
 
 export const NODE_WIDTH = 232;
 export const NODE_HEIGHT = 54;

@@ -1,22 +1,20 @@
 // The agent interface every shell (claude, codex, gemini, command) and brain (HTTP models,
 // scripted) implements. The runner calls `invoke`; failures are AgentErrors classified by
 // the error taxonomy, so a network drop is never mistaken for bad output.
-import { z } from "zod";
-import type { AgentResponse } from "../agent-calls";
+import type { AgentResponse, AgentRole, ThreadMessage } from "../agent-calls";
 import type { BrainCallGate } from "../brains/call";
 
-export { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentResponse, type AgentUsage } from "../agent-calls";
-
-export const AGENT_ROLES = ["coder", "reviewer", "tester", "planner", "executor"] as const;
-export const ZAgentRole = z.enum(AGENT_ROLES);
-export type AgentRole = z.infer<typeof ZAgentRole>;
-
-/** One message of a session's thread, as agents are shown it (and as step inputs record it). */
-export const ZThreadMessage = z.object({
-  from: z.union([z.enum(["operator", "system"]), ZAgentRole]),
-  text: z.string(),
-});
-export type ThreadMessage = z.infer<typeof ZThreadMessage>;
+export {
+  AGENT_ROLES,
+  AgentError,
+  MAX_AGENT_OUTPUT_BYTES,
+  ZAgentRole,
+  ZThreadMessage,
+  type AgentResponse,
+  type AgentRole,
+  type AgentUsage,
+  type ThreadMessage,
+} from "../agent-calls";
 
 export interface AgentRequest {
   role: AgentRole;

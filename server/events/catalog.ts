@@ -1,7 +1,7 @@
 // Every event type Cat Cafe records, declared once. Domains add their types here so
 // that one registry validates every append and every read.
 import { z } from "zod";
-import { ZAgentRole } from "../agents/types";
+import { ZAgentRole } from "../agent-calls";
 import { ZErrorClass } from "../errors";
 import { ZParsedOutput, ZTaskSpec } from "./agent-outputs";
 import { ZBlobRef } from "./blobs";

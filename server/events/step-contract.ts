@@ -6,7 +6,7 @@
 // The log is forever: every shape written so far must still parse here. A change that would
 // reject an old shape needs a new event version with an upcaster (registry.ts).
 import { z } from "zod";
-import { ZAgentRole, ZThreadMessage } from "../agents/types";
+import { ZAgentRole, ZThreadMessage } from "../agent-calls";
 import { ZErrorClass } from "../errors";
 import { ZBlobRef } from "./blobs";
 

@@ -5,7 +5,7 @@ import { BUILTIN_FSMS } from "../config/builtins";
 import { loadConfigAtHead } from "../config/at-head";
 import type { Queryable } from "../db/pool";
 import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
-import { fsmGraph, workflowGraph, type WorkflowGraph } from "../workflow/graph";
+import { fsmGraph, workflowGraph, type WorkflowGraph } from "../config/graph";
 import { listProjectRecords } from "./projects";
 
 export interface WorkflowsOverview {

@@ -5,7 +5,7 @@ import type { Metadata } from "next";
 import { Panel } from "@/components/panel";
 import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
 import { WorkflowDiagram } from "@/components/settings/workflow-diagram";
-import type { WorkflowGraph } from "@/server/workflow/graph";
+import type { WorkflowGraph } from "@/server/config/graph";
 import { readPage } from "../../_lib/page-context";
 import { PageShell, ReadFailure } from "../../_lib/page-shell";
 

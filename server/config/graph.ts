@@ -1,8 +1,8 @@
 // Workflow definitions and execution FSMs as graphs for drawing (req M9): states with
 // what they run, transitions with their trigger, guard and whether they start a new
 // iteration. Pure: the same definition always gives the same graph.
-import type { FsmDefinition } from "../config/schemas";
-import { checkDefinition, type WorkflowDefinition } from "./definition";
+import type { FsmDefinition } from "./schemas";
+import { checkDefinition, type WorkflowDefinition } from "../workflow/definition";
 
 export type GraphNodeKind = "wait" | "step" | "terminal" | "initial";
 
