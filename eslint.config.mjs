@@ -2,6 +2,7 @@
 import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
+import layers from "./eslint.layers.mjs";
 
 export default tseslint.config(
   { ignores: ["node_modules/", ".next/", ".data/", "server/db/generated/", "bench/results/", "next-env.d.ts", "coverage/"] },
@@ -37,6 +38,7 @@ export default tseslint.config(
     files: ["**/*.mjs", "**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },
+  ...layers,
   // Formatting is Prettier's (`npm run format`, checked by `npm run lint`): no stylistic lint rules.
   prettier,
 );

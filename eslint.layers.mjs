@@ -1,0 +1,97 @@
+// The layers of the code, enforced by eslint-plugin-boundaries: each element may import only
+// the elements listed for it; a violating import fails `npm run lint`. The same layers are
+// drawn in docs/architecture.md ("Where the code is"). Lower layers never import higher
+// ones; a layer not listed is refused.
+import boundaries from "eslint-plugin-boundaries";
+
+/** What every part may use: errors, environment, logging, the database pool, ports, and lib/
+ *  (small helpers shared with the browser, which import nothing of the server's). */
+const base = ["base", "db", "lib"];
+
+/** element → what it may import (besides itself). Order: lowest first. */
+const layers = {
+  base: { pattern: "server/{errors,env,log,version,agent-calls}.ts", allow: ["lib"] },
+  db: { pattern: "server/{db,net}", allow: ["base", "lib"] },
+  process: { pattern: "server/process", allow: base },
+  events: { pattern: "server/events", allow: base },
+  commands: { pattern: "server/commands", allow: [...base, "process"] },
+  workspaces: { pattern: "server/workspaces", allow: [...base, "process"] },
+  brains: { pattern: "server/brains", allow: base },
+  agents: { pattern: "server/agents", allow: [...base, "process", "brains"] },
+  auth: { pattern: "server/auth", allow: base },
+  workflow: { pattern: "server/workflow", allow: [...base, "events", "agents"] },
+  config: { pattern: "server/config", allow: [...base, "events", "agents", "commands", "workspaces", "workflow"] },
+  sessions: { pattern: "server/sessions", allow: [...base, "events", "workflow", "auth"] },
+  projects: { pattern: "server/projects", allow: [...base, "agents", "commands", "config", "workflow"] },
+  tasks: { pattern: "server/tasks", allow: [...base, "events", "agents", "workflow", "config", "projects", "workspaces"] },
+  export: { pattern: "server/export", allow: [...base, "events", "workflow", "sessions"] },
+  runner: {
+    pattern: "server/runner",
+    allow: [...base, "process", "events", "agents", "brains", "commands", "workspaces", "workflow"],
+  },
+  store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner"] },
+  /** The runner process's entry point: composes the store, the executors and the reactor. */
+  "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "workflow", "runner", "store"] },
+  health: { pattern: "server/health.ts", allow: [...base, "runner"] },
+  demo: { pattern: "server/demo", allow: [...base, "process", "events", "agents", "projects", "tasks", "workspaces", "store"] },
+  api: {
+    pattern: "server/api",
+    allow: [
+      ...base,
+      ...["events", "agents", "brains", "auth", "workflow", "config", "sessions", "projects", "tasks", "export", "runner"],
+      ...["workspaces", "store", "health"],
+    ],
+  },
+};
+
+// More specific patterns first: the first element whose pattern matches a file is its element.
+const order = ["runner-main", ...Object.keys(layers).filter((t) => t !== "runner-main")];
+// A pattern naming .ts files is a file element (mode "file"); the others are folders.
+export const layerElements = order.map((type) => {
+  const { pattern } = layers[type];
+  return pattern.endsWith(".ts") ? { type, pattern, mode: "file" } : { type, pattern };
+});
+
+const serverTypes = Object.keys(layers);
+
+/** The browser side: components and shared helpers see the server only through its types. */
+const clientLayers = {
+  lib: { pattern: "lib", allow: [] },
+  components: { pattern: "components", allow: ["lib"] },
+};
+const clientElements = Object.entries(clientLayers).map(([type, l]) => ({ type, pattern: l.pattern }));
+
+export default [
+  {
+    files: ["server/**/*.ts", "components/**/*.{ts,tsx}", "lib/**/*.{ts,tsx}"],
+    ignores: ["server/db/generated/**"],
+    plugins: { boundaries },
+    settings: {
+      "boundaries/elements": [...layerElements, ...clientElements],
+      "boundaries/include": ["server/**/*.ts", "components/**/*.{ts,tsx}", "lib/**/*.{ts,tsx}"],
+      // File elements still need `mode: "file"` in this version; its deprecation notice is noise.
+      "boundaries/legacy-warnings": false,
+      "import/resolver": { typescript: { alwaysTryTypes: true }, node: true },
+    },
+    rules: {
+      "boundaries/dependencies": [
+        "error",
+        {
+          default: "disallow",
+          message: "{{from.type}} may not import {{to.type}}: see the layers in docs/architecture.md (eslint.layers.mjs)",
+          policies: [
+            ...Object.entries({ ...layers, ...clientLayers }).map(([type, l]) => ({
+              from: { element: { type } },
+              allow: { to: { element: { types: { anyOf: [type, ...l.allow] } } } },
+            })),
+            // Types cross to the browser side (AppRouter, row shapes); server code never does.
+            ...Object.keys(clientLayers).map((type) => ({
+              from: { element: { type } },
+              allow: { to: { element: { types: { anyOf: serverTypes } } }, dependency: { kind: "type" } },
+            })),
+          ],
+        },
+      ],
+    },
+  },
+];
