@@ -35,6 +35,25 @@ export default tseslint.config(
     },
   },
   {
+    // Every child process goes through server/process (no shell, a minimal environment, the
+    // whole tree ended on cancel or deadline, observed and sandboxable in one place). Not
+    // test/ (it spawns what it tests), scripts/ and bench/: they start the app's own trusted
+    // processes (web, runner, Prisma, git rev-parse) with the operator's environment on purpose.
+    files: ["**/*.{ts,tsx}"],
+    ignores: ["server/process/**", "test/**", "scripts/**", "bench/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: ["execa", "child_process", "node:child_process"].map((name) => ({
+            name,
+            message: "start child processes through server/process (spawnProcess, runProcess): see docs/architecture.md",
+          })),
+        },
+      ],
+    },
+  },
+  {
     files: ["**/*.mjs", "**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },

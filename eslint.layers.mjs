@@ -10,7 +10,7 @@ const base = ["base", "db", "lib"];
 
 /** element → what it may import (besides itself). Order: lowest first. */
 const layers = {
-  base: { pattern: "server/{errors,env,log,version,agent-calls}.ts", allow: ["lib"] },
+  base: { pattern: "server/{errors,env,log,version,agent-calls,deadline}.ts", allow: ["lib"] },
   db: { pattern: "server/{db,net}", allow: ["base", "lib"] },
   process: { pattern: "server/process", allow: base },
   events: { pattern: "server/events", allow: base },
@@ -20,7 +20,7 @@ const layers = {
   agents: { pattern: "server/agents", allow: [...base, "process", "brains"] },
   auth: { pattern: "server/auth", allow: base },
   workflow: { pattern: "server/workflow", allow: [...base, "events", "agents"] },
-  config: { pattern: "server/config", allow: [...base, "events", "agents", "commands", "workspaces", "workflow"] },
+  config: { pattern: "server/config", allow: [...base, "process", "events", "agents", "commands", "workspaces", "workflow"] },
   sessions: { pattern: "server/sessions", allow: [...base, "events", "workflow", "auth"] },
   projects: { pattern: "server/projects", allow: [...base, "agents", "commands", "config", "workflow"] },
   tasks: { pattern: "server/tasks", allow: [...base, "events", "agents", "workflow", "config", "projects", "workspaces"] },

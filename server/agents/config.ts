@@ -4,9 +4,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { MAX_AGENT_OUTPUT_BYTES } from "./types";
-
-/** Variables of the web server and runner that no agent process may ever receive (req N4). */
-export const RUNNER_SECRET_ENV = ["DATABASE_URL", "NEXTAUTH_SECRET"] as const;
+import { isServerSecret, SERVER_SECRET_ENV } from "../process/env";
 
 const ZAgentId = z
   .string()
@@ -95,8 +93,8 @@ export type ScriptedAgentConfigInput = z.input<typeof ZScriptedAgentConfig>;
 const ZEnvName = z
   .string()
   .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "is not a valid environment variable name")
-  .refine((name) => !(RUNNER_SECRET_ENV as readonly string[]).includes(name), {
-    message: `must not be one of the runner's secrets (${RUNNER_SECRET_ENV.join(", ")})`,
+  .refine((name) => !isServerSecret(name), {
+    message: `must not be one of the runner's secrets (${SERVER_SECRET_ENV.join(", ")})`,
   });
 
 export const PROMPT_PLACEHOLDER = "{prompt}";

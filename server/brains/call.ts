@@ -6,6 +6,7 @@ import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentResponse, type AgentUsage
 import { connectionError, httpError, redact, streamError } from "./errors";
 import { StreamFormatError, type BrainProtocol } from "./protocol";
 import { SseParser } from "./sse";
+import { atTime } from "../deadline";
 
 /** Event-stream framing (JSON, field names) around the text; beyond this the stream is runaway. */
 const MAX_STREAM_BYTES = 8 * MAX_AGENT_OUTPUT_BYTES;
@@ -13,8 +14,6 @@ const MAX_STREAM_BYTES = 8 * MAX_AGENT_OUTPUT_BYTES;
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** An oversized failure keeps only this much of what streamed, for diagnosis. */
 const OVERSIZED_PARTIAL_CHARS = 4 * 1024;
-/** setTimeout's largest delay; longer deadlines re-arm. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** One brain's place in the shared call schedule: its id and endpoint, and its spacing. */
 export interface BrainTurnRequest {
@@ -274,16 +273,4 @@ export async function readCapped(response: Response, maxBytes: number): Promise<
   }
   await reader.cancel().catch(() => {});
   return Buffer.concat(parts).subarray(0, maxBytes).toString("utf8");
-}
-
-/** Calls `fn` at epoch-ms `time` (re-arming past setTimeout's limit); returns a canceller. */
-function atTime(time: number, fn: () => void): () => void {
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    const remaining = time - Date.now();
-    if (!(remaining > 0)) return fn();
-    timer = setTimeout(arm, Math.min(remaining, MAX_TIMER_MS));
-  };
-  arm();
-  return () => clearTimeout(timer);
 }

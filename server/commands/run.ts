@@ -4,20 +4,17 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { performance } from "node:perf_hooks";
-import { execa } from "execa";
 import { z } from "zod";
 import { AppError } from "../errors";
 import type { AllowRule, Allowlist } from "./allowlist";
 import { checkCommand, type RefusalCode } from "./check";
 import { buildCommandEnv, ZExtraEnv } from "./env";
-import { OutputTail } from "./output-tail";
+import { OutputTail } from "../process/output-tail";
+import { spawnProcess } from "../process/spawn";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 export const DEFAULT_KILL_GRACE_MS = 2_000;
-/** How long the output pipes may stay open after the command exited (a process that left the group holds them). */
-const PIPE_DRAIN_MS = 1_000;
 
 /** Everything about a run except the abort signal, validated once. */
 export const ZRunCommandInput = z.object({
@@ -66,40 +63,12 @@ export interface CommandRun {
   truncated: boolean;
 }
 
-interface ExitStatus {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
 export type CommandOutcome = { status: "refused"; code: RefusalCode; reason: string } | CommandRun;
 
-// Process groups of running commands, killed if this process exits first (execa's own
-// cleanup does not apply to detached subprocesses).
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-function killGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-function trackGroup(pgid: number): void {
-  liveGroups.add(pgid);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once("exit", () => {
-    for (const group of liveGroups) killGroup(group, "SIGKILL");
-  });
-}
-
-function spawnErrorOf(error: unknown, program: string): SpawnError {
-  const code = typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : "UNKNOWN";
+function spawnErrorOf(code: string, detail: string, program: string): SpawnError {
   if (code === "ENOENT") return { code, message: `executable not found: \`${program}\`` };
   if (code === "EACCES") return { code, message: `permission denied running \`${program}\`` };
-  return { code, message: error instanceof Error ? error.message : String(error) };
+  return { code, message: detail };
 }
 
 async function assertDirectory(dir: string): Promise<void> {
@@ -139,91 +108,33 @@ export async function runCommand(input: TRunCommandInput): Promise<CommandOutcom
   }
 
   const home = options.home ?? (await fs.mkdtemp(path.join(os.tmpdir(), "catcafe-cmd-home-")));
-  const started = performance.now();
-  // Written by the timers and listeners below, read once the command is over.
-  const state: { timedOut: boolean; cancelled: boolean; exit: ExitStatus | null } = { timedOut: false, cancelled: false, exit: null };
-  const timers = new Set<NodeJS.Timeout>();
-  const later = (ms: number, action: () => void) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      action();
-    }, ms);
-    timers.add(timer);
-    return timer;
-  };
-  let onAbort: (() => void) | undefined;
   try {
-    const subprocess = execa(program, args, {
+    const end = await spawnProcess({
+      file: program,
+      args,
       cwd: options.cwd,
       env: buildCommandEnv({ home, extra: options.env }),
-      extendEnv: false,
-      shell: false,
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-      buffer: false,
-      reject: false,
-      // Its own process group, so the timeout can kill grandchildren too.
-      detached: true,
-      windowsHide: true,
-    });
-    const pgid = subprocess.pid;
-    subprocess.stdout.on("data", (chunk: Buffer | string) => stdout.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)));
-    subprocess.stderr.on("data", (chunk: Buffer | string) => stderr.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)));
-
-    if (pgid !== undefined) {
-      trackGroup(pgid);
-      let forceKill: NodeJS.Timeout | undefined;
-      const terminate = () => {
-        if (forceKill || state.exit) return;
-        killGroup(pgid, "SIGTERM");
-        forceKill = later(options.killGraceMs, () => killGroup(pgid, "SIGKILL"));
-      };
-      const deadline = later(options.timeoutMs, () => {
-        state.timedOut = true;
-        terminate();
-      });
-      onAbort = () => {
-        if (state.exit) return;
-        state.cancelled = true;
-        terminate();
-      };
-      input.signal?.addEventListener("abort", onAbort, { once: true });
-      subprocess.once("exit", (code, signal) => {
-        state.exit = { code, signal };
-        clearTimeout(deadline);
-        clearTimeout(forceKill);
-        // Whatever the command left behind in its group (background children) goes too.
-        killGroup(pgid, "SIGKILL");
-        liveGroups.delete(pgid);
-        // A process that left the group may still hold the pipes: stop waiting for them.
-        later(PIPE_DRAIN_MS, () => {
-          subprocess.stdout.destroy();
-          subprocess.stderr.destroy();
-        });
-      });
-    }
-
-    const result = await subprocess;
-    const durationMs = Math.round(performance.now() - started);
-    if (pgid === undefined) {
-      const spawnError = spawnErrorOf(result.cause ?? result, program);
-      return { ...base, exitCode: null, signal: null, timedOut: false, cancelled: false, spawnError, durationMs, ...outputFields() };
+      signal: input.signal,
+      deadline: Date.now() + options.timeoutMs,
+      killGraceMs: options.killGraceMs,
+      onStdout: (chunk) => stdout.push(chunk),
+      onStderr: (chunk) => stderr.push(chunk),
+    }).done;
+    const stopped = { timedOut: end.stoppedBy?.kind === "timeout", cancelled: end.stoppedBy?.kind === "cancelled" };
+    if (end.kind === "not_started") {
+      const spawnError = spawnErrorOf(end.code, end.message, program);
+      return { ...base, exitCode: null, signal: null, ...stopped, spawnError, durationMs: end.durationMs, ...outputFields() };
     }
     return {
       ...base,
-      exitCode: state.exit ? state.exit.code : (result.exitCode ?? null),
-      signal: state.exit ? state.exit.signal : ((result.signal as NodeJS.Signals | undefined) ?? null),
-      timedOut: state.timedOut,
-      cancelled: state.cancelled,
+      exitCode: end.exitCode,
+      signal: end.signal,
+      ...stopped,
       spawnError: null,
-      durationMs,
+      durationMs: end.durationMs,
       ...outputFields(),
     };
   } finally {
-    for (const timer of timers) clearTimeout(timer);
-    timers.clear();
-    if (onAbort) input.signal?.removeEventListener("abort", onAbort);
     if (options.home === undefined) await fs.rm(home, { recursive: true, force: true });
   }
 }

@@ -4,7 +4,8 @@
 // projects.json and version.json. Every object is strict: an unknown key is an error (it
 // is usually a typo, and silently ignoring it would run something other than intended).
 import { z } from "zod";
-import { RUNNER_SECRET_ENV, ZScriptEntry } from "../agents/config";
+import { ZScriptEntry } from "../agents/config";
+import { isServerSecret, SERVER_SECRET_ENV } from "../process/env";
 import { AGENT_ROLES, MAX_AGENT_OUTPUT_BYTES } from "../agents/types";
 import { ZAllowlist } from "../commands/allowlist";
 import { globProblem, versionRangeProblem } from "./checks";
@@ -60,8 +61,8 @@ const ZConfigVersion = z.string().regex(/^\d+\.(?:\d+|x)$/, 'must be a version l
 export const ZEnvVarName = z
   .string()
   .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be the name of an environment variable (letters, digits and '_')")
-  .refine((name) => !(RUNNER_SECRET_ENV as readonly string[]).includes(name), {
-    message: `must not be one of the runner's own secrets (${RUNNER_SECRET_ENV.join(", ")})`,
+  .refine((name) => !isServerSecret(name), {
+    message: `must not be one of the runner's own secrets (${SERVER_SECRET_ENV.join(", ")})`,
   });
 
 const ZMillis = (max: number) => z.number().int("must be a whole number of milliseconds").min(0).max(max);

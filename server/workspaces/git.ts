@@ -2,8 +2,9 @@
 // the server's own GIT_DIR, credentials or secrets leaks in), hooks disabled, and failures
 // turned into AppError carrying git's stderr.
 import fs from "node:fs";
-import { execa } from "execa";
 import { AppError } from "../errors";
+import { minimalEnv } from "../process/env";
+import { runProcess } from "../process/run";
 
 /** Local git operations finish in seconds; this only stops a wedged process from hanging a step. */
 const GIT_TIMEOUT_MS = 120_000;
@@ -22,14 +23,8 @@ export interface RunGitOptions {
 }
 
 function gitEnv(extra: Record<string, string> | undefined): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-    HOME: process.env.HOME ?? "/",
-    GIT_TERMINAL_PROMPT: "0",
-    LANG: "C",
-    LC_ALL: "C",
-    ...extra,
-  };
+  // The server's HOME: git reads the operator's identity and safe.directory settings there.
+  return minimalEnv({ home: process.env.HOME ?? "/", locale: "C", extra: { GIT_TERMINAL_PROMPT: "0", ...extra } });
 }
 
 function describe(args: readonly string[]): string {
@@ -42,23 +37,17 @@ function describe(args: readonly string[]): string {
  */
 export async function runGit(cwd: string, args: readonly string[], options: RunGitOptions = {}): Promise<GitResult> {
   const fullArgs = ["-c", "core.hooksPath=/dev/null", ...args];
-  const result = await execa("git", fullArgs, {
-    cwd,
-    env: gitEnv(options.env),
-    extendEnv: false,
-    reject: false,
-    stdin: "ignore",
-    timeout: GIT_TIMEOUT_MS,
-    stripFinalNewline: false,
-  });
+  const result = await runProcess({ file: "git", args: fullArgs, cwd, env: gitEnv(options.env), timeoutMs: GIT_TIMEOUT_MS });
 
-  if (result.exitCode === undefined) {
+  if (result.exitCode === null) {
     // The process never ran (or was killed): a missing cwd or a missing git binary.
     if (!fs.existsSync(cwd)) throw new AppError("NOT_FOUND", `Directory does not exist: ${cwd}`, { cwd });
-    if (result.code === "ENOENT") {
+    if (result.notStarted?.code === "ENOENT") {
       throw new AppError("PRECONDITION_FAILED", "git is not installed or not on PATH", { cwd });
     }
-    const why = result.timedOut ? `timed out after ${GIT_TIMEOUT_MS} ms` : (result.shortMessage ?? "did not run");
+    const why = result.timedOut
+      ? `timed out after ${GIT_TIMEOUT_MS} ms`
+      : (result.notStarted?.message ?? `was killed by ${result.signal ?? "a signal"}`);
     throw new AppError("INTERNAL", `${describe(args)} ${why}`, { cwd, args: [...args] });
   }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { classifyCommandOutcome } from "../../server/commands/classify";
 import { buildCommandEnv, ZExtraEnv } from "../../server/commands/env";
-import { OutputTail } from "../../server/commands/output-tail";
+import { OutputTail } from "../../server/process/output-tail";
 import type { CommandRun } from "../../server/commands/run";
 
 function run(overrides: Partial<CommandRun>): CommandRun {

@@ -7,16 +7,15 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { minimalEnv } from "../../process/env";
+import { RUN_MARKER_ENV } from "../../process/tree";
 import { assertDirectory } from "../command";
-import { RUNNER_SECRET_ENV, type CliShellAgentConfig } from "../config";
+import type { CliShellAgentConfig } from "../config";
 import { AgentError, type Agent, type AgentRequest, type AgentResponse } from "../types";
 import { locateExecutable, type EnvSource } from "./locate";
 import { cliPrompt } from "./prompt";
 import { runCli } from "./run-cli";
-import { RUN_MARKER_ENV } from "./run-processes";
 import type { CliStreamParser } from "./stream";
-
-const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 export type ShellName = CliShellAgentConfig["kind"];
 
@@ -66,25 +65,12 @@ export abstract class CliShellAgent implements Agent {
 
   /** The whole environment of the CLI: a minimal base, passEnv, literal env, then the CLI's own. */
   environment(ctx: ShellRunContext, runId: string, source: EnvSource = process.env): Record<string, string> {
-    // The node-based CLIs start with `#!/usr/bin/env node`: make sure it finds the runner's Node.
-    const nodeDir = path.dirname(process.execPath);
-    const pathDirs = (source.PATH ?? FALLBACK_PATH).split(path.delimiter);
-    const env: Record<string, string> = {
-      PATH: pathDirs.includes(nodeDir) ? pathDirs.join(path.delimiter) : [...pathDirs, nodeDir].join(path.delimiter),
-      HOME: this.config.isolateHome ? ctx.runDir : (source.HOME ?? os.homedir()),
-      LANG: "C.UTF-8",
-      TERM: "dumb",
-      NO_COLOR: "1",
-    };
-    for (const name of this.config.passEnv ?? []) {
-      const value = source[name];
-      if (value !== undefined) env[name] = value;
-    }
-    Object.assign(env, this.config.env, this.providerEnv(ctx));
-    env[RUN_MARKER_ENV] = runId;
-    // The schema already refuses these names; this keeps it true whatever built the config.
-    for (const name of RUNNER_SECRET_ENV) delete env[name];
-    return env;
+    return minimalEnv({
+      source,
+      home: this.config.isolateHome ? ctx.runDir : (source.HOME ?? os.homedir()),
+      pass: this.config.passEnv,
+      extra: { ...this.config.env, ...this.providerEnv(ctx), [RUN_MARKER_ENV]: runId },
+    });
   }
 
   /** The provider endpoint: baseUrl, or the value of baseUrlEnv on this runner. */

@@ -6,10 +6,11 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { execa } from "execa";
 import semver from "semver";
 import type { ShellName } from "./cli-agent";
 import { locateExecutable, type EnvSource } from "./locate";
+import { minimalEnv } from "../../process/env";
+import { runProcess } from "../../process/run";
 
 export const SHELL_NAMES = ["claude", "codex", "gemini"] as const satisfies readonly ShellName[];
 
@@ -139,25 +140,18 @@ async function run(
   cwd: string,
   timeoutMs: number,
 ): Promise<{ ok: boolean; output: string; why: string }> {
-  const result = await execa(file, args, {
-    env,
-    extendEnv: false,
-    cwd,
-    timeout: timeoutMs,
-    reject: false,
-    stdin: "ignore",
-    all: true,
-    forceKillAfterDelay: 1_000,
-  });
-  const output = (result.stdout ? String(result.stdout) : "") || String(result.all ?? "");
+  const result = await runProcess({ file, args, env, cwd, timeoutMs });
+  const output = result.stdout || result.stderr;
   const why = result.timedOut
     ? `timed out after ${timeoutMs} ms`
-    : result.failed
-      ? result.exitCode !== undefined
-        ? `exited with code ${result.exitCode}`
-        : (result.code ?? "failed to start")
-      : "";
-  return { ok: !result.failed, output, why };
+    : result.notStarted
+      ? result.notStarted.code
+      : result.exitCode !== 0
+        ? result.exitCode === null
+          ? `was killed by ${result.signal ?? "a signal"}`
+          : `exited with code ${result.exitCode}`
+        : "";
+  return { ok: why === "", output, why };
 }
 
 export async function detectShell(shell: ShellName, options: DetectOptions = {}): Promise<DetectedShell> {
@@ -175,13 +169,7 @@ export async function detectShell(shell: ShellName, options: DetectOptions = {})
   // The probes run like the adapter runs the CLI: a minimal environment and a HOME of their own.
   const home = await fs.mkdtemp(path.join(os.tmpdir(), `catcafe-detect-${shell}-`));
   try {
-    const probeEnv: Record<string, string> = {
-      PATH: env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-      HOME: home,
-      LANG: "C.UTF-8",
-      TERM: "dumb",
-      NO_COLOR: "1",
-    };
+    const probeEnv = minimalEnv({ home, source: env });
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const [versionRun, helpRun] = await Promise.all([
       run(file, ["--version"], probeEnv, home, timeoutMs),

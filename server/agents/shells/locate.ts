@@ -3,9 +3,9 @@
 // this finds and detection reports on the same file, so the two never disagree.
 import fs from "node:fs";
 import path from "node:path";
+import type { EnvSource } from "../../process/env";
 
-/** Where variables are read from: process.env, or a plain object in tests and probes. */
-export type EnvSource = Readonly<Record<string, string | undefined>>;
+export type { EnvSource };
 
 /**
  * This project's root: server/agents/shells/ is three levels down. Inside the Next.js

@@ -1,13 +1,54 @@
-// Every process of one CLI run, and ending them all. A coding CLI starts helpers that leave
-// its process group: Codex runs each command in a sandbox with its own session (setsid), so
-// signalling the group (process-tree.ts) misses them. A run is therefore the CLI's group,
-// its descendants, and (on Linux) every process carrying the run's marker variable, which
-// also finds a descendant that was orphaned and reparented before we looked.
+// Ending a child's whole process tree. Children are spawned detached, so each leads its own
+// process group and everything it starts (unless it calls setsid) shares that group:
+// signalling the group reaches grandchildren that outlive their parent. Some programs start
+// helpers that leave the group (Codex runs each command in a sandbox with its own session), so
+// a run may also carry a marker variable (`NAME=value` in its environment): on Linux every
+// live process carrying it is found through /proc, even one orphaned and reparented before we
+// looked. Processes are matched by pid and start time, so a recycled pid is never signalled.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import { KILL_GRACE_MS, signalProcessGroup } from "../process-tree";
 
-/** Set in the environment of every CLI run; its value is unique per run. */
+/** How long a group gets to exit after SIGTERM before SIGKILL. */
+export const KILL_GRACE_MS = 500;
+
+/**
+ * Sends `signal` to every process in the group `pgid`; false when it could not (the group is
+ * gone, or is not ours to signal). Never throws: it runs from timers and exit hooks.
+ */
+export function signalProcessGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM to the group now, SIGKILL to whatever is left of it after `graceMs`. */
+export function terminateProcessGroup(pgid: number, graceMs = KILL_GRACE_MS): void {
+  if (!signalProcessGroup(pgid, "SIGTERM")) return;
+  // unref: a pending SIGKILL must not keep a finishing runner alive.
+  setTimeout(() => signalProcessGroup(pgid, "SIGKILL"), graceMs).unref();
+}
+
+// Groups still running when this process exits (a crash, process.exit) are killed rather
+// than left behind: detached children are not cleaned up by Node itself.
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+/** Remembers `pgid` until the returned function is called; kills it if this process exits first. */
+export function trackProcessGroup(pgid: number): () => void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once("exit", () => {
+      for (const group of liveGroups) signalProcessGroup(group, "SIGKILL");
+    });
+  }
+  liveGroups.add(pgid);
+  return () => liveGroups.delete(pgid);
+}
+
+/** Set in the environment of every marked run; its value is unique per run. */
 export const RUN_MARKER_ENV = "CATCAFE_AGENT_RUN";
 
 interface ProcessEntry {

@@ -1,0 +1,70 @@
+// The environment a child process starts with, built from nothing: a fixed base (PATH, HOME,
+// locale, a dumb terminal) plus what the caller adds on purpose. Nothing of the server's own
+// environment is inherited except PATH, and the server's secrets are removed last whatever
+// the caller added, so DATABASE_URL, NEXTAUTH_SECRET and ADMIN_PASSWORD never reach a child
+// (req N4). The one fallback PATH and the one test for secret-looking names live here.
+import path from "node:path";
+
+/** Where variables are read: process.env, or a stand-in for it. */
+export type EnvSource = Readonly<Record<string, string | undefined>>;
+
+/** PATH when the server has none. */
+export const FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** Variables of the web server and runner that no child process may ever receive (req N4). */
+export const SERVER_SECRET_ENV = ["DATABASE_URL", "NEXTAUTH_SECRET", "ADMIN_PASSWORD"] as const;
+
+/** Names that hold secrets by convention (refused where a project configures variables for commands). */
+const SECRET_NAME =
+  /DATABASE_URL|NEXTAUTH|SECRET|PASSWORD|PASSWD|TOKEN|API_?KEY|PRIVATE_?KEY|CREDENTIAL|^PG|^AWS_|^AZURE_|^GOOGLE_APPLICATION/i;
+
+export function looksSecret(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+export function isServerSecret(name: string): boolean {
+  return (SERVER_SECRET_ENV as readonly string[]).includes(name);
+}
+
+/**
+ * PATH for children: the server's PATH, with the running Node's directory added at the end
+ * when it is missing, so that `#!/usr/bin/env node` scripts (the agent CLIs, npm) find a Node.
+ */
+export function childPath(source: EnvSource = process.env): string {
+  const dirs = (source.PATH || FALLBACK_PATH).split(path.delimiter);
+  const nodeDir = path.dirname(process.execPath);
+  return dirs.includes(nodeDir) ? dirs.join(path.delimiter) : [...dirs, nodeDir].join(path.delimiter);
+}
+
+export interface MinimalEnvOptions {
+  /** HOME of the child (a directory of its own for untrusted code). */
+  home: string;
+  /** `C.UTF-8` by default; git is run with `C` so its messages stay parseable. */
+  locale?: "C.UTF-8" | "C";
+  /** Names copied from the server's environment when set there (e.g. a provider key the config names). */
+  pass?: readonly string[];
+  /** Literal variables, added last (before the secrets are removed). */
+  extra?: Record<string, string>;
+  /** Where PATH and `pass` are read (default: this process's environment). */
+  source?: EnvSource;
+}
+
+export function minimalEnv(options: MinimalEnvOptions): Record<string, string> {
+  const source = options.source ?? process.env;
+  const locale = options.locale ?? "C.UTF-8";
+  const env: Record<string, string> = {
+    PATH: childPath(source),
+    HOME: options.home,
+    LANG: locale,
+    LC_ALL: locale,
+    TERM: "dumb",
+    NO_COLOR: "1",
+  };
+  for (const name of options.pass ?? []) {
+    const value = source[name];
+    if (value !== undefined) env[name] = value;
+  }
+  Object.assign(env, options.extra);
+  for (const name of SERVER_SECRET_ENV) delete env[name];
+  return env;
+}
