@@ -66,7 +66,7 @@ export class CommandAgent implements Agent {
       ...(this.config.prompt === "stdin" ? { input: request.prompt } : {}),
       onStdout: (bytes) => {
         const room = MAX_AGENT_OUTPUT_BYTES - stdoutBytes;
-        if (room <= 0 || run.stoppedBy) return;
+        if (run.stoppedBy) return;
         const kept = bytes.length > room ? bytes.subarray(0, room) : bytes;
         stdoutBytes += kept.length;
         emit(decoder.write(kept));

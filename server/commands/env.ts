@@ -27,5 +27,8 @@ export const ZExtraEnv = z
 export type ExtraEnv = z.infer<typeof ZExtraEnv>;
 
 export function buildCommandEnv(options: { home: string; extra?: ExtraEnv }): Record<string, string> {
-  return minimalEnv({ home: options.home, extra: { TMPDIR: os.tmpdir(), CI: "1", ...ZExtraEnv.parse(options.extra ?? {}) } });
+  return minimalEnv({
+    home: options.home,
+    extra: { LC_ALL: "C.UTF-8", TMPDIR: os.tmpdir(), CI: "1", ...ZExtraEnv.parse(options.extra ?? {}) },
+  });
 }

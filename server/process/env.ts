@@ -56,7 +56,6 @@ export function minimalEnv(options: MinimalEnvOptions): Record<string, string> {
     PATH: childPath(source),
     HOME: options.home,
     LANG: locale,
-    LC_ALL: locale,
     TERM: "dumb",
     NO_COLOR: "1",
   };

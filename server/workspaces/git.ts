@@ -24,7 +24,7 @@ export interface RunGitOptions {
 
 function gitEnv(extra: Record<string, string> | undefined): Record<string, string> {
   // The server's HOME: git reads the operator's identity and safe.directory settings there.
-  return minimalEnv({ home: process.env.HOME ?? "/", locale: "C", extra: { GIT_TERMINAL_PROMPT: "0", ...extra } });
+  return minimalEnv({ home: process.env.HOME ?? "/", locale: "C", extra: { LC_ALL: "C", GIT_TERMINAL_PROMPT: "0", ...extra } });
 }
 
 function describe(args: readonly string[]): string {

@@ -95,7 +95,6 @@ describe("claude argv and environment", () => {
       PATH: expect.stringMatching(/^\/usr\/bin:\/bin/),
       HOME: CTX.runDir,
       LANG: "C.UTF-8",
-      LC_ALL: "C.UTF-8",
       TERM: "dumb",
       NO_COLOR: "1",
       EXTRA_VAR: "extra",
