@@ -121,22 +121,60 @@ const badge = (page: Page) => page.getByTestId("state-badge");
 
 describe("the session view", () => {
   let app: Instance;
-  let sessionId = "";
-  let adminPage: Page;
-  let viewerPage: Page;
+  // Each test makes what it needs (its own session, its own pages), so they pass in any
+  // order; only the instance and the accounts are shared.
+  let viewerCreated: Promise<void> | null = null;
 
   beforeAll(async () => {
     app = await startCatCafe({ ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, ADMIN_NAME: ADMIN.name });
-    sessionId = DEMO_LINE.exec(app.proc.output())![1]!;
   }, WEB_BUILD_TIMEOUT_MS + START_TIMEOUT_MS);
 
-  it("an admin signs in, opens the demo session and sees the roundtable as discussion, each labelled simulated", async () => {
-    ({ page: adminPage } = await newPage());
-    await signIn(adminPage, app.baseUrl, ADMIN.email, ADMIN.password, `/sessions/${sessionId}`);
-    // The roundtable may still be running as the page opens: the badge follows it live.
-    await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 30_000 }).toBe("awaiting_operator_confirm");
-    await expect.poll(() => adminPage.getByTestId("live-indicator").getAttribute("data-connection"), { timeout: 10_000 }).toBe("live");
+  afterAll(async () => {
+    // Ctrl+C stops everything cleanly (exit 0, nothing left running).
+    if (app) await stop(app);
+  }, 45_000);
 
+  async function adminAt(pathname: string, colorScheme: "light" | "dark" = "light"): Promise<Page> {
+    const { page } = await newPage(colorScheme);
+    await signIn(page, app.baseUrl, ADMIN.email, ADMIN.password, pathname);
+    return page;
+  }
+
+  /** Calls a tRPC mutation with the page's cookie. */
+  async function mutate(page: Page, procedure: string, input: unknown): Promise<{ status: number; body: string }> {
+    return page.evaluate(
+      async ([name, body]) => {
+        const res = await fetch(`/api/trpc/${name}`, { method: "POST", headers: { "content-type": "application/json" }, body });
+        return { status: res.status, body: await res.text() };
+      },
+      [procedure, JSON.stringify(input)] as const,
+    );
+  }
+
+  /** A new proposal task on the demo project, started by the admin; its id. */
+  async function newProposal(page: Page, prompt = "Fix slugify() so the tests pass"): Promise<string> {
+    const started = await mutate(page, "tasks.start", { projectId: "demo", prompt, mode: "proposal" });
+    expect(started.status, started.body).toBe(200);
+    return (JSON.parse(started.body) as { result: { data: { sessionId: string } } }).result.data.sessionId;
+  }
+
+  function ensureViewer(page: Page): Promise<void> {
+    viewerCreated ??= mutate(page, "users.create", { ...VIEWER, role: "viewer" }).then((created) => {
+      expect(created.status, created.body).toBe(200);
+    });
+    return viewerCreated;
+  }
+
+  async function awaitingConfirm(page: Page): Promise<void> {
+    // The roundtable may still be running as the page opens: the badge follows it live.
+    await expect.poll(() => badge(page).getAttribute("data-state"), { timeout: 30_000 }).toBe("awaiting_operator_confirm");
+  }
+
+  it("an admin signs in, opens the demo session and sees the roundtable as discussion, each labelled simulated", async () => {
+    const demoId = DEMO_LINE.exec(app.proc.output())![1]!;
+    const adminPage = await adminAt(`/sessions/${demoId}`);
+    await awaitingConfirm(adminPage);
+    await expect.poll(() => adminPage.getByTestId("live-indicator").getAttribute("data-connection"), { timeout: 10_000 }).toBe("live");
     const discussion = adminPage.getByTestId("timeline").getByTestId("discussion-entry");
     await expect.poll(() => discussion.count(), { timeout: 10_000 }).toBe(3);
     expect(await discussion.evaluateAll((els) => els.map((e) => e.getAttribute("data-role")))).toEqual(["coder", "reviewer", "tester"]);
@@ -158,42 +196,41 @@ describe("the session view", () => {
   });
 
   it("a viewer sees no Confirm button, and a forged confirm with the viewer's cookie is refused with 403", async () => {
-    const created = await adminPage.evaluate(async (viewer) => {
-      const res = await fetch("/api/trpc/users.create", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ ...viewer, role: "viewer" }),
-      });
-      return { status: res.status, body: await res.text() };
-    }, VIEWER);
-    expect(created.status, created.body).toBe(200);
+    const adminPage = await adminAt("/");
+    const sessionId = await newProposal(adminPage);
+    await ensureViewer(adminPage);
 
-    ({ page: viewerPage } = await newPage("dark"));
+    const { page: viewerPage } = await newPage("dark");
     await signIn(viewerPage, app.baseUrl, VIEWER.email, VIEWER.password, `/sessions/${sessionId}`);
-    expect(await badge(viewerPage).getAttribute("data-state")).toBe("awaiting_operator_confirm");
+    await awaitingConfirm(viewerPage);
     await viewerPage.getByTestId("viewer-note").waitFor();
-    expect(await viewerPage.getByTestId("discussion-entry").count()).toBe(3);
+    await expect.poll(() => viewerPage.getByTestId("discussion-entry").count(), { timeout: 10_000 }).toBe(3);
     for (const id of ["confirm-button", "proposal-confirm", "follow-up", "rerun-button", "cancel-button"])
       expect(await viewerPage.getByTestId(id).count(), id).toBe(0);
     // `c` does nothing for a viewer.
     await viewerPage.keyboard.press("c");
     expect(await viewerPage.getByTestId("confirm-dialog").count()).toBe(0);
 
-    const forged = await viewerPage.evaluate(async (id) => {
-      const res = await fetch("/api/trpc/tasks.confirm", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ sessionId: id, via: "button" }),
-      });
-      return { status: res.status, body: await res.text() };
-    }, sessionId);
+    const forged = await mutate(viewerPage, "tasks.confirm", { sessionId, via: "button" });
     expect(forged.status, forged.body).toBe(403);
     expect(forged.body).toContain("FORBIDDEN");
-    await viewerPage.waitForTimeout(500);
+    // Nothing moved: the session still waits for a confirm (read from the server, not a timer).
+    await adminPage.goto(`${app.baseUrl}/sessions/${sessionId}`);
     expect(await badge(adminPage).getAttribute("data-state")).toBe("awaiting_operator_confirm");
+    await adminPage.context().close();
+    await viewerPage.context().close();
   });
 
   it("the admin follows up with `f`, confirms with `c` and watches the session reach approved live, without a reload; a stale tab's confirm is told it moved on", async () => {
+    const adminPage = await adminAt("/");
+    const sessionId = await newProposal(adminPage);
+    await ensureViewer(adminPage);
+    const { page: viewerPage } = await newPage("dark");
+    await signIn(viewerPage, app.baseUrl, VIEWER.email, VIEWER.password, `/sessions/${sessionId}`);
+    await adminPage.goto(`${app.baseUrl}/sessions/${sessionId}`);
+    await awaitingConfirm(adminPage);
+    await expect.poll(() => adminPage.getByTestId("live-indicator").getAttribute("data-connection"), { timeout: 10_000 }).toBe("live");
+
     let navigations = 0;
     adminPage.on("framenavigated", (frame) => {
       if (frame === adminPage.mainFrame()) navigations++;
@@ -273,19 +310,28 @@ describe("the session view", () => {
   }, 120_000);
 
   it("Export downloads a zip holding summary.json", async () => {
+    const adminPage = await adminAt("/");
+    const sessionId = await newProposal(adminPage);
+    await adminPage.goto(`${app.baseUrl}/sessions/${sessionId}`);
+    await awaitingConfirm(adminPage);
+    const confirmed = await mutate(adminPage, "tasks.confirm", { sessionId, via: "api" });
+    expect(confirmed.status, confirmed.body).toBe(200);
+    await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 60_000 }).toBe("approved");
+
     const [download] = await Promise.all([adminPage.waitForEvent("download"), adminPage.getByTestId("export-link").click()]);
-    const file = path.join(app.dataDir, "export.zip");
+    const file = path.join(app.dataDir, `export-${sessionId}.zip`);
     await download.saveAs(file);
     const files = unzipSync(new Uint8Array(fs.readFileSync(file)));
     const summaryName = Object.keys(files).find((name) => name.endsWith("summary.json"));
     expect(summaryName, Object.keys(files).join(", ")).toBeDefined();
     const summary = JSON.parse(Buffer.from(files[summaryName!]!).toString("utf8")) as Record<string, unknown>;
     expect(JSON.stringify(summary)).toContain("approved");
-  });
+    await adminPage.context().close();
+  }, 90_000);
 
   it("starts a new proposal task on the demo project from the New task form and lands on its live session", async () => {
+    const adminPage = await adminAt("/sessions/new");
     const currentNav = (page: Page) => page.getByRole("navigation", { name: "Main" }).locator('[aria-current="page"]');
-    await adminPage.goto(`${app.baseUrl}/sessions/new`);
     // The header marks New task here, and only here (not on every page under /sessions).
     expect(await currentNav(adminPage).allTextContents()).toEqual(["New task"]);
     await adminPage.getByLabel("Project").selectOption("demo");
@@ -295,16 +341,12 @@ describe("the session view", () => {
       adminPage.waitForURL(/\/sessions\/s-[0-9a-f]+$/, { timeout: 15_000 }),
       adminPage.getByRole("button", { name: "Start task" }).click(),
     ]);
-    const newId = adminPage.url().split("/").pop()!;
-    expect(newId).not.toBe(sessionId);
+    expect(adminPage.url().split("/").pop()).toMatch(/^s-[0-9a-f]+$/);
     expect(await currentNav(adminPage).allTextContents()).toEqual(["Dashboard"]);
-    await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 30_000 }).toBe("awaiting_operator_confirm");
+    await awaitingConfirm(adminPage);
     await expect.poll(() => adminPage.getByTestId("timeline").getByTestId("discussion-entry").count(), { timeout: 10_000 }).toBe(3);
+    await adminPage.context().close();
   }, 60_000);
-
-  it("stops cleanly", async () => {
-    await stop(app);
-  }, 45_000);
 });
 
 describe("the first admin from the printed setup link", () => {
