@@ -6,6 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { agentHomesDir } from "../../server/agents/shells/cli-agent";
 import { ClaudeAgent, type ClaudeAgentConfigInput } from "../../server/agents/shells/claude";
 import type { AgentRequest } from "../../server/agents/types";
 import { isAlive, waitUntil } from "../helpers/processes";
@@ -201,7 +202,7 @@ describe("CLI runner with fake CLIs", () => {
       `require("node:fs").writeFileSync(process.env.HOME + "/.claude.json", "{}"); console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: process.env.HOME }));`,
     );
     const home = (await agent(cli).invoke(request())).text;
-    expect(home.startsWith(os.tmpdir())).toBe(true);
+    expect(path.dirname(home)).toBe(await agentHomesDir());
     expect(fs.existsSync(home)).toBe(false);
   });
 });

@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createAgent } from "../../server/agents/index";
+import { agentHomesDir } from "../../server/agents/shells/cli-agent";
 import type { CliShellAgentConfigInput } from "../../server/agents/config";
 import { AgentError, type Agent, type AgentRequest } from "../../server/agents/types";
 import { descendantsOf, isAlive, processesMentioning, waitUntil } from "./processes";
@@ -192,7 +193,10 @@ export function describeShellWithStub(profile: ShellProfile): void {
       expect(env).not.toHaveProperty("NEXTAUTH_SECRET");
       expect(env).not.toHaveProperty("CATCAFE_TEST_UNRELATED");
       expect(env.HOME).not.toBe(os.homedir());
-      expect(env.HOME).toMatch(new RegExp(`catcafe-${profile.kind}-`));
+      // A private HOME of this run's, outside the temporary directory (where Codex's sandbox refuses its helper).
+      expect(path.dirname(env.HOME ?? "")).toBe(await agentHomesDir());
+      expect(path.basename(env.HOME ?? "")).toMatch(new RegExp(`^${profile.kind}-`));
+      expect(env.HOME?.startsWith(os.tmpdir())).toBe(false);
       expect(Object.values(env)).toContain(key);
       // The endpoint reaches the CLI as a variable (claude, gemini) or a -c override (codex).
       expect(`${Object.values(env).join("\n")}\n${wrapper.args()}`).toContain(s.baseUrl);

@@ -106,7 +106,7 @@ export abstract class CliShellAgent implements Agent {
       );
     }
     const baseUrl = this.baseUrl();
-    const runDir = await fs.mkdtemp(path.join(os.tmpdir(), `catcafe-${this.kind}-`));
+    const runDir = await fs.mkdtemp(path.join(await agentHomesDir(), `${this.kind}-`));
     try {
       const ctx: ShellRunContext = { workspace: request.workspace, runDir, apiKey, baseUrl };
       if (this.config.isolateHome) await this.prepareHome(ctx);
@@ -131,4 +131,16 @@ export abstract class CliShellAgent implements Agent {
       await fs.rm(runDir, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 }).catch(() => {});
     }
   }
+}
+
+/**
+ * Where each run's private directory (the isolated HOME) is made: CATCAFE_AGENT_HOMES, or
+ * ~/.cache/catcafe/agent-homes. Not under the temporary directory: Codex refuses to place
+ * its sandbox helper (codex-linux-sandbox, run through bubblewrap where installed) under a
+ * temporary directory, and then every command it runs fails. Private to this user (0700).
+ */
+export async function agentHomesDir(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const dir = env.CATCAFE_AGENT_HOMES || path.join(os.homedir(), ".cache", "catcafe", "agent-homes");
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  return dir;
 }

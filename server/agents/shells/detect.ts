@@ -4,10 +4,9 @@
 // passes: running headless with a JSON event stream, editing files without asking, and
 // working in a given directory. The result is plain JSON, to be stored or shown as it is.
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import semver from "semver";
-import type { ShellName } from "./cli-agent";
+import { agentHomesDir, type ShellName } from "./cli-agent";
 import { locateExecutable, type EnvSource } from "./locate";
 import { minimalEnv } from "../../process/env";
 import { runProcess } from "../../process/run";
@@ -167,7 +166,7 @@ export async function detectShell(shell: ShellName, options: DetectOptions = {})
   }
 
   // The probes run like the adapter runs the CLI: a minimal environment and a HOME of their own.
-  const home = await fs.mkdtemp(path.join(os.tmpdir(), `catcafe-detect-${shell}-`));
+  const home = await fs.mkdtemp(path.join(await agentHomesDir(), `detect-${shell}-`));
   try {
     const probeEnv = minimalEnv({ home, source: env });
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
