@@ -13,6 +13,11 @@ export const ZRunnerEnv = z.object({
   CATCAFE_RUNNER_CONCURRENCY: int(4),
   CATCAFE_RUNNER_RECLAIM_BACKOFF_MS: int(1_000),
   CATCAFE_RUNNER_SHUTDOWN_GRACE_MS: int(10_000),
+  /** Process ledgers of this host's runners (what a killed runner left running is ended from them). */
+  CATCAFE_RUNNER_STATE_DIR: z
+    .string()
+    .min(1)
+    .default(() => path.resolve(process.env.CATCAFE_DATA_DIR ?? ".data", "runners")),
   /** Where session worktrees are created; must be outside every project repository. */
   CATCAFE_WORKSPACES_DIR: z
     .string()

@@ -48,3 +48,21 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
     client.release(broken);
   }
 }
+
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH"]);
+
+/**
+ * True when `err` says the database could not be reached or the connection broke, as
+ * opposed to a query's own fault: SQLSTATE class 08, admin/crash shutdown and "cannot
+ * connect now" (57P01-57P03), too many connections (53300), socket errors, and pg's own
+ * messages for a dead or timed-out connection. Such work is retried, not failed.
+ */
+export function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === "string" ? e.code : "";
+  if (/^08|^57P0[123]$|^53300$/.test(code) || CONNECTION_CODES.has(code)) return true;
+  const message = typeof e?.message === "string" ? e.message : "";
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (?:starting up|shutting down)/i.test(
+    message,
+  );
+}

@@ -81,6 +81,8 @@ export const eventCatalog = {
       attempt: z.number().int().positive(),
       runnerId: z.string().min(1),
       leaseExpiresAt: z.iso.datetime({ offset: true }),
+      /** Taken over from a runner whose lease expired (a lost attempt, not charged to the step). */
+      reclaimed: z.boolean().optional(),
     }),
     summary: (d) => `Step started (attempt ${d.attempt}) on runner ${d.runnerId}`,
   }),

@@ -15,6 +15,17 @@ export async function rebuildProjections(store: EventStore, batchSize = 2000): P
   const tables = store.projections.flatMap((p) => p.tables);
   return withTransaction(store.pool, async (tx) => {
     await tx.query("LOCK TABLE streams IN EXCLUSIVE MODE");
+    // Operational columns (a lease extended by heartbeat) are not in the events: keep their
+    // live values across the rebuild, by row id, so that rebuilding while runners work
+    // changes nothing they rely on.
+    const kept = store.projections.flatMap((p) =>
+      Object.entries(p.operationalColumns ?? {}).map(([table, columns]) => ({ table, columns, copy: `catcafe_keep_${table}` })),
+    );
+    for (const k of kept) {
+      await tx.query(
+        `CREATE TEMP TABLE "${k.copy}" ON COMMIT DROP AS SELECT id, ${k.columns.map((c) => `"${c}"`).join(", ")} FROM "${k.table}"`,
+      );
+    }
     if (tables.length) await tx.query(`TRUNCATE ${tables.map((t) => `"${t}"`).join(", ")}`);
     let after = 0;
     let total = 0;
@@ -49,6 +60,10 @@ export async function rebuildProjections(store: EventStore, batchSize = 2000): P
       for (const projection of store.projections) await projection.apply(tx, events, "rebuild");
       after = events.at(-1)!.position;
       total += events.length;
+    }
+    for (const k of kept) {
+      const set = k.columns.map((c) => `"${c}" = k."${c}"`).join(", ");
+      await tx.query(`UPDATE "${k.table}" t SET ${set} FROM "${k.copy}" k WHERE t.id = k.id`);
     }
     return { events: total, tables };
   });

@@ -66,7 +66,7 @@ export interface ProcessHandle<C> {
 
 /** Told about every process started inside `observeProcesses` (the runner: one attempt's processes). */
 export interface ProcessObserver {
-  spawned(process: { pid: number; file: string }): void;
+  spawned(process: { pid: number; file: string; marker?: string }): void;
   exited(process: { pid: number }): void;
 }
 
@@ -110,7 +110,7 @@ export function spawnProcess<C = never>(options: SpawnOptions<C>): ProcessHandle
     }),
   );
   const untrack = pid === undefined ? () => {} : trackProcessGroup(pid);
-  if (pid !== undefined) observer?.spawned({ pid, file: options.file });
+  if (pid !== undefined) observer?.spawned({ pid, file: options.file, marker: options.marker });
 
   const graceMs = options.killGraceMs ?? KILL_GRACE_MS;
   const endTree = () => {

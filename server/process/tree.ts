@@ -146,3 +146,29 @@ export function terminateRun(rootPid: number, marker: string, graceMs = KILL_GRA
     for (const p of again.values()) signalProcess(p, "SIGKILL");
   }, graceMs).unref();
 }
+
+/** The start time of `pid` (clock ticks since boot, Linux), or null when it is not running. */
+export function processStartTime(pid: number): number | null {
+  return readProcStat(pid)?.startTime ?? null;
+}
+
+/**
+ * Ends what is left of a process group started by a process that is gone (a runner killed
+ * with SIGKILL): SIGKILL to the group and to every process carrying `marker`, but only if
+ * the group's leader is still the process recorded (same start time), so a recycled pid is
+ * never signalled. True when something was signalled.
+ */
+export function killLeftoverGroup(pgid: number, startTime: number, marker?: string): boolean {
+  const leader = readProcStat(pgid);
+  let killed = false;
+  if (leader && (startTime === 0 || leader.startTime === startTime)) killed = signalProcessGroup(pgid, "SIGKILL");
+  if (marker && hasProc) {
+    for (const p of processTable()) {
+      if (p.pid !== process.pid && carriesMarker(p.pid, marker)) {
+        signalProcess(p, "SIGKILL");
+        killed = true;
+      }
+    }
+  }
+  return killed;
+}

@@ -1,9 +1,10 @@
-// Step dispatch on Postgres: schedule, claim with SKIP LOCKED (the attempt number is the
-// fencing token), heartbeat, and record results only from the attempt holding the lease.
+// Step dispatch on Postgres: schedule, claim (an event, under an advisory lock; the attempt
+// number is the fencing token), heartbeat, and record results only from the attempt holding
+// the lease. Lost runners and shutdown releases are not charged to the step.
 import crypto from "node:crypto";
 import type { Db, Tx } from "../db/pool";
-import { withTransaction } from "../db/pool";
-import { isAppError, type ErrorClass } from "../errors";
+import { isConnectionError, withTransaction } from "../db/pool";
+import type { ErrorClass } from "../errors";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import type { AppendMetadata, RecordedEvent } from "../events/types";
@@ -21,17 +22,6 @@ export interface ClaimedStep {
   leaseExpiresAt: string;
   /** True when this claim took the step over from a runner whose lease expired. */
   reclaimed: boolean;
-}
-
-interface StepRow {
-  id: string;
-  session_id: string;
-  kind: string;
-  input: unknown;
-  attempt: number;
-  max_attempts: number;
-  timeout_ms: number;
-  lease_expires_at: Date;
 }
 
 export interface ScheduleStepInput {
@@ -68,56 +58,92 @@ export async function scheduleStep(store: EventStore, input: ScheduleStepInput, 
   return stepId;
 }
 
-function toClaimed(row: StepRow, reclaimed: boolean): ClaimedStep {
-  return {
-    id: row.id,
-    sessionId: row.session_id,
-    kind: row.kind,
-    input: row.input,
-    attempt: row.attempt,
-    maxAttempts: row.max_attempts,
-    timeoutMs: row.timeout_ms,
-    leaseExpiresAt: row.lease_expires_at.toISOString(),
-    reclaimed,
-  };
-}
-
 export interface ClaimOptions {
   runnerId: string;
   leaseMs: number;
-  /** Base delay before an expired lease is taken over, doubled per attempt (capped at 30 s). */
+  /** Base delay before an expired lease is taken over, doubled per loss (capped at 30 s). */
   reclaimBackoffMs: number;
 }
 
 /**
- * Claims the oldest available pending step, else a step whose lease expired (after a
- * backoff). Leases are measured by the database clock, never the runner's.
+ * A step whose runner vanished is taken over at most this many times: a lost runner is not
+ * the step's fault (test commands, with one attempt, are re-run too), but a step that
+ * keeps killing its runner must end.
  */
-export async function claimNextStep(pool: Db, opts: ClaimOptions): Promise<ClaimedStep | null> {
-  const pending = await pool.query<StepRow>({
-    name: "catcafe_claim_pending",
-    text: `UPDATE steps s SET state = 'running', attempt = s.attempt + 1, lease_owner = $1,
-                              lease_expires_at = now() + $2 * interval '1 millisecond'
-           FROM (SELECT id FROM steps WHERE state = 'pending' AND available_at <= now()
-                 ORDER BY available_at LIMIT 1 FOR UPDATE SKIP LOCKED) c
-           WHERE s.id = c.id
-           RETURNING s.id, s.session_id, s.kind, s.input, s.attempt, s.max_attempts, s.timeout_ms, s.lease_expires_at`,
-    values: [opts.runnerId, opts.leaseMs],
-  });
-  if (pending.rows[0]) return toClaimed(pending.rows[0], false);
-  const expired = await pool.query<StepRow>({
-    name: "catcafe_claim_expired",
-    text: `UPDATE steps s SET attempt = s.attempt + 1, lease_owner = $1,
-                              lease_expires_at = now() + $2 * interval '1 millisecond'
-           FROM (SELECT id FROM steps
-                 WHERE state = 'running' AND attempt < max_attempts
-                   AND lease_expires_at + LEAST($3 * power(2, attempt - 1), 30000) * interval '1 millisecond' <= now()
-                 ORDER BY lease_expires_at LIMIT 1 FOR UPDATE SKIP LOCKED) c
-           WHERE s.id = c.id
-           RETURNING s.id, s.session_id, s.kind, s.input, s.attempt, s.max_attempts, s.timeout_ms, s.lease_expires_at`,
-    values: [opts.runnerId, opts.leaseMs, opts.reclaimBackoffMs],
-  });
-  return expired.rows[0] ? toClaimed(expired.rows[0], true) : null;
+export const MAX_LOST_ATTEMPTS = 5;
+
+interface ClaimRow {
+  id: string;
+  session_id: string;
+  kind: string;
+  input: unknown;
+  attempt: number;
+  max_attempts: number;
+  timeout_ms: number;
+  reclaimed: boolean;
+  lease_expires_at: Date;
+}
+
+/** Available now: pending and due, or running with a lease expired long enough (backoff per loss). */
+const CLAIMABLE = `((state = 'pending' AND available_at <= now())
+   OR (state = 'running' AND lost < $2
+       AND lease_expires_at + LEAST($1 * power(2, lost), 30000) * interval '1 millisecond' <= now()))`;
+
+/**
+ * Takes one step that can be taken (pending first, oldest first; else one whose lease
+ * expired) and records the claim as StepStarted in the same transaction: every claim is an
+ * event, so a rebuild reproduces the queue exactly. Rows are picked under a transaction
+ * advisory lock rather than FOR UPDATE, because the session stream's lock must be the
+ * transaction's first write (see EventStore.appendInTx). Leases use the database clock.
+ */
+export async function claimNextStep(store: EventStore, opts: ClaimOptions): Promise<ClaimedStep | null> {
+  for (let tries = 0; tries < 3; tries++) {
+    const result = await withTransaction(store.pool, async (tx) => {
+      const picked = await tx.query<{ id: string }>({
+        name: "catcafe_claim_pick",
+        text: `SELECT id FROM (SELECT id, (state = 'running') AS reclaim, COALESCE(lease_expires_at, available_at) AS at
+                               FROM steps WHERE ${CLAIMABLE} ORDER BY 2, 3 LIMIT 16) c
+               WHERE pg_try_advisory_xact_lock(hashtextextended(c.id::text, 0)) LIMIT 1`,
+        values: [opts.reclaimBackoffMs, MAX_LOST_ATTEMPTS],
+      });
+      const id = picked.rows[0]?.id;
+      if (!id) return "none" as const;
+      // Another runner may have taken it between the pick and the lock: look again.
+      const row = (
+        await tx.query<ClaimRow>({
+          name: "catcafe_claim_row",
+          text: `SELECT id, session_id, kind, input, attempt, max_attempts, timeout_ms, (state = 'running') AS reclaimed,
+                        now() + $3 * interval '1 millisecond' AS lease_expires_at
+                 FROM steps WHERE id = $4 AND ${CLAIMABLE}`,
+          values: [opts.reclaimBackoffMs, MAX_LOST_ATTEMPTS, opts.leaseMs, id],
+        })
+      ).rows[0];
+      if (!row) return "raced" as const;
+      const attempt = row.attempt + 1;
+      const leaseExpiresAt = row.lease_expires_at.toISOString();
+      await store.appendInTx(
+        tx,
+        row.session_id,
+        "any",
+        [{ type: "StepStarted", data: { stepId: id, attempt, runnerId: opts.runnerId, leaseExpiresAt, reclaimed: row.reclaimed } }],
+        { actor: { kind: "runner", id: opts.runnerId } },
+      );
+      return {
+        id,
+        sessionId: row.session_id,
+        kind: row.kind,
+        input: row.input,
+        attempt,
+        maxAttempts: row.max_attempts,
+        timeoutMs: row.timeout_ms,
+        leaseExpiresAt,
+        reclaimed: row.reclaimed,
+      } satisfies ClaimedStep;
+    });
+    if (result === "none") return null;
+    if (result !== "raced") return result;
+  }
+  return null;
 }
 
 /** Extends the lease; false means this attempt lost the step (abort the work). */
@@ -134,8 +160,14 @@ export async function heartbeatStep(pool: Db, step: { id: string; attempt: numbe
 /** Runs inside the outcome's transaction (e.g. the workflow deciding the next step). */
 export type OutcomeReactor = (tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]) => Promise<void>;
 
+/**
+ * What the reactor does when reacting failed (a defect, not a stale attempt): decide as if
+ * the step had given up with `message`, in a transaction of its own with the outcome, so
+ * the session ends visibly instead of waiting for a step that nobody will schedule.
+ */
+export type ReactionFallback = (tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[], message: string) => Promise<void>;
+
 export type StepOutcome =
-  | { kind: "started" }
   | { kind: "completed"; output: unknown }
   | { kind: "failed"; errorClass: ErrorClass; message: string; retryable: boolean; retryAfterMs?: number }
   | { kind: "released"; reason: string };
@@ -150,77 +182,109 @@ export function retryWaitMs(attempt: number, baseMs?: number, retryAfterMs?: num
   return Math.max(retryDelayMs(attempt, baseMs), retryAfterMs ?? 0);
 }
 
+export interface RecordOptions {
+  retryBaseMs?: number;
+  react?: OutcomeReactor;
+  onReactionError?: ReactionFallback;
+  /** Record only if the step's lease has expired (the sweeper's check, repeated in the transaction). */
+  onlyIfExpired?: boolean;
+}
+
 /**
  * Records what happened to an attempt, in one transaction with the fencing check.
- * Returns false (and records nothing) when the attempt no longer holds the step.
+ * Returns false (and records nothing) when the attempt no longer holds the step; any other
+ * error is thrown (the caller retries while the database is away).
  */
 export async function recordStepOutcome(
   store: EventStore,
   step: { id: string; attempt: number },
   outcome: StepOutcome,
   actor: Actor,
-  options: { retryBaseMs?: number; react?: OutcomeReactor } = {},
+  options: RecordOptions = {},
 ): Promise<boolean> {
-  try {
-    await withTransaction(store.pool, async (tx) => {
-      const row = await tx.query<{ session_id: string; max_attempts: number; lease_expires_at: Date | null; now: Date }>(
-        "SELECT session_id, max_attempts, lease_expires_at, now() AS now FROM steps WHERE id = $1",
-        [step.id],
+  const record = (reaction: "react" | { fallback: string }) =>
+    withTransaction(store.pool, async (tx) => {
+      const row = await tx.query<{ session_id: string; max_attempts: number; charged: number; now: Date }>(
+        `SELECT session_id, max_attempts, attempt - lost - released AS charged, now() AS now FROM steps
+         WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
+        [step.id, options.onlyIfExpired ?? false],
       );
       const current = row.rows[0];
       if (!current) throw new StaleAttemptError(step.id, step.attempt, outcome.kind);
-      const data = { stepId: step.id, attempt: step.attempt };
-      const event = (() => {
-        switch (outcome.kind) {
-          case "started":
-            return {
-              type: "StepStarted",
-              data: { ...data, runnerId: actor.id, leaseExpiresAt: (current.lease_expires_at ?? current.now).toISOString() },
-            };
-          case "completed":
-            return { type: "StepCompleted", data: { ...data, output: outcome.output } };
-          case "failed": {
-            const retry = outcome.retryable && step.attempt < current.max_attempts;
-            const retryAt = retry
-              ? new Date(current.now.getTime() + retryWaitMs(step.attempt, options.retryBaseMs, outcome.retryAfterMs)).toISOString()
-              : null;
-            return { type: "StepFailed", data: { ...data, errorClass: outcome.errorClass, message: outcome.message, retryAt } };
-          }
-          case "released":
-            return { type: "StepReleased", data: { ...data, reason: outcome.reason } };
-        }
-      })();
+      const event = outcomeEvent(step, outcome, current, options.retryBaseMs);
       const recorded = await store.appendInTx(tx, current.session_id, "any", [event], { actor });
-      await options.react?.(tx, store, current.session_id, recorded.events);
+      if (reaction === "react") {
+        await options.react?.(tx, store, current.session_id, recorded.events).catch((err: unknown) => {
+          throw err instanceof StaleAttemptError || isConnectionError(err) ? err : new ReactionError(err);
+        });
+      } else await options.onReactionError?.(tx, store, current.session_id, recorded.events, reaction.fallback);
     });
+  let failure: ReactionError;
+  try {
+    await record("react");
     return true;
   } catch (err) {
-    if (err instanceof StaleAttemptError || isAppError(err, "NOT_FOUND")) return false;
+    if (err instanceof StaleAttemptError) return false;
+    if (!(err instanceof ReactionError) || !options.onReactionError) throw err;
+    failure = err;
+  }
+  try {
+    await record({ fallback: failure.message });
+    return true;
+  } catch (err) {
+    if (err instanceof StaleAttemptError) return false;
     throw err;
   }
 }
 
-/** Steps whose runner vanished on their last allowed attempt are failed, not retried forever. */
-export async function failExhaustedSteps(store: EventStore, actor: Actor): Promise<number> {
-  const rows = await store.pool.query<{ id: string; attempt: number; max_attempts: number }>(
-    `SELECT id, attempt, max_attempts FROM steps
-     WHERE state = 'running' AND attempt >= max_attempts AND lease_expires_at < now()
-     LIMIT 100`,
+function outcomeEvent(
+  step: { id: string; attempt: number },
+  outcome: StepOutcome,
+  current: { max_attempts: number; charged: number; now: Date },
+  retryBaseMs?: number,
+) {
+  const data = { stepId: step.id, attempt: step.attempt };
+  switch (outcome.kind) {
+    case "completed":
+      return { type: "StepCompleted", data: { ...data, output: outcome.output } };
+    case "failed": {
+      // Attempts lost with their runner or released at shutdown are not the step's fault.
+      const retry = outcome.retryable && current.charged < current.max_attempts;
+      const retryAt = retry
+        ? new Date(current.now.getTime() + retryWaitMs(current.charged, retryBaseMs, outcome.retryAfterMs)).toISOString()
+        : null;
+      return { type: "StepFailed", data: { ...data, errorClass: outcome.errorClass, message: outcome.message, retryAt } };
+    }
+    case "released":
+      return { type: "StepReleased", data: { ...data, reason: outcome.reason } };
+  }
+}
+
+/** Thrown by a reactor that failed for a reason other than fencing: the fallback takes over. */
+export class ReactionError extends Error {
+  constructor(readonly cause: unknown) {
+    super(`the workflow could not react to the step's outcome: ${String((cause as Error)?.message ?? cause)}`);
+  }
+}
+
+/**
+ * Steps whose runner vanished once too often ({@link MAX_LOST_ATTEMPTS}) fail for good,
+ * through the reactor: the workflow's step_failed transition ends the session visibly.
+ */
+export async function failExhaustedSteps(store: EventStore, actor: Actor, options: RecordOptions = {}): Promise<number> {
+  const rows = await store.pool.query<{ id: string; attempt: number; lost: number }>(
+    `SELECT id, attempt, lost FROM steps WHERE state = 'running' AND lost >= $1 AND lease_expires_at < now() LIMIT 100`,
+    [MAX_LOST_ATTEMPTS],
   );
   let failed = 0;
   for (const r of rows.rows) {
-    const ok = await recordStepOutcome(
-      store,
-      { id: r.id, attempt: r.attempt },
-      {
-        kind: "failed",
-        errorClass: "internal_error",
-        message: `runner lost: the lease of attempt ${r.attempt} of ${r.max_attempts} expired`,
-        retryable: false,
-      },
-      actor,
-    );
-    if (ok) failed++;
+    const outcome = {
+      kind: "failed" as const,
+      errorClass: "internal_error" as const,
+      message: `runner lost: ${r.lost + 1} runners in a row vanished while holding this step`,
+      retryable: false,
+    };
+    if (await recordStepOutcome(store, { id: r.id, attempt: r.attempt }, outcome, actor, { ...options, onlyIfExpired: true })) failed++;
   }
   return failed;
 }

@@ -1,13 +1,13 @@
 // `npm run runner`: one runner process against DATABASE_URL. Run as many as you like,
 // on as many machines as you like. SIGTERM/SIGINT stop it gracefully.
-import { createPool } from "../db/pool";
+import { createPool, isConnectionError } from "../db/pool";
 import { parseEnv, ZRunnerEnv } from "../env";
 import { createAppEventStore } from "../app-store";
 import { logger } from "../log";
 import { APP_VERSION } from "../version";
 import { detectShells } from "../agents/shells/detect";
 import { workflowExecutors } from "./workflow-executors";
-import { reactToStepOutcome } from "../workflow/reactor";
+import { reactToReactionFailure, reactToStepOutcome } from "../workflow/reactor";
 import { builtinExecutors } from "./executors";
 import { Runner } from "./runner";
 
@@ -25,6 +25,8 @@ const runner = new Runner(store, pool, env.DATABASE_URL, {
   shutdownGraceMs: env.CATCAFE_RUNNER_SHUTDOWN_GRACE_MS,
   executors: { ...builtinExecutors, ...workflowExecutors({ pool, store, workspacesRoot: env.CATCAFE_WORKSPACES_DIR }) },
   react: reactToStepOutcome,
+  onReactionError: reactToReactionFailure,
+  stateDir: env.CATCAFE_RUNNER_STATE_DIR,
   detectShells: () => detectShells(),
   log: (msg, fields) => log.info(fields ?? {}, msg),
 });
@@ -41,9 +43,23 @@ async function shutdown(signal: string) {
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
 
-try {
-  await runner.start();
-} catch (err) {
-  log.error({ err: String(err) }, "runner failed to start");
-  process.exit(1);
+// Nothing the runner does in the background may take the process down: a lost database
+// connection surfaces here at worst, and the runner's own loops retry it.
+process.on("unhandledRejection", (err) => log.error({ err: String(err) }, "unhandled rejection (the runner goes on)"));
+pool.on("error", (err) => log.warn({ err: String(err) }, "idle database connection lost"));
+
+// The database may not be up yet (or be restarting): keep trying rather than exit.
+for (let failures = 1; ; failures++) {
+  try {
+    await runner.start();
+    break;
+  } catch (err) {
+    if (stopping) break;
+    if (!isConnectionError(err)) {
+      log.error({ err: String(err) }, "runner failed to start");
+      process.exit(1);
+    }
+    log.warn({ err: String(err), failures }, "database unreachable at start; retrying");
+    await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** failures, 5_000)));
+  }
 }

@@ -1,10 +1,19 @@
 // A runner process: registers itself, waits for steps (LISTEN/NOTIFY with a fallback
 // poll), claims them, executes them with a heartbeat on the lease, and records results
 // through the fenced outcome path. SIGTERM finishes or releases in-flight steps.
+//
+// Under faults: an attempt whose lease cannot be confirmed before it expires stops itself
+// (its process tree killed), so it never runs beside the attempt that takes over; the
+// processes each attempt starts are written to a ledger that the next runner on this host
+// uses to end what a runner killed with SIGKILL left behind; while the database is away
+// the runner keeps running, retries with backoff, and re-opens its LISTEN connection for
+// as long as it takes.
 import crypto from "node:crypto";
 import os from "node:os";
+import path from "node:path";
 import pg from "pg";
-import type { Db } from "../db/pool";
+import { isConnectionError, type Db } from "../db/pool";
+import { observeProcesses } from "../process/spawn";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import {
@@ -15,7 +24,10 @@ import {
   retryWaitMs,
   type ClaimedStep,
   type OutcomeReactor,
+  type ReactionFallback,
+  type StepOutcome,
 } from "./dispatch";
+import { ProcessLedger } from "./process-ledger";
 import { StepExecutionError, type StepExecutor } from "./executors";
 import { CANCEL_CHANNEL, STEPS_CHANNEL } from "./steps-projection";
 
@@ -35,6 +47,12 @@ export interface RunnerOptions {
   onClaim?: (step: ClaimedStep) => void;
   /** Decides what follows a step outcome, in the transaction that records it. */
   react?: OutcomeReactor;
+  /** When `react` failed (a defect): ends the session visibly, with the outcome. */
+  onReactionError?: ReactionFallback;
+  /** Where the process ledgers of this host's runners live (default .data/runners). */
+  stateDir?: string;
+  /** How often in-flight steps are checked for a cancel, besides the NOTIFY (ms). */
+  cancelPollMs?: number;
   /** Finds the agent CLIs on this machine; the result is stored on the runner's row. */
   detectShells?: () => Promise<unknown>;
 }
@@ -42,18 +60,36 @@ export interface RunnerOptions {
 /** Well within the liveness window (./liveness.ts), so one late heartbeat does not count a runner dead. */
 export const RUNNER_HEARTBEAT_MS = 5_000;
 
+interface Flight {
+  step: ClaimedStep;
+  abort: AbortController;
+  done: Promise<void>;
+  /** Local time until which the lease is known to hold (last confirmed heartbeat + lease). */
+  confirmedUntil: number;
+}
+
+/** Backoff while the database is away: 200 ms doubling to 5 s. */
+function outageDelayMs(failures: number): number {
+  return Math.min(200 * 2 ** Math.max(0, failures - 1), 5_000);
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
 export class Runner {
   readonly id: string;
   readonly actor: Actor;
-  private readonly opts: Required<Omit<RunnerOptions, "id" | "onClaim" | "react" | "detectShells">> &
-    Pick<RunnerOptions, "onClaim" | "react" | "detectShells">;
+  private readonly opts: Required<Omit<RunnerOptions, "id" | "onClaim" | "react" | "onReactionError" | "detectShells">> &
+    Pick<RunnerOptions, "onClaim" | "react" | "onReactionError" | "detectShells">;
   private listener: pg.Client | null = null;
-  private readonly inFlight = new Map<string, { step: ClaimedStep; abort: AbortController; done: Promise<void> }>();
+  private readonly inFlight = new Map<string, Flight>();
   private stopping = false;
   private wake: (() => void) | null = null;
   private woken = false;
   private loopDone: Promise<void> | null = null;
   private timers: NodeJS.Timeout[] = [];
+  private readonly ledger: ProcessLedger;
+  /** Resolves when a listener reconnect in progress ends; for tests. */
+  private listening: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: EventStore,
@@ -71,46 +107,65 @@ export class Runner {
       reclaimBackoffMs: 1_000,
       retryBaseMs: 1_000,
       shutdownGraceMs: 10_000,
+      cancelPollMs: 500,
+      stateDir: path.resolve(process.env.CATCAFE_DATA_DIR ?? ".data", "runners"),
       log: () => {},
       ...options,
     };
+    this.ledger = new ProcessLedger(this.opts.stateDir, this.id);
   }
 
   async start(): Promise<void> {
+    // What runners killed on this host left running (their agents, their test commands).
+    const leftovers = ProcessLedger.endLeftovers(this.opts.stateDir, this.id);
+    if (leftovers.ledgers > 0) this.opts.log("ended what gone runners left running", { runnerId: this.id, ...leftovers });
     await this.pool.query(
       `INSERT INTO runners (id, host, pid, version) VALUES ($1, $2, $3, $4)
        ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL`,
       [this.id, os.hostname(), process.pid, this.opts.version],
     );
-    await this.listen();
+    this.listening = this.listen();
     this.timers.push(setInterval(() => void this.beat(), RUNNER_HEARTBEAT_MS));
-    this.timers.push(setInterval(() => void this.heartbeatSteps(), Math.max(50, Math.floor(this.opts.leaseMs / 3))));
+    this.timers.push(setInterval(() => this.heartbeatSteps(), this.heartbeatIntervalMs()));
+    this.timers.push(setInterval(() => void this.pollCancels(), this.opts.cancelPollMs));
     this.loopDone = this.loop();
     this.opts.log("runner started", { runnerId: this.id });
     // In the background: probing CLIs takes seconds and must not delay the first step.
     this.shellsDetected = this.recordShells();
   }
 
-  /** Resolves once this runner's shell detection (if any) is stored; for tests and shutdown. */
+  /** Resolves once this runner's shell detection (if any) is stored; for tests. */
   shellsDetected: Promise<void> = Promise.resolve();
+
+  /** Resolves once the LISTEN connection is open (after a reconnect too); for tests. */
+  listeningOnce(): Promise<void> {
+    return this.listening;
+  }
+
+  private heartbeatIntervalMs(): number {
+    return Math.max(50, Math.floor(this.opts.leaseMs / 3));
+  }
 
   private async recordShells(): Promise<void> {
     if (!this.opts.detectShells) return;
     try {
       const shells = await this.opts.detectShells();
+      if (this.stopping) return;
       await this.pool.query("UPDATE runners SET shells = $2, shells_detected_at = now() WHERE id = $1", [this.id, JSON.stringify(shells)]);
     } catch (err) {
       this.opts.log("shell detection failed", { runnerId: this.id, err: String(err) });
     }
   }
 
-  /** Stops claiming, lets in-flight steps finish within the grace period, releases the rest. */
+  /**
+   * Stops claiming, lets in-flight steps finish within the grace period, releases the rest.
+   * Does not wait for shell detection (it may take seconds; its result is simply dropped).
+   */
   async stop(): Promise<void> {
     if (this.stopping) return this.loopDone ?? undefined;
     this.stopping = true;
     this.signalWake();
     await this.loopDone;
-    await this.shellsDetected;
     const deadline = new Promise((r) => setTimeout(r, this.opts.shutdownGraceMs).unref());
     await Promise.race([Promise.all([...this.inFlight.values()].map((f) => f.done)), deadline]);
     for (const flight of this.inFlight.values()) flight.abort.abort(new ShutdownSignal());
@@ -118,23 +173,44 @@ export class Runner {
     for (const t of this.timers) clearInterval(t);
     await this.listener?.end().catch(() => {});
     await this.pool.query("UPDATE runners SET stopped_at = now() WHERE id = $1", [this.id]).catch(() => {});
+    this.ledger.close();
     this.opts.log("runner stopped", { runnerId: this.id });
   }
 
+  /** Opens the LISTEN connection, retrying with backoff for as long as it takes. */
   private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: `catcafe-runner-listen` });
-    client.on("notification", (n) => {
-      if (n.channel === CANCEL_CHANNEL) this.cancelStep(n.payload ?? "");
-      else this.signalWake();
-    });
-    client.on("error", () => {
-      // Lost notifications are covered by the fallback poll; reconnect in the background.
-      this.listener = null;
-      if (!this.stopping) setTimeout(() => void this.listen().catch(() => {}), 1_000).unref();
-    });
-    await client.connect();
-    await client.query(`LISTEN ${STEPS_CHANNEL}; LISTEN ${CANCEL_CHANNEL}`);
-    this.listener = client;
+    for (let failures = 0; !this.stopping; failures++) {
+      const client = new pg.Client({ connectionString: this.databaseUrl, application_name: "catcafe-runner-listen" });
+      client.on("notification", (n) => {
+        if (n.channel === CANCEL_CHANNEL) this.cancelStep(n.payload ?? "");
+        else this.signalWake();
+      });
+      client.on("error", () => {
+        // Notifications may have been missed: the fallback poll covers new work meanwhile.
+        if (this.listener !== client) return;
+        this.listener = null;
+        client.end().catch(() => {});
+        if (!this.stopping) this.listening = this.listen();
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${STEPS_CHANNEL}; LISTEN ${CANCEL_CHANNEL}`);
+        if (this.stopping) {
+          await client.end().catch(() => {});
+          return;
+        }
+        this.listener = client;
+        if (failures > 0) this.opts.log("listening again", { runnerId: this.id, failures });
+        // What arrived while we were not listening: new work, and cancels of our steps.
+        this.signalWake();
+        await this.pollCancels();
+        return;
+      } catch (err) {
+        await client.end().catch(() => {});
+        this.opts.log("listen failed; retrying", { runnerId: this.id, err: String(err) });
+        await sleep(outageDelayMs(failures + 1));
+      }
+    }
   }
 
   /** Wakes the claim loop now, or makes its next wait return at once if it is busy. */
@@ -163,62 +239,102 @@ export class Runner {
 
   private async loop(): Promise<void> {
     let lastSweep = 0;
+    let failures = 0;
     while (!this.stopping) {
       try {
         while (!this.stopping && this.inFlight.size < this.opts.concurrency) {
-          const step = await claimNextStep(this.pool, {
+          const claimedAt = Date.now();
+          const step = await claimNextStep(this.store, {
             runnerId: this.id,
             leaseMs: this.opts.leaseMs,
             reclaimBackoffMs: this.opts.reclaimBackoffMs,
           });
           if (!step) break;
           this.opts.onClaim?.(step);
-          this.execute(step);
+          this.execute(step, claimedAt + this.opts.leaseMs);
         }
         if (Date.now() - lastSweep > this.opts.pollMs) {
           lastSweep = Date.now();
-          await failExhaustedSteps(this.store, this.actor);
+          await failExhaustedSteps(this.store, this.actor, { react: this.opts.react, onReactionError: this.opts.onReactionError });
         }
+        failures = 0;
       } catch (err) {
-        this.opts.log("runner loop error", { err: String(err) });
+        failures++;
+        this.opts.log(isConnectionError(err) ? "database unreachable; retrying" : "runner loop error", {
+          runnerId: this.id,
+          err: String(err),
+        });
+        await sleep(outageDelayMs(failures));
       }
       await this.waitForWake(this.opts.pollMs);
     }
   }
 
-  private execute(step: ClaimedStep): void {
+  private execute(step: ClaimedStep, confirmedUntil: number): void {
     const abort = new AbortController();
-    const done = this.run(step, abort).finally(() => {
-      this.inFlight.delete(step.id);
-      this.signalWake(); // capacity freed: look for more work now
-    });
-    this.inFlight.set(step.id, { step, abort, done });
+    const flight: Flight = { step, abort, done: Promise.resolve(), confirmedUntil };
+    flight.done = this.run(flight)
+      .catch((err: unknown) =>
+        this.opts.log("step ended with an unexpected error", { runnerId: this.id, stepId: step.id, err: String(err) }),
+      )
+      .finally(() => {
+        this.inFlight.delete(step.id);
+        this.signalWake(); // capacity freed: look for more work now
+      });
+    this.inFlight.set(step.id, flight);
   }
 
-  private async run(step: ClaimedStep, abort: AbortController): Promise<void> {
+  /**
+   * Records an outcome, retrying while the database is unreachable. Gives up (the outcome is
+   * abandoned to the next attempt, which the fence makes safe) once the lease has certainly
+   * passed and a new attempt may hold the step; a shutdown stops retrying at once.
+   */
+  private async record(flight: Flight, outcome: StepOutcome, react: boolean): Promise<boolean | "abandoned"> {
+    const giveUpAt = Math.max(flight.confirmedUntil, Date.now()) + 4 * this.opts.leaseMs;
+    for (let failures = 1; ; failures++) {
+      try {
+        return await recordStepOutcome(this.store, flight.step, outcome, this.actor, {
+          retryBaseMs: this.opts.retryBaseMs,
+          ...(react ? { react: this.opts.react, onReactionError: this.opts.onReactionError } : {}),
+        });
+      } catch (err) {
+        if (!isConnectionError(err) || Date.now() > giveUpAt || (this.stopping && outcome.kind === "released")) {
+          this.opts.log("outcome not recorded; the step goes to its next attempt", {
+            runnerId: this.id,
+            stepId: flight.step.id,
+            attempt: flight.step.attempt,
+            err: String(err),
+          });
+          return "abandoned";
+        }
+        await sleep(outageDelayMs(failures));
+      }
+    }
+  }
+
+  private async run(flight: Flight): Promise<void> {
+    const { step, abort } = flight;
     const log = (msg: string, fields: Record<string, unknown> = {}) =>
       this.opts.log(msg, { runnerId: this.id, stepId: step.id, sessionId: step.sessionId, attempt: step.attempt, ...fields });
-    if (!(await recordStepOutcome(this.store, step, { kind: "started" }, this.actor))) {
-      log("claim lost before start");
-      return;
-    }
     const executor = this.opts.executors[step.kind];
     const timeout = setTimeout(() => abort.abort(new TimeoutSignal(step.timeoutMs)), step.timeoutMs);
     try {
       if (!executor) throw new StepExecutionError("internal_error", `no executor for step kind "${step.kind}" on runner ${this.id}`, false);
-      const output = await executor(step, { signal: abort.signal });
-      const accepted = await recordStepOutcome(this.store, step, { kind: "completed", output }, this.actor, { react: this.opts.react });
-      log(accepted ? "step completed" : "step result rejected: attempt no longer holds the step");
+      // Every process the attempt starts goes into the ledger until it exits.
+      const output = await observeProcesses(this.ledger.observer, () => executor(step, { signal: abort.signal }));
+      if (abort.signal.aborted) throw abort.signal.reason;
+      const accepted = await this.record(flight, { kind: "completed", output }, true);
+      log(accepted === true ? "step completed" : "step result not recorded: attempt no longer holds the step", { accepted });
     } catch (err) {
       const reason = abort.signal.reason;
       if (reason instanceof ShutdownSignal) {
-        await recordStepOutcome(this.store, step, { kind: "released", reason: "runner shutting down" }, this.actor);
+        await this.record(flight, { kind: "released", reason: "runner shutting down" }, false);
         log("step released on shutdown");
         return;
       }
       if (reason instanceof LeaseLostSignal || reason instanceof CancelSignal) {
         // The step is no longer ours (lease lost) or no longer wanted (cancelled, already recorded).
-        log(reason instanceof CancelSignal ? "step cancelled by an operator" : "step aborted: lease lost");
+        log(reason instanceof CancelSignal ? "step cancelled by an operator" : `step aborted: ${reason.message}`);
         return;
       }
       const failure =
@@ -227,10 +343,7 @@ export class Runner {
           : err instanceof StepExecutionError
             ? { errorClass: err.errorClass, message: err.message, retryable: err.retryable, retryAfterMs: err.retryAfterMs }
             : { errorClass: "internal_error" as const, message: String((err as Error)?.message ?? err), retryable: false };
-      await recordStepOutcome(this.store, step, { kind: "failed", ...failure }, this.actor, {
-        retryBaseMs: this.opts.retryBaseMs,
-        react: this.opts.react,
-      });
+      await this.record(flight, { kind: "failed", ...failure }, true);
       log("step failed", failure);
       // Retries become claimable after their backoff; wake up then rather than at the next poll.
       if (failure.retryable)
@@ -249,10 +362,43 @@ export class Runner {
     if (flight) flight.abort.abort(new CancelSignal());
   }
 
-  private async heartbeatSteps(): Promise<void> {
+  /** Cancels without relying on one NOTIFY: in-flight steps that are no longer running here. */
+  private async pollCancels(): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    const ids = [...this.inFlight.keys()];
+    const r = await this.pool
+      .query<{ id: string }>({
+        name: "catcafe_runner_cancelled",
+        text: "SELECT id FROM steps WHERE id = ANY($1::uuid[]) AND state = 'cancelled'",
+        values: [ids],
+      })
+      .catch(() => null);
+    for (const row of r?.rows ?? []) this.cancelStep(row.id);
+  }
+
+  /**
+   * Extends every in-flight lease. An attempt whose lease could not be confirmed in time to
+   * survive until the next beat stops itself now: by the time the lease expires, its
+   * processes are gone and another runner may take the step over without meeting them.
+   */
+  private heartbeatSteps(): void {
+    const interval = this.heartbeatIntervalMs();
     for (const flight of this.inFlight.values()) {
-      const held = await heartbeatStep(this.pool, flight.step, this.opts.leaseMs).catch(() => true);
-      if (!held) flight.abort.abort(new LeaseLostSignal());
+      if (flight.abort.signal.aborted) continue;
+      if (Date.now() + interval >= flight.confirmedUntil) {
+        flight.abort.abort(new LeaseLostSignal("its lease could not be confirmed before it expired"));
+        continue;
+      }
+      const sentAt = Date.now();
+      const beat = heartbeatStep(this.pool, flight.step, this.opts.leaseMs);
+      // A beat that takes longer than the interval counts as not confirmed.
+      void Promise.race([beat, sleep(interval).then(() => "late" as const)])
+        .then((held) => {
+          if (held === true) flight.confirmedUntil = sentAt + this.opts.leaseMs;
+          else if (held === false) flight.abort.abort(new LeaseLostSignal("another attempt holds the step, or it ended"));
+        })
+        .catch(() => {});
+      beat.catch(() => {});
     }
   }
 
@@ -267,8 +413,8 @@ class ShutdownSignal extends Error {
   }
 }
 class LeaseLostSignal extends Error {
-  constructor() {
-    super("lease lost");
+  constructor(why: string) {
+    super(`lease lost: ${why}`);
   }
 }
 class CancelSignal extends Error {

@@ -29,7 +29,8 @@ export const stepsProjection: Projection = {
   name: "steps",
   handles: ["StepScheduled", "StepStarted", "StepCompleted", "StepFailed", "StepReleased", "StepCancelled"],
   tables: ["steps"],
-  // The dispatcher extends leases by heartbeat; only the claim-time value is in events.
+  // The dispatcher extends leases by heartbeat; only the claim-time value is in events, so
+  // a rebuild keeps the live value (rebuild.ts) rather than making running steps look expired.
   operationalColumns: { steps: ["lease_expires_at"] },
   async apply(tx, events, mode) {
     let scheduled = false;
@@ -53,16 +54,18 @@ export const stepsProjection: Projection = {
           scheduled = true;
           break;
         case "StepStarted":
-          // Live: the claim already set state/attempt; this confirms the claim still holds.
-          // Rebuild: moves the step from pending to running with the recorded attempt.
+          // The claim itself (claimNextStep appends this in the claiming transaction), live
+          // and in a rebuild alike. `attempt < $2` rather than `= $2 - 1`: histories written
+          // before claims were events may skip an attempt that died unrecorded.
           await fenced(
             tx,
             e.data.stepId,
             e.data.attempt,
             "start",
-            `UPDATE steps SET state = 'running', attempt = $2, lease_owner = $3, lease_expires_at = COALESCE(lease_expires_at, $4)
-             WHERE id = $1 AND attempt <= $2 AND state IN ('pending', 'running')`,
-            [e.data.stepId, e.data.attempt, e.data.runnerId, e.data.leaseExpiresAt],
+            `UPDATE steps SET state = 'running', attempt = $2, lease_owner = $3, lease_expires_at = $4,
+                              lost = lost + CASE WHEN $5 THEN 1 ELSE 0 END
+             WHERE id = $1 AND attempt < $2 AND state IN ('pending', 'running')`,
+            [e.data.stepId, e.data.attempt, e.data.runnerId, e.data.leaseExpiresAt, e.data.reclaimed ?? false],
           );
           break;
         case "StepCompleted":
@@ -96,7 +99,7 @@ export const stepsProjection: Projection = {
             e.data.stepId,
             e.data.attempt,
             "release",
-            `UPDATE steps SET state = 'pending', available_at = $3, lease_owner = NULL, lease_expires_at = NULL
+            `UPDATE steps SET state = 'pending', available_at = $3, lease_owner = NULL, lease_expires_at = NULL, released = released + 1
              WHERE id = $1 AND attempt = $2 AND state = 'running'`,
             [e.data.stepId, e.data.attempt, e.recordedAt],
           );

@@ -48,3 +48,29 @@ export async function reactToStepOutcome(tx: Tx, store: EventStore, sessionId: s
     causationId: outcome.eventId,
   });
 }
+
+/**
+ * When reacting to a step's outcome failed (a defect, recorded by the runner with the
+ * outcome in a transaction of its own): the session ends as if the step had given up, with
+ * the reason, rather than waiting for a step nobody will schedule.
+ */
+export async function reactToReactionFailure(
+  tx: Tx,
+  store: EventStore,
+  sessionId: string,
+  recorded: RecordedEvent[],
+  message: string,
+): Promise<void> {
+  const state = foldTask(await store.readStream(sessionId, { db: tx }));
+  if (state.status !== "active") return;
+  const outcome = (recorded as (RecordedEvent & AppEvent)[]).find((e) => e.type === "StepCompleted" || e.type === "StepFailed");
+  if (outcome?.type !== "StepCompleted" && outcome?.type !== "StepFailed") return;
+  const step = { stepId: outcome.data.stepId, attempt: outcome.data.attempt };
+  const events = decide(state, { type: "StepGaveUp", ...step, errorClass: "internal_error", message }, decideContext(definitionFor(state)));
+  if (events.length === 0) return;
+  await store.appendInTx(tx, sessionId, state.version, events, {
+    actor: WORKFLOW_ACTOR,
+    causationId: outcome.eventId,
+    correlationId: outcome.metadata.correlationId,
+  });
+}

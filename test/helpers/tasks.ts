@@ -9,9 +9,9 @@ import { createPool } from "../../server/db/pool";
 import { createAppEventStore } from "../../server/app-store";
 import { upsertProject, type TProjectInput } from "../../server/projects/projects";
 import { builtinExecutors } from "../../server/runner/executors";
-import { Runner } from "../../server/runner/runner";
+import { Runner, type RunnerOptions } from "../../server/runner/runner";
 import { workflowExecutors } from "../../server/runner/workflow-executors";
-import { reactToStepOutcome } from "../../server/workflow/reactor";
+import { reactToReactionFailure, reactToStepOutcome } from "../../server/workflow/reactor";
 import { foldTask, type ActiveTask, type FinishedTask, type NoTask } from "../../server/workflow/engine";
 import type { TestDatabase } from "./db";
 
@@ -61,8 +61,10 @@ export interface Harness {
   repo: string;
   workspacesRoot: string;
   project(id: string, agents: Record<string, Script | Record<string, unknown>>, extra?: Partial<TProjectInput>): Promise<string>;
-  /** `log` receives every runner log line (message and fields). */
-  startRunner(log?: (line: string) => void): Promise<Runner>;
+  /** `log` receives every runner log line (message and fields); `overrides` replace the harness's runner options. */
+  startRunner(log?: (line: string) => void, overrides?: Partial<RunnerOptions>): Promise<Runner>;
+  /** This harness's runners' process ledgers (what a killed runner left running is found there). */
+  stateDir: string;
   state(sessionId: string): Promise<TaskView>;
   waitFor(sessionId: string, what: string, predicate: (s: TaskView) => boolean, timeoutMs?: number): Promise<TaskView>;
 }
@@ -91,15 +93,19 @@ export function createHarness(db: TestDatabase): Harness {
       });
       return id;
     },
-    async startRunner(log) {
+    stateDir: path.join(root, "runners"),
+    async startRunner(log, overrides = {}) {
       const pool = createPool(db.url, 8);
       const store = createAppEventStore(pool);
       const runner = new Runner(store, pool, db.url, {
         executors: { ...builtinExecutors, ...workflowExecutors({ pool, store, workspacesRoot }) },
         react: reactToStepOutcome,
+        onReactionError: reactToReactionFailure,
         retryBaseMs: 100,
         leaseMs: 5_000,
+        stateDir: harness.stateDir,
         ...(log ? { log: (msg: string, fields?: Record<string, unknown>) => log(`${msg} ${JSON.stringify(fields ?? {})}`) } : {}),
+        ...overrides,
       });
       await runner.start();
       runners.push(runner);

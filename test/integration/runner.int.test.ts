@@ -1,15 +1,19 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool } from "../../server/db/pool";
 import { createAppEventStore } from "../../server/app-store";
-import { claimNextStep, failExhaustedSteps, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
+import { claimNextStep, failExhaustedSteps, MAX_LOST_ATTEMPTS, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
 import { builtinExecutors, StepExecutionError, type StepExecutor } from "../../server/runner/executors";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
 import type { RecordedEvent } from "../../server/events/types";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 
 let db: TestDatabase;
+/** This file's runners' process ledgers, child runners' too (kept apart from other test files'). */
+const STATE_DIR = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-runner-state-"));
 const runners: Runner[] = [];
 const children: ChildProcess[] = [];
 
@@ -31,7 +35,12 @@ async function newSession(): Promise<string> {
 
 async function startRunner(options: Partial<RunnerOptions> = {}): Promise<Runner> {
   const pool = createPool(db.url, 8);
-  const runner = new Runner(createAppEventStore(pool), pool, db.url, { executors: builtinExecutors, leaseMs: 2_000, ...options });
+  const runner = new Runner(createAppEventStore(pool), pool, db.url, {
+    executors: builtinExecutors,
+    leaseMs: 2_000,
+    stateDir: STATE_DIR,
+    ...options,
+  });
   await runner.start();
   runners.push(runner);
   return runner;
@@ -61,6 +70,7 @@ function spawnRunner(id: string): ChildProcess {
       PATH: process.env.PATH,
       DATABASE_URL: db.url,
       CATCAFE_RUNNER_ID: id,
+      CATCAFE_RUNNER_STATE_DIR: STATE_DIR,
       CATCAFE_RUNNER_LEASE_MS: "1000",
       CATCAFE_RUNNER_RECLAIM_BACKOFF_MS: "200",
       CATCAFE_LOG_LEVEL: "warn",
@@ -263,7 +273,7 @@ describe("runner", () => {
     });
   });
 
-  it("a step whose runner vanished on its last attempt is failed with a diagnosis, not retried", async () => {
+  it("a lost runner is not the step's fault: a one-attempt step is taken over, and fails only after MAX_LOST_ATTEMPTS losses, through the workflow's reactor", async () => {
     await Promise.all(runners.map((r) => r.stop()));
     const session = await newSession();
     const stepId = await scheduleStep(
@@ -271,17 +281,30 @@ describe("runner", () => {
       { sessionId: session, kind: "echo", input: { message: "x" }, maxAttempts: 1 },
       { actor: testActor },
     );
-    const claimed = await claimNextStep(db.pool, { runnerId: "ghost", leaseMs: 50, reclaimBackoffMs: 10 });
-    expect(claimed?.id).toBe(stepId);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(await claimNextStep(db.pool, { runnerId: "other", leaseMs: 50, reclaimBackoffMs: 10 })).toBeNull();
-    expect(await failExhaustedSteps(db.store, { kind: "runner", id: "sweeper" })).toBe(1);
-    expect(await stepState(stepId)).toEqual({ state: "failed", attempt: 1 });
-    const failed = stepEvents(await db.store.readStream(session), stepId).find((e) => e.type === "StepFailed");
-    expect(failed?.data).toMatchObject({
+    const reacted: string[] = [];
+    const react = async (_tx: unknown, _store: unknown, _session: string, recorded: { type: string }[]) => {
+      reacted.push(...recorded.map((e) => e.type));
+    };
+    for (let lost = 0; lost < MAX_LOST_ATTEMPTS + 1; lost++) {
+      const claimed = await claimNextStep(db.store, { runnerId: `ghost-${lost}`, leaseMs: 30, reclaimBackoffMs: 1 });
+      expect(claimed).toMatchObject({ id: stepId, attempt: lost + 1, reclaimed: lost > 0 });
+      expect(await failExhaustedSteps(db.store, { kind: "runner", id: "sweeper" }, { react })).toBe(0);
+      await new Promise((r) => setTimeout(r, 80));
+    }
+    // The last runner vanished too: nobody may take it over again; the sweeper fails it.
+    expect(await claimNextStep(db.store, { runnerId: "other", leaseMs: 30, reclaimBackoffMs: 1 })).toBeNull();
+    expect(await failExhaustedSteps(db.store, { kind: "runner", id: "sweeper" }, { react })).toBe(1);
+    expect(reacted).toEqual(["StepFailed"]);
+    expect(await stepState(stepId)).toEqual({ state: "failed", attempt: MAX_LOST_ATTEMPTS + 1 });
+    const events = stepEvents(await db.store.readStream(session), stepId);
+    expect(events.filter((e) => e.type === "StepStarted").map((e) => (e.data as { reclaimed?: boolean }).reclaimed)).toEqual([
+      false,
+      ...Array(MAX_LOST_ATTEMPTS).fill(true),
+    ]);
+    expect(events.find((e) => e.type === "StepFailed")?.data).toMatchObject({
       errorClass: "internal_error",
       retryAt: null,
-      message: expect.stringContaining("lease of attempt 1 of 1 expired"),
+      message: expect.stringContaining(`${MAX_LOST_ATTEMPTS + 1} runners in a row vanished`),
     });
   });
 
