@@ -151,15 +151,65 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null): strin
   return signal ? `killed by ${signal}` : `exit code ${code}`;
 }
 
-function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, options: { exitIsExpected?: boolean } = {}): Child {
+// Supervision: a child (web, runner) or the embedded PostgreSQL that dies is started again;
+// one that dies CRASH_LOOP_LIMIT times within CRASH_LOOP_WINDOW_MS is a crash loop, and
+// then everything stops with its last lines, so the cause is on screen.
+const CRASH_LOOP_LIMIT = 5;
+const CRASH_LOOP_WINDOW_MS = 60_000;
+const LAST_LINES = 20;
+const crashes = new Map<string, number[]>();
+const lastLines = new Map<string, string[]>();
+
+function remember(name: string, line: string): void {
+  const lines = lastLines.get(name) ?? [];
+  lines.push(line);
+  if (lines.length > LAST_LINES) lines.shift();
+  lastLines.set(name, lines);
+}
+
+/** Counts a crash of `name`; true while it is not yet a crash loop. */
+function mayRestart(name: string): boolean {
+  const now = Date.now();
+  const recent = (crashes.get(name) ?? []).filter((t) => now - t < CRASH_LOOP_WINDOW_MS);
+  recent.push(now);
+  crashes.set(name, recent);
+  return recent.length < CRASH_LOOP_LIMIT;
+}
+
+function crashLoop(name: string, how: string): Promise<never> {
+  const lines = lastLines.get(name) ?? [];
+  const tail = lines.length ? `; its last lines:\n${lines.map((l) => `    ${l}`).join("\n")}` : "";
+  return shutdown(
+    1,
+    `${name} ${how} ${CRASH_LOOP_LIMIT} times within ${CRASH_LOOP_WINDOW_MS / 1000} s (a crash loop); stopping everything${tail}`,
+  );
+}
+
+/** The live child called `name` (a restarted child replaces the one that died). */
+function childNamed(name: string): Child | undefined {
+  return children.findLast((c) => c.name === name);
+}
+
+function startChild(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { exitIsExpected?: boolean; restart?: boolean } = {},
+): Child {
   if (stopping) throw new Error(`not starting ${name}: stopping`);
   // detached: each child leads its own process group, so stopping it reaches everything it
   // started (`next` leaves no orphan next-server) and a terminal's Ctrl+C reaches only us,
   // which then stops the children in order.
   const proc = spawn(process.execPath, args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   const prefix = `[${name}]`.padEnd(9);
-  prefixLines(proc.stdout, prefix, (l) => console.log(l));
-  prefixLines(proc.stderr, prefix, (l) => console.error(l));
+  prefixLines(proc.stdout, prefix, (l) => {
+    remember(name, l);
+    console.log(l);
+  });
+  prefixLines(proc.stderr, prefix, (l) => {
+    remember(name, l);
+    console.error(l);
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     proc.once("exit", (code, signal) => resolve({ code, signal }));
     proc.once("error", (err) => {
@@ -173,7 +223,15 @@ function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, option
   void exited.then(async ({ code, signal }) => {
     // Give a concurrent Ctrl+C the chance to be seen first.
     await sleep(100);
-    if (!stopping) void shutdown(1, `${name} exited unexpectedly (${describeExit(code, signal)}); stopping everything`);
+    if (stopping) return;
+    if (!options.restart) return void shutdown(1, `${name} exited unexpectedly (${describeExit(code, signal)}); stopping everything`);
+    if (!mayRestart(name)) return void crashLoop(name, "exited");
+    complain(`${name} exited unexpectedly (${describeExit(code, signal)}); starting it again`);
+    children.splice(children.indexOf(child), 1);
+    await sleep(500);
+    if (stopping) return;
+    startChild(name, args, env, options);
+    writeRunFile();
   });
   return child;
 }
@@ -320,7 +378,11 @@ async function runBuild(env: NodeJS.ProcessEnv, reason: string): Promise<void> {
   writeBuildStamp(ROOT, fingerprint);
 }
 
-/** Watches the embedded server: if it dies under us, nothing works any more. */
+/**
+ * Watches the embedded server: if it dies under us, it is started again (same data, port
+ * and password; the web server and the runner reconnect by themselves), up to the crash-loop
+ * limit.
+ */
 function watchPostgres(): void {
   const pid = Number.parseInt(fs.readFileSync(POSTMASTER_PID, "utf8").split("\n")[0] ?? "", 10);
   if (!Number.isInteger(pid)) return;
@@ -328,7 +390,20 @@ function watchPostgres(): void {
     if (isAlive(pid)) return;
     clearInterval(timer);
     await sleep(200);
-    if (!stopping) void shutdown(1, `postgres (pid ${pid}) exited unexpectedly; stopping everything`);
+    if (stopping) return;
+    if (!mayRestart("postgres")) return void crashLoop("postgres", "exited");
+    complain(`postgres (pid ${pid}) exited unexpectedly; starting it again`);
+    try {
+      opening = openLocalDatabase((line) => {
+        remember("postgres", line);
+        say(line);
+      });
+      await opening;
+      say("postgres is back");
+      watchPostgres();
+    } catch (err) {
+      void shutdown(1, `postgres exited and could not be started again: ${(err as Error).message}`);
+    }
   }, 1000);
   timer.unref();
 }
@@ -343,7 +418,7 @@ interface HealthAnswer {
  * Ready: /api/health answers ok with a live runner, and that runner is ours. (After a
  * SIGKILL the earlier run's runner still counts as live until its heartbeat expires.)
  */
-async function waitUntilHealthy(url: string, databaseUrl: string, runner: Child, timeoutMs: number): Promise<HealthAnswer> {
+async function waitUntilHealthy(url: string, databaseUrl: string, timeoutMs: number): Promise<HealthAnswer> {
   const deadline = Date.now() + timeoutMs;
   const db = new pg.Client({ connectionString: databaseUrl, application_name: "catcafe-start" });
   db.on("error", () => {});
@@ -356,7 +431,7 @@ async function waitUntilHealthy(url: string, databaseUrl: string, runner: Child,
         const body = (await res.json().catch(() => null)) as HealthAnswer | null;
         last = `HTTP ${res.status} ${JSON.stringify(body)}`;
         if (res.ok && body?.ok === true && (body.runners ?? 0) >= 1) {
-          if (await isRunnerRegistered(db, os.hostname(), runner.process.pid ?? -1)) return body;
+          if (await isRunnerRegistered(db, os.hostname(), childNamed("runner")?.process.pid ?? -1)) return body;
           last += " (our runner has not registered yet)";
         }
       } catch (err) {
@@ -414,13 +489,13 @@ async function main(): Promise<void> {
     else say("using the existing build in .next");
   }
   const listen = ["-p", String(env.PORT), "-H", env.CATCAFE_HOST];
-  startChild("web", [NEXT_BIN, dev ? "dev" : "start", ...listen], childEnv);
-  const runner = startChild("runner", ["--import", "tsx", "server/runner/main.ts"], childEnv);
+  startChild("web", [NEXT_BIN, dev ? "dev" : "start", ...listen], childEnv, { restart: true });
+  startChild("runner", ["--import", "tsx", "server/runner/main.ts"], childEnv, { restart: true });
   writeRunFile();
 
   const probeHost = ["0.0.0.0", "::"].includes(env.CATCAFE_HOST) ? "127.0.0.1" : env.CATCAFE_HOST;
   const healthUrl = `http://${probeHost.includes(":") ? `[${probeHost}]` : probeHost}:${env.PORT}/api/health`;
-  const health = await waitUntilHealthy(healthUrl, db.url, runner, env.CATCAFE_START_TIMEOUT_MS ?? (dev ? 300_000 : 120_000));
+  const health = await waitUntilHealthy(healthUrl, db.url, env.CATCAFE_START_TIMEOUT_MS ?? (dev ? 300_000 : 120_000));
   if (stopping) return;
   if (access.kind === "setup") say(`first time here: create the admin at ${access.url}`);
   say(`ready: ${appUrl}  (version ${health.version ?? "?"}, ${health.runners} runner(s) live; Ctrl+C stops everything)`);

@@ -13,6 +13,8 @@ export const ZRunnerEnv = z.object({
   CATCAFE_RUNNER_CONCURRENCY: int(4),
   CATCAFE_RUNNER_RECLAIM_BACKOFF_MS: int(1_000),
   CATCAFE_RUNNER_SHUTDOWN_GRACE_MS: int(10_000),
+  /** `0`: do not probe the agent CLIs at start (tests, hosts without any). */
+  CATCAFE_RUNNER_DETECT_SHELLS: z.enum(["0", "1"]).default("1"),
   /** Process ledgers of this host's runners (what a killed runner left running is ended from them). */
   CATCAFE_RUNNER_STATE_DIR: z
     .string()
@@ -28,6 +30,8 @@ export type RunnerEnv = z.infer<typeof ZRunnerEnv>;
 
 export const ZWebEnv = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL"),
+  CATCAFE_WEB_POOL_MAX: int(20),
+  CATCAFE_WEB_POOL_WAIT_MS: int(5_000),
 });
 
 export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): z.infer<S> {

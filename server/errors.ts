@@ -11,6 +11,8 @@ export const APP_ERROR_CODES = [
   "UNAUTHORIZED",
   "FORBIDDEN",
   "PRECONDITION_FAILED",
+  /** The database (or another dependency) cannot be reached right now: retry after a while. */
+  "UNAVAILABLE",
   "INTERNAL",
 ] as const;
 export type AppErrorCode = (typeof APP_ERROR_CODES)[number];
@@ -34,8 +36,12 @@ export const HTTP_STATUS: Record<AppErrorCode, number> = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   PRECONDITION_FAILED: 412,
+  UNAVAILABLE: 503,
   INTERNAL: 500,
 };
+
+/** Seconds a client should wait before retrying an UNAVAILABLE answer (Retry-After). */
+export const RETRY_AFTER_SECONDS = 2;
 
 export function isAppError(err: unknown, code?: AppErrorCode): err is AppError {
   return err instanceof AppError && (code === undefined || err.code === code);

@@ -2,10 +2,12 @@
 // over server-sent events (the `eventsource` package, so Node can send the token as a
 // header, which a browser EventSource cannot). A dropped subscription is retried with
 // backoff for a while and resumes after the last event it got (tRPC sends `lastEventId`);
-// an authorization, not-found or input error is final. No transformer: plain JSON.
+// an authorization, not-found or input error is final. A 503 (the server's database away
+// or busy) is retried after Retry-After (./retry.ts). No transformer: plain JSON.
 import { createTRPCClient, httpLink, httpSubscriptionLink, retryLink, splitLink, type TRPCClient } from "@trpc/client";
 import { EventSource } from "eventsource";
 import type { AppRouter } from "./types";
+import { retryUnavailable } from "./retry";
 import { normalizeServerUrl } from "./url";
 
 export interface CatCafeClientOptions {
@@ -42,7 +44,7 @@ export function authHeaders(options: Pick<CatCafeClientOptions, "token" | "cooki
 export function createCatCafeClient(options: CatCafeClientOptions): CatCafeClient {
   const url = `${normalizeServerUrl(options.url)}/api/trpc`;
   const headers = authHeaders(options);
-  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const fetchImpl = retryUnavailable(options.fetch ?? globalThis.fetch);
   return createTRPCClient<AppRouter>({
     links: [
       splitLink({

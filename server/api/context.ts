@@ -5,6 +5,9 @@ import type { Db } from "../db/pool";
 import type { PrismaClient } from "../db/generated/client";
 import type { EventStore } from "../events/store";
 import { authenticateRequest, type CurrentUser } from "../auth/request";
+import { TRPCError } from "@trpc/server";
+import { isAppError } from "../errors";
+import { unavailableFrom } from "./errors";
 
 export interface ApiDeps {
   prisma: PrismaClient;
@@ -25,7 +28,14 @@ export interface ContextSource {
 export function createContextFactory(source: () => ContextSource) {
   return async function createContext({ req }: { req: Request }): Promise<Context> {
     const { deps, secret } = source();
-    const user = await authenticateRequest(req, { prisma: deps.prisma, secret });
-    return { ...deps, user };
+    try {
+      const user = await authenticateRequest(req, { prisma: deps.prisma, secret });
+      return { ...deps, user };
+    } catch (err) {
+      // Signing in needs the database: when it is away, a retryable 503 rather than a 500.
+      const mapped = unavailableFrom(err);
+      if (isAppError(mapped, "UNAVAILABLE")) throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: mapped.message, cause: mapped });
+      throw err;
+    }
   };
 }

@@ -4,6 +4,7 @@
 // whose message is not shown to the client.
 import { TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import { z } from "zod";
+import { isConnectionError } from "../db/pool";
 import { AppError, HTTP_STATUS, type AppErrorCode } from "../errors";
 
 export const TRPC_CODE: Record<AppErrorCode, TRPC_ERROR_CODE_KEY> = {
@@ -13,8 +14,18 @@ export const TRPC_CODE: Record<AppErrorCode, TRPC_ERROR_CODE_KEY> = {
   UNAUTHORIZED: "UNAUTHORIZED",
   FORBIDDEN: "FORBIDDEN",
   PRECONDITION_FAILED: "PRECONDITION_FAILED",
+  UNAVAILABLE: "SERVICE_UNAVAILABLE",
   INTERNAL: "INTERNAL_SERVER_ERROR",
 };
+
+/**
+ * The database could not be reached (down, restarting, or every pooled connection busy
+ * past the wait): a retryable 503, not a 500. Anything else passes through unchanged.
+ */
+export function unavailableFrom(err: unknown): unknown {
+  if (err instanceof AppError || !isConnectionError(err)) return err;
+  return new AppError("UNAVAILABLE", "the database is unreachable or busy right now; retry shortly");
+}
 
 export const INTERNAL_MESSAGE = "internal error (details are in the server log)";
 
@@ -28,7 +39,7 @@ export function flattenZodError(error: z.ZodError): { formErrors: string[]; fiel
 
 /** The tRPC error for whatever a procedure threw (tRPC wraps unknown throws in `cause`). */
 export function toTRPCError(error: TRPCError): TRPCError {
-  const cause = error.cause;
+  const cause = unavailableFrom(error.cause);
   if (cause instanceof AppError) return new TRPCError({ code: TRPC_CODE[cause.code], message: cause.message, cause });
   if (cause instanceof z.ZodError && error.code === "INTERNAL_SERVER_ERROR")
     return new TRPCError({ code: "BAD_REQUEST", message: "invalid input", cause });
@@ -40,7 +51,8 @@ export interface RestErrorBody {
 }
 
 /** The REST form of any error: `{ error: { code, message, fieldErrors? } }` and its HTTP status. */
-export function toRestError(err: unknown): { status: number; body: RestErrorBody; internal: boolean } {
+export function toRestError(raw: unknown): { status: number; body: RestErrorBody; internal: boolean } {
+  const err = unavailableFrom(raw);
   if (err instanceof AppError) {
     return { status: HTTP_STATUS[err.code], body: { error: { code: err.code, message: err.message } }, internal: err.code === "INTERNAL" };
   }

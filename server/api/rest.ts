@@ -4,14 +4,16 @@
 import { z } from "zod";
 import { hasRole } from "../../lib/roles";
 import { authenticateRequest, type CurrentUser } from "../auth/request";
-import { AppError } from "../errors";
+import { AppError, RETRY_AFTER_SECONDS } from "../errors";
 import { logger } from "../log";
 import {
   cancelTask,
+  confirmTask,
   followUpTask,
   rerunTask,
   startTask,
   ZCancelInput,
+  ZConfirmInput,
   ZFollowUpInput,
   ZSessionRef,
   ZStartTaskInput,
@@ -63,6 +65,7 @@ function respond<C>(name: string, run: (req: Request, route: C) => Promise<{ sta
       if (internal) logger.error({ err, route: name }, "REST handler failed");
       const headers: Record<string, string> = { ...NO_STORE };
       if (status === 401) headers["WWW-Authenticate"] = 'Bearer realm="catcafe"';
+      if (status === 503) headers["Retry-After"] = String(RETRY_AFTER_SECONDS);
       return Response.json(body, { status, headers });
     }
   };
@@ -115,6 +118,11 @@ export function createTaskRestHandlers(source: () => ContextSource) {
       const { sessionId, parentId } = await rerunTask(deps, input, actorOf(user));
       return { status: 201, body: { sessionId, parentId } };
     }),
+    /** POST /api/tasks/:id/confirm `{ via? }` → 200 `{ sessionId, version }` */
+    confirm: withTask(ZConfirmInput, "POST /api/tasks/:id/confirm", async (deps, input, user) => ({
+      status: 200,
+      body: await confirmTask(deps, input, actorOf(user)),
+    })),
     /** POST /api/tasks/:id/cancel `{ reason? }` → 200 `{ sessionId, version }` */
     cancel: withTask(ZCancelInput, "POST /api/tasks/:id/cancel", async (deps, input, user) => ({
       status: 200,

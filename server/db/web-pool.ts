@@ -6,17 +6,19 @@ import type pg from "pg";
 import { parseEnv, ZWebEnv } from "../env";
 import { createPool } from "./pool";
 
-/** A page or health check must fail within seconds, not hang on TCP timeouts, when the
- *  database host stops answering. */
-const CONNECT_TIMEOUT_MS = 5_000;
-const WEB_POOL_MAX = 10;
+/** Connections of one web process (CATCAFE_WEB_POOL_MAX, default 20). A request that waits
+ *  longer than CATCAFE_WEB_POOL_WAIT_MS (default 5 s) for one, or for the database host to
+ *  answer, fails as 503 with Retry-After (server/api/errors.ts), never as a 500. */
 
 const cache = globalThis as typeof globalThis & { __catcafeWebPool?: pg.Pool };
 
 export function getWebPool(): pg.Pool {
   if (cache.__catcafeWebPool) return cache.__catcafeWebPool;
-  const { DATABASE_URL } = parseEnv(ZWebEnv);
-  const pool = createPool(DATABASE_URL, WEB_POOL_MAX, { applicationName: "catcafe-web", connectTimeoutMs: CONNECT_TIMEOUT_MS });
+  const env = parseEnv(ZWebEnv);
+  const pool = createPool(env.DATABASE_URL, env.CATCAFE_WEB_POOL_MAX, {
+    applicationName: "catcafe-web",
+    connectTimeoutMs: env.CATCAFE_WEB_POOL_WAIT_MS,
+  });
   cache.__catcafeWebPool = pool;
   return pool;
 }

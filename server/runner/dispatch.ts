@@ -7,7 +7,7 @@ import { isConnectionError, withTransaction } from "../db/pool";
 import type { ErrorClass } from "../errors";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
-import type { AppendMetadata, RecordedEvent } from "../events/types";
+import type { AppendMetadata, NewEvent, RecordedEvent } from "../events/types";
 import { DEFAULT_STEP_TIMEOUT_MS } from "../workflow/context";
 import { StaleAttemptError } from "./steps-projection";
 
@@ -287,4 +287,29 @@ export async function failExhaustedSteps(store: EventStore, actor: Actor, option
     if (await recordStepOutcome(store, { id: r.id, attempt: r.attempt }, outcome, actor, { ...options, onlyIfExpired: true })) failed++;
   }
   return failed;
+}
+
+/**
+ * Appends progress of an attempt (streamed output, a rate-limit wait) only while that
+ * attempt still holds the step: nothing from a superseded attempt, or after the session's
+ * step ended (cancelled, finalized), reaches the session. False when refused.
+ */
+export async function appendWhileHeld(
+  store: EventStore,
+  step: { id: string; attempt: number; sessionId: string },
+  events: NewEvent[],
+  metadata: AppendMetadata,
+): Promise<boolean> {
+  try {
+    await withTransaction(store.pool, async (tx) => {
+      // The append first: the stream lock must be the transaction's first write.
+      await store.appendInTx(tx, step.sessionId, "any", events, metadata);
+      const held = await tx.query("SELECT 1 FROM steps WHERE id = $1 AND attempt = $2 AND state = 'running'", [step.id, step.attempt]);
+      if (held.rowCount !== 1) throw new StaleAttemptError(step.id, step.attempt, events[0]?.type ?? "progress");
+    });
+    return true;
+  } catch (err) {
+    if (err instanceof StaleAttemptError) return false;
+    throw err;
+  }
 }

@@ -27,7 +27,7 @@ const runner = new Runner(store, pool, env.DATABASE_URL, {
   react: reactToStepOutcome,
   onReactionError: reactToReactionFailure,
   stateDir: env.CATCAFE_RUNNER_STATE_DIR,
-  detectShells: () => detectShells(),
+  ...(env.CATCAFE_RUNNER_DETECT_SHELLS === "1" ? { detectShells: () => detectShells() } : {}),
   log: (msg, fields) => log.info(fields ?? {}, msg),
 });
 

@@ -5,6 +5,7 @@ import type { AgentRole } from "../agents/types";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import { logger } from "../log";
+import { appendWhileHeld } from "./dispatch";
 
 export interface StreamTarget {
   sessionId: string;
@@ -41,7 +42,14 @@ export class OutputStreamer {
       this.buffer = this.buffer.slice(text.length);
       const data = { stepId: this.target.stepId, attempt: this.target.attempt, role: this.target.role, seq: this.seq++, text };
       this.pending = this.pending
-        .then(() => this.store.append(this.target.sessionId, "any", [{ type: "AgentOutputStreamed", data }], { actor: this.actor }))
+        .then(() =>
+          appendWhileHeld(
+            this.store,
+            { id: this.target.stepId, attempt: this.target.attempt, sessionId: this.target.sessionId },
+            [{ type: "AgentOutputStreamed", data }],
+            { actor: this.actor },
+          ),
+        )
         .then(
           () => undefined,
           // Streaming is a view of progress: losing a chunk must not fail the step.

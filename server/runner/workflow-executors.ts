@@ -18,8 +18,10 @@ import {
   type StepInput,
 } from "../events/step-contract";
 import type { EventStore } from "../events/store";
-import { commitWorkspace, createWorkspace, diffSince, resetWorkspace } from "../workspaces";
-import type { ClaimedStep } from "./dispatch";
+import { isAppError } from "../errors";
+import { claimWorkspace, commitWorkspace, createWorkspace, diffSince, resetWorkspace } from "../workspaces";
+import { withWorktreeLock } from "./repo-lock";
+import { appendWhileHeld, type ClaimedStep } from "./dispatch";
 import { StepExecutionError, type StepExecutor } from "./executors";
 import { OutputStreamer } from "./output-streamer";
 
@@ -48,21 +50,31 @@ function stepInput(step: ClaimedStep): StepInput {
   return parsed.data;
 }
 
-/** The session's worktree at `head`: created on first use, reset (clean) on every later step. */
+/**
+ * The session's worktree at `head`: created on first use (one worktree operation per
+ * repository at a time), reset (clean) on every later step, and claimed by this attempt so
+ * that an earlier attempt still running somewhere cannot commit into it.
+ */
 async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, input: StepInput): Promise<string> {
   const target = path.join(deps.workspacesRoot, step.sessionId);
   if (fs.existsSync(target)) {
+    await claimWorkspace(target, ownerOf(step));
     await resetWorkspace(target, input.workspace.head);
     return target;
   }
-  const ws = await createWorkspace({
-    repoPath: input.workspace.repoPath,
-    workspacesRoot: deps.workspacesRoot,
-    sessionId: step.sessionId,
-    baseCommit: input.workspace.head,
-  });
+  const ws = await withWorktreeLock(deps.pool, input.workspace.repoPath, () =>
+    createWorkspace({
+      repoPath: input.workspace.repoPath,
+      workspacesRoot: deps.workspacesRoot,
+      sessionId: step.sessionId,
+      baseCommit: input.workspace.head,
+    }),
+  );
+  await claimWorkspace(ws.path, ownerOf(step));
   return ws.path;
 }
+
+const ownerOf = (step: ClaimedStep) => `${step.id}:${step.attempt}`;
 
 function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
   const { store } = deps;
@@ -111,7 +123,14 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
               minIntervalMs: brain.minIntervalMs,
               waitMs: waitedMs,
             };
-            await store.append(step.sessionId, "any", [{ type: "RateLimitWaited", data }], { actor: { kind: "agent", id: agent.id } });
+            await appendWhileHeld(
+              store,
+              { id: step.id, attempt: step.attempt, sessionId: step.sessionId },
+              [{ type: "RateLimitWaited", data }],
+              {
+                actor: { kind: "agent", id: agent.id },
+              },
+            );
           },
         }),
       });
@@ -138,6 +157,11 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         path: workspace,
         message: `${input.role} (${input.state}): ${text.split("\n")[0]?.slice(0, 72) || "changes"}`,
         author: { name: `${agent.id} (${input.role})`, email: `${agent.id}@agents.catcafe.local` },
+        expect: { head: input.workspace.head, owner: ownerOf(step) },
+      }).catch((err: unknown) => {
+        // Another attempt took the workspace over (or it moved under us): nothing was committed.
+        if (isAppError(err, "CONFLICT")) throw new StepExecutionError("internal_error", err.message, true);
+        throw err;
       });
       const diff = await putBlob(deps.pool, committed.diff, "text/x-diff; charset=utf-8");
       output.commit = {

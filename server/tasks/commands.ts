@@ -4,7 +4,7 @@
 import crypto from "node:crypto";
 import { z } from "zod";
 import type { Db } from "../db/pool";
-import { AppError } from "../errors";
+import { AppError, isAppError } from "../errors";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import { getProject } from "../projects/projects";
@@ -48,16 +48,32 @@ export async function loadTask(store: EventStore, sessionId: string): Promise<Ta
   return state;
 }
 
+/** How often an action is decided again when the session grew while it was being decided. */
+const ACT_ATTEMPTS = 5;
+
+/**
+ * Decides `command` on the session as it is and appends with the version read. When the
+ * append conflicts, something was appended meanwhile: often only progress (streamed
+ * output, a rate-limit wait) that changes nothing for this action, so it is decided again
+ * on the new state. A conflict that matters shows up as the decider's own refusal ("the
+ * session moved on"), never as a false one.
+ */
 async function act(
   deps: TaskDeps,
   sessionId: string,
   actor: Actor,
   command: Parameters<typeof decide>[1],
 ): Promise<{ sessionId: string; version: number }> {
-  const state = await loadTask(deps.store, sessionId);
-  const events = decide(state, command, decideContext(definitionFor(state)));
-  const result = await deps.store.append(sessionId, state.version, events, { actor });
-  return { sessionId, version: result.version };
+  for (let attempt = 1; ; attempt++) {
+    const state = await loadTask(deps.store, sessionId);
+    const events = decide(state, command, decideContext(definitionFor(state)));
+    try {
+      const result = await deps.store.append(sessionId, state.version, events, { actor });
+      return { sessionId, version: result.version };
+    } catch (err) {
+      if (!isAppError(err, "CONFLICT") || attempt >= ACT_ATTEMPTS) throw err;
+    }
+  }
 }
 
 export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Actor): Promise<{ sessionId: string; version: number }> {

@@ -93,7 +93,7 @@ function followUp(state: TaskState, command: TaskCommandOf<"FollowUp">, ctx: Dec
 }
 
 function cancel(state: TaskState, command: TaskCommandOf<"Cancel">, ctx: DecideContext): Emitted[] {
-  if (state.status === "finished") throw new AppError("PRECONDITION_FAILED", `session already finished (${state.outcome})`);
+  if (state.status === "finished") throw new AppError("CONFLICT", `the session already finished (${state.outcome}): it moved on`);
   const active = requireActive(state);
   const events: Emitted[] = [{ type: "CancelRequested", data: { reason: command.reason } }];
   if (active.step) events.push({ type: "StepCancelled", data: { stepId: active.step.id } });

@@ -44,7 +44,7 @@ export function fire(ctx: DecideContext, state: ActiveTask, trigger: string, end
   if (trigger === "cancel" || trigger === "step_failed") {
     target = def.global[trigger];
   } else {
-    if (spec.type === "terminal") throw new AppError("PRECONDITION_FAILED", `session already finished (${state.fsm})`);
+    if (spec.type === "terminal") throw new AppError("CONFLICT", `the session already finished (${state.fsm}): it moved on`);
     transition = spec.on[trigger]?.find((t) => guardHolds(t.guard, state));
     if (!transition) throw new AppError("INTERNAL", `workflow ${def.id}: no transition from "${state.fsm}" on "${trigger}"`);
     target = transition.target;

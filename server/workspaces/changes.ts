@@ -4,6 +4,7 @@
 import { AppError } from "../errors";
 import { runGit } from "./git";
 import { assertFullCommitId, pinCommit, requireWorkspace, resolveCommit } from "./repo";
+import { workspaceOwner } from "./workspace";
 
 export type ChangedFile =
   | { path: string; status: "added" | "modified" | "deleted" }
@@ -19,6 +20,12 @@ export interface CommitWorkspaceInput {
   path: string;
   message: string;
   author: CommitAuthor;
+  /**
+   * What the committer believes: the workspace is at `head` (commits the agent made on top
+   * of it are folded into this one) and, when given, still claimed by `owner`
+   * (claimWorkspace). Anything else is refused with CONFLICT and nothing is committed.
+   */
+  expect?: { head: string; owner?: string };
 }
 
 export interface WorkspaceCommit {
@@ -92,6 +99,7 @@ export async function commitWorkspace(input: CommitWorkspaceInput): Promise<Work
   assertIdentityPart(input.author.email, "author.email");
   const workspace = await requireWorkspace(input.path);
   const cwd = workspace.top;
+  if (input.expect) await checkExpectations(input.path, cwd, input.expect);
   const parent = await resolveCommit(cwd, "HEAD");
 
   await runGit(cwd, ["add", "--all"]);
@@ -127,6 +135,38 @@ export async function commitWorkspace(input: CommitWorkspaceInput): Promise<Work
     diff: await diffBetween(cwd, parent, commit),
     empty: false,
   };
+}
+
+async function checkExpectations(workspacePath: string, cwd: string, expect: { head: string; owner?: string }): Promise<void> {
+  if (expect.owner !== undefined) {
+    const owner = await workspaceOwner(workspacePath);
+    if (owner !== expect.owner) {
+      throw new AppError(
+        "CONFLICT",
+        `the workspace ${cwd} is now worked on by ${owner ?? "nobody"}, not ${expect.owner}: nothing committed`,
+        {
+          owner,
+          expected: expect.owner,
+        },
+      );
+    }
+  }
+  const expected = assertFullCommitId(expect.head, "expect.head");
+  const head = await resolveCommit(cwd, "HEAD");
+  if (head === expected) return;
+  // The agent committed on its own: keep its changes, staged, and commit them as one.
+  const descends = await runGit(cwd, ["merge-base", "--is-ancestor", expected, head], { allowFailure: true });
+  if (descends.exitCode !== 0) {
+    throw new AppError(
+      "CONFLICT",
+      `the workspace ${cwd} is at ${head}, which does not descend from the expected ${expected}: nothing committed`,
+      {
+        head,
+        expected,
+      },
+    );
+  }
+  await runGit(cwd, ["reset", "--soft", "--quiet", expected]);
 }
 
 async function committedRange(workspacePath: string, baseCommit: string): Promise<{ cwd: string; base: string; head: string }> {

@@ -3,7 +3,9 @@
 // recorded at its fork point.
 export { resolveBaseCommit } from "./repo";
 export {
+  claimWorkspace,
   createWorkspace,
+  workspaceOwner,
   forkWorkspace,
   removeWorkspace,
   resetWorkspace,

@@ -102,15 +102,21 @@ export async function createWorkspace(input: CreateWorkspaceInput): Promise<Work
 }
 
 async function addWorktree(repo: Checkout, target: string, baseCommit: string): Promise<Workspace> {
-  // A workspace directory deleted by hand stays registered until pruned, and blocks `add`.
-  await runGit(repo.top, ["worktree", "prune"]);
   const args = ["worktree", "add", "--detach", "--", target, baseCommit];
-  const added = await runGit(repo.top, args, { allowFailure: true });
-  if (added.exitCode === 0) return { path: target, baseCommit };
-  // Another runner may have created the same workspace at the same moment.
-  const raced = await existingWorkspace(target, repo, baseCommit).catch(() => null);
-  if (raced) return raced;
-  throw gitFailure(repo.top, args, added);
+  for (let attempt = 1; ; attempt++) {
+    // A workspace directory deleted by hand stays registered until pruned, and blocks `add`.
+    await runGit(repo.top, ["worktree", "prune"]);
+    const added = await runGit(repo.top, args, { allowFailure: true });
+    if (added.exitCode === 0) return { path: target, baseCommit };
+    // Another runner may have created the same workspace at the same moment.
+    const raced = await existingWorkspace(target, repo, baseCommit).catch(() => null);
+    if (raced) return raced;
+    // A concurrent git process in the same repository (a lock file, a half-made worktree of
+    // another session) is transient: try again shortly; anything else after three tries.
+    if (attempt >= 3) throw gitFailure(repo.top, args, added);
+    if (isEmptyDirectory(target)) fs.rmdirSync(target);
+    await new Promise((r) => setTimeout(r, 100 * attempt));
+  }
 }
 
 /**
@@ -167,4 +173,27 @@ export async function removeWorkspace(input: { repoPath: string; path: string })
   }
   await runGit(repo.top, ["worktree", "prune"]);
   return { removed };
+}
+
+/** The file in a worktree's own git directory naming the step attempt that may commit there. */
+const OWNER_FILE = "catcafe-owner";
+
+/**
+ * Marks `workspacePath` as worked on by `owner` (a step attempt, "<stepId>:<attempt>") from
+ * now on: an earlier attempt that is somehow still running can no longer commit there
+ * (commitWorkspace with `expect.owner` refuses).
+ */
+export async function claimWorkspace(workspacePath: string, owner: string): Promise<void> {
+  const workspace = await requireWorkspace(workspacePath);
+  fs.writeFileSync(path.join(workspace.gitDir, OWNER_FILE), owner);
+}
+
+/** Who last claimed the workspace (claimWorkspace), or null. */
+export async function workspaceOwner(workspacePath: string): Promise<string | null> {
+  const workspace = await requireWorkspace(workspacePath);
+  try {
+    return fs.readFileSync(path.join(workspace.gitDir, OWNER_FILE), "utf8");
+  } catch {
+    return null;
+  }
 }

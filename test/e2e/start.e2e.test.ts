@@ -194,16 +194,51 @@ describe("npm start", () => {
     await stopWith("SIGTERM", proc);
   }, 90_000);
 
-  it("stops everything and exits non-zero, naming the child, when a child dies", async () => {
+  it("starts a child that died again (runner, web, postgres), and the app answers again by itself", async () => {
+    const proc = startCatCafe();
+    await waitUntilReady(proc);
+    const runnerPid = descendantRunning(proc.pid, "server/runner/main.ts")!;
+    process.kill(runnerPid, "SIGKILL");
+    await waitForOutput(proc, /runner exited unexpectedly \(killed by SIGKILL\); starting it again/, 10_000);
+    await waitUntil(
+      () => {
+        const again = descendantRunning(proc.pid, "server/runner/main.ts");
+        return again !== undefined && again !== runnerPid;
+      },
+      20_000,
+      "a new runner process",
+    );
+
+    const pgPid = postmasterPid(pgDir)!;
+    process.kill(pgPid, "SIGKILL");
+    await waitForOutput(proc, /postgres is back/, 60_000);
+    // Web and runner were not restarted for it: they reconnect by themselves.
+    await waitForHealth(healthUrl, proc, { minRunners: 1, timeoutMs: 60_000 });
+    expect(proc.child.exitCode).toBeNull();
+    await stopWith("SIGTERM", proc);
+  }, 180_000);
+
+  it("a child that keeps dying is a crash loop: everything stops, exit 1, with its last lines", async () => {
     const proc = startCatCafe();
     await waitUntilReady(proc);
     const pgPid = postmasterPid(pgDir);
-    process.kill(descendantRunning(proc.pid, "server/runner/main.ts")!, "SIGKILL");
-    const status = await waitForExit(proc, 30_000);
+    const killed = new Set<number>();
+    const status = await (async () => {
+      for (;;) {
+        const pid = descendantRunning(proc.pid, "server/runner/main.ts");
+        if (pid !== undefined && !killed.has(pid)) {
+          killed.add(pid);
+          process.kill(pid, "SIGKILL");
+        }
+        if (proc.child.exitCode !== null) return waitForExit(proc, 30_000);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
     expect(status.code, tail(proc.output())).toBe(1);
-    expect(proc.output()).toMatch(/runner exited unexpectedly \(killed by SIGKILL\)/);
+    expect(killed.size).toBe(5);
+    expect(proc.output()).toMatch(/runner exited 5 times within 60 s \(a crash loop\); stopping everything; its last lines:/);
     await expectNothingLeft(pgPid);
-  }, 90_000);
+  }, 180_000);
 
   it("stops everything when the front process is killed with SIGKILL", async () => {
     const proc = startCatCafe();

@@ -1,0 +1,28 @@
+// One worktree operation at a time per repository, across every runner that shares the
+// database: `git worktree add` prunes stale registrations first, and a prune running beside
+// another runner's half-finished `add` removed that worktree ("could not open
+// .git/worktrees/<id>/locked"). A PostgreSQL advisory lock (session level, on a connection of
+// its own for the duration) is the platform's tool for exactly this.
+import fs from "node:fs";
+import type { Db } from "../db/pool";
+
+/** Runs `fn` holding the advisory lock of the repository at `repoPath` (by its real path). */
+export async function withWorktreeLock<T>(pool: Db, repoPath: string, fn: () => Promise<T>): Promise<T> {
+  let key: string;
+  try {
+    key = fs.realpathSync(repoPath);
+  } catch {
+    key = repoPath; // missing: let the git operation report it
+  }
+  const client = await pool.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock(hashtextextended($1, 7))", [`catcafe-worktrees:${key}`]);
+    try {
+      return await fn();
+    } finally {
+      await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 7))", [`catcafe-worktrees:${key}`]).catch(() => {});
+    }
+  } finally {
+    client.release();
+  }
+}
