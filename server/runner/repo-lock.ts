@@ -15,6 +15,9 @@ export async function withWorktreeLock<T>(pool: Db, repoPath: string, fn: () => 
     key = repoPath; // missing: let the git operation report it
   }
   const client = await pool.connect();
+  // A connection that dies while held emits 'error': without a listener it would crash the runner.
+  let broken: Error | undefined;
+  client.on("error", (err) => (broken = err));
   try {
     await client.query("SELECT pg_advisory_lock(hashtextextended($1, 7))", [`catcafe-worktrees:${key}`]);
     try {
@@ -23,6 +26,6 @@ export async function withWorktreeLock<T>(pool: Db, repoPath: string, fn: () => 
       await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 7))", [`catcafe-worktrees:${key}`]).catch(() => {});
     }
   } finally {
-    client.release();
+    client.release(broken);
   }
 }

@@ -117,8 +117,7 @@ export class Runner {
 
   async start(): Promise<void> {
     // What runners killed on this host left running (their agents, their test commands).
-    const leftovers = ProcessLedger.endLeftovers(this.opts.stateDir, this.id);
-    if (leftovers.ledgers > 0) this.opts.log("ended what gone runners left running", { runnerId: this.id, ...leftovers });
+    this.endLeftovers();
     await this.pool.query(
       `INSERT INTO runners (id, host, pid, version) VALUES ($1, $2, $3, $4)
        ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL`,
@@ -132,6 +131,11 @@ export class Runner {
     this.opts.log("runner started", { runnerId: this.id });
     // In the background: probing CLIs takes seconds and must not delay the first step.
     this.shellsDetected = this.recordShells();
+  }
+
+  private endLeftovers(): void {
+    const leftovers = ProcessLedger.endLeftovers(this.opts.stateDir, this.id);
+    if (leftovers.ledgers > 0) this.opts.log("ended what gone runners left running", { runnerId: this.id, ...leftovers });
   }
 
   /** Resolves once this runner's shell detection (if any) is stored; for tests. */
@@ -250,11 +254,15 @@ export class Runner {
             reclaimBackoffMs: this.opts.reclaimBackoffMs,
           });
           if (!step) break;
+          // Taken over from a runner that vanished: if it ran on this host, what it left
+          // running (its agent, its test command) ends before this attempt starts.
+          if (step.reclaimed) this.endLeftovers();
           this.opts.onClaim?.(step);
           this.execute(step, claimedAt + this.opts.leaseMs);
         }
         if (Date.now() - lastSweep > this.opts.pollMs) {
           lastSweep = Date.now();
+          this.endLeftovers();
           await failExhaustedSteps(this.store, this.actor, { react: this.opts.react, onReactionError: this.opts.onReactionError });
         }
         failures = 0;
@@ -330,6 +338,14 @@ export class Runner {
       if (reason instanceof ShutdownSignal) {
         await this.record(flight, { kind: "released", reason: "runner shutting down" }, false);
         log("step released on shutdown");
+        return;
+      }
+      if (!abort.signal.aborted && isConnectionError(err)) {
+        // The database went away under the step (a blob, a lock, a rate-limit turn): not the
+        // step's fault. Hand it back uncharged; it runs again once the database is back.
+        await this.record(flight, { kind: "released", reason: `the database was unreachable: ${String((err as Error).message)}` }, false);
+        log("step released: the database was unreachable", { err: String(err) });
+        setTimeout(() => this.signalWake(), 1_000).unref();
         return;
       }
       if (reason instanceof LeaseLostSignal || reason instanceof CancelSignal) {

@@ -1,0 +1,547 @@
+// `npm run chaos`: the fault harness. Bounded in time, loopback only, and it stops what it
+// started. It runs a private embedded PostgreSQL, a project whose tester runs a real
+// `node --test`, and several real runner processes (server/runner/main.ts), then:
+//
+//   kills      runners killed with SIGKILL at random moments (and started again) while
+//              sessions run, until --kills kills (default 100)
+//   database   PostgreSQL killed with SIGKILL mid-run and started again
+//   partition  a runner cut off from the database (a TCP proxy) for longer than its lease
+//   confirms   50 confirms of one session at once
+//   races      confirm racing cancel on 20 sessions
+//
+// Figures per scenario: sessions, steps, stuck sessions (not finished once the run settled),
+// double executions (two runs of one session's test command at the same time, seen by the
+// test itself through a pid file: the agents' own side-effect log), acknowledged writes lost,
+// and the time to settle. Written to bench/results/chaos.json. Goal: every figure of harm 0.
+//
+//   npm run chaos                 everything
+//   npm run chaos -- --quick      fewer sessions and kills (a smoke run)
+//   npm run chaos -- --only kills one scenario
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { createAppEventStore } from "../server/app-store";
+import { createPool } from "../server/db/pool";
+import { startEmbeddedPostgres, type RunningPostgres } from "../server/db/embedded";
+import { migrate } from "../server/db/migrate";
+import { isAppError } from "../server/errors";
+import type { EventStore } from "../server/events/store";
+import { upsertProject } from "../server/projects/projects";
+import { cancelTask, confirmTask, startTask } from "../server/tasks/commands";
+import { foldTask } from "../server/workflow/engine";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string" },
+    kills: { type: "string" },
+    out: { type: "string", default: path.join(ROOT, "bench/results/chaos.json") },
+  },
+});
+const QUICK = args.quick;
+const KILLS = Number(args.kills ?? (QUICK ? 20 : 100));
+const RUNNERS = 3;
+const LEASE_MS = 1_500;
+const SETTLE_MS = 90_000;
+const actor = { kind: "user", id: "chaos" } as const;
+const say = (line: string) => console.log(`[chaos] ${line}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Figures {
+  scenario: string;
+  sessions: number;
+  steps: number;
+  stuck: number;
+  doubleExecutions: number;
+  writesLost: number;
+  settleMs: number;
+  [extra: string]: number | string;
+}
+
+// --- the world: PostgreSQL, a project, runners ----------------------------------------------
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-chaos-"));
+const sideEffects = path.join(work, "side-effects.log");
+const locks = path.join(work, "locks");
+const stateDir = path.join(work, "runners");
+const workspaces = path.join(work, "workspaces");
+fs.mkdirSync(locks);
+let pgServer: RunningPostgres;
+let pgPort = 0;
+const pgPassword = crypto.randomBytes(12).toString("hex");
+const runners = new Map<string, ChildProcess>();
+let runnerSeq = 0;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startPostgres(): Promise<void> {
+  pgServer = await startEmbeddedPostgres({
+    dataDir: path.join(work, "pg"),
+    port: pgPort,
+    password: pgPassword,
+    settings: { fsync: "off" },
+  });
+}
+
+/** The tester's test: records its run, and notices a second run of the same session at the same time. */
+function slowTest(): string {
+  return `const fs = require("node:fs");
+const path = require("node:path");
+const session = path.basename(process.cwd());
+const lock = path.join(${JSON.stringify(locks)}, session);
+const log = (what) => fs.appendFileSync(${JSON.stringify(sideEffects)}, what + " " + session + " " + process.pid + "\\n");
+try {
+  const other = Number(fs.readFileSync(lock, "utf8"));
+  // Alive and not a zombie (a killed run whose parent is gone may wait to be reaped).
+  if (other && other !== process.pid && !/^\\S+ \\(.*\\) [ZX]/.test(fs.readFileSync("/proc/" + other + "/stat", "utf8"))) log("overlap");
+} catch {}
+fs.writeFileSync(lock, String(process.pid));
+log("start");
+require("node:test")("takes a while", async () => { await new Promise((r) => setTimeout(r, 400 + Math.random() * 800)); });
+process.on("exit", () => log("done"));
+`;
+}
+
+function makeRepo(): string {
+  const repo = path.join(work, "project");
+  fs.mkdirSync(path.join(repo, "src"), { recursive: true });
+  fs.mkdirSync(path.join(repo, "test"), { recursive: true });
+  fs.writeFileSync(path.join(repo, "src/sum.js"), "module.exports = { sum: (a, b) => a - b };\n");
+  fs.writeFileSync(path.join(repo, "test/slow.test.js"), slowTest());
+  const git = (...a: string[]) =>
+    spawnSyncOk("git", ["-c", "user.name=chaos", "-c", "user.email=chaos@localhost", "-c", "commit.gpgsign=false", ...a], repo);
+  git("init", "-q", "-b", "main");
+  git("add", "-A");
+  git("commit", "-q", "-m", "initial");
+  return repo;
+}
+
+function spawnSyncOk(file: string, argv: string[], cwd: string): void {
+  const r = spawnSync(file, argv, { cwd, stdio: "ignore" });
+  if (r.status !== 0) throw new Error(`${file} ${argv.join(" ")} failed`);
+}
+
+function startRunner(databaseUrl: string): string {
+  const id = `chaos-${++runnerSeq}`;
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "server/runner/main.ts")], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: "production",
+      DATABASE_URL: databaseUrl,
+      CATCAFE_RUNNER_ID: id,
+      CATCAFE_RUNNER_LEASE_MS: String(LEASE_MS),
+      CATCAFE_RUNNER_RECLAIM_BACKOFF_MS: "200",
+      CATCAFE_RUNNER_CONCURRENCY: "4",
+      CATCAFE_RUNNER_DETECT_SHELLS: "0",
+      CATCAFE_RUNNER_STATE_DIR: stateDir,
+      CATCAFE_WORKSPACES_DIR: workspaces,
+      CATCAFE_LOG_LEVEL: "error",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  runners.set(id, child);
+  child.once("exit", () => runners.delete(id));
+  return id;
+}
+
+function killRunner(id: string): Promise<void> {
+  const child = runners.get(id);
+  if (!child || child.exitCode !== null) return Promise.resolve();
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  child.kill("SIGKILL");
+  return exited;
+}
+
+// --- sessions -----------------------------------------------------------------------------
+
+interface Ack {
+  sessionId: string;
+  version: number;
+}
+
+const coderFix = { reply: "Changed sum to add.", files: { "src/sum.js": "module.exports = { sum: (a, b) => a + b };\n" } };
+const approve = JSON.stringify({ decision: "approve", summary: "Looks right.", findings: [] });
+const plan = JSON.stringify({ summary: "Run the tests.", commands: [{ argv: ["node", "--test", "test/"] }] });
+
+async function makeProject(pool: ReturnType<typeof createPool>, repo: string): Promise<void> {
+  await upsertProject(pool, {
+    id: "chaos",
+    name: "Chaos",
+    repoPath: repo,
+    allowlist: [["node", "--test", "**"]],
+    agents: {
+      // One answer each, repeated: a step re-run after a lost runner (a later invocation) gets the same.
+      coder: { kind: "scripted", id: "coder-sim", responses: [coderFix] },
+      reviewer: { kind: "scripted", id: "reviewer-sim", responses: [{ reply: approve }] },
+      tester: { kind: "scripted", id: "tester-sim", responses: [{ reply: plan }] },
+    },
+  });
+}
+
+async function start(store: EventStore, pool: ReturnType<typeof createPool>, mode: "proposal" | "implementation"): Promise<Ack> {
+  for (;;) {
+    try {
+      return await startTask({ store, pool }, { projectId: "chaos", prompt: "Fix sum()", mode }, actor);
+    } catch (err) {
+      if (isAppError(err)) throw err;
+      await sleep(200); // the database is away: try again, as a client would
+    }
+  }
+}
+
+async function taskState(store: EventStore, sessionId: string) {
+  return foldTask(await store.readStream(sessionId));
+}
+
+/** Waits until every session finished (or SETTLE_MS passed); returns the stuck ones and the time it took. */
+async function settle(store: EventStore, sessions: string[], from = Date.now()): Promise<{ stuck: string[]; settleMs: number }> {
+  const deadline = Date.now() + SETTLE_MS;
+  let open = sessions;
+  while (open.length && Date.now() < deadline) {
+    const states = await Promise.all(open.map(async (id) => [id, (await taskState(store, id).catch(() => null))?.status] as const));
+    open = states.filter(([, status]) => status !== "finished").map(([id]) => id);
+    if (open.length) await sleep(250);
+  }
+  return { stuck: open, settleMs: Date.now() - from };
+}
+
+async function countSteps(pool: ReturnType<typeof createPool>, sessions: string[]): Promise<number> {
+  const r = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM steps WHERE session_id = ANY($1)", [sessions]);
+  return r.rows[0]!.n;
+}
+
+/** Acknowledged writes that are not in the log: an acknowledged version the stream never reached. */
+async function writesLost(store: EventStore, acks: Ack[]): Promise<number> {
+  let lost = 0;
+  for (const ack of acks) {
+    const events = await store.readStream(ack.sessionId);
+    if ((events.at(-1)?.version ?? 0) < ack.version) lost++;
+  }
+  return lost;
+}
+
+/** Sessions by outcome, and the reasons of those that failed (printed: they are harm here). */
+async function outcomes(store: EventStore, sessions: string[]): Promise<{ approved: number; failed: number; other: number }> {
+  const counts = { approved: 0, failed: 0, other: 0 };
+  for (const id of sessions) {
+    const events = await store.readStream(id);
+    const final = events.find((e) => e.type === "SessionFinalized")?.data as
+      { outcome: string; errorClass: string | null; diagnosis: string | null } | undefined;
+    if (final?.outcome === "approved") counts.approved++;
+    else if (final && final.outcome !== "cancelled") {
+      counts.failed++;
+      say(`  ${id} ended ${final.outcome}: ${final.errorClass ?? ""} ${final.diagnosis ?? ""}`.slice(0, 300));
+    } else counts.other++;
+  }
+  return counts;
+}
+
+function sideEffectLines(sessions: string[]): { overlaps: number; runs: number } {
+  const wanted = new Set(sessions);
+  const lines = fs.existsSync(sideEffects) ? fs.readFileSync(sideEffects, "utf8").trim().split("\n") : [];
+  let overlaps = 0;
+  let runs = 0;
+  for (const line of lines) {
+    const [what, session] = line.split(" ");
+    if (!session || !wanted.has(session)) continue;
+    if (what === "overlap") overlaps++;
+    if (what === "start") runs++;
+  }
+  return { overlaps, runs };
+}
+
+// --- scenarios ----------------------------------------------------------------------------
+
+async function scenarioKills(store: EventStore, pool: ReturnType<typeof createPool>, url: string): Promise<Figures> {
+  const sessions: string[] = [];
+  const acks: Ack[] = [];
+  let kills = 0;
+  const began = Date.now();
+  const active = QUICK ? 6 : 12;
+  while (kills < KILLS) {
+    // Keep sessions coming while the kills go on.
+    const open = (await Promise.all(sessions.slice(-active).map((id) => taskState(store, id)))).filter((s) => s.status !== "finished");
+    for (let i = open.length; i < active; i++) {
+      const ack = await start(store, pool, "implementation");
+      sessions.push(ack.sessionId);
+      acks.push(ack);
+    }
+    await sleep(150 + Math.random() * 400);
+    const ids = [...runners.keys()];
+    const victim = ids[Math.floor(Math.random() * ids.length)];
+    if (victim) {
+      await killRunner(victim);
+      kills++;
+      startRunner(url);
+    }
+  }
+  say(`kills: ${kills} runner kills over ${sessions.length} sessions in ${Math.round((Date.now() - began) / 1000)} s; settling`);
+  const { stuck, settleMs } = await settle(store, sessions);
+  const { overlaps, runs } = sideEffectLines(sessions);
+  const ended = await outcomes(store, sessions);
+  return {
+    scenario: "kills",
+    kills,
+    sessions: sessions.length,
+    approved: ended.approved,
+    failed: ended.failed,
+    steps: await countSteps(pool, sessions),
+    stuck: stuck.length,
+    doubleExecutions: overlaps,
+    testRuns: runs,
+    writesLost: await writesLost(store, acks),
+    settleMs,
+  };
+}
+
+async function scenarioDatabase(store: EventStore, pool: ReturnType<typeof createPool>): Promise<Figures> {
+  const sessions: string[] = [];
+  const acks: Ack[] = [];
+  for (let i = 0; i < (QUICK ? 6 : 15); i++) {
+    const ack = await start(store, pool, "implementation");
+    sessions.push(ack.sessionId);
+    acks.push(ack);
+  }
+  await sleep(800);
+  const pid = Number(fs.readFileSync(path.join(work, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+  process.kill(pid, "SIGKILL");
+  say(`database: PostgreSQL (pid ${pid}) killed with sessions in flight`);
+  await sleep(2_000);
+  await startPostgres();
+  say("database: PostgreSQL started again");
+  const from = Date.now();
+  const { stuck, settleMs } = await settle(store, sessions, from);
+  const { overlaps } = sideEffectLines(sessions);
+  const ended = await outcomes(store, sessions);
+  return {
+    scenario: "database",
+    sessions: sessions.length,
+    approved: ended.approved,
+    failed: ended.failed,
+    steps: await countSteps(pool, sessions),
+    stuck: stuck.length,
+    doubleExecutions: overlaps,
+    writesLost: await writesLost(store, acks),
+    runnersAlive: [...runners.values()].filter((c) => c.exitCode === null).length,
+    settleMs,
+  };
+}
+
+async function scenarioPartition(store: EventStore, pool: ReturnType<typeof createPool>, url: string): Promise<Figures> {
+  // One more runner, reaching the database only through a proxy that is then cut.
+  const sockets = new Set<net.Socket>();
+  let open = true;
+  const proxy = net.createServer((client) => {
+    if (!open) return void client.destroy();
+    const upstream = net.connect(pgPort, "127.0.0.1");
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+      s.on("error", () => (client.destroy(), upstream.destroy()));
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  const proxied = new URL(url);
+  proxied.port = String((proxy.address() as net.AddressInfo).port);
+  // The other runners paused (SIGSTOP) until the proxied one holds steps: then it is cut off
+  // with work in hand, and the others (resumed) must take that work over.
+  const others = [...runners.values()];
+  for (const c of others) c.kill("SIGSTOP");
+  const cutId = startRunner(proxied.toString());
+  const sessions: string[] = [];
+  const acks: Ack[] = [];
+  for (let i = 0; i < (QUICK ? 4 : 8); i++) {
+    const ack = await start(store, pool, "implementation");
+    sessions.push(ack.sessionId);
+    acks.push(ack);
+  }
+  const held = async () =>
+    (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM steps WHERE lease_owner = $1 AND state = 'running'", [cutId])).rows[0]!
+      .n;
+  const deadline = Date.now() + 30_000;
+  while ((await held()) < 2 && Date.now() < deadline) await sleep(50);
+  const heldAtCut = await held();
+  for (const c of others) c.kill("SIGCONT");
+  open = false;
+  for (const s of sockets) s.destroy();
+  const cutAt = Date.now();
+  say(`partition: runner ${cutId} cut off for ${(LEASE_MS * 3) / 1000} s (lease ${LEASE_MS / 1000} s)`);
+  await sleep(LEASE_MS * 3);
+  open = true;
+  const { stuck, settleMs } = await settle(store, sessions, cutAt);
+  const { overlaps } = sideEffectLines(sessions);
+  await killRunner(cutId);
+  proxy.close();
+  const ended = await outcomes(store, sessions);
+  return {
+    scenario: "partition",
+    sessions: sessions.length,
+    heldAtCut,
+    approved: ended.approved,
+    failed: ended.failed,
+    steps: await countSteps(pool, sessions),
+    stuck: stuck.length,
+    doubleExecutions: overlaps,
+    writesLost: await writesLost(store, acks),
+    settleMs,
+  };
+}
+
+async function awaitingConfirm(store: EventStore, pool: ReturnType<typeof createPool>, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push((await start(store, pool, "proposal")).sessionId);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const states = await Promise.all(ids.map((id) => taskState(store, id)));
+    if (states.every((s) => s.status === "active" && s.fsm === "awaiting_operator_confirm")) return ids;
+    if (Date.now() > deadline) throw new Error("sessions did not reach awaiting_operator_confirm");
+    await sleep(200);
+  }
+}
+
+async function scenarioConfirms(store: EventStore, pool: ReturnType<typeof createPool>): Promise<Figures> {
+  const [sessionId] = await awaitingConfirm(store, pool, 1);
+  const results = await Promise.allSettled(
+    Array.from({ length: 50 }, () => confirmTask({ store, pool }, { sessionId: sessionId!, via: "api" }, actor)),
+  );
+  const won = results.filter((r) => r.status === "fulfilled");
+  const conflicts = results.filter((r) => r.status === "rejected" && isAppError(r.reason, "CONFLICT")).length;
+  const { stuck, settleMs } = await settle(store, [sessionId!]);
+  const confirmed = (await store.readStream(sessionId!)).filter((e) => e.type === "OperatorConfirmed").length;
+  return {
+    scenario: "confirms",
+    sessions: 1,
+    steps: await countSteps(pool, [sessionId!]),
+    stuck: stuck.length,
+    doubleExecutions: sideEffectLines([sessionId!]).overlaps + Math.max(0, confirmed - 1),
+    writesLost: await writesLost(
+      store,
+      won.map((r) => (r as PromiseFulfilledResult<Ack>).value),
+    ),
+    won: won.length,
+    conflicts,
+    otherErrors: 50 - won.length - conflicts,
+    settleMs,
+  };
+}
+
+async function scenarioRaces(store: EventStore, pool: ReturnType<typeof createPool>): Promise<Figures> {
+  const sessions = await awaitingConfirm(store, pool, QUICK ? 6 : 20);
+  const acks: Ack[] = [];
+  let otherErrors = 0;
+  await Promise.all(
+    sessions.map(async (sessionId) => {
+      const [confirm, cancel] = await Promise.allSettled([
+        confirmTask({ store, pool }, { sessionId, via: "api" }, actor),
+        cancelTask({ store, pool }, { sessionId, reason: "racing" }, actor),
+      ]);
+      for (const r of [confirm, cancel]) {
+        if (r.status === "fulfilled") acks.push(r.value);
+        else if (!isAppError(r.reason, "CONFLICT")) otherErrors++;
+      }
+    }),
+  );
+  const { stuck, settleMs } = await settle(store, sessions);
+  const outcomes = await Promise.all(sessions.map(async (id) => (await taskState(store, id)) as { outcome?: string }));
+  return {
+    scenario: "races",
+    sessions: sessions.length,
+    steps: await countSteps(pool, sessions),
+    stuck: stuck.length,
+    doubleExecutions: sideEffectLines(sessions).overlaps,
+    writesLost: await writesLost(store, acks),
+    cancelled: outcomes.filter((o) => o.outcome === "cancelled").length,
+    approved: outcomes.filter((o) => o.outcome === "approved").length,
+    otherErrors,
+    settleMs,
+  };
+}
+
+// --- main -----------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const began = Date.now();
+  pgPort = await freePort();
+  await startPostgres();
+  await pgServer.createDatabase("chaos");
+  const url = pgServer.urlFor("chaos");
+  await migrate(url);
+  const pool = createPool(url, 10);
+  pool.on("error", () => {});
+  const store = createAppEventStore(pool);
+  await makeProject(pool, makeRepo());
+  for (let i = 0; i < RUNNERS; i++) startRunner(url);
+  say(`${RUNNERS} runners, lease ${LEASE_MS} ms, work in ${work}`);
+
+  const scenarios: Record<string, () => Promise<Figures>> = {
+    kills: () => scenarioKills(store, pool, url),
+    database: () => scenarioDatabase(store, pool),
+    partition: () => scenarioPartition(store, pool, url),
+    confirms: () => scenarioConfirms(store, pool),
+    races: () => scenarioRaces(store, pool),
+  };
+  const chosen = args.only ? [args.only] : Object.keys(scenarios);
+  const figures: Figures[] = [];
+  for (const name of chosen) {
+    const run = scenarios[name];
+    if (!run) throw new Error(`no scenario "${name}" (known: ${Object.keys(scenarios).join(", ")})`);
+    say(`--- ${name}`);
+    const f = await run();
+    figures.push(f);
+    say(JSON.stringify(f));
+  }
+  await pool.end();
+  // Harm: a session stuck or failed by the faults, a step run twice at once, an acknowledged
+  // write lost, an error other than the expected conflict.
+  const harm = figures.reduce(
+    (n, f) => n + f.stuck + f.doubleExecutions + f.writesLost + Number(f.failed ?? 0) + Number(f.otherErrors ?? 0),
+    0,
+  );
+  const report = {
+    when: new Date().toISOString(),
+    quick: QUICK,
+    runners: RUNNERS,
+    leaseMs: LEASE_MS,
+    durationMs: Date.now() - began,
+    harm,
+    figures,
+  };
+  fs.mkdirSync(path.dirname(args.out!), { recursive: true });
+  fs.writeFileSync(args.out!, `${JSON.stringify(report, null, 2)}\n`);
+  console.table(figures);
+  say(`${harm === 0 ? "all zeros" : `HARM: ${harm}`} (report: ${path.relative(ROOT, args.out!)})`);
+  process.exitCode = harm === 0 ? 0 : 1;
+}
+
+async function cleanup(): Promise<void> {
+  await Promise.all([...runners.keys()].map(killRunner));
+  await pgServer?.stop().catch(() => {});
+  if (process.env.CHAOS_KEEP) say(`kept ${work}`);
+  else fs.rmSync(work, { recursive: true, force: true });
+}
+
+process.on("SIGINT", () => void cleanup().then(() => process.exit(130)));
+try {
+  await main();
+} catch (err) {
+  console.error(`[chaos] failed: ${(err as Error).stack ?? err}`);
+  process.exitCode = 2;
+} finally {
+  await cleanup();
+}
