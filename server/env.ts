@@ -15,6 +15,30 @@ export const ZRunnerEnv = z.object({
   CATCAFE_RUNNER_SHUTDOWN_GRACE_MS: int(10_000),
   /** `0`: do not probe the agent CLIs at start (tests, hosts without any). */
   CATCAFE_RUNNER_DETECT_SHELLS: z.enum(["0", "1"]).default("1"),
+  /**
+   * This machine's clones of projects registered elsewhere: a JSON object from the registered
+   * repoPath to the local clone, e.g. {"/srv/projects/app":"/home/runner/app"}.
+   */
+  CATCAFE_REPOSITORY_PATHS: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (!text) return {} as Record<string, string>;
+      const parsed = z.record(z.string().min(1), z.string().min(1)).safeParse(
+        (() => {
+          try {
+            return JSON.parse(text);
+          } catch {
+            return null;
+          }
+        })(),
+      );
+      if (!parsed.success) {
+        ctx.addIssue({ code: "custom", message: 'must be a JSON object of paths, e.g. {"/srv/app":"/home/runner/app"}' });
+        return z.NEVER;
+      }
+      return parsed.data;
+    }),
   /** Process ledgers of this host's runners (what a killed runner left running is ended from them). */
   CATCAFE_RUNNER_STATE_DIR: z
     .string()

@@ -177,6 +177,8 @@ export const eventCatalog = {
       empty: z.boolean(),
       changedFiles: z.array(ZChangedFile),
       diff: ZBlobRef,
+      /** The session's commits since its base as a git bundle: how the work reaches a runner on another machine. */
+      bundle: ZBlobRef.optional(),
     }),
     summary: (d) => (d.empty ? "No files changed" : `Committed ${d.commit.slice(0, 10)}: ${d.changedFiles.map((f) => f.path).join(", ")}`),
   }),

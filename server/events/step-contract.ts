@@ -61,7 +61,8 @@ export const ZStepInput = z.object({
   agent: ZAgentSnapshot.nullable(),
   /** Earlier invocations of this role in the session (the runner adds attempt − 1). */
   invocation: z.number().int().nonnegative(),
-  workspace: z.object({ repoPath: z.string(), baseCommit: z.string(), head: z.string() }),
+  /** `bundle`: the session's commits since its base as a git bundle, for a runner whose clone lacks `head`. */
+  workspace: z.object({ repoPath: z.string(), baseCommit: z.string(), head: z.string(), bundle: ZBlobRef.nullable().optional() }),
   /** Diff to show the agent (reviewer, tester): a blob the runner loads. */
   diff: ZBlobRef.nullable(),
   /** The test plan's commands, for a commands step. */
@@ -86,7 +87,15 @@ export const ZAgentStepOutput = z.object({
   simulated: z.boolean(),
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
   commit: z
-    .object({ commit: z.string(), parent: z.string(), empty: z.boolean(), changedFiles: z.array(ZChangedFile), diff: ZBlobRef })
+    .object({
+      commit: z.string(),
+      parent: z.string(),
+      empty: z.boolean(),
+      changedFiles: z.array(ZChangedFile),
+      diff: ZBlobRef,
+      /** Every commit of the session since its base, as a git bundle (absent before bundles existed). */
+      bundle: ZBlobRef.optional(),
+    })
     .optional(),
 });
 export type AgentStepOutput = z.infer<typeof ZAgentStepOutput>;

@@ -70,7 +70,7 @@ export interface ClaimOptions {
  * the step's fault (test commands, with one attempt, are re-run too), but a step that
  * keeps killing its runner must end.
  */
-export const MAX_LOST_ATTEMPTS = 5;
+export const MAX_LOST_ATTEMPTS = 10;
 
 interface ClaimRow {
   id: string;

@@ -23,7 +23,15 @@ const runner = new Runner(store, pool, env.DATABASE_URL, {
   concurrency: env.CATCAFE_RUNNER_CONCURRENCY,
   reclaimBackoffMs: env.CATCAFE_RUNNER_RECLAIM_BACKOFF_MS,
   shutdownGraceMs: env.CATCAFE_RUNNER_SHUTDOWN_GRACE_MS,
-  executors: { ...builtinExecutors, ...workflowExecutors({ pool, store, workspacesRoot: env.CATCAFE_WORKSPACES_DIR }) },
+  executors: {
+    ...builtinExecutors,
+    ...workflowExecutors({
+      pool,
+      store,
+      workspacesRoot: env.CATCAFE_WORKSPACES_DIR,
+      repositoryPath: (repoPath) => env.CATCAFE_REPOSITORY_PATHS[repoPath] ?? repoPath,
+    }),
+  },
   react: reactToStepOutcome,
   onReactionError: reactToReactionFailure,
   stateDir: env.CATCAFE_RUNNER_STATE_DIR,

@@ -9,7 +9,7 @@ import { AgentError } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
 import { classifyCommandOutcome } from "../commands/classify";
 import { runCommand } from "../commands/run";
-import { putBlob } from "../events/blobs";
+import { getBlob, putBlob } from "../events/blobs";
 import {
   ZStepInput,
   type AgentStepOutput,
@@ -19,7 +19,7 @@ import {
 } from "../events/step-contract";
 import type { EventStore } from "../events/store";
 import { isAppError } from "../errors";
-import { claimWorkspace, commitWorkspace, createWorkspace, diffSince, resetWorkspace } from "../workspaces";
+import { bundleSession, claimWorkspace, commitWorkspace, createWorkspace, diffSince, ensureCommit, resetWorkspace } from "../workspaces";
 import { withWorktreeLock } from "./repo-lock";
 import { appendWhileHeld, type ClaimedStep } from "./dispatch";
 import { StepExecutionError, type StepExecutor } from "./executors";
@@ -31,6 +31,11 @@ export interface WorkflowExecutorDeps {
   store: EventStore;
   /** Where session worktrees live (outside every project). */
   workspacesRoot: string;
+  /**
+   * This runner's clone of a project registered at `repoPath` (CATCAFE_REPOSITORY_PATHS),
+   * for runners on other machines; the registered path itself by default.
+   */
+  repositoryPath?: (repoPath: string) => string;
 }
 
 const PREVIEW_CHARS = 2000;
@@ -56,15 +61,20 @@ function stepInput(step: ClaimedStep): StepInput {
  * that an earlier attempt still running somewhere cannot commit into it.
  */
 async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, input: StepInput): Promise<string> {
+  const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
+  // A step may start from a commit made on another runner's machine: fetch it from the
+  // session's bundle when this clone lacks it.
+  const bundle = input.workspace.bundle;
+  await ensureCommit(repoPath, input.workspace.head, async () => (bundle ? (await getBlob(deps.pool, bundle.blob)).content : null));
   const target = path.join(deps.workspacesRoot, step.sessionId);
   if (fs.existsSync(target)) {
     await claimWorkspace(target, ownerOf(step));
     await resetWorkspace(target, input.workspace.head);
     return target;
   }
-  const ws = await withWorktreeLock(deps.pool, input.workspace.repoPath, () =>
+  const ws = await withWorktreeLock(deps.pool, repoPath, () =>
     createWorkspace({
-      repoPath: input.workspace.repoPath,
+      repoPath,
       workspacesRoot: deps.workspacesRoot,
       sessionId: step.sessionId,
       baseCommit: input.workspace.head,
@@ -164,6 +174,8 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         throw err;
       });
       const diff = await putBlob(deps.pool, committed.diff, "text/x-diff; charset=utf-8");
+      const packed = await bundleSession(workspace, input.workspace.baseCommit, committed.commit);
+      const bundle = packed ? await putBlob(deps.pool, packed, "application/x-git-bundle") : undefined;
       output.commit = {
         commit: committed.commit,
         parent: committed.parent,
@@ -174,6 +186,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
           ...("previousPath" in f ? { previousPath: f.previousPath } : {}),
         })),
         diff,
+        ...(bundle ? { bundle } : {}),
       };
     }
     return output;

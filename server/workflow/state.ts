@@ -42,6 +42,8 @@ interface TaskProgress extends SessionBase {
   /** The latest commit and its parent: a rejected execution is rolled back to the parent. */
   lastCommit: { commit: string; parent: string } | null;
   lastDiff: BlobRef | null;
+  /** The latest bundle of the session's commits (it holds `head` too after a rollback). */
+  bundle: BlobRef | null;
   lastVerdict: Pick<AppEventOf<"ReviewVerdictRecorded">["data"], "decision" | "findings" | "summary"> | null;
   lastTestPlan: Pick<AppEventOf<"TestPlanRecorded">["data"], "summary" | "commands"> | null;
   /** Problems of the latest round: shown to the coder next time, listed if the cap is hit. */
@@ -75,6 +77,7 @@ function started(state: NoTask, config: TaskConfig): ActiveTask {
     head: config.project.baseCommit,
     lastCommit: null,
     lastDiff: null,
+    bundle: null,
     lastVerdict: null,
     lastTestPlan: null,
     openIssues: [],
@@ -111,6 +114,7 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
         lastVerdict: null,
         lastCommit: null,
         lastDiff: null,
+        bundle: null,
         lastTestPlan: null,
         taskSpec: null,
         head: forked.config.project.baseCommit,
@@ -157,6 +161,7 @@ function evolveTask(state: StartedTask, event: RecordedEvent & AppEvent): TaskSt
         head: event.data.commit,
         lastCommit: { commit: event.data.commit, parent: event.data.parent },
         lastDiff: event.data.diff,
+        bundle: event.data.bundle ?? state.bundle,
       };
     case "ReviewVerdictRecorded":
       return {

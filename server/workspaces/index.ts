@@ -23,4 +23,5 @@ export {
   type CommitWorkspaceInput,
   type WorkspaceCommit,
 } from "./changes";
+export { bundleSession, ensureCommit } from "./bundles";
 export { assertValidSessionId, isInside } from "./paths";

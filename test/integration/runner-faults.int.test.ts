@@ -3,7 +3,7 @@
 // longer than its lease, the database away while results are recorded, a reaction that
 // fails, progress from an attempt that no longer holds its step, and a rebuild while a
 // long step runs. Each asserts on outcomes: session states, events, processes.
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +14,7 @@ import type { RecordedEvent } from "../../server/events/types";
 import { appendWhileHeld, claimNextStep, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
 import { builtinExecutors, type StepExecutor } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";
+import { workflowExecutors } from "../../server/runner/workflow-executors";
 import { startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { isAlive, waitUntil } from "../helpers/processes";
@@ -278,5 +279,47 @@ require("node:test")("slow once", () => {});
     expect((await stepRow(stepId)).lease_expires_at!.getTime()).toBeGreaterThan(Date.now() + 9 * 60_000);
     expect(await claimNextStep(db.store, { runnerId: "thief", leaseMs: 1_000, reclaimBackoffMs: 10 })).toBeNull();
     expect(await recordStepOutcome(db.store, claimed, { kind: "completed", output: {} }, testActor)).toBe(true);
+  });
+  it("runners on two machines (separate clones, separate workspace directories): the commit built on one reaches the other through the session's bundle, and the session is approved", async () => {
+    const root = path.dirname(h.repo);
+    const cloneB = path.join(root, "clone-b");
+    execFileSync("git", ["clone", "-q", h.repo, cloneB]);
+    const projectId = await h.project("two-machines", {
+      coder: [{ reply: "Fixed.", files: { "src/sum.js": FIXED_SUM } }],
+      reviewer: [{ reply: reviewApprove }],
+      tester: [{ reply: testPlan() }],
+    });
+    // Machine A builds, and holds on to whatever comes next until it is stopped.
+    const poolA = createPool(db.url, 4);
+    const execA = workflowExecutors({ pool: poolA, store: createAppEventStore(poolA), workspacesRoot: h.workspacesRoot });
+    const onlyBuilds: StepExecutor = async (step, ctx) => {
+      if ((step.input as { phase?: string }).phase === "build") return execA.agent!(step, ctx);
+      await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
+    };
+    const machineA = await h.startRunner(undefined, { executors: { agent: onlyBuilds }, shutdownGraceMs: 50 });
+    extraRunners.push(machineA);
+    const { sessionId } = await startTask(deps(), { projectId, prompt: "Fix sum()", mode: "implementation" }, testActor);
+    await h.waitFor(sessionId, "the review step", (s) => s.fsm === "reviewing");
+
+    const workspacesB = path.join(root, "workspaces-b");
+    const poolB = createPool(db.url, 4);
+    const machineB = await h.startRunner(undefined, {
+      executors: {
+        ...workflowExecutors({ pool: poolB, store: createAppEventStore(poolB), workspacesRoot: workspacesB, repositoryPath: () => cloneB }),
+      },
+    });
+    extraRunners.push(machineB);
+    await machineA.stop(); // its review step goes back to the queue; machine B takes it
+
+    const done = await h.waitFor(sessionId, "approved", (s) => s.status === "finished", 30_000);
+    expect(done.outcome).toBe("approved");
+    const events = await db.store.readStream(sessionId);
+    const commit = ofType<{ commit: string; bundle?: { blob: string } }>(events, "WorkspaceCommitted")[0]!;
+    expect(commit.bundle?.blob).toMatch(/^[0-9a-f]{64}$/);
+    // Machine B's clone now has the commit, and its own workspace ran the tests on the fix.
+    expect(execFileSync("git", ["-C", cloneB, "cat-file", "-t", commit.commit], { encoding: "utf8" }).trim()).toBe("commit");
+    expect(fs.readFileSync(path.join(workspacesB, sessionId, "src/sum.js"), "utf8")).toBe(FIXED_SUM);
+    expect(ofType<{ passed: boolean }>(events, "TestCommandRecorded").map((t) => t.passed)).toEqual([true]);
+    await Promise.all([poolA.end(), poolB.end()]);
   });
 });

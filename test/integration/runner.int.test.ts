@@ -286,13 +286,13 @@ describe("runner", () => {
       reacted.push(...recorded.map((e) => e.type));
     };
     for (let lost = 0; lost < MAX_LOST_ATTEMPTS + 1; lost++) {
-      const claimed = await claimNextStep(db.store, { runnerId: `ghost-${lost}`, leaseMs: 30, reclaimBackoffMs: 1 });
+      const claimed = await claimNextStep(db.store, { runnerId: `ghost-${lost}`, leaseMs: 30, reclaimBackoffMs: 0 });
       expect(claimed).toMatchObject({ id: stepId, attempt: lost + 1, reclaimed: lost > 0 });
       expect(await failExhaustedSteps(db.store, { kind: "runner", id: "sweeper" }, { react })).toBe(0);
       await new Promise((r) => setTimeout(r, 80));
     }
     // The last runner vanished too: nobody may take it over again; the sweeper fails it.
-    expect(await claimNextStep(db.store, { runnerId: "other", leaseMs: 30, reclaimBackoffMs: 1 })).toBeNull();
+    expect(await claimNextStep(db.store, { runnerId: "other", leaseMs: 30, reclaimBackoffMs: 0 })).toBeNull();
     expect(await failExhaustedSteps(db.store, { kind: "runner", id: "sweeper" }, { react })).toBe(1);
     expect(reacted).toEqual(["StepFailed"]);
     expect(await stepState(stepId)).toEqual({ state: "failed", attempt: MAX_LOST_ATTEMPTS + 1 });

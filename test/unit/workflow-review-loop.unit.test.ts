@@ -1074,11 +1074,11 @@ describe("review_loop: Cancel", () => {
       ]);
   });
 
-  it("on a finished session → PRECONDITION_FAILED", () => {
+  it("on a finished session → CONFLICT (it moved on: the same rule as confirm, docs/api.md)", () => {
     spec
       .given(approvedSession().events)
       .when({ type: "Cancel", reason: "too late" })
-      .thenThrows("PRECONDITION_FAILED", "session already finished (approved)");
+      .thenThrows("CONFLICT", "the session already finished (approved): it moved on");
   });
 
   it("on a session that does not exist → NOT_FOUND", () => {
