@@ -283,7 +283,8 @@ require("node:test")("slow once", () => {});
   it("runners on two machines (separate clones, separate workspace directories): the commit built on one reaches the other through the session's bundle, and the session is approved", async () => {
     const root = path.dirname(h.repo);
     const cloneB = path.join(root, "clone-b");
-    execFileSync("git", ["clone", "-q", h.repo, cloneB]);
+    // --no-local: objects reachable from the branches only, as a clone on another machine has.
+    execFileSync("git", ["clone", "-q", "--no-local", h.repo, cloneB]);
     const projectId = await h.project("two-machines", {
       coder: [{ reply: "Fixed.", files: { "src/sum.js": FIXED_SUM } }],
       reviewer: [{ reply: reviewApprove }],
