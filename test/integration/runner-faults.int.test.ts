@@ -11,7 +11,7 @@ import { createAppEventStore } from "../../server/app-store";
 import { createPool } from "../../server/db/pool";
 import { rebuildProjections, snapshotProjections } from "../../server/events/rebuild";
 import type { RecordedEvent } from "../../server/events/types";
-import { appendWhileHeld, claimNextStep, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
+import { appendWhileHeld, claimNextStep, failExhaustedSteps, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
 import { builtinExecutors, type StepExecutor } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";
 import { workflowExecutors } from "../../server/runner/workflow-executors";
@@ -322,5 +322,126 @@ require("node:test")("slow once", () => {});
     expect(fs.readFileSync(path.join(workspacesB, sessionId, "src/sum.js"), "utf8")).toBe(FIXED_SUM);
     expect(ofType<{ passed: boolean }>(events, "TestCommandRecorded").map((t) => t.passed)).toEqual([true]);
     await Promise.all([poolA.end(), poolB.end()]);
+  });
+  it("a cancel reaches a running step in under a second even when its runner's LISTEN connection is gone (the cancel poll)", async () => {
+    const proxy = await startTcpProxy(Number(new URL(db.url).port));
+    proxies.push(proxy);
+    let abortedAt = 0;
+    const sleepy: StepExecutor = (_step, ctx) =>
+      new Promise((_, reject) =>
+        ctx.signal.addEventListener("abort", () => {
+          abortedAt = Date.now();
+          reject(ctx.signal.reason);
+        }),
+      );
+    const pool = createPool(db.url, 4);
+    // Queries go straight to the database; LISTEN only through the proxy, which is then cut.
+    const runner = new Runner(createAppEventStore(pool), pool, proxy.url(db.url), {
+      id: "deaf",
+      executors: { sleepy },
+      stateDir: h.stateDir,
+    });
+    extraRunners.push(runner);
+    await runner.start();
+    await runner.listeningOnce();
+    const session = await newSession();
+    const stepId = await scheduleStep(db.store, { sessionId: session, kind: "sleepy", input: {} }, { actor: testActor });
+    await until(async () => (await stepRow(stepId)).state === "running", 10_000, "running");
+    proxy.cut();
+    await sleep(300);
+    const cancelledAt = Date.now();
+    await db.store.append(session, "any", [{ type: "StepCancelled", data: { stepId } }], { actor: testActor });
+    await until(async () => abortedAt > 0, 5_000, "the attempt aborted");
+    expect(abortedAt - cancelledAt).toBeLessThan(1_000);
+    expect((await stepRow(stepId)).state).toBe("cancelled");
+  });
+
+  it("SIGTERM: a runner still probing the agent CLIs stops at once, without waiting for the probe", async () => {
+    const fakeBin = path.join(path.dirname(h.repo), "slow-bin");
+    fs.mkdirSync(fakeBin, { recursive: true });
+    // A "claude" that takes 30 s to say its version: detection would wait for it.
+    fs.writeFileSync(path.join(fakeBin, "claude"), "#!/bin/sh\nsleep 30\n", { mode: 0o755 });
+    const child = spawnRunner("probing", { CATCAFE_RUNNER_DETECT_SHELLS: "1", PATH: `${fakeBin}:${process.env.PATH}` });
+    await until(
+      async () => (await db.pool.query("SELECT 1 FROM runners WHERE id = 'probing' AND stopped_at IS NULL")).rowCount === 1,
+      20_000,
+      "registered",
+    );
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    const sentAt = Date.now();
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(Date.now() - sentAt).toBeLessThan(5_000);
+    const row = await db.pool.query("SELECT shells, stopped_at FROM runners WHERE id = 'probing'");
+    expect(row.rows[0]).toMatchObject({ shells: null, stopped_at: expect.any(Date) });
+  });
+  it("rebuild equals live for histories the runner can produce: random claims, losses, takeovers, retries, releases, cancels and exhaustion (seeded)", async () => {
+    // mulberry32: a small seeded generator, so a failing history can be replayed by its seed.
+    const rng = (seed: number) => () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const runner = { kind: "runner", id: "prop" } as const;
+    const held: Array<{ id: string; attempt: number; sessionId: string }> = [];
+    for (let seed = 1; seed <= 12; seed++) {
+      const random = rng(seed);
+      const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)];
+      const session = await newSession();
+      for (let i = 0; i < 4; i++) {
+        await scheduleStep(
+          db.store,
+          { sessionId: session, kind: "prop", input: { i }, maxAttempts: 1 + Math.floor(random() * 3) },
+          { actor: testActor },
+        );
+      }
+      for (let op = 0; op < 40; op++) {
+        const r = random();
+        if (r < 0.3) {
+          // A claim; a quarter of them by a runner that then vanishes (its lease passes at once).
+          const dies = random() < 0.25;
+          const claimed = await claimNextStep(db.store, { runnerId: `r${op}`, leaseMs: dies ? 1 : 60_000, reclaimBackoffMs: 0 });
+          if (claimed && !dies) held.push({ id: claimed.id, attempt: claimed.attempt, sessionId: claimed.sessionId });
+          if (dies) await sleep(3);
+        } else if (r < 0.75 && held.length) {
+          const step = held.splice(Math.floor(random() * held.length), 1)[0]!;
+          const kind = pick(["completed", "retryable", "final", "released", "progress"] as const);
+          if (kind === "progress") {
+            await appendWhileHeld(
+              db.store,
+              step,
+              [{ type: "AgentOutputStreamed", data: { stepId: step.id, attempt: step.attempt, role: "coder", seq: op, text: "…" } }],
+              {
+                actor: runner,
+              },
+            );
+            held.push(step);
+          } else {
+            const outcome =
+              kind === "completed"
+                ? ({ kind: "completed", output: { op } } as const)
+                : kind === "released"
+                  ? ({ kind: "released", reason: "shutdown" } as const)
+                  : ({ kind: "failed", errorClass: "timeout", message: "slow", retryable: kind === "retryable" } as const);
+            await recordStepOutcome(db.store, step, outcome, runner, { retryBaseMs: 1 });
+          }
+        } else if (r < 0.85) {
+          const running = await db.pool.query<{ id: string }>(
+            "SELECT id FROM steps WHERE session_id = $1 AND state IN ('pending', 'running')",
+            [session],
+          );
+          const victim = pick(running.rows);
+          if (victim) await db.store.append(session, "any", [{ type: "StepCancelled", data: { stepId: victim.id } }], { actor: testActor });
+        } else {
+          await failExhaustedSteps(db.store, runner);
+        }
+      }
+    }
+    const live = await snapshotProjections(db.pool, db.store);
+    const liveLeases = (await db.pool.query("SELECT id, lease_expires_at FROM steps ORDER BY id")).rows;
+    await rebuildProjections(db.store);
+    expect(await snapshotProjections(db.pool, db.store)).toEqual(live);
+    expect((await db.pool.query("SELECT id, lease_expires_at FROM steps ORDER BY id")).rows).toEqual(liveLeases);
   });
 });
