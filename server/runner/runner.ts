@@ -15,6 +15,7 @@ import pg from "pg";
 import { isConnectionError, type Db } from "../db/pool";
 import { observeProcesses } from "../process/spawn";
 import type { Actor } from "../events/catalog";
+import { collectUnreferencedBlobs } from "../events/blobs";
 import type { EventStore } from "../events/store";
 import {
   claimNextStep,
@@ -56,6 +57,9 @@ export interface RunnerOptions {
   /** Finds the agent CLIs on this machine; the result is stored on the runner's row. */
   detectShells?: () => Promise<unknown>;
 }
+
+/** How often a runner looks for blobs no event references (collectUnreferencedBlobs). */
+const BLOB_COLLECTION_MS = 10 * 60 * 1000;
 
 /** Well within the liveness window (./liveness.ts), so one late heartbeat does not count a runner dead. */
 export const RUNNER_HEARTBEAT_MS = 5_000;
@@ -127,6 +131,8 @@ export class Runner {
     this.timers.push(setInterval(() => void this.beat(), RUNNER_HEARTBEAT_MS));
     this.timers.push(setInterval(() => this.heartbeatSteps(), this.heartbeatIntervalMs()));
     this.timers.push(setInterval(() => void this.pollCancels(), this.opts.cancelPollMs));
+    // Blobs of results that were never recorded (a rejected attempt's output): one runner at a time.
+    this.timers.push(setInterval(() => void collectUnreferencedBlobs(this.pool).catch(() => 0), BLOB_COLLECTION_MS));
     this.loopDone = this.loop();
     this.opts.log("runner started", { runnerId: this.id });
     // In the background: probing CLIs takes seconds and must not delay the first step.

@@ -57,7 +57,8 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return env;
 }
 
-export async function startLiveServer(label: string): Promise<LiveServer> {
+/** `extraEnv`: more settings for the server (a small web pool, say). */
+export async function startLiveServer(label: string, extraEnv: Record<string, string> = {}): Promise<LiveServer> {
   await ensureWebBuild();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `catcafe-${label}-`));
   const port = await freePort();
@@ -72,6 +73,7 @@ export async function startLiveServer(label: string): Promise<LiveServer> {
     CATCAFE_LOG_LEVEL: "info",
     ADMIN_EMAIL: admin.email,
     ADMIN_PASSWORD: admin.password,
+    ...extraEnv,
   });
   // Its own process group, like a job a terminal started: stop() signals the whole group.
   const proc = startProcess(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: ROOT, env, detached: true });
