@@ -1,5 +1,9 @@
 // Where to go after signing in: only a path on this site, so a crafted sign-in link cannot
-// send someone to another origin.
+// send someone to another origin. The path is normalised the way a browser would read it
+// (against a placeholder origin) and must stay on that origin; control characters (which
+// browsers strip, turning "/\t/host" into "//host") and backslashes are refused outright.
+const PLACEHOLDER_ORIGIN = "http://catcafe.invalid";
+
 export function safeCallbackPath(value: string | null | undefined, fallback = "/"): string {
   if (!value) return fallback;
   let path = value;
@@ -12,6 +16,15 @@ export function safeCallbackPath(value: string | null | undefined, fallback = "/
       return fallback;
     }
   }
-  if (!path.startsWith("/") || path.startsWith("//") || path.startsWith("/\\")) return fallback;
-  return path;
+  // eslint-disable-next-line no-control-regex
+  if (!path.startsWith("/") || /[\u0000-\u001f\u007f\\]/.test(path)) return fallback;
+  let url: URL;
+  try {
+    url = new URL(path, PLACEHOLDER_ORIGIN);
+  } catch {
+    return fallback;
+  }
+  // "/x/..//y" normalises to "//y", which a browser reads as another host.
+  if (url.origin !== PLACEHOLDER_ORIGIN || url.pathname.startsWith("//")) return fallback;
+  return `${url.pathname}${url.search}${url.hash}`;
 }
