@@ -39,6 +39,10 @@ export interface CheckBrainOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   env?: NodeJS.ProcessEnv;
+  /** The variables a key may be read from (default: CATCAFE_BRAIN_KEY_ENV). */
+  allowedKeyEnv?: readonly string[];
+  /** False: check without sending the key (a repository-defined endpoint, checked by a non-admin). */
+  sendKey?: boolean;
 }
 
 export async function checkBrain(input: BrainAgentConfigInput, options: CheckBrainOptions = {}): Promise<BrainCheckResult> {
@@ -57,7 +61,7 @@ export async function checkBrain(input: BrainAgentConfigInput, options: CheckBra
   let apiKey: string | undefined;
   let keyProblem: string | null = null;
   try {
-    apiKey = brainApiKey(config, options.env);
+    if (options.sendKey !== false) apiKey = brainApiKey(config, options.env, options.allowedKeyEnv);
   } catch (err) {
     if (!(err instanceof AgentError)) throw err;
     result.auth = "missing_key";

@@ -7,15 +7,26 @@ import { streamBrainCall } from "../brains/call";
 import { openaiProtocol } from "../brains/openai";
 import type { BrainProtocol } from "../brains/protocol";
 import { ZAnthropicAgentConfig, ZOpenAIAgentConfig, type BrainAgentConfig, type BrainAgentConfigInput } from "./config";
+import { brainKeyEnvAllowlist, keyEnvRefusal } from "../process/env";
 import { AgentError, type Agent, type AgentRequest, type AgentResponse } from "./types";
 
 export function brainProtocol(kind: BrainAgentConfig["kind"]): BrainProtocol {
   return kind === "openai" ? openaiProtocol : anthropicProtocol;
 }
 
-/** The key named by `apiKeyEnv`, undefined for a brain without one; a named but unset variable is an auth error. */
-export function brainApiKey(config: BrainAgentConfig, env: NodeJS.ProcessEnv = process.env): string | undefined {
+/**
+ * The key named by `apiKeyEnv`, undefined for a brain without one; a named but unset
+ * variable is an auth error, and so is a name outside `allowedNames` (CATCAFE_BRAIN_KEY_ENV)
+ * or one of the server's own secrets: the value is never read.
+ */
+export function brainApiKey(
+  config: BrainAgentConfig,
+  env: NodeJS.ProcessEnv = process.env,
+  allowedNames: readonly string[] = brainKeyEnvAllowlist(env),
+): string | undefined {
   if (!config.apiKeyEnv) return undefined;
+  const refusal = keyEnvRefusal(config.apiKeyEnv, allowedNames);
+  if (refusal) throw new AgentError("provider_auth_error", `brain ${config.id}: ${refusal}`, false);
   const key = env[config.apiKeyEnv];
   if (!key) {
     throw new AgentError(

@@ -27,6 +27,34 @@ export function isServerSecret(name: string): boolean {
 }
 
 /**
+ * The variables a brain's `apiKeyEnv` may name: CATCAFE_BRAIN_KEY_ENV, comma-separated
+ * patterns (`*` matches any run of characters), by default `*_API_KEY`. A repository
+ * chooses its brains' endpoints, so it must not be able to name any variable of the
+ * server's; the server's own secrets are refused whatever this says.
+ */
+export function brainKeyEnvAllowlist(source: EnvSource = process.env): string[] {
+  const patterns = (source.CATCAFE_BRAIN_KEY_ENV ?? "*_API_KEY")
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => /^[A-Za-z0-9_*]+$/.test(p));
+  return patterns.length ? patterns : ["*_API_KEY"];
+}
+
+/**
+ * Why `name` may not be read as a brain's API key, or null when it may: it must match one of
+ * `patterns` (the admin's allowlist, `*` a wildcard) and never be one of the server's secrets.
+ */
+export function keyEnvRefusal(name: string, patterns: readonly string[]): string | null {
+  if (isServerSecret(name)) return `${name} is one of the server's own secrets and is never sent to a brain`;
+  const allowed = patterns.some((p) => new RegExp(`^${p.split("*").map(escapeRegExp).join(".*")}$`).test(name));
+  return allowed ? null : `${name} is not allowed as a brain's key (allowed: ${patterns.join(", ")}; settings.json brainKeyEnv)`;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
  * PATH for children: the server's PATH, with the running Node's directory added at the end
  * when it is missing, so that `#!/usr/bin/env node` scripts (the agent CLIs, npm) find a Node.
  */

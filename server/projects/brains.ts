@@ -230,7 +230,16 @@ export type TCheckBrainInput = z.input<typeof ZCheckBrainInput>;
  * Checks a configured brain (connectivity, key, model, rate limit). The brain is looked up
  * on the server by its project and id: a caller can never point the check at another URL.
  */
-export async function checkConfiguredBrain(db: Queryable, raw: TCheckBrainInput): Promise<BrainCheckResult & { brain: BrainOverview }> {
+/**
+ * `asAdmin`: the caller is an admin. A brain defined by the repository (`.catcafe/`, source
+ * "config") names its own endpoint, so only an admin's check sends it the key; anyone
+ * else's check goes without one (the key is the admin's to risk, never an operator's).
+ */
+export async function checkConfiguredBrain(
+  db: Queryable,
+  raw: TCheckBrainInput,
+  options: { asAdmin: boolean } = { asAdmin: false },
+): Promise<BrainCheckResult & { brain: BrainOverview }> {
   const input = ZCheckBrainInput.parse(raw);
   const target = (await brainTargets(db)).find(
     (t) => t.overview.projectId === input.projectId && t.overview.source === input.source && t.overview.id === input.brainId,
@@ -241,6 +250,8 @@ export async function checkConfiguredBrain(db: Queryable, raw: TCheckBrainInput)
       "PRECONDITION_FAILED",
       `brain "${input.brainId}" is ${target.overview.provider}: it answers from its script and has nothing to check`,
     );
-  const result = await checkBrain(target.input);
+  const result = await checkBrain(target.input, {
+    sendKey: options.asAdmin || target.overview.source !== "config",
+  });
   return { ...result, brain: target.overview };
 }

@@ -118,9 +118,9 @@ describe("CLI runner with fake CLIs", () => {
 
   it("without the provider key (and an isolated HOME) it fails as provider_auth_error before starting anything", async () => {
     const cli = fakeCli(`require("node:fs").writeFileSync("started", "")`);
-    const err = await agentError(agent(cli, { apiKeyEnv: "CATCAFE_TEST_UNSET_KEY" }).invoke(request()));
+    const err = await agentError(agent(cli, { apiKeyEnv: "CATCAFE_TEST_UNSET_API_KEY" }).invoke(request()));
     expect(err).toMatchObject({ errorClass: "provider_auth_error", retryable: false });
-    expect(err.message).toContain("CATCAFE_TEST_UNSET_KEY");
+    expect(err.message).toContain("CATCAFE_TEST_UNSET_API_KEY");
     expect(fs.existsSync(path.join(workspace, "started"))).toBe(false);
   });
 

@@ -1,7 +1,7 @@
 // A stand-in runner process for the shared rate-limit test: makes CALLS calls to one
 // OpenAI-compatible brain through the database gate, as a runner's agent executor does,
 // and prints one JSON line per wait and a final summary.
-//   DATABASE_URL, STUB_URL, WORKER, CALLS, INTERVAL_MS, BRAIN_KEY (the key variable)
+//   DATABASE_URL, STUB_URL, WORKER, CALLS, INTERVAL_MS, BRAIN_API_KEY (the key variable)
 import { BrainAgent } from "../../server/agents/brain";
 import { databaseCallGate } from "../../server/brains/rate-limit";
 import { createPool } from "../../server/db/pool";
@@ -18,7 +18,7 @@ const agent = new BrainAgent({
   id: "shared-brain",
   baseUrl: env("STUB_URL"),
   model: "stub-model",
-  apiKeyEnv: "BRAIN_KEY",
+  apiKeyEnv: "BRAIN_API_KEY",
   rateLimit: { minIntervalMs: Number(env("INTERVAL_MS")) },
 });
 let waits = 0;

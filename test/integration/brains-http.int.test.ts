@@ -20,7 +20,7 @@ import {
   type Provider,
 } from "../helpers/brains-stub";
 
-const KEY_ENV = "CATCAFE_TEST_BRAIN_KEY";
+const KEY_ENV = "CATCAFE_TEST_BRAIN_API_KEY";
 // Not shaped like a provider key, so only the exact-secret redaction can hide it.
 const KEY = `key_${crypto.randomBytes(12).toString("hex")}`;
 
@@ -377,9 +377,9 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
   });
 
   it("a key variable that is not set: provider_auth_error before any request", async () => {
-    const err = await failure(brain(provider, { apiKeyEnv: "CATCAFE_TEST_UNSET_KEY" }).invoke(request()));
+    const err = await failure(brain(provider, { apiKeyEnv: "CATCAFE_TEST_UNSET_API_KEY" }).invoke(request()));
     expect(err.errorClass).toBe("provider_auth_error");
-    expect(err.message).toContain("CATCAFE_TEST_UNSET_KEY");
+    expect(err.message).toContain("CATCAFE_TEST_UNSET_API_KEY");
     expect(stub.requests).toHaveLength(0);
   });
 
@@ -479,9 +479,9 @@ describe("checkBrain", () => {
       latencyMs: null,
     });
     listing(["stub-model"]);
-    const missing = await checkBrain(openai({ apiKeyEnv: "CATCAFE_TEST_UNSET_KEY" }));
+    const missing = await checkBrain(openai({ apiKeyEnv: "CATCAFE_TEST_UNSET_API_KEY" }));
     expect(missing).toMatchObject({ ok: false, connectivity: "ok", auth: "missing_key" });
-    expect(missing.message).toContain("CATCAFE_TEST_UNSET_KEY");
+    expect(missing.message).toContain("CATCAFE_TEST_UNSET_API_KEY");
   });
 
   it("a slow endpoint: timeout", async () => {

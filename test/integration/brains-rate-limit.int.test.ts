@@ -68,7 +68,7 @@ describe("the shared brain rate limit", () => {
           WORKER: worker,
           CALLS: String(calls),
           INTERVAL_MS: String(intervalMs),
-          BRAIN_KEY: "k",
+          BRAIN_API_KEY: "k",
         },
       }),
     );

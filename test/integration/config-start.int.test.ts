@@ -24,7 +24,7 @@ beforeAll(async () => {
   const dataDir = tempDir("catcafe-config-data-");
   process.env.CATCAFE_DATA_DIR = dataDir;
   fs.writeFileSync(path.join(dataDir, "settings.json"), JSON.stringify({ retry: { maxAttempts: 3 } }));
-  process.env.CATCAFE_IT_OPENAI_KEY = KEY_VALUE;
+  process.env.CATCAFE_IT_OPENAI_API_KEY = KEY_VALUE;
   db = await createTestDatabase();
   h = createHarness(db);
   await h.project(PROJECT, {}); // no agents in the project record: .catcafe/ supplies them
@@ -62,7 +62,7 @@ const validConfig = (coder: { id: string; files: Record<string, string> }) => ({
     brains: {
       "sim-coder": { provider: "scripted", responses: [{ reply: "Changed sum.", files: coder.files }] },
       "sim-reviewer": { provider: "scripted", responses: [{ reply: reviewApprove }] },
-      gpt: { provider: "openai", model: "gpt-5", apiKeyEnv: "CATCAFE_IT_OPENAI_KEY" },
+      gpt: { provider: "openai", model: "gpt-5", apiKeyEnv: "CATCAFE_IT_OPENAI_API_KEY" },
     },
   },
   "agents.json": {
@@ -148,8 +148,8 @@ describe("startTask with .catcafe/ committed in the project repository", () => {
     expect(started!.agents.tester).toMatchObject({
       kind: "command",
       id: "tester-cmd",
-      passEnv: ["CATCAFE_IT_OPENAI_KEY"],
-      env: { CATCAFE_BRAIN_PROVIDER: "openai", CATCAFE_BRAIN_MODEL: "gpt-5", CATCAFE_BRAIN_API_KEY_ENV: "CATCAFE_IT_OPENAI_KEY" },
+      passEnv: ["CATCAFE_IT_OPENAI_API_KEY"],
+      env: { CATCAFE_BRAIN_PROVIDER: "openai", CATCAFE_BRAIN_MODEL: "gpt-5", CATCAFE_BRAIN_API_KEY_ENV: "CATCAFE_IT_OPENAI_API_KEY" },
     });
 
     const context = await getRuntimeContext(db.store, sessionId);
@@ -171,7 +171,7 @@ describe("startTask with .catcafe/ committed in the project repository", () => {
       agents: {
         tester: {
           shell: { id: "plan-writer", kind: "command" },
-          brain: { id: "gpt", apiKeyEnv: "CATCAFE_IT_OPENAI_KEY" },
+          brain: { id: "gpt", apiKeyEnv: "CATCAFE_IT_OPENAI_API_KEY" },
           fsm: { id: "execution_fsm_v1", initialState: "IDLE" },
         },
       },

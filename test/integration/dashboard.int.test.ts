@@ -149,7 +149,7 @@ describe("replay, lineage and settings procedures", () => {
     try {
       const brainProject = `brains-${crypto.randomBytes(3).toString("hex")}`;
       await h.project(brainProject, {
-        coder: { kind: "openai", id: "stub-brain", baseUrl: `${stub.url}/v1`, model: "stub-model", apiKeyEnv: "CATCAFE_TEST_STUB_KEY" },
+        coder: { kind: "openai", id: "stub-brain", baseUrl: `${stub.url}/v1`, model: "stub-model", apiKeyEnv: "CATCAFE_TEST_STUB_API_KEY" },
       });
       const viewer = api.caller(await api.user("viewer"));
       const operator = api.caller(await api.user("operator"));
@@ -172,7 +172,7 @@ describe("replay, lineage and settings procedures", () => {
       expect(brains.find((b) => b.id === "stub-brain")).toMatchObject({
         projectId: brainProject,
         provider: "openai",
-        apiKeyEnv: "CATCAFE_TEST_STUB_KEY",
+        apiKeyEnv: "CATCAFE_TEST_STUB_API_KEY",
         checkable: true,
         usedBy: ["coder"],
       });

@@ -22,7 +22,7 @@ const saved: Record<string, string | undefined> = {};
 const logs: string[] = [];
 
 beforeAll(async () => {
-  for (const [k, v] of Object.entries({ CATCAFE_TEST_PROVIDER_KEY: KEY, ...SERVER_SECRETS })) {
+  for (const [k, v] of Object.entries({ CATCAFE_TEST_PROVIDER_API_KEY: KEY, ...SERVER_SECRETS })) {
     saved[k] = process.env[k];
     process.env[k] = v;
   }
@@ -56,7 +56,7 @@ describe("secrets", () => {
       `const fs = require("node:fs");
       fs.writeFileSync(${JSON.stringify(envDump)}, JSON.stringify(process.env));
       fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)});
-      console.log("fixed sum; key length " + (process.env.CATCAFE_TEST_PROVIDER_KEY || "").length);`,
+      console.log("fixed sum; key length " + (process.env.CATCAFE_TEST_PROVIDER_API_KEY || "").length);`,
     );
     const projectId = await h.project("secrets", {
       coder: [{ reply: "Proposal: make it add." }],
@@ -67,13 +67,13 @@ describe("secrets", () => {
     await db.pool.query(`UPDATE projects SET agents = agents || $2::jsonb WHERE id = $1`, [
       projectId,
       JSON.stringify({
-        coder: { kind: "command", id: "coder-cmd", argv: [process.execPath, coder], passEnv: ["CATCAFE_TEST_PROVIDER_KEY"] },
+        coder: { kind: "command", id: "coder-cmd", argv: [process.execPath, coder], passEnv: ["CATCAFE_TEST_PROVIDER_API_KEY"] },
         reviewer: {
           kind: "openai",
           id: "reviewer-brain",
           baseUrl: stub.url,
           model: "stub",
-          apiKeyEnv: "CATCAFE_TEST_PROVIDER_KEY",
+          apiKeyEnv: "CATCAFE_TEST_PROVIDER_API_KEY",
           rateLimit: { minIntervalMs: 0 },
         },
       }),
@@ -89,7 +89,7 @@ describe("secrets", () => {
     // The key really was used: sent to the provider as the auth header, given to the coder.
     expect(stub.requests.some((r) => r.headers.authorization === `Bearer ${KEY}`)).toBe(true);
     const coderEnv = JSON.parse(fs.readFileSync(envDump, "utf8")) as Record<string, string>;
-    expect(coderEnv.CATCAFE_TEST_PROVIDER_KEY).toBe(KEY);
+    expect(coderEnv.CATCAFE_TEST_PROVIDER_API_KEY).toBe(KEY);
     // ... and the server's own secrets never reached the agent.
     expect(coderEnv.DATABASE_URL).toBeUndefined();
     expect(coderEnv.NEXTAUTH_SECRET).toBeUndefined();

@@ -13,6 +13,8 @@ export const settingsRouter = router({
   projects: operatorProcedure.query(({ ctx }) => projectsOverview(ctx.pool)),
   shells: operatorProcedure.query(({ ctx }) => shellsOverview(ctx.pool)),
   brains: operatorProcedure.query(({ ctx }) => brainsOverview(ctx.pool)),
-  checkBrain: operatorProcedure.input(ZCheckBrainInput).mutation(({ ctx, input }) => checkConfiguredBrain(ctx.pool, input)),
+  checkBrain: operatorProcedure
+    .input(ZCheckBrainInput)
+    .mutation(({ ctx, input }) => checkConfiguredBrain(ctx.pool, input, { asAdmin: ctx.user.role === "admin" })),
   workflows: viewerProcedure.query(({ ctx }) => workflowsOverview(ctx.pool)),
 });
