@@ -482,6 +482,9 @@ async function main(): Promise<void> {
     CATCAFE_WORKSPACES_DIR: process.env.CATCAFE_WORKSPACES_DIR ?? path.join(DATA_DIR, "workspaces"),
   };
   delete childEnv[FRONT_PID_VAR];
+  // The admin was set up above: the web server and the runner never need the password, and
+  // a process's environment can be read by anything running as the same user.
+  delete childEnv.ADMIN_PASSWORD;
 
   if (!dev) {
     if (!fs.existsSync(BUILD_ID)) await runBuild(childEnv, "no production build found (.next/BUILD_ID)");

@@ -2,9 +2,11 @@
 // deliberately tiny (2 connections, 300 ms wait): a burst of 100 task starts gets no 500,
 // only successes or 503s with Retry-After; through the typed client (which retries 503s)
 // every start lands; an unknown /api path answers JSON 404 in the API's error shape.
+import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCatCafeClient, createTokenWithPassword } from "../../lib/client";
 import { LIVE_SERVER_TIMEOUT_MS, startLiveServer, type LiveServer } from "../helpers/live-server";
+import { processesMentioning } from "../helpers/processes";
 
 let server: LiveServer;
 let token: string;
@@ -68,5 +70,15 @@ describe("the web server under load", () => {
     const again = await fetch(`${server.url}/api/tasks/${server.demoSessionId}/confirm`, { method: "POST", headers, body: "{}" });
     expect(again.status).toBe(409);
     expect(await again.json()).toMatchObject({ error: { code: "CONFLICT" } });
+  });
+
+  it("the web server and the runner do not keep ADMIN_PASSWORD in their environment after start", () => {
+    const children = processesMentioning(server.dataDir).filter((p) => /next|runner\/main\.ts/.test(p.commandLine));
+    expect(children.length).toBeGreaterThanOrEqual(2);
+    for (const p of children) {
+      const environ = fs.readFileSync(`/proc/${p.pid}/environ`, "utf8");
+      expect(environ, p.commandLine).not.toContain(server.admin.password);
+      expect(environ.split("\0").some((kv) => kv.startsWith("ADMIN_PASSWORD="))).toBe(false);
+    }
   });
 });
