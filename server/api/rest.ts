@@ -38,7 +38,40 @@ async function requireRole(req: Request, source: ContextSource, role: "viewer" |
   return user;
 }
 
-const requireOperator = (req: Request, source: ContextSource) => requireRole(req, source, "operator");
+/**
+ * A state-changing call signed in by cookie must come from this site as JSON: a browser
+ * sends the cookie with a cross-site form or a `text/plain` fetch too (CSRF), but never lets
+ * another origin send JSON with it unasked, and always names the origin of a POST. Calls
+ * with an API token carry no ambient credential and are not checked.
+ */
+function assertSameSiteJson(req: Request): void {
+  const origin = req.headers.get("origin");
+  const host = req.headers.get("x-forwarded-host") ?? req.headers.get("host");
+  if (origin !== null) {
+    let originHost: string | null = null;
+    try {
+      originHost = new URL(origin).host;
+    } catch {
+      // "null" (a sandboxed page) or garbage: not this site
+    }
+    if (originHost === null || originHost !== host) {
+      throw new AppError("FORBIDDEN", `cross-site request refused: Origin ${origin} is not this site (use an API token for scripts)`);
+    }
+  } else {
+    const site = req.headers.get("sec-fetch-site");
+    if (site !== null && site !== "same-origin" && site !== "none") throw new AppError("FORBIDDEN", "cross-site request refused");
+  }
+  const type = req.headers.get("content-type") ?? "";
+  if (!/^application\/json\b/i.test(type) && req.headers.get("content-length") !== "0") {
+    throw new AppError("INVALID_INPUT", "send the body as JSON (Content-Type: application/json)");
+  }
+}
+
+async function requireOperator(req: Request, source: ContextSource): Promise<CurrentUser> {
+  const user = await requireRole(req, source, "operator");
+  if (user.via === "session") assertSameSiteJson(req);
+  return user;
+}
 
 /** The JSON object body; an empty body is `{}`. */
 async function readBody(req: Request): Promise<Record<string, unknown>> {

@@ -23,13 +23,13 @@ async function withTempFile<T>(fn: (file: string) => Promise<T>): Promise<T> {
 
 /**
  * The commits from `baseCommit` (exclusive) to `commit` as a git bundle, or null when there
- * are none (`commit` is the base). `commit` must be pinned (commitWorkspace pins it).
+ * are none (`commit` is the base). `commit` must be pinned (commitWorkspace pins it; a
+ * commit left as it was is the pinned head of an earlier step).
  */
 export async function bundleSession(cwd: string, baseCommit: string, commit: string): Promise<Buffer | null> {
   assertFullCommitId(baseCommit, "baseCommit");
   assertFullCommitId(commit, "commit");
   if (commit === baseCommit) return null;
-  await pinCommit(cwd, commit);
   return withTempFile(async (file) => {
     await runGit(cwd, ["bundle", "create", "--quiet", file, pinRef(commit), `^${baseCommit}`]);
     return fs.readFileSync(file);
@@ -52,8 +52,9 @@ export async function ensureCommit(
   loadBundle: () => Promise<Buffer | null>,
 ): Promise<"present" | "fetched"> {
   assertFullCommitId(commit, "commit");
+  // The common case (this clone has it) costs one git process.
+  if (fs.existsSync(repoPath) && (await hasCommit(repoPath, commit))) return "present";
   const repo = await requireRepository(repoPath);
-  if (await hasCommit(repo.top, commit)) return "present";
   const bundle = await loadBundle();
   if (!bundle) {
     throw new AppError("NOT_FOUND", `commit ${commit} is not in ${repo.top}, and the session recorded no bundle that holds it`, {

@@ -184,16 +184,30 @@ const OWNER_FILE = "catcafe-owner";
  * (commitWorkspace with `expect.owner` refuses).
  */
 export async function claimWorkspace(workspacePath: string, owner: string): Promise<void> {
-  const workspace = await requireWorkspace(workspacePath);
-  fs.writeFileSync(path.join(workspace.gitDir, OWNER_FILE), owner);
+  fs.writeFileSync(path.join(await worktreeGitDir(workspacePath), OWNER_FILE), owner);
 }
 
 /** Who last claimed the workspace (claimWorkspace), or null. */
 export async function workspaceOwner(workspacePath: string): Promise<string | null> {
-  const workspace = await requireWorkspace(workspacePath);
   try {
-    return fs.readFileSync(path.join(workspace.gitDir, OWNER_FILE), "utf8");
+    return fs.readFileSync(path.join(await worktreeGitDir(workspacePath), OWNER_FILE), "utf8");
   } catch {
     return null;
   }
+}
+
+/**
+ * A linked worktree's own git directory, read from its `.git` file ("gitdir: <dir>") without
+ * starting git (this runs on every step); anything else goes through requireWorkspace, which
+ * explains what the directory is instead.
+ */
+async function worktreeGitDir(workspacePath: string): Promise<string> {
+  try {
+    const pointer = fs.readFileSync(path.join(workspacePath, ".git"), "utf8");
+    const match = /^gitdir: (.+)$/m.exec(pointer);
+    if (match?.[1]) return path.resolve(workspacePath, match[1].trim());
+  } catch {
+    // not a linked worktree's pointer file
+  }
+  return (await requireWorkspace(workspacePath)).gitDir;
 }

@@ -81,6 +81,42 @@ describe("REST task aliases", () => {
     expect(res.status).toBe(200);
   });
 
+  it("CSRF: a cookie-signed POST from another origin, or not as JSON, is refused and records nothing; same-origin JSON and token calls pass", async () => {
+    const id = await startOne();
+    const cookie = await api.sessionCookie(operator.id);
+    const before = (await db.store.readStream(id)).length;
+    const crossSite = await call(
+      rest.followUp,
+      id,
+      "followup",
+      { text: "from evil" },
+      { cookie, origin: "http://cats.test:3001", host: "cats.test" },
+    );
+    expect(crossSite).toMatchObject({ status: 403, body: { error: { code: "FORBIDDEN" } } });
+    const fetchMetadata = await call(rest.followUp, id, "followup", { text: "from evil" }, { cookie, "sec-fetch-site": "same-site" });
+    expect(fetchMetadata.status).toBe(403);
+    const plain = await call(rest.followUp, id, "followup", JSON.stringify({ text: "a form post" }), {
+      cookie,
+      "content-type": "text/plain",
+    });
+    expect(plain).toMatchObject({ status: 400, body: { error: { code: "INVALID_INPUT" } } });
+    expect((await db.store.readStream(id)).length).toBe(before);
+
+    const sameSite = await call(
+      rest.followUp,
+      id,
+      "followup",
+      { text: "from the page" },
+      { cookie, origin: "http://cats.test", host: "cats.test" },
+    );
+    expect(sameSite.status).toBe(200);
+    const token = await call(rest.followUp, id, "followup", JSON.stringify({ text: "a script" }), {
+      ...asOperator(),
+      "content-type": "text/plain",
+    });
+    expect(token.status).toBe(200);
+  });
+
   it("401 without credentials or with a revoked token (with WWW-Authenticate), 403 for a viewer, and nothing recorded", async () => {
     const id = await startOne();
     const before = await db.store.readStream(id);
