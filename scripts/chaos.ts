@@ -203,6 +203,20 @@ async function start(store: EventStore, pool: ReturnType<typeof createPool>, mod
   }
 }
 
+/** Starts `n` implementation sessions, adding them and their acknowledgements to `into`. */
+async function startMany(
+  store: EventStore,
+  pool: ReturnType<typeof createPool>,
+  n: number,
+  into: { sessions: string[]; acks: Ack[] },
+): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const ack = await start(store, pool, "implementation");
+    into.sessions.push(ack.sessionId);
+    into.acks.push(ack);
+  }
+}
+
 async function taskState(store: EventStore, sessionId: string) {
   return foldTask(await store.readStream(sessionId));
 }
@@ -264,6 +278,31 @@ function sideEffectLines(sessions: string[]): { overlaps: number; runs: number }
   return { overlaps, runs };
 }
 
+/** Waits for `sessions` to settle, then the figures every session scenario reports. */
+async function sessionFigures(
+  scenario: string,
+  store: EventStore,
+  pool: ReturnType<typeof createPool>,
+  run: { sessions: string[]; acks: Ack[] },
+  from = Date.now(),
+): Promise<Figures & { testRuns: number }> {
+  const { stuck, settleMs } = await settle(store, run.sessions, from);
+  const { overlaps, runs } = sideEffectLines(run.sessions);
+  const ended = await outcomes(store, run.sessions);
+  return {
+    scenario,
+    sessions: run.sessions.length,
+    approved: ended.approved,
+    failed: ended.failed,
+    steps: await countSteps(pool, run.sessions),
+    stuck: stuck.length,
+    doubleExecutions: overlaps,
+    testRuns: runs,
+    writesLost: await writesLost(store, run.acks),
+    settleMs,
+  };
+}
+
 // --- scenarios ----------------------------------------------------------------------------
 
 async function scenarioKills(store: EventStore, pool: ReturnType<typeof createPool>, url: string): Promise<Figures> {
@@ -275,11 +314,7 @@ async function scenarioKills(store: EventStore, pool: ReturnType<typeof createPo
   while (kills < KILLS) {
     // Keep sessions coming while the kills go on.
     const open = (await Promise.all(sessions.slice(-active).map((id) => taskState(store, id)))).filter((s) => s.status !== "finished");
-    for (let i = open.length; i < active; i++) {
-      const ack = await start(store, pool, "implementation");
-      sessions.push(ack.sessionId);
-      acks.push(ack);
-    }
+    await startMany(store, pool, active - open.length, { sessions, acks });
     await sleep(150 + Math.random() * 400);
     const ids = [...runners.keys()];
     const victim = ids[Math.floor(Math.random() * ids.length)];
@@ -290,32 +325,13 @@ async function scenarioKills(store: EventStore, pool: ReturnType<typeof createPo
     }
   }
   say(`kills: ${kills} runner kills over ${sessions.length} sessions in ${Math.round((Date.now() - began) / 1000)} s; settling`);
-  const { stuck, settleMs } = await settle(store, sessions);
-  const { overlaps, runs } = sideEffectLines(sessions);
-  const ended = await outcomes(store, sessions);
-  return {
-    scenario: "kills",
-    kills,
-    sessions: sessions.length,
-    approved: ended.approved,
-    failed: ended.failed,
-    steps: await countSteps(pool, sessions),
-    stuck: stuck.length,
-    doubleExecutions: overlaps,
-    testRuns: runs,
-    writesLost: await writesLost(store, acks),
-    settleMs,
-  };
+  return { ...(await sessionFigures("kills", store, pool, { sessions, acks })), kills };
 }
 
 async function scenarioDatabase(store: EventStore, pool: ReturnType<typeof createPool>): Promise<Figures> {
   const sessions: string[] = [];
   const acks: Ack[] = [];
-  for (let i = 0; i < (QUICK ? 6 : 15); i++) {
-    const ack = await start(store, pool, "implementation");
-    sessions.push(ack.sessionId);
-    acks.push(ack);
-  }
+  await startMany(store, pool, QUICK ? 6 : 15, { sessions, acks });
   await sleep(800);
   const pid = Number(fs.readFileSync(path.join(work, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
   process.kill(pid, "SIGKILL");
@@ -323,21 +339,9 @@ async function scenarioDatabase(store: EventStore, pool: ReturnType<typeof creat
   await sleep(2_000);
   await startPostgres();
   say("database: PostgreSQL started again");
-  const from = Date.now();
-  const { stuck, settleMs } = await settle(store, sessions, from);
-  const { overlaps } = sideEffectLines(sessions);
-  const ended = await outcomes(store, sessions);
   return {
-    scenario: "database",
-    sessions: sessions.length,
-    approved: ended.approved,
-    failed: ended.failed,
-    steps: await countSteps(pool, sessions),
-    stuck: stuck.length,
-    doubleExecutions: overlaps,
-    writesLost: await writesLost(store, acks),
+    ...(await sessionFigures("database", store, pool, { sessions, acks })),
     runnersAlive: [...runners.values()].filter((c) => c.exitCode === null).length,
-    settleMs,
   };
 }
 
@@ -366,11 +370,7 @@ async function scenarioPartition(store: EventStore, pool: ReturnType<typeof crea
   const cutId = startRunner(proxied.toString());
   const sessions: string[] = [];
   const acks: Ack[] = [];
-  for (let i = 0; i < (QUICK ? 4 : 8); i++) {
-    const ack = await start(store, pool, "implementation");
-    sessions.push(ack.sessionId);
-    acks.push(ack);
-  }
+  await startMany(store, pool, QUICK ? 4 : 8, { sessions, acks });
   const held = async () =>
     (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM steps WHERE lease_owner = $1 AND state = 'running'", [cutId])).rows[0]!
       .n;
@@ -384,23 +384,10 @@ async function scenarioPartition(store: EventStore, pool: ReturnType<typeof crea
   say(`partition: runner ${cutId} cut off for ${(LEASE_MS * 3) / 1000} s (lease ${LEASE_MS / 1000} s)`);
   await sleep(LEASE_MS * 3);
   open = true;
-  const { stuck, settleMs } = await settle(store, sessions, cutAt);
-  const { overlaps } = sideEffectLines(sessions);
+  const figures = await sessionFigures("partition", store, pool, { sessions, acks }, cutAt);
   await killRunner(cutId);
   proxy.close();
-  const ended = await outcomes(store, sessions);
-  return {
-    scenario: "partition",
-    sessions: sessions.length,
-    heldAtCut,
-    approved: ended.approved,
-    failed: ended.failed,
-    steps: await countSteps(pool, sessions),
-    stuck: stuck.length,
-    doubleExecutions: overlaps,
-    writesLost: await writesLost(store, acks),
-    settleMs,
-  };
+  return { ...figures, heldAtCut };
 }
 
 async function awaitingConfirm(store: EventStore, pool: ReturnType<typeof createPool>, n: number): Promise<string[]> {

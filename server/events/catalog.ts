@@ -7,12 +7,12 @@ import { ZParsedOutput, ZTaskSpec } from "./agent-outputs";
 import { ZBlobRef } from "./blobs";
 import {
   ZAgentSnapshots,
-  ZChangedFile,
   ZCommandResult,
   ZStepPhase,
   ZStepResult,
   ZStepScheduled,
   ZTestCommandRecord,
+  ZWorkspaceCommit,
 } from "./step-contract";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
 
@@ -170,16 +170,7 @@ export const eventCatalog = {
   }),
   WorkspaceCommitted: defineEvent({
     version: 1,
-    schema: z.object({
-      stepId: z.uuid(),
-      commit: z.string(),
-      parent: z.string(),
-      empty: z.boolean(),
-      changedFiles: z.array(ZChangedFile),
-      diff: ZBlobRef,
-      /** The session's commits since its base as a git bundle: how the work reaches a runner on another machine. */
-      bundle: ZBlobRef.optional(),
-    }),
+    schema: z.object({ stepId: z.uuid(), ...ZWorkspaceCommit.shape }),
     summary: (d) => (d.empty ? "No files changed" : `Committed ${d.commit.slice(0, 10)}: ${d.changedFiles.map((f) => f.path).join(", ")}`),
   }),
   ReviewVerdictRecorded: defineEvent({

@@ -78,6 +78,20 @@ export const ZChangedFile = z.object({
 });
 export type ChangedFile = z.infer<typeof ZChangedFile>;
 
+/** A build's commit, as the step reports it and WorkspaceCommitted records it. */
+export const ZWorkspaceCommit = z.object({
+  commit: z.string(),
+  parent: z.string(),
+  empty: z.boolean(),
+  changedFiles: z.array(ZChangedFile),
+  diff: ZBlobRef,
+  /**
+   * Every commit of the session since its base as a git bundle: how the work reaches a
+   * runner on another machine (absent before bundles existed).
+   */
+  bundle: ZBlobRef.optional(),
+});
+
 /** What an agent step hands back: its reply (a blob) and, for builds, the commit it made. */
 export const ZAgentStepOutput = z.object({
   kind: z.literal("agent"),
@@ -86,17 +100,7 @@ export const ZAgentStepOutput = z.object({
   preview: z.string(),
   simulated: z.boolean(),
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
-  commit: z
-    .object({
-      commit: z.string(),
-      parent: z.string(),
-      empty: z.boolean(),
-      changedFiles: z.array(ZChangedFile),
-      diff: ZBlobRef,
-      /** Every commit of the session since its base, as a git bundle (absent before bundles existed). */
-      bundle: ZBlobRef.optional(),
-    })
-    .optional(),
+  commit: ZWorkspaceCommit.optional(),
 });
 export type AgentStepOutput = z.infer<typeof ZAgentStepOutput>;
 
