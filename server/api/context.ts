@@ -17,6 +17,11 @@ export interface ApiDeps {
 
 export interface Context extends ApiDeps {
   user: CurrentUser | null;
+  /**
+   * Who the request's credentials name now (a long-lived stream asks again: a token revoked
+   * or a user disabled since it began ends it). Without it, the user is read again by id.
+   */
+  principal?: () => Promise<CurrentUser | null>;
 }
 
 export interface ContextSource {
@@ -30,7 +35,7 @@ export function createContextFactory(source: () => ContextSource) {
     const { deps, secret } = source();
     try {
       const user = await authenticateRequest(req, { prisma: deps.prisma, secret });
-      return { ...deps, user };
+      return { ...deps, user, principal: () => authenticateRequest(req, { prisma: deps.prisma, secret }) };
     } catch (err) {
       // Signing in needs the database: when it is away, a retryable 503 rather than a 500.
       const mapped = unavailableFrom(err);

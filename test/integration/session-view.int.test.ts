@@ -3,7 +3,9 @@
 // connection (many subscribers, one connection; resume after `lastEventId`), outputs
 // opened on demand only for the session's own blobs, and failures with their class.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { createCaller } from "../../server/api/root";
+import { createContextFactory } from "../../server/api/context";
+import { createCaller } from "../../server/api/root";
+import { createApiToken, revokeApiToken } from "../../server/auth/tokens";
 import { putBlob } from "../../server/events/blobs";
 import type { LiveBatch } from "../../server/sessions/view/follow";
 import { sessionEventsListener } from "../../server/sessions/view/listener";
@@ -135,6 +137,32 @@ describe("live.updates", () => {
     );
     expect(resumed[0]!.entries[0]!.version).toBe(resumeAt + 1);
     await collect(c, () => true);
+  });
+
+  it("ends with UNAUTHORIZED at the next batch once the token is revoked or the user disabled (nothing more is sent)", async () => {
+    const { sessionId, view } = await proposalAwaitingConfirm("sv-revoke");
+    const reader = await api.user("viewer");
+    const { token, id: tokenId } = await createApiToken(api.prisma, reader.id, { name: "stream" });
+    // Through the real context factory: the stream asks the request's own credentials again.
+    const ctx = await createContextFactory(api.source)({
+      req: new Request("http://cats.test/api/trpc/live.updates", { headers: { authorization: `Bearer ${token}` } }),
+    });
+    const byToken = (await createCaller(ctx).live.updates({ sessionId, afterVersion: view.status.version })) as AsyncIterable<unknown>;
+    const byUser = (await api.caller(reader).live.updates({ sessionId, afterVersion: view.status.version })) as AsyncIterable<unknown>;
+    const tokenStream = byToken[Symbol.asyncIterator]();
+    const userStream = byUser[Symbol.asyncIterator]();
+    expect((await tokenStream.next()).done).toBe(false); // the first batch, in sync
+    expect((await userStream.next()).done).toBe(false);
+
+    // The token revoked: its stream ends; the same user's cookie stream goes on.
+    await revokeApiToken(api.prisma, { id: tokenId }, { userId: reader.id, isAdmin: false });
+    await operator.tasks.followUp({ sessionId, text: "anyone still watching?" });
+    await expect(tokenStream.next()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    expect((await userStream.next()).done).toBe(false);
+    // The user disabled: that stream ends too.
+    await api.prisma.user.update({ where: { id: reader.id }, data: { disabledAt: new Date() } });
+    await operator.tasks.followUp({ sessionId, text: "and now?" });
+    await expect(userStream.next()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
 
   it("is refused to anonymous callers", async () => {

@@ -1,7 +1,9 @@
 // The session view's API (viewer role): the first paint (`live.session`), live updates
 // over Server-Sent Events (`live.updates`, fed by the web process's one LISTEN connection),
 // and a large output opened on demand (`live.output`). Thin: server/sessions/view does the work.
-import { tracked } from "@trpc/server";
+import { tracked, TRPCError } from "@trpc/server";
+import { hasRole } from "../../../lib/roles";
+import { resolveUser } from "../../auth/users";
 import { z } from "zod";
 import { followSession } from "../../sessions/view/follow";
 import { sessionEventsListener } from "../../sessions/view/listener";
@@ -38,7 +40,18 @@ export const liveRouter = router({
 
   updates: viewerProcedure.input(ZSessionUpdatesInput).subscription(async function* ({ ctx, input, signal }) {
     const after = input.lastEventId ? Number(input.lastEventId) : input.afterVersion;
+    const user = ctx.user;
+    const principal = ctx.principal ?? (async () => (user ? await resolveUser(ctx.prisma, user.id) : null));
     for await (const batch of followSession(ctx, sessionEventsListener(ctx.pool), input.sessionId, after, signal)) {
+      // Every batch is sent to whoever the credentials name now: a token revoked, a user
+      // disabled or demoted since the stream began ends it.
+      const now = await principal();
+      if (!now || !hasRole(now.role, "viewer")) {
+        throw new TRPCError({
+          code: "UNAUTHORIZED",
+          message: "the credentials of this stream are no longer valid (revoked, disabled or signed out)",
+        });
+      }
       yield tracked(String(batch.version), batch);
     }
   }),
