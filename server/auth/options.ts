@@ -14,7 +14,8 @@ import type { Role } from "../../lib/roles";
 import type { PrismaClient } from "../db/generated/client";
 import { logger } from "../log";
 import type { AuthEnv } from "./env";
-import { authorizeCredentials, findActiveUserByEmail, resolveUser } from "./users";
+import { authorizeWithBackoff, requestAddress } from "./sign-in-limit";
+import { findActiveUserByEmail, resolveUser } from "./users";
 
 declare module "next-auth" {
   interface Session {
@@ -89,8 +90,8 @@ export function createAuthOptions(deps: { prisma: () => PrismaClient; env: AuthE
         email: { label: "Email", type: "email" },
         password: { label: "Password", type: "password" },
       },
-      async authorize(credentials) {
-        const user = await authorizeCredentials(deps.prisma(), credentials);
+      async authorize(credentials, req) {
+        const { user } = await authorizeWithBackoff(deps.prisma(), credentials, requestAddress(req?.headers));
         return user ? { id: user.id, email: user.email, name: user.name } : null;
       },
     }),

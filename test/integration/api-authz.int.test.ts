@@ -32,6 +32,7 @@ const REQUIRED: Record<string, "public" | Role> = {
   "tokens.list": "viewer",
   "tokens.revoke": "viewer",
   "users.list": "admin",
+  "users.signIns": "admin",
   "users.create": "admin",
   "users.setRole": "admin",
   "users.disable": "admin",

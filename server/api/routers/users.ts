@@ -1,4 +1,5 @@
 // Users of the team (admin): list, create, change role, disable / enable.
+import { z } from "zod";
 import {
   createUser,
   listUsers,
@@ -9,6 +10,7 @@ import {
   ZSetRoleInput,
   type UserSummary,
 } from "../../auth/users";
+import { recentSignInAttempts } from "../../auth/sign-in-limit";
 import { adminProcedure, router } from "../trpc";
 
 export interface UserListItem {
@@ -33,6 +35,10 @@ function toItem(u: UserSummary): UserListItem {
 
 export const usersRouter = router({
   list: adminProcedure.query(async ({ ctx }) => (await listUsers(ctx.prisma)).map(toItem)),
+  /** The latest password sign-in attempts, newest first: email, address, ok / wrong / throttled, when. */
+  signIns: adminProcedure
+    .input(z.object({ limit: z.number().int().min(1).max(1000).default(100) }).default({ limit: 100 }))
+    .query(async ({ ctx, input }) => (await recentSignInAttempts(ctx.prisma, input.limit)).map((a) => ({ ...a, at: a.at.toISOString() }))),
   create: adminProcedure.input(ZCreateUserInput).mutation(async ({ ctx, input }) => toItem(await createUser(ctx.prisma, input))),
   setRole: adminProcedure.input(ZSetRoleInput).mutation(async ({ ctx, input }) => toItem(await setUserRole(ctx.prisma, input))),
   disable: adminProcedure
