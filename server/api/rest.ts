@@ -21,6 +21,7 @@ import {
 import type { ContextSource } from "./context";
 import { exportArchive, exportSession } from "../export";
 import { toRestError } from "./errors";
+import { unstorableText } from "./text-input";
 import { actorOf } from "./routers/tasks";
 
 const NO_STORE = { "Cache-Control": "no-store" };
@@ -85,6 +86,8 @@ async function readBody(req: Request): Promise<Record<string, unknown>> {
   }
   if (typeof body !== "object" || body === null || Array.isArray(body))
     throw new AppError("INVALID_INPUT", "the request body must be a JSON object");
+  const bad = unstorableText(body);
+  if (bad) throw new AppError("INVALID_INPUT", `${bad.path}: ${bad.problem}`);
   return body as Record<string, unknown>;
 }
 
@@ -135,6 +138,8 @@ export function createTaskRestHandlers(source: () => ContextSource) {
       const ctx = source();
       const user = await requireOperator(req, ctx);
       const { id } = await route.params;
+      const bad = unstorableText(id);
+      if (bad) throw new AppError("INVALID_INPUT", `the session id in the path ${bad.problem}`);
       // The path names the session; the body cannot override it.
       const input = schema.parse({ ...(await readBody(req)), sessionId: id });
       return act(ctx.deps, input, user);

@@ -8,6 +8,7 @@ import { hasRole, type Role } from "../../lib/roles";
 import type { Context } from "./context";
 import { flattenZodError, INTERNAL_MESSAGE, toTRPCError } from "./errors";
 import { AppError } from "../errors";
+import { unstorableText } from "./text-input";
 
 const t = initTRPC.context<Context>().create({
   // Live views are long SSE streams: a ping every 15 s keeps proxies from closing idle ones.
@@ -38,7 +39,14 @@ const mapDomainErrors = t.middleware(async ({ next }) => {
   return result.ok ? result : { ...result, error: toTRPCError(result.error) };
 });
 
-export const publicProcedure = t.procedure.use(mapDomainErrors);
+/** Strings PostgreSQL cannot store (NUL, lone surrogates) are a 400 naming the field, never a 500. */
+const refuseUnstorableText = t.middleware(async ({ getRawInput, next }) => {
+  const bad = unstorableText(await getRawInput());
+  if (bad) throw new TRPCError({ code: "BAD_REQUEST", message: `${bad.path}: ${bad.problem}` });
+  return next();
+});
+
+export const publicProcedure = t.procedure.use(mapDomainErrors).use(refuseUnstorableText);
 
 /** Signed in (every member of the team is at least a viewer). */
 export const viewerProcedure = publicProcedure.use(({ ctx, next }) => {

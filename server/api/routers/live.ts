@@ -22,9 +22,13 @@ export const ZSessionViewInput = z.object({
 export const ZSessionUpdatesInput = z.object({
   sessionId: ZSessionId,
   /** Send entries after this version (the `status.version` of `live.session`). */
-  afterVersion: z.number().int().nonnegative().default(0),
+  afterVersion: z.number().int().nonnegative().max(2_147_483_647).default(0),
   /** Set by the tRPC client when it reconnects: the version of the last batch it received. */
-  lastEventId: z.string().regex(/^\d+$/).nullish(),
+  lastEventId: z
+    .string()
+    .regex(/^\d{1,10}$/)
+    .refine((v) => Number(v) <= 2_147_483_647, "beyond any version")
+    .nullish(),
 });
 
 export const ZSessionOutputInput = z.object({
