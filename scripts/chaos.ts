@@ -66,11 +66,8 @@ interface Figures {
 // --- the world: PostgreSQL, a project, runners ----------------------------------------------
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-chaos-"));
-const sideEffects = path.join(work, "side-effects.log");
-const locks = path.join(work, "locks");
 const stateDir = path.join(work, "runners");
 const workspaces = path.join(work, "workspaces");
-fs.mkdirSync(locks);
 let pgServer: RunningPostgres;
 let pgPort = 0;
 const pgPassword = crypto.randomBytes(12).toString("hex");
@@ -95,22 +92,27 @@ async function startPostgres(): Promise<void> {
   });
 }
 
-/** The tester's test: records its run, and notices a second run of the same session at the same time. */
+/**
+ * The tester's test: records its run in the session's worktree (`.chaos/`, ignored by git, so
+ * it survives the reset between attempts; the only place a sandboxed test may write) and
+ * notices a second run of the same session at the same time: a running test touches
+ * `.chaos/running` every 50 ms, so a fresh one at start means another run is live.
+ */
 function slowTest(): string {
   return `const fs = require("node:fs");
 const path = require("node:path");
-const session = path.basename(process.cwd());
-const lock = path.join(${JSON.stringify(locks)}, session);
-const log = (what) => fs.appendFileSync(${JSON.stringify(sideEffects)}, what + " " + session + " " + process.pid + "\\n");
-try {
-  const other = Number(fs.readFileSync(lock, "utf8"));
-  // Alive and not a zombie (a killed run whose parent is gone may wait to be reaped).
-  if (other && other !== process.pid && !/^\\S+ \\(.*\\) [ZX]/.test(fs.readFileSync("/proc/" + other + "/stat", "utf8"))) log("overlap");
-} catch {}
-fs.writeFileSync(lock, String(process.pid));
+const dir = path.join(process.cwd(), ".chaos");
+fs.mkdirSync(dir, { recursive: true });
+const running = path.join(dir, "running");
+const log = (what) => fs.appendFileSync(path.join(dir, "log"), what + " " + Date.now() + "\\n");
+try { if (Date.now() - fs.statSync(running).mtimeMs < 300) log("overlap"); } catch {}
+const beat = () => fs.writeFileSync(running, String(Date.now()));
+beat();
+const timer = setInterval(beat, 50);
+timer.unref();
 log("start");
 require("node:test")("takes a while", async () => { await new Promise((r) => setTimeout(r, 400 + Math.random() * 800)); });
-process.on("exit", () => log("done"));
+process.on("exit", () => { clearInterval(timer); try { fs.rmSync(running); } catch {} log("done"); });
 `;
 }
 
@@ -120,6 +122,7 @@ function makeRepo(): string {
   fs.mkdirSync(path.join(repo, "test"), { recursive: true });
   fs.writeFileSync(path.join(repo, "src/sum.js"), "module.exports = { sum: (a, b) => a - b };\n");
   fs.writeFileSync(path.join(repo, "test/slow.test.js"), slowTest());
+  fs.writeFileSync(path.join(repo, ".gitignore"), ".chaos/\n");
   const git = (...a: string[]) =>
     spawnSyncOk("git", ["-c", "user.name=chaos", "-c", "user.email=chaos@localhost", "-c", "commit.gpgsign=false", ...a], repo);
   git("init", "-q", "-b", "main");
@@ -265,15 +268,16 @@ async function outcomes(store: EventStore, sessions: string[]): Promise<{ approv
 }
 
 function sideEffectLines(sessions: string[]): { overlaps: number; runs: number } {
-  const wanted = new Set(sessions);
-  const lines = fs.existsSync(sideEffects) ? fs.readFileSync(sideEffects, "utf8").trim().split("\n") : [];
   let overlaps = 0;
   let runs = 0;
-  for (const line of lines) {
-    const [what, session] = line.split(" ");
-    if (!session || !wanted.has(session)) continue;
-    if (what === "overlap") overlaps++;
-    if (what === "start") runs++;
+  for (const session of sessions) {
+    const file = path.join(workspaces, session, ".chaos", "log");
+    const lines = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n") : [];
+    for (const line of lines) {
+      const [what] = line.split(" ");
+      if (what === "overlap") overlaps++;
+      if (what === "start") runs++;
+    }
   }
   return { overlaps, runs };
 }

@@ -10,6 +10,7 @@ import type { AllowRule, Allowlist } from "./allowlist";
 import { checkCommand, type RefusalCode } from "./check";
 import { buildCommandEnv, ZExtraEnv } from "./env";
 import { OutputTail } from "../process/output-tail";
+import { inSandbox } from "../process/sandbox";
 import { spawnProcess } from "../process/spawn";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -109,11 +110,14 @@ export async function runCommand(input: TRunCommandInput): Promise<CommandOutcom
 
   const home = options.home ?? (await fs.mkdtemp(path.join(os.tmpdir(), "catcafe-cmd-home-")));
   try {
+    const env = buildCommandEnv({ home, extra: options.env });
+    // Repository code: only the worktree and its own HOME writable, no network, nothing else of the host.
+    const boxed = inSandbox(program, args, options.cwd, env, { writable: [options.cwd, home], network: false });
     const end = await spawnProcess({
-      file: program,
-      args,
+      file: boxed.file,
+      args: boxed.args,
       cwd: options.cwd,
-      env: buildCommandEnv({ home, extra: options.env }),
+      env,
       signal: input.signal,
       deadline: Date.now() + options.timeoutMs,
       killGraceMs: options.killGraceMs,

@@ -11,6 +11,11 @@ import { classifyCommandOutcome } from "../../server/commands/classify";
 import { runCommand, type CommandOutcome, type CommandRun } from "../../server/commands/run";
 import { isAppError } from "../../server/errors";
 
+// These tests pin the spawning mechanics (process-group kill by pid, signals, the scrubbed
+// environment) of a command run as a plain child; inside the sandbox pids are those of its
+// own PID namespace. Sandboxed commands have their own tests (sandbox.e2e.test.ts).
+process.env.CATCAFE_SANDBOX = "off";
+
 const NODE_ALLOWLIST: Allowlist = [
   ["node", "--test", "**"],
   ["node", "-e", "*"],

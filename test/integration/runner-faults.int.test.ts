@@ -21,6 +21,12 @@ import { isAlive, waitUntil } from "../helpers/processes";
 import { createHarness, FIXED_SUM, reviewApprove, testPlan, type Harness } from "../helpers/tasks";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy";
 
+// The ledger cases watch the test processes from outside by pid, which needs them outside a
+// PID namespace: these runners run test commands unsandboxed, as on a host without
+// bubblewrap (agents always are, for now). Inside the sandbox a runner's death ends its
+// commands by itself (bwrap --die-with-parent); sandbox.e2e.test.ts covers the sandbox.
+process.env.CATCAFE_SANDBOX = "off";
+
 let db: TestDatabase;
 let h: Harness;
 const children: ChildProcess[] = [];
@@ -84,6 +90,7 @@ function spawnRunner(id: string, env: Record<string, string> = {}): ChildProcess
       CATCAFE_RUNNER_DETECT_SHELLS: "0",
       CATCAFE_WORKSPACES_DIR: h.workspacesRoot,
       CATCAFE_RUNNER_STATE_DIR: h.stateDir,
+      CATCAFE_SANDBOX: "off",
       CATCAFE_LOG_LEVEL: "warn",
       ...env,
     },
