@@ -9,7 +9,6 @@ import { detectShells } from "../agents/shells/detect";
 import { workflowExecutors } from "./workflow-executors";
 import { reactToReactionFailure, reactToStepOutcome } from "../workflow/reactor";
 import { builtinExecutors } from "./executors";
-import { sandboxStatus } from "../process/sandbox";
 import { Runner } from "./runner";
 
 const env = parseEnv(ZRunnerEnv);
@@ -51,11 +50,6 @@ async function shutdown(signal: string) {
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
-
-// Test commands run in a bubblewrap sandbox where it works; say so once when it does not.
-const sandbox = sandboxStatus();
-if (!sandbox.available)
-  log.warn({ reason: sandbox.reason }, "no sandbox: test commands run as this user, with its view of the machine (docs/operations.md)");
 
 // Nothing the runner does in the background may take the process down: a lost database
 // connection surfaces here at worst, and the runner's own loops retry it.

@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { isConnectionError, type Db } from "../db/pool";
+import { sandboxStatus } from "../process/sandbox";
 import { observeProcesses } from "../process/spawn";
 import type { Actor } from "../events/catalog";
 import { collectUnreferencedBlobs } from "../events/blobs";
@@ -135,6 +136,14 @@ export class Runner {
     this.timers.push(setInterval(() => void collectUnreferencedBlobs(this.pool).catch(() => 0), BLOB_COLLECTION_MS));
     this.loopDone = this.loop();
     this.opts.log("runner started", { runnerId: this.id });
+    // Test commands run in a bubblewrap sandbox where it works; say so when it does not.
+    const sandbox = sandboxStatus();
+    if (!sandbox.available) {
+      this.opts.log("no sandbox: test commands run as this user, with its view of the machine (docs/operations.md)", {
+        runnerId: this.id,
+        reason: sandbox.reason,
+      });
+    }
     // In the background: probing CLIs takes seconds and must not delay the first step.
     this.shellsDetected = this.recordShells();
   }
