@@ -100,6 +100,8 @@ export const ZAgentStepOutput = z.object({
   preview: z.string(),
   simulated: z.boolean(),
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
+  /** Values of the server's secrets found in the reply and replaced before it was recorded. */
+  redactions: z.number().int().nonnegative().optional(),
   commit: ZWorkspaceCommit.optional(),
 });
 export type AgentStepOutput = z.infer<typeof ZAgentStepOutput>;
@@ -115,6 +117,8 @@ export const ZCommandResult = z.object({
   stderrTail: z.string(),
   errorClass: ZErrorClass.nullable(),
   reason: z.string().nullable(),
+  /** Values of the server's secrets found in the output and replaced before it was recorded. */
+  redactions: z.number().int().nonnegative().optional(),
 });
 export type CommandResultOutput = z.infer<typeof ZCommandResult>;
 

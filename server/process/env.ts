@@ -27,6 +27,35 @@ export function isServerSecret(name: string): boolean {
 }
 
 /**
+ * `text` with every value of the server's own secrets (and the password inside
+ * DATABASE_URL) replaced by `[redacted NAME]`, and how many were replaced: output of agents
+ * and test commands is scanned with it before it is recorded, whatever channel a value
+ * leaked through. Values shorter than 8 characters are left alone (they would match noise).
+ */
+export function redactServerSecrets(text: string, source: EnvSource = process.env): { text: string; redactions: number } {
+  const values: Array<[string, string]> = [];
+  for (const name of SERVER_SECRET_ENV) {
+    const value = source[name];
+    if (value && value.length >= 8) values.push([name, value]);
+  }
+  try {
+    const password = source.DATABASE_URL ? decodeURIComponent(new URL(source.DATABASE_URL).password) : "";
+    if (password.length >= 8) values.push(["the database password", password]);
+  } catch {
+    // not a URL: the whole value is covered above
+  }
+  let redactions = 0;
+  let out = text;
+  // Longest first, so a password inside DATABASE_URL does not break the URL's own match.
+  for (const [name, value] of values.sort((a, b) => b[1].length - a[1].length)) {
+    const parts = out.split(value);
+    redactions += parts.length - 1;
+    out = parts.join(`[redacted ${name}]`);
+  }
+  return { text: out, redactions };
+}
+
+/**
  * The variables a brain's `apiKeyEnv` may name: CATCAFE_BRAIN_KEY_ENV, comma-separated
  * patterns (`*` matches any run of characters), by default `*_API_KEY`. A repository
  * chooses its brains' endpoints, so it must not be able to name any variable of the

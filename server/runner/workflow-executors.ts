@@ -21,6 +21,7 @@ import type { EventStore } from "../events/store";
 import { isAppError } from "../errors";
 import { bundleSession, claimWorkspace, commitWorkspace, createWorkspace, diffSince, ensureCommit, resetWorkspace } from "../workspaces";
 import { withWorktreeLock } from "./repo-lock";
+import { redactServerSecrets } from "../process/env";
 import { appendWhileHeld, type ClaimedStep } from "./dispatch";
 import { StepExecutionError, type StepExecutor } from "./executors";
 import { OutputStreamer } from "./output-streamer";
@@ -107,6 +108,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       prompt += `\n\nThe change under review (git diff):\n${diff.length > MAX_DIFF_IN_PROMPT ? `${diff.slice(0, MAX_DIFF_IN_PROMPT)}\n[diff truncated]` : diff}`;
     }
     let text: string;
+    let redactions: number;
     let usage: AgentStepOutput["usage"];
     const streamer = new OutputStreamer(
       store,
@@ -144,7 +146,8 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
           },
         }),
       });
-      text = response.text;
+      // Whatever the agent could read, the server's secrets never reach the record.
+      ({ text, redactions } = redactServerSecrets(response.text));
       usage = response.usage;
     } catch (err) {
       if (err instanceof AgentError) throw new StepExecutionError(err.errorClass, err.message, err.retryable, err.retryAfterMs);
@@ -161,6 +164,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       preview: text.slice(0, PREVIEW_CHARS),
       simulated: agent.simulated,
       ...(usage ? { usage } : {}),
+      ...(redactions ? { redactions } : {}),
     };
     if (input.phase === "build" || input.phase === "execute") {
       const committed = await commitWorkspace({
@@ -218,14 +222,18 @@ function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       }
       const failure =
         outcome.exitCode === expectedExitCode && !outcome.timedOut && !outcome.signal ? null : classifyCommandOutcome(outcome);
+      const stdout = redactServerSecrets(outcome.stdoutTail.slice(-TAIL_CHARS));
+      const stderr = redactServerSecrets(outcome.stderrTail.slice(-TAIL_CHARS));
+      const redactions = stdout.redactions + stderr.redactions;
       results.push({
         argv: command.argv,
         status: "ran",
         exitCode: outcome.exitCode,
         expectedExitCode,
         durationMs: Math.round(outcome.durationMs),
-        stdoutTail: outcome.stdoutTail.slice(-TAIL_CHARS),
-        stderrTail: outcome.stderrTail.slice(-TAIL_CHARS),
+        stdoutTail: stdout.text,
+        stderrTail: stderr.text,
+        ...(redactions ? { redactions } : {}),
         errorClass: failure?.errorClass ?? null,
         reason: failure
           ? failure.errorClass === "command_failed" && outcome.exitCode !== null

@@ -115,4 +115,54 @@ describe("secrets", () => {
     for (const line of logs) for (const s of secrets) if (line.includes(s)) leaks.push(`log: ${s}`);
     expect(leaks).toEqual([]);
   });
+
+  it("a server secret that reaches an agent's reply or a test's output anyway is redacted before it is recorded, and the redaction counted", async () => {
+    const leak = SERVER_SECRETS.NEXTAUTH_SECRET;
+    const dbPassword = "leak-password-4411";
+    // The coder "found" the secret and writes a test that prints it and the database password
+    // (encoded in the file, so only the test's output holds them).
+    const encoded = Buffer.from(`secret=${leak} db=${dbPassword}`).toString("base64");
+    const leakyTest = `require("node:test")("leaks", () => { console.log(Buffer.from("${encoded}", "base64").toString()); });\n`;
+    // A command agent that found the secret on the machine (a file here) and says it.
+    const root = path.dirname(h.repo);
+    const found = path.join(root, "found-secret.txt");
+    fs.writeFileSync(found, leak);
+    const coder = path.join(root, "leaky-coder.cjs");
+    fs.writeFileSync(
+      coder,
+      `const fs = require("node:fs");
+      fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)});
+      fs.writeFileSync("test/leak.test.js", ${JSON.stringify(leakyTest)});
+      console.log("Fixed. By the way: " + fs.readFileSync(${JSON.stringify(found)}, "utf8"));`,
+    );
+    const projectId = await h.project("leaky", {
+      coder: { kind: "command", id: "leaky-coder", argv: [process.execPath, coder] },
+      reviewer: [{ reply: JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] }) }],
+      tester: [{ reply: testPlan() }],
+    });
+    const { sessionId } = await startTask(
+      { store: db.store, pool: db.pool },
+      { projectId, prompt: "Fix sum()", mode: "implementation" },
+      testActor,
+    );
+    await h.waitFor(sessionId, "finish", (st) => st.status === "finished", 60_000);
+    const events = await db.store.readStream(sessionId);
+    const test = events.find((e) => e.type === "TestCommandRecorded")?.data as { stdoutTail: string; redactions?: number };
+    expect(test.stdoutTail).toContain("secret=[redacted NEXTAUTH_SECRET] db=[redacted the database password]");
+    expect(test.redactions).toBe(2);
+    const build = events.find(
+      (e) => e.type === "StepCompleted" && (e.data as { output: { kind: string; commit?: unknown } }).output.commit,
+    );
+    expect((build?.data as { output: { redactions?: number; preview: string } }).output).toMatchObject({
+      redactions: 1,
+      preview: expect.stringContaining("[redacted NEXTAUTH_SECRET]"),
+    });
+    const exported = JSON.stringify(await exportSession(db.store, db.pool, sessionId));
+    const blobs = (await db.pool.query<{ content: Buffer }>("SELECT content FROM blobs")).rows.map((r) => r.content);
+    for (const value of [leak, dbPassword]) {
+      expect(JSON.stringify(events)).not.toContain(value);
+      expect(exported).not.toContain(value);
+      expect(blobs.filter((b) => b.includes(value))).toEqual([]);
+    }
+  });
 });
