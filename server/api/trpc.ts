@@ -41,7 +41,9 @@ const mapDomainErrors = t.middleware(async ({ next }) => {
 
 /** Strings PostgreSQL cannot store (NUL, lone surrogates) are a 400 naming the field, never a 500. */
 const refuseUnstorableText = t.middleware(async ({ getRawInput, next }) => {
-  const bad = unstorableText(await getRawInput());
+  // A procedure without input (a bodiless POST) has no raw input to read: nothing to check.
+  const raw = await getRawInput().catch(() => undefined);
+  const bad = unstorableText(raw);
   if (bad) throw new TRPCError({ code: "BAD_REQUEST", message: `${bad.path}: ${bad.problem}` });
   return next();
 });

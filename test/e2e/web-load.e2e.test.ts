@@ -13,7 +13,16 @@ let token: string;
 
 beforeAll(async () => {
   server = await startLiveServer("web-load", { CATCAFE_WEB_POOL_MAX: "2", CATCAFE_WEB_POOL_WAIT_MS: "300" });
-  token = (await createTokenWithPassword({ url: server.url, email: server.admin.email, password: server.admin.password })).token;
+  // Signing in shares the two connections with whatever the server does at start: try again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      token = (await createTokenWithPassword({ url: server.url, email: server.admin.email, password: server.admin.password })).token;
+      break;
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
 }, LIVE_SERVER_TIMEOUT_MS);
 
 afterAll(async () => {

@@ -174,6 +174,7 @@ describe("no procedure returns a password hash or a token hash", () => {
     "tokens.list": undefined,
     "tokens.revoke": { id: s.tokenId },
     "users.list": undefined,
+    "users.signIns": { limit: 5 },
     "users.create": { email: `scan-${Date.now()}@cats.test`, name: "Scan", password: "correct horse battery" },
     "users.setRole": { userId: s.userId, role: "operator" },
     "users.disable": { userId: s.userId, disabled: false },
