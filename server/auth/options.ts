@@ -15,7 +15,7 @@ import type { PrismaClient } from "../db/generated/client";
 import { logger } from "../log";
 import type { AuthEnv } from "./env";
 import { authorizeWithBackoff, requestAddress } from "./sign-in-limit";
-import { findActiveUserByEmail, resolveUser } from "./users";
+import { currentSessionVersion, endBrowserSessions, findActiveUserByEmail, resolveSessionUser } from "./users";
 
 declare module "next-auth" {
   interface Session {
@@ -122,10 +122,12 @@ export function createAuthOptions(deps: { prisma: () => PrismaClient; env: AuthE
         if (user && account && account.type !== "credentials") {
           token.sub = (await findActiveUserByEmail(deps.prisma(), user.email ?? ""))?.id ?? "";
         }
-        return { sub: token.sub, iat: token.iat, exp: token.exp, jti: token.jti };
+        // A new session carries the user's current session version (raised at sign-out).
+        const sv = user ? await currentSessionVersion(deps.prisma(), token.sub) : token.sv;
+        return { sub: token.sub, sv, iat: token.iat, exp: token.exp, jti: token.jti };
       },
       async session({ session, token }) {
-        const user = await resolveUser(deps.prisma(), token.sub);
+        const user = await resolveSessionUser(deps.prisma(), token.sub, token.sv);
         return {
           expires: session.expires,
           ...(user ? { user: { id: user.id, email: user.email, name: user.name, role: user.role } } : {}),
@@ -135,6 +137,11 @@ export function createAuthOptions(deps: { prisma: () => PrismaClient; env: AuthE
     events: {
       signIn({ user, account }) {
         logger.info({ userId: user.id, provider: account?.provider }, "auth: signed in");
+      },
+      async signOut({ token }) {
+        // The cookie is cleared in this browser; raising the version ends copies of it too.
+        await endBrowserSessions(deps.prisma(), token?.sub);
+        logger.info({ userId: token?.sub }, "auth: signed out");
       },
     },
     logger: {

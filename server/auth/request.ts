@@ -4,7 +4,7 @@
 import { getToken } from "next-auth/jwt";
 import type { PrismaClient } from "../db/generated/client";
 import { authenticateApiToken } from "./tokens";
-import { resolveUser, type AuthUser } from "./users";
+import { resolveSessionUser, type AuthUser } from "./users";
 
 export interface CurrentUser extends AuthUser {
   /** How this request authenticated; some actions (minting tokens) need a browser session. */
@@ -49,6 +49,6 @@ export async function authenticateRequest(req: Request, deps: RequestAuthDeps): 
     req: { cookies: parseCookies(req.headers.get("cookie")), headers: {} } as unknown as Parameters<typeof getToken>[0]["req"],
     secret: deps.secret,
   });
-  const user = await resolveUser(deps.prisma, jwt?.sub);
+  const user = await resolveSessionUser(deps.prisma, jwt?.sub, jwt?.sv);
   return user ? { ...user, via: "session" } : null;
 }

@@ -77,6 +77,30 @@ export async function resolveUser(prisma: PrismaClient, id: string | undefined |
   return { id: row.id, email: row.email, name: row.name, role };
 }
 
+/**
+ * The user of a browser session: as resolveUser, and only while the session's version
+ * (`sv` in its token, 0 for sessions from before versions) is the user's current one.
+ */
+export async function resolveSessionUser(prisma: PrismaClient, id: string | undefined | null, version: unknown): Promise<AuthUser | null> {
+  if (!id || !z.uuid().safeParse(id).success) return null;
+  const row = await prisma.user.findUnique({ where: { id }, select: { sessionVersion: true } });
+  const sessionVersion = typeof version === "number" ? version : 0;
+  if (!row || row.sessionVersion !== sessionVersion) return null;
+  return resolveUser(prisma, id);
+}
+
+/** The version new browser sessions of `id` begin with. */
+export async function currentSessionVersion(prisma: PrismaClient, id: string | undefined | null): Promise<number> {
+  if (!id || !z.uuid().safeParse(id).success) return 0;
+  return (await prisma.user.findUnique({ where: { id }, select: { sessionVersion: true } }))?.sessionVersion ?? 0;
+}
+
+/** Sign-out: every browser session of `id` begun so far stops counting (API tokens are revoked on their own). */
+export async function endBrowserSessions(prisma: PrismaClient, id: string | undefined | null): Promise<void> {
+  if (!id || !z.uuid().safeParse(id).success) return;
+  await prisma.user.updateMany({ where: { id }, data: { sessionVersion: { increment: 1 } } });
+}
+
 export async function findActiveUserByEmail(prisma: PrismaClient, email: string): Promise<AuthUser | null> {
   const parsed = ZEmail.safeParse(email);
   if (!parsed.success) return null;

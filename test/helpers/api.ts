@@ -22,8 +22,8 @@ export interface ApiFixture {
   /** A new user with `role` (password: `password`) as a session-authenticated caller. */
   user(role: Role, fields?: { email?: string; password?: string }): Promise<CurrentUser & { password: string }>;
   caller(user: CurrentUser | null): ReturnType<typeof createCaller>;
-  /** A `Cookie` header value holding a next-auth session for `userId`. */
-  sessionCookie(userId: string, secret?: string): Promise<string>;
+  /** A `Cookie` header value holding a next-auth session for `userId` (`claims`: the token as next-auth made it). */
+  sessionCookie(userId: string, secret?: string, claims?: Record<string, unknown>): Promise<string>;
   /** Every row of every table in the public schema, as text. */
   dumpDatabase(): Promise<string>;
 }
@@ -51,8 +51,8 @@ export function createApiFixture(db: TestDatabase): ApiFixture {
     caller(user) {
       return createCaller({ ...deps, user });
     },
-    async sessionCookie(userId, secret = TEST_SECRET) {
-      const jwt = await encode({ token: { sub: userId }, secret });
+    async sessionCookie(userId, secret = TEST_SECRET, claims = {}) {
+      const jwt = await encode({ token: { ...claims, sub: userId }, secret });
       return `next-auth.session-token=${jwt}`;
     },
     async dumpDatabase() {

@@ -108,6 +108,28 @@ describe("session cookies", () => {
     expect(await authenticateRequest(request({ cookie: await api.sessionCookie(user.id) }), { ...deps, secret: undefined })).toBeNull();
     expect(await authenticateRequest(request({}), deps)).toBeNull();
   });
+
+  it("sign-out ends the session everywhere: a copied cookie stops working, a new sign-in works; tokens are unaffected", async () => {
+    const user = await api.user("operator");
+    const deps = { prisma: api.prisma, secret: TEST_SECRET };
+    const options = createAuthOptions({ prisma: () => api.prisma, env: { NEXTAUTH_SECRET: TEST_SECRET, OIDC_NAME: "SSO" } });
+    // A session as next-auth makes it at sign-in: the jwt callback stamps the current version.
+    const signedIn = await options.callbacks!.jwt!({ token: { sub: user.id }, user: { id: user.id }, account: null } as never);
+    const cookie = await api.sessionCookie(user.id, TEST_SECRET, signedIn);
+    const { token } = await api.caller(user).tokens.create({ name: "survives sign-out" });
+    expect(await authenticateRequest(request({ cookie }), deps)).toMatchObject({ id: user.id });
+
+    await options.events!.signOut!({ token: signedIn, session: undefined } as never);
+    expect(await authenticateRequest(request({ cookie }), deps)).toBeNull(); // the copy no longer counts
+    const session = await options.callbacks!.session!({ session: { expires: "x" }, token: signedIn } as never);
+    expect(session).not.toHaveProperty("user");
+
+    const again = await options.callbacks!.jwt!({ token: { sub: user.id }, user: { id: user.id }, account: null } as never);
+    expect(await authenticateRequest(request({ cookie: await api.sessionCookie(user.id, TEST_SECRET, again) }), deps)).toMatchObject({
+      id: user.id,
+    });
+    expect(await authenticateRequest(request({ authorization: `Bearer ${token}` }), deps)).toMatchObject({ id: user.id, via: "token" });
+  });
 });
 
 describe("API tokens", () => {
