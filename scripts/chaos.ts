@@ -20,7 +20,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -30,9 +29,11 @@ import { startEmbeddedPostgres, type RunningPostgres } from "../server/db/embedd
 import { migrate } from "../server/db/migrate";
 import { isAppError } from "../server/errors";
 import type { EventStore } from "../server/events/store";
+import { freePort } from "../server/net/free-port";
 import { upsertProject } from "../server/projects/projects";
 import { cancelTask, confirmTask, startTask } from "../server/tasks/commands";
 import { foldTask } from "../server/workflow/engine";
+import { startTcpProxy } from "../test/helpers/tcp-proxy";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const { values: args } = parseArgs({
@@ -73,15 +74,6 @@ let pgPort = 0;
 const pgPassword = crypto.randomBytes(12).toString("hex");
 const runners = new Map<string, ChildProcess>();
 let runnerSeq = 0;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startPostgres(): Promise<void> {
   pgServer = await startEmbeddedPostgres({
@@ -351,27 +343,12 @@ async function scenarioDatabase(store: EventStore, pool: ReturnType<typeof creat
 
 async function scenarioPartition(store: EventStore, pool: ReturnType<typeof createPool>, url: string): Promise<Figures> {
   // One more runner, reaching the database only through a proxy that is then cut.
-  const sockets = new Set<net.Socket>();
-  let open = true;
-  const proxy = net.createServer((client) => {
-    if (!open) return void client.destroy();
-    const upstream = net.connect(pgPort, "127.0.0.1");
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => (client.destroy(), upstream.destroy()));
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-  });
-  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
-  const proxied = new URL(url);
-  proxied.port = String((proxy.address() as net.AddressInfo).port);
+  const proxy = await startTcpProxy(pgPort);
   // The other runners paused (SIGSTOP) until the proxied one holds steps: then it is cut off
   // with work in hand, and the others (resumed) must take that work over.
   const others = [...runners.values()];
   for (const c of others) c.kill("SIGSTOP");
-  const cutId = startRunner(proxied.toString());
+  const cutId = startRunner(proxy.url(url));
   const sessions: string[] = [];
   const acks: Ack[] = [];
   await startMany(store, pool, QUICK ? 4 : 8, { sessions, acks });
@@ -382,15 +359,14 @@ async function scenarioPartition(store: EventStore, pool: ReturnType<typeof crea
   while ((await held()) < 2 && Date.now() < deadline) await sleep(50);
   const heldAtCut = await held();
   for (const c of others) c.kill("SIGCONT");
-  open = false;
-  for (const s of sockets) s.destroy();
+  proxy.cut();
   const cutAt = Date.now();
   say(`partition: runner ${cutId} cut off for ${(LEASE_MS * 3) / 1000} s (lease ${LEASE_MS / 1000} s)`);
   await sleep(LEASE_MS * 3);
-  open = true;
+  proxy.restore();
   const figures = await sessionFigures("partition", store, pool, { sessions, acks }, cutAt);
   await killRunner(cutId);
-  proxy.close();
+  await proxy.close();
   return { ...figures, heldAtCut };
 }
 

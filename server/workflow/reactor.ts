@@ -10,7 +10,7 @@ import type { RecordedEvent } from "../events/types";
 import type { TaskCommand } from "./commands";
 import { decideContext, definitionFor } from "./context";
 import { decide } from "./decide";
-import { foldTask } from "./state";
+import { foldTask, type TaskState } from "./state";
 
 export const WORKFLOW_ACTOR = { kind: "system", id: "workflow" } as const;
 
@@ -40,6 +40,18 @@ export async function reactToStepOutcome(tx: Tx, store: EventStore, sessionId: s
   } else {
     return;
   }
+  await decideAndAppend(tx, store, sessionId, state, command, outcome);
+}
+
+/** The decision on `command`, appended as the workflow's, caused by `outcome`. */
+async function decideAndAppend(
+  tx: Tx,
+  store: EventStore,
+  sessionId: string,
+  state: TaskState,
+  command: TaskCommand,
+  outcome: RecordedEvent,
+): Promise<void> {
   const events = decide(state, command, decideContext(definitionFor(state)));
   if (events.length === 0) return;
   await store.appendInTx(tx, sessionId, state.version, events, {
@@ -65,12 +77,12 @@ export async function reactToReactionFailure(
   if (state.status !== "active") return;
   const outcome = (recorded as (RecordedEvent & AppEvent)[]).find((e) => e.type === "StepCompleted" || e.type === "StepFailed");
   if (outcome?.type !== "StepCompleted" && outcome?.type !== "StepFailed") return;
-  const step = { stepId: outcome.data.stepId, attempt: outcome.data.attempt };
-  const events = decide(state, { type: "StepGaveUp", ...step, errorClass: "internal_error", message }, decideContext(definitionFor(state)));
-  if (events.length === 0) return;
-  await store.appendInTx(tx, sessionId, state.version, events, {
-    actor: WORKFLOW_ACTOR,
-    causationId: outcome.eventId,
-    correlationId: outcome.metadata.correlationId,
-  });
+  const command: TaskCommand = {
+    type: "StepGaveUp",
+    stepId: outcome.data.stepId,
+    attempt: outcome.data.attempt,
+    errorClass: "internal_error",
+    message,
+  };
+  await decideAndAppend(tx, store, sessionId, state, command, outcome);
 }

@@ -99,8 +99,7 @@ export async function commitWorkspace(input: CommitWorkspaceInput): Promise<Work
   assertIdentityPart(input.author.email, "author.email");
   const workspace = await requireWorkspace(input.path);
   const cwd = workspace.top;
-  if (input.expect) await checkExpectations(input.path, cwd, input.expect);
-  const parent = await resolveCommit(cwd, "HEAD");
+  const parent = input.expect ? await checkExpectations(input.path, cwd, input.expect) : await resolveCommit(cwd, "HEAD");
 
   await runGit(cwd, ["add", "--all"]);
   const staged = await runGit(cwd, ["diff", "--cached", "--quiet", "--no-ext-diff"], { allowFailure: true });
@@ -137,7 +136,8 @@ export async function commitWorkspace(input: CommitWorkspaceInput): Promise<Work
   };
 }
 
-async function checkExpectations(workspacePath: string, cwd: string, expect: { head: string; owner?: string }): Promise<void> {
+/** Checks what the committer expects; returns HEAD afterwards (always the expected commit). */
+async function checkExpectations(workspacePath: string, cwd: string, expect: { head: string; owner?: string }): Promise<string> {
   if (expect.owner !== undefined) {
     const owner = await workspaceOwner(workspacePath);
     if (owner !== expect.owner) {
@@ -153,7 +153,7 @@ async function checkExpectations(workspacePath: string, cwd: string, expect: { h
   }
   const expected = assertFullCommitId(expect.head, "expect.head");
   const head = await resolveCommit(cwd, "HEAD");
-  if (head === expected) return;
+  if (head === expected) return head;
   // The agent committed on its own: keep its changes, staged, and commit them as one.
   const descends = await runGit(cwd, ["merge-base", "--is-ancestor", expected, head], { allowFailure: true });
   if (descends.exitCode !== 0) {
@@ -167,6 +167,7 @@ async function checkExpectations(workspacePath: string, cwd: string, expect: { h
     );
   }
   await runGit(cwd, ["reset", "--soft", "--quiet", expected]);
+  return expected;
 }
 
 async function committedRange(workspacePath: string, baseCommit: string): Promise<{ cwd: string; base: string; head: string }> {

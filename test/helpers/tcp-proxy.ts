@@ -1,4 +1,4 @@
-// A local TCP proxy in front of PostgreSQL, to cut a process off from the database (and let
+// A local TCP proxy in front of PostgreSQL (tests and npm run chaos), to cut a process off from the database (and let
 // it back) without touching the server that other tests share: `cut()` drops every open
 // connection and refuses new ones until `restore()`.
 import net from "node:net";

@@ -85,30 +85,16 @@ describe("REST task aliases", () => {
     const id = await startOne();
     const cookie = await api.sessionCookie(operator.id);
     const before = (await db.store.readStream(id)).length;
-    const crossSite = await call(
-      rest.followUp,
-      id,
-      "followup",
-      { text: "from evil" },
-      { cookie, origin: "http://cats.test:3001", host: "cats.test" },
-    );
+    const followUpWith = (headers: Record<string, string>, body: unknown = { text: "hello" }) =>
+      call(rest.followUp, id, "followup", body, { cookie, ...headers });
+    const crossSite = await followUpWith({ origin: "http://cats.test:3001", host: "cats.test" });
     expect(crossSite).toMatchObject({ status: 403, body: { error: { code: "FORBIDDEN" } } });
-    const fetchMetadata = await call(rest.followUp, id, "followup", { text: "from evil" }, { cookie, "sec-fetch-site": "same-site" });
-    expect(fetchMetadata.status).toBe(403);
-    const plain = await call(rest.followUp, id, "followup", JSON.stringify({ text: "a form post" }), {
-      cookie,
-      "content-type": "text/plain",
-    });
+    expect((await followUpWith({ "sec-fetch-site": "same-site" })).status).toBe(403);
+    const plain = await followUpWith({ "content-type": "text/plain" }, JSON.stringify({ text: "a form post" }));
     expect(plain).toMatchObject({ status: 400, body: { error: { code: "INVALID_INPUT" } } });
     expect((await db.store.readStream(id)).length).toBe(before);
 
-    const sameSite = await call(
-      rest.followUp,
-      id,
-      "followup",
-      { text: "from the page" },
-      { cookie, origin: "http://cats.test", host: "cats.test" },
-    );
+    const sameSite = await followUpWith({ origin: "http://cats.test", host: "cats.test" });
     expect(sameSite.status).toBe(200);
     const token = await call(rest.followUp, id, "followup", JSON.stringify({ text: "a script" }), {
       ...asOperator(),
