@@ -5,6 +5,10 @@
 //   - `**` on its own, last in the rule, matches the remaining arguments (zero or more);
 //   - inside a token, `{a,b}` lists alternatives, `?` is one character, `*` is any run
 //     of characters except `/` and `**` any run including `/`.
+// Flags are matched strictly: a wildcard matches an option (an argument starting with `-`)
+// only when the token itself starts with `-` (`--reporter={dot,tap}`). So `node --test **`
+// runs test files, but not `node --test --import=data:…`: an allowed command lists the flags
+// it may take.
 import { z } from "zod";
 
 const ONE_ARG = "*";
@@ -97,12 +101,23 @@ export function matchToken(token: string, arg: string): boolean {
   return tokenRegExp(token).test(arg);
 }
 
-export function matchRule(rule: AllowRule, argv: readonly string[]): boolean {
+/** An option: what a wildcard never matches unless its token is itself written as a flag. */
+export function isFlag(arg: string): boolean {
+  return arg.startsWith("-") && arg !== "-";
+}
+
+/**
+ * Whether `rule` allows `argv`. With `flags: "loose"` a wildcard also matches flags (only to
+ * explain a refusal: "this rule would allow it but for the flag").
+ */
+export function matchRule(rule: AllowRule, argv: readonly string[], flags: "strict" | "loose" = "strict"): boolean {
+  const wildcardTakes = (token: string, arg: string) => flags === "loose" || !isFlag(arg) || token.startsWith("-");
   for (let i = 0; i < rule.length; i++) {
     const token = rule[i] as string;
-    if (token === REST_ARGS && i === rule.length - 1) return true;
+    if (token === REST_ARGS && i === rule.length - 1) return argv.slice(i).every((arg) => wildcardTakes(token, arg));
     const arg = argv[i];
     if (arg === undefined || !matchToken(token, arg)) return false;
+    if (hasWildcard(token) && !wildcardTakes(token, arg)) return false;
   }
   return argv.length === rule.length;
 }
@@ -110,6 +125,16 @@ export function matchRule(rule: AllowRule, argv: readonly string[]): boolean {
 /** The first rule that allows argv, or null. */
 export function findMatchingRule(allowlist: readonly AllowRule[], argv: readonly string[]): AllowRule | null {
   return allowlist.find((rule) => matchRule(rule, argv)) ?? null;
+}
+
+/** A rule that would allow argv if its wildcards took flags, and the first flag it does not list. */
+export function flagRefusal(allowlist: readonly AllowRule[], argv: readonly string[]): { rule: AllowRule; flag: string } | null {
+  const rule = allowlist.find((r) => matchRule(r, argv, "loose"));
+  if (!rule) return null;
+  const last = rule.length - 1;
+  const tokenAt = (i: number) => (rule[last] === REST_ARGS && i >= last ? REST_ARGS : (rule[i] ?? ""));
+  const flag = argv.find((arg, i) => isFlag(arg) && hasWildcard(tokenAt(i)) && !tokenAt(i).startsWith("-"));
+  return flag ? { rule, flag } : null;
 }
 
 /** A rule as a person reads it: `npx vitest run **`. */

@@ -1,12 +1,19 @@
 // Decides whether a command may run (req W8, F9): valid argv, not a server or watcher,
 // no path outside the workspace, and matched by a rule of the project's allowlist. Every
 // refusal carries a code and a reason specific enough to fix the command.
-import { closestRules, findMatchingRule, formatRule, ZAllowlist, type Allowlist, type AllowRule } from "./allowlist";
+import { closestRules, findMatchingRule, flagRefusal, formatRule, ZAllowlist, type Allowlist, type AllowRule } from "./allowlist";
 import { longRunningReason } from "./long-running";
 import { pathEscapeReason } from "./paths";
 import { ZArgv } from "./plan";
 
-export const REFUSAL_CODES = ["invalid_command", "invalid_allowlist", "long_running", "path_escape", "not_allowlisted"] as const;
+export const REFUSAL_CODES = [
+  "invalid_command",
+  "invalid_allowlist",
+  "long_running",
+  "path_escape",
+  "flag_not_allowed",
+  "not_allowlisted",
+] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
 export type CommandCheck = { allowed: true; rule: AllowRule } | { allowed: false; code: RefusalCode; reason: string };
@@ -57,6 +64,13 @@ export function checkCommand(argv: readonly string[], allowlist: Allowlist, opti
   const escape = pathEscapeReason(argv, options.workspace);
   if (escape) return { allowed: false, code: "path_escape", reason: escape };
   const rule = findMatchingRule(parsedAllowlist.data, argv);
-  if (!rule) return { allowed: false, code: "not_allowlisted", reason: notAllowlistedReason(argv, parsedAllowlist.data) };
+  if (!rule) {
+    const flag = flagRefusal(parsedAllowlist.data, argv);
+    if (flag) {
+      const reason = `flag \`${formatArgv([flag.flag])}\` is not allowed: rule \`${formatRule(flag.rule)}\` does not list it, and a wildcard never matches a flag (an allowed command names the flags it may take)`;
+      return { allowed: false, code: "flag_not_allowed", reason };
+    }
+    return { allowed: false, code: "not_allowlisted", reason: notAllowlistedReason(argv, parsedAllowlist.data) };
+  }
   return { allowed: true, rule };
 }

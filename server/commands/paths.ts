@@ -1,7 +1,8 @@
 // Path arguments must stay inside the workspace (req F9): an argument that is an absolute
-// path outside it, or whose `..` segments climb out of it, is refused. Only the text is
-// checked (the runner never resolves symlinks for this); `--flag=value` values and
-// `file://` URLs are checked like plain arguments.
+// path outside it, whose `..` segments climb out of it, or that leads out of it through a
+// symbolic link (the workspace's files are the repository's: a link may point anywhere) is
+// refused. `--flag=value` values and `file://` URLs are checked like plain arguments.
+import fs from "node:fs";
 import path from "node:path";
 
 /** The strings inside one argument that would be used as paths. */
@@ -14,7 +15,7 @@ function pathCandidates(arg: string): string[] {
 
 function isInside(root: string, target: string): boolean {
   const relative = path.relative(root, target);
-  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
 }
 
 function climbsOut(candidate: string): boolean {
@@ -29,6 +30,7 @@ function climbsOut(candidate: string): boolean {
  */
 export function pathEscapeReason(argv: readonly string[], workspace?: string): string | null {
   const root = workspace === undefined ? undefined : path.resolve(workspace);
+  const realRoot = root === undefined ? undefined : realExisting(root);
   for (const arg of argv.slice(1)) {
     for (const candidate of pathCandidates(arg)) {
       if (path.isAbsolute(candidate)) {
@@ -37,7 +39,31 @@ export function pathEscapeReason(argv: readonly string[], workspace?: string): s
       } else if (climbsOut(candidate)) {
         return `argument \`${arg}\` uses \`..\` to leave the workspace`;
       }
+      if (
+        root !== undefined &&
+        realRoot !== undefined &&
+        candidate !== "" &&
+        !isInside(realRoot, realExisting(path.resolve(root, candidate)))
+      ) {
+        return `argument \`${arg}\` leads outside the workspace through a symbolic link`;
+      }
     }
   }
   return null;
+}
+
+/** The real path of `target`'s deepest part that exists (links resolved), with the rest appended. */
+function realExisting(target: string): string {
+  let existing = target;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync(existing), ...rest.reverse());
+    } catch {
+      const parent = path.dirname(existing);
+      if (parent === existing) return target;
+      rest.push(path.basename(existing));
+      existing = parent;
+    }
+  }
 }

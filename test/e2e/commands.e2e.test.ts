@@ -294,7 +294,7 @@ describe("runCommand with real processes", () => {
 
   it("classifies a missing executable as command_failed: executable not found", async () => {
     const outcome = ran(
-      await runCommand({ argv: ["catcafe-no-such-binary", "--version"], cwd: workspace, allowlist: [["catcafe-no-such-binary", "**"]] }),
+      await runCommand({ argv: ["catcafe-no-such-binary", "version"], cwd: workspace, allowlist: [["catcafe-no-such-binary", "**"]] }),
     );
     expect(outcome).toMatchObject({ exitCode: null, spawnError: { code: "ENOENT" } });
     expect(classifyCommandOutcome(outcome)).toEqual({

@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { findMatchingRule, formatRule, matchRule, ZAllowlist, ZAllowRule, type Allowlist } from "../../server/commands/allowlist";
 import { checkCommand } from "../../server/commands/check";
@@ -32,12 +35,19 @@ describe("allowlist rules", () => {
     [["node", "file?.js"], ["node", "file1.js"], true],
     [["node", "a.b"], ["node", "axb"], false],
     [["echo", "(x)|[y]"], ["echo", "(x)|[y]"], true],
+    // Flags are strict: a wildcard takes arguments, never options, unless written as a flag.
+    [["node", "--test", "**"], ["node", "--test", "--import=data:text/javascript,1"], false],
+    [["node", "--test", "*"], ["node", "--test", "--require"], false],
+    [["node", "--test", "**"], ["node", "--test", "-"], true],
+    [["node", "--test", "--test-reporter=*", "**"], ["node", "--test", "--test-reporter=tap", "a.test.js"], true],
+    [["git", "*", "--stat"], ["git", "--exec-path", "--stat"], false],
   ])("rule %j against %j → %s", (rule, argv, expected) => {
     expect(matchRule(ZAllowRule.parse(rule), argv)).toBe(expected);
   });
 
   it("finds the first matching rule and formats rules for people", () => {
-    expect(findMatchingRule(EXAMPLE, ["git", "diff", "--stat"])).toEqual(["git", "diff", "**"]);
+    expect(findMatchingRule(EXAMPLE, ["git", "diff", "HEAD~1", "src/"])).toEqual(["git", "diff", "**"]);
+    expect(findMatchingRule(EXAMPLE, ["git", "diff", "--stat"])).toBeNull(); // a flag the rule does not list
     expect(findMatchingRule(EXAMPLE, ["git", "push"])).toBeNull();
     expect(formatRule(["npx", "vitest", "run", "**"])).toBe("npx vitest run **");
     expect(formatRule(["node", "-e", "a b"])).toBe('node -e "a b"');
@@ -205,6 +215,60 @@ describe("checkCommand", () => {
       ["git", "diff", "..."],
     ]) {
       expect(checkCommand(argv, EXAMPLE, { workspace: "/work/ws" }), argv.join(" ")).toMatchObject({ allowed: true });
+    }
+  });
+
+  // What `node --test **` must not let through (issue 11, item 4): code loaded from a data URL
+  // or a file, a loader, a reporter that runs code or overwrites a source file.
+  it.each<[string[], string]>([
+    [["node", "--test", "--import=data:text/javascript,process.exit(0)"], "--import=data:text/javascript,process.exit(0)"],
+    [["node", "--test", "--require", "./evil.js"], "--require"],
+    [["node", "--test", "--experimental-loader", "./loader.mjs", "test/"], "--experimental-loader"],
+    [["node", "--test", "--test-reporter=data:text/javascript,x"], "--test-reporter=data:text/javascript,x"],
+    [["node", "--test", "--test-reporter-destination", "src/x.js"], "--test-reporter-destination"],
+    [["node", "--test", "test/", "--inspect"], "--inspect"],
+  ])("refuses %j naming the flag the rule does not list", (argv, flag) => {
+    const check = checkCommand(argv, EXAMPLE, { workspace: "/work/ws" });
+    expect(check).toMatchObject({ allowed: false, code: "flag_not_allowed" });
+    expect(check.allowed ? "" : check.reason).toContain(`flag \`${flag}\` is not allowed: rule \`node --test **\` does not list it`);
+  });
+
+  it("still runs the forms the rule names, and flags a rule lists", () => {
+    for (const argv of [
+      ["node", "--test"],
+      ["node", "--test", "test/"],
+      ["node", "--test", "test/a.test.js", "test/b.test.js"],
+    ]) {
+      expect(checkCommand(argv, EXAMPLE, { workspace: "/work/ws" }), argv.join(" ")).toEqual({
+        allowed: true,
+        rule: ["node", "--test", "**"],
+      });
+    }
+    const withReporter: Allowlist = [["node", "--test", "--test-reporter={spec,tap}", "**"]];
+    expect(checkCommand(["node", "--test", "--test-reporter=tap", "test/"], withReporter)).toMatchObject({ allowed: true });
+    expect(checkCommand(["node", "--test", "--test-reporter=data:x", "test/"], withReporter)).toMatchObject({ allowed: false });
+  });
+
+  it("refuses a path that leaves the workspace through a symbolic link, the link's target resolved", () => {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-allow-")));
+    try {
+      const ws = path.join(root, "ws");
+      fs.mkdirSync(path.join(ws, "test"), { recursive: true });
+      fs.mkdirSync(path.join(root, "outside"));
+      fs.symlinkSync(path.join(root, "outside"), path.join(ws, "test", "escape"));
+      fs.symlinkSync(path.join(ws, "test"), path.join(ws, "inner"));
+      for (const arg of ["test/escape", "test/escape/evil.test.js", `${ws}/test/escape/x`]) {
+        expect(checkCommand(["node", "--test", arg], EXAMPLE, { workspace: ws })).toEqual({
+          allowed: false,
+          code: "path_escape",
+          reason: `argument \`${arg}\` leads outside the workspace through a symbolic link`,
+        });
+      }
+      // A link that stays inside, and paths that do not exist yet, are fine.
+      expect(checkCommand(["node", "--test", "inner/a.test.js"], EXAMPLE, { workspace: ws })).toMatchObject({ allowed: true });
+      expect(checkCommand(["node", "--test", "test/new/a.test.js"], EXAMPLE, { workspace: ws })).toMatchObject({ allowed: true });
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
     }
   });
 
