@@ -29,6 +29,16 @@ export interface AgentUsage {
 export interface AgentResponse {
   text: string;
   usage?: AgentUsage;
+  /** For agents that run a process: whether it ran in the sandbox (bubblewrap). */
+  sandboxed?: boolean;
+  /** For agent CLIs: how many of their tool calls ran, how many failed, and the last failure. */
+  tools?: AgentToolCalls;
+}
+
+export interface AgentToolCalls {
+  calls: number;
+  failed: number;
+  lastError?: string;
 }
 
 export class AgentError extends Error {

@@ -1,12 +1,16 @@
-// The generic command shell: runs any executable as an agent. No shell, the session's
-// workspace as cwd, an explicit minimal environment (never the runner's secrets), stdout
-// streamed as it arrives and capped, and the whole process tree ended on cancel or deadline.
+// The generic command shell: runs any executable as an agent. No shell, in the sandbox
+// (./sandbox.ts: the session's workspace as cwd, a HOME of its own, the network only when
+// it is configured to call out), an explicit minimal environment (never the runner's
+// secrets), stdout streamed as it arrives and capped, and the whole process tree ended on
+// cancel or deadline.
 import fs from "node:fs/promises";
-import os from "node:os";
+import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { minimalEnv } from "../process/env";
+import { unwrapExit } from "../process/sandbox";
 import { spawnProcess, type ProcessEnd, type StopCause } from "../process/spawn";
 import { PROMPT_PLACEHOLDER, ZCommandAgentConfig, type CommandAgentConfig, type CommandAgentConfigInput } from "./config";
+import { sandboxAgent, withRunDir } from "./sandbox";
 import { AgentError, MAX_AGENT_OUTPUT_BYTES, type Agent, type AgentRequest, type AgentResponse } from "./types";
 
 /** How much of stderr is kept (the end of it) to explain a failure. */
@@ -29,9 +33,9 @@ export class CommandAgent implements Agent {
     this.name = this.config.name ?? this.config.id;
   }
 
-  /** The whole environment of the process: a minimal base, then passEnv, then literal env. */
-  environment(source: NodeJS.ProcessEnv = process.env): Record<string, string> {
-    return minimalEnv({ source, home: source.HOME ?? os.homedir(), pass: this.config.passEnv, extra: this.config.env });
+  /** The whole environment of the process: a minimal base with its own `home`, then passEnv, then literal env. */
+  environment(home: string, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+    return minimalEnv({ source, home, pass: this.config.passEnv, extra: this.config.env });
   }
 
   /** Executable and arguments for one prompt ({prompt} substituted in arguments with prompt "arg"). */
@@ -51,16 +55,25 @@ export class CommandAgent implements Agent {
     await assertDirectory(request.workspace);
     if (signal.aborted) throw stopError({ kind: "cancelled" }, "");
 
+    return withRunDir("command", (runDir) => this.run(request, deadline, runDir));
+  }
+
+  private async run(request: AgentRequest, deadline: number, runDir: string): Promise<AgentResponse> {
+    const { signal } = request;
     const [file, args] = this.argv(request.prompt);
+    const home = path.join(runDir, "home");
+    await fs.mkdir(home);
+    const env = this.environment(home);
+    const boxed = await sandboxAgent({ file, args, workspace: request.workspace, env, runDir, network: this.config.network });
     let stdout = "";
     let stdoutBytes = 0;
     const decoder = new StringDecoder("utf8");
     let stderrTail = Buffer.alloc(0);
     const run = spawnProcess<AgentStop>({
-      file,
-      args,
+      file: boxed.file,
+      args: boxed.args,
       cwd: request.workspace,
-      env: this.environment(),
+      env,
       signal,
       deadline,
       ...(this.config.prompt === "stdin" ? { input: request.prompt } : {}),
@@ -86,11 +99,12 @@ export class CommandAgent implements Agent {
       }
     };
 
-    const end = await run.done;
+    const ended = await run.done;
+    const end = ended.kind === "exited" ? unwrapExit(ended, boxed.sandboxed) : ended;
     if (!run.stoppedBy) emit(decoder.end());
     if (run.stoppedBy) throw stopError(run.stoppedBy, stdout);
     if (end.kind === "not_started") throw spawnError(file, end.code, end.message);
-    if (end.exitCode === 0) return { text: stdout };
+    if (end.exitCode === 0) return { text: stdout, sandboxed: boxed.sandboxed };
     throw new AgentError("command_failed", `${file} ${describeExit(end)}; ${stderrOrNone(stderrTail)}`, false, stdout);
   }
 }

@@ -119,6 +119,8 @@ export const ZCommandAgentConfig = ZAgentBase.extend({
   passEnv: z.array(ZEnvName).optional(),
   /** Per-invocation limit; the request's deadline applies too, whichever comes first. */
   timeoutMs: z.number().int().positive().max(86_400_000).optional(),
+  /** Network access in the sandbox: on for a command that calls a model itself (bound to a brain). */
+  network: z.boolean().default(false),
 })
   .strict()
   .refine((c) => c.prompt !== "arg" || c.argv.slice(1).some((a) => a.includes(PROMPT_PLACEHOLDER)), {

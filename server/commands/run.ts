@@ -2,7 +2,6 @@
 // environment, stdin closed, a timeout and an abort signal that kill the whole process
 // tree, and only a bounded tail of its output kept. A refused command never starts.
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { AppError } from "../errors";
@@ -10,7 +9,8 @@ import type { AllowRule, Allowlist } from "./allowlist";
 import { checkCommand, type RefusalCode } from "./check";
 import { buildCommandEnv, ZExtraEnv } from "./env";
 import { OutputTail } from "../process/output-tail";
-import { inSandbox } from "../process/sandbox";
+import { repositoryView } from "../process/git-dir";
+import { agentHomesPath, inSandbox, unwrapExit } from "../process/sandbox";
 import { spawnProcess } from "../process/spawn";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -62,6 +62,8 @@ export interface CommandRun {
   stderrBytes: number;
   /** True when either stream printed more than the cap and only its tail was kept. */
   truncated: boolean;
+  /** Whether it ran in the sandbox (bubblewrap). */
+  sandboxed: boolean;
 }
 
 export type CommandOutcome = { status: "refused"; code: RefusalCode; reason: string } | CommandRun;
@@ -97,7 +99,9 @@ export async function runCommand(input: TRunCommandInput): Promise<CommandOutcom
   const stdout = new OutputTail(options.maxOutputBytes);
   const stderr = new OutputTail(options.maxOutputBytes);
   const base = { status: "ran" as const, argv: options.argv, rule: check.rule, timeoutMs: options.timeoutMs };
+  let sandboxed = false;
   const outputFields = () => ({
+    sandboxed,
     stdoutTail: stdout.text(),
     stderrTail: stderr.text(),
     stdoutBytes: stdout.totalBytes,
@@ -108,12 +112,21 @@ export async function runCommand(input: TRunCommandInput): Promise<CommandOutcom
     return { ...base, exitCode: null, signal: null, timedOut: false, cancelled: true, spawnError: null, durationMs: 0, ...outputFields() };
   }
 
-  const home = options.home ?? (await fs.mkdtemp(path.join(os.tmpdir(), "catcafe-cmd-home-")));
+  // The run's own directory: its HOME (unless the caller gives one) and the sandbox's git config.
+  await fs.mkdir(agentHomesPath(), { recursive: true, mode: 0o700 });
+  const runDir = await fs.mkdtemp(path.join(agentHomesPath(), "command-"));
+  const home = options.home ?? path.join(runDir, "home");
   try {
+    await fs.mkdir(home, { recursive: true });
     const env = buildCommandEnv({ home, extra: options.env });
     // Repository code: only the worktree and its own HOME writable, no network, nothing else of the host.
-    const boxed = inSandbox(program, args, options.cwd, env, { writable: [options.cwd, home], network: false });
-    const end = await spawnProcess({
+    const boxed = inSandbox(program, args, options.cwd, env, {
+      writable: [options.cwd, home],
+      ...(await repositoryView(options.cwd, runDir)),
+      network: false,
+    });
+    sandboxed = boxed.sandboxed;
+    const ended = await spawnProcess({
       file: boxed.file,
       args: boxed.args,
       cwd: options.cwd,
@@ -124,6 +137,7 @@ export async function runCommand(input: TRunCommandInput): Promise<CommandOutcom
       onStdout: (chunk) => stdout.push(chunk),
       onStderr: (chunk) => stderr.push(chunk),
     }).done;
+    const end = ended.kind === "exited" ? unwrapExit(ended, sandboxed) : ended;
     const stopped = { timedOut: end.stoppedBy?.kind === "timeout", cancelled: end.stoppedBy?.kind === "cancelled" };
     if (end.kind === "not_started") {
       const spawnError = spawnErrorOf(end.code, end.message, program);
@@ -139,6 +153,6 @@ export async function runCommand(input: TRunCommandInput): Promise<CommandOutcom
       ...outputFields(),
     };
   } finally {
-    if (options.home === undefined) await fs.rm(home, { recursive: true, force: true });
+    await fs.rm(runDir, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 });
   }
 }

@@ -141,6 +141,8 @@ function runtimeCandidate(agent: ResolvedAgent, shell: ResolvedShell | null, bra
         kind: "command",
         argv: [shell.command, ...shell.args],
         prompt: shell.prompt,
+        // A command bound to a brain calls it itself: its sandbox lets it reach the network.
+        network: shell.network || brain !== null,
         ...(Object.keys(env).length ? { env } : {}),
         ...(passEnv.length ? { passEnv } : {}),
         ...(shell.timeoutMs !== undefined ? { timeoutMs: shell.timeoutMs } : {}),

@@ -163,6 +163,8 @@ export const ZCommandShell = z
     command: ZNoNul.min(1, "must not be empty"),
     /** stdin: the prompt is written to standard input; arg: it replaces {prompt} in args. */
     prompt: z.enum(["stdin", "arg"]).default("stdin"),
+    /** Network access in the sandbox (on anyway when the shell is bound to a brain it calls). */
+    network: z.boolean().default(false),
   })
   .superRefine((shell, ctx) => {
     if (shell.prompt === "arg" && !shell.args.some((a) => a.includes(PROMPT_PLACEHOLDER))) {

@@ -102,6 +102,10 @@ export const ZAgentStepOutput = z.object({
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
   /** Values of the server's secrets found in the reply and replaced before it was recorded. */
   redactions: z.number().int().nonnegative().optional(),
+  /** Whether the agent's process ran in the sandbox (absent for brains called over HTTP). */
+  sandboxed: z.boolean().optional(),
+  /** An agent CLI's tool calls: how many finished, how many failed. */
+  tools: z.object({ calls: z.number().int().nonnegative(), failed: z.number().int().nonnegative() }).optional(),
   commit: ZWorkspaceCommit.optional(),
 });
 export type AgentStepOutput = z.infer<typeof ZAgentStepOutput>;
@@ -119,6 +123,8 @@ export const ZCommandResult = z.object({
   reason: z.string().nullable(),
   /** Values of the server's secrets found in the output and replaced before it was recorded. */
   redactions: z.number().int().nonnegative().optional(),
+  /** Whether the command ran in the sandbox. */
+  sandboxed: z.boolean().optional(),
 });
 export type CommandResultOutput = z.infer<typeof ZCommandResult>;
 

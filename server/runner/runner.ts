@@ -136,10 +136,10 @@ export class Runner {
     this.timers.push(setInterval(() => void collectUnreferencedBlobs(this.pool).catch(() => 0), BLOB_COLLECTION_MS));
     this.loopDone = this.loop();
     this.opts.log("runner started", { runnerId: this.id });
-    // Test commands run in a bubblewrap sandbox where it works; say so when it does not.
+    // Agents and test commands run in a bubblewrap sandbox where it works; say so when it does not.
     const sandbox = sandboxStatus();
     if (!sandbox.available) {
-      this.opts.log("no sandbox: test commands run as this user, with its view of the machine (docs/operations.md)", {
+      this.opts.log("no sandbox: agents and test commands run as this user, with its view of the machine (docs/security.md)", {
         runnerId: this.id,
         reason: sandbox.reason,
       });

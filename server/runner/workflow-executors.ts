@@ -5,7 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Db } from "../db/pool";
 import { createAgent, ZAgentConfig } from "../agents";
-import { AgentError } from "../agents/types";
+import { AgentError, type AgentResponse } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
 import { classifyCommandOutcome } from "../commands/classify";
 import { runCommand } from "../commands/run";
@@ -110,6 +110,8 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
     let text: string;
     let redactions: number;
     let usage: AgentStepOutput["usage"];
+    let sandboxed: boolean | undefined;
+    let tools: AgentResponse["tools"];
     const streamer = new OutputStreamer(
       store,
       { sessionId: step.sessionId, stepId: step.id, attempt: step.attempt, role: input.role },
@@ -149,6 +151,8 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       // Whatever the agent could read, the server's secrets never reach the record.
       ({ text, redactions } = redactServerSecrets(response.text));
       usage = response.usage;
+      sandboxed = response.sandboxed;
+      tools = response.tools;
     } catch (err) {
       if (err instanceof AgentError) throw new StepExecutionError(err.errorClass, err.message, err.retryable, err.retryAfterMs);
       throw err;
@@ -165,6 +169,8 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       simulated: agent.simulated,
       ...(usage ? { usage } : {}),
       ...(redactions ? { redactions } : {}),
+      ...(sandboxed !== undefined ? { sandboxed } : {}),
+      ...(tools ? { tools: { calls: tools.calls, failed: tools.failed } } : {}),
     };
     if (input.phase === "build" || input.phase === "execute") {
       const committed = await commitWorkspace({
@@ -177,6 +183,15 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         if (isAppError(err, "CONFLICT")) throw new StepExecutionError("internal_error", err.message, true);
         throw err;
       });
+      // A build whose every tool call failed and that changed nothing did not build (a sandbox
+      // that refuses every command looks like this): a tool error, not a completed build.
+      if (committed.empty && tools && tools.calls > 0 && tools.failed === tools.calls) {
+        throw new StepExecutionError(
+          "tool_error",
+          `all ${tools.calls} tool call${tools.calls === 1 ? "" : "s"} of ${agent.id} failed and nothing changed; the last: ${tools.lastError ?? "no detail"}`,
+          false,
+        );
+      }
       const diff = await putBlob(deps.pool, committed.diff, "text/x-diff; charset=utf-8");
       const packed = await bundleSession(workspace, input.workspace.baseCommit, committed.commit);
       const bundle = packed ? await putBlob(deps.pool, packed, "application/x-git-bundle") : undefined;
@@ -234,6 +249,7 @@ function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         stdoutTail: stdout.text,
         stderrTail: stderr.text,
         ...(redactions ? { redactions } : {}),
+        sandboxed: outcome.sandboxed,
         errorClass: failure?.errorClass ?? null,
         reason: failure
           ? failure.errorClass === "command_failed" && outcome.exitCode !== null

@@ -1,9 +1,11 @@
 // Runs git for the workspace module: no shell, an explicit minimal environment (nothing of
-// the server's own GIT_DIR, credentials or secrets leaks in), hooks disabled, and failures
-// turned into AppError carrying git's stderr.
+// the server's own GIT_DIR, credentials or secrets leaks in), hooks disabled, a worktree's
+// `.git` file followed only where untrusted code cannot have planted it (process/git-dir.ts),
+// and failures turned into AppError carrying git's stderr.
 import fs from "node:fs";
 import { AppError } from "../errors";
 import { minimalEnv } from "../process/env";
+import { TamperedWorktreeError, worktreeGitDirs } from "../process/git-dir";
 import { runProcess } from "../process/run";
 
 /** Local git operations finish in seconds; this only stops a wedged process from hanging a step. */
@@ -36,6 +38,7 @@ function describe(args: readonly string[]): string {
  * an agent managed to plant there) must not run code when we check out or commit.
  */
 export async function runGit(cwd: string, args: readonly string[], options: RunGitOptions = {}): Promise<GitResult> {
+  assertTrustedPointer(cwd);
   const fullArgs = ["-c", "core.hooksPath=/dev/null", ...args];
   const result = await runProcess({ file: "git", args: fullArgs, cwd, env: gitEnv(options.env), timeoutMs: GIT_TIMEOUT_MS });
 
@@ -54,6 +57,17 @@ export async function runGit(cwd: string, args: readonly string[], options: RunG
   const out: GitResult = { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr.trim() };
   if (out.exitCode === 0 || options.allowFailure) return out;
   throw gitFailure(cwd, args, out);
+}
+
+/** A worktree whose `.git` file untrusted code redirected is refused before git reads its config. */
+function assertTrustedPointer(cwd: string): void {
+  if (!fs.existsSync(cwd)) return;
+  try {
+    worktreeGitDirs(cwd);
+  } catch (error) {
+    if (error instanceof TamperedWorktreeError) throw new AppError("PRECONDITION_FAILED", error.message, { cwd });
+    throw error;
+  }
 }
 
 export function gitFailure(cwd: string, args: readonly string[], result: GitResult): AppError {

@@ -1,5 +1,8 @@
 // The command agent with real processes: prompt on stdin and in argv, streaming, a scrubbed
 // environment, failure classification, deadline and cancel ending the whole process tree.
+// These tests watch the agent's processes by their host pids, which the sandbox's own PID
+// namespace hides, so they run with the sandbox off; the sandboxed agent (the same cases
+// that matter: attacks, a signal, cancel) is proven in sandbox.e2e.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -22,6 +25,8 @@ let workspace: string;
 const started: number[] = [];
 
 beforeAll(() => {
+  savedEnv.CATCAFE_SANDBOX = process.env.CATCAFE_SANDBOX;
+  process.env.CATCAFE_SANDBOX = "off";
   for (const [name, value] of Object.entries(SECRETS)) {
     savedEnv[name] = process.env[name];
     process.env[name] = value;

@@ -21,10 +21,14 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A fake CLI in `dir` that prints `version` for --version and `help` for anything else. */
+/**
+ * A fake CLI in `dir` that prints `version` for --version, runs what follows `--` for
+ * `sandbox` (as `codex sandbox` does), and prints `help` for anything else.
+ */
 function fake(name: string, version: string, help: string, versionDelayMs = 0): string {
   const file = path.join(dir, name);
-  const script = `const a = process.argv.slice(2); if (a.includes("--version")) setTimeout(() => console.log(${JSON.stringify(version)}), ${versionDelayMs}); else console.log(${JSON.stringify(help)});`;
+  const sandbox = `if (a[0] === "sandbox") { const c = a.slice(a.indexOf("--") + 1); process.exit(require("child_process").spawnSync(c[0], c.slice(1), { stdio: "inherit" }).status ?? 1); }`;
+  const script = `const a = process.argv.slice(2); ${sandbox} if (a.includes("--version")) setTimeout(() => console.log(${JSON.stringify(version)}), ${versionDelayMs}); else console.log(${JSON.stringify(help)});`;
   fs.writeFileSync(file, `#!/usr/bin/env node\n${script}\n`, { mode: 0o755 });
   return file;
 }
@@ -99,6 +103,24 @@ describe("detectShells", () => {
       commands: { codex: "codex-nightly" },
     });
     expect(result).toMatchObject({ path: path.join(dir, "codex-nightly"), version: "0.170.1", supported: true });
+  });
+
+  it("makes a harmless edit through Codex's own sandbox; where that sandbox cannot work, editing is reported as failed", async () => {
+    // Codex refuses to place its sandbox helper under the temporary directory: with the run's
+    // HOME there, every command it would run fails (issue 11, item 3). Detection must say so.
+    const saved = process.env.CATCAFE_AGENT_HOMES;
+    process.env.CATCAFE_AGENT_HOMES = path.join(dir, "homes");
+    try {
+      const result = await detectShell("codex");
+      expect(result.capabilities.editFiles).toBe(false);
+      expect(result.supported).toBe(false);
+      expect(result.problems.join("\n")).toMatch(/a harmless edit through its own sandbox \(codex sandbox\) failed/);
+    } finally {
+      if (saved === undefined) delete process.env.CATCAFE_AGENT_HOMES;
+      else process.env.CATCAFE_AGENT_HOMES = saved;
+    }
+    // And with the HOME where it belongs, the same probe edits.
+    expect(await detectShell("codex")).toMatchObject({ supported: true, capabilities: { editFiles: true }, problems: [] });
   });
 
   it("a CLI that hangs on --version is cut off and reported", async () => {

@@ -12,6 +12,8 @@ describeShellWithStub({
   writeFile: (_workspace, file, content) => ({ name: "write_file", input: { file_path: file, content } }),
   runCommand: (command) => ({ name: "run_shell_command", input: { command, description: "Wait for the test" } }),
   commandPermissions: "full",
+  // Gemini reports a shell command that exits non-zero as a tool that succeeded; a missing file it reports as failed.
+  failingTool: { name: "read_file", input: { file_path: "catcafe-no-such-file" } },
   streamsDeltas: true,
   // Gemini CLI 0.61 retries a request that failed (reset, 429, 5xx: after 5 s and more), not a stream that broke after it began.
   retriesBrokenStream: false,

@@ -2,6 +2,8 @@
 // real ones (the real ones cannot be made to crash, print garbage or fork off a session on
 // demand): garbage output, crashes, a missing binary, a missing key, an onChunk that
 // throws, and helpers that left the process group, ended on cancel and after a normal exit.
+// The fake CLIs report their processes by host pid, which the sandbox's own PID namespace
+// hides, so these run with the sandbox off; the real CLIs run sandboxed in shells-*.e2e.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -18,7 +20,7 @@ let workspace: string;
 let bin: string;
 
 beforeAll(() => {
-  for (const [name, value] of Object.entries({ ...RUNNER_SECRETS, [KEY_ENV]: "fake-key-value" })) {
+  for (const [name, value] of Object.entries({ ...RUNNER_SECRETS, [KEY_ENV]: "fake-key-value", CATCAFE_SANDBOX: "off" })) {
     saved[name] = process.env[name];
     process.env[name] = value;
   }

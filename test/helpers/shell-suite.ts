@@ -11,6 +11,7 @@ import { createAgent } from "../../server/agents/index";
 import { agentHomesDir } from "../../server/agents/shells/cli-agent";
 import type { CliShellAgentConfigInput } from "../../server/agents/config";
 import { AgentError, type Agent, type AgentRequest } from "../../server/agents/types";
+import { sandboxStatus } from "../../server/process/sandbox";
 import { descendantsOf, isAlive, processesMentioning, waitUntil } from "./processes";
 import { startProviderStub, type ProviderApi, type ProviderStub, type StubRequest, type StubTurn } from "./shell-provider-stub";
 
@@ -31,6 +32,8 @@ export interface ShellProfile {
   runCommand(command: string): ToolCall;
   /** The permissions the adapter needs for runCommand to run without asking. */
   commandPermissions: "edit" | "full";
+  /** A tool call the CLI itself reports as failed (default: runCommand of `ls` on a missing file). */
+  failingTool?: ToolCall;
   /** True when the CLI streams text deltas; false when it reports whole messages (Codex). */
   streamsDeltas: boolean;
   /** Whether the CLI's own retry (providerRetries > 0) repeats a request whose stream broke midway. */
@@ -153,10 +156,14 @@ export function describeShellWithStub(profile: ShellProfile): void {
     };
   }
 
-  /** A wrapper the adapter runs as its command: it records its environment and arguments, then execs the real CLI. */
+  /**
+   * A wrapper the adapter runs as its command: it records its environment and arguments, then
+   * execs the real CLI. In the sandbox it sees only the workspace (where it records) and what
+   * CATCAFE_SANDBOX_READ adds (the real CLI's node_modules, set by the caller).
+   */
   function recordingWrapper(): { command: string; recorded(): Record<string, string>; args(): string } {
-    const dump = path.join(scratch, "env.txt");
-    const argsDump = path.join(scratch, "args.txt");
+    const dump = path.join(workspace, ".wrapper-env.txt");
+    const argsDump = path.join(workspace, ".wrapper-args.txt");
     const command = path.join(scratch, `${profile.kind}-wrapper.sh`);
     fs.writeFileSync(
       command,
@@ -179,9 +186,11 @@ export function describeShellWithStub(profile: ShellProfile): void {
       const s = await withStub([{ kind: "text", chunks: ["Hello ", "from ", "the stub."] }]);
       const wrapper = recordingWrapper();
       const chunks: string[] = [];
-      const response = await agentFor(s, { command: wrapper.command }).invoke(
-        request({ prompt: "say hello to the cafe", onChunk: (t) => chunks.push(t) }),
-      );
+      process.env.CATCAFE_SANDBOX_READ = path.dirname(fs.realpathSync(REAL_BIN));
+      const response = await agentFor(s, { command: wrapper.command })
+        .invoke(request({ prompt: "say hello to the cafe", onChunk: (t) => chunks.push(t) }))
+        .finally(() => delete process.env.CATCAFE_SANDBOX_READ);
+      expect(response.sandboxed).toBe(sandboxStatus().available);
 
       expect(response.text).toBe("Hello from the stub.");
       expect(response.usage).toEqual({ inputTokens: 12, outputTokens: 7 });
@@ -284,6 +293,17 @@ export function describeShellWithStub(profile: ShellProfile): void {
       expect(["provider_network_error", "timeout"]).toContain(err.errorClass);
       expect(err.retryable).toBe(true);
       if (err.errorClass === "timeout") expect(err.message).toMatch(/retrying after a provider error/);
+    });
+
+    it("counts the tool calls that ran and those that failed (a failing sandbox would show as every call failing)", async () => {
+      const s = await withStub([
+        { kind: "tool", ...(profile.failingTool ?? profile.runCommand("ls catcafe-no-such-file")) },
+        { kind: "text", chunks: ["Could not list it."] },
+      ]);
+      const response = await agentFor(s, { permissions: profile.commandPermissions }).invoke(request({ prompt: "list it" }));
+      expect(response.text).toBe("Could not list it.");
+      expect(response.tools).toMatchObject({ calls: 1, failed: 1 });
+      expect(response.tools?.lastError).toMatch(/catcafe-no-such-file|No such file|exit/i);
     });
 
     it("cancel ends the CLI and every process it started (checked by pid) within a second", async () => {

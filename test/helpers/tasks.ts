@@ -71,6 +71,9 @@ export interface Harness {
 
 export function createHarness(db: TestDatabase): Harness {
   const root = tempDir("catcafe-tasks-");
+  // Agent scripts written here are named on their command line: the sandbox shows such a file
+  // only where any user of the host could read it.
+  fs.chmodSync(root, 0o755);
   const repo = makeSumRepo(root);
   const workspacesRoot = path.join(root, "workspaces");
   const runners: Runner[] = [];

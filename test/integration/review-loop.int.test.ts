@@ -232,15 +232,16 @@ describe("review loop through the runner", () => {
   });
 
   it("cancel mid-step reaches the running agent process and kills its tree within a second; the session ends cancelled", async () => {
+    // The agent runs in the sandbox (its own PID namespace: its pids mean nothing here), so
+    // its tree shows it is alive by writing: it and a grandchild each append a tick every 20 ms.
     const root = path.dirname(h.repo);
-    const pidFile = path.join(root, "agent.pids");
     const script = path.join(root, "slow-agent.cjs");
+    const tick = (who: string) => `setInterval(() => require("node:fs").appendFileSync(".ticks-${who}", "."), 20)`;
     fs.writeFileSync(
       script,
       `const { spawn } = require("node:child_process");
-      const child = spawn("sleep", ["60"], { stdio: "ignore" });
-      require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, process.pid + " " + child.pid);
-      setTimeout(() => {}, 60000);`,
+      spawn(process.execPath, ["-e", ${JSON.stringify(tick("grandchild"))}], { stdio: "ignore" });
+      ${tick("child")};`,
     );
     const projectId = await h.project("cancel", {
       coder: { kind: "command", id: "slow", argv: [process.execPath, script] },
@@ -248,28 +249,80 @@ describe("review loop through the runner", () => {
       tester: [{ reply: testPlan() }],
     });
     const { sessionId } = await startTask(deps(), { projectId, prompt: "Take forever", mode: "implementation" }, testActor);
+    const ticks = ["child", "grandchild"].map((who) => path.join(h.workspacesRoot, sessionId, `.ticks-${who}`));
     const deadline = Date.now() + 15_000;
-    while (!fs.existsSync(pidFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    const pids = fs.readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
+    while (!ticks.every((f) => fs.existsSync(f)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const cancelledAt = Date.now();
     await cancelTask(deps(), { sessionId, reason: "wrong task" }, testActor);
-    const alive = (pid: number) => {
-      try {
-        process.kill(pid, 0);
-        return !/^\S+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
-      } catch {
-        return false;
-      }
-    };
-    while (pids.some(alive) && Date.now() - cancelledAt < 5_000) await new Promise((r) => setTimeout(r, 20));
-    expect(pids.filter(alive)).toEqual([]);
-    expect(Date.now() - cancelledAt).toBeLessThan(1_000);
+    // Ended: no tick for 200 ms (ten ticks' time). When the ticking stopped is the time to kill.
+    const sizes = () => ticks.map((f) => fs.statSync(f).size).join();
+    let last = sizes();
+    let lastChange = Date.now();
+    while (Date.now() - lastChange < 200 && Date.now() - cancelledAt < 5_000) {
+      await new Promise((r) => setTimeout(r, 10));
+      const now = sizes();
+      if (now !== last) [last, lastChange] = [now, Date.now()];
+    }
+    expect(Date.now() - lastChange).toBeGreaterThanOrEqual(200);
+    expect(lastChange - cancelledAt).toBeLessThan(1_000);
     const s = await h.state(sessionId);
     expect(s.outcome).toBe("cancelled");
     const final = ofType<{ errorClass: string }>(await db.store.readStream(sessionId), "SessionFinalized")[0]!;
     expect(final.errorClass).toBe("cancelled");
     const step = await db.pool.query("SELECT state FROM steps WHERE session_id = $1 ORDER BY scheduled_at DESC LIMIT 1", [sessionId]);
     expect(step.rows[0].state).toBe("cancelled");
+  });
+
+  it("a build whose every tool call failed and that changed nothing is a tool_error, not a completed build", async () => {
+    // A Codex-like CLI whose sandbox refuses every command (issue 11, item 3): it says it tried,
+    // reports each command as failed, and ends its turn normally with nothing changed.
+    const script = path.join(path.dirname(h.repo), "codex-without-sandbox.cjs");
+    const line = (event: unknown) => JSON.stringify(event);
+    const failed = (id: string, command: string) =>
+      line({
+        type: "item.completed",
+        item: {
+          id,
+          type: "command_execution",
+          command,
+          exit_code: 1,
+          status: "failed",
+          aggregated_output: "bwrap: execvp codex-linux-sandbox: No such file or directory",
+        },
+      });
+    fs.writeFileSync(
+      script,
+      `#!/usr/bin/env node
+process.stdin.resume();
+process.stdin.on("end", () => {
+  for (const l of ${JSON.stringify([
+    line({ type: "thread.started", thread_id: "t" }),
+    line({ type: "turn.started" }),
+    failed("1", "sed -i s/-/+/ src/sum.js"),
+    failed("2", "cat src/sum.js"),
+    line({ type: "item.completed", item: { id: "3", type: "agent_message", text: "No files changed: every command failed." } }),
+    line({ type: "turn.completed", usage: { input_tokens: 5, output_tokens: 5 } }),
+  ])}) console.log(l);
+});`,
+      { mode: 0o755 },
+    );
+    process.env.CATCAFE_TEST_FAKE_CODEX_API_KEY = "fake-codex-key";
+    const projectId = await h.project("tools-failed", {
+      coder: { kind: "codex", id: "fake-codex", command: script, apiKeyEnv: "CATCAFE_TEST_FAKE_CODEX_API_KEY" },
+      reviewer: [{ reply: reviewApprove }],
+      tester: [{ reply: testPlan() }],
+    });
+    const { sessionId } = await startTask(deps(), { projectId, prompt: "Fix sum()", mode: "implementation" }, testActor);
+    const s = await h.waitFor(sessionId, "finish", finished);
+    expect(s.outcome).toBe("failed");
+    const events = await db.store.readStream(sessionId);
+    const stepFailed = ofType<{ errorClass: string; message: string }>(events, "StepFailed");
+    expect(stepFailed.at(-1)).toMatchObject({ errorClass: "tool_error" });
+    expect(stepFailed.at(-1)!.message).toMatch(
+      /all 2 tool calls of fake-codex failed and nothing changed; the last: cat src\/sum\.js: bwrap: execvp/,
+    );
+    expect(ofType(events, "WorkspaceCommitted")).toEqual([]);
+    expect(ofType<{ errorClass: string }>(events, "SessionFinalized")[0]).toMatchObject({ errorClass: "tool_error" });
   });
 
   it("rerun forks the session with the same prompt and config; lineage recorded, the original untouched", async () => {

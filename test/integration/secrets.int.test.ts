@@ -1,5 +1,6 @@
 // req N4: a provider key given to agents through the environment never reaches events,
 // blobs, projections, exports or logs, and the server's own secrets never reach agents.
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -48,15 +49,17 @@ afterAll(async () => {
 describe("secrets", () => {
   it("a run with a keyed brain and a keyed command agent records the key nowhere, and agents never see the server's secrets", async () => {
     const root = path.dirname(h.repo);
-    const envDump = path.join(root, "coder-env.json");
-    // The coder is a command agent given the provider key (by name) that fixes the file and dumps its environment.
+    // The coder is a command agent given the provider key (by name) that fixes the file and
+    // reports what it was given: its variables' names and the key's hash (never the key; in
+    // the sandbox it can write nowhere but the worktree, whose files are recorded).
     const coder = path.join(root, "coder.cjs");
     fs.writeFileSync(
       coder,
       `const fs = require("node:fs");
-      fs.writeFileSync(${JSON.stringify(envDump)}, JSON.stringify(process.env));
       fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)});
-      console.log("fixed sum; key length " + (process.env.CATCAFE_TEST_PROVIDER_API_KEY || "").length);`,
+      const key = process.env.CATCAFE_TEST_PROVIDER_API_KEY || "";
+      const seen = { names: Object.keys(process.env).sort(), keyHash: require("node:crypto").createHash("sha256").update(key).digest("hex"), values: Object.values(process.env).join("\\n") };
+      console.log("fixed sum; " + JSON.stringify({ names: seen.names, keyHash: seen.keyHash, dbUrlSeen: seen.values.includes(${JSON.stringify(SERVER_SECRETS.DATABASE_URL)}) }));`,
     );
     const projectId = await h.project("secrets", {
       coder: [{ reply: "Proposal: make it add." }],
@@ -88,12 +91,17 @@ describe("secrets", () => {
 
     // The key really was used: sent to the provider as the auth header, given to the coder.
     expect(stub.requests.some((r) => r.headers.authorization === `Bearer ${KEY}`)).toBe(true);
-    const coderEnv = JSON.parse(fs.readFileSync(envDump, "utf8")) as Record<string, string>;
-    expect(coderEnv.CATCAFE_TEST_PROVIDER_API_KEY).toBe(KEY);
+    const reply = (await db.store.readStream(sessionId))
+      .filter((e) => e.type === "AgentOutputRecorded")
+      .map((e) => (e.data as { preview: string }).preview)
+      .find((t) => t.startsWith("fixed sum; "));
+    const coderSaw = JSON.parse(reply!.slice("fixed sum; ".length)) as { names: string[]; keyHash: string; dbUrlSeen: boolean };
+    expect(coderSaw.keyHash).toBe(createHash("sha256").update(KEY).digest("hex"));
     // ... and the server's own secrets never reached the agent.
-    expect(coderEnv.DATABASE_URL).toBeUndefined();
-    expect(coderEnv.NEXTAUTH_SECRET).toBeUndefined();
-    expect(JSON.stringify(coderEnv)).not.toContain(SERVER_SECRETS.DATABASE_URL);
+    expect(coderSaw.names).toContain("CATCAFE_TEST_PROVIDER_API_KEY");
+    expect(coderSaw.names).not.toContain("DATABASE_URL");
+    expect(coderSaw.names).not.toContain("NEXTAUTH_SECRET");
+    expect(coderSaw.dbUrlSeen).toBe(false);
 
     // Scan everything recorded: every table's rows as text, every blob, the export.
     const leaks: string[] = [];
@@ -123,20 +131,21 @@ describe("secrets", () => {
     // (encoded in the file, so only the test's output holds them).
     const encoded = Buffer.from(`secret=${leak} db=${dbPassword}`).toString("base64");
     const leakyTest = `require("node:test")("leaks", () => { console.log(Buffer.from("${encoded}", "base64").toString()); });\n`;
-    // A command agent that found the secret on the machine (a file here) and says it.
+    // A command agent that found the secret on the machine (a file its command line names,
+    // which the sandbox shows it) and says it.
     const root = path.dirname(h.repo);
     const found = path.join(root, "found-secret.txt");
-    fs.writeFileSync(found, leak);
+    fs.writeFileSync(found, leak, { mode: 0o644 });
     const coder = path.join(root, "leaky-coder.cjs");
     fs.writeFileSync(
       coder,
       `const fs = require("node:fs");
       fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)});
       fs.writeFileSync("test/leak.test.js", ${JSON.stringify(leakyTest)});
-      console.log("Fixed. By the way: " + fs.readFileSync(${JSON.stringify(found)}, "utf8"));`,
+      console.log("Fixed. By the way: " + fs.readFileSync(process.argv[2], "utf8"));`,
     );
     const projectId = await h.project("leaky", {
-      coder: { kind: "command", id: "leaky-coder", argv: [process.execPath, coder] },
+      coder: { kind: "command", id: "leaky-coder", argv: [process.execPath, coder, found] },
       reviewer: [{ reply: JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] }) }],
       tester: [{ reply: testPlan() }],
     });

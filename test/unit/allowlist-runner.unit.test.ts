@@ -21,6 +21,7 @@ function run(overrides: Partial<CommandRun>): CommandRun {
     stdoutBytes: 0,
     stderrBytes: 0,
     truncated: false,
+    sandboxed: true,
     ...overrides,
   };
 }

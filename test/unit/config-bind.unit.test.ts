@@ -77,6 +77,7 @@ describe("bindAgent maps shell + brain to the runtime agent kind", () => {
       kind: "command",
       argv: ["node", "tools/agent.js", "--task", "{prompt}"],
       prompt: "arg",
+      network: false, // no brain bound: the sandbox keeps it offline
       env: { AGENT_MODE: "ci" },
       passEnv: ["HOME"],
     });
@@ -91,6 +92,7 @@ describe("bindAgent maps shell + brain to the runtime agent kind", () => {
       manifest: { capabilities: [] },
       argv: ["./agent.sh"],
       prompt: "stdin",
+      network: true, // it calls its brain itself
       env: { CATCAFE_BRAIN_PROVIDER: "openai", CATCAFE_BRAIN_MODEL: "gpt-5", CATCAFE_BRAIN_API_KEY_ENV: "OPENAI_API_KEY" },
       passEnv: ["OPENAI_API_KEY"],
     });

@@ -25,6 +25,7 @@ export type ClaudeAgentConfigInput = z.input<typeof ZClaudeAgentConfig>;
 export class ClaudeAgent extends CliShellAgent {
   readonly kind = "claude";
   protected readonly defaultCommand = "claude";
+  protected readonly loginPaths = [".claude", ".claude.json"];
   readonly defaultApiKeyEnv = "ANTHROPIC_API_KEY";
 
   constructor(config: ClaudeAgentConfigInput) {
@@ -93,6 +94,16 @@ export class ClaudeStreamParser extends CliStreamParser {
       }
       case "assistant":
         return this.assistant(event, main);
+      case "user": {
+        // Tool results come back as the user's turn: is_error marks a tool that failed.
+        const content = isObject(event.message) && Array.isArray(event.message.content) ? event.message.content : [];
+        for (const block of content) {
+          if (!isObject(block) || block.type !== "tool_result") continue;
+          const text = typeof block.content === "string" ? block.content : JSON.stringify(block.content ?? "");
+          this.toolFinished(block.is_error === true ? text : undefined);
+        }
+        return;
+      }
       case "result":
         this.result = event;
         return;

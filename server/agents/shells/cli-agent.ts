@@ -4,12 +4,15 @@
 // endpoint, never the runner's secrets), runs it in the workspace and turns the stream and
 // exit status into an answer or a classified AgentError.
 import { randomUUID } from "node:crypto";
+import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { minimalEnv } from "../../process/env";
+import { agentHomesPath, unwrapExit } from "../../process/sandbox";
 import { RUN_MARKER_ENV } from "../../process/tree";
 import { assertDirectory } from "../command";
+import { sandboxAgent, withRunDir } from "../sandbox";
 import type { CliShellAgentConfig } from "../config";
 import { AgentError, type Agent, type AgentRequest, type AgentResponse } from "../types";
 import { locateExecutable, type EnvSource } from "./locate";
@@ -43,6 +46,8 @@ export abstract class CliShellAgent implements Agent {
 
   /** The executable's name in node_modules/.bin and on PATH. */
   protected abstract readonly defaultCommand: string;
+  /** Where the CLI keeps its own login under HOME (writable in the sandbox when isolateHome is off). */
+  protected abstract readonly loginPaths: readonly string[];
   /** The variable the CLI reads its key from. */
   abstract readonly defaultApiKeyEnv: string;
   /** Arguments for a non-interactive run in ctx.workspace that reads its prompt from stdin. */
@@ -106,19 +111,29 @@ export abstract class CliShellAgent implements Agent {
       );
     }
     const baseUrl = this.baseUrl();
-    const runDir = await fs.mkdtemp(path.join(await agentHomesDir(), `${this.kind}-`));
-    try {
+    return withRunDir(this.kind, async (runDir) => {
       const ctx: ShellRunContext = { workspace: request.workspace, runDir, apiKey, baseUrl };
       if (this.config.isolateHome) await this.prepareHome(ctx);
       const runId = randomUUID();
       const file = this.executable();
+      const env = this.environment(ctx, runId);
+      // The CLI talks to its provider: the one sandbox whose network is on.
+      const boxed = await sandboxAgent({
+        file,
+        args: this.args(ctx),
+        workspace: request.workspace,
+        env,
+        runDir,
+        writable: this.config.isolateHome ? [] : this.ownLogin(env.HOME ?? os.homedir()),
+        network: true,
+      });
       const parser = this.parser(request.onChunk, apiKey ? [apiKey] : []);
       const exit = await runCli(
         {
-          file,
-          args: this.args(ctx),
+          file: boxed.file,
+          args: boxed.args,
           cwd: request.workspace,
-          env: this.environment(ctx, runId),
+          env,
           input: cliPrompt(request),
           marker: `${RUN_MARKER_ENV}=${runId}`,
           deadline,
@@ -126,10 +141,13 @@ export abstract class CliShellAgent implements Agent {
         },
         parser,
       );
-      return parser.finish(exit, file);
-    } finally {
-      await fs.rm(runDir, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 }).catch(() => {});
-    }
+      return { ...parser.finish(unwrapExit(exit, boxed.sandboxed), file), sandboxed: boxed.sandboxed };
+    });
+  }
+
+  /** The CLI's own login files under `home` that exist (made writable for it inside the sandbox). */
+  private ownLogin(home: string): string[] {
+    return this.loginPaths.map((p) => path.join(home, p)).filter((p) => fsSync.existsSync(p));
   }
 }
 
@@ -140,7 +158,7 @@ export abstract class CliShellAgent implements Agent {
  * temporary directory, and then every command it runs fails. Private to this user (0700).
  */
 export async function agentHomesDir(env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const dir = env.CATCAFE_AGENT_HOMES || path.join(os.homedir(), ".cache", "catcafe", "agent-homes");
+  const dir = agentHomesPath(env);
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   return dir;
 }

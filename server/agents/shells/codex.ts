@@ -34,6 +34,7 @@ function override(key: string, value: string | number): string[] {
 export class CodexAgent extends CliShellAgent {
   readonly kind = "codex";
   protected readonly defaultCommand = "codex";
+  protected readonly loginPaths = [".codex"];
   readonly defaultApiKeyEnv = "OPENAI_API_KEY";
 
   constructor(config: CodexAgentConfigInput) {
@@ -140,8 +141,14 @@ export class CodexStreamParser extends CliStreamParser {
       }
       case "command_execution":
         if (!completed) this.emit(toolLine("shell", { command: item.command }));
+        else {
+          const failed = item.status === "failed" || (typeof item.exit_code === "number" && item.exit_code !== 0);
+          const output = str(item.aggregated_output)?.trim().split("\n").slice(-2).join(" ");
+          this.toolFinished(failed ? `${str(item.command) ?? "command"}: ${output || `exit ${num(item.exit_code)}`}` : undefined);
+        }
         return;
       case "file_change":
+        if (completed) this.toolFinished(item.status === "failed" ? "a file change failed" : undefined);
         if (completed && Array.isArray(item.changes)) {
           for (const change of item.changes)
             if (isObject(change)) this.emit(toolLine(`edit (${str(change.kind) ?? "change"})`, { path: change.path }));

@@ -2,7 +2,11 @@
 // PATH: the file the adapter would run), which version (`--version`), whether that version
 // is in the supported range, and whether its `--help` still offers every flag the adapter
 // passes: running headless with a JSON event stream, editing files without asking, and
-// working in a given directory. The result is plain JSON, to be stored or shown as it is.
+// working in a given directory. Then a harmless edit is actually made the way the CLI makes
+// one, in a scratch directory and inside Cat Cafe's sandbox: through the CLI's own sandbox
+// where it has one (Codex: `codex sandbox`), else as the sandbox itself allows. A failure
+// there is the one that would otherwise show only as every tool call of a build failing.
+// The result is plain JSON, to be stored or shown as it is.
 import fs from "node:fs/promises";
 import path from "node:path";
 import semver from "semver";
@@ -10,6 +14,7 @@ import { agentHomesDir, type ShellName } from "./cli-agent";
 import { locateExecutable, type EnvSource } from "./locate";
 import { minimalEnv } from "../../process/env";
 import { runProcess } from "../../process/run";
+import { inSandbox } from "../../process/sandbox";
 
 export const SHELL_NAMES = ["claude", "codex", "gemini"] as const satisfies readonly ShellName[];
 
@@ -190,11 +195,46 @@ export async function detectShell(shell: ShellName, options: DetectOptions = {})
       if (found.missing.length)
         problems.push(`its ${PROBES[shell].helpArgs.join(" ")} does not offer ${found.missing.join(", ")}, which the adapter needs`);
     }
+    if (capabilities.editFiles) {
+      const edit = await editProbe(shell, file, probeEnv, home, timeoutMs);
+      if (edit) {
+        problems.push(edit);
+        capabilities = { ...capabilities, editFiles: false };
+      }
+    }
     const supported = version !== null && rangeProblem === null && problems.length === 0 && Object.values(capabilities).every(Boolean);
     return { ...base, path: file, version, supported, capabilities, problems };
   } finally {
     await fs.rm(home, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 }).catch(() => {});
   }
+}
+
+/** The file the edit probe writes, and what it holds. */
+const EDIT_PROBE = { file: "catcafe-edit-probe.txt", text: "probe" };
+
+/**
+ * Makes one harmless edit in a scratch directory under `home` as a run of `shell` would: in
+ * Cat Cafe's sandbox, through the CLI's own sandbox where it has one. Why it failed, or null.
+ */
+async function editProbe(
+  shell: ShellName,
+  file: string,
+  env: Record<string, string>,
+  home: string,
+  timeoutMs: number,
+): Promise<string | null> {
+  const workspace = path.join(home, "workspace");
+  await fs.mkdir(workspace);
+  const write = ["/bin/sh", "-c", `printf ${EDIT_PROBE.text} > ${EDIT_PROBE.file}`];
+  // Codex runs every command of the coder in its own sandbox (bubblewrap and seccomp on Linux).
+  const [program, ...args] = shell === "codex" ? [file, "sandbox", "-P", ":workspace", "--cd", workspace, "--", ...write] : write;
+  const boxed = inSandbox(program as string, args, workspace, env, { writable: [workspace, home], network: false });
+  const result = await run(boxed.file, boxed.args, env, workspace, timeoutMs);
+  const written = await fs.readFile(path.join(workspace, EDIT_PROBE.file), "utf8").catch(() => null);
+  if (result.ok && written === EDIT_PROBE.text) return null;
+  const how = shell === "codex" ? "through its own sandbox (codex sandbox)" : "in the sandbox";
+  const detail = result.output.trim().split("\n").slice(-3).join(" ").slice(0, 300);
+  return `a harmless edit ${how} failed (${result.why || "the file was not written"})${detail ? `: ${detail}` : ""}`;
 }
 
 /** Every known CLI, found or not, in SHELL_NAMES order. */

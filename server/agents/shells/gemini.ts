@@ -28,6 +28,7 @@ export type GeminiAgentConfigInput = z.input<typeof ZGeminiAgentConfig>;
 export class GeminiAgent extends CliShellAgent {
   readonly kind = "gemini";
   protected readonly defaultCommand = "gemini";
+  protected readonly loginPaths = [".gemini"];
   readonly defaultApiKeyEnv = "GEMINI_API_KEY";
 
   constructor(config: GeminiAgentConfigInput) {
@@ -98,6 +99,11 @@ export class GeminiStreamParser extends CliStreamParser {
         this.emit(toolLine(str(event.tool_name) ?? "tool", event.parameters));
         this.finalText = "";
         return;
+      case "tool_result": {
+        const error = isObject(event.error) ? str(event.error.message) : str(event.output);
+        this.toolFinished(event.status === "error" ? (error ?? "the tool failed") : undefined);
+        return;
+      }
       case "error": {
         const message = str(event.message) ?? (isObject(event.error) ? str(event.error.message) : undefined);
         if (message) this.lastError = { message, code: str(event.severity) ?? null };

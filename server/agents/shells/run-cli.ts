@@ -27,7 +27,7 @@ export interface CliInvocation {
 
 export interface CliExit {
   exitCode: number | null;
-  signal: string | null;
+  signal: NodeJS.Signals | null;
   stderrTail: string;
 }
 

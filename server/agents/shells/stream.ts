@@ -2,6 +2,7 @@
 // view out, and at the end one verdict from the last events and the exit status: the
 // answer, the failure the CLI reported (classified), a crash (command_failed with the end
 // of stderr), or output we could not read (tool_error).
+import type { AgentToolCalls } from "../../agent-calls";
 import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentResponse, type AgentUsage } from "../types";
 import { cliFailureError, type CliFailure } from "./failures";
 import type { CliExit, CliObserver } from "./run-cli";
@@ -47,6 +48,8 @@ export abstract class CliStreamParser implements CliObserver {
   protected notice: string | undefined;
   /** The last non-fatal error event: the explanation when the CLI then exits without a result. */
   protected lastError: CliFailure | undefined;
+  /** The CLI's tool calls that finished, and which failed (a sandbox that refuses every command shows here). */
+  private readonly tools: AgentToolCalls = { calls: 0, failed: 0 };
 
   constructor(
     private readonly onChunk: ((text: string) => void) | undefined,
@@ -79,6 +82,14 @@ export abstract class CliStreamParser implements CliObserver {
 
   partialText(): string {
     return this.streamed;
+  }
+
+  /** One of the CLI's tool calls finished: `error` says how it failed, undefined when it did not. */
+  protected toolFinished(error: string | undefined): void {
+    this.tools.calls++;
+    if (error === undefined) return;
+    this.tools.failed++;
+    this.tools.lastError = error.slice(0, QUOTED_LINE_CHARS);
   }
 
   /** Forwards text to the live view; an answer beyond the size limit ends the run. */
@@ -120,7 +131,11 @@ export abstract class CliStreamParser implements CliObserver {
           outcome.text.slice(0, 4096),
         );
       }
-      return outcome.usage ? { text: outcome.text, usage: outcome.usage } : { text: outcome.text };
+      return {
+        text: outcome.text,
+        ...(outcome.usage ? { usage: outcome.usage } : {}),
+        ...(this.tools.calls > 0 ? { tools: { ...this.tools } } : {}),
+      };
     }
     const why =
       this.unparseable > 0

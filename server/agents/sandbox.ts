@@ -1,0 +1,69 @@
+// Every agent process (a command agent, an agent CLI) runs in the sandbox of
+// server/process/sandbox.ts: the session's worktree and the run's own directory writable,
+// the repository's git directory read-only (with a config of its format settings only), the
+// files its command line names read-only when any user of the host could read them, and the
+// network only when the agent calls its provider.
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { repositoryView } from "../process/git-dir";
+import { agentHomesPath, inSandbox } from "../process/sandbox";
+
+/**
+ * A private directory for one agent run under the agent homes directory (private to this
+ * user); `fn` runs with it, and it is removed afterwards whatever happens.
+ */
+export async function withRunDir<T>(prefix: string, fn: (runDir: string) => Promise<T>): Promise<T> {
+  await fsp.mkdir(agentHomesPath(), { recursive: true, mode: 0o700 });
+  const runDir = await fsp.mkdtemp(path.join(agentHomesPath(), `${prefix}-`));
+  try {
+    return await fn(runDir);
+  } finally {
+    await fsp.rm(runDir, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 }).catch(() => {});
+  }
+}
+
+export interface AgentSandboxInput {
+  file: string;
+  args: readonly string[];
+  workspace: string;
+  env: Record<string, string>;
+  /** The run's own directory (HOME, scratch): writable, removed after the run. */
+  runDir: string;
+  /** More writable places (an agent CLI's own login, when it does not run with a HOME of its own). */
+  writable?: string[];
+  network: boolean;
+}
+
+export async function sandboxAgent(input: AgentSandboxInput): Promise<{ file: string; args: string[]; sandboxed: boolean }> {
+  const view = await repositoryView(input.workspace, input.runDir);
+  const named = namedFiles(input.args).map((file) => ({ source: file, target: file }));
+  return inSandbox(input.file, input.args, input.workspace, input.env, {
+    writable: [input.workspace, input.runDir, ...(input.writable ?? [])],
+    ...(view.readOnly ? { readOnly: view.readOnly } : {}),
+    overlays: [...(view.overlays ?? []), ...named],
+    network: input.network,
+  });
+}
+
+/**
+ * Absolute paths among `args` that are files every user of the host may read (a script to
+ * run): readable by others, in directories others may enter, so nothing private to the
+ * server's user (the data directory is 0700) is ever shown because a configuration named it.
+ */
+function namedFiles(args: readonly string[]): string[] {
+  return args.filter((arg) => {
+    if (!path.isAbsolute(arg)) return false;
+    try {
+      const real = fs.realpathSync(arg);
+      const stat = fs.statSync(real);
+      if (!stat.isFile() || (stat.mode & 0o004) === 0) return false;
+      for (let dir = path.dirname(real); ; dir = path.dirname(dir)) {
+        if ((fs.statSync(dir).mode & 0o001) === 0) return false;
+        if (dir === path.dirname(dir)) return true;
+      }
+    } catch {
+      return false;
+    }
+  });
+}
