@@ -5,7 +5,8 @@ import { EmptyState, Kbd, Panel } from "./panel";
 export interface RunnerRow {
   id: string;
   host: string;
-  pid: number;
+  /** null when the viewer may not see it. */
+  pid: number | null;
   version: string;
   startedAt: Date;
   heartbeatAt: Date;
@@ -37,7 +38,7 @@ export function RunnersPanel({ runners, now, livenessMs }: { runners: RunnerRow[
                   </div>
                   <div className="mt-0.5 flex flex-wrap gap-x-3 text-[11px] text-zinc-500 dark:text-zinc-400">
                     <span>{r.host}</span>
-                    <span className="font-mono">pid {r.pid}</span>
+                    {r.pid !== null && <span className="font-mono">pid {r.pid}</span>}
                     <span className="font-mono">v{r.version}</span>
                     <span title={`started ${formatTimestamp(r.startedAt)}`}>up {formatAge(now.getTime() - r.startedAt.getTime())}</span>
                   </div>

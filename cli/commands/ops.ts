@@ -187,7 +187,15 @@ export function registerOpsCommands(program: Command): void {
         runners.length
           ? table(
               ["ID", "HOST", "PID", "VERSION", "LIVE", "STARTED", "HEARTBEAT"],
-              runners.map((r) => [r.id, r.host, String(r.pid), r.version, yesNo(r.live), shortTime(r.startedAt), shortTime(r.heartbeatAt)]),
+              runners.map((r) => [
+                r.id,
+                r.host,
+                r.pid === null ? "—" : String(r.pid),
+                r.version,
+                yesNo(r.live),
+                shortTime(r.startedAt),
+                shortTime(r.heartbeatAt),
+              ]),
             )
           : "No runners: start one with `npm run runner`.",
       );

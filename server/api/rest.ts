@@ -112,10 +112,11 @@ export function createSessionExportHandler(source: () => ContextSource): Handler
   return async (req, route) => {
     try {
       const ctx = source();
-      await requireRole(req, ctx, "viewer");
+      const user = await requireRole(req, ctx, "viewer");
       const { id } = await route.params;
       const sessionId = ZSessionRef.parse({ sessionId: id }).sessionId;
-      const zip = exportArchive(await exportSession(ctx.deps.store, ctx.deps.pool, sessionId));
+      const audience = user.role === "viewer" ? "viewer" : "member";
+      const zip = exportArchive(await exportSession(ctx.deps.store, ctx.deps.pool, sessionId, { audience }));
       return new Response(new Uint8Array(zip), {
         status: 200,
         headers: { ...NO_STORE, "Content-Type": "application/zip", "Content-Disposition": `attachment; filename="${sessionId}.zip"` },

@@ -3,20 +3,33 @@
 import type { Queryable } from "../db/pool";
 import { getBlob } from "../events/blobs";
 import type { EventStore } from "../events/store";
+import type { RecordedEvent } from "../events/types";
+import { viewerEventData } from "./redact";
 import { renderSessionExport } from "./layout";
 import type { ExportFiles } from "./types";
 
 export { exportArchive, type ArchiveOptions } from "./archive";
 export { renderSessionExport, type TimelineLine } from "./layout";
 export { exportPathProblem } from "./paths";
-export { REDACTED } from "./redact";
+export { HIDDEN_FOR_VIEWERS, REDACTED } from "./redact";
 export type { OutputMeta, RoundMeta, StepMeta } from "./rounds";
 export { EXPORT_FORMAT_VERSION, type SessionSummary, type StateEventLine } from "./summary";
 export type { BlobLoader, ExportFiles } from "./types";
 export { writeExportDir } from "./write-dir";
 
+export interface ExportOptions {
+  /** "viewer": no repository paths, allowlists or agent configurations (viewerEventData). */
+  audience?: "viewer" | "member";
+}
+
 /** Reads the session (with what it inherited from fork ancestors) and renders its export. */
-export async function exportSession(store: EventStore, pool: Queryable, sessionId: string): Promise<ExportFiles> {
-  const events = await store.readStream(sessionId);
+export async function exportSession(
+  store: EventStore,
+  pool: Queryable,
+  sessionId: string,
+  options: ExportOptions = {},
+): Promise<ExportFiles> {
+  const read = await store.readStream(sessionId);
+  const events = options.audience === "viewer" ? read.map((e) => ({ ...e, data: viewerEventData(e.type, e.data) }) as RecordedEvent) : read;
   return renderSessionExport(sessionId, events, async (hash) => (await getBlob(pool, hash)).content);
 }

@@ -24,3 +24,51 @@ export function redactEventData(type: string, data: unknown): unknown {
   }
   return data;
 }
+
+/** What a viewer sees in place of an operator's detail (a repository path, an allowlist, an agent's configuration). */
+export const HIDDEN_FOR_VIEWERS = "[for operators]";
+
+/** An agent's configuration as a viewer sees it: which agent of which kind, nothing of how it runs. */
+function agentIdentity(config: unknown): unknown {
+  if (!isRecord(config)) return HIDDEN_FOR_VIEWERS;
+  return { id: typeof config.id === "string" ? config.id : null, kind: typeof config.kind === "string" ? config.kind : null };
+}
+
+/**
+ * Event data as a viewer may see it in an export: besides what nobody sees (redactEventData),
+ * no repository path, allowlist, agent configuration or configuration source — what an
+ * operator needs to run the work, not what a reader needs to follow it.
+ */
+export function viewerEventData(type: string, data: unknown): unknown {
+  if (!isRecord(data)) return data;
+  switch (type) {
+    case "TaskStarted":
+      return {
+        ...data,
+        project: isRecord(data.project) ? { ...data.project, repoPath: HIDDEN_FOR_VIEWERS, allowlist: [] } : data.project,
+        agents: isRecord(data.agents) ? Object.fromEntries(Object.entries(data.agents).map(([role, a]) => [role, agentIdentity(a)])) : {},
+      };
+    case "StepScheduled": {
+      if (!isRecord(data.input)) return data;
+      const { agent, workspace, allowlist, ...input } = data.input;
+      return {
+        ...data,
+        input: {
+          ...input,
+          ...(agent !== undefined ? { agent: agent === null ? null : agentIdentity(agent) } : {}),
+          ...(isRecord(workspace) ? { workspace: { ...workspace, repoPath: HIDDEN_FOR_VIEWERS } } : {}),
+          ...(allowlist !== undefined ? { allowlist: [] } : {}),
+        },
+      };
+    }
+    case "RuntimeContextRecorded":
+      return {
+        ...data,
+        source: isRecord(data.source) ? { ...data.source, dir: HIDDEN_FOR_VIEWERS } : data.source,
+        project: HIDDEN_FOR_VIEWERS,
+        agents: isRecord(data.agents) ? Object.fromEntries(Object.keys(data.agents).map((id) => [id, HIDDEN_FOR_VIEWERS])) : {},
+      };
+    default:
+      return data;
+  }
+}

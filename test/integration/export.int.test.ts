@@ -11,6 +11,7 @@ import type { RecordedEvent } from "../../server/events/types";
 import {
   exportArchive,
   exportSession,
+  HIDDEN_FOR_VIEWERS,
   renderSessionExport,
   writeExportDir,
   type ExportFiles,
@@ -396,6 +397,26 @@ describe("session export", () => {
     );
     expect(out.get("rounds/01/coder-build-2.txt")!.toString()).toBe(`content of ${"2".repeat(64)}`);
     expect(out.get("rounds/01/changes-2.diff")!.toString()).toBe("content of d2");
+  });
+
+  it("a viewer's export holds no repository path, allowlist or agent configuration; a member's does", async () => {
+    const all = (f: ExportFiles) => [...f.values()].map((c) => bytes(c).toString("utf8")).join("\n");
+    const member = all(await exportSession(db.store, db.pool, sessionId, { audience: "member" }));
+    const viewer = all(await exportSession(db.store, db.pool, sessionId, { audience: "viewer" }));
+    const started = ofType<{ project: { repoPath: string } }>(events, "TaskStarted")[0]!;
+    // The repository's path, the allowlist's rule, the scripted agents' configuration.
+    for (const detail of [started.project.repoPath, '"--test","**"', '"responses"']) {
+      expect(member, detail).toContain(detail);
+      expect(viewer, detail).not.toContain(detail);
+    }
+    expect(viewer).toContain(HIDDEN_FOR_VIEWERS);
+    // What a reader needs is still there: the agents by id and kind, the prompt, the verdicts.
+    const viewerFiles = await exportSession(db.store, db.pool, sessionId, { audience: "viewer" });
+    const summary = JSON.parse(bytes(viewerFiles.get("summary.json")!).toString()) as {
+      agents: Record<string, { id: string; kind: string }>;
+    };
+    expect(summary.agents.coder).toMatchObject({ kind: "scripted" });
+    expect(viewerFiles.size).toBe(files.size);
   });
 
   it("never writes a command agent's literal env values, and refuses a session with no events", async () => {

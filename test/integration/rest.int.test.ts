@@ -205,5 +205,30 @@ describe("GET /api/sessions/:id/export", () => {
     expect(Object.keys(files)).toEqual(expect.arrayContaining([`${id}/task-events.jsonl`, `${id}/task-timeline.json`]));
     expect((await get({})).status).toBe(401);
     expect((await get({ authorization: `Bearer ${viewerToken}` }, "s-does-not-exist")).status).toBe(404);
+
+    // What runs the work (the repository's path, the allowlist, agent configurations) is for
+    // operators: the viewer's zip has none of it, the operator's has it.
+    const everything = async (r: Response) =>
+      Object.values(unzipSync(new Uint8Array(await r.arrayBuffer())))
+        .map((f) => strFromU8(f))
+        .join("\n");
+    const asViewer = await everything(await get({ authorization: `Bearer ${viewerToken}` }));
+    const asOp = await everything(await get(asOperator()));
+    expect(asOp).toContain(h.repo);
+    expect(asViewer).not.toContain(h.repo);
+    expect(asViewer).not.toContain('"--test","**"');
+  });
+});
+
+describe("runners for viewers", () => {
+  it("a viewer sees each host as a pseudonym and no pid or shells; an operator sees them", async () => {
+    await db.pool.query(
+      `INSERT INTO runners (id, host, pid, version, heartbeat_at, shells) VALUES ('r-viewed', 'build-box-7', 4242, '0.0.0', now(), '[{"path":"/opt/cli/claude"}]')`,
+    );
+    const seenBy = async (user: CurrentUser) => (await api.caller(user).runners.list()).find((r) => r.id === "r-viewed")!;
+    expect(await seenBy(operator)).toMatchObject({ host: "build-box-7", pid: 4242, shells: [{ path: "/opt/cli/claude" }] });
+    const viewed = await seenBy(viewer);
+    expect(viewed).toMatchObject({ host: expect.stringMatching(/^host-[0-9a-f]{8}$/), pid: null, shells: null });
+    expect(JSON.stringify(await api.caller(viewer).runners.live())).not.toContain("build-box-7");
   });
 });
