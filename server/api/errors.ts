@@ -37,6 +37,13 @@ export function flattenZodError(error: z.ZodError): { formErrors: string[]; fiel
   return { formErrors: flat.formErrors, fieldErrors: flat.fieldErrors as FieldErrors };
 }
 
+/** A zod error as a person reads it: the first problems, each with where it is. */
+export function zodSummary(error: z.ZodError, max = 3): string {
+  const problems = error.issues.slice(0, max).map((i) => `${i.path.length ? i.path.join(".") : "input"}: ${i.message}`);
+  const more = error.issues.length - problems.length;
+  return `invalid input: ${problems.join("; ")}${more > 0 ? ` (and ${more} more)` : ""}`;
+}
+
 /** The tRPC error for whatever a procedure threw (tRPC wraps unknown throws in `cause`). */
 export function toTRPCError(error: TRPCError): TRPCError {
   const cause = unavailableFrom(error.cause);

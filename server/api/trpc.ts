@@ -6,7 +6,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { hasRole, type Role } from "../../lib/roles";
 import type { Context } from "./context";
-import { flattenZodError, INTERNAL_MESSAGE, toTRPCError } from "./errors";
+import { flattenZodError, INTERNAL_MESSAGE, toTRPCError, zodSummary } from "./errors";
 import { AppError } from "../errors";
 import { unstorableText } from "./text-input";
 
@@ -19,7 +19,8 @@ const t = initTRPC.context<Context>().create({
     const hidden = error.code === "INTERNAL_SERVER_ERROR" && !(cause instanceof AppError);
     return {
       ...shape,
-      message: hidden ? INTERNAL_MESSAGE : shape.message,
+      // Bad input reads as its first problems, not as a JSON dump of zod's issues.
+      message: hidden ? INTERNAL_MESSAGE : cause instanceof z.ZodError ? zodSummary(cause) : shape.message,
       data: {
         code: shape.data.code,
         httpStatus: shape.data.httpStatus,

@@ -5,6 +5,7 @@
 // is; the search is `ILIKE '%text%'`, served by the trigram indexes of title and prompt
 // (pg_trgm). Also the counts by state the dashboard's tiles and chips show.
 import { z } from "zod";
+import { AppError } from "../errors";
 import { userNames } from "../auth/users";
 import type { PrismaClient } from "../db/generated/client";
 import type { Queryable } from "../db/pool";
@@ -136,6 +137,12 @@ export async function listSessions(db: Queryable, filters: SessionFilters, pageI
      LIMIT $${values.length}`,
     values,
   );
+  // A cursor that names no session compares as NULL and matches nothing: say so, not "no more".
+  if (cursorId && result.rows.length === 0) {
+    const known = await db.query("SELECT 1 FROM sessions WHERE id = $1", [cursorId]);
+    if (known.rowCount === 0)
+      throw new AppError("INVALID_INPUT", `unknown cursor ${JSON.stringify(cursorId)}: not a session id from a page of this list`);
+  }
   const more = result.rows.length > page.limit;
   const rows = result.rows.slice(0, page.limit).map(toListRow);
   if (page.before) rows.reverse();

@@ -153,6 +153,10 @@ describe("the dashboard in a browser", () => {
     const page = await context.newPage();
     const pageErrors: string[] = [];
     page.on("pageerror", (err) => pageErrors.push(err.message));
+    // The security headers' CSP must not block anything the dashboard itself does.
+    page.on("console", (msg) => {
+      if (/Content Security Policy/i.test(msg.text())) pageErrors.push(msg.text());
+    });
 
     // Sign in: the dashboard is for team members only.
     await page.goto(`${base}/`);
@@ -163,9 +167,20 @@ describe("the dashboard in a browser", () => {
     await page.waitForURL(`${base}/`);
     await expect.poll(() => page.getByTestId("signed-in-user").textContent()).toContain(ADMIN.name);
 
+    // A signed-in user sent to the sign-in page with a crafted callback goes home, never
+    // off-site and never to a 500 (issue 11, item 7: the raw query strings of the report).
+    for (const query of ["/%09/evil.example/phish", "/%0a/evil.example", "//evil.example", "/%5Cevil.example", "https://evil.example/"]) {
+      const res = await context.request.get(`${base}/signin?callbackUrl=${query}`, { maxRedirects: 0 });
+      expect(res.status(), query).toBeGreaterThanOrEqual(300);
+      expect(res.status(), query).toBeLessThan(400);
+      expect(new URL(res.headers()["location"] ?? "", base).origin, query).toBe(new URL(base).origin);
+    }
+
     // The demo session is listed; once its roundtable is over it waits for a confirm.
     await waitForTask(page, demoSessionId, (t) => t.fsm === "awaiting_operator_confirm", "awaiting_operator_confirm");
-    await page.reload();
+    const headers = (await page.reload())!.headers();
+    expect(headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+    expect(headers).toMatchObject({ "x-content-type-options": "nosniff", "x-frame-options": "DENY", "referrer-policy": "same-origin" });
     const row = page.locator(`[data-session-row][data-href="/sessions/${demoSessionId}"]`);
     await expect.poll(() => row.textContent()).toContain("awaiting_operator_confirm");
     expect(await row.textContent()).toContain("Demo: fix slugify()");
@@ -261,6 +276,10 @@ describe("the dashboard in a browser", () => {
     await page.waitForURL(/\/signin/);
     await page.goto(`${base}/settings/workflows`);
     await page.waitForURL(/\/signin\?callbackUrl=/);
+    // Signed out, the same crafted callbacks show the sign-in page (no 500).
+    for (const query of ["/%09/evil.example/phish", "/%0a/evil.example", "//evil.example"]) {
+      expect((await fetch(`${base}/signin?callbackUrl=${query}`)).status, query).toBe(200);
+    }
 
     expect(pageErrors).toEqual([]);
     await context.close();

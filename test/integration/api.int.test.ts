@@ -3,9 +3,9 @@
 // the error mapping: AppError codes → tRPC codes and statuses, flattened zod errors,
 // internal errors without their details. Plus a scan of every procedure's output for
 // password hashes and token hashes.
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createContextFactory } from "../../server/api/context";
+import { handleTrpc, MAX_BATCH_SIZE, MAX_BODY_BYTES } from "../../server/api/handler";
 import { appRouter } from "../../server/api/root";
 import type { CurrentUser } from "../../server/auth/request";
 import { createApiFixture, callPath, type ApiFixture } from "../helpers/api";
@@ -38,7 +38,7 @@ async function trpcHttp(path: string, init: { input?: unknown; mutation?: boolea
     headers: { "content-type": "application/json", ...init.headers },
     ...(init.mutation ? { body: JSON.stringify(init.input ?? {}) } : {}),
   });
-  const res = await fetchRequestHandler({ endpoint: "/api/trpc", req, router: appRouter, createContext: createContextFactory(api.source) });
+  const res = await handleTrpc(req, createContextFactory(api.source));
   return {
     status: res.status,
     body: (await res.json()) as { result?: { data: unknown }; error?: { message: string; code: number; data: Record<string, unknown> } },
@@ -123,6 +123,35 @@ describe("over HTTP (fetch adapter)", () => {
     const zodError = invalid.body.error?.data.zodError as { fieldErrors: Record<string, string[]> };
     expect(Object.keys(zodError.fieldErrors).sort()).toEqual(["mode", "prompt"]);
     expect(zodError.fieldErrors.prompt).toEqual(["say what the task is"]);
+    // The message reads as the first problems, not as a JSON dump of zod's issues.
+    expect(invalid.body.error?.message).toMatch(
+      /^invalid input: (prompt: say what the task is; mode: .+|mode: .+; prompt: say what the task is)$/,
+    );
+  });
+
+  it("caps a batch at MAX_BATCH_SIZE calls and refuses a body over MAX_BODY_BYTES before reading it", async () => {
+    const token = (await api.caller({ ...operator, via: "session" }).tokens.create({ name: "caps" })).token;
+    const batch = async (n: number) => {
+      const paths = Array.from({ length: n }, () => "sessions.list").join(",");
+      const res = await handleTrpc(
+        new Request(`http://cats.test/api/trpc/${paths}?batch=1`, { headers: bearer(token) }),
+        createContextFactory(api.source),
+      );
+      return res.status;
+    };
+    expect(await batch(MAX_BATCH_SIZE)).toBe(200);
+    expect(await batch(MAX_BATCH_SIZE + 1)).toBe(400);
+    const big = "x".repeat(MAX_BODY_BYTES + 1);
+    const res = await handleTrpc(
+      new Request("http://cats.test/api/trpc/tasks.start", {
+        method: "POST",
+        headers: { ...bearer(token), "content-type": "application/json", "content-length": String(big.length) },
+        body: big,
+      }),
+      createContextFactory(api.source),
+    );
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/at most 1048576 are accepted/);
   });
 
   it("401 without credentials, 403 for a viewer's mutation, 200 with a session cookie", async () => {
@@ -145,7 +174,7 @@ describe("over HTTP (fetch adapter)", () => {
     const req = new Request(`http://cats.test/api/trpc/tasks.get?input=${encodeURIComponent(JSON.stringify({ sessionId: "s-x" }))}`, {
       headers: { cookie },
     });
-    const res = await fetchRequestHandler({ endpoint: "/api/trpc", req, router: appRouter, createContext: broken });
+    const res = await handleTrpc(req, broken);
     expect(res.status).toBe(500);
     const text = await res.text();
     expect(text).not.toContain("secret_table");

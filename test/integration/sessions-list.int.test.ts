@@ -81,6 +81,15 @@ describe("session list: filters, search and keyset pages", () => {
     expect(back.hasOlder).toBe(true);
   });
 
+  it("an unknown cursor is an error, not an empty page; the oldest row's cursor is an empty page", async () => {
+    await expect(listSessions(db.pool, mine, { limit: 7, after: "s-no-such-session" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringMatching(/unknown cursor "s-no-such-session"/),
+    });
+    const oldest = ids[0]!;
+    expect((await listSessions(db.pool, mine, { limit: 7, after: oldest })).rows).toEqual([]);
+  });
+
   it("filters by state, project, starter and searches titles and prompts (% and _ literally)", async () => {
     const project1 = await listSessions(db.pool, { projectId: `p-${runId}-1` }, { limit: 100 });
     expect(project1.rows).toHaveLength(15);
