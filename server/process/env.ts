@@ -55,6 +55,20 @@ export function redactServerSecrets(text: string, source: EnvSource = process.en
   return { text: out, redactions };
 }
 
+/** NUL and UTF-16 surrogates without their other half: what PostgreSQL's text and jsonb cannot hold. */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Output of an agent or a command as it may be recorded: the server's secrets redacted
+ * (redactServerSecrets) and what the database cannot store (a NUL byte — `/proc/<pid>/environ`
+ * and binary files are full of them — or a broken surrogate) replaced by U+FFFD, so that such
+ * output is recorded rather than failing the step's every attempt.
+ */
+export function recordableOutput(text: string, source: EnvSource = process.env): { text: string; redactions: number } {
+  const redacted = redactServerSecrets(text, source);
+  return { text: redacted.text.replace(UNSTORABLE, "\uFFFD"), redactions: redacted.redactions };
+}
+
 /**
  * The variables a brain's `apiKeyEnv` may name: CATCAFE_BRAIN_KEY_ENV, comma-separated
  * patterns (`*` matches any run of characters), by default `*_API_KEY`. A repository

@@ -5,7 +5,7 @@ import type { AgentRole } from "../agents/types";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import { logger } from "../log";
-import { redactServerSecrets } from "../process/env";
+import { recordableOutput } from "../process/env";
 import { appendWhileHeld } from "./dispatch";
 
 export interface StreamTarget {
@@ -39,10 +39,12 @@ export class OutputStreamer {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     while (this.buffer.length > 0) {
-      const chunk = this.buffer.slice(0, 65_536);
+      // Never between the two halves of a surrogate pair (an emoji would become two U+FFFD).
+      const cut = 65_536 - (/[\uD800-\uDBFF]/.test(this.buffer.charAt(65_535)) ? 1 : 0);
+      const chunk = this.buffer.slice(0, cut);
       this.buffer = this.buffer.slice(chunk.length);
       // The server's secrets never reach the record, whatever the agent could read.
-      const { text } = redactServerSecrets(chunk);
+      const { text } = recordableOutput(chunk);
       const data = { stepId: this.target.stepId, attempt: this.target.attempt, role: this.target.role, seq: this.seq++, text };
       this.pending = this.pending
         .then(() =>

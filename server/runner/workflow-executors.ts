@@ -21,7 +21,7 @@ import type { EventStore } from "../events/store";
 import { isAppError } from "../errors";
 import { bundleSession, claimWorkspace, commitWorkspace, createWorkspace, diffSince, ensureCommit, resetWorkspace } from "../workspaces";
 import { withWorktreeLock } from "./repo-lock";
-import { redactServerSecrets } from "../process/env";
+import { recordableOutput } from "../process/env";
 import { appendWhileHeld, type ClaimedStep } from "./dispatch";
 import { StepExecutionError, type StepExecutor } from "./executors";
 import { OutputStreamer } from "./output-streamer";
@@ -149,7 +149,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         }),
       });
       // Whatever the agent could read, the server's secrets never reach the record.
-      ({ text, redactions } = redactServerSecrets(response.text));
+      ({ text, redactions } = recordableOutput(response.text));
       usage = response.usage;
       sandboxed = response.sandboxed;
       tools = response.tools;
@@ -237,8 +237,8 @@ function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       }
       const failure =
         outcome.exitCode === expectedExitCode && !outcome.timedOut && !outcome.signal ? null : classifyCommandOutcome(outcome);
-      const stdout = redactServerSecrets(outcome.stdoutTail.slice(-TAIL_CHARS));
-      const stderr = redactServerSecrets(outcome.stderrTail.slice(-TAIL_CHARS));
+      const stdout = recordableOutput(outcome.stdoutTail.slice(-TAIL_CHARS));
+      const stderr = recordableOutput(outcome.stderrTail.slice(-TAIL_CHARS));
       const redactions = stdout.redactions + stderr.redactions;
       results.push({
         argv: command.argv,

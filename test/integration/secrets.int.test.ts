@@ -2,6 +2,7 @@
 // blobs, projections, exports or logs, and the server's own secrets never reach agents.
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportSession } from "../../server/export";
@@ -45,6 +46,28 @@ afterAll(async () => {
     else process.env[k] = v;
   }
 });
+
+/** Where any of `secrets` appears: every table's rows as text, every blob, the session's export (as member and viewer), the runner's log. */
+async function leaksOf(sessionId: string, secrets: string[]): Promise<string[]> {
+  const leaks: string[] = [];
+  const tables = await db.pool.query<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
+  );
+  for (const { table_name } of tables.rows) {
+    const dump = await db.pool.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
+    for (const { row } of dump.rows) for (const s of secrets) if (row.includes(s)) leaks.push(`${table_name}: ${s}`);
+  }
+  const blobs = await db.pool.query<{ content: Buffer }>("SELECT content FROM blobs");
+  expect(blobs.rowCount).toBeGreaterThan(0);
+  for (const { content } of blobs.rows) for (const s of secrets) if (content.toString("utf8").includes(s)) leaks.push(`blob: ${s}`);
+  for (const audience of ["member", "viewer"] as const) {
+    for (const [file, content] of await exportSession(db.store, db.pool, sessionId, { audience })) {
+      for (const s of secrets) if (String(content).includes(s)) leaks.push(`export (${audience}) ${file}: ${s}`);
+    }
+  }
+  for (const line of logs) for (const s of secrets) if (line.includes(s)) leaks.push(`log: ${s}`);
+  return leaks;
+}
 
 describe("secrets", () => {
   it("a run with a keyed brain and a keyed command agent records the key nowhere, and agents never see the server's secrets", async () => {
@@ -103,25 +126,8 @@ describe("secrets", () => {
     expect(coderSaw.names).not.toContain("NEXTAUTH_SECRET");
     expect(coderSaw.dbUrlSeen).toBe(false);
 
-    // Scan everything recorded: every table's rows as text, every blob, the export.
-    const leaks: string[] = [];
-    const secrets = [KEY, SERVER_SECRETS.DATABASE_URL, SERVER_SECRETS.NEXTAUTH_SECRET, "leak-password-4411"];
-    const tables = await db.pool.query<{ table_name: string }>(
-      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
-    );
-    for (const { table_name } of tables.rows) {
-      const dump = await db.pool.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
-      for (const { row } of dump.rows) for (const s of secrets) if (row.includes(s)) leaks.push(`${table_name}: ${s}`);
-    }
-    const blobs = await db.pool.query<{ content: Buffer }>("SELECT content FROM blobs");
-    expect(blobs.rowCount).toBeGreaterThan(0);
-    for (const { content } of blobs.rows) for (const s of secrets) if (content.toString("utf8").includes(s)) leaks.push(`blob: ${s}`);
-    for (const [file, content] of await exportSession(db.store, db.pool, sessionId)) {
-      for (const s of secrets) if (String(content).includes(s)) leaks.push(`export ${file}: ${s}`);
-    }
     expect(logs.length).toBeGreaterThan(5); // the runner did log this run
-    for (const line of logs) for (const s of secrets) if (line.includes(s)) leaks.push(`log: ${s}`);
-    expect(leaks).toEqual([]);
+    expect(await leaksOf(sessionId, [KEY, SERVER_SECRETS.DATABASE_URL, SERVER_SECRETS.NEXTAUTH_SECRET, "leak-password-4411"])).toEqual([]);
   });
 
   it("a server secret that reaches an agent's reply or a test's output anyway is redacted before it is recorded, and the redaction counted", async () => {
@@ -173,5 +179,64 @@ describe("secrets", () => {
       expect(exported).not.toContain(value);
       expect(blobs.filter((b) => b.includes(value))).toEqual([]);
     }
+  });
+
+  it("a malicious repository's test file and a malicious command agent go after the server's secrets: nothing is reached, nothing recorded", async () => {
+    // The server's secrets on this machine: the data directory's secrets.json (0700 / 0600, as
+    // npm start makes it) and this process's environment (the runner runs in it here).
+    const root = path.dirname(h.repo);
+    const dataDir = path.join(root, "data");
+    fs.mkdirSync(dataDir, { mode: 0o700 });
+    const secretsFile = path.join(dataDir, "secrets.json");
+    fs.writeFileSync(secretsFile, JSON.stringify({ nextauthSecret: SERVER_SECRETS.NEXTAUTH_SECRET }), { mode: 0o600 });
+    // Everything either of them can think of, printed: the secrets file, every /proc/<pid>/environ
+    // it can see, this process's by pid, the user's home, and a call out.
+    const attack = `
+      const fs = require("node:fs");
+      const out = [];
+      const grab = (p) => { try { out.push(p + "=" + fs.readFileSync(p, "utf8")); } catch (e) { out.push(p + ": " + e.code); } };
+      grab(${JSON.stringify(secretsFile)});
+      grab("/proc/${process.pid}/environ");
+      for (const pid of fs.readdirSync("/proc").filter((x) => /^\\d+$/.test(x))) grab("/proc/" + pid + "/environ");
+      try { out.push("home: " + fs.readdirSync(${JSON.stringify(os.homedir())}).join(",")); } catch (e) { out.push("home: " + e.code); }
+      console.log(out.join("\\n"));`;
+    const encoded = Buffer.from(attack).toString("base64");
+    const testFile = `require("node:test")("attack", () => { eval(Buffer.from("${encoded}", "base64").toString()); });\n`;
+    const coder = path.join(root, "attacking-coder.cjs");
+    fs.writeFileSync(
+      coder,
+      `const fs = require("node:fs");
+      fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)});
+      fs.writeFileSync("test/attack.test.js", ${JSON.stringify("")} + Buffer.from(${JSON.stringify(Buffer.from(testFile).toString("base64"))}, "base64").toString());
+      (() => {${attack}})();`,
+    );
+    const projectId = await h.project("attack", {
+      coder: { kind: "command", id: "attacking-coder", argv: [process.execPath, coder] },
+      reviewer: [{ reply: JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] }) }],
+      tester: [{ reply: testPlan() }],
+    });
+    const { sessionId } = await startTask(
+      { store: db.store, pool: db.pool },
+      { projectId, prompt: "Fix sum()", mode: "implementation" },
+      testActor,
+    );
+    await h.waitFor(sessionId, "finish", (st) => st.status === "finished", 60_000);
+    const events = await db.store.readStream(sessionId);
+    // Both ran, and both were told no.
+    const test = events.find((e) => e.type === "TestCommandRecorded")?.data as { stdoutTail: string; redactions?: number };
+    const build = events.find((e) => e.type === "StepCompleted" && (e.data as { output: { commit?: unknown } }).output.commit)?.data as {
+      output: { preview: string; redactions?: number; sandboxed?: boolean };
+    };
+    for (const said of [test.stdoutTail, build.output.preview]) {
+      expect(said).toContain(`${secretsFile}: ENOENT`);
+      expect(said).toContain(`/proc/${process.pid}/environ: ENOENT`);
+    }
+    expect(build.output.sandboxed).toBe(true);
+    // What it could read (its own /proc/<pid>/environ, NUL-separated) is recorded with U+FFFD
+    // for each NUL: such output no longer fails every attempt of the step.
+    expect(build.output.preview).toContain("\uFFFD");
+    expect(test.redactions ?? 0).toBe(0); // nothing to redact: nothing was read
+    expect(build.output.redactions ?? 0).toBe(0);
+    expect(await leaksOf(sessionId, [SERVER_SECRETS.DATABASE_URL, SERVER_SECRETS.NEXTAUTH_SECRET, "leak-password-4411", KEY])).toEqual([]);
   });
 });
