@@ -56,6 +56,7 @@ export function redactServerSecrets(text: string, source: EnvSource = process.en
 }
 
 /** NUL and UTF-16 surrogates without their other half: what PostgreSQL's text and jsonb cannot hold. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what must go
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**
