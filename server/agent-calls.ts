@@ -35,6 +35,18 @@ export interface AgentResponse {
   tools?: AgentToolCalls;
 }
 
+/** An agent CLI said it is retrying a request to its provider (its own retry, within providerRetries). */
+export interface ProviderRetryNotice {
+  /** 1 for the first retry. */
+  retry: number;
+  /** The retries it may make (providerRetries), when known. */
+  maxRetries: number | null;
+  /** How long it waits before retrying, when it says (Claude Code: the provider's Retry-After). */
+  delayMs: number | null;
+  /** What failed, as the CLI put it (keys redacted). */
+  error: string;
+}
+
 export interface AgentToolCalls {
   calls: number;
   failed: number;

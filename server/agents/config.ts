@@ -145,6 +145,11 @@ const ZBrainBaseUrl = z
   .refine((u) => !u.includes("?") && !u.includes("#"), "must not contain a query or fragment")
   .transform((u) => u.replace(/\/+$/, ""));
 
+/** One call (a brain) or one run (an agent CLI) per interval against the provider, across all runners; 0 turns it off. */
+const ZRateLimit = z
+  .strictObject({ minIntervalMs: z.number().int().nonnegative().max(3_600_000).default(DEFAULT_BRAIN_MIN_INTERVAL_MS) })
+  .default({ minIntervalMs: DEFAULT_BRAIN_MIN_INTERVAL_MS });
+
 const ZBrainFields = {
   model: z.string().min(1).max(200),
   /** Name of the environment variable holding the API key, read at each call. */
@@ -152,9 +157,7 @@ const ZBrainFields = {
   maxTokens: z.number().int().positive().max(1_000_000).optional(),
   systemPrompt: z.string().min(1).max(100_000).optional(),
   /** 0 turns the limit off. */
-  rateLimit: z
-    .strictObject({ minIntervalMs: z.number().int().nonnegative().max(3_600_000).default(DEFAULT_BRAIN_MIN_INTERVAL_MS) })
-    .default({ minIntervalMs: DEFAULT_BRAIN_MIN_INTERVAL_MS }),
+  rateLimit: ZRateLimit,
 };
 
 export const ZOpenAIAgentConfig = ZAgentBase.extend({
@@ -201,8 +204,14 @@ const ZCliShellFields = {
   baseUrlEnv: ZEnvName.optional(),
   /** edit: change files in the workspace without asking; full: also run any command without asking. */
   permissions: z.enum(["edit", "full"]).default("edit"),
-  /** How often the CLI itself retries a failed provider request; default the CLI's own policy. */
-  providerRetries: z.number().int().min(0).max(10).optional(),
+  /**
+   * How often the CLI itself retries a failed provider request. Default 1: one retry, in which
+   * the CLI honours the provider's Retry-After; then the runner's retry policy and its shared
+   * rate limit govern (each retry is recorded as ProviderRetried). 0: none.
+   */
+  providerRetries: z.number().int().min(0).max(10).default(1),
+  /** Spacing of this agent's runs against its provider, across all runners (as for brains). */
+  rateLimit: ZRateLimit,
   /** A fresh HOME per run, so the CLI's own login, settings and history stay out of it. */
   isolateHome: z.boolean().default(true),
   /** Per-invocation limit; the request's deadline applies too, whichever comes first. */

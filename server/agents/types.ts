@@ -1,7 +1,7 @@
 // The agent interface every shell (claude, codex, gemini, command) and brain (HTTP models,
 // scripted) implements. The runner calls `invoke`; failures are AgentErrors classified by
 // the error taxonomy, so a network drop is never mistaken for bad output.
-import type { AgentResponse, AgentRole, ThreadMessage } from "../agent-calls";
+import type { AgentResponse, AgentRole, ProviderRetryNotice, ThreadMessage } from "../agent-calls";
 import type { BrainCallGate } from "../brains/call";
 
 export {
@@ -13,6 +13,7 @@ export {
   type AgentResponse,
   type AgentRole,
   type AgentUsage,
+  type ProviderRetryNotice,
   type ThreadMessage,
 } from "../agent-calls";
 
@@ -37,6 +38,8 @@ export interface AgentRequest {
    * runners (req R5). Without it a brain calls at once. Other agents ignore it.
    */
   callGate?: BrainCallGate;
+  /** Each retry an agent CLI makes of its provider request (the executor records it). */
+  onProviderRetry?: (notice: ProviderRetryNotice) => void;
 }
 
 export interface Agent {

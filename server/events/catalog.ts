@@ -258,6 +258,23 @@ export const eventCatalog = {
     summary: (d) => `Waited ${d.waitMs} ms for brain ${d.brain} (rate limit: one call per ${d.minIntervalMs} ms)`,
   }),
 
+  /** An agent CLI retried its provider request itself (within providerRetries). */
+  ProviderRetried: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      attempt: z.number().int().positive(),
+      agent: z.string().min(1),
+      retry: z.number().int().positive(),
+      maxRetries: z.number().int().nonnegative().nullable(),
+      /** How long the CLI waits first (the provider's Retry-After), when it says. */
+      delayMs: z.number().int().nonnegative().nullable(),
+      error: z.string(),
+    }),
+    summary: (d) =>
+      `${d.agent} retried its provider request (${d.retry}${d.maxRetries !== null ? ` of ${d.maxRetries}` : ""}) after: ${d.error}${d.delayMs !== null ? `, waiting ${d.delayMs} ms` : ""}`,
+  }),
+
   // ---- Runtime execution context (req M6): the configuration a run executes with ----
   RuntimeContextRecorded: defineEvent({
     version: 1,

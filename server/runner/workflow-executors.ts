@@ -21,6 +21,7 @@ import type { EventStore } from "../events/store";
 import { isAppError } from "../errors";
 import { bundleSession, claimWorkspace, commitWorkspace, createWorkspace, diffSince, ensureCommit, resetWorkspace } from "../workspaces";
 import { withWorktreeLock } from "./repo-lock";
+import { logger } from "../log";
 import { recordableOutput } from "../process/env";
 import { appendWhileHeld, type ClaimedStep } from "./dispatch";
 import { StepExecutionError, type StepExecutor } from "./executors";
@@ -117,9 +118,20 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       { sessionId: step.sessionId, stepId: step.id, attempt: step.attempt, role: input.role },
       { kind: "agent", id: agent.id },
     );
+    const held = { id: step.id, attempt: step.attempt, sessionId: step.sessionId };
+    const asAgent = { actor: { kind: "agent" as const, id: agent.id } };
+    // An agent CLI's own retries, recorded in order as they are reported (awaited below).
+    let retriesRecorded: Promise<unknown> = Promise.resolve();
     try {
       const response = await agent.invoke({
         onChunk: streamer.push,
+        onProviderRetry: (notice) => {
+          const data = { stepId: step.id, attempt: step.attempt, agent: agent.id, ...notice };
+          retriesRecorded = retriesRecorded
+            .then(() => appendWhileHeld(store, held, [{ type: "ProviderRetried", data }], asAgent))
+            // Like streamed output, a view of progress: failing to record it must not fail the step.
+            .catch((err: unknown) => logger.warn({ err: String(err), stepId: step.id }, "could not record a provider retry"));
+        },
         role: input.role,
         prompt,
         context: input.context,
@@ -137,14 +149,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
               minIntervalMs: brain.minIntervalMs,
               waitMs: waitedMs,
             };
-            await appendWhileHeld(
-              store,
-              { id: step.id, attempt: step.attempt, sessionId: step.sessionId },
-              [{ type: "RateLimitWaited", data }],
-              {
-                actor: { kind: "agent", id: agent.id },
-              },
-            );
+            await appendWhileHeld(store, held, [{ type: "RateLimitWaited", data }], asAgent);
           },
         }),
       });
@@ -157,8 +162,9 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       if (err instanceof AgentError) throw new StepExecutionError(err.errorClass, err.message, err.retryable, err.retryAfterMs);
       throw err;
     } finally {
-      // Everything streamed is recorded before the step's result.
+      // Everything streamed (and every retry) is recorded before the step's result.
       await streamer.flush();
+      await retriesRecorded;
     }
     const raw = await putBlob(deps.pool, text);
     const output: AgentStepOutput = {

@@ -14,5 +14,6 @@ describeShellWithStub({
   runCommand: (command) => ({ name: "Bash", input: { command, description: "Wait for the test" } }),
   commandPermissions: "full",
   streamsDeltas: true,
+  reportsRetries: true,
   retriesBrokenStream: true,
 });

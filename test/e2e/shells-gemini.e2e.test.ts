@@ -16,5 +16,6 @@ describeShellWithStub({
   failingTool: { name: "read_file", input: { file_path: "catcafe-no-such-file" } },
   streamsDeltas: true,
   // Gemini CLI 0.61 retries a request that failed (reset, 429, 5xx: after 5 s and more), not a stream that broke after it began.
+  reportsRetries: false,
   retriesBrokenStream: false,
 });

@@ -28,6 +28,8 @@ export interface StubRequest {
   url: string;
   headers: http.IncomingHttpHeaders;
   body: unknown;
+  /** When it arrived (epoch ms): to measure the waits between calls. */
+  at: number;
 }
 
 export interface ProviderStub {
@@ -274,6 +276,7 @@ export async function startProviderStub(api: ProviderApi, turns: StubTurn[]): Pr
   const models: StubRequest[] = [];
   const sockets = new Set<Socket>();
   const server = http.createServer((req, res) => {
+    const arrivedAt = Date.now();
     const parts: Buffer[] = [];
     req.on("data", (d: Buffer) => parts.push(d));
     req.on("end", () => {
@@ -284,7 +287,7 @@ export async function startProviderStub(api: ProviderApi, turns: StubTurn[]): Pr
       } catch {
         // not JSON: kept as text
       }
-      const recorded: StubRequest = { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers, body };
+      const recorded: StubRequest = { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers, body, at: arrivedAt };
       requests.push(recorded);
       if (!isModelRequest(api, recorded.method, recorded.url)) {
         // A health probe or the like: not a turn.

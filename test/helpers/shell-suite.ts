@@ -6,12 +6,14 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createAgent } from "../../server/agents/index";
 import { agentHomesDir } from "../../server/agents/shells/cli-agent";
 import type { CliShellAgentConfigInput } from "../../server/agents/config";
-import { AgentError, type Agent, type AgentRequest } from "../../server/agents/types";
+import { AgentError, type Agent, type AgentRequest, type ProviderRetryNotice } from "../../server/agents/types";
 import { sandboxStatus } from "../../server/process/sandbox";
+import { retryWaitMs } from "../../server/runner/dispatch";
 import { descendantsOf, isAlive, processesMentioning, waitUntil } from "./processes";
 import { startProviderStub, type ProviderApi, type ProviderStub, type StubRequest, type StubTurn } from "./shell-provider-stub";
 
@@ -32,6 +34,8 @@ export interface ShellProfile {
   runCommand(command: string): ToolCall;
   /** The permissions the adapter needs for runCommand to run without asking. */
   commandPermissions: "edit" | "full";
+  /** Whether the CLI's stream reports its own retries of a provider request (Claude Code, Codex). */
+  reportsRetries: boolean;
   /** A tool call the CLI itself reports as failed (default: runCommand of `ls` on a missing file). */
   failingTool?: ToolCall;
   /** True when the CLI streams text deltas; false when it reports whole messages (Codex). */
@@ -275,11 +279,12 @@ export function describeShellWithStub(profile: ShellProfile): void {
       }
     });
 
-    it("a connection refused outright is provider_network_error or, if the CLI keeps waiting for the network, a timeout that says so", async () => {
+    it("an unreachable provider ends the run as provider_network_error within 10 s (the default: one retry of its own)", async () => {
       const s = await withStub([{ kind: "text", chunks: ["unused"] }]);
       const baseUrl = s.baseUrl;
       await s.close();
       stub = null;
+      const startedAt = Date.now();
       const err = await agentError(
         createAgent({
           kind: profile.kind,
@@ -287,13 +292,40 @@ export function describeShellWithStub(profile: ShellProfile): void {
           model: profile.model,
           apiKeyEnv: keyEnv,
           baseUrl,
-          providerRetries: 0,
         } as CliShellAgentConfigInput).invoke(request({ deadline: Date.now() + DEADLINE_MS })),
       );
-      expect(["provider_network_error", "timeout"]).toContain(err.errorClass);
-      expect(err.retryable).toBe(true);
-      if (err.errorClass === "timeout") expect(err.message).toMatch(/retrying after a provider error/);
+      expect(err).toMatchObject({ errorClass: "provider_network_error", retryable: true });
+      expect(Date.now() - startedAt).toBeLessThan(10_000);
     });
+
+    // Gemini CLI reports no retries of its own in its stream: nothing to check there.
+    if (profile.reportsRetries)
+      it("a provider that keeps answering 429 with Retry-After: 3: the CLI's one retry and the runner's next attempt each wait ≥ 3 s, the attempt ends as provider_rate_limit within 10 s, every retry reported", async () => {
+        const s = await withStub(
+          Array.from({ length: 8 }, () => ({ kind: "error" as const, status: 429, headers: { "retry-after": "3" } })),
+        );
+        const retries: ProviderRetryNotice[] = [];
+        const attempt = async () => {
+          const startedAt = Date.now();
+          const err = await agentError(agentFor(s).invoke(request({ onProviderRetry: (n) => retries.push(n) })));
+          expect(err).toMatchObject({ errorClass: "provider_rate_limit", retryable: true });
+          expect(Date.now() - startedAt).toBeLessThan(10_000);
+          return err;
+        };
+        const first = await attempt();
+        // The runner's next attempt waits what its retry policy says, Retry-After included.
+        expect(first.retryAfterMs).toBeGreaterThanOrEqual(3_000);
+        await sleep(retryWaitMs(1, 100, first.retryAfterMs));
+        await attempt();
+        const at = s.modelRequests().map((r) => r.at);
+        expect(at).toHaveLength(4); // two attempts, each one request and the CLI's one retry
+        for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!, `gap ${i}`).toBeGreaterThanOrEqual(2_900);
+        expect(retries.map((r) => [r.retry, r.maxRetries])).toEqual([
+          [1, 1],
+          [1, 1],
+        ]);
+        expect(retries[0]!.error).toMatch(/429|rate|limit|Too Many/i);
+      });
 
     it("counts the tool calls that ran and those that failed (a failing sandbox would show as every call failing)", async () => {
       const s = await withStub([

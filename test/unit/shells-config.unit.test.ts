@@ -25,9 +25,17 @@ const SOURCE = {
 };
 
 describe("configuration", () => {
-  it("defaults: edit permissions, an isolated HOME, no extra arguments", () => {
+  it("defaults: edit permissions, an isolated HOME, no extra arguments, one retry of its own, the brains' rate limit", () => {
     for (const kind of ["claude", "codex", "gemini"] as const) {
-      expect(ZAgentConfig.parse({ kind, id: "cat" })).toEqual({ kind, id: "cat", extraArgs: [], permissions: "edit", isolateHome: true });
+      expect(ZAgentConfig.parse({ kind, id: "cat" })).toEqual({
+        kind,
+        id: "cat",
+        extraArgs: [],
+        permissions: "edit",
+        isolateHome: true,
+        providerRetries: 1,
+        rateLimit: { minIntervalMs: 2_000 },
+      });
     }
   });
 

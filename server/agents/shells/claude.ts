@@ -16,7 +16,7 @@
 // A provider failure ends in a result with is_error true, api_error_status and api_error_type.
 import { ZClaudeAgentConfig } from "../config";
 import { CliShellAgent, type ShellRunContext } from "./cli-agent";
-import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type StreamOutcome } from "./stream";
+import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type ParserHooks, type StreamOutcome } from "./stream";
 import type { AgentUsage } from "../types";
 import type { z } from "zod";
 
@@ -60,8 +60,8 @@ export class ClaudeAgent extends CliShellAgent {
     };
   }
 
-  parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[]): ClaudeStreamParser {
-    return new ClaudeStreamParser(onChunk, secrets);
+  parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[], hooks?: ParserHooks): ClaudeStreamParser {
+    return new ClaudeStreamParser(onChunk, secrets, hooks);
   }
 }
 
@@ -82,6 +82,10 @@ export class ClaudeStreamParser extends CliStreamParser {
         if (event.subtype === "api_retry") {
           const status = typeof event.error_status === "number" ? ` (HTTP ${event.error_status})` : "";
           this.notice = `${str(event.error) ?? "error"}${status}, attempt ${num(event.attempt)} of ${num(event.max_retries)}`;
+          // retry_delay_ms follows the provider's Retry-After when it sent one.
+          const delay = typeof event.retry_delay_ms === "number" ? Math.round(event.retry_delay_ms) : undefined;
+          const httpStatus = typeof event.error_status === "number" ? event.error_status : null;
+          this.retried({ message: `${str(event.error) ?? "error"}${status}`, status: httpStatus, code: str(event.error) ?? null }, delay);
         }
         return;
       case "stream_event": {

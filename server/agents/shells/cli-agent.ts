@@ -14,11 +14,12 @@ import { RUN_MARKER_ENV } from "../../process/tree";
 import { assertDirectory } from "../command";
 import { sandboxAgent, withRunDir } from "../sandbox";
 import type { CliShellAgentConfig } from "../config";
+import type { BrainTurn } from "../../brains/call";
 import { AgentError, type Agent, type AgentRequest, type AgentResponse } from "../types";
 import { locateExecutable, type EnvSource } from "./locate";
 import { cliPrompt } from "./prompt";
 import { runCli } from "./run-cli";
-import type { CliStreamParser } from "./stream";
+import type { CliStreamParser, ParserHooks } from "./stream";
 
 export type ShellName = CliShellAgentConfig["kind"];
 
@@ -54,7 +55,7 @@ export abstract class CliShellAgent implements Agent {
   abstract args(ctx: ShellRunContext): string[];
   /** The CLI's own variables: key, endpoint, retries, switches for unattended use. */
   protected abstract providerEnv(ctx: ShellRunContext): Record<string, string>;
-  abstract parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[]): CliStreamParser;
+  abstract parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[], hooks?: ParserHooks): CliStreamParser;
   /** Writes what the CLI must find in its (isolated) HOME before it starts. */
   protected async prepareHome(_ctx: ShellRunContext): Promise<void> {}
 
@@ -127,22 +128,55 @@ export abstract class CliShellAgent implements Agent {
         writable: this.config.isolateHome ? [] : this.ownLogin(env.HOME ?? os.homedir()),
         network: true,
       });
-      const parser = this.parser(request.onChunk, apiKey ? [apiKey] : []);
-      const exit = await runCli(
-        {
-          file: boxed.file,
-          args: boxed.args,
-          cwd: request.workspace,
-          env,
-          input: cliPrompt(request),
-          marker: `${RUN_MARKER_ENV}=${runId}`,
-          deadline,
-          signal,
-        },
-        parser,
-      );
-      return { ...parser.finish(unwrapExit(exit, boxed.sandboxed), file), sandboxed: boxed.sandboxed };
+      // The provider's rate limit, shared with every runner through PostgreSQL: the run starts
+      // on its turn and hands the turn on once the provider has answered (or the run ends).
+      const turn = await this.waitTurn(request, baseUrl);
+      const release = (notBeforeMs?: number) => void turn?.release(notBeforeMs === undefined ? undefined : { notBeforeMs });
+      const parser = this.parser(request.onChunk, apiKey ? [apiKey] : [], {
+        onRetry: request.onProviderRetry,
+        maxRetries: this.config.providerRetries,
+        onProgress: () => release(),
+      });
+      try {
+        const exit = await runCli(
+          {
+            file: boxed.file,
+            args: boxed.args,
+            cwd: request.workspace,
+            env,
+            input: cliPrompt(request),
+            marker: `${RUN_MARKER_ENV}=${runId}`,
+            deadline,
+            signal,
+          },
+          parser,
+        );
+        return { ...parser.finish(unwrapExit(exit, boxed.sandboxed), file), sandboxed: boxed.sandboxed };
+      } catch (err) {
+        // A provider that asked to wait: nobody sharing its limit goes before that.
+        release(err instanceof AgentError ? err.retryAfterMs : undefined);
+        throw err;
+      } finally {
+        release();
+      }
     });
+  }
+
+  /** This agent's turn under its provider's shared rate limit (none without a gate or with minIntervalMs 0). */
+  private async waitTurn(request: AgentRequest, baseUrl: string | undefined): Promise<BrainTurn | null> {
+    const { minIntervalMs } = this.config.rateLimit;
+    if (!request.callGate || minIntervalMs === 0) return null;
+    try {
+      return await request.callGate.waitTurn({ brainId: this.id, baseUrl: baseUrl ?? this.kind, minIntervalMs }, request.signal);
+    } catch (err) {
+      if (request.signal.aborted)
+        throw new AgentError("cancelled", "invocation cancelled while waiting for the provider's rate limit", false);
+      throw new AgentError(
+        "internal_error",
+        `waiting for the rate limit of ${this.id} failed: ${(err as Error)?.message ?? String(err)}`,
+        false,
+      );
+    }
   }
 
   /** The CLI's own login files under `home` that exist (made writable for it inside the sandbox). */

@@ -17,7 +17,7 @@
 //   {"type":"turn.failed","error":{"message":"..."}}
 import { ZCodexAgentConfig } from "../config";
 import { CliShellAgent, type ShellRunContext } from "./cli-agent";
-import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type StreamOutcome } from "./stream";
+import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type ParserHooks, type StreamOutcome } from "./stream";
 import type { AgentUsage } from "../types";
 import type { z } from "zod";
 
@@ -84,8 +84,8 @@ export class CodexAgent extends CliShellAgent {
     return ctx.apiKey ? { [this.apiKeyEnv()]: ctx.apiKey } : {};
   }
 
-  parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[]): CodexStreamParser {
-    return new CodexStreamParser(onChunk, secrets);
+  parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[], hooks?: ParserHooks): CodexStreamParser {
+    return new CodexStreamParser(onChunk, secrets, hooks);
   }
 }
 
@@ -105,9 +105,15 @@ export class CodexStreamParser extends CliStreamParser {
         return;
       case "error": {
         const message = str(event.message) ?? "error";
-        // "Reconnecting... 2/5 (...)" is Codex retrying; anything else is the failure it then ends with.
-        if (message.startsWith("Reconnecting")) this.notice = message;
-        else this.lastError = { message };
+        // "Reconnecting... 2/5 (...)" is Codex retrying (it reports no delay; "waiting for network"
+        // it repeats without end); anything else is the failure it then ends with.
+        if (message.startsWith("Reconnecting")) {
+          this.notice = message;
+          this.retried({ message: message.replace(/^Reconnecting\.\.\.\s*/, "") });
+        } else {
+          this.failedAfterRetry();
+          this.lastError = { message };
+        }
         return;
       }
       case "turn.completed": {
@@ -122,6 +128,7 @@ export class CodexStreamParser extends CliStreamParser {
       }
       case "turn.failed": {
         const error = isObject(event.error) ? event.error : {};
+        this.failedAfterRetry();
         this.failure = str(error.message) ?? this.lastError?.message ?? "turn failed";
         return;
       }

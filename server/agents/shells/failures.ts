@@ -40,10 +40,23 @@ export function classifyCliFailure(failure: CliFailure): ProviderFailureClass {
 }
 
 /** The AgentError for a failure `shell` reported; secrets and key-shaped text never reach the message. */
-export function cliFailureError(shell: string, failure: CliFailure, partialOutput: string, secrets: readonly string[]): AgentError {
+export function cliFailureError(
+  shell: string,
+  failure: CliFailure,
+  partialOutput: string,
+  secrets: readonly string[],
+  /** How long the provider asked to wait (the runner's next attempt waits at least that). */
+  retryAfterMs?: number,
+): AgentError {
   const errorClass = classifyCliFailure(failure);
   const status = failure.status != null ? ` (HTTP ${failure.status})` : "";
   const message = redact(failure.message, secrets).trim().slice(0, MESSAGE_CHARS) || "no message";
   const retryable = errorClass === "provider_rate_limit" || errorClass === "provider_network_error";
-  return new AgentError(errorClass, `${shell} reported an error${status}: ${message}`, retryable, partialOutput);
+  return new AgentError(
+    errorClass,
+    `${shell} reported an error${status}: ${message}`,
+    retryable,
+    partialOutput,
+    retryable ? retryAfterMs : undefined,
+  );
 }

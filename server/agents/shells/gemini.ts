@@ -20,7 +20,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { ZGeminiAgentConfig } from "../config";
 import { CliShellAgent, type ShellRunContext } from "./cli-agent";
-import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type StreamOutcome } from "./stream";
+import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type ParserHooks, type StreamOutcome } from "./stream";
 import type { z } from "zod";
 
 export type GeminiAgentConfigInput = z.input<typeof ZGeminiAgentConfig>;
@@ -73,8 +73,8 @@ export class GeminiAgent extends CliShellAgent {
     await fs.writeFile(path.join(dir, "settings.json"), JSON.stringify(this.settings(ctx), null, 2));
   }
 
-  parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[]): GeminiStreamParser {
-    return new GeminiStreamParser(onChunk, secrets);
+  parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[], hooks?: ParserHooks): GeminiStreamParser {
+    return new GeminiStreamParser(onChunk, secrets, hooks);
   }
 }
 

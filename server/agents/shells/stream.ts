@@ -2,7 +2,8 @@
 // view out, and at the end one verdict from the last events and the exit status: the
 // answer, the failure the CLI reported (classified), a crash (command_failed with the end
 // of stderr), or output we could not read (tool_error).
-import type { AgentToolCalls } from "../../agent-calls";
+import type { AgentToolCalls, ProviderRetryNotice } from "../../agent-calls";
+import { redact } from "../../brains/errors";
 import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentResponse, type AgentUsage } from "../types";
 import { cliFailureError, type CliFailure } from "./failures";
 import type { CliExit, CliObserver } from "./run-cli";
@@ -38,6 +39,19 @@ export function toolLine(name: string, input: unknown): string {
   return `\n› ${name}${shown}\n`;
 }
 
+/** What the runner wants to hear from a parser besides the text. */
+export interface ParserHooks {
+  /** The CLI is retrying its provider request (recorded as ProviderRetried). */
+  onRetry?: (notice: ProviderRetryNotice) => void;
+  /**
+   * The retries the CLI may make (providerRetries). One more is not waited for: the run ends
+   * with the failure the CLI reports (Codex waits for the network without end otherwise).
+   */
+  maxRetries?: number;
+  /** The provider has answered something (text, a tool call, a retry notice). */
+  onProgress?: () => void;
+}
+
 export abstract class CliStreamParser implements CliObserver {
   protected abstract readonly shell: string;
   private streamed = "";
@@ -51,11 +65,39 @@ export abstract class CliStreamParser implements CliObserver {
   /** The CLI's tool calls that finished, and which failed (a sandbox that refuses every command shows here). */
   private readonly tools: AgentToolCalls = { calls: 0, failed: 0 };
 
+  private retries = 0;
+  private lastRetryAt: number | undefined;
+  /** How long the provider asked to wait (a CLI's reported retry delay, or the wait it was seen to make). */
+  private retryAfterMs: number | undefined;
+
   constructor(
     private readonly onChunk: ((text: string) => void) | undefined,
     /** Values (API keys) that must never appear in an error message. */
     protected readonly secrets: readonly string[] = [],
+    private readonly hooks: ParserHooks = {},
   ) {}
+
+  /**
+   * The CLI said it is retrying after `failure` (waiting `delayMs` first, when it says). Told
+   * to the runner; past the allowed retries the run ends here with that failure.
+   */
+  protected retried(failure: CliFailure, delayMs?: number): void {
+    this.retries++;
+    this.lastRetryAt = Date.now();
+    if (delayMs !== undefined) this.retryAfterMs = delayMs;
+    const error = redact(failure.message, this.secrets).slice(0, QUOTED_LINE_CHARS);
+    this.hooks.onRetry?.({ retry: this.retries, maxRetries: this.hooks.maxRetries ?? null, delayMs: delayMs ?? null, error });
+    const allowed = this.hooks.maxRetries;
+    if (allowed !== undefined && this.retries > allowed) {
+      const gaveUp = { ...failure, message: `gave up after ${allowed} retr${allowed === 1 ? "y" : "ies"}: ${failure.message}` };
+      throw cliFailureError(this.shell, gaveUp, this.streamed, this.secrets, this.retryAfterMs);
+    }
+  }
+
+  /** The CLI reported a failure after a retry: the time it waited is at least what the provider asked. */
+  protected failedAfterRetry(): void {
+    if (this.lastRetryAt !== undefined && this.retryAfterMs === undefined) this.retryAfterMs = Date.now() - this.lastRetryAt;
+  }
 
   /** Handles one parsed event. */
   protected abstract event(event: JsonObject): void;
@@ -105,16 +147,17 @@ export abstract class CliStreamParser implements CliObserver {
       );
     }
     this.streamed += text;
+    this.hooks.onProgress?.();
     this.onChunk?.(text);
   }
 
   /** The answer, or the AgentError explaining why there is none. */
   finish(exit: CliExit, file: string): AgentResponse {
     const outcome = this.outcome();
-    if (outcome.kind === "failed") throw cliFailureError(this.shell, outcome.failure, this.streamed, this.secrets);
+    if (outcome.kind === "failed") throw cliFailureError(this.shell, outcome.failure, this.streamed, this.secrets, this.retryAfterMs);
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode ?? "unknown"}`;
     if (exit.exitCode !== 0) {
-      if (this.lastError) throw cliFailureError(this.shell, this.lastError, this.streamed, this.secrets);
+      if (this.lastError) throw cliFailureError(this.shell, this.lastError, this.streamed, this.secrets, this.retryAfterMs);
       const said = exit.stderrTail
         ? `stderr:\n${exit.stderrTail}`
         : this.firstUnparseable
