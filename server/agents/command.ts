@@ -10,7 +10,7 @@ import { minimalEnv } from "../process/env";
 import { unwrapExit } from "../process/sandbox";
 import { spawnProcess, type ProcessEnd, type StopCause } from "../process/spawn";
 import { PROMPT_PLACEHOLDER, ZCommandAgentConfig, type CommandAgentConfig, type CommandAgentConfigInput } from "./config";
-import { sandboxAgent, withRunDir } from "./sandbox";
+import { runTmpDir, sandboxAgent, withRunDir } from "./sandbox";
 import { AgentError, MAX_AGENT_OUTPUT_BYTES, type Agent, type AgentRequest, type AgentResponse } from "./types";
 
 /** How much of stderr is kept (the end of it) to explain a failure. */
@@ -34,8 +34,8 @@ export class CommandAgent implements Agent {
   }
 
   /** The whole environment of the process: a minimal base with its own `home`, then passEnv, then literal env. */
-  environment(home: string, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
-    return minimalEnv({ source, home, pass: this.config.passEnv, extra: this.config.env });
+  environment(home: string, source: NodeJS.ProcessEnv = process.env, tmp?: string): Record<string, string> {
+    return minimalEnv({ source, home, tmp, pass: this.config.passEnv, extra: this.config.env });
   }
 
   /** Executable and arguments for one prompt ({prompt} substituted in arguments with prompt "arg"). */
@@ -63,7 +63,7 @@ export class CommandAgent implements Agent {
     const [file, args] = this.argv(request.prompt);
     const home = path.join(runDir, "home");
     await fs.mkdir(home);
-    const env = this.environment(home);
+    const env = this.environment(home, process.env, runTmpDir(runDir));
     const boxed = await sandboxAgent({ file, args, workspace: request.workspace, env, runDir, network: this.config.network });
     let stdout = "";
     let stdoutBytes = 0;

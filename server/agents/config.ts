@@ -186,24 +186,19 @@ export type BrainAgentConfigInput = OpenAIAgentConfigInput | AnthropicAgentConfi
 
 const ZCliArg = z.string().refine((a) => !a.includes("\0"), "must not contain a NUL byte");
 
-const ZCliShellFields = {
-  /** Path or name of the executable; default: the CLI's own name in node_modules/.bin, then PATH. */
-  command: ZCliArg.min(1).optional(),
+/**
+ * What an agent CLI may be told about its provider and its own behaviour. One definition for
+ * every place a CLI shell is written: the project record's agent (below) and a repository's
+ * `.catcafe/shells.json` (server/config/schemas.ts), so a setting one accepts the other does too.
+ */
+export const ZCliProviderFields = {
   model: z.string().min(1).max(200).optional(),
-  /** Appended after the arguments the adapter adds for a non-interactive run. */
-  extraArgs: z.array(ZCliArg).default([]),
-  /** Literal variables for the process (never secrets: name those in passEnv or apiKeyEnv). */
-  env: z.record(ZEnvName, ZCliArg).optional(),
-  /** More variables passed through from the runner's environment. */
-  passEnv: z.array(ZEnvName).optional(),
   /** Variable holding the provider key; default the CLI's own (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY). */
   apiKeyEnv: ZEnvName.optional(),
   /** The provider endpoint the CLI talks to (a gateway, a proxy, a local model server)... */
   baseUrl: ZBrainBaseUrl.optional(),
   /** ...or the runner's variable holding it. */
   baseUrlEnv: ZEnvName.optional(),
-  /** edit: change files in the workspace without asking; full: also run any command without asking. */
-  permissions: z.enum(["edit", "full"]).default("edit"),
   /**
    * How often the CLI itself retries a failed provider request. Default 1: one retry, in which
    * the CLI honours the provider's Retry-After; then the runner's retry policy and its shared
@@ -214,6 +209,25 @@ const ZCliShellFields = {
   rateLimit: ZRateLimit,
   /** A fresh HOME per run, so the CLI's own login, settings and history stay out of it. */
   isolateHome: z.boolean().default(true),
+};
+
+/** A CLI shell gives its endpoint one way. */
+export function oneBaseUrl(c: { baseUrl?: string; baseUrlEnv?: string }): boolean {
+  return c.baseUrl === undefined || c.baseUrlEnv === undefined;
+}
+
+const ZCliShellFields = {
+  ...ZCliProviderFields,
+  /** Path or name of the executable; default: the CLI's own name in node_modules/.bin, then PATH. */
+  command: ZCliArg.min(1).optional(),
+  /** Appended after the arguments the adapter adds for a non-interactive run. */
+  extraArgs: z.array(ZCliArg).default([]),
+  /** Literal variables for the process (never secrets: name those in passEnv or apiKeyEnv). */
+  env: z.record(ZEnvName, ZCliArg).optional(),
+  /** More variables passed through from the runner's environment. */
+  passEnv: z.array(ZEnvName).optional(),
+  /** edit: change files in the workspace without asking; full: also run any command without asking. */
+  permissions: z.enum(["edit", "full"]).default("edit"),
   /** Per-invocation limit; the request's deadline applies too, whichever comes first. */
   timeoutMs: z.number().int().positive().max(86_400_000).optional(),
 };
@@ -221,7 +235,7 @@ const ZCliShellFields = {
 const ZCliShellConfig = <K extends "claude" | "codex" | "gemini">(kind: K) =>
   ZAgentBase.extend({ kind: z.literal(kind), ...ZCliShellFields })
     .strict()
-    .refine((c) => c.baseUrl === undefined || c.baseUrlEnv === undefined, {
+    .refine(oneBaseUrl, {
       message: "give baseUrl or baseUrlEnv, not both",
       path: ["baseUrlEnv"],
     });

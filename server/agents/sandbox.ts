@@ -9,14 +9,22 @@ import path from "node:path";
 import { repositoryView } from "../process/git-dir";
 import { agentHomesPath, inSandbox } from "../process/sandbox";
 
+/** The run's temporary directory (TMPDIR): inside its run directory, gone with it. */
+export function runTmpDir(runDir: string): string {
+  return path.join(runDir, "tmp");
+}
+
 /**
  * A private directory for one agent run under the agent homes directory (private to this
- * user); `fn` runs with it, and it is removed afterwards whatever happens.
+ * user), with its temporary directory made; `fn` runs with it, and it is removed afterwards
+ * whatever happens, whatever the process left in it (Gemini CLI's error reports with the
+ * conversation, for one).
  */
 export async function withRunDir<T>(prefix: string, fn: (runDir: string) => Promise<T>): Promise<T> {
   await fsp.mkdir(agentHomesPath(), { recursive: true, mode: 0o700 });
   const runDir = await fsp.mkdtemp(path.join(agentHomesPath(), `${prefix}-`));
   try {
+    await fsp.mkdir(runTmpDir(runDir));
     return await fn(runDir);
   } finally {
     await fsp.rm(runDir, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 }).catch(() => {});

@@ -5,7 +5,7 @@ import os from "node:os";
 import { z } from "zod";
 import { looksSecret, minimalEnv } from "../process/env";
 
-const RESERVED_NAMES = new Set(["PATH", "HOME", "LANG", "LC_ALL", "CI", "NO_COLOR", "TERM", "TMPDIR"]);
+const RESERVED_NAMES = new Set(["PATH", "HOME", "LANG", "LC_ALL", "CI", "NO_COLOR", "TERM", "TMPDIR", "TMP", "TEMP"]);
 
 export const ZExtraEnv = z
   .record(
@@ -26,9 +26,10 @@ export const ZExtraEnv = z
   });
 export type ExtraEnv = z.infer<typeof ZExtraEnv>;
 
-export function buildCommandEnv(options: { home: string; extra?: ExtraEnv }): Record<string, string> {
+export function buildCommandEnv(options: { home: string; tmp?: string; extra?: ExtraEnv }): Record<string, string> {
   return minimalEnv({
     home: options.home,
-    extra: { LC_ALL: "C.UTF-8", TMPDIR: os.tmpdir(), CI: "1", ...ZExtraEnv.parse(options.extra ?? {}) },
+    tmp: options.tmp ?? os.tmpdir(),
+    extra: { LC_ALL: "C.UTF-8", CI: "1", ...ZExtraEnv.parse(options.extra ?? {}) },
   });
 }

@@ -117,11 +117,13 @@ export async function runCommand(input: TRunCommandInput): Promise<CommandOutcom
   const runDir = await fs.mkdtemp(path.join(agentHomesPath(), "command-"));
   const home = options.home ?? path.join(runDir, "home");
   try {
+    const tmp = path.join(runDir, "tmp");
     await fs.mkdir(home, { recursive: true });
-    const env = buildCommandEnv({ home, extra: options.env });
+    await fs.mkdir(tmp);
+    const env = buildCommandEnv({ home, tmp, extra: options.env });
     // Repository code: only the worktree and its own HOME writable, no network, nothing else of the host.
     const boxed = inSandbox(program, args, options.cwd, env, {
-      writable: [options.cwd, home],
+      writable: [options.cwd, home, tmp],
       ...(await repositoryView(options.cwd, runDir)),
       network: false,
     });

@@ -158,9 +158,12 @@ function runtimeCandidate(agent: ResolvedAgent, shell: ResolvedShell | null, bra
       ...(shell.passEnv.length ? { passEnv: shell.passEnv } : {}),
       ...(shell.permissions ? { permissions: shell.permissions } : {}),
       ...(shell.timeoutMs !== undefined ? { timeoutMs: shell.timeoutMs } : {}),
-      ...(brain ? { model: brain.model } : {}),
-      ...(brain?.apiKeyEnv ? { apiKeyEnv: brain.apiKeyEnv } : {}),
-      ...(brain?.baseUrl ? { baseUrl: brain.baseUrl } : {}),
+      providerRetries: shell.providerRetries,
+      isolateHome: shell.isolateHome,
+      // The bound brain's model, endpoint, key variable and rate limit first; the shell's own fill in.
+      ...pick({ model: brain?.model ?? shell.model, apiKeyEnv: brain?.apiKeyEnv ?? shell.apiKeyEnv }),
+      ...(brain?.baseUrl ? { baseUrl: brain.baseUrl } : pick({ baseUrl: shell.baseUrl, baseUrlEnv: shell.baseUrlEnv })),
+      rateLimit: brain?.rateLimit ?? shell.rateLimit,
     };
   }
   // A brain alone: the HTTP brain agents (`openai`, `anthropic`) of server/agents/config.ts.
@@ -374,4 +377,9 @@ export function bindWorkflowRoles(config: ProjectConfig, definition: WorkflowDef
     result.errors.push(...bound.errors);
   }
   return result;
+}
+
+/** The entries of `fields` that are set. */
+function pick<T extends Record<string, unknown>>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -23,6 +23,7 @@ import {
   ZBrainsFile,
   ZProjectsFile,
   ZRuntimesFile,
+  ZShell,
   ZShellsFile,
   ZVersionFile,
   type AgentDefinition,
@@ -238,16 +239,14 @@ export function parseProjectConfig(texts: Readonly<Record<string, string>>, opti
   // --- registries ---
   const shells: Record<string, ResolvedShell> = {};
   for (const kind of BUILTIN_SHELL_KINDS) {
+    // Every default a shells.json entry would get, from the same schema.
     shells[kind] = {
-      kind,
+      ...ZShell.parse({ kind, command: kind }),
       id: kind,
       command: kind,
-      args: [],
-      passEnv: [],
-      nonInteractive: true,
       capabilities: defaultShellCapabilities(kind),
       builtin: true,
-    } as ResolvedShell;
+    };
   }
   for (const [id, shell] of Object.entries(parsed["shells.json"]?.shells ?? {})) {
     shells[id] = {
@@ -334,15 +333,15 @@ export function parseProjectConfig(texts: Readonly<Record<string, string>>, opti
       errors.push({ file: agentsFile, path: at("id"), message: `duplicate agent id "${agent.id}" (already used by agents[${first}])` });
     else firstIndex.set(agent.id, index);
 
+    // An agent's own null means "none" (no falling back to a default); a default's null is no default.
     let shell: ResolvedAgent["shell"] = { id: null, source: "none" };
-    if (agent.defaultShell === null) shell = { id: null, source: "agent" };
-    else if (agent.defaultShell !== undefined) shell = { id: agent.defaultShell, source: "agent" };
-    else if (project.defaultShell !== undefined) shell = { id: project.defaultShell, source: "projects" };
-    else if (settings.defaultShell !== undefined) shell = { id: settings.defaultShell, source: "settings" };
+    if (agent.defaultShell !== undefined) shell = { id: agent.defaultShell, source: "agent" };
+    else if (project.defaultShell != null) shell = { id: project.defaultShell, source: "projects" };
+    else if (settings.defaultShell != null) shell = { id: settings.defaultShell, source: "settings" };
     let brain: ResolvedAgent["brain"] = { id: null, source: "none" };
     if (agent.defaultBrain !== undefined) brain = { id: agent.defaultBrain, source: "agent" };
-    else if (project.defaultBrain !== undefined) brain = { id: project.defaultBrain, source: "projects" };
-    else if (settings.defaultBrain !== undefined) brain = { id: settings.defaultBrain, source: "settings" };
+    else if (project.defaultBrain != null) brain = { id: project.defaultBrain, source: "projects" };
+    else if (settings.defaultBrain != null) brain = { id: settings.defaultBrain, source: "settings" };
 
     if (shell.source === "agent" && shell.id !== null && shellsKnown && !shells[shell.id]) {
       errors.push({ file: agentsFile, path: at("defaultShell"), message: unknownReference("shell", shell.id, shellIds) });
@@ -364,14 +363,14 @@ export function parseProjectConfig(texts: Readonly<Record<string, string>>, opti
 
   // Defaults are checked where they are written; a settings default only matters to a
   // project that uses it or keeps its own list of shells / brains.
-  const defaults: Array<{ file: string; field: "defaultShell" | "defaultBrain"; value: string | undefined; source: RefSource }> = [
+  const defaults: Array<{ file: string; field: "defaultShell" | "defaultBrain"; value: string | null | undefined; source: RefSource }> = [
     { file: projectsFile, field: "defaultShell", value: project.defaultShell, source: "projects" },
     { file: projectsFile, field: "defaultBrain", value: project.defaultBrain, source: "projects" },
     { file: settingsFile, field: "defaultShell", value: settings.defaultShell, source: "settings" },
     { file: settingsFile, field: "defaultBrain", value: settings.defaultBrain, source: "settings" },
   ];
   for (const d of defaults) {
-    if (d.value === undefined) continue;
+    if (d.value == null) continue;
     const isShell = d.field === "defaultShell";
     if (isShell ? !shellsKnown : !brainsKnown) continue;
     if (isShell ? shells[d.value] : brains[d.value]) continue;

@@ -4,7 +4,7 @@
 // projects.json and version.json. Every object is strict: an unknown key is an error (it
 // is usually a typo, and silently ignoring it would run something other than intended).
 import { z } from "zod";
-import { ZScriptEntry } from "../agents/config";
+import { oneBaseUrl, ZCliProviderFields, ZScriptEntry } from "../agents/config";
 import { isServerSecret, SERVER_SECRET_ENV } from "../process/env";
 import { AGENT_ROLES, MAX_AGENT_OUTPUT_BYTES } from "../agents/types";
 import { ZAllowlist } from "../commands/allowlist";
@@ -98,8 +98,9 @@ export const ZSettings = z.strictObject({
   ...schemaKey,
   version: ZConfigVersion.default(CONFIG_VERSION),
   /** Used by agents that name no shell / brain of their own. */
-  defaultShell: ZConfigId.optional(),
-  defaultBrain: ZConfigId.optional(),
+  /** null: no default (the same as leaving it out). */
+  defaultShell: ZConfigId.nullable().optional(),
+  defaultBrain: ZConfigId.nullable().optional(),
   timeouts: z
     .strictObject({
       /** A whole agent step. */
@@ -147,12 +148,18 @@ const shellCommon = {
 };
 
 const ZCliShell = (kind: "claude" | "codex" | "gemini") =>
-  z.strictObject({
-    kind: z.literal(kind),
-    ...shellCommon,
-    /** edit: change files without asking; full: also run any command without asking. */
-    permissions: z.enum(["edit", "full"]).optional(),
-  });
+  z
+    .strictObject({
+      kind: z.literal(kind),
+      ...shellCommon,
+      /** edit: change files without asking; full: also run any command without asking. */
+      permissions: z.enum(["edit", "full"]).optional(),
+      // The same provider settings as a CLI agent in the project record (one definition). A
+      // bound brain's model, endpoint and key variable come first; these fill in (a gemini
+      // shell takes no brain, so its endpoint and key are set here).
+      ...ZCliProviderFields,
+    })
+    .refine(oneBaseUrl, { message: "give baseUrl or baseUrlEnv, not both", path: ["baseUrlEnv"] });
 
 export const PROMPT_PLACEHOLDER = "{prompt}";
 
@@ -253,8 +260,8 @@ export const ZAgentDefinition = z.strictObject({
   manifest: ZAgentManifestConfig.prefault({}),
   /** A shell from shells.json; null: no shell (a brain called over HTTP). Default: settings. */
   defaultShell: ZConfigId.nullable().optional(),
-  /** A brain from brains.json. Default: settings. */
-  defaultBrain: ZConfigId.optional(),
+  /** A brain from brains.json; null: no brain (a gemini shell, a command). Default: settings. */
+  defaultBrain: ZConfigId.nullable().optional(),
   /** Among agents of one role, the highest priority runs (ties: first in the file). */
   priority: z.number().int().min(-1000).max(1000).default(0),
   /** The execution FSM the agent's runs follow (runtimes.json or built in). */
@@ -303,8 +310,9 @@ export const ZProjectsFile = z.strictObject({
   /** Narrows the admin's allowlist for this repository (it can never widen it). */
   allowlist: ZAllowlist.optional(),
   maxIterations: z.number().int().min(1).max(20).optional(),
-  defaultShell: ZConfigId.optional(),
-  defaultBrain: ZConfigId.optional(),
+  /** null: no default (the same as leaving it out). */
+  defaultShell: ZConfigId.nullable().optional(),
+  defaultBrain: ZConfigId.nullable().optional(),
   workflow: z
     .strictObject({
       default: z.string().min(1).optional(),

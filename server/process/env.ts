@@ -111,6 +111,8 @@ export function childPath(source: EnvSource = process.env): string {
 export interface MinimalEnvOptions {
   /** HOME of the child (a directory of its own for untrusted code). */
   home: string;
+  /** Its temporary directory (TMPDIR, TMP, TEMP): one of the run's own, removed with it. */
+  tmp?: string;
   /** `C.UTF-8` by default; git is run with `C` so its messages stay parseable. */
   locale?: "C.UTF-8" | "C";
   /** Names copied from the server's environment when set there (e.g. a provider key the config names). */
@@ -130,6 +132,7 @@ export function minimalEnv(options: MinimalEnvOptions): Record<string, string> {
     LANG: locale,
     TERM: "dumb",
     NO_COLOR: "1",
+    ...(options.tmp ? { TMPDIR: options.tmp, TMP: options.tmp, TEMP: options.tmp } : {}),
   };
   for (const name of options.pass ?? []) {
     const value = source[name];

@@ -148,7 +148,18 @@ describe("command agent", () => {
         request(),
       );
       const env = JSON.parse(response.text) as Record<string, string>;
-      expect(Object.keys(env).sort()).toEqual(["AGENT_MODE", "FAKE_API_KEY", "HOME", "LANG", "NO_COLOR", "PATH", "TERM"]);
+      expect(Object.keys(env).sort()).toEqual([
+        "AGENT_MODE",
+        "FAKE_API_KEY",
+        "HOME",
+        "LANG",
+        "NO_COLOR",
+        "PATH",
+        "TEMP",
+        "TERM",
+        "TMP",
+        "TMPDIR",
+      ]);
       expect(env).toMatchObject({
         FAKE_API_KEY: SECRETS.FAKE_API_KEY,
         AGENT_MODE: "ci",
@@ -164,7 +175,7 @@ describe("command agent", () => {
     it("passes no provider key unless it is named", async () => {
       const response = await agent(printEnv).invoke(request());
       const env = JSON.parse(response.text) as Record<string, string>;
-      expect(Object.keys(env).sort()).toEqual(["HOME", "LANG", "NO_COLOR", "PATH", "TERM"]);
+      expect(Object.keys(env).sort()).toEqual(["HOME", "LANG", "NO_COLOR", "PATH", "TEMP", "TERM", "TMP", "TMPDIR"]);
       for (const secret of Object.values(SECRETS)) expect(response.text).not.toContain(secret);
     });
 

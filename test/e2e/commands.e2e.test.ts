@@ -248,11 +248,25 @@ describe("runCommand with real processes", () => {
       expect(env).not.toHaveProperty("FOO_API_KEY");
       expect(env).not.toHaveProperty("NEXTAUTH_SECRET");
       expect(outcome.stdoutTail).not.toMatch(/leaked-password|sk-fake|nextauth-fake/);
-      expect(Object.keys(env).sort()).toEqual(["CI", "HOME", "LANG", "LC_ALL", "NODE_ENV", "NO_COLOR", "PATH", "TERM", "TMPDIR"]);
+      expect(Object.keys(env).sort()).toEqual([
+        "CI",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "NODE_ENV",
+        "NO_COLOR",
+        "PATH",
+        "TEMP",
+        "TERM",
+        "TMP",
+        "TMPDIR",
+      ]);
       expect(env).toMatchObject({ CI: "1", NO_COLOR: "1", TERM: "dumb", LANG: "C.UTF-8", NODE_ENV: "test" });
       expect(env.HOME).not.toBe(os.homedir());
-      // The temporary HOME is removed after the run.
+      // The temporary HOME and the run's own temporary directory are removed after the run.
       expect(fs.existsSync(env.HOME ?? "")).toBe(false);
+      expect(env.TMPDIR).not.toBe(os.tmpdir());
+      expect(fs.existsSync(env.TMPDIR ?? "")).toBe(false);
     });
 
     it("refuses to pass a secret even when asked to", async () => {

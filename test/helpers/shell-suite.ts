@@ -327,6 +327,40 @@ export function describeShellWithStub(profile: ShellProfile): void {
         expect(retries[0]!.error).toMatch(/429|rate|limit|Too Many/i);
       });
 
+    it("leaves nothing of a run in the system temp directory, after a failing and a succeeding run, with the sandbox on and off", async () => {
+      const marker = `catcafe-tmp-marker-${profile.kind}-${Date.now()}`;
+      const startedAt = Date.now();
+      const before = new Set(fs.readdirSync(os.tmpdir()));
+      const s = await withStub([
+        { kind: "error", status: 500 },
+        { kind: "text", chunks: ["Fine."] },
+        { kind: "error", status: 500 },
+        { kind: "text", chunks: ["Fine."] },
+      ]);
+      for (const sandbox of ["on", "off"]) {
+        if (sandbox === "off") process.env.CATCAFE_SANDBOX = "off";
+        try {
+          await agentError(agentFor(s, { providerRetries: 0 }).invoke(request({ prompt: `fail ${marker}` })));
+          expect((await agentFor(s, { providerRetries: 0 }).invoke(request({ prompt: `succeed ${marker}` }))).text).toBe("Fine.");
+        } finally {
+          delete process.env.CATCAFE_SANDBOX;
+        }
+      }
+      // Other tests write to the temp directory at the same time: only what is this run's counts
+      // (a CLI's name, or the prompt's marker inside, as in Gemini CLI's error reports).
+      const left = fs
+        .readdirSync(os.tmpdir())
+        .filter((name) => !before.has(name))
+        .map((name) => path.join(os.tmpdir(), name))
+        .filter((file) => {
+          const stat = fs.statSync(file, { throwIfNoEntry: false });
+          if (!stat || stat.mtimeMs < startedAt) return false;
+          if (/claude|codex|gemini/i.test(path.basename(file))) return true;
+          return stat.isFile() && stat.size < 10_000_000 && fs.readFileSync(file, "utf8").includes(marker);
+        });
+      expect(left).toEqual([]);
+    });
+
     it("counts the tool calls that ran and those that failed (a failing sandbox would show as every call failing)", async () => {
       const s = await withStub([
         { kind: "tool", ...(profile.failingTool ?? profile.runCommand("ls catcafe-no-such-file")) },

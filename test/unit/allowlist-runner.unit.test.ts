@@ -87,9 +87,23 @@ describe("OutputTail", () => {
 
 describe("command environment", () => {
   it("is built from nothing: no variable of the server leaks", () => {
-    const env = buildCommandEnv({ home: "/tmp/home", extra: { NODE_ENV: "test" } });
-    expect(Object.keys(env).sort()).toEqual(["CI", "HOME", "LANG", "LC_ALL", "NODE_ENV", "NO_COLOR", "PATH", "TERM", "TMPDIR"]);
-    expect(env).toMatchObject({ HOME: "/tmp/home", LANG: "C.UTF-8", CI: "1", NO_COLOR: "1", TERM: "dumb", NODE_ENV: "test" });
+    const env = buildCommandEnv({ home: "/runs/r1/home", tmp: "/runs/r1/tmp", extra: { NODE_ENV: "test" } });
+    expect(Object.keys(env).sort()).toEqual([
+      "CI",
+      "HOME",
+      "LANG",
+      "LC_ALL",
+      "NODE_ENV",
+      "NO_COLOR",
+      "PATH",
+      "TEMP",
+      "TERM",
+      "TMP",
+      "TMPDIR",
+    ]);
+    expect(env).toMatchObject({ HOME: "/runs/r1/home", LANG: "C.UTF-8", CI: "1", NO_COLOR: "1", TERM: "dumb", NODE_ENV: "test" });
+    // Its temporary directory is the run's own, removed with it.
+    expect([env.TMPDIR, env.TMP, env.TEMP]).toEqual(["/runs/r1/tmp", "/runs/r1/tmp", "/runs/r1/tmp"]);
   });
 
   it("refuses secret-looking or reserved extra variables, naming them", () => {

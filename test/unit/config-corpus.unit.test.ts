@@ -56,6 +56,8 @@ const EXPECTED: Record<string, string[]> = {
     `.catcafe/agents.json: agents[2].defaultShell: unknown shell "claude-cli" (known: claude, claude-code, codex, gemini, sim-cli); did you mean "claude-code"?`,
   ],
   "bad-base-url": [`.catcafe/brains.json: brains.sonnet.baseUrl: must be an http:// or https:// URL (got "ftp://models.example.com")`],
+  "shell-two-endpoints": [`.catcafe/shells.json: shells.claude-code.baseUrlEnv: give baseUrl or baseUrlEnv, not both`],
+  "shell-retries-range": [`.catcafe/shells.json: shells.claude-code.providerRetries: 50 is out of range: must be at most 10`],
   "bad-shell-id": [
     `.catcafe/shells.json: shells["claude code"]: invalid key "claude code": must use letters, digits, '.', '_' and '-', starting with a letter or digit`,
   ],

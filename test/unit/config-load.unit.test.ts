@@ -138,6 +138,21 @@ describe("valid configurations load with defaults applied", () => {
     });
   });
 
+  it('"none" may be written as null: a default shell or brain in settings, and an agent\'s own brain', () => {
+    const settings = parseSettings(json({ defaultShell: null, defaultBrain: null }), "s.json");
+    expect(formatConfigErrors(settings.errors)).toEqual([]);
+    const loaded = parseProjectConfig(
+      {
+        "shells.json": json({ shells: { g: { kind: "gemini", apiKeyEnv: "TEAM_GEMINI_API_KEY" } } }),
+        "agents.json": json({ agents: [{ id: "r", role: "reviewer", defaultShell: "g", defaultBrain: null }] }),
+        "projects.json": json({ defaultBrain: null }),
+      },
+      { settings: settings.settings },
+    );
+    expect(formatConfigErrors(loaded.errors)).toEqual([]);
+    expect(loaded.config!.agents[0]).toMatchObject({ shell: { id: "g" }, brain: { id: null, source: "agent" } });
+  });
+
   it("a repository without .catcafe/ has nothing to load and nothing to report", async () => {
     const bare = path.join(tmpRoot, "bare");
     fs.mkdirSync(bare, { recursive: true });

@@ -105,6 +105,10 @@ describe("claude argv and environment", () => {
       LANG: "C.UTF-8",
       TERM: "dumb",
       NO_COLOR: "1",
+      // A temporary directory of the run's own, beside (not above) its HOME.
+      TMPDIR: `${CTX.runDir}/tmp`,
+      TMP: `${CTX.runDir}/tmp`,
+      TEMP: `${CTX.runDir}/tmp`,
       EXTRA_VAR: "extra",
       CLAUDE_CODE_EFFORT: "low",
       ANTHROPIC_API_KEY: "key-123",

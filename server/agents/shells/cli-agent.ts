@@ -12,7 +12,7 @@ import { minimalEnv } from "../../process/env";
 import { agentHomesPath, unwrapExit } from "../../process/sandbox";
 import { RUN_MARKER_ENV } from "../../process/tree";
 import { assertDirectory } from "../command";
-import { sandboxAgent, withRunDir } from "../sandbox";
+import { runTmpDir, sandboxAgent, withRunDir } from "../sandbox";
 import type { CliShellAgentConfig } from "../config";
 import type { BrainTurn } from "../../brains/call";
 import { AgentError, type Agent, type AgentRequest, type AgentResponse } from "../types";
@@ -74,6 +74,9 @@ export abstract class CliShellAgent implements Agent {
     return minimalEnv({
       source,
       home: this.config.isolateHome ? ctx.runDir : (source.HOME ?? os.homedir()),
+      // Its own temporary directory, under the run directory but not its HOME itself: Codex
+      // refuses a HOME under the temporary directory.
+      tmp: runTmpDir(ctx.runDir),
       pass: this.config.passEnv,
       extra: { ...this.config.env, ...this.providerEnv(ctx), [RUN_MARKER_ENV]: runId },
     });
