@@ -73,17 +73,24 @@ function leftovers(): string {
     .join("\n");
 }
 
-async function expectNothingLeft(pgPid: number | null): Promise<void> {
+/** PostgreSQL's pid while Cat Cafe runs: without it, a later "it is gone" check would prove nothing. */
+function runningPostgres(): number {
+  const pid = postmasterPid(pgDir);
+  if (pid === null) throw new Error(`no readable postmaster.pid in ${pgDir} while Cat Cafe runs`);
+  return pid;
+}
+
+async function expectNothingLeft(pgPid: number): Promise<void> {
   await waitUntil(() => leftovers() === "", 15_000, `no process mentions ${dataDir}:\n${leftovers()}`).catch((err: Error) => {
     throw new Error(`${err.message}\n${leftovers()}`);
   });
-  if (pgPid !== null) expect(isAlive(pgPid), `postgres pid ${pgPid} still alive`).toBe(false);
+  expect(isAlive(pgPid), `postgres pid ${pgPid} still alive`).toBe(false);
   expect(fs.existsSync(path.join(pgDir, "postmaster.pid")), "postmaster.pid left behind").toBe(false);
 }
 
 /** `ctrl-c`: SIGINT to the whole foreground group, as a terminal sends it. */
 async function stopWith(how: "ctrl-c" | "SIGTERM", proc: StartedProcess): Promise<void> {
-  const pgPid = postmasterPid(pgDir);
+  const pgPid = runningPostgres();
   if (how === "ctrl-c") process.kill(-proc.pid, "SIGINT");
   else proc.child.kill("SIGTERM");
   const status = await waitForExit(proc, 30_000);
@@ -162,11 +169,11 @@ describe("npm start", () => {
     expect(runners.filter((r) => r.live).length).toBe(1);
 
     // kill -9 of the whole tree: start script, web server, runner, postgres and its backends.
-    const pgPid = postmasterPid(pgDir);
+    const pgPid = runningPostgres();
     killTree(proc.pid);
     await proc.exited;
     await waitUntil(() => leftovers() === "", 10_000, "the killed tree is gone");
-    expect(pgPid !== null && isAlive(pgPid)).toBe(false);
+    expect(isAlive(pgPid)).toBe(false);
     expect(fs.existsSync(path.join(pgDir, "postmaster.pid")), "a SIGKILLed postgres leaves its lock file").toBe(true);
   }, 90_000);
 
@@ -209,7 +216,7 @@ describe("npm start", () => {
       "a new runner process",
     );
 
-    const pgPid = postmasterPid(pgDir)!;
+    const pgPid = runningPostgres();
     process.kill(pgPid, "SIGKILL");
     await waitForOutput(proc, /postgres is back/, 60_000);
     // Web and runner were not restarted for it: they reconnect by themselves.
@@ -221,7 +228,7 @@ describe("npm start", () => {
   it("a child that keeps dying is a crash loop: everything stops, exit 1, with its last lines", async () => {
     const proc = startCatCafe();
     await waitUntilReady(proc);
-    const pgPid = postmasterPid(pgDir);
+    const pgPid = runningPostgres();
     const killed = new Set<number>();
     const status = await (async () => {
       for (;;) {
@@ -243,7 +250,7 @@ describe("npm start", () => {
   it("stops everything when the front process is killed with SIGKILL", async () => {
     const proc = startCatCafe();
     await waitUntilReady(proc);
-    const pgPid = postmasterPid(pgDir);
+    const pgPid = runningPostgres();
     proc.child.kill("SIGKILL");
     await proc.exited;
     await expectNothingLeft(pgPid);

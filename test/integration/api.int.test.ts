@@ -214,7 +214,7 @@ describe("no procedure returns a password hash or a token hash", () => {
     "settings.brains": undefined,
     "settings.checkBrain": { projectId, source: "project", brainId: "no-such-brain" },
     "settings.workflows": undefined,
-    "projects.upsert": { id: "scan", name: "Scan", repoPath: "/not/a/repo", allowlist: [], agents: {} },
+    "projects.upsert": { id: "scan", name: "Scan", repoPath: h.repo, allowlist: [], agents: {} },
     "live.session": { sessionId: s.sessionId },
     "live.updates": { sessionId: s.sessionId },
     "live.output": { sessionId: s.sessionId, blob: "0".repeat(64) },
@@ -238,10 +238,21 @@ describe("no procedure returns a password hash or a token hash", () => {
     ).rows.map((r) => r.s);
     expect(secrets.length).toBeGreaterThan(3);
     const outputs: string[] = [];
+    const failed: string[] = [];
     for (const [path, input] of Object.entries(calls)) {
-      const out = await callPath(api.caller(admin), path, input).catch((err: Error) => ({ error: err.message }));
+      const out = await callPath(api.caller(admin), path, input).catch((err: Error & { code?: string }) => {
+        failed.push(`${path}: ${err.code ?? "?"}`);
+        return { error: err.message };
+      });
       outputs.push(JSON.stringify(out));
     }
+    // Every call ran as admin with a valid input: these are the only refusals, each for its own
+    // reason (so no output goes unscanned because a call was refused for another one).
+    expect(failed.sort()).toEqual([
+      "live.output: NOT_FOUND", // no output blob of this session has that hash
+      "settings.checkBrain: NOT_FOUND", // no such brain: checking a real one would call it
+      "tasks.confirm: CONFLICT", // the proposal's roundtable has not finished
+    ]);
     const all = outputs.join("\n");
     expect(all).not.toMatch(/argon2|passwordHash|password_hash|tokenHash|token_hash/);
     for (const secret of secrets) expect(all).not.toContain(secret);
@@ -253,8 +264,15 @@ describe("no procedure returns a password hash or a token hash", () => {
     expect(context).toMatchObject({
       sessionId,
       recorded: false,
-      roles: { coder: expect.anything(), reviewer: expect.anything(), tester: expect.anything() },
+      // The project record's scripted agents, by role (the harness names them <role>-sim).
+      roles: {
+        coder: { agentId: "coder-sim", source: "project" },
+        reviewer: { agentId: "reviewer-sim", source: "project" },
+        tester: { agentId: "tester-sim", source: "project" },
+      },
     });
+    expect(Object.keys(context?.roles ?? {}).sort()).toEqual(["coder", "reviewer", "tester"]);
+    expect(context?.agents.coder).toMatchObject({ agentId: "coder-sim" });
     await expect(api.caller(viewer).tasks.runtimeContext({ sessionId })).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(api.caller(operator).tasks.runtimeContext({ sessionId: "s-missing" })).rejects.toMatchObject({ code: "NOT_FOUND" });
   });

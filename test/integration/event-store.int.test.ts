@@ -113,6 +113,23 @@ describe("append and read", () => {
     const received = new Promise<string>((resolve) => listener.on("notification", (n) => resolve(n.payload ?? "")));
     const id = await newSession();
     await expect(received).resolves.toBe(id);
+
+    // After commit, not before: while the appending transaction is open nothing arrives, and
+    // what arrives after it names a stream whose new event a reader can already see.
+    const notes: Array<{ payload: string; visible: boolean }> = [];
+    listener.on("notification", (n) => {
+      void db.store
+        .readStream(n.payload ?? "")
+        .then((events) => notes.push({ payload: n.payload ?? "", visible: events.some((e) => e.type === "OperatorMessagePosted") }));
+    });
+    await withTransaction(db.pool, async (tx) => {
+      await db.store.appendInTx(tx, id, "any", [message("after commit")], { actor: testActor });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(notes).toEqual([]); // still uncommitted: no wake-up yet
+    });
+    const deadline = Date.now() + 5_000;
+    while (notes.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(notes).toEqual([{ payload: id, visible: true }]);
     await listener.end();
   });
 });

@@ -175,9 +175,10 @@ describe("Dockerfile", () => {
   });
 
   it("refers only to npm scripts that exist", () => {
-    for (const i of dockerfile) {
-      for (const [, name] of i.args.matchAll(/npm run ([\w:-]+)/g)) expect(pkg.scripts, `npm run ${name}`).toHaveProperty([name!]);
-    }
+    const named = dockerfile.flatMap((i) => [...i.args.matchAll(/npm run ([\w:-]+)/g)].map((m) => m[1]!));
+    // It does run some (the build at least): a check over none would prove nothing.
+    expect(named).toContain("build");
+    for (const name of named) expect(pkg.scripts, `npm run ${name}`).toHaveProperty([name]);
   });
 
   it("by default applies migrations the way `npm run db:migrate` does, then runs `next start` on port 3000", () => {
