@@ -5,7 +5,19 @@ import tseslint from "typescript-eslint";
 import layers from "./eslint.layers.mjs";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".next/", ".data/", "server/db/generated/", "bench/results/", "next-env.d.ts", "coverage/"] },
+  {
+    ignores: [
+      "node_modules/",
+      ".next/",
+      ".data/",
+      "server/db/generated/",
+      "bench/results/",
+      "next-env.d.ts",
+      "coverage/",
+      "reports/",
+      ".stryker-tmp/",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

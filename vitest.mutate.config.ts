@@ -1,0 +1,15 @@
+// The tiers mutation testing runs (npm run mutate, stryker.config.json): unit and integration,
+// which prove the core promises; e2e (real CLIs, a browser) would make each mutant minutes.
+// The rest is vitest.config.ts's.
+import { defineConfig } from "vitest/config";
+import base from "./vitest.config";
+
+const tiers = new Set(["unit", "int"]);
+
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    projects: (base.test?.projects ?? []).filter((p) => typeof p === "object" && "test" in p && tiers.has(String(p.test?.name))),
+  },
+});
