@@ -69,6 +69,22 @@ async function leaksOf(sessionId: string, secrets: string[]): Promise<string[]> 
   return leaks;
 }
 
+/** A task run to its end on a project whose coder is `coder` (a scripted approving reviewer, the usual test plan). */
+async function runWithCoder(project: string, coder: Record<string, unknown>) {
+  const projectId = await h.project(project, {
+    coder,
+    reviewer: [{ reply: JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] }) }],
+    tester: [{ reply: testPlan() }],
+  });
+  const { sessionId } = await startTask(
+    { store: db.store, pool: db.pool },
+    { projectId, prompt: "Fix sum()", mode: "implementation" },
+    testActor,
+  );
+  await h.waitFor(sessionId, "finish", (st) => st.status === "finished", 60_000);
+  return { sessionId, events: await db.store.readStream(sessionId) };
+}
+
 describe("secrets", () => {
   it("a run with a keyed brain and a keyed command agent records the key nowhere, and agents never see the server's secrets", async () => {
     const root = path.dirname(h.repo);
@@ -150,18 +166,11 @@ describe("secrets", () => {
       fs.writeFileSync("test/leak.test.js", ${JSON.stringify(leakyTest)});
       console.log("Fixed. By the way: " + fs.readFileSync(process.argv[2], "utf8"));`,
     );
-    const projectId = await h.project("leaky", {
-      coder: { kind: "command", id: "leaky-coder", argv: [process.execPath, coder, found] },
-      reviewer: [{ reply: JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] }) }],
-      tester: [{ reply: testPlan() }],
+    const { sessionId, events } = await runWithCoder("leaky", {
+      kind: "command",
+      id: "leaky-coder",
+      argv: [process.execPath, coder, found],
     });
-    const { sessionId } = await startTask(
-      { store: db.store, pool: db.pool },
-      { projectId, prompt: "Fix sum()", mode: "implementation" },
-      testActor,
-    );
-    await h.waitFor(sessionId, "finish", (st) => st.status === "finished", 60_000);
-    const events = await db.store.readStream(sessionId);
     const test = events.find((e) => e.type === "TestCommandRecorded")?.data as { stdoutTail: string; redactions?: number };
     expect(test.stdoutTail).toContain("secret=[redacted NEXTAUTH_SECRET] db=[redacted the database password]");
     expect(test.redactions).toBe(2);
@@ -207,21 +216,10 @@ describe("secrets", () => {
       coder,
       `const fs = require("node:fs");
       fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)});
-      fs.writeFileSync("test/attack.test.js", ${JSON.stringify("")} + Buffer.from(${JSON.stringify(Buffer.from(testFile).toString("base64"))}, "base64").toString());
+      fs.writeFileSync("test/attack.test.js", Buffer.from(${JSON.stringify(Buffer.from(testFile).toString("base64"))}, "base64").toString());
       (() => {${attack}})();`,
     );
-    const projectId = await h.project("attack", {
-      coder: { kind: "command", id: "attacking-coder", argv: [process.execPath, coder] },
-      reviewer: [{ reply: JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] }) }],
-      tester: [{ reply: testPlan() }],
-    });
-    const { sessionId } = await startTask(
-      { store: db.store, pool: db.pool },
-      { projectId, prompt: "Fix sum()", mode: "implementation" },
-      testActor,
-    );
-    await h.waitFor(sessionId, "finish", (st) => st.status === "finished", 60_000);
-    const events = await db.store.readStream(sessionId);
+    const { sessionId, events } = await runWithCoder("attack", { kind: "command", id: "attacking-coder", argv: [process.execPath, coder] });
     // Both ran, and both were told no.
     const test = events.find((e) => e.type === "TestCommandRecorded")?.data as { stdoutTail: string; redactions?: number };
     const build = events.find((e) => e.type === "StepCompleted" && (e.data as { output: { commit?: unknown } }).output.commit)?.data as {
