@@ -11,6 +11,8 @@ interface WorkflowOption {
   id: string;
   title: string;
   modes: string[];
+  /** The project whose own workflow this is; null: a built-in, offered for every project. */
+  projectId: string | null;
 }
 
 const field =
@@ -21,8 +23,11 @@ export function NewTaskForm({ projects, workflows }: { projects: Array<{ id: str
   const trpc = useTRPC();
   const router = useRouter();
   const [projectId, setProjectId] = useState(projects[0]?.id ?? "");
-  const [workflow, setWorkflow] = useState(workflows[0]?.id ?? "review_loop");
-  const modes = workflows.find((w) => w.id === workflow)?.modes ?? ["proposal"];
+  const offered = workflows.filter((w) => w.projectId === null || w.projectId === projectId);
+  const [chosen, setWorkflow] = useState(offered[0]?.id ?? "review_loop");
+  // A project's own workflow is not offered once another project is picked.
+  const workflow = offered.some((w) => w.id === chosen) ? chosen : (offered[0]?.id ?? "review_loop");
+  const modes = offered.find((w) => w.id === workflow)?.modes ?? ["proposal"];
   const [mode, setMode] = useState(modes[0] ?? "proposal");
   const [prompt, setPrompt] = useState("");
   const start = useMutation(trpc.tasks.start.mutationOptions({ onSuccess: (r) => router.push(`/sessions/${r.sessionId}`) }));
@@ -36,7 +41,7 @@ export function NewTaskForm({ projects, workflows }: { projects: Array<{ id: str
         className="space-y-4 p-4"
         onSubmit={(e) => {
           e.preventDefault();
-          start.mutate({ projectId, workflow, mode: effectiveMode as "proposal" | "implementation", prompt });
+          start.mutate({ projectId, workflow, mode: effectiveMode, prompt });
         }}
       >
         <div className="grid gap-4 sm:grid-cols-2">
@@ -57,8 +62,8 @@ export function NewTaskForm({ projects, workflows }: { projects: Array<{ id: str
               Workflow
             </label>
             <select id="workflow" className={field} value={workflow} onChange={(e) => setWorkflow(e.target.value)}>
-              {workflows.map((w) => (
-                <option key={w.id} value={w.id}>
+              {offered.map((w) => (
+                <option key={`${w.projectId ?? ""}:${w.id}`} value={w.id}>
                   {w.id} — {w.title}
                 </option>
               ))}

@@ -8,7 +8,7 @@ import { CliContext } from "../context";
 import { CliError, EXIT } from "../errors";
 import { shortTime, table } from "../output";
 import { examples } from "./help";
-import { resolveProject, textFrom } from "./tasks";
+import { modeOption, resolveProject, textFrom } from "./tasks";
 import { watchSession } from "./watch";
 
 const CONFIG_DIR = ".catcafe";
@@ -39,7 +39,7 @@ export function registerOpsCommands(program: Command): void {
     .argument("[task...]", "what to do (or --file)")
     .option("-p, --project <id>", "project id (default: CATCAFE_PROJECT, or the only project)")
     .option("-w, --workflow <id>", "workflow (default: the project's if the agent plays a part in it; planner and executor run planning)")
-    .addOption(new Option("-m, --mode <mode>", "execution mode (default: the project's)").choices(["proposal", "implementation"]))
+    .addOption(modeOption())
     .option("-t, --title <title>", "title (default: the task's first line)")
     .option("-f, --file <file>", "read the task from a file (`-`: stdin)")
     .option("--no-watch", "start it and return (with --json: one document instead of a stream of lines)")
@@ -59,7 +59,7 @@ export function registerOpsCommands(program: Command): void {
         options: {
           project?: string;
           workflow?: string;
-          mode?: "proposal" | "implementation";
+          mode?: string;
           title?: string;
           file?: string;
           watch: boolean;

@@ -35,18 +35,19 @@ export async function resolveProject(client: CatCafeClient, given: string | unde
 
 interface StartOptions {
   project?: string;
-  mode?: "proposal" | "implementation";
+  mode?: string;
   workflow?: string;
   title?: string;
   file?: string;
   watch?: boolean;
 }
 
-const modeOption = () =>
+/** A mode of the workflow: the server checks it against the workflow's own modes. */
+export const modeOption = () =>
   new Option(
     "-m, --mode <mode>",
-    "proposal (roundtable, then your confirm) or implementation (build at once); default: the project's",
-  ).choices(["proposal", "implementation"]);
+    "proposal (roundtable, then your confirm), implementation (build at once), or a mode of your own workflow; default: the project's",
+  );
 
 export function registerTaskCommands(program: Command): void {
   const task = program.command("task").description("start and steer tasks (operator)");

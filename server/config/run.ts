@@ -5,7 +5,7 @@
 // project record's agent.
 import { ZAgentConfig } from "../agents/config";
 import type { AgentRole } from "../agents/types";
-import { ZAgentSnapshot, type AgentSnapshots } from "../events/step-contract";
+import { ZAgentSnapshot, type AgentSnapshots, type RunLimits } from "../events/step-contract";
 import type { Allowlist } from "../commands/allowlist";
 import { AppError } from "../errors";
 import type { WorkflowDefinition } from "../workflow/definition";
@@ -16,6 +16,8 @@ import type { ProjectConfig } from "./project-config";
 import { effectiveProjectSettings } from "./project-settings";
 import { runtimeContextData, type RuntimeContextData } from "./runtime-context";
 import { loadSettings } from "./settings";
+import { withOverride, type Settings, type SettingsOverride } from "./schemas";
+import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
 import { readConfigDirAtCommit } from "./sources";
 
 export interface RunProject {
@@ -24,23 +26,43 @@ export interface RunProject {
   allowlist: Allowlist;
   maxIterations: number;
   agents: Record<string, unknown>;
+  /** The project's overrides of settings.json. */
+  settings?: SettingsOverride;
+}
+
+/** The settings a project's task runs with, and the file they came from (for errors). */
+export interface RunSettings {
+  settings: Settings;
+  file: string;
+}
+
+/**
+ * settings.json with the project's overrides on top: the timeouts, retry policy and rate
+ * limit its tasks run with. An invalid settings file refuses the start with every error.
+ */
+export function runSettings(project: Pick<RunProject, "settings">, options: { settingsFile?: string } = {}): RunSettings {
+  const loaded = loadSettings(options.settingsFile);
+  if (loaded.errors.length) throw configInvalidError(`cannot start a task: the settings file ${loaded.file} is invalid:`, loaded.errors);
+  return { settings: withOverride(loaded.settings, project.settings), file: loaded.file };
+}
+
+/** The limits recorded with TaskStarted: every step the session schedules uses them. */
+export function runLimits(settings: Settings): RunLimits {
+  return {
+    stepTimeoutMs: settings.timeouts.stepMs,
+    maxAttempts: settings.retry.maxAttempts,
+    backoffMs: settings.retry.backoffMs,
+    commandTimeoutMs: settings.timeouts.commandMs,
+  };
 }
 
 /**
  * The project's `.catcafe/` at `baseCommit`, or null when that commit has none. Invalid
- * files, or an invalid settings file they would be read with, refuse the start with every
- * error, formatted `file: path: problem`. (Without `.catcafe/` the settings play no part.)
+ * files refuse the start with every error, formatted `file: path: problem`.
  */
-export async function loadRunConfig(
-  project: RunProject,
-  baseCommit: string,
-  options: { settingsFile?: string } = {},
-): Promise<ProjectConfig | null> {
+export async function loadRunConfig(project: RunProject, baseCommit: string, settings: RunSettings): Promise<ProjectConfig | null> {
   const read = await readConfigDirAtCommit(project.repoPath, baseCommit);
   if (!read.found) return null;
-  const settings = loadSettings(options.settingsFile);
-  if (settings.errors.length)
-    throw configInvalidError(`cannot start a task: the settings file ${settings.file} is invalid:`, settings.errors);
   const loaded = loadFromTexts(read, { settings: settings.settings, settingsFile: settings.file });
   if (!loaded.config) {
     throw configInvalidError(
@@ -49,6 +71,29 @@ export async function loadRunConfig(
     );
   }
   return loaded.config;
+}
+
+/** A workflow a task can run: a built-in, or one of the repository's (snapshotted into the session). */
+export interface RunWorkflow {
+  definition: WorkflowDefinition;
+  /** True for a user workflow from .catcafe/runtimes.json. */
+  user: boolean;
+}
+
+/** The workflow named `id`: built-in first (a user workflow cannot redefine one), then the repository's. */
+export function resolveWorkflow(id: string, config: ProjectConfig | null): RunWorkflow {
+  const builtin = BUILTIN_WORKFLOWS[id];
+  if (builtin) return { definition: builtin, user: false };
+  const user = config?.workflows[id];
+  if (user) return { definition: user, user: true };
+  const known = [...Object.keys(BUILTIN_WORKFLOWS), ...Object.keys(config?.workflows ?? {})];
+  throw new AppError("INVALID_INPUT", `unknown workflow "${id}" (known: ${known.join(", ")})`);
+}
+
+/** The mode a start runs in when none is asked for: the project's when the workflow has it, else proposal, else the workflow's first. */
+export function defaultMode(definition: WorkflowDefinition, projectMode: string | undefined): string {
+  if (projectMode && definition.modes.includes(projectMode)) return projectMode;
+  return definition.modes.includes("proposal") ? "proposal" : definition.modes[0]!;
 }
 
 export interface RunAgents {

@@ -123,6 +123,38 @@ export type Settings = z.output<typeof ZSettings>;
 export type SettingsInput = z.input<typeof ZSettings>;
 export const DEFAULT_SETTINGS: Settings = ZSettings.parse({});
 
+/**
+ * A project's overrides of the global settings (kept in the project record, set by an
+ * admin): any of the timeouts, the retry policy and the rate limit, each value optional,
+ * with the same ranges as settings.json. What is left out comes from settings.json.
+ */
+export const ZSettingsOverride = z.strictObject({
+  timeouts: z
+    .strictObject({ stepMs: ZPositiveMillis(DAY_MS), commandMs: ZPositiveMillis(HOUR_MS) })
+    .partial()
+    .optional(),
+  retry: z
+    .strictObject({ maxAttempts: z.number().int().min(1).max(10), backoffMs: z.array(ZMillis(HOUR_MS)).min(1).max(10) })
+    .partial()
+    .optional(),
+  rateLimit: z
+    .strictObject({ minIntervalMs: ZMillis(HOUR_MS) })
+    .partial()
+    .optional(),
+});
+export type SettingsOverride = z.output<typeof ZSettingsOverride>;
+
+/** The settings in force for a project: settings.json with the project's overrides on top. */
+export function withOverride(settings: Settings, override: SettingsOverride | undefined): Settings {
+  if (!override) return settings;
+  return {
+    ...settings,
+    timeouts: { ...settings.timeouts, ...override.timeouts },
+    retry: { ...settings.retry, ...override.retry },
+    rateLimit: { ...settings.rateLimit, ...override.rateLimit },
+  };
+}
+
 // --- version.json -----------------------------------------------------------------------
 
 export const ZVersionFile = z.strictObject({ ...schemaKey, configVersion: ZConfigVersion });

@@ -7,6 +7,7 @@ import { ZParsedOutput, ZTaskSpec } from "./agent-outputs";
 import { ZBlobRef } from "./blobs";
 import {
   ZAgentSnapshots,
+  ZRunLimits,
   ZCommandResult,
   ZStepPhase,
   ZStepResult,
@@ -128,6 +129,18 @@ export const eventCatalog = {
       }),
       /** role → agent configuration (secrets are env var names, never values). */
       agents: ZAgentSnapshots,
+      /**
+       * The limits in force (settings.json with the project's overrides), used for every
+       * step the session schedules. Absent from sessions started before they were
+       * recorded: those keep the built-in defaults.
+       */
+      limits: ZRunLimits.optional(),
+      /**
+       * A user-defined workflow (.catcafe/runtimes.json) as it was when the task started,
+       * checked again by the engine when read; built-in workflows are named by id and
+       * version only.
+       */
+      definition: z.record(z.string(), z.unknown()).optional(),
     }),
     summary: (d) => `Task started (${d.workflow}, ${d.mode} mode) on ${d.project.name}: ${d.prompt}`,
   }),

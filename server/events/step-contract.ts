@@ -46,6 +46,19 @@ export type AgentSnapshot = z.infer<typeof ZAgentSnapshot>;
 export const ZAgentSnapshots = z.partialRecord(ZAgentRole, ZAgentSnapshot);
 export type AgentSnapshots = z.infer<typeof ZAgentSnapshots>;
 
+/** The limits a task runs with (TaskStarted.limits): from settings.json and the project's overrides. */
+export const ZRunLimits = z.object({
+  /** How long one attempt of an agent step may run. */
+  stepTimeoutMs: z.number().int().positive(),
+  /** Attempts per agent step, the first included (1 = never retry). */
+  maxAttempts: z.number().int().positive(),
+  /** Waits before the 2nd, 3rd, ... attempt; the last repeats. */
+  backoffMs: z.array(z.number().int().nonnegative()).min(1),
+  /** How long one allowlisted test command may run. */
+  commandTimeoutMs: z.number().int().positive(),
+});
+export type RunLimits = z.infer<typeof ZRunLimits>;
+
 /** The input snapshot a workflow step is scheduled with: everything the runner needs, nothing more. */
 export const ZStepInput = z.object({
   workflow: z.string(),
@@ -68,6 +81,8 @@ export const ZStepInput = z.object({
   /** The test plan's commands, for a commands step. */
   commands: z.array(ZTestCommandRecord),
   allowlist: z.array(z.array(z.string())),
+  /** Per test command (a commands step); absent: the command runner's default (30 s). */
+  commandTimeoutMs: z.number().int().positive().optional(),
 });
 export type StepInput = z.infer<typeof ZStepInput>;
 
@@ -167,6 +182,8 @@ export const ZStepScheduled = z
     input: z.unknown(),
     timeoutMs: z.number().int().positive(),
     maxAttempts: z.number().int().positive(),
+    /** Waits before the 2nd, 3rd, ... attempt (the last repeats); absent: the runner's default backoff. */
+    backoffMs: z.array(z.number().int().nonnegative()).min(1).optional(),
     availableAt: z.iso.datetime({ offset: true }).optional(),
   })
   .transform((step, ctx) =>

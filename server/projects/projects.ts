@@ -6,6 +6,7 @@ import { ZAgentConfig } from "../agents/config";
 import type { Queryable } from "../db/pool";
 import { AppError } from "../errors";
 import { ZAllowlist } from "../commands/allowlist";
+import { ZSettingsOverride, type SettingsOverride } from "../config/schemas";
 
 export const ZProjectInput = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and '-'"),
@@ -14,6 +15,8 @@ export const ZProjectInput = z.object({
   allowlist: ZAllowlist,
   agents: z.partialRecord(z.enum(["coder", "reviewer", "tester", "planner", "executor"]), ZAgentConfig),
   maxIterations: z.number().int().positive().max(20).default(3),
+  /** This project's overrides of settings.json (step timeout, retry policy, rate limit). */
+  settings: ZSettingsOverride.default({}),
 });
 export type TProjectInput = z.input<typeof ZProjectInput>;
 
@@ -24,14 +27,16 @@ export interface Project {
   allowlist: string[][];
   agents: Record<string, unknown>;
   maxIterations: number;
+  settings: SettingsOverride;
 }
 
 export async function upsertProject(db: Queryable, input: TProjectInput): Promise<Project> {
   const p = ZProjectInput.parse(input);
   await db.query(
-    `INSERT INTO projects (id, name, repo_path, allowlist, agents, max_iterations) VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (id) DO UPDATE SET name = $2, repo_path = $3, allowlist = $4, agents = $5, max_iterations = $6, updated_at = now()`,
-    [p.id, p.name, p.repoPath, JSON.stringify(p.allowlist), JSON.stringify(input.agents), p.maxIterations],
+    `INSERT INTO projects (id, name, repo_path, allowlist, agents, max_iterations, settings) VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (id) DO UPDATE SET name = $2, repo_path = $3, allowlist = $4, agents = $5, max_iterations = $6, settings = $7,
+                                    updated_at = now()`,
+    [p.id, p.name, p.repoPath, JSON.stringify(p.allowlist), JSON.stringify(input.agents), p.maxIterations, JSON.stringify(p.settings)],
   );
   return {
     id: p.id,
@@ -40,6 +45,7 @@ export async function upsertProject(db: Queryable, input: TProjectInput): Promis
     allowlist: p.allowlist,
     agents: input.agents as Record<string, unknown>,
     maxIterations: p.maxIterations,
+    settings: p.settings,
   };
 }
 
@@ -50,9 +56,10 @@ interface ProjectRow {
   allowlist: string[][];
   agents: Record<string, unknown> | null;
   max_iterations: number;
+  settings: SettingsOverride | null;
 }
 
-const PROJECT_COLUMNS = "id, name, repo_path, allowlist, agents, max_iterations";
+const PROJECT_COLUMNS = "id, name, repo_path, allowlist, agents, max_iterations, settings";
 
 function toProject(row: ProjectRow): Project {
   return {
@@ -62,6 +69,7 @@ function toProject(row: ProjectRow): Project {
     allowlist: row.allowlist,
     agents: row.agents ?? {},
     maxIterations: row.max_iterations,
+    settings: row.settings ?? {},
   };
 }
 

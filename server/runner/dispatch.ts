@@ -19,6 +19,8 @@ export interface ClaimedStep {
   attempt: number;
   maxAttempts: number;
   timeoutMs: number;
+  /** Waits before the 2nd, 3rd, ... attempt (the last repeats); empty: the runner's default. */
+  backoffMs: number[];
   leaseExpiresAt: string;
   /** True when this claim took the step over from a runner whose lease expired. */
   reclaimed: boolean;
@@ -80,6 +82,7 @@ interface ClaimRow {
   attempt: number;
   max_attempts: number;
   timeout_ms: number;
+  backoff_ms: number[] | null;
   reclaimed: boolean;
   lease_expires_at: Date;
 }
@@ -112,7 +115,7 @@ export async function claimNextStep(store: EventStore, opts: ClaimOptions): Prom
       const row = (
         await tx.query<ClaimRow>({
           name: "catcafe_claim_row",
-          text: `SELECT id, session_id, kind, input, attempt, max_attempts, timeout_ms, (state = 'running') AS reclaimed,
+          text: `SELECT id, session_id, kind, input, attempt, max_attempts, timeout_ms, backoff_ms, (state = 'running') AS reclaimed,
                         now() + $3 * interval '1 millisecond' AS lease_expires_at
                  FROM steps WHERE id = $4 AND ${CLAIMABLE}`,
           values: [opts.reclaimBackoffMs, MAX_LOST_ATTEMPTS, opts.leaseMs, id],
@@ -136,6 +139,7 @@ export async function claimNextStep(store: EventStore, opts: ClaimOptions): Prom
         attempt,
         maxAttempts: row.max_attempts,
         timeoutMs: row.timeout_ms,
+        backoffMs: row.backoff_ms ?? [],
         leaseExpiresAt,
         reclaimed: row.reclaimed,
       } satisfies ClaimedStep;
@@ -172,14 +176,24 @@ export type StepOutcome =
   | { kind: "failed"; errorClass: ErrorClass; message: string; retryable: boolean; retryAfterMs?: number }
   | { kind: "released"; reason: string };
 
-/** Backoff before retrying a failed attempt: 1 s, 2 s, 4 s, ... (capped at 60 s). */
+/** The runner's default backoff before retrying a failed attempt: 1 s, 2 s, 4 s, ... (capped at 60 s). */
 export function retryDelayMs(attempt: number, baseMs = 1000): number {
   return Math.min(baseMs * 2 ** (attempt - 1), 60_000);
 }
 
-/** The backoff, or the provider's Retry-After when that is longer. */
-export function retryWaitMs(attempt: number, baseMs?: number, retryAfterMs?: number): number {
-  return Math.max(retryDelayMs(attempt, baseMs), retryAfterMs ?? 0);
+export interface RetryPolicy {
+  /** The runner's default backoff base, for steps scheduled without their own backoff. */
+  baseMs?: number;
+  /** The step's own waits (its session's settings): the wait after attempt n is [n - 1], the last repeats. */
+  backoffMs?: readonly number[];
+  /** A provider's Retry-After: waited when longer than the backoff. */
+  retryAfterMs?: number;
+}
+
+/** The wait after `attempt` failed: the step's backoff or the runner's, or the provider's Retry-After when that is longer. */
+export function retryWaitMs(attempt: number, policy: RetryPolicy = {}): number {
+  const own = policy.backoffMs?.length ? policy.backoffMs[Math.min(attempt, policy.backoffMs.length) - 1]! : undefined;
+  return Math.max(own ?? retryDelayMs(attempt, policy.baseMs), policy.retryAfterMs ?? 0);
 }
 
 export interface RecordOptions {
@@ -204,8 +218,8 @@ export async function recordStepOutcome(
 ): Promise<boolean> {
   const record = (reaction: "react" | { fallback: string }) =>
     withTransaction(store.pool, async (tx) => {
-      const row = await tx.query<{ session_id: string; max_attempts: number; charged: number; now: Date }>(
-        `SELECT session_id, max_attempts, attempt - lost - released AS charged, now() AS now FROM steps
+      const row = await tx.query<{ session_id: string; max_attempts: number; backoff_ms: number[] | null; charged: number; now: Date }>(
+        `SELECT session_id, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
          WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
         [step.id, options.onlyIfExpired ?? false],
       );
@@ -240,7 +254,7 @@ export async function recordStepOutcome(
 function outcomeEvent(
   step: { id: string; attempt: number },
   outcome: StepOutcome,
-  current: { max_attempts: number; charged: number; now: Date },
+  current: { max_attempts: number; backoff_ms: number[] | null; charged: number; now: Date },
   retryBaseMs?: number,
 ) {
   const data = { stepId: step.id, attempt: step.attempt };
@@ -251,7 +265,14 @@ function outcomeEvent(
       // Attempts lost with their runner or released at shutdown are not the step's fault.
       const retry = outcome.retryable && current.charged < current.max_attempts;
       const retryAt = retry
-        ? new Date(current.now.getTime() + retryWaitMs(current.charged, retryBaseMs, outcome.retryAfterMs)).toISOString()
+        ? new Date(
+            current.now.getTime() +
+              retryWaitMs(current.charged, {
+                baseMs: retryBaseMs,
+                backoffMs: current.backoff_ms ?? [],
+                retryAfterMs: outcome.retryAfterMs,
+              }),
+          ).toISOString()
         : null;
       return { type: "StepFailed", data: { ...data, errorClass: outcome.errorClass, message: outcome.message, retryAt } };
     }

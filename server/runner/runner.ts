@@ -380,7 +380,11 @@ export class Runner {
       if (failure.retryable)
         setTimeout(
           () => this.signalWake(),
-          retryWaitMs(step.attempt, this.opts.retryBaseMs, "retryAfterMs" in failure ? failure.retryAfterMs : undefined) + 5,
+          retryWaitMs(step.attempt, {
+            baseMs: this.opts.retryBaseMs,
+            backoffMs: step.backoffMs,
+            retryAfterMs: "retryAfterMs" in failure ? failure.retryAfterMs : undefined,
+          }) + 5,
         ).unref();
     } finally {
       clearTimeout(timeout);

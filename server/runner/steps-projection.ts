@@ -38,8 +38,8 @@ export const stepsProjection: Projection = {
       switch (e.type) {
         case "StepScheduled":
           await tx.query(
-            `INSERT INTO steps (id, session_id, kind, input, state, attempt, max_attempts, timeout_ms, available_at, scheduled_at)
-             VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, COALESCE($7::timestamptz, $8::timestamptz), $8)`,
+            `INSERT INTO steps (id, session_id, kind, input, state, attempt, max_attempts, timeout_ms, available_at, scheduled_at, backoff_ms)
+             VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, COALESCE($7::timestamptz, $8::timestamptz), $8, COALESCE($9::int[], '{}'))`,
             [
               e.data.stepId,
               e.streamId,
@@ -49,6 +49,7 @@ export const stepsProjection: Projection = {
               e.data.timeoutMs,
               e.data.availableAt ?? null,
               e.recordedAt,
+              e.data.backoffMs ?? null,
             ],
           );
           scheduled = true;

@@ -224,7 +224,13 @@ function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
     const workspace = await prepareWorkspace(deps, step, input);
     const results: CommandResultOutput[] = [];
     for (const command of input.commands) {
-      const outcome = await runCommand({ argv: command.argv, cwd: workspace, allowlist: input.allowlist, signal: ctx.signal });
+      const outcome = await runCommand({
+        argv: command.argv,
+        cwd: workspace,
+        allowlist: input.allowlist,
+        signal: ctx.signal,
+        ...(input.commandTimeoutMs ? { timeoutMs: input.commandTimeoutMs } : {}),
+      });
       if (ctx.signal.aborted) throw ctx.signal.reason;
       const expectedExitCode = command.expect.exitCode;
       if (outcome.status === "refused") {

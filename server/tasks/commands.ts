@@ -8,12 +8,11 @@ import { AppError, isAppError } from "../errors";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import { getProject } from "../projects/projects";
-import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
 import { decide, evolve, foldTask, type TaskState } from "../workflow/engine";
 import { decideContext, definitionFor } from "../workflow/context";
 import { resolveBaseCommit } from "../workspaces";
 import { newRunId } from "../config/runtime-context";
-import { bindRun, loadRunConfig } from "../config/run";
+import { bindRun, defaultMode, loadRunConfig, resolveWorkflow, runLimits, runSettings } from "../config/run";
 
 export interface TaskDeps {
   store: EventStore;
@@ -23,8 +22,12 @@ export interface TaskDeps {
 export const ZStartTaskInput = z.object({
   projectId: z.string().min(1),
   prompt: z.string().trim().min(1, "say what the task is").max(20_000),
-  /** Default: projects.json's workflow.mode, else proposal. */
-  mode: z.enum(["proposal", "implementation"]).optional(),
+  /** Default: projects.json's workflow.mode when the workflow has it, else proposal, else the workflow's first mode. */
+  mode: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]*$/, "a mode of the workflow (lower_snake_case, e.g. proposal or implementation)")
+    .max(50)
+    .optional(),
   /** Default: projects.json's workflow.default, else review_loop. */
   workflow: z.string().min(1).optional(),
   title: z.string().trim().min(1).max(200).optional(),
@@ -80,23 +83,13 @@ export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Act
   const input = ZStartTaskInput.parse(raw);
   const project = await getProject(deps.pool, input.projectId);
   const baseCommit = await resolveBaseCommit(project.repoPath);
-  // The repository's .catcafe/ as committed at the base commit (null without one): invalid
-  // configuration refuses the start with every error; a later edit never changes this run.
-  const repoConfig = await loadRunConfig(project, baseCommit);
-  const workflowId = input.workflow ?? repoConfig?.project.workflow?.default ?? "review_loop";
-  const definition = BUILTIN_WORKFLOWS[workflowId];
-  if (!definition) {
-    if (repoConfig?.workflows[workflowId]) {
-      // TODO(workflow): the engine resolves definitions by id from BUILTIN_WORKFLOWS only; a
-      // user-defined workflow (M9) is validated but needs its definition snapshotted to run.
-      throw new AppError(
-        "PRECONDITION_FAILED",
-        `workflow "${workflowId}" from .catcafe/runtimes.json is valid but user-defined workflows cannot run yet`,
-      );
-    }
-    throw new AppError("INVALID_INPUT", `unknown workflow "${workflowId}" (known: ${Object.keys(BUILTIN_WORKFLOWS).join(", ")})`);
-  }
-  const mode = input.mode ?? repoConfig?.project.workflow?.mode ?? "proposal";
+  // settings.json with the project's overrides, and the repository's .catcafe/ as committed
+  // at the base commit (null without one): invalid ones refuse the start with every error;
+  // a later edit never changes this run.
+  const settings = runSettings(project);
+  const repoConfig = await loadRunConfig(project, baseCommit, settings);
+  const { definition, user } = resolveWorkflow(input.workflow ?? repoConfig?.project.workflow?.default ?? "review_loop", repoConfig);
+  const mode = input.mode ?? defaultMode(definition, repoConfig?.project.workflow?.mode);
   const roles = [
     ...new Set(Object.values(definition.states).flatMap((s) => (s.type === "step" && s.step.output !== "commands" ? [s.step.role] : []))),
   ];
@@ -116,6 +109,9 @@ export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Act
         maxIterations: run.maxIterations,
         project: { id: project.id, name: project.name, repoPath: project.repoPath, baseCommit, allowlist: run.allowlist },
         agents: run.agents,
+        limits: runLimits(settings.settings),
+        // A user workflow runs from its snapshot: editing runtimes.json later changes nothing here.
+        ...(user ? { definition: JSON.parse(JSON.stringify(definition)) as Record<string, unknown> } : {}),
       },
     },
     decideContext(definition),

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { AGENT_ROLES, type AgentRole } from "../agents/types";
 import { agentStepsByRole, bindWorkflowRoles } from "../config/bind";
-import { loadRunConfig } from "../config/run";
+import { defaultMode, loadRunConfig, resolveWorkflow, runSettings } from "../config/run";
 import type { ProjectConfig } from "../config/project-config";
 import { AppError } from "../errors";
 import type { Actor } from "../events/catalog";
@@ -68,15 +68,13 @@ function findTarget(name: string, project: Project, config: ProjectConfig | null
 function chooseWorkflow(requested: string | undefined, role: AgentRole, config: ProjectConfig | null): WorkflowDefinition {
   const usesRole = (d: WorkflowDefinition) => [...agentStepsByRole(d).keys()].includes(role);
   if (requested) {
-    const definition = BUILTIN_WORKFLOWS[requested];
-    if (!definition) {
-      throw new AppError("INVALID_INPUT", `unknown workflow "${requested}" (known: ${Object.keys(BUILTIN_WORKFLOWS).join(", ")})`);
-    }
+    const { definition } = resolveWorkflow(requested, config);
     if (!usesRole(definition))
       throw new AppError("INVALID_INPUT", `workflow ${requested} has no step for a ${role}: choose a workflow the agent plays a part in`);
     return definition;
   }
-  const projectDefault = BUILTIN_WORKFLOWS[config?.project.workflow?.default ?? "review_loop"];
+  const defaultId = config?.project.workflow?.default ?? "review_loop";
+  const projectDefault = BUILTIN_WORKFLOWS[defaultId] ?? config?.workflows[defaultId];
   if (projectDefault && usesRole(projectDefault)) return projectDefault;
   const found = Object.values(BUILTIN_WORKFLOWS).find(usesRole);
   if (!found) throw new AppError("INVALID_INPUT", `no workflow has a step for a ${role}`);
@@ -102,17 +100,14 @@ export async function startTaskForAgent(deps: TaskDeps, raw: TStartForAgentInput
   const input = ZStartForAgentInput.parse(raw);
   const project = await getProject(deps.pool, input.projectId);
   // The configuration the start will run with: `.catcafe/` as committed at HEAD.
-  const config = await loadRunConfig(project, await resolveBaseCommit(project.repoPath), { settingsFile: webSettingsPath() });
+  const config = await loadRunConfig(
+    project,
+    await resolveBaseCommit(project.repoPath),
+    runSettings(project, { settingsFile: webSettingsPath() }),
+  );
   const target = findTarget(input.agent, project, config);
   const definition = chooseWorkflow(input.workflow, target.role, config);
-  const projectMode = config?.project.workflow?.mode;
-  const mode =
-    input.mode ??
-    (projectMode && definition.modes.includes(projectMode)
-      ? projectMode
-      : definition.modes.includes("proposal")
-        ? "proposal"
-        : definition.modes[0]!);
+  const mode = input.mode ?? defaultMode(definition, config?.project.workflow?.mode);
   if (!definition.modes.includes(mode))
     throw new AppError("INVALID_INPUT", `workflow ${definition.id} runs in ${definition.modes.join(" or ")} mode, not ${mode}`);
   const bound = boundAgentId(target.role, project, config, definition, mode);
@@ -124,6 +119,6 @@ export async function startTaskForAgent(deps: TaskDeps, raw: TStartForAgentInput
     );
   }
   const { agent: _agent, ...start } = input;
-  const started = await startTask(deps, { ...start, workflow: definition.id, mode: ZStartTaskInput.shape.mode.parse(mode) }, actor);
+  const started = await startTask(deps, { ...start, workflow: definition.id, mode }, actor);
   return { ...started, workflow: definition.id, mode, role: target.role, agentId: bound };
 }

@@ -1,11 +1,12 @@
 // What the engine decides with besides a session's state: the session's workflow
-// definition, fresh step ids, and the step limits (attempts, timeout). Operator actions
-// (tasks), the reactor and reruns all build it here, so every decision uses the same.
+// definition, fresh step ids, and the default step limits (attempts, timeout) for sessions
+// that recorded none. Operator actions (tasks), the reactor and reruns all build it here,
+// so every decision uses the same.
 import crypto from "node:crypto";
 import { AppError } from "../errors";
 import { BUILTIN_WORKFLOWS } from "./builtin";
 import type { DecideContext } from "./commands";
-import type { WorkflowDefinition } from "./definition";
+import { loadDefinition, type WorkflowDefinition } from "./definition";
 import type { TaskState } from "./state";
 
 /** One attempt plus three retries (1 s, 2 s, 4 s) for retryable agent failures. */
@@ -13,10 +14,27 @@ export const AGENT_STEP_MAX_ATTEMPTS = 4;
 /** How long a step may run (the runner's queue uses it too for steps scheduled without one). */
 export const DEFAULT_STEP_TIMEOUT_MS = 10 * 60_000;
 
+/** Checked snapshots of user workflows, by the TaskStarted data that holds them. */
+const snapshots = new WeakMap<object, WorkflowDefinition>();
+
+/**
+ * The session's workflow: the snapshot it started with (a user workflow), else the
+ * built-in named by id. A snapshot passes the same checks again: an event edited by hand
+ * cannot smuggle in a definition the engine would not have started.
+ */
 export function definitionFor(state: TaskState): WorkflowDefinition {
-  const id = state.status === "none" ? undefined : state.config.workflow;
-  const def = id ? BUILTIN_WORKFLOWS[id] : undefined;
-  if (!def) throw new AppError("INTERNAL", `unknown workflow "${id}"`);
+  if (state.status === "none") throw new AppError("INTERNAL", "the session has no task, so no workflow");
+  const snapshot = state.config.definition;
+  if (snapshot) {
+    let def = snapshots.get(snapshot);
+    if (!def) {
+      def = loadDefinition(snapshot);
+      snapshots.set(snapshot, def);
+    }
+    return def;
+  }
+  const def = BUILTIN_WORKFLOWS[state.config.workflow];
+  if (!def) throw new AppError("INTERNAL", `unknown workflow "${state.config.workflow}"`);
   return def;
 }
 

@@ -193,6 +193,11 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
   return problems;
 }
 
+/** A zod issue path as checkDefinition writes paths: `states.x.on.done[0].target`. */
+function pathOf(keys: readonly PropertyKey[]): string {
+  return keys.map((k, i) => (typeof k === "number" ? `[${k}]` : `${i ? "." : ""}${String(k)}`)).join("");
+}
+
 /** Parses and checks a definition (built-in or user JSON); throws with every problem listed. */
 export function loadDefinition(input: unknown): WorkflowDefinition {
   const parsed = ZWorkflowDefinition.safeParse(input);
@@ -203,7 +208,7 @@ export function loadDefinition(input: unknown): WorkflowDefinition {
       parsed.error.issues.map((i) => {
         // A bad record key is reported by zod as "Invalid key in record": show the key's own message.
         const inner = i.code === "invalid_key" ? i.issues[0]?.message : undefined;
-        return { path: i.path.join(".") || "(root)", message: inner ? `${inner}` : i.message };
+        return { path: pathOf(i.path) || "(root)", message: inner ? `${inner}` : i.message };
       }),
     );
   }

@@ -79,6 +79,8 @@ export function fire(ctx: DecideContext, state: ActiveTask, trigger: string, end
 
 function scheduleStep(ctx: DecideContext, state: ActiveTask, stateName: string, spec: StepSpec): Emitted {
   const { config } = state;
+  // The limits the task started with; a session from before they were recorded keeps the defaults.
+  const limits = config.limits;
   const input: StepInput = {
     workflow: ctx.definition.id,
     state: stateName,
@@ -93,6 +95,7 @@ function scheduleStep(ctx: DecideContext, state: ActiveTask, stateName: string, 
     diff: spec.phase === "verdict" || spec.phase === "test" ? state.lastDiff : null,
     commands: spec.output === "commands" ? (state.lastTestPlan?.commands ?? []) : [],
     allowlist: config.project.allowlist,
+    ...(limits && spec.output === "commands" ? { commandTimeoutMs: limits.commandTimeoutMs } : {}),
   };
   return {
     type: "StepScheduled",
@@ -100,9 +103,10 @@ function scheduleStep(ctx: DecideContext, state: ActiveTask, stateName: string, 
       stepId: ctx.newId(),
       kind: spec.output === "commands" ? "commands" : "agent",
       input,
-      timeoutMs: ctx.stepTimeoutMs,
+      timeoutMs: limits?.stepTimeoutMs ?? ctx.stepTimeoutMs,
       // Commands are not retried: a failing test is an answer, not an accident.
-      maxAttempts: spec.output === "commands" ? 1 : ctx.maxAttempts,
+      maxAttempts: spec.output === "commands" ? 1 : (limits?.maxAttempts ?? ctx.maxAttempts),
+      ...(limits && spec.output !== "commands" ? { backoffMs: limits.backoffMs } : {}),
     },
   };
 }

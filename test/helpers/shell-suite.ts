@@ -315,7 +315,7 @@ export function describeShellWithStub(profile: ShellProfile): void {
         const first = await attempt();
         // The runner's next attempt waits what its retry policy says, Retry-After included.
         expect(first.retryAfterMs).toBeGreaterThanOrEqual(3_000);
-        await sleep(retryWaitMs(1, 100, first.retryAfterMs));
+        await sleep(retryWaitMs(1, { baseMs: 100, retryAfterMs: first.retryAfterMs }));
         await attempt();
         const at = s.modelRequests().map((r) => r.at);
         expect(at).toHaveLength(4); // two attempts, each one request and the CLI's one retry

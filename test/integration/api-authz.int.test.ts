@@ -26,6 +26,7 @@ const REQUIRED: Record<string, "public" | Role> = {
   "sessions.timeline": "viewer",
   "projects.list": "viewer",
   "projects.upsert": "admin",
+  "projects.workflows": "operator",
   "runners.list": "viewer",
   "runners.live": "viewer",
   "tokens.create": "viewer",

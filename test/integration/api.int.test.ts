@@ -116,7 +116,7 @@ describe("over HTTP (fetch adapter)", () => {
 
     const invalid = await trpcHttp("tasks.start", {
       mutation: true,
-      input: { projectId, prompt: "   ", mode: "sideways" },
+      input: { projectId, prompt: "   ", mode: "Sideways!" },
       headers: bearer(token),
     });
     expect(invalid.status).toBe(400);
@@ -197,6 +197,7 @@ describe("no procedure returns a password hash or a token hash", () => {
     "sessions.counts": {},
     "sessions.timeline": { sessionId: s.sessionId },
     "projects.list": undefined,
+    "projects.workflows": undefined,
     "runners.list": undefined,
     "runners.live": undefined,
     "tokens.create": { name: "scan" },

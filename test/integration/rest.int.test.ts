@@ -169,7 +169,7 @@ describe("REST task aliases", () => {
     expect(empty.status).toBe(400);
     expect(empty.body).toEqual({ error: { code: "INVALID_INPUT", message: "invalid input", fieldErrors: { text: [expect.any(String)] } } });
 
-    const start = await rest.start(post("/api/tasks", { projectId: "", mode: "sideways" }, asOperator()), undefined);
+    const start = await rest.start(post("/api/tasks", { projectId: "", mode: "Sideways!" }, asOperator()), undefined);
     expect(start.status).toBe(400);
     const startBody = (await start.json()) as { error: { fieldErrors: Record<string, string[]> } };
     expect(Object.keys(startBody.error.fieldErrors).sort()).toEqual(["mode", "projectId", "prompt"]);

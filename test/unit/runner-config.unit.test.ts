@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseEnv, ZRunnerEnv } from "../../server/env";
-import { retryDelayMs } from "../../server/runner/dispatch";
+import { retryDelayMs, retryWaitMs } from "../../server/runner/dispatch";
 
 describe("runner configuration", () => {
   it("applies defaults and fails fast naming the bad variable", () => {
@@ -20,5 +20,14 @@ describe("runner configuration", () => {
     expect([1, 2, 3].map((a) => retryDelayMs(a))).toEqual([1000, 2000, 4000]);
     expect(retryDelayMs(20)).toBe(60_000);
     expect(retryDelayMs(2, 100)).toBe(200);
+  });
+
+  it("waits a step's own backoff when its session's settings give one, the last wait repeating", () => {
+    const backoffMs = [500, 1500];
+    expect([1, 2, 3, 4].map((a) => retryWaitMs(a, { baseMs: 100, backoffMs }))).toEqual([500, 1500, 1500, 1500]);
+    // Without one, the runner's default; a provider's Retry-After wins when it is longer.
+    expect(retryWaitMs(2, { baseMs: 100 })).toBe(200);
+    expect(retryWaitMs(1, { backoffMs, retryAfterMs: 3000 })).toBe(3000);
+    expect(retryWaitMs(1, { backoffMs: [0] })).toBe(0);
   });
 });

@@ -308,7 +308,7 @@ describe("broken definitions: schema (zod) errors", () => {
       (d) => (on(d, "check").changes_requested = [{ target: "work", guard: "sometimes" }, { target: "failed" }]),
       [
         {
-          path: "states.check.on.changes_requested.0.guard",
+          path: "states.check.on.changes_requested[0].guard",
           message: 'Invalid option: expected one of "under_cap"|"at_cap"|"mode_proposal"|"mode_implementation"',
         },
       ],
@@ -321,7 +321,7 @@ describe("broken definitions: schema (zod) errors", () => {
     [
       "a bad target name",
       (d) => (on(d, "work").done = [{ target: "Check" }]),
-      [{ path: "states.work.on.done.0.target", message: "state names are lower_snake_case" }],
+      [{ path: "states.work.on.done[0].target", message: "state names are lower_snake_case" }],
     ],
     ["a zero cap", (d) => (d.maxIterations = 0), [{ path: "maxIterations", message: "Too small: expected number to be >0" }]],
     ["no modes", (d) => (d.modes = []), [{ path: "modes", message: "Too small: expected array to have >=1 items" }]],

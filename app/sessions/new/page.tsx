@@ -8,21 +8,26 @@ import { EmptyState, Panel } from "@/components/panel";
 import { hasRole } from "@/lib/roles";
 import { NEW_TASK_PATH } from "@/lib/nav";
 import { TRPCReactProvider } from "@/lib/trpc/client";
-import { BUILTIN_WORKFLOWS } from "@/server/workflow/builtin";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "New task" };
 
 export default async function NewTaskPage() {
-  const read = await readPage(NEW_TASK_PATH, NEW_TASK_PATH, ({ caller }) => caller.projects.list());
+  const read = await readPage(NEW_TASK_PATH, NEW_TASK_PATH, async ({ caller, user }) => ({
+    projects: await caller.projects.list(),
+    // Operators get each project's own workflows too; a viewer sees no form.
+    workflows: hasRole(user.role, "operator") ? await caller.projects.workflows() : [],
+  }));
   if (!read.ok)
     return (
       <PageShell user={read.user} path={NEW_TASK_PATH}>
         <ReadFailure failure={read} />
       </PageShell>
     );
-  const { user, data: projects } = read;
-  const workflows = Object.values(BUILTIN_WORKFLOWS).map((w) => ({ id: w.id, title: w.title, modes: w.modes }));
+  const {
+    user,
+    data: { projects, workflows },
+  } = read;
   return (
     <PageShell user={user} path={NEW_TASK_PATH}>
       <div className="mx-auto max-w-3xl space-y-4">
