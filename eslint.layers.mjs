@@ -22,7 +22,7 @@ const layers = {
   workflow: { pattern: "server/workflow", allow: [...base, "events", "agents"] },
   config: { pattern: "server/config", allow: [...base, "process", "events", "agents", "commands", "workspaces", "workflow"] },
   sessions: { pattern: "server/sessions", allow: [...base, "events", "workflow", "auth"] },
-  projects: { pattern: "server/projects", allow: [...base, "agents", "commands", "config", "workflow"] },
+  projects: { pattern: "server/projects", allow: [...base, "events", "agents", "commands", "config", "workflow"] },
   tasks: { pattern: "server/tasks", allow: [...base, "events", "agents", "workflow", "config", "projects", "workspaces"] },
   export: { pattern: "server/export", allow: [...base, "events", "workflow", "sessions"] },
   runner: {

@@ -45,8 +45,9 @@ export function SettingsFrame({
           ))}
         </ul>
         <p className="mt-4 px-2 text-[11px] leading-relaxed text-zinc-500 dark:text-zinc-400">
-          Read-only. Configuration comes from the project records and each repository&apos;s <code className="font-mono">.catcafe/</code>{" "}
-          files; API keys are shown only by the name of their variable.
+          Configuration comes from settings.json, the server and project settings admins edit under Projects (each change recorded, with who
+          made it), and each repository&apos;s <code className="font-mono">.catcafe/</code> files, edited in the repository. API keys are
+          shown only by the name of their variable.
         </p>
       </nav>
       <section className="min-w-0 space-y-4">

@@ -37,6 +37,16 @@ export function flattenZodError(error: z.ZodError): { formErrors: string[]; fiel
   return { formErrors: flat.formErrors, fieldErrors: flat.fieldErrors as FieldErrors };
 }
 
+/**
+ * A domain refusal that names its fields (AppError details.fieldErrors: a check the input
+ * schema cannot make, like a configuration value judged by the files' schemas), in the
+ * shape of zod's flattened errors so a form shows each beside its field; null otherwise.
+ */
+export function appFieldErrors(cause: unknown): { formErrors: string[]; fieldErrors: FieldErrors } | null {
+  const fieldErrors = cause instanceof AppError ? cause.details?.fieldErrors : undefined;
+  return fieldErrors && typeof fieldErrors === "object" ? { formErrors: [], fieldErrors: fieldErrors as FieldErrors } : null;
+}
+
 /** A zod error as a person reads it: the first problems, each with where it is. */
 export function zodSummary(error: z.ZodError, max = 3): string {
   const problems = error.issues.slice(0, max).map((i) => `${i.path.length ? i.path.join(".") : "input"}: ${i.message}`);
@@ -61,7 +71,12 @@ export interface RestErrorBody {
 export function toRestError(raw: unknown): { status: number; body: RestErrorBody; internal: boolean } {
   const err = unavailableFrom(raw);
   if (err instanceof AppError) {
-    return { status: HTTP_STATUS[err.code], body: { error: { code: err.code, message: err.message } }, internal: err.code === "INTERNAL" };
+    const fields = appFieldErrors(err);
+    return {
+      status: HTTP_STATUS[err.code],
+      body: { error: { code: err.code, message: err.message, ...(fields ? { fieldErrors: fields.fieldErrors } : {}) } },
+      internal: err.code === "INTERNAL",
+    };
   }
   if (err instanceof z.ZodError) {
     const { formErrors, fieldErrors } = flattenZodError(err);

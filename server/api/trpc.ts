@@ -6,7 +6,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { hasRole, type Role } from "../../lib/roles";
 import type { Context } from "./context";
-import { flattenZodError, INTERNAL_MESSAGE, toTRPCError, zodSummary } from "./errors";
+import { appFieldErrors, flattenZodError, INTERNAL_MESSAGE, toTRPCError, zodSummary } from "./errors";
 import { AppError } from "../errors";
 import { unstorableText } from "./text-input";
 
@@ -25,7 +25,7 @@ const t = initTRPC.context<Context>().create({
         code: shape.data.code,
         httpStatus: shape.data.httpStatus,
         path: shape.data.path,
-        zodError: cause instanceof z.ZodError ? flattenZodError(cause) : null,
+        zodError: cause instanceof z.ZodError ? flattenZodError(cause) : appFieldErrors(cause),
       },
     };
   },

@@ -37,13 +37,16 @@ export interface RunSettings {
 }
 
 /**
- * settings.json with the project's overrides on top: the timeouts, retry policy and rate
- * limit its tasks run with. An invalid settings file refuses the start with every error.
+ * settings.json, the server's overrides (edited in the dashboard) and the project's on top:
+ * the timeouts, retry policy and rate limit its tasks run with. An invalid settings file refuses the start with every error.
  */
-export function runSettings(project: Pick<RunProject, "settings">, options: { settingsFile?: string } = {}): RunSettings {
+export function runSettings(
+  project: Pick<RunProject, "settings">,
+  options: { settingsFile?: string; server?: SettingsOverride } = {},
+): RunSettings {
   const loaded = loadSettings(options.settingsFile);
   if (loaded.errors.length) throw configInvalidError(`cannot start a task: the settings file ${loaded.file} is invalid:`, loaded.errors);
-  return { settings: withOverride(loaded.settings, project.settings), file: loaded.file };
+  return { settings: withOverride(withOverride(loaded.settings, options.server), project.settings), file: loaded.file };
 }
 
 /** The limits recorded with TaskStarted: every step the session schedules uses them. */

@@ -315,6 +315,27 @@ export const eventCatalog = {
         .map(([role, a]) => `${role}=${a.agentId}`)
         .join(", ")} (.catcafe ${d.source.configVersion} at ${d.source.commit.slice(0, 10)})`,
   }),
+  /**
+   * An admin changed configuration in the dashboard or the API: a project's record
+   * (stream `config-project-<id>`) or the server's settings overrides (`config-server`).
+   * Each change names the path and the values before and after; a revert is a change too.
+   */
+  ConfigChanged: defineEvent({
+    version: 1,
+    schema: z.object({
+      scope: z.enum(["project", "server"]),
+      projectId: z.string().nullable(),
+      changes: z
+        .array(z.object({ path: z.array(z.union([z.string(), z.number()])).min(1), from: ZJson.optional(), to: ZJson.optional() }))
+        .min(1),
+      /** The version (in this stream) of the change this one undoes. */
+      revertOf: z.number().int().positive().optional(),
+    }),
+    summary: (d) =>
+      `${d.scope === "server" ? "Server settings" : `Project ${d.projectId}`}${d.revertOf ? ` (revert of #${d.revertOf})` : ""}: ${d.changes
+        .map((c) => `${c.path.join(".")} ${JSON.stringify(c.from ?? null)} → ${JSON.stringify(c.to ?? null)}`)
+        .join("; ")}`,
+  }),
 } as const;
 
 export type AppEventCatalog = typeof eventCatalog;

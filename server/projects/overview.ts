@@ -1,12 +1,24 @@
-// Each project's configuration as the settings pages show it (read-only): the admin's
-// project record (repository, allowlist, iteration cap, agents per role) beside the
-// repository's `.catcafe/` as a new task would load it (committed at HEAD), with the
-// allowlist and defaults that result. Never a secret: keys appear only as variable names.
+// Each project's configuration as the settings pages show it: the admin's project record
+// (repository, allowlist, iteration cap, agents per role) beside the repository's
+// `.catcafe/` as a new task would load it (committed at HEAD), with the allowlist and
+// defaults that result, the settings in force with where each comes from, and the record's
+// change history (admins edit it through config-edits.ts). Never a secret: keys appear
+// only as variable names.
 import { ZAgentConfig } from "../agents/config";
 import { formatConfigErrors, type ProjectConfig } from "../config";
 import { loadConfigAtHead, type RepoConfigStatus } from "../config/at-head";
 import { effectiveProjectSettings } from "../config/project-settings";
 import type { Queryable } from "../db/pool";
+import type { EventStore } from "../events/store";
+import {
+  configHistory,
+  effectiveSettings,
+  fileSettings,
+  projectConfigStream,
+  serverOverride,
+  type ConfigHistoryEntry,
+  type EffectiveSetting,
+} from "./config-edits";
 import { listProjectRecords, type Project } from "./projects";
 
 export interface AgentOverview {
@@ -42,6 +54,27 @@ export interface ProjectOverview {
   defaultMode: string | null;
   agents: AgentOverview[];
   config: RepoConfigStatus;
+  /** The admin's iteration cap (the project record); `maxIterations` is what tasks get. */
+  recordMaxIterations: number;
+  /** Where `maxIterations` comes from: the record, or `.catcafe/projects.json`. */
+  maxIterationsSource: "project" | "repository file";
+  /** Each setting in force for the project's tasks, and the layer it comes from. */
+  settings: EffectiveSetting[];
+  /** The project record's agents that name a model (an admin may change it). */
+  models: Array<{ role: string; kind: string; model: string }>;
+  /** The latest changes to the record, newest first. */
+  history: ConfigHistoryEntry[];
+}
+
+const MODEL_KINDS = ["openai", "anthropic", "claude", "codex", "gemini"];
+
+function recordModels(record: Project): ProjectOverview["models"] {
+  return Object.entries(record.agents).flatMap(([role, raw]) => {
+    const agent = raw as { kind?: unknown; model?: unknown } | null;
+    const kind = typeof agent?.kind === "string" ? agent.kind : "";
+    if (!MODEL_KINDS.includes(kind)) return [];
+    return [{ role, kind, model: typeof agent?.model === "string" ? agent.model : "" }];
+  });
 }
 
 function projectAgents(record: Project): AgentOverview[] {
@@ -112,8 +145,10 @@ function configAgents(config: ProjectConfig): AgentOverview[] {
   });
 }
 
-export async function projectsOverview(db: Queryable): Promise<ProjectOverview[]> {
+export async function projectsOverview(db: Queryable, store: EventStore): Promise<ProjectOverview[]> {
   const records = await listProjectRecords(db);
+  const file = fileSettings();
+  const { override: server } = await serverOverride(store);
   return Promise.all(
     records.map(async (record) => {
       const { status, config } = await loadConfigAtHead(record.repoPath);
@@ -131,7 +166,12 @@ export async function projectsOverview(db: Queryable): Promise<ProjectOverview[]
         defaultMode: config?.project.workflow?.mode ?? null,
         agents: [...projectAgents(record), ...(config ? configAgents(config) : [])],
         config: { ...status, errors: [...status.errors, ...formatConfigErrors(effective?.errors ?? [])] },
-      };
+        recordMaxIterations: record.maxIterations,
+        maxIterationsSource: config?.project.maxIterations !== undefined ? "repository file" : "project",
+        settings: effectiveSettings(file, server, record.settings),
+        models: recordModels(record),
+        history: (await configHistory(store, projectConfigStream(record.id))).slice(0, 20),
+      } satisfies ProjectOverview;
     }),
   );
 }

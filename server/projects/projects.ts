@@ -14,7 +14,7 @@ export const ZProjectInput = z.object({
   repoPath: z.string().min(1),
   allowlist: ZAllowlist,
   agents: z.partialRecord(z.enum(["coder", "reviewer", "tester", "planner", "executor"]), ZAgentConfig),
-  maxIterations: z.number().int().positive().max(20).default(3),
+  maxIterations: z.number().int().min(1).max(20).default(3),
   /** This project's overrides of settings.json (step timeout, retry policy, rate limit). */
   settings: ZSettingsOverride.default({}),
 });

@@ -7,6 +7,7 @@ import type { Db } from "../db/pool";
 import { AppError, isAppError } from "../errors";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
+import { serverOverride } from "../projects/config-edits";
 import { getProject } from "../projects/projects";
 import { decide, evolve, foldTask, type TaskState } from "../workflow/engine";
 import { decideContext, definitionFor } from "../workflow/context";
@@ -86,7 +87,7 @@ export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Act
   // settings.json with the project's overrides, and the repository's .catcafe/ as committed
   // at the base commit (null without one): invalid ones refuse the start with every error;
   // a later edit never changes this run.
-  const settings = runSettings(project);
+  const settings = runSettings(project, { server: (await serverOverride(deps.store)).override });
   const repoConfig = await loadRunConfig(project, baseCommit, settings);
   const { definition, user } = resolveWorkflow(input.workflow ?? repoConfig?.project.workflow?.default ?? "review_loop", repoConfig);
   const mode = input.mode ?? defaultMode(definition, repoConfig?.project.workflow?.mode);

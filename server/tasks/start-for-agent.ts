@@ -10,6 +10,7 @@ import { defaultMode, loadRunConfig, resolveWorkflow, runSettings } from "../con
 import type { ProjectConfig } from "../config/project-config";
 import { AppError } from "../errors";
 import type { Actor } from "../events/catalog";
+import { serverOverride } from "../projects/config-edits";
 import { getProject, type Project } from "../projects/projects";
 import { startTask, ZStartTaskInput, type TaskDeps } from "./commands";
 import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
@@ -103,7 +104,7 @@ export async function startTaskForAgent(deps: TaskDeps, raw: TStartForAgentInput
   const config = await loadRunConfig(
     project,
     await resolveBaseCommit(project.repoPath),
-    runSettings(project, { settingsFile: webSettingsPath() }),
+    runSettings(project, { settingsFile: webSettingsPath(), server: (await serverOverride(deps.store)).override }),
   );
   const target = findTarget(input.agent, project, config);
   const definition = chooseWorkflow(input.workflow, target.role, config);

@@ -3,8 +3,8 @@
 // confirm) and sees the roundtable as discussion; a viewer sees no Confirm button and a
 // forged confirm from the viewer's cookie is refused (403); the admin confirms with the
 // keyboard and watches the session go to `approved` live, without a reload; the export
-// downloads a zip holding summary.json. Then a start without ADMIN_* prints a setup link
-// that creates the first admin. Screenshots land in test/e2e/screenshots/.
+// downloads a zip holding summary.json; an admin edits settings (a viewer cannot). Then a
+// start without ADMIN_* prints a setup link that creates the first admin. Screenshots land in test/e2e/screenshots/.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -308,6 +308,70 @@ describe("the session view", () => {
     await viewerPage.getByTestId("test-results").first().waitFor();
     await screenshot(viewerPage, "session-approved-dark.png");
   }, 120_000);
+
+  it("an admin edits a brain's model and a project's iteration cap in Settings; each save is an event with its actor; a bad value's message sits beside its field; a viewer cannot", async () => {
+    const adminPage = await adminAt("/");
+    const registered = await mutate(adminPage, "projects.upsert", {
+      id: "shop",
+      name: "Shop",
+      repoPath: path.join(app.dataDir, "demo-project"),
+      allowlist: [["node", "--test", "**"]],
+      agents: { reviewer: { kind: "openai", id: "gpt-reviewer", model: "gpt-5", apiKeyEnv: "OPENAI_API_KEY" } },
+    });
+    expect(registered.status, registered.body).toBe(200);
+    await adminPage.goto(`${app.baseUrl}/settings/projects`);
+    const shop = adminPage.locator('section[aria-label="Settings of shop"]');
+    const field = (name: string) => shop.locator(`[id="project-shop-${name}"]`);
+    expect(await field("models.reviewer").inputValue()).toBe("gpt-5");
+    expect(await shop.getByTestId("in-force-stepTimeoutMs").innerText()).toMatch(/600000\s+built-in/);
+
+    await field("models.reviewer").fill("gpt-5-mini");
+    await field("maxIterations").fill("5");
+    await shop.getByRole("button", { name: "Save" }).click();
+    await shop.getByRole("status").filter({ hasText: "Saved 2 change(s)" }).waitFor({ timeout: 10_000 });
+
+    // The change is an event with the admin as its actor, and it is in the history.
+    const history = await adminPage.evaluate(async () => {
+      const res = await fetch(`/api/trpc/settings.history?input=${encodeURIComponent(JSON.stringify({ projectId: "shop" }))}`);
+      return (await res.json()) as { result: { data: Array<{ actor: { kind: string }; actorName: string; changes: unknown[] }> } };
+    });
+    const [latest] = history.result.data;
+    expect(latest).toMatchObject({
+      actor: { kind: "user" },
+      actorName: ADMIN.name,
+      changes: [
+        { path: ["agents", "reviewer", "model"], from: "gpt-5", to: "gpt-5-mini" },
+        { path: ["maxIterations"], from: 3, to: 5 },
+      ],
+    });
+    await adminPage.reload();
+    expect(await field("models.reviewer").inputValue()).toBe("gpt-5-mini");
+    expect(await field("maxIterations").inputValue()).toBe("5");
+
+    // A value out of range: the files' message, beside its field; nothing is saved.
+    await field("stepTimeoutMs").fill("0");
+    await shop.getByRole("button", { name: "Save" }).click();
+    const error = shop.locator('[id="project-shop-stepTimeoutMs-error"]');
+    await error.waitFor({ timeout: 10_000 });
+    expect(await error.innerText()).toBe("settings.timeouts.stepMs: 0 is out of range: must be at least 1");
+    expect(await field("stepTimeoutMs").getAttribute("aria-invalid")).toBe("true");
+    await screenshot(adminPage, "settings-project-invalid.png");
+    const after = await adminPage.evaluate(async () => {
+      const res = await fetch(`/api/trpc/settings.history?input=${encodeURIComponent(JSON.stringify({ projectId: "shop" }))}`);
+      return ((await res.json()) as { result: { data: unknown[] } }).result.data.length;
+    });
+    expect(after).toBe(history.result.data.length);
+
+    // A viewer does not see the project settings, and a forged save is refused.
+    await ensureViewer(adminPage);
+    const { page: viewerPage } = await newPage();
+    await signIn(viewerPage, app.baseUrl, VIEWER.email, VIEWER.password, "/settings/projects");
+    expect(await viewerPage.locator('section[aria-label="Settings of shop"]').count()).toBe(0);
+    const forged = await mutate(viewerPage, "settings.configureProject", { projectId: "shop", maxIterations: 9 });
+    expect(forged.status, forged.body).toBe(403);
+    await adminPage.context().close();
+    await viewerPage.context().close();
+  }, 60_000);
 
   it("Export downloads a zip holding summary.json", async () => {
     const adminPage = await adminAt("/");

@@ -5,6 +5,9 @@ import type { Metadata } from "next";
 import { Kbd, Panel } from "@/components/panel";
 import { ArgvPattern } from "@/components/settings/argv";
 import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
+import { ConfigForm, ConfigHistory, type HistoryRow } from "@/components/settings/config-form";
+import { hasRole } from "@/lib/roles";
+import { TRPCReactProvider } from "@/lib/trpc/client";
 import type { ProjectOverview } from "@/server/projects/overview";
 import { readPage } from "../../_lib/page-context";
 import { PageShell, ReadFailure } from "../../_lib/page-shell";
@@ -14,7 +17,11 @@ export const metadata: Metadata = { title: "Projects · Settings" };
 
 export default async function ProjectsSettingsPage() {
   const path = "/settings/projects";
-  const read = await readPage(path, path, ({ caller }) => caller.settings.projects());
+  const read = await readPage(path, path, async ({ caller }) => ({
+    projects: await caller.settings.projects(),
+    server: await caller.settings.effective({}),
+    serverHistory: await caller.settings.history({}),
+  }));
   // A role that may not read the section sees why (FORBIDDEN), inside the settings frame.
   if (!read.ok && read.code !== "FORBIDDEN")
     return (
@@ -22,8 +29,9 @@ export default async function ProjectsSettingsPage() {
         <ReadFailure failure={read} />
       </PageShell>
     );
-  const projects = read.ok ? read.data : null;
+  const projects = read.ok ? read.data.projects : null;
   const forbidden = !read.ok;
+  const canEdit = read.user ? hasRole(read.user.role, "admin") : false;
   return (
     <PageShell user={read.user} path={path}>
       <SettingsFrame
@@ -39,15 +47,37 @@ export default async function ProjectsSettingsPage() {
             </p>
           </Panel>
         ) : null}
-        {projects?.map((p) => (
-          <ProjectCard key={p.id} project={p} />
-        ))}
+        {read.ok ? (
+          <TRPCReactProvider>
+            <Panel title="All projects" meta={<span className="normal-case">server settings</span>}>
+              <div className="space-y-3 p-4">
+                <p className="text-xs text-zinc-600 dark:text-zinc-400">
+                  Overrides of <span className="font-mono">settings.json</span> for every project; a project&apos;s own settings come first.
+                  Empty fields inherit.
+                </p>
+                <ConfigForm
+                  scope="server"
+                  settings={read.data.server.settings}
+                  version={read.data.serverHistory[0]?.version ?? 0}
+                  canEdit={canEdit}
+                />
+                <details>
+                  <summary className="cursor-pointer text-xs text-zinc-600 dark:text-zinc-400">History</summary>
+                  <ConfigHistory scope="server" entries={read.data.serverHistory} canEdit={canEdit} />
+                </details>
+              </div>
+            </Panel>
+            {projects?.map((p) => (
+              <ProjectCard key={p.id} project={p} canEdit={canEdit} />
+            ))}
+          </TRPCReactProvider>
+        ) : null}
       </SettingsFrame>
     </PageShell>
   );
 }
 
-function ProjectCard({ project: p }: { project: ProjectOverview }) {
+function ProjectCard({ project: p, canEdit }: { project: ProjectOverview & { history: HistoryRow[] }; canEdit: boolean }) {
   const roles = [...new Set(p.agents.map((a) => a.role))];
   return (
     <Panel title={p.id} meta={<span className="normal-case">{p.name}</span>}>
@@ -128,6 +158,22 @@ function ProjectCard({ project: p }: { project: ProjectOverview }) {
           ) : null}
         </div>
       </div>
+      <section className="border-t border-zinc-100 p-4 dark:border-zinc-800" aria-label={`Settings of ${p.id}`}>
+        <h3 className="text-[11px] font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Settings in force</h3>
+        <ConfigForm
+          scope="project"
+          projectId={p.id}
+          settings={p.settings}
+          maxIterations={{ value: p.recordMaxIterations, inForce: p.maxIterations, source: p.maxIterationsSource }}
+          models={p.models}
+          version={p.history[0]?.version ?? 0}
+          canEdit={canEdit}
+        />
+        <details>
+          <summary className="cursor-pointer text-xs text-zinc-600 dark:text-zinc-400">History ({p.history.length})</summary>
+          <ConfigHistory scope="project" projectId={p.id} entries={p.history} canEdit={canEdit} />
+        </details>
+      </section>
     </Panel>
   );
 }

@@ -1,10 +1,12 @@
 // Projects a task can be started on: anyone signed in lists them; operators list the
 // workflows they can start; an admin registers or updates one (repository, allowlist,
 // agents per role, iteration cap, settings overrides).
-import { ZProjectInput, listProjects, upsertProject } from "../../projects/projects";
+import { registerProject } from "../../projects/config-edits";
+import { ZProjectInput, listProjects } from "../../projects/projects";
 import { requireRepository } from "../../workspaces/repo";
 import { startableWorkflows } from "../../projects/workflows";
 import { adminProcedure, operatorProcedure, router, viewerProcedure } from "../trpc";
+import { actorOf } from "./tasks";
 
 export const projectsRouter = router({
   list: viewerProcedure.query(({ ctx }) => listProjects(ctx.pool)),
@@ -12,7 +14,8 @@ export const projectsRouter = router({
   workflows: operatorProcedure.query(({ ctx }) => startableWorkflows(ctx.pool)),
   upsert: adminProcedure.input(ZProjectInput).mutation(async ({ ctx, input }) => {
     await requireRepository(input.repoPath); // a clear error now rather than at the first task
-    const project = await upsertProject(ctx.pool, input);
-    return { id: project.id, name: project.name };
+    // Recorded in the project's configuration history (ConfigChanged), with the admin as actor.
+    await registerProject(ctx, input, actorOf(ctx.user));
+    return { id: input.id, name: input.name };
   }),
 });

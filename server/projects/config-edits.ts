@@ -1,0 +1,385 @@
+// Configuration an admin edits in the dashboard (or through the API), as events: a
+// project's record (iteration cap, settings overrides, its agents' models) and the server's
+// settings overrides, which sit between settings.json and each project's. Every save is
+// validated with the schemas the files use, with the same messages, and appends what changed
+// (path, before, after) with who did it — in the transaction that writes the record — so
+// the history is complete and any change can be reverted. The repository's `.catcafe/`
+// stays the source of what it defines; nothing here writes to it.
+import { isDeepStrictEqual } from "node:util";
+import { z } from "zod";
+import { zodIssuesToConfigErrors } from "../config/issues";
+import { DEFAULT_SETTINGS, withOverride, ZSettingsOverride, type Settings, type SettingsOverride } from "../config/schemas";
+import { loadSettings, webSettingsPath } from "../config/settings";
+import { withTransaction, type Db } from "../db/pool";
+import { AppError } from "../errors";
+import type { Actor, AppEventOf } from "../events/catalog";
+import type { EventStore } from "../events/store";
+import { getProject, upsertProject, ZProjectInput, type Project } from "./projects";
+
+export const SERVER_CONFIG_STREAM = "config-server";
+export const projectConfigStream = (projectId: string) => `config-project-${projectId}`;
+
+type Path = Array<string | number>;
+export type ConfigChange = AppEventOf<"ConfigChanged">["data"]["changes"][number];
+
+/** The settings fields a form edits, each a path in a settings override. */
+export const SETTINGS_FIELDS = {
+  stepTimeoutMs: ["timeouts", "stepMs"],
+  commandTimeoutMs: ["timeouts", "commandMs"],
+  maxAttempts: ["retry", "maxAttempts"],
+  backoffMs: ["retry", "backoffMs"],
+  rateLimitMs: ["rateLimit", "minIntervalMs"],
+} as const satisfies Record<string, readonly [string, string]>;
+export type SettingsField = keyof typeof SETTINGS_FIELDS;
+
+/**
+ * A form's values, loosely typed on purpose: the configuration schemas judge them, so a bad
+ * value gets the message a file would. `null` clears an override (the value is inherited);
+ * left out, it stays as it is.
+ */
+const ZLooseNumber = z.number().nullable().optional();
+const ZSettingsFields = z.object({
+  stepTimeoutMs: ZLooseNumber,
+  commandTimeoutMs: ZLooseNumber,
+  maxAttempts: ZLooseNumber,
+  backoffMs: z.array(z.number()).nullable().optional(),
+  rateLimitMs: ZLooseNumber,
+});
+/** The version of the configuration the form was filled from: a save over a newer one is refused. */
+const ZExpectedVersion = { expectedVersion: z.number().int().nonnegative().optional() };
+export const ZConfigureServerInput = ZSettingsFields.extend(ZExpectedVersion);
+export const ZConfigureProjectInput = ZSettingsFields.extend({
+  ...ZExpectedVersion,
+  projectId: z.string().min(1).max(100),
+  maxIterations: z.number().optional(),
+  /** role → the model of the project record's agent for that role. */
+  models: z.record(z.string(), z.string()).optional(),
+});
+export type TConfigureProjectInput = z.input<typeof ZConfigureProjectInput>;
+export type TConfigureServerInput = z.input<typeof ZConfigureServerInput>;
+
+export const ZRevertInput = z.object({
+  scope: z.enum(["project", "server"]),
+  projectId: z.string().min(1).max(100).optional(),
+  /** The stream version of the change to undo. */
+  version: z.number().int().positive(),
+});
+
+// --- documents and their differences --------------------------------------------------
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Every leaf that differs between two JSON documents (arrays are leaves), with its path. */
+export function diffDocuments(before: unknown, after: unknown, path: Path = []): ConfigChange[] {
+  if (isObject(before) && isObject(after)) {
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    return keys.flatMap((k) => diffDocuments(before[k], after[k], [...path, k]));
+  }
+  if (isDeepStrictEqual(before, after)) return [];
+  const json = (v: unknown) => v as ConfigChange["to"];
+  return [{ path, ...(before === undefined ? {} : { from: json(before) }), ...(after === undefined ? {} : { to: json(after) }) }];
+}
+
+export function valueAtPath(doc: unknown, path: readonly (string | number)[]): unknown {
+  return path.reduce<unknown>((v, k) => (isObject(v) || Array.isArray(v) ? (v as Record<string, unknown>)[k] : undefined), doc);
+}
+
+/** A copy of `doc` with `path` set to `value` (deleted when undefined; emptied objects go too). */
+export function setAtPath<T>(doc: T, path: readonly (string | number)[], value: unknown): T {
+  const [head, ...rest] = path;
+  if (head === undefined) return value as T;
+  const base: Record<string | number, unknown> = isObject(doc) ? { ...doc } : {};
+  const next = rest.length ? setAtPath(base[head], rest, value) : value;
+  if (next === undefined || (isObject(next) && Object.keys(next).length === 0)) delete base[head];
+  else base[head] = next;
+  return base as T;
+}
+
+/** Field values onto a settings override: a number sets, null clears, absent keeps. */
+function applySettingsFields(override: SettingsOverride, fields: z.infer<typeof ZSettingsFields>): Record<string, unknown> {
+  let next: Record<string, unknown> = { ...override };
+  for (const [field, path] of Object.entries(SETTINGS_FIELDS)) {
+    const value = fields[field as SettingsField];
+    if (value !== undefined) next = setAtPath(next, path, value ?? undefined);
+  }
+  return next;
+}
+
+/** The form field a settings path belongs to (for messages shown beside it). */
+function fieldOf(path: string): SettingsField | null {
+  const entry = Object.entries(SETTINGS_FIELDS).find(([, p]) => path === p.join(".") || path.startsWith(`${p.join(".")}[`));
+  return entry ? (entry[0] as SettingsField) : null;
+}
+
+/** Problems as a bad request whose field errors sit beside the form's fields, worded as the files' are. */
+function invalid(problems: Array<{ field: string; path: string; message: string }>): AppError {
+  const fieldErrors: Record<string, string[]> = {};
+  for (const p of problems) (fieldErrors[p.field] ??= []).push(`${p.path}: ${p.message}`);
+  const lines = problems.map((p) => `${p.path}: ${p.message}`);
+  return new AppError("INVALID_INPUT", `invalid configuration: ${lines.join("; ")}`, { fieldErrors });
+}
+
+function checkOverride(label: string, doc: unknown, prefix: string, extra: Array<{ field: string; path: string; message: string }> = []) {
+  const parsed = ZSettingsOverride.safeParse(doc);
+  const problems = parsed.success
+    ? []
+    : zodIssuesToConfigErrors(label, parsed.error, doc, ZSettingsOverride).map((e) => ({
+        field: fieldOf(e.path) ?? "settings",
+        path: `${prefix}${e.path}`,
+        message: e.message,
+      }));
+  if (problems.length || extra.length) throw invalid([...problems, ...extra]);
+  return parsed.data!;
+}
+
+// --- the server's overrides --------------------------------------------------------------
+
+/** A configuration stream's events; none before its first change. */
+async function readConfigStream(store: EventStore, stream: string, options: { fromVersion?: number; toVersion?: number } = {}) {
+  if ((await store.streamVersion(stream)) === null) return [];
+  return store.readStream(stream, options);
+}
+
+/** The server's settings overrides: its config stream folded (every change applied in order). */
+export async function serverOverride(store: EventStore): Promise<{ override: SettingsOverride; version: number }> {
+  const events = await readConfigStream(store, SERVER_CONFIG_STREAM);
+  let doc: Record<string, unknown> = {};
+  for (const e of events) {
+    if (e.type !== "ConfigChanged") continue;
+    for (const c of (e.data as AppEventOf<"ConfigChanged">["data"]).changes) doc = setAtPath(doc, c.path, c.to);
+  }
+  return { override: ZSettingsOverride.parse(doc), version: events.at(-1)?.version ?? 0 };
+}
+
+interface Deps {
+  store: EventStore;
+  pool: Db;
+}
+
+/** A form filled from an older version would undo what was saved since: refused, to be reloaded. */
+function requireVersion(what: string, expected: number | undefined, current: number): void {
+  if (expected !== undefined && expected !== current)
+    throw new AppError(
+      "CONFLICT",
+      `${what} changed since you opened them (now at #${current}, your form is from #${expected}): reload and save again`,
+    );
+}
+
+async function saveServerOverride(
+  deps: Deps,
+  next: unknown,
+  actor: Actor,
+  options: { revertOf?: number; expectedVersion?: number } = {},
+): Promise<{ version: number; changes: ConfigChange[] }> {
+  const { override, version } = await serverOverride(deps.store);
+  requireVersion("the server settings", options.expectedVersion, version);
+  const revertOf = options.revertOf;
+  const checked = checkOverride("server settings", next, "");
+  const changes = diffDocuments(override, checked);
+  if (!changes.length) return { version, changes };
+  const result = await deps.store.append(
+    SERVER_CONFIG_STREAM,
+    version === 0 ? "no_stream" : version,
+    [{ type: "ConfigChanged", data: { scope: "server", projectId: null, changes, ...(revertOf ? { revertOf } : {}) } }],
+    { actor },
+    { streamType: "config" },
+  );
+  return { version: result.version, changes };
+}
+
+export async function configureServer(deps: Deps, raw: TConfigureServerInput, actor: Actor) {
+  const fields = ZConfigureServerInput.parse(raw);
+  const { override } = await serverOverride(deps.store);
+  return saveServerOverride(deps, applySettingsFields(override, fields), actor, { expectedVersion: fields.expectedVersion });
+}
+
+// --- a project's record ------------------------------------------------------------------
+
+/** What of a project record is configuration history (everything but its id). */
+function recordDocument(p: Project): Record<string, unknown> {
+  return JSON.parse(
+    JSON.stringify({
+      name: p.name,
+      repoPath: p.repoPath,
+      allowlist: p.allowlist,
+      agents: p.agents,
+      maxIterations: p.maxIterations,
+      settings: p.settings,
+    }),
+  ) as Record<string, unknown>;
+}
+
+/**
+ * Writes a project record and its history entry together. The append with the stream's
+ * version comes first (the transaction's first write), so two admins saving at once cannot
+ * both win: the second gets CONFLICT and saves again on what the first wrote.
+ */
+async function saveProject(
+  deps: Deps,
+  before: Project | null,
+  next: Record<string, unknown> & { id: string },
+  actor: Actor,
+  options: { revertOf?: number; expectedVersion?: number } = {},
+): Promise<{ version: number; changes: ConfigChange[] }> {
+  const stream = projectConfigStream(next.id);
+  const version = (await deps.store.streamVersion(stream)) ?? 0;
+  requireVersion(`the settings of project ${next.id}`, options.expectedVersion, version);
+  const revertOf = options.revertOf;
+  // Checked as a registration is (defaults applied); the agents are kept as written, as upsertProject stores them.
+  const parsed = ZProjectInput.parse(next);
+  const after = recordDocument({ ...parsed, agents: next.agents as Record<string, unknown> });
+  const changes = diffDocuments(before ? recordDocument(before) : {}, after);
+  if (!changes.length) return { version, changes };
+  return withTransaction(deps.pool, async (tx) => {
+    const data = { scope: "project" as const, projectId: next.id, changes, ...(revertOf ? { revertOf } : {}) };
+    const result = await deps.store.appendInTx(
+      tx,
+      stream,
+      version === 0 ? "no_stream" : version,
+      [{ type: "ConfigChanged", data }],
+      { actor },
+      { streamType: "config" },
+    );
+    await upsertProject(tx, next as Parameters<typeof upsertProject>[1]);
+    return { version: result.version, changes };
+  });
+}
+
+/** projects.upsert: registers or replaces a project, its history recorded like any edit. */
+export async function registerProject(deps: Deps, input: z.input<typeof ZProjectInput>, actor: Actor) {
+  const parsed = ZProjectInput.parse(input);
+  const before = await getProject(deps.pool, parsed.id).catch((err: unknown) => {
+    if (err instanceof AppError && err.code === "NOT_FOUND") return null;
+    throw err;
+  });
+  return saveProject(deps, before, { ...parsed, agents: input.agents as Record<string, unknown> }, actor);
+}
+
+/** The dashboard's project form: iteration cap, settings overrides and its agents' models. */
+export async function configureProject(deps: Deps, raw: TConfigureProjectInput, actor: Actor) {
+  const input = ZConfigureProjectInput.parse(raw);
+  const project = await getProject(deps.pool, input.projectId);
+  const settings = checkOverride(`project ${project.id}`, applySettingsFields(project.settings, input), "settings.", [
+    ...iterationProblems(input.maxIterations),
+    ...modelProblems(project, input.models ?? {}),
+  ]);
+  const agents = { ...project.agents };
+  for (const [role, model] of Object.entries(input.models ?? {})) agents[role] = { ...(agents[role] as object), model: model.trim() };
+  return saveProject(deps, project, { ...project, agents, settings, maxIterations: input.maxIterations ?? project.maxIterations }, actor, {
+    expectedVersion: input.expectedVersion,
+  });
+}
+
+function iterationProblems(value: number | undefined) {
+  if (value === undefined) return [];
+  const parsed = ZProjectInput.shape.maxIterations.safeParse(value);
+  if (parsed.success) return [];
+  const [error] = zodIssuesToConfigErrors("project", parsed.error, value, ZProjectInput.shape.maxIterations);
+  return [{ field: "maxIterations", path: "maxIterations", message: error?.message ?? "invalid" }];
+}
+
+/** A model may be set only on an agent that names one (HTTP brains and agent CLIs). */
+function modelProblems(project: Project, models: Record<string, string>) {
+  return Object.entries(models).flatMap(([role, model]) => {
+    const agent = project.agents[role] as { kind?: string; model?: unknown } | undefined;
+    const path = `agents.${role}.model`;
+    const field = `models.${role}`;
+    if (!agent) return [{ field, path, message: `project ${project.id} has no agent for the ${role} role` }];
+    if (!["openai", "anthropic", "claude", "codex", "gemini"].includes(agent.kind ?? ""))
+      return [{ field, path, message: `a ${agent.kind} agent has no model to set` }];
+    if (!model.trim()) return [{ field, path, message: "must name a model (e.g. gpt-5, claude-sonnet-4-5)" }];
+    if (model.length > 200 || /\s/.test(model.trim()))
+      return [{ field, path, message: "a model id is one word of at most 200 characters" }];
+    return [];
+  });
+}
+
+// --- history and revert ------------------------------------------------------------------
+
+export interface ConfigHistoryEntry {
+  version: number;
+  at: string;
+  actor: Actor;
+  changes: ConfigChange[];
+  revertOf: number | null;
+}
+
+export async function configHistory(store: EventStore, stream: string): Promise<ConfigHistoryEntry[]> {
+  const events = await readConfigStream(store, stream);
+  return events
+    .filter((e) => e.type === "ConfigChanged")
+    .map((e) => {
+      const data = e.data as AppEventOf<"ConfigChanged">["data"];
+      return {
+        version: e.version,
+        at: e.recordedAt,
+        actor: e.metadata.actor as Actor,
+        changes: data.changes,
+        revertOf: data.revertOf ?? null,
+      };
+    })
+    .reverse();
+}
+
+/**
+ * Undoes one recorded change: each of its paths goes back to the value before it, provided
+ * nothing changed that path since (else CONFLICT, naming it). The revert is a change too.
+ */
+export async function revertChange(deps: Deps, raw: z.input<typeof ZRevertInput>, actor: Actor) {
+  const input = ZRevertInput.parse(raw);
+  if (input.scope === "project" && !input.projectId) throw new AppError("INVALID_INPUT", "a project change is reverted with its projectId");
+  const stream = input.scope === "server" ? SERVER_CONFIG_STREAM : projectConfigStream(input.projectId!);
+  const [event] = await readConfigStream(deps.store, stream, { fromVersion: input.version, toVersion: input.version });
+  if (event?.type !== "ConfigChanged") throw new AppError("NOT_FOUND", `no configuration change #${input.version} in ${stream}`);
+  const { changes } = event.data as AppEventOf<"ConfigChanged">["data"];
+  const current: unknown =
+    input.scope === "server" ? (await serverOverride(deps.store)).override : recordDocument(await getProject(deps.pool, input.projectId!));
+  let next = current;
+  for (const c of changes) {
+    if (!isDeepStrictEqual(valueAtPath(current, c.path), c.to))
+      throw new AppError(
+        "CONFLICT",
+        `${c.path.join(".")} changed again after #${input.version}: revert the later change first, or edit it`,
+      );
+    next = setAtPath(next, c.path, c.from);
+  }
+  if (input.scope === "server") return saveServerOverride(deps, next, actor, { revertOf: input.version });
+  const project = await getProject(deps.pool, input.projectId!);
+  return saveProject(deps, project, { ...(next as Record<string, unknown>), id: project.id }, actor, { revertOf: input.version });
+}
+
+// --- what is in force, and where it came from ----------------------------------------------
+
+export type SettingSource = "built-in" | "settings.json" | "server" | "project";
+
+export interface EffectiveSetting {
+  field: SettingsField;
+  path: string;
+  value: unknown;
+  source: SettingSource;
+}
+
+/** Each setting's value for a project (or the server, without one) and the layer it came from. */
+export function effectiveSettings(file: Settings, server: SettingsOverride, project?: SettingsOverride): EffectiveSetting[] {
+  const withServer = withOverride(file, server);
+  const final = withOverride(withServer, project);
+  return Object.entries(SETTINGS_FIELDS).map(([field, path]) => {
+    const value = valueAtPath(final, path);
+    const source: SettingSource =
+      project && valueAtPath(project, path) !== undefined
+        ? "project"
+        : valueAtPath(server, path) !== undefined
+          ? "server"
+          : isDeepStrictEqual(valueAtPath(file, path), valueAtPath(DEFAULT_SETTINGS, path))
+            ? "built-in"
+            : "settings.json";
+    return { field: field as SettingsField, path: path.join("."), value, source };
+  });
+}
+
+/** settings.json as the web process reads it (defaults when it is invalid: its errors are reported elsewhere). */
+export function fileSettings(): Settings {
+  return loadSettings(webSettingsPath()).settings;
+}
