@@ -31,7 +31,7 @@ const layers = {
   },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner"] },
   /** The runner process's entry point: composes the store, the executors and the reactor. */
-  "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "workflow", "runner", "store"] },
+  "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "workflow", "projects", "runner", "store"] },
   health: { pattern: "server/health.ts", allow: [...base, "runner"] },
   demo: { pattern: "server/demo", allow: [...base, "process", "events", "agents", "projects", "tasks", "workspaces", "store"] },
   api: {

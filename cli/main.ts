@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError } from "commander";
+import { registerAttentionCommands } from "./commands/attention";
 import { registerAuthCommands } from "./commands/auth";
 import { examples } from "./commands/help";
 import { registerOpsCommands } from "./commands/ops";
@@ -53,6 +54,7 @@ export function buildProgram(): Command {
   registerTokenCommands(program);
   registerTaskCommands(program);
   registerSessionCommands(program);
+  registerAttentionCommands(program);
   registerWatchCommand(program);
   registerOpsCommands(program);
   return program;

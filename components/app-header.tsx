@@ -1,6 +1,7 @@
 // The top bar: product name, version, where you are (lib/nav.ts decides which item the
 // page is), the health of what the page depends on, and who is signed in (with sign-out).
 import { currentNavHref, NAV_ITEMS } from "@/lib/nav";
+import { InboxCount } from "./inbox";
 import { SignOutButton } from "./sign-out-button";
 
 export interface HeaderUser {
@@ -19,12 +20,15 @@ export function AppHeader({
   liveRunners,
   user = null,
   path,
+  inboxCount = null,
 }: {
   version: string;
   dbOk: boolean;
   liveRunners: number | null;
   user?: HeaderUser | null;
   path: string;
+  /** Sessions that need a person (null: not read, e.g. signed out); kept live in the browser. */
+  inboxCount?: number | null;
 }) {
   const current = currentNavHref(path);
   return (
@@ -47,6 +51,7 @@ export function AppHeader({
                 aria-current="page"
               >
                 {item.label}
+                {item.href === "/inbox" && inboxCount !== null ? <InboxCount initial={inboxCount} /> : null}
               </a>
             ) : (
               <a
@@ -55,6 +60,7 @@ export function AppHeader({
                 className="rounded-md px-2.5 py-1 text-zinc-600 hover:bg-zinc-100 hover:text-zinc-900 dark:text-zinc-400 dark:hover:bg-zinc-800/70 dark:hover:text-zinc-100"
               >
                 {item.label}
+                {item.href === "/inbox" && inboxCount !== null ? <InboxCount initial={inboxCount} /> : null}
               </a>
             ),
           )}

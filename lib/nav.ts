@@ -1,7 +1,7 @@
 // The header's navigation: its items, and which one is the page being shown. "New task" is
 // that page only (an exact match), never every page under /sessions; a session and its
 // replay and fork tree are reached from the dashboard and count as it; every settings
-// section counts as Settings.
+// section counts as Settings; the inbox is its own.
 export interface NavItem {
   label: string;
   href: string;
@@ -12,6 +12,7 @@ export const NEW_TASK_PATH = "/sessions/new";
 export const NAV_ITEMS: readonly NavItem[] = [
   { label: "Dashboard", href: "/" },
   { label: "New task", href: NEW_TASK_PATH },
+  { label: "Inbox", href: "/inbox" },
   { label: "Settings", href: "/settings" },
 ];
 
@@ -20,6 +21,7 @@ export function currentNavHref(path: string): string | null {
   const p = path.length > 1 ? path.replace(/\/+$/, "") : path;
   if (p === NEW_TASK_PATH) return NEW_TASK_PATH;
   if (p === "/settings" || p.startsWith("/settings/")) return "/settings";
+  if (p === "/inbox") return "/inbox";
   if (p === "/" || p.startsWith("/sessions/")) return "/";
   return null;
 }

@@ -10,6 +10,7 @@ import type { CurrentUser } from "@/server/auth/request";
 import { getWebPool } from "@/server/db/web-pool";
 import { logger } from "@/server/log";
 import { countLiveRunners } from "@/server/runner/liveness";
+import { countInbox } from "@/server/sessions/inbox";
 import { APP_VERSION } from "@/server/version";
 import type { PageRead } from "./page-context";
 
@@ -30,12 +31,20 @@ export async function PageShell({
 }) {
   let liveRunners: number | null = known ?? null;
   let dbOk = true;
+  let inboxCount: number | null = null;
   if (known === undefined) {
     try {
       liveRunners = await countLiveRunners(getWebPool());
     } catch (err) {
       dbOk = false;
       logger.warn({ err }, "page header: could not count live runners");
+    }
+  }
+  if (user && dbOk) {
+    try {
+      inboxCount = await countInbox(getWebPool());
+    } catch (err) {
+      logger.warn({ err }, "page header: could not count the inbox");
     }
   }
   return (
@@ -46,6 +55,7 @@ export async function PageShell({
         liveRunners={liveRunners}
         user={user ? { name: user.name, email: user.email, role: user.role } : null}
         path={path}
+        inboxCount={inboxCount}
       />
       <main className={`mx-auto space-y-4 px-5 py-5 ${wide ? "max-w-[1600px]" : "max-w-[1400px]"}`}>{children}</main>
     </>

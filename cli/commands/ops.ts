@@ -7,6 +7,7 @@ import { Option, type Command } from "commander";
 import { CliContext } from "../context";
 import { CliError, EXIT } from "../errors";
 import { shortTime, table } from "../output";
+import { registerConfigShow } from "./attention";
 import { examples } from "./help";
 import { modeOption, resolveProject, textFrom } from "./tasks";
 import { watchSession } from "./watch";
@@ -90,7 +91,8 @@ export function registerOpsCommands(program: Command): void {
       },
     );
 
-  const config = program.command("config").description("project configuration (.catcafe/)");
+  const config = program.command("config").description("the settings in force, and project configuration (.catcafe/)");
+  registerConfigShow(config);
   config
     .command("validate")
     .description(

@@ -1,5 +1,6 @@
 // The application's tRPC router. `AppRouter` is the type clients (browser, CLI) import.
 import { authRouter } from "./routers/auth";
+import { inboxRouter } from "./routers/inbox";
 import { lineageRouter } from "./routers/lineage";
 import { liveRouter } from "./routers/live";
 import { opsRouter } from "./routers/ops";
@@ -26,6 +27,7 @@ export const appRouter = router({
   replay: replayRouter,
   lineage: lineageRouter,
   settings: settingsRouter,
+  inbox: inboxRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -61,8 +61,14 @@ export const eventCatalog = {
   }),
   SessionStateChanged: defineEvent({
     version: 1,
-    schema: z.object({ from: z.string(), to: z.string(), reason: z.string().optional() }),
-    summary: (d) => `State ${d.from} → ${d.to}${d.reason ? ` (${d.reason})` : ""}`,
+    schema: z.object({
+      from: z.string(),
+      to: z.string(),
+      reason: z.string().optional(),
+      /** The new state waits for a person (an operator's confirm): the session is in the attention inbox. */
+      waitsFor: z.literal("person").optional(),
+    }),
+    summary: (d) => `State ${d.from} → ${d.to}${d.reason ? ` (${d.reason})` : ""}${d.waitsFor ? " — waits for a person" : ""}`,
   }),
   OperatorMessagePosted: defineEvent({
     version: 1,
@@ -141,6 +147,12 @@ export const eventCatalog = {
        * version only.
        */
       definition: z.record(z.string(), z.unknown()).optional(),
+      /**
+       * The project had a webhook when the task started: each time the session needs a
+       * person, a `webhook` step delivers the news (the URL is read when it is delivered
+       * and never recorded: it may hold a token).
+       */
+      notify: z.boolean().optional(),
     }),
     summary: (d) => `Task started (${d.workflow}, ${d.mode} mode) on ${d.project.name}: ${d.prompt}`,
   }),
@@ -314,6 +326,12 @@ export const eventCatalog = {
       `Runtime context ${d.runId}: ${Object.entries(d.roles)
         .map(([role, a]) => `${role}=${a.agentId}`)
         .join(", ")} (.catcafe ${d.source.configVersion} at ${d.source.commit.slice(0, 10)})`,
+  }),
+  /** A person took note of why the session is in the attention inbox (it leaves the inbox until it needs someone again). */
+  AttentionAcknowledged: defineEvent({
+    version: 1,
+    schema: z.object({ attention: z.enum(["waiting", "escalated", "failed"]) }),
+    summary: (d) => `Acknowledged (${d.attention})`,
   }),
   /**
    * An admin changed configuration in the dashboard or the API: a project's record

@@ -14,7 +14,7 @@ import { withTransaction, type Db } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEventOf } from "../events/catalog";
 import type { EventStore } from "../events/store";
-import { getProject, upsertProject, ZProjectInput, type Project } from "./projects";
+import { getProject, maskedUrl, upsertProject, ZProjectInput, ZWebhook, type Project } from "./projects";
 
 export const SERVER_CONFIG_STREAM = "config-server";
 export const projectConfigStream = (projectId: string) => `config-project-${projectId}`;
@@ -54,6 +54,9 @@ export const ZConfigureProjectInput = ZSettingsFields.extend({
   maxIterations: z.number().optional(),
   /** role → the model of the project record's agent for that role. */
   models: z.record(z.string(), z.string()).optional(),
+  /** A new webhook URL (null removes the webhook; left out, it stays). */
+  webhookUrl: z.string().max(2000).nullable().optional(),
+  webhookFormat: z.enum(["json", "slack"]).optional(),
 });
 export type TConfigureProjectInput = z.input<typeof ZConfigureProjectInput>;
 export type TConfigureServerInput = z.input<typeof ZConfigureServerInput>;
@@ -207,6 +210,8 @@ function recordDocument(p: Project): Record<string, unknown> {
       agents: p.agents,
       maxIterations: p.maxIterations,
       settings: p.settings,
+      // Only the origin: a webhook URL's path may hold its token, and the history is for operators to read.
+      webhook: p.webhook ? { ...p.webhook, url: maskedUrl(p.webhook.url) } : null,
     }),
   ) as Record<string, unknown>;
 }
@@ -230,6 +235,14 @@ async function saveProject(
   // Checked as a registration is (defaults applied); the agents are kept as written, as upsertProject stores them.
   const parsed = ZProjectInput.parse(next);
   const after = recordDocument({ ...parsed, agents: next.agents as Record<string, unknown> });
+  // The same webhook origin with a new path (a new token) is a change too.
+  if (
+    before?.webhook &&
+    parsed.webhook &&
+    before.webhook.url !== parsed.webhook.url &&
+    maskedUrl(before.webhook.url) === maskedUrl(parsed.webhook.url)
+  )
+    (after.webhook as { url: string }).url = `${maskedUrl(parsed.webhook.url)} (new)`;
   const changes = diffDocuments(before ? recordDocument(before) : {}, after);
   if (!changes.length) return { version, changes };
   return withTransaction(deps.pool, async (tx) => {
@@ -267,9 +280,30 @@ export async function configureProject(deps: Deps, raw: TConfigureProjectInput, 
   ]);
   const agents = { ...project.agents };
   for (const [role, model] of Object.entries(input.models ?? {})) agents[role] = { ...(agents[role] as object), model: model.trim() };
-  return saveProject(deps, project, { ...project, agents, settings, maxIterations: input.maxIterations ?? project.maxIterations }, actor, {
-    expectedVersion: input.expectedVersion,
-  });
+  const webhook = nextWebhook(project, input);
+  return saveProject(
+    deps,
+    project,
+    { ...project, agents, settings, webhook, maxIterations: input.maxIterations ?? project.maxIterations },
+    actor,
+    {
+      expectedVersion: input.expectedVersion,
+    },
+  );
+}
+
+/** The webhook after a save: a new URL (checked), another format, removed (null), or as it was. */
+function nextWebhook(project: Project, input: z.infer<typeof ZConfigureProjectInput>): Project["webhook"] {
+  if (input.webhookUrl === null) return null;
+  const url = input.webhookUrl?.trim() || project.webhook?.url;
+  if (!url) {
+    if (input.webhookFormat && input.webhookFormat !== "json")
+      throw invalid([{ field: "webhookUrl", path: "webhook.url", message: "set a URL for the webhook first" }]);
+    return null;
+  }
+  const parsed = ZWebhook.safeParse({ url, format: input.webhookFormat ?? project.webhook?.format ?? "json" });
+  if (!parsed.success) throw invalid([{ field: "webhookUrl", path: "webhook.url", message: parsed.error.issues[0]?.message ?? "invalid" }]);
+  return parsed.data;
 }
 
 function iterationProblems(value: number | undefined) {
@@ -334,6 +368,11 @@ export async function revertChange(deps: Deps, raw: z.input<typeof ZRevertInput>
   const [event] = await readConfigStream(deps.store, stream, { fromVersion: input.version, toVersion: input.version });
   if (event?.type !== "ConfigChanged") throw new AppError("NOT_FOUND", `no configuration change #${input.version} in ${stream}`);
   const { changes } = event.data as AppEventOf<"ConfigChanged">["data"];
+  if (changes.some((c) => c.path[0] === "webhook"))
+    throw new AppError(
+      "PRECONDITION_FAILED",
+      `change #${input.version} set the webhook, whose URL the history does not keep (it may hold a token): set the webhook again instead`,
+    );
   const current: unknown =
     input.scope === "server" ? (await serverOverride(deps.store)).override : recordDocument(await getProject(deps.pool, input.projectId!));
   let next = current;

@@ -8,6 +8,17 @@ import { AppError } from "../errors";
 import { ZAllowlist } from "../commands/allowlist";
 import { ZSettingsOverride, type SettingsOverride } from "../config/schemas";
 
+/** Where to POST when one of the project's sessions needs a person. */
+export const ZWebhook = z.object({
+  url: z
+    .string()
+    .max(2000)
+    .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "a webhook URL must start with http:// or https://"),
+  /** `slack`: a Slack-compatible body (`{text}`); `json`: the event as JSON. */
+  format: z.enum(["json", "slack"]).default("json"),
+});
+export type Webhook = z.output<typeof ZWebhook>;
+
 export const ZProjectInput = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and '-'"),
   name: z.string().min(1).max(200),
@@ -17,6 +28,7 @@ export const ZProjectInput = z.object({
   maxIterations: z.number().int().min(1).max(20).default(3),
   /** This project's overrides of settings.json (step timeout, retry policy, rate limit). */
   settings: ZSettingsOverride.default({}),
+  webhook: ZWebhook.nullable().default(null),
 });
 export type TProjectInput = z.input<typeof ZProjectInput>;
 
@@ -28,15 +40,25 @@ export interface Project {
   agents: Record<string, unknown>;
   maxIterations: number;
   settings: SettingsOverride;
+  webhook: Webhook | null;
 }
 
 export async function upsertProject(db: Queryable, input: TProjectInput): Promise<Project> {
   const p = ZProjectInput.parse(input);
   await db.query(
-    `INSERT INTO projects (id, name, repo_path, allowlist, agents, max_iterations, settings) VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO projects (id, name, repo_path, allowlist, agents, max_iterations, settings, webhook) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (id) DO UPDATE SET name = $2, repo_path = $3, allowlist = $4, agents = $5, max_iterations = $6, settings = $7,
-                                    updated_at = now()`,
-    [p.id, p.name, p.repoPath, JSON.stringify(p.allowlist), JSON.stringify(input.agents), p.maxIterations, JSON.stringify(p.settings)],
+                                    webhook = $8, updated_at = now()`,
+    [
+      p.id,
+      p.name,
+      p.repoPath,
+      JSON.stringify(p.allowlist),
+      JSON.stringify(input.agents),
+      p.maxIterations,
+      JSON.stringify(p.settings),
+      p.webhook ? JSON.stringify(p.webhook) : null,
+    ],
   );
   return {
     id: p.id,
@@ -46,6 +68,7 @@ export async function upsertProject(db: Queryable, input: TProjectInput): Promis
     agents: input.agents as Record<string, unknown>,
     maxIterations: p.maxIterations,
     settings: p.settings,
+    webhook: p.webhook,
   };
 }
 
@@ -57,9 +80,10 @@ interface ProjectRow {
   agents: Record<string, unknown> | null;
   max_iterations: number;
   settings: SettingsOverride | null;
+  webhook: Webhook | null;
 }
 
-const PROJECT_COLUMNS = "id, name, repo_path, allowlist, agents, max_iterations, settings";
+const PROJECT_COLUMNS = "id, name, repo_path, allowlist, agents, max_iterations, settings, webhook";
 
 function toProject(row: ProjectRow): Project {
   return {
@@ -70,6 +94,7 @@ function toProject(row: ProjectRow): Project {
     agents: row.agents ?? {},
     maxIterations: row.max_iterations,
     settings: row.settings ?? {},
+    webhook: row.webhook ?? null,
   };
 }
 
@@ -94,4 +119,17 @@ export async function listProjectRecords(db: Queryable): Promise<Project[]> {
 export async function listProjects(db: Queryable): Promise<Array<Pick<Project, "id" | "name">>> {
   const r = await db.query<{ id: string; name: string }>("SELECT id, name FROM projects ORDER BY name");
   return r.rows;
+}
+
+/** The project's webhook now, for a delivery (null: no project, or no webhook). */
+export async function projectWebhook(db: Queryable, id: string): Promise<Webhook | null> {
+  const r = await db.query<{ webhook: Webhook | null }>("SELECT webhook FROM projects WHERE id = $1", [id]);
+  return r.rows[0]?.webhook ?? null;
+}
+
+/** A webhook URL as it may be shown or recorded: its origin only (the path may hold a token). */
+export function maskedUrl(url: string): string {
+  const parsed = URL.canParse(url) ? new URL(url) : null;
+  if (!parsed) return "(invalid URL)";
+  return parsed.pathname === "/" && !parsed.search ? parsed.origin : `${parsed.origin}/…`;
 }

@@ -9,6 +9,8 @@ import { detectShells } from "../agents/shells/detect";
 import { workflowExecutors } from "./workflow-executors";
 import { reactToReactionFailure, reactToStepOutcome } from "../workflow/reactor";
 import { builtinExecutors } from "./executors";
+import { webhookExecutor } from "./webhook";
+import { projectWebhook } from "../projects/projects";
 import { Runner } from "./runner";
 
 const env = parseEnv(ZRunnerEnv);
@@ -25,6 +27,7 @@ const runner = new Runner(store, pool, env.DATABASE_URL, {
   shutdownGraceMs: env.CATCAFE_RUNNER_SHUTDOWN_GRACE_MS,
   executors: {
     ...builtinExecutors,
+    webhook: webhookExecutor({ webhookFor: (projectId) => projectWebhook(pool, projectId), publicUrl: process.env.NEXTAUTH_URL }),
     ...workflowExecutors({
       pool,
       store,

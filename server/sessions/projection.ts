@@ -7,6 +7,7 @@ import type { Projection } from "../events/projection";
 import type { RecordedEvent } from "../events/types";
 import { actorLabel, type AppEvent } from "../events/catalog";
 import { LINEAGE_CTE } from "../events/lineage";
+import { attentionOf } from "../workflow/transition";
 
 type ForkedEvent = RecordedEvent & Extract<AppEvent, { type: "SessionForked" }>;
 
@@ -40,9 +41,24 @@ async function inheritedFacts(tx: Tx, event: ForkedEvent): Promise<TaskFacts> {
   return { ...facts, iteration: at.rows[0]?.iteration ?? 1 };
 }
 
+type StateChangedEvent = RecordedEvent & Extract<AppEvent, { type: "SessionStateChanged" }>;
+
+/** Events recorded before `waitsFor` existed name the review loop's one waiting state. */
+function waitsForPerson(event: StateChangedEvent): boolean {
+  return event.data.waitsFor === "person" || (event.data.waitsFor === undefined && event.data.to === "awaiting_operator_confirm");
+}
+
 export const sessionsProjection: Projection = {
   name: "sessions",
-  handles: ["SessionCreated", "SessionForked", "SessionStateChanged", "TaskStarted", "IterationStarted", "SessionFinalized"],
+  handles: [
+    "SessionCreated",
+    "SessionForked",
+    "SessionStateChanged",
+    "TaskStarted",
+    "IterationStarted",
+    "SessionFinalized",
+    "AttentionAcknowledged",
+  ],
   tables: ["sessions"],
   async apply(tx, events) {
     for (const event of events as (RecordedEvent & AppEvent)[]) {
@@ -72,10 +88,14 @@ export const sessionsProjection: Projection = {
           break;
         }
         case "SessionStateChanged":
+          // Waiting for a person puts the session in the inbox; any other move takes it out
+          // (SessionFinalized, right after, puts it back when the ending needs someone).
           await tx.query({
             name: "catcafe_sessions_state",
-            text: "UPDATE sessions SET state = $2 WHERE id = $1",
-            values: [event.streamId, event.data.to],
+            text: `UPDATE sessions SET state = $2, attention = $3, attention_since = CASE WHEN $3::text IS NULL THEN NULL ELSE $4::timestamptz END,
+                                       acked_by = NULL, acked_at = NULL
+                   WHERE id = $1`,
+            values: [event.streamId, event.data.to, waitsForPerson(event) ? "waiting" : null, event.recordedAt],
           });
           break;
         case "TaskStarted":
@@ -92,11 +112,22 @@ export const sessionsProjection: Projection = {
             values: [event.streamId, event.data.iteration],
           });
           break;
-        case "SessionFinalized":
+        case "SessionFinalized": {
+          const attention = attentionOf(event.data.outcome);
           await tx.query({
             name: "catcafe_sessions_outcome",
-            text: "UPDATE sessions SET outcome = $2 WHERE id = $1",
-            values: [event.streamId, event.data.outcome],
+            text: `UPDATE sessions SET outcome = $2, attention = $3, attention_since = CASE WHEN $3::text IS NULL THEN NULL ELSE $4::timestamptz END,
+                                       acked_by = NULL, acked_at = NULL
+                   WHERE id = $1`,
+            values: [event.streamId, event.data.outcome, attention, event.recordedAt],
+          });
+          break;
+        }
+        case "AttentionAcknowledged":
+          await tx.query({
+            name: "catcafe_sessions_ack",
+            text: "UPDATE sessions SET acked_by = $2, acked_at = $3 WHERE id = $1",
+            values: [event.streamId, actorLabel(event.metadata.actor), event.recordedAt],
           });
           break;
         default:

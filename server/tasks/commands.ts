@@ -111,6 +111,7 @@ export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Act
         project: { id: project.id, name: project.name, repoPath: project.repoPath, baseCommit, allowlist: run.allowlist },
         agents: run.agents,
         limits: runLimits(settings.settings),
+        ...(project.webhook ? { notify: true } : {}),
         // A user workflow runs from its snapshot: editing runtimes.json later changes nothing here.
         ...(user ? { definition: JSON.parse(JSON.stringify(definition)) as Record<string, unknown> } : {}),
       },

@@ -49,7 +49,20 @@ export function fire(ctx: DecideContext, state: ActiveTask, trigger: string, end
     if (!transition) throw new AppError("INTERNAL", `workflow ${def.id}: no transition from "${state.fsm}" on "${trigger}"`);
     target = transition.target;
   }
-  const events: Emitted[] = [{ type: "SessionStateChanged", data: { from: state.fsm, to: target, reason: transition?.reason ?? trigger } }];
+  const targetKind = def.states[target]?.type;
+  // A wait state other than the first one waits for a person (an operator's confirm).
+  const waitsForPerson = targetKind === "wait" && target !== def.initial;
+  const events: Emitted[] = [
+    {
+      type: "SessionStateChanged",
+      data: {
+        from: state.fsm,
+        to: target,
+        reason: transition?.reason ?? trigger,
+        ...(waitsForPerson ? { waitsFor: "person" as const } : {}),
+      },
+    },
+  ];
   let entered: ActiveTask = { ...state, fsm: target };
   if (transition?.iterate) {
     const iteration = state.iteration + 1;
@@ -60,6 +73,8 @@ export function fire(ctx: DecideContext, state: ActiveTask, trigger: string, end
   if (!targetSpec) throw new AppError("INTERNAL", `workflow ${def.id}: "${state.fsm}" leads to "${target}", which it does not define`);
   if (targetSpec.type === "step") {
     events.push(scheduleStep(ctx, entered, target, targetSpec.step));
+  } else if (waitsForPerson) {
+    events.push(...notifyStep(ctx, entered, { attention: "waiting", state: target, outcome: null, reason: transition?.reason ?? null }));
   } else if (targetSpec.type === "terminal") {
     const failed = targetSpec.outcome !== "approved" && targetSpec.outcome !== "done";
     events.push({
@@ -73,8 +88,47 @@ export function fire(ctx: DecideContext, state: ActiveTask, trigger: string, end
         diagnosis: ending.diagnosis ?? null,
       },
     });
+    const attention = attentionOf(targetSpec.outcome);
+    if (attention)
+      events.push(
+        ...notifyStep(ctx, entered, {
+          attention,
+          state: target,
+          outcome: targetSpec.outcome,
+          reason: ending.diagnosis ?? transition?.reason ?? null,
+        }),
+      );
   }
   return events;
+}
+
+/** Why a session that ended with `outcome` needs a person: null when it does not (approved, done, cancelled). */
+export function attentionOf(outcome: string): "escalated" | "failed" | null {
+  if (outcome === "approved" || outcome === "done" || outcome === "cancelled") return null;
+  return outcome === "max_iterations_reached" ? "escalated" : "failed";
+}
+
+/** How a webhook delivery is retried: a receiver that is down for a minute still gets the news. */
+export const WEBHOOK_STEP = { timeoutMs: 10_000, maxAttempts: 5, backoffMs: [1_000, 5_000, 15_000, 60_000] };
+
+/** Tells the project's webhook (when it had one at the start) that the session needs a person. */
+function notifyStep(
+  ctx: DecideContext,
+  state: ActiveTask,
+  news: { attention: "waiting" | "escalated" | "failed"; state: string; outcome: string | null; reason: string | null },
+): Emitted[] {
+  if (!state.config.notify) return [];
+  return [
+    {
+      type: "StepScheduled",
+      data: {
+        stepId: ctx.newId(),
+        kind: "webhook",
+        input: { projectId: state.config.project.id, iteration: state.iteration, ...news },
+        ...WEBHOOK_STEP,
+      },
+    },
+  ];
 }
 
 function scheduleStep(ctx: DecideContext, state: ActiveTask, stateName: string, spec: StepSpec): Emitted {

@@ -7,7 +7,8 @@ import path from "node:path";
 import { afterAll } from "vitest";
 import { createPool } from "../../server/db/pool";
 import { createAppEventStore } from "../../server/app-store";
-import { upsertProject, type TProjectInput } from "../../server/projects/projects";
+import { projectWebhook, upsertProject, type TProjectInput } from "../../server/projects/projects";
+import { webhookExecutor } from "../../server/runner/webhook";
 import { builtinExecutors } from "../../server/runner/executors";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
 import { workflowExecutors } from "../../server/runner/workflow-executors";
@@ -101,7 +102,15 @@ export function createHarness(db: TestDatabase): Harness {
       const pool = createPool(db.url, 8);
       const store = createAppEventStore(pool);
       const runner = new Runner(store, pool, db.url, {
-        executors: { ...builtinExecutors, ...workflowExecutors({ pool, store, workspacesRoot }) },
+        executors: {
+          ...builtinExecutors,
+          ...workflowExecutors({ pool, store, workspacesRoot }),
+          webhook: webhookExecutor({
+            webhookFor: (id) => projectWebhook(pool, id),
+            publicUrl: "http://catcafe.test",
+            requestTimeoutMs: 1_000,
+          }),
+        },
         react: reactToStepOutcome,
         onReactionError: reactToReactionFailure,
         retryBaseMs: 100,

@@ -215,6 +215,14 @@ describe("no procedure returns a password hash or a token hash", () => {
     "settings.brains": undefined,
     "settings.checkBrain": { projectId, source: "project", brainId: "no-such-brain" },
     "settings.workflows": undefined,
+    "settings.effective": { projectId },
+    "settings.history": { projectId },
+    "settings.configureProject": { projectId, maxIterations: 3 },
+    "settings.configureServer": { maxAttempts: 4 },
+    "settings.revert": { scope: "server", version: 1 },
+    "inbox.list": {},
+    "inbox.acknowledge": { sessionId: s.sessionId },
+    "inbox.live": {},
     "projects.upsert": { id: "scan", name: "Scan", repoPath: h.repo, allowlist: [], agents: {} },
     "live.session": { sessionId: s.sessionId },
     "live.updates": { sessionId: s.sessionId },
@@ -250,6 +258,7 @@ describe("no procedure returns a password hash or a token hash", () => {
     // Every call ran as admin with a valid input: these are the only refusals, each for its own
     // reason (so no output goes unscanned because a call was refused for another one).
     expect(failed.sort()).toEqual([
+      "inbox.acknowledge: CONFLICT", // the session needs nobody yet: its roundtable is running
       "live.output: NOT_FOUND", // no output blob of this session has that hash
       "settings.checkBrain: NOT_FOUND", // no such brain: checking a real one would call it
       "tasks.confirm: CONFLICT", // the proposal's roundtable has not finished

@@ -17,7 +17,7 @@ export interface LiveBatch {
 }
 
 /** A coalescing wake-up: any number of signals while busy make the next wait return once. */
-function wakeSignal() {
+export function wakeSignal() {
   let pending = false;
   let resolve: (() => void) | null = null;
   return {

@@ -14,6 +14,9 @@ export interface ListenerOptions {
 
 type Wake = () => void;
 
+/** Subscribing to this "stream" wakes on every append, whatever the stream (the attention inbox). */
+export const ANY_STREAM = "*";
+
 export class SessionEventsListener {
   private ready: Promise<pg.Client> | null = null;
   private client: pg.Client | null = null;
@@ -98,6 +101,7 @@ export class SessionEventsListener {
 
   private wake(streamId: string): void {
     for (const wake of this.subscribers.get(streamId) ?? []) wake();
+    for (const wake of this.subscribers.get(ANY_STREAM) ?? []) wake();
   }
 
   private wakeAll(): void {

@@ -1,0 +1,91 @@
+// Webhook deliveries (`webhook` steps): when a session needs a person, the workflow
+// schedules one, and a runner POSTs the news to the project's webhook — JSON, or a
+// Slack-compatible `{text}`. A receiver that fails (5xx, 408, 429, a timeout, a refused
+// connection) is retried with the step's backoff; each attempt is in the session's events
+// (StepStarted, StepFailed with the reason, StepCompleted with the status), so every
+// delivery and every failure is recorded. The URL is looked up when the step runs and
+// never recorded: Slack-style URLs carry their token in the path.
+import { z } from "zod";
+import { StepExecutionError, type StepExecutor } from "./executors";
+
+export interface Webhook {
+  url: string;
+  format: "json" | "slack";
+}
+
+export interface WebhookDeps {
+  /** The project's webhook now (null: none any more, the delivery is skipped). */
+  webhookFor: (projectId: string) => Promise<Webhook | null>;
+  /** The dashboard's address, for links in the message (NEXTAUTH_URL); none: no link. */
+  publicUrl?: string;
+  /** One POST may take this long. */
+  requestTimeoutMs?: number;
+}
+
+const ZWebhookInput = z.object({
+  projectId: z.string(),
+  iteration: z.number().int(),
+  attention: z.enum(["waiting", "escalated", "failed"]),
+  state: z.string(),
+  outcome: z.string().nullable(),
+  reason: z.string().nullable(),
+});
+type WebhookInput = z.infer<typeof ZWebhookInput>;
+
+const HEADLINES: Record<WebhookInput["attention"], string> = {
+  waiting: "waits for a person's confirm",
+  escalated: "was escalated to a person (loop limit reached)",
+  failed: "failed and needs a person",
+};
+
+/** What the receiver gets. */
+export function webhookBody(format: Webhook["format"], sessionId: string, input: WebhookInput, publicUrl?: string): unknown {
+  const url = publicUrl ? `${publicUrl.replace(/\/+$/, "")}/sessions/${sessionId}` : null;
+  if (format === "slack") {
+    const what = `Cat Cafe: session ${sessionId} (project ${input.projectId}) ${HEADLINES[input.attention]}`;
+    const detail = [input.outcome ? `outcome ${input.outcome}` : `state ${input.state}`, input.reason].filter(Boolean).join(": ");
+    return { text: `${what}. ${detail}${url ? ` <${url}|Open it>` : ""}` };
+  }
+  return { event: "session.attention", sessionId, ...input, url };
+}
+
+/** A receiver's answer that is worth trying again: it may be up or less busy later. */
+function retryable(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
+}
+
+export function webhookExecutor(deps: WebhookDeps): StepExecutor {
+  return async (step, ctx) => {
+    const parsed = ZWebhookInput.safeParse(step.input);
+    if (!parsed.success) throw new StepExecutionError("tool_error", `invalid webhook input: ${parsed.error.message}`, false);
+    const hook = await deps.webhookFor(parsed.data.projectId);
+    if (!hook) return { delivered: false, reason: `project ${parsed.data.projectId} has no webhook any more` };
+    const timeout = AbortSignal.timeout(deps.requestTimeoutMs ?? 5_000);
+    let response: Response;
+    try {
+      response = await fetch(hook.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "user-agent": "catcafe-webhook" },
+        body: JSON.stringify(webhookBody(hook.format, step.sessionId, parsed.data, deps.publicUrl)),
+        signal: AbortSignal.any([ctx.signal, timeout]),
+        redirect: "error",
+      });
+    } catch (err) {
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      const why = timeout.aborted ? "no answer in time" : String((err as Error).cause ?? (err as Error).message);
+      throw new StepExecutionError(timeout.aborted ? "timeout" : "provider_network_error", `webhook not delivered: ${why}`, true);
+    }
+    await response.body?.cancel().catch(() => {});
+    if (!response.ok) {
+      const retry = retryable(response.status);
+      const after = Number(response.headers.get("retry-after"));
+      throw new StepExecutionError(
+        retry ? "provider_network_error" : "tool_error",
+        `webhook answered HTTP ${response.status}${retry ? "" : " (not retried: the receiver refuses this request)"}`,
+        retry,
+        Number.isFinite(after) && after > 0 ? Math.min(after, 300) * 1000 : undefined,
+      );
+    }
+    return { delivered: true, status: response.status };
+  };
+}
