@@ -19,7 +19,13 @@ const field =
   "w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500/20 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
 const label = "mb-1 block text-xs font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400";
 
-export function NewTaskForm({ projects, workflows }: { projects: Array<{ id: string; name: string }>; workflows: WorkflowOption[] }) {
+export function NewTaskForm({
+  projects,
+  workflows,
+}: {
+  projects: Array<{ id: string; name: string; simulated?: boolean }>;
+  workflows: WorkflowOption[];
+}) {
   const trpc = useTRPC();
   const router = useRouter();
   const [projectId, setProjectId] = useState(projects[0]?.id ?? "");
@@ -70,6 +76,17 @@ export function NewTaskForm({ projects, workflows }: { projects: Array<{ id: str
             </select>
           </div>
         </div>
+        {projects.find((p) => p.id === projectId)?.simulated ? (
+          <p
+            data-testid="simulated-note"
+            className="rounded-md border border-amber-200 bg-amber-50 px-3 py-2 text-xs text-amber-900 dark:border-amber-900/60 dark:bg-amber-950/30 dark:text-amber-200"
+          >
+            This project&apos;s agents are <strong>simulated</strong>: canned replies, no AI model, no network. They follow the same script
+            whatever you ask — a roundtable about slugify(), its fix, an approving review and the real test run — so every task runs to its
+            end, but none does what your prompt says. For real work, register a project with real agents (Claude Code, Codex, Gemini CLI or
+            an HTTP model): see &quot;Using real agents&quot; in the README.
+          </p>
+        ) : null}
         <fieldset>
           <legend className={label}>Mode</legend>
           <div className="flex gap-2">

@@ -84,6 +84,14 @@ export const ZScriptedAgentConfig = ZAgentBase.extend({
   kind: z.literal("scripted"),
   /** Invocation n of a role plays responses[n]; the last entry repeats. */
   responses: z.array(ZScriptEntry).min(1),
+  /**
+   * Replies by what the step must produce (its output kind: text, build, review_verdict,
+   * test_plan, task_spec, execution), used instead of `responses` for such a step (entry n
+   * for invocation n, the last repeating): one script then serves any mode and workflow.
+   */
+  byOutput: z
+    .record(z.string().regex(/^[a-z][a-z_]*$/, "an output kind, like text or review_verdict"), z.array(ZScriptEntry).min(1))
+    .optional(),
 }).strict();
 export type ScriptedAgentConfig = z.output<typeof ZScriptedAgentConfig>;
 export type ScriptedAgentConfigInput = z.input<typeof ZScriptedAgentConfig>;

@@ -42,9 +42,9 @@ export class ScriptedAgent implements Agent {
     this.name = this.config.name ?? this.config.id;
   }
 
-  /** The entry invocation `n` plays: responses[n], or the last one past the end. */
-  entryFor(invocation: number): ScriptEntry {
-    const { responses } = this.config;
+  /** The entry invocation `n` plays: byOutput[output][n] when the script has replies for that output, else responses[n]; the last one past the end. */
+  entryFor(invocation: number, output?: string): ScriptEntry {
+    const responses = (output ? this.config.byOutput?.[output] : undefined) ?? this.config.responses;
     const index = Math.min(Math.max(0, Math.floor(invocation)), responses.length - 1);
     const entry = responses[index];
     if (!entry) throw new AgentError("internal_error", `scripted agent ${this.id} has an empty script`, false);
@@ -52,7 +52,7 @@ export class ScriptedAgent implements Agent {
   }
 
   async invoke(request: AgentRequest): Promise<AgentResponse> {
-    const entry = this.entryFor(request.invocation);
+    const entry = this.entryFor(request.invocation, request.output);
     if (request.signal.aborted) throw interrupted("aborted", "");
     if (!(request.deadline > Date.now())) throw interrupted("deadline", ""); // NaN too
     if ("fault" in entry) return playFault(entry, request);

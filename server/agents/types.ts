@@ -27,6 +27,8 @@ export interface AgentRequest {
   workspace: string;
   /** How many times this role was invoked earlier in this session, counting failed attempts. */
   invocation: number;
+  /** What the step must produce (text, build, review_verdict, test_plan, ...): the scripted brain answers by it. */
+  output?: string;
   /** Aborted on cancel, lost lease, timeout or runner shutdown: stop at once. */
   signal: AbortSignal;
   /** Epoch milliseconds by which the agent must have answered. */

@@ -154,25 +154,33 @@ const TESTER_PLAN = JSON.stringify({
   commands: [{ argv: DEMO_TEST_ARGV, description: "the unit tests in test/", expect: { exitCode: 0 } }],
 });
 
-function simulated(role: string, responses: ScriptedAgentConfigInput["responses"]): ScriptedAgentConfigInput {
-  return { kind: "scripted", id: `${role}-sim`, name: `${role[0]!.toUpperCase()}${role.slice(1)} (simulated)`, responses };
+/** A canned reply, streamed as if thought about. */
+const say = (reply: string, files?: Record<string, string>) => ({ reply, chunkDelayMs: THINKING_MS, ...(files ? { files } : {}) });
+
+function simulated(role: string, byOutput: NonNullable<ScriptedAgentConfigInput["byOutput"]>): ScriptedAgentConfigInput {
+  const name = `${role[0]!.toUpperCase()}${role.slice(1)} (simulated)`;
+  // `responses` is the fallback for an output the script has no reply for: the roundtable text.
+  return { kind: "scripted", id: `${role}-sim`, name, responses: byOutput.text ?? [say(`${name}: nothing to add.`)], byOutput };
 }
 
 /**
- * The demo's agents. Invocation n of a role plays responses[n]: first the roundtable
- * (plain text), then, after the operator's confirm, the build, the verdict and the plan.
+ * The demo's agents answer by what each step asks for, not by turn: roundtable text for a
+ * discussion, the fix for a build, an approving JSON verdict for a review, the test plan
+ * for a test step. So any task a person starts on the demo project, in either mode, runs
+ * to its end with canned replies (labelled simulated wherever they show): they always
+ * talk about, and fix, slugify(), whatever the task says.
  */
 export const DEMO_AGENTS = {
-  coder: simulated("coder", [
-    { reply: CODER_PROPOSAL, chunkDelayMs: THINKING_MS },
-    { reply: CODER_FIX, files: { "src/slugify.js": DEMO_FIXED_SOURCE }, chunkDelayMs: THINKING_MS },
-  ]),
-  reviewer: simulated("reviewer", [
-    { reply: REVIEWER_CRITIQUE, chunkDelayMs: THINKING_MS },
-    { reply: REVIEWER_VERDICT, chunkDelayMs: THINKING_MS },
-  ]),
-  tester: simulated("tester", [
-    { reply: TESTER_COMMENTS, chunkDelayMs: THINKING_MS },
-    { reply: TESTER_PLAN, chunkDelayMs: THINKING_MS },
-  ]),
+  coder: simulated("coder", {
+    text: [say(CODER_PROPOSAL)],
+    build: [say(CODER_FIX, { "src/slugify.js": DEMO_FIXED_SOURCE })],
+  }),
+  reviewer: simulated("reviewer", {
+    text: [say(REVIEWER_CRITIQUE)],
+    review_verdict: [say(REVIEWER_VERDICT)],
+  }),
+  tester: simulated("tester", {
+    text: [say(TESTER_COMMENTS)],
+    test_plan: [say(TESTER_PLAN)],
+  }),
 } satisfies Record<string, ScriptedAgentConfigInput>;

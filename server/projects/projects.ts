@@ -115,9 +115,17 @@ export async function listProjectRecords(db: Queryable): Promise<Project[]> {
   return r.rows.map(toProject);
 }
 
-/** What anyone signed in may see of the projects: id and name, by name. */
-export async function listProjects(db: Queryable): Promise<Array<Pick<Project, "id" | "name">>> {
-  const r = await db.query<{ id: string; name: string }>("SELECT id, name FROM projects ORDER BY name");
+/**
+ * What anyone signed in may see of the projects: id and name, by name, and whether every
+ * agent of its record is simulated (the scripted brain: canned replies, no model).
+ */
+export async function listProjects(db: Queryable): Promise<Array<Pick<Project, "id" | "name"> & { simulated: boolean }>> {
+  const r = await db.query<{ id: string; name: string; simulated: boolean }>(
+    `SELECT id, name,
+            (jsonb_typeof(agents) = 'object' AND agents <> '{}'::jsonb
+             AND NOT EXISTS (SELECT 1 FROM jsonb_each(agents) a WHERE a.value->>'kind' IS DISTINCT FROM 'scripted')) AS simulated
+     FROM projects ORDER BY name`,
+  );
   return r.rows;
 }
 

@@ -137,6 +137,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         context: input.context,
         workspace,
         invocation: input.invocation + step.attempt - 1,
+        output: input.output,
         signal: ctx.signal,
         deadline: Date.now() + step.timeoutMs,
         // HTTP brains wait here for their turn under the shared rate limit; each wait is an event.

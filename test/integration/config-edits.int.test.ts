@@ -76,7 +76,7 @@ describe("a project's configuration, edited", () => {
     expect(history.map((e) => [e.version, e.actor.id, e.changes.map((c) => c.path.join("."))])).toEqual([
       [3, "admin-2", ["settings.retry", "settings.timeouts"]],
       [2, "admin-1", ["agents.reviewer.model", "maxIterations"]],
-      [1, "admin-1", ["agents", "allowlist", "maxIterations", "name", "repoPath", "settings"]],
+      [1, "admin-1", ["agents", "allowlist", "maxIterations", "name", "repoPath", "settings", "webhook"]],
     ]);
     const project = await getProject(db.pool, "cfg-a");
     expect(project).toMatchObject({ maxIterations: 5, settings: { timeouts: { stepMs: 120_000 }, retry: { backoffMs: [500, 1500] } } });

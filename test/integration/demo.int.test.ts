@@ -2,7 +2,8 @@
 // repository (whose test really fails), the project with simulated agents and one proposal
 // task; the roundtable ends waiting for confirm; seeding again creates nothing; after the
 // confirm the coder really fixes the file in the session's worktree, the reviewer approves
-// and `node --test` really runs and passes, while the demo repository stays as it was.
+// and `node --test` really runs and passes, while the demo repository stays as it was; a
+// newcomer's own tasks on the demo project, in either mode, run to their end as well.
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -13,7 +14,7 @@ import { ensureDemoRepo } from "../../server/demo/repo";
 import { seedDemo, type DemoSeedResult } from "../../server/demo/seed";
 import type { RecordedEvent } from "../../server/events/types";
 import { getProject } from "../../server/projects/projects";
-import { confirmTask } from "../../server/tasks/commands";
+import { confirmTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, type Harness } from "../helpers/tasks";
 
@@ -163,5 +164,28 @@ describe("the demo", () => {
     // A later start still finds the finished task and starts no other.
     expect(seeded(await seedDemo(deps(), { dataDir, env: {} })).sessionId).toBe(sessionId);
     expect(await demoTaskCount()).toBe(1);
+
+    // A newcomer's own first task, in implementation mode with any prompt, runs to its end too:
+    // the simulated agents answer what each step asks for (a build, a JSON verdict, a plan).
+    const own = await startTask(deps(), { projectId: "demo", prompt: "Add a CHANGELOG entry for 1.0", mode: "implementation" }, testActor);
+    const ownDone = await h.waitFor(own.sessionId, "the end of the newcomer's task", (s) => s.status === "finished");
+    expect(ownDone.outcome).toBe("approved");
+    const ownEvents = await db.store.readStream(own.sessionId);
+    expect(
+      ofType<{ role: string; phase: string; simulated: boolean }>(ownEvents, "AgentOutputRecorded").map((o) => [
+        o.role,
+        o.phase,
+        o.simulated,
+      ]),
+    ).toEqual([
+      ["coder", "build", true],
+      ["reviewer", "verdict", true],
+      ["tester", "test", true],
+    ]);
+    // And a proposal of its own holds its roundtable as discussion, as the demo task did.
+    const proposal = await startTask(deps(), { projectId: "demo", prompt: "Rename slugify()", mode: "proposal" }, testActor);
+    await h.waitFor(proposal.sessionId, "awaiting confirm", (s) => s.fsm === "awaiting_operator_confirm");
+    await confirmTask(deps(), { sessionId: proposal.sessionId, via: "api" }, testActor);
+    expect((await h.waitFor(proposal.sessionId, "approved", (s) => s.status === "finished")).outcome).toBe("approved");
   });
 });

@@ -27,7 +27,7 @@ describe("projects.upsert (admin)", () => {
       maxIterations: 5,
     });
     expect(await getProject(db.pool, "mine")).toMatchObject({ name: "Mine, renamed", allowlist: [["npm", "test"]], maxIterations: 5 });
-    expect(await admin.projects.list()).toContainEqual({ id: "mine", name: "Mine, renamed" });
+    expect(await admin.projects.list()).toContainEqual({ id: "mine", name: "Mine, renamed", simulated: true });
     await expect(
       admin.projects.upsert({ id: "nope", name: "Nope", repoPath: "/definitely/not/a/repo", allowlist: [], agents }),
     ).rejects.toThrow();
