@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { registerAttentionCommands } from "./commands/attention";
+import { registerProjectCommands } from "./commands/projects";
 import { registerAuthCommands } from "./commands/auth";
 import { examples } from "./commands/help";
 import { registerOpsCommands } from "./commands/ops";
@@ -55,6 +56,7 @@ export function buildProgram(): Command {
   registerTaskCommands(program);
   registerSessionCommands(program);
   registerAttentionCommands(program);
+  registerProjectCommands(program);
   registerWatchCommand(program);
   registerOpsCommands(program);
   return program;

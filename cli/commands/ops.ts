@@ -204,25 +204,6 @@ export function registerOpsCommands(program: Command): void {
     });
 
   program
-    .command("projects")
-    .description("projects")
-    .command("list", { isDefault: true })
-    .description("projects a task can be started on")
-    .addHelpText("after", examples(["catcafe projects list"]))
-    .action(async (_options: unknown, command: Command) => {
-      const ctx = CliContext.of(command);
-      const projects = await ctx.client().projects.list.query();
-      ctx.out.result(projects, () =>
-        projects.length
-          ? table(
-              ["ID", "NAME"],
-              projects.map((p) => [p.id, p.name]),
-            )
-          : "No projects.",
-      );
-    });
-
-  program
     .command("projections")
     .description("read models")
     .command("rebuild")

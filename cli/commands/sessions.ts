@@ -2,7 +2,14 @@
 // reading sessions (viewer).
 import path from "node:path";
 import type { Command } from "commander";
-import { checkExportDir, downloadExport, writeExportFiles, type RouterInputs, type SessionListItem } from "../../lib/client";
+import {
+  checkExportDir,
+  downloadExport,
+  writeExportFiles,
+  type RouterInputs,
+  type RouterOutputs,
+  type SessionListItem,
+} from "../../lib/client";
 import { CliContext } from "../context";
 import { shortTime, table } from "../output";
 import { examples } from "./help";
@@ -80,10 +87,26 @@ export function registerSessionCommands(program: Command): void {
     .description("a session's state and its latest timeline entries")
     .argument("<session>", "session id (s-…)")
     .option("--events <n>", "how many of the latest timeline entries", parseInteger("--events", 0), 20)
-    .addHelpText("after", examples(["catcafe session show s-1a2b3c4d5e6f", "catcafe session show s-1a2b3c4d5e6f --events 100 --json"]))
-    .action(async (sessionId: string, options: { events: number }, command: Command) => {
+    .option(
+      "--context",
+      "the runtime execution context (operator): run id, workflow, limits, each role's agent, shell, brain and FSM, each agent run, the worktree",
+    )
+    .addHelpText(
+      "after",
+      examples([
+        "catcafe session show s-1a2b3c4d5e6f",
+        "catcafe session show s-1a2b3c4d5e6f --events 100 --json",
+        "catcafe session show s-1a2b3c4d5e6f --context",
+      ]),
+    )
+    .action(async (sessionId: string, options: { events: number; context?: boolean }, command: Command) => {
       const ctx = CliContext.of(command);
       const client = ctx.client();
+      if (options.context) {
+        const context = await client.tasks.runtimeContext.query({ sessionId });
+        ctx.out.result(context, () => (context ? contextLines(context) : `${sessionId} has no task: no runtime context.`));
+        return;
+      }
       const task = await client.tasks.get.query({ sessionId });
       const timeline =
         options.events > 0
@@ -127,4 +150,52 @@ export function registerSessionCommands(program: Command): void {
         ...names.map((n) => `  ${n}`),
       ]);
     });
+}
+
+type RuntimeContextOutput = NonNullable<RouterOutputs["tasks"]["runtimeContext"]>;
+
+/** The runtime execution context (req M6) as a person reads it; secrets are never in it (key variables by name only). */
+function contextLines(c: RuntimeContextOutput): string[] {
+  const source = c.source.dir
+    ? `${c.source.dir}/ v${c.source.configVersion} at ${c.source.commit.slice(0, 12)} (${c.source.files.join(", ")})`
+    : `no .catcafe/: the project record's agents, at ${c.source.commit.slice(0, 12)}`;
+  const limits = c.limits
+    ? `step timeout ${c.limits.stepTimeoutMs} ms, ${c.limits.maxAttempts} attempts, backoff ${c.limits.backoffMs.join(", ")} ms, commands ${c.limits.commandTimeoutMs} ms`
+    : "the built-in defaults (recorded before limits were)";
+  const field = (v: Record<string, unknown> | null, key: string) => (v && typeof v[key] === "string" ? (v[key] as string) : null);
+  return [
+    `${c.sessionId}  run ${c.runId}, ${shortTime(c.createdAt)}${c.inheritedFrom ? ` (inherited from ${c.inheritedFrom})` : ""}`,
+    `  workflow   ${c.workflow.id} v${c.workflow.version}${c.workflow.userDefined ? " (the repository's own, snapshotted)" : ""}`,
+    `  config     ${source}`,
+    `  limits     ${limits}`,
+    `  worktree   ${c.workspace}`,
+    "",
+    ...table(
+      ["ROLE", "AGENT", "KIND", "SHELL", "BRAIN / MODEL", "FSM", "FROM"],
+      Object.entries(c.agents).map(([role, a]) => [
+        role,
+        a.agentId,
+        a.runtimeKind,
+        a.shell ? `${field(a.shell, "id") ?? "?"} (${field(a.shell, "kind") ?? "?"})` : "-",
+        a.brain ? `${field(a.brain, "id") ?? "?"}: ${field(a.brain, "model") ?? "-"}` : "-",
+        a.fsm.id,
+        a.source === "config" ? ".catcafe" : "project record",
+      ]),
+    ),
+    ...(c.runs.length
+      ? [
+          "",
+          ...table(
+            ["STEP", "ROLE", "STATE", "ATTEMPT", "FSM"],
+            c.runs.map((r) => [
+              r.stepId.slice(0, 8),
+              r.role,
+              r.workflowState,
+              String(r.attempt),
+              [r.history[0]?.from ?? r.fsmState, ...r.history.map((h) => h.to ?? `(${h.event}: no transition)`)].join(" → "),
+            ]),
+          ),
+        ]
+      : []),
+  ];
 }

@@ -364,10 +364,17 @@ export interface RoleBindings {
 }
 
 /** Binds, for each role `definition` needs (in `mode`), the agent of highest priority playing it. */
-export function bindWorkflowRoles(config: ProjectConfig, definition: WorkflowDefinition, mode?: string): RoleBindings {
+export function bindWorkflowRoles(
+  config: ProjectConfig,
+  definition: WorkflowDefinition,
+  mode?: string,
+  /** role → the `.catcafe/agents.json` agent to bind instead of the highest-priority one (`catcafe go <agent>`). */
+  chosen: Partial<Record<AgentRole, string>> = {},
+): RoleBindings {
   const result: RoleBindings = { bindings: {}, unconfigured: [], errors: [] };
   for (const [role, steps] of agentStepsByRole(definition, mode)) {
-    const agent = agentForRole(config, role);
+    const wanted = chosen[role];
+    const agent = wanted ? config.agents.find((a) => a.id === wanted && a.role === role) : agentForRole(config, role);
     if (!agent) {
       result.unconfigured.push(role);
       continue;

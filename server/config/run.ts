@@ -117,13 +117,15 @@ export function bindRun(input: {
   baseCommit: string;
   runId: string;
   now: Date;
+  /** role → the agent to bind instead of the highest-priority one. */
+  chosen?: Partial<Record<AgentRole, string>>;
 }): RunAgents {
   const { project, config, definition } = input;
   let bindings: Partial<Record<AgentRole, AgentBinding>> = {};
   let allowlist = project.allowlist;
   let maxIterations = project.maxIterations;
   if (config) {
-    const bound = bindWorkflowRoles(config, definition, input.mode);
+    const bound = bindWorkflowRoles(config, definition, input.mode, input.chosen);
     const effective = effectiveProjectSettings(config, project);
     const errors = [...bound.errors, ...effective.errors];
     if (errors.length) {

@@ -5,8 +5,8 @@
 // FSM history and the artifacts (outputs, commits, diffs, test results).
 import crypto from "node:crypto";
 import type { AgentRole } from "../agents/types";
-import type { AppEvent } from "../events/catalog";
-import { isWorkflowStep } from "../events/step-contract";
+import type { AppEvent, AppEventOf } from "../events/catalog";
+import { isWorkflowStep, type RunLimits } from "../events/step-contract";
 import type { EventStore } from "../events/store";
 import type { RecordedEvent } from "../events/types";
 import type { AgentBinding } from "./bind";
@@ -135,6 +135,10 @@ export interface RuntimeContext {
   source: RuntimeContextData["source"] | { dir: null; commit: string; files: []; configVersion: null };
   settings: unknown;
   project: unknown;
+  /** The limits in force (TaskStarted.limits); null for sessions started before they were recorded. */
+  limits: RunLimits | null;
+  /** The workflow it runs: id, version, and whether it is the repository's own (snapshotted). */
+  workflow: { id: string; version: number; userDefined: boolean };
   roles: RuntimeContextData["roles"];
   agents: Record<string, RuntimeAgentSnapshot>;
   runs: AgentRun[];
@@ -145,6 +149,10 @@ function advance(fsm: FsmDefinition, run: AgentRun, event: string, at: string): 
   const transition = fsm.states[run.fsmState]?.on[event];
   run.history.push({ event, from: run.fsmState, to: transition?.target ?? null, emitted: transition?.emit ?? [], at });
   if (transition) run.fsmState = transition.target;
+}
+
+function workflowOf(config: AppEventOf<"TaskStarted">["data"]): RuntimeContext["workflow"] {
+  return { id: config.workflow, version: config.workflowVersion, userDefined: config.definition !== undefined };
 }
 
 /** The context of `sessionId`'s run (null when it is not a task), with its runs and artifacts so far. */
@@ -166,6 +174,8 @@ export function runtimeContextFromEvents(sessionId: string, events: readonly Rec
       source: d.source,
       settings: d.settings,
       project: d.project,
+      limits: started.data.limits ?? null,
+      workflow: workflowOf(started.data),
       roles: d.roles,
       agents: d.agents as unknown as Record<string, RuntimeAgentSnapshot>,
       runs: [],
@@ -185,6 +195,8 @@ export function runtimeContextFromEvents(sessionId: string, events: readonly Rec
       source: { dir: null, commit: started.data.project.baseCommit, files: [], configVersion: null },
       settings: null,
       project: null,
+      limits: started.data.limits ?? null,
+      workflow: workflowOf(started.data),
       roles: Object.fromEntries(Object.entries(agents).map(([role, a]) => [role, { agentId: a.agentId, source: a.source }])),
       agents,
       runs: [],

@@ -5,6 +5,7 @@ import crypto from "node:crypto";
 import { z } from "zod";
 import type { Db } from "../db/pool";
 import { AppError, isAppError } from "../errors";
+import type { AgentRole } from "../agents/types";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import { serverOverride } from "../projects/config-edits";
@@ -34,6 +35,11 @@ export const ZStartTaskInput = z.object({
   title: z.string().trim().min(1).max(200).optional(),
 });
 export type TStartTaskInput = z.input<typeof ZStartTaskInput>;
+
+/** What a start for a chosen agent adds (`catcafe go <agent>`): that agent plays its role, whatever its priority. */
+export interface StartOptions {
+  chosen?: Partial<Record<AgentRole, string>>;
+}
 
 export const ZSessionRef = z.object({ sessionId: z.string().min(1).max(100) });
 export const ZConfirmInput = ZSessionRef.extend({
@@ -80,7 +86,12 @@ async function act(
   }
 }
 
-export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Actor): Promise<{ sessionId: string; version: number }> {
+export async function startTask(
+  deps: TaskDeps,
+  raw: TStartTaskInput,
+  actor: Actor,
+  options: StartOptions = {},
+): Promise<{ sessionId: string; version: number }> {
   const input = ZStartTaskInput.parse(raw);
   const project = await getProject(deps.pool, input.projectId);
   const baseCommit = await resolveBaseCommit(project.repoPath);
@@ -94,7 +105,17 @@ export async function startTask(deps: TaskDeps, raw: TStartTaskInput, actor: Act
   const roles = [
     ...new Set(Object.values(definition.states).flatMap((s) => (s.type === "step" && s.step.output !== "commands" ? [s.step.role] : []))),
   ];
-  const run = bindRun({ project, config: repoConfig, definition, mode, roles, baseCommit, runId: newRunId(), now: new Date() });
+  const run = bindRun({
+    project,
+    config: repoConfig,
+    definition,
+    mode,
+    roles,
+    baseCommit,
+    runId: newRunId(),
+    now: new Date(),
+    ...(options.chosen ? { chosen: options.chosen } : {}),
+  });
   const sessionId = newSessionId();
   const title = input.title ?? (input.prompt.split("\n")[0] ?? input.prompt).slice(0, 120);
   const events = decide(

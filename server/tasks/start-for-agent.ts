@@ -111,15 +111,20 @@ export async function startTaskForAgent(deps: TaskDeps, raw: TStartForAgentInput
   const mode = input.mode ?? defaultMode(definition, config?.project.workflow?.mode);
   if (!definition.modes.includes(mode))
     throw new AppError("INVALID_INPUT", `workflow ${definition.id} runs in ${definition.modes.join(" or ")} mode, not ${mode}`);
-  const bound = boundAgentId(target.role, project, config, definition, mode);
+  // A `.catcafe/` agent named by id plays its role in this run whatever its priority; the
+  // project record's agent, or a role named, is whoever the run binds.
+  const chosenConfigAgent = target.agentId && config?.agents.some((a) => a.id === target.agentId) ? target.agentId : null;
+  const bound = chosenConfigAgent ?? boundAgentId(target.role, project, config, definition, mode);
   if (!bound) throw new AppError("PRECONDITION_FAILED", `project ${project.id} has no agent for the ${target.role} role`);
   if (target.agentId && bound !== target.agentId) {
     throw new AppError(
       "PRECONDITION_FAILED",
-      `agent ${target.agentId} plays ${target.role}, but this run would give that role to ${bound} (highest priority in .catcafe/agents.json): raise ${target.agentId}'s priority, or go with ${bound}`,
+      `agent ${target.agentId} plays ${target.role}, but this run would give that role to ${bound} (.catcafe/agents.json plays it): name ${bound}, or remove it from agents.json`,
     );
   }
   const { agent: _agent, ...start } = input;
-  const started = await startTask(deps, { ...start, workflow: definition.id, mode }, actor);
+  const started = await startTask(deps, { ...start, workflow: definition.id, mode }, actor, {
+    ...(chosenConfigAgent ? { chosen: { [target.role]: chosenConfigAgent } } : {}),
+  });
   return { ...started, workflow: definition.id, mode, role: target.role, agentId: bound };
 }

@@ -4,6 +4,7 @@
 // started, confirmed and watched to approved (exit 0), a failing session makes watch exit
 // non-zero, export writes the export layout's files, a viewer's confirm is FORBIDDEN, a revoked
 // token is refused, and --json output parses.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -88,6 +89,8 @@ describe("catcafe --help", () => {
       "runners",
       "token",
       "projections",
+      "projects",
+      "inbox",
     ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
@@ -99,6 +102,9 @@ describe("catcafe --help", () => {
       ["token", "create"],
       ["projections", "rebuild"],
       ["config", "validate"],
+      ["config", "show"],
+      ["projects", "add"],
+      ["inbox"],
     ]) {
       const sub = await catcafe([...args, "--help"]);
       expect(sub.code, show(sub)).toBe(0);
@@ -175,18 +181,19 @@ describe("catcafe against a live server", () => {
     expect(again.stderr).toMatch(/^catcafe: (PRECONDITION_FAILED|CONFLICT): /);
   }, 120_000);
 
-  it("a session that fails makes watch exit non-zero (3), with the outcome in its last JSON line", async () => {
-    // The demo's reviewer answers in prose the first time it is asked; in implementation
-    // mode that first answer is the verdict, so the strict review fails.
-    const started = await catcafe(["task", "start", "-p", "demo", "-m", "implementation", "--json", "Fix slugify() at once"]);
+  it("a session that ends without success makes watch exit non-zero (3), with the outcome in its last JSON line", async () => {
+    // A proposal cancelled while its roundtable runs ends `cancelled`: not a success.
+    const started = await catcafe(["task", "start", "-p", "demo", "-m", "proposal", "--json", "Fix slugify() at once"]);
     const { sessionId } = json<{ sessionId: string }>(started);
+    const cancelled = await catcafe(["task", "cancel", sessionId]);
+    expect(cancelled.code, show(cancelled)).toBe(0);
     const watched = await catcafe(["watch", sessionId, "--json"]);
     expect(watched.code, show(watched)).toBe(3);
-    expect(jsonLines(watched).at(-1)).toMatchObject({ type: "finished", success: false, outcome: "review_schema_invalid" });
+    expect(jsonLines(watched).at(-1)).toMatchObject({ type: "finished", success: false, outcome: "cancelled" });
 
     const human = await catcafe(["watch", sessionId]);
     expect(human.code).toBe(3);
-    expect(human.stdout).toContain("finished without success: review_schema_invalid");
+    expect(human.stdout).toContain("finished without success: cancelled");
 
     const missing = await catcafe(["watch", "s-000000000000"]);
     expect(missing.code).toBe(1);
@@ -301,7 +308,19 @@ describe("catcafe against a live server", () => {
         (v) => expect(v).toMatchObject({ task: { sessionId: approvedId, outcome: "approved" }, timeline: expect.any(Array) }),
       ],
       [["runners", "list"], (v) => expect((v as Array<{ live: boolean }>).some((r) => r.live)).toBe(true)],
-      [["projects", "list"], (v) => expect(v).toEqual([{ id: "demo", name: expect.any(String) }])],
+      [["projects", "list"], (v) => expect(v).toEqual([{ id: "demo", name: expect.any(String), simulated: true }])],
+      [
+        ["projects", "show", "demo"],
+        (v) => expect(v).toMatchObject({ id: "demo", allowlist: [["node", "--test", "**"]], settings: expect.any(Array) }),
+      ],
+      [["inbox"], (v) => expect(v).toMatchObject({ count: expect.any(Number), items: expect.any(Array) })],
+      [
+        ["config", "--project", "demo"],
+        (v) =>
+          expect((v as { settings: Array<{ path: string; source: string }> }).settings).toContainEqual(
+            expect.objectContaining({ path: "timeouts.stepMs", source: "built-in" }),
+          ),
+      ],
       [
         ["token", "list"],
         (v) => {
@@ -337,6 +356,45 @@ describe("catcafe against a live server", () => {
       check(json(r));
     }
   }, 120_000);
+
+  it("projects add registers a project with an agent per role and checks its .catcafe/ on the spot; a bad agent flag is a usage error", async () => {
+    const repo = homeDir("own-repo");
+    execFileSync("git", ["init", "-q", "-b", "main"], { cwd: repo });
+    fs.mkdirSync(path.join(repo, ".catcafe"));
+    fs.writeFileSync(
+      path.join(repo, ".catcafe", "agents.json"),
+      JSON.stringify({ agents: [{ id: "coder-1", role: "coder", defaultBrain: "gpt" }] }),
+    );
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "add", "-A"], { cwd: repo });
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init"], {
+      cwd: repo,
+    });
+    const added = await catcafe([
+      ...["projects", "add", "own", "--repo", repo, "--name", "Our service", "--allow", "npm test"],
+      ...["--agent", "coder=claude", "--agent", "reviewer=openai:gpt-5", "--agent", "tester=simulated", "--json"],
+    ]);
+    expect(added.code, show(added)).toBe(0);
+    const result = json<{ id: string; config: { found: boolean; ok: boolean; errors: string[] } }>(added);
+    expect(result.config).toMatchObject({ found: true, ok: false });
+    expect(result.config.errors).toEqual([
+      expect.stringMatching(/^\.catcafe\/agents\.json: agents\[0\]\.defaultBrain: unknown brain "gpt"/),
+    ]);
+    const shown = json<{ repoPath: string; allowlist: string[][]; agents: Array<{ role: string; kind: string; model: string | null }> }>(
+      await catcafe(["projects", "show", "own", "--json"]),
+    );
+    expect(shown.repoPath).toBe(repo);
+    expect(shown.allowlist).toEqual([["npm", "test"]]);
+    expect(shown.agents.filter((a) => a.role !== "coder" || a.kind === "claude").map((a) => [a.role, a.kind, a.model])).toEqual(
+      expect.arrayContaining([
+        ["coder", "claude", null],
+        ["reviewer", "openai", "gpt-5"],
+        ["tester", "scripted", null],
+      ]),
+    );
+    const bad = await catcafe(["projects", "add", "own2", "--repo", repo, "--agent", "coder=gpt"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown kind "gpt"');
+  });
 
   it("config validate checks a local .catcafe/ on the server and exits 1 with each error as file: path: problem", async () => {
     const repo = homeDir("repo");

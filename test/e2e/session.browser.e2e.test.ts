@@ -373,6 +373,46 @@ describe("the session view", () => {
     await viewerPage.context().close();
   }, 60_000);
 
+  it("the inbox shows a session that needs a person as it happens, live, with the count in the header; an operator acknowledges it", async () => {
+    const adminPage = await adminAt("/inbox");
+    await expect.poll(() => adminPage.getByTestId("inbox-connection").getAttribute("data-live"), { timeout: 10_000 }).toBe("true");
+    const countNow = async () => {
+      const badge = adminPage.getByTestId("inbox-count");
+      return (await badge.count()) ? Number(await badge.innerText()) : 0;
+    };
+    const before = await countNow();
+    let navigations = 0;
+    adminPage.on("framenavigated", (frame) => {
+      if (frame === adminPage.mainFrame()) navigations++;
+    });
+    // A proposal started elsewhere (the API) reaches its confirm while the inbox is open.
+    const sessionId = await newProposal(adminPage, "Tell me when you need me");
+    const item = adminPage.locator(`[data-testid="inbox-item"][data-session="${sessionId}"]`);
+    await item.waitFor({ timeout: 30_000 });
+    const shownAt = Date.now();
+    expect(await item.innerText()).toMatch(/waits for a confirm/);
+    await expect.poll(countNow, { timeout: 5_000 }).toBe(before + 1);
+    // How long after the event the page showed it (from the event's own time; logged, not asserted).
+    const timeline = async () =>
+      adminPage.evaluate(async (id) => {
+        const res = await fetch(`/api/trpc/sessions.timeline?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`);
+        return ((await res.json()) as { result: { data: Array<{ type: string; summary: string; recordedAt: string; actor: string }> } })
+          .result.data;
+      }, sessionId);
+    const waiting = (await timeline()).find((e) => e.type === "SessionStateChanged" && e.summary.includes("waits for a person"));
+    expect(waiting).toBeDefined();
+    console.log(`inbox: shown ${shownAt - Date.parse(waiting!.recordedAt)} ms after the session started waiting`);
+    await screenshot(adminPage, "inbox-live.png");
+
+    await item.getByRole("button", { name: "Acknowledge" }).click();
+    await item.waitFor({ state: "detached", timeout: 10_000 });
+    await expect.poll(countNow, { timeout: 5_000 }).toBe(before);
+    expect(navigations).toBe(0);
+    const acked = (await timeline()).filter((e) => e.type === "AttentionAcknowledged");
+    expect(acked.map((e) => [e.summary, e.actor.startsWith("user:")])).toEqual([["Acknowledged (waiting)", true]]);
+    await adminPage.context().close();
+  }, 90_000);
+
   it("Export downloads a zip holding summary.json", async () => {
     const adminPage = await adminAt("/");
     const sessionId = await newProposal(adminPage);

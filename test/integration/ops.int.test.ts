@@ -102,10 +102,17 @@ describe("ops.go", () => {
       agentId: "coder-a",
       role: "coder",
     });
-    await expect(operator.ops.go({ projectId: configured, agent: "coder-b", prompt: "x" })).rejects.toMatchObject({
-      code: "PRECONDITION_FAILED",
-      message: expect.stringContaining("would give that role to coder-a"),
-    });
+    // A lower-priority agent named by id plays its role in that run (the others keep theirs).
+    const chosen = await operator.ops.go({ projectId: configured, agent: "coder-b", prompt: "x" });
+    expect(chosen).toMatchObject({ agentId: "coder-b", role: "coder" });
+    const started = (await db.store.readStream(chosen.sessionId)).find((e) => e.type === "TaskStarted")!;
+    expect((started.data as { agents: Record<string, { id: string }> }).agents.coder!.id).toBe("coder-b");
+    const context = (await db.store.readStream(chosen.sessionId)).find((e) => e.type === "RuntimeContextRecorded")!;
+    expect((context.data as { roles: Record<string, { agentId: string }> }).roles.coder).toMatchObject({ agentId: "coder-b" });
+    // The next run without a choice goes back to the highest priority.
+    const plain = await operator.tasks.start({ projectId: configured, prompt: "x", mode: "proposal" });
+    const plainStart = (await db.store.readStream(plain.sessionId)).find((e) => e.type === "TaskStarted")!;
+    expect((plainStart.data as { agents: Record<string, { id: string }> }).agents.coder!.id).toBe("coder-a");
   });
 });
 

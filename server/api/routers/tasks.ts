@@ -1,5 +1,6 @@
 // Tasks (SPEC W): operators start, confirm, follow up, cancel and rerun; viewers read the
 // state. Thin: the domain functions in server/tasks do the work and record the actor.
+import path from "node:path";
 import type { CurrentUser } from "../../auth/request";
 import type { Actor } from "../../events/catalog";
 import {
@@ -71,6 +72,9 @@ export const tasksRouter = router({
   /** The run's execution context (req M6): agents, shells, brains, FSMs as recorded at start (secrets redacted), history and artifacts. */
   runtimeContext: operatorProcedure.input(ZSessionRef).query(async ({ ctx, input }) => {
     await loadTask(ctx.store, input.sessionId); // NOT_FOUND for an unknown session
-    return getRuntimeContext(ctx.store, input.sessionId);
+    const context = await getRuntimeContext(ctx.store, input.sessionId);
+    // Where its worktree is on a runner of this host (CATCAFE_WORKSPACES_DIR, as `npm start` sets it).
+    const workspacesDir = process.env.CATCAFE_WORKSPACES_DIR ?? path.resolve(process.env.CATCAFE_DATA_DIR ?? ".data", "workspaces");
+    return context ? { ...context, workspace: path.join(workspacesDir, input.sessionId) } : null;
   }),
 });
