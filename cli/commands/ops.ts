@@ -125,16 +125,22 @@ export function registerOpsCommands(program: Command): void {
     .command("detect", { isDefault: true })
     .description("find claude, codex and gemini on the server: path, version, supported range, capabilities (admin)")
     .addOption(new Option("-s, --shell <name...>", "only these").choices([...SHELLS]))
-    .addHelpText("after", examples(["catcafe shells detect", "catcafe shells detect --shell claude --json"]))
-    .action(async (options: { shell?: Array<(typeof SHELLS)[number]> }, command: Command) => {
+    .option("-p, --project <id>", "also the shells this project's .catcafe/shells.json runs with their own command")
+    .addHelpText(
+      "after",
+      examples(["catcafe shells detect", "catcafe shells detect --shell claude --json", "catcafe shells detect --project my-service"]),
+    )
+    .action(async (options: { shell?: Array<(typeof SHELLS)[number]>; project?: string }, command: Command) => {
       const ctx = CliContext.of(command);
       ctx.out.progress(`probing ${(options.shell ?? SHELLS).join(", ")} on the server (--version, --help)…`);
-      const shells = await ctx.client().ops.detectShells.query({ shells: options.shell });
+      const shells = await ctx
+        .client()
+        .ops.detectShells.query({ shells: options.shell, ...(options.project ? { projectId: options.project } : {}) });
       ctx.out.result(shells, () => [
         ...table(
           ["SHELL", "VERSION", "RANGE", "SUPPORTED", "HEADLESS", "EDITS", "CWD", "PATH"],
           shells.map((s) => [
-            s.shell,
+            "shellId" in s && s.shellId ? `${s.shellId} (${s.shell})` : s.shell,
             s.version ?? "-",
             s.requiredRange,
             yesNo(s.supported),

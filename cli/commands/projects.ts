@@ -5,42 +5,24 @@
 // the files' own messages.
 import fs from "node:fs";
 import type { Command } from "commander";
+import { agentPreset, PRESET_ROLES } from "../../lib/agent-presets";
 import { CliContext } from "../context";
 import { CliError } from "../errors";
 import { table } from "../output";
 import { examples } from "./help";
 
-const ROLES = ["coder", "reviewer", "tester", "planner", "executor"] as const;
-const CLI_KINDS = ["claude", "codex", "gemini"];
-
 /** `role=kind[:model]` as a project record's agent. */
 export function agentFromFlag(flag: string): [string, Record<string, unknown>] {
   const match = /^([a-z]+)=([a-z]+)(?::(.+))?$/.exec(flag.trim());
-  if (!match || !(ROLES as readonly string[]).includes(match[1]!))
+  if (!match || !(PRESET_ROLES as readonly string[]).includes(match[1]!))
     throw new CliError(
-      `--agent ${flag}: write role=kind[:model], role one of ${ROLES.join(", ")} (e.g. coder=claude, reviewer=openai:gpt-5)`,
-      {
-        code: "USAGE",
-      },
+      `--agent ${flag}: write role=kind[:model], role one of ${PRESET_ROLES.join(", ")} (e.g. coder=claude, reviewer=openai:gpt-5)`,
+      { code: "USAGE" },
     );
   const [, role, kind, model] = match as unknown as [string, string, string, string | undefined];
-  const id = `${role}-${kind}`;
-  if (kind === "simulated")
-    return [
-      role,
-      { kind: "scripted", id: `${role}-sim`, name: `${role} (simulated)`, responses: [{ reply: `${role} (simulated): nothing to add.` }] },
-    ];
-  if (CLI_KINDS.includes(kind)) return [role, { kind, id, ...(model ? { model } : {}) }];
-  if (kind === "openai" || kind === "anthropic") {
-    if (!model) throw new CliError(`--agent ${flag}: an ${kind} agent needs its model (${role}=${kind}:<model>)`, { code: "USAGE" });
-    return [role, { kind, id, model }];
-  }
-  throw new CliError(
-    `--agent ${flag}: unknown kind "${kind}" (claude, codex, gemini, openai:<model>, anthropic:<model>, simulated; others with --agents-file)`,
-    {
-      code: "USAGE",
-    },
-  );
+  const preset = agentPreset(role, kind, model);
+  if ("problem" in preset) throw new CliError(`--agent ${flag}: ${preset.problem}; others with --agents-file`, { code: "USAGE" });
+  return [role, preset.agent];
 }
 
 /** `node --test **` → ["node", "--test", "**"]: an allowlist rule, written as a person types it. */

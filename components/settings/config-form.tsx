@@ -49,6 +49,8 @@ export function ConfigForm(props: {
   models?: Array<{ role: string; kind: string; model: string }>;
   /** The history version the values come from: a save over a newer one is refused (reload). */
   version: number;
+  /** The project's webhook (its origin only), for a project's form. */
+  webhook?: { url: string; format: "json" | "slack" } | null;
   canEdit: boolean;
 }) {
   const trpc = useTRPC();
@@ -59,6 +61,9 @@ export function ConfigForm(props: {
     ...initial,
     ...(props.maxIterations ? { maxIterations: String(props.maxIterations.value) } : {}),
     ...Object.fromEntries((props.models ?? []).map((m) => [`models.${m.role}`, m.model])),
+    webhookUrl: "",
+    webhookFormat: props.webhook?.format ?? "json",
+    webhookRemove: "",
   });
   const onSuccess = () => router.refresh();
   const project = useMutation(trpc.settings.configureProject.mutationOptions({ onSuccess }));
@@ -78,12 +83,16 @@ export function ConfigForm(props: {
       return;
     }
     const models = Object.fromEntries((props.models ?? []).map((m) => [m.role, values[`models.${m.role}`] ?? ""]));
+    const newUrl = values.webhookUrl?.trim();
     project.mutate({
       projectId: props.projectId!,
       ...settings,
       maxIterations: Number(values.maxIterations),
       models,
       expectedVersion: props.version,
+      // A new URL replaces it; "remove" drops it; else only the format may change.
+      ...(values.webhookRemove ? { webhookUrl: null } : newUrl ? { webhookUrl: newUrl } : {}),
+      ...(values.webhookRemove || (!newUrl && !props.webhook) ? {} : { webhookFormat: values.webhookFormat as "json" | "slack" }),
     });
   };
 
@@ -147,6 +156,61 @@ export function ConfigForm(props: {
       {(props.models ?? []).map((m) =>
         row(`models.${m.role}`, `${m.role} model`, `the ${m.kind} agent of the project record`, m.model || "(its default)", "project", ""),
       )}
+      {props.scope === "project" ? (
+        <div className="grid grid-cols-1 gap-1 py-2 sm:grid-cols-[11rem_minmax(0,1fr)_minmax(0,13rem)] sm:items-start sm:gap-3">
+          <label htmlFor={id("webhookUrl")} className="text-xs text-zinc-700 dark:text-zinc-300">
+            Webhook
+            <span className="block text-[11px] text-zinc-500 dark:text-zinc-400">POSTed to when a session needs a person</span>
+          </label>
+          <div className="space-y-1">
+            <input
+              id={id("webhookUrl")}
+              name="webhookUrl"
+              className={input}
+              value={values.webhookUrl ?? ""}
+              placeholder={props.webhook ? `set: ${props.webhook.url} (enter a new URL to replace it)` : "https://hooks.example.com/…"}
+              onChange={set("webhookUrl")}
+              disabled={!props.canEdit}
+              aria-invalid={fieldErrors.webhookUrl ? true : undefined}
+              aria-describedby={fieldErrors.webhookUrl ? `${id("webhookUrl")}-error` : undefined}
+            />
+            {fieldErrors.webhookUrl ? (
+              <p id={`${id("webhookUrl")}-error`} role="alert" className="font-mono text-[11px] text-rose-700 dark:text-rose-400">
+                {fieldErrors.webhookUrl.join("; ")}
+              </p>
+            ) : null}
+            <div className="flex flex-wrap items-center gap-3 text-[11px] text-zinc-700 dark:text-zinc-300">
+              <label className="flex items-center gap-1">
+                body
+                <select
+                  aria-label="Webhook body"
+                  className="rounded border border-zinc-300 bg-white px-1 py-0.5 dark:border-zinc-700 dark:bg-zinc-950"
+                  value={values.webhookFormat}
+                  disabled={!props.canEdit}
+                  onChange={(e) => setValues((v) => ({ ...v, webhookFormat: e.target.value }))}
+                >
+                  <option value="json">JSON</option>
+                  <option value="slack">Slack</option>
+                </select>
+              </label>
+              {props.webhook ? (
+                <label className="flex items-center gap-1">
+                  <input
+                    type="checkbox"
+                    checked={Boolean(values.webhookRemove)}
+                    disabled={!props.canEdit}
+                    onChange={(e) => setValues((v) => ({ ...v, webhookRemove: e.target.checked ? "1" : "" }))}
+                  />
+                  remove
+                </label>
+              ) : null}
+            </div>
+          </div>
+          <p className="text-[11px] text-zinc-600 dark:text-zinc-400">
+            in force: <span className="font-mono text-zinc-900 dark:text-zinc-100">{props.webhook ? props.webhook.url : "none"}</span>
+          </p>
+        </div>
+      ) : null}
       {props.canEdit ? (
         <div className="flex items-center gap-3 py-2">
           <button

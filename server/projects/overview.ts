@@ -19,7 +19,7 @@ import {
   type ConfigHistoryEntry,
   type EffectiveSetting,
 } from "./config-edits";
-import { listProjectRecords, type Project } from "./projects";
+import { listProjectRecords, maskedUrl, type Project } from "./projects";
 
 export interface AgentOverview {
   /** "project": the admin's project record; "config": the repository's `.catcafe/agents.json`. */
@@ -64,6 +64,8 @@ export interface ProjectOverview {
   models: Array<{ role: string; kind: string; model: string }>;
   /** The latest changes to the record, newest first. */
   history: ConfigHistoryEntry[];
+  /** Where sessions that need a person are announced: its origin only (the path may hold a token). */
+  webhook: { url: string; format: "json" | "slack" } | null;
 }
 
 const MODEL_KINDS = ["openai", "anthropic", "claude", "codex", "gemini"];
@@ -171,6 +173,7 @@ export async function projectsOverview(db: Queryable, store: EventStore): Promis
         settings: effectiveSettings(file, server, record.settings),
         models: recordModels(record),
         history: (await configHistory(store, projectConfigStream(record.id))).slice(0, 20),
+        webhook: record.webhook ? { url: maskedUrl(record.webhook.url), format: record.webhook.format } : null,
       } satisfies ProjectOverview;
     }),
   );

@@ -1,10 +1,12 @@
 // The agent CLIs as the settings pages show them: the ones found on the web server's
 // machine (path, version, capabilities; each runner detects its own) and the shells each
 // project's `.catcafe/shells.json` configures at HEAD.
-import type { DetectedShell } from "../agents/shells/detect";
+import type { ShellName } from "../agents/shells/cli-agent";
+import { detectShell, SHELL_NAMES, type DetectedShell } from "../agents/shells/detect";
+import { AppError } from "../errors";
 import { loadConfigAtHead } from "../config/at-head";
 import type { Queryable } from "../db/pool";
-import { listProjectRecords } from "./projects";
+import { getProject, listProjectRecords } from "./projects";
 
 export interface ConfiguredShell {
   projectId: string;
@@ -67,4 +69,32 @@ export async function shellsOverview(db: Queryable): Promise<ShellsOverview> {
       configured,
     };
   }
+}
+
+/** A CLI a project's `.catcafe/shells.json` configures with its own command, as detected there. */
+export type ConfiguredShellCheck = DetectedShell & { shellId: string; command: string; projectId: string };
+
+/**
+ * `catcafe shells detect --project <id>`: each claude / codex / gemini shell of the project's
+ * `.catcafe/shells.json` (at HEAD) that names its own `command`, probed at that command with
+ * its own version range, exactly as the runner would run it.
+ */
+export async function detectConfiguredShells(db: Queryable, projectId: string): Promise<ConfiguredShellCheck[]> {
+  const project = await getProject(db, projectId);
+  const { config, status } = await loadConfigAtHead(project.repoPath);
+  if (!config) {
+    if (status.errors.length)
+      throw new AppError("PRECONDITION_FAILED", `project ${projectId}'s .catcafe/ does not load:\n  ${status.errors.join("\n  ")}`);
+    return [];
+  }
+  const own = Object.values(config.shells).filter(
+    (s): s is typeof s & { kind: ShellName } => !s.builtin && (SHELL_NAMES as readonly string[]).includes(s.kind) && s.command !== s.kind,
+  );
+  return Promise.all(
+    own.map(async (s) => {
+      const range = "versionRange" in s && typeof s.versionRange === "string" ? s.versionRange : undefined;
+      const detected = await detectShell(s.kind, { commands: { [s.kind]: s.command }, ...(range ? { ranges: { [s.kind]: range } } : {}) });
+      return { ...detected, shellId: s.id, command: s.command, projectId };
+    }),
+  );
 }

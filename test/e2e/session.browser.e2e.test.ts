@@ -310,16 +310,26 @@ describe("the session view", () => {
   }, 120_000);
 
   it("an admin edits a brain's model and a project's iteration cap in Settings; each save is an event with its actor; a bad value's message sits beside its field; a viewer cannot", async () => {
-    const adminPage = await adminAt("/");
-    const registered = await mutate(adminPage, "projects.upsert", {
-      id: "shop",
-      name: "Shop",
-      repoPath: path.join(app.dataDir, "demo-project"),
-      allowlist: [["node", "--test", "**"]],
-      agents: { reviewer: { kind: "openai", id: "gpt-reviewer", model: "gpt-5", apiKeyEnv: "OPENAI_API_KEY" } },
-    });
-    expect(registered.status, registered.body).toBe(200);
-    await adminPage.goto(`${app.baseUrl}/settings/projects`);
+    // A team's own project, added with the form (no script): a model is required for an HTTP agent.
+    const adminPage = await adminAt("/settings/projects");
+    const add = adminPage.locator('form[aria-label="Add project"]');
+    await add.locator("#add-project-id").fill("shop");
+    await add.locator("#add-project-name").fill("Shop");
+    await add.locator("#add-project-repoPath").fill(path.join(app.dataDir, "demo-project"));
+    await add.locator("#add-project-allowlist").fill("node --test **");
+    await add.locator("#add-project-coder-kind").selectOption("simulated");
+    await add.locator("#add-project-reviewer-kind").selectOption("openai");
+    await add.locator("#add-project-tester-kind").selectOption("none");
+    await add.getByRole("button", { name: "Add project" }).click();
+    await add.getByRole("alert").filter({ hasText: "an openai agent needs its model" }).waitFor({ timeout: 10_000 });
+    await add.getByLabel("reviewer model").fill("gpt-5");
+    await add.getByRole("button", { name: "Add project" }).click();
+    await add
+      .getByTestId("add-project-done")
+      .filter({ hasText: /\.catcafe\/ (loads without a problem|in the repository)|No \.catcafe/ })
+      .waitFor({ timeout: 10_000 });
+    await screenshot(adminPage, "settings-project-added.png");
+    await adminPage.reload();
     const shop = adminPage.locator('section[aria-label="Settings of shop"]');
     const field = (name: string) => shop.locator(`[id="project-shop-${name}"]`);
     expect(await field("models.reviewer").inputValue()).toBe("gpt-5");
@@ -361,6 +371,19 @@ describe("the session view", () => {
       return ((await res.json()) as { result: { data: unknown[] } }).result.data.length;
     });
     expect(after).toBe(history.result.data.length);
+    await screenshot(adminPage, "settings-projects.png");
+
+    // An operator's session page shows the runtime context it ran with.
+    const demoId = DEMO_LINE.exec(app.proc.output())![1]!;
+    await adminPage.goto(`${app.baseUrl}/sessions/${demoId}`);
+    const context = adminPage.getByTestId("runtime-context");
+    await context.locator("summary").click();
+    expect(await context.getByTestId("runtime-limits").innerText()).toMatch(/step 600000 ms · 4 attempts · backoff 1000, 2000, 4000 ms/);
+    expect(await context.getByTestId("runtime-agent").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-role")))).toEqual([
+      "coder",
+      "reviewer",
+      "tester",
+    ]);
 
     // A viewer does not see the project settings, and a forged save is refused.
     await ensureViewer(adminPage);

@@ -1,10 +1,14 @@
 // Detection (req M2) of the real CLIs this project pins, and of fake ones: too old, not
 // there, lacking a flag, hanging on --version. The result is plain JSON.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { detectShell, detectShells } from "../../server/agents/shells/detect";
+import { upsertProject } from "../../server/projects/projects";
+import { detectConfiguredShells } from "../../server/projects/shells";
+import { createTestDatabase } from "../helpers/db";
 
 const PINNED = (
   JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, "../../package.json"), "utf8")) as {
@@ -127,5 +131,31 @@ describe("detectShells", () => {
     const result = await detectShell("claude", { commands: { claude: fake("claude", "2.1.0", "", 10_000) }, timeoutMs: 1_000 });
     expect(result.supported).toBe(false);
     expect(result.problems[0]).toMatch(/--version timed out after 1000 ms/);
+  });
+});
+
+describe("detectConfiguredShells (catcafe shells detect --project)", () => {
+  it("probes each CLI a project's .catcafe/shells.json runs with its own command, at that command and with its own range", async () => {
+    const db = await createTestDatabase();
+    const repo = path.join(dir, "repo");
+    fs.mkdirSync(path.join(repo, ".catcafe"), { recursive: true });
+    const help = fs.readFileSync(path.resolve(import.meta.dirname, "../fixtures/shells/claude/help.txt"), "utf8");
+    const old = fake("claude-old", "1.0.128 (Claude Code)", help);
+    fs.writeFileSync(
+      path.join(repo, ".catcafe", "shells.json"),
+      JSON.stringify({ shells: { "team-claude": { kind: "claude", command: old, versionRange: ">=2.0.0" }, plain: { kind: "codex" } } }),
+    );
+    execFileSync("git", ["init", "-q", "-b", "main"], { cwd: repo });
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "add", "-A"], { cwd: repo });
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "shells"], {
+      cwd: repo,
+    });
+    await upsertProject(db.pool, { id: "shells", name: "Shells", repoPath: repo, allowlist: [], agents: {} });
+    const checked = await detectConfiguredShells(db.pool, "shells");
+    // Only the shell with a command of its own; the plain codex is what `shells detect` already probes.
+    expect(checked.map((s) => [s.shellId, s.shell, s.command, s.path, s.version, s.requiredRange, s.supported])).toEqual([
+      ["team-claude", "claude", old, old, "1.0.128", ">=2.0.0", false],
+    ]);
+    expect(checked[0]!.problems.join("\n")).toMatch(/1\.0\.128.*>=2\.0\.0/);
   });
 });

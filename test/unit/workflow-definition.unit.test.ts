@@ -1,5 +1,7 @@
 // Workflow definitions as data (req M5, M9): both built-ins load, and a corpus of broken
 // definitions each fails with the exact path and message a user needs to fix it.
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
 import { checkDefinition, InvalidWorkflowError, loadDefinition, type DefinitionProblem } from "../../server/workflow/definition";
@@ -386,5 +388,20 @@ describe("broken definitions the checks must also catch", () => {
     def.global.cancel = "work";
     delete def.states.cancelled;
     expect(problemsOf(def)).toEqual([{ path: "global.cancel", message: expect.stringContaining("terminal") as unknown as string }]);
+  });
+});
+
+describe("docs/workflows.md", () => {
+  it("lists every built-in step's instruction as the engine sends it", () => {
+    const doc = fs.readFileSync(path.resolve(import.meta.dirname, "../../docs/workflows.md"), "utf8");
+    const rows = doc.split("\n").filter((l) => l.startsWith("| `"));
+    for (const def of Object.values(BUILTIN_WORKFLOWS)) {
+      for (const [name, state] of Object.entries(def.states)) {
+        if (state.type !== "step") continue;
+        const row = rows.find((r) => r.startsWith(`| \`${def.id}\``) && r.includes(`| \`${name}\``));
+        expect(row, `${def.id}.${name}`).toBeDefined();
+        expect(row, `${def.id}.${name}`).toContain(state.step.instruction.replace(/\|/g, "\\|"));
+      }
+    }
   });
 });

@@ -8,6 +8,7 @@ import { cache, type ReactNode } from "react";
 import { readPage, visitor } from "@/app/_lib/page-context";
 import { PageShell, ReadFailure } from "@/app/_lib/page-shell";
 import { EmptyState, Panel } from "@/components/panel";
+import { RuntimeContextPanel } from "@/components/session/runtime-context";
 import { SessionView } from "@/components/session/session-view";
 import { hasRole } from "@/lib/roles";
 import { TRPCReactProvider } from "@/lib/trpc/client";
@@ -40,12 +41,20 @@ export default async function SessionPage({ params }: { params: Params }) {
       </Shell>
     );
 
+  // Operators also see the runtime execution context (agents, shells, brains, FSMs, limits).
+  const context =
+    read.ok && hasRole(read.user.role, "operator")
+      ? await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.tasks.runtimeContext({ sessionId: id }))
+      : null;
   return (
     <Shell user={read.user} id={id}>
       {read.ok ? (
-        <TRPCReactProvider>
-          <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
-        </TRPCReactProvider>
+        <>
+          <TRPCReactProvider>
+            <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
+          </TRPCReactProvider>
+          {context?.ok && context.data ? <RuntimeContextPanel context={context.data} /> : null}
+        </>
       ) : (
         <Panel title="Session">
           <EmptyState

@@ -46,7 +46,20 @@ export default async function NewTaskPage() {
           <Panel title="New task">
             <EmptyState
               title="No project yet"
-              hint="An admin registers projects (projects.upsert, or `catcafe` scripts); `npm start` seeds a demo project."
+              hint={
+                hasRole(user.role, "admin") ? (
+                  <>
+                    Add one in{" "}
+                    <a className="underline" href="/settings/projects">
+                      Settings → Projects
+                    </a>{" "}
+                    (or <code className="font-mono">catcafe projects add</code>): a repository, the commands its tests may run and an agent
+                    per role.
+                  </>
+                ) : (
+                  "An admin adds projects in Settings → Projects (or with `catcafe projects add`); ask one to add yours."
+                )
+              }
             />
           </Panel>
         ) : (

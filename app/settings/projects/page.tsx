@@ -5,6 +5,7 @@ import type { Metadata } from "next";
 import { Kbd, Panel } from "@/components/panel";
 import { ArgvPattern } from "@/components/settings/argv";
 import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
+import { AddProjectForm } from "@/components/settings/add-project";
 import { ConfigForm, ConfigHistory, type HistoryRow } from "@/components/settings/config-form";
 import { hasRole } from "@/lib/roles";
 import { TRPCReactProvider } from "@/lib/trpc/client";
@@ -42,8 +43,10 @@ export default async function ProjectsSettingsPage() {
         {forbidden ? <NeedsRole role="operator" what="Project configuration" /> : null}
         {projects?.length === 0 ? (
           <Panel title="No projects">
-            <p className="p-4 text-sm text-zinc-500">
-              No project is registered yet. `npm start` registers the demo project; admins add others.
+            <p className="p-4 text-sm text-zinc-600 dark:text-zinc-400">
+              No project yet. {canEdit ? "Add your first one below" : "An admin adds one here"} (or with{" "}
+              <code className="font-mono">catcafe projects add</code>); with the demo on, <code className="font-mono">npm start</code>{" "}
+              registers a demo project.
             </p>
           </Panel>
         ) : null}
@@ -70,6 +73,11 @@ export default async function ProjectsSettingsPage() {
             {projects?.map((p) => (
               <ProjectCard key={p.id} project={p} canEdit={canEdit} />
             ))}
+            {canEdit ? (
+              <Panel title="Add project">
+                <AddProjectForm />
+              </Panel>
+            ) : null}
           </TRPCReactProvider>
         ) : null}
       </SettingsFrame>
@@ -167,6 +175,7 @@ function ProjectCard({ project: p, canEdit }: { project: ProjectOverview & { his
           maxIterations={{ value: p.recordMaxIterations, inForce: p.maxIterations, source: p.maxIterationsSource }}
           models={p.models}
           version={p.history[0]?.version ?? 0}
+          webhook={p.webhook}
           canEdit={canEdit}
         />
         <details>

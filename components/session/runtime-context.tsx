@@ -1,0 +1,93 @@
+// The runtime execution context of a session (req M6), for operators: the run id and when
+// it started, the workflow (and whether it is the repository's own), the configuration it
+// came from, the limits in force, the worktree, each role's agent with its shell, brain,
+// model and FSM, and each agent step's run through its FSM. Read when the page is rendered;
+// the configuration snapshot never holds a secret (key variables by name only).
+import type { RouterOutputs } from "@/lib/client";
+import { Panel } from "@/components/panel";
+import { formatTimestamp } from "@/lib/format-time";
+
+type Context = NonNullable<RouterOutputs["tasks"]["runtimeContext"]>;
+
+const str = (v: Record<string, unknown> | null | undefined, key: string) => (v && typeof v[key] === "string" ? (v[key] as string) : null);
+
+const ROLE_ORDER = ["planner", "coder", "executor", "reviewer", "tester"];
+
+/** The agents in the order their roles work. */
+function byRole<T>(agents: Record<string, T>): Array<[string, T]> {
+  const rank = (role: string) => (ROLE_ORDER.includes(role) ? ROLE_ORDER.indexOf(role) : ROLE_ORDER.length);
+  return Object.entries(agents).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+export function RuntimeContextPanel({ context: c }: { context: Context }) {
+  const limits = c.limits
+    ? `step ${c.limits.stepTimeoutMs} ms · ${c.limits.maxAttempts} attempts · backoff ${c.limits.backoffMs.join(", ")} ms · commands ${c.limits.commandTimeoutMs} ms`
+    : "built-in defaults (recorded before limits were)";
+  return (
+    <Panel title="Runtime context" meta={<span className="font-mono normal-case">{c.runId}</span>}>
+      <details className="p-4 text-xs" data-testid="runtime-context">
+        <summary className="cursor-pointer text-zinc-700 dark:text-zinc-300">
+          {c.workflow.id} v{c.workflow.version}
+          {c.workflow.userDefined ? " (the repository's own)" : ""} · started {formatTimestamp(new Date(c.createdAt))} ·{" "}
+          {Object.keys(c.agents).length} agents
+        </summary>
+        <dl className="mt-3 grid grid-cols-[7rem_minmax(0,1fr)] gap-x-3 gap-y-1.5">
+          <dt className="text-zinc-600 dark:text-zinc-400">Configuration</dt>
+          <dd className="font-mono break-all">
+            {c.source.dir
+              ? `${c.source.dir}/ v${c.source.configVersion} at ${c.source.commit.slice(0, 12)} (${c.source.files.join(", ")})`
+              : `project record, at ${c.source.commit.slice(0, 12)}`}
+          </dd>
+          <dt className="text-zinc-600 dark:text-zinc-400">Limits</dt>
+          <dd className="font-mono" data-testid="runtime-limits">
+            {limits}
+          </dd>
+          <dt className="text-zinc-600 dark:text-zinc-400">Worktree</dt>
+          <dd className="font-mono break-all">{c.workspace}</dd>
+          {c.inheritedFrom ? (
+            <>
+              <dt className="text-zinc-600 dark:text-zinc-400">Inherited from</dt>
+              <dd className="font-mono">{c.inheritedFrom}</dd>
+            </>
+          ) : null}
+        </dl>
+        <div className="mt-3 overflow-x-auto">
+          <table className="w-full text-left">
+            <thead className="text-[11px] text-zinc-600 uppercase dark:text-zinc-400">
+              <tr>
+                <th className="py-1 pr-3">Role</th>
+                <th className="py-1 pr-3">Agent</th>
+                <th className="py-1 pr-3">Kind</th>
+                <th className="py-1 pr-3">Shell</th>
+                <th className="py-1 pr-3">Brain · model</th>
+                <th className="py-1 pr-3">FSM</th>
+              </tr>
+            </thead>
+            <tbody className="font-mono">
+              {byRole(c.agents).map(([role, a]) => (
+                <tr key={role} data-testid="runtime-agent" data-role={role}>
+                  <td className="py-1 pr-3">{role}</td>
+                  <td className="py-1 pr-3">{a.agentId}</td>
+                  <td className="py-1 pr-3">{a.runtimeKind}</td>
+                  <td className="py-1 pr-3">{a.shell ? `${str(a.shell, "id")} (${str(a.shell, "kind")})` : "–"}</td>
+                  <td className="py-1 pr-3">{a.brain ? `${str(a.brain, "id")} · ${str(a.brain, "model") ?? "–"}` : "–"}</td>
+                  <td className="py-1 pr-3">{a.fsm.id}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {c.runs.length ? (
+          <ol className="mt-3 space-y-1 font-mono text-[11px]" aria-label="Agent runs">
+            {c.runs.map((r) => (
+              <li key={`${r.stepId}-${r.attempt}`}>
+                {r.role} in {r.workflowState}, attempt {r.attempt}:{" "}
+                {[r.history[0]?.from ?? r.fsmState, ...r.history.map((h) => h.to ?? `(${h.event}: no transition)`)].join(" → ")}
+              </li>
+            ))}
+          </ol>
+        ) : null}
+      </details>
+    </Panel>
+  );
+}

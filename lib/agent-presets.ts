@@ -1,0 +1,34 @@
+// The agents a project can be registered with in one word (the Add project form and
+// `catcafe projects add --agent role=kind[:model]`): an agent CLI, an HTTP model, or a
+// simulated one. Anything else is written as JSON (the project record's agent config).
+
+export const PRESET_ROLES = ["coder", "reviewer", "tester", "planner", "executor"] as const;
+export const PRESET_KINDS = ["claude", "codex", "gemini", "openai", "anthropic", "simulated"] as const;
+export type PresetKind = (typeof PRESET_KINDS)[number];
+
+/** A project record's agent for `role`, or why not (a kind that needs a model without one). */
+export function agentPreset(role: string, kind: string, model?: string): { agent: Record<string, unknown> } | { problem: string } {
+  const m = model?.trim() || undefined;
+  const id = `${role}-${kind}`;
+  switch (kind) {
+    case "simulated":
+      return {
+        agent: {
+          kind: "scripted",
+          id: `${role}-sim`,
+          name: `${role} (simulated)`,
+          responses: [{ reply: `${role} (simulated): nothing to add.` }],
+        },
+      };
+    case "claude":
+    case "codex":
+    case "gemini":
+      return { agent: { kind, id, ...(m ? { model: m } : {}) } };
+    case "openai":
+    case "anthropic":
+      if (!m) return { problem: `an ${kind} agent needs its model (e.g. ${kind === "openai" ? "gpt-5" : "claude-sonnet-4-5"})` };
+      return { agent: { kind, id, model: m } };
+    default:
+      return { problem: `unknown kind "${kind}" (${PRESET_KINDS.join(", ")})` };
+  }
+}
