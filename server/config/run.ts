@@ -99,6 +99,9 @@ export function defaultMode(definition: WorkflowDefinition, projectMode: string 
   return definition.modes.includes("proposal") ? "proposal" : definition.modes[0]!;
 }
 
+/** Agents whose calls (brains) or runs (agent CLIs) are spaced by a rate limit. */
+const RATE_LIMITED_KINDS: readonly string[] = ["openai", "anthropic", "claude", "codex", "gemini"];
+
 export interface RunAgents {
   /** role → runtime agent configuration, for TaskStarted. */
   agents: AgentSnapshots;
@@ -119,6 +122,8 @@ export function bindRun(input: {
   now: Date;
   /** role → the agent to bind instead of the highest-priority one. */
   chosen?: Partial<Record<AgentRole, string>>;
+  /** The settings in force: their rate limit is the default of project-record agents that set none. */
+  settings?: Settings;
 }): RunAgents {
   const { project, config, definition } = input;
   let bindings: Partial<Record<AgentRole, AgentBinding>> = {};
@@ -155,8 +160,11 @@ export function bindRun(input: {
         `project ${project.id} has no valid agent for role "${role}"${hint} (needed by ${definition.id}): ${parsed.error.issues[0]?.message ?? "missing"}`,
       );
     }
-    // Recorded as the project configures it (defaults are applied where the agent is created).
-    agents[role] = ZAgentSnapshot.parse(project.agents[role]);
+    // Recorded as the project configures it (defaults are applied where the agent is created),
+    // except the rate limit: one the agent leaves out is the settings' in force, recorded.
+    const raw = project.agents[role] as Record<string, unknown>;
+    const limited = input.settings && RATE_LIMITED_KINDS.includes(parsed.data.kind) && raw.rateLimit === undefined;
+    agents[role] = ZAgentSnapshot.parse(limited ? { ...raw, rateLimit: { minIntervalMs: input.settings!.rateLimit.minIntervalMs } } : raw);
     projectAgents[role] = { id: parsed.data.id, kind: parsed.data.kind };
   }
   const context = config

@@ -90,6 +90,9 @@ const DEMO_README = `# Cat Cafe demo project
 Cat Cafe created this repository on its first start (\`CATCAFE_DEMO=0\` turns the demo off).
 \`src/slugify.js\` has a bug, and \`node --test test/\` shows it.
 
+\`.catcafe/runtimes.json\` defines a workflow of this project's own, \`secure_change\`
+(spec, build, security review, tests): pick it in New task.
+
 The demo task in Cat Cafe asks simulated agents (the scripted brain: canned replies, no AI
 model, no network) to fix it. They discuss the task at a roundtable and wait for your
 confirm; then the coder edits the file in a session workspace (a git worktree: this checkout
@@ -97,12 +100,186 @@ stays as it is), the reviewer returns a JSON verdict and the tester's \`node --t
 really runs.
 `;
 
+/**
+ * A workflow of the demo project's own (req M9), in its `.catcafe/runtimes.json`:
+ * "spec → build → security review → tests", the example docs/workflows.md shows (a unit
+ * test keeps the two equal). New task offers it beside the built-ins.
+ */
+export const DEMO_RUNTIMES = {
+  workflows: {
+    secure_change: {
+      id: "secure_change",
+      version: 1,
+      title: "Spec, build, security review, tests",
+      modes: ["implementation"],
+      initial: "start",
+      global: {
+        cancel: "cancelled",
+        step_failed: "failed",
+      },
+      states: {
+        start: {
+          type: "wait",
+          on: {
+            start: [
+              {
+                target: "spec",
+              },
+            ],
+          },
+        },
+        spec: {
+          type: "step",
+          description: "The coder writes a short spec before touching anything.",
+          step: {
+            role: "coder",
+            output: "text",
+            phase: "discussion",
+            instruction: "Write a short spec for the task: behaviour, files to change, edge cases. Do not change any file yet.",
+          },
+          on: {
+            done: [
+              {
+                target: "building",
+              },
+            ],
+          },
+        },
+        building: {
+          type: "step",
+          step: {
+            role: "coder",
+            output: "build",
+            phase: "build",
+            instruction: "Implement the spec above. Address every finding and failure listed below.",
+          },
+          on: {
+            done: [
+              {
+                target: "security_review",
+              },
+            ],
+          },
+        },
+        security_review: {
+          type: "step",
+          description: "A review for security only: injection, secrets, unsafe input handling.",
+          step: {
+            role: "reviewer",
+            output: "review_verdict",
+            phase: "verdict",
+            instruction:
+              'Review the diff for security problems only (injection, secrets in code, unchecked input, unsafe file or process use). Reply with JSON only: {"decision": "approve" | "changes_requested", "summary": string, "findings": [{"severity": "blocking" | "major" | "minor", "file": string, "line"?: number, "message": string}]}',
+          },
+          on: {
+            approve: [
+              {
+                target: "test_plan",
+              },
+            ],
+            changes_requested: [
+              {
+                target: "building",
+                guard: "under_cap",
+                iterate: true,
+                reason: "security findings",
+              },
+              {
+                target: "max_iterations_reached",
+                guard: "at_cap",
+                reason: "security findings",
+              },
+            ],
+            schema_invalid: [
+              {
+                target: "review_schema_invalid",
+              },
+            ],
+          },
+        },
+        test_plan: {
+          type: "step",
+          step: {
+            role: "tester",
+            output: "test_plan",
+            phase: "test",
+            instruction: 'Plan the tests. Reply with JSON only: {"summary": string, "commands": [{"argv": [string, ...]}]}.',
+          },
+          on: {
+            plan_valid: [
+              {
+                target: "running_tests",
+              },
+            ],
+            schema_invalid: [
+              {
+                target: "failed",
+              },
+            ],
+          },
+        },
+        running_tests: {
+          type: "step",
+          step: {
+            role: "tester",
+            output: "commands",
+            phase: "test",
+            instruction: "Run the planned commands.",
+          },
+          on: {
+            tests_passed: [
+              {
+                target: "approved",
+              },
+            ],
+            tests_failed: [
+              {
+                target: "building",
+                guard: "under_cap",
+                iterate: true,
+                reason: "test_failed",
+              },
+              {
+                target: "max_iterations_reached",
+                guard: "at_cap",
+                reason: "test_failed",
+              },
+            ],
+          },
+        },
+        approved: {
+          type: "terminal",
+          outcome: "approved",
+        },
+        review_schema_invalid: {
+          type: "terminal",
+          outcome: "review_schema_invalid",
+        },
+        max_iterations_reached: {
+          type: "terminal",
+          outcome: "max_iterations_reached",
+        },
+        failed: {
+          type: "terminal",
+          outcome: "failed",
+        },
+        cancelled: {
+          type: "terminal",
+          outcome: "cancelled",
+        },
+      },
+    },
+  },
+};
+
 /** The demo repository's files at its first commit. */
 export const DEMO_FILES: Readonly<Record<string, string>> = {
   "README.md": DEMO_README,
   "package.json": DEMO_PACKAGE_JSON,
   "src/slugify.js": DEMO_BUGGY_SOURCE,
   "test/slugify.test.js": DEMO_TEST,
+  ".catcafe/version.json": `${JSON.stringify({ configVersion: "1.0" }, null, 2)}\n`,
+  ".catcafe/runtimes.json": `${JSON.stringify(DEMO_RUNTIMES, null, 2)}\n`,
 };
 
 const CODER_PROPOSAL = `Proposal (simulated coder)

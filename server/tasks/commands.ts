@@ -114,6 +114,7 @@ export async function startTask(
     baseCommit,
     runId: newRunId(),
     now: new Date(),
+    settings: settings.settings,
     ...(options.chosen ? { chosen: options.chosen } : {}),
   });
   const sessionId = newSessionId();

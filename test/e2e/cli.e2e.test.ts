@@ -331,7 +331,7 @@ describe("catcafe against a live server", () => {
           expect(JSON.stringify(tokens)).not.toMatch(/hash/i);
         },
       ],
-      [["config", "validate", "--project", "demo"], (v) => expect(v).toMatchObject({ ok: true, found: false })],
+      [["config", "validate", "--project", "demo"], (v) => expect(v).toMatchObject({ ok: true, found: true })],
       [
         ["brains", "check", "--project", "demo"],
         (v) => {

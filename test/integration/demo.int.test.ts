@@ -187,5 +187,12 @@ describe("the demo", () => {
     await h.waitFor(proposal.sessionId, "awaiting confirm", (s) => s.fsm === "awaiting_operator_confirm");
     await confirmTask(deps(), { sessionId: proposal.sessionId, via: "api" }, testActor);
     expect((await h.waitFor(proposal.sessionId, "approved", (s) => s.status === "finished")).outcome).toBe("approved");
+    // The demo repository's own workflow (spec → build → security review → tests) runs too.
+    const secure = await startTask(deps(), { projectId: "demo", prompt: "Fix slugify()", workflow: "secure_change" }, testActor);
+    expect((await h.waitFor(secure.sessionId, "approved", (s) => s.status === "finished")).outcome).toBe("approved");
+    const states = ofType<{ input: { state: string } }>(await db.store.readStream(secure.sessionId), "StepScheduled").map(
+      (e) => e.input.state,
+    );
+    expect(states).toEqual(["spec", "building", "security_review", "test_plan", "running_tests"]);
   });
 });

@@ -239,6 +239,37 @@ describe("the settings a project's tasks run with", () => {
     expect(commands.map((s) => [s.input.commandTimeoutMs, s.maxAttempts])).toEqual([[20_000, 1]]);
   });
 
+  it("the rate limit in force spaces a project-record agent that sets none; one it sets is kept", async () => {
+    const reviewer = (rateLimit?: { minIntervalMs: number }) => ({
+      kind: "openai",
+      id: "gpt-reviewer",
+      model: "gpt-5",
+      baseUrl: "http://127.0.0.1:9/v1",
+      ...(rateLimit ? { rateLimit } : {}),
+    });
+    const spaced = await h.project(
+      "spaced",
+      { coder: [{ reply: "x" }], reviewer: reviewer(), tester: [{ reply: testPlan() }] },
+      { settings: { rateLimit: { minIntervalMs: 1_500 } } },
+    );
+    const own = await h.project("own-limit", {
+      coder: [{ reply: "x" }],
+      reviewer: reviewer({ minIntervalMs: 100 }),
+      tester: [{ reply: testPlan() }],
+    });
+    const reviewerLimit = async (projectId: string) => {
+      const { sessionId } = await startTask(deps(), { projectId, prompt: "x", mode: "proposal" }, testActor);
+      await cancelTask(deps(), { sessionId }, testActor);
+      const [started] = ofType<{ agents: { reviewer: { rateLimit?: { minIntervalMs: number } } } }>(
+        await db.store.readStream(sessionId),
+        "TaskStarted",
+      );
+      return started!.agents.reviewer.rateLimit;
+    };
+    expect(await reviewerLimit(spaced)).toEqual({ minIntervalMs: 1_500 });
+    expect(await reviewerLimit(own)).toEqual({ minIntervalMs: 100 });
+  });
+
   it("an override outside its range is refused with the field's path", async () => {
     await expect(h.project("bad-limits", { coder: [{ reply: "x" }] }, { settings: { timeouts: { stepMs: 0 } } } as never)).rejects.toThrow(
       /timeouts\.stepMs|stepMs/,

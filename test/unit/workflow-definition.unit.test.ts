@@ -3,6 +3,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEMO_RUNTIMES } from "../../server/demo/content";
 import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
 import { checkDefinition, InvalidWorkflowError, loadDefinition, type DefinitionProblem } from "../../server/workflow/definition";
 
@@ -403,5 +404,14 @@ describe("docs/workflows.md", () => {
         expect(row, `${def.id}.${name}`).toContain(state.step.instruction.replace(/\|/g, "\\|"));
       }
     }
+  });
+});
+
+describe("the demo project's own workflow", () => {
+  it("is docs/workflows.md's example, and loads", () => {
+    const doc = fs.readFileSync(path.resolve(import.meta.dirname, "../../docs/workflows.md"), "utf8");
+    const example = JSON.parse(/<!-- tested: \.catcafe\/runtimes\.json -->\s*```json\n([\s\S]*?)```/.exec(doc)![1]!) as unknown;
+    expect(DEMO_RUNTIMES).toEqual(example);
+    expect(loadDefinition(DEMO_RUNTIMES.workflows.secure_change).id).toBe("secure_change");
   });
 });
