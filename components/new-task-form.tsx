@@ -5,7 +5,7 @@ import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { Panel } from "@/components/panel";
-import { useTRPC } from "@/lib/trpc/client";
+import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 
 interface WorkflowOption {
   id: string;
@@ -37,8 +37,7 @@ export function NewTaskForm({
   const [mode, setMode] = useState(modes[0] ?? "proposal");
   const [prompt, setPrompt] = useState("");
   const start = useMutation(trpc.tasks.start.mutationOptions({ onSuccess: (r) => router.push(`/sessions/${r.sessionId}`) }));
-  const fieldErrors =
-    (start.error?.data as { zodError?: { fieldErrors?: Record<string, string[]> } } | undefined)?.zodError?.fieldErrors ?? {};
+  const fieldErrors = trpcFieldErrors(start.error);
   const effectiveMode = modes.includes(mode) ? mode : (modes[0] ?? "proposal");
 
   return (

@@ -108,6 +108,8 @@ export function registerSessionCommands(program: Command): void {
         return;
       }
       const task = await client.tasks.get.query({ sessionId });
+      // Its worktree, for an operator (a viewer may not see paths on the server).
+      const context = await client.tasks.runtimeContext.query({ sessionId }).catch(() => null);
       const timeline =
         options.events > 0
           ? await client.sessions.timeline.query({
@@ -116,11 +118,12 @@ export function registerSessionCommands(program: Command): void {
               limit: Math.min(options.events, 1000),
             })
           : [];
-      ctx.out.result({ task, timeline }, () => [
+      ctx.out.result({ task, timeline, ...(context ? { worktree: context.workspace } : {}) }, () => [
         `${sessionId}  ${task.status === "finished" ? `finished: ${task.outcome}` : `${task.status}, in ${task.fsm}`}`,
         `  project   ${task.project ? `${task.project.id} (${task.project.name})` : "-"}`,
         `  workflow  ${task.workflow ?? "-"} (${task.mode ?? "-"} mode), iteration ${task.iteration}`,
         `  step      ${task.step ? `${task.step.role} in ${task.step.state}` : "-"}`,
+        ...(context ? [`  worktree  ${context.workspace}`] : []),
         `  prompt    ${(task.prompt ?? "-").split("\n")[0]}`,
         ...(timeline.length
           ? ["", ...timeline.map((e) => `  ${shortTime(e.recordedAt)}  #${e.version}  ${e.type}  ${e.actor}  ${oneLine(e.summary)}`)]

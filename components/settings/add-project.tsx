@@ -8,7 +8,7 @@ import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { agentPreset, PRESET_KINDS } from "@/lib/agent-presets";
-import { useTRPC } from "@/lib/trpc/client";
+import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 
 const ROLES = ["coder", "reviewer", "tester"] as const;
 const input =
@@ -34,8 +34,7 @@ export function AddProjectForm() {
       },
     }),
   );
-  const serverErrors =
-    (save.error?.data as { zodError?: { fieldErrors?: Record<string, string[]> } } | undefined)?.zodError?.fieldErrors ?? {};
+  const serverErrors = trpcFieldErrors(save.error);
   const errorOf = (field: string) => localErrors[field] ?? serverErrors[field]?.join("; ");
   const set = (field: keyof typeof fields) => (e: React.ChangeEvent<HTMLInputElement | HTMLTextAreaElement>) =>
     setFields((f) => ({ ...f, [field]: e.target.value }));

@@ -7,7 +7,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
-import { useTRPC } from "@/lib/trpc/client";
+import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 
 export interface SettingRow {
   field: string;
@@ -69,8 +69,7 @@ export function ConfigForm(props: {
   const project = useMutation(trpc.settings.configureProject.mutationOptions({ onSuccess }));
   const server = useMutation(trpc.settings.configureServer.mutationOptions({ onSuccess }));
   const save = props.scope === "project" ? project : server;
-  const fieldErrors =
-    (save.error?.data as { zodError?: { fieldErrors?: Record<string, string[]> } } | undefined)?.zodError?.fieldErrors ?? {};
+  const fieldErrors = trpcFieldErrors(save.error);
   const formError = save.error && Object.keys(fieldErrors).length === 0 ? save.error.message : null;
   const id = (field: string) => `${props.scope}-${props.projectId ?? "all"}-${field}`;
   const set = (field: string) => (e: React.ChangeEvent<HTMLInputElement>) => setValues((v) => ({ ...v, [field]: e.target.value }));

@@ -20,6 +20,13 @@ export function trpcErrorCode(error: unknown): string | null {
   return typeof data?.code === "string" ? data.code : null;
 }
 
+/** A refused call's messages by input field (zod's, or a domain check's), for a form to show beside each field. */
+export function trpcFieldErrors(error: unknown): Record<string, string[]> {
+  const data = (error as TRPCClientError<AppRouter> | null)?.data as
+    { zodError?: { fieldErrors?: Record<string, string[]> } | null } | null | undefined;
+  return data?.zodError?.fieldErrors ?? {};
+}
+
 function makeQueryClient(): QueryClient {
   return new QueryClient({
     defaultOptions: {

@@ -305,7 +305,12 @@ describe("catcafe against a live server", () => {
       ],
       [
         ["session", "show", approvedId, "--events", "5"],
-        (v) => expect(v).toMatchObject({ task: { sessionId: approvedId, outcome: "approved" }, timeline: expect.any(Array) }),
+        (v) =>
+          expect(v).toMatchObject({
+            task: { sessionId: approvedId, outcome: "approved" },
+            timeline: expect.any(Array),
+            worktree: expect.stringMatching(new RegExp(`workspaces/${approvedId}$`)),
+          }),
       ],
       [["runners", "list"], (v) => expect((v as Array<{ live: boolean }>).some((r) => r.live)).toBe(true)],
       [["projects", "list"], (v) => expect(v).toEqual([{ id: "demo", name: expect.any(String), simulated: true }])],
@@ -314,6 +319,16 @@ describe("catcafe against a live server", () => {
         (v) => expect(v).toMatchObject({ id: "demo", allowlist: [["node", "--test", "**"]], settings: expect.any(Array) }),
       ],
       [["inbox"], (v) => expect(v).toMatchObject({ count: expect.any(Number), items: expect.any(Array) })],
+      [
+        ["session", "show", approvedId, "--context"],
+        (v) =>
+          expect(v).toMatchObject({
+            sessionId: approvedId,
+            workflow: { id: "review_loop", userDefined: false },
+            limits: { stepTimeoutMs: 600_000, maxAttempts: 4 },
+            agents: { coder: { agentId: "coder-sim" }, reviewer: { agentId: "reviewer-sim" }, tester: { agentId: "tester-sim" } },
+          }),
+      ],
       [
         ["config", "--project", "demo"],
         (v) =>

@@ -26,6 +26,14 @@ export function tempDir(prefix: string): string {
   return dir;
 }
 
+/** Runs git in `cwd` as a test author (no signing); its output, trimmed. */
+export function gitIn(cwd: string, ...args: string[]): string {
+  return execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", ...args], {
+    cwd,
+    encoding: "utf8",
+  }).trim();
+}
+
 /** A git repository with src/sum.js (buggy) and a node:test that fails until it is fixed. */
 export function makeSumRepo(root: string): string {
   const repo = path.join(root, "project");

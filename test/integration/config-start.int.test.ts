@@ -3,7 +3,6 @@
 // formatted `file: path: problem` and record nothing; valid ones are bound and snapshotted
 // (secrets redacted) into the session's events, and the run uses that snapshot even after
 // the files change.
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +11,7 @@ import { isAppError } from "../../server/errors";
 import type { RecordedEvent } from "../../server/events/types";
 import { cancelTask, rerunTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
-import { BUGGY_SUM, createHarness, FIXED_SUM, reviewApprove, tempDir, type Harness } from "../helpers/tasks";
+import { BUGGY_SUM, createHarness, FIXED_SUM, gitIn, reviewApprove, tempDir, type Harness } from "../helpers/tasks";
 
 let db: TestDatabase;
 let h: Harness;
@@ -31,11 +30,7 @@ beforeAll(async () => {
 });
 
 const deps = () => ({ store: db.store, pool: db.pool });
-const git = (...args: string[]) =>
-  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", ...args], {
-    cwd: h.repo,
-    encoding: "utf8",
-  }).trim();
+const git = (...args: string[]) => gitIn(h.repo, ...args);
 
 /** Replaces `.catcafe/` in the project repository (null deletes a file) and commits it. */
 function commitConfig(files: Record<string, unknown>, message = "config"): string {

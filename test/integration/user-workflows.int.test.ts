@@ -4,7 +4,6 @@
 // mid-run changes nothing); an invalid one is refused before anything is recorded; a
 // project's step timeout and retry policy govern its steps while another project keeps
 // its own.
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +11,7 @@ import { isAppError } from "../../server/errors";
 import type { RecordedEvent } from "../../server/events/types";
 import { cancelTask, rerunTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
-import { createHarness, FIXED_SUM, reviewApprove, tempDir, testPlan, type Harness } from "../helpers/tasks";
+import { createHarness, FIXED_SUM, gitIn, reviewApprove, tempDir, testPlan, type Harness } from "../helpers/tasks";
 
 let db: TestDatabase;
 let h: Harness;
@@ -35,11 +34,7 @@ beforeAll(async () => {
 });
 
 const deps = () => ({ store: db.store, pool: db.pool });
-const git = (...args: string[]) =>
-  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", ...args], {
-    cwd: h.repo,
-    encoding: "utf8",
-  }).trim();
+const git = (...args: string[]) => gitIn(h.repo, ...args);
 
 function commitRuntimes(content: unknown): string {
   const dir = path.join(h.repo, ".catcafe");
