@@ -95,9 +95,9 @@ export async function startTask(
   const input = ZStartTaskInput.parse(raw);
   const project = await getProject(deps.pool, input.projectId);
   const baseCommit = await resolveBaseCommit(project.repoPath);
-  // settings.json with the project's overrides, and the repository's .catcafe/ as committed
-  // at the base commit (null without one): invalid ones refuse the start with every error;
-  // a later edit never changes this run.
+  // The settings in force (settings.json, then the server's and the project's overrides) and
+  // the repository's .catcafe/ as committed at the base commit (null without one): invalid
+  // ones refuse the start with every error; a later edit never changes this run.
   const settings = runSettings(project, { server: (await serverOverride(deps.store)).override });
   const repoConfig = await loadRunConfig(project, baseCommit, settings);
   const { definition, user } = resolveWorkflow(input.workflow ?? repoConfig?.project.workflow?.default ?? "review_loop", repoConfig);
