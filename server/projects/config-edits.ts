@@ -219,7 +219,7 @@ function recordDocument(p: Project): Record<string, unknown> {
 /**
  * Writes a project record and its history entry together. The append with the stream's
  * version comes first (the transaction's first write), so two admins saving at once cannot
- * both win: the second gets CONFLICT and saves again on what the first wrote.
+ * both win: the second gets CONFLICT, and saves again on what the first wrote.
  */
 async function saveProject(
   deps: Deps,
@@ -373,9 +373,10 @@ export async function revertChange(deps: Deps, raw: z.input<typeof ZRevertInput>
       "PRECONDITION_FAILED",
       `change #${input.version} set the webhook, whose URL the history does not keep (it may hold a token): set the webhook again instead`,
     );
-  const current: unknown =
-    input.scope === "server" ? (await serverOverride(deps.store)).override : recordDocument(await getProject(deps.pool, input.projectId!));
-  let next = current;
+  const project = input.scope === "project" ? await getProject(deps.pool, input.projectId!) : null;
+  // Compared as the history recorded it; changed on the record itself (whose webhook URL is whole).
+  const current: unknown = project ? recordDocument(project) : (await serverOverride(deps.store)).override;
+  let next: unknown = project ?? current;
   for (const c of changes) {
     if (!isDeepStrictEqual(valueAtPath(current, c.path), c.to))
       throw new AppError(
@@ -384,9 +385,8 @@ export async function revertChange(deps: Deps, raw: z.input<typeof ZRevertInput>
       );
     next = setAtPath(next, c.path, c.from);
   }
-  if (input.scope === "server") return saveServerOverride(deps, next, actor, { revertOf: input.version });
-  const project = await getProject(deps.pool, input.projectId!);
-  return saveProject(deps, project, { ...(next as Record<string, unknown>), id: project.id }, actor, { revertOf: input.version });
+  if (!project) return saveServerOverride(deps, next, actor, { revertOf: input.version });
+  return saveProject(deps, project, { ...(next as Project), id: project.id }, actor, { revertOf: input.version });
 }
 
 // --- what is in force, and where it came from ----------------------------------------------

@@ -100,6 +100,32 @@ describe("a project's configuration, edited", () => {
     expect((stale as Error).message).toBe("settings.timeouts changed again after #3: revert the later change first, or edit it");
   });
 
+  it("a revert on a project with a webhook keeps its whole URL (history shows only the origin); a webhook change is not revertible", async () => {
+    const url = "https://hooks.example.com/services/T0KEN/secret";
+    await registerProject(
+      deps(),
+      { id: "cfg-hook", name: "Hook", repoPath: h.repo, allowlist: [], agents, webhook: { url, format: "slack" } },
+      admin,
+    );
+    const history = JSON.stringify(await configHistory(db.store, projectConfigStream("cfg-hook")));
+    expect(history).toContain("https://hooks.example.com/…");
+    expect(history).not.toContain("T0KEN");
+    const saved = await configureProject(deps(), { projectId: "cfg-hook", maxIterations: 6 }, admin);
+    await revertChange(deps(), { scope: "project", projectId: "cfg-hook", version: saved.version }, admin);
+    expect(await getProject(db.pool, "cfg-hook")).toMatchObject({ maxIterations: 3, webhook: { url, format: "slack" } });
+    const hookChange = await configureProject(
+      deps(),
+      { projectId: "cfg-hook", webhookUrl: "https://hooks.example.com/services/NEW" },
+      admin,
+    );
+    expect(hookChange.changes).toEqual([
+      { path: ["webhook", "url"], from: "https://hooks.example.com/…", to: "https://hooks.example.com/… (new)" },
+    ]);
+    await expect(revertChange(deps(), { scope: "project", projectId: "cfg-hook", version: hookChange.version }, admin)).rejects.toThrow(
+      /whose URL the history does not keep/,
+    );
+  });
+
   it("refuses bad values with the files' messages, each under its field, and keeps what was recorded", async () => {
     await registerProject(deps(), { id: "cfg-b", name: "B", repoPath: h.repo, allowlist: [], agents }, admin);
     const before = await db.store.readStream(projectConfigStream("cfg-b"));
