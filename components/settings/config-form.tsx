@@ -56,15 +56,22 @@ export function ConfigForm(props: {
   const trpc = useTRPC();
   const router = useRouter();
   const own = props.scope;
-  const initial = Object.fromEntries(props.settings.map((s) => [s.field, s.source === own ? show(s.value) : ""]));
-  const [values, setValues] = useState<Record<string, string>>({
-    ...initial,
+  const fill = (): Record<string, string> => ({
+    ...Object.fromEntries(props.settings.map((s) => [s.field, s.source === own ? show(s.value) : ""])),
     ...(props.maxIterations ? { maxIterations: String(props.maxIterations.value) } : {}),
     ...Object.fromEntries((props.models ?? []).map((m) => [`models.${m.role}`, m.model])),
     webhookUrl: "",
     webhookFormat: props.webhook?.format ?? "json",
     webhookRemove: "",
   });
+  const [values, setValues] = useState(fill);
+  // A newer configuration (a save, a revert, another admin's change, shown after a refresh)
+  // refills the fields: a later save must not send values from before it.
+  const [filledAt, setFilledAt] = useState(props.version);
+  if (props.version !== filledAt) {
+    setFilledAt(props.version);
+    setValues(fill());
+  }
   const onSuccess = () => router.refresh();
   const project = useMutation(trpc.settings.configureProject.mutationOptions({ onSuccess }));
   const server = useMutation(trpc.settings.configureServer.mutationOptions({ onSuccess }));

@@ -343,7 +343,9 @@ describe("the session view", () => {
     // The change is an event with the admin as its actor, and it is in the history.
     const history = await adminPage.evaluate(async () => {
       const res = await fetch(`/api/trpc/settings.history?input=${encodeURIComponent(JSON.stringify({ projectId: "shop" }))}`);
-      return (await res.json()) as { result: { data: Array<{ actor: { kind: string }; actorName: string; changes: unknown[] }> } };
+      return (await res.json()) as {
+        result: { data: Array<{ version: number; actor: { kind: string }; actorName: string; changes: unknown[] }> };
+      };
     });
     const [latest] = history.result.data;
     expect(latest).toMatchObject({
@@ -372,6 +374,13 @@ describe("the session view", () => {
     });
     expect(after).toBe(history.result.data.length);
     await screenshot(adminPage, "settings-projects.png");
+
+    // Revert the model and the cap from the history: the form shows what was before, without a reload.
+    await shop.locator("summary").filter({ hasText: "History" }).click();
+    await shop.getByRole("button", { name: `Revert #${latest!.version}` }).click();
+    await expect.poll(() => field("models.reviewer").inputValue(), { timeout: 10_000 }).toBe("gpt-5");
+    expect(await field("maxIterations").inputValue()).toBe("3");
+    expect(await field("stepTimeoutMs").inputValue()).toBe("");
 
     // An operator's session page shows the runtime context it ran with.
     const demoId = DEMO_LINE.exec(app.proc.output())![1]!;
