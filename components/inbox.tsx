@@ -14,7 +14,7 @@ const LABELS: Record<InboxItem["attention"], { label: string; tone: string }> = 
   failed: { label: "failed", tone: "bg-rose-100 text-rose-900 dark:bg-rose-950 dark:text-rose-200" },
 };
 
-function useLiveInbox(initial: Inbox, filters: { projectId?: string; mine?: boolean }) {
+function useLiveInbox(initial: Inbox, filters: { projectId?: string; mine?: boolean; countOnly?: boolean }) {
   const trpc = useTRPC();
   const [inbox, setInbox] = useState(initial);
   const subscription = useSubscription(trpc.inbox.live.subscriptionOptions(filters, { onData: (data) => setInbox(data) }));
@@ -22,7 +22,8 @@ function useLiveInbox(initial: Inbox, filters: { projectId?: string; mine?: bool
 }
 
 function Count({ initial }: { initial: number }) {
-  const { inbox } = useLiveInbox({ count: initial, items: [] }, {});
+  // Every page has it: the count only, never the items.
+  const { inbox } = useLiveInbox({ count: initial, items: [] }, { countOnly: true });
   if (inbox.count === 0) return null;
   return (
     <span

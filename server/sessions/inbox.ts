@@ -18,6 +18,8 @@ export const ZInboxFilters = z.object({
   projectId: z.string().min(1).max(100).optional(),
   /** Only sessions the asking user started. */
   mine: z.boolean().optional(),
+  /** Only how many (the header's count): no items read or sent. */
+  countOnly: z.boolean().optional(),
 });
 export type InboxFilters = z.infer<typeof ZInboxFilters>;
 
@@ -130,7 +132,7 @@ export async function* followInbox(
   try {
     let last = "";
     while (!signal?.aborted) {
-      const inbox = await readInbox(db, filters, me);
+      const inbox = filters.countOnly ? { count: await countInbox(db), items: [] } : await readInbox(db, filters, me);
       const key = JSON.stringify(inbox);
       if (key !== last) {
         last = key;

@@ -4,13 +4,13 @@
 // started, confirmed and watched to approved (exit 0), a failing session makes watch exit
 // non-zero, export writes the export layout's files, a viewer's confirm is FORBIDDEN, a revoked
 // token is refused, and --json output parses.
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCatCafeClient } from "../../lib/client";
 import { cleanEnv, LIVE_SERVER_TIMEOUT_MS, ROOT, run, startLiveServer, type LiveServer, type RunResult } from "../helpers/live-server";
+import { gitIn } from "../helpers/tasks";
 
 const BIN = path.join(ROOT, "bin", "catcafe.mjs");
 const CLI_TIMEOUT_MS = 90_000;
@@ -374,16 +374,14 @@ describe("catcafe against a live server", () => {
 
   it("projects add registers a project with an agent per role and checks its .catcafe/ on the spot; a bad agent flag is a usage error", async () => {
     const repo = homeDir("own-repo");
-    execFileSync("git", ["init", "-q", "-b", "main"], { cwd: repo });
+    gitIn(repo, "init", "-q", "-b", "main");
     fs.mkdirSync(path.join(repo, ".catcafe"));
     fs.writeFileSync(
       path.join(repo, ".catcafe", "agents.json"),
       JSON.stringify({ agents: [{ id: "coder-1", role: "coder", defaultBrain: "gpt" }] }),
     );
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "add", "-A"], { cwd: repo });
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "init"], {
-      cwd: repo,
-    });
+    gitIn(repo, "add", "-A");
+    gitIn(repo, "commit", "-q", "-m", "init");
     const added = await catcafe([
       ...["projects", "add", "own", "--repo", repo, "--name", "Our service", "--allow", "npm test"],
       ...["--agent", "coder=claude", "--agent", "reviewer=openai:gpt-5", "--agent", "tester=simulated", "--json"],

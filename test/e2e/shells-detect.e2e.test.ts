@@ -1,6 +1,5 @@
 // Detection (req M2) of the real CLIs this project pins, and of fake ones: too old, not
 // there, lacking a flag, hanging on --version. The result is plain JSON.
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -9,6 +8,7 @@ import { detectShell, detectShells } from "../../server/agents/shells/detect";
 import { upsertProject } from "../../server/projects/projects";
 import { detectConfiguredShells } from "../../server/projects/shells";
 import { createTestDatabase } from "../helpers/db";
+import { gitIn } from "../helpers/tasks";
 
 const PINNED = (
   JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, "../../package.json"), "utf8")) as {
@@ -145,11 +145,9 @@ describe("detectConfiguredShells (catcafe shells detect --project)", () => {
       path.join(repo, ".catcafe", "shells.json"),
       JSON.stringify({ shells: { "team-claude": { kind: "claude", command: old, versionRange: ">=2.0.0" }, plain: { kind: "codex" } } }),
     );
-    execFileSync("git", ["init", "-q", "-b", "main"], { cwd: repo });
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "add", "-A"], { cwd: repo });
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "shells"], {
-      cwd: repo,
-    });
+    gitIn(repo, "init", "-q", "-b", "main");
+    gitIn(repo, "add", "-A");
+    gitIn(repo, "commit", "-q", "-m", "shells");
     await upsertProject(db.pool, { id: "shells", name: "Shells", repoPath: repo, allowlist: [], agents: {} });
     const checked = await detectConfiguredShells(db.pool, "shells");
     // Only the shell with a command of its own; the plain codex is what `shells detect` already probes.

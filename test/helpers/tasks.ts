@@ -14,6 +14,7 @@ import { Runner, type RunnerOptions } from "../../server/runner/runner";
 import { workflowExecutors } from "../../server/runner/workflow-executors";
 import { reactToReactionFailure, reactToStepOutcome } from "../../server/workflow/reactor";
 import { foldTask, type ActiveTask, type FinishedTask, type NoTask } from "../../server/workflow/engine";
+import type { RecordedEvent } from "../../server/events/types";
 import type { TestDatabase } from "./db";
 
 export const BUGGY_SUM = "function sum(a, b) {\n  return a - b;\n}\nmodule.exports = { sum };\n";
@@ -24,6 +25,11 @@ export function tempDir(prefix: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/** The data of a stream's events of one type, in order. */
+export function ofType<T = Record<string, unknown>>(events: readonly RecordedEvent[], type: string): T[] {
+  return events.filter((e) => e.type === type).map((e) => e.data as T);
 }
 
 /** Runs git in `cwd` as a test author (no signing); its output, trimmed. */

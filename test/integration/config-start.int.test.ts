@@ -8,10 +8,9 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getRuntimeContext } from "../../server/config";
 import { isAppError } from "../../server/errors";
-import type { RecordedEvent } from "../../server/events/types";
 import { cancelTask, rerunTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
-import { BUGGY_SUM, createHarness, FIXED_SUM, gitIn, reviewApprove, tempDir, type Harness } from "../helpers/tasks";
+import { BUGGY_SUM, createHarness, FIXED_SUM, gitIn, reviewApprove, tempDir, type Harness, ofType } from "../helpers/tasks";
 
 let db: TestDatabase;
 let h: Harness;
@@ -84,8 +83,6 @@ async function refusal(prompt = "Fix sum()"): Promise<{ message: string; lines: 
   expect(await streamCount()).toBe(before); // nothing recorded
   return { message: err.message, lines: (err.details?.configErrors as string[]) ?? [] };
 }
-
-const ofType = <T>(events: RecordedEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as T);
 
 describe("startTask with .catcafe/ committed in the project repository", () => {
   it("invalid configuration refuses the start with every error, formatted, and records nothing", async () => {

@@ -12,11 +12,10 @@ import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { DEMO_BUGGY_SOURCE, DEMO_FIXED_SOURCE, DEMO_REPO_DIR, DEMO_TEST_COUNT } from "../../server/demo/content";
 import { ensureDemoRepo } from "../../server/demo/repo";
 import { seedDemo, type DemoSeedResult } from "../../server/demo/seed";
-import type { RecordedEvent } from "../../server/events/types";
 import { getProject } from "../../server/projects/projects";
 import { confirmTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
-import { createHarness, type Harness } from "../helpers/tasks";
+import { createHarness, type Harness, ofType } from "../helpers/tasks";
 
 let db: TestDatabase;
 let h: Harness;
@@ -34,8 +33,6 @@ function dataDirForTest(prefix: string): string {
 }
 
 const deps = () => ({ store: db.store, pool: db.pool });
-const ofType = <T = Record<string, unknown>>(events: RecordedEvent[], type: string) =>
-  events.filter((e) => e.type === type).map((e) => e.data as T);
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
 
 async function demoTaskCount(): Promise<number> {

@@ -22,7 +22,7 @@ import {
 } from "../../server/export";
 import { confirmTask, rerunTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
-import { createHarness, FIXED_SUM, reviewApprove, reviewChanges, tempDir, testPlan, type Harness } from "../helpers/tasks";
+import { createHarness, FIXED_SUM, reviewApprove, reviewChanges, tempDir, testPlan, type Harness, ofType } from "../helpers/tasks";
 
 let db: TestDatabase;
 let h: Harness;
@@ -30,8 +30,6 @@ let sessionId: string;
 let events: RecordedEvent[];
 let files: ExportFiles;
 
-const ofType = <T = Record<string, unknown>>(list: RecordedEvent[], type: string) =>
-  list.filter((e) => e.type === type).map((e) => e.data as T);
 const text = (name: string) => {
   const content = files.get(name);
   if (content === undefined) throw new Error(`${name} is not in the export`);

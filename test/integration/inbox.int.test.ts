@@ -7,13 +7,12 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "../../server/errors";
-import type { RecordedEvent } from "../../server/events/types";
 import { registerProject } from "../../server/projects/config-edits";
 import { acknowledge, followInbox, readInbox, type Inbox } from "../../server/sessions/inbox";
 import { SessionEventsListener } from "../../server/sessions/view/listener";
 import { confirmTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
-import { createHarness, reviewChanges, testPlan, type Harness } from "../helpers/tasks";
+import { createHarness, reviewChanges, testPlan, type Harness, ofType } from "../helpers/tasks";
 import pg from "pg";
 
 let db: TestDatabase;
@@ -68,8 +67,6 @@ async function nextInbox(feed: AsyncGenerator<Inbox>, test: (inbox: Inbox) => bo
   }
 }
 
-const ofType = <T>(events: RecordedEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as T);
-
 describe("the attention inbox", () => {
   it("shows a session waiting for a confirm and one escalated at the loop limit as they happen; acknowledging is recorded; filters work", async () => {
     await registerProject(deps(), { id: "inbox-a", name: "A", repoPath: h.repo, allowlist: [["node", "--test", "**"]], agents }, testActor);
@@ -105,6 +102,10 @@ describe("the attention inbox", () => {
         outcome: "max_iterations_reached",
       });
       expect(later.count).toBe(2);
+      // The header's feed: the count only, no items read or sent.
+      const header = followInbox(db.pool, listener, { countOnly: true }, "user:alice", controller.signal);
+      expect((await header.next()).value).toEqual({ count: 2, items: [] });
+      await header.return(undefined);
 
       // Filters: by project, and "mine" (sessions the asking user started).
       expect((await readInbox(db.pool, { projectId: "inbox-b" }, "user:alice")).count).toBe(0);

@@ -8,7 +8,7 @@ import type { RecordedEvent } from "../../server/events/types";
 import { startTask } from "../../server/tasks/commands";
 import type { TaskState } from "../../server/workflow/engine";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
-import { BUGGY_SUM, createHarness, FIXED_SUM, testPlan, type Harness, type Script } from "../helpers/tasks";
+import { BUGGY_SUM, createHarness, FIXED_SUM, testPlan, type Harness, type Script, ofType } from "../helpers/tasks";
 
 let db: TestDatabase;
 let h: Harness;
@@ -19,8 +19,6 @@ beforeAll(async () => {
 });
 
 const finished = (s: TaskState) => s.status === "finished";
-const ofType = <T = Record<string, unknown>>(events: RecordedEvent[], type: string) =>
-  events.filter((e) => e.type === type).map((e) => e.data as T);
 const transitions = (events: RecordedEvent[]) =>
   ofType<{ from: string; to: string }>(events, "SessionStateChanged").map((d) => `${d.from}→${d.to}`);
 const stepPrompts = (events: RecordedEvent[], state: string) =>

@@ -5,7 +5,7 @@ import { isAppError } from "../../server/errors";
 import type { RecordedEvent } from "../../server/events/types";
 import { cancelTask, confirmTask, followUpTask, rerunTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
-import { createHarness, FIXED_SUM, reviewApprove, reviewChanges, testPlan, type Harness } from "../helpers/tasks";
+import { createHarness, FIXED_SUM, reviewApprove, reviewChanges, testPlan, type Harness, ofType } from "../helpers/tasks";
 
 let db: TestDatabase;
 let h: Harness;
@@ -18,8 +18,6 @@ beforeAll(async () => {
 const deps = () => ({ store: db.store, pool: db.pool });
 const finished = (s: { status: string }) => s.status === "finished";
 const types = (events: RecordedEvent[]) => events.map((e) => e.type);
-const ofType = <T = Record<string, unknown>>(events: RecordedEvent[], type: string) =>
-  events.filter((e) => e.type === type).map((e) => e.data as T);
 const transitions = (events: RecordedEvent[]) =>
   ofType<{ from: string; to: string }>(events, "SessionStateChanged").map((d) => `${d.from}→${d.to}`);
 

@@ -10,7 +10,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAppEventStore } from "../../server/app-store";
 import { createPool } from "../../server/db/pool";
 import { rebuildProjections, snapshotProjections } from "../../server/events/rebuild";
-import type { RecordedEvent } from "../../server/events/types";
 import { appendWhileHeld, claimNextStep, failExhaustedSteps, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
 import { builtinExecutors, type StepExecutor } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";
@@ -18,7 +17,7 @@ import { workflowExecutors } from "../../server/runner/workflow-executors";
 import { startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { isAlive, waitUntil } from "../helpers/processes";
-import { createHarness, FIXED_SUM, reviewApprove, testPlan, type Harness } from "../helpers/tasks";
+import { createHarness, FIXED_SUM, reviewApprove, testPlan, type Harness, ofType } from "../helpers/tasks";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy";
 
 // The ledger cases watch the test processes from outside by pid, which needs them outside a
@@ -48,8 +47,6 @@ afterAll(async () => {
 });
 
 const deps = () => ({ store: db.store, pool: db.pool });
-const ofType = <T = Record<string, unknown>>(events: RecordedEvent[], type: string) =>
-  events.filter((e) => e.type === type).map((e) => e.data as T);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until(probe: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {

@@ -11,7 +11,7 @@ import { isAppError } from "../../server/errors";
 import type { RecordedEvent } from "../../server/events/types";
 import { cancelTask, rerunTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
-import { createHarness, FIXED_SUM, gitIn, reviewApprove, tempDir, testPlan, type Harness } from "../helpers/tasks";
+import { createHarness, FIXED_SUM, gitIn, reviewApprove, tempDir, testPlan, type Harness, ofType } from "../helpers/tasks";
 
 let db: TestDatabase;
 let h: Harness;
@@ -45,7 +45,6 @@ function commitRuntimes(content: unknown): string {
   return git("rev-parse", "HEAD");
 }
 
-const ofType = <T>(events: RecordedEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as T);
 const scheduledStates = (events: RecordedEvent[]) =>
   ofType<{ input: { state: string } }>(events, "StepScheduled").map((s) => s.input.state);
 
