@@ -6,6 +6,7 @@ import type { ReplayView } from "@/server/sessions/replay";
 import { formatTimestamp } from "@/lib/format-time";
 import { Panel } from "../panel";
 import { StateBadge } from "../state-badge";
+import { SUCCESS_OUTCOMES } from "@/lib/outcomes";
 
 export function StatePanel({ view }: { view: ReplayView }) {
   const s = view.state;
@@ -62,7 +63,7 @@ export function StatePanel({ view }: { view: ReplayView }) {
         ) : null}
         {s.finalized ? (
           <div
-            className={`rounded-md border p-2.5 text-xs ${s.finalized.outcome === "approved" || s.finalized.outcome === "done" ? "border-emerald-200 bg-emerald-50/60 dark:border-emerald-900/60 dark:bg-emerald-950/20" : "border-rose-200 bg-rose-50/60 dark:border-rose-900/60 dark:bg-rose-950/20"}`}
+            className={`rounded-md border p-2.5 text-xs ${SUCCESS_OUTCOMES.includes(s.finalized.outcome) ? "border-emerald-200 bg-emerald-50/60 dark:border-emerald-900/60 dark:bg-emerald-950/20" : "border-rose-200 bg-rose-50/60 dark:border-rose-900/60 dark:bg-rose-950/20"}`}
           >
             <div className="font-medium">Finished: {s.finalized.outcome}</div>
             {s.finalized.errorClass ? (

@@ -17,6 +17,7 @@ import { RoleAvatar } from "./role-style";
 import { useSessionContext } from "./session-context";
 import { TestPlanCard, TestResultsCard } from "./test-cards";
 import { VerdictCard } from "./verdict-card";
+import { SUCCESS_OUTCOMES } from "@/lib/outcomes";
 
 type Item =
   | { kind: "entry"; entry: SessionEntry }
@@ -333,7 +334,7 @@ function EntryView({ entry }: { entry: SessionEntry }) {
 
 function FinalizedCard({ entry }: { entry: EntryOf<"finalized"> }) {
   const d = entry.detail;
-  const good = d.outcome === "approved" || d.outcome === "done";
+  const good = SUCCESS_OUTCOMES.includes(d.outcome);
   const explanation = entry.failure ? (
     <FailureLine failure={entry.failure} />
   ) : d.reason ? (

@@ -6,8 +6,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { CatCafeClient } from "./client";
 import type { RouterOutputs } from "./types";
 
-/** Outcomes that mean the work was done: review_loop's `approved`, planning's `done`. */
-export const SUCCESS_OUTCOMES: readonly string[] = ["approved", "done"];
+import { SUCCESS_OUTCOMES } from "../outcomes";
+
+export { SUCCESS_OUTCOMES };
 
 /** Polling never asks more often than this. */
 export const MIN_POLL_INTERVAL_MS = 1000;

@@ -92,6 +92,14 @@ export const ZScriptedAgentConfig = ZAgentBase.extend({
   byOutput: z
     .record(z.string().regex(/^[a-z][a-z_]*$/, "an output kind, like text or review_verdict"), z.array(ZScriptEntry).min(1))
     .optional(),
+  /**
+   * Replies by the stage of a staged workflow (the Forge pipeline), before `byOutput`:
+   * entry n for the stage's iteration n + 1, the last repeating. A person's feedback or a
+   * critic's revise moves to the next entry, whatever happened in other stages.
+   */
+  byStage: z
+    .record(z.string().regex(/^[a-z][a-z0-9_]*$/, "a stage name, like prd or coding"), z.array(ZScriptEntry).min(1))
+    .optional(),
 }).strict();
 export type ScriptedAgentConfig = z.output<typeof ZScriptedAgentConfig>;
 export type ScriptedAgentConfigInput = z.input<typeof ZScriptedAgentConfig>;

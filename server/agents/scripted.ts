@@ -42,17 +42,22 @@ export class ScriptedAgent implements Agent {
     this.name = this.config.name ?? this.config.id;
   }
 
-  /** The entry invocation `n` plays: byOutput[output][n] when the script has replies for that output, else responses[n]; the last one past the end. */
-  entryFor(invocation: number, output?: string): ScriptEntry {
-    const responses = (output ? this.config.byOutput?.[output] : undefined) ?? this.config.responses;
-    const index = Math.min(Math.max(0, Math.floor(invocation)), responses.length - 1);
+  /**
+   * The entry invocation `n` plays: byStage[stage][iteration − 1] for a staged step whose
+   * stage the script names, else byOutput[output][n] when the script has replies for that
+   * output, else responses[n]; the last one past the end.
+   */
+  entryFor(invocation: number, output?: string, stage?: AgentRequest["stage"]): ScriptEntry {
+    const byStage = stage ? this.config.byStage?.[stage.name] : undefined;
+    const responses = byStage ?? (output ? this.config.byOutput?.[output] : undefined) ?? this.config.responses;
+    const index = Math.min(Math.max(0, Math.floor(byStage && stage ? stage.iteration - 1 : invocation)), responses.length - 1);
     const entry = responses[index];
     if (!entry) throw new AgentError("internal_error", `scripted agent ${this.id} has an empty script`, false);
     return entry;
   }
 
   async invoke(request: AgentRequest): Promise<AgentResponse> {
-    const entry = this.entryFor(request.invocation, request.output);
+    const entry = this.entryFor(request.invocation, request.output, request.stage);
     if (request.signal.aborted) throw interrupted("aborted", "");
     if (!(request.deadline > Date.now())) throw interrupted("deadline", ""); // NaN too
     if ("fault" in entry) return playFault(entry, request);

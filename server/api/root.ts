@@ -1,5 +1,6 @@
 // The application's tRPC router. `AppRouter` is the type clients (browser, CLI) import.
 import { authRouter } from "./routers/auth";
+import { forgeRouter } from "./routers/forge";
 import { inboxRouter } from "./routers/inbox";
 import { lineageRouter } from "./routers/lineage";
 import { liveRouter } from "./routers/live";
@@ -17,6 +18,7 @@ import { createCallerFactory, router } from "./trpc";
 export const appRouter = router({
   auth: authRouter,
   tasks: tasksRouter,
+  forge: forgeRouter,
   sessions: sessionsRouter,
   projects: projectsRouter,
   runners: runnersRouter,

@@ -94,6 +94,22 @@ const ZRateLimit = z.strictObject({
 
 export const DEFAULT_BACKOFF_MS = [1000, 2000, 4000];
 
+/** The Forge pipeline's defaults: iteration caps per stage, which stages have a person's gate, a budget per session. */
+export const ZForgeSettings = z.strictObject({
+  caps: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), z.number().int().min(1).max(20)).optional(),
+  /** Stages with a person's gate (default: every gate of the pipeline: idea, prd, design, plan). */
+  gates: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/)).optional(),
+  budget: z
+    .strictObject({
+      maxCalls: z.number().int().min(1).max(10_000).optional(),
+      maxTokens: z.number().int().min(1).optional(),
+      reserveTokensPerCall: z.number().int().min(0).optional(),
+      maxWallMs: ZPositiveMillis(7 * DAY_MS).optional(),
+    })
+    .optional(),
+});
+export type ForgeSettings = z.output<typeof ZForgeSettings>;
+
 export const ZSettings = z.strictObject({
   ...schemaKey,
   version: ZConfigVersion.default(CONFIG_VERSION),
@@ -118,6 +134,7 @@ export const ZSettings = z.strictObject({
     })
     .prefault({}),
   rateLimit: z.strictObject({ minIntervalMs: ZMillis(HOUR_MS).default(2000) }).prefault({}),
+  forge: ZForgeSettings.prefault({}),
 });
 export type Settings = z.output<typeof ZSettings>;
 export type SettingsInput = z.input<typeof ZSettings>;
@@ -141,6 +158,7 @@ export const ZSettingsOverride = z.strictObject({
     .strictObject({ minIntervalMs: ZMillis(HOUR_MS) })
     .partial()
     .optional(),
+  forge: ZForgeSettings.optional(),
 });
 export type SettingsOverride = z.output<typeof ZSettingsOverride>;
 
@@ -152,6 +170,9 @@ export function withOverride(settings: Settings, override: SettingsOverride | un
     timeouts: { ...settings.timeouts, ...override.timeouts },
     retry: { ...settings.retry, ...override.retry },
     rateLimit: { ...settings.rateLimit, ...override.rateLimit },
+    forge: override.forge
+      ? { ...settings.forge, ...override.forge, caps: { ...settings.forge.caps, ...override.forge.caps } }
+      : settings.forge,
   };
 }
 

@@ -2,6 +2,7 @@
 // bug and whose node:test suite says so, the task that asks for the fix, and the scripted
 // (simulated) agents that discuss it, fix it, review it and test it. Data only.
 import type { ScriptedAgentConfigInput } from "../agents/config";
+import { FORGE_DEMO_SCRIPTS } from "./forge-content";
 
 export const DEMO_PROJECT_ID = "demo";
 export const DEMO_PROJECT_NAME = "Demo project (simulated agents)";
@@ -334,10 +335,21 @@ const TESTER_PLAN = JSON.stringify({
 /** A canned reply, streamed as if thought about. */
 const say = (reply: string, files?: Record<string, string>) => ({ reply, chunkDelayMs: THINKING_MS, ...(files ? { files } : {}) });
 
-function simulated(role: string, byOutput: NonNullable<ScriptedAgentConfigInput["byOutput"]>): ScriptedAgentConfigInput {
+function simulated(
+  role: string,
+  byOutput: NonNullable<ScriptedAgentConfigInput["byOutput"]>,
+  byStage?: ScriptedAgentConfigInput["byStage"],
+): ScriptedAgentConfigInput {
   const name = `${role[0]!.toUpperCase()}${role.slice(1)} (simulated)`;
   // `responses` is the fallback for an output the script has no reply for: the roundtable text.
-  return { kind: "scripted", id: `${role}-sim`, name, responses: byOutput.text ?? [say(`${name}: nothing to add.`)], byOutput };
+  return {
+    kind: "scripted",
+    id: `${role}-sim`,
+    name,
+    responses: byOutput.text ?? [say(`${name}: nothing to add.`)],
+    byOutput,
+    ...(byStage ? { byStage } : {}),
+  };
 }
 
 /**
@@ -348,14 +360,24 @@ function simulated(role: string, byOutput: NonNullable<ScriptedAgentConfigInput[
  * talk about, and fix, slugify(), whatever the task says.
  */
 export const DEMO_AGENTS = {
-  coder: simulated("coder", {
-    text: [say(CODER_PROPOSAL)],
-    build: [say(CODER_FIX, { "src/slugify.js": DEMO_FIXED_SOURCE })],
-  }),
-  reviewer: simulated("reviewer", {
-    text: [say(REVIEWER_CRITIQUE)],
-    review_verdict: [say(REVIEWER_VERDICT)],
-  }),
+  coder: simulated(
+    "coder",
+    {
+      text: [say(CODER_PROPOSAL)],
+      build: [say(CODER_FIX, { "src/slugify.js": DEMO_FIXED_SOURCE })],
+    },
+    FORGE_DEMO_SCRIPTS.coder,
+  ),
+  reviewer: simulated(
+    "reviewer",
+    {
+      text: [say(REVIEWER_CRITIQUE)],
+      review_verdict: [say(REVIEWER_VERDICT)],
+    },
+    FORGE_DEMO_SCRIPTS.reviewer,
+  ),
+  /** The Forge demo's writer of the idea, PRD, design, plan and delivery report. */
+  planner: simulated("planner", { text: [say("Planner (simulated): nothing to add.")] }, FORGE_DEMO_SCRIPTS.planner),
   tester: simulated("tester", {
     text: [say(TESTER_COMMENTS)],
     test_plan: [say(TESTER_PLAN)],

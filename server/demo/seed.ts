@@ -9,6 +9,8 @@ import { createAppEventStore } from "../app-store";
 import type { Actor } from "../events/catalog";
 import { projectExists, upsertProject } from "../projects/projects";
 import { startTask, type TaskDeps } from "../tasks/commands";
+import { newForge } from "../forge/service";
+import { FORGE_DEMO_GATES, FORGE_DEMO_IDEA, FORGE_DEMO_TITLE } from "./forge-content";
 import { DEMO_AGENTS, DEMO_ALLOWLIST, DEMO_PROJECT_ID, DEMO_PROJECT_NAME, DEMO_TASK_PROMPT, DEMO_TASK_TITLE } from "./content";
 import { ensureDemoRepo } from "./repo";
 
@@ -43,12 +45,14 @@ export type DemoSeedResult =
       repoPath: string;
       /** The demo task: the one started now, or the project's first session from an earlier run. */
       sessionId: string;
+      /** The Forge demo (a word counter, idea to delivery), waiting at the PRD's gate. */
+      forgeSessionId: string;
       created: { repo: boolean; project: boolean; task: boolean };
       message: string;
     };
 
 /**
- * The first task session of a project. TaskStarted opens a task's own stream (right after
+ * The first task session of a project (Forge sessions aside). TaskStarted opens a task's own stream (right after
  * SessionCreated); forks inherit theirs, so looking at the first versions is enough, and
  * the join walks the small sessions table rather than every event.
  */
@@ -56,11 +60,35 @@ async function firstSessionOf(deps: TaskDeps, projectId: string): Promise<string
   const r = await deps.pool.query<{ id: string }>(
     `SELECT s.id FROM sessions s
      JOIN events e ON e.stream_id = s.id AND e.version <= 5
-     WHERE e.type = 'TaskStarted' AND e.data->'project'->>'id' = $1
+     WHERE e.type = 'TaskStarted' AND e.data->'project'->>'id' = $1 AND e.data->>'workflow' <> 'forge'
      ORDER BY s.created_at, s.id LIMIT 1`,
     [projectId],
   );
   return r.rows[0]?.id ?? null;
+}
+
+/** The project's first Forge session, if it has one. */
+async function firstForgeOf(deps: TaskDeps, projectId: string): Promise<string | null> {
+  const r = await deps.pool.query<{ id: string }>(
+    `SELECT s.id FROM sessions s
+     JOIN events e ON e.stream_id = s.id AND e.version <= 5
+     WHERE e.type = 'TaskStarted' AND e.data->'project'->>'id' = $1 AND e.data->>'workflow' = 'forge'
+     ORDER BY s.created_at, s.id LIMIT 1`,
+    [projectId],
+  );
+  return r.rows[0]?.id ?? null;
+}
+
+/** The Forge demo: a word counter from idea to delivery, stopping at the PRD's gate for a person. */
+async function seedForge(deps: TaskDeps): Promise<{ sessionId: string; created: boolean }> {
+  const earlier = await firstForgeOf(deps, DEMO_PROJECT_ID);
+  if (earlier) return { sessionId: earlier, created: false };
+  const { sessionId } = await newForge(
+    deps,
+    { projectId: DEMO_PROJECT_ID, idea: FORGE_DEMO_IDEA, title: FORGE_DEMO_TITLE, gates: [...FORGE_DEMO_GATES] as ["prd"] },
+    DEMO_ACTOR,
+  );
+  return { sessionId, created: true };
 }
 
 async function seed(deps: TaskDeps, dataDir: string): Promise<DemoSeedResult> {
@@ -79,7 +107,8 @@ async function seed(deps: TaskDeps, dataDir: string): Promise<DemoSeedResult> {
       maxIterations: 3,
     });
     const earlier = await firstSessionOf(deps, DEMO_PROJECT_ID);
-    const base = { status: "seeded" as const, projectId: DEMO_PROJECT_ID, repoPath: repo.path };
+    const forge = await seedForge(deps);
+    const base = { status: "seeded" as const, projectId: DEMO_PROJECT_ID, repoPath: repo.path, forgeSessionId: forge.sessionId };
     if (earlier) {
       return {
         ...base,
@@ -97,7 +126,7 @@ async function seed(deps: TaskDeps, dataDir: string): Promise<DemoSeedResult> {
       ...base,
       sessionId,
       created: { repo: repo.created, project: !existed, task: true },
-      message: `demo: created project "${DEMO_PROJECT_ID}" and a proposal task waiting for your confirm: ${sessionId}`,
+      message: `demo: created project "${DEMO_PROJECT_ID}", a proposal task waiting for your confirm: ${sessionId}, and a Forge pipeline that will wait at its PRD gate: ${forge.sessionId}`,
     };
   } finally {
     await lock.query(`SELECT pg_advisory_unlock(${SEED_LOCK_SQL})`).catch(() => {});

@@ -37,6 +37,35 @@ const ZFinding = z.object({
   message: z.string(),
 });
 
+/** A session's spending limits (TaskStarted.budget). */
+export const ZBudget = z.object({
+  maxCalls: z.number().int().positive().optional(),
+  maxTokens: z.number().int().positive().optional(),
+  /** Tokens set aside for each call before it is made (0: check what was spent only). */
+  reserveTokensPerCall: z.number().int().nonnegative().optional(),
+  maxWallMs: z.number().int().positive().optional(),
+});
+export type Budget = z.infer<typeof ZBudget>;
+
+const ZArtifactVersion = {
+  stage: z.string(),
+  path: z.string(),
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  blob: ZBlobRef,
+  size: z.number().int().nonnegative(),
+  /** A JSON artifact's parsed value (what the rules read); absent for markdown and for invalid JSON. */
+  json: ZJson.optional(),
+  /** Schema and rule problems of this version. */
+  problems: z.array(z.string()),
+};
+const ZForgeFinding = z.object({
+  id: z.string(),
+  severity: z.enum(["blocking", "major", "minor"]),
+  message: z.string(),
+  /** Who found it: the critic, or the rules checked by code. */
+  source: z.enum(["critic", "rule"]),
+});
+
 export const eventCatalog = {
   SessionCreated: defineEvent({
     version: 1,
@@ -153,13 +182,20 @@ export const eventCatalog = {
        * and never recorded: it may hold a token).
        */
       notify: z.boolean().optional(),
+      /** A staged workflow: the stages with a person's gate (absent: every gate the definition has). */
+      gates: z.array(z.string()).optional(),
+      /** A staged workflow: iteration caps per stage, over the definition's. */
+      stageCaps: z.record(z.string(), z.number().int().positive().max(50)).optional(),
+      /** Spending limits, each reserved before an agent call is scheduled, so the overspend is at most one call. */
+      budget: ZBudget.optional(),
     }),
     summary: (d) => `Task started (${d.workflow}, ${d.mode} mode) on ${d.project.name}: ${d.prompt}`,
   }),
   IterationStarted: defineEvent({
     version: 1,
-    schema: z.object({ iteration: z.number().int().positive(), reason: z.string() }),
-    summary: (d) => `Iteration ${d.iteration} (${d.reason})`,
+    /** `stage`: a staged workflow counts iterations per stage. */
+    schema: z.object({ iteration: z.number().int().positive(), reason: z.string(), stage: z.string().optional() }),
+    summary: (d) => `Iteration ${d.iteration}${d.stage ? ` of ${d.stage}` : ""} (${d.reason})`,
   }),
   AgentOutputRecorded: defineEvent({
     version: 1,
@@ -353,6 +389,145 @@ export const eventCatalog = {
       `${d.scope === "server" ? "Server settings" : `Project ${d.projectId}`}${d.revertOf ? ` (revert of #${d.revertOf})` : ""}: ${d.changes
         .map((c) => `${c.path.join(".")} ${JSON.stringify(c.from ?? null)} → ${JSON.stringify(c.to ?? null)}`)
         .join("; ")}`,
+  }),
+
+  // ---- Staged workflows (the Forge pipeline, req F1–F14) ---------------------------------
+  StageStarted: defineEvent({
+    version: 1,
+    schema: z.object({ stage: z.string() }),
+    summary: (d) => `Stage ${d.stage} started`,
+  }),
+  /** The stage's artifacts as it completed: from now on they are immutable. */
+  StageCompleted: defineEvent({
+    version: 1,
+    schema: z.object({ stage: z.string(), artifacts: z.array(z.object({ path: z.string(), hash: z.string() })) }),
+    summary: (d) => `Stage ${d.stage} completed (${d.artifacts.map((a) => a.path).join(", ") || "no artifacts"})`,
+  }),
+  /** A completed stage opened again by the workflow itself (a failed check back into coding). */
+  StageReopened: defineEvent({
+    version: 1,
+    schema: z.object({ stage: z.string(), reason: z.string() }),
+    summary: (d) => `Stage ${d.stage} reopened (${d.reason})`,
+  }),
+  ArtifactRecorded: defineEvent({
+    version: 1,
+    schema: z.object({ stepId: z.uuid(), ...ZArtifactVersion }),
+    summary: (d) => `${d.path} drafted (${d.hash.slice(0, 10)}, ${d.size} bytes)${d.problems.length ? ` — ${d.problems.length} problem(s)` : ""}`,
+  }),
+  /** A person's edit of a draft: the hash it was made on and the new text (a blob). */
+  ArtifactEdited: defineEvent({
+    version: 1,
+    schema: z.object({ baseHash: z.string().nullable(), ...ZArtifactVersion }),
+    summary: (d) => `${d.path} edited by a person (${d.baseHash?.slice(0, 10) ?? "new"} → ${d.hash.slice(0, 10)})`,
+  }),
+  /** A write the stage does not allow: an agent's outside its globs, or anyone's to a completed stage. */
+  ArtifactWriteRefused: defineEvent({
+    version: 1,
+    schema: z.object({
+      stage: z.string().nullable(),
+      stepId: z.uuid().optional(),
+      by: z.enum(["agent", "person"]),
+      paths: z.array(z.string()).min(1),
+      reason: z.string(),
+    }),
+    summary: (d) => `Write refused (${d.by}): ${d.paths.join(", ")} — ${d.reason}`,
+  }),
+  /** A redraft that would have overwritten a person's edit: the person's text was kept; the agent's version waits here. */
+  ArtifactDraftHeld: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      stage: z.string(),
+      path: z.string(),
+      hash: z.string(),
+      blob: ZBlobRef,
+      conflicts: z.number().int().nonnegative(),
+    }),
+    summary: (d) => `${d.path}: the agent's redraft conflicts with a person's edit in ${d.conflicts} place(s); the person's text was kept`,
+  }),
+  GatePassed: defineEvent({
+    version: 1,
+    schema: z.object({ stage: z.string() }),
+    summary: (d) => `A person passed the ${d.stage} draft`,
+  }),
+  /** A person's feedback at a gate, or guidance after a failure (critical): it goes into the actor's next prompt. */
+  FeedbackGiven: defineEvent({
+    version: 1,
+    schema: z.object({
+      stage: z.string().nullable(),
+      iteration: z.number().int().positive(),
+      source: z.enum(["person", "guidance"]),
+      severity: z.enum(["normal", "critical"]),
+      text: z.string().min(1).max(20_000),
+    }),
+    summary: (d) => `${d.source === "guidance" ? "Guidance" : "Feedback"} on ${d.stage ?? "the session"}: ${d.text}`,
+  }),
+  CritiqueRecorded: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      stage: z.string(),
+      /** The critiques of the stage so far, this one included. */
+      round: z.number().int().positive(),
+      decision: z.enum(["pass", "revise", "escalate"]),
+      modelDecision: z.enum(["pass", "revise"]),
+      summary: z.string(),
+      findings: z.array(ZForgeFinding),
+      loop: z.object({
+        similarity: z.number().nullable(),
+        persisted: z.array(z.string()),
+        reopened: z.array(z.string()),
+        stalled: z.boolean(),
+        warning: z.string().nullable(),
+        escalate: z.string().nullable(),
+      }),
+    }),
+    summary: (d) =>
+      `Critique of ${d.stage} (round ${d.round}): ${d.decision}${d.findings.length ? ` — ${d.findings.filter((f) => f.severity === "blocking").length} blocking` : ""}${d.loop.escalate ? ` — ${d.loop.escalate}` : d.loop.warning ? ` — warning: ${d.loop.warning}` : ""}`,
+  }),
+  /** The pipeline stops for a person: a loop, the cap, or an agent that failed beyond its retries. */
+  PersonNeeded: defineEvent({
+    version: 1,
+    schema: z.object({
+      stage: z.string().nullable(),
+      cause: z.enum(["loop", "cap", "agent_failed"]),
+      message: z.string(),
+      errorClass: ZErrorClass.nullable(),
+      /** The state to go back to on retry (agent_failed). */
+      resume: z.string().nullable(),
+    }),
+    summary: (d) => `A person is needed (${d.cause}${d.stage ? `, ${d.stage}` : ""}): ${d.message}`,
+  }),
+  PersonChose: defineEvent({
+    version: 1,
+    schema: z.object({ choice: z.enum(["retry", "guidance", "abort"]) }),
+    summary: (d) => `A person chose ${d.choice}`,
+  }),
+  /** Task status from the coder's code_metadata.json, cascaded to each feature. */
+  ProgressRecorded: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      tasks: z.array(z.object({ id: z.string(), status: z.enum(["pending", "in_progress", "done"]) })),
+      features: z.array(
+        z.object({ id: z.string(), status: z.enum(["pending", "in_progress", "done"]), tasks: z.number().int(), done: z.number().int() }),
+      ),
+    }),
+    summary: (d) => `Progress: ${d.features.map((f) => `${f.id} ${f.status} (${f.done}/${f.tasks})`).join(", ")}`,
+  }),
+  BudgetExhausted: defineEvent({
+    version: 1,
+    schema: z.object({
+      limit: z.enum(["calls", "tokens", "wall"]),
+      used: z.object({ calls: z.number().int().nonnegative(), tokens: z.number().int().nonnegative(), wallMs: z.number().nonnegative() }),
+      budget: ZBudget,
+    }),
+    summary: (d) => `Budget exhausted (${d.limit}): ${d.used.calls} calls, ${d.used.tokens} tokens, ${Math.round(d.used.wallMs / 1000)} s`,
+  }),
+  ForgeWarning: defineEvent({
+    version: 1,
+    schema: z.object({ stage: z.string().nullable(), message: z.string() }),
+    summary: (d) => `Warning${d.stage ? ` (${d.stage})` : ""}: ${d.message}`,
   }),
 } as const;
 

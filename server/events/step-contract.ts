@@ -11,12 +11,12 @@ import { ZErrorClass } from "../errors";
 import { ZBlobRef } from "./blobs";
 
 /** How a step's output is shown: roundtable discussion apart from verdicts. */
-export const STEP_PHASES = ["discussion", "build", "verdict", "test", "plan", "execute"] as const;
+export const STEP_PHASES = ["discussion", "build", "verdict", "test", "plan", "execute", "draft", "critique"] as const;
 export const ZStepPhase = z.enum(STEP_PHASES);
 export type StepPhase = z.infer<typeof ZStepPhase>;
 
 /** What a step's output is checked against (the engine's OUTPUT_KINDS says which triggers each fires). */
-export const STEP_OUTPUTS = ["text", "build", "review_verdict", "test_plan", "commands", "task_spec", "execution"] as const;
+export const STEP_OUTPUTS = ["text", "build", "review_verdict", "test_plan", "commands", "task_spec", "execution", "draft", "critique"] as const;
 export const ZStepOutputKind = z.enum(STEP_OUTPUTS);
 export type StepOutputKind = z.infer<typeof ZStepOutputKind>;
 
@@ -83,8 +83,29 @@ export const ZStepInput = z.object({
   allowlist: z.array(z.array(z.string())),
   /** Per test command (a commands step); absent: the command runner's default (30 s). */
   commandTimeoutMs: z.number().int().positive().optional(),
+  /** A staged workflow's step (Forge): what the runner writes first, guards, and collects after. */
+  forge: z
+    .object({
+      stage: z.string(),
+      /** The stage's iteration (1 when it starts). */
+      iteration: z.number().int().positive(),
+      /** Gitignore-style globs of what the agent may write; the runner discards every other change. */
+      writes: z.array(z.string()),
+      /** The stage's artifacts: read after the agent ran, each stored as a blob and recorded by hash. */
+      collect: z.array(z.string()),
+      /** Files written before the agent runs: the artifacts as recorded (a person's edit among them). */
+      materialize: z.array(z.object({ path: z.string(), blob: ZBlobRef })),
+      /** A person's edits the agent's redraft must keep: merged three-way (git merge-file), the person's text winning. */
+      protect: z.array(z.object({ path: z.string(), base: ZBlobRef.nullable(), edited: ZBlobRef })),
+      /** Artifacts whose text is added to the prompt (an HTTP brain cannot read the worktree). */
+      attach: z.array(z.object({ path: z.string(), blob: ZBlobRef })),
+      /** feedback_history.json as the session's events say it is. */
+      feedbackHistory: z.string(),
+    })
+    .optional(),
 });
 export type StepInput = z.infer<typeof ZStepInput>;
+export type ForgeStepInput = NonNullable<StepInput["forge"]>;
 
 export const ZChangedFile = z.object({
   path: z.string(),
@@ -122,6 +143,18 @@ export const ZAgentStepOutput = z.object({
   /** An agent CLI's tool calls: how many finished, how many failed. */
   tools: z.object({ calls: z.number().int().nonnegative(), failed: z.number().int().nonnegative() }).optional(),
   commit: ZWorkspaceCommit.optional(),
+  /** A staged workflow's step: what it produced and what the runner refused or held back. */
+  forge: z
+    .object({
+      artifacts: z.array(z.object({ path: z.string(), hash: z.string(), blob: ZBlobRef, size: z.number().int().nonnegative() })),
+      /** Paths the agent changed outside its stage's globs: discarded before the commit. */
+      refusedWrites: z.array(z.string()),
+      /** A person's edit the redraft would have overwritten: the person's text was kept, the agent's draft held here. */
+      held: z.array(z.object({ path: z.string(), hash: z.string(), blob: ZBlobRef, conflicts: z.number().int().nonnegative() })),
+      /** Non-fatal problems (a file the runner could not read). */
+      warnings: z.array(z.string()),
+    })
+    .optional(),
 });
 export type AgentStepOutput = z.infer<typeof ZAgentStepOutput>;
 

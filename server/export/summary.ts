@@ -1,6 +1,7 @@
 // summary.json (req W12): who, what and how it ended — outcome, rounds, state events,
 // unresolved items, the error class and diagnosis of a failure, timestamps and lineage.
 // Every field is read from the events; nothing comes from configuration or environment.
+import { SUCCESS_OUTCOMES } from "../../lib/outcomes";
 import { actorLabel } from "../events/catalog";
 import { startedTask, type TaskState } from "../workflow/engine";
 import type { PlacedEvent } from "../sessions/rounds";
@@ -10,7 +11,6 @@ import type { SessionEvent, SessionEventOf } from "./types";
 export const EXPORT_FORMAT_VERSION = 1;
 
 /** Terminal outcomes that are not failures (review loop, planning). */
-const SUCCESS_OUTCOMES = ["approved", "done"];
 
 /** One FSM transition: a line of task-events.jsonl and an entry of summary.stateEvents. */
 export interface StateEventLine {

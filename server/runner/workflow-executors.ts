@@ -25,6 +25,7 @@ import { logger } from "../log";
 import { recordableOutput } from "../process/env";
 import { appendWhileHeld, type ClaimedStep } from "./dispatch";
 import { StepExecutionError, type StepExecutor } from "./executors";
+import { finishForgeStep, prepareForgeStep } from "./forge-steps";
 import { OutputStreamer } from "./output-streamer";
 
 export interface WorkflowExecutorDeps {
@@ -103,6 +104,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
     const agent = createAgent(config.data);
     const workspace = await prepareWorkspace(deps, step, input);
     let prompt = input.prompt;
+    if (input.forge) prompt += (await prepareForgeStep(deps.pool, workspace, input.forge)).attached;
     if (input.diff) {
       // The whole change since the task began, not only the last round's commit.
       const diff = await diffSince(workspace, input.workspace.baseCommit);
@@ -138,6 +140,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         workspace,
         invocation: input.invocation + step.attempt - 1,
         output: input.output,
+        ...(input.forge ? { stage: { name: input.forge.stage, iteration: input.forge.iteration } } : {}),
         signal: ctx.signal,
         deadline: Date.now() + step.timeoutMs,
         // HTTP brains wait here for their turn under the shared rate limit; each wait is an event.
@@ -179,7 +182,10 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       ...(sandboxed !== undefined ? { sandboxed } : {}),
       ...(tools ? { tools: { calls: tools.calls, failed: tools.failed } } : {}),
     };
-    if (input.phase === "build" || input.phase === "execute") {
+    // A staged step's rules hold whatever the agent did: writes outside the stage undone,
+    // a person's edits kept, artifacts collected; then its changes are committed like a build.
+    if (input.forge) output.forge = await finishForgeStep(deps.pool, workspace, input.forge);
+    if (input.phase === "build" || input.phase === "execute" || input.forge) {
       const committed = await commitWorkspace({
         path: workspace,
         message: `${input.role} (${input.state}): ${text.split("\n")[0]?.slice(0, 72) || "changes"}`,
@@ -192,7 +198,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       });
       // A build whose every tool call failed and that changed nothing did not build (a sandbox
       // that refuses every command looks like this): a tool error, not a completed build.
-      if (committed.empty && tools && tools.calls > 0 && tools.failed === tools.calls) {
+      if (committed.empty && tools && tools.calls > 0 && tools.failed === tools.calls && !input.forge) {
         throw new StepExecutionError(
           "tool_error",
           `all ${tools.calls} tool call${tools.calls === 1 ? "" : "s"} of ${agent.id} failed and nothing changed; the last: ${tools.lastError ?? "no detail"}`,

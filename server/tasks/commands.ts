@@ -10,7 +10,8 @@ import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import { serverOverride } from "../projects/config-edits";
 import { getProject } from "../projects/projects";
-import { decide, evolve, foldTask, type TaskState } from "../workflow/engine";
+import type { ForgeSettings } from "../config/schemas";
+import { decide, evolve, foldTask, type Emitted, type TaskConfig, type TaskState } from "../workflow/engine";
 import { decideContext, definitionFor } from "../workflow/context";
 import { resolveBaseCommit } from "../workspaces";
 import { newRunId } from "../config/runtime-context";
@@ -39,6 +40,11 @@ export type TStartTaskInput = z.input<typeof ZStartTaskInput>;
 /** What a start for a chosen agent adds (`catcafe go <agent>`): that agent plays its role, whatever its priority. */
 export interface StartOptions {
   chosen?: Partial<Record<AgentRole, string>>;
+  /**
+   * A staged workflow's settings (the Forge pipeline): given, they are recorded as they are;
+   * absent, the settings in force (settings.json's `forge`, then the overrides) apply.
+   */
+  staged?: Partial<Pick<TaskConfig, "gates" | "stageCaps" | "budget">>;
 }
 
 export const ZSessionRef = z.object({ sessionId: z.string().min(1).max(100) });
@@ -74,12 +80,23 @@ async function act(
   actor: Actor,
   command: Parameters<typeof decide>[1],
 ): Promise<{ sessionId: string; version: number }> {
+  const { events: _events, ...appended } = await actRecording(deps, sessionId, actor, command);
+  return appended;
+}
+
+/** `act`, also handing back the events appended. */
+export async function actRecording(
+  deps: TaskDeps,
+  sessionId: string,
+  actor: Actor,
+  command: Parameters<typeof decide>[1],
+): Promise<{ sessionId: string; version: number; events: Emitted[] }> {
   for (let attempt = 1; ; attempt++) {
     const state = await loadTask(deps.store, sessionId);
     const events = decide(state, command, decideContext(definitionFor(state)));
     try {
       const result = await deps.store.append(sessionId, state.version, events, { actor });
-      return { sessionId, version: result.version };
+      return { sessionId, version: result.version, events };
     } catch (err) {
       if (!isAppError(err, "CONFLICT") || attempt >= ACT_ATTEMPTS) throw err;
     }
@@ -134,6 +151,7 @@ export async function startTask(
         agents: run.agents,
         limits: runLimits(settings.settings),
         ...(project.webhook ? { notify: true } : {}),
+        ...(definition.stages ? stagedSettings(settings.settings.forge, options.staged) : {}),
         // A user workflow runs from its snapshot: editing runtimes.json later changes nothing here.
         ...(user ? { definition: JSON.parse(JSON.stringify(definition)) as Record<string, unknown> } : {}),
       },
@@ -145,6 +163,18 @@ export async function startTask(
   if (run.context) events.splice(1, 0, { type: "RuntimeContextRecorded", data: run.context });
   const result = await deps.store.append(sessionId, "no_stream", events, { actor });
   return { sessionId, version: result.version };
+}
+
+/** A staged run's gates, caps and budget: the caller's, else the settings in force. */
+function stagedSettings(forge: ForgeSettings, given: StartOptions["staged"] = {}): Partial<TaskConfig> {
+  const gates = given.gates ?? forge.gates;
+  const stageCaps = { ...forge.caps, ...given.stageCaps };
+  const budget = given.budget ?? forge.budget;
+  return {
+    ...(gates ? { gates } : {}),
+    ...(Object.keys(stageCaps).length ? { stageCaps } : {}),
+    ...(budget && Object.keys(budget).length ? { budget } : {}),
+  };
 }
 
 export function confirmTask(deps: TaskDeps, raw: z.input<typeof ZConfirmInput>, actor: Actor) {

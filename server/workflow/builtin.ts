@@ -1,5 +1,7 @@
 // The built-in workflow definitions, as data: the review loop of the task workflow
-// (req W1–W12) and the planning FSM (req M7). Both pass loadDefinition's checks.
+// (req W1–W12), the planning FSM (req M7) and the Forge pipeline (req F1–F14,
+// server/forge/definition.ts). Both pass loadDefinition's checks.
+import { FORGE_DEFINITION } from "../forge/definition";
 import { loadDefinition, type WorkflowDefinition } from "./definition";
 
 const reviewLoop = {
@@ -216,4 +218,5 @@ const planning = {
 export const BUILTIN_WORKFLOWS: Record<string, WorkflowDefinition> = {
   review_loop: loadDefinition(reviewLoop),
   planning: loadDefinition(planning),
+  forge: loadDefinition(FORGE_DEFINITION),
 };

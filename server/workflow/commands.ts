@@ -3,6 +3,7 @@
 // decision is reproducible from the log (no clock, no random ids inside `decide`).
 import type { ErrorClass } from "../errors";
 import type { AppEvent, AppEventOf } from "../events/catalog";
+import type { BlobRef } from "../events/blobs";
 import type { StepOutput } from "../events/step-contract";
 import type { NewEvent } from "../events/types";
 import type { WorkflowDefinition } from "./definition";
@@ -15,8 +16,22 @@ export type TaskCommand =
   | { type: "Confirm"; via: AppEventOf<"OperatorConfirmed">["data"]["via"] }
   | { type: "FollowUp"; text: string }
   | { type: "Cancel"; reason: string }
-  | { type: "StepSucceeded"; stepId: string; attempt: number; output: StepOutput; rawText: string | null }
-  | { type: "StepGaveUp"; stepId: string; attempt: number; errorClass: ErrorClass; message: string };
+  | {
+      type: "StepSucceeded";
+      stepId: string;
+      attempt: number;
+      output: StepOutput;
+      rawText: string | null;
+      /** A staged workflow's draft: the text of each JSON artifact it wrote (the rules read them). */
+      artifactTexts?: Record<string, string>;
+    }
+  | { type: "StepGaveUp"; stepId: string; attempt: number; errorClass: ErrorClass; message: string }
+  /** A person's edit of a stage's draft at its gate (the blob already stored). */
+  | { type: "EditArtifact"; path: string; content: string; hash: string; blob: BlobRef; baseHash: string | null }
+  | { type: "PassGate" }
+  | { type: "GiveFeedback"; text: string }
+  /** A person's answer when the pipeline stopped for one: retry, guidance (then retry), abort. */
+  | { type: "Choose"; choice: "retry" | "guidance" | "abort"; text?: string };
 
 export type TaskCommandOf<T extends TaskCommand["type"]> = Extract<TaskCommand, { type: T }>;
 
@@ -26,6 +41,8 @@ export interface DecideContext {
   /** Attempts per agent step (1 + retries with backoff for retryable failures). */
   maxAttempts: number;
   stepTimeoutMs: number;
+  /** The clock, for the wall-time budget (absent: no time has passed). */
+  now?: () => number;
 }
 
 /** An event the decider emits, typed by the catalog. */

@@ -39,5 +39,11 @@ export function definitionFor(state: TaskState): WorkflowDefinition {
 }
 
 export function decideContext(definition: WorkflowDefinition): DecideContext {
-  return { definition, newId: () => crypto.randomUUID(), maxAttempts: AGENT_STEP_MAX_ATTEMPTS, stepTimeoutMs: DEFAULT_STEP_TIMEOUT_MS };
+  return {
+    definition,
+    newId: () => crypto.randomUUID(),
+    maxAttempts: AGENT_STEP_MAX_ATTEMPTS,
+    stepTimeoutMs: DEFAULT_STEP_TIMEOUT_MS,
+    now: () => Date.now(),
+  };
 }

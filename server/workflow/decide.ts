@@ -2,11 +2,11 @@
 // and returning the events to append, or throwing a domain error. `decide` dispatches; the
 // compiler checks that every command has its function.
 import { AppError } from "../errors";
-import type { RecordedEvent } from "../events/types";
 import type { DecideContext, Emitted, TaskCommand, TaskCommandOf } from "./commands";
 import { interpret } from "./interpret";
-import { evolve, type ActiveTask, type TaskState } from "./state";
-import { currentState, fire } from "./transition";
+import { parseArtifact } from "../forge/artifacts";
+import { applyEmitted, type ActiveTask, type TaskState } from "./state";
+import { currentState, enter, fire } from "./transition";
 
 export function decide(state: TaskState, command: TaskCommand, ctx: DecideContext): Emitted[] {
   switch (command.type) {
@@ -24,6 +24,14 @@ export function decide(state: TaskState, command: TaskCommand, ctx: DecideContex
       return stepSucceeded(state, command, ctx);
     case "StepGaveUp":
       return stepGaveUp(state, command, ctx);
+    case "EditArtifact":
+      return editArtifact(state, command, ctx);
+    case "PassGate":
+      return passGate(state, ctx);
+    case "GiveFeedback":
+      return giveFeedback(state, command, ctx);
+    case "Choose":
+      return choose(state, command, ctx);
     default: {
       const unhandled: never = command;
       throw new AppError("INTERNAL", `the workflow has no decision for ${JSON.stringify(unhandled)}`);
@@ -105,7 +113,7 @@ function stepSucceeded(state: TaskState, command: TaskCommandOf<"StepSucceeded">
   if (state.status !== "active" || state.step?.id !== command.stepId) return [];
   const spec = ctx.definition.states[state.step.state];
   if (!spec || spec.type !== "step") return [];
-  const { events, trigger, failure } = interpret(state, spec.step, command);
+  const { events, trigger, failure } = interpret(state, spec, command, ctx.definition);
   return [...events, ...fire(ctx, requireActive(afterEvents(state, events)), trigger, failure ?? {})];
 }
 
@@ -120,22 +128,128 @@ function requireActive(state: TaskState): ActiveTask {
   return state;
 }
 
-/** The state once `events` (about to be emitted) are appended: decide reuses evolve on them. */
+/** The state once `events` (about to be emitted) are appended. */
 function afterEvents(state: TaskState, events: Emitted[]): TaskState {
-  return events.reduce<TaskState>((s, e, i) => evolve(s, recordedAs(e, state.version + i + 1)), state);
+  return applyEmitted(state, events);
 }
 
-/** Only type, data and version are read by evolve. */
-function recordedAs(e: Emitted, version: number): RecordedEvent {
-  return {
-    position: 0,
-    txId: 0,
-    eventId: "",
-    streamId: "",
-    version,
-    type: e.type,
-    data: e.data,
-    metadata: { actor: { kind: "system", id: "engine" }, correlationId: "", causationId: null, schemaVersion: 1 },
-    recordedAt: "",
+/** The stage whose artifact `path` is, in a staged workflow. */
+function stageOwning(ctx: DecideContext, path: string): string | undefined {
+  return Object.entries(ctx.definition.stages ?? {}).find(([, s]) => s.artifacts.includes(path))?.[0];
+}
+
+/**
+ * A person's edit of a draft, taken while the stage waits for a person (its gate, or a
+ * stop). A completed stage's artifacts are immutable: the write is refused and the refusal
+ * recorded (the caller appends it, then reports the refusal). An edit made on another
+ * version than the current one is stale.
+ */
+function editArtifact(state: TaskState, command: TaskCommandOf<"EditArtifact">, ctx: DecideContext): Emitted[] {
+  const active = requireActive(state);
+  const stage = stageOwning(ctx, command.path);
+  if (!stage) throw new AppError("INVALID_INPUT", `"${command.path}" is no artifact of workflow ${ctx.definition.id}`);
+  if (active.pipeline.completed.includes(stage)) {
+    return [
+      {
+        type: "ArtifactWriteRefused",
+        data: { stage, by: "person", paths: [command.path], reason: `stage ${stage} is complete: its artifacts are immutable` },
+      },
+    ];
+  }
+  const spec = currentState(ctx.definition, active);
+  if (spec.type !== "wait" || spec.stage !== stage)
+    throw new AppError(
+      "CONFLICT",
+      `${command.path} can be edited while the ${stage} draft waits for a person; the session is in "${active.fsm}"`,
+      { state: active.fsm },
+    );
+  const current = active.pipeline.artifacts[command.path]?.hash ?? null;
+  if (command.baseHash !== current)
+    throw new AppError("CONFLICT", `stale edit: ${command.path} changed since it was opened (it is now ${current?.slice(0, 12) ?? "absent"})`, {
+      current,
+    });
+  if (command.hash === current) throw new AppError("INVALID_INPUT", "the edit changes nothing");
+  const { json, problems } = parseArtifact(command.path, command.content);
+  return [
+    {
+      type: "ArtifactEdited",
+      data: {
+        stage,
+        path: command.path,
+        baseHash: command.baseHash,
+        hash: command.hash,
+        blob: command.blob,
+        size: command.blob.size,
+        problems,
+        ...(json !== undefined ? { json: json as never } : {}),
+      },
+    },
+  ];
+}
+
+/** The wait state the session is in, when it takes `trigger` from a person. */
+function waitingFor(state: TaskState, ctx: DecideContext, trigger: string, what: string) {
+  const active = requireActive(state);
+  const spec = currentState(ctx.definition, active);
+  if (spec.type !== "wait" || !spec.on[trigger]) {
+    const editOnly = spec.type === "wait" && trigger === "feedback" && spec.on.pass;
+    throw new AppError(
+      editOnly ? "PRECONDITION_FAILED" : "CONFLICT",
+      editOnly ? `this gate takes edits only: edit the draft, then pass` : `nothing to ${what}: the session is in "${active.fsm}"`,
+      { state: active.fsm },
+    );
+  }
+  return { active, spec };
+}
+
+function passGate(state: TaskState, ctx: DecideContext): Emitted[] {
+  const { active, spec } = waitingFor(state, ctx, "pass", "pass");
+  const passed: Emitted = { type: "GatePassed", data: { stage: spec.stage ?? active.pipeline.stage ?? active.fsm } };
+  return [passed, ...fire(ctx, requireActive(afterEvents(active, [passed])), "pass")];
+}
+
+function giveFeedback(state: TaskState, command: TaskCommandOf<"GiveFeedback">, ctx: DecideContext): Emitted[] {
+  const { active, spec } = waitingFor(state, ctx, "feedback", "give feedback on");
+  const given: Emitted = {
+    type: "FeedbackGiven",
+    data: { stage: spec.stage ?? active.pipeline.stage, iteration: active.iteration, source: "person", severity: "normal", text: command.text },
   };
+  return [given, ...fire(ctx, requireActive(afterEvents(active, [given])), "feedback")];
+}
+
+/**
+ * A person's answer when the pipeline stopped: abort wherever the state allows it; retry,
+ * or guidance (recorded as critical feedback) then retry, after an agent failed beyond its
+ * retries — the failed step's state is entered again.
+ */
+function choose(state: TaskState, command: TaskCommandOf<"Choose">, ctx: DecideContext): Emitted[] {
+  const chose: Emitted = { type: "PersonChose", data: { choice: command.choice } };
+  if (command.choice === "abort") {
+    const { active } = waitingFor(state, ctx, "abort", "abort");
+    const needed = active.pipeline.needed;
+    return [
+      chose,
+      ...fire(ctx, requireActive(afterEvents(active, [chose])), "abort", {
+        ...(needed?.errorClass ? { errorClass: needed.errorClass } : {}),
+        diagnosis: needed ? `aborted by a person after: ${needed.message}` : "aborted by a person",
+      }),
+    ];
+  }
+  const active = requireActive(state);
+  const resume = active.pipeline.needed?.resume;
+  if (active.fsm !== ctx.definition.global.step_failed || !resume)
+    throw new AppError("CONFLICT", `nothing to ${command.choice}: no failed agent waits for a person (the session is in "${active.fsm}")`, {
+      state: active.fsm,
+    });
+  const events: Emitted[] = [chose];
+  if (command.choice === "guidance") {
+    const text = command.text?.trim();
+    if (!text) throw new AppError("INVALID_INPUT", "guidance needs a text: what should the agent do differently?");
+    events.push({
+      type: "FeedbackGiven",
+      data: { stage: active.pipeline.stage, iteration: active.iteration, source: "guidance", severity: "critical", text },
+    });
+  }
+  const after = requireActive(afterEvents(active, events));
+  return [...events, ...enter(ctx, after, resume, { reason: `${command.choice} by a person`, iterate: false, trigger: command.choice, ending: {} })];
 }

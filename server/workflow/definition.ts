@@ -21,15 +21,23 @@ export const OUTPUT_KINDS = {
   task_spec: ["task_spec_valid", "task_spec_invalid"],
   /** Executor result, checked against the TaskSpec and the executor's allowed file globs. */
   execution: ["execution_done", "execution_rejected"],
+  /** A stage's actor drafts its artifacts (Forge): recorded by hash, checked by schema and rules. */
+  draft: ["done"],
+  /** A stage's critic: strict JSON findings with stable ids, joined by the rules checked by code; the anti-loop may escalate. */
+  critique: ["pass", "revise", "escalate"],
 } as const satisfies Record<StepOutputKind, readonly string[]>;
 export type OutputKind = StepOutputKind;
 
-/** Triggers that come from operators or the system rather than from a step's output. */
-export const COMMAND_TRIGGERS = ["start", "confirm"] as const;
+/**
+ * Triggers that come from operators or the system rather than from a step's output: a
+ * person's confirm, and at a stage's gate a pass, feedback, or abort.
+ */
+export const COMMAND_TRIGGERS = ["start", "confirm", "pass", "feedback", "abort"] as const;
 /** Triggers every non-terminal state answers through `global`. */
 export const GLOBAL_TRIGGERS = ["cancel", "step_failed"] as const;
 
-export const GUARDS = ["under_cap", "at_cap", "mode_proposal", "mode_implementation"] as const;
+/** `gate_on` / `gate_off`: whether the session has a person's gate at the current stage (TaskStarted.gates). */
+export const GUARDS = ["under_cap", "at_cap", "mode_proposal", "mode_implementation", "gate_on", "gate_off"] as const;
 export type GuardName = (typeof GUARDS)[number];
 
 const ZStateName = z.string().regex(/^[a-z][a-z0-9_]*$/, "state names are lower_snake_case");
@@ -54,11 +62,30 @@ export const ZStepSpec = z.object({
 });
 export type StepSpec = z.infer<typeof ZStepSpec>;
 
+/**
+ * A stage of a staged workflow (the Forge pipeline): the files its agents may write
+ * (gitignore-style globs, enforced by the runner), the artifacts it must produce, and its
+ * own iteration cap. States name the stage they belong to.
+ */
+export const ZStageSpec = z.object({
+  title: z.string().min(1),
+  maxIterations: z.number().int().positive().max(50).optional(),
+  writes: z.array(z.string().min(1)).default([]),
+  artifacts: z.array(z.string().min(1)).default([]),
+});
+export type StageSpec = z.infer<typeof ZStageSpec>;
+
 export const ZStateSpec = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("wait"), description: z.string().optional(), on: z.record(z.string(), z.array(ZTransition)) }),
+  z.object({
+    type: z.literal("wait"),
+    description: z.string().optional(),
+    stage: ZStateName.optional(),
+    on: z.record(z.string(), z.array(ZTransition)),
+  }),
   z.object({
     type: z.literal("step"),
     description: z.string().optional(),
+    stage: ZStateName.optional(),
     step: ZStepSpec,
     on: z.record(z.string(), z.array(ZTransition)),
   }),
@@ -73,8 +100,13 @@ export const ZWorkflowDefinition = z.object({
   modes: z.array(z.string().min(1)).min(1),
   initial: ZStateName,
   maxIterations: z.number().int().positive().max(50).default(3),
-  /** Transitions every non-terminal state takes on cancel / an unrecoverable step failure. */
-  global: z.object({ cancel: ZStateName, step_failed: ZStateName }),
+  /**
+   * Transitions every non-terminal state takes on cancel / an unrecoverable step failure /
+   * a spent budget. `step_failed` may lead to a wait state with an `abort` transition: a
+   * person then chooses retry, guidance or abort (req F8).
+   */
+  global: z.object({ cancel: ZStateName, step_failed: ZStateName, budget_exhausted: ZStateName.optional() }),
+  stages: z.record(ZStateName, ZStageSpec).optional(),
   states: z.record(ZStateName, ZStateSpec),
 });
 export type WorkflowDefinition = z.infer<typeof ZWorkflowDefinition>;
@@ -119,10 +151,23 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
   if (initial && (initial.type !== "wait" || !initial.on.start)) {
     problems.push({ path: `states.${def.initial}`, message: 'the initial state must be a wait state with a "start" transition' });
   }
-  for (const key of ["cancel", "step_failed"] as const) {
-    const target = def.states[def.global[key]];
-    if (target && target.type !== "terminal")
-      problems.push({ path: `global.${key}`, message: `must lead to a terminal state, "${def.global[key]}" is a ${target.type} state` });
+  if (def.global.budget_exhausted) known("global.budget_exhausted", def.global.budget_exhausted);
+  for (const key of ["cancel", "step_failed", "budget_exhausted"] as const) {
+    const name = def.global[key];
+    const target = name ? def.states[name] : undefined;
+    if (!target || target.type === "terminal") continue;
+    if (key === "step_failed" && target.type === "wait" && target.on.abort) continue;
+    problems.push({
+      path: `global.${key}`,
+      message:
+        key === "step_failed"
+          ? `must lead to a terminal state or a wait state with an "abort" transition, "${name}" is a ${target.type} state`
+          : `must lead to a terminal state, "${name}" is a ${target.type} state`,
+    });
+  }
+  for (const [name, state] of Object.entries(def.states)) {
+    if (state.type !== "terminal" && state.stage && !def.stages?.[state.stage])
+      problems.push({ path: `states.${name}.stage`, message: `unknown stage "${state.stage}"` });
   }
   if (![...Object.values(def.states)].some((s) => s.type === "terminal")) {
     problems.push({ path: "states", message: "no terminal state: the workflow could never finish" });
@@ -143,7 +188,9 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
         (a === "under_cap" && b === "at_cap") ||
         (a === "at_cap" && b === "under_cap") ||
         (a === "mode_proposal" && b === "mode_implementation") ||
-        (a === "mode_implementation" && b === "mode_proposal");
+        (a === "mode_implementation" && b === "mode_proposal") ||
+        (a === "gate_on" && b === "gate_off") ||
+        (a === "gate_off" && b === "gate_on");
       const modeGuards = guards.filter((g) => g === "mode_proposal" || g === "mode_implementation").map((g) => g!.slice("mode_".length));
       for (const mode of modeGuards) {
         if (!def.modes.includes(mode))
@@ -172,7 +219,7 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
     }
   }
   // Reachability from the initial state (global transitions reach their targets from anywhere).
-  const starts = [def.initial, def.global.cancel, def.global.step_failed];
+  const starts = [def.initial, def.global.cancel, def.global.step_failed, ...(def.global.budget_exhausted ? [def.global.budget_exhausted] : [])];
   const reached = new Set<string>(starts);
   const queue = [...starts];
   while (queue.length) {

@@ -28,7 +28,12 @@ export async function reactToStepOutcome(tx: Tx, store: EventStore, sessionId: s
     // Only the workflow's own steps (agent, commands) have a say in the workflow.
     if (!isWorkflowStepOutput(output)) return;
     const rawText = output.kind === "agent" ? (await getBlob(tx, output.raw.blob)).content.toString("utf8") : null;
-    command = { type: "StepSucceeded", stepId: outcome.data.stepId, attempt: outcome.data.attempt, output, rawText };
+    // A staged draft's JSON artifacts are read for the rules (markdown is stored, not read).
+    const artifactTexts: Record<string, string> = {};
+    for (const a of output.kind === "agent" ? (output.forge?.artifacts ?? []) : []) {
+      if (a.path.endsWith(".json")) artifactTexts[a.path] = (await getBlob(tx, a.blob.blob)).content.toString("utf8");
+    }
+    command = { type: "StepSucceeded", stepId: outcome.data.stepId, attempt: outcome.data.attempt, output, rawText, artifactTexts };
   } else if (outcome.type === "StepFailed") {
     command = {
       type: "StepGaveUp",

@@ -12,6 +12,63 @@ import type { RecordedEvent } from "../events/types";
 /** What a task started with (TaskStarted): workflow, mode, prompt, project and agents. */
 export type TaskConfig = AppEventOf<"TaskStarted">["data"];
 
+/** One version of a staged workflow's artifact, as the log recorded it (agent draft or person edit). */
+export interface ArtifactEntry {
+  stage: string;
+  hash: string;
+  blob: BlobRef;
+  size: number;
+  by: "agent" | "person";
+  json?: unknown;
+  problems: string[];
+}
+
+/** A person's edit of an artifact: what it was made on, and the person's text. */
+export interface PersonEdit {
+  base: BlobRef | null;
+  edited: BlobRef;
+}
+
+/** What a staged workflow (the Forge pipeline) adds to a task's progress; empty for other workflows. */
+export interface Pipeline {
+  /** The stage the session is in (null before the first, and for unstaged workflows). */
+  stage: string | null;
+  /** Iterations per stage: 1 when the stage starts. */
+  iterations: Record<string, number>;
+  completed: string[];
+  /** path → its current version. */
+  artifacts: Record<string, ArtifactEntry>;
+  /** path → a person's edits of it, oldest first (kept by every later redraft). */
+  edits: Record<string, PersonEdit[]>;
+  /** path → an agent's redraft held back because it conflicted with a person's edit. */
+  held: Record<string, { hash: string; blob: BlobRef; conflicts: number }>;
+  feedback: Array<{ stage: string | null; iteration: number; source: "person" | "guidance" | "critic"; severity: string; text: string }>;
+  /** stage → its critiques, oldest first. */
+  critiques: Record<string, Array<{ blocking: string[]; text: string }>>;
+  /** stage → the files its commits changed. */
+  changed: Record<string, string[]>;
+  /** Why the session waits for a person, while it does. */
+  needed: AppEventOf<"PersonNeeded">["data"] | null;
+  usage: { calls: number; tokens: number; byStage: Record<string, { calls: number; inputTokens: number; outputTokens: number }> };
+  /** When the task started (ms since epoch), for the wall-time budget. */
+  startedAtMs: number | null;
+}
+
+export const emptyPipeline: Pipeline = {
+  stage: null,
+  iterations: {},
+  completed: [],
+  artifacts: {},
+  edits: {},
+  held: {},
+  feedback: [],
+  critiques: {},
+  changed: {},
+  needed: null,
+  usage: { calls: 0, tokens: 0, byStage: {} },
+  startedAtMs: null,
+};
+
 /** The step being worked on: scheduled, and its state not left yet. */
 export interface StepRef {
   id: string;
@@ -49,6 +106,7 @@ interface TaskProgress extends SessionBase {
   /** Problems of the latest round: shown to the coder next time, listed if the cap is hit. */
   openIssues: string[];
   taskSpec: TaskSpec | null;
+  pipeline: Pipeline;
 }
 
 export interface ActiveTask extends TaskProgress {
@@ -66,7 +124,8 @@ export type TaskState = NoTask | StartedTask;
 export const initialTaskState: TaskState = { status: "none", version: 0, fsm: "", step: null };
 
 /** The progress of a task that just started. */
-function started(state: NoTask, config: TaskConfig): ActiveTask {
+function started(state: NoTask, config: TaskConfig, recordedAt: string): ActiveTask {
+  const startedAtMs = Date.parse(recordedAt);
   return {
     ...state,
     status: "active",
@@ -82,6 +141,7 @@ function started(state: NoTask, config: TaskConfig): ActiveTask {
     lastTestPlan: null,
     openIssues: [],
     taskSpec: null,
+    pipeline: { ...emptyPipeline, startedAtMs: Number.isFinite(startedAtMs) ? startedAtMs : null },
   };
 }
 
@@ -100,7 +160,7 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
       return { ...next, fsm: event.data.state };
     case "TaskStarted":
       return next.status === "none"
-        ? started(next, event.data)
+        ? started(next, event.data, recorded.recordedAt)
         : { ...resumed(next), config: event.data, head: event.data.project.baseCommit, iteration: 1 };
     case "SessionForked": {
       // A fork continues from the inherited state; a rerun restarts the loop from scratch.
@@ -118,16 +178,24 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
         lastTestPlan: null,
         taskSpec: null,
         head: forked.config.project.baseCommit,
+        pipeline: { ...emptyPipeline, startedAtMs: forked.pipeline.startedAtMs },
       };
     }
     case "SessionStateChanged":
       // Leaving a state ends its step; the step's outcome event alone does not (the engine
-      // decides on a history that already holds that outcome).
-      return { ...next, fsm: event.data.to, step: null };
-    case "StepScheduled":
+      // decides on a history that already holds that outcome). A person's errand ends too.
+      return next.status === "none"
+        ? { ...next, fsm: event.data.to, step: null }
+        : { ...next, fsm: event.data.to, step: null, pipeline: next.pipeline.needed ? { ...next.pipeline, needed: null } : next.pipeline };
+    case "StepScheduled": {
       // Steps of other kinds (the runner's own) are no part of the workflow.
       if (!isWorkflowStep(event.data)) return next;
-      return { ...next, step: { id: event.data.stepId, state: event.data.input.state, role: event.data.input.role } };
+      const step = { id: event.data.stepId, state: event.data.input.state, role: event.data.input.role };
+      if (next.status === "none" || event.data.kind !== "agent") return { ...next, step };
+      // Each agent call counts against the budget when it is scheduled (its reservation).
+      const stage = event.data.input.forge?.stage ?? null;
+      return { ...next, step, pipeline: withUsage(next.pipeline, stage, { calls: 1, inputTokens: 0, outputTokens: 0 }) };
+    }
     default:
       return next.status === "none" ? next : evolveTask(next, event);
   }
@@ -137,13 +205,22 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
 function evolveTask(state: StartedTask, event: RecordedEvent & AppEvent): TaskState {
   switch (event.type) {
     case "IterationStarted":
-      return { ...state, iteration: event.data.iteration };
+      return event.data.stage
+        ? {
+            ...state,
+            iteration: event.data.iteration,
+            pipeline: { ...state.pipeline, iterations: { ...state.pipeline.iterations, [event.data.stage]: event.data.iteration } },
+          }
+        : { ...state, iteration: event.data.iteration };
     case "StepStarted":
       if (!state.step || state.step.id !== event.data.stepId) return state;
       return { ...state, invocations: { ...state.invocations, [state.step.role]: (state.invocations[state.step.role] ?? 0) + 1 } };
     case "AgentOutputRecorded":
       return {
         ...state,
+        pipeline: event.data.usage
+          ? withUsage(state.pipeline, state.pipeline.stage, { calls: 0, ...event.data.usage })
+          : state.pipeline,
         openIssues: event.data.validationErrors.length
           ? event.data.validationErrors.map((e) => `${event.data.role} output rejected: ${e}`)
           : state.openIssues,
@@ -158,6 +235,17 @@ function evolveTask(state: StartedTask, event: RecordedEvent & AppEvent): TaskSt
     case "WorkspaceCommitted":
       return {
         ...state,
+        pipeline: state.pipeline.stage
+          ? {
+              ...state.pipeline,
+              changed: {
+                ...state.pipeline.changed,
+                [state.pipeline.stage]: [
+                  ...new Set([...(state.pipeline.changed[state.pipeline.stage] ?? []), ...event.data.changedFiles.map((f) => f.path)]),
+                ],
+              },
+            }
+          : state.pipeline,
         head: event.data.commit,
         lastCommit: { commit: event.data.commit, parent: event.data.parent },
         lastDiff: event.data.diff,
@@ -188,6 +276,16 @@ function evolveTask(state: StartedTask, event: RecordedEvent & AppEvent): TaskSt
                 .slice(0, 1000),
             ],
           };
+    case "StageStarted":
+      return { ...state, iteration: 1, pipeline: evolvePipeline(state.pipeline, event, state.iteration) };
+    case "StageReopened":
+      return { ...state, iteration: state.pipeline.iterations[event.data.stage] ?? 1, pipeline: evolvePipeline(state.pipeline, event, state.iteration) };
+    case "CritiqueRecorded":
+      return {
+        ...state,
+        openIssues: event.data.findings.filter((f) => f.severity !== "minor").map((f) => `[${f.severity}] ${f.id}: ${f.message}`),
+        pipeline: evolvePipeline(state.pipeline, event, state.iteration),
+      };
     case "TaskSpecRecorded":
       return { ...state, taskSpec: event.data.spec };
     case "ExecutionRejected":
@@ -200,7 +298,75 @@ function evolveTask(state: StartedTask, event: RecordedEvent & AppEvent): TaskSt
     case "SessionFinalized":
       return { ...state, status: "finished", outcome: event.data.outcome, step: null };
     default:
-      return state;
+      return { ...state, pipeline: evolvePipeline(state.pipeline, event, state.iteration) };
+  }
+}
+
+function withUsage(p: Pipeline, stage: string | null, add: { calls: number; inputTokens: number; outputTokens: number }): Pipeline {
+  const key = stage ?? "(none)";
+  const was = p.usage.byStage[key] ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
+  return {
+    ...p,
+    usage: {
+      calls: p.usage.calls + add.calls,
+      tokens: p.usage.tokens + add.inputTokens + add.outputTokens,
+      byStage: {
+        ...p.usage.byStage,
+        [key]: { calls: was.calls + add.calls, inputTokens: was.inputTokens + add.inputTokens, outputTokens: was.outputTokens + add.outputTokens },
+      },
+    },
+  };
+}
+
+/** The events of a staged workflow (stages, artifacts, critiques, a person's part). */
+function evolvePipeline(p: Pipeline, event: RecordedEvent & AppEvent, iteration: number): Pipeline {
+  switch (event.type) {
+    case "StageStarted":
+      return { ...p, stage: event.data.stage, iterations: { ...p.iterations, [event.data.stage]: 1 }, needed: null };
+    case "StageReopened":
+      return { ...p, stage: event.data.stage, completed: p.completed.filter((s) => s !== event.data.stage), needed: null };
+    case "StageCompleted":
+      return { ...p, completed: [...p.completed.filter((s) => s !== event.data.stage), event.data.stage] };
+    case "ArtifactRecorded":
+    case "ArtifactEdited": {
+      const { stage, hash, blob, size, json, problems, path } = event.data;
+      const by = event.type === "ArtifactEdited" ? "person" : "agent";
+      const entry: ArtifactEntry = { stage, hash, blob, size, by, problems, ...(json !== undefined ? { json } : {}) };
+      const { [path]: _held, ...held } = p.held;
+      const edits =
+        event.type === "ArtifactEdited"
+          ? { ...p.edits, [path]: [...(p.edits[path] ?? []), { base: p.artifacts[path]?.blob ?? null, edited: blob }] }
+          : p.edits;
+      // A person's edit settles what was held back for that file; an agent's draft does not.
+      return { ...p, artifacts: { ...p.artifacts, [path]: entry }, edits, held: event.type === "ArtifactEdited" ? held : p.held };
+    }
+    case "ArtifactDraftHeld":
+      return { ...p, held: { ...p.held, [event.data.path]: { hash: event.data.hash, blob: event.data.blob, conflicts: event.data.conflicts } } };
+    case "FeedbackGiven":
+      return {
+        ...p,
+        feedback: [...p.feedback, { stage: event.data.stage, iteration: event.data.iteration, source: event.data.source, severity: event.data.severity, text: event.data.text }],
+      };
+    case "CritiqueRecorded": {
+      const blocking = event.data.findings.filter((f) => f.severity === "blocking").map((f) => f.id);
+      const text = [event.data.summary, ...event.data.findings.map((f) => f.message)].join("\n");
+      const stageCritiques = [...(p.critiques[event.data.stage] ?? []), { blocking, text }];
+      return {
+        ...p,
+        critiques: { ...p.critiques, [event.data.stage]: stageCritiques },
+        feedback:
+          event.data.decision === "pass"
+            ? p.feedback
+            : [...p.feedback, { stage: event.data.stage, iteration, source: "critic", severity: "normal", text }],
+      };
+    }
+    case "PersonNeeded":
+      return { ...p, needed: event.data };
+    case "PersonChose":
+    case "GatePassed":
+      return { ...p, needed: null };
+    default:
+      return p;
   }
 }
 
@@ -212,6 +378,26 @@ export function startedTask(state: TaskState): StartedTask | null {
 /** How a finished task ended; null while it runs or before it started. */
 export function outcomeOf(state: TaskState): string | null {
   return state.status === "finished" ? state.outcome : null;
+}
+
+/** The state once `events` (about to be emitted) are appended: the decider reuses evolve on them. */
+export function applyEmitted<S extends TaskState>(state: S, events: ReadonlyArray<{ type: string; data: unknown }>): TaskState {
+  return events.reduce<TaskState>((s, e, i) => evolve(s, recordedAs(e, state.version + i + 1)), state);
+}
+
+/** Only type, data, version and recordedAt are read by evolve. */
+function recordedAs(e: { type: string; data: unknown }, version: number): RecordedEvent {
+  return {
+    position: 0,
+    txId: 0,
+    eventId: "",
+    streamId: "",
+    version,
+    type: e.type,
+    data: e.data,
+    metadata: { actor: { kind: "system", id: "engine" }, correlationId: "", causationId: null, schemaVersion: 1 },
+    recordedAt: "",
+  };
 }
 
 export function foldTask(events: RecordedEvent[]): TaskState {

@@ -1,0 +1,174 @@
+// What a runner does around a staged (Forge) step, so that the stage's rules hold whatever
+// the agent does: before it runs, the artifacts as recorded are written (a person's edits
+// among them) and feedback_history.json; after, every change outside the stage's globs is
+// undone (refused, and reported), a person's edits are kept through the redraft by a
+// three-way merge (git merge-file, the person's side winning a conflict, the agent's
+// version held back), and the stage's artifacts are read, stored and hashed.
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { Db } from "../db/pool";
+import { getBlob, putBlob } from "../events/blobs";
+import type { AgentStepOutput, ForgeStepInput } from "../events/step-contract";
+import { ARTIFACT_PATHS } from "../forge/artifacts";
+import { pathAllowed } from "../forge/loop";
+import { runGit } from "../workspaces/git";
+
+type ForgeOutput = NonNullable<AgentStepOutput["forge"]>;
+
+/** An artifact larger than this is not read (a warning), so a runaway file cannot fill an event's blob. */
+const MAX_ARTIFACT_BYTES = 1024 * 1024;
+const MAX_ATTACHED_CHARS = 60_000;
+
+/**
+ * The absolute path of `relative` inside `root`, refusing any component that is a symbolic
+ * link or leaves the root: the runner reads and writes artifacts with its own rights, so a
+ * link an agent planted must never lead it elsewhere.
+ */
+async function insideWorkspace(root: string, relative: string): Promise<string> {
+  const normal = path.posix.normalize(relative);
+  if (path.isAbsolute(relative) || normal.startsWith("..") || normal === ".") throw new Error(`refused path "${relative}": it leaves the workspace`);
+  let current = root;
+  for (const part of normal.split("/")) {
+    current = path.join(current, part);
+    const stat = await fs.lstat(current).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? null : Promise.reject(err)));
+    if (!stat) break;
+    if (stat.isSymbolicLink()) throw new Error(`refused path "${relative}": ${path.relative(root, current)} is a symbolic link`);
+  }
+  return path.join(root, normal);
+}
+
+async function writeInside(root: string, relative: string, content: Buffer | string): Promise<void> {
+  const target = await insideWorkspace(root, relative);
+  await fs.mkdir(path.dirname(target), { recursive: true });
+  await insideWorkspace(root, relative);
+  await fs.writeFile(target, content);
+}
+
+/** Writes the recorded artifacts and the feedback history; returns the text to add to the prompt. */
+export async function prepareForgeStep(pool: Db, workspace: string, forge: ForgeStepInput): Promise<{ attached: string }> {
+  for (const { path: p, blob } of forge.materialize) await writeInside(workspace, p, (await getBlob(pool, blob.blob)).content);
+  await writeInside(workspace, ARTIFACT_PATHS.feedbackHistory, forge.feedbackHistory);
+  const parts: string[] = [];
+  let budget = MAX_ATTACHED_CHARS;
+  for (const { path: p, blob } of forge.attach) {
+    const text = (await getBlob(pool, blob.blob)).content.toString("utf8");
+    const shown = text.length > budget ? `${text.slice(0, Math.max(0, budget))}\n[truncated]` : text;
+    budget -= shown.length;
+    parts.push(`--- ${p} ---\n${shown}`);
+  }
+  return { attached: parts.length ? `\n\nThe pipeline's artifacts so far (also in the workspace):\n${parts.join("\n\n")}` : "" };
+}
+
+/** Paths changed in the worktree against HEAD (tracked and untracked), renames as delete + add. */
+async function changedPaths(workspace: string): Promise<Array<{ path: string; tracked: boolean }>> {
+  const { stdout } = await runGit(workspace, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]);
+  return stdout
+    .split("\0")
+    .filter((entry) => entry.length > 3)
+    .map((entry) => ({ path: entry.slice(3), tracked: !entry.startsWith("??") }));
+}
+
+/**
+ * Undoes the agent's writes outside the stage's globs (the files the runner itself wrote
+ * before the agent are put back as they were); returns the refused paths.
+ */
+async function refuseOutside(workspace: string, forge: ForgeStepInput, written: Map<string, Buffer>): Promise<string[]> {
+  const refused: string[] = [];
+  for (const change of await changedPaths(workspace)) {
+    const mine = written.get(change.path);
+    if (mine) {
+      const now = await fs.readFile(path.join(workspace, change.path)).catch(() => null);
+      if (now && now.equals(mine)) continue;
+      if (pathAllowed(change.path, forge.writes)) continue;
+      refused.push(change.path);
+      await fs.rm(path.join(workspace, change.path), { force: true, recursive: true });
+      await writeInside(workspace, change.path, mine);
+      continue;
+    }
+    if (pathAllowed(change.path, forge.writes)) continue;
+    refused.push(change.path);
+    if (change.tracked) await runGit(workspace, ["checkout", "--quiet", "HEAD", "--", change.path]);
+    else await fs.rm(path.join(workspace, change.path), { force: true, recursive: true });
+  }
+  return refused;
+}
+
+/**
+ * Keeps each of a person's edits through the agent's redraft: a three-way merge of the
+ * draft with the edit (base: what the person edited). Where both changed the same lines the
+ * person's text is kept and the agent's draft is returned as held back.
+ */
+async function keepPersonEdits(pool: Db, workspace: string, forge: ForgeStepInput): Promise<ForgeOutput["held"]> {
+  const held: ForgeOutput["held"] = [];
+  if (!forge.protect.length) return held;
+  const scratch = await fs.mkdtemp(path.join(os.tmpdir(), "catcafe-merge-"));
+  try {
+    for (const [i, edit] of forge.protect.entries()) {
+      const target = await insideWorkspace(workspace, edit.path);
+      const draft = await fs.readFile(target).catch(() => Buffer.alloc(0));
+      const edited = (await getBlob(pool, edit.edited.blob)).content;
+      if (draft.equals(edited)) continue;
+      const files = ["person", "base", "agent"].map((n) => path.join(scratch, `${i}-${n}`));
+      await fs.writeFile(files[0]!, edited);
+      await fs.writeFile(files[1]!, edit.base ? (await getBlob(pool, edit.base.blob)).content : Buffer.alloc(0));
+      await fs.writeFile(files[2]!, draft);
+      const merged = await runGit(workspace, ["merge-file", "-p", "-L", "person", "-L", "base", "-L", "agent", ...files], { allowFailure: true });
+      if (merged.exitCode < 0 || merged.exitCode > 127) throw new Error(`git merge-file failed for ${edit.path}: ${merged.stderr}`);
+      if (merged.exitCode === 0) {
+        await fs.writeFile(target, merged.stdout);
+        continue;
+      }
+      const personWins = await runGit(workspace, ["merge-file", "-p", "--ours", ...files], { allowFailure: true });
+      await fs.writeFile(target, personWins.stdout);
+      const blob = await putBlob(pool, draft, "text/plain; charset=utf-8");
+      held.push({ path: edit.path, hash: sha256(draft), blob, conflicts: merged.exitCode });
+    }
+  } finally {
+    await fs.rm(scratch, { recursive: true, force: true });
+  }
+  return held;
+}
+
+function sha256(content: Buffer): string {
+  return crypto.createHash("sha256").update(content).digest("hex");
+}
+
+/** Reads the stage's artifacts after the agent: each stored as a blob with its hash; what cannot be read is a warning. */
+async function collectArtifacts(pool: Db, workspace: string, forge: ForgeStepInput, warnings: string[]): Promise<ForgeOutput["artifacts"]> {
+  const artifacts: ForgeOutput["artifacts"] = [];
+  for (const p of forge.collect) {
+    let content: Buffer;
+    try {
+      const target = await insideWorkspace(workspace, p);
+      const stat = await fs.lstat(target).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? null : Promise.reject(err)));
+      if (!stat) continue;
+      if (!stat.isFile()) throw new Error(`${p} is not a regular file`);
+      if (stat.size > MAX_ARTIFACT_BYTES) throw new Error(`${p} is ${stat.size} bytes, over the ${MAX_ARTIFACT_BYTES}-byte limit`);
+      content = await fs.readFile(target);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      warnings.push(code === "EACCES" || code === "EPERM" ? `could not read ${p}: permission denied (skipped)` : (err as Error).message);
+      continue;
+    }
+    artifacts.push({ path: p, hash: sha256(content), blob: await putBlob(pool, content, mediaType(p)), size: content.length });
+  }
+  return artifacts;
+}
+
+function mediaType(p: string): string {
+  return p.endsWith(".json") ? "application/json" : "text/markdown; charset=utf-8";
+}
+
+/** After the agent ran, before the commit: refuse, merge, collect. */
+export async function finishForgeStep(pool: Db, workspace: string, forge: ForgeStepInput): Promise<ForgeOutput> {
+  const written = new Map<string, Buffer>();
+  for (const { path: p, blob } of forge.materialize) written.set(p, (await getBlob(pool, blob.blob)).content);
+  written.set(ARTIFACT_PATHS.feedbackHistory, Buffer.from(forge.feedbackHistory));
+  const warnings: string[] = [];
+  const refusedWrites = await refuseOutside(workspace, forge, written);
+  const held = await keepPersonEdits(pool, workspace, forge);
+  const artifacts = await collectArtifacts(pool, workspace, forge, warnings);
+  return { artifacts, refusedWrites, held, warnings };
+}

@@ -1,0 +1,262 @@
+// The Forge pipeline (req F1–F14) end to end through the real runner on a real database:
+// the demo idea to Delivery with the simulated agents, a person's edit kept byte for byte
+// through the next draft, feedback in the actor's next prompt, an oscillating critic
+// stopped at its third critique, writes outside a stage refused, an agent that fails
+// three times waiting for a person's choice, and a budget of one call.
+import { beforeAll, describe, expect, it } from "vitest";
+import type { RecordedEvent } from "../../server/events/types";
+import { ARTIFACT_PATHS as A } from "../../server/forge/artifacts";
+import { artifactText, choose, editArtifact, forgeStatus, giveFeedback, newForge, passGate } from "../../server/forge/service";
+import {
+  FORGE_CODE_FILES,
+  FORGE_CRITIQUES,
+  FORGE_DEMO_IDEA,
+  FORGE_DEMO_SCRIPTS,
+  FORGE_FEATURES,
+  FORGE_PRD_MD,
+  FORGE_REQUIREMENTS,
+} from "../../server/demo/forge-content";
+import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
+import { createHarness, gitIn, ofType, type Harness, type TaskView } from "../helpers/tasks";
+
+let db: TestDatabase;
+let h: Harness;
+const deps = () => ({ store: db.store, pool: db.pool });
+beforeAll(async () => {
+  db = await createTestDatabase();
+  h = createHarness(db);
+  await h.startRunner();
+});
+
+type Scripts = Record<"planner" | "coder" | "reviewer", Record<string, Array<Record<string, unknown>>>>;
+
+const quick = (scripts: Scripts): Scripts =>
+  Object.fromEntries(
+    Object.entries(scripts).map(([role, stages]) => [
+      role,
+      Object.fromEntries(Object.entries(stages).map(([stage, entries]) => [stage, entries.map((e) => ({ ...e, chunkDelayMs: 0 }))])),
+    ]),
+  ) as unknown as Scripts;
+
+/** A project whose agents answer by stage (the demo's scripts unless `change` says otherwise). */
+async function forgeProject(id: string, change: (s: Scripts) => Scripts = (s) => s, extra: Record<string, unknown> = {}) {
+  const scripts = change(quick(structuredClone(FORGE_DEMO_SCRIPTS) as unknown as Scripts));
+  const agent = (role: keyof Scripts) => ({ kind: "scripted", id: `${role}-sim`, responses: [{ reply: "nothing" }], byStage: scripts[role] });
+  return h.project(id, { planner: agent("planner"), coder: agent("coder"), reviewer: agent("reviewer"), tester: [{ reply: "t" }] }, extra);
+}
+
+const atState = (fsm: string) => (s: TaskView) => s.fsm === fsm;
+const events = (sessionId: string) => db.store.readStream(sessionId);
+const transitions = (log: RecordedEvent[]) => ofType<{ from: string; to: string }>(log, "SessionStateChanged").map((d) => `${d.from}→${d.to}`);
+const promptsOf = (log: RecordedEvent[], state: string) =>
+  ofType<{ input: { state: string; prompt: string } }>(log, "StepScheduled")
+    .filter((d) => d.input.state === state)
+    .map((d) => d.input.prompt);
+
+describe("the demo idea to Delivery with the simulated agents", () => {
+  it("runs all seven stages: one critic rejection, a person's gate, code whose test really passes", { timeout: 120_000 }, async () => {
+    const projectId = await forgeProject("forge-demo");
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: ["prd"] }, testActor);
+    await h.waitFor(sessionId, "the PRD gate", atState("prd_review"));
+    let status = forgeStatus(sessionId, await events(sessionId));
+    expect(status.status).toBe("InProgress");
+    expect(status.waiting).toMatchObject({ stage: "prd", kind: "gate", actions: ["edit", "feedback", "pass", "abort"] });
+    expect(status.stages.find((s) => s.name === "idea")).toMatchObject({ state: "completed" });
+    await passGate(deps(), { sessionId }, testActor);
+    // The critic (and the rules) reject the monitoring requirement; the redraft comes back to the gate.
+    await h.waitFor(sessionId, "the PRD gate again", (s) => s.fsm === "prd_review" && s.status === "active" && (s as { iteration: number }).iteration === 2);
+    await passGate(deps(), { sessionId }, testActor);
+    const done = await h.waitFor(sessionId, "completed", (s) => s.status === "finished", 60_000);
+    expect(done.outcome).toBe("completed");
+    const log = await events(sessionId);
+    expect(transitions(log)).toEqual([
+      "start→idea_draft",
+      "idea_draft→prd_draft",
+      "prd_draft→prd_review",
+      "prd_review→prd_critic",
+      "prd_critic→prd_draft",
+      "prd_draft→prd_review",
+      "prd_review→prd_critic",
+      "prd_critic→design_draft",
+      "design_draft→design_critic",
+      "design_critic→plan_draft",
+      "plan_draft→plan_critic",
+      "plan_critic→coding_draft",
+      "coding_draft→coding_critic",
+      "coding_critic→check_run",
+      "check_run→delivery_draft",
+      "delivery_draft→completed",
+    ]);
+    const critiques = ofType<{ stage: string; decision: string; findings: Array<{ id: string; source: string }> }>(log, "CritiqueRecorded");
+    expect(critiques[0]).toMatchObject({ stage: "prd", decision: "revise" });
+    expect(critiques[0]!.findings.map((f) => f.id)).toEqual(expect.arrayContaining(["prd-monitoring", "rule:prd.non-core.R5"]));
+    expect(critiques.slice(1).every((c) => c.decision === "pass")).toBe(true);
+    // Check ran the coder's own test for real.
+    expect(ofType<{ argv: string[]; passed: boolean; stdoutTail: string }>(log, "TestCommandRecorded")).toEqual([
+      expect.objectContaining({ argv: ["node", "--test", "test/count.test.js"], passed: true, stdoutTail: expect.stringContaining("pass 3") }),
+    ]);
+    expect(ofType<{ stage: string }>(log, "StageCompleted").map((d) => d.stage)).toEqual([
+      "idea",
+      "prd",
+      "design",
+      "plan",
+      "coding",
+      "check",
+      "delivery",
+    ]);
+    status = forgeStatus(sessionId, log);
+    expect(status.status).toBe("Completed");
+    expect(status.artifacts.map((a) => a.path).sort()).toEqual(
+      [A.idea, A.prd, A.requirements, A.features, A.design, A.designSpec, A.plan, A.codeMetadata, A.deliveryReport].sort(),
+    );
+    expect(status.artifacts.every((a) => a.immutable && a.problems.length === 0)).toBe(true);
+    expect(status.progress).toEqual([
+      { id: "F1", status: "done", tasks: 2, done: 2 },
+      { id: "F2", status: "done", tasks: 3, done: 3 },
+    ]);
+    // The artifacts are files in the session's worktree, at the session's head.
+    const head = (await h.state(sessionId)) as { head: string };
+    expect(gitIn(h.repo, "show", `${head.head}:.forge/requirements.json`)).toBe(FORGE_REQUIREMENTS.trim());
+    expect(gitIn(h.repo, "show", `${head.head}:src/count.js`)).toBe(FORGE_CODE_FILES["src/count.js"].trim());
+    const history = JSON.parse(gitIn(h.repo, "show", `${head.head}:.forge/feedback_history.json`)) as Array<{ source: string }>;
+    expect(history.map((f) => f.source)).toContain("critic");
+    const prd = status.artifacts.find((a) => a.path === A.prd)!;
+    expect(prd.versions.map((v) => v.kind)).toEqual(["draft", "draft"]);
+    expect((await artifactText(deps(), log, prd.hash)).text).toBe(FORGE_PRD_MD);
+  });
+});
+
+const TITLE = "# PRD: wc, a word counter (keep GNU wc's output format: lines, words, characters, file name)";
+
+describe("a person's part at a gate", () => {
+  it("an edit survives the next draft byte for byte, and the feedback reaches the actor's next prompt", async () => {
+    const projectId = await forgeProject("forge-edit");
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: ["prd"] }, testActor);
+    await h.waitFor(sessionId, "the PRD gate", atState("prd_review"));
+    const prd = forgeStatus(sessionId, await events(sessionId)).artifacts.find((a) => a.path === A.prd)!;
+    const drafted = (await artifactText(deps(), await events(sessionId), prd.hash)).text;
+    // The person rewrites the title; the redraft rewrites other lines (changes that touch
+    // or overlap the person's are held back: see the next test).
+    const edited = drafted.replace(/^.*\n/, `${TITLE}\n`);
+    await editArtifact(deps(), { sessionId, path: A.prd, content: edited, baseHash: prd.hash }, testActor);
+    // An edit made on a version that is no longer current is stale.
+    await expect(editArtifact(deps(), { sessionId, path: A.prd, content: "x", baseHash: prd.hash }, testActor)).rejects.toMatchObject({
+      code: "CONFLICT",
+      message: expect.stringContaining("stale edit"),
+    });
+    const feedback = "Drop the monitoring requirement: nobody asked for it.";
+    await giveFeedback(deps(), { sessionId, text: feedback }, testActor);
+    await h.waitFor(sessionId, "the redraft at the gate", (s) => s.fsm === "prd_review" && (s as { iteration: number }).iteration === 2);
+    const log = await events(sessionId);
+    // The actor's next prompt carries the person's feedback and says the person's text is to be kept.
+    const [, second] = promptsOf(log, "prd_draft");
+    expect(second).toContain(feedback);
+    expect(second).toContain(`A person edited ${A.prd}`);
+    // The redraft rewrote the PRD (monitoring gone) and the person's note is still there, byte for byte.
+    const now = forgeStatus(sessionId, log).artifacts.find((a) => a.path === A.prd)!;
+    const text = (await artifactText(deps(), log, now.hash)).text;
+    expect(text).toBe(FORGE_PRD_MD.replace(/^.*\n/, `${TITLE}\n`));
+    expect(now.held).toBeNull();
+    expect(ofType(log, "ArtifactEdited")).toEqual([expect.objectContaining({ path: A.prd, baseHash: prd.hash, stage: "prd" })]);
+    expect(ofType<{ source: string; text: string }>(log, "FeedbackGiven")).toEqual([expect.objectContaining({ source: "person", text: feedback })]);
+  });
+
+  it("a redraft that rewrites the person's own lines is held back: the person's text stays, the difference waits", async () => {
+    const projectId = await forgeProject("forge-conflict");
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: ["prd"] }, testActor);
+    await h.waitFor(sessionId, "the PRD gate", atState("prd_review"));
+    const prd = forgeStatus(sessionId, await events(sessionId)).artifacts.find((a) => a.path === A.prd)!;
+    const drafted = (await artifactText(deps(), await events(sessionId), prd.hash)).text;
+    // The person rewrites the very line the agent's redraft rewrites too.
+    const lines = drafted.split("\n");
+    lines[2] = "Count lines, words and characters of one file. (Worded by a person.)";
+    const edited = lines.join("\n");
+    await editArtifact(deps(), { sessionId, path: A.prd, content: edited, baseHash: prd.hash }, testActor);
+    await giveFeedback(deps(), { sessionId, text: "Remove the monitoring requirement." }, testActor);
+    await h.waitFor(sessionId, "the redraft at the gate", (s) => s.fsm === "prd_review" && (s as { iteration: number }).iteration === 2);
+    const log = await events(sessionId);
+    const now = forgeStatus(sessionId, log).artifacts.find((a) => a.path === A.prd)!;
+    const text = (await artifactText(deps(), log, now.hash)).text;
+    expect(text).toContain("(Worded by a person.)");
+    expect(now.held).toMatchObject({ conflicts: 1 });
+    expect((await artifactText(deps(), log, now.held!.hash)).text).toBe(FORGE_PRD_MD);
+    // Accepting the agent's version is an edit like any other.
+    await editArtifact(deps(), { sessionId, path: A.prd, content: FORGE_PRD_MD, baseHash: now.hash }, testActor);
+    expect(forgeStatus(sessionId, await events(sessionId)).artifacts.find((a) => a.path === A.prd)!.held).toBeNull();
+  });
+
+  it("Idea's gate takes edits only; a completed stage's artifacts are immutable, and the refused write is recorded", async () => {
+    const projectId = await forgeProject("forge-idea-gate");
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: ["idea", "prd"] }, testActor);
+    await h.waitFor(sessionId, "the idea gate", atState("idea_review"));
+    await expect(giveFeedback(deps(), { sessionId, text: "more" }, testActor)).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: expect.stringContaining("edits only"),
+    });
+    await passGate(deps(), { sessionId }, testActor);
+    await h.waitFor(sessionId, "the PRD gate", atState("prd_review"));
+    const idea = forgeStatus(sessionId, await events(sessionId)).artifacts.find((a) => a.path === A.idea)!;
+    expect(idea.immutable).toBe(true);
+    const before = (await events(sessionId)).length;
+    await expect(editArtifact(deps(), { sessionId, path: A.idea, content: "changed", baseHash: idea.hash }, testActor)).rejects.toMatchObject({
+      code: "CONFLICT",
+      message: expect.stringContaining("immutable"),
+    });
+    const log = await events(sessionId);
+    expect(log).toHaveLength(before + 1);
+    expect(log.at(-1)).toMatchObject({ type: "ArtifactWriteRefused", data: { by: "person", paths: [A.idea], stage: "idea" } });
+    expect(forgeStatus(sessionId, log).artifacts.find((a) => a.path === A.idea)!.hash).toBe(idea.hash);
+  });
+});
+
+describe("the runner enforces each stage's paths", () => {
+  it("a PRD actor's writes to src/ and to the plan are undone and recorded; its own artifacts land", async () => {
+    const projectId = await forgeProject("forge-paths", (s) => {
+      const prd = s.planner.prd!;
+      prd[0] = { ...prd[1]!, files: { ...(prd[1]!.files as Record<string, string>), "src/sneaky.js": "module.exports = 1;\n", [A.plan]: "{}" } };
+      return s;
+    });
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: ["prd"] }, testActor);
+    await h.waitFor(sessionId, "the PRD gate", atState("prd_review"));
+    const log = await events(sessionId);
+    expect(ofType(log, "ArtifactWriteRefused")).toEqual([
+      expect.objectContaining({ by: "agent", stage: "prd", paths: expect.arrayContaining(["src/sneaky.js", A.plan]) }),
+    ]);
+    const head = ((await h.state(sessionId)) as { head: string }).head;
+    const tree = gitIn(h.repo, "ls-tree", "-r", "--name-only", head).split("\n");
+    expect(tree).not.toContain("src/sneaky.js");
+    expect(tree).not.toContain(A.plan);
+    expect(tree).toEqual(expect.arrayContaining([A.prd, A.requirements, A.features]));
+  });
+});
+
+describe("the anti-loop", () => {
+  const A_FINDING = { id: "prd-scope", severity: "blocking", message: "The PRD's scope is too wide: cut the command-line options." };
+  const B_FINDING = { id: "prd-errors", severity: "blocking", message: "Error handling for unreadable files is not specified anywhere." };
+  const say = (summary: string, findings: unknown[]) => ({ reply: JSON.stringify({ decision: "revise", summary, findings }) });
+
+  it("an A → B → A critic stops for a person at its third critique, before the cap, though the texts are not alike", async () => {
+    const projectId = await forgeProject("forge-oscillate", (s) => {
+      s.reviewer.prd = [say("Too wide.", [A_FINDING]), say("Errors missing.", [B_FINDING]), say("Too wide again.", [A_FINDING])];
+      return s;
+    });
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: [], caps: { prd: 5 } }, testActor);
+    await h.waitFor(sessionId, "the stop", atState("prd_stopped"));
+    const log = await events(sessionId);
+    const critiques = ofType<{ round: number; decision: string; loop: { similarity: number | null; reopened: string[]; escalate: string | null } }>(
+      log,
+      "CritiqueRecorded",
+    );
+    expect(critiques.map((c) => c.decision)).toEqual(["revise", "revise", "escalate"]);
+    expect(critiques[2]!.loop.reopened).toEqual(["prd-scope"]);
+    // The seed's 80 % rule alone would not have stopped it.
+    expect(critiques[2]!.loop.similarity!).toBeLessThan(0.8);
+    expect(ofType(log, "PersonNeeded")).toEqual([expect.objectContaining({ cause: "loop", stage: "prd", message: expect.stringContaining("prd-scope") })]);
+    const status = forgeStatus(sessionId, log);
+    expect(status.waiting).toMatchObject({ kind: "stopped", stage: "prd", actions: ["edit", "feedback", "pass", "abort"] });
+    expect(status.stages.find((s) => s.name === "prd")).toMatchObject({ state: "stopped", iteration: 3, cap: 5 });
+    // A person can override the critic and go on.
+    await passGate(deps(), { sessionId }, testActor);
+    await h.waitFor(sessionId, "design", (s) => s.fsm.startsWith("design") || s.fsm.startsWith("plan") || s.status === "finished");
+  });
+});
