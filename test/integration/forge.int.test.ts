@@ -9,10 +9,8 @@ import { ARTIFACT_PATHS as A } from "../../server/forge/artifacts";
 import { artifactText, choose, editArtifact, forgeStatus, giveFeedback, newForge, passGate } from "../../server/forge/service";
 import {
   FORGE_CODE_FILES,
-  FORGE_CRITIQUES,
   FORGE_DEMO_IDEA,
   FORGE_DEMO_SCRIPTS,
-  FORGE_FEATURES,
   FORGE_PRD_MD,
   FORGE_REQUIREMENTS,
 } from "../../server/demo/forge-content";
@@ -258,5 +256,84 @@ describe("the anti-loop", () => {
     // A person can override the critic and go on.
     await passGate(deps(), { sessionId }, testActor);
     await h.waitFor(sessionId, "design", (s) => s.fsm.startsWith("design") || s.fsm.startsWith("plan") || s.status === "finished");
+  });
+});
+
+describe("resilience: an agent that keeps failing waits for a person's choice", () => {
+  const FAULT = { fault: "server_error", message: "HTTP 503 Service Unavailable (simulated)" };
+  const IDEA_REPLY = { reply: "Wrote the idea down.", files: { [A.idea]: "# Idea\n\nA word counter.\n" } };
+  /** The planner script without its idea: the idea comes from its `responses` (by invocation). */
+  const withoutIdea = (s: Scripts) => {
+    const { idea: _idea, ...others } = s.planner;
+    s.planner = others;
+    return s;
+  };
+  /** The planner fails `failures` times on the idea, then writes it. */
+  async function failingProject(id: string, failures: number) {
+    const projectId = await forgeProject(id, withoutIdea, { settings: { retry: { maxAttempts: 4, backoffMs: [20] } } });
+    const agents = (await db.pool.query<{ agents: Record<string, Record<string, unknown>> }>("SELECT agents FROM projects WHERE id = $1", [projectId]))
+      .rows[0]!.agents;
+    agents.planner!.responses = [...Array.from({ length: failures }, () => FAULT), IDEA_REPLY];
+    await db.pool.query("UPDATE projects SET agents = $2 WHERE id = $1", [projectId, JSON.stringify(agents)]);
+    return projectId;
+  }
+  const scheduledIdeaSteps = (log: RecordedEvent[]) => promptsOf(log, "idea_draft").length;
+
+  it("after 1 + 3 retries the session waits; retry runs the stage again and the pipeline goes on", async () => {
+    const projectId = await failingProject("forge-retry", 4);
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: [] }, testActor);
+    await h.waitFor(sessionId, "a person's choice", atState("agent_failed"));
+    let log = await events(sessionId);
+    expect(ofType<{ attempt: number }>(log, "StepStarted").map((d) => d.attempt)).toEqual([1, 2, 3, 4]);
+    expect(ofType(log, "PersonNeeded")).toEqual([
+      expect.objectContaining({ cause: "agent_failed", errorClass: "provider_network_error", resume: "idea_draft", message: expect.stringContaining("503") }),
+    ]);
+    expect(forgeStatus(sessionId, log)).toMatchObject({ status: "InProgress", waiting: { kind: "agent_failed", actions: ["retry", "guidance", "abort"] } });
+    // Nothing to pass here, and no retry where no agent failed.
+    await expect(passGate(deps(), { sessionId }, testActor)).rejects.toMatchObject({ code: "CONFLICT" });
+    await choose(deps(), { sessionId, choice: "retry" }, testActor);
+    await h.waitFor(sessionId, "the pipeline to go on", (s) => s.status === "finished" || s.fsm.startsWith("design"), 60_000);
+    log = await events(sessionId);
+    expect(ofType(log, "PersonChose")).toEqual([{ choice: "retry" }]);
+    expect(scheduledIdeaSteps(log)).toBe(2);
+    expect(forgeStatus(sessionId, log).stages.find((s) => s.name === "idea")!.state).toBe("completed");
+  });
+
+  it("guidance is recorded as critical feedback and reaches the retried prompt; abort ends the session failed with the error kept", async () => {
+    const projectId = await failingProject("forge-guidance", 8);
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: [] }, testActor);
+    await h.waitFor(sessionId, "a person's choice", atState("agent_failed"));
+    await expect(choose(deps(), { sessionId, choice: "guidance" }, testActor)).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    const guidance = "Use the backup endpoint and keep the idea to five lines.";
+    await choose(deps(), { sessionId, choice: "guidance", text: guidance }, testActor);
+    await h.waitFor(sessionId, "a second stop", atState("agent_failed"));
+    let log = await events(sessionId);
+    expect(ofType(log, "PersonNeeded")).toHaveLength(2);
+    expect(ofType(log, "FeedbackGiven")).toEqual([expect.objectContaining({ source: "guidance", severity: "critical", text: guidance })]);
+    expect(promptsOf(log, "idea_draft")[1]).toContain(guidance);
+    await choose(deps(), { sessionId, choice: "abort" }, testActor);
+    const done = await h.waitFor(sessionId, "the end", (s) => s.status === "finished");
+    expect(done.outcome).toBe("failed");
+    log = await events(sessionId);
+    expect(ofType(log, "SessionFinalized")).toEqual([
+      expect.objectContaining({ outcome: "failed", errorClass: "provider_network_error", diagnosis: expect.stringContaining("503") }),
+    ]);
+    expect(forgeStatus(sessionId, log).status).toBe("Failed");
+  });
+});
+
+describe("the budget", () => {
+  it("a budget of one call ends the session budget_exhausted after that call, its artifacts kept", async () => {
+    const projectId = await forgeProject("forge-budget");
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: [], budget: { maxCalls: 1 } }, testActor);
+    const done = await h.waitFor(sessionId, "the end", (s) => s.status === "finished");
+    expect(done.outcome).toBe("budget_exhausted");
+    const log = await events(sessionId);
+    expect(ofType(log, "StepScheduled")).toHaveLength(1);
+    expect(ofType(log, "BudgetExhausted")).toEqual([expect.objectContaining({ limit: "calls", used: expect.objectContaining({ calls: 1 }) })]);
+    const status = forgeStatus(sessionId, log);
+    expect(status).toMatchObject({ status: "Failed", outcome: "budget_exhausted", usage: { calls: 1 } });
+    expect(status.artifacts.map((a) => a.path)).toEqual([A.idea]);
+    expect(status.stages.find((s) => s.name === "idea")!.usage.calls).toBe(1);
   });
 });
