@@ -19,21 +19,23 @@ const layers = {
   brains: { pattern: "server/brains", allow: base },
   agents: { pattern: "server/agents", allow: [...base, "process", "brains"] },
   auth: { pattern: "server/auth", allow: base },
-  workflow: { pattern: "server/workflow", allow: [...base, "events", "agents"] },
+  /** The Forge pipeline's pure rules: its definition (data), artifact schemas, stage rules, the anti-loop. */
+  forge: { pattern: "server/forge", allow: base },
+  workflow: { pattern: "server/workflow", allow: [...base, "events", "agents", "forge"] },
   config: { pattern: "server/config", allow: [...base, "process", "events", "agents", "commands", "workspaces", "workflow"] },
   sessions: { pattern: "server/sessions", allow: [...base, "events", "workflow", "auth"] },
   projects: { pattern: "server/projects", allow: [...base, "events", "agents", "commands", "config", "workflow"] },
-  tasks: { pattern: "server/tasks", allow: [...base, "events", "agents", "workflow", "config", "projects", "workspaces"] },
+  tasks: { pattern: "server/tasks", allow: [...base, "events", "agents", "workflow", "config", "projects", "workspaces", "forge"] },
   export: { pattern: "server/export", allow: [...base, "events", "workflow", "sessions"] },
   runner: {
     pattern: "server/runner",
-    allow: [...base, "process", "events", "agents", "brains", "commands", "workspaces", "workflow"],
+    allow: [...base, "process", "events", "agents", "brains", "commands", "workspaces", "workflow", "forge"],
   },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner"] },
   /** The runner process's entry point: composes the store, the executors and the reactor. */
   "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "workflow", "projects", "runner", "store"] },
   health: { pattern: "server/health.ts", allow: [...base, "runner"] },
-  demo: { pattern: "server/demo", allow: [...base, "process", "events", "agents", "projects", "tasks", "workspaces", "store"] },
+  demo: { pattern: "server/demo", allow: [...base, "process", "events", "agents", "projects", "tasks", "workspaces", "store", "forge"] },
   api: {
     pattern: "server/api",
     allow: [

@@ -5,6 +5,7 @@
 // follow-up, Escape to leave either.
 import { useEffect, useRef, useState } from "react";
 import { Kbd, Panel } from "@/components/panel";
+import { ForgePanel } from "./forge-panel";
 import type { SessionView as View } from "@/server/sessions/view/load";
 import { ProposalReview } from "./proposal-review";
 import { RunningStep } from "./running-step";
@@ -81,6 +82,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
         ) : null}
         {commands.notice ? <NoticeBar notice={commands.notice} onClose={() => commands.setNotice(null)} /> : null}
         <RunningStep status={status} entries={entries} />
+        {status.workflow === "forge" ? <ForgePanel sessionId={sessionId} version={status.version} canOperate={canOperate} /> : null}
         {awaiting ? (
           <ProposalReview
             entries={entries}

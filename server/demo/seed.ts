@@ -9,7 +9,7 @@ import { createAppEventStore } from "../app-store";
 import type { Actor } from "../events/catalog";
 import { projectExists, upsertProject } from "../projects/projects";
 import { startTask, type TaskDeps } from "../tasks/commands";
-import { newForge } from "../forge/service";
+import { newForge } from "../tasks/forge";
 import { FORGE_DEMO_GATES, FORGE_DEMO_IDEA, FORGE_DEMO_TITLE } from "./forge-content";
 import { DEMO_AGENTS, DEMO_ALLOWLIST, DEMO_PROJECT_ID, DEMO_PROJECT_NAME, DEMO_TASK_PROMPT, DEMO_TASK_TITLE } from "./content";
 import { ensureDemoRepo } from "./repo";

@@ -251,5 +251,11 @@ function choose(state: TaskState, command: TaskCommandOf<"Choose">, ctx: DecideC
     });
   }
   const after = requireActive(afterEvents(active, events));
-  return [...events, ...enter(ctx, after, resume, { reason: `${command.choice} by a person`, iterate: false, trigger: command.choice, ending: {} })];
+  return [...events, ...enter(ctx, after, resume, {
+      reason: `${command.choice} by a person`,
+      finalReason: null,
+      iterate: false,
+      trigger: command.choice,
+      ending: {},
+    })];
 }

@@ -86,13 +86,23 @@ export function fire(ctx: DecideContext, state: ActiveTask, trigger: string, end
     else if (transition?.guard === "at_cap")
       needed = { cause: "cap", message: `the iteration cap was reached (${transition.reason ?? trigger})`, errorClass: null, resume: null };
   }
-  return enter(ctx, state, target, { reason: transition?.reason ?? trigger, iterate: !!transition?.iterate, trigger, ending, needed });
+  return enter(ctx, state, target, {
+    reason: transition?.reason ?? trigger,
+    finalReason: transition?.reason ?? (trigger === "cancel" ? "cancelled by an operator" : null),
+    iterate: !!transition?.iterate,
+    trigger,
+    ending,
+    needed,
+  });
 }
 
 type Needed = Omit<AppEventOf<"PersonNeeded">["data"], "stage">;
 
 export interface Entry {
+  /** Why the state changes (SessionStateChanged.reason). */
   reason: string;
+  /** Why the session ends, if the target ends it (SessionFinalized.reason). */
+  finalReason: string | null;
   iterate: boolean;
   /** What moved the session (a step's output trigger, cancel, a person's choice). */
   trigger: string;
@@ -141,7 +151,7 @@ export function enter(ctx: DecideContext, state: ActiveTask, target: string, ent
     events.push(scheduleStep(ctx, entered, target, targetSpec.step));
   } else if (waitsForPerson) {
     if (entry.needed) events.push({ type: "PersonNeeded", data: { stage: entered.pipeline.stage, ...entry.needed } });
-    events.push(...notifyStep(ctx, entered, { attention: "waiting", state: target, outcome: null, reason }));
+    events.push(...notifyStep(ctx, entered, { attention: "waiting", state: target, outcome: null, reason: spent ? reason : entry.finalReason }));
   } else if (targetSpec.type === "terminal") {
     const failed = !SUCCESS_OUTCOMES.includes(targetSpec.outcome);
     const { ending } = entry;
@@ -149,7 +159,7 @@ export function enter(ctx: DecideContext, state: ActiveTask, target: string, ent
       type: "SessionFinalized",
       data: {
         outcome: targetSpec.outcome,
-        reason: spent ? reason : entry.trigger === "cancel" ? (entry.reason === "cancel" ? "cancelled by an operator" : entry.reason) : entry.reason,
+        reason: spent ? reason : entry.finalReason,
         iterations: entered.iteration,
         unresolved: failed ? state.openIssues : [],
         errorClass: ending.errorClass ?? (entry.trigger === "cancel" ? "cancelled" : null),
@@ -159,7 +169,12 @@ export function enter(ctx: DecideContext, state: ActiveTask, target: string, ent
     const attention = attentionOf(targetSpec.outcome);
     if (attention)
       events.push(
-        ...notifyStep(ctx, entered, { attention, state: target, outcome: targetSpec.outcome, reason: ending.diagnosis ?? reason }),
+        ...notifyStep(ctx, entered, {
+          attention,
+          state: target,
+          outcome: targetSpec.outcome,
+          reason: ending.diagnosis ?? (spent ? reason : entry.finalReason),
+        }),
       );
   }
   return events;

@@ -14,6 +14,8 @@ import { ensureDemoRepo } from "../../server/demo/repo";
 import { seedDemo, type DemoSeedResult } from "../../server/demo/seed";
 import { getProject } from "../../server/projects/projects";
 import { confirmTask, startTask } from "../../server/tasks/commands";
+import { passGate } from "../../server/tasks/forge";
+import { FORGE_TEST_ARGV } from "../../server/demo/forge-content";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, type Harness, ofType } from "../helpers/tasks";
 
@@ -35,8 +37,11 @@ function dataDirForTest(prefix: string): string {
 const deps = () => ({ store: db.store, pool: db.pool });
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
 
-async function demoTaskCount(): Promise<number> {
-  const r = await db.pool.query("SELECT count(*)::int AS n FROM events WHERE type = 'TaskStarted' AND data->'project'->>'id' = 'demo'");
+async function demoTaskCount(workflow: "forge" | "tasks" = "tasks"): Promise<number> {
+  const r = await db.pool.query(
+    `SELECT count(*)::int AS n FROM events WHERE type = 'TaskStarted' AND data->'project'->>'id' = 'demo' AND (data->>'workflow' = 'forge') = $1`,
+    [workflow === "forge"],
+  );
   return r.rows[0].n as number;
 }
 
@@ -63,18 +68,21 @@ describe("the demo", () => {
     expect(fs.readFileSync(path.join(dataDir, DEMO_REPO_DIR, "notes.txt"), "utf8")).toBe("mine");
   });
 
-  it("two starts seeding at once (one data directory, one database) create one repository and one task", async () => {
+  it("two starts seeding at once (one data directory, one database) create one repository, one task and one Forge pipeline", async () => {
     const other = await createTestDatabase();
     const dataDir = dataDirForTest("catcafe-demo-race-");
     const results = (await Promise.all([1, 2, 3].map(() => seedDemo({ store: other.store, pool: other.pool }, { dataDir, env: {} })))).map(
       seeded,
     );
     expect(new Set(results.map((r) => r.sessionId)).size).toBe(1);
+    expect(new Set(results.map((r) => r.forgeSessionId)).size).toBe(1);
     expect(results.filter((r) => r.created.task)).toHaveLength(1);
     expect(results.filter((r) => r.created.repo).length).toBeGreaterThanOrEqual(1);
     expect(fs.readdirSync(dataDir)).toEqual([DEMO_REPO_DIR]); // no staging directory left behind
-    const tasks = await other.pool.query("SELECT stream_id FROM events WHERE type = 'TaskStarted'");
-    expect(tasks.rows).toEqual([{ stream_id: results[0]!.sessionId }]);
+    const tasks = await other.pool.query("SELECT stream_id FROM events WHERE type = 'TaskStarted' ORDER BY stream_id");
+    expect(tasks.rows).toEqual(
+      [results[0]!.sessionId, results[0]!.forgeSessionId].sort().map((id) => ({ stream_id: id })),
+    );
   });
 
   it("seeds a project with simulated agents and a proposal task; the roundtable waits for confirm; confirm → approved with the file fixed and node --test really passing", async () => {
@@ -82,7 +90,9 @@ describe("the demo", () => {
     const first = seeded(await seedDemo(deps(), { dataDir, env: {} }));
     const { sessionId, repoPath } = first;
     expect(first).toMatchObject({ projectId: "demo", created: { repo: true, project: true, task: true } });
-    expect(first.message).toBe(`demo: created project "demo" and a proposal task waiting for your confirm: ${sessionId}`);
+    expect(first.message).toBe(
+      `demo: created project "demo", a proposal task waiting for your confirm: ${sessionId}, and a Forge pipeline that will wait at its PRD gate: ${first.forgeSessionId}`,
+    );
 
     // A tiny git repository whose test really fails.
     expect(repoPath).toBe(path.join(dataDir, DEMO_REPO_DIR));
@@ -102,6 +112,7 @@ describe("the demo", () => {
       coder: ["scripted", "coder-sim", "Coder (simulated)"],
       reviewer: ["scripted", "reviewer-sim", "Reviewer (simulated)"],
       tester: ["scripted", "tester-sim", "Tester (simulated)"],
+      planner: ["scripted", "planner-sim", "Planner (simulated)"],
     });
 
     // One proposal task, started by the demo, ending in the roundtable's wait.
@@ -161,6 +172,21 @@ describe("the demo", () => {
     // A later start still finds the finished task and starts no other.
     expect(seeded(await seedDemo(deps(), { dataDir, env: {} })).sessionId).toBe(sessionId);
     expect(await demoTaskCount()).toBe(1);
+    expect(await demoTaskCount("forge")).toBe(1);
+
+    // The Forge demo waits at its PRD gate; two passes (the critic rejects the first draft)
+    // take the word counter to Delivery in the demo repository, its own test really passing.
+    const forgeId = first.forgeSessionId;
+    for (const round of [1, 2]) {
+      await h.waitFor(forgeId, `the PRD gate, round ${round}`, (s) => s.fsm === "prd_review" && (s as { iteration: number }).iteration === round);
+      await passGate(deps(), { sessionId: forgeId }, testActor);
+    }
+    expect((await h.waitFor(forgeId, "delivery", (s) => s.status === "finished", 60_000)).outcome).toBe("completed");
+    const forgeEvents = await db.store.readStream(forgeId);
+    expect(ofType<{ argv: string[]; passed: boolean }>(forgeEvents, "TestCommandRecorded")).toEqual([
+      expect.objectContaining({ argv: FORGE_TEST_ARGV, passed: true }),
+    ]);
+    expect(ofType<{ simulated: boolean }>(forgeEvents, "AgentOutputRecorded").every((o) => o.simulated)).toBe(true);
 
     // A newcomer's own first task, in implementation mode with any prompt, runs to its end too:
     // the simulated agents answer what each step asks for (a build, a JSON verdict, a plan).

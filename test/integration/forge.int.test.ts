@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../server/events/types";
 import { ARTIFACT_PATHS as A } from "../../server/forge/artifacts";
-import { artifactText, choose, editArtifact, forgeStatus, giveFeedback, newForge, passGate } from "../../server/forge/service";
+import { artifactText, choose, editArtifact, forgeStatus, giveFeedback, newForge, passGate } from "../../server/tasks/forge";
 import {
   FORGE_CODE_FILES,
   FORGE_DEMO_IDEA,

@@ -100,7 +100,7 @@ const EXPECTED: Record<string, string[]> = {
     `.catcafe/projects.json: defaultShell: unknown shell "codexx" (known: claude, claude-code, codex, gemini, sim-cli); did you mean "codex"?`,
   ],
   "project-unknown-workflow": [
-    `.catcafe/projects.json: workflow.default: unknown workflow "quick_reveiw" (known: planning, quick_review, review_loop); did you mean "quick_review"?`,
+    `.catcafe/projects.json: workflow.default: unknown workflow "quick_reveiw" (known: forge, planning, quick_review, review_loop); did you mean "quick_review"?`,
   ],
   "project-workflow-mode": [`.catcafe/projects.json: workflow.mode: workflow "planning" has no mode "proposal" (modes: implementation)`],
   "prompt-arg-without-placeholder": [`.catcafe/shells.json: shells.sim-cli.args: with prompt "arg", an argument must contain {prompt}`],

@@ -125,12 +125,13 @@ describe("valid configurations load with defaults applied", () => {
     expect(config!.project).toEqual({});
   });
 
-  it("the settings defaults: timeouts, retry policy 1 s / 2 s / 4 s, one call per 2 s per brain", () => {
+  it("the settings defaults: timeouts, retry policy 1 s / 2 s / 4 s, one call per 2 s per brain, the Forge pipeline's own defaults", () => {
     expect(DEFAULT_SETTINGS).toEqual({
       version: "1.0",
       timeouts: { stepMs: 600_000, commandMs: 30_000 },
       retry: { maxAttempts: 4, backoffMs: [1000, 2000, 4000] },
       rateLimit: { minIntervalMs: 2000 },
+      forge: {},
     });
     expect(parseSettings(json({ retry: { maxAttempts: 2 } }), "s.json").settings.retry).toEqual({
       maxAttempts: 2,

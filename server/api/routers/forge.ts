@@ -15,7 +15,7 @@ import {
   ZForgeFeedbackInput,
   ZForgeNewInput,
   ZForgeRef,
-} from "../../forge/service";
+} from "../../tasks/forge";
 import type { TaskDeps } from "../../tasks/commands";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";

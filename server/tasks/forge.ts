@@ -8,11 +8,11 @@ import { AppError } from "../errors";
 import type { Actor, AppEvent, AppEventOf } from "../events/catalog";
 import { getBlob, putBlob } from "../events/blobs";
 import type { RecordedEvent } from "../events/types";
-import { actRecording, startTask, type TaskDeps } from "../tasks/commands";
+import { actRecording, startTask, type TaskDeps } from "./commands";
 import { currentState, stageCap } from "../workflow/transition";
 import { definitionFor } from "../workflow/context";
 import { foldTask, type StartedTask } from "../workflow/engine";
-import { FORGE_STAGES } from "./artifacts";
+import { FORGE_STAGES } from "../forge/artifacts";
 
 const ZStageName = z.enum(FORGE_STAGES);
 
@@ -157,7 +157,7 @@ export interface ForgeStatus {
   refusals: Array<Pick<AppEventOf<"ArtifactWriteRefused">["data"], "stage" | "by" | "paths" | "reason">>;
   progress: AppEventOf<"ProgressRecorded">["data"]["features"];
   usage: { calls: number; tokens: number };
-  budget: StartedTask["config"]["budget"] | null;
+  budget: NonNullable<StartedTask["config"]["budget"]> | null;
   parent: { sessionId: string; changeType: string } | null;
   finalized: AppEventOf<"SessionFinalized">["data"] | null;
 }
