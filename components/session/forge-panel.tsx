@@ -55,7 +55,10 @@ function ForgeView({ status, canOperate, onChanged }: { status: ForgeStatus; can
       <StageRail status={status} />
       {status.needed ? <StopNotice needed={status.needed} /> : null}
       {status.warnings.length && status.status === "InProgress" ? (
-        <p data-testid="forge-warning" className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-xs text-amber-950 dark:border-amber-800 dark:bg-amber-950/40 dark:text-amber-100">
+        <p
+          data-testid="forge-warning"
+          className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-xs text-amber-950 dark:border-amber-800 dark:bg-amber-950/40 dark:text-amber-100"
+        >
           ⚠ {status.warnings.at(-1)!.message}
         </p>
       ) : null}
@@ -267,7 +270,10 @@ function ArtifactViewer({
         ) : mode === "diff" && previous ? (
           <DiffLines before={before.data?.text ?? ""} after={current.data?.text ?? ""} />
         ) : (
-          <pre data-testid="artifact-text" className="max-h-96 overflow-auto rounded bg-zinc-50 p-3 font-mono text-xs whitespace-pre-wrap dark:bg-zinc-950">
+          <pre
+            data-testid="artifact-text"
+            className="max-h-96 overflow-auto rounded bg-zinc-50 p-3 font-mono text-xs whitespace-pre-wrap dark:bg-zinc-950"
+          >
             {current.data?.text ?? "…"}
           </pre>
         )}
@@ -325,7 +331,12 @@ function GateActions({ status, onChanged }: { status: ForgeStatus; onChanged: ()
   const busy = pass.isPending || feedback.isPending || choose.isPending;
   const has = (a: string) => waiting.actions.includes(a as never);
   const { sessionId } = status;
-  const title = waiting.kind === "agent_failed" ? "Your choice" : waiting.kind === "stopped" ? "The loop stopped: your call" : `Review the ${waiting.stage} draft`;
+  const title =
+    waiting.kind === "agent_failed"
+      ? "Your choice"
+      : waiting.kind === "stopped"
+        ? "The loop stopped: your call"
+        : `Review the ${waiting.stage} draft`;
   return (
     <Panel title={title}>
       <div data-testid="gate-actions" className="space-y-2 px-4 py-3">
@@ -345,11 +356,19 @@ function GateActions({ status, onChanged }: { status: ForgeStatus; onChanged: ()
             />
           </>
         ) : (
-          <p className="text-xs text-zinc-700 dark:text-zinc-300">This gate takes edits only: edit the draft if you like, then pass it on.</p>
+          <p className="text-xs text-zinc-700 dark:text-zinc-300">
+            This gate takes edits only: edit the draft if you like, then pass it on.
+          </p>
         )}
         <div className="flex flex-wrap gap-2">
           {has("pass") ? (
-            <button type="button" data-testid="gate-pass" className={BUTTON_STYLES.confirm} disabled={busy} onClick={() => pass.mutate({ sessionId })}>
+            <button
+              type="button"
+              data-testid="gate-pass"
+              className={BUTTON_STYLES.confirm}
+              disabled={busy}
+              onClick={() => pass.mutate({ sessionId })}
+            >
               Pass
             </button>
           ) : null}
@@ -365,7 +384,13 @@ function GateActions({ status, onChanged }: { status: ForgeStatus; onChanged: ()
             </button>
           ) : null}
           {has("retry") ? (
-            <button type="button" data-testid="gate-retry" className={BUTTON_STYLES.primary} disabled={busy} onClick={() => choose.mutate({ sessionId, choice: "retry" })}>
+            <button
+              type="button"
+              data-testid="gate-retry"
+              className={BUTTON_STYLES.primary}
+              disabled={busy}
+              onClick={() => choose.mutate({ sessionId, choice: "retry" })}
+            >
               Retry
             </button>
           ) : null}
@@ -381,7 +406,13 @@ function GateActions({ status, onChanged }: { status: ForgeStatus; onChanged: ()
             </button>
           ) : null}
           {has("abort") ? (
-            <button type="button" data-testid="gate-abort" className={BUTTON_STYLES.danger} disabled={busy} onClick={() => choose.mutate({ sessionId, choice: "abort" })}>
+            <button
+              type="button"
+              data-testid="gate-abort"
+              className={BUTTON_STYLES.danger}
+              disabled={busy}
+              onClick={() => choose.mutate({ sessionId, choice: "abort" })}
+            >
               Abort
             </button>
           ) : null}
@@ -414,7 +445,9 @@ function CritiqueList({ status }: { status: ForgeStatus }) {
                 ))}
               </ul>
             ) : null}
-            {c.loop.escalate || c.loop.warning ? <p className="mt-1 text-amber-900 dark:text-amber-200">⚠ {c.loop.escalate ?? c.loop.warning}</p> : null}
+            {c.loop.escalate || c.loop.warning ? (
+              <p className="mt-1 text-amber-900 dark:text-amber-200">⚠ {c.loop.escalate ?? c.loop.warning}</p>
+            ) : null}
           </li>
         ))}
       </ul>

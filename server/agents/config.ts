@@ -97,9 +97,7 @@ export const ZScriptedAgentConfig = ZAgentBase.extend({
    * entry n for the stage's iteration n + 1, the last repeating. A person's feedback or a
    * critic's revise moves to the next entry, whatever happened in other stages.
    */
-  byStage: z
-    .record(z.string().regex(/^[a-z][a-z0-9_]*$/, "a stage name, like prd or coding"), z.array(ZScriptEntry).min(1))
-    .optional(),
+  byStage: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, "a stage name, like prd or coding"), z.array(ZScriptEntry).min(1)).optional(),
 }).strict();
 export type ScriptedAgentConfig = z.output<typeof ZScriptedAgentConfig>;
 export type ScriptedAgentConfigInput = z.input<typeof ZScriptedAgentConfig>;

@@ -27,10 +27,30 @@ A small command-line tool: \`node bin/wc.js <file>\` prints the lines, words and
 `;
 
 const REQUIREMENT = {
-  count: { id: "R1", title: "Count lines, words and characters", description: "Lines are newline-separated, words are runs of non-space characters, characters are UTF-16 code units.", priority: "must" },
-  read: { id: "R2", title: "Read the file named on the command line", description: "The first argument is the path of the file to count.", priority: "must" },
-  error: { id: "R3", title: "Clear error for a missing file", description: "A missing or unreadable file prints one line to stderr and exits with code 1.", priority: "must" },
-  tested: { id: "R4", title: "Unit tests of the counting", description: "A node:test suite checks the counts of an empty text, one line and several lines.", priority: "should" },
+  count: {
+    id: "R1",
+    title: "Count lines, words and characters",
+    description: "Lines are newline-separated, words are runs of non-space characters, characters are UTF-16 code units.",
+    priority: "must",
+  },
+  read: {
+    id: "R2",
+    title: "Read the file named on the command line",
+    description: "The first argument is the path of the file to count.",
+    priority: "must",
+  },
+  error: {
+    id: "R3",
+    title: "Clear error for a missing file",
+    description: "A missing or unreadable file prints one line to stderr and exits with code 1.",
+    priority: "must",
+  },
+  tested: {
+    id: "R4",
+    title: "Unit tests of the counting",
+    description: "A node:test suite checks the counts of an empty text, one line and several lines.",
+    priority: "should",
+  },
   monitoring: { id: "R5", title: "Monitoring of usage", description: "Send usage metrics to a monitoring dashboard.", priority: "could" },
 } as const;
 
@@ -39,7 +59,12 @@ export const FORGE_REQUIREMENTS = json({ requirements: [REQUIREMENT.count, REQUI
 export const FORGE_FEATURES = json({
   features: [
     { id: "F1", name: "Counting", description: "count(text) returns lines, words and characters.", requirements: ["R1", "R4"] },
-    { id: "F2", name: "Command line", description: "bin/wc.js reads the file and prints the counts or an error.", requirements: ["R2", "R3"] },
+    {
+      id: "F2",
+      name: "Command line",
+      description: "bin/wc.js reads the file and prints the counts or an error.",
+      requirements: ["R2", "R3"],
+    },
   ],
 });
 export const FORGE_PRD_MD_V1 = `# PRD: word counter
@@ -65,8 +90,18 @@ Storage: none. A monolith of two modules.
 export const FORGE_DESIGN_SPEC = json({
   architecture: "A single Node.js package of two modules.",
   components: [
-    { id: "counter", name: "Counter", responsibility: "count(text): lines, words and characters of a string", technology: "Node.js module" },
-    { id: "cli", name: "Command line", responsibility: "read the file named on the command line and print the counts or an error", technology: "Node.js script" },
+    {
+      id: "counter",
+      name: "Counter",
+      responsibility: "count(text): lines, words and characters of a string",
+      technology: "Node.js module",
+    },
+    {
+      id: "cli",
+      name: "Command line",
+      responsibility: "read the file named on the command line and print the counts or an error",
+      technology: "Node.js script",
+    },
   ],
   storage: "none",
 });
@@ -174,7 +209,11 @@ export const FORGE_DEMO_SCRIPTS = {
         [A.requirements]: FORGE_REQUIREMENTS_V1,
         [A.features]: FORGE_FEATURES,
       }),
-      say("Removed the monitoring requirement (simulated).", { [A.prd]: FORGE_PRD_MD, [A.requirements]: FORGE_REQUIREMENTS, [A.features]: FORGE_FEATURES }),
+      say("Removed the monitoring requirement (simulated).", {
+        [A.prd]: FORGE_PRD_MD,
+        [A.requirements]: FORGE_REQUIREMENTS,
+        [A.features]: FORGE_FEATURES,
+      }),
     ],
     design: [say("Two modules, no storage (simulated).", { [A.design]: FORGE_DESIGN_MD, [A.designSpec]: FORGE_DESIGN_SPEC })],
     plan: [say("Five tasks (simulated).", { [A.plan]: FORGE_PLAN })],

@@ -412,7 +412,8 @@ export const eventCatalog = {
   ArtifactRecorded: defineEvent({
     version: 1,
     schema: z.object({ stepId: z.uuid(), ...ZArtifactVersion }),
-    summary: (d) => `${d.path} drafted (${d.hash.slice(0, 10)}, ${d.size} bytes)${d.problems.length ? ` — ${d.problems.length} problem(s)` : ""}`,
+    summary: (d) =>
+      `${d.path} drafted (${d.hash.slice(0, 10)}, ${d.size} bytes)${d.problems.length ? ` — ${d.problems.length} problem(s)` : ""}`,
   }),
   /** A person's edit of a draft: the hash it was made on and the new text (a blob). */
   ArtifactEdited: defineEvent({

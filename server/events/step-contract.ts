@@ -16,7 +16,17 @@ export const ZStepPhase = z.enum(STEP_PHASES);
 export type StepPhase = z.infer<typeof ZStepPhase>;
 
 /** What a step's output is checked against (the engine's OUTPUT_KINDS says which triggers each fires). */
-export const STEP_OUTPUTS = ["text", "build", "review_verdict", "test_plan", "commands", "task_spec", "execution", "draft", "critique"] as const;
+export const STEP_OUTPUTS = [
+  "text",
+  "build",
+  "review_verdict",
+  "test_plan",
+  "commands",
+  "task_spec",
+  "execution",
+  "draft",
+  "critique",
+] as const;
 export const ZStepOutputKind = z.enum(STEP_OUTPUTS);
 export type StepOutputKind = z.infer<typeof ZStepOutputKind>;
 

@@ -16,7 +16,12 @@ function gatedLoop(stage: string, next: string, actor: { role: string; instructi
       stage,
       description: `${stage}: the actor drafts.`,
       step: { role: actor.role, output: "draft", phase: "draft", instruction: actor.instruction },
-      on: { done: [{ target: `${stage}_review`, guard: "gate_on" }, { target: `${stage}_critic`, guard: "gate_off" }] },
+      on: {
+        done: [
+          { target: `${stage}_review`, guard: "gate_on" },
+          { target: `${stage}_critic`, guard: "gate_off" },
+        ],
+      },
     },
     [`${stage}_review`]: {
       type: "wait",
@@ -72,7 +77,12 @@ export const FORGE_DEFINITION = {
   global: { cancel: "cancelled", step_failed: "agent_failed", budget_exhausted: "budget_exhausted" },
   stages: {
     idea: { title: "Idea", maxIterations: 5, writes: [A.idea], artifacts: [A.idea] },
-    prd: { title: "Requirements (PRD)", maxIterations: 5, writes: [A.prd, A.requirements, A.features], artifacts: [A.prd, A.requirements, A.features] },
+    prd: {
+      title: "Requirements (PRD)",
+      maxIterations: 5,
+      writes: [A.prd, A.requirements, A.features],
+      artifacts: [A.prd, A.requirements, A.features],
+    },
     design: { title: "Design", maxIterations: 5, writes: [A.design, A.designSpec], artifacts: [A.design, A.designSpec] },
     plan: { title: "Plan", maxIterations: 5, writes: [A.plan], artifacts: [A.plan] },
     coding: { title: "Coding", maxIterations: 3, writes: ["**", "!.forge/**", A.codeMetadata], artifacts: [A.codeMetadata] },
@@ -91,7 +101,12 @@ export const FORGE_DEFINITION = {
         phase: "draft",
         instruction: `Write the idea down in ${A.idea}: the problem, who it is for, what it must do, what it will not do. Keep it short and simple.`,
       },
-      on: { done: [{ target: "idea_review", guard: "gate_on" }, { target: "prd_draft", guard: "gate_off" }] },
+      on: {
+        done: [
+          { target: "idea_review", guard: "gate_on" },
+          { target: "prd_draft", guard: "gate_off" },
+        ],
+      },
     },
     idea_review: {
       type: "wait",

@@ -64,8 +64,15 @@ export function judgeLoop(history: readonly CritiqueMemory[]): LoopVerdict {
   });
   const last3 = history.slice(-3);
   const similar =
-    last3.length === 3 ? Math.min(similarity(last3[0]!.text, last3[1]!.text), similarity(last3[1]!.text, last3[2]!.text), similarity(last3[0]!.text, last3[2]!.text)) : null;
-  const stalled = last3.length === 3 && last3[1]!.blocking.length >= last3[0]!.blocking.length && last3[2]!.blocking.length >= last3[1]!.blocking.length;
+    last3.length === 3
+      ? Math.min(
+          similarity(last3[0]!.text, last3[1]!.text),
+          similarity(last3[1]!.text, last3[2]!.text),
+          similarity(last3[0]!.text, last3[2]!.text),
+        )
+      : null;
+  const stalled =
+    last3.length === 3 && last3[1]!.blocking.length >= last3[0]!.blocking.length && last3[2]!.blocking.length >= last3[1]!.blocking.length;
   let escalate: string | null = null;
   if (reopened.length) escalate = `finding${reopened.length > 1 ? "s" : ""} ${reopened.join(", ")} came back after being resolved`;
   else if (round >= ESCALATE_AT && similar !== null && similar > SIMILARITY_LIMIT)

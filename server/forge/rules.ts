@@ -51,7 +51,10 @@ export function prdRules({ idea, json }: RuleInput): RuleFinding[] {
     for (const f of features.features) {
       const unknown = requirements ? f.requirements.filter((id) => !known.has(id)) : [];
       if (unknown.length)
-        findings.push({ id: `rule:prd.feature-requirements.${f.id}`, message: `feature ${f.id} names unknown requirements: ${unknown.join(", ")}` });
+        findings.push({
+          id: `rule:prd.feature-requirements.${f.id}`,
+          message: `feature ${f.id} names unknown requirements: ${unknown.join(", ")}`,
+        });
     }
   }
   return findings;
@@ -113,7 +116,10 @@ export function planRules({ json }: RuleInput): RuleFinding[] {
   for (const t of plan.tasks) {
     const unknown = t.dependsOn.filter((d) => !ids.has(d));
     if (unknown.length)
-      findings.push({ id: `rule:plan.unknown-dependency.${t.id}`, message: `task ${t.id} depends on unknown tasks: ${unknown.join(", ")}` });
+      findings.push({
+        id: `rule:plan.unknown-dependency.${t.id}`,
+        message: `task ${t.id} depends on unknown tasks: ${unknown.join(", ")}`,
+      });
     if (TEST_OR_DEPLOY_TASK.test(t.title))
       findings.push({
         id: `rule:plan.test-or-deploy.${t.id}`,
@@ -133,7 +139,10 @@ export function planRules({ json }: RuleInput): RuleFinding[] {
     const covered = new Set(plan.tasks.map((t) => t.feature));
     const uncovered = features.features.filter((f) => !covered.has(f.id)).map((f) => f.id);
     if (uncovered.length)
-      findings.push({ id: "rule:plan.coverage", message: `no task builds feature${uncovered.length > 1 ? "s" : ""} ${uncovered.join(", ")}` });
+      findings.push({
+        id: "rule:plan.coverage",
+        message: `no task builds feature${uncovered.length > 1 ? "s" : ""} ${uncovered.join(", ")}`,
+      });
   }
   return findings;
 }
@@ -154,7 +163,8 @@ export function codingRules({ json, changedFiles = [] }: RuleInput): RuleFinding
   if (plan && metadata) {
     const known = new Set(plan.tasks.map((t) => t.id));
     const unknown = metadata.tasks.filter((t) => !known.has(t.id)).map((t) => t.id);
-    if (unknown.length) findings.push({ id: "rule:coding.unknown-tasks", message: `code_metadata.json names tasks the plan has not: ${unknown.join(", ")}` });
+    if (unknown.length)
+      findings.push({ id: "rule:coding.unknown-tasks", message: `code_metadata.json names tasks the plan has not: ${unknown.join(", ")}` });
     const open = plan.tasks.filter((t) => metadata.tasks.find((m) => m.id === t.id)?.status !== "done").map((t) => t.id);
     if (open.length) findings.push({ id: "rule:coding.open-tasks", message: `planned tasks not done: ${open.join(", ")}` });
   }

@@ -28,7 +28,8 @@ const MAX_ATTACHED_CHARS = 60_000;
  */
 async function insideWorkspace(root: string, relative: string): Promise<string> {
   const normal = path.posix.normalize(relative);
-  if (path.isAbsolute(relative) || normal.startsWith("..") || normal === ".") throw new Error(`refused path "${relative}": it leaves the workspace`);
+  if (path.isAbsolute(relative) || normal.startsWith("..") || normal === ".")
+    throw new Error(`refused path "${relative}": it leaves the workspace`);
   let current = root;
   for (const part of normal.split("/")) {
     current = path.join(current, part);
@@ -114,7 +115,9 @@ async function keepPersonEdits(pool: Db, workspace: string, forge: ForgeStepInpu
       await fs.writeFile(files[0]!, edited);
       await fs.writeFile(files[1]!, edit.base ? (await getBlob(pool, edit.base.blob)).content : Buffer.alloc(0));
       await fs.writeFile(files[2]!, draft);
-      const merged = await runGit(workspace, ["merge-file", "-p", "-L", "person", "-L", "base", "-L", "agent", ...files], { allowFailure: true });
+      const merged = await runGit(workspace, ["merge-file", "-p", "-L", "person", "-L", "base", "-L", "agent", ...files], {
+        allowFailure: true,
+      });
       if (merged.exitCode < 0 || merged.exitCode > 127) throw new Error(`git merge-file failed for ${edit.path}: ${merged.stderr}`);
       if (merged.exitCode === 0) {
         await fs.writeFile(target, merged.stdout);

@@ -40,7 +40,10 @@ export const ZForgeEditInput = ZForgeRef.extend({
   path: z.string().min(1).max(300),
   content: z.string().max(1024 * 1024),
   /** The hash of the version the edit was made on (null for a file that did not exist). */
-  baseHash: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  baseHash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
 });
 export const ZForgeFeedbackInput = ZForgeRef.extend({ text: z.string().trim().min(1).max(20_000) });
 export const ZForgeChooseInput = ZForgeRef.extend({
@@ -166,14 +169,16 @@ const typed = (events: RecordedEvent[]) => events as Array<RecordedEvent & AppEv
 
 export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeStatus {
   const state = foldTask(events);
-  if (state.status === "none" || state.config.workflow !== "forge") throw new AppError("NOT_FOUND", `session ${sessionId} is not a Forge session`);
+  if (state.status === "none" || state.config.workflow !== "forge")
+    throw new AppError("NOT_FOUND", `session ${sessionId} is not a Forge session`);
   const def = definitionFor(state);
   const { pipeline } = state;
   const spec = currentState(def, state);
   const log = typed(events);
   let waiting: ForgeStatus["waiting"] = null;
   if (state.status === "active" && spec.type === "wait" && state.fsm !== def.initial) {
-    if (state.fsm === def.global.step_failed) waiting = { stage: pipeline.stage, kind: "agent_failed", actions: ["retry", "guidance", "abort"] };
+    if (state.fsm === def.global.step_failed)
+      waiting = { stage: pipeline.stage, kind: "agent_failed", actions: ["retry", "guidance", "abort"] };
     else {
       const actions: ForgeAction[] = ["edit", ...(["feedback", "pass", "abort"] as const).filter((t) => spec.on[t])];
       waiting = { stage: spec.stage ?? null, kind: state.fsm.endsWith("_stopped") ? "stopped" : "gate", actions };
@@ -184,11 +189,35 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
   const label = (e: RecordedEvent) => `${e.metadata.actor.kind}:${e.metadata.actor.id}`;
   for (const e of log) {
     if (e.type === "ArtifactRecorded")
-      add(e.data.path, { version: e.version, hash: e.data.hash, size: e.data.size, kind: "draft", by: label(e), problems: e.data.problems, at: e.recordedAt });
+      add(e.data.path, {
+        version: e.version,
+        hash: e.data.hash,
+        size: e.data.size,
+        kind: "draft",
+        by: label(e),
+        problems: e.data.problems,
+        at: e.recordedAt,
+      });
     else if (e.type === "ArtifactEdited")
-      add(e.data.path, { version: e.version, hash: e.data.hash, size: e.data.size, kind: "edit", by: label(e), problems: e.data.problems, at: e.recordedAt });
+      add(e.data.path, {
+        version: e.version,
+        hash: e.data.hash,
+        size: e.data.size,
+        kind: "edit",
+        by: label(e),
+        problems: e.data.problems,
+        at: e.recordedAt,
+      });
     else if (e.type === "ArtifactDraftHeld")
-      add(e.data.path, { version: e.version, hash: e.data.hash, size: e.data.blob.size, kind: "held", by: label(e), problems: [], at: e.recordedAt });
+      add(e.data.path, {
+        version: e.version,
+        hash: e.data.hash,
+        size: e.data.blob.size,
+        kind: "held",
+        by: label(e),
+        problems: [],
+        at: e.recordedAt,
+      });
   }
   const stageState = (name: string): ForgeStageState => {
     if (pipeline.completed.includes(name)) return "completed";
@@ -215,7 +244,8 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
       state: stageState(name),
       iteration: pipeline.iterations[name] ?? 0,
       cap: stageCap(def, state, name),
-      gate: Object.values(def.states).some((s) => s.type === "wait" && s.stage === name && !!s.on.pass && !!s.on.abort) &&
+      gate:
+        Object.values(def.states).some((s) => s.type === "wait" && s.stage === name && !!s.on.pass && !!s.on.abort) &&
         (!state.config.gates || state.config.gates.includes(name)),
       usage: pipeline.usage.byStage[name] ?? { calls: 0, inputTokens: 0, outputTokens: 0 },
     })),
@@ -232,7 +262,14 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
     })),
     critiques: log
       .filter((e) => e.type === "CritiqueRecorded")
-      .map((e) => ({ stage: e.data.stage, round: e.data.round, decision: e.data.decision, summary: e.data.summary, findings: e.data.findings, loop: e.data.loop })),
+      .map((e) => ({
+        stage: e.data.stage,
+        round: e.data.round,
+        decision: e.data.decision,
+        summary: e.data.summary,
+        findings: e.data.findings,
+        loop: e.data.loop,
+      })),
     feedback: pipeline.feedback,
     warnings: log.filter((e) => e.type === "ForgeWarning").map((e) => e.data),
     refusals: log
@@ -255,5 +292,3 @@ export async function artifactText(deps: TaskDeps, events: RecordedEvent[], hash
   }
   throw new AppError("NOT_FOUND", `the session has no artifact version ${hash.slice(0, 12)}`);
 }
-
-

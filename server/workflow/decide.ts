@@ -165,9 +165,13 @@ function editArtifact(state: TaskState, command: TaskCommandOf<"EditArtifact">, 
     );
   const current = active.pipeline.artifacts[command.path]?.hash ?? null;
   if (command.baseHash !== current)
-    throw new AppError("CONFLICT", `stale edit: ${command.path} changed since it was opened (it is now ${current?.slice(0, 12) ?? "absent"})`, {
-      current,
-    });
+    throw new AppError(
+      "CONFLICT",
+      `stale edit: ${command.path} changed since it was opened (it is now ${current?.slice(0, 12) ?? "absent"})`,
+      {
+        current,
+      },
+    );
   if (command.hash === current) throw new AppError("INVALID_INPUT", "the edit changes nothing");
   const { json, problems } = parseArtifact(command.path, command.content);
   return [
@@ -212,7 +216,13 @@ function giveFeedback(state: TaskState, command: TaskCommandOf<"GiveFeedback">, 
   const { active, spec } = waitingFor(state, ctx, "feedback", "give feedback on");
   const given: Emitted = {
     type: "FeedbackGiven",
-    data: { stage: spec.stage ?? active.pipeline.stage, iteration: active.iteration, source: "person", severity: "normal", text: command.text },
+    data: {
+      stage: spec.stage ?? active.pipeline.stage,
+      iteration: active.iteration,
+      source: "person",
+      severity: "normal",
+      text: command.text,
+    },
   };
   return [given, ...fire(ctx, requireActive(afterEvents(active, [given])), "feedback")];
 }
@@ -251,11 +261,14 @@ function choose(state: TaskState, command: TaskCommandOf<"Choose">, ctx: DecideC
     });
   }
   const after = requireActive(afterEvents(active, events));
-  return [...events, ...enter(ctx, after, resume, {
+  return [
+    ...events,
+    ...enter(ctx, after, resume, {
       reason: `${command.choice} by a person`,
       finalReason: null,
       iterate: false,
       trigger: command.choice,
       ending: {},
-    })];
+    }),
+  ];
 }

@@ -219,7 +219,12 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
     }
   }
   // Reachability from the initial state (global transitions reach their targets from anywhere).
-  const starts = [def.initial, def.global.cancel, def.global.step_failed, ...(def.global.budget_exhausted ? [def.global.budget_exhausted] : [])];
+  const starts = [
+    def.initial,
+    def.global.cancel,
+    def.global.step_failed,
+    ...(def.global.budget_exhausted ? [def.global.budget_exhausted] : []),
+  ];
   const reached = new Set<string>(starts);
   const queue = [...starts];
   while (queue.length) {

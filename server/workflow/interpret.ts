@@ -171,7 +171,8 @@ function interpretDraft(state: ActiveTask, stage: Staged, cmd: TaskCommandOf<"St
     if (!stage.spec.artifacts.includes(a.path) || state.pipeline.artifacts[a.path]?.hash === a.hash) continue;
     // JSON artifacts are read and checked; markdown is stored, and only an empty one is a problem.
     const text = cmd.artifactTexts?.[a.path];
-    const { json, problems } = text !== undefined ? parseArtifact(a.path, text) : { json: undefined, problems: a.size ? [] : [`${a.path} is empty`] };
+    const { json, problems } =
+      text !== undefined ? parseArtifact(a.path, text) : { json: undefined, problems: a.size ? [] : [`${a.path} is empty`] };
     events.push({
       type: "ArtifactRecorded",
       data: { stepId, stage: stage.name, ...a, problems, ...(json !== undefined ? { json: json as never } : {}) },

@@ -18,7 +18,9 @@ export interface PromptStage {
 export function promptFor(state: ActiveTask, spec: StepSpec, stage: PromptStage | null = null): string {
   const parts = [spec.instruction, `\n${stage ? "Idea" : "Task"}:\n${state.config.prompt}`];
   if (stage) {
-    parts.push(`\nStage: ${stage.name} (${stage.spec.title}), iteration ${state.pipeline.iterations[stage.name] ?? 1} of at most ${stage.cap}.`);
+    parts.push(
+      `\nStage: ${stage.name} (${stage.spec.title}), iteration ${state.pipeline.iterations[stage.name] ?? 1} of at most ${stage.cap}.`,
+    );
     if (spec.output === "draft") {
       parts.push(`Write: ${stage.spec.artifacts.join(", ")}. Anything outside ${stage.spec.writes.join(" ")} is discarded.`);
       const edited = stage.spec.artifacts.filter((p) => state.pipeline.edits[p]?.length);

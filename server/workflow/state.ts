@@ -218,9 +218,7 @@ function evolveTask(state: StartedTask, event: RecordedEvent & AppEvent): TaskSt
     case "AgentOutputRecorded":
       return {
         ...state,
-        pipeline: event.data.usage
-          ? withUsage(state.pipeline, state.pipeline.stage, { calls: 0, ...event.data.usage })
-          : state.pipeline,
+        pipeline: event.data.usage ? withUsage(state.pipeline, state.pipeline.stage, { calls: 0, ...event.data.usage }) : state.pipeline,
         openIssues: event.data.validationErrors.length
           ? event.data.validationErrors.map((e) => `${event.data.role} output rejected: ${e}`)
           : state.openIssues,
@@ -279,7 +277,11 @@ function evolveTask(state: StartedTask, event: RecordedEvent & AppEvent): TaskSt
     case "StageStarted":
       return { ...state, iteration: 1, pipeline: evolvePipeline(state.pipeline, event, state.iteration) };
     case "StageReopened":
-      return { ...state, iteration: state.pipeline.iterations[event.data.stage] ?? 1, pipeline: evolvePipeline(state.pipeline, event, state.iteration) };
+      return {
+        ...state,
+        iteration: state.pipeline.iterations[event.data.stage] ?? 1,
+        pipeline: evolvePipeline(state.pipeline, event, state.iteration),
+      };
     case "CritiqueRecorded":
       return {
         ...state,
@@ -312,7 +314,11 @@ function withUsage(p: Pipeline, stage: string | null, add: { calls: number; inpu
       tokens: p.usage.tokens + add.inputTokens + add.outputTokens,
       byStage: {
         ...p.usage.byStage,
-        [key]: { calls: was.calls + add.calls, inputTokens: was.inputTokens + add.inputTokens, outputTokens: was.outputTokens + add.outputTokens },
+        [key]: {
+          calls: was.calls + add.calls,
+          inputTokens: was.inputTokens + add.inputTokens,
+          outputTokens: was.outputTokens + add.outputTokens,
+        },
       },
     },
   };
@@ -341,11 +347,23 @@ function evolvePipeline(p: Pipeline, event: RecordedEvent & AppEvent, iteration:
       return { ...p, artifacts: { ...p.artifacts, [path]: entry }, edits, held: event.type === "ArtifactEdited" ? held : p.held };
     }
     case "ArtifactDraftHeld":
-      return { ...p, held: { ...p.held, [event.data.path]: { hash: event.data.hash, blob: event.data.blob, conflicts: event.data.conflicts } } };
+      return {
+        ...p,
+        held: { ...p.held, [event.data.path]: { hash: event.data.hash, blob: event.data.blob, conflicts: event.data.conflicts } },
+      };
     case "FeedbackGiven":
       return {
         ...p,
-        feedback: [...p.feedback, { stage: event.data.stage, iteration: event.data.iteration, source: event.data.source, severity: event.data.severity, text: event.data.text }],
+        feedback: [
+          ...p.feedback,
+          {
+            stage: event.data.stage,
+            iteration: event.data.iteration,
+            source: event.data.source,
+            severity: event.data.severity,
+            text: event.data.text,
+          },
+        ],
       };
     case "CritiqueRecorded": {
       const blocking = event.data.findings.filter((f) => f.severity === "blocking").map((f) => f.id);

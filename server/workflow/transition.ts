@@ -81,8 +81,14 @@ export function fire(ctx: DecideContext, state: ActiveTask, trigger: string, end
   let needed: Needed | undefined;
   if (def.states[target]?.type === "wait") {
     if (trigger === "step_failed")
-      needed = { cause: "agent_failed", message: ending.diagnosis ?? "the agent failed", errorClass: ending.errorClass ?? null, resume: state.fsm };
-    else if (trigger === "escalate") needed = { cause: "loop", message: ending.diagnosis ?? "the critic loops", errorClass: null, resume: null };
+      needed = {
+        cause: "agent_failed",
+        message: ending.diagnosis ?? "the agent failed",
+        errorClass: ending.errorClass ?? null,
+        resume: state.fsm,
+      };
+    else if (trigger === "escalate")
+      needed = { cause: "loop", message: ending.diagnosis ?? "the critic loops", errorClass: null, resume: null };
     else if (transition?.guard === "at_cap")
       needed = { cause: "cap", message: `the iteration cap was reached (${transition.reason ?? trigger})`, errorClass: null, resume: null };
   }
@@ -151,7 +157,9 @@ export function enter(ctx: DecideContext, state: ActiveTask, target: string, ent
     events.push(scheduleStep(ctx, entered, target, targetSpec.step));
   } else if (waitsForPerson) {
     if (entry.needed) events.push({ type: "PersonNeeded", data: { stage: entered.pipeline.stage, ...entry.needed } });
-    events.push(...notifyStep(ctx, entered, { attention: "waiting", state: target, outcome: null, reason: spent ? reason : entry.finalReason }));
+    events.push(
+      ...notifyStep(ctx, entered, { attention: "waiting", state: target, outcome: null, reason: spent ? reason : entry.finalReason }),
+    );
   } else if (targetSpec.type === "terminal") {
     const failed = !SUCCESS_OUTCOMES.includes(targetSpec.outcome);
     const { ending } = entry;
@@ -219,9 +227,16 @@ export function budgetSpent(ctx: DecideContext, state: ActiveTask): AppEventOf<"
   if (!budget) return null;
   const { usage, startedAtMs } = state.pipeline;
   const now = ctx.now?.();
-  const used = { calls: usage.calls, tokens: usage.tokens, wallMs: now !== undefined && startedAtMs !== null ? Math.max(0, now - startedAtMs) : 0 };
+  const used = {
+    calls: usage.calls,
+    tokens: usage.tokens,
+    wallMs: now !== undefined && startedAtMs !== null ? Math.max(0, now - startedAtMs) : 0,
+  };
   if (budget.maxCalls !== undefined && used.calls + 1 > budget.maxCalls) return { limit: "calls", used, budget };
-  if (budget.maxTokens !== undefined && (used.tokens >= budget.maxTokens || used.tokens + (budget.reserveTokensPerCall ?? 0) > budget.maxTokens))
+  if (
+    budget.maxTokens !== undefined &&
+    (used.tokens >= budget.maxTokens || used.tokens + (budget.reserveTokensPerCall ?? 0) > budget.maxTokens)
+  )
     return { limit: "tokens", used, budget };
   if (budget.maxWallMs !== undefined && used.wallMs >= budget.maxWallMs) return { limit: "wall", used, budget };
   return null;
@@ -269,7 +284,11 @@ function scheduleStep(ctx: DecideContext, state: ActiveTask, stateName: string, 
     role: spec.role,
     phase: spec.phase,
     output: spec.output,
-    prompt: promptFor(state, spec, stage && stageName ? { name: stageName, spec: stage, cap: stageCap(ctx.definition, state, stageName) } : null),
+    prompt: promptFor(
+      state,
+      spec,
+      stage && stageName ? { name: stageName, spec: stage, cap: stageCap(ctx.definition, state, stageName) } : null,
+    ),
     context: threadContext(state),
     agent: config.agents[spec.role] ?? null,
     invocation: state.invocations[spec.role] ?? 0,
@@ -321,7 +340,9 @@ function forgeInput(state: ActiveTask, stageName: string, stage: StageSpec, spec
       ? stage.artifacts.flatMap((path) => (pipeline.edits[path] ?? []).map((e) => ({ path, base: e.base, edited: e.edited })))
       : [],
     // A stage reads the earlier stages' artifacts and its own drafts, never a later stage's.
-    attach: artifacts.filter(([, a]) => a.stage === stageName || pipeline.completed.includes(a.stage)).map(([path, a]) => ({ path, blob: a.blob })),
+    attach: artifacts
+      .filter(([, a]) => a.stage === stageName || pipeline.completed.includes(a.stage))
+      .map(([path, a]) => ({ path, blob: a.blob })),
     feedbackHistory: `${JSON.stringify(pipeline.feedback, null, 2)}\n`,
   };
 }

@@ -80,9 +80,7 @@ describe("the demo", () => {
     expect(results.filter((r) => r.created.repo).length).toBeGreaterThanOrEqual(1);
     expect(fs.readdirSync(dataDir)).toEqual([DEMO_REPO_DIR]); // no staging directory left behind
     const tasks = await other.pool.query("SELECT stream_id FROM events WHERE type = 'TaskStarted' ORDER BY stream_id");
-    expect(tasks.rows).toEqual(
-      [results[0]!.sessionId, results[0]!.forgeSessionId].sort().map((id) => ({ stream_id: id })),
-    );
+    expect(tasks.rows).toEqual([results[0]!.sessionId, results[0]!.forgeSessionId].sort().map((id) => ({ stream_id: id })));
   });
 
   it("seeds a project with simulated agents and a proposal task; the roundtable waits for confirm; confirm → approved with the file fixed and node --test really passing", async () => {
@@ -178,7 +176,11 @@ describe("the demo", () => {
     // take the word counter to Delivery in the demo repository, its own test really passing.
     const forgeId = first.forgeSessionId;
     for (const round of [1, 2]) {
-      await h.waitFor(forgeId, `the PRD gate, round ${round}`, (s) => s.fsm === "prd_review" && (s as { iteration: number }).iteration === round);
+      await h.waitFor(
+        forgeId,
+        `the PRD gate, round ${round}`,
+        (s) => s.fsm === "prd_review" && (s as { iteration: number }).iteration === round,
+      );
       await passGate(deps(), { sessionId: forgeId }, testActor);
     }
     expect((await h.waitFor(forgeId, "delivery", (s) => s.status === "finished", 60_000)).outcome).toBe("completed");

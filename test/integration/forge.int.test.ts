@@ -7,13 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../server/events/types";
 import { ARTIFACT_PATHS as A } from "../../server/forge/artifacts";
 import { artifactText, choose, editArtifact, forgeStatus, giveFeedback, newForge, passGate } from "../../server/tasks/forge";
-import {
-  FORGE_CODE_FILES,
-  FORGE_DEMO_IDEA,
-  FORGE_DEMO_SCRIPTS,
-  FORGE_PRD_MD,
-  FORGE_REQUIREMENTS,
-} from "../../server/demo/forge-content";
+import { FORGE_CODE_FILES, FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS, FORGE_PRD_MD, FORGE_REQUIREMENTS } from "../../server/demo/forge-content";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, gitIn, ofType, type Harness, type TaskView } from "../helpers/tasks";
 
@@ -39,13 +33,19 @@ const quick = (scripts: Scripts): Scripts =>
 /** A project whose agents answer by stage (the demo's scripts unless `change` says otherwise). */
 async function forgeProject(id: string, change: (s: Scripts) => Scripts = (s) => s, extra: Record<string, unknown> = {}) {
   const scripts = change(quick(structuredClone(FORGE_DEMO_SCRIPTS) as unknown as Scripts));
-  const agent = (role: keyof Scripts) => ({ kind: "scripted", id: `${role}-sim`, responses: [{ reply: "nothing" }], byStage: scripts[role] });
+  const agent = (role: keyof Scripts) => ({
+    kind: "scripted",
+    id: `${role}-sim`,
+    responses: [{ reply: "nothing" }],
+    byStage: scripts[role],
+  });
   return h.project(id, { planner: agent("planner"), coder: agent("coder"), reviewer: agent("reviewer"), tester: [{ reply: "t" }] }, extra);
 }
 
 const atState = (fsm: string) => (s: TaskView) => s.fsm === fsm;
 const events = (sessionId: string) => db.store.readStream(sessionId);
-const transitions = (log: RecordedEvent[]) => ofType<{ from: string; to: string }>(log, "SessionStateChanged").map((d) => `${d.from}→${d.to}`);
+const transitions = (log: RecordedEvent[]) =>
+  ofType<{ from: string; to: string }>(log, "SessionStateChanged").map((d) => `${d.from}→${d.to}`);
 const promptsOf = (log: RecordedEvent[], state: string) =>
   ofType<{ input: { state: string; prompt: string } }>(log, "StepScheduled")
     .filter((d) => d.input.state === state)
@@ -62,7 +62,11 @@ describe("the demo idea to Delivery with the simulated agents", () => {
     expect(status.stages.find((s) => s.name === "idea")).toMatchObject({ state: "completed" });
     await passGate(deps(), { sessionId }, testActor);
     // The critic (and the rules) reject the monitoring requirement; the redraft comes back to the gate.
-    await h.waitFor(sessionId, "the PRD gate again", (s) => s.fsm === "prd_review" && s.status === "active" && (s as { iteration: number }).iteration === 2);
+    await h.waitFor(
+      sessionId,
+      "the PRD gate again",
+      (s) => s.fsm === "prd_review" && s.status === "active" && (s as { iteration: number }).iteration === 2,
+    );
     await passGate(deps(), { sessionId }, testActor);
     const done = await h.waitFor(sessionId, "completed", (s) => s.status === "finished", 60_000);
     expect(done.outcome).toBe("completed");
@@ -91,7 +95,11 @@ describe("the demo idea to Delivery with the simulated agents", () => {
     expect(critiques.slice(1).every((c) => c.decision === "pass")).toBe(true);
     // Check ran the coder's own test for real.
     expect(ofType<{ argv: string[]; passed: boolean; stdoutTail: string }>(log, "TestCommandRecorded")).toEqual([
-      expect.objectContaining({ argv: ["node", "--test", "test/count.test.js"], passed: true, stdoutTail: expect.stringContaining("pass 3") }),
+      expect.objectContaining({
+        argv: ["node", "--test", "test/count.test.js"],
+        passed: true,
+        stdoutTail: expect.stringContaining("pass 3"),
+      }),
     ]);
     expect(ofType<{ stage: string }>(log, "StageCompleted").map((d) => d.stage)).toEqual([
       "idea",
@@ -156,7 +164,9 @@ describe("a person's part at a gate", () => {
     expect(text).toBe(FORGE_PRD_MD.replace(/^.*\n/, `${TITLE}\n`));
     expect(now.held).toBeNull();
     expect(ofType(log, "ArtifactEdited")).toEqual([expect.objectContaining({ path: A.prd, baseHash: prd.hash, stage: "prd" })]);
-    expect(ofType<{ source: string; text: string }>(log, "FeedbackGiven")).toEqual([expect.objectContaining({ source: "person", text: feedback })]);
+    expect(ofType<{ source: string; text: string }>(log, "FeedbackGiven")).toEqual([
+      expect.objectContaining({ source: "person", text: feedback }),
+    ]);
   });
 
   it("a redraft that rewrites the person's own lines is held back: the person's text stays, the difference waits", async () => {
@@ -196,7 +206,9 @@ describe("a person's part at a gate", () => {
     const idea = forgeStatus(sessionId, await events(sessionId)).artifacts.find((a) => a.path === A.idea)!;
     expect(idea.immutable).toBe(true);
     const before = (await events(sessionId)).length;
-    await expect(editArtifact(deps(), { sessionId, path: A.idea, content: "changed", baseHash: idea.hash }, testActor)).rejects.toMatchObject({
+    await expect(
+      editArtifact(deps(), { sessionId, path: A.idea, content: "changed", baseHash: idea.hash }, testActor),
+    ).rejects.toMatchObject({
       code: "CONFLICT",
       message: expect.stringContaining("immutable"),
     });
@@ -211,7 +223,10 @@ describe("the runner enforces each stage's paths", () => {
   it("a PRD actor's writes to src/ and to the plan are undone and recorded; its own artifacts land", async () => {
     const projectId = await forgeProject("forge-paths", (s) => {
       const prd = s.planner.prd!;
-      prd[0] = { ...prd[1]!, files: { ...(prd[1]!.files as Record<string, string>), "src/sneaky.js": "module.exports = 1;\n", [A.plan]: "{}" } };
+      prd[0] = {
+        ...prd[1]!,
+        files: { ...(prd[1]!.files as Record<string, string>), "src/sneaky.js": "module.exports = 1;\n", [A.plan]: "{}" },
+      };
       return s;
     });
     const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: ["prd"] }, testActor);
@@ -241,15 +256,18 @@ describe("the anti-loop", () => {
     const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: [], caps: { prd: 5 } }, testActor);
     await h.waitFor(sessionId, "the stop", atState("prd_stopped"));
     const log = await events(sessionId);
-    const critiques = ofType<{ round: number; decision: string; loop: { similarity: number | null; reopened: string[]; escalate: string | null } }>(
-      log,
-      "CritiqueRecorded",
-    );
+    const critiques = ofType<{
+      round: number;
+      decision: string;
+      loop: { similarity: number | null; reopened: string[]; escalate: string | null };
+    }>(log, "CritiqueRecorded");
     expect(critiques.map((c) => c.decision)).toEqual(["revise", "revise", "escalate"]);
     expect(critiques[2]!.loop.reopened).toEqual(["prd-scope"]);
     // The seed's 80 % rule alone would not have stopped it.
     expect(critiques[2]!.loop.similarity!).toBeLessThan(0.8);
-    expect(ofType(log, "PersonNeeded")).toEqual([expect.objectContaining({ cause: "loop", stage: "prd", message: expect.stringContaining("prd-scope") })]);
+    expect(ofType(log, "PersonNeeded")).toEqual([
+      expect.objectContaining({ cause: "loop", stage: "prd", message: expect.stringContaining("prd-scope") }),
+    ]);
     const status = forgeStatus(sessionId, log);
     expect(status.waiting).toMatchObject({ kind: "stopped", stage: "prd", actions: ["edit", "feedback", "pass", "abort"] });
     expect(status.stages.find((s) => s.name === "prd")).toMatchObject({ state: "stopped", iteration: 3, cap: 5 });
@@ -271,8 +289,9 @@ describe("resilience: an agent that keeps failing waits for a person's choice", 
   /** The planner fails `failures` times on the idea, then writes it. */
   async function failingProject(id: string, failures: number) {
     const projectId = await forgeProject(id, withoutIdea, { settings: { retry: { maxAttempts: 4, backoffMs: [20] } } });
-    const agents = (await db.pool.query<{ agents: Record<string, Record<string, unknown>> }>("SELECT agents FROM projects WHERE id = $1", [projectId]))
-      .rows[0]!.agents;
+    const agents = (
+      await db.pool.query<{ agents: Record<string, Record<string, unknown>> }>("SELECT agents FROM projects WHERE id = $1", [projectId])
+    ).rows[0]!.agents;
     agents.planner!.responses = [...Array.from({ length: failures }, () => FAULT), IDEA_REPLY];
     await db.pool.query("UPDATE projects SET agents = $2 WHERE id = $1", [projectId, JSON.stringify(agents)]);
     return projectId;
@@ -286,9 +305,17 @@ describe("resilience: an agent that keeps failing waits for a person's choice", 
     let log = await events(sessionId);
     expect(ofType<{ attempt: number }>(log, "StepStarted").map((d) => d.attempt)).toEqual([1, 2, 3, 4]);
     expect(ofType(log, "PersonNeeded")).toEqual([
-      expect.objectContaining({ cause: "agent_failed", errorClass: "provider_network_error", resume: "idea_draft", message: expect.stringContaining("503") }),
+      expect.objectContaining({
+        cause: "agent_failed",
+        errorClass: "provider_network_error",
+        resume: "idea_draft",
+        message: expect.stringContaining("503"),
+      }),
     ]);
-    expect(forgeStatus(sessionId, log)).toMatchObject({ status: "InProgress", waiting: { kind: "agent_failed", actions: ["retry", "guidance", "abort"] } });
+    expect(forgeStatus(sessionId, log)).toMatchObject({
+      status: "InProgress",
+      waiting: { kind: "agent_failed", actions: ["retry", "guidance", "abort"] },
+    });
     // Nothing to pass here, and no retry where no agent failed.
     await expect(passGate(deps(), { sessionId }, testActor)).rejects.toMatchObject({ code: "CONFLICT" });
     await choose(deps(), { sessionId, choice: "retry" }, testActor);
@@ -330,7 +357,9 @@ describe("the budget", () => {
     expect(done.outcome).toBe("budget_exhausted");
     const log = await events(sessionId);
     expect(ofType(log, "StepScheduled")).toHaveLength(1);
-    expect(ofType(log, "BudgetExhausted")).toEqual([expect.objectContaining({ limit: "calls", used: expect.objectContaining({ calls: 1 }) })]);
+    expect(ofType(log, "BudgetExhausted")).toEqual([
+      expect.objectContaining({ limit: "calls", used: expect.objectContaining({ calls: 1 }) }),
+    ]);
     const status = forgeStatus(sessionId, log);
     expect(status).toMatchObject({ status: "Failed", outcome: "budget_exhausted", usage: { calls: 1 } });
     expect(status.artifacts.map((a) => a.path)).toEqual([A.idea]);

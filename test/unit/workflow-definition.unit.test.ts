@@ -174,7 +174,10 @@ describe("broken definitions: static checks", () => {
       }),
     ).toEqual([
       { path: "global.cancel", message: 'must lead to a terminal state, "start" is a wait state' },
-      { path: "global.step_failed", message: 'must lead to a terminal state or a wait state with an "abort" transition, "start" is a wait state' },
+      {
+        path: "global.step_failed",
+        message: 'must lead to a terminal state or a wait state with an "abort" transition, "start" is a wait state',
+      },
       { path: "states", message: "no terminal state: the workflow could never finish" },
     ]);
   });
@@ -195,7 +198,10 @@ describe("broken definitions: static checks", () => {
     const def = mini();
     on(def, "start").done = [{ target: "work" }];
     expect(problemsOf(def)).toEqual([
-      { path: "states.start.on.done", message: 'trigger "done" can never fire (a wait state emits: start, confirm, pass, feedback, abort)' },
+      {
+        path: "states.start.on.done",
+        message: 'trigger "done" can never fire (a wait state emits: start, confirm, pass, feedback, abort)',
+      },
     ]);
   });
 
@@ -302,7 +308,8 @@ describe("broken definitions: schema (zod) errors", () => {
       [
         {
           path: "states.work.step.output",
-          message: 'Invalid option: expected one of "text"|"build"|"review_verdict"|"test_plan"|"commands"|"task_spec"|"execution"|"draft"|"critique"',
+          message:
+            'Invalid option: expected one of "text"|"build"|"review_verdict"|"test_plan"|"commands"|"task_spec"|"execution"|"draft"|"critique"',
         },
       ],
     ],

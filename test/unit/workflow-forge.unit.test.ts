@@ -1,0 +1,419 @@
+// The Forge pipeline's decider, stage by stage (req F1–F4, F8, F12, F13): every transition
+// of the definition, driven through `decide` alone (no database, no runner), each emitted
+// event checked against the catalog.
+import { describe, expect, it } from "vitest";
+import { ARTIFACT_PATHS as A } from "../../server/forge/artifacts";
+import {
+  FORGE_CODE_METADATA,
+  FORGE_CRITIQUES,
+  FORGE_DESIGN_SPEC,
+  FORGE_FEATURES,
+  FORGE_PLAN,
+  FORGE_REQUIREMENTS,
+  FORGE_REQUIREMENTS_V1,
+} from "../../server/demo/forge-content";
+import type { AppEvent } from "../../server/events/catalog";
+import type { RecordedEvent } from "../../server/events/types";
+import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
+import { decide, foldTask, type ActiveTask, type TaskCommand } from "../../server/workflow/engine";
+import {
+  agentOutput,
+  BASE_COMMIT,
+  blobRef,
+  commandResult,
+  commandsOutput,
+  counterIds,
+  expectValidEvents,
+  gaveUp,
+  recorded,
+  type TaskConfig,
+} from "../helpers/decider";
+
+const forge = BUILTIN_WORKFLOWS.forge!;
+const IDEA = "A command-line word counter, with a unit test.";
+
+function config(extra: Partial<TaskConfig> = {}): TaskConfig {
+  return {
+    workflow: "forge",
+    workflowVersion: 1,
+    mode: "new",
+    prompt: IDEA,
+    maxIterations: 5,
+    project: { id: "p", name: "P", repoPath: "/repo", baseCommit: BASE_COMMIT, allowlist: [["node", "--test", "**"]] },
+    agents: { planner: { id: "planner" }, coder: { id: "coder" }, reviewer: { id: "reviewer" } },
+    ...extra,
+  };
+}
+
+/** A session driven through the decider: each command decided on the history so far, its events appended. */
+class Pipeline {
+  history: RecordedEvent[] = [];
+  private ids = counterIds("11111111");
+  private now = Date.UTC(2026, 0, 1);
+
+  constructor(extra: Partial<TaskConfig> = {}) {
+    this.do({ type: "StartTask", title: "Forge", config: config(extra) });
+  }
+
+  get state(): ActiveTask {
+    const s = foldTask(this.history);
+    if (s.status !== "active") throw new Error(`the session is ${s.status}`);
+    return s;
+  }
+
+  do(command: TaskCommand): AppEvent[] {
+    const emitted = decide(foldTask(this.history), command, {
+      definition: forge,
+      newId: this.ids,
+      maxAttempts: 4,
+      stepTimeoutMs: 600_000,
+      now: () => this.now,
+    }) as AppEvent[];
+    expectValidEvents(emitted);
+    this.history.push(...recorded(emitted, this.history.length + 1));
+    return emitted;
+  }
+
+  /** The current step's actor writes `files` (path → text). */
+  draft(files: Record<string, string>, extra: { changed?: string[] } = {}): AppEvent[] {
+    const stepId = this.state.step!.id;
+    const artifacts = Object.entries(files).map(([path, text]) => {
+      const blob = blobRef(text);
+      return { path, hash: blob.blob, blob, size: blob.size };
+    });
+    const changed = extra.changed ?? Object.keys(files);
+    return this.do({
+      type: "StepSucceeded",
+      stepId,
+      attempt: 1,
+      output: agentOutput("drafted", {
+        forge: { artifacts, refusedWrites: [], held: [], warnings: [] },
+        commit: {
+          commit: "b".repeat(40),
+          parent: BASE_COMMIT,
+          empty: false,
+          changedFiles: changed.map((path) => ({ path, status: "added" as const })),
+          diff: blobRef("diff"),
+        },
+      }),
+      rawText: "drafted",
+      artifactTexts: Object.fromEntries(Object.entries(files).filter(([p]) => p.endsWith(".json"))),
+    });
+  }
+
+  critique(reply: string): AppEvent[] {
+    return this.do({ type: "StepSucceeded", stepId: this.state.step!.id, attempt: 1, output: agentOutput(reply), rawText: reply });
+  }
+
+  checks(passed: boolean): AppEvent[] {
+    const result = commandResult(["node", "--test", "test/count.test.js"], passed ? {} : { exitCode: 1, errorClass: "command_failed" });
+    return this.do({ type: "StepSucceeded", stepId: this.state.step!.id, attempt: 1, output: commandsOutput([result]), rawText: null });
+  }
+}
+
+const types = (events: AppEvent[]) => events.map((e) => e.type);
+const stateChange = (events: AppEvent[]) =>
+  events
+    .filter((e) => e.type === "SessionStateChanged")
+    .map((e) => `${(e.data as { from: string }).from}→${(e.data as { to: string }).to}`);
+const revise = (id: string, message = `problem ${id}`) =>
+  JSON.stringify({ decision: "revise", summary: `revise: ${message}`, findings: [{ id, severity: "blocking", message }] });
+const PRD = { [A.prd]: "# PRD\n", [A.requirements]: FORGE_REQUIREMENTS, [A.features]: FORGE_FEATURES };
+
+/** A pipeline (no gates unless given) taken to the start of `stage`'s draft. */
+function through(stage: "prd" | "design" | "plan" | "coding" | "check" | "delivery", extra: Partial<TaskConfig> = {}): Pipeline {
+  const p = new Pipeline({ gates: [], ...extra });
+  p.draft({ [A.idea]: "# Idea\n" });
+  if (stage === "prd") return p;
+  p.draft(PRD);
+  p.critique(FORGE_CRITIQUES.prdPass);
+  if (stage === "design") return p;
+  p.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_SPEC });
+  p.critique(FORGE_CRITIQUES.designPass);
+  if (stage === "plan") return p;
+  p.draft({ [A.plan]: FORGE_PLAN });
+  p.critique(FORGE_CRITIQUES.planPass);
+  if (stage === "coding") return p;
+  p.draft({ [A.codeMetadata]: FORGE_CODE_METADATA }, { changed: ["src/count.js", "test/count.test.js", A.codeMetadata] });
+  p.critique(FORGE_CRITIQUES.codingPass);
+  if (stage === "check") return p;
+  p.checks(true);
+  return p;
+}
+
+describe("forge: stage by stage", () => {
+  it("start → idea: the idea stage starts and its actor is scheduled", () => {
+    const p = new Pipeline();
+    expect(types(p.history.map((e) => e as unknown as AppEvent))).toEqual([
+      "SessionCreated",
+      "TaskStarted",
+      "SessionStateChanged",
+      "StageStarted",
+      "StepScheduled",
+    ]);
+    expect(p.state).toMatchObject({ fsm: "idea_draft", pipeline: { stage: "idea", iterations: { idea: 1 } } });
+    const input = (p.history[4]!.data as { input: { forge: { stage: string; writes: string[]; collect: string[] } } }).input;
+    expect(input.forge).toMatchObject({ stage: "idea", writes: [A.idea], collect: [A.idea] });
+  });
+
+  it("idea drafted with its gate on → idea_review (edit-only: a pass, no feedback); gate off → the PRD directly", () => {
+    const gated = new Pipeline({ gates: ["idea"] });
+    expect(stateChange(gated.draft({ [A.idea]: "# Idea\n" }))).toEqual(["idea_draft→idea_review"]);
+    expect(() => gated.do({ type: "GiveFeedback", text: "more" })).toThrow(/edits only/);
+    const passed = gated.do({ type: "PassGate" });
+    expect(types(passed)).toEqual(["GatePassed", "SessionStateChanged", "StageCompleted", "StageStarted", "StepScheduled"]);
+    const open = new Pipeline({ gates: [] });
+    expect(stateChange(open.draft({ [A.idea]: "# Idea\n" }))).toEqual(["idea_draft→prd_draft"]);
+  });
+
+  it("PRD: gate → feedback → redraft (iteration 2, feedback in the prompt) → pass → critic → pass → design", () => {
+    const p = new Pipeline({ gates: ["prd"] });
+    p.draft({ [A.idea]: "# Idea\n" });
+    expect(stateChange(p.draft(PRD))).toEqual(["prd_draft→prd_review"]);
+    const fed = p.do({ type: "GiveFeedback", text: "Say who it is for." });
+    expect(types(fed)).toEqual(["FeedbackGiven", "SessionStateChanged", "IterationStarted", "StepScheduled"]);
+    expect(fed[2]).toMatchObject({ data: { iteration: 2, stage: "prd" } });
+    expect((fed[3]!.data as { input: { prompt: string } }).input.prompt).toContain("Say who it is for.");
+    p.draft(PRD);
+    expect(stateChange(p.do({ type: "PassGate" }))).toEqual(["prd_review→prd_critic"]);
+    const passed = p.critique(FORGE_CRITIQUES.prdPass);
+    expect(types(passed)).toEqual([
+      "AgentOutputRecorded",
+      "CritiqueRecorded",
+      "SessionStateChanged",
+      "StageCompleted",
+      "StageStarted",
+      "StepScheduled",
+    ]);
+    expect(passed[3]).toMatchObject({
+      data: { stage: "prd", artifacts: expect.arrayContaining([expect.objectContaining({ path: A.requirements })]) },
+    });
+    expect(p.state.fsm).toBe("design_draft");
+  });
+
+  it("PRD: the rules checked by code make a critic's pass a revise (7 requirements, monitoring)", () => {
+    const p = through("prd");
+    const seven = JSON.stringify({
+      requirements: Array.from({ length: 7 }, (_, i) => ({ id: `R${i + 1}`, title: `Requirement ${i + 1}`, description: "x" })),
+    });
+    p.draft({ ...PRD, [A.requirements]: seven });
+    const out = p.critique(FORGE_CRITIQUES.prdPass);
+    const critique = out.find((e) => e.type === "CritiqueRecorded")!.data as {
+      decision: string;
+      modelDecision: string;
+      findings: Array<{ id: string }>;
+    };
+    expect(critique).toMatchObject({ decision: "revise", modelDecision: "pass" });
+    expect(critique.findings.map((f) => f.id)).toEqual(["rule:prd.requirements-count"]);
+    expect(p.state.fsm).toBe("prd_draft");
+    p.draft({ ...PRD, [A.requirements]: FORGE_REQUIREMENTS_V1 });
+    const second = p.critique(FORGE_CRITIQUES.prdPass).find((e) => e.type === "CritiqueRecorded")!.data as {
+      findings: Array<{ id: string }>;
+    };
+    expect(second.findings.map((f) => f.id)).toEqual(["rule:prd.non-core.R5"]);
+  });
+
+  it("critic revise at the cap → the stage stops for a person (cap), not failed", () => {
+    const p = through("prd", { stageCaps: { prd: 2 } });
+    p.draft(PRD);
+    p.critique(revise("a"));
+    p.draft(PRD);
+    const out = p.critique(revise("b"));
+    expect(stateChange(out)).toEqual(["prd_critic→prd_stopped"]);
+    expect(out.find((e) => e.type === "PersonNeeded")).toMatchObject({ data: { cause: "cap", stage: "prd" } });
+    // At a stop a person may give guidance (the loop goes on), pass over the critic, or abort.
+    expect(stateChange(p.do({ type: "GiveFeedback", text: "Narrow it to one file." }))).toEqual(["prd_stopped→prd_draft"]);
+  });
+
+  it("the same issue three times, or a resolved finding coming back, escalates at the third critique", () => {
+    const same = through("prd");
+    for (let i = 0; i < 2; i++) {
+      same.draft(PRD);
+      same.critique(revise("x", `the same issue, worded ${"differently ".repeat(i)}`));
+    }
+    same.draft(PRD);
+    const third = same.critique(revise("x", "the same issue, yet again"));
+    expect(stateChange(third)).toEqual(["prd_critic→prd_stopped"]);
+    expect(third.find((e) => e.type === "PersonNeeded")).toMatchObject({
+      data: { cause: "loop", message: expect.stringContaining("same issue") },
+    });
+    // A warning came at the second critique.
+    expect(same.history.filter((e) => e.type === "ForgeWarning")).toHaveLength(1);
+  });
+
+  it("design and plan: a critic's pass moves on; a plan with a cycle names the cycle", () => {
+    const p = through("design");
+    p.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_SPEC });
+    expect(stateChange(p.critique(FORGE_CRITIQUES.designPass))).toEqual(["design_critic→plan_draft"]);
+    const cyclic = JSON.parse(FORGE_PLAN) as { tasks: Array<{ id: string; dependsOn: string[] }> };
+    cyclic.tasks[0]!.dependsOn = ["T4"];
+    p.draft({ [A.plan]: JSON.stringify(cyclic) });
+    const out = p.critique(FORGE_CRITIQUES.planPass);
+    const findings = (out.find((e) => e.type === "CritiqueRecorded")!.data as { findings: Array<{ id: string; message: string }> })
+      .findings;
+    expect(findings).toEqual([expect.objectContaining({ id: "rule:plan.cycle", message: expect.stringContaining("T1 → T4 → T3 → T1") })]);
+    p.draft({ [A.plan]: FORGE_PLAN });
+    expect(stateChange(p.critique(FORGE_CRITIQUES.planPass))).toEqual(["plan_critic→coding_draft"]);
+  });
+
+  it("coding (no gate) → critic → check with the coder's own checks; progress cascades to features", () => {
+    const p = through("coding");
+    const drafted = p.draft({ [A.codeMetadata]: FORGE_CODE_METADATA }, { changed: ["src/count.js", "test/count.test.js", A.codeMetadata] });
+    expect(stateChange(drafted)).toEqual(["coding_draft→coding_critic"]);
+    expect(drafted.find((e) => e.type === "ProgressRecorded")).toMatchObject({
+      data: {
+        features: [
+          { id: "F1", status: "done" },
+          { id: "F2", status: "done" },
+        ],
+      },
+    });
+    const toCheck = p.critique(FORGE_CRITIQUES.codingPass);
+    expect(stateChange(toCheck)).toEqual(["coding_critic→check_run"]);
+    const step = toCheck.find((e) => e.type === "StepScheduled")!.data as { kind: string; input: { commands: unknown } };
+    expect(step).toMatchObject({
+      kind: "commands",
+      input: { commands: [{ argv: ["node", "--test", "test/count.test.js"], expect: { exitCode: 0 } }] },
+    });
+  });
+
+  it("coding writes no tests unless the PRD asks (a rule finding)", () => {
+    const p = new Pipeline({ gates: [] });
+    p.draft({ [A.idea]: "# Idea\n" });
+    const noTests = JSON.stringify({
+      requirements: (JSON.parse(FORGE_REQUIREMENTS) as { requirements: unknown[] }).requirements.slice(0, 3),
+    });
+    const features = FORGE_FEATURES.replace('"R1",\n        "R4"', '"R1"');
+    expect(features).not.toContain("R4");
+    p.draft({ ...PRD, [A.requirements]: noTests, [A.features]: features });
+    p.critique(FORGE_CRITIQUES.prdPass);
+    p.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_SPEC });
+    p.critique(FORGE_CRITIQUES.designPass);
+    p.draft({ [A.plan]: FORGE_PLAN });
+    p.critique(FORGE_CRITIQUES.planPass);
+    p.draft({ [A.codeMetadata]: FORGE_CODE_METADATA }, { changed: ["src/count.js", "test/count.test.js", A.codeMetadata] });
+    const out = p.critique(FORGE_CRITIQUES.codingPass);
+    const findings = (out.find((e) => e.type === "CritiqueRecorded")!.data as { findings: Array<{ id: string }> }).findings;
+    expect(findings.map((f) => f.id)).toEqual(["rule:coding.unasked-tests"]);
+  });
+
+  it("a failed check reopens coding (its fix loop, within the cap); at the cap coding stops for a person", () => {
+    const p = through("check", { stageCaps: { coding: 2 } });
+    const failed = p.checks(false);
+    expect(types(failed)).toEqual([
+      "TestCommandRecorded",
+      "SessionStateChanged",
+      "StageCompleted",
+      "StageReopened",
+      "IterationStarted",
+      "StepScheduled",
+    ]);
+    expect(failed[4]).toMatchObject({ data: { stage: "coding", iteration: 2 } });
+    expect((failed[5]!.data as { input: { prompt: string } }).input.prompt).toContain("Resolve these from the previous round");
+    p.draft({ [A.codeMetadata]: FORGE_CODE_METADATA }, { changed: ["src/count.js"] });
+    p.critique(FORGE_CRITIQUES.codingPass);
+    expect(stateChange(p.checks(false))).toEqual(["check_run→coding_stopped"]);
+  });
+
+  it("delivery: the report completes the session", () => {
+    const p = through("delivery");
+    const out = p.draft({ [A.deliveryReport]: "# Delivered\n" });
+    expect(types(out)).toEqual([
+      "AgentOutputRecorded",
+      "WorkspaceCommitted",
+      "ArtifactRecorded",
+      "SessionStateChanged",
+      "StageCompleted",
+      "SessionFinalized",
+    ]);
+    expect(out.at(-1)).toMatchObject({ data: { outcome: "completed", unresolved: [] } });
+    expect(foldTask(p.history)).toMatchObject({
+      status: "finished",
+      outcome: "completed",
+      pipeline: { completed: ["idea", "prd", "design", "plan", "coding", "check", "delivery"] },
+    });
+  });
+
+  it("an actor that writes no required artifact, or an agent that gave up, waits for a person; retry re-enters the stage", () => {
+    const p = new Pipeline({ gates: [] });
+    const out = p.draft({});
+    expect(stateChange(out)).toEqual(["idea_draft→agent_failed"]);
+    expect(out.find((e) => e.type === "PersonNeeded")).toMatchObject({
+      data: { cause: "agent_failed", resume: "idea_draft", errorClass: "tool_error" },
+    });
+    expect(types(p.do({ type: "Choose", choice: "retry" }))).toEqual(["PersonChose", "SessionStateChanged", "StepScheduled"]);
+    const gave = p.do(gaveUp(p.state.step!.id, "provider_network_error", "HTTP 503"));
+    expect(stateChange(gave)).toEqual(["idea_draft→agent_failed"]);
+    const aborted = p.do({ type: "Choose", choice: "abort" });
+    expect(aborted.at(-1)).toMatchObject({ type: "SessionFinalized", data: { outcome: "failed", errorClass: "provider_network_error" } });
+  });
+
+  it("the budget is reserved before each call: no call past maxCalls, tokens reserved per call, wall time", () => {
+    const calls = new Pipeline({ gates: [], budget: { maxCalls: 1 } });
+    const out = calls.draft({ [A.idea]: "# Idea\n" });
+    expect(types(out)).toContain("BudgetExhausted");
+    expect(out.at(-1)).toMatchObject({ type: "SessionFinalized", data: { outcome: "budget_exhausted" } });
+    expect(stateChange(out)).toEqual(["idea_draft→budget_exhausted"]);
+    // With a reservation of 100 tokens per call, 950 spent of 1000 leaves no room for another.
+    const tokens = new Pipeline({ gates: [], budget: { maxTokens: 1000, reserveTokensPerCall: 100 } });
+    const stepId = tokens.state.step!.id;
+    const blob = blobRef("# Idea\n");
+    const spent = tokens.do({
+      type: "StepSucceeded",
+      stepId,
+      attempt: 1,
+      output: agentOutput("ok", {
+        usage: { inputTokens: 900, outputTokens: 50 },
+        forge: { artifacts: [{ path: A.idea, hash: blob.blob, blob, size: blob.size }], refusedWrites: [], held: [], warnings: [] },
+      }),
+      rawText: "ok",
+    });
+    expect(spent.find((e) => e.type === "BudgetExhausted")).toMatchObject({ data: { limit: "tokens", used: { tokens: 950 } } });
+  });
+
+  it("edits: only at the stage's own wait state, on the current version; a completed stage refuses and the refusal is an event", () => {
+    const p = new Pipeline({ gates: ["prd"] });
+    const idea = blobRef("# Idea\n");
+    p.draft({ [A.idea]: "# Idea\n" });
+    // The idea stage completed (no gate on it): its artifact is immutable.
+    const refused = p.do({
+      type: "EditArtifact",
+      path: A.idea,
+      content: "x",
+      hash: blobRef("x").blob,
+      blob: blobRef("x"),
+      baseHash: idea.blob,
+    });
+    expect(refused).toEqual([
+      expect.objectContaining({ type: "ArtifactWriteRefused", data: expect.objectContaining({ by: "person", paths: [A.idea] }) }),
+    ]);
+    // While the PRD is drafted (not waiting), no edit.
+    expect(() =>
+      p.do({ type: "EditArtifact", path: A.prd, content: "x", hash: blobRef("x").blob, blob: blobRef("x"), baseHash: null }),
+    ).toThrow(/waits for a person/);
+    p.draft(PRD);
+    const current = p.state.pipeline.artifacts[A.prd]!.hash;
+    expect(() =>
+      p.do({ type: "EditArtifact", path: A.prd, content: "x", hash: blobRef("x").blob, blob: blobRef("x"), baseHash: "0".repeat(64) }),
+    ).toThrow(/stale edit/);
+    expect(() =>
+      p.do({ type: "EditArtifact", path: "src/x.js", content: "x", hash: blobRef("x").blob, blob: blobRef("x"), baseHash: null }),
+    ).toThrow(/no artifact/);
+    const edited = p.do({
+      type: "EditArtifact",
+      path: A.prd,
+      content: "# Mine\n",
+      hash: blobRef("# Mine\n").blob,
+      blob: blobRef("# Mine\n"),
+      baseHash: current,
+    });
+    expect(edited).toEqual([expect.objectContaining({ type: "ArtifactEdited" })]);
+    // The next redraft protects the person's edit and writes it first.
+    const fed = p.do({ type: "GiveFeedback", text: "shorter" });
+    const input = (
+      fed.find((e) => e.type === "StepScheduled")!.data as { input: { forge: { protect: unknown[]; materialize: unknown[] } } }
+    ).input.forge;
+    expect(input.protect).toEqual([expect.objectContaining({ path: A.prd })]);
+    expect(input.materialize).toEqual([expect.objectContaining({ path: A.prd })]);
+  });
+});
