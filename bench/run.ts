@@ -13,6 +13,7 @@ import { EMPTY_FIGURES, summaryLines, TARGETS, type BenchReport, type BenchRepor
 import { batchAppend } from "./measure/batch-append";
 import { dashboardList } from "./measure/dashboard-list";
 import { fork } from "./measure/fork";
+import { forgePipeline } from "./measure/forge";
 import { liveUpdates } from "./measure/live-updates";
 import { readAllLag } from "./measure/read-all-lag";
 import { replayReads } from "./measure/replay-reads";
@@ -27,6 +28,7 @@ const MEASUREMENTS: Measurement[] = [
   fork,
   readAllLag,
   reviewLoop,
+  forgePipeline,
   replayReads,
   dashboardList,
   liveUpdates,

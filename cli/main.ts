@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { registerAttentionCommands } from "./commands/attention";
+import { registerForgeCommands } from "./commands/forge";
 import { registerProjectCommands } from "./commands/projects";
 import { registerAuthCommands } from "./commands/auth";
 import { examples } from "./commands/help";
@@ -26,6 +27,7 @@ const MORE_HELP = `${examples([
   "catcafe login --url http://localhost:3000 --email admin@example.com",
   'catcafe task start --project demo "Fix slugify() so the tests pass" --watch',
   "catcafe task confirm s-1a2b3c4d5e6f --watch",
+  'catcafe forge new --project demo "A command-line word counter"',
   "catcafe sessions list --state approved --json",
   "catcafe export s-1a2b3c4d5e6f --out ./export",
 ])}
@@ -54,6 +56,7 @@ export function buildProgram(): Command {
   registerAuthCommands(program);
   registerTokenCommands(program);
   registerTaskCommands(program);
+  registerForgeCommands(program);
   registerSessionCommands(program);
   registerAttentionCommands(program);
   registerProjectCommands(program);

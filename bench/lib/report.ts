@@ -14,6 +14,7 @@ export interface BenchReportFigures {
   notify_listeners: number | null;
   step_overhead_ms: { p50: number; p99: number; n: number; max: number } | null;
   review_loop_cycle_ms: { p50: number; p99: number; n: number; max: number } | null;
+  forge_stage_overhead_ms: { p50: number; p99: number; n: number; max: number } | null;
   timeline_first_page_ms: { p50: number; p95: number; n: number; last_page_p50: number } | null;
   state_at_position_ms: { at_5000_p50: number; at_10000_p50: number; at_10000_p95: number; replay_at_10000_p50: number } | null;
   dashboard_list_ms: Record<
@@ -36,6 +37,7 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   notify_listeners: null,
   step_overhead_ms: null,
   review_loop_cycle_ms: null,
+  forge_stage_overhead_ms: null,
   timeline_first_page_ms: null,
   state_at_position_ms: null,
   dashboard_list_ms: null,
@@ -57,6 +59,8 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "p50 <= 20 ms, p99 <= 100 ms (pickup + StepStarted + result, next decision and next step committed; agents and commands excluded: see meta.notes.step_overhead)",
   review_loop_cycle_ms:
     "informational: build → review → test plan → node --test → approved with instant scripted agents (git worktree and node --test dominate)",
+  forge_stage_overhead_ms:
+    "p50 <= 60 ms per stage (its steps' pickup, start, result with artifacts recorded and next decision; agents, git and node --test excluded: see meta.notes.forge_stage_overhead)",
   timeline_first_page_ms: "p50 <= 10 ms for a 10,000-event session (100 entries, no payloads read)",
   state_at_position_ms: "p50 <= 250 ms at event 10,000 (read up to the position and fold; nothing re-run)",
   dashboard_list_ms: "each p50 <= 20 ms with 10,000 sessions (keyset pages, trigram search); the dashboard's own query",

@@ -15,25 +15,18 @@
 //              StepScheduled committed).
 // The executor's own time (worktree, git, blobs, the agent, the commands) is not overhead;
 // it is noted per state. A cycle is startTask() called → the approving outcome committed.
-import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { createPool } from "../../server/db/pool";
 import { DEMO_ALLOWLIST, DEMO_FIXED_SOURCE, DEMO_TEST_ARGV, DEMO_TEST_COUNT } from "../../server/demo/content";
 import { ensureDemoRepo } from "../../server/demo/repo";
-import { createAppEventStore } from "../../server/app-store";
 import { upsertProject } from "../../server/projects/projects";
-import type { StepExecutor } from "../../server/runner/executors";
-import { Runner } from "../../server/runner/runner";
 import { startTask } from "../../server/tasks/commands";
-import type { StepInput } from "../../server/events/step-contract";
-import { workflowExecutors } from "../../server/runner/workflow-executors";
-import { reactToStepOutcome } from "../../server/workflow/reactor";
 import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
 import { percentiles, round } from "../lib/percentiles";
+import { timedRunner } from "../lib/timed-runner";
 
 const SESSIONS = 20;
 const WARMUP_SESSIONS = 2;
@@ -41,15 +34,6 @@ const WARMUP_SESSIONS = 2;
 const STEPS_PER_SESSION = 4;
 const SESSION_TIMEOUT_MS = 30_000;
 const PROJECT_ID = "bench-review-loop";
-
-interface StepTiming {
-  sessionId: string;
-  state: string;
-  claimedAt?: number;
-  execStart?: number;
-  execEnd?: number;
-  committedAt?: number;
-}
 
 const p50p99 = (values: number[]) => {
   const s = percentiles(values);
@@ -61,15 +45,8 @@ export const reviewLoop: Measurement = {
   keys: ["step_overhead_ms", "review_loop_cycle_ms"],
   async run(ctx) {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-bench-loop-"));
-    const steps = new Map<string, StepTiming>();
-    const stepOf = (id: string, sessionId: string) => {
-      let t = steps.get(id);
-      if (!t) steps.set(id, (t = { sessionId, state: "?" }));
-      return t;
-    };
-    let onCommitted: ((sessionId: string) => void) | null = null;
-    const runnerPool = createPool(ctx.url, 8);
-    const runnerStore = createAppEventStore(runnerPool);
+    const timing = timedRunner(ctx.url, root, "bench-loop");
+    const { runner } = timing;
     try {
       const repo = await ensureDemoRepo(root);
       await upsertProject(ctx.pool, {
@@ -96,40 +73,6 @@ export const reviewLoop: Measurement = {
         },
       });
 
-      const timed =
-        (inner: StepExecutor): StepExecutor =>
-        async (step, execCtx) => {
-          const t = stepOf(step.id, step.sessionId);
-          t.state = (step.input as StepInput).state;
-          t.execStart = performance.now();
-          try {
-            return await inner(step, execCtx);
-          } finally {
-            t.execEnd = performance.now();
-          }
-        };
-      const executors = Object.fromEntries(
-        Object.entries(workflowExecutors({ pool: runnerPool, store: runnerStore, workspacesRoot: path.join(root, "workspaces") })).map(
-          ([kind, ex]) => [kind, timed(ex)],
-        ),
-      );
-      const runner = new Runner(runnerStore, runnerPool, ctx.url, {
-        id: `bench-loop-${crypto.randomBytes(3).toString("hex")}`,
-        executors,
-        react: reactToStepOutcome,
-        onClaim: (step) => {
-          stepOf(step.id, step.sessionId).claimedAt = performance.now();
-        },
-        // Logged right after recordStepOutcome() returned, i.e. after its COMMIT.
-        log: (msg, fields) => {
-          if (msg !== "step completed") return;
-          const at = performance.now();
-          const sessionId = String(fields?.sessionId);
-          stepOf(String(fields?.stepId), sessionId).committedAt = at;
-          onCommitted?.(sessionId);
-        },
-      });
-
       const cycles: number[] = [];
       const overheads: number[] = [];
       const parts = { pickup: [] as number[], start: [] as number[], record: [] as number[] };
@@ -146,7 +89,7 @@ export const reviewLoop: Measurement = {
               () => reject(new Error(`session ${i} did not finish its ${STEPS_PER_SESSION} steps within ${SESSION_TIMEOUT_MS} ms`)),
               SESSION_TIMEOUT_MS,
             );
-            onCommitted = (id) => {
+            timing.onCommitted = (id) => {
               if (id === sessionId && ++committed === STEPS_PER_SESSION) {
                 clearTimeout(timer);
                 resolve();
@@ -167,12 +110,8 @@ export const reviewLoop: Measurement = {
           if (state.rows[0]?.state !== "approved") throw new Error(`session ${sessionId} ended "${state.rows[0]?.state}", not "approved"`);
           if (i < WARMUP_SESSIONS) continue;
 
-          const own = [...steps.values()].filter((t) => t.sessionId === sessionId).sort((a, b) => a.committedAt! - b.committedAt!);
           let prev = startedAt;
-          for (const t of own) {
-            if (t.claimedAt === undefined || t.execStart === undefined || t.execEnd === undefined || t.committedAt === undefined) {
-              throw new Error(`step of session ${sessionId} in ${t.state} has incomplete timings: ${JSON.stringify(t)}`);
-            }
+          for (const t of timing.stepsOf(sessionId)) {
             const executor = t.execEnd - t.execStart;
             overheads.push(t.committedAt - prev - executor);
             // The claim can land before our client has read the previous COMMIT's reply.
@@ -227,7 +166,7 @@ export const reviewLoop: Measurement = {
         review_loop_cycle_ms: { p50: c.p50, p99: c.p99, n: c.n, max: c.max },
       };
     } finally {
-      await runnerPool.end().catch(() => {});
+      await timing.close();
       fs.rmSync(root, { recursive: true, force: true });
     }
   },

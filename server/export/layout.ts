@@ -2,6 +2,7 @@
 // loader: summary.json, task-events.jsonl, task-timeline.json and rounds/<nn>/.
 import { actorLabel, appRegistry } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
+import { startedTask } from "../workflow/engine";
 import { AppError } from "../errors";
 import { assertExportPath } from "./paths";
 import { splitRounds, type PlacedEvent } from "../sessions/rounds";
@@ -52,6 +53,11 @@ export async function renderSessionExport(sessionId: string, events: RecordedEve
   files.set("task-events.jsonl", jsonLines(stateEventLines(placed)));
   files.set("task-timeline.json", jsonFile(timelineLines(placed)));
   for (const [name, content] of roundFiles) files.set(name, content);
+  // A staged session (the Forge pipeline): each artifact as it stands, under forge/.
+  const task = startedTask(final);
+  for (const [path, artifact] of Object.entries(task?.pipeline.artifacts ?? {})) {
+    files.set(`forge/${path.replace(/^\.forge\//, "")}`, await loadBlob(artifact.blob.blob));
+  }
   for (const name of files.keys()) assertExportPath(name);
   return files;
 }

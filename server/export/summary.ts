@@ -108,6 +108,8 @@ export function buildSummary(sessionId: string, placed: PlacedEvent[], final: Ta
       changedFiles: [...new Set(r.commits.flatMap((c) => c.changedFiles.map((f) => f.path)))],
       rejections: r.rejections,
     })),
+    /** A staged session (the Forge pipeline): each stage's iterations and cost, the artifacts by hash, the budget. */
+    pipeline: pipelineSummary(final),
     stateEvents: stateEventLines(placed),
     timestamps: {
       createdAt: own[0]?.recordedAt ?? null,
@@ -134,3 +136,29 @@ export function buildSummary(sessionId: string, placed: PlacedEvent[], final: Ta
 }
 
 export type SessionSummary = ReturnType<typeof buildSummary>;
+
+function pipelineSummary(final: TaskState) {
+  const task = startedTask(final);
+  if (!task || !task.pipeline.stage) return null;
+  const { pipeline } = task;
+  const stages = [...new Set([...Object.keys(pipeline.iterations), ...pipeline.completed])];
+  return {
+    stages: stages.map((name) => ({
+      name,
+      completed: pipeline.completed.includes(name),
+      iterations: pipeline.iterations[name] ?? 0,
+      calls: pipeline.usage.byStage[name]?.calls ?? 0,
+      inputTokens: pipeline.usage.byStage[name]?.inputTokens ?? 0,
+      outputTokens: pipeline.usage.byStage[name]?.outputTokens ?? 0,
+    })),
+    usage: { calls: pipeline.usage.calls, tokens: pipeline.usage.tokens },
+    budget: task.config.budget ?? null,
+    artifacts: Object.entries(pipeline.artifacts).map(([path, a]) => ({
+      path,
+      file: `forge/${path.replace(/^\.forge\//, "")}`,
+      stage: a.stage,
+      hash: a.hash,
+      by: a.by,
+    })),
+  };
+}

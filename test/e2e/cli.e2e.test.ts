@@ -91,6 +91,7 @@ describe("catcafe --help", () => {
       "projections",
       "projects",
       "inbox",
+      "forge",
     ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
@@ -105,6 +106,7 @@ describe("catcafe --help", () => {
       ["config", "show"],
       ["projects", "add"],
       ["inbox"],
+      ["forge", "new"],
     ]) {
       const sub = await catcafe([...args, "--help"]);
       expect(sub.code, show(sub)).toBe(0);
@@ -228,6 +230,72 @@ describe("catcafe against a live server", () => {
     const again = await catcafe(["export", approvedId, "--out", out]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("is not empty");
+  });
+
+  it("forge new | status | pass take the demo idea through its PRD gate to Delivery; export holds the artifacts and the cost per stage", async () => {
+    const idea = "A command-line word counter: node bin/wc.js <file> prints lines, words and characters. Include a unit test.";
+    const started = await catcafe(["forge", "new", "--project", "demo", "--gates", "prd", "--json", idea]);
+    expect(started.code, show(started)).toBe(0);
+    const { sessionId } = json<{ sessionId: string }>(started);
+    type Status = {
+      status: string;
+      outcome: string | null;
+      waiting: { stage: string; actions: string[] } | null;
+      stages: Array<{ name: string; iteration: number }>;
+    };
+    const statusNow = async () => {
+      const r = await catcafe(["forge", "status", sessionId, "--json"]);
+      expect(r.code, show(r)).toBe(0);
+      return json<Status>(r);
+    };
+    const until = async (what: string, ok: (s: Status) => boolean) => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const s = await statusNow();
+        if (ok(s)) return s;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(s)}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    for (const round of [1, 2]) {
+      const s = await until(
+        `the PRD gate, round ${round}`,
+        (x) => x.waiting?.stage === "prd" && x.stages.find((st) => st.name === "prd")!.iteration === round,
+      );
+      expect(s.waiting!.actions).toEqual(["edit", "feedback", "pass", "abort"]);
+      const table = await catcafe(["forge", "status", sessionId]);
+      expect(table.stdout).toMatch(/^prd\s+waiting\b/m);
+      expect(table.stdout).toContain(`Waiting for you at prd`);
+      const passed = await catcafe(["forge", "pass", sessionId]);
+      expect(passed.code, show(passed)).toBe(0);
+    }
+    const done = await until("delivery", (x) => x.status !== "InProgress");
+    expect(done).toMatchObject({ status: "Completed", outcome: "completed" });
+    // Nothing waits any more: a pass now is refused as a conflict.
+    const late = await catcafe(["forge", "pass", sessionId]);
+    expect(late.code).toBe(1);
+    expect(late.stderr).toMatch(/nothing to pass/);
+
+    const out = path.join(tmp, "forge-export");
+    const r = await catcafe(["export", sessionId, "--out", out, "--json"]);
+    expect(r.code, show(r)).toBe(0);
+    expect(json<{ files: string[] }>(r).files).toEqual(
+      expect.arrayContaining([
+        "forge/idea.md",
+        "forge/prd.md",
+        "forge/requirements.json",
+        "forge/plan.json",
+        "forge/code_metadata.json",
+        "forge/delivery_report.md",
+      ]),
+    );
+    const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as {
+      outcome: string;
+      pipeline: { stages: Array<{ name: string; calls: number; iterations: number }> };
+    };
+    expect(summary.outcome).toBe("completed");
+    expect(summary.pipeline.stages.find((st) => st.name === "prd")).toMatchObject({ calls: 4, iterations: 2 });
+    expect(fs.readFileSync(path.join(out, "forge/requirements.json"), "utf8")).toContain('"R4"');
   });
 
   it("a viewer's confirm is FORBIDDEN, explained, and changes nothing", async () => {
