@@ -3,7 +3,8 @@
 // `node --test`, and several real runner processes (server/runner/main.ts), then:
 //
 //   kills      runners killed with SIGKILL at random moments (and started again) while
-//              sessions run, until --kills kills (default 100)
+//              sessions run, until --kills kills (default 100); every third session is a
+//              Forge pipeline (idea to delivery, no gates), the others review loops
 //   database   PostgreSQL killed with SIGKILL mid-run and started again
 //   partition  a runner cut off from the database (a TCP proxy) for longer than its lease
 //   confirms   50 confirms of one session at once
@@ -31,7 +32,9 @@ import { isAppError } from "../server/errors";
 import type { EventStore } from "../server/events/store";
 import { freePort } from "../server/net/free-port";
 import { upsertProject } from "../server/projects/projects";
+import { FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS } from "../server/demo/forge-content";
 import { cancelTask, confirmTask, startTask } from "../server/tasks/commands";
+import { newForge } from "../server/tasks/forge";
 import { foldTask } from "../server/workflow/engine";
 import { startTcpProxy } from "../test/helpers/tcp-proxy";
 
@@ -180,16 +183,24 @@ async function makeProject(pool: ReturnType<typeof createPool>, repo: string): P
     allowlist: [["node", "--test", "**"]],
     agents: {
       // One answer each, repeated: a step re-run after a lost runner (a later invocation) gets the same.
-      coder: { kind: "scripted", id: "coder-sim", responses: [coderFix] },
-      reviewer: { kind: "scripted", id: "reviewer-sim", responses: [{ reply: approve }] },
+      // A Forge stage's answers go by its iteration (byStage): a re-run attempt gets the same too.
+      coder: { kind: "scripted", id: "coder-sim", responses: [coderFix], byStage: instant(FORGE_DEMO_SCRIPTS.coder) },
+      reviewer: { kind: "scripted", id: "reviewer-sim", responses: [{ reply: approve }], byStage: instant(FORGE_DEMO_SCRIPTS.reviewer) },
       tester: { kind: "scripted", id: "tester-sim", responses: [{ reply: plan }] },
+      planner: { kind: "scripted", id: "planner-sim", responses: [{ reply: "-" }], byStage: instant(FORGE_DEMO_SCRIPTS.planner) },
     },
   });
 }
 
-async function start(store: EventStore, pool: ReturnType<typeof createPool>, mode: "proposal" | "implementation"): Promise<Ack> {
+/** The demo's Forge scripts with no pause between streamed chunks. */
+function instant<E extends { chunkDelayMs?: number }>(stages: Record<string, E[]>): Record<string, E[]> {
+  return Object.fromEntries(Object.entries(stages).map(([stage, entries]) => [stage, entries.map((e) => ({ ...e, chunkDelayMs: 0 }))]));
+}
+
+async function start(store: EventStore, pool: ReturnType<typeof createPool>, mode: "proposal" | "implementation" | "forge"): Promise<Ack> {
   for (;;) {
     try {
+      if (mode === "forge") return await newForge({ store, pool }, { projectId: "chaos", idea: FORGE_DEMO_IDEA, gates: [] }, actor);
       return await startTask({ store, pool }, { projectId: "chaos", prompt: "Fix sum()", mode }, actor);
     } catch (err) {
       if (isAppError(err)) throw err;
@@ -198,15 +209,16 @@ async function start(store: EventStore, pool: ReturnType<typeof createPool>, mod
   }
 }
 
-/** Starts `n` implementation sessions, adding them and their acknowledgements to `into`. */
+/** Starts `n` implementation sessions (every third a Forge pipeline with `forge`), adding them and their acknowledgements to `into`. */
 async function startMany(
   store: EventStore,
   pool: ReturnType<typeof createPool>,
   n: number,
   into: { sessions: string[]; acks: Ack[] },
+  options: { forge?: boolean } = {},
 ): Promise<void> {
   for (let i = 0; i < n; i++) {
-    const ack = await start(store, pool, "implementation");
+    const ack = await start(store, pool, options.forge && into.sessions.length % 3 === 2 ? "forge" : "implementation");
     into.sessions.push(ack.sessionId);
     into.acks.push(ack);
   }
@@ -250,7 +262,8 @@ async function outcomes(store: EventStore, sessions: string[]): Promise<{ approv
     const events = await store.readStream(id);
     const final = events.find((e) => e.type === "SessionFinalized")?.data as
       { outcome: string; errorClass: string | null; diagnosis: string | null } | undefined;
-    if (final?.outcome === "approved") counts.approved++;
+    // A review loop ends approved, a Forge pipeline completed: both are the work done.
+    if (final?.outcome === "approved" || final?.outcome === "completed") counts.approved++;
     else if (final && final.outcome !== "cancelled") {
       counts.failed++;
       say(`  ${id} ended ${final.outcome}: ${final.errorClass ?? ""} ${final.diagnosis ?? ""}`.slice(0, 300));
@@ -310,7 +323,7 @@ async function scenarioKills(store: EventStore, pool: ReturnType<typeof createPo
   while (kills < KILLS) {
     // Keep sessions coming while the kills go on.
     const open = (await Promise.all(sessions.slice(-active).map((id) => taskState(store, id)))).filter((s) => s.status !== "finished");
-    await startMany(store, pool, active - open.length, { sessions, acks });
+    await startMany(store, pool, active - open.length, { sessions, acks }, { forge: true });
     await sleep(150 + Math.random() * 400);
     const ids = [...runners.keys()];
     const victim = ids[Math.floor(Math.random() * ids.length)];
@@ -321,7 +334,10 @@ async function scenarioKills(store: EventStore, pool: ReturnType<typeof createPo
     }
   }
   say(`kills: ${kills} runner kills over ${sessions.length} sessions in ${Math.round((Date.now() - began) / 1000)} s; settling`);
-  return { ...(await sessionFigures("kills", store, pool, { sessions, acks })), kills };
+  const forge = (
+    await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM sessions WHERE id = ANY($1) AND workflow = 'forge'", [sessions])
+  ).rows[0]!.n;
+  return { ...(await sessionFigures("kills", store, pool, { sessions, acks })), kills, forgeSessions: forge };
 }
 
 async function scenarioDatabase(store: EventStore, pool: ReturnType<typeof createPool>): Promise<Figures> {

@@ -87,7 +87,13 @@ function ForgeView({ status, canOperate, onChanged }: { status: ForgeStatus; can
           </ul>
         </Panel>
         {artifact ? (
-          <ArtifactViewer key={artifact.path} status={status} artifact={artifact} canOperate={canOperate} onChanged={onChanged} />
+          <ArtifactViewer
+            key={`${artifact.path}:${artifact.hash}`}
+            status={status}
+            artifact={artifact}
+            canOperate={canOperate}
+            onChanged={onChanged}
+          />
         ) : (
           <Panel title="Artifact">
             <p className="px-4 py-3 text-xs text-zinc-600 dark:text-zinc-400">No artifact yet: the first stage is drafting.</p>
@@ -228,7 +234,7 @@ function ArtifactViewer({
               type="button"
               role="tab"
               aria-selected={mode === m}
-              data-testid={`artifact-${m}`}
+              data-testid={`artifact-tab-${m}`}
               disabled={m === "diff" && !previous}
               onClick={() => setMode(m)}
               className={`rounded px-2 py-1 ${mode === m ? "bg-zinc-900 text-white dark:bg-zinc-100 dark:text-zinc-900" : "text-zinc-700 hover:bg-zinc-100 disabled:opacity-40 dark:text-zinc-300 dark:hover:bg-zinc-800"}`}

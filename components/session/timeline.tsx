@@ -155,6 +155,7 @@ function isCompact(entry: SessionEntry): boolean {
       "created",
       "task_spec",
       "other",
+      "pipeline",
       "state_changed",
       "confirmed",
       "cancel_requested",
@@ -321,6 +322,21 @@ function EntryView({ entry }: { entry: SessionEntry }) {
       );
     case "agent_streamed":
       return <Line>streamed {d.text.length} characters</Line>;
+    case "pipeline":
+      return (
+        <Line tone={d.alert ? "warn" : "normal"} testId="pipeline-entry">
+          <Tag>
+            {d.type === "CritiqueRecorded"
+              ? "critique"
+              : d.type === "FeedbackGiven" || d.type === "ArtifactEdited" || d.type === "GatePassed" || d.type === "PersonChose"
+                ? who
+                : "forge"}
+          </Tag>
+          <span className="min-w-0 break-words" title={entry.summary}>
+            {entry.summary}
+          </span>
+        </Line>
+      );
     default:
       return (
         <Line>

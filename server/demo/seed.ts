@@ -126,7 +126,7 @@ async function seed(deps: TaskDeps, dataDir: string): Promise<DemoSeedResult> {
       ...base,
       sessionId,
       created: { repo: repo.created, project: !existed, task: true },
-      message: `demo: created project "${DEMO_PROJECT_ID}", a proposal task waiting for your confirm: ${sessionId}, and a Forge pipeline that will wait at its PRD gate: ${forge.sessionId}`,
+      message: `demo: created project "${DEMO_PROJECT_ID}" and a proposal task waiting for your confirm: ${sessionId}; a Forge pipeline (it waits at its PRD gate): ${forge.sessionId}`,
     };
   } finally {
     await lock.query(`SELECT pg_advisory_unlock(${SEED_LOCK_SQL})`).catch(() => {});

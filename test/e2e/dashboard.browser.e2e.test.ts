@@ -37,7 +37,7 @@ const CHROMIUM_ARGS = [
   "--disable-component-update",
   "--disable-sync",
 ];
-const DEMO_LINE = /\[catcafe\] demo: created project "demo" and a proposal task waiting for your confirm: (s-[0-9a-f]+)\n/;
+const DEMO_LINE = /\[catcafe\] demo: created project "demo" and a proposal task waiting for your confirm: (s-[0-9a-f]+)[;\n]/;
 const ADMIN = { email: "ada@cats.test", password: "dashboard-e2e-password", name: "Ada Admin" };
 const START_TIMEOUT_MS = 90_000;
 

@@ -29,7 +29,7 @@ import {
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BUILD_TIMEOUT_MS = 240_000;
 const START_TIMEOUT_MS = 60_000;
-const DEMO_LINE = /\[catcafe\] demo: created project "demo" and a proposal task waiting for your confirm: (s-[0-9a-f]+)\n/;
+const DEMO_LINE = /\[catcafe\] demo: created project "demo" and a proposal task waiting for your confirm: (s-[0-9a-f]+)[;\n]/;
 
 let dataDir: string;
 let port: number;

@@ -28,7 +28,8 @@ import { ensureWebBuild, WEB_BUILD_TIMEOUT_MS } from "../helpers/web-build";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const START_TIMEOUT_MS = 60_000;
-const DEMO_LINE = /\[catcafe\] demo: created project "demo" and a proposal task waiting for your confirm: (s-[0-9a-f]+)\n/;
+const DEMO_LINE = /\[catcafe\] demo: created project "demo" and a proposal task waiting for your confirm: (s-[0-9a-f]+)[;\n]/;
+const FORGE_LINE = /a Forge pipeline \(it waits at its PRD gate\): (s-[0-9a-f]+)/;
 const SETUP_LINE = /no user yet: create the first admin at (http:\/\/\S+)/;
 const ADMIN = { email: "ada@cats.test", password: "correct-horse-battery", name: "Ada Admin" };
 const VIEWER = { email: "vic@cats.test", password: "viewer-password-123", name: "Vic Viewer" };
@@ -193,6 +194,49 @@ describe("the session view", () => {
     expect(await adminPage.getByTestId("proposal-follow-up").isVisible()).toBe(true);
     expect(await adminPage.getByTestId("confirm-button").isVisible()).toBe(true);
     await screenshot(adminPage, "session-awaiting-confirm.png");
+  });
+
+  it("the Forge demo in the pipeline view: the stage rail, the PRD waiting at its gate, an edit, feedback and a pass in the browser, live to Delivery", async () => {
+    const forgeId = FORGE_LINE.exec(app.proc.output())![1]!;
+    const page = await adminAt(`/sessions/${forgeId}`);
+    const stage = (name: string) => page.getByTestId(`stage-${name}`);
+    await expect.poll(() => stage("prd").getAttribute("data-state"), { timeout: 30_000 }).toBe("waiting");
+    expect(await stage("idea").getAttribute("data-state")).toBe("completed");
+    expect(await stage("design").getAttribute("data-state")).toBe("pending");
+    await expect.poll(() => page.getByTestId("gate-actions").isVisible()).toBe(true);
+    await screenshot(page, "forge-prd-gate.png");
+
+    // An edit: the person retitles the PRD; the list then says a person edited it.
+    const prd = page.getByTestId("artifact-.forge/prd.md");
+    await prd.click();
+    await page.getByTestId("artifact-tab-edit").click();
+    const editor = page.getByTestId("artifact-editor");
+    await expect.poll(() => editor.inputValue()).toContain("# PRD: word counter");
+    await editor.fill((await editor.inputValue()).replace("# PRD: word counter", "# PRD: wc, a word counter"));
+    await page.getByTestId("artifact-save").click();
+    await expect.poll(() => prd.textContent(), { timeout: 10_000 }).toContain("edited by a person");
+
+    // Feedback: the actor drafts again; the gate comes back at iteration 2 with the person's title kept.
+    await page.getByTestId("gate-text").fill("Drop the monitoring requirement: the idea does not ask for it.");
+    await page.getByTestId("gate-feedback").click();
+    await expect.poll(() => stage("prd").textContent(), { timeout: 30_000 }).toContain("iteration 2/5");
+    await expect.poll(() => stage("prd").getAttribute("data-state"), { timeout: 30_000 }).toBe("waiting");
+    await prd.click();
+    await expect.poll(() => page.getByTestId("artifact-text").textContent(), { timeout: 10_000 }).toContain("# PRD: wc, a word counter");
+    expect(await page.getByTestId("artifact-text").textContent()).not.toContain("monitoring dashboard");
+    await page.getByTestId("artifact-tab-diff").click();
+    await expect.poll(() => page.getByTestId("artifact-diff").textContent()).toContain("− Count the lines");
+    await screenshot(page, "forge-prd-diff.png");
+
+    // Pass: the critic, then design, plan, coding, check and delivery run without a gate, live.
+    await page.getByTestId("gate-pass").click();
+    await expect.poll(() => stage("delivery").getAttribute("data-state"), { timeout: 60_000 }).toBe("completed");
+    for (const name of ["idea", "prd", "design", "plan", "coding", "check"]) expect(await stage(name).getAttribute("data-state")).toBe("completed");
+    expect(await page.getByTestId("gate-actions").count()).toBe(0);
+    await expect.poll(() => badge(page).getAttribute("data-state")).toBe("completed");
+    await page.getByTestId("artifact-.forge/delivery_report.md").click();
+    await expect.poll(() => page.getByTestId("artifact-text").textContent()).toContain("Delivery report");
+    await screenshot(page, "forge-completed.png");
   });
 
   it("a viewer sees no Confirm button, and a forged confirm with the viewer's cookie is refused with 403", async () => {

@@ -23,7 +23,7 @@ import { ensureWebBuild, WEB_BUILD_TIMEOUT_MS } from "./web-build";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 const START_TIMEOUT_MS = 90_000;
-const DEMO_LINE = /\[catcafe\] demo: created project "demo" and a proposal task waiting for your confirm: (s-[0-9a-f]+)\n/;
+const DEMO_LINE = /\[catcafe\] demo: created project "demo" and a proposal task waiting for your confirm: (s-[0-9a-f]+)[;\n]/;
 
 /** Time for beforeAll: a build (when the code changed) plus a start. */
 export const LIVE_SERVER_TIMEOUT_MS = WEB_BUILD_TIMEOUT_MS + START_TIMEOUT_MS + 30_000;

@@ -89,7 +89,7 @@ describe("the demo", () => {
     const { sessionId, repoPath } = first;
     expect(first).toMatchObject({ projectId: "demo", created: { repo: true, project: true, task: true } });
     expect(first.message).toBe(
-      `demo: created project "demo", a proposal task waiting for your confirm: ${sessionId}, and a Forge pipeline that will wait at its PRD gate: ${first.forgeSessionId}`,
+      `demo: created project "demo" and a proposal task waiting for your confirm: ${sessionId}; a Forge pipeline (it waits at its PRD gate): ${first.forgeSessionId}`,
     );
 
     // A tiny git repository whose test really fails.

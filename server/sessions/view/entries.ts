@@ -94,6 +94,8 @@ export type EntryDetail =
       diagnosis: string | null;
     }
   | { kind: "runtime_context"; runId: string; roles: Record<string, string> }
+  /** A staged workflow's fact a reader should see (a person's edit, feedback or pass, a critique, a stop): shown by its summary. */
+  | { kind: "pipeline"; type: string; alert: boolean }
   | { kind: "other" };
 
 export interface SessionEntry {
@@ -256,6 +258,21 @@ function detailOf(event: RecordedEvent): EntryDetail {
         runId: e.data.runId,
         roles: Object.fromEntries(Object.entries(e.data.roles).map(([role, a]) => [role, a.agentId])),
       };
+    case "ArtifactEdited":
+    case "FeedbackGiven":
+    case "GatePassed":
+    case "CritiqueRecorded":
+    case "PersonChose":
+    case "ArtifactDraftHeld":
+    case "StageCompleted":
+    case "StageReopened":
+    case "ProgressRecorded":
+      return { kind: "pipeline", type: e.type, alert: false };
+    case "PersonNeeded":
+    case "ArtifactWriteRefused":
+    case "ForgeWarning":
+    case "BudgetExhausted":
+      return { kind: "pipeline", type: e.type, alert: true };
     default:
       if ((event.type as string) === "AgentOutputStreamed") return { kind: "agent_streamed", ...streamedText(event.data) };
       return { kind: "other" };
