@@ -4,6 +4,7 @@
 import type { ReactNode } from "react";
 import { formatAge, formatAgo, formatTimestamp } from "@/lib/format-time";
 import { EmptyState } from "./panel";
+import { forgeStatusOf } from "@/lib/outcomes";
 import { StateBadge } from "./state-badge";
 import { ForkIcon } from "./tree/fork-icon";
 
@@ -123,6 +124,11 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
                 <StateBadge state={s.state} />
                 {s.outcome && s.outcome !== s.state ? (
                   <div className="mt-0.5 truncate font-mono text-[11px] text-zinc-500">outcome {s.outcome}</div>
+                ) : null}
+                {s.workflow === "forge" ? (
+                  <div data-testid="forge-status" className="mt-0.5 truncate text-[11px] text-zinc-600 dark:text-zinc-400">
+                    Forge: {forgeStatusOf(s.outcome)}
+                  </div>
                 ) : null}
               </td>
               <td className="px-2 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300">

@@ -5,6 +5,7 @@
 //   kills      runners killed with SIGKILL at random moments (and started again) while
 //              sessions run, until --kills kills (default 100); every third session is a
 //              Forge pipeline (idea to delivery, no gates), the others review loops
+//              (so too in database and partition)
 //   database   PostgreSQL killed with SIGKILL mid-run and started again
 //   partition  a runner cut off from the database (a TCP proxy) for longer than its lease
 //   confirms   50 confirms of one session at once
@@ -343,7 +344,7 @@ async function scenarioKills(store: EventStore, pool: ReturnType<typeof createPo
 async function scenarioDatabase(store: EventStore, pool: ReturnType<typeof createPool>): Promise<Figures> {
   const sessions: string[] = [];
   const acks: Ack[] = [];
-  await startMany(store, pool, QUICK ? 6 : 15, { sessions, acks });
+  await startMany(store, pool, QUICK ? 6 : 15, { sessions, acks }, { forge: true });
   await sleep(800);
   const pid = Number(fs.readFileSync(path.join(work, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
   process.kill(pid, "SIGKILL");
@@ -367,7 +368,7 @@ async function scenarioPartition(store: EventStore, pool: ReturnType<typeof crea
   const cutId = startRunner(proxy.url(url));
   const sessions: string[] = [];
   const acks: Ack[] = [];
-  await startMany(store, pool, QUICK ? 4 : 8, { sessions, acks });
+  await startMany(store, pool, QUICK ? 4 : 8, { sessions, acks }, { forge: true });
   const held = async () =>
     (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM steps WHERE lease_owner = $1 AND state = 'running'", [cutId])).rows[0]!
       .n;

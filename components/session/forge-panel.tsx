@@ -52,6 +52,25 @@ function ForgeView({ status, canOperate, onChanged }: { status: ForgeStatus; can
   const artifact = status.artifacts.find((a) => a.path === path) ?? null;
   return (
     <section data-testid="forge" aria-label="Forge pipeline" className="space-y-3">
+      <p className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300">
+        <span>
+          Forge status: <b data-testid="forge-status">{status.status}</b>
+          {status.outcome && status.outcome !== "completed" ? ` (${status.outcome})` : ""}
+        </span>
+        <span>
+          {status.usage.calls} agent call{status.usage.calls === 1 ? "" : "s"}, {status.usage.tokens} tokens
+          {status.budget?.maxCalls ? ` of at most ${status.budget.maxCalls} calls` : ""}
+          {status.budget?.maxTokens ? ` / ${status.budget.maxTokens} tokens` : ""}
+        </span>
+        {status.parent ? (
+          <span>
+            {status.parent.changeType} of{" "}
+            <a className="underline" href={`/sessions/${status.parent.sessionId}`}>
+              {status.parent.sessionId}
+            </a>
+          </span>
+        ) : null}
+      </p>
       <StageRail status={status} />
       {status.needed ? <StopNotice needed={status.needed} /> : null}
       {status.warnings.length && status.status === "InProgress" ? (

@@ -12,6 +12,7 @@ import { actRecording, startTask, type TaskDeps } from "./commands";
 import { currentState, stageCap } from "../workflow/transition";
 import { definitionFor } from "../workflow/context";
 import { foldTask, type StartedTask } from "../workflow/engine";
+import { forgeStatusOf } from "../../lib/outcomes";
 import { FORGE_STAGES } from "../forge/artifacts";
 
 const ZStageName = z.enum(FORGE_STAGES);
@@ -233,7 +234,7 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
   return {
     sessionId,
     title: log.find((e) => e.type === "SessionCreated")?.data.title ?? sessionId,
-    status: outcome === null ? "InProgress" : outcome === "completed" ? "Completed" : "Failed",
+    status: forgeStatusOf(outcome),
     outcome,
     fsm: state.fsm,
     waiting,

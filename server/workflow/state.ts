@@ -339,10 +339,15 @@ function evolvePipeline(p: Pipeline, event: RecordedEvent & AppEvent, iteration:
       const by = event.type === "ArtifactEdited" ? "person" : "agent";
       const entry: ArtifactEntry = { stage, hash, blob, size, by, problems, ...(json !== undefined ? { json } : {}) };
       const { [path]: _held, ...held } = p.held;
+      // A person who takes the agent's held-back version over their own lets go of their
+      // earlier edits of that file; any other edit joins them, to be kept by every redraft.
+      const accepted = event.type === "ArtifactEdited" && p.held[path]?.hash === hash;
       const edits =
-        event.type === "ArtifactEdited"
-          ? { ...p.edits, [path]: [...(p.edits[path] ?? []), { base: p.artifacts[path]?.blob ?? null, edited: blob }] }
-          : p.edits;
+        event.type !== "ArtifactEdited"
+          ? p.edits
+          : accepted
+            ? { ...p.edits, [path]: [] }
+            : { ...p.edits, [path]: [...(p.edits[path] ?? []), { base: p.artifacts[path]?.blob ?? null, edited: blob }] };
       // A person's edit settles what was held back for that file; an agent's draft does not.
       return { ...p, artifacts: { ...p.artifacts, [path]: entry }, edits, held: event.type === "ArtifactEdited" ? held : p.held };
     }

@@ -231,7 +231,8 @@ describe("the session view", () => {
     // Pass: the critic, then design, plan, coding, check and delivery run without a gate, live.
     await page.getByTestId("gate-pass").click();
     await expect.poll(() => stage("delivery").getAttribute("data-state"), { timeout: 60_000 }).toBe("completed");
-    for (const name of ["idea", "prd", "design", "plan", "coding", "check"]) expect(await stage(name).getAttribute("data-state")).toBe("completed");
+    for (const name of ["idea", "prd", "design", "plan", "coding", "check"])
+      expect(await stage(name).getAttribute("data-state")).toBe("completed");
     expect(await page.getByTestId("gate-actions").count()).toBe(0);
     await expect.poll(() => badge(page).getAttribute("data-state")).toBe("completed");
     await page.getByTestId("artifact-.forge/delivery_report.md").click();

@@ -188,9 +188,11 @@ describe("a person's part at a gate", () => {
     expect(text).toContain("(Worded by a person.)");
     expect(now.held).toMatchObject({ conflicts: 1 });
     expect((await artifactText(deps(), log, now.held!.hash)).text).toBe(FORGE_PRD_MD);
-    // Accepting the agent's version is an edit like any other.
+    // Accepting the agent's version is an edit like any other, and lets go of the person's
+    // earlier edit: the next redraft no longer protects it.
     await editArtifact(deps(), { sessionId, path: A.prd, content: FORGE_PRD_MD, baseHash: now.hash }, testActor);
     expect(forgeStatus(sessionId, await events(sessionId)).artifacts.find((a) => a.path === A.prd)!.held).toBeNull();
+    expect(((await h.state(sessionId)) as { pipeline: { edits: Record<string, unknown[]> } }).pipeline.edits[A.prd]).toEqual([]);
   });
 
   it("Idea's gate takes edits only; a completed stage's artifacts are immutable, and the refused write is recorded", async () => {
