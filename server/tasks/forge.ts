@@ -186,39 +186,21 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
     }
   }
   const versions = new Map<string, ArtifactVersion[]>();
-  const add = (path: string, v: ArtifactVersion) => versions.set(path, [...(versions.get(path) ?? []), v]);
-  const label = (e: RecordedEvent) => `${e.metadata.actor.kind}:${e.metadata.actor.id}`;
+  const kinds = { ArtifactRecorded: "draft", ArtifactEdited: "edit", ArtifactDraftHeld: "held" } as const;
   for (const e of log) {
-    if (e.type === "ArtifactRecorded")
-      add(e.data.path, {
-        version: e.version,
-        hash: e.data.hash,
-        size: e.data.size,
-        kind: "draft",
-        by: label(e),
-        problems: e.data.problems,
-        at: e.recordedAt,
-      });
-    else if (e.type === "ArtifactEdited")
-      add(e.data.path, {
-        version: e.version,
-        hash: e.data.hash,
-        size: e.data.size,
-        kind: "edit",
-        by: label(e),
-        problems: e.data.problems,
-        at: e.recordedAt,
-      });
-    else if (e.type === "ArtifactDraftHeld")
-      add(e.data.path, {
+    if (e.type !== "ArtifactRecorded" && e.type !== "ArtifactEdited" && e.type !== "ArtifactDraftHeld") continue;
+    versions.set(e.data.path, [
+      ...(versions.get(e.data.path) ?? []),
+      {
         version: e.version,
         hash: e.data.hash,
         size: e.data.blob.size,
-        kind: "held",
-        by: label(e),
-        problems: [],
+        kind: kinds[e.type],
+        by: `${e.metadata.actor.kind}:${e.metadata.actor.id}`,
+        problems: e.type === "ArtifactDraftHeld" ? [] : e.data.problems,
         at: e.recordedAt,
-      });
+      },
+    ]);
   }
   const stageState = (name: string): ForgeStageState => {
     if (pipeline.completed.includes(name)) return "completed";
