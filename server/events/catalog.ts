@@ -486,6 +486,12 @@ export const eventCatalog = {
     summary: (d) =>
       `Critique of ${d.stage} (round ${d.round}): ${d.decision}${d.findings.length ? ` — ${d.findings.filter((f) => f.severity === "blocking").length} blocking` : ""}${d.loop.escalate ? ` — ${d.loop.escalate}` : d.loop.warning ? ` — warning: ${d.loop.warning}` : ""}`,
   }),
+  /** A failed check's triage: the stage the failure goes back to (req F13). */
+  CheckRouted: defineEvent({
+    version: 1,
+    schema: z.object({ stepId: z.uuid(), goto: z.enum(["prd", "design", "plan", "coding"]), reason: z.string() }),
+    summary: (d) => `The failed check goes back to ${d.goto}: ${d.reason}`,
+  }),
   /** The pipeline stops for a person: a loop, the cap, or an agent that failed beyond its retries. */
   PersonNeeded: defineEvent({
     version: 1,

@@ -26,6 +26,7 @@ export const STEP_OUTPUTS = [
   "execution",
   "draft",
   "critique",
+  "route",
 ] as const;
 export const ZStepOutputKind = z.enum(STEP_OUTPUTS);
 export type StepOutputKind = z.infer<typeof ZStepOutputKind>;

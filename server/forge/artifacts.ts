@@ -131,3 +131,10 @@ export const ZCritique = z.strictObject({
   ),
 });
 export type Critique = z.infer<typeof ZCritique>;
+
+/** The check's triage after a failed check (req F13): the stage the failure goes back to, and why. */
+export const ZRoute = z.strictObject({
+  goto: z.enum(["prd", "design", "plan", "coding"]),
+  reason: z.string().min(1).max(4000),
+});
+export type Route = z.infer<typeof ZRoute>;

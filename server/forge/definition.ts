@@ -165,9 +165,36 @@ export const FORGE_DEFINITION = {
       step: { role: "tester", output: "commands", phase: "test", instruction: "Run the checks listed in code_metadata.json." },
       on: {
         tests_passed: [{ target: "delivery_draft" }],
-        tests_failed: [
+        tests_failed: [{ target: "check_triage", reason: "check_failed" }],
+      },
+    },
+    check_triage: {
+      type: "step",
+      stage: "check",
+      description: "check: a failed check goes back to the stage it names (a fix loop in coding, or a replan), within that stage's cap.",
+      step: {
+        role: "reviewer",
+        output: "route",
+        phase: "critique",
+        instruction:
+          'The checks failed (below). Name the stage the failure comes from. Reply with JSON only: {"goto": "coding" | "plan" | "design" | "prd", "reason": string}: "coding" for a bug in the code (a fix loop), an earlier stage when its artifacts are wrong or missing something.',
+      },
+      on: {
+        goto_coding: [
           { target: "coding_draft", guard: "under_cap", iterate: true, reason: "check_failed" },
           { target: "coding_stopped", guard: "at_cap", reason: "check_failed" },
+        ],
+        goto_plan: [
+          { target: "plan_draft", guard: "under_cap", iterate: true, reason: "check_failed: replan" },
+          { target: "plan_stopped", guard: "at_cap", reason: "check_failed: replan" },
+        ],
+        goto_design: [
+          { target: "design_draft", guard: "under_cap", iterate: true, reason: "check_failed: redesign" },
+          { target: "design_stopped", guard: "at_cap", reason: "check_failed: redesign" },
+        ],
+        goto_prd: [
+          { target: "prd_draft", guard: "under_cap", iterate: true, reason: "check_failed: requirements" },
+          { target: "prd_stopped", guard: "at_cap", reason: "check_failed: requirements" },
         ],
       },
     },

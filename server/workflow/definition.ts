@@ -25,6 +25,8 @@ export const OUTPUT_KINDS = {
   draft: ["done"],
   /** A stage's critic: strict JSON findings with stable ids, joined by the rules checked by code; the anti-loop may escalate. */
   critique: ["pass", "revise", "escalate"],
+  /** A staged workflow's triage after a failed check: strict JSON naming the stage to go back to. */
+  route: ["goto_prd", "goto_design", "goto_plan", "goto_coding"],
 } as const satisfies Record<StepOutputKind, readonly string[]>;
 export type OutputKind = StepOutputKind;
 

@@ -8,7 +8,7 @@ import { ZReviewVerdict, ZTaskSpec, ZTestPlan, type ParsedOutput } from "../even
 import type { AgentStepOutput } from "../events/step-contract";
 import type { Emitted, TaskCommandOf } from "./commands";
 import type { StageSpec, StateSpec, WorkflowDefinition } from "./definition";
-import { ARTIFACT_PATHS, parseArtifact, ZCritique, type CodeMetadata, type Plan } from "../forge/artifacts";
+import { ARTIFACT_PATHS, parseArtifact, ZCritique, ZRoute, type CodeMetadata, type Plan } from "../forge/artifacts";
 import { judgeLoop } from "../forge/loop";
 import { cascadeFeatureStatus, STAGE_RULES, type RuleFinding } from "../forge/rules";
 import { applyEmitted } from "./state";
@@ -125,6 +125,15 @@ export function interpret(
         };
       }
       return { events, trigger: "execution_done" };
+    }
+    case "route": {
+      const parsed = parseStrictJson(text, ZRoute);
+      if (!parsed.ok)
+        return { events: [recordOutput(null, parsed.errors), ...committed], trigger: "step_failed", failure: schemaFailure(parsed.errors) };
+      return {
+        events: [recordOutput(null, []), ...committed, { type: "CheckRouted", data: { stepId, ...parsed.value } }],
+        trigger: `goto_${parsed.value.goto}`,
+      };
     }
     case "draft":
     case "critique": {

@@ -36,7 +36,10 @@ export function promptFor(state: ActiveTask, spec: StepSpec, stage: PromptStage 
   if (state.taskSpec && (spec.role === "executor" || spec.role === "tester")) {
     parts.push(`\nTaskSpec:\n${JSON.stringify(state.taskSpec, null, 2)}`);
   }
-  if ((spec.phase === "build" || spec.phase === "execute" || spec.phase === "draft") && state.openIssues.length) {
+  if (
+    (spec.phase === "build" || spec.phase === "execute" || spec.phase === "draft" || spec.output === "route") &&
+    state.openIssues.length
+  ) {
     parts.push(`\nResolve these from the previous round:\n${state.openIssues.map((i) => `- ${i}`).join("\n")}`);
   }
   return parts.join("\n");

@@ -383,6 +383,15 @@ function evolvePipeline(p: Pipeline, event: RecordedEvent & AppEvent, iteration:
             : [...p.feedback, { stage: event.data.stage, iteration, source: "critic", severity: "normal", text }],
       };
     }
+    case "CheckRouted":
+      // The triage's reason is feedback to the stage it sends the pipeline back to.
+      return {
+        ...p,
+        feedback: [
+          ...p.feedback,
+          { stage: event.data.goto, iteration, source: "critic", severity: "normal", text: `check failed: ${event.data.reason}` },
+        ],
+      };
     case "PersonNeeded":
       return { ...p, needed: event.data };
     case "PersonChose":

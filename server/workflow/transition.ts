@@ -195,8 +195,8 @@ function requireStarted(state: TaskState): ActiveTask {
 
 /**
  * A staged workflow's stage events on entering `target`: the stage left is completed (its
- * artifacts frozen) when the target is another stage or the successful end; the target's
- * stage starts, or is reopened when it had completed.
+ * artifacts frozen) when the target is a later stage or the successful end; the target's
+ * stage starts, or is reopened when it was entered before.
  */
 function stageEvents(def: WorkflowDefinition, state: ActiveTask, spec: StateSpec, reason: string): Emitted[] {
   if (!def.stages) return [];
@@ -205,7 +205,11 @@ function stageEvents(def: WorkflowDefinition, state: ActiveTask, spec: StateSpec
   const targetStage = spec.type === "terminal" ? undefined : spec.stage;
   const leaving = pipeline.stage && !pipeline.completed.includes(pipeline.stage) ? pipeline.stage : null;
   const success = spec.type === "terminal" && SUCCESS_OUTCOMES.includes(spec.outcome);
-  if (leaving && ((targetStage && targetStage !== leaving) || success)) {
+  // Moving on (to a later stage, or the successful end) completes the stage left; going back
+  // (a failed check's replan) leaves it open, to be entered again.
+  const order = Object.keys(def.stages);
+  const forward = !!targetStage && order.indexOf(targetStage) > order.indexOf(leaving ?? "");
+  if (leaving && (forward || success)) {
     const artifacts = Object.entries(pipeline.artifacts)
       .filter(([, a]) => a.stage === leaving)
       .map(([path, a]) => ({ path, hash: a.hash }));

@@ -368,3 +368,32 @@ describe("the budget", () => {
     expect(status.stages.find((s) => s.name === "idea")!.usage.calls).toBe(1);
   });
 });
+
+describe("a failed check goes back to the stage it names", () => {
+  it("the check fails for real, its triage names coding, the fix loop repairs the code, and the check passes", async () => {
+    const broken = FORGE_CODE_FILES["src/count.js"].replace("characters: text.length", "characters: text.length + 1");
+    const projectId = await forgeProject("forge-check", (s) => {
+      const fixed = s.coder.coding![0]!;
+      s.coder.coding = [{ ...fixed, files: { ...(fixed.files as Record<string, string>), "src/count.js": broken } }, fixed];
+      s.reviewer.check = [{ reply: JSON.stringify({ goto: "coding", reason: "count() reports one character too many" }) }];
+      return s;
+    });
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: [] }, testActor);
+    const done = await h.waitFor(sessionId, "the end", (s) => s.status === "finished", 60_000);
+    expect(done.outcome).toBe("completed");
+    const log = await events(sessionId);
+    expect(ofType<{ passed: boolean }>(log, "TestCommandRecorded").map((t) => t.passed)).toEqual([false, true]);
+    expect(ofType(log, "CheckRouted")).toEqual([expect.objectContaining({ goto: "coding" })]);
+    expect(transitions(log)).toEqual(
+      expect.arrayContaining([
+        "check_run→check_triage",
+        "check_triage→coding_draft",
+        "coding_critic→check_run",
+        "check_run→delivery_draft",
+      ]),
+    );
+    expect(ofType<{ stage: string }>(log, "StageReopened").map((d) => d.stage)).toEqual(["coding", "check"]);
+    // The coder's second draft was told why.
+    expect(promptsOf(log, "coding_draft")[1]).toContain("count() reports one character too many");
+  });
+});

@@ -309,7 +309,7 @@ describe("broken definitions: schema (zod) errors", () => {
         {
           path: "states.work.step.output",
           message:
-            'Invalid option: expected one of "text"|"build"|"review_verdict"|"test_plan"|"commands"|"task_spec"|"execution"|"draft"|"critique"',
+            'Invalid option: expected one of "text"|"build"|"review_verdict"|"test_plan"|"commands"|"task_spec"|"execution"|"draft"|"critique"|"route"',
         },
       ],
     ],

@@ -297,22 +297,51 @@ describe("forge: stage by stage", () => {
     expect(findings.map((f) => f.id)).toEqual(["rule:coding.unasked-tests"]);
   });
 
-  it("a failed check reopens coding (its fix loop, within the cap); at the cap coding stops for a person", () => {
+  it("a failed check goes to its triage, which names the stage: coding reopens (the fix loop, within its cap); at the cap coding stops", () => {
     const p = through("check", { stageCaps: { coding: 2 } });
     const failed = p.checks(false);
-    expect(types(failed)).toEqual([
-      "TestCommandRecorded",
+    expect(types(failed)).toEqual(["TestCommandRecorded", "SessionStateChanged", "StepScheduled"]);
+    expect(stateChange(failed)).toEqual(["check_run→check_triage"]);
+    const routed = p.critique(JSON.stringify({ goto: "coding", reason: "count() miscounts a final newline" }));
+    // Going back leaves the check open (not completed); coding reopens for its next iteration.
+    expect(types(routed)).toEqual([
+      "AgentOutputRecorded",
+      "CheckRouted",
       "SessionStateChanged",
-      "StageCompleted",
       "StageReopened",
       "IterationStarted",
       "StepScheduled",
     ]);
-    expect(failed[4]).toMatchObject({ data: { stage: "coding", iteration: 2 } });
-    expect((failed[5]!.data as { input: { prompt: string } }).input.prompt).toContain("Resolve these from the previous round");
+    expect(routed[4]).toMatchObject({ data: { stage: "coding", iteration: 2 } });
+    const prompt = (routed[5]!.data as { input: { prompt: string } }).input.prompt;
+    expect(prompt).toContain("Resolve these from the previous round");
+    expect(prompt).toContain("check failed: count() miscounts a final newline");
+    expect(p.state.pipeline.completed).not.toContain("check");
     p.draft({ [A.codeMetadata]: FORGE_CODE_METADATA }, { changed: ["src/count.js"] });
     p.critique(FORGE_CRITIQUES.codingPass);
-    expect(stateChange(p.checks(false))).toEqual(["check_run→coding_stopped"]);
+    p.checks(false);
+    expect(stateChange(p.critique(JSON.stringify({ goto: "coding", reason: "still wrong" })))).toEqual(["check_triage→coding_stopped"]);
+  });
+
+  it("a failed check named for the plan reopens the plan (a replan); the pipeline then comes forward again through coding", () => {
+    const p = through("check");
+    p.checks(false);
+    const routed = p.critique(JSON.stringify({ goto: "plan", reason: "no task reads the file" }));
+    expect(stateChange(routed)).toEqual(["check_triage→plan_draft"]);
+    expect(routed.find((e) => e.type === "StageReopened")).toMatchObject({ data: { stage: "plan" } });
+    // The plan's artifacts may be written again while it is open.
+    expect((routed.at(-1)!.data as { input: { forge: { writes: string[] } } }).input.forge.writes).toEqual([A.plan]);
+    p.draft({ [A.plan]: FORGE_PLAN });
+    const planned = p.critique(FORGE_CRITIQUES.planPass);
+    expect(stateChange(planned)).toEqual(["plan_critic→coding_draft"]);
+    expect(types(planned)).toEqual([
+      "AgentOutputRecorded",
+      "CritiqueRecorded",
+      "SessionStateChanged",
+      "StageCompleted",
+      "StageReopened",
+      "StepScheduled",
+    ]);
   });
 
   it("delivery: the report completes the session", () => {

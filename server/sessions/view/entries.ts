@@ -267,6 +267,7 @@ function detailOf(event: RecordedEvent): EntryDetail {
     case "StageCompleted":
     case "StageReopened":
     case "ProgressRecorded":
+    case "CheckRouted":
       return { kind: "pipeline", type: e.type, alert: false };
     case "PersonNeeded":
     case "ArtifactWriteRefused":
