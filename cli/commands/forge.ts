@@ -91,7 +91,7 @@ export function registerForgeCommands(program: Command): void {
         const lines = [
           `${s.title} — ${s.status}${s.outcome ? ` (${s.outcome})` : ""}, in ${s.fsm}`,
           "",
-          table(
+          ...table(
             ["STAGE", "STATE", "ITERATION", "CALLS", "TOKENS"],
             s.stages.map((st) => [
               st.name,
@@ -105,7 +105,7 @@ export function registerForgeCommands(program: Command): void {
         if (s.artifacts.length) {
           lines.push(
             "",
-            table(
+            ...table(
               ["ARTIFACT", "STAGE", "BY", "VERSIONS", "HASH", "NOTES"],
               s.artifacts.map((a) => [
                 a.path,

@@ -169,8 +169,14 @@ describe("the demo under npm start", () => {
     );
     await waitUntilReady(proc);
     const db = catCafeDatabase();
-    const tasks = await db.query("SELECT stream_id FROM events WHERE type = 'TaskStarted'");
-    expect(tasks.rows).toEqual([{ stream_id: sessionId }]);
+    const tasks = await db.query(
+      "SELECT stream_id, data->>'workflow' AS workflow FROM events WHERE type = 'TaskStarted' ORDER BY position",
+    );
+    // The demo task and the Forge demo, each started once.
+    expect(tasks.rows).toEqual([
+      { stream_id: expect.any(String), workflow: "forge" },
+      { stream_id: sessionId, workflow: "review_loop" },
+    ]);
     await stopWithCtrlC(proc);
   }, 90_000);
 });
