@@ -262,6 +262,16 @@ function ArtifactViewer({
             </button>
           ))}
         </div>
+        {current.data ? (
+          <a
+            data-testid="artifact-download"
+            download={`${status.sessionId}-${artifact.path.replace(/^\.forge\//, "")}`}
+            href={`data:${artifact.path.endsWith(".json") ? "application/json" : "text/markdown"};charset=utf-8,${encodeURIComponent(current.data.text)}`}
+            className="text-xs text-zinc-700 underline dark:text-zinc-300"
+          >
+            Download this version
+          </a>
+        ) : null}
         {artifact.problems.length ? (
           <ul data-testid="artifact-problems" className="list-disc pl-5 text-xs text-rose-800 dark:text-rose-300">
             {artifact.problems.map((p) => (

@@ -274,7 +274,7 @@ describe("catcafe against a live server", () => {
     // Nothing waits any more: a pass now is refused as a conflict.
     const late = await catcafe(["forge", "pass", sessionId]);
     expect(late.code).toBe(1);
-    expect(late.stderr).toMatch(/nothing to pass/);
+    expect(late.stderr).toMatch(/already finished \(completed\)/);
 
     const out = path.join(tmp, "forge-export");
     const r = await catcafe(["export", sessionId, "--out", out, "--json"]);

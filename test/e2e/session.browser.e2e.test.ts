@@ -237,6 +237,10 @@ describe("the session view", () => {
     await expect.poll(() => badge(page).getAttribute("data-state")).toBe("completed");
     await page.getByTestId("artifact-.forge/delivery_report.md").click();
     await expect.poll(() => page.getByTestId("artifact-text").textContent()).toContain("Delivery report");
+    const download = page.waitForEvent("download");
+    await page.getByTestId("artifact-download").click();
+    const file = await (await download).path();
+    expect(fs.readFileSync(file!, "utf8")).toContain("# Delivery report: word counter");
     await screenshot(page, "forge-completed.png");
   });
 
