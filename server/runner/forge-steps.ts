@@ -3,7 +3,8 @@
 // among them) and feedback_history.json; after, every change outside the stage's globs is
 // undone (refused, and reported), a person's edits are kept through the redraft by a
 // three-way merge (git merge-file, the person's side winning a conflict, the agent's
-// version held back), and the stage's artifacts are read, stored and hashed.
+// version held back), and the stage's artifacts are read, stored and hashed (the server's
+// secrets redacted first, as in every agent output).
 import crypto from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -13,6 +14,7 @@ import { getBlob, putBlob } from "../events/blobs";
 import type { AgentStepOutput, ForgeStepInput } from "../events/step-contract";
 import { ARTIFACT_PATHS } from "../forge/artifacts";
 import { pathAllowed } from "../forge/loop";
+import { recordableOutput } from "../process/env";
 import { runGit } from "../workspaces/git";
 
 type ForgeOutput = NonNullable<AgentStepOutput["forge"]>;
@@ -150,6 +152,14 @@ async function collectArtifacts(pool: Db, workspace: string, forge: ForgeStepInp
       if (!stat.isFile()) throw new Error(`${p} is not a regular file`);
       if (stat.size > MAX_ARTIFACT_BYTES) throw new Error(`${p} is ${stat.size} bytes, over the ${MAX_ARTIFACT_BYTES}-byte limit`);
       content = await fs.readFile(target);
+      // Whatever the agent could read, the server's secrets never reach the record: a value
+      // found is replaced in the file too, so the worktree, the commit and the blob agree.
+      const { text, redactions } = recordableOutput(content.toString("utf8"));
+      if (redactions) {
+        content = Buffer.from(text, "utf8");
+        await fs.writeFile(target, content);
+        warnings.push(`${p}: ${redactions} value(s) of the server's secrets replaced before it was recorded`);
+      }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       warnings.push(code === "EACCES" || code === "EPERM" ? `could not read ${p}: permission denied (skipped)` : (err as Error).message);

@@ -397,3 +397,34 @@ describe("a failed check goes back to the stage it names", () => {
     expect(promptsOf(log, "coding_draft")[1]).toContain("count() reports one character too many");
   });
 });
+
+describe("artifacts are agent output: the server's secrets never reach the record", () => {
+  it("a secret value written into an artifact is redacted in the blob, the worktree and the commit, with a warning", async () => {
+    const secret = "forge-nextauth-secret-do-not-leak-7731";
+    const saved = process.env.NEXTAUTH_SECRET;
+    process.env.NEXTAUTH_SECRET = secret;
+    try {
+      const projectId = await forgeProject("forge-secret", (s) => {
+        s.planner.idea = [{ reply: "Wrote the idea.", files: { [A.idea]: `# Idea\n\nThe key is ${secret}.\n` } }];
+        return s;
+      });
+      const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: ["idea"] }, testActor);
+      await h.waitFor(sessionId, "the idea gate", atState("idea_review"));
+      const log = await events(sessionId);
+      const idea = forgeStatus(sessionId, log).artifacts.find((a) => a.path === A.idea)!;
+      const text = (await artifactText(deps(), log, idea.hash)).text;
+      expect(text).toBe("# Idea\n\nThe key is [redacted NEXTAUTH_SECRET].\n");
+      expect(ofType<{ message: string }>(log, "ForgeWarning").map((w) => w.message)).toEqual([
+        expect.stringContaining("value(s) of the server's secrets replaced"),
+      ]);
+      const head = ((await h.state(sessionId)) as { head: string }).head;
+      expect(gitIn(h.repo, "show", `${head}:${A.idea}`)).not.toContain(secret);
+      // (The test's own script holds the secret, so TaskStarted and StepScheduled, which snapshot the agent, do too.)
+      const recorded = log.filter((e) => !["TaskStarted", "StepScheduled"].includes(e.type));
+      expect(JSON.stringify(recorded)).not.toContain(secret);
+    } finally {
+      if (saved === undefined) delete process.env.NEXTAUTH_SECRET;
+      else process.env.NEXTAUTH_SECRET = saved;
+    }
+  });
+});
