@@ -133,9 +133,11 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             {canOperate && status.status === "active" ? (
               <Panel title="Keyboard">
                 <ul className="space-y-1 px-4 py-3 text-xs text-zinc-600 dark:text-zinc-300">
-                  <li className="flex justify-between">
-                    Confirm the proposal <Kbd>c</Kbd>
-                  </li>
+                  {status.workflow !== "forge" ? (
+                    <li className="flex justify-between">
+                      Confirm the proposal <Kbd>c</Kbd>
+                    </li>
+                  ) : null}
                   <li className="flex justify-between">
                     Write a follow-up <Kbd>f</Kbd>
                   </li>

@@ -3,7 +3,9 @@
 // for how long" line) and how the session ended. `statusOf` is the browser-safe part that
 // the session view shows and every live update carries.
 import type { RecordedEvent } from "../../events/types";
-import { evolve, initialTaskState, outcomeOf, startedTask, type TaskState } from "../../workflow/engine";
+import { definitionFor } from "../../workflow/context";
+import { evolve, initialTaskState, outcomeOf, startedTask, type StartedTask, type TaskState } from "../../workflow/engine";
+import { stageCap } from "../../workflow/transition";
 import { failureOf, type Failure } from "./entries";
 
 interface StepTiming {
@@ -100,6 +102,16 @@ export interface SessionStatus {
   final: SessionProgress["final"];
 }
 
+/** The cap the current iteration counts against: a staged workflow's stage's own, else the task's. */
+function capOf(task: StartedTask): number {
+  if (!task.pipeline.stage) return task.config.maxIterations;
+  try {
+    return stageCap(definitionFor(task), task, task.pipeline.stage);
+  } catch {
+    return task.config.maxIterations;
+  }
+}
+
 export function statusOf(progress: SessionProgress, fallbackState: string): SessionStatus {
   const { task, timing } = progress;
   const started = startedTask(task);
@@ -122,7 +134,7 @@ export function statusOf(progress: SessionProgress, fallbackState: string): Sess
     mode: started?.config.mode ?? null,
     workflow: started?.config.workflow ?? null,
     iteration: started?.iteration ?? 0,
-    maxIterations: started?.config.maxIterations ?? null,
+    maxIterations: started ? capOf(started) : null,
     outcome: outcomeOf(task),
     step,
     final: progress.final,
