@@ -8,6 +8,14 @@ import { ARTIFACT_PATHS as A } from "./artifacts";
 const CRITIQUE_FORMAT =
   'Reply with JSON only: {"decision": "pass" | "revise", "summary": string, "findings": [{"id": string (a stable lower-kebab id: the same problem keeps its id in every round), "severity": "blocking" | "major" | "minor", "message": string}]}. Blocking findings forbid a pass.';
 
+/** Back to a stage's actor for another iteration, or, at the stage's cap, to its stop for a person. */
+function backTo(stage: string, reason: string) {
+  return [
+    { target: `${stage}_draft`, guard: "under_cap", iterate: true, reason },
+    { target: `${stage}_stopped`, guard: "at_cap", reason },
+  ];
+}
+
 /** The states of one actor-critic stage with a person's gate: draft → review → critic. */
 function gatedLoop(stage: string, next: string, actor: { role: string; instruction: string }, critic: string) {
   return {
@@ -47,10 +55,7 @@ function criticStates(stage: string, next: string, critic: string) {
       step: { role: "reviewer", output: "critique", phase: "critique", instruction: `${critic} ${CRITIQUE_FORMAT}` },
       on: {
         pass: [{ target: next }],
-        revise: [
-          { target: `${stage}_draft`, guard: "under_cap", iterate: true, reason: "critic_revise" },
-          { target: `${stage}_stopped`, guard: "at_cap", reason: "critic_revise" },
-        ],
+        revise: backTo(stage, "critic_revise"),
         escalate: [{ target: `${stage}_stopped`, reason: "anti-loop" }],
       },
     },
@@ -180,22 +185,10 @@ export const FORGE_DEFINITION = {
           'The checks failed (below). Name the stage the failure comes from. Reply with JSON only: {"goto": "coding" | "plan" | "design" | "prd", "reason": string}: "coding" for a bug in the code (a fix loop), an earlier stage when its artifacts are wrong or missing something.',
       },
       on: {
-        goto_coding: [
-          { target: "coding_draft", guard: "under_cap", iterate: true, reason: "check_failed" },
-          { target: "coding_stopped", guard: "at_cap", reason: "check_failed" },
-        ],
-        goto_plan: [
-          { target: "plan_draft", guard: "under_cap", iterate: true, reason: "check_failed: replan" },
-          { target: "plan_stopped", guard: "at_cap", reason: "check_failed: replan" },
-        ],
-        goto_design: [
-          { target: "design_draft", guard: "under_cap", iterate: true, reason: "check_failed: redesign" },
-          { target: "design_stopped", guard: "at_cap", reason: "check_failed: redesign" },
-        ],
-        goto_prd: [
-          { target: "prd_draft", guard: "under_cap", iterate: true, reason: "check_failed: requirements" },
-          { target: "prd_stopped", guard: "at_cap", reason: "check_failed: requirements" },
-        ],
+        goto_coding: backTo("coding", "check_failed"),
+        goto_plan: backTo("plan", "check_failed: replan"),
+        goto_design: backTo("design", "check_failed: redesign"),
+        goto_prd: backTo("prd", "check_failed: requirements"),
       },
     },
     delivery_draft: {
