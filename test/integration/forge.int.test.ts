@@ -7,7 +7,14 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../server/events/types";
 import { ARTIFACT_PATHS as A } from "../../server/forge/artifacts";
 import { artifactText, choose, editArtifact, forgeStatus, giveFeedback, newForge, passGate } from "../../server/tasks/forge";
-import { FORGE_CODE_FILES, FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS, FORGE_PRD_MD, FORGE_REQUIREMENTS } from "../../server/demo/forge-content";
+import {
+  FORGE_CODE_FILES,
+  FORGE_DEMO_IDEA,
+  FORGE_DEMO_SCRIPTS,
+  FORGE_PRD_MD,
+  FORGE_REQUIREMENTS,
+  instantScripts,
+} from "../../server/demo/forge-content";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, gitIn, ofType, type Harness, type TaskView } from "../helpers/tasks";
 
@@ -22,17 +29,12 @@ beforeAll(async () => {
 
 type Scripts = Record<"planner" | "coder" | "reviewer", Record<string, Array<Record<string, unknown>>>>;
 
-const quick = (scripts: Scripts): Scripts =>
-  Object.fromEntries(
-    Object.entries(scripts).map(([role, stages]) => [
-      role,
-      Object.fromEntries(Object.entries(stages).map(([stage, entries]) => [stage, entries.map((e) => ({ ...e, chunkDelayMs: 0 }))])),
-    ]),
-  ) as unknown as Scripts;
+const quick = (scripts: typeof FORGE_DEMO_SCRIPTS): Scripts =>
+  Object.fromEntries(Object.entries(scripts).map(([role, stages]) => [role, instantScripts(stages)])) as unknown as Scripts;
 
 /** A project whose agents answer by stage (the demo's scripts unless `change` says otherwise). */
 async function forgeProject(id: string, change: (s: Scripts) => Scripts = (s) => s, extra: Record<string, unknown> = {}) {
-  const scripts = change(quick(structuredClone(FORGE_DEMO_SCRIPTS) as unknown as Scripts));
+  const scripts = change(quick(FORGE_DEMO_SCRIPTS));
   const agent = (role: keyof Scripts) => ({
     kind: "scripted",
     id: `${role}-sim`,
@@ -422,6 +424,43 @@ describe("artifacts are agent output: the server's secrets never reach the recor
       // (The test's own script holds the secret, so TaskStarted and StepScheduled, which snapshot the agent, do too.)
       const recorded = log.filter((e) => !["TaskStarted", "StepScheduled"].includes(e.type));
       expect(JSON.stringify(recorded)).not.toContain(secret);
+    } finally {
+      if (saved === undefined) delete process.env.NEXTAUTH_SECRET;
+      else process.env.NEXTAUTH_SECRET = saved;
+    }
+  });
+});
+
+describe("an agent's symbolic link never leads the runner out of the worktree", () => {
+  it("an idea.md linked to the runner's /proc/self/environ is refused: nothing of the runner's environment is recorded, a person is asked", async () => {
+    const secret = "forge-symlink-secret-do-not-leak-5519";
+    const saved = process.env.NEXTAUTH_SECRET;
+    process.env.NEXTAUTH_SECRET = secret;
+    try {
+      // A real process in the sandbox plants the link; the runner (outside it, with its own
+      // environment) is the one that would follow it when it collects the artifact.
+      const plant = `const fs = require("node:fs"); fs.mkdirSync(".forge", { recursive: true }); fs.symlinkSync("/proc/self/environ", ".forge/idea.md"); console.log("linked");`;
+      const projectId = await forgeProject("forge-symlink");
+      await db.pool.query(`UPDATE projects SET agents = jsonb_set(agents, '{planner}', $2::jsonb) WHERE id = $1`, [
+        projectId,
+        JSON.stringify({ kind: "command", id: "planner-cmd", argv: [process.execPath, "-e", plant] }),
+      ]);
+      const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: [] }, testActor);
+      await h.waitFor(sessionId, "a person's choice", atState("agent_failed"));
+      const log = await events(sessionId);
+      expect(ofType(log, "ArtifactRecorded")).toEqual([]);
+      expect(ofType<{ message: string }>(log, "ForgeWarning").map((w) => w.message)).toEqual([
+        expect.stringContaining("symbolic link out"),
+      ]);
+      expect(ofType(log, "PersonNeeded")).toEqual([
+        expect.objectContaining({ cause: "agent_failed", message: expect.stringContaining("wrote no .forge/idea.md") }),
+      ]);
+      const leaks = await db.pool.query("SELECT count(*)::int AS n FROM blobs WHERE position(convert_to($1, 'UTF8') in content) > 0", [
+        secret,
+      ]);
+      expect(leaks.rows[0].n).toBe(0);
+      expect(JSON.stringify(log)).not.toContain(secret);
+      expect(JSON.stringify(log)).not.toContain(process.env.DATABASE_URL ?? "no-database-url");
     } finally {
       if (saved === undefined) delete process.env.NEXTAUTH_SECRET;
       else process.env.NEXTAUTH_SECRET = saved;
