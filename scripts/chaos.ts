@@ -33,7 +33,7 @@ import { isAppError } from "../server/errors";
 import type { EventStore } from "../server/events/store";
 import { freePort } from "../server/net/free-port";
 import { upsertProject } from "../server/projects/projects";
-import { FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS } from "../server/demo/forge-content";
+import { FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS, instantScripts } from "../server/demo/forge-content";
 import { cancelTask, confirmTask, startTask } from "../server/tasks/commands";
 import { newForge } from "../server/tasks/forge";
 import { foldTask } from "../server/workflow/engine";
@@ -185,17 +185,17 @@ async function makeProject(pool: ReturnType<typeof createPool>, repo: string): P
     agents: {
       // One answer each, repeated: a step re-run after a lost runner (a later invocation) gets the same.
       // A Forge stage's answers go by its iteration (byStage): a re-run attempt gets the same too.
-      coder: { kind: "scripted", id: "coder-sim", responses: [coderFix], byStage: instant(FORGE_DEMO_SCRIPTS.coder) },
-      reviewer: { kind: "scripted", id: "reviewer-sim", responses: [{ reply: approve }], byStage: instant(FORGE_DEMO_SCRIPTS.reviewer) },
+      coder: { kind: "scripted", id: "coder-sim", responses: [coderFix], byStage: instantScripts(FORGE_DEMO_SCRIPTS.coder) },
+      reviewer: {
+        kind: "scripted",
+        id: "reviewer-sim",
+        responses: [{ reply: approve }],
+        byStage: instantScripts(FORGE_DEMO_SCRIPTS.reviewer),
+      },
       tester: { kind: "scripted", id: "tester-sim", responses: [{ reply: plan }] },
-      planner: { kind: "scripted", id: "planner-sim", responses: [{ reply: "-" }], byStage: instant(FORGE_DEMO_SCRIPTS.planner) },
+      planner: { kind: "scripted", id: "planner-sim", responses: [{ reply: "-" }], byStage: instantScripts(FORGE_DEMO_SCRIPTS.planner) },
     },
   });
-}
-
-/** The demo's Forge scripts with no pause between streamed chunks. */
-function instant<E extends { chunkDelayMs?: number }>(stages: Record<string, E[]>): Record<string, E[]> {
-  return Object.fromEntries(Object.entries(stages).map(([stage, entries]) => [stage, entries.map((e) => ({ ...e, chunkDelayMs: 0 }))]));
 }
 
 async function start(store: EventStore, pool: ReturnType<typeof createPool>, mode: "proposal" | "implementation" | "forge"): Promise<Ack> {

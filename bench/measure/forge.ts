@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { DEMO_ALLOWLIST } from "../../server/demo/content";
-import { FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS } from "../../server/demo/forge-content";
+import { FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS, instantScripts } from "../../server/demo/forge-content";
 import { ensureDemoRepo } from "../../server/demo/repo";
 import { upsertProject } from "../../server/projects/projects";
 import { newForge } from "../../server/tasks/forge";
@@ -27,16 +27,6 @@ const STEPS_PER_SESSION = 13;
 const SESSION_TIMEOUT_MS = 60_000;
 const PROJECT_ID = "bench-forge";
 
-/** The demo's scripts with no pause between streamed chunks. */
-function instant(scripts: Record<string, Record<string, Array<Record<string, unknown>>>>) {
-  return Object.fromEntries(
-    Object.entries(scripts).map(([role, stages]) => [
-      role,
-      Object.fromEntries(Object.entries(stages).map(([stage, entries]) => [stage, entries.map((e) => ({ ...e, chunkDelayMs: 0 }))])),
-    ]),
-  );
-}
-
 export const forgePipeline: Measurement = {
   name: "forge",
   keys: ["forge_stage_overhead_ms"],
@@ -46,8 +36,12 @@ export const forgePipeline: Measurement = {
     const definition = BUILTIN_WORKFLOWS.forge!;
     try {
       const repo = await ensureDemoRepo(root);
-      const scripts = instant(FORGE_DEMO_SCRIPTS);
-      const agent = (role: string) => ({ kind: "scripted", id: `${role}-bench`, responses: [{ reply: "-" }], byStage: scripts[role] });
+      const agent = (role: keyof typeof FORGE_DEMO_SCRIPTS) => ({
+        kind: "scripted",
+        id: `${role}-bench`,
+        responses: [{ reply: "-" }],
+        byStage: instantScripts(FORGE_DEMO_SCRIPTS[role]),
+      });
       await upsertProject(ctx.pool, {
         id: PROJECT_ID,
         name: "bench: the Forge pipeline with instant simulated agents",

@@ -3,7 +3,8 @@
 // and iteration; a prominent notice when the pipeline stopped for a person; the artifact
 // viewer with a diff between drafts; and at a gate the edit box, feedback and pass (after
 // a failed agent: retry, guidance, abort). It reads `forge.status` again whenever the live
-// session moves (its version), so it follows the pipeline as it runs.
+// session records a fact (`version`: the last event that is not streamed output), so it
+// follows the pipeline as it runs without a read per streamed chunk.
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useState } from "react";
 import { Panel } from "@/components/panel";

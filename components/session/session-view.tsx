@@ -3,7 +3,7 @@
 // running step, proposal review while it awaits confirm, the timeline, and (for
 // operators) the actions with their keyboard shortcuts: `c` confirm (asks first), `f`
 // follow-up, Escape to leave either.
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { Kbd, Panel } from "@/components/panel";
 import { ForgePanel } from "./forge-panel";
 import type { SessionView as View } from "@/server/sessions/view/load";
@@ -69,6 +69,8 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   }, [count]);
 
   const hidden = entries.filter(isBookkeeping).length;
+  // The pipeline view reads its status again when a fact is recorded, not for each chunk of streamed output.
+  const factVersion = useMemo(() => entries.findLast((e) => e.detail.kind !== "agent_streamed")?.version ?? 0, [entries]);
 
   return (
     <SessionContextProvider value={{ sessionId, names }}>
@@ -82,7 +84,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
         ) : null}
         {commands.notice ? <NoticeBar notice={commands.notice} onClose={() => commands.setNotice(null)} /> : null}
         <RunningStep status={status} entries={entries} />
-        {status.workflow === "forge" ? <ForgePanel sessionId={sessionId} version={status.version} canOperate={canOperate} /> : null}
+        {status.workflow === "forge" ? <ForgePanel sessionId={sessionId} version={factVersion} canOperate={canOperate} /> : null}
         {awaiting ? (
           <ProposalReview
             entries={entries}

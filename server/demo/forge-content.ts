@@ -229,3 +229,8 @@ export const FORGE_DEMO_SCRIPTS = {
     coding: [say(FORGE_CRITIQUES.codingPass)],
   },
 } satisfies Record<string, NonNullable<ScriptedAgentConfigInput["byStage"]>>;
+
+/** The demo's scripts with no pause between streamed chunks (tests, the benchmark, the chaos run). */
+export function instantScripts<E extends { chunkDelayMs?: number }>(stages: Record<string, E[]>): Record<string, E[]> {
+  return Object.fromEntries(Object.entries(stages).map(([stage, entries]) => [stage, entries.map((e) => ({ ...e, chunkDelayMs: 0 }))]));
+}

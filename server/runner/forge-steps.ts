@@ -15,6 +15,7 @@ import type { AgentStepOutput, ForgeStepInput } from "../events/step-contract";
 import { ARTIFACT_PATHS } from "../forge/artifacts";
 import { pathAllowed } from "../forge/loop";
 import { recordableOutput } from "../process/env";
+import { isInside } from "../workspaces";
 import { runGit } from "../workspaces/git";
 
 type ForgeOutput = NonNullable<AgentStepOutput["forge"]>;
@@ -24,29 +25,22 @@ const MAX_ARTIFACT_BYTES = 1024 * 1024;
 const MAX_ATTACHED_CHARS = 60_000;
 
 /**
- * The absolute path of `relative` inside `root`, refusing any component that is a symbolic
- * link or leaves the root: the runner reads and writes artifacts with its own rights, so a
- * link an agent planted must never lead it elsewhere.
+ * The path of `relative` inside `root`, refusing one that leaves it — by `..`, as an absolute
+ * path, or through a symbolic link an agent planted (resolved as the system would:
+ * workspaces/paths.ts `isInside`). The runner reads and writes artifacts with its own
+ * rights, so a link must never lead it out of the worktree. The path is not normalized, so
+ * the system resolves it exactly as `isInside` did.
  */
-async function insideWorkspace(root: string, relative: string): Promise<string> {
-  const normal = path.posix.normalize(relative);
-  if (path.isAbsolute(relative) || normal.startsWith("..") || normal === ".")
-    throw new Error(`refused path "${relative}": it leaves the workspace`);
-  let current = root;
-  for (const part of normal.split("/")) {
-    current = path.join(current, part);
-    const stat = await fs.lstat(current).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? null : Promise.reject(err)));
-    if (!stat) break;
-    if (stat.isSymbolicLink()) throw new Error(`refused path "${relative}": ${path.relative(root, current)} is a symbolic link`);
-  }
-  return path.join(root, normal);
+function insideWorkspace(root: string, relative: string): string {
+  if (path.isAbsolute(relative) || !isInside(root, relative))
+    throw new Error(`refused path "${relative}": it leaves the workspace (a "..", an absolute path, or a symbolic link out)`);
+  return `${root}${path.sep}${relative}`;
 }
 
 async function writeInside(root: string, relative: string, content: Buffer | string): Promise<void> {
-  const target = await insideWorkspace(root, relative);
+  const target = insideWorkspace(root, relative);
   await fs.mkdir(path.dirname(target), { recursive: true });
-  await insideWorkspace(root, relative);
-  await fs.writeFile(target, content);
+  await fs.writeFile(insideWorkspace(root, relative), content);
 }
 
 /** Writes the recorded artifacts and the feedback history; returns the text to add to the prompt. */
@@ -109,7 +103,7 @@ async function keepPersonEdits(pool: Db, workspace: string, forge: ForgeStepInpu
   const scratch = await fs.mkdtemp(path.join(os.tmpdir(), "catcafe-merge-"));
   try {
     for (const [i, edit] of forge.protect.entries()) {
-      const target = await insideWorkspace(workspace, edit.path);
+      const target = insideWorkspace(workspace, edit.path);
       const draft = await fs.readFile(target).catch(() => Buffer.alloc(0));
       const edited = (await getBlob(pool, edit.edited.blob)).content;
       if (draft.equals(edited)) continue;
@@ -146,7 +140,7 @@ async function collectArtifacts(pool: Db, workspace: string, forge: ForgeStepInp
   for (const p of forge.collect) {
     let content: Buffer;
     try {
-      const target = await insideWorkspace(workspace, p);
+      const target = insideWorkspace(workspace, p);
       const stat = await fs.lstat(target).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? null : Promise.reject(err)));
       if (!stat) continue;
       if (!stat.isFile()) throw new Error(`${p} is not a regular file`);

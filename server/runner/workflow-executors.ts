@@ -185,7 +185,8 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
     // A staged step's rules hold whatever the agent did: writes outside the stage undone,
     // a person's edits kept, artifacts collected; then its changes are committed like a build.
     if (input.forge) output.forge = await finishForgeStep(deps.pool, workspace, input.forge);
-    if (input.phase === "build" || input.phase === "execute" || input.forge) {
+    const builds = input.phase === "build" || input.phase === "execute" || input.phase === "draft";
+    if (builds || input.forge) {
       const committed = await commitWorkspace({
         path: workspace,
         message: `${input.role} (${input.state}): ${text.split("\n")[0]?.slice(0, 72) || "changes"}`,
@@ -198,7 +199,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       });
       // A build whose every tool call failed and that changed nothing did not build (a sandbox
       // that refuses every command looks like this): a tool error, not a completed build.
-      if (committed.empty && tools && tools.calls > 0 && tools.failed === tools.calls && !input.forge) {
+      if (builds && committed.empty && tools && tools.calls > 0 && tools.failed === tools.calls) {
         throw new StepExecutionError(
           "tool_error",
           `all ${tools.calls} tool call${tools.calls === 1 ? "" : "s"} of ${agent.id} failed and nothing changed; the last: ${tools.lastError ?? "no detail"}`,

@@ -74,7 +74,7 @@ const ACT_ATTEMPTS = 5;
  * on the new state. A conflict that matters shows up as the decider's own refusal ("the
  * session moved on"), never as a false one.
  */
-async function act(
+export async function act(
   deps: TaskDeps,
   sessionId: string,
   actor: Actor,

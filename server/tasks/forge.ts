@@ -8,7 +8,7 @@ import { AppError } from "../errors";
 import type { Actor, AppEvent, AppEventOf } from "../events/catalog";
 import { getBlob, putBlob } from "../events/blobs";
 import type { RecordedEvent } from "../events/types";
-import { actRecording, startTask, type TaskDeps } from "./commands";
+import { act, actRecording, startTask, type TaskDeps } from "./commands";
 import { currentState, stageCap } from "../workflow/transition";
 import { definitionFor } from "../workflow/context";
 import { foldTask, type StartedTask } from "../workflow/engine";
@@ -90,24 +90,17 @@ export async function editArtifact(deps: TaskDeps, raw: z.input<typeof ZForgeEdi
 
 export async function passGate(deps: TaskDeps, raw: z.input<typeof ZForgeRef>, actor: Actor) {
   const { sessionId } = ZForgeRef.parse(raw);
-  const { events: _events, ...result } = await actRecording(deps, sessionId, actor, { type: "PassGate" });
-  return result;
+  return act(deps, sessionId, actor, { type: "PassGate" });
 }
 
 export async function giveFeedback(deps: TaskDeps, raw: z.input<typeof ZForgeFeedbackInput>, actor: Actor) {
   const input = ZForgeFeedbackInput.parse(raw);
-  const { events: _events, ...result } = await actRecording(deps, input.sessionId, actor, { type: "GiveFeedback", text: input.text });
-  return result;
+  return act(deps, input.sessionId, actor, { type: "GiveFeedback", text: input.text });
 }
 
 export async function choose(deps: TaskDeps, raw: z.input<typeof ZForgeChooseInput>, actor: Actor) {
   const input = ZForgeChooseInput.parse(raw);
-  const { events: _events, ...result } = await actRecording(deps, input.sessionId, actor, {
-    type: "Choose",
-    choice: input.choice,
-    ...(input.text ? { text: input.text } : {}),
-  });
-  return result;
+  return act(deps, input.sessionId, actor, { type: "Choose", choice: input.choice, ...(input.text ? { text: input.text } : {}) });
 }
 
 // ---- Status -------------------------------------------------------------------------------
