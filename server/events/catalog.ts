@@ -85,8 +85,46 @@ export const eventCatalog = {
       title: z.string().min(1).max(500),
       workflow: z.string().min(1),
       state: z.string().min(1),
+      /** Why, in the person's words. */
+      note: z.string().max(2000).optional(),
+      /** A fork at a finished position is a finished copy: the parent's outcome. */
+      outcome: z.string().optional(),
     }),
-    summary: (d) => `Forked from ${d.parentId} at event ${d.atVersion} (${d.reason})`,
+    summary: (d) => `Forked from ${d.parentId} at event ${d.atVersion} (${d.reason})${d.note ? `: ${d.note}` : ""}`,
+  }),
+  /** An interrupted session (cancelled, failed, out of budget) continues where its work stopped. */
+  SessionResumed: defineEvent({
+    version: 1,
+    schema: z.object({
+      /** How it had ended. */
+      from: z.string().min(1),
+      /** The state entered again: the one whose work was interrupted. */
+      state: z.string().min(1),
+      /** A new budget, when the old one was spent. */
+      budget: ZBudget.optional(),
+    }),
+    summary: (d) => `Resumed (it had ended ${d.from}): ${d.state} runs again`,
+  }),
+  /** A person asked for a change of a finished session's work (a modify fork). */
+  ChangeRequested: defineEvent({
+    version: 1,
+    schema: z.object({
+      text: z.string().min(1).max(20_000),
+      baseSessionId: z.string().min(1),
+      /** The code the change starts from: the base session's last commit. */
+      baseCommit: z.string().min(1),
+      /** The project's files as they are now, against the base session's (sha-1 blob ids, .gitignore respected). */
+      fingerprint: z.object({
+        files: z.number().int().nonnegative(),
+        digest: z.string(),
+        changedSinceBase: z.array(z.string()),
+        addedSinceBase: z.array(z.string()),
+        removedSinceBase: z.array(z.string()),
+      }),
+      /** The base session's plan tasks (id → sha-256 of the task), to count those the change kept. */
+      basePlan: z.record(z.string(), z.string()),
+    }),
+    summary: (d) => `Change requested on ${d.baseSessionId}: ${d.text.slice(0, 200)}`,
   }),
   SessionStateChanged: defineEvent({
     version: 1,

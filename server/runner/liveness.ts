@@ -91,3 +91,33 @@ export async function isRunnerRegistered(db: Queryable | pg.Client, host: string
   const result = await db.query("SELECT 1 FROM runners WHERE host = $1 AND pid = $2 AND stopped_at IS NULL", [host, pid]);
   return Boolean(result.rowCount);
 }
+
+/**
+ * A step's lease, handed over at once when the runner holding it is no longer live (killed,
+ * its machine gone): the step is then claimed by the next runner instead of when the lease
+ * expires. The attempt stays fenced, so a late result of the dead attempt is still refused.
+ */
+export async function releaseOrphanedLease(
+  db: Queryable,
+  stepId: string,
+): Promise<{ state: "running" | "released" | "queued" | "done"; attempt: number; liveRunners: number }> {
+  const r = await db.query<{ state: string; attempt: number; released: boolean }>(
+    `WITH step AS (
+       SELECT s.id, s.state, s.attempt, s.lease_owner,
+              EXISTS (SELECT 1 FROM runners r WHERE r.id = s.lease_owner AND ${HEARD_WITHIN_SQL}) AS owner_live
+       FROM steps s WHERE s.id = $2
+     ), released AS (
+       UPDATE steps SET lease_expires_at = LEAST(steps.lease_expires_at, now())
+       FROM step WHERE steps.id = step.id AND step.state = 'running' AND step.lease_owner IS NOT NULL AND NOT step.owner_live
+         AND steps.attempt = step.attempt
+       RETURNING steps.id
+     )
+     SELECT step.state, step.attempt, EXISTS (SELECT 1 FROM released) AS released FROM step`,
+    [RUNNER_LIVENESS_MS, stepId],
+  );
+  const row = r.rows[0];
+  const liveRunners = await countLiveRunners(db);
+  if (!row) return { state: "done", attempt: 0, liveRunners };
+  const state = row.released ? "released" : row.state === "running" ? "running" : row.state === "pending" ? "queued" : "done";
+  return { state, attempt: row.attempt, liveRunners };
+}

@@ -57,6 +57,7 @@ export const sessionsProjection: Projection = {
     "TaskStarted",
     "IterationStarted",
     "SessionFinalized",
+    "SessionResumed",
     "AttentionAcknowledged",
   ],
   tables: ["sessions"],
@@ -68,8 +69,8 @@ export const sessionsProjection: Projection = {
           const forked = event.type === "SessionForked" ? event.data : null;
           const facts = event.type === "SessionForked" ? await inheritedFacts(tx, event) : null;
           await tx.query(
-            `INSERT INTO sessions (id, title, workflow, state, parent_id, fork_version, created_by, created_at, project_id, mode, prompt, iteration)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+            `INSERT INTO sessions (id, title, workflow, state, parent_id, fork_version, created_by, created_at, project_id, mode, prompt, iteration, outcome)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
             [
               event.streamId,
               event.data.title,
@@ -83,6 +84,8 @@ export const sessionsProjection: Projection = {
               facts?.mode ?? null,
               facts?.prompt ?? null,
               facts?.iteration ?? null,
+              // A fork of a finished position is a finished copy.
+              forked?.outcome ?? null,
             ],
           );
           break;
@@ -123,6 +126,14 @@ export const sessionsProjection: Projection = {
           });
           break;
         }
+        case "SessionResumed":
+          // It runs again: no outcome; the state change right after says where.
+          await tx.query({
+            name: "catcafe_sessions_resumed",
+            text: "UPDATE sessions SET outcome = NULL WHERE id = $1",
+            values: [event.streamId],
+          });
+          break;
         case "AttentionAcknowledged":
           await tx.query({
             name: "catcafe_sessions_ack",

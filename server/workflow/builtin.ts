@@ -12,6 +12,8 @@ const reviewLoop = {
   initial: "start",
   maxIterations: 3,
   global: { cancel: "cancelled", step_failed: "failed" },
+  // A modify fork builds the requested change, then review and tests as usual.
+  modify: { state: "building", iterate: true },
   states: {
     start: {
       type: "wait",

@@ -2,7 +2,7 @@
 // it needs besides the state: the definition, and ids and limits from outside, so every
 // decision is reproducible from the log (no clock, no random ids inside `decide`).
 import type { ErrorClass } from "../errors";
-import type { AppEvent, AppEventOf } from "../events/catalog";
+import type { AppEvent, AppEventOf, Budget } from "../events/catalog";
 import type { BlobRef } from "../events/blobs";
 import type { StepOutput } from "../events/step-contract";
 import type { NewEvent } from "../events/types";
@@ -31,7 +31,11 @@ export type TaskCommand =
   | { type: "PassGate" }
   | { type: "GiveFeedback"; text: string }
   /** A person's answer when the pipeline stopped for one: retry, guidance (then retry), abort. */
-  | { type: "Choose"; choice: "retry" | "guidance" | "abort"; text?: string };
+  | { type: "Choose"; choice: "retry" | "guidance" | "abort"; text?: string }
+  /** Enters `state` (again): what a fork, a revert or a modify does right after SessionForked. */
+  | { type: "Continue"; state: string; reason: string; iterate: boolean }
+  /** An interrupted session (cancelled, failed, out of budget) enters `state` again, the one whose work stopped. */
+  | { type: "Resume"; state: string; budget?: Budget };
 
 export type TaskCommandOf<T extends TaskCommand["type"]> = Extract<TaskCommand, { type: T }>;
 

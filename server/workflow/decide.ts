@@ -1,12 +1,13 @@
 // The workflow decider: one small function per command, each taking the session's state
 // and returning the events to append, or throwing a domain error. `decide` dispatches; the
 // compiler checks that every command has its function.
+import { INTERRUPTED_OUTCOMES } from "../../lib/outcomes";
 import { AppError } from "../errors";
 import type { DecideContext, Emitted, TaskCommand, TaskCommandOf } from "./commands";
 import { interpret } from "./interpret";
 import { parseArtifact } from "../forge/artifacts";
 import { applyEmitted, type ActiveTask, type TaskState } from "./state";
-import { currentState, enter, fire } from "./transition";
+import { budgetSpent, currentState, enter, fire } from "./transition";
 
 export function decide(state: TaskState, command: TaskCommand, ctx: DecideContext): Emitted[] {
   switch (command.type) {
@@ -32,6 +33,10 @@ export function decide(state: TaskState, command: TaskCommand, ctx: DecideContex
       return giveFeedback(state, command, ctx);
     case "Choose":
       return choose(state, command, ctx);
+    case "Continue":
+      return continueAt(state, command, ctx);
+    case "Resume":
+      return resume(state, command, ctx);
     default: {
       const unhandled: never = command;
       throw new AppError("INTERNAL", `the workflow has no decision for ${JSON.stringify(unhandled)}`);
@@ -120,6 +125,57 @@ function stepSucceeded(state: TaskState, command: TaskCommandOf<"StepSucceeded">
 function stepGaveUp(state: TaskState, command: TaskCommandOf<"StepGaveUp">, ctx: DecideContext): Emitted[] {
   if (state.status !== "active" || state.step?.id !== command.stepId) return [];
   return fire(ctx, state, "step_failed", { errorClass: command.errorClass, diagnosis: command.message });
+}
+
+function continueAt(state: TaskState, command: TaskCommandOf<"Continue">, ctx: DecideContext): Emitted[] {
+  const active = requireActive(state);
+  if (!ctx.definition.states[command.state]) {
+    throw new AppError("INVALID_INPUT", `workflow ${ctx.definition.id} has no state "${command.state}"`);
+  }
+  return enter(ctx, active, command.state, {
+    reason: command.reason,
+    finalReason: null,
+    iterate: command.iterate,
+    trigger: "continue",
+    ending: {},
+  });
+}
+
+function resume(state: TaskState, command: TaskCommandOf<"Resume">, ctx: DecideContext): Emitted[] {
+  if (state.status === "none") throw new AppError("NOT_FOUND", "no such task session");
+  if (state.status !== "finished") throw new AppError("CONFLICT", `the session is still running (in "${state.fsm}"): nothing to resume`);
+  if (!INTERRUPTED_OUTCOMES.includes(state.outcome)) {
+    throw new AppError(
+      "PRECONDITION_FAILED",
+      `the session finished ${state.outcome}, it was not interrupted: fork, revert or modify it instead of resuming`,
+    );
+  }
+  const resumed: Emitted = {
+    type: "SessionResumed",
+    data: { from: state.outcome, state: command.state, ...(command.budget ? { budget: command.budget } : {}) },
+  };
+  // The wall clock starts again when the session resumes (evolve reads it from the event's time).
+  const after = requireActive(afterEvents(state, [resumed]));
+  const active = { ...after, pipeline: { ...after.pipeline, startedAtMs: ctx.now?.() ?? after.pipeline.startedAtMs } };
+  const spent = budgetSpent(ctx, active);
+  if (spent) {
+    const { calls, tokens } = spent.used;
+    throw new AppError(
+      "PRECONDITION_FAILED",
+      `the budget is spent (${spent.limit}: ${calls} calls, ${tokens} tokens so far): resume with a larger budget`,
+      { limit: spent.limit, used: spent.used },
+    );
+  }
+  return [
+    resumed,
+    ...enter(ctx, active, command.state, {
+      reason: `resumed after ${state.outcome}`,
+      finalReason: null,
+      iterate: false,
+      trigger: "resume",
+      ending: {},
+    }),
+  ];
 }
 
 function requireActive(state: TaskState): ActiveTask {

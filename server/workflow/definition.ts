@@ -109,6 +109,12 @@ export const ZWorkflowDefinition = z.object({
    */
   global: z.object({ cancel: ZStateName, step_failed: ZStateName, budget_exhausted: ZStateName.optional() }),
   stages: z.record(ZStateName, ZStageSpec).optional(),
+  /**
+   * Where a modify fork of a finished session starts (req F5): the state entered with the
+   * change request, and whether entering it counts an iteration. Without it a workflow's
+   * sessions cannot be modified (forks, reverts and resumes still work).
+   */
+  modify: z.object({ state: ZStateName, iterate: z.boolean().default(false) }).optional(),
   states: z.record(ZStateName, ZStateSpec),
 });
 export type WorkflowDefinition = z.infer<typeof ZWorkflowDefinition>;
@@ -226,7 +232,9 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
     def.global.cancel,
     def.global.step_failed,
     ...(def.global.budget_exhausted ? [def.global.budget_exhausted] : []),
+    ...(def.modify ? [def.modify.state] : []),
   ];
+  if (def.modify) known("modify.state", def.modify.state);
   const reached = new Set<string>(starts);
   const queue = [...starts];
   while (queue.length) {

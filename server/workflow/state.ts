@@ -52,6 +52,8 @@ export interface Pipeline {
   usage: { calls: number; tokens: number; byStage: Record<string, { calls: number; inputTokens: number; outputTokens: number }> };
   /** When the task started (ms since epoch), for the wall-time budget. */
   startedAtMs: number | null;
+  /** A modify fork's change request (null in every other session). */
+  change: Omit<AppEventOf<"ChangeRequested">["data"], "fingerprint"> | null;
 }
 
 export const emptyPipeline: Pipeline = {
@@ -67,6 +69,7 @@ export const emptyPipeline: Pipeline = {
   needed: null,
   usage: { calls: 0, tokens: 0, byStage: {} },
   startedAtMs: null,
+  change: null,
 };
 
 /** The step being worked on: scheduled, and its state not left yet. */
@@ -145,6 +148,15 @@ function started(state: NoTask, config: TaskConfig, recordedAt: string): ActiveT
   };
 }
 
+function msOf(recordedAt: string): number | null {
+  const ms = Date.parse(recordedAt);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+function restartedBudget(pipeline: Pipeline, recordedAt: string): Pipeline {
+  return { ...pipeline, usage: emptyPipeline.usage, startedAtMs: msOf(recordedAt) ?? pipeline.startedAtMs };
+}
+
 /** A started task running again (a fork of a finished one continues past its end). */
 function resumed(state: StartedTask): ActiveTask {
   if (state.status === "active") return state;
@@ -163,10 +175,13 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
         ? started(next, event.data, recorded.recordedAt)
         : { ...resumed(next), config: event.data, head: event.data.project.baseCommit, iteration: 1 };
     case "SessionForked": {
-      // A fork continues from the inherited state; a rerun restarts the loop from scratch.
+      // A fork continues from the state inherited at its position; a rerun restarts the loop
+      // from scratch; a fork of a finished position is a finished copy. A fork's budget is
+      // its own: spending and the wall clock start again.
       if (next.status === "none") return { ...next, fsm: event.data.state, step: null };
+      if (next.status === "finished" && event.data.outcome) return { ...next, step: null };
       const forked: ActiveTask = { ...resumed(next), fsm: event.data.state, step: null };
-      if (event.data.reason !== "rerun") return forked;
+      if (event.data.reason !== "rerun") return { ...forked, pipeline: restartedBudget(forked.pipeline, recorded.recordedAt) };
       return {
         ...forked,
         iteration: 1,
@@ -178,7 +193,17 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
         lastTestPlan: null,
         taskSpec: null,
         head: forked.config.project.baseCommit,
-        pipeline: { ...emptyPipeline, startedAtMs: forked.pipeline.startedAtMs },
+        pipeline: { ...emptyPipeline, startedAtMs: msOf(recorded.recordedAt) ?? forked.pipeline.startedAtMs },
+      };
+    }
+    case "SessionResumed": {
+      if (next.status === "none") return next;
+      const active = resumed(next);
+      return {
+        ...active,
+        step: null,
+        config: event.data.budget ? { ...active.config, budget: event.data.budget } : active.config,
+        pipeline: { ...active.pipeline, startedAtMs: msOf(recorded.recordedAt) ?? active.pipeline.startedAtMs },
       };
     }
     case "SessionStateChanged":
@@ -299,6 +324,18 @@ function evolveTask(state: StartedTask, event: RecordedEvent & AppEvent): TaskSt
       return { ...state, thread: [...state.thread, { from: "system", text: event.data.text }] };
     case "SessionFinalized":
       return { ...state, status: "finished", outcome: event.data.outcome, step: null };
+    case "ChangeRequested": {
+      // A modify fork: the change is the next instruction, and the loop (each stage it runs,
+      // for a staged workflow) counts its iterations again from the first.
+      const { fingerprint: _fingerprint, ...change } = event.data;
+      return {
+        ...state,
+        iteration: 0,
+        openIssues: [`Change requested: ${event.data.text}`],
+        thread: [...state.thread, { from: "operator", text: `Change requested: ${event.data.text}` }],
+        pipeline: { ...state.pipeline, change, iterations: {} },
+      };
+    }
     default:
       return { ...state, pipeline: evolvePipeline(state.pipeline, event, state.iteration) };
   }
@@ -328,7 +365,13 @@ function withUsage(p: Pipeline, stage: string | null, add: { calls: number; inpu
 function evolvePipeline(p: Pipeline, event: RecordedEvent & AppEvent, iteration: number): Pipeline {
   switch (event.type) {
     case "StageStarted":
-      return { ...p, stage: event.data.stage, iterations: { ...p.iterations, [event.data.stage]: 1 }, needed: null };
+      return {
+        ...p,
+        stage: event.data.stage,
+        iterations: { ...p.iterations, [event.data.stage]: 1 },
+        completed: p.completed.filter((s) => s !== event.data.stage),
+        needed: null,
+      };
     case "StageReopened":
       return { ...p, stage: event.data.stage, completed: p.completed.filter((s) => s !== event.data.stage), needed: null };
     case "StageCompleted":

@@ -22,6 +22,8 @@ export interface RunGitOptions {
   env?: Record<string, string>;
   /** Return non-zero exits instead of throwing, for commands whose exit code is an answer. */
   allowFailure?: boolean;
+  /** Written to git's standard input. */
+  input?: string;
 }
 
 function gitEnv(extra: Record<string, string> | undefined): Record<string, string> {
@@ -40,7 +42,14 @@ function describe(args: readonly string[]): string {
 export async function runGit(cwd: string, args: readonly string[], options: RunGitOptions = {}): Promise<GitResult> {
   assertTrustedPointer(cwd);
   const fullArgs = ["-c", "core.hooksPath=/dev/null", ...args];
-  const result = await runProcess({ file: "git", args: fullArgs, cwd, env: gitEnv(options.env), timeoutMs: GIT_TIMEOUT_MS });
+  const result = await runProcess({
+    file: "git",
+    args: fullArgs,
+    cwd,
+    env: gitEnv(options.env),
+    timeoutMs: GIT_TIMEOUT_MS,
+    ...(options.input !== undefined ? { input: options.input } : {}),
+  });
 
   if (result.exitCode === null) {
     // The process never ran (or was killed): a missing cwd or a missing git binary.

@@ -25,3 +25,4 @@ export {
 } from "./changes";
 export { bundleSession, ensureCommit } from "./bundles";
 export { assertValidSessionId, isInside } from "./paths";
+export { fingerprintProject, type Fingerprint } from "./fingerprint";

@@ -1,9 +1,22 @@
 // Sessions: the list (server/sessions/list.ts: filters, search, keyset pages both ways,
-// newest first), the counts by state, and a session's timeline.
+// newest first), the counts by state, a session's timeline, and what a person makes of a
+// session's history (server/tasks/fork.ts): fork at an event, revert, modify, resume.
 import { z } from "zod";
 import { readSessionTimeline } from "../../events/timeline";
 import { countSessions, readSessionPage, ZListSessionsInput, ZSessionFilters, type SessionListRow } from "../../sessions/list";
-import { router, viewerProcedure } from "../trpc";
+import {
+  forkSession,
+  modifySession,
+  resumeSession,
+  revertSession,
+  ZForkInput,
+  ZModifyInput,
+  ZResumeInput,
+  ZRevertInput,
+} from "../../tasks/fork";
+import { releaseOrphanedLease } from "../../runner/liveness";
+import { operatorProcedure, router, viewerProcedure } from "../trpc";
+import { actorOf } from "./tasks";
 
 export const ZTimelineInput = z.object({
   sessionId: z.string().min(1).max(100),
@@ -33,4 +46,13 @@ export const sessionsRouter = router({
   timeline: viewerProcedure
     .input(ZTimelineInput)
     .query(({ ctx, input }) => readSessionTimeline(ctx.pool, input.sessionId, { afterVersion: input.afterVersion, limit: input.limit })),
+
+  fork: operatorProcedure.input(ZForkInput).mutation(({ ctx, input }) => forkSession(ctx, input, actorOf(ctx.user))),
+  revert: operatorProcedure.input(ZRevertInput).mutation(({ ctx, input }) => revertSession(ctx, input, actorOf(ctx.user))),
+  modify: operatorProcedure.input(ZModifyInput).mutation(({ ctx, input }) => modifySession(ctx, input, actorOf(ctx.user))),
+  resume: operatorProcedure
+    .input(ZResumeInput)
+    .mutation(({ ctx, input }) =>
+      resumeSession({ ...ctx, lease: (stepId) => releaseOrphanedLease(ctx.pool, stepId) }, input, actorOf(ctx.user)),
+    ),
 });

@@ -1,0 +1,454 @@
+// Forks (req E5, F5–F7): a new session that inherits another's events up to a position
+// without copying them (SessionForked, O(1) in the event store), then goes on on its own. The
+// parent never changes. Four ways to make one:
+//   - fork at any event: the state there, continued (a step in progress runs again);
+//   - revert to a stage or state: everything before it kept, it runs again;
+//   - modify a finished session: the change request, then the workflow's modify entry;
+//   - rerun (./commands.ts): a fork where the task started.
+// And resume, which is no fork: an interrupted session goes on in its own stream.
+import crypto from "node:crypto";
+import { z } from "zod";
+import { INTERRUPTED_OUTCOMES } from "../../lib/outcomes";
+import { AppError } from "../errors";
+import { ZBudget, type Actor, type AppEventOf } from "../events/catalog";
+import type { RecordedEvent } from "../events/types";
+import { ARTIFACT_PATHS } from "../forge/artifacts";
+import { decideContext, definitionFor } from "../workflow/context";
+import type { WorkflowDefinition } from "../workflow/definition";
+import { decide, evolve, foldTask, type DecideContext, type Emitted, type StartedTask, type TaskState } from "../workflow/engine";
+import { ensureCommit, fingerprintProject } from "../workspaces";
+import { getBlob } from "../events/blobs";
+import { act, loadTask, newSessionId, type TaskDeps, ZSessionRef } from "./commands";
+
+const ZNote = z.string().trim().max(2000).optional();
+
+export const ZForkInput = ZSessionRef.extend({
+  /** The parent's event position (inherited events counted): the fork inherits events 1..atVersion. */
+  atVersion: z.number().int().min(1),
+  /** manual: go on from there; revert: run again from there. (A rerun starts over: tasks.rerun.) */
+  reason: z.enum(["manual", "revert"]).default("manual"),
+  note: ZNote,
+});
+export const ZRevertInput = ZSessionRef.extend({
+  /** A stage (staged workflows) or a state of the session's workflow. */
+  to: z.string().trim().min(1).max(100),
+  /** Which entry into a state: the one in this iteration (default: the latest). */
+  iteration: z.number().int().min(1).optional(),
+  note: ZNote,
+});
+export const ZModifyInput = ZSessionRef.extend({
+  change: z.string().trim().min(1, "say what should change").max(20_000),
+  note: ZNote,
+});
+export const ZResumeInput = z.object({
+  /** Default: the latest session (of `workflow`, when given) that was interrupted. */
+  sessionId: z.string().min(1).max(100).optional(),
+  workflow: z.string().min(1).max(100).optional(),
+  /** A new budget for a session that ran out of it. */
+  budget: ZBudget.optional(),
+});
+
+export interface Forked {
+  sessionId: string;
+  parentId: string;
+  atVersion: number;
+  version: number;
+}
+
+async function readHistory(deps: TaskDeps, sessionId: string): Promise<RecordedEvent[]> {
+  const history = await deps.store.readStream(sessionId);
+  if (!history.length) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
+  return history;
+}
+
+/** The session as it was at `atVersion`, which must be a started task's position. */
+function stateAt(sessionId: string, history: RecordedEvent[], atVersion: number): StartedTask {
+  const head = history.at(-1)!.version;
+  if (atVersion > head) {
+    throw new AppError("INVALID_INPUT", `session ${sessionId} has events 1..${head}: there is no event ${atVersion} to fork at`, {
+      atVersion,
+      head,
+    });
+  }
+  const state = foldTask(history.filter((e) => e.version <= atVersion));
+  if (state.status === "none") {
+    const started = history.find((e) => e.type === "TaskStarted");
+    throw new AppError(
+      "INVALID_INPUT",
+      started
+        ? `event ${atVersion} of ${sessionId} comes before its task started (event ${started.version}): fork at ${started.version} or later`
+        : `session ${sessionId} is not a task: nothing to fork`,
+      { atVersion },
+    );
+  }
+  return state;
+}
+
+function titleOf(history: RecordedEvent[], sessionId: string): string {
+  const first = history[0]!;
+  return (first.data as { title?: string }).title ?? sessionId;
+}
+
+interface ForkPlan {
+  reason: AppEventOf<"SessionForked">["data"]["reason"];
+  note?: string;
+  /** A fork of a finished position stays finished, with this outcome. */
+  outcome?: string;
+  /** What follows SessionForked in the child, decided on the forked state. */
+  then: (forked: TaskState, ctx: DecideContext) => Emitted[];
+  /** Events recorded between SessionForked and what `then` decides (a change request). */
+  first?: Emitted[];
+}
+
+/** Appends the child: SessionForked, then what the plan decides, in one transaction. */
+async function createFork(
+  deps: TaskDeps,
+  parentId: string,
+  history: RecordedEvent[],
+  inherited: StartedTask,
+  plan: ForkPlan,
+  actor: Actor,
+): Promise<Forked> {
+  const definition = definitionFor(inherited);
+  const ctx = decideContext(definition);
+  const atVersion = inherited.version;
+  const childId = newSessionId();
+  const forked: Emitted = {
+    type: "SessionForked",
+    data: {
+      parentId,
+      atVersion,
+      reason: plan.reason,
+      title: `${titleOf(history, parentId)} (${plan.reason === "manual" ? "fork" : plan.reason})`,
+      workflow: definition.id,
+      state: inherited.fsm,
+      ...(plan.note ? { note: plan.note } : {}),
+      ...(plan.outcome ? { outcome: plan.outcome } : {}),
+    },
+  };
+  // Folded as it will be recorded (its time starts the fork's own budget clock).
+  const recorded = { ...history[0]!, type: forked.type, data: forked.data, version: atVersion + 1, streamId: childId };
+  let state = evolve(inherited, { ...recorded, recordedAt: new Date().toISOString() });
+  const first = plan.first ?? [];
+  for (const [i, e] of first.entries()) state = evolve(state, { ...recorded, type: e.type, data: e.data, version: atVersion + 2 + i });
+  const after = plan.then(state, ctx);
+  const result = await deps.store.fork({ parentId, atVersion, childId, event: [forked, ...first, ...after], metadata: { actor } });
+  return { sessionId: childId, parentId, atVersion, version: result.version };
+}
+
+/** The version of the event that scheduled `stepId`. */
+function scheduledAt(history: RecordedEvent[], stepId: string): number | null {
+  return history.find((e) => e.type === "StepScheduled" && (e.data as { stepId?: string }).stepId === stepId)?.version ?? null;
+}
+
+/**
+ * Fork at any event. The child's state is the state at that position; it goes on from
+ * there: a person's wait keeps waiting, a step in progress at the position runs again (its
+ * result in the parent came later, so it is not inherited), a finished position gives a
+ * finished copy. A step still running in the parent cannot be forked inside.
+ */
+export async function forkSession(deps: TaskDeps, raw: z.input<typeof ZForkInput>, actor: Actor): Promise<Forked> {
+  const input = ZForkInput.parse(raw);
+  const history = await readHistory(deps, input.sessionId);
+  const inherited = stateAt(input.sessionId, history, input.atVersion);
+  const now = foldTask(history);
+  if (inherited.step && now.status === "active" && now.step?.id === inherited.step.id) {
+    const from = scheduledAt(history, inherited.step.id);
+    throw new AppError(
+      "CONFLICT",
+      `event ${input.atVersion} is inside step ${inherited.step.id} (${inherited.step.state}), which is still running: ` +
+        `fork before event ${from ?? "its start"}, or once it has finished`,
+      { stepId: inherited.step.id },
+    );
+  }
+  const def = definitionFor(inherited);
+  const base = { reason: input.reason, ...(input.note ? { note: input.note } : {}) };
+  if (inherited.status === "finished")
+    return createFork(deps, input.sessionId, history, inherited, { ...base, outcome: inherited.outcome, then: () => [] }, actor);
+  const spec = def.states[inherited.fsm];
+  const then: ForkPlan["then"] =
+    spec?.type === "wait"
+      ? inherited.fsm === def.initial
+        ? (forked, ctx) => decide(forked, { type: "Begin" }, ctx)
+        : () => []
+      : (forked, ctx) =>
+          decide(
+            forked,
+            { type: "Continue", state: inherited.fsm, reason: `forked at event ${input.atVersion}: runs again`, iterate: false },
+            ctx,
+          );
+  return createFork(deps, input.sessionId, history, inherited, { ...base, then }, actor);
+}
+
+interface Entry {
+  /** The SessionStateChanged that entered it. */
+  version: number;
+  state: string;
+  iterate: boolean;
+  iteration: number;
+}
+
+/** Every entry into a state in `history`: the state change, and the iteration it started or ran in. */
+function entries(history: RecordedEvent[]): Entry[] {
+  const found: Entry[] = [];
+  let iteration = 1;
+  for (const [i, e] of history.entries()) {
+    if (e.type === "IterationStarted") iteration = (e.data as { iteration: number }).iteration;
+    if (e.type === "StageStarted") iteration = 1;
+    if (e.type !== "SessionStateChanged") continue;
+    // The entry's own batch: an iteration counted right after the state change belongs to it.
+    let iterate = false;
+    let at = iteration;
+    for (const next of history.slice(i + 1, i + 5)) {
+      if (next.type === "SessionStateChanged" || next.type === "StepScheduled") break;
+      if (next.type === "IterationStarted") {
+        iterate = true;
+        at = (next.data as { iteration: number }).iteration;
+      }
+      if (next.type === "StageStarted") at = 1;
+    }
+    found.push({ version: e.version, state: (e.data as { to: string }).to, iterate, iteration: at });
+  }
+  return found;
+}
+
+/** Where a revert to `to` starts: a stage's latest start, or a state's latest entry (or the one in `iteration`). */
+function revertEntry(def: WorkflowDefinition, history: RecordedEvent[], to: string, iteration?: number): Entry {
+  const all = entries(history);
+  if (def.stages?.[to]) {
+    const started = history.filter((e) => e.type === "StageStarted" && (e.data as { stage: string }).stage === to).at(-1);
+    const entry = started && all.filter((e) => e.version < started.version).at(-1);
+    if (!entry) {
+      const ran = [...new Set(history.filter((e) => e.type === "StageStarted").map((e) => (e.data as { stage: string }).stage))];
+      throw new AppError("INVALID_INPUT", `stage ${to} never ran in this session (it ran: ${ran.join(", ") || "none"})`, { to });
+    }
+    return { ...entry, iteration: 1 };
+  }
+  if (!def.states[to]) {
+    const stages = Object.keys(def.stages ?? {});
+    throw new AppError(
+      "INVALID_INPUT",
+      `workflow ${def.id} has no ${stages.length ? "stage or state" : "state"} "${to}" (${stages.length ? `stages: ${stages.join(", ")}; ` : ""}states: ${Object.keys(def.states).join(", ")})`,
+      { to },
+    );
+  }
+  if (def.states[to]!.type === "terminal")
+    throw new AppError("INVALID_INPUT", `"${to}" is an end state: there is nothing to run again from it`, { to });
+  const into = all.filter((e) => e.state === to);
+  if (!into.length) throw new AppError("INVALID_INPUT", `this session never entered "${to}"`, { to });
+  if (iteration === undefined) return into.at(-1)!;
+  const match = into.filter((e) => e.iteration === iteration).at(-1);
+  if (!match) {
+    throw new AppError(
+      "INVALID_INPUT",
+      `this session entered "${to}" in iteration(s) ${[...new Set(into.map((e) => e.iteration))].join(", ")}, not in ${iteration}`,
+      { to, iteration },
+    );
+  }
+  return match;
+}
+
+/**
+ * Revert (req F7): a fork that keeps everything before a stage (or a state's entry) and runs
+ * again from it. The original keeps its history.
+ */
+export async function revertSession(deps: TaskDeps, raw: z.input<typeof ZRevertInput>, actor: Actor): Promise<Forked & { to: string }> {
+  const input = ZRevertInput.parse(raw);
+  const history = await readHistory(deps, input.sessionId);
+  const now = foldTask(history);
+  if (now.status === "none") throw new AppError("NOT_FOUND", `session ${input.sessionId} is not a task`);
+  const entry = revertEntry(definitionFor(now), history, input.to, input.iteration);
+  const inherited = stateAt(input.sessionId, history, entry.version - 1);
+  const forked = await createFork(
+    deps,
+    input.sessionId,
+    history,
+    inherited,
+    {
+      reason: "revert",
+      ...(input.note ? { note: input.note } : {}),
+      then: (state, ctx) =>
+        decide(state, { type: "Continue", state: entry.state, reason: `reverted to ${input.to}`, iterate: entry.iterate }, ctx),
+    },
+    actor,
+  );
+  return { ...forked, to: entry.state };
+}
+
+/** sha-256 of each plan task, by id: how a modify fork counts the tasks it kept. */
+export function planDigest(plan: unknown): Record<string, string> {
+  const tasks = (plan as { tasks?: Array<{ id?: unknown }> } | undefined)?.tasks ?? [];
+  const digest: Record<string, string> = {};
+  for (const task of tasks) {
+    if (typeof task.id === "string") digest[task.id] = crypto.createHash("sha256").update(JSON.stringify(task)).digest("hex");
+  }
+  return digest;
+}
+
+/**
+ * Modify (req F5): from a finished session, a fork that takes a person's change request.
+ * The project's files are fingerprinted against the commit the base session started from
+ * (what changed in the project since), the base's last commit must still exist (in the
+ * repository, or in the session's bundle), and the workflow's modify entry runs: the Forge
+ * pipeline triages the change, a task builds it.
+ */
+export async function modifySession(deps: TaskDeps, raw: z.input<typeof ZModifyInput>, actor: Actor): Promise<Forked> {
+  const input = ZModifyInput.parse(raw);
+  const history = await readHistory(deps, input.sessionId);
+  const base = foldTask(history);
+  if (base.status === "none") throw new AppError("NOT_FOUND", `session ${input.sessionId} is not a task`);
+  if (base.status !== "finished") {
+    throw new AppError("PRECONDITION_FAILED", `modify starts from a finished session; ${input.sessionId} is still in "${base.fsm}"`);
+  }
+  const def = definitionFor(base);
+  if (!def.modify) throw new AppError("PRECONDITION_FAILED", `workflow ${def.id} has no modify entry: fork or revert its sessions instead`);
+  const { repoPath, baseCommit: started } = base.config.project;
+  const bundle = base.bundle;
+  const available = await ensureCommit(repoPath, base.head, async () =>
+    bundle ? (await getBlob(deps.pool, bundle.blob)).content : null,
+  ).then(
+    () => true,
+    () => false,
+  );
+  if (!available) {
+    throw new AppError(
+      "PRECONDITION_FAILED",
+      `the base session's last commit ${base.head} is gone from ${repoPath} (and no bundle of the session holds it): there is no code to modify`,
+      { commit: base.head },
+    );
+  }
+  const fingerprint = await fingerprintProject(repoPath, started);
+  const change: Emitted = {
+    type: "ChangeRequested",
+    data: {
+      text: input.change,
+      baseSessionId: input.sessionId,
+      baseCommit: base.head,
+      fingerprint,
+      basePlan: planDigest(base.pipeline.artifacts[ARTIFACT_PATHS.plan]?.json),
+    },
+  };
+  const entry = def.modify;
+  return createFork(
+    deps,
+    input.sessionId,
+    history,
+    base,
+    {
+      reason: "modify",
+      ...(input.note ? { note: input.note } : {}),
+      first: [change],
+      then: (state, ctx) =>
+        decide(state, { type: "Continue", state: entry.state, reason: "change requested", iterate: entry.iterate }, ctx),
+    },
+    actor,
+  );
+}
+
+export interface Resumed {
+  sessionId: string;
+  /** resumed: it runs again; released: a dead runner's step was handed to the others; else nothing was needed. */
+  status: "resumed" | "released" | "running" | "queued" | "waiting";
+  message: string;
+  version: number;
+}
+
+/** The state whose work an interrupted session stopped in: before a cancel or a failure (and before a person's stop after a failure). */
+function interruptedIn(def: WorkflowDefinition, history: RecordedEvent[]): string | null {
+  const moves = history.filter((e) => e.type === "SessionStateChanged").map((e) => e.data as { from: string; to: string });
+  for (const move of moves.reverse()) {
+    const spec = def.states[move.from];
+    if (!spec || spec.type === "terminal" || move.from === def.global.step_failed) continue;
+    return move.from;
+  }
+  return null;
+}
+
+async function latestInterrupted(deps: TaskDeps, workflow: string | undefined): Promise<string> {
+  const r = await deps.pool.query<{ id: string }>(
+    `SELECT s.id FROM sessions s JOIN streams st ON st.id = s.id
+     WHERE ($1::text IS NULL OR s.workflow = $1)
+       AND (s.outcome = ANY($2::text[]) OR (s.outcome IS NULL AND s.state = 'agent_failed'))
+     ORDER BY st.updated_at DESC LIMIT 1`,
+    [workflow ?? null, [...INTERRUPTED_OUTCOMES]],
+  );
+  const id = r.rows[0]?.id;
+  if (!id) throw new AppError("NOT_FOUND", `no interrupted ${workflow ? `${workflow} ` : ""}session to resume`);
+  return id;
+}
+
+/** What the runners' side says of a step's lease (server/runner/liveness.ts `releaseOrphanedLease`). */
+export interface StepLease {
+  /** released: its runner was gone and the lease is handed over now. */
+  state: "running" | "released" | "queued" | "done";
+  attempt: number;
+  liveRunners: number;
+}
+
+export interface ResumeDeps extends TaskDeps {
+  lease: (stepId: string) => Promise<StepLease>;
+}
+
+/**
+ * Resume (req F6): an interrupted session goes on from the first step that did not
+ * complete; nothing completed runs again. What "interrupted" means decides what is done:
+ *   - it ended cancelled, failed or out of budget: SessionResumed, and the state whose work
+ *     stopped is entered again (with a new budget, when it was spent);
+ *   - it waits for a person after an agent failure: the retry is chosen;
+ *   - its step's runner died (killed, machine gone): the lease is released now, so a
+ *     runner takes the step over at once instead of when the lease expires;
+ *   - its step runs or waits for a runner, or it waits for a person's decision: nothing to
+ *     do, and the answer says so.
+ */
+export async function resumeSession(deps: ResumeDeps, raw: z.input<typeof ZResumeInput>, actor: Actor): Promise<Resumed> {
+  const input = ZResumeInput.parse(raw);
+  const sessionId = input.sessionId ?? (await latestInterrupted(deps, input.workflow));
+  const state = await loadTask(deps.store, sessionId);
+  const def = definitionFor(state);
+  if (state.status === "finished") {
+    const target = interruptedIn(def, await deps.store.readStream(sessionId));
+    if (!target || !INTERRUPTED_OUTCOMES.includes(state.outcome)) {
+      // The decider explains why not.
+      decide(state, { type: "Resume", state: target ?? state.fsm }, decideContext(def));
+    }
+    const r = await act(deps, sessionId, actor, { type: "Resume", state: target!, ...(input.budget ? { budget: input.budget } : {}) });
+    return { sessionId, status: "resumed", message: `resumed: ${target} runs again (it had ended ${state.outcome})`, version: r.version };
+  }
+  if (state.status !== "active") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
+  if (state.pipeline.needed?.cause === "agent_failed") {
+    const r = await act(deps, sessionId, actor, { type: "Choose", choice: "retry" });
+    return {
+      sessionId,
+      status: "resumed",
+      message: `resumed: ${state.pipeline.needed.resume ?? "the failed step"} is tried again`,
+      version: r.version,
+    };
+  }
+  if (!state.step) {
+    return { sessionId, status: "waiting", message: `nothing to resume: it waits for a person in "${state.fsm}"`, version: state.version };
+  }
+  const lease = await deps.lease(state.step.id);
+  const noRunner = lease.liveRunners === 0 ? " No runner is live: start one (npm run runner)." : "";
+  if (lease.state === "released") {
+    return {
+      sessionId,
+      status: "released",
+      message: `the runner that held ${state.step.state} (attempt ${lease.attempt}) is gone: its lease is released, and the next runner continues it.${noRunner}`,
+      version: state.version,
+    };
+  }
+  if (lease.state === "running") {
+    return {
+      sessionId,
+      status: "running",
+      message: `nothing to resume: ${state.step.state} is running (attempt ${lease.attempt})`,
+      version: state.version,
+    };
+  }
+  return {
+    sessionId,
+    status: "queued",
+    message: `nothing to resume: ${state.step.state} waits for a runner.${noRunner}`,
+    version: state.version,
+  };
+}
