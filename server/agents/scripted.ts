@@ -44,11 +44,13 @@ export class ScriptedAgent implements Agent {
 
   /**
    * The entry invocation `n` plays: byStage[stage][iteration − 1] for a staged step whose
-   * stage the script names, else byOutput[output][n] when the script has replies for that
+   * stage the script names (byStage[`<stage>_modify`] first in a modify session), else byOutput[output][n] when the script has replies for that
    * output, else responses[n]; the last one past the end.
    */
   entryFor(invocation: number, output?: string, stage?: AgentRequest["stage"]): ScriptEntry {
-    const byStage = stage ? this.config.byStage?.[stage.name] : undefined;
+    const byStage = stage
+      ? ((stage.modifying ? this.config.byStage?.[`${stage.name}_modify`] : undefined) ?? this.config.byStage?.[stage.name])
+      : undefined;
     const responses = byStage ?? (output ? this.config.byOutput?.[output] : undefined) ?? this.config.responses;
     const index = Math.min(Math.max(0, Math.floor(byStage && stage ? stage.iteration - 1 : invocation)), responses.length - 1);
     const entry = responses[index];

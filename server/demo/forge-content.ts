@@ -182,6 +182,47 @@ Checks: \`node --test test/count.test.js\` passed at Check.
 Left out on purpose: standard input, several files, monitoring.
 `;
 
+/** The demo's change of the delivered word counter (a modify session, req F5). */
+export const FORGE_DEMO_CHANGE = "Add a --lines option that prints only the line count and the file.";
+export const FORGE_CHANGE_REQUEST = json({
+  summary: "A --lines option for the command: only the line count and the file.",
+  layers: ["plan", "code"],
+  risk: "low",
+  components: ["cli"],
+  constraints: ["the output without --lines stays as it is", "count(text) does not change"],
+  acceptanceCriteria: ["node bin/wc.js --lines FILE prints the line count and FILE", "the unit tests still pass"],
+});
+export const FORGE_PLAN_MODIFIED = json({
+  tasks: [
+    ...(JSON.parse(FORGE_PLAN) as { tasks: unknown[] }).tasks,
+    { id: "T6", title: "Add the --lines option", feature: "F2", dependsOn: ["T4"] },
+  ],
+});
+export const FORGE_WC_LINES_JS = FORGE_WC_JS.replace(
+  `const file = process.argv[2];`,
+  `const linesOnly = process.argv[2] === "--lines";
+const file = process.argv[linesOnly ? 3 : 2];`,
+)
+  .replace(`usage: node bin/wc.js <file>`, `usage: node bin/wc.js [--lines] <file>`)
+  .replace(
+    "console.log(`${lines} ${words} ${characters} ${file}`);",
+    "console.log(linesOnly ? `${lines} ${file}` : `${lines} ${words} ${characters} ${file}`);",
+  );
+export const FORGE_CHANGE_REPORT_MD = `# Change: a --lines option
+
+## Summary
+\`node bin/wc.js --lines FILE\` prints only the line count and the file.
+
+## Change details
+\`bin/wc.js\` reads the option before the file name; \`count(text)\` is unchanged.
+
+## Scope analysis
+Layers: plan (task T6 added) and code (the command only). The requirements and the design are kept.
+
+## Testing
+\`node --test test/count.test.js\` passed at Check.
+`;
+
 const critique = (decision: "pass" | "revise", summary: string, findings: Array<{ id: string; severity: string; message: string }> = []) =>
   JSON.stringify({ decision, summary, findings });
 
@@ -218,9 +259,23 @@ export const FORGE_DEMO_SCRIPTS = {
     design: [say("Two modules, no storage (simulated).", { [A.design]: FORGE_DESIGN_MD, [A.designSpec]: FORGE_DESIGN_SPEC })],
     plan: [say("Five tasks (simulated).", { [A.plan]: FORGE_PLAN })],
     delivery: [say("Wrote the delivery report (simulated).", { [A.deliveryReport]: FORGE_DELIVERY_MD })],
+    // A modify session (the demo's change): the triage, the plan with one task more, the report.
+    change: [say("The change touches the plan and the command (simulated).", { [A.changeRequest]: FORGE_CHANGE_REQUEST })],
+    plan_modify: [say("Kept T1–T5, added T6 (simulated).", { [A.plan]: FORGE_PLAN_MODIFIED })],
+    report: [say("Wrote the change report (simulated).", { [A.changeReport]: FORGE_CHANGE_REPORT_MD })],
   },
   coder: {
     coding: [say("Implemented T1–T5 and the unit test the PRD asks for (simulated).", FORGE_CODE_FILES)],
+    coding_modify: [
+      say("Added --lines to bin/wc.js; T1–T5 untouched (simulated).", {
+        "bin/wc.js": FORGE_WC_LINES_JS,
+        [A.codeMetadata]: json({
+          files: ["bin/wc.js"],
+          tasks: ["T1", "T2", "T3", "T4", "T5", "T6"].map((id) => ({ id, status: "done" })),
+          checks: [{ argv: FORGE_TEST_ARGV }],
+        }),
+      }),
+    ],
   },
   reviewer: {
     prd: [say(FORGE_CRITIQUES.prdRevise), say(FORGE_CRITIQUES.prdPass)],

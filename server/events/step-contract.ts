@@ -112,6 +112,10 @@ export const ZStepInput = z.object({
       attach: z.array(z.object({ path: z.string(), blob: ZBlobRef })),
       /** feedback_history.json as the session's events say it is. */
       feedbackHistory: z.string(),
+      /** The step belongs to a modify session (a scripted agent may play its stage's modify script). */
+      modifying: z.boolean().optional(),
+      /** A modify session's report step: the runner writes patch.json from git (base → the code now) and the report's Patch section. */
+      patch: z.object({ baseCommit: z.string(), basePlan: z.record(z.string(), z.string()) }).optional(),
     })
     .optional(),
 });

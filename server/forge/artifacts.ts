@@ -9,6 +9,10 @@ export const FORGE_DIR = ".forge";
 /** The stages, in order (req F1). */
 export const FORGE_STAGES = ["idea", "prd", "design", "plan", "coding", "check", "delivery"] as const;
 export type ForgeStage = (typeof FORGE_STAGES)[number];
+/** The stage of a modify session's triage of the change. */
+export const CHANGE_STAGE = "change";
+/** The stages only a modify session enters (req F5): the change's triage, and its report. */
+export const MODIFY_STAGES: readonly string[] = [CHANGE_STAGE, "report"];
 
 export const ARTIFACT_PATHS = {
   idea: `${FORGE_DIR}/idea.md`,
@@ -20,6 +24,12 @@ export const ARTIFACT_PATHS = {
   plan: `${FORGE_DIR}/plan.json`,
   codeMetadata: `${FORGE_DIR}/code_metadata.json`,
   deliveryReport: `${FORGE_DIR}/delivery_report.md`,
+  /** A modify session's triage of the change (req F5). */
+  changeRequest: `${FORGE_DIR}/change_request.json`,
+  /** A modify session's pull-request-style report; its "Patch" section is written by the runner from the diff. */
+  changeReport: `${FORGE_DIR}/change_report.md`,
+  /** A modify session's patch metadata, computed by the runner from git (no agent writes it). */
+  patch: `${FORGE_DIR}/patch.json`,
   /** Written by the runner from the session's feedback events before every step; no agent writes it. */
   feedbackHistory: `${FORGE_DIR}/feedback_history.json`,
 } as const;
@@ -91,6 +101,33 @@ export const ZCodeMetadata = z.strictObject({
 });
 export type CodeMetadata = z.infer<typeof ZCodeMetadata>;
 
+/** The layers a change can touch, from the earliest (req F5). */
+export const CHANGE_LAYERS = ["prd", "design", "plan", "code"] as const;
+
+/** A modify session's change request: the triage's strict JSON (req F5). */
+export const ZChangeRequest = z.strictObject({
+  summary: ZText,
+  layers: z.array(z.enum(CHANGE_LAYERS)).min(1, "name at least one layer the change touches"),
+  risk: z.enum(["low", "medium", "high"]),
+  /** Design component ids (or names) the change affects. */
+  components: z.array(z.string().min(1).max(200)).default([]),
+  constraints: z.array(ZText).default([]),
+  acceptanceCriteria: z.array(ZText).min(1, "say how the change will be accepted"),
+});
+export type ChangeRequest = z.infer<typeof ZChangeRequest>;
+
+/** What a modify session's patch is, as the runner computed it from git. */
+export const ZPatch = z.strictObject({
+  baseCommit: z.string(),
+  headCommit: z.string(),
+  files: z.array(z.strictObject({ path: z.string(), status: z.string(), added: z.number().int(), removed: z.number().int() })),
+  added: z.number().int(),
+  removed: z.number().int(),
+  /** The base plan's tasks this session's plan kept unchanged, changed, added and dropped. */
+  tasks: z.strictObject({ kept: z.number().int(), changed: z.number().int(), added: z.number().int(), removed: z.number().int() }),
+});
+export type Patch = z.infer<typeof ZPatch>;
+
 /** The schema of each JSON artifact, by path. */
 export const ARTIFACT_SCHEMAS: Record<string, z.ZodType> = {
   [ARTIFACT_PATHS.requirements]: ZRequirements,
@@ -98,6 +135,8 @@ export const ARTIFACT_SCHEMAS: Record<string, z.ZodType> = {
   [ARTIFACT_PATHS.designSpec]: ZDesignSpec,
   [ARTIFACT_PATHS.plan]: ZPlan,
   [ARTIFACT_PATHS.codeMetadata]: ZCodeMetadata,
+  [ARTIFACT_PATHS.changeRequest]: ZChangeRequest,
+  [ARTIFACT_PATHS.patch]: ZPatch,
 };
 
 /** An artifact's text checked against its schema: the parsed value (JSON artifacts) and every problem. */

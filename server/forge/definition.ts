@@ -80,7 +80,11 @@ export const FORGE_DEFINITION = {
   initial: "start",
   maxIterations: 5,
   global: { cancel: "cancelled", step_failed: "agent_failed", budget_exhausted: "budget_exhausted" },
+  // A modify fork of a finished pipeline (req F5) starts with the triage of the change.
+  modify: { state: "modify_triage" },
   stages: {
+    /** Entered only by a modify session: the change's triage. */
+    change: { title: "Change", maxIterations: 3, writes: [A.changeRequest], artifacts: [A.changeRequest] },
     idea: { title: "Idea", maxIterations: 5, writes: [A.idea], artifacts: [A.idea] },
     prd: {
       title: "Requirements (PRD)",
@@ -93,6 +97,8 @@ export const FORGE_DEFINITION = {
     coding: { title: "Coding", maxIterations: 3, writes: ["**", "!.forge/**", A.codeMetadata], artifacts: [A.codeMetadata] },
     check: { title: "Check", maxIterations: 1, writes: [], artifacts: [] },
     delivery: { title: "Delivery", maxIterations: 1, writes: [A.deliveryReport], artifacts: [A.deliveryReport] },
+    /** A modify session's delivery: the change report, with the patch the runner computes. */
+    report: { title: "Change report", maxIterations: 1, writes: [A.changeReport], artifacts: [A.changeReport, A.patch] },
   },
   states: {
     start: { type: "wait", description: "A person gave an idea.", on: { start: [{ target: "idea_draft" }] } },
@@ -169,7 +175,7 @@ export const FORGE_DEFINITION = {
       description: "check: the coder's checks run through the project's allowlist.",
       step: { role: "tester", output: "commands", phase: "test", instruction: "Run the checks listed in code_metadata.json." },
       on: {
-        tests_passed: [{ target: "delivery_draft" }],
+        tests_passed: [{ target: "change_report", guard: "modifying" }, { target: "delivery_draft" }],
         tests_failed: [{ target: "check_triage", reason: "check_failed" }],
       },
     },
@@ -200,6 +206,47 @@ export const FORGE_DEFINITION = {
         output: "draft",
         phase: "draft",
         instruction: `Write ${A.deliveryReport}: what was built, how to run it, what the checks showed, what is left out on purpose.`,
+      },
+      on: { done: [{ target: "completed" }] },
+    },
+    modify_triage: {
+      type: "step",
+      stage: "change",
+      description: "change: the change is triaged — the layers it touches, its risk, the components it affects — into a change request.",
+      step: {
+        role: "planner",
+        output: "draft",
+        phase: "draft",
+        instruction: `A person asks for a change of the delivered work (below, "Change requested"). Triage it into ${A.changeRequest} as {"summary": string, "layers": ["prd" | "design" | "plan" | "code", ...] (every layer the change touches: "prd" when requirements change, "design" when components change, "plan" when tasks change, "code" when only the code does), "risk": "low" | "medium" | "high", "components": [design component ids], "constraints": [string], "acceptanceCriteria": [string, at least one]}. Touch as few layers as the change needs: the pipeline runs again from the earliest one, and keeps everything else.`,
+      },
+      on: {
+        done: [
+          { target: "change_stopped", guard: "change_invalid", reason: "the change request is not valid" },
+          { target: "prd_draft", guard: "layer_prd", reason: "the change touches the requirements" },
+          { target: "design_draft", guard: "layer_design", reason: "the change touches the design" },
+          { target: "plan_draft", guard: "layer_plan", reason: "the change touches the plan" },
+          { target: "coding_draft", reason: "the change touches the code only" },
+        ],
+      },
+    },
+    change_stopped: {
+      type: "wait",
+      stage: "change",
+      description: "change: the triage wrote no valid change request; a person gives guidance (the triage runs again) or aborts.",
+      on: {
+        feedback: [{ target: "modify_triage", iterate: true, reason: "guidance on the change request" }],
+        abort: [{ target: "failed", reason: "aborted by a person" }],
+      },
+    },
+    change_report: {
+      type: "step",
+      stage: "report",
+      description: "report: a modify session's pull-request-style report; the runner adds the patch metadata from git.",
+      step: {
+        role: "planner",
+        output: "draft",
+        phase: "draft",
+        instruction: `Write ${A.changeReport} as a pull request description with the sections "## Summary", "## Change details", "## Scope analysis" (the layers and components the change request named, and what was kept) and "## Testing" (what the checks showed). The patch itself (${A.patch}: files, lines, plan tasks kept) is attached; Cat Cafe appends it to the report as "## Patch".`,
       },
       on: { done: [{ target: "completed" }] },
     },

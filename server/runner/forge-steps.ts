@@ -12,7 +12,8 @@ import path from "node:path";
 import type { Db } from "../db/pool";
 import { getBlob, putBlob } from "../events/blobs";
 import type { AgentStepOutput, ForgeStepInput } from "../events/step-contract";
-import { ARTIFACT_PATHS } from "../forge/artifacts";
+import { ARTIFACT_PATHS, FORGE_DIR, parseArtifact, type Patch } from "../forge/artifacts";
+import { patchSection, planDelta, planDigest } from "../forge/patch";
 import { pathAllowed } from "../forge/loop";
 import { recordableOutput } from "../process/env";
 import { isInside } from "../workspaces";
@@ -168,6 +169,42 @@ function mediaType(p: string): string {
   return p.endsWith(".json") ? "application/json" : "text/markdown; charset=utf-8";
 }
 
+/** A file's status letter in `git diff --name-status`. */
+const STATUS: Record<string, string> = { A: "added", M: "modified", D: "deleted", T: "modified" };
+
+/**
+ * A modify session's patch, from git: the code's diff from the base session's last commit to
+ * HEAD (the code Check passed; the artifacts under .forge/ are no code), the plan tasks kept,
+ * written as patch.json and appended to the agent's report as its "Patch" section.
+ */
+async function writePatch(workspace: string, input: NonNullable<ForgeStepInput["patch"]>): Promise<void> {
+  const head = (await runGit(workspace, ["rev-parse", "HEAD"])).stdout.trim();
+  const range = [input.baseCommit, head, "--", ".", `:(exclude)${FORGE_DIR}`];
+  const numstat = (await runGit(workspace, ["diff", "--no-renames", "--numstat", "-z", ...range])).stdout.split("\0").filter(Boolean);
+  const names = (await runGit(workspace, ["diff", "--no-renames", "--name-status", "-z", ...range])).stdout.split("\0").filter(Boolean);
+  const status = new Map<string, string>();
+  for (let i = 0; i + 1 < names.length; i += 2) status.set(names[i + 1]!, STATUS[names[i]!] ?? names[i]!);
+  const files = numstat.map((entry) => {
+    const [added, removed, ...rest] = entry.split("\t");
+    const p = rest.join("	");
+    // Binary files count "-" lines.
+    return { path: p, status: status.get(p) ?? "modified", added: Number(added) || 0, removed: Number(removed) || 0 };
+  });
+  const planText = await fs.readFile(insideWorkspace(workspace, ARTIFACT_PATHS.plan), "utf8").catch(() => null);
+  const plan = planText ? (parseArtifact(ARTIFACT_PATHS.plan, planText).json ?? null) : null;
+  const patch: Patch = {
+    baseCommit: input.baseCommit,
+    headCommit: head,
+    files,
+    added: files.reduce((n, f) => n + f.added, 0),
+    removed: files.reduce((n, f) => n + f.removed, 0),
+    tasks: planDelta(input.basePlan, planDigest(plan)),
+  };
+  await writeInside(workspace, ARTIFACT_PATHS.patch, `${JSON.stringify(patch, null, 2)}\n`);
+  const report = await fs.readFile(insideWorkspace(workspace, ARTIFACT_PATHS.changeReport), "utf8").catch(() => "");
+  await writeInside(workspace, ARTIFACT_PATHS.changeReport, `${report.trimEnd()}${report.trim() ? "\n\n" : ""}${patchSection(patch)}`);
+}
+
 /** After the agent ran, before the commit: refuse, merge, collect. */
 export async function finishForgeStep(pool: Db, workspace: string, forge: ForgeStepInput): Promise<ForgeOutput> {
   const written = new Map<string, Buffer>();
@@ -176,6 +213,7 @@ export async function finishForgeStep(pool: Db, workspace: string, forge: ForgeS
   const warnings: string[] = [];
   const refusedWrites = await refuseOutside(workspace, forge, written);
   const held = await keepPersonEdits(pool, workspace, forge);
+  if (forge.patch) await writePatch(workspace, forge.patch);
   const artifacts = await collectArtifacts(pool, workspace, forge, warnings);
   return { artifacts, refusedWrites, held, warnings };
 }

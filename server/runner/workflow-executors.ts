@@ -140,7 +140,9 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         workspace,
         invocation: input.invocation + step.attempt - 1,
         output: input.output,
-        ...(input.forge ? { stage: { name: input.forge.stage, iteration: input.forge.iteration } } : {}),
+        ...(input.forge
+          ? { stage: { name: input.forge.stage, iteration: input.forge.iteration, ...(input.forge.modifying ? { modifying: true } : {}) } }
+          : {}),
         signal: ctx.signal,
         deadline: Date.now() + step.timeoutMs,
         // HTTP brains wait here for their turn under the shared rate limit; each wait is an event.

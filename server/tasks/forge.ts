@@ -13,7 +13,7 @@ import { currentState, stageCap } from "../workflow/transition";
 import { definitionFor } from "../workflow/context";
 import { foldTask, type StartedTask } from "../workflow/engine";
 import { forgeStatusOf } from "../../lib/outcomes";
-import { FORGE_STAGES } from "../forge/artifacts";
+import { FORGE_STAGES, MODIFY_STAGES } from "../forge/artifacts";
 
 const ZStageName = z.enum(FORGE_STAGES);
 
@@ -214,17 +214,20 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
     fsm: state.fsm,
     waiting,
     needed: pipeline.needed,
-    stages: Object.entries(def.stages ?? {}).map(([name, stage]) => ({
-      name,
-      title: stage.title,
-      state: stageState(name),
-      iteration: pipeline.iterations[name] ?? 0,
-      cap: stageCap(def, state, name),
-      gate:
-        Object.values(def.states).some((s) => s.type === "wait" && s.stage === name && !!s.on.pass && !!s.on.abort) &&
-        (!state.config.gates || state.config.gates.includes(name)),
-      usage: pipeline.usage.byStage[name] ?? { calls: 0, inputTokens: 0, outputTokens: 0 },
-    })),
+    stages: Object.entries(def.stages ?? {})
+      // The change's triage and report are a modify session's stages only.
+      .filter(([name]) => pipeline.change || !MODIFY_STAGES.includes(name))
+      .map(([name, stage]) => ({
+        name,
+        title: stage.title,
+        state: stageState(name),
+        iteration: pipeline.iterations[name] ?? 0,
+        cap: stageCap(def, state, name),
+        gate:
+          Object.values(def.states).some((s) => s.type === "wait" && s.stage === name && !!s.on.pass && !!s.on.abort) &&
+          (!state.config.gates || state.config.gates.includes(name)),
+        usage: pipeline.usage.byStage[name] ?? { calls: 0, inputTokens: 0, outputTokens: 0 },
+      })),
     artifacts: Object.entries(pipeline.artifacts).map(([path, a]) => ({
       path,
       stage: a.stage,

@@ -6,13 +6,13 @@
 //   - modify a finished session: the change request, then the workflow's modify entry;
 //   - rerun (./commands.ts): a fork where the task started.
 // And resume, which is no fork: an interrupted session goes on in its own stream.
-import crypto from "node:crypto";
 import { z } from "zod";
 import { INTERRUPTED_OUTCOMES } from "../../lib/outcomes";
 import { AppError } from "../errors";
 import { ZBudget, type Actor, type AppEventOf } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
 import { ARTIFACT_PATHS } from "../forge/artifacts";
+import { planDigest } from "../forge/patch";
 import { decideContext, definitionFor } from "../workflow/context";
 import type { WorkflowDefinition } from "../workflow/definition";
 import { decide, evolve, foldTask, type DecideContext, type Emitted, type StartedTask, type TaskState } from "../workflow/engine";
@@ -273,16 +273,6 @@ export async function revertSession(deps: TaskDeps, raw: z.input<typeof ZRevertI
     actor,
   );
   return { ...forked, to: entry.state };
-}
-
-/** sha-256 of each plan task, by id: how a modify fork counts the tasks it kept. */
-export function planDigest(plan: unknown): Record<string, string> {
-  const tasks = (plan as { tasks?: Array<{ id?: unknown }> } | undefined)?.tasks ?? [];
-  const digest: Record<string, string> = {};
-  for (const task of tasks) {
-    if (typeof task.id === "string") digest[task.id] = crypto.createHash("sha256").update(JSON.stringify(task)).digest("hex");
-  }
-  return digest;
 }
 
 /**

@@ -39,7 +39,20 @@ export const COMMAND_TRIGGERS = ["start", "confirm", "pass", "feedback", "abort"
 export const GLOBAL_TRIGGERS = ["cancel", "step_failed"] as const;
 
 /** `gate_on` / `gate_off`: whether the session has a person's gate at the current stage (TaskStarted.gates). */
-export const GUARDS = ["under_cap", "at_cap", "mode_proposal", "mode_implementation", "gate_on", "gate_off"] as const;
+export const GUARDS = [
+  "under_cap",
+  "at_cap",
+  "mode_proposal",
+  "mode_implementation",
+  "gate_on",
+  "gate_off",
+  /** A modify session (ChangeRequested) — and its change request's triage: invalid, or touching a layer. */
+  "modifying",
+  "change_invalid",
+  "layer_prd",
+  "layer_design",
+  "layer_plan",
+] as const;
 export type GuardName = (typeof GUARDS)[number];
 
 const ZStateName = z.string().regex(/^[a-z][a-z0-9_]*$/, "state names are lower_snake_case");

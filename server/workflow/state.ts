@@ -4,6 +4,7 @@
 // configuration and the loop's progress; `finished`: the same, plus its outcome.
 import type { AgentRole, ThreadMessage } from "../agents/types";
 import type { TaskSpec } from "../events/agent-outputs";
+import { CHANGE_STAGE } from "../forge/artifacts";
 import type { BlobRef } from "../events/blobs";
 import type { AppEvent, AppEventOf } from "../events/catalog";
 import { isWorkflowStep } from "../events/step-contract";
@@ -333,7 +334,13 @@ function evolveTask(state: StartedTask, event: RecordedEvent & AppEvent): TaskSt
         iteration: 0,
         openIssues: [`Change requested: ${event.data.text}`],
         thread: [...state.thread, { from: "operator", text: `Change requested: ${event.data.text}` }],
-        pipeline: { ...state.pipeline, change, iterations: {} },
+        // An earlier change's triage (a modify of a modify) is not this one's.
+        pipeline: {
+          ...state.pipeline,
+          change,
+          iterations: {},
+          artifacts: Object.fromEntries(Object.entries(state.pipeline.artifacts).filter(([, a]) => a.stage !== CHANGE_STAGE)),
+        },
       };
     }
     default:

@@ -3,7 +3,7 @@
 // means: the step it runs is scheduled, or the session is finalized with its outcome.
 import { AppError, type ErrorClass } from "../errors";
 import type { ForgeStepInput, StepInput } from "../events/step-contract";
-import { ARTIFACT_PATHS, type CodeMetadata } from "../forge/artifacts";
+import { ARTIFACT_PATHS, type ChangeRequest, type CodeMetadata } from "../forge/artifacts";
 import type { DecideContext, Emitted } from "./commands";
 import type { StageSpec, StateSpec, StepSpec, Transition, WorkflowDefinition } from "./definition";
 import { promptFor, threadContext } from "./prompt";
@@ -54,7 +54,21 @@ function guardHolds(def: WorkflowDefinition, transition: Transition, state: Acti
       return gated(state);
     case "gate_off":
       return !gated(state);
+    case "modifying":
+      return state.pipeline.change !== null;
+    case "change_invalid":
+      return !changeRequest(state);
+    case "layer_prd":
+    case "layer_design":
+    case "layer_plan":
+      return !!changeRequest(state)?.layers.includes(transition.guard.slice("layer_".length) as ChangeRequest["layers"][number]);
   }
+}
+
+/** A modify session's change request, when its triage wrote a valid one. */
+function changeRequest(state: ActiveTask): ChangeRequest | null {
+  const entry = state.pipeline.artifacts[ARTIFACT_PATHS.changeRequest];
+  return entry && !entry.problems.length ? (entry.json as ChangeRequest) : null;
 }
 
 /** Why a session ends, when it ends by cancel or by a failure: carried into SessionFinalized. */
@@ -348,5 +362,9 @@ function forgeInput(state: ActiveTask, stageName: string, stage: StageSpec, spec
       .filter(([, a]) => a.stage === stageName || pipeline.completed.includes(a.stage))
       .map(([path, a]) => ({ path, blob: a.blob })),
     feedbackHistory: `${JSON.stringify(pipeline.feedback, null, 2)}\n`,
+    ...(pipeline.change ? { modifying: true } : {}),
+    ...(pipeline.change && drafts && stage.artifacts.includes(ARTIFACT_PATHS.patch)
+      ? { patch: { baseCommit: pipeline.change.baseCommit, basePlan: pipeline.change.basePlan } }
+      : {}),
   };
 }

@@ -319,7 +319,8 @@ describe("broken definitions: schema (zod) errors", () => {
       [
         {
           path: "states.check.on.changes_requested[0].guard",
-          message: 'Invalid option: expected one of "under_cap"|"at_cap"|"mode_proposal"|"mode_implementation"|"gate_on"|"gate_off"',
+          message:
+            'Invalid option: expected one of "under_cap"|"at_cap"|"mode_proposal"|"mode_implementation"|"gate_on"|"gate_off"|"modifying"|"change_invalid"|"layer_prd"|"layer_design"|"layer_plan"',
         },
       ],
     ],
