@@ -3,7 +3,7 @@
 // longer than its lease, the database away while results are recorded, a reaction that
 // fails, progress from an attempt that no longer holds its step, and a rebuild while a
 // long step runs. Each asserts on outcomes: session states, events, processes.
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +17,7 @@ import { workflowExecutors } from "../../server/runner/workflow-executors";
 import { startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { isAlive, waitUntil } from "../helpers/processes";
+import { spawnRunnerProcess } from "../helpers/runner-process";
 import { createHarness, FIXED_SUM, reviewApprove, testPlan, type Harness, ofType } from "../helpers/tasks";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy";
 
@@ -73,25 +74,15 @@ const stepRow = async (stepId: string) =>
     )
   ).rows[0]!;
 
-/** A runner process (server/runner/main.ts) on this database, with the harness's workspaces and ledgers. */
+/** A runner process on this database, with the harness's workspaces and ledgers (killed by afterEach if still running). */
 function spawnRunner(id: string, env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", path.resolve("server/runner/main.ts")], {
-    env: {
-      NODE_ENV: "test",
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: db.url,
-      CATCAFE_RUNNER_ID: id,
-      CATCAFE_RUNNER_LEASE_MS: "1000",
-      CATCAFE_RUNNER_RECLAIM_BACKOFF_MS: "100",
-      CATCAFE_RUNNER_DETECT_SHELLS: "0",
-      CATCAFE_WORKSPACES_DIR: h.workspacesRoot,
-      CATCAFE_RUNNER_STATE_DIR: h.stateDir,
-      CATCAFE_SANDBOX: "off",
-      CATCAFE_LOG_LEVEL: "warn",
-      ...env,
-    },
-    stdio: ["ignore", "inherit", "inherit"],
+  const child = spawnRunnerProcess({
+    databaseUrl: db.url,
+    id,
+    stateDir: h.stateDir,
+    workspacesRoot: h.workspacesRoot,
+    reclaimBackoffMs: 100,
+    env: { CATCAFE_SANDBOX: "off", ...env },
   });
   children.push(child);
   return child;

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -10,6 +10,7 @@ import { builtinExecutors, StepExecutionError, type StepExecutor } from "../../s
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
 import type { RecordedEvent } from "../../server/events/types";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
+import { spawnRunnerProcess } from "../helpers/runner-process";
 
 let db: TestDatabase;
 /** This file's runners' process ledgers, child runners' too (kept apart from other test files'). */
@@ -64,19 +65,7 @@ const stepState = async (stepId: string) =>
   (await db.pool.query<{ state: string; attempt: number }>("SELECT state, attempt FROM steps WHERE id = $1", [stepId])).rows[0];
 
 function spawnRunner(id: string): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", path.resolve("server/runner/main.ts")], {
-    env: {
-      NODE_ENV: "test",
-      PATH: process.env.PATH,
-      DATABASE_URL: db.url,
-      CATCAFE_RUNNER_ID: id,
-      CATCAFE_RUNNER_STATE_DIR: STATE_DIR,
-      CATCAFE_RUNNER_LEASE_MS: "1000",
-      CATCAFE_RUNNER_RECLAIM_BACKOFF_MS: "200",
-      CATCAFE_LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
+  const child = spawnRunnerProcess({ databaseUrl: db.url, id, stateDir: STATE_DIR, env: { CATCAFE_RUNNER_DETECT_SHELLS: "1" } });
   children.push(child);
   return child;
 }
