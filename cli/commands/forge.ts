@@ -1,11 +1,12 @@
 // `catcafe forge new | status | pass | feedback | edit | retry | guide | abort` (req F1,
-// F2, F8, F10): the Forge pipeline from the terminal, each a procedure of
+// F2, F8, F10) and `resume | modify | revert` (./forks.ts): the Forge pipeline from the terminal, each a procedure of
 // server/api/routers/forge.ts recorded with you as the actor.
 import fs from "node:fs";
 import type { Command } from "commander";
 import { CliContext } from "../context";
 import { CliError } from "../errors";
 import { table } from "../output";
+import { registerForgeHistoryCommands } from "./forks";
 import { examples } from "./help";
 import { resolveProject, textFrom } from "./tasks";
 
@@ -201,6 +202,7 @@ export function registerForgeCommands(program: Command): void {
       ctx.out.result(r, () => `Guidance recorded; retrying.`);
     });
 
+  registerForgeHistoryCommands(forge);
   forge.addHelpText("after", `\nStages: ${STAGES}.\n`);
 }
 

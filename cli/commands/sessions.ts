@@ -12,6 +12,7 @@ import {
 } from "../../lib/client";
 import { CliContext } from "../context";
 import { shortTime, table } from "../output";
+import { registerForkCommands } from "./forks";
 import { examples } from "./help";
 import { oneLine, parseInteger } from "./watch";
 
@@ -80,9 +81,9 @@ export function registerSessionCommands(program: Command): void {
       ]);
     });
 
-  program
-    .command("session")
-    .description("one session")
+  const session = program.command("session").description("one session: show it, fork, revert, modify or resume it");
+  registerForkCommands(session);
+  session
     .command("show", { isDefault: true })
     .description("a session's state and its latest timeline entries")
     .argument("<session>", "session id (s-…)")

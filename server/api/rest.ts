@@ -18,6 +18,17 @@ import {
   ZSessionRef,
   ZStartTaskInput,
 } from "../tasks/commands";
+import { releaseOrphanedLease } from "../runner/liveness";
+import {
+  forkSession,
+  modifySession,
+  resumeSession,
+  revertSession,
+  ZForkInput,
+  ZModifyInput,
+  ZResumeInput,
+  ZRevertInput,
+} from "../tasks/fork";
 import type { ContextSource } from "./context";
 import { exportArchive, exportSession } from "../export";
 import { toRestError } from "./errors";
@@ -166,6 +177,26 @@ export function createTaskRestHandlers(source: () => ContextSource) {
     cancel: withTask(ZCancelInput, "POST /api/tasks/:id/cancel", async (deps, input, user) => ({
       status: 200,
       body: await cancelTask(deps, input, actorOf(user)),
+    })),
+    /** POST /api/sessions/:id/fork `{ atVersion, reason?, note? }` → 201 `{ sessionId, parentId, atVersion, version }` */
+    fork: withTask(ZForkInput, "POST /api/sessions/:id/fork", async (deps, input, user) => ({
+      status: 201,
+      body: await forkSession(deps, input, actorOf(user)),
+    })),
+    /** POST /api/sessions/:id/revert `{ to, iteration?, note? }` → 201 `{ sessionId, parentId, atVersion, version, to }` */
+    revert: withTask(ZRevertInput, "POST /api/sessions/:id/revert", async (deps, input, user) => ({
+      status: 201,
+      body: await revertSession(deps, input, actorOf(user)),
+    })),
+    /** POST /api/sessions/:id/modify `{ change, note? }` → 201 `{ sessionId, parentId, atVersion, version }` */
+    modify: withTask(ZModifyInput, "POST /api/sessions/:id/modify", async (deps, input, user) => ({
+      status: 201,
+      body: await modifySession(deps, input, actorOf(user)),
+    })),
+    /** POST /api/sessions/:id/resume `{ budget? }` → 200 `{ sessionId, status, message, version }` */
+    resume: withTask(ZResumeInput, "POST /api/sessions/:id/resume", async (deps, input, user) => ({
+      status: 200,
+      body: await resumeSession({ ...deps, lease: (stepId) => releaseOrphanedLease(deps.pool, stepId) }, input, actorOf(user)),
     })),
     /** POST /api/tasks `{ projectId, prompt, mode, workflow? }` → 201 `{ sessionId, version }` */
     start: respond<unknown>("POST /api/tasks", async (req) => {

@@ -232,7 +232,7 @@ describe("catcafe against a live server", () => {
     expect(again.stderr).toContain("is not empty");
   });
 
-  it("forge new | status | pass take the demo idea through its PRD gate to Delivery; export holds the artifacts and the cost per stage", async () => {
+  it("forge new | status | pass take the demo idea through its PRD gate to Delivery; export holds the artifacts and the cost per stage; forge modify, session fork and forge revert act on its history", async () => {
     const idea = "A command-line word counter: node bin/wc.js <file> prints lines, words and characters. Include a unit test.";
     const started = await catcafe(["forge", "new", "--project", "demo", "--gates", "prd", "--json", idea]);
     expect(started.code, show(started)).toBe(0);
@@ -296,6 +296,28 @@ describe("catcafe against a live server", () => {
     expect(summary.outcome).toBe("completed");
     expect(summary.pipeline.stages.find((st) => st.name === "prd")).toMatchObject({ calls: 4, iterations: 2 });
     expect(fs.readFileSync(path.join(out, "forge/requirements.json"), "utf8")).toContain('"R4"');
+
+    // The delivered pipeline's history: a change (modify), a fork at an event, a refused revert.
+    const modify = await catcafe(["forge", "modify", sessionId, "--json", "Add a --lines option that prints only the line count."]);
+    expect(modify.code, show(modify)).toBe(0);
+    const changed = json<{ sessionId: string; parentId: string }>(modify);
+    expect(changed.parentId).toBe(sessionId);
+    const deadline = Date.now() + 90_000;
+    let modified = await catcafe(["forge", "status", changed.sessionId, "--json"]);
+    while (json<{ status: string }>(modified).status === "InProgress" && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      modified = await catcafe(["forge", "status", changed.sessionId, "--json"]);
+    }
+    expect(json<{ status: string; parent: unknown }>(modified)).toMatchObject({
+      status: "Completed",
+      parent: { sessionId, changeType: "modify" },
+    });
+    const fork = await catcafe(["session", "fork", sessionId, "--at", "5", "--note", "from the CLI"]);
+    expect(fork.code, show(fork)).toBe(0);
+    expect(fork.stdout).toMatch(new RegExp(`^Forked: s-[0-9a-f]{12} \\(from ${sessionId} at event 5; the original is unchanged\\)\\.`));
+    const refused = await catcafe(["forge", "revert", sessionId, "--to", "nowhere"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('workflow forge has no stage or state "nowhere"');
   });
 
   it("a viewer's confirm is FORBIDDEN, explained, and changes nothing", async () => {

@@ -75,6 +75,30 @@ describe("REST task aliases", () => {
     expect(events.map((e) => e.type)).toContain("CancelRequested");
   });
 
+  it("sessions: fork 201 at a position, revert 201, resume 200 with what it did, modify of a running session 412; the body cannot name another session", async () => {
+    const id = await startOne();
+    const other = await startOne("another");
+    const fork = await call(rest.fork, id, "fork", { atVersion: 3, note: "from REST", sessionId: other });
+    expect(fork).toMatchObject({ status: 201, body: { sessionId: expect.stringMatching(/^s-/), parentId: id, atVersion: 3 } });
+    const forked = (await db.store.readStream(fork.body.sessionId as string))[3]!;
+    expect(forked).toMatchObject({
+      type: "SessionForked",
+      data: { parentId: id, note: "from REST" },
+      metadata: { actor: { id: operator.id } },
+    });
+    const revert = await call(rest.revert, id, "revert", { to: "proposal_coder" });
+    expect(revert).toMatchObject({ status: 201, body: { parentId: id, to: "proposal_coder" } });
+    const resume = await call(rest.resume, id, "resume", {});
+    expect(resume).toMatchObject({ status: 200, body: { sessionId: id, status: expect.stringMatching(/^(queued|running)$/) } });
+    const modify = await call(rest.modify, id, "modify", { change: "more" });
+    expect(modify).toMatchObject({ status: 412, body: { error: { code: "PRECONDITION_FAILED" } } });
+    const beyond = await call(rest.fork, id, "fork", { atVersion: 10_000 });
+    expect(beyond).toMatchObject({
+      status: 400,
+      body: { error: { code: "INVALID_INPUT", message: expect.stringContaining("there is no event 10000") } },
+    });
+  });
+
   it("accepts the session cookie of an operator", async () => {
     const id = await startOne();
     const res = await call(rest.followUp, id, "followup", { text: "from the browser" }, { cookie: await api.sessionCookie(operator.id) });
@@ -120,6 +144,10 @@ describe("REST task aliases", () => {
       [rest.followUp, "followup"],
       [rest.rerun, "rerun"],
       [rest.cancel, "cancel"],
+      [rest.fork, "fork"],
+      [rest.revert, "revert"],
+      [rest.modify, "modify"],
+      [rest.resume, "resume"],
     ] as const) {
       const forbidden = await call(handler, id, action, { text: "x" }, { authorization: `Bearer ${viewerToken}` });
       expect(forbidden).toMatchObject({ status: 403, body: { error: { code: "FORBIDDEN" } } });
