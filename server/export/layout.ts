@@ -1,10 +1,12 @@
 // The export layout (req E8), as a pure function of a session's events and a blob
-// loader: summary.json, task-events.jsonl, task-timeline.json and rounds/<nn>/.
+// loader: summary.json, task-events.jsonl, task-timeline.json, feedback_history.json and
+// rounds/<nn>/.
 import { actorLabel, appRegistry } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
 import { startedTask } from "../workflow/engine";
 import { AppError } from "../errors";
 import { assertExportPath } from "./paths";
+import { feedbackHistory } from "../sessions/feedback";
 import { splitRounds, type PlacedEvent } from "../sessions/rounds";
 import { renderRound, type RoundMeta } from "./rounds";
 import { buildSummary, stateEventLines } from "./summary";
@@ -52,6 +54,7 @@ export async function renderSessionExport(sessionId: string, events: RecordedEve
   files.set("summary.json", jsonFile(buildSummary(sessionId, placed, final, rounds)));
   files.set("task-events.jsonl", jsonLines(stateEventLines(placed)));
   files.set("task-timeline.json", jsonFile(timelineLines(placed)));
+  files.set("feedback_history.json", jsonFile(feedbackHistory(events)));
   for (const [name, content] of roundFiles) files.set(name, content);
   // A staged session (the Forge pipeline): each artifact as it stands, under forge/.
   const task = startedTask(final);

@@ -31,6 +31,7 @@ const REQUIRED: Record<string, "public" | Role> = {
   "sessions.list": "viewer",
   "sessions.counts": "viewer",
   "sessions.timeline": "viewer",
+  "sessions.feedback": "viewer",
   "sessions.fork": "operator",
   "sessions.revert": "operator",
   "sessions.modify": "operator",

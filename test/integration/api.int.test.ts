@@ -196,6 +196,7 @@ describe("no procedure returns a password hash or a token hash", () => {
     "sessions.list": {},
     "sessions.counts": {},
     "sessions.timeline": { sessionId: s.sessionId },
+    "sessions.feedback": { sessionId: s.sessionId },
     "sessions.fork": { sessionId: s.sessionId, atVersion: 3 },
     "sessions.revert": { sessionId: s.sessionId, to: "proposal_coder" },
     "sessions.modify": { sessionId: s.sessionId, change: "scan" },

@@ -95,10 +95,19 @@ describe("session export", () => {
         "summary.json",
         "task-events.jsonl",
         "task-timeline.json",
+        "feedback_history.json",
         ...[...common, ...round1].map((f) => `rounds/01/${f}`),
         ...[...common, ...round2].map((f) => `rounds/02/${f}`),
       ].sort(),
     );
+  });
+
+  it("feedback_history.json holds every piece of feedback in order: here the reviewer's finding of round 1", () => {
+    const history = json<Array<{ source: string; severity: string; iteration: number; text: string; by: string }>>("feedback_history.json");
+    expect(history).toEqual([
+      expect.objectContaining({ source: "review", severity: "blocking", iteration: 1, text: expect.stringContaining("sum multiplies") }),
+    ]);
+    expect(history[0]!.by).toMatch(/^agent:/);
   });
 
   it("summary.json says what the TaskStarted, SessionFinalized and SessionStateChanged events say", () => {

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../server/events/types";
 import { ARTIFACT_PATHS as A, type Patch } from "../../server/forge/artifacts";
 import { FORGE_DEMO_CHANGE, FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS, FORGE_PRD_MD, instantScripts } from "../../server/demo/forge-content";
+import { feedbackHistory } from "../../server/sessions/feedback";
 import { editArtifact, forgeStatus, newForge, passGate } from "../../server/tasks/forge";
 import { modifySession, revertSession } from "../../server/tasks/fork";
 import { foldTask, type StartedTask } from "../../server/workflow/engine";
@@ -99,6 +100,10 @@ describe("modify and revert of a delivered Forge session", () => {
     expect(end.pipeline.artifacts[A.prd]).toMatchObject({ by: "person", hash: baseState.pipeline.artifacts[A.prd]!.hash });
     expect(fs.readFileSync(path.join(dir, A.prd), "utf8")).toContain(PERSON_LINE);
     expect(ofType(own, "StageStarted").map((d) => (d as { stage: string }).stage)).toEqual(["change", "plan", "coding", "check", "report"]);
+    // The change request is feedback like any other, in the session's feedback history.
+    expect(feedbackHistory(log).filter((f) => f.source === "change")).toEqual([
+      expect.objectContaining({ text: FORGE_DEMO_CHANGE, by: `user:${testActor.id}`, version: fork.atVersion + 2 }),
+    ]);
     const status = forgeStatus(fork.sessionId, log);
     expect(status).toMatchObject({ status: "Completed", parent: { sessionId: base.sessionId, changeType: "modify" } });
     expect(status.stages.map((s) => s.name)).toContain("report");

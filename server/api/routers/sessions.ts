@@ -2,7 +2,9 @@
 // newest first), the counts by state, a session's timeline, and what a person makes of a
 // session's history (server/tasks/fork.ts): fork at an event, revert, modify, resume.
 import { z } from "zod";
+import { AppError } from "../../errors";
 import { readSessionTimeline } from "../../events/timeline";
+import { feedbackHistory } from "../../sessions/feedback";
 import { countSessions, readSessionPage, ZListSessionsInput, ZSessionFilters, type SessionListRow } from "../../sessions/list";
 import {
   forkSession,
@@ -46,6 +48,13 @@ export const sessionsRouter = router({
   timeline: viewerProcedure
     .input(ZTimelineInput)
     .query(({ ctx, input }) => readSessionTimeline(ctx.pool, input.sessionId, { afterVersion: input.afterVersion, limit: input.limit })),
+
+  /** Every piece of feedback the session's events hold, in order (server/sessions/feedback.ts). */
+  feedback: viewerProcedure.input(z.object({ sessionId: z.string().min(1).max(100) })).query(async ({ ctx, input }) => {
+    const events = await ctx.store.readStream(input.sessionId);
+    if (!events.length) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
+    return feedbackHistory(events);
+  }),
 
   fork: operatorProcedure.input(ZForkInput).mutation(({ ctx, input }) => forkSession(ctx, input, actorOf(ctx.user))),
   revert: operatorProcedure.input(ZRevertInput).mutation(({ ctx, input }) => revertSession(ctx, input, actorOf(ctx.user))),
