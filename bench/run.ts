@@ -12,7 +12,7 @@ import { startBenchPostgres } from "./lib/postgres";
 import { EMPTY_FIGURES, summaryLines, TARGETS, type BenchReport, type BenchReportFigures } from "./lib/report";
 import { batchAppend } from "./measure/batch-append";
 import { dashboardList } from "./measure/dashboard-list";
-import { fork } from "./measure/fork";
+import { fork, forkWorkspace } from "./measure/fork";
 import { forgePipeline } from "./measure/forge";
 import { liveUpdates } from "./measure/live-updates";
 import { readAllLag } from "./measure/read-all-lag";
@@ -26,6 +26,7 @@ const MEASUREMENTS: Measurement[] = [
   batchAppend,
   stepPickup,
   fork,
+  forkWorkspace,
   readAllLag,
   reviewLoop,
   forgePipeline,

@@ -23,7 +23,7 @@ import { DEMO_ALLOWLIST, DEMO_FIXED_SOURCE, DEMO_TEST_ARGV, DEMO_TEST_COUNT } fr
 import { ensureDemoRepo } from "../../server/demo/repo";
 import { upsertProject } from "../../server/projects/projects";
 import { startTask } from "../../server/tasks/commands";
-import type { Measurement } from "../lib/context";
+import type { BenchContext, Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
 import { percentiles, round } from "../lib/percentiles";
 import { timedRunner } from "../lib/timed-runner";
@@ -40,6 +40,34 @@ const p50p99 = (values: number[]) => {
   return { p50: s.p50, p99: s.p99 };
 };
 
+/** The demo repository under `root`, and a project on it whose scripted agents answer at once: build → approve → test plan. */
+export async function instantReviewLoopProject(ctx: Pick<BenchContext, "pool">, root: string, projectId: string): Promise<void> {
+  const repo = await ensureDemoRepo(root);
+  await upsertProject(ctx.pool, {
+    id: projectId,
+    name: "bench: review loop with instant scripted agents",
+    repoPath: repo.path,
+    allowlist: DEMO_ALLOWLIST,
+    agents: {
+      coder: {
+        kind: "scripted",
+        id: "coder-bench",
+        responses: [{ reply: "Fixed slugify().", files: { "src/slugify.js": DEMO_FIXED_SOURCE } }],
+      },
+      reviewer: {
+        kind: "scripted",
+        id: "reviewer-bench",
+        responses: [{ reply: JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] }) }],
+      },
+      tester: {
+        kind: "scripted",
+        id: "tester-bench",
+        responses: [{ reply: JSON.stringify({ summary: "Unit tests.", commands: [{ argv: DEMO_TEST_ARGV }] }) }],
+      },
+    },
+  });
+}
+
 export const reviewLoop: Measurement = {
   name: "review_loop",
   keys: ["step_overhead_ms", "review_loop_cycle_ms"],
@@ -48,30 +76,7 @@ export const reviewLoop: Measurement = {
     const timing = timedRunner(ctx.url, root, "bench-loop");
     const { runner } = timing;
     try {
-      const repo = await ensureDemoRepo(root);
-      await upsertProject(ctx.pool, {
-        id: PROJECT_ID,
-        name: "bench: review loop with instant scripted agents",
-        repoPath: repo.path,
-        allowlist: DEMO_ALLOWLIST,
-        agents: {
-          coder: {
-            kind: "scripted",
-            id: "coder-bench",
-            responses: [{ reply: "Fixed slugify().", files: { "src/slugify.js": DEMO_FIXED_SOURCE } }],
-          },
-          reviewer: {
-            kind: "scripted",
-            id: "reviewer-bench",
-            responses: [{ reply: JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] }) }],
-          },
-          tester: {
-            kind: "scripted",
-            id: "tester-bench",
-            responses: [{ reply: JSON.stringify({ summary: "Unit tests.", commands: [{ argv: DEMO_TEST_ARGV }] }) }],
-          },
-        },
-      });
+      await instantReviewLoopProject(ctx, root, PROJECT_ID);
 
       const cycles: number[] = [];
       const overheads: number[] = [];

@@ -1,8 +1,8 @@
-// The title row of a session's sub-pages (replay, fork tree): where you are, and the way
+// The title row of a session's sub-pages (replay, fork tree, compare): where you are, and the way
 // to the session itself and to its other views.
 import type { ReactNode } from "react";
 
-export type SessionView = "replay" | "tree";
+export type SessionView = "replay" | "tree" | "compare";
 
 export function SessionCrumbs({
   sessionId,
@@ -40,7 +40,9 @@ export function SessionCrumbs({
             {sessionId}
           </a>
           <span aria-hidden>/</span>
-          <span className="text-zinc-700 dark:text-zinc-300">{view === "replay" ? "Replay" : "Fork tree"}</span>
+          <span className="text-zinc-700 dark:text-zinc-300">
+            {view === "replay" ? "Replay" : view === "tree" ? "Fork tree" : "Compare"}
+          </span>
         </nav>
         <h1 className="mt-1 truncate text-lg font-semibold tracking-tight" title={title ?? sessionId}>
           {title ?? sessionId}

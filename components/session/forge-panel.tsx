@@ -8,7 +8,7 @@
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useState } from "react";
 import { Panel } from "@/components/panel";
-import { lineDiff } from "@/lib/line-diff";
+import { LineDiffView } from "@/components/line-diff-view";
 import { trpcErrorCode, useTRPC } from "@/lib/trpc/client";
 import type { ForgeStatus } from "@/server/tasks/forge";
 import { BUTTON_STYLES, NoticeBar, type Notice } from "./session-actions";
@@ -304,7 +304,7 @@ function ArtifactViewer({
             </button>
           </form>
         ) : mode === "diff" && previous ? (
-          <DiffLines before={before.data?.text ?? ""} after={current.data?.text ?? ""} />
+          <LineDiffView before={before.data?.text ?? ""} after={current.data?.text ?? ""} />
         ) : (
           <pre
             data-testid="artifact-text"
@@ -318,7 +318,7 @@ function ArtifactViewer({
             <p className="text-xs font-medium">
               The agent&apos;s redraft changed your lines in {artifact.held.conflicts} place(s): your text was kept. Its version:
             </p>
-            <DiffLines before={current.data.text} after={held.data.text} />
+            <LineDiffView before={current.data.text} after={held.data.text} />
             {editable ? (
               <button type="button" data-testid="accept-held" className={BUTTON_STYLES.secondary} onClick={() => save(held.data.text)}>
                 Use the agent&apos;s version
@@ -328,23 +328,6 @@ function ArtifactViewer({
         ) : null}
       </div>
     </Panel>
-  );
-}
-
-function DiffLines({ before, after }: { before: string; after: string }) {
-  const lines = useMemo(() => lineDiff(before, after), [before, after]);
-  return (
-    <pre data-testid="artifact-diff" className="max-h-96 overflow-auto rounded bg-zinc-50 py-2 font-mono text-xs dark:bg-zinc-950">
-      {lines.map((l, i) => (
-        <span
-          key={i}
-          className={`block px-3 whitespace-pre-wrap ${l.kind === "added" ? "bg-emerald-100 text-emerald-950 dark:bg-emerald-950/60 dark:text-emerald-100" : l.kind === "removed" ? "bg-rose-100 text-rose-950 dark:bg-rose-950/60 dark:text-rose-100" : ""}`}
-        >
-          {l.kind === "added" ? "+ " : l.kind === "removed" ? "− " : "  "}
-          {l.text}
-        </span>
-      ))}
-    </pre>
   );
 }
 

@@ -1,13 +1,14 @@
 "use client";
 // What an operator can do to a session, by its state: confirm the proposal (while it
 // awaits confirm), follow up (while active), rerun (a fork with the same prompt), cancel
-// (while active). Each calls the operator's tRPC procedure, which records who did it. A
+// (while active), resume (after an interruption), modify (once finished: a change, as a fork). Each calls the operator's tRPC procedure, which records who did it. A
 // command that lost the race ("already moved on") says so and refreshes the view.
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState, type ReactNode, type RefObject } from "react";
 import { Kbd, Panel } from "@/components/panel";
 import { trpcErrorCode, useTRPC } from "@/lib/trpc/client";
+import { INTERRUPTED_OUTCOMES } from "@/lib/outcomes";
 import type { SessionStatus } from "@/server/sessions/view/progress";
 
 export interface Notice {
@@ -37,10 +38,16 @@ export function useSessionCommands() {
   const confirm = useMutation(trpc.tasks.confirm.mutationOptions({ onError, onSuccess }));
   const followUp = useMutation(trpc.tasks.followUp.mutationOptions({ onError, onSuccess }));
   const cancel = useMutation(trpc.tasks.cancel.mutationOptions({ onError, onSuccess }));
-  const rerun = useMutation(
-    trpc.tasks.rerun.mutationOptions({
+  const toNewSession = (result: { sessionId: string }) => router.push(`/sessions/${result.sessionId}`);
+  const rerun = useMutation(trpc.tasks.rerun.mutationOptions({ onError, onSuccess: toNewSession }));
+  const modify = useMutation(trpc.sessions.modify.mutationOptions({ onError, onSuccess: toNewSession }));
+  const resume = useMutation(
+    trpc.sessions.resume.mutationOptions({
       onError,
-      onSuccess: (result) => router.push(`/sessions/${result.sessionId}`),
+      onSuccess: (result) => {
+        setNotice({ tone: "info", text: result.message });
+        router.refresh();
+      },
     }),
   );
   return {
@@ -50,7 +57,9 @@ export function useSessionCommands() {
     followUp,
     cancel,
     rerun,
-    busy: confirm.isPending || followUp.isPending || cancel.isPending || rerun.isPending,
+    modify,
+    resume,
+    busy: confirm.isPending || followUp.isPending || cancel.isPending || rerun.isPending || modify.isPending || resume.isPending,
   };
 }
 
@@ -172,6 +181,18 @@ export function ActionsPanel({
             >
               {commands.rerun.isPending ? "Starting…" : "Rerun"}
             </button>
+            {status.outcome && INTERRUPTED_OUTCOMES.includes(status.outcome) ? (
+              <button
+                type="button"
+                data-testid="resume-button"
+                className={BUTTON_STYLES.primary}
+                disabled={commands.busy}
+                onClick={() => commands.resume.mutate({ sessionId })}
+                title="Continue from the step that was interrupted; nothing that completed runs again"
+              >
+                {commands.resume.isPending ? "Resuming…" : "Resume"}
+              </button>
+            ) : null}
             {active ? (
               <button
                 type="button"
@@ -185,8 +206,47 @@ export function ActionsPanel({
             ) : null}
           </div>
         ) : null}
+        {status.status === "finished" ? <ModifyForm sessionId={sessionId} commands={commands} /> : null}
       </div>
     </Panel>
+  );
+}
+
+/** From a finished session: describe a change, and a modify fork makes it (req F5). */
+function ModifyForm({ sessionId, commands }: { sessionId: string; commands: SessionCommands }) {
+  const [change, setChange] = useState("");
+  const submit = () => {
+    const value = change.trim();
+    if (value && !commands.modify.isPending) commands.modify.mutate({ sessionId, change: value });
+  };
+  return (
+    <form
+      className="space-y-1.5 border-t border-zinc-100 pt-3 dark:border-zinc-800"
+      data-testid="modify-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        submit();
+      }}
+    >
+      <label htmlFor="modify-change" className="block text-xs font-medium text-zinc-700 dark:text-zinc-300">
+        Modify: describe a change
+      </label>
+      <textarea
+        id="modify-change"
+        data-testid="modify-change"
+        value={change}
+        onChange={(e) => setChange(e.target.value)}
+        rows={2}
+        maxLength={20_000}
+        placeholder="A new session builds it from this one's result; this one stays as it is."
+        className="block w-full resize-y rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-[13px] text-zinc-900 shadow-sm outline-none placeholder:text-zinc-500 focus:border-zinc-900 focus:ring-2 focus:ring-zinc-900/10 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:placeholder:text-zinc-400 dark:focus:border-zinc-400 dark:focus:ring-zinc-400/20"
+      />
+      <div className="flex justify-end">
+        <button type="submit" data-testid="modify-submit" className={BUTTON_STYLES.secondary} disabled={!change.trim() || commands.busy}>
+          {commands.modify.isPending ? "Starting…" : "Start the change"}
+        </button>
+      </div>
+    </form>
   );
 }
 

@@ -1,7 +1,8 @@
 // A session lineage drawn as a tree, left to right: the root ancestor, then each fork to
 // the right of the session it forked from, joined by connector lines. Every node links to
-// its session and says where it forked (the parent's event position, and why) and how it
-// stands (state, outcome, iteration, events).
+// its session and says where it forked (the parent's event position, why, and the note of
+// who forked it) and how it stands (state, outcome, iteration, events); any other than the
+// one in focus can be compared with it.
 import { formatAgo, formatTimestamp } from "@/lib/format-time";
 import type { LineageNode, LineageTree } from "@/server/sessions/lineage-tree";
 import { StateBadge } from "../state-badge";
@@ -43,7 +44,13 @@ function Branch({
   const children = node.children.map((id) => byId.get(id)).filter((c): c is LineageNode => Boolean(c));
   return (
     <li className="relative flex items-center">
-      <NodeCard node={node} focus={node.id === focusId} now={now} startedBy={starters[node.createdBy] ?? node.createdBy} />
+      <NodeCard
+        node={node}
+        focus={node.id === focusId}
+        now={now}
+        startedBy={starters[node.createdBy] ?? node.createdBy}
+        compareWith={node.id === focusId ? null : focusId}
+      />
       {children.length ? (
         <>
           {/* from the parent card to its children's spine */}
@@ -66,7 +73,20 @@ function Branch({
   );
 }
 
-function NodeCard({ node, focus, now, startedBy }: { node: LineageNode; focus: boolean; now: Date; startedBy: string }) {
+function NodeCard({
+  node,
+  focus,
+  now,
+  startedBy,
+  compareWith,
+}: {
+  node: LineageNode;
+  focus: boolean;
+  now: Date;
+  startedBy: string;
+  /** The session in focus, to compare this one with (absent on the focus itself). */
+  compareWith: string | null;
+}) {
   const created = new Date(node.createdAt);
   return (
     <article
@@ -108,7 +128,12 @@ function NodeCard({ node, focus, now, startedBy }: { node: LineageNode; focus: b
         >
           {node.title}
         </a>
-        <div className="font-mono text-[11px] text-zinc-400 dark:text-zinc-500">{node.id}</div>
+        <div className="font-mono text-[11px] text-zinc-500 dark:text-zinc-400">{node.id}</div>
+        {node.forkNote ? (
+          <p className="line-clamp-2 text-[11px] text-zinc-600 italic dark:text-zinc-300" data-testid="fork-note" title={node.forkNote}>
+            “{node.forkNote}”
+          </p>
+        ) : null}
         <div className="flex flex-wrap items-center gap-1.5">
           <StateBadge state={node.state} />
           {node.outcome && node.outcome !== node.state ? (
@@ -132,6 +157,16 @@ function NodeCard({ node, focus, now, startedBy }: { node: LineageNode; focus: b
             <a href={`/sessions/${node.id}/tree`} className="text-violet-700 hover:underline dark:text-violet-400">
               focus
             </a>
+            {compareWith ? (
+              <a
+                href={`/sessions/${compareWith}/compare?with=${node.id}`}
+                data-testid="compare-link"
+                className="text-emerald-700 hover:underline dark:text-emerald-400"
+                title={`Compare ${compareWith} with this session`}
+              >
+                compare
+              </a>
+            ) : null}
           </span>
         </div>
       </div>

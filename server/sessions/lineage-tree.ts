@@ -26,6 +26,8 @@ export interface LineageNode {
   /** The parent's event position this session forked at (its events up to there are inherited). */
   forkVersion: number | null;
   forkReason: string | null;
+  /** Why, in the words of the person who forked it. */
+  forkNote: string | null;
   createdBy: string;
   createdAt: string;
   /** The session's latest position (inherited events included). */
@@ -59,6 +61,7 @@ interface Row {
   parent_id: string | null;
   fork_version: number | null;
   fork_reason: string | null;
+  fork_note: string | null;
   created_by: string;
   created_at: Date;
   version: number;
@@ -86,7 +89,7 @@ export async function lineageTree(
              SELECT s.id, down.depth + 1 FROM sessions s JOIN down ON s.parent_id = down.id WHERE down.depth < 1000
            )
            SELECT s.id, s.title, s.workflow, s.state, s.outcome, s.mode, s.iteration, s.parent_id, s.fork_version,
-                  f.data->>'reason' AS fork_reason, s.created_by, s.created_at, st.version, st.updated_at, down.depth,
+                  f.data->>'reason' AS fork_reason, f.data->>'note' AS fork_note, s.created_by, s.created_at, st.version, st.updated_at, down.depth,
                   now() AS as_of
            FROM down
            JOIN sessions s ON s.id = down.id
@@ -111,6 +114,7 @@ export async function lineageTree(
       parentId: row.parent_id,
       forkVersion: row.fork_version,
       forkReason: row.fork_reason,
+      forkNote: row.fork_note,
       createdBy: row.created_by,
       createdAt: row.created_at.toISOString(),
       version: row.version,

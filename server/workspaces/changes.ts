@@ -3,7 +3,7 @@
 // always computed by git, never taken from the agent's own report (req M7 manifest checks).
 import { AppError } from "../errors";
 import { runGit } from "./git";
-import { assertFullCommitId, pinCommit, requireWorkspace, resolveCommit } from "./repo";
+import { assertFullCommitId, pinCommit, requireRepository, requireWorkspace, resolveCommit } from "./repo";
 import { workspaceOwner } from "./workspace";
 
 export type ChangedFile =
@@ -84,6 +84,31 @@ async function changedFilesBetween(cwd: string, from: string, to: string): Promi
 async function diffBetween(cwd: string, from: string, to: string): Promise<string> {
   const result = await runGit(cwd, ["diff", ...DIFF_OPTIONS, from, to, "--"]);
   return result.stdout;
+}
+
+/**
+ * The code between two commits of a project (two sessions' heads): the diff and each file's
+ * lines added and removed, paths under `exclude` left out (a pipeline's .forge/ artifacts are
+ * compared apart). Either commit may come from any worktree of the repository.
+ */
+export async function diffCommits(
+  repoPath: string,
+  from: string,
+  to: string,
+  exclude: string[] = [],
+): Promise<{ diff: string; files: Array<{ path: string; added: number; removed: number }> }> {
+  const repo = await requireRepository(repoPath);
+  const range = [assertFullCommitId(from, "from"), assertFullCommitId(to, "to"), "--", ".", ...exclude.map((p) => `:(exclude)${p}`)];
+  const numstat = await runGit(repo.top, ["diff", "--no-renames", "--numstat", "-z", ...range]);
+  const files = numstat.stdout
+    .split("\0")
+    .filter(Boolean)
+    .map((entry) => {
+      const [added, removed, ...rest] = entry.split("\t");
+      return { path: rest.join("\t"), added: Number(added) || 0, removed: Number(removed) || 0 };
+    });
+  const diff = await runGit(repo.top, ["diff", ...DIFF_OPTIONS, ...range]);
+  return { diff: diff.stdout, files };
 }
 
 /**

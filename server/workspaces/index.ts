@@ -17,6 +17,7 @@ export {
 export {
   changedFilesSince,
   commitWorkspace,
+  diffCommits,
   diffSince,
   type ChangedFile,
   type CommitAuthor,

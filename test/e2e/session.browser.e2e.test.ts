@@ -514,6 +514,80 @@ describe("the session view", () => {
     await adminPage.context().close();
   }, 90_000);
 
+  it("forks an approved session from its replay at an event, with a note; the fork runs to approved and the tree shows why it was made", async () => {
+    const adminPage = await adminAt("/");
+    const started = await mutate(adminPage, "tasks.start", {
+      projectId: "demo",
+      prompt: "Fix slugify() so the tests pass",
+      mode: "implementation",
+    });
+    expect(started.status, started.body).toBe(200);
+    const parentId = (JSON.parse(started.body) as { result: { data: { sessionId: string } } }).result.data.sessionId;
+    await adminPage.goto(`${app.baseUrl}/sessions/${parentId}`);
+    await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 60_000 }).toBe("approved");
+
+    // Event 5: the build was scheduled; the fork builds again from there.
+    await adminPage.goto(`${app.baseUrl}/sessions/${parentId}/replay?at=5`);
+    await adminPage.getByTestId("fork-note").fill("build it again, from the same start");
+    expect(await adminPage.getByTestId("fork-submit").innerText()).toContain("Fork at event 5");
+    await screenshot(adminPage, "replay-fork-here.png");
+    await Promise.all([
+      adminPage.waitForURL((url) => /\/sessions\/s-[0-9a-f]+$/.test(url.pathname) && !url.pathname.endsWith(parentId), { timeout: 15_000 }),
+      adminPage.getByTestId("fork-submit").click(),
+    ]);
+    const forkId = adminPage.url().split("/").pop()!;
+    await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 60_000 }).toBe("approved");
+
+    await adminPage.goto(`${app.baseUrl}/sessions/${parentId}/tree`);
+    const node = adminPage.locator(`[data-testid=fork-node][data-session-id="${forkId}"]`);
+    expect(await node.getAttribute("data-fork-reason")).toBe("manual");
+    expect(await node.getByTestId("fork-note").innerText()).toContain("build it again, from the same start");
+    expect(await node.innerText()).toContain("at event 5");
+    await screenshot(adminPage, "fork-tree.png");
+    await adminPage.context().close();
+  }, 120_000);
+
+  it("modifies a delivered Forge session from its page, then compares the two branches side by side", async () => {
+    const adminPage = await adminAt("/");
+    const started = await mutate(adminPage, "forge.new", {
+      projectId: "demo",
+      idea: "A command-line word counter with a unit test.",
+      gates: [],
+    });
+    expect(started.status, started.body).toBe(200);
+    const baseId = (JSON.parse(started.body) as { result: { data: { sessionId: string } } }).result.data.sessionId;
+    await adminPage.goto(`${app.baseUrl}/sessions/${baseId}`);
+    await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 90_000 }).toBe("completed");
+
+    await adminPage.getByTestId("modify-change").fill("Add a --lines option that prints only the line count and the file.");
+    await Promise.all([
+      adminPage.waitForURL((url) => /\/sessions\/s-[0-9a-f]+$/.test(url.pathname) && !url.pathname.endsWith(baseId), { timeout: 15_000 }),
+      adminPage.getByTestId("modify-submit").click(),
+    ]);
+    const modifyId = adminPage.url().split("/").pop()!;
+    await expect.poll(() => adminPage.getByTestId("stage-change").getAttribute("data-state"), { timeout: 30_000 }).toBe("completed");
+    await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 90_000 }).toBe("completed");
+    await adminPage.getByTestId("artifact-.forge/change_report.md").click();
+    await expect.poll(() => adminPage.getByTestId("artifact-text").textContent()).toContain("## Patch");
+    await screenshot(adminPage, "forge-modify-completed.png");
+
+    await adminPage.goto(`${app.baseUrl}/sessions/${baseId}/tree`);
+    await adminPage.locator(`[data-testid=fork-node][data-session-id="${modifyId}"]`).getByTestId("compare-link").click();
+    await adminPage.waitForURL(new RegExp(`/sessions/${baseId}/compare\\?with=${modifyId}$`));
+    expect(await adminPage.getByTestId("divergence").innerText()).toMatch(/^Both read events 1–\d+ \(s-/);
+    expect(await adminPage.getByTestId("code-summary").innerText()).toMatch(/^1 file\(s\): \+\d+ −\d+ \(A → B\)$/);
+    expect(await adminPage.getByTestId("diff-view").innerText()).toContain("bin/wc.js");
+    const plan = adminPage.locator('[data-testid=artifact-pair][data-path=".forge/plan.json"]');
+    expect(await plan.getAttribute("data-same")).toBe("false");
+    expect(await plan.getByTestId("artifact-diff").innerText()).toContain("Add the --lines option");
+    expect(await adminPage.locator('[data-testid=artifact-pair][data-path=".forge/prd.md"]').getAttribute("data-same")).toBe("true");
+    expect(await adminPage.getByTestId("side-B").innerText()).toContain(`modify of ${baseId} at event`);
+    expect(await adminPage.getByTestId("side-B").innerText()).toContain(`by ${ADMIN.name}`);
+    expect(await adminPage.getByTestId("tests-B").innerText()).toContain("PASS node --test test/count.test.js");
+    await screenshot(adminPage, "compare-branches.png");
+    await adminPage.context().close();
+  }, 240_000);
+
   it("starts a new proposal task on the demo project from the New task form and lands on its live session", async () => {
     const adminPage = await adminAt("/sessions/new");
     const currentNav = (page: Page) => page.getByRole("navigation", { name: "Main" }).locator('[aria-current="page"]');

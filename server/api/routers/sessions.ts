@@ -2,6 +2,7 @@
 // newest first), the counts by state, a session's timeline, and what a person makes of a
 // session's history (server/tasks/fork.ts): fork at an event, revert, modify, resume.
 import { z } from "zod";
+import { userNames } from "../../auth/users";
 import { AppError } from "../../errors";
 import { readSessionTimeline } from "../../events/timeline";
 import { feedbackHistory } from "../../sessions/feedback";
@@ -17,6 +18,7 @@ import {
   ZRevertInput,
 } from "../../tasks/fork";
 import { releaseOrphanedLease } from "../../runner/liveness";
+import { compareSessions, ZCompareInput } from "../../tasks/compare";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
 
@@ -54,6 +56,14 @@ export const sessionsRouter = router({
     const events = await ctx.store.readStream(input.sessionId);
     if (!events.length) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
     return feedbackHistory(events);
+  }),
+
+  /** Two branches of a fork tree side by side (server/tasks/compare.ts). */
+  compare: viewerProcedure.input(ZCompareInput).query(async ({ ctx, input }) => {
+    const comparison = await compareSessions(ctx, input);
+    // Who forked each side, by name (the events name people by id).
+    const forkers = [comparison.a.fork?.by, comparison.b.fork?.by].filter((by): by is string => !!by);
+    return { ...comparison, names: await userNames(ctx.prisma, forkers) };
   }),
 
   fork: operatorProcedure.input(ZForkInput).mutation(({ ctx, input }) => forkSession(ctx, input, actorOf(ctx.user))),

@@ -3,8 +3,11 @@
 // `replay.at` (nothing is re-run). The position is in the URL; the scrubber moves it.
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
+import { hasRole } from "@/lib/roles";
+import { TRPCReactProvider } from "@/lib/trpc/client";
 import { Panel } from "@/components/panel";
 import { EventList } from "@/components/replay/event-list";
+import { ForkHere } from "@/components/replay/fork-here";
 import { RoundPanel } from "@/components/replay/round-panel";
 import { ReplayScrubber } from "@/components/replay/scrubber";
 import { SessionCrumbs } from "@/components/replay/session-crumbs";
@@ -66,6 +69,13 @@ export default async function ReplayPage({ params, searchParams }: { params: Par
       </SessionCrumbs>
       <Panel title="Position" meta={view.event ? <span className="font-mono">{view.event.type}</span> : undefined}>
         <ReplayScrubber version={view.version} head={view.head} marks={view.marks} forkVersion={view.fork?.forkVersion ?? null} />
+        {hasRole(user.role, "operator") ? (
+          <div className="border-t border-zinc-100 dark:border-zinc-800">
+            <TRPCReactProvider>
+              <ForkHere sessionId={id} version={view.version} />
+            </TRPCReactProvider>
+          </div>
+        ) : null}
       </Panel>
       <div className="grid grid-cols-1 items-start gap-4 lg:grid-cols-[320px_minmax(0,1fr)] xl:grid-cols-[320px_minmax(0,1fr)_360px]">
         <StatePanel view={view} />
