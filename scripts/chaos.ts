@@ -10,6 +10,10 @@
 //   partition  a runner cut off from the database (a TCP proxy) for longer than its lease
 //   confirms   50 confirms of one session at once
 //   races      confirm racing cancel on 20 sessions
+//   resumes    builds cancelled mid-way, then two resumes of each at once
+//
+// In kills, every fifth session is a fork of a finished one (at a random event), a revert or
+// a modify, killed like the others.
 //
 // Figures per scenario: sessions, steps, stuck sessions (not finished once the run settled),
 // double executions (two runs of one session's test command at the same time, seen by the
@@ -34,7 +38,9 @@ import type { EventStore } from "../server/events/store";
 import { freePort } from "../server/net/free-port";
 import { upsertProject } from "../server/projects/projects";
 import { FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS, instantScripts } from "../server/demo/forge-content";
+import { releaseOrphanedLease } from "../server/runner/liveness";
 import { cancelTask, confirmTask, startTask } from "../server/tasks/commands";
+import { forkSession, modifySession, resumeSession, revertSession } from "../server/tasks/fork";
 import { newForge } from "../server/tasks/forge";
 import { foldTask } from "../server/workflow/engine";
 import { startTcpProxy } from "../test/helpers/tcp-proxy";
@@ -210,16 +216,53 @@ async function start(store: EventStore, pool: ReturnType<typeof createPool>, mod
   }
 }
 
-/** Starts `n` implementation sessions (every third a Forge pipeline with `forge`), adding them and their acknowledgements to `into`. */
+/**
+ * A fork of a session that finished well, made as a person would: a fork at a random event
+ * (from its task's start to before its end), a revert (a task to its build, a pipeline to its
+ * design), or a modify. Null when no session in `from` finished well yet.
+ */
+async function forkOne(store: EventStore, pool: ReturnType<typeof createPool>, from: string[], kind: number): Promise<Ack | null> {
+  const done: string[] = [];
+  for (const id of from) {
+    const s = await taskState(store, id).catch(() => null);
+    if (s?.status === "finished" && (s.outcome === "approved" || s.outcome === "completed")) done.push(id);
+  }
+  const base = done[Math.floor(Math.random() * done.length)];
+  if (!base) return null;
+  const events = await store.readStream(base);
+  const forge = (await taskState(store, base)).status !== "none" && events.some((e) => e.type === "StageStarted");
+  const deps = { store, pool };
+  for (;;) {
+    try {
+      if (kind % 3 === 0) return await modifySession(deps, { sessionId: base, change: "Add a --lines option" }, actor);
+      if (kind % 3 === 1) return await revertSession(deps, { sessionId: base, to: forge ? "design" : "building", note: "chaos" }, actor);
+      const startedAt = events.find((e) => e.type === "TaskStarted")!.version;
+      const endAt = events.find((e) => e.type === "SessionFinalized")!.version;
+      const at = startedAt + Math.floor(Math.random() * (endAt - startedAt));
+      return await forkSession(deps, { sessionId: base, atVersion: at, note: "chaos" }, actor);
+    } catch (err) {
+      if (isAppError(err)) throw err;
+      await sleep(200); // the database is away: try again
+    }
+  }
+}
+
+/**
+ * Starts `n` implementation sessions (every third a Forge pipeline with `forge`; with
+ * `forks`, every fifth a fork, revert or modify of a finished one), adding them and their
+ * acknowledgements to `into`.
+ */
 async function startMany(
   store: EventStore,
   pool: ReturnType<typeof createPool>,
   n: number,
   into: { sessions: string[]; acks: Ack[] },
-  options: { forge?: boolean } = {},
+  options: { forge?: boolean; forks?: boolean } = {},
 ): Promise<void> {
   for (let i = 0; i < n; i++) {
-    const ack = await start(store, pool, options.forge && into.sessions.length % 3 === 2 ? "forge" : "implementation");
+    const position = into.sessions.length;
+    const forked = options.forks && position % 5 === 4 ? await forkOne(store, pool, into.sessions, position / 5) : null;
+    const ack = forked ?? (await start(store, pool, options.forge && position % 3 === 2 ? "forge" : "implementation"));
     into.sessions.push(ack.sessionId);
     into.acks.push(ack);
   }
@@ -261,7 +304,8 @@ async function outcomes(store: EventStore, sessions: string[]): Promise<{ approv
   const counts = { approved: 0, failed: 0, other: 0 };
   for (const id of sessions) {
     const events = await store.readStream(id);
-    const final = events.find((e) => e.type === "SessionFinalized")?.data as
+    // The last: a fork inherits its parent's ending, a resumed session ends again.
+    const final = events.filter((e) => e.type === "SessionFinalized").at(-1)?.data as
       { outcome: string; errorClass: string | null; diagnosis: string | null } | undefined;
     // A review loop ends approved, a Forge pipeline completed: both are the work done.
     if (final?.outcome === "approved" || final?.outcome === "completed") counts.approved++;
@@ -324,7 +368,7 @@ async function scenarioKills(store: EventStore, pool: ReturnType<typeof createPo
   while (kills < KILLS) {
     // Keep sessions coming while the kills go on.
     const open = (await Promise.all(sessions.slice(-active).map((id) => taskState(store, id)))).filter((s) => s.status !== "finished");
-    await startMany(store, pool, active - open.length, { sessions, acks }, { forge: true });
+    await startMany(store, pool, active - open.length, { sessions, acks }, { forge: true, forks: true });
     await sleep(150 + Math.random() * 400);
     const ids = [...runners.keys()];
     const victim = ids[Math.floor(Math.random() * ids.length)];
@@ -335,10 +379,13 @@ async function scenarioKills(store: EventStore, pool: ReturnType<typeof createPo
     }
   }
   say(`kills: ${kills} runner kills over ${sessions.length} sessions in ${Math.round((Date.now() - began) / 1000)} s; settling`);
-  const forge = (
-    await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM sessions WHERE id = ANY($1) AND workflow = 'forge'", [sessions])
-  ).rows[0]!.n;
-  return { ...(await sessionFigures("kills", store, pool, { sessions, acks })), kills, forgeSessions: forge };
+  const counts = (
+    await pool.query<{ forge: number; forks: number }>(
+      "SELECT count(*) FILTER (WHERE workflow = 'forge')::int AS forge, count(parent_id)::int AS forks FROM sessions WHERE id = ANY($1)",
+      [sessions],
+    )
+  ).rows[0]!;
+  return { ...(await sessionFigures("kills", store, pool, { sessions, acks })), kills, forgeSessions: counts.forge, forks: counts.forks };
 }
 
 async function scenarioDatabase(store: EventStore, pool: ReturnType<typeof createPool>): Promise<Figures> {
@@ -457,6 +504,52 @@ async function scenarioRaces(store: EventStore, pool: ReturnType<typeof createPo
   };
 }
 
+/**
+ * Builds cancelled mid-way, then two resumes of each at once: exactly one resumes it (the
+ * other is told it already runs), and every one is approved in the end.
+ */
+async function scenarioResumes(store: EventStore, pool: ReturnType<typeof createPool>): Promise<Figures> {
+  const run = { sessions: [] as string[], acks: [] as Ack[] };
+  await startMany(store, pool, QUICK ? 6 : 20, run);
+  const deps = { store, pool, lease: (stepId: string) => releaseOrphanedLease(pool, stepId) };
+  await Promise.all(
+    run.sessions.map(async (sessionId) => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const s = await taskState(store, sessionId);
+        if (s.status === "finished") return;
+        if (s.fsm === "building" || s.fsm === "reviewing" || Date.now() > deadline) break;
+        await sleep(20);
+      }
+      await cancelTask({ store, pool }, { sessionId, reason: "interrupted" }, actor).catch((err: unknown) => {
+        if (!isAppError(err, "CONFLICT")) throw err;
+      });
+    }),
+  );
+  await settle(store, run.sessions);
+  const cancelled: string[] = [];
+  for (const id of run.sessions) if (((await taskState(store, id)) as { outcome?: string }).outcome === "cancelled") cancelled.push(id);
+  let doubleResumes = 0;
+  let otherErrors = 0;
+  const from = Date.now();
+  await Promise.all(
+    cancelled.map(async (sessionId) => {
+      const results = await Promise.allSettled([resumeSession(deps, { sessionId }, actor), resumeSession(deps, { sessionId }, actor)]);
+      let resumed = 0;
+      for (const r of results) {
+        if (r.status === "fulfilled") {
+          if (r.value.status === "resumed") {
+            resumed++;
+            run.acks.push(r.value);
+          }
+        } else if (!isAppError(r.reason, "CONFLICT")) otherErrors++;
+      }
+      if (resumed !== 1) doubleResumes++;
+    }),
+  );
+  return { ...(await sessionFigures("resumes", store, pool, run, from)), resumed: cancelled.length, doubleResumes, otherErrors };
+}
+
 // --- main -----------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
@@ -479,6 +572,7 @@ async function main(): Promise<void> {
     partition: () => scenarioPartition(store, pool, url),
     confirms: () => scenarioConfirms(store, pool),
     races: () => scenarioRaces(store, pool),
+    resumes: () => scenarioResumes(store, pool),
   };
   const chosen = args.only ? [args.only] : Object.keys(scenarios);
   const figures: Figures[] = [];
@@ -494,7 +588,8 @@ async function main(): Promise<void> {
   // Harm: a session stuck or failed by the faults, a step run twice at once, an acknowledged
   // write lost, an error other than the expected conflict.
   const harm = figures.reduce(
-    (n, f) => n + f.stuck + f.doubleExecutions + f.writesLost + Number(f.failed ?? 0) + Number(f.otherErrors ?? 0),
+    (n, f) =>
+      n + f.stuck + f.doubleExecutions + f.writesLost + Number(f.failed ?? 0) + Number(f.otherErrors ?? 0) + Number(f.doubleResumes ?? 0),
     0,
   );
   const report = {
