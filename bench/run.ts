@@ -1,9 +1,12 @@
 // `npm run bench`: starts its own embedded PostgreSQL (default durability), migrates a
 // fresh database, runs each measurement in order (a failing one is reported, the others
 // still run), prints the JSON report and writes it to bench/results/latest.json.
+// `npm run bench -- --only fork,fork_workspace` runs those measurements only and prints
+// their report without writing it (the saved report stays a whole run's).
 import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
 import { createPool } from "../server/db/pool";
 import { createAppEventStore } from "../server/app-store";
 import type { BenchContext, Measurement } from "./lib/context";
@@ -35,6 +38,12 @@ const MEASUREMENTS: Measurement[] = [
   liveUpdates,
 ];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
+const { values: cli } = parseArgs({ options: { only: { type: "string" } } });
+const ONLY = cli.only ? new Set(cli.only.split(",").map((s) => s.trim())) : null;
+if (ONLY) {
+  const unknown = [...ONLY].filter((name) => !MEASUREMENTS.some((m) => m.name === name));
+  if (unknown.length) throw new Error(`no measurement ${unknown.join(", ")} (known: ${MEASUREMENTS.map((m) => m.name).join(", ")})`);
+}
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
@@ -75,6 +84,7 @@ async function main(): Promise<void> {
     };
     for (const m of MEASUREMENTS) {
       if (interrupted) return;
+      if (ONLY && !ONLY.has(m.name)) continue;
       log(`${m.name}: running`);
       const t = performance.now();
       try {
@@ -100,10 +110,13 @@ async function main(): Promise<void> {
 
   const report: BenchReport = { ...figures, targets: TARGETS, errors, meta: { ...meta, durations_ms: durations, notes } };
   const json = JSON.stringify(report, null, 2);
-  fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  fs.writeFileSync(RESULTS_FILE, `${json}\n`);
   for (const line of summaryLines(figures)) log(line);
-  log(`report written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
+  if (ONLY) log(`--only ${[...ONLY].join(",")}: the report is not written`);
+  else {
+    fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+    fs.writeFileSync(RESULTS_FILE, `${json}\n`);
+    log(`report written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
+  }
   process.stdout.write(`${json}\n`);
 }
 

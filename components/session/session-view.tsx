@@ -5,6 +5,7 @@
 // follow-up, Escape to leave either.
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Kbd, Panel } from "@/components/panel";
+import { FeedbackPanel } from "./feedback-panel";
 import { ForgePanel } from "./forge-panel";
 import type { SessionView as View } from "@/server/sessions/view/load";
 import { ProposalReview } from "./proposal-review";
@@ -132,6 +133,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
               </Panel>
             )}
             <SummaryPanel status={status} entries={entries} />
+            <FeedbackPanel sessionId={sessionId} version={factVersion} />
             {canOperate && status.status === "active" ? (
               <Panel title="Keyboard">
                 <ul className="space-y-1 px-4 py-3 text-xs text-zinc-600 dark:text-zinc-300">

@@ -55,7 +55,13 @@ export const sessionsRouter = router({
   feedback: viewerProcedure.input(z.object({ sessionId: z.string().min(1).max(100) })).query(async ({ ctx, input }) => {
     const events = await ctx.store.readStream(input.sessionId);
     if (!events.length) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
-    return feedbackHistory(events);
+    const history = feedbackHistory(events);
+    // People by name (the events name them by id), agents by their id.
+    const names = await userNames(
+      ctx.prisma,
+      history.map((f) => f.by),
+    );
+    return history.map((f) => ({ ...f, name: names[f.by] ?? f.by.replace(/^agent:/, "") }));
   }),
 
   /** Two branches of a fork tree side by side (server/tasks/compare.ts). */
