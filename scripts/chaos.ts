@@ -12,7 +12,7 @@
 //   races      confirm racing cancel on 20 sessions
 //   resumes    builds cancelled mid-way, then two resumes of each at once
 //
-// In kills, every fifth session is a fork of a finished one (at a random event), a revert or
+// In kills, every fourth session is a fork of a finished one (at a random event), a revert or
 // a modify, killed like the others.
 //
 // Figures per scenario: sessions, steps, stuck sessions (not finished once the run settled),
@@ -249,7 +249,7 @@ async function forkOne(store: EventStore, pool: ReturnType<typeof createPool>, f
 
 /**
  * Starts `n` implementation sessions (every third a Forge pipeline with `forge`; with
- * `forks`, every fifth a fork, revert or modify of a finished one), adding them and their
+ * `forks`, every fourth a fork, revert or modify of a finished one), adding them and their
  * acknowledgements to `into`.
  */
 async function startMany(
@@ -261,7 +261,7 @@ async function startMany(
 ): Promise<void> {
   for (let i = 0; i < n; i++) {
     const position = into.sessions.length;
-    const forked = options.forks && position % 5 === 4 ? await forkOne(store, pool, into.sessions, position / 5) : null;
+    const forked = options.forks && position % 4 === 3 ? await forkOne(store, pool, into.sessions, (position - 3) / 4) : null;
     const ack = forked ?? (await start(store, pool, options.forge && position % 3 === 2 ? "forge" : "implementation"));
     into.sessions.push(ack.sessionId);
     into.acks.push(ack);

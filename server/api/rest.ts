@@ -10,7 +10,6 @@ import {
   cancelTask,
   confirmTask,
   followUpTask,
-  rerunTask,
   startTask,
   ZCancelInput,
   ZConfirmInput,
@@ -22,6 +21,7 @@ import { releaseOrphanedLease } from "../runner/liveness";
 import {
   forkSession,
   modifySession,
+  rerunTask,
   resumeSession,
   revertSession,
   ZForkInput,

@@ -1,4 +1,4 @@
-// Operator actions on tasks: start, confirm, follow-up, cancel, rerun. Each loads the
+// Operator actions on tasks: start, confirm, follow-up, cancel (rerun and the other forks: ./fork.ts). Each loads the
 // session, asks the workflow engine to decide, and appends with the version it read, so
 // two conflicting actions (two confirms) cannot both win: the second gets CONFLICT.
 import crypto from "node:crypto";
@@ -11,7 +11,7 @@ import type { EventStore } from "../events/store";
 import { serverOverride } from "../projects/config-edits";
 import { getProject } from "../projects/projects";
 import type { ForgeSettings } from "../config/schemas";
-import { decide, evolve, foldTask, type Emitted, type TaskConfig, type TaskState } from "../workflow/engine";
+import { decide, foldTask, type Emitted, type TaskConfig, type TaskState } from "../workflow/engine";
 import { decideContext, definitionFor } from "../workflow/context";
 import { resolveBaseCommit } from "../workspaces";
 import { newRunId } from "../config/runtime-context";
@@ -190,32 +190,4 @@ export function followUpTask(deps: TaskDeps, raw: z.input<typeof ZFollowUpInput>
 export function cancelTask(deps: TaskDeps, raw: z.input<typeof ZCancelInput>, actor: Actor) {
   const input = ZCancelInput.parse(raw);
   return act(deps, input.sessionId, actor, { type: "Cancel", reason: input.reason });
-}
-
-/**
- * Rerun: a new execution with the session's prompt and configuration, as a fork of the
- * original at its TaskStarted event (lineage recorded; the original is untouched).
- */
-export async function rerunTask(
-  deps: TaskDeps,
-  raw: z.input<typeof ZSessionRef>,
-  actor: Actor,
-): Promise<{ sessionId: string; version: number; parentId: string }> {
-  const { sessionId: parentId } = ZSessionRef.parse(raw);
-  const history = await deps.store.readStream(parentId);
-  const started = history.find((e) => e.type === "TaskStarted");
-  if (!started) throw new AppError("NOT_FOUND", `session ${parentId} is not a task`);
-  const atVersion = started.version;
-  const inherited = foldTask(history.filter((e) => e.version <= atVersion));
-  const definition = definitionFor(inherited);
-  const title = (history.find((e) => e.type === "SessionCreated")?.data as { title?: string } | undefined)?.title ?? parentId;
-  const childId = newSessionId();
-  const forked = {
-    type: "SessionForked" as const,
-    data: { parentId, atVersion, reason: "rerun" as const, title: `${title} (rerun)`, workflow: definition.id, state: definition.initial },
-  };
-  const afterFork = evolve(inherited, { ...history[0]!, type: forked.type, data: forked.data, version: atVersion + 1, streamId: childId });
-  const begin = decide(afterFork, { type: "Begin" }, decideContext(definition));
-  const result = await deps.store.fork({ parentId, atVersion, childId, event: [forked, ...begin], metadata: { actor } });
-  return { sessionId: childId, version: result.version, parentId };
 }

@@ -91,6 +91,8 @@ function titleOf(history: RecordedEvent[], sessionId: string): string {
 
 interface ForkPlan {
   reason: AppEventOf<"SessionForked">["data"]["reason"];
+  /** The state SessionForked names (default: the one inherited). */
+  state?: string;
   note?: string;
   /** A fork of a finished position stays finished, with this outcome. */
   outcome?: string;
@@ -121,7 +123,7 @@ async function createFork(
       reason: plan.reason,
       title: `${titleOf(history, parentId)} (${plan.reason === "manual" ? "fork" : plan.reason})`,
       workflow: definition.id,
-      state: inherited.fsm,
+      state: plan.state ?? inherited.fsm,
       ...(plan.note ? { note: plan.note } : {}),
       ...(plan.outcome ? { outcome: plan.outcome } : {}),
     },
@@ -178,6 +180,31 @@ export async function forkSession(deps: TaskDeps, raw: z.input<typeof ZForkInput
             ctx,
           );
   return createFork(deps, input.sessionId, history, inherited, { ...base, then }, actor);
+}
+
+/**
+ * Rerun: a new execution with the session's prompt and configuration, as a fork of the
+ * original at its TaskStarted event (lineage recorded; the original is untouched).
+ */
+export async function rerunTask(
+  deps: TaskDeps,
+  raw: z.input<typeof ZSessionRef>,
+  actor: Actor,
+): Promise<{ sessionId: string; version: number; parentId: string }> {
+  const { sessionId: parentId } = ZSessionRef.parse(raw);
+  const history = await readHistory(deps, parentId);
+  const started = history.find((e) => e.type === "TaskStarted");
+  if (!started) throw new AppError("NOT_FOUND", `session ${parentId} is not a task`);
+  const inherited = stateAt(parentId, history, started.version);
+  const forked = await createFork(
+    deps,
+    parentId,
+    history,
+    inherited,
+    { reason: "rerun", state: definitionFor(inherited).initial, then: (state, ctx) => decide(state, { type: "Begin" }, ctx) },
+    actor,
+  );
+  return { sessionId: forked.sessionId, version: forked.version, parentId };
 }
 
 interface Entry {

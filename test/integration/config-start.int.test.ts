@@ -8,7 +8,8 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getRuntimeContext } from "../../server/config";
 import { isAppError } from "../../server/errors";
-import { cancelTask, rerunTask, startTask } from "../../server/tasks/commands";
+import { cancelTask, startTask } from "../../server/tasks/commands";
+import { rerunTask } from "../../server/tasks/fork";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { BUGGY_SUM, createHarness, FIXED_SUM, gitIn, reviewApprove, tempDir, type Harness, ofType } from "../helpers/tasks";
 

@@ -5,7 +5,8 @@
 import crypto from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { rebuildProjections, snapshotProjections } from "../../server/events/rebuild";
-import { confirmTask, rerunTask, startTask } from "../../server/tasks/commands";
+import { confirmTask, startTask } from "../../server/tasks/commands";
+import { rerunTask } from "../../server/tasks/fork";
 import { createApiFixture, outcomeOf, type ApiFixture } from "../helpers/api";
 import { startBrainStub } from "../helpers/brains-stub";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";

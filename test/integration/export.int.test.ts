@@ -20,7 +20,8 @@ import {
   type StateEventLine,
   type TimelineLine,
 } from "../../server/export";
-import { confirmTask, rerunTask, startTask } from "../../server/tasks/commands";
+import { confirmTask, startTask } from "../../server/tasks/commands";
+import { rerunTask } from "../../server/tasks/fork";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, reviewApprove, reviewChanges, tempDir, testPlan, type Harness, ofType } from "../helpers/tasks";
 

@@ -11,6 +11,7 @@ import { ARTIFACT_PATHS as A, type Patch } from "../../server/forge/artifacts";
 import { FORGE_DEMO_CHANGE, FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS, FORGE_PRD_MD, instantScripts } from "../../server/demo/forge-content";
 import { feedbackHistory } from "../../server/sessions/feedback";
 import { editArtifact, forgeStatus, newForge, passGate } from "../../server/tasks/forge";
+import { compareSessions } from "../../server/tasks/compare";
 import { modifySession, revertSession } from "../../server/tasks/fork";
 import { foldTask, type StartedTask } from "../../server/workflow/engine";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
@@ -107,6 +108,21 @@ describe("modify and revert of a delivered Forge session", () => {
     const status = forgeStatus(fork.sessionId, log);
     expect(status).toMatchObject({ status: "Completed", parent: { sessionId: base.sessionId, changeType: "modify" } });
     expect(status.stages.map((s) => s.name)).toContain("report");
+    // Side by side: the base's whole history shared, the plan and the code apart.
+    const compared = await compareSessions(deps(), { a: base.sessionId, b: fork.sessionId });
+    expect(compared.divergence).toMatchObject({ shared: fork.atVersion, streamId: base.sessionId, type: "SessionFinalized" });
+    expect(compared.b.fork).toMatchObject({ parentId: base.sessionId, reason: "modify", by: `user:${testActor.id}` });
+    expect(compared.code.files.map((f) => f.path)).toEqual(["bin/wc.js"]);
+    expect(compared.code.diff).toContain('+const linesOnly = process.argv[2] === "--lines";');
+    const pairs = Object.fromEntries(compared.artifacts.map((a) => [a.path, a]));
+    expect(pairs[A.plan]).toMatchObject({ same: false, a: { by: "agent" }, b: { by: "agent" } });
+    expect(pairs[A.plan]!.b!.text).toContain('"T6"');
+    expect(pairs[A.prd]).toMatchObject({ same: true, a: { text: null } });
+    expect(pairs[A.changeReport]).toMatchObject({ a: null, same: false });
+    expect(compared.b.tests).toEqual([expect.objectContaining({ argv: ["node", "--test", "test/count.test.js"], passed: true })]);
+    await expect(compareSessions(deps(), { a: base.sessionId, b: base.sessionId })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(compareSessions(deps(), { a: base.sessionId, b: "s-nosuch" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+
     // The base: not one event added, its worktree still at its own last commit.
     expect((await db.store.readStream(base.sessionId)).map((e) => [e.version, e.type, JSON.stringify(e.data)])).toEqual(before);
     expect(gitIn(path.join(h.workspacesRoot, base.sessionId), "rev-parse", "HEAD")).toBe(baseState.head);

@@ -3,7 +3,8 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "../../server/errors";
 import type { RecordedEvent } from "../../server/events/types";
-import { cancelTask, confirmTask, followUpTask, rerunTask, startTask } from "../../server/tasks/commands";
+import { cancelTask, confirmTask, followUpTask, startTask } from "../../server/tasks/commands";
+import { rerunTask } from "../../server/tasks/fork";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, reviewApprove, reviewChanges, testPlan, type Harness, ofType } from "../helpers/tasks";
 

@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getBlob } from "../../server/events/blobs";
 import { renderSessionExport, type RoundMeta, type SessionSummary } from "../../server/export";
 import { replayAt } from "../../server/sessions/replay";
-import { confirmTask, rerunTask, startTask } from "../../server/tasks/commands";
+import { confirmTask, startTask } from "../../server/tasks/commands";
+import { rerunTask } from "../../server/tasks/fork";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, reviewApprove, reviewChanges, testPlan, type Harness } from "../helpers/tasks";
 

@@ -9,7 +9,8 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "../../server/errors";
 import type { RecordedEvent } from "../../server/events/types";
-import { cancelTask, rerunTask, startTask } from "../../server/tasks/commands";
+import { cancelTask, startTask } from "../../server/tasks/commands";
+import { rerunTask } from "../../server/tasks/fork";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, gitIn, reviewApprove, tempDir, testPlan, type Harness, ofType } from "../helpers/tasks";
 

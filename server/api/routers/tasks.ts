@@ -9,7 +9,6 @@ import {
   confirmTask,
   followUpTask,
   loadTask,
-  rerunTask,
   startTask,
   ZCancelInput,
   ZConfirmInput,
@@ -17,6 +16,7 @@ import {
   ZSessionRef,
   ZStartTaskInput,
 } from "../../tasks/commands";
+import { rerunTask } from "../../tasks/fork";
 import { getRuntimeContext } from "../../config/runtime-context";
 import { outcomeOf, startedTask, type TaskState } from "../../workflow/engine";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
