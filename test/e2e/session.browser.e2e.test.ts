@@ -538,6 +538,12 @@ describe("the session view", () => {
     const forkId = adminPage.url().split("/").pop()!;
     await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 60_000 }).toBe("approved");
 
+    // At the end of a finished session the replay also offers a modify; before its end, not.
+    await adminPage.goto(`${app.baseUrl}/sessions/${parentId}/replay`);
+    expect(await adminPage.getByLabel(/^Modify: make a change/).count()).toBe(1);
+    await adminPage.goto(`${app.baseUrl}/sessions/${parentId}/replay?at=6`);
+    expect(await adminPage.getByLabel(/^Modify: make a change/).count()).toBe(0);
+
     await adminPage.goto(`${app.baseUrl}/sessions/${parentId}/tree`);
     const node = adminPage.locator(`[data-testid=fork-node][data-session-id="${forkId}"]`);
     expect(await node.getAttribute("data-fork-reason")).toBe("manual");

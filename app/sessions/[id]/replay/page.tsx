@@ -72,7 +72,7 @@ export default async function ReplayPage({ params, searchParams }: { params: Par
         {hasRole(user.role, "operator") ? (
           <div className="border-t border-zinc-100 dark:border-zinc-800">
             <TRPCReactProvider>
-              <ForkHere sessionId={id} version={view.version} />
+              <ForkHere sessionId={id} version={view.version} canModify={view.version === view.head && view.state.status === "finished"} />
             </TRPCReactProvider>
           </div>
         ) : null}
