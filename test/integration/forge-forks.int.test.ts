@@ -8,13 +8,14 @@ import { execFileSync } from "node:child_process";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../server/events/types";
 import { ARTIFACT_PATHS as A, type Patch } from "../../server/forge/artifacts";
-import { FORGE_DEMO_CHANGE, FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS, FORGE_PRD_MD, instantScripts } from "../../server/demo/forge-content";
+import { FORGE_DEMO_CHANGE, FORGE_DEMO_IDEA, FORGE_PRD_MD } from "../../server/demo/forge-content";
 import { feedbackHistory } from "../../server/sessions/feedback";
 import { editArtifact, forgeStatus, newForge, passGate } from "../../server/tasks/forge";
 import { compareSessions } from "../../server/tasks/compare";
 import { modifySession, revertSession } from "../../server/tasks/fork";
 import { foldTask, type StartedTask } from "../../server/workflow/engine";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
+import { forgeAgents, quickForgeScripts, type ForgeScripts } from "../helpers/forge";
 import { createHarness, gitIn, ofType, type Harness, type TaskView } from "../helpers/tasks";
 
 let db: TestDatabase;
@@ -26,14 +27,8 @@ beforeAll(async () => {
   await h.startRunner();
 });
 
-type Scripts = Record<string, Record<string, Array<Record<string, unknown>>>>;
-const quick = (): Scripts =>
-  Object.fromEntries(Object.entries(FORGE_DEMO_SCRIPTS).map(([role, stages]) => [role, instantScripts(stages)])) as Scripts;
-
-async function forgeProject(id: string, change: (s: Scripts) => Scripts = (s) => s): Promise<string> {
-  const scripts = change(quick());
-  const agent = (role: string) => ({ kind: "scripted", id: `${role}-sim`, responses: [{ reply: "nothing" }], byStage: scripts[role] });
-  return h.project(id, { planner: agent("planner"), coder: agent("coder"), reviewer: agent("reviewer"), tester: [{ reply: "t" }] });
+async function forgeProject(id: string, change: (s: ForgeScripts) => ForgeScripts = (s) => s): Promise<string> {
+  return h.project(id, forgeAgents(change(quickForgeScripts())));
 }
 
 const finished = (s: TaskView) => s.status === "finished";

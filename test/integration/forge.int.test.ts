@@ -7,15 +7,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../server/events/types";
 import { ARTIFACT_PATHS as A } from "../../server/forge/artifacts";
 import { artifactText, choose, editArtifact, forgeStatus, giveFeedback, newForge, passGate } from "../../server/tasks/forge";
-import {
-  FORGE_CODE_FILES,
-  FORGE_DEMO_IDEA,
-  FORGE_DEMO_SCRIPTS,
-  FORGE_PRD_MD,
-  FORGE_REQUIREMENTS,
-  instantScripts,
-} from "../../server/demo/forge-content";
+import { FORGE_CODE_FILES, FORGE_DEMO_IDEA, FORGE_PRD_MD, FORGE_REQUIREMENTS } from "../../server/demo/forge-content";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
+import { forgeAgents, quickForgeScripts, type ForgeScripts } from "../helpers/forge";
 import { createHarness, gitIn, ofType, type Harness, type TaskView } from "../helpers/tasks";
 
 let db: TestDatabase;
@@ -27,21 +21,9 @@ beforeAll(async () => {
   await h.startRunner();
 });
 
-type Scripts = Record<"planner" | "coder" | "reviewer", Record<string, Array<Record<string, unknown>>>>;
-
-const quick = (scripts: typeof FORGE_DEMO_SCRIPTS): Scripts =>
-  Object.fromEntries(Object.entries(scripts).map(([role, stages]) => [role, instantScripts(stages)])) as unknown as Scripts;
-
 /** A project whose agents answer by stage (the demo's scripts unless `change` says otherwise). */
-async function forgeProject(id: string, change: (s: Scripts) => Scripts = (s) => s, extra: Record<string, unknown> = {}) {
-  const scripts = change(quick(FORGE_DEMO_SCRIPTS));
-  const agent = (role: keyof Scripts) => ({
-    kind: "scripted",
-    id: `${role}-sim`,
-    responses: [{ reply: "nothing" }],
-    byStage: scripts[role],
-  });
-  return h.project(id, { planner: agent("planner"), coder: agent("coder"), reviewer: agent("reviewer"), tester: [{ reply: "t" }] }, extra);
+async function forgeProject(id: string, change: (s: ForgeScripts) => ForgeScripts = (s) => s, extra: Record<string, unknown> = {}) {
+  return h.project(id, forgeAgents(change(quickForgeScripts())), extra);
 }
 
 const atState = (fsm: string) => (s: TaskView) => s.fsm === fsm;
@@ -285,7 +267,7 @@ describe("resilience: an agent that keeps failing waits for a person's choice", 
   const FAULT = { fault: "server_error", message: "HTTP 503 Service Unavailable (simulated)" };
   const IDEA_REPLY = { reply: "Wrote the idea down.", files: { [A.idea]: "# Idea\n\nA word counter.\n" } };
   /** The planner script without its idea: the idea comes from its `responses` (by invocation). */
-  const withoutIdea = (s: Scripts) => {
+  const withoutIdea = (s: ForgeScripts) => {
     const { idea: _idea, ...others } = s.planner;
     s.planner = others;
     return s;

@@ -5,13 +5,14 @@
 // run of the same scripts, and every step completed once.
 import type { ChildProcess } from "node:child_process";
 import { beforeAll, describe, expect, it } from "vitest";
-import { FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS, instantScripts } from "../../server/demo/forge-content";
+import { FORGE_DEMO_IDEA } from "../../server/demo/forge-content";
 import type { RecordedEvent } from "../../server/events/types";
 import { releaseOrphanedLease } from "../../server/runner/liveness";
 import { startTask } from "../../server/tasks/commands";
 import { newForge } from "../../server/tasks/forge";
 import { resumeSession } from "../../server/tasks/fork";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
+import { forgeAgents, quickForgeScripts } from "../helpers/forge";
 import { spawnRunnerProcess } from "../helpers/runner-process";
 import { createHarness, FIXED_SUM, ofType, reviewApprove, testPlan, type Harness } from "../helpers/tasks";
 
@@ -27,12 +28,12 @@ const deps = () => ({ store: db.store, pool: db.pool, lease: (stepId: string) =>
 const finished = (s: { status: string }) => s.status === "finished";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The demo's Forge scripts, quick, except a slow coder: the kill lands while it writes. */
-function forgeAgents(slowCoding: boolean) {
-  const scripts = Object.fromEntries(Object.entries(FORGE_DEMO_SCRIPTS).map(([role, stages]) => [role, instantScripts(stages)]));
-  if (slowCoding) scripts.coder!.coding = scripts.coder!.coding!.map((e) => ({ ...e, reply: `${e.reply} `.repeat(80), chunkDelayMs: 100 }));
-  const agent = (role: string) => ({ kind: "scripted", id: `${role}-sim`, responses: [{ reply: "nothing" }], byStage: scripts[role] });
-  return { planner: agent("planner"), coder: agent("coder"), reviewer: agent("reviewer"), tester: [{ reply: "t" }] };
+/** The demo's Forge agents, quick, except a slow coder: the kill lands while it writes. */
+function slowCodingAgents(slowCoding: boolean) {
+  const scripts = quickForgeScripts();
+  if (slowCoding)
+    scripts.coder.coding = scripts.coder.coding!.map((e) => ({ ...e, reply: `${String(e.reply)} `.repeat(80), chunkDelayMs: 100 }));
+  return forgeAgents(scripts);
 }
 
 const taskAgents = (slow: boolean) => ({
@@ -55,8 +56,8 @@ async function startedStep(sessionId: string, state: string): Promise<void> {
 
 describe("resume after a runner is killed with -9", () => {
   it("in the middle of a Forge stage and of a task build: released at once, finished by the next runner, nothing completed runs twice", async () => {
-    await h.project("resume-forge", forgeAgents(true));
-    await h.project("resume-forge-ref", forgeAgents(false));
+    await h.project("resume-forge", slowCodingAgents(true));
+    await h.project("resume-forge-ref", slowCodingAgents(false));
     await h.project("resume-task", taskAgents(true));
     await h.project("resume-task-ref", taskAgents(false));
     const doomed: ChildProcess = spawnRunnerProcess({
