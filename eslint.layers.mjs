@@ -21,6 +21,8 @@ const layers = {
   auth: { pattern: "server/auth", allow: base },
   /** The Forge pipeline's pure rules: its definition (data), artifact schemas, stage rules, the anti-loop. */
   forge: { pattern: "server/forge", allow: base },
+  /** Collaboration modes and the conversation decider: pure, like the workflow engine. */
+  modes: { pattern: "server/modes", allow: base },
   workflow: { pattern: "server/workflow", allow: [...base, "events", "agents", "forge"] },
   config: { pattern: "server/config", allow: [...base, "process", "events", "agents", "commands", "workspaces", "workflow"] },
   sessions: { pattern: "server/sessions", allow: [...base, "events", "workflow", "auth"] },

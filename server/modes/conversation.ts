@@ -1,0 +1,319 @@
+// A conversation (req C1–C8) as a pure decider: people post, the mode in force decides which
+// agents to call, agents reply, and what every mode must obey is enforced here, not left to
+// prompts:
+//   - the loop guard: after `stallAfter` agent turns without progress (a person's message, a
+//     decision such as a tally or a finished procedure, or progress noted from outside: an
+//     artifact, a test result), or a mention that would call an agent back into its own chain
+//     of calls (A→B→A, A→B→C→A), the conversation records that it stalled, calls nobody, and
+//     stays so until a person writes;
+//   - termination is final: no call after it, and a reply that arrives late is discarded;
+//   - no mode switch while calls are in flight.
+// `decideConversation` returns the events to append; `evolveConversation` folds them. A mode's
+// own state is not stored: folding a message or a reply asks the (pure) mode again, so a
+// replay reaches the same state, the same tally and the same winner. Ids come from outside
+// (the context), the clock too (a timeout is an event).
+import { AppError } from "../errors";
+import { parseMentions } from "./mentions";
+import { DEFAULT_MODE, MODES, resolveMode } from "./registry";
+import { emptyModeState, type ConversationAgent, type ModeDecision, type ModeNote, type ModeState } from "./types";
+
+export function foldConversation(events: readonly ConversationEvent[]): ConversationState {
+  return events.reduce(evolveConversation, initialConversation);
+}
+
+/** Agent turns without progress before a conversation stalls (default). */
+export const DEFAULT_STALL_AFTER = 4;
+/** A reply longer than this is discarded (output_too_large), not recorded. */
+export const MAX_REPLY_CHARS = 100_000;
+
+export type ConversationEvent =
+  | { type: "ConversationStarted"; data: { mode: string; config: unknown; agents: ConversationAgent[]; stallAfter: number } }
+  | { type: "MessagePosted"; data: { by: string; text: string; mentions: string[] } }
+  | { type: "AgentCallScheduled"; data: { callId: string; agent: string; prompt: string; caller: string; chain: string[] } }
+  | { type: "AgentReplied"; data: { callId: string; agent: string; text: string; mentions: string[] } }
+  | {
+      type: "ReplyDiscarded";
+      data: { callId: string; agent: string | null; errorClass: "late" | "unknown_call" | "output_too_large"; reason: string };
+    }
+  | { type: "ModeNoted"; data: { note: ModeNote } }
+  /** A mode's deadline passed (voting's timeout): the mode decides with what it has. */
+  | { type: "ModeTimedOut"; data: Record<string, never> }
+  | { type: "ProgressNoted"; data: { kind: "artifact" | "test_result" | "decision"; detail: string } }
+  | { type: "ModeSwitched"; data: { from: string; to: string; config: unknown; by: string } }
+  | { type: "SystemMessage"; data: { text: string } }
+  | { type: "ConversationStalled"; data: { reason: string; turns: number; cycle: string[] | null } }
+  | { type: "ConversationTerminated"; data: { reason: string; by: string } };
+
+export type ConversationCommand =
+  | { type: "Start"; agents: ConversationAgent[]; mode?: string; config?: unknown; stallAfter?: number }
+  | { type: "Post"; by: string; text: string }
+  | { type: "Reply"; callId: string; text: string }
+  | { type: "Timeout" }
+  | { type: "NoteProgress"; kind: "artifact" | "test_result" | "decision"; detail: string }
+  | { type: "SwitchMode"; mode: string; config?: unknown; by: string }
+  | { type: "Terminate"; reason: string; by: string };
+
+export interface ConversationState {
+  status: "none" | "open" | "terminated";
+  mode: string;
+  config: unknown;
+  modeState: ModeState;
+  agents: ConversationAgent[];
+  stallAfter: number;
+  /** Agent turns since the last progress. */
+  turns: number;
+  stalled: boolean;
+  /** Calls scheduled and not answered: callId → the agent, and the chain of agents that led to it. */
+  inFlight: Record<string, { agent: string; chain: string[] }>;
+}
+
+export const initialConversation: ConversationState = {
+  status: "none",
+  mode: DEFAULT_MODE,
+  config: {},
+  modeState: emptyModeState,
+  agents: [],
+  stallAfter: DEFAULT_STALL_AFTER,
+  turns: 0,
+  stalled: false,
+  inFlight: {},
+};
+
+export interface ConversationContext {
+  newId: () => string;
+}
+
+const PROGRESS_NOTES: ReadonlySet<ModeNote["kind"]> = new Set(["tallied", "sop_completed"]);
+
+export function evolveConversation(state: ConversationState, event: ConversationEvent): ConversationState {
+  switch (event.type) {
+    case "ConversationStarted": {
+      const { mode, config } = resolveMode(event.data.mode, event.data.config, { agents: event.data.agents });
+      return {
+        ...initialConversation,
+        status: "open",
+        mode: mode.name,
+        config,
+        agents: event.data.agents,
+        stallAfter: event.data.stallAfter,
+        modeState: mode.initialize(config),
+      };
+    }
+    case "MessagePosted": {
+      const message = { text: event.data.text, mentions: event.data.mentions };
+      const modeState = modeOf(state).onUserMessage(state.modeState, state.config as never, message, { agents: state.agents }).state;
+      return { ...state, modeState, turns: 0, stalled: false };
+    }
+    case "ModeTimedOut": {
+      const mode = modeOf(state);
+      return mode.onTimeout
+        ? { ...state, modeState: mode.onTimeout(state.modeState, state.config as never, { agents: state.agents }).state }
+        : state;
+    }
+    case "AgentCallScheduled":
+      return { ...state, inFlight: { ...state.inFlight, [event.data.callId]: { agent: event.data.agent, chain: event.data.chain } } };
+    case "AgentReplied": {
+      const { [event.data.callId]: _done, ...inFlight } = state.inFlight;
+      const reply = { agent: event.data.agent, text: event.data.text, mentions: event.data.mentions };
+      const modeState = modeOf(state).onAgentResponse(state.modeState, state.config as never, reply, { agents: state.agents }).state;
+      return { ...state, inFlight, modeState, turns: state.turns + 1 };
+    }
+    case "ReplyDiscarded": {
+      const { [event.data.callId]: _done, ...inFlight } = state.inFlight;
+      return { ...state, inFlight };
+    }
+    case "ModeNoted":
+      return PROGRESS_NOTES.has(event.data.note.kind) ? { ...state, turns: 0 } : state;
+    case "ProgressNoted":
+      return { ...state, turns: 0 };
+    case "ModeSwitched": {
+      const { mode, config } = resolveMode(event.data.to, event.data.config, { agents: state.agents });
+      return { ...state, mode: mode.name, config, modeState: mode.initialize(config) };
+    }
+    case "ConversationStalled":
+      return { ...state, stalled: true };
+    case "ConversationTerminated":
+      return { ...state, status: "terminated" };
+    case "SystemMessage":
+      return state;
+  }
+}
+
+/**
+ * The events of a mode's decision, made on `state` as it is once the message or reply is
+ * recorded: its notes, then its calls — unless the conversation is stalled, a call would
+ * close a circle, or the turns without progress ran out (then it stalls instead).
+ */
+function applyDecision(
+  state: ConversationState,
+  decision: ModeDecision,
+  ctx: ConversationContext,
+  chainOf: (agent: string) => string[],
+): ConversationEvent[] {
+  const events: ConversationEvent[] = decision.notes.map((note) => ({ type: "ModeNoted", data: { note } }));
+  const progressed = decision.notes.some((n) => PROGRESS_NOTES.has(n.kind));
+  if (!decision.calls.length || state.stalled) return events;
+  // An agent called back into its own chain of calls: a loop, whatever the turn count.
+  const looping = decision.calls.find((c) => c.caller !== "person" && chainOf(c.caller).includes(c.agent));
+  if (looping) {
+    const cycle = [...chainOf(looping.caller).slice(chainOf(looping.caller).indexOf(looping.agent)), looping.agent];
+    events.push(stalledEvent(state.turns, `${cycle.join(" → ")}: the agents call each other in a circle`, cycle));
+    return events;
+  }
+  if (!progressed && state.turns >= state.stallAfter && decision.calls.some((c) => c.caller !== "person")) {
+    events.push(
+      stalledEvent(
+        state.turns,
+        `${state.turns} agent turns without progress (a person's message, a decision, an artifact or a test result)`,
+        null,
+      ),
+    );
+    return events;
+  }
+  for (const call of decision.calls) {
+    events.push({
+      type: "AgentCallScheduled",
+      data: {
+        callId: ctx.newId(),
+        agent: call.agent,
+        prompt: call.prompt,
+        caller: call.caller,
+        chain: call.caller === "person" ? [call.agent] : [...chainOf(call.caller), call.agent],
+      },
+    });
+  }
+  return events;
+}
+
+function stalledEvent(turns: number, reason: string, cycle: string[] | null): ConversationEvent {
+  return { type: "ConversationStalled", data: { reason, turns, cycle } };
+}
+
+function requireOpen(state: ConversationState): void {
+  if (state.status === "none") throw new AppError("NOT_FOUND", "no such conversation");
+  if (state.status === "terminated") throw new AppError("CONFLICT", "the conversation was terminated: nothing more happens in it");
+}
+
+export function decideConversation(state: ConversationState, command: ConversationCommand, ctx: ConversationContext): ConversationEvent[] {
+  switch (command.type) {
+    case "Start": {
+      if (state.status !== "none") throw new AppError("CONFLICT", "this conversation already exists");
+      const mode = command.mode ?? DEFAULT_MODE;
+      const { config } = resolveMode(mode, command.config, { agents: command.agents });
+      return [
+        {
+          type: "ConversationStarted",
+          data: { mode, config, agents: command.agents, stallAfter: command.stallAfter ?? DEFAULT_STALL_AFTER },
+        },
+      ];
+    }
+    case "Post": {
+      requireOpen(state);
+      const { agents: mentions, unknown } = parseMentions(command.text, state.agents);
+      if (unknown.length) {
+        throw new AppError(
+          "INVALID_INPUT",
+          `no agent ${unknown.map((n) => `@${n}`).join(", ")} in this conversation (agents: ${state.agents.map((a) => `@${a.id}`).join(", ")})`,
+          { field: "text", unknown },
+        );
+      }
+      const posted: ConversationEvent = { type: "MessagePosted", data: { by: command.by, text: command.text, mentions } };
+      const decision = modeOf(state).onUserMessage(
+        state.modeState,
+        state.config as never,
+        { text: command.text, mentions },
+        { agents: state.agents },
+      );
+      return [posted, ...applyDecision(evolveConversation(state, posted), decision, ctx, () => [])];
+    }
+    case "Reply": {
+      const call = state.inFlight[command.callId];
+      if (!call) {
+        return [
+          {
+            type: "ReplyDiscarded",
+            data: {
+              callId: command.callId,
+              agent: null,
+              errorClass: "unknown_call",
+              reason: "no call of this conversation is waiting for this reply",
+            },
+          },
+        ];
+      }
+      if (state.status === "terminated") {
+        return [
+          {
+            type: "ReplyDiscarded",
+            data: {
+              callId: command.callId,
+              agent: call.agent,
+              errorClass: "late",
+              reason: "the conversation was terminated before the reply came",
+            },
+          },
+        ];
+      }
+      if (command.text.length > MAX_REPLY_CHARS) {
+        return [
+          {
+            type: "ReplyDiscarded",
+            data: {
+              callId: command.callId,
+              agent: call.agent,
+              errorClass: "output_too_large",
+              reason: `${command.text.length} characters, over the ${MAX_REPLY_CHARS} a reply may have`,
+            },
+          },
+        ];
+      }
+      const { agents: mentions, unknown } = parseMentions(command.text, state.agents);
+      const replied: ConversationEvent = {
+        type: "AgentReplied",
+        data: { callId: command.callId, agent: call.agent, text: command.text, mentions },
+      };
+      const decision = modeOf(state).onAgentResponse(
+        state.modeState,
+        state.config as never,
+        { agent: call.agent, text: command.text, mentions },
+        { agents: state.agents },
+      );
+      const notes: ConversationEvent[] = unknown.length
+        ? [{ type: "ModeNoted", data: { note: { kind: "mention_unknown", names: unknown } } }]
+        : [];
+      const chainOf = (agent: string) => (agent === call.agent ? call.chain : [agent]);
+      return [replied, ...notes, ...applyDecision(evolveConversation(state, replied), decision, ctx, chainOf)];
+    }
+    case "Timeout": {
+      requireOpen(state);
+      const mode = modeOf(state);
+      if (!mode.onTimeout) return [];
+      const timedOut: ConversationEvent = { type: "ModeTimedOut", data: {} };
+      const decision = mode.onTimeout(state.modeState, state.config as never, { agents: state.agents });
+      return [timedOut, ...applyDecision(evolveConversation(state, timedOut), decision, ctx, () => [])];
+    }
+    case "NoteProgress":
+      requireOpen(state);
+      return [{ type: "ProgressNoted", data: { kind: command.kind, detail: command.detail } }];
+    case "SwitchMode": {
+      requireOpen(state);
+      const inFlight = Object.keys(state.inFlight).length;
+      if (inFlight)
+        throw new AppError("CONFLICT", `${inFlight} call(s) are in flight: switch the mode once they are answered`, { inFlight });
+      const { mode, config } = resolveMode(command.mode, command.config, { agents: state.agents });
+      return [
+        { type: "ModeSwitched", data: { from: state.mode, to: mode.name, config, by: command.by } },
+        { type: "SystemMessage", data: { text: `Mode switched from ${state.mode} to ${mode.name} by ${command.by}: ${mode.description}` } },
+      ];
+    }
+    case "Terminate":
+      requireOpen(state);
+      return [{ type: "ConversationTerminated", data: { reason: command.reason, by: command.by } }];
+  }
+}
+
+function modeOf(state: ConversationState) {
+  const mode = MODES[state.mode];
+  if (!mode) throw new AppError("INTERNAL", `the conversation is in mode "${state.mode}", which is not registered`);
+  return mode;
+}

@@ -1,0 +1,89 @@
+// Collaboration modes (req C1–C6, seed 003): what a mode decides with and what it decides.
+// A mode is a pure decider over its own state: given a person's message or an agent's reply,
+// the agent calls to make and the notes to record (a routing, a tally, a rejected ballot).
+// The conversation around it (./conversation.ts) adds what every mode must obey: the loop
+// guard, termination, and no switch while calls are in flight.
+import type { z } from "zod";
+
+/** An agent a conversation can call: from the project's configuration. */
+export interface ConversationAgent {
+  id: string;
+  name: string;
+  /** Skill tags, for expert routing. */
+  skills: string[];
+  /** A voter's weight (default 1). */
+  weight?: number;
+}
+
+export interface ModeContext {
+  agents: readonly ConversationAgent[];
+}
+
+/** One call of an agent a mode decided. */
+export interface ModeCall {
+  agent: string;
+  prompt: string;
+  /** "person" or the agent whose reply made the call. */
+  caller: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** What a mode records besides its calls (each becomes an event of the conversation). */
+export type ModeNote =
+  | { kind: "mention_unknown"; names: string[] }
+  | { kind: "routed"; candidates: Array<{ agent: string; score: number; matched: string[] }>; chosen: string[]; reason: string }
+  | { kind: "ballot_rejected"; agent: string; errors: string[] }
+  | {
+      kind: "tallied";
+      round: number;
+      outcome: "winner" | "no_quorum";
+      winner: string | null;
+      totals: Array<{ choice: string; weight: number; ballots: number; confidence: number; testsPassed: boolean | null }>;
+      absent: string[];
+      reason: string;
+    }
+  | { kind: "step"; step: string; agent: string; visit: number; attempt: number }
+  | { kind: "sop_completed"; steps: string[] }
+  | { kind: "needs_person"; reason: string };
+
+/** A mode's state (the seed's ModeState): its current step, the steps taken, and its own. */
+export interface ModeState {
+  currentStep: string | null;
+  stepHistory: string[];
+  custom: Record<string, unknown>;
+}
+
+export interface ModeDecision {
+  state: ModeState;
+  calls: ModeCall[];
+  notes: ModeNote[];
+}
+
+export interface PersonMessage {
+  text: string;
+  /** Agent ids the message @mentions (resolved: ./mentions.ts). */
+  mentions: string[];
+}
+
+export interface AgentReply {
+  agent: string;
+  text: string;
+  /** The agents the reply @mentions (resolved). */
+  mentions: string[];
+}
+
+/** A collaboration mode: its config schema, static checks, and the two decisions. */
+export interface CollaborationMode<C = unknown> {
+  name: string;
+  description: string;
+  config: z.ZodType<C>;
+  /** Problems of a config for these agents (unknown agents, unreachable steps…); empty when fine. */
+  validate(config: C, ctx: ModeContext): string[];
+  initialize(config: C): ModeState;
+  onUserMessage(state: ModeState, config: C, message: PersonMessage, ctx: ModeContext): ModeDecision;
+  onAgentResponse(state: ModeState, config: C, reply: AgentReply, ctx: ModeContext): ModeDecision;
+  /** A deadline passed (voting's timeout): what the mode decides with what it has. */
+  onTimeout?(state: ModeState, config: C, ctx: ModeContext): ModeDecision;
+}
+
+export const emptyModeState: ModeState = { currentStep: null, stepHistory: [], custom: {} };
