@@ -6,6 +6,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { AppError, isAppError } from "../../server/errors";
 import type { RecordedEvent } from "../../server/events/types";
+import { rebuildProjections, snapshotProjections } from "../../server/events/rebuild";
 import { releaseOrphanedLease } from "../../server/runner/liveness";
 import { replayAt } from "../../server/sessions/replay";
 import { cancelTask, confirmTask, startTask } from "../../server/tasks/commands";
@@ -286,4 +287,15 @@ describe("revert, modify and resume of a task", () => {
     const again = await rejection(resumeSession(resumeDeps(), { sessionId }, testActor));
     expect(again.message).toContain("finished approved, it was not interrupted");
   }, 60_000);
+});
+
+describe("projections after forks, reverts, modifies and resumes", () => {
+  it("rebuilt from the log equal the live ones (every test above has run on this database)", async () => {
+    // The other files' tests run in their own databases; this file's forks, finished copies,
+    // reverts, modifies and resumed sessions are all here.
+    const live = await snapshotProjections(db.pool, db.store);
+    expect(live.sessions!.length).toBeGreaterThan(50);
+    await rebuildProjections(db.store, 500);
+    expect(await snapshotProjections(db.pool, db.store)).toEqual(live);
+  }, 120_000);
 });
