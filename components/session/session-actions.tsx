@@ -206,7 +206,7 @@ export function ActionsPanel({
             ) : null}
           </div>
         ) : null}
-        {status.status === "finished" ? <ModifyForm sessionId={sessionId} commands={commands} /> : null}
+        {status.status === "finished" && status.modifiable ? <ModifyForm sessionId={sessionId} commands={commands} /> : null}
       </div>
     </Panel>
   );

@@ -80,6 +80,8 @@ describe("live.session", () => {
       iteration: 1,
       maxIterations: 3,
       step: null,
+      // review_loop has a modify entry: once finished, the page offers Modify.
+      modifiable: true,
     });
     const discussion = view.entries.filter((e) => e.detail.kind === "agent_output");
     expect(discussion.map((e) => e.detail.kind === "agent_output" && [e.detail.role, e.detail.phase, e.detail.simulated])).toEqual([

@@ -88,6 +88,8 @@ export interface SessionStatus {
   iteration: number;
   maxIterations: number | null;
   outcome: string | null;
+  /** Its workflow has a modify entry: once finished, a person may modify it (a fork). */
+  modifiable: boolean;
   /** The step being worked on, if any: which role, in which state, since when. */
   step: {
     id: string;
@@ -103,6 +105,14 @@ export interface SessionStatus {
 }
 
 /** The cap the current iteration counts against: a staged workflow's stage's own, else the task's. */
+function hasModifyEntry(task: StartedTask): boolean {
+  try {
+    return !!definitionFor(task).modify;
+  } catch {
+    return false;
+  }
+}
+
 function capOf(task: StartedTask): number {
   if (!task.pipeline.stage) return task.config.maxIterations;
   try {
@@ -136,6 +146,7 @@ export function statusOf(progress: SessionProgress, fallbackState: string): Sess
     iteration: started?.iteration ?? 0,
     maxIterations: started ? capOf(started) : null,
     outcome: outcomeOf(task),
+    modifiable: started ? hasModifyEntry(started) : false,
     step,
     final: progress.final,
   };
