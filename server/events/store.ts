@@ -29,6 +29,21 @@ interface EventRow {
 const EVENT_COLUMNS = "position, tx_id, event_id, stream_id, version, type, data, metadata, recorded_at";
 
 /**
+ * A stream's events through its lineage, `$2..$3`. Each lineage member's range is read
+ * through the (stream_id, version) index (LATERAL, not flattened: OFFSET 0): with a plain
+ * join the planner, once statistics show one long stream, scans every event of every stream
+ * to read a short one (20 ms instead of under 1 ms for a 30-event stream beside a
+ * 100,000-event one).
+ */
+export const READ_STREAM_SQL = `WITH RECURSIVE ${LINEAGE_CTE}
+  SELECT e.* FROM lineage l CROSS JOIN LATERAL (
+    SELECT ${EVENT_COLUMNS} FROM events
+    WHERE stream_id = l.id AND version >= $2 AND version <= LEAST($3, COALESCE(l.cap, $3))
+    OFFSET 0
+  ) e
+  ORDER BY e.version`;
+
+/**
  * One statement per append: bump (or create) the stream row, checking the expected
  * version, then insert the events numbered from the new version, then wake listeners.
  * The stream row is written first, so the transaction id is taken at the stream lock.
@@ -208,13 +223,7 @@ export class EventStore {
     const db = options.db ?? this.pool;
     const rows = await db.query<EventRow>({
       name: "catcafe_read_stream",
-      text: `WITH RECURSIVE ${LINEAGE_CTE}
-             SELECT ${EVENT_COLUMNS.split(", ")
-               .map((c) => `e.${c}`)
-               .join(", ")}
-             FROM lineage l JOIN events e ON e.stream_id = l.id AND (l.cap IS NULL OR e.version <= l.cap)
-             WHERE e.version >= $2 AND e.version <= $3
-             ORDER BY e.version`,
+      text: READ_STREAM_SQL,
       values: [streamId, options.fromVersion ?? 1, options.toVersion ?? 2_147_483_647],
     });
     if (rows.rowCount === 0) {

@@ -33,8 +33,11 @@ async function inheritedFacts(tx: Tx, event: ForkedEvent): Promise<TaskFacts> {
   const at = await tx.query<{ iteration: number }>(
     `WITH RECURSIVE ${LINEAGE_CTE}
      SELECT (e.data->>'iteration')::int AS iteration
-     FROM lineage l JOIN events e ON e.stream_id = l.id AND e.version <= LEAST(COALESCE(l.cap, $2), $2)
-     WHERE e.type = 'IterationStarted'
+     FROM lineage l CROSS JOIN LATERAL (
+       SELECT version, data FROM events
+       WHERE stream_id = l.id AND version <= LEAST(COALESCE(l.cap, $2), $2) AND type = 'IterationStarted'
+       ORDER BY version DESC LIMIT 1
+     ) e
      ORDER BY e.version DESC LIMIT 1`,
     [parentId, atVersion],
   );

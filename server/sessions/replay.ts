@@ -326,8 +326,12 @@ async function readMarks(db: Queryable, sessionId: string): Promise<ReplayMark[]
                     WHEN 'IterationStarted' THEN 'iteration ' || (e.data->>'iteration')
                     ELSE 'confirmed'
                   END AS label
-           FROM lineage l JOIN events e ON e.stream_id = l.id AND (l.cap IS NULL OR e.version <= l.cap)
-           WHERE e.type IN ('SessionCreated', 'SessionForked', 'SessionStateChanged', 'IterationStarted', 'OperatorConfirmed', 'SessionFinalized')
+           FROM lineage l CROSS JOIN LATERAL (
+             SELECT version, type, data FROM events
+             WHERE stream_id = l.id AND (l.cap IS NULL OR version <= l.cap)
+               AND type IN ('SessionCreated', 'SessionForked', 'SessionStateChanged', 'IterationStarted', 'OperatorConfirmed', 'SessionFinalized')
+             OFFSET 0 -- a per-member index scan (store.ts readStream says why)
+           ) e
            ORDER BY e.version`,
     values: [sessionId],
   });

@@ -33,10 +33,12 @@ export async function readSessionOutput(
            SELECT b.size, b.media_type, substring(b.content FROM 1 FOR $3) AS head
            FROM blobs b
            WHERE b.hash = $2 AND EXISTS (
-             SELECT 1 FROM lineage l
-             JOIN events e ON e.stream_id = l.id AND (l.cap IS NULL OR e.version <= l.cap)
-             WHERE e.type IN ('AgentOutputRecorded', 'WorkspaceCommitted')
-               AND (e.data->'raw'->>'blob' = $2 OR e.data->'diff'->>'blob' = $2))`,
+             SELECT 1 FROM lineage l CROSS JOIN LATERAL (
+               SELECT 1 FROM events e
+               WHERE e.stream_id = l.id AND (l.cap IS NULL OR e.version <= l.cap)
+                 AND e.type IN ('AgentOutputRecorded', 'WorkspaceCommitted')
+                 AND (e.data->'raw'->>'blob' = $2 OR e.data->'diff'->>'blob' = $2)
+               LIMIT 1) found)`,
     values: [sessionId, blob, cap],
   });
   const row = r.rows[0];
