@@ -365,6 +365,9 @@ async function scenarioKills(store: EventStore, pool: ReturnType<typeof createPo
   let kills = 0;
   const began = Date.now();
   const active = QUICK ? 6 : 12;
+  // A few sessions finished first, so that forks, reverts and modifies have a base from the start.
+  await startMany(store, pool, 3, { sessions, acks }, { forge: true });
+  await settle(store, sessions);
   while (kills < KILLS) {
     // Keep sessions coming while the kills go on.
     const open = (await Promise.all(sessions.slice(-active).map((id) => taskState(store, id)))).filter((s) => s.status !== "finished");
