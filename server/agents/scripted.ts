@@ -44,8 +44,9 @@ export class ScriptedAgent implements Agent {
 
   /**
    * The entry invocation `n` plays: byStage[stage][iteration − 1] for a staged step whose
-   * stage the script names (byStage[`<stage>_modify`] first in a modify session), else byOutput[output][n] when the script has replies for that
-   * output, else responses[n]; the last one past the end.
+   * stage the script names (byStage[`<stage>_modify`] first in a modify session), else
+   * byOutput[output][n] when the script has replies for that output, else responses[n]; the
+   * last one past the end.
    */
   entryFor(invocation: number, output?: string, stage?: AgentRequest["stage"]): ScriptEntry {
     const byStage = stage

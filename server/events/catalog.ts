@@ -566,6 +566,8 @@ export const eventCatalog = {
       limit: z.enum(["calls", "tokens", "wall"]),
       used: z.object({ calls: z.number().int().nonnegative(), tokens: z.number().int().nonnegative(), wallMs: z.number().nonnegative() }),
       budget: ZBudget,
+      /** The state the budget could not pay for (a resume enters it). */
+      state: z.string().optional(),
     }),
     summary: (d) => `Budget exhausted (${d.limit}): ${d.used.calls} calls, ${d.used.tokens} tokens, ${Math.round(d.used.wallMs / 1000)} s`,
   }),

@@ -370,8 +370,16 @@ export interface Resumed {
   version: number;
 }
 
-/** The state whose work an interrupted session stopped in: before a cancel or a failure (and before a person's stop after a failure). */
+/**
+ * The state whose work an interrupted session stopped in: the one the budget could not pay
+ * for, else the one left for the cancel or the failure (before a person's stop after a failure).
+ */
 function interruptedIn(def: WorkflowDefinition, history: RecordedEvent[]): string | null {
+  const last = history.findLast((e) => e.type === "SessionFinalized");
+  if ((last?.data as { outcome?: string } | undefined)?.outcome === "budget_exhausted") {
+    const unpaid = (history.findLast((e) => e.type === "BudgetExhausted")?.data as { state?: string } | undefined)?.state;
+    if (unpaid) return unpaid;
+  }
   const moves = history.filter((e) => e.type === "SessionStateChanged").map((e) => e.data as { from: string; to: string });
   for (const move of moves.reverse()) {
     const spec = def.states[move.from];

@@ -144,7 +144,7 @@ export function enter(ctx: DecideContext, state: ActiveTask, target: string, ent
   // The budget is reserved before each agent call: a call that would pass it is never scheduled.
   const spent = targetSpec.type === "step" && targetSpec.step.output !== "commands" ? budgetSpent(ctx, state) : null;
   if (spent && def.global.budget_exhausted) {
-    events.push({ type: "BudgetExhausted", data: spent });
+    events.push({ type: "BudgetExhausted", data: { ...spent, state: target } });
     target = def.global.budget_exhausted;
     targetSpec = def.states[target]!;
     reason = `budget exhausted (${spent.limit})`;

@@ -12,7 +12,8 @@ import { FORGE_DEMO_CHANGE, FORGE_DEMO_IDEA, FORGE_PRD_MD } from "../../server/d
 import { feedbackHistory } from "../../server/sessions/feedback";
 import { editArtifact, forgeStatus, newForge, passGate } from "../../server/tasks/forge";
 import { compareSessions } from "../../server/tasks/compare";
-import { modifySession, revertSession } from "../../server/tasks/fork";
+import { releaseOrphanedLease } from "../../server/runner/liveness";
+import { modifySession, resumeSession, revertSession } from "../../server/tasks/fork";
 import { foldTask, type StartedTask } from "../../server/workflow/engine";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { forgeAgents, quickForgeScripts, type ForgeScripts } from "../helpers/forge";
@@ -173,5 +174,32 @@ describe("modify and revert of a delivered Forge session", () => {
       code: "INVALID_INPUT",
       message: expect.stringContaining('workflow forge has no stage or state "nowhere" (stages: change, idea, prd,'),
     });
+  }, 120_000);
+
+  it("resume of a pipeline that ran out of budget: refused until the budget is larger, then it goes on from the stage it could not pay for; no stage runs twice", async () => {
+    const projectId = await forgeProject("forge-budget-resume");
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: [], budget: { maxCalls: 4 } }, testActor);
+    expect((await h.waitFor(sessionId, "out of budget", finished, 60_000)).outcome).toBe("budget_exhausted");
+    const before = await db.store.readStream(sessionId);
+    const unpaid = ofType<{ state?: string }>(before, "BudgetExhausted")[0]!.state;
+    expect(unpaid).toBeDefined();
+    const resumeDeps = { ...deps(), lease: (stepId: string) => releaseOrphanedLease(db.pool, stepId) };
+    await expect(resumeSession(resumeDeps, { sessionId }, testActor)).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: expect.stringContaining("resume with a larger budget"),
+    });
+    expect(await resumeSession(resumeDeps, { sessionId, budget: { maxCalls: 100 } }, testActor)).toMatchObject({
+      status: "resumed",
+      message: `resumed: ${unpaid} runs again (it had ended budget_exhausted)`,
+    });
+    expect((await h.waitFor(sessionId, "delivered after the resume", finished, 60_000)).outcome).toBe("completed");
+    const log = await db.store.readStream(sessionId);
+    const started = ofType<{ stage: string }>(log, "StageStarted").map((d) => d.stage);
+    expect(started).toEqual(["idea", "prd", "design", "plan", "coding", "check", "delivery"]);
+    // The states that completed before the budget ran out were not scheduled again.
+    const scheduled = ofType<{ input: { state: string } }>(log, "StepScheduled").map((d) => d.input.state);
+    const beforeStates = ofType<{ input: { state: string } }>(before, "StepScheduled").map((d) => d.input.state);
+    expect(scheduled.slice(0, beforeStates.length)).toEqual(beforeStates);
+    expect(scheduled.slice(beforeStates.length)[0]).toBe(unpaid);
   }, 120_000);
 });

@@ -400,6 +400,24 @@ describe("forge: stage by stage", () => {
     expect(spent.find((e) => e.type === "BudgetExhausted")).toMatchObject({ data: { limit: "tokens", used: { tokens: 950 } } });
   });
 
+  it("resume after the budget ran out: refused with the sums while the budget is still spent; with a larger one the interrupted stage runs again", () => {
+    const p = new Pipeline({ gates: [], budget: { maxCalls: 1 } });
+    const out = p.draft({ [A.idea]: "# Idea\n" });
+    expect(foldTask(p.history)).toMatchObject({ status: "finished", outcome: "budget_exhausted" });
+    // The idea was drafted; the PRD's first call is the one the budget could not pay for.
+    expect(out.find((e) => e.type === "BudgetExhausted")).toMatchObject({ data: { state: "prd_draft" } });
+    expect(() => p.do({ type: "Resume", state: "idea_draft" })).toThrow(
+      "the budget is spent (calls: 1 calls, 0 tokens so far): resume with a larger budget",
+    );
+    const resumed = p.do({ type: "Resume", state: "prd_draft", budget: { maxCalls: 5 } });
+    expect(resumed[0]).toEqual({ type: "SessionResumed", data: { from: "budget_exhausted", state: "prd_draft", budget: { maxCalls: 5 } } });
+    expect(stateChange(resumed)).toEqual(["budget_exhausted→prd_draft"]);
+    expect(resumed.at(-1)).toMatchObject({ type: "StepScheduled", data: { input: { state: "prd_draft" } } });
+    expect(p.state).toMatchObject({ status: "active", config: { budget: { maxCalls: 5 } } });
+    // Resuming what runs, or what finished well, is refused.
+    expect(() => p.do({ type: "Resume", state: "prd_draft" })).toThrow('the session is still running (in "prd_draft"): nothing to resume');
+  });
+
   it("edits: only at the stage's own wait state, on the current version; a completed stage refuses and the refusal is an event", () => {
     const p = new Pipeline({ gates: ["prd"] });
     const idea = blobRef("# Idea\n");
