@@ -1,7 +1,8 @@
 "use client";
 // A session's feedback history (sessions.feedback): every follow-up, gate feedback, guidance,
 // change request and review or critic finding, in order, with who gave it. Read again when a
-// fact is recorded (not for each streamed chunk); the latest first, a few unless expanded.
+// piece of feedback is recorded (`version`: the latest one's); the latest first, a few unless
+// expanded.
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { Panel } from "@/components/panel";

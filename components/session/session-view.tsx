@@ -5,6 +5,7 @@
 // follow-up, Escape to leave either.
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Kbd, Panel } from "@/components/panel";
+import { FEEDBACK_EVENT_TYPES } from "@/lib/feedback";
 import { FeedbackPanel } from "./feedback-panel";
 import { ForgePanel } from "./forge-panel";
 import type { SessionView as View } from "@/server/sessions/view/load";
@@ -72,6 +73,8 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   const hidden = entries.filter(isBookkeeping).length;
   // The pipeline view reads its status again when a fact is recorded, not for each chunk of streamed output.
   const factVersion = useMemo(() => entries.findLast((e) => e.detail.kind !== "agent_streamed")?.version ?? 0, [entries]);
+  // The feedback history, only when a piece of feedback is recorded.
+  const feedbackVersion = useMemo(() => entries.findLast((e) => FEEDBACK_EVENT_TYPES.includes(e.type))?.version ?? 0, [entries]);
 
   return (
     <SessionContextProvider value={{ sessionId, names }}>
@@ -133,7 +136,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
               </Panel>
             )}
             <SummaryPanel status={status} entries={entries} />
-            <FeedbackPanel sessionId={sessionId} version={factVersion} />
+            <FeedbackPanel sessionId={sessionId} version={feedbackVersion} />
             {canOperate && status.status === "active" ? (
               <Panel title="Keyboard">
                 <ul className="space-y-1 px-4 py-3 text-xs text-zinc-600 dark:text-zinc-300">

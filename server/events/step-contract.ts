@@ -115,7 +115,13 @@ export const ZStepInput = z.object({
       /** The step belongs to a modify session (a scripted agent may play its stage's modify script). */
       modifying: z.boolean().optional(),
       /** A modify session's report step: the runner writes patch.json from git (base → the code now) and the report's Patch section. */
-      patch: z.object({ baseCommit: z.string(), basePlan: z.record(z.string(), z.string()) }).optional(),
+      patch: z
+        .object({
+          baseCommit: z.string(),
+          /** The base plan's tasks against the plan as recorded now (kept, changed, added, removed). */
+          tasks: z.object({ kept: z.number().int(), changed: z.number().int(), added: z.number().int(), removed: z.number().int() }),
+        })
+        .optional(),
     })
     .optional(),
 });

@@ -12,8 +12,8 @@ import path from "node:path";
 import type { Db } from "../db/pool";
 import { getBlob, putBlob } from "../events/blobs";
 import type { AgentStepOutput, ForgeStepInput } from "../events/step-contract";
-import { ARTIFACT_PATHS, FORGE_DIR, parseArtifact, type Patch } from "../forge/artifacts";
-import { patchSection, planDelta, planDigest } from "../forge/patch";
+import { ARTIFACT_PATHS, FORGE_DIR, type Patch } from "../forge/artifacts";
+import { patchSection } from "../forge/patch";
 import { pathAllowed } from "../forge/loop";
 import { recordableOutput } from "../process/env";
 import { isInside } from "../workspaces";
@@ -135,24 +135,34 @@ function sha256(content: Buffer): string {
   return crypto.createHash("sha256").update(content).digest("hex");
 }
 
+/**
+ * A stage file as the agent left it: null when absent; an error when its path leads out of
+ * the worktree (a symbolic link), when it is no regular file, or when it is too large.
+ */
+async function readStageFile(workspace: string, p: string): Promise<Buffer | null> {
+  const target = insideWorkspace(workspace, p);
+  const stat = await fs.lstat(target).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? null : Promise.reject(err)));
+  if (!stat) return null;
+  if (!stat.isFile()) throw new Error(`${p} is not a regular file`);
+  if (stat.size > MAX_ARTIFACT_BYTES) throw new Error(`${p} is ${stat.size} bytes, over the ${MAX_ARTIFACT_BYTES}-byte limit`);
+  return fs.readFile(target);
+}
+
 /** Reads the stage's artifacts after the agent: each stored as a blob with its hash; what cannot be read is a warning. */
 async function collectArtifacts(pool: Db, workspace: string, forge: ForgeStepInput, warnings: string[]): Promise<ForgeOutput["artifacts"]> {
   const artifacts: ForgeOutput["artifacts"] = [];
   for (const p of forge.collect) {
     let content: Buffer;
     try {
-      const target = insideWorkspace(workspace, p);
-      const stat = await fs.lstat(target).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? null : Promise.reject(err)));
-      if (!stat) continue;
-      if (!stat.isFile()) throw new Error(`${p} is not a regular file`);
-      if (stat.size > MAX_ARTIFACT_BYTES) throw new Error(`${p} is ${stat.size} bytes, over the ${MAX_ARTIFACT_BYTES}-byte limit`);
-      content = await fs.readFile(target);
+      const read = await readStageFile(workspace, p);
+      if (!read) continue;
+      content = read;
       // Whatever the agent could read, the server's secrets never reach the record: a value
       // found is replaced in the file too, so the worktree, the commit and the blob agree.
       const { text, redactions } = recordableOutput(content.toString("utf8"));
       if (redactions) {
         content = Buffer.from(text, "utf8");
-        await fs.writeFile(target, content);
+        await fs.writeFile(insideWorkspace(workspace, p), content);
         warnings.push(`${p}: ${redactions} value(s) of the server's secrets replaced before it was recorded`);
       }
     } catch (err) {
@@ -174,8 +184,9 @@ const STATUS: Record<string, string> = { A: "added", M: "modified", D: "deleted"
 
 /**
  * A modify session's patch, from git: the code's diff from the base session's last commit to
- * HEAD (the code Check passed; the artifacts under .forge/ are no code), the plan tasks kept,
- * written as patch.json and appended to the agent's report as its "Patch" section.
+ * HEAD (the code Check passed; the artifacts under .forge/ are no code), with the plan tasks
+ * kept as the engine counted them, written as patch.json and appended to the agent's report
+ * as its "Patch" section.
  */
 async function writePatch(workspace: string, input: NonNullable<ForgeStepInput["patch"]>): Promise<void> {
   const head = (await runGit(workspace, ["rev-parse", "HEAD"])).stdout.trim();
@@ -186,22 +197,21 @@ async function writePatch(workspace: string, input: NonNullable<ForgeStepInput["
   for (let i = 0; i + 1 < names.length; i += 2) status.set(names[i + 1]!, STATUS[names[i]!] ?? names[i]!);
   const files = numstat.map((entry) => {
     const [added, removed, ...rest] = entry.split("\t");
-    const p = rest.join("	");
+    const p = rest.join("\t");
     // Binary files count "-" lines.
     return { path: p, status: status.get(p) ?? "modified", added: Number(added) || 0, removed: Number(removed) || 0 };
   });
-  const planText = await fs.readFile(insideWorkspace(workspace, ARTIFACT_PATHS.plan), "utf8").catch(() => null);
-  const plan = planText ? (parseArtifact(ARTIFACT_PATHS.plan, planText).json ?? null) : null;
   const patch: Patch = {
     baseCommit: input.baseCommit,
     headCommit: head,
     files,
     added: files.reduce((n, f) => n + f.added, 0),
     removed: files.reduce((n, f) => n + f.removed, 0),
-    tasks: planDelta(input.basePlan, planDigest(plan)),
+    tasks: input.tasks,
   };
   await writeInside(workspace, ARTIFACT_PATHS.patch, `${JSON.stringify(patch, null, 2)}\n`);
-  const report = await fs.readFile(insideWorkspace(workspace, ARTIFACT_PATHS.changeReport), "utf8").catch(() => "");
+  // Read as every artifact is: a link out of the worktree, or no regular file, fails the step.
+  const report = (await readStageFile(workspace, ARTIFACT_PATHS.changeReport))?.toString("utf8") ?? "";
   await writeInside(workspace, ARTIFACT_PATHS.changeReport, `${report.trimEnd()}${report.trim() ? "\n\n" : ""}${patchSection(patch)}`);
 }
 

@@ -1,5 +1,5 @@
-// A session's feedback history (req F5–F8, E4): every piece of feedback its events hold, in
-// order — a person's follow-ups, gate feedback and guidance, a change request, and the
+// A session's feedback history (req F5–F8, E4): every piece of feedback its events hold
+// (lib/feedback.ts lists their types), in order — a person's follow-ups, gate feedback and guidance, a change request, and the
 // reviewers' and critics' findings — with who gave it, when, and where in the work. Pure: a
 // function of the events (fork-inherited ones included), shown on the session page and
 // written to the export as feedback_history.json.

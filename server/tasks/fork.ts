@@ -18,7 +18,7 @@ import type { WorkflowDefinition } from "../workflow/definition";
 import { decide, evolve, foldTask, type DecideContext, type Emitted, type StartedTask, type TaskState } from "../workflow/engine";
 import { ensureCommit, fingerprintProject } from "../workspaces";
 import { getBlob } from "../events/blobs";
-import { act, loadTask, newSessionId, type TaskDeps, ZSessionRef } from "./commands";
+import { act, newSessionId, type TaskDeps, ZSessionRef } from "./commands";
 
 const ZNote = z.string().trim().max(2000).optional();
 
@@ -374,9 +374,8 @@ export interface Resumed {
  * The state whose work an interrupted session stopped in: the one the budget could not pay
  * for, else the one left for the cancel or the failure (before a person's stop after a failure).
  */
-function interruptedIn(def: WorkflowDefinition, history: RecordedEvent[]): string | null {
-  const last = history.findLast((e) => e.type === "SessionFinalized");
-  if ((last?.data as { outcome?: string } | undefined)?.outcome === "budget_exhausted") {
+function interruptedIn(def: WorkflowDefinition, history: RecordedEvent[], outcome: string): string | null {
+  if (outcome === "budget_exhausted") {
     const unpaid = (history.findLast((e) => e.type === "BudgetExhausted")?.data as { state?: string } | undefined)?.state;
     if (unpaid) return unpaid;
   }
@@ -428,15 +427,12 @@ export interface ResumeDeps extends TaskDeps {
 export async function resumeSession(deps: ResumeDeps, raw: z.input<typeof ZResumeInput>, actor: Actor): Promise<Resumed> {
   const input = ZResumeInput.parse(raw);
   const sessionId = input.sessionId ?? (await latestInterrupted(deps, input.workflow));
-  const state = await loadTask(deps.store, sessionId);
-  const def = definitionFor(state);
+  const history = await readHistory(deps, sessionId);
+  const state = foldTask(history);
   if (state.status === "finished") {
-    const target = interruptedIn(def, await deps.store.readStream(sessionId));
-    if (!target || !INTERRUPTED_OUTCOMES.includes(state.outcome)) {
-      // The decider explains why not.
-      decide(state, { type: "Resume", state: target ?? state.fsm }, decideContext(def));
-    }
-    const r = await act(deps, sessionId, actor, { type: "Resume", state: target!, ...(input.budget ? { budget: input.budget } : {}) });
+    // The decider refuses a session that was not interrupted, and a budget still spent.
+    const target = interruptedIn(definitionFor(state), history, state.outcome) ?? state.fsm;
+    const r = await act(deps, sessionId, actor, { type: "Resume", state: target, ...(input.budget ? { budget: input.budget } : {}) });
     return { sessionId, status: "resumed", message: `resumed: ${target} runs again (it had ended ${state.outcome})`, version: r.version };
   }
   if (state.status !== "active") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);

@@ -129,7 +129,6 @@ export const initialTaskState: TaskState = { status: "none", version: 0, fsm: ""
 
 /** The progress of a task that just started. */
 function started(state: NoTask, config: TaskConfig, recordedAt: string): ActiveTask {
-  const startedAtMs = Date.parse(recordedAt);
   return {
     ...state,
     status: "active",
@@ -145,7 +144,7 @@ function started(state: NoTask, config: TaskConfig, recordedAt: string): ActiveT
     lastTestPlan: null,
     openIssues: [],
     taskSpec: null,
-    pipeline: { ...emptyPipeline, startedAtMs: Number.isFinite(startedAtMs) ? startedAtMs : null },
+    pipeline: { ...emptyPipeline, startedAtMs: msOf(recordedAt) },
   };
 }
 

@@ -4,6 +4,7 @@
 import { AppError, type ErrorClass } from "../errors";
 import type { ForgeStepInput, StepInput } from "../events/step-contract";
 import { ARTIFACT_PATHS, type ChangeRequest, type CodeMetadata } from "../forge/artifacts";
+import { planDelta, planDigest } from "../forge/patch";
 import type { DecideContext, Emitted } from "./commands";
 import type { StageSpec, StateSpec, StepSpec, Transition, WorkflowDefinition } from "./definition";
 import { promptFor, threadContext } from "./prompt";
@@ -364,7 +365,12 @@ function forgeInput(state: ActiveTask, stageName: string, stage: StageSpec, spec
     feedbackHistory: `${JSON.stringify(pipeline.feedback, null, 2)}\n`,
     ...(pipeline.change ? { modifying: true } : {}),
     ...(pipeline.change && drafts && stage.artifacts.includes(ARTIFACT_PATHS.patch)
-      ? { patch: { baseCommit: pipeline.change.baseCommit, basePlan: pipeline.change.basePlan } }
+      ? {
+          patch: {
+            baseCommit: pipeline.change.baseCommit,
+            tasks: planDelta(pipeline.change.basePlan, planDigest(pipeline.artifacts[ARTIFACT_PATHS.plan]?.json)),
+          },
+        }
       : {}),
   };
 }
