@@ -33,17 +33,27 @@ const layers = {
     pattern: "server/runner",
     allow: [...base, "process", "events", "agents", "brains", "commands", "workspaces", "workflow", "forge"],
   },
+  /** Conversations (req C1–C8): modes on the event store, their calls run as steps by the runners. */
+  conversations: {
+    pattern: "server/conversations",
+    allow: [...base, "process", "events", "agents", "brains", "modes", "config", "projects", "workspaces", "runner"],
+  },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner"] },
+  /** What every runner executes and how outcomes are reacted to: workflows and conversations. */
+  "app-runner": { pattern: "server/app-runner.ts", allow: [...base, "events", "runner", "workflow", "conversations"] },
   /** The runner process's entry point: composes the store, the executors and the reactor. */
-  "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "workflow", "projects", "runner", "store"] },
+  "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "workflow", "projects", "runner", "store", "app-runner"] },
   health: { pattern: "server/health.ts", allow: [...base, "runner"] },
-  demo: { pattern: "server/demo", allow: [...base, "process", "events", "agents", "projects", "tasks", "workspaces", "store", "forge"] },
+  demo: {
+    pattern: "server/demo",
+    allow: [...base, "process", "events", "agents", "projects", "tasks", "workspaces", "store", "forge", "conversations"],
+  },
   api: {
     pattern: "server/api",
     allow: [
       ...base,
       ...["events", "agents", "brains", "auth", "workflow", "config", "sessions", "projects", "tasks", "export", "runner"],
-      ...["workspaces", "store", "health"],
+      ...["workspaces", "store", "health", "modes", "conversations"],
     ],
   },
 };

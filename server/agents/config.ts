@@ -20,10 +20,14 @@ export const ZAgentManifest = z.strictObject({
 });
 
 /** Fields every agent kind has. */
+/** Skill tags: what expert routing (a conversation's expert_routing mode) matches a message against. */
+export const ZSkills = z.array(z.string().trim().min(1).max(50)).max(20);
+
 const ZAgentBase = z.object({
   id: ZAgentId,
   name: z.string().min(1).max(200).optional(),
   manifest: ZAgentManifest.optional(),
+  skills: ZSkills.optional(),
 });
 
 /**

@@ -4,7 +4,7 @@
 // projects.json and version.json. Every object is strict: an unknown key is an error (it
 // is usually a typo, and silently ignoring it would run something other than intended).
 import { z } from "zod";
-import { oneBaseUrl, ZCliProviderFields, ZScriptEntry } from "../agents/config";
+import { oneBaseUrl, ZCliProviderFields, ZScriptEntry, ZSkills } from "../agents/config";
 import { isServerSecret, SERVER_SECRET_ENV } from "../process/env";
 import { AGENT_ROLES, MAX_AGENT_OUTPUT_BYTES } from "../agents/types";
 import { ZAllowlist } from "../commands/allowlist";
@@ -317,6 +317,8 @@ export const ZAgentDefinition = z.strictObject({
   defaultBrain: ZConfigId.nullable().optional(),
   /** Among agents of one role, the highest priority runs (ties: first in the file). */
   priority: z.number().int().min(-1000).max(1000).default(0),
+  /** Skill tags, for a conversation's expert routing. */
+  skills: ZSkills.default([]),
   /** The execution FSM the agent's runs follow (runtimes.json or built in). */
   fsm: ZConfigId.default(BUILTIN_FSM_ID),
 });

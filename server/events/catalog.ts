@@ -15,6 +15,7 @@ import {
   ZTestCommandRecord,
   ZWorkspaceCommit,
 } from "./step-contract";
+import { conversationCatalog } from "./conversation-catalog";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
 
 export const ZActor = z.object({
@@ -576,6 +577,7 @@ export const eventCatalog = {
     schema: z.object({ stage: z.string().nullable(), message: z.string() }),
     summary: (d) => `Warning${d.stage ? ` (${d.stage})` : ""}: ${d.message}`,
   }),
+  ...conversationCatalog,
 } as const;
 
 export type AppEventCatalog = typeof eventCatalog;

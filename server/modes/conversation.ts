@@ -31,27 +31,35 @@ export type ConversationEvent =
   | { type: "MessagePosted"; data: { by: string; text: string; mentions: string[] } }
   | { type: "AgentCallScheduled"; data: { callId: string; agent: string; prompt: string; caller: string; chain: string[] } }
   | { type: "AgentReplied"; data: { callId: string; agent: string; text: string; mentions: string[] } }
+  /** A call's agent failed for good (its step gave up): the mode hears an empty reply. */
+  | { type: "AgentCallFailed"; data: { callId: string; agent: string; errorClass: string; message: string } }
   | {
       type: "ReplyDiscarded";
       data: { callId: string; agent: string | null; errorClass: "late" | "unknown_call" | "output_too_large"; reason: string };
     }
   | { type: "ModeNoted"; data: { note: ModeNote } }
+  /** A mode set a deadline (voting's timeout): a timer is scheduled for it. */
+  | { type: "ModeDeadlineSet"; data: { token: string; afterMs: number } }
   /** A mode's deadline passed (voting's timeout): the mode decides with what it has. */
-  | { type: "ModeTimedOut"; data: Record<string, never> }
+  | { type: "ModeTimedOut"; data: { token: string } }
   | { type: "ProgressNoted"; data: { kind: "artifact" | "test_result" | "decision"; detail: string } }
   | { type: "ModeSwitched"; data: { from: string; to: string; config: unknown; by: string } }
   | { type: "SystemMessage"; data: { text: string } }
   | { type: "ConversationStalled"; data: { reason: string; turns: number; cycle: string[] | null } }
-  | { type: "ConversationTerminated"; data: { reason: string; by: string } };
+  /** `cancelled`: the calls no runner had claimed, cancelled with it (a claimed one runs out; its reply is discarded). */
+  | { type: "ConversationTerminated"; data: { reason: string; by: string; cancelled: string[] } };
 
 export type ConversationCommand =
   | { type: "Start"; agents: ConversationAgent[]; mode?: string; config?: unknown; stallAfter?: number }
   | { type: "Post"; by: string; text: string }
   | { type: "Reply"; callId: string; text: string }
-  | { type: "Timeout" }
+  | { type: "CallFailed"; callId: string; errorClass: string; message: string }
+  /** The deadline `token` passed: ignored when the mode has moved past it. */
+  | { type: "Timeout"; token: string }
   | { type: "NoteProgress"; kind: "artifact" | "test_result" | "decision"; detail: string }
   | { type: "SwitchMode"; mode: string; config?: unknown; by: string }
-  | { type: "Terminate"; reason: string; by: string };
+  /** `unclaimed`: the calls no runner has claimed yet (from the steps queue): they are cancelled. */
+  | { type: "Terminate"; reason: string; by: string; unclaimed?: string[] };
 
 export interface ConversationState {
   status: "none" | "open" | "terminated";
@@ -118,6 +126,14 @@ export function evolveConversation(state: ConversationState, event: Conversation
       const modeState = modeOf(state).onAgentResponse(state.modeState, state.config as never, reply, { agents: state.agents }).state;
       return { ...state, inFlight, modeState, turns: state.turns + 1 };
     }
+    case "AgentCallFailed": {
+      const { [event.data.callId]: _done, ...inFlight } = state.inFlight;
+      const reply = { agent: event.data.agent, text: "", mentions: [] };
+      const modeState = modeOf(state).onAgentResponse(state.modeState, state.config as never, reply, { agents: state.agents }).state;
+      return { ...state, inFlight, modeState, turns: state.turns + 1 };
+    }
+    case "ModeDeadlineSet":
+      return state;
     case "ReplyDiscarded": {
       const { [event.data.callId]: _done, ...inFlight } = state.inFlight;
       return { ...state, inFlight };
@@ -132,8 +148,10 @@ export function evolveConversation(state: ConversationState, event: Conversation
     }
     case "ConversationStalled":
       return { ...state, stalled: true };
-    case "ConversationTerminated":
-      return { ...state, status: "terminated" };
+    case "ConversationTerminated": {
+      const inFlight = Object.fromEntries(Object.entries(state.inFlight).filter(([id]) => !event.data.cancelled.includes(id)));
+      return { ...state, status: "terminated", inFlight };
+    }
     case "SystemMessage":
       return state;
   }
@@ -151,6 +169,7 @@ function applyDecision(
   chainOf: (agent: string) => string[],
 ): ConversationEvent[] {
   const events: ConversationEvent[] = decision.notes.map((note) => ({ type: "ModeNoted", data: { note } }));
+  if (decision.deadline) events.push({ type: "ModeDeadlineSet", data: decision.deadline });
   const progressed = decision.notes.some((n) => PROGRESS_NOTES.has(n.kind));
   if (!decision.calls.length || state.stalled) return events;
   // An agent called back into its own chain of calls: a loop, whatever the turn count.
@@ -284,11 +303,31 @@ export function decideConversation(state: ConversationState, command: Conversati
       const chainOf = (agent: string) => (agent === call.agent ? call.chain : [agent]);
       return [replied, ...notes, ...applyDecision(evolveConversation(state, replied), decision, ctx, chainOf)];
     }
+    case "CallFailed": {
+      const call = state.inFlight[command.callId];
+      // Nothing waits for it (answered, or the conversation ended): nothing to record.
+      if (!call || state.status === "terminated") return [];
+      const failed: ConversationEvent = {
+        type: "AgentCallFailed",
+        data: { callId: command.callId, agent: call.agent, errorClass: command.errorClass, message: command.message },
+      };
+      const decision = modeOf(state).onAgentResponse(
+        state.modeState,
+        state.config as never,
+        { agent: call.agent, text: "", mentions: [] },
+        { agents: state.agents },
+      );
+      const said: ConversationEvent = {
+        type: "SystemMessage",
+        data: { text: `@${call.agent} could not answer (${command.errorClass}): ${command.message}` },
+      };
+      return [failed, said, ...applyDecision(evolveConversation(state, failed), decision, ctx, () => [])];
+    }
     case "Timeout": {
-      requireOpen(state);
+      if (state.status !== "open") return [];
       const mode = modeOf(state);
-      if (!mode.onTimeout) return [];
-      const timedOut: ConversationEvent = { type: "ModeTimedOut", data: {} };
+      if (!mode.onTimeout || state.modeState.currentStep !== command.token) return [];
+      const timedOut: ConversationEvent = { type: "ModeTimedOut", data: { token: command.token } };
       const decision = mode.onTimeout(state.modeState, state.config as never, { agents: state.agents });
       return [timedOut, ...applyDecision(evolveConversation(state, timedOut), decision, ctx, () => [])];
     }
@@ -308,7 +347,12 @@ export function decideConversation(state: ConversationState, command: Conversati
     }
     case "Terminate":
       requireOpen(state);
-      return [{ type: "ConversationTerminated", data: { reason: command.reason, by: command.by } }];
+      return [
+        {
+          type: "ConversationTerminated",
+          data: { reason: command.reason, by: command.by, cancelled: (command.unclaimed ?? []).filter((id) => state.inFlight[id]) },
+        },
+      ];
   }
 }
 

@@ -57,6 +57,11 @@ export interface ModeDecision {
   state: ModeState;
   calls: ModeCall[];
   notes: ModeNote[];
+  /**
+   * A deadline the mode sets (voting's timeout): after `afterMs`, `onTimeout` decides with
+   * what has come, unless the mode's current step is no longer `token` by then.
+   */
+  deadline?: { token: string; afterMs: number };
 }
 
 export interface PersonMessage {

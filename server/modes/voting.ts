@@ -159,6 +159,9 @@ export const voting: CollaborationMode<VotingConfig> = {
   initialize: () => ({ currentStep: null, stepHistory: [], custom: {} }),
   onUserMessage(state, config, message, ctx) {
     const previous = votingOf(state);
+    // While a round is open, a message is part of the conversation, not a new question:
+    // the round closes when every voter answered or at its timeout.
+    if (previous.open) return { state, calls: [], notes: [] };
     const round = previous.round + 1;
     const voters = votersOf(config, ctx);
     const next: VotingState = { round, open: true, question: message.text, ballots: {}, rejected: [] };
@@ -167,6 +170,7 @@ export const voting: CollaborationMode<VotingConfig> = {
       // Each voter sees the question only: no ballot of another.
       calls: voters.map((v) => ({ agent: v.id, prompt: `${message.text}\n\n${BALLOT_FORMAT}`, caller: "person", metadata: { round } })),
       notes: [],
+      deadline: { token: `round-${round}`, afterMs: config.timeoutMs },
     };
   },
   onAgentResponse(state, config, reply, ctx) {

@@ -6,8 +6,7 @@ import { createAppEventStore } from "../app-store";
 import { logger } from "../log";
 import { APP_VERSION } from "../version";
 import { detectShells } from "../agents/shells/detect";
-import { workflowExecutors } from "./workflow-executors";
-import { reactToReactionFailure, reactToStepOutcome } from "../workflow/reactor";
+import { appExecutors, reactToAppFailure, reactToAppStep } from "../app-runner";
 import { builtinExecutors } from "./executors";
 import { webhookExecutor } from "./webhook";
 import { projectWebhook } from "../projects/projects";
@@ -28,15 +27,15 @@ const runner = new Runner(store, pool, env.DATABASE_URL, {
   executors: {
     ...builtinExecutors,
     webhook: webhookExecutor({ webhookFor: (projectId) => projectWebhook(pool, projectId), publicUrl: process.env.NEXTAUTH_URL }),
-    ...workflowExecutors({
+    ...appExecutors({
       pool,
       store,
       workspacesRoot: env.CATCAFE_WORKSPACES_DIR,
       repositoryPath: (repoPath) => env.CATCAFE_REPOSITORY_PATHS[repoPath] ?? repoPath,
     }),
   },
-  react: reactToStepOutcome,
-  onReactionError: reactToReactionFailure,
+  react: reactToAppStep,
+  onReactionError: reactToAppFailure,
   stateDir: env.CATCAFE_RUNNER_STATE_DIR,
   ...(env.CATCAFE_RUNNER_DETECT_SHELLS === "1" ? { detectShells: () => detectShells() } : {}),
   log: (msg, fields) => log.info(fields ?? {}, msg),

@@ -62,6 +62,13 @@ export const sessionsProjection: Projection = {
     "SessionFinalized",
     "SessionResumed",
     "AttentionAcknowledged",
+    // Conversations (req C1–C8): their project, mode, and whether they wait for a person.
+    "ConversationStarted",
+    "ConversationSetup",
+    "ModeSwitched",
+    "ConversationStalled",
+    "MessagePosted",
+    "ConversationTerminated",
   ],
   tables: ["sessions"],
   async apply(tx, events) {
@@ -142,6 +149,44 @@ export const sessionsProjection: Projection = {
             name: "catcafe_sessions_ack",
             text: "UPDATE sessions SET acked_by = $2, acked_at = $3 WHERE id = $1",
             values: [event.streamId, actorLabel(event.metadata.actor), event.recordedAt],
+          });
+          break;
+        case "ConversationStarted":
+        case "ModeSwitched":
+          await tx.query({
+            name: "catcafe_sessions_conversation_mode",
+            text: "UPDATE sessions SET mode = $2 WHERE id = $1",
+            values: [event.streamId, event.type === "ModeSwitched" ? event.data.to : event.data.mode],
+          });
+          break;
+        case "ConversationSetup":
+          await tx.query({
+            name: "catcafe_sessions_conversation_project",
+            text: "UPDATE sessions SET project_id = $2 WHERE id = $1",
+            values: [event.streamId, event.data.project.id],
+          });
+          break;
+        case "ConversationStalled":
+          // Stalled: nobody is called until a person writes, so a person is needed.
+          await tx.query({
+            name: "catcafe_sessions_stalled",
+            text: `UPDATE sessions SET state = 'stalled', attention = 'waiting', attention_since = $2, acked_by = NULL, acked_at = NULL
+                   WHERE id = $1`,
+            values: [event.streamId, event.recordedAt],
+          });
+          break;
+        case "MessagePosted":
+          await tx.query({
+            name: "catcafe_sessions_unstalled",
+            text: "UPDATE sessions SET state = 'open', attention = NULL, attention_since = NULL WHERE id = $1 AND state = 'stalled'",
+            values: [event.streamId],
+          });
+          break;
+        case "ConversationTerminated":
+          await tx.query({
+            name: "catcafe_sessions_terminated",
+            text: "UPDATE sessions SET state = 'terminated', outcome = 'terminated', attention = NULL, attention_since = NULL WHERE id = $1",
+            values: [event.streamId],
           });
           break;
         default:

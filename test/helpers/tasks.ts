@@ -11,8 +11,7 @@ import { projectWebhook, upsertProject, type TProjectInput } from "../../server/
 import { webhookExecutor } from "../../server/runner/webhook";
 import { builtinExecutors } from "../../server/runner/executors";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
-import { workflowExecutors } from "../../server/runner/workflow-executors";
-import { reactToReactionFailure, reactToStepOutcome } from "../../server/workflow/reactor";
+import { appExecutors, reactToAppFailure, reactToAppStep } from "../../server/app-runner";
 import { foldTask, type ActiveTask, type FinishedTask, type NoTask } from "../../server/workflow/engine";
 import type { RecordedEvent } from "../../server/events/types";
 import type { TestDatabase } from "./db";
@@ -118,15 +117,15 @@ export function createHarness(db: TestDatabase): Harness {
       const runner = new Runner(store, pool, db.url, {
         executors: {
           ...builtinExecutors,
-          ...workflowExecutors({ pool, store, workspacesRoot }),
+          ...appExecutors({ pool, store, workspacesRoot }),
           webhook: webhookExecutor({
             webhookFor: (id) => projectWebhook(pool, id),
             publicUrl: "http://catcafe.test",
             requestTimeoutMs: 1_000,
           }),
         },
-        react: reactToStepOutcome,
-        onReactionError: reactToReactionFailure,
+        react: reactToAppStep,
+        onReactionError: reactToAppFailure,
         retryBaseMs: 100,
         leaseMs: 5_000,
         stateDir: harness.stateDir,

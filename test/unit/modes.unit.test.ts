@@ -297,11 +297,38 @@ describe("voting", () => {
     chat.run({ type: "Post", by: "user:1", text: "Which?" });
     chat.reply("ada", ballot("a"));
     chat.reply("bo", ballot("b"));
-    const out = chat.run({ type: "Timeout" });
+    const out = chat.run({ type: "Timeout", token: "round-1" });
     expect(types(out)).toEqual(["ModeTimedOut", "ModeNoted"]);
     expect(notes(out)[0]).toMatchObject({ outcome: "winner", winner: "b", absent: ["cy"], reason: "the most weight (2)" });
     // The replay folds the same: the round is closed, and cy's late ballot changes nothing.
     expect(notes(chat.reply("cy", ballot("a")))).toEqual([]);
+  });
+
+  it("a round sets its deadline; a timer of an earlier round does nothing; a question while a round is open is not a new round", () => {
+    const chat = new Chat("voting", { timeoutMs: 5_000 });
+    const posted = chat.run({ type: "Post", by: "user:1", text: "Which?" });
+    expect(posted.find((e) => e.type === "ModeDeadlineSet")?.data).toEqual({ token: "round-1", afterMs: 5_000 });
+    expect(calls(chat.run({ type: "Post", by: "user:1", text: "Also: why?" }))).toEqual([]);
+    expect(chat.run({ type: "Timeout", token: "round-0" })).toEqual([]);
+    chat.reply("ada", ballot("a"));
+    chat.reply("bo", ballot("a"));
+    chat.reply("cy", ballot("b"));
+    // Every ballot came: the round closed before its timer fired, which then does nothing.
+    expect(chat.run({ type: "Timeout", token: "round-1" })).toEqual([]);
+    expect(calls(chat.run({ type: "Post", by: "user:1", text: "Next?" }))).toEqual(["person→ada", "person→bo", "person→cy"]);
+  });
+
+  it("a voter whose call failed counts as answered: the tally does not wait for the timeout", () => {
+    const chat = new Chat("voting");
+    chat.run({ type: "Post", by: "user:1", text: "Which?" });
+    chat.reply("ada", ballot("a"));
+    chat.reply("bo", ballot("b"));
+    const out = chat.run({ type: "CallFailed", callId: chat.callTo("cy"), errorClass: "timeout", message: "no answer" });
+    expect(types(out)).toEqual(["AgentCallFailed", "SystemMessage", "ModeNoted", "ModeNoted"]);
+    expect(notes(out).map((n) => n.kind)).toEqual(["ballot_rejected", "tallied"]);
+    expect(chat.state.inFlight).toEqual({});
+    // A failure reported for a call nobody waits for records nothing.
+    expect(chat.run({ type: "CallFailed", callId: "c404", errorClass: "timeout", message: "x" })).toEqual([]);
   });
 
   it("the same ballots give the same winner on every replay, whatever the order they came in; passing tests outrank votes", () => {

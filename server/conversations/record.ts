@@ -1,0 +1,231 @@
+// A conversation as its stream records it, and how a decision is recorded: the decider's
+// events, each agent call with the step the runners claim (same id: a call is a step), each
+// mode deadline with a timer step due when it passes, and a termination with the cancel of
+// every call no runner has claimed yet (a claimed one runs out; its reply is then discarded).
+import crypto from "node:crypto";
+import type { Db, Queryable, Tx } from "../db/pool";
+import { AppError, isAppError } from "../errors";
+import type { Actor, AppEvent, AppEventOf } from "../events/catalog";
+import type { EventStore } from "../events/store";
+import type { NewEvent, RecordedEvent } from "../events/types";
+import type { ThreadMessage } from "../agent-calls";
+import {
+  decideConversation,
+  evolveConversation,
+  initialConversation,
+  type ConversationCommand,
+  type ConversationEvent,
+  type ConversationState,
+} from "../modes/conversation";
+import { ZConversationCallInput, type ConversationCallInput, type CallOutput } from "./steps";
+
+export interface ConversationDeps {
+  store: EventStore;
+  pool: Db;
+}
+
+export const CONVERSATION_WORKFLOW = "conversation";
+export const CALL_STEP = "conversation_call";
+export const TIMER_STEP = "conversation_timer";
+/** Messages of the conversation an agent is shown with its call (the last ones). */
+const CONTEXT_MESSAGES = 20;
+
+type Setup = AppEventOf<"ConversationSetup">["data"];
+
+export interface LoadedConversation {
+  id: string;
+  version: number;
+  state: ConversationState;
+  setup: Setup | null;
+  /** The thread so far, as agents are shown it. */
+  thread: ThreadMessage[];
+  /** Calls made so far per agent and output: a scripted agent answers its n-th call of a kind with entry n. */
+  invocations: Record<string, number>;
+  /** When the conversation last changed (its last event). */
+  lastAt: string | null;
+}
+
+const CONVERSATION_TYPES: ReadonlySet<string> = new Set<ConversationEvent["type"]>([
+  "ConversationStarted",
+  "MessagePosted",
+  "AgentCallScheduled",
+  "AgentReplied",
+  "AgentCallFailed",
+  "ReplyDiscarded",
+  "ModeNoted",
+  "ModeDeadlineSet",
+  "ModeTimedOut",
+  "ProgressNoted",
+  "ModeSwitched",
+  "SystemMessage",
+  "ConversationStalled",
+  "ConversationTerminated",
+]);
+
+export function isConversationEvent(event: { type: string }): event is ConversationEvent {
+  return CONVERSATION_TYPES.has(event.type);
+}
+
+/** What a call asks its agent for, by the mode that made it: the scripted brain answers by it. */
+export function callOutput(mode: string): CallOutput {
+  return mode === "voting" ? "ballot" : mode === "sop" ? "sop" : "reply";
+}
+
+export function foldRecorded(id: string, events: readonly RecordedEvent[]): LoadedConversation {
+  const loaded: LoadedConversation = { id, version: 0, state: initialConversation, setup: null, thread: [], invocations: {}, lastAt: null };
+  for (const event of events as (RecordedEvent & AppEvent)[]) {
+    loaded.version = event.version;
+    loaded.lastAt = event.recordedAt;
+    if (event.type === "ConversationSetup") loaded.setup = event.data;
+    if (!isConversationEvent(event)) continue;
+    if (event.type === "AgentCallScheduled") {
+      const key = `${event.data.agent}:${callOutput(loaded.state.mode)}`;
+      loaded.invocations[key] = (loaded.invocations[key] ?? 0) + 1;
+    }
+    const said = threadLine(event);
+    if (said) loaded.thread.push(said);
+    loaded.state = evolveConversation(loaded.state, event);
+  }
+  if (loaded.thread.length > CONTEXT_MESSAGES) loaded.thread = loaded.thread.slice(-CONTEXT_MESSAGES);
+  return loaded;
+}
+
+function threadLine(event: ConversationEvent): ThreadMessage | null {
+  switch (event.type) {
+    case "MessagePosted":
+      return { from: "operator", text: event.data.text };
+    case "AgentReplied":
+      return { from: "system", text: `@${event.data.agent}: ${event.data.text}` };
+    case "SystemMessage":
+      return { from: "system", text: event.data.text };
+    default:
+      return null;
+  }
+}
+
+export async function loadConversation(store: EventStore, id: string, db?: Queryable): Promise<LoadedConversation> {
+  const loaded = foldRecorded(id, await store.readStream(id, db ? { db } : {}));
+  if (loaded.state.status === "none") throw new AppError("NOT_FOUND", `session ${id} is not a conversation`);
+  return loaded;
+}
+
+/** The app events that record `decided`: with the calls' steps, the deadlines' timers and the cancels. */
+export async function recordable(db: Queryable, loaded: LoadedConversation, decided: ConversationEvent[], now: Date): Promise<NewEvent[]> {
+  const out: NewEvent[] = [];
+  let state = loaded.state;
+  const invocations = { ...loaded.invocations };
+  for (const event of decided) {
+    // The decider's events are the catalog's (checked here at compile time, at append by zod).
+    const recorded: Pick<AppEvent, "type" | "data"> = event;
+    out.push(recorded);
+    if (event.type === "AgentCallScheduled") {
+      if (!loaded.setup) throw new AppError("INTERNAL", `conversation ${loaded.id} has no setup to call agents with`);
+      const runtime = loaded.setup.runtimes[event.data.agent];
+      if (!runtime) throw new AppError("INTERNAL", `conversation ${loaded.id} has no runtime for agent ${event.data.agent}`);
+      const output = callOutput(state.mode);
+      const key = `${event.data.agent}:${output}`;
+      const input: ConversationCallInput = {
+        callId: event.data.callId,
+        agentId: event.data.agent,
+        role: runtime.role,
+        agent: runtime.config,
+        prompt: event.data.prompt,
+        // A voter answers alone: it is shown the question, not the thread (nor the others' ballots).
+        context: output === "ballot" ? [] : loaded.thread,
+        invocation: invocations[key] ?? 0,
+        output,
+        workspace: { repoPath: loaded.setup.project.repoPath, head: loaded.setup.project.baseCommit },
+      };
+      invocations[key] = (invocations[key] ?? 0) + 1;
+      out.push({
+        type: "StepScheduled",
+        data: {
+          stepId: event.data.callId,
+          kind: CALL_STEP,
+          input: ZConversationCallInput.parse(input),
+          timeoutMs: loaded.setup.limits.stepTimeoutMs,
+          maxAttempts: loaded.setup.limits.maxAttempts,
+        },
+      });
+    }
+    if (event.type === "ModeDeadlineSet") {
+      out.push({
+        type: "StepScheduled",
+        data: {
+          stepId: crypto.randomUUID(),
+          kind: TIMER_STEP,
+          input: { token: event.data.token },
+          timeoutMs: 30_000,
+          maxAttempts: 3,
+          availableAt: new Date(now.getTime() + event.data.afterMs).toISOString(),
+        },
+      });
+    }
+    if (event.type === "ConversationTerminated") {
+      for (const stepId of event.data.cancelled) out.push({ type: "StepCancelled", data: { stepId } });
+      const timers = await db.query<{ id: string }>(
+        "SELECT id FROM steps WHERE session_id = $1 AND state = 'pending' AND kind = $2 ORDER BY id",
+        [loaded.id, TIMER_STEP],
+      );
+      for (const { id } of timers.rows) out.push({ type: "StepCancelled", data: { stepId: id } });
+    }
+    state = evolveConversation(state, event);
+  }
+  return out;
+}
+
+export const conversationContext = { newId: () => crypto.randomUUID() };
+
+/**
+ * The conversation's calls no runner has claimed yet. Read before deciding: a claim appends
+ * to the conversation's stream, so one that comes after this read makes the append conflict
+ * and the command is decided again.
+ */
+export async function unclaimedCalls(db: Queryable, id: string): Promise<string[]> {
+  const pending = await db.query<{ id: string }>("SELECT id FROM steps WHERE session_id = $1 AND state = 'pending' AND kind = $2", [
+    id,
+    CALL_STEP,
+  ]);
+  return pending.rows.map((r) => r.id).sort();
+}
+
+/** How often a command is decided again when the conversation grew while it was decided. */
+const ACT_ATTEMPTS = 8;
+
+/**
+ * Decides `command` on the conversation as it is and appends with the version read; on a
+ * conflict (a reply, a claim came first) it is decided again on the new state, so the
+ * decider's own refusal is the only one a person sees.
+ */
+export async function actOnConversation(
+  deps: ConversationDeps,
+  id: string,
+  actor: Actor,
+  command: ConversationCommand | ((loaded: LoadedConversation) => Promise<ConversationCommand>),
+): Promise<{ version: number; events: ConversationEvent[]; loaded: LoadedConversation }> {
+  for (let attempt = 1; ; attempt++) {
+    const loaded = await loadConversation(deps.store, id);
+    const decided = decideConversation(loaded.state, typeof command === "function" ? await command(loaded) : command, conversationContext);
+    try {
+      const events = await recordable(deps.pool, loaded, decided, new Date());
+      const result = events.length ? await deps.store.append(id, loaded.version, events, { actor }) : { version: loaded.version };
+      return { version: result.version, events: decided, loaded };
+    } catch (err) {
+      if (!isAppError(err, "CONFLICT") || attempt >= ACT_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** The same inside the runner's result transaction (the stream is locked by the outcome just appended). */
+export async function actOnConversationInTx(
+  tx: Tx,
+  store: EventStore,
+  id: string,
+  command: ConversationCommand,
+  metadata: { actor: Actor; correlationId?: string; causationId?: string },
+): Promise<void> {
+  const loaded = await loadConversation(store, id, tx);
+  const decided = decideConversation(loaded.state, command, conversationContext);
+  if (!decided.length) return;
+  await store.appendInTx(tx, id, loaded.version, await recordable(tx, loaded, decided, new Date()), metadata);
+}

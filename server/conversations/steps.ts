@@ -1,0 +1,130 @@
+// What runners do with a conversation's steps: a call (`conversation_call`) invokes the agent
+// with its prompt and the thread so far, in the conversation's worktree (the project at the
+// commit the conversation started from), and hands back its reply as a blob; a timer
+// (`conversation_timer`) is due when a mode's deadline passes and only says so. What the
+// conversation makes of either is decided in the result's transaction (./reactor.ts).
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { ZAgentRole, ZThreadMessage } from "../agent-calls";
+import { createAgent, ZAgentConfig } from "../agents";
+import { AgentError } from "../agents/types";
+import { databaseCallGate } from "../brains/rate-limit";
+import type { Db } from "../db/pool";
+import { putBlob, ZBlobRef } from "../events/blobs";
+import { ZAgentSnapshot } from "../events/step-contract";
+import { recordableOutput } from "../process/env";
+import type { ClaimedStep } from "../runner/dispatch";
+import { StepExecutionError, type StepExecutor } from "../runner/executors";
+import { withWorktreeLock } from "../runner/repo-lock";
+import { createWorkspace, ensureCommit } from "../workspaces";
+
+export const CALL_OUTPUTS = ["reply", "ballot", "sop"] as const;
+export type CallOutput = (typeof CALL_OUTPUTS)[number];
+
+export const ZConversationCallInput = z.object({
+  callId: z.uuid(),
+  agentId: z.string().min(1),
+  /** The role the agent has in the project (agents are told it; the scripted brain ignores it). */
+  role: z.string().min(1),
+  agent: ZAgentSnapshot,
+  prompt: z.string(),
+  context: z.array(ZThreadMessage),
+  /** Earlier calls of this agent for this output in the conversation. */
+  invocation: z.number().int().nonnegative(),
+  output: z.enum(CALL_OUTPUTS),
+  workspace: z.object({ repoPath: z.string().min(1), head: z.string().min(1) }),
+});
+export type ConversationCallInput = z.infer<typeof ZConversationCallInput>;
+
+export const ZCallStepOutput = z.object({
+  kind: z.literal("conversation_reply"),
+  agentId: z.string(),
+  raw: ZBlobRef,
+  chars: z.number().int().nonnegative(),
+  simulated: z.boolean(),
+  redactions: z.number().int().nonnegative().optional(),
+  usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
+});
+export type CallStepOutput = z.infer<typeof ZCallStepOutput>;
+
+export const ZTimerInput = z.object({ token: z.string().min(1) });
+
+export interface ConversationExecutorDeps {
+  pool: Db;
+  workspacesRoot: string;
+  /** This runner's clone of a project registered at `repoPath` (CATCAFE_REPOSITORY_PATHS). */
+  repositoryPath?: (repoPath: string) => string;
+}
+
+function parsed<T>(schema: z.ZodType<T>, step: ClaimedStep): T {
+  const result = schema.safeParse(step.input);
+  if (result.success) return result.data;
+  throw new StepExecutionError(
+    "internal_error",
+    `step ${step.id} (${step.kind}) has no valid input: ${result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    false,
+  );
+}
+
+/** The conversation's worktree: made once (one worktree operation per repository at a time), shared by its calls. */
+async function conversationWorkspace(deps: ConversationExecutorDeps, step: ClaimedStep, input: ConversationCallInput): Promise<string> {
+  const target = path.join(deps.workspacesRoot, step.sessionId);
+  if (fs.existsSync(target)) return target;
+  const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
+  await ensureCommit(repoPath, input.workspace.head, async () => null);
+  const ws = await withWorktreeLock(deps.pool, repoPath, () =>
+    createWorkspace({ repoPath, workspacesRoot: deps.workspacesRoot, sessionId: step.sessionId, baseCommit: input.workspace.head }),
+  );
+  return ws.path;
+}
+
+function callExecutor(deps: ConversationExecutorDeps): StepExecutor {
+  return async (step, ctx): Promise<CallStepOutput> => {
+    const input = parsed(ZConversationCallInput, step);
+    const config = ZAgentConfig.safeParse(input.agent);
+    if (!config.success) {
+      throw new StepExecutionError(
+        "internal_error",
+        `agent ${input.agentId} has no valid configuration: ${config.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+        false,
+      );
+    }
+    const agent = createAgent(config.data);
+    const workspace = await conversationWorkspace(deps, step, input);
+    try {
+      const role = ZAgentRole.catch("coder").parse(input.role);
+      const response = await agent.invoke({
+        role,
+        prompt: input.prompt,
+        context: input.context,
+        workspace,
+        invocation: input.invocation + step.attempt - 1,
+        output: input.output,
+        signal: ctx.signal,
+        deadline: Date.now() + step.timeoutMs,
+        callGate: databaseCallGate(deps.pool),
+      });
+      // Whatever the agent could read, the server's secrets never reach the record.
+      const { text, redactions } = recordableOutput(response.text);
+      return {
+        kind: "conversation_reply",
+        agentId: agent.id,
+        raw: await putBlob(deps.pool, text),
+        chars: text.length,
+        simulated: agent.simulated,
+        ...(redactions ? { redactions } : {}),
+        ...(response.usage ? { usage: response.usage } : {}),
+      };
+    } catch (err) {
+      if (err instanceof AgentError) throw new StepExecutionError(err.errorClass, err.message, err.retryable, err.retryAfterMs);
+      throw err;
+    }
+  };
+}
+
+const timerExecutor: StepExecutor = async (step) => ({ kind: "conversation_timer", token: parsed(ZTimerInput, step).token });
+
+export function conversationExecutors(deps: ConversationExecutorDeps): Record<string, StepExecutor> {
+  return { conversation_call: callExecutor(deps), conversation_timer: timerExecutor };
+}
