@@ -30,6 +30,8 @@ import {
   ZRevertInput,
 } from "../tasks/fork";
 import type { ContextSource } from "./context";
+import { getMode, setMode, ZSetModeInput } from "../conversations/service";
+import { listModes } from "../modes/registry";
 import { exportArchive, exportSession } from "../export";
 import { toRestError } from "./errors";
 import { unstorableText } from "./text-input";
@@ -204,6 +206,37 @@ export function createTaskRestHandlers(source: () => ContextSource) {
       const user = await requireOperator(req, ctx);
       const input = ZStartTaskInput.parse(await readBody(req));
       return { status: 201, body: await startTask(ctx.deps, input, actorOf(user)) };
+    }),
+  };
+}
+
+/**
+ * The collaboration-mode endpoints of the seed (req C7): `GET /api/modes` (viewer),
+ * `GET /api/sessions/:id/mode` (viewer) and `PUT /api/sessions/:id/mode` `{ mode, modeConfig? }`
+ * (operator) → `{ mode, description }`. A session that is not a conversation is a 404.
+ */
+export function createModeRestHandlers(source: () => ContextSource) {
+  const sessionIdOf = async (route: TaskRouteContext) => {
+    const { id } = await route.params;
+    const bad = unstorableText(id);
+    if (bad) throw new AppError("INVALID_INPUT", `the session id in the path ${bad.problem}`);
+    return id;
+  };
+  return {
+    listModes: respond<unknown>("GET /api/modes", async (req) => {
+      await requireRole(req, source(), "viewer");
+      return { status: 200, body: listModes() };
+    }),
+    getSessionMode: respond<TaskRouteContext>("GET /api/sessions/:id/mode", async (req, route) => {
+      const ctx = source();
+      await requireRole(req, ctx, "viewer");
+      return { status: 200, body: await getMode(ctx.deps, await sessionIdOf(route)) };
+    }),
+    setSessionMode: respond<TaskRouteContext>("PUT /api/sessions/:id/mode", async (req, route) => {
+      const ctx = source();
+      const user = await requireOperator(req, ctx);
+      const input = ZSetModeInput.parse({ ...(await readBody(req)), sessionId: await sessionIdOf(route) });
+      return { status: 200, body: await setMode(ctx.deps, input, actorOf(user)) };
     }),
   };
 }

@@ -1,5 +1,6 @@
 // The application's tRPC router. `AppRouter` is the type clients (browser, CLI) import.
 import { authRouter } from "./routers/auth";
+import { conversationsRouter, modesRouter } from "./routers/conversations";
 import { forgeRouter } from "./routers/forge";
 import { inboxRouter } from "./routers/inbox";
 import { lineageRouter } from "./routers/lineage";
@@ -30,6 +31,8 @@ export const appRouter = router({
   lineage: lineageRouter,
   settings: settingsRouter,
   inbox: inboxRouter,
+  conversations: conversationsRouter,
+  modes: modesRouter,
 });
 
 export type AppRouter = typeof appRouter;

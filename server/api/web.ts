@@ -9,7 +9,7 @@ import { getWebPool } from "../db/web-pool";
 import { createAppEventStore } from "../app-store";
 import type { EventStore } from "../events/store";
 import { createContextFactory, type ContextSource } from "./context";
-import { createSessionExportHandler, createTaskRestHandlers } from "./rest";
+import { createModeRestHandlers, createSessionExportHandler, createTaskRestHandlers } from "./rest";
 
 const cache = globalThis as typeof globalThis & { __catcafeEventStore?: EventStore };
 
@@ -22,6 +22,7 @@ function webSource(): ContextSource {
 export const createContext = createContextFactory(webSource);
 
 export const taskRestHandlers = createTaskRestHandlers(webSource);
+export const modeRestHandlers = createModeRestHandlers(webSource);
 
 export const sessionExportHandler = createSessionExportHandler(webSource);
 

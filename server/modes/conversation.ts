@@ -230,11 +230,8 @@ export function decideConversation(state: ConversationState, command: Conversati
       requireOpen(state);
       const { agents: mentions, unknown } = parseMentions(command.text, state.agents);
       if (unknown.length) {
-        throw new AppError(
-          "INVALID_INPUT",
-          `no agent ${unknown.map((n) => `@${n}`).join(", ")} in this conversation (agents: ${state.agents.map((a) => `@${a.id}`).join(", ")})`,
-          { field: "text", unknown },
-        );
+        const message = `no agent ${unknown.map((n) => `@${n}`).join(", ")} in this conversation (agents: ${state.agents.map((a) => `@${a.id}`).join(", ")})`;
+        throw new AppError("INVALID_INPUT", message, { field: "text", unknown, fieldErrors: { text: [message] } });
       }
       const posted: ConversationEvent = { type: "MessagePosted", data: { by: command.by, text: command.text, mentions } };
       const decision = modeOf(state).onUserMessage(

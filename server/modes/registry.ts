@@ -20,13 +20,18 @@ export function listModes(): Array<{ name: string; description: string }> {
 /** The mode and its config, checked: INVALID_INPUT naming the mode or the field otherwise. */
 export function resolveMode(name: string, rawConfig: unknown, ctx: ModeContext): { mode: CollaborationMode<unknown>; config: unknown } {
   const mode = MODES[name] as CollaborationMode<unknown> | undefined;
-  if (!mode) throw new AppError("INVALID_INPUT", `no mode "${name}" (modes: ${Object.keys(MODES).join(", ")})`, { field: "mode" });
+  if (!mode) {
+    const message = `no mode "${name}" (modes: ${Object.keys(MODES).join(", ")})`;
+    throw new AppError("INVALID_INPUT", message, { field: "mode", fieldErrors: { mode: [message] } });
+  }
   const parsed = mode.config.safeParse(rawConfig ?? {});
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `modeConfig.${i.path.join(".") || "(root)"}: ${i.message}`);
-    throw new AppError("INVALID_INPUT", problems.join("; "), { field: "modeConfig", problems });
+    throw new AppError("INVALID_INPUT", problems.join("; "), { field: "modeConfig", problems, fieldErrors: { modeConfig: problems } });
   }
   const problems = mode.validate(parsed.data, ctx).map((p) => `modeConfig.${p}`);
-  if (problems.length) throw new AppError("INVALID_INPUT", problems.join("; "), { field: "modeConfig", problems });
+  if (problems.length) {
+    throw new AppError("INVALID_INPUT", problems.join("; "), { field: "modeConfig", problems, fieldErrors: { modeConfig: problems } });
+  }
   return { mode, config: parsed.data };
 }

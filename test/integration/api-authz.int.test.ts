@@ -73,6 +73,16 @@ const REQUIRED: Record<string, "public" | Role> = {
   "ops.checkBrains": "admin",
   "ops.go": "operator",
   "ops.rebuildProjections": "admin",
+  "conversations.start": "operator",
+  "conversations.post": "operator",
+  "conversations.setMode": "operator",
+  "conversations.progress": "operator",
+  "conversations.terminate": "operator",
+  "conversations.list": "viewer",
+  "conversations.get": "viewer",
+  "conversations.mode": "viewer",
+  "conversations.live": "viewer",
+  "modes.list": "viewer",
 };
 
 type CallerRole = "anonymous" | Role;

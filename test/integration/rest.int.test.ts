@@ -3,7 +3,8 @@
 // sign-in (cookie or Bearer token) and role rules as the tRPC procedures.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ContextSource } from "../../server/api/context";
-import { createSessionExportHandler, createTaskRestHandlers } from "../../server/api/rest";
+import { createModeRestHandlers, createSessionExportHandler, createTaskRestHandlers } from "../../server/api/rest";
+import { startConversation } from "../../server/conversations/service";
 import type { CurrentUser } from "../../server/auth/request";
 import type { EventStore } from "../../server/events/store";
 import { followUpTask } from "../../server/tasks/commands";
@@ -212,6 +213,67 @@ describe("REST task aliases", () => {
     const before = await db.store.readStream(other);
     expect((await call(rest.followUp, id, "followup", { text: "here", sessionId: other })).body).toMatchObject({ sessionId: id });
     expect(await db.store.readStream(other)).toEqual(before);
+  });
+});
+
+describe("the collaboration-mode endpoints (req C7)", () => {
+  it("GET /api/modes lists the registry; GET and PUT /api/sessions/:id/mode answer as the seed says; bad input is a 400 naming the field", async () => {
+    const modes = createModeRestHandlers(api.source);
+    const viewerToken = (await api.caller(viewer).tokens.create({ name: "modes" })).token;
+    const asViewer = { authorization: `Bearer ${viewerToken}` };
+    const get = (url: string, headers: Record<string, string>) => new Request(`http://cats.test${url}`, { headers });
+    const put = (url: string, body: unknown, headers: Record<string, string>) =>
+      new Request(`http://cats.test${url}`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+      });
+
+    const list = await modes.listModes(get("/api/modes", asViewer), undefined);
+    expect(list.status).toBe(200);
+    expect(((await list.json()) as Array<{ name: string }>).map((m) => m.name)).toEqual([
+      "free_discussion",
+      "sop",
+      "voting",
+      "expert_routing",
+    ]);
+    expect((await modes.listModes(get("/api/modes", {}), undefined)).status).toBe(401);
+
+    const { sessionId } = await startConversation({ store: db.store, pool: db.pool }, { projectId }, { kind: "user", id: operator.id });
+    const mode = await modes.getSessionMode(get(`/api/sessions/${sessionId}/mode`, asViewer), params(sessionId));
+    expect(mode.status).toBe(200);
+    expect(await mode.json()).toEqual({
+      mode: "free_discussion",
+      description: expect.stringMatching(/^Free discussion/),
+      config: { name: "free_discussion", enabled: true, config: { maxCallsPerMessage: 5 } },
+      state: { current_step: null, step_history: [], custom_state: {}, last_update_time: expect.any(String) },
+    });
+
+    const url = `/api/sessions/${sessionId}/mode`;
+    expect((await modes.setSessionMode(put(url, { mode: "voting" }, asViewer), params(sessionId))).status).toBe(403);
+    const switched = await modes.setSessionMode(put(url, { mode: "voting", modeConfig: { quorum: 2 } }, asOperator()), params(sessionId));
+    expect(switched.status).toBe(200);
+    expect(await switched.json()).toEqual({ mode: "voting", description: expect.stringMatching(/^Voting/) });
+
+    const unknown = await modes.setSessionMode(put(url, { mode: "debate" }, asOperator()), params(sessionId));
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({
+      error: { code: "INVALID_INPUT", fieldErrors: { mode: [expect.stringContaining('no mode "debate"')] } },
+    });
+    const invalid = await modes.setSessionMode(
+      put(url, { mode: "voting", modeConfig: { quorum: "two" } }, asOperator()),
+      params(sessionId),
+    );
+    expect(invalid.status).toBe(400);
+    expect(await invalid.json()).toMatchObject({
+      error: { fieldErrors: { modeConfig: [expect.stringMatching(/^modeConfig\.quorum: /)] } },
+    });
+    // A task is not a conversation: 404, as for a session that does not exist.
+    const task = await startOne();
+    expect((await modes.getSessionMode(get(`/api/sessions/${task}/mode`, asViewer), params(task))).status).toBe(404);
+    expect((await modes.getSessionMode(get("/api/sessions/nope/mode", asViewer), params("nope"))).status).toBe(404);
+    const after = await modes.getSessionMode(get(url, asViewer), params(sessionId));
+    expect(await after.json()).toMatchObject({ mode: "voting", config: { config: { quorum: 2 } } });
   });
 });
 

@@ -1,0 +1,74 @@
+// Conversations and their collaboration modes (req C1–C8): operators start, post, switch the
+// mode, note progress and terminate; viewers read a conversation, follow it live (Server-Sent
+// Events fed by the web process's one LISTEN connection) and list the modes. Thin: the work
+// is in server/conversations.
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { hasRole } from "../../../lib/roles";
+import { resolveUser } from "../../auth/users";
+import {
+  getMode,
+  noteProgress,
+  postMessage,
+  setMode,
+  startConversation,
+  terminateConversation,
+  ZNoteProgressInput,
+  ZPostInput,
+  ZSetModeInput,
+  ZStartConversationInput,
+  ZTerminateInput,
+} from "../../conversations/service";
+import { listConversations, readConversation, type ConversationView } from "../../conversations/view";
+import { listModes } from "../../modes/registry";
+import { sessionEventsListener } from "../../sessions/view/listener";
+import { wakeSignal } from "../../sessions/view/follow";
+import { operatorProcedure, router, viewerProcedure } from "../trpc";
+import { actorOf } from "./tasks";
+
+const ZRef = z.object({ sessionId: z.string().min(1).max(100) });
+const ZListInput = z.object({ projectId: z.string().min(1).optional(), limit: z.number().int().min(1).max(200).default(50) });
+
+export const conversationsRouter = router({
+  start: operatorProcedure.input(ZStartConversationInput).mutation(({ ctx, input }) => startConversation(ctx, input, actorOf(ctx.user))),
+  post: operatorProcedure.input(ZPostInput).mutation(({ ctx, input }) => postMessage(ctx, input, actorOf(ctx.user))),
+  setMode: operatorProcedure.input(ZSetModeInput).mutation(({ ctx, input }) => setMode(ctx, input, actorOf(ctx.user))),
+  progress: operatorProcedure.input(ZNoteProgressInput).mutation(({ ctx, input }) => noteProgress(ctx, input, actorOf(ctx.user))),
+  terminate: operatorProcedure.input(ZTerminateInput).mutation(({ ctx, input }) => terminateConversation(ctx, input, actorOf(ctx.user))),
+  list: viewerProcedure.input(ZListInput.default({ limit: 50 })).query(({ ctx, input }) => listConversations(ctx.pool, input)),
+  get: viewerProcedure.input(ZRef).query(({ ctx, input }) => readConversation(ctx.store, input.sessionId)),
+  /** The seed's GET /api/sessions/:id/mode. */
+  mode: viewerProcedure.input(ZRef).query(({ ctx, input }) => getMode(ctx, input.sessionId)),
+  /** The whole view at once, then again after every change (coalesced). */
+  live: viewerProcedure.input(ZRef).subscription(async function* ({ ctx, input, signal }) {
+    const user = ctx.user;
+    const principal = ctx.principal ?? (async () => (user ? await resolveUser(ctx.prisma, user.id) : null));
+    const wake = wakeSignal();
+    const unsubscribe = await sessionEventsListener(ctx.pool).subscribe(input.sessionId, wake.wake);
+    try {
+      let sent = -1;
+      while (!signal?.aborted) {
+        const view: ConversationView = await readConversation(ctx.store, input.sessionId);
+        if (view.version !== sent) {
+          // Sent only to whoever the credentials still name (a revoked token ends the stream).
+          const now = await principal();
+          if (!now || !hasRole(now.role, "viewer"))
+            throw new TRPCError({
+              code: "UNAUTHORIZED",
+              message: "the credentials of this stream are no longer valid (revoked, disabled or signed out)",
+            });
+          sent = view.version;
+          yield view;
+        }
+        await wake.wait(signal);
+      }
+    } finally {
+      unsubscribe();
+    }
+  }),
+});
+
+/** The mode registry (the seed's GET /api/modes). */
+export const modesRouter = router({
+  list: viewerProcedure.query(() => listModes()),
+});
