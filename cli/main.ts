@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { registerAttentionCommands } from "./commands/attention";
+import { registerChatCommands } from "./commands/chat";
 import { registerForgeCommands } from "./commands/forge";
 import { registerProjectCommands } from "./commands/projects";
 import { registerAuthCommands } from "./commands/auth";
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
   registerTokenCommands(program);
   registerTaskCommands(program);
   registerForgeCommands(program);
+  registerChatCommands(program);
   registerSessionCommands(program);
   registerAttentionCommands(program);
   registerProjectCommands(program);

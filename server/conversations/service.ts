@@ -98,8 +98,18 @@ export async function startConversation(
 
 export async function postMessage(deps: ConversationDeps, raw: z.input<typeof ZPostInput>, actor: Actor) {
   const input = ZPostInput.parse(raw);
-  const { version, events } = await actOnConversation(deps, input.sessionId, actor, { type: "Post", by: byOf(actor), text: input.text });
-  return { sessionId: input.sessionId, version, calls: events.filter((e) => e.type === "AgentCallScheduled").length };
+  const { version, events, loaded } = await actOnConversation(deps, input.sessionId, actor, {
+    type: "Post",
+    by: byOf(actor),
+    text: input.text,
+  });
+  // `posted`: the message's own version (what came before it was read at loaded.version).
+  return {
+    sessionId: input.sessionId,
+    version,
+    posted: loaded.version + 1,
+    calls: events.filter((e) => e.type === "AgentCallScheduled").length,
+  };
 }
 
 export async function setMode(deps: ConversationDeps, raw: z.input<typeof ZSetModeInput>, actor: Actor) {

@@ -1,6 +1,7 @@
 // What the demo is made of (req N1): a tiny CommonJS package whose slugify() has a real
 // bug and whose node:test suite says so, the task that asks for the fix, and the scripted
 // (simulated) agents that discuss it, fix it, review it and test it. Data only.
+import { DEMO_CONVERSATION_SCRIPTS } from "./conversation-content";
 import type { ScriptedAgentConfigInput } from "../agents/config";
 import { FORGE_DEMO_SCRIPTS } from "./forge-content";
 
@@ -342,12 +343,15 @@ function simulated(
 ): ScriptedAgentConfigInput {
   const name = `${role[0]!.toUpperCase()}${role.slice(1)} (simulated)`;
   // `responses` is the fallback for an output the script has no reply for: the roundtable text.
+  // A conversation's calls answer by their own outputs (reply, ballot, sop), with the skills.
+  const chat = DEMO_CONVERSATION_SCRIPTS[role as keyof typeof DEMO_CONVERSATION_SCRIPTS];
   return {
     kind: "scripted",
     id: `${role}-sim`,
     name,
     responses: byOutput.text ?? [say(`${name}: nothing to add.`)],
-    byOutput,
+    byOutput: { ...byOutput, ...chat?.byOutput },
+    ...(chat ? { skills: chat.skills } : {}),
     ...(byStage ? { byStage } : {}),
   };
 }

@@ -1,6 +1,7 @@
 // Seeds the demo on start (req N1): the demo repository, the "demo" project with its
 // simulated agents, and — only while the project has no session yet, so restarts do not
-// pile up tasks — one task in proposal mode that ends waiting for the operator's confirm.
+// pile up tasks — one task in proposal mode that ends waiting for the operator's confirm, a
+// Forge pipeline waiting at its PRD gate, and one conversation per collaboration mode.
 // CATCAFE_DEMO=0 turns it all off.
 import { z } from "zod";
 import { createPool } from "../db/pool";
@@ -10,6 +11,9 @@ import type { Actor } from "../events/catalog";
 import { projectExists, upsertProject } from "../projects/projects";
 import { startTask, type TaskDeps } from "../tasks/commands";
 import { newForge } from "../tasks/forge";
+import { startConversation } from "../conversations/service";
+import { listConversations } from "../conversations/view";
+import { DEMO_CONVERSATIONS } from "./conversation-content";
 import { FORGE_DEMO_GATES, FORGE_DEMO_IDEA, FORGE_DEMO_TITLE } from "./forge-content";
 import { DEMO_AGENTS, DEMO_ALLOWLIST, DEMO_PROJECT_ID, DEMO_PROJECT_NAME, DEMO_TASK_PROMPT, DEMO_TASK_TITLE } from "./content";
 import { ensureDemoRepo } from "./repo";
@@ -47,6 +51,8 @@ export type DemoSeedResult =
       sessionId: string;
       /** The Forge demo (a word counter, idea to delivery), waiting at the PRD's gate. */
       forgeSessionId: string;
+      /** One conversation per collaboration mode (from the first run). */
+      conversationIds: string[];
       created: { repo: boolean; project: boolean; task: boolean };
       message: string;
     };
@@ -91,6 +97,29 @@ async function seedForge(deps: TaskDeps): Promise<{ sessionId: string; created: 
   return { sessionId, created: true };
 }
 
+/** One conversation per mode, each with its first message, unless the project has conversations already. */
+async function seedConversations(deps: TaskDeps): Promise<string[]> {
+  const earlier = await listConversations(deps.pool, { projectId: DEMO_PROJECT_ID, limit: DEMO_CONVERSATIONS.length });
+  // Newest first: the ids in the order they were started.
+  if (earlier.length) return earlier.map((c) => c.id).reverse();
+  const ids: string[] = [];
+  for (const c of DEMO_CONVERSATIONS) {
+    const { sessionId } = await startConversation(
+      deps,
+      {
+        projectId: DEMO_PROJECT_ID,
+        title: c.title,
+        mode: c.mode,
+        ...("modeConfig" in c ? { modeConfig: c.modeConfig } : {}),
+        message: c.message,
+      },
+      DEMO_ACTOR,
+    );
+    ids.push(sessionId);
+  }
+  return ids;
+}
+
 async function seed(deps: TaskDeps, dataDir: string): Promise<DemoSeedResult> {
   const repo = await ensureDemoRepo(dataDir);
   const lock = await deps.pool.connect();
@@ -108,7 +137,14 @@ async function seed(deps: TaskDeps, dataDir: string): Promise<DemoSeedResult> {
     });
     const earlier = await firstSessionOf(deps, DEMO_PROJECT_ID);
     const forge = await seedForge(deps);
-    const base = { status: "seeded" as const, projectId: DEMO_PROJECT_ID, repoPath: repo.path, forgeSessionId: forge.sessionId };
+    const conversationIds = await seedConversations(deps);
+    const base = {
+      status: "seeded" as const,
+      projectId: DEMO_PROJECT_ID,
+      repoPath: repo.path,
+      forgeSessionId: forge.sessionId,
+      conversationIds,
+    };
     if (earlier) {
       return {
         ...base,
@@ -126,7 +162,7 @@ async function seed(deps: TaskDeps, dataDir: string): Promise<DemoSeedResult> {
       ...base,
       sessionId,
       created: { repo: repo.created, project: !existed, task: true },
-      message: `demo: created project "${DEMO_PROJECT_ID}" and a proposal task waiting for your confirm: ${sessionId}; a Forge pipeline (it waits at its PRD gate): ${forge.sessionId}`,
+      message: `demo: created project "${DEMO_PROJECT_ID}" and a proposal task waiting for your confirm: ${sessionId}; a Forge pipeline (it waits at its PRD gate): ${forge.sessionId}; a conversation per collaboration mode: /conversations`,
     };
   } finally {
     await lock.query(`SELECT pg_advisory_unlock(${SEED_LOCK_SQL})`).catch(() => {});

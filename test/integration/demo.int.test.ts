@@ -18,6 +18,9 @@ import { passGate } from "../../server/tasks/forge";
 import { FORGE_TEST_ARGV } from "../../server/demo/forge-content";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, type Harness, ofType } from "../helpers/tasks";
+import { expectDecidedExactly, waitForConversation } from "../helpers/conversations";
+import { getMode } from "../../server/conversations/service";
+import type { RecordedEvent } from "../../server/events/types";
 
 let db: TestDatabase;
 let h: Harness;
@@ -81,6 +84,9 @@ describe("the demo", () => {
     expect(fs.readdirSync(dataDir)).toEqual([DEMO_REPO_DIR]); // no staging directory left behind
     const tasks = await other.pool.query("SELECT stream_id FROM events WHERE type = 'TaskStarted' ORDER BY stream_id");
     expect(tasks.rows).toEqual([results[0]!.sessionId, results[0]!.forgeSessionId].sort().map((id) => ({ stream_id: id })));
+    const conversations = await other.pool.query("SELECT count(*)::int AS n FROM events WHERE type = 'ConversationStarted'");
+    expect(conversations.rows[0].n).toBe(4);
+    expect(new Set(results.map((r) => r.conversationIds.join()))).toEqual(new Set([results[0]!.conversationIds.join()]));
   });
 
   it("seeds a project with simulated agents and a proposal task; the roundtable waits for confirm; confirm → approved with the file fixed and node --test really passing", async () => {
@@ -89,7 +95,7 @@ describe("the demo", () => {
     const { sessionId, repoPath } = first;
     expect(first).toMatchObject({ projectId: "demo", created: { repo: true, project: true, task: true } });
     expect(first.message).toBe(
-      `demo: created project "demo" and a proposal task waiting for your confirm: ${sessionId}; a Forge pipeline (it waits at its PRD gate): ${first.forgeSessionId}`,
+      `demo: created project "demo" and a proposal task waiting for your confirm: ${sessionId}; a Forge pipeline (it waits at its PRD gate): ${first.forgeSessionId}; a conversation per collaboration mode: /conversations`,
     );
 
     // A tiny git repository whose test really fails.
@@ -220,4 +226,43 @@ describe("the demo", () => {
     );
     expect(states).toEqual(["spec", "building", "security_review", "test_plan", "running_tests"]);
   });
+
+  it("seeds one conversation per collaboration mode, and each works with the simulated agents", async () => {
+    const dataDir = dataDirForTest("catcafe-demo-chat-");
+    const { conversationIds } = seeded(await seedDemo(deps(), { dataDir, env: {} }));
+    expect(conversationIds).toHaveLength(4);
+    const byMode = new Map<string, string>();
+    for (const id of conversationIds) byMode.set((await getMode(deps(), id)).mode, id);
+    expect([...byMode.keys()].sort()).toEqual(["expert_routing", "free_discussion", "sop", "voting"]);
+    const notes = (events: RecordedEvent[]) => ofType<{ note: Record<string, unknown> }>(events, "ModeNoted").map((n) => n.note);
+
+    // Free discussion: coder → reviewer → tester, whose mention of the coder closes a circle.
+    const free = await waitForConversation(db.store, byMode.get("free_discussion")!, "the stall", (c) => c.state.stalled);
+    expect(ofType<{ agent: string }>(free.events, "AgentReplied").map((r) => r.agent)).toEqual(["coder-sim", "reviewer-sim", "tester-sim"]);
+    expect(ofType(free.events, "ConversationStalled")).toEqual([
+      expect.objectContaining({ cycle: ["coder-sim", "reviewer-sim", "tester-sim", "coder-sim"] }),
+    ]);
+    // Expert routing: the question names tests and edge cases, the tester's skills.
+    const routed = await waitForConversation(
+      db.store,
+      byMode.get("expert_routing")!,
+      "the answer",
+      (_c, ev) => ofType(ev, "AgentReplied").length === 1,
+    );
+    expect(notes(routed.events)[0]).toMatchObject({ kind: "routed", chosen: ["tester-sim"] });
+    // Voting: node:test has the coder's weight 2 and the tester's 1 against vitest's 2.
+    const vote = await waitForConversation(db.store, byMode.get("voting")!, "the tally", (_c, ev) =>
+      notes(ev).some((n) => n.kind === "tallied"),
+    );
+    expect(notes(vote.events).find((n) => n.kind === "tallied")).toMatchObject({ outcome: "winner", winner: "node:test" });
+    // SOP: plan, implement, review asks for changes, implement again, review approves.
+    const sop = await waitForConversation(db.store, byMode.get("sop")!, "the end", (_c, ev) =>
+      notes(ev).some((n) => n.kind === "sop_completed"),
+    );
+    expect(notes(sop.events).find((n) => n.kind === "sop_completed")).toEqual({
+      kind: "sop_completed",
+      steps: ["plan", "implement", "review", "implement", "review"],
+    });
+    for (const c of [free, routed, vote, sop]) expectDecidedExactly(c.events);
+  }, 60_000);
 });
