@@ -12,6 +12,7 @@ export const NEW_TASK_PATH = "/sessions/new";
 export const NAV_ITEMS: readonly NavItem[] = [
   { label: "Dashboard", href: "/" },
   { label: "New task", href: NEW_TASK_PATH },
+  { label: "Chat", href: "/conversations" },
   { label: "Inbox", href: "/inbox" },
   { label: "Settings", href: "/settings" },
 ];
@@ -22,6 +23,7 @@ export function currentNavHref(path: string): string | null {
   if (p === NEW_TASK_PATH) return NEW_TASK_PATH;
   if (p === "/settings" || p.startsWith("/settings/")) return "/settings";
   if (p === "/inbox") return "/inbox";
+  if (p === "/conversations" || p.startsWith("/conversations/")) return "/conversations";
   if (p === "/" || p.startsWith("/sessions/")) return "/";
   return null;
 }

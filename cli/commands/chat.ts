@@ -132,8 +132,13 @@ export function registerChatCommands(program: Command): void {
           ...(options.title ? { title: options.title } : {}),
           ...(message ? { message } : {}),
         });
-        ctx.out.result(r, () => [`Conversation ${r.sessionId} started.`, `Say something: catcafe chat say ${r.sessionId} "@agent …"`]);
-        if (options.watch) await watch(ctx, r.sessionId, { untilIdle: true });
+        if (!options.watch) {
+          ctx.out.result(r, () => [`Conversation ${r.sessionId} started.`, `Say something: catcafe chat say ${r.sessionId} "@agent …"`]);
+          return;
+        }
+        // Watching: one JSON object per line from the start (--json), like `watch`.
+        ctx.out.stream({ type: "started", ...r }, `Conversation ${r.sessionId} started.`);
+        await watch(ctx, r.sessionId, { untilIdle: true });
       },
     );
 
@@ -147,8 +152,12 @@ export function registerChatCommands(program: Command): void {
     .action(async (sessionId: string, words: string[], options: { watch?: boolean }, command: Command) => {
       const ctx = CliContext.of(command);
       const r = await ctx.client().conversations.post.mutate({ sessionId, text: words.join(" ") });
-      ctx.out.result(r, () => `Posted; ${r.calls} agent call(s) made.`);
-      if (options.watch) await watch(ctx, sessionId, { untilIdle: true, after: r.posted - 1 });
+      if (!options.watch) {
+        ctx.out.result(r, () => `Posted; ${r.calls} agent call(s) made.`);
+        return;
+      }
+      ctx.out.stream({ type: "posted", ...r }, `Posted; ${r.calls} agent call(s) made.`);
+      await watch(ctx, sessionId, { untilIdle: true, after: r.posted - 1 });
     });
 
   chat

@@ -7,6 +7,7 @@ import type { Actor } from "../events/catalog";
 import { loadRunConfig, runSettings } from "../config/run";
 import { decideConversation, initialConversation } from "../modes/conversation";
 import { MODES } from "../modes/registry";
+import type { ConversationAgent } from "../modes/types";
 import { serverOverride } from "../projects/config-edits";
 import { getProject } from "../projects/projects";
 import { resolveBaseCommit } from "../workspaces";
@@ -51,16 +52,26 @@ function newConversationId(): string {
   return `c-${crypto.randomBytes(6).toString("hex")}`;
 }
 
+/** The agents a conversation on the project would have now (the dashboard's @mention completion before a start). */
+export async function projectAgents(deps: ConversationDeps, projectId: string): Promise<ConversationAgent[]> {
+  return (await castOf(deps, projectId)).cast.agents;
+}
+
+async function castOf(deps: ConversationDeps, projectId: string) {
+  const project = await getProject(deps.pool, projectId);
+  const baseCommit = await resolveBaseCommit(project.repoPath);
+  const settings = runSettings(project, { server: (await serverOverride(deps.store)).override });
+  const cast = conversationCast(project, await loadRunConfig(project, baseCommit, settings));
+  return { project, baseCommit, settings, cast };
+}
+
 export async function startConversation(
   deps: ConversationDeps,
   raw: z.input<typeof ZStartConversationInput>,
   actor: Actor,
 ): Promise<{ sessionId: string; version: number }> {
   const input = ZStartConversationInput.parse(raw);
-  const project = await getProject(deps.pool, input.projectId);
-  const baseCommit = await resolveBaseCommit(project.repoPath);
-  const settings = runSettings(project, { server: (await serverOverride(deps.store)).override });
-  const cast = conversationCast(project, await loadRunConfig(project, baseCommit, settings));
+  const { project, baseCommit, settings, cast } = await castOf(deps, input.projectId);
   if (!cast.agents.length) throw new AppError("PRECONDITION_FAILED", `project ${project.id} has no agent to talk with`);
   const started = decideConversation(
     initialConversation,

@@ -92,6 +92,7 @@ describe("catcafe --help", () => {
       "projects",
       "inbox",
       "forge",
+      "chat",
     ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
@@ -107,6 +108,8 @@ describe("catcafe --help", () => {
       ["projects", "add"],
       ["inbox"],
       ["forge", "new"],
+      ["chat", "start"],
+      ["chat", "say"],
     ]) {
       const sub = await catcafe([...args, "--help"]);
       expect(sub.code, show(sub)).toBe(0);
@@ -524,22 +527,64 @@ describe("catcafe against a live server", () => {
     expect(unknown.stderr).toContain('NOT_FOUND: project demo has no agent "no-such-agent"');
   }, 120_000);
 
-  it("the collaboration-mode endpoints answer 501 with a JSON reason (after sign-in)", async () => {
+  it("chat start | say | mode | watch | end drive a conversation on the demo project; the mode endpoints answer as the seed says", async () => {
+    const started = await catcafe([
+      "chat",
+      "start",
+      "-p",
+      "demo",
+      "--mode",
+      "voting",
+      "--config",
+      '{"quorum": 2}',
+      "--json",
+      "Which runner?",
+    ]);
+    expect(started.code, show(started)).toBe(0);
+    const { sessionId } = json<{ sessionId: string }>(started);
+    const watched = await catcafe(["chat", "watch", sessionId, "--until-idle"]);
+    expect(watched.code, show(watched)).toBe(0);
+    expect(watched.stdout).toMatch(/vote 1: node:test wins/);
+    expect(watched.stdout).toMatch(/✔ idle \(voting\)/);
+
+    const badMode = await catcafe(["chat", "mode", sessionId, "debate"]);
+    expect(badMode.code).toBe(1);
+    expect(badMode.stderr).toContain('no mode "debate"');
+    const switched = await catcafe(["chat", "mode", sessionId, "free_discussion", "--json"]);
+    expect(switched.code, show(switched)).toBe(0);
+    expect(json(switched)).toMatchObject({ mode: "free_discussion" });
+    const said = await catcafe(["chat", "say", sessionId, "@planner-sim", "what", "next?", "--watch", "--json"]);
+    expect(said.code, show(said)).toBe(0);
+    const lines = said.stdout
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((l) => JSON.parse(l) as { type: string; entry?: { kind: string; agent?: string } });
+    expect(lines.filter((l) => l.entry?.kind === "agent").map((l) => l.entry!.agent)).toEqual(["planner-sim"]);
+    expect(lines.at(-1)).toMatchObject({ type: "status", status: "open", inFlight: 0 });
+    const mode = await catcafe(["chat", "mode", sessionId, "--json"]);
+    expect(json(mode)).toMatchObject({ mode: "free_discussion", config: { name: "free_discussion", enabled: true } });
+    const ended = await catcafe(["chat", "end", sessionId, "--reason", "done"]);
+    expect(ended.code, show(ended)).toBe(0);
+    const after = await catcafe(["chat", "say", sessionId, "@coder-sim", "hello?"]);
+    expect(after.code).toBe(1);
+    expect(after.stderr).toContain("CONFLICT");
+    const list = await catcafe(["chat", "list", "-p", "demo", "--json"]);
+    expect(json<Array<{ id: string; state: string }>>(list).find((c) => c.id === sessionId)).toMatchObject({ state: "terminated" });
+
+    // GET /api/modes and GET /api/sessions/:id/mode with the CLI's token; an anonymous call is 401.
     const { token } = JSON.parse(fs.readFileSync(path.join(adminHome, ".config", "catcafe", "config.json"), "utf8")) as { token: string };
-    const anonymous = await fetch(`${server.url}/api/modes`);
-    expect(anonymous.status).toBe(401);
-    for (const [method, url] of [
-      ["GET", "/api/modes"],
-      ["GET", `/api/sessions/${approvedId}/mode`],
-      ["PUT", `/api/sessions/${approvedId}/mode`],
-    ] as const) {
-      const res = await fetch(`${server.url}${url}`, { method, headers: { authorization: `Bearer ${token}` } });
-      expect(res.status, `${method} ${url}`).toBe(501);
-      expect(await res.json()).toMatchObject({
-        error: { code: "NOT_IMPLEMENTED", message: expect.stringContaining("collaboration modes") },
-      });
-    }
-  });
+    expect((await fetch(`${server.url}/api/modes`)).status).toBe(401);
+    const modes = await fetch(`${server.url}/api/modes`, { headers: { authorization: `Bearer ${token}` } });
+    expect(((await modes.json()) as Array<{ name: string }>).map((m) => m.name)).toEqual([
+      "free_discussion",
+      "sop",
+      "voting",
+      "expert_routing",
+    ]);
+    const current = await fetch(`${server.url}/api/sessions/${sessionId}/mode`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await current.json()).toMatchObject({ mode: "free_discussion", config: { enabled: false } });
+  }, 60_000);
 
   it("logout revokes the token login created and removes the config file", async () => {
     const file = path.join(adminHome, ".config", "catcafe", "config.json");

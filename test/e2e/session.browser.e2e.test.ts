@@ -3,7 +3,8 @@
 // confirm) and sees the roundtable as discussion; a viewer sees no Confirm button and a
 // forged confirm from the viewer's cookie is refused (403); the admin confirms with the
 // keyboard and watches the session go to `approved` live, without a reload; the export
-// downloads a zip holding summary.json; an admin edits settings (a viewer cannot). Then a
+// downloads a zip holding summary.json; an admin edits settings (a viewer cannot); the demo's
+// conversations, one per collaboration mode, are read and driven in the browser. Then a
 // start without ADMIN_* prints a setup link that creates the first admin. Screenshots land in test/e2e/screenshots/.
 import fs from "node:fs";
 import os from "node:os";
@@ -612,6 +613,101 @@ describe("the session view", () => {
     await expect.poll(() => adminPage.getByTestId("timeline").getByTestId("discussion-entry").count(), { timeout: 10_000 }).toBe(3);
     await adminPage.context().close();
   }, 60_000);
+
+  /** The demo's conversation in `mode` (one per mode is seeded), opened from the Chat page. */
+  async function openDemoConversation(page: Page, mode: string): Promise<void> {
+    await page.goto(`${app.baseUrl}/conversations`);
+    const row = page.getByTestId("conversation-list").locator("li", { hasText: mode }).first();
+    await Promise.all([page.waitForURL(/\/conversations\/c-[0-9a-f]+$/, { timeout: 15_000 }), row.getByRole("link").click()]);
+    await expect.poll(() => page.getByTestId("conversation-mode").innerText()).toBe(mode);
+  }
+
+  const entries = (page: Page, kind: string) => page.getByTestId("conversation-entries").locator(`[data-kind="${kind}"]`);
+
+  it("free discussion: the agents mention each other until the loop guard stalls them; @ completion; a post goes on live", async () => {
+    const page = await adminAt("/conversations");
+    const currentNav = page.getByRole("navigation", { name: "Main" }).locator('[aria-current="page"]');
+    expect(await currentNav.allTextContents()).toEqual(["Chat"]);
+    await openDemoConversation(page, "free_discussion");
+    await expect.poll(() => page.getByTestId("conversation-status").innerText(), { timeout: 30_000 }).toBe("stalled");
+    expect(await entries(page, "agent").evaluateAll((els) => els.map((e) => e.textContent?.match(/@([\w-]+)/)?.[1]))).toEqual([
+      "coder-sim",
+      "reviewer-sim",
+      "tester-sim",
+    ]);
+    expect(await entries(page, "stalled").innerText()).toContain("coder-sim → reviewer-sim → tester-sim → coder-sim");
+    expect(await page.getByTestId("stalled-banner").innerText()).toMatch(/Nobody is called until a person writes/);
+    await screenshot(page, "conversation-free-stalled.png");
+
+    // @ completion from the conversation's agents: "@rev" offers the reviewer; Enter takes it.
+    const box = page.getByLabel("Message");
+    await box.click();
+    await box.pressSequentially("@rev");
+    await page.getByTestId("mention-options").waitFor();
+    expect(await page.getByTestId("mention-options").getByRole("option").allInnerTexts()).toEqual([
+      expect.stringContaining("@reviewer-sim"),
+    ]);
+    await screenshot(page, "conversation-mention-completion.png");
+    await box.press("Enter");
+    await box.pressSequentially("what about emoji?");
+    expect(await box.inputValue()).toBe("@reviewer-sim what about emoji?");
+    // A mention of nobody known is refused with the names, beside the box.
+    await page.getByRole("button", { name: "Post" }).click();
+    await expect.poll(() => page.getByTestId("conversation-status").innerText(), { timeout: 10_000 }).toBe("open");
+    await expect.poll(() => entries(page, "agent").count(), { timeout: 20_000 }).toBeGreaterThan(3);
+    await box.fill("@nobody hello");
+    await page.getByRole("button", { name: "Post" }).click();
+    await expect.poll(() => page.getByRole("alert").first().innerText()).toMatch(/no agent @nobody in this conversation/);
+    await page.context().close();
+  }, 90_000);
+
+  it("expert routing and SOP: the routing shows its candidates, scores and why; the procedure's steps loop once and complete", async () => {
+    const page = await adminAt("/conversations");
+    await openDemoConversation(page, "expert_routing");
+    const routing = page.getByTestId("routing").first();
+    await routing.waitFor({ timeout: 30_000 });
+    expect(await routing.innerText()).toMatch(/Routed to @tester-sim/);
+    expect(await routing.innerText()).toMatch(/@tester-sim: 2 \(tests, edge cases\)/);
+    await expect.poll(() => entries(page, "agent").count(), { timeout: 20_000 }).toBe(1);
+    await screenshot(page, "conversation-expert-routing.png");
+
+    await openDemoConversation(page, "sop");
+    await page.getByTestId("sop-completed").waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId("sop-completed").innerText()).toContain("plan → implement → review → implement → review");
+    await screenshot(page, "conversation-sop.png");
+    await page.context().close();
+  }, 90_000);
+
+  it("voting: the tally sits where it happened; a switch with a bad config names the field; a good one is a system message; a viewer only reads", async () => {
+    const page = await adminAt("/conversations", "dark");
+    await openDemoConversation(page, "voting");
+    const tally = page.getByTestId("tally");
+    await tally.waitFor({ timeout: 30_000 });
+    expect(await tally.innerText()).toMatch(/Vote 1: winner node:test/);
+    await screenshot(page, "conversation-voting-dark.png");
+
+    await page.getByLabel("Collaboration mode").selectOption("expert_routing");
+    await page.getByLabel("Config (JSON)").fill('{"maxAgents": 9}');
+    await page.getByRole("button", { name: "Switch mode" }).click();
+    await expect.poll(() => page.getByRole("alert").first().innerText()).toMatch(/^modeConfig\.maxAgents: /);
+    expect(await page.getByTestId("conversation-mode").innerText()).toBe("voting");
+    await page.getByLabel("Config (JSON)").fill('{"maxAgents": 2}');
+    await page.getByRole("button", { name: "Switch mode" }).click();
+    await expect.poll(() => page.getByTestId("conversation-mode").innerText(), { timeout: 10_000 }).toBe("expert_routing");
+    expect(await entries(page, "system").last().innerText()).toMatch(/Mode switched from voting to expert_routing/);
+    const url = page.url();
+
+    await ensureViewer(page);
+    const { page: viewerPage } = await newPage();
+    await signIn(viewerPage, app.baseUrl, VIEWER.email, VIEWER.password, new URL(url).pathname);
+    await viewerPage.getByTestId("conversation-entries").waitFor();
+    expect(await viewerPage.getByLabel("Message").count()).toBe(0);
+    expect(await viewerPage.getByRole("button", { name: "Switch mode" }).count()).toBe(0);
+    const forged = await mutate(viewerPage, "conversations.post", { sessionId: url.split("/").pop(), text: "@coder-sim hi" });
+    expect(forged.status, forged.body).toBe(403);
+    await page.context().close();
+    await viewerPage.context().close();
+  }, 90_000);
 });
 
 describe("the first admin from the printed setup link", () => {

@@ -80,6 +80,7 @@ const REQUIRED: Record<string, "public" | Role> = {
   "conversations.terminate": "operator",
   "conversations.list": "viewer",
   "conversations.get": "viewer",
+  "conversations.agents": "viewer",
   "conversations.mode": "viewer",
   "conversations.live": "viewer",
   "modes.list": "viewer",

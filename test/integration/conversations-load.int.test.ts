@@ -28,7 +28,12 @@ const MODES = [
   { mode: "free_discussion", message: (t: number) => `@ada turn ${t}`, repliesPerTurn: 1 },
   { mode: "expert_routing", message: (t: number) => `a question about sql, turn ${t}`, repliesPerTurn: 1 },
   { mode: "voting", modeConfig: { timeoutMs: 600_000 }, message: (t: number) => `a or b, turn ${t}?`, repliesPerTurn: 2 },
-  { mode: "sop", modeConfig: { steps: [{ id: "answer", agent: "bo", instruction: "Answer." }] }, message: (t: number) => `turn ${t}`, repliesPerTurn: 1 },
+  {
+    mode: "sop",
+    modeConfig: { steps: [{ id: "answer", agent: "bo", instruction: "Answer." }] },
+    message: (t: number) => `turn ${t}`,
+    repliesPerTurn: 1,
+  },
 ] as const;
 
 async function callsOpen(): Promise<number> {
@@ -74,7 +79,9 @@ describe("100 conversations × 20 turns on two runner processes", () => {
       await settled();
     }
 
-    const reclaimed = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM steps WHERE kind = 'conversation_call' AND attempt > 1");
+    const reclaimed = await db.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM steps WHERE kind = 'conversation_call' AND attempt > 1",
+    );
     const runners = await db.pool.query<{ runner: string }>(
       `SELECT DISTINCT data->>'runnerId' AS runner FROM events WHERE type = 'StepStarted' ORDER BY 1`,
     );

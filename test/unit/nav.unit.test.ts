@@ -26,8 +26,15 @@ describe("currentNavHref", () => {
     expect(currentNavHref("/signin")).toBeNull();
   });
 
+  it("counts the conversations list and every conversation as Chat", () => {
+    expect(currentNavHref("/conversations")).toBe("/conversations");
+    expect(currentNavHref("/conversations/c-0123456789ab")).toBe("/conversations");
+    expect(currentNavHref("/conversationsx")).toBeNull();
+  });
+
   it("always names one of the header's items", () => {
     const hrefs = NAV_ITEMS.map((i) => i.href);
-    for (const path of ["/", "/sessions/new", "/sessions/s-1", "/settings/projects"]) expect(hrefs).toContain(currentNavHref(path));
+    for (const path of ["/", "/sessions/new", "/sessions/s-1", "/settings/projects", "/conversations/c-1"])
+      expect(hrefs).toContain(currentNavHref(path));
   });
 });

@@ -4,6 +4,7 @@
 // allows them.
 import type { Metadata } from "next";
 import Link from "next/link";
+import { redirect } from "next/navigation";
 import { cache, type ReactNode } from "react";
 import { readPage, visitor } from "@/app/_lib/page-context";
 import { PageShell, ReadFailure } from "@/app/_lib/page-shell";
@@ -34,6 +35,8 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 export default async function SessionPage({ params }: { params: Params }) {
   const { id } = await params;
   const read = await readSession(id);
+  // A conversation has its own view.
+  if (read.ok && read.data.header.workflow === "conversation") redirect(`/conversations/${id}`);
   if (!read.ok && read.code !== "NOT_FOUND" && read.code !== "BAD_REQUEST")
     return (
       <Shell user={read.user} id={id}>

@@ -10,6 +10,7 @@ import {
   getMode,
   noteProgress,
   postMessage,
+  projectAgents,
   setMode,
   startConversation,
   terminateConversation,
@@ -36,6 +37,8 @@ export const conversationsRouter = router({
   progress: operatorProcedure.input(ZNoteProgressInput).mutation(({ ctx, input }) => noteProgress(ctx, input, actorOf(ctx.user))),
   terminate: operatorProcedure.input(ZTerminateInput).mutation(({ ctx, input }) => terminateConversation(ctx, input, actorOf(ctx.user))),
   list: viewerProcedure.input(ZListInput.default({ limit: 50 })).query(({ ctx, input }) => listConversations(ctx.pool, input)),
+  /** Who would take part in a conversation on the project (for @mention completion). */
+  agents: viewerProcedure.input(z.object({ projectId: z.string().min(1) })).query(({ ctx, input }) => projectAgents(ctx, input.projectId)),
   get: viewerProcedure.input(ZRef).query(({ ctx, input }) => readConversation(ctx.store, input.sessionId)),
   /** The seed's GET /api/sessions/:id/mode. */
   mode: viewerProcedure.input(ZRef).query(({ ctx, input }) => getMode(ctx, input.sessionId)),

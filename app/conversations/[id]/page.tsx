@@ -1,0 +1,65 @@
+// `/conversations/[id]`: one conversation, live (req C1–C8). The server renders the first view
+// for the signed-in user; the client then follows it over SSE. Operators post, switch the
+// mode and end it; viewers read.
+import type { Metadata } from "next";
+import Link from "next/link";
+import { cache } from "react";
+import { EmptyState, Panel } from "@/components/panel";
+import { ConversationView } from "@/components/conversation/conversation-view";
+import { hasRole } from "@/lib/roles";
+import { TRPCReactProvider } from "@/lib/trpc/client";
+import { readPage, visitor } from "../../_lib/page-context";
+import { PageShell, ReadFailure } from "../../_lib/page-shell";
+
+export const dynamic = "force-dynamic";
+
+type Params = Promise<{ id: string }>;
+
+const readConversation = cache((id: string) =>
+  readPage(`/conversations/${id}`, "/conversations/[id]", ({ caller }) => caller.conversations.get({ sessionId: id })),
+);
+
+export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
+  const { id } = await params;
+  const { user } = await visitor().catch(() => ({ user: null }));
+  const read = user ? await readConversation(id) : null;
+  return { title: read?.ok ? read.data.title : id };
+}
+
+export default async function ConversationPage({ params }: { params: Params }) {
+  const { id } = await params;
+  const read = await readConversation(id);
+  const path = `/conversations/${id}`;
+  if (!read.ok && read.code !== "NOT_FOUND" && read.code !== "BAD_REQUEST")
+    return (
+      <PageShell user={read.user} path={path}>
+        <ReadFailure failure={read} />
+      </PageShell>
+    );
+  return (
+    <PageShell user={read.user} path={path}>
+      <div className="mx-auto max-w-4xl">
+        {read.ok ? (
+          <TRPCReactProvider>
+            <ConversationView initial={read.data} canOperate={hasRole(read.user.role, "operator")} />
+          </TRPCReactProvider>
+        ) : (
+          <Panel title="Conversation">
+            <EmptyState
+              title={`No conversation ${id}`}
+              hint={
+                <>
+                  The{" "}
+                  <Link className="underline" href="/conversations">
+                    conversations
+                  </Link>{" "}
+                  page lists them.
+                </>
+              }
+            />
+          </Panel>
+        )}
+      </div>
+    </PageShell>
+  );
+}
