@@ -14,6 +14,7 @@ import { collectMetadata } from "./lib/metadata";
 import { startBenchPostgres } from "./lib/postgres";
 import { EMPTY_FIGURES, summaryLines, TARGETS, type BenchReport, type BenchReportFigures } from "./lib/report";
 import { batchAppend } from "./measure/batch-append";
+import { conversationTurn } from "./measure/conversation-turn";
 import { dashboardList } from "./measure/dashboard-list";
 import { fork, forkWorkspace } from "./measure/fork";
 import { forgePipeline } from "./measure/forge";
@@ -36,6 +37,7 @@ const MEASUREMENTS: Measurement[] = [
   replayReads,
   dashboardList,
   liveUpdates,
+  conversationTurn,
 ];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
 const { values: cli } = parseArgs({ options: { only: { type: "string" } } });

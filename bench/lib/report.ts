@@ -23,6 +23,15 @@ export interface BenchReportFigures {
     number
   > | null;
   live_event_to_client_ms: { p95: number; p50: number; n: number; max: number; listen_only_p95: number } | null;
+  conversation_turn_ms: {
+    p50: number;
+    p99: number;
+    n: number;
+    max: number;
+    concurrent_p50: number;
+    concurrent_p99: number;
+    concurrent_first_turn_p99: number;
+  } | null;
 }
 
 export const EMPTY_FIGURES: BenchReportFigures = {
@@ -44,6 +53,7 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   state_at_position_ms: null,
   dashboard_list_ms: null,
   live_event_to_client_ms: null,
+  conversation_turn_ms: null,
 };
 
 export const TARGETS: Record<keyof BenchReportFigures, string> = {
@@ -69,6 +79,8 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
   state_at_position_ms: "p50 <= 250 ms at event 10,000 (read up to the position and fold; nothing re-run)",
   dashboard_list_ms: "each p50 <= 20 ms with 10,000 sessions (keyset pages, trigram search); the dashboard's own query",
   live_event_to_client_ms: "p95 <= 100 ms (commit → SSE message parsed by a live.updates subscriber over HTTP)",
+  conversation_turn_ms:
+    "p50 <= 10 ms (a person's message committed → the first agent call started, simulated agent; concurrent_*: 16 conversations posting at once; see meta.notes.conversation_turn)",
 };
 
 export interface BenchReport extends BenchReportFigures {

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { ZAgentRole, ZThreadMessage } from "../agent-calls";
-import { createAgent, ZAgentConfig } from "../agents";
+import { createAgent, ZAgentConfig, type AgentConfig } from "../agents";
 import { AgentError } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
 import type { Db } from "../db/pool";
@@ -67,10 +67,27 @@ function parsed<T>(schema: z.ZodType<T>, step: ClaimedStep): T {
   );
 }
 
-/** The conversation's worktree: made once (one worktree operation per repository at a time), shared by its calls. */
-async function conversationWorkspace(deps: ConversationExecutorDeps, step: ClaimedStep, input: ConversationCallInput): Promise<string> {
+/** Whether the agent reads or writes files: an HTTP brain never does, nor a script that writes none. */
+function touchesFiles(config: AgentConfig): boolean {
+  if (config.kind === "openai" || config.kind === "anthropic") return false;
+  if (config.kind !== "scripted") return true;
+  const entries = [config.responses, ...Object.values(config.byOutput ?? {}), ...Object.values(config.byStage ?? {})].flat();
+  return entries.some((e) => "files" in e && e.files !== undefined);
+}
+
+/**
+ * The conversation's worktree: made once, by the first call of an agent that touches files
+ * (one worktree operation per repository at a time), then shared by its calls. An agent that
+ * touches none is called with the path, which may not exist yet.
+ */
+async function conversationWorkspace(
+  deps: ConversationExecutorDeps,
+  step: ClaimedStep,
+  input: ConversationCallInput,
+  config: AgentConfig,
+): Promise<string> {
   const target = path.join(deps.workspacesRoot, step.sessionId);
-  if (fs.existsSync(target)) return target;
+  if (!touchesFiles(config) || fs.existsSync(target)) return target;
   const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
   await ensureCommit(repoPath, input.workspace.head, async () => null);
   const ws = await withWorktreeLock(deps.pool, repoPath, () =>
@@ -91,7 +108,7 @@ function callExecutor(deps: ConversationExecutorDeps): StepExecutor {
       );
     }
     const agent = createAgent(config.data);
-    const workspace = await conversationWorkspace(deps, step, input);
+    const workspace = await conversationWorkspace(deps, step, input, config.data);
     try {
       const role = ZAgentRole.catch("coder").parse(input.role);
       const response = await agent.invoke({

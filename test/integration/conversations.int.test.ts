@@ -3,11 +3,13 @@
 // conversation records is exactly what its decider makes of the commands (replayed here).
 // The loop guard stops agents that call each other, termination is final, bad input is
 // refused with the field named and nothing recorded changes.
+import fs from "node:fs";
+import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { AppError, isAppError } from "../../server/errors";
 import { getMode, noteProgress, postMessage, setMode, startConversation, terminateConversation } from "../../server/conversations/service";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
-import { createHarness, ofType, type Harness } from "../helpers/tasks";
+import { createHarness, gitIn, ofType, type Harness } from "../helpers/tasks";
 import { chatAgent, conversationOf, expectDecidedExactly, waitForConversation } from "../helpers/conversations";
 
 let db: TestDatabase;
@@ -112,6 +114,24 @@ describe("free discussion", () => {
       (_c, ev) => ofType(ev, "ConversationStalled").length === 2,
     );
     expectDecidedExactly(again.events);
+  });
+});
+
+describe("the conversation's worktree", () => {
+  it("is made for an agent that touches files (at the commit the conversation started from), and not for one that never does", async () => {
+    await h.project("files", {
+      coder: { ...chatAgent("writer", {}), byOutput: { reply: [{ reply: "wrote notes", files: { "notes.md": "# notes\n" } }] } },
+    });
+    const { sessionId } = await startConversation(deps(), { projectId: "files", message: "@writer take notes" }, testActor);
+    const { events } = await waitForConversation(db.store, sessionId, "the reply", (_c, ev) => ofType(ev, "AgentReplied").length === 1);
+    const worktree = path.join(h.workspacesRoot, sessionId);
+    expect(fs.readFileSync(path.join(worktree, "notes.md"), "utf8")).toBe("# notes\n");
+    const [setup] = ofType<{ project: { baseCommit: string } }>(events, "ConversationSetup");
+    expect(gitIn(worktree, "rev-parse", "HEAD")).toBe(setup!.project.baseCommit);
+
+    const talk = await startConversation(deps(), { projectId: "chat", message: "@bo hello" }, testActor);
+    await waitForConversation(db.store, talk.sessionId, "the reply", (_c, ev) => ofType(ev, "AgentReplied").length === 1);
+    expect(fs.existsSync(path.join(h.workspacesRoot, talk.sessionId))).toBe(false);
   });
 });
 
