@@ -3,8 +3,8 @@
 // mode deadline with a timer step due when it passes, and a termination with the cancel of
 // every call no runner has claimed yet (a claimed one runs out; its reply is then discarded).
 import crypto from "node:crypto";
-import type { Db, Queryable, Tx } from "../db/pool";
-import { AppError, isAppError } from "../errors";
+import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
+import { AppError } from "../errors";
 import type { Actor, AppEvent, AppEventOf } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import type { NewEvent, RecordedEvent } from "../events/types";
@@ -177,9 +177,8 @@ export async function recordable(db: Queryable, loaded: LoadedConversation, deci
 export const conversationContext = { newId: () => crypto.randomUUID() };
 
 /**
- * The conversation's calls no runner has claimed yet. Read before deciding: a claim appends
- * to the conversation's stream, so one that comes after this read makes the append conflict
- * and the command is decided again.
+ * The conversation's calls no runner has claimed yet, read under the stream's lock: a claim
+ * appends to the conversation's stream, so none can come between this read and the append.
  */
 export async function unclaimedCalls(db: Queryable, id: string): Promise<string[]> {
   const pending = await db.query<{ id: string }>("SELECT id FROM steps WHERE session_id = $1 AND state = 'pending' AND kind = $2", [
@@ -189,31 +188,28 @@ export async function unclaimedCalls(db: Queryable, id: string): Promise<string[
   return pending.rows.map((r) => r.id).sort();
 }
 
-/** How often a command is decided again when the conversation grew while it was decided. */
-const ACT_ATTEMPTS = 8;
-
 /**
- * Decides `command` on the conversation as it is and appends with the version read; on a
- * conflict (a reply, a claim came first) it is decided again on the new state, so the
- * decider's own refusal is the only one a person sees.
+ * Decides `command` on the conversation as it is and appends what was decided, holding the
+ * stream's row lock from the read to the commit: people's posts, switches and ends, and the
+ * runners' claims and replies (whose appends wait on that lock) are taken one at a time, so
+ * no request is refused for having raced another. The lock is the transaction's first write,
+ * as every append's is (docs/architecture.md).
  */
 export async function actOnConversation(
   deps: ConversationDeps,
   id: string,
   actor: Actor,
-  command: ConversationCommand | ((loaded: LoadedConversation) => Promise<ConversationCommand>),
+  command: ConversationCommand | ((loaded: LoadedConversation, tx: Tx) => Promise<ConversationCommand>),
 ): Promise<{ version: number; events: ConversationEvent[]; loaded: LoadedConversation }> {
-  for (let attempt = 1; ; attempt++) {
-    const loaded = await loadConversation(deps.store, id);
-    const decided = decideConversation(loaded.state, typeof command === "function" ? await command(loaded) : command, conversationContext);
-    try {
-      const events = await recordable(deps.pool, loaded, decided, new Date());
-      const result = events.length ? await deps.store.append(id, loaded.version, events, { actor }) : { version: loaded.version };
-      return { version: result.version, events: decided, loaded };
-    } catch (err) {
-      if (!isAppError(err, "CONFLICT") || attempt >= ACT_ATTEMPTS) throw err;
-    }
-  }
+  return withTransaction(deps.pool, async (tx) => {
+    const locked = await tx.query("SELECT version FROM streams WHERE id = $1 FOR UPDATE", [id]);
+    if (!locked.rowCount) throw new AppError("NOT_FOUND", `session ${id} is not a conversation`);
+    const loaded = await loadConversation(deps.store, id, tx);
+    const decided = decideConversation(loaded.state, typeof command === "function" ? await command(loaded, tx) : command, conversationContext);
+    if (!decided.length) return { version: loaded.version, events: decided, loaded };
+    const result = await deps.store.appendInTx(tx, id, loaded.version, await recordable(tx, loaded, decided, new Date()), { actor });
+    return { version: result.version, events: decided, loaded };
+  });
 }
 
 /** The same inside the runner's result transaction (the stream is locked by the outcome just appended). */

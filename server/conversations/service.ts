@@ -43,6 +43,9 @@ export const ZNoteProgressInput = z.object({
   sessionId: ZSessionId,
   kind: z.enum(["artifact", "test_result", "decision"]),
   detail: z.string().trim().min(1).max(2000),
+  /** With kind test_result: the choice (a code change) whose tests ran, and whether they passed. */
+  choice: z.string().trim().min(1).max(200).optional(),
+  passed: z.boolean().optional(),
 });
 
 /** How a person is named in a conversation: `user:<id>`. */
@@ -136,11 +139,11 @@ export async function setMode(deps: ConversationDeps, raw: z.input<typeof ZSetMo
 
 export async function terminateConversation(deps: ConversationDeps, raw: z.input<typeof ZTerminateInput>, actor: Actor) {
   const input = ZTerminateInput.parse(raw);
-  const { version } = await actOnConversation(deps, input.sessionId, actor, async () => ({
+  const { version } = await actOnConversation(deps, input.sessionId, actor, async (_loaded, tx) => ({
     type: "Terminate",
     reason: input.reason,
     by: byOf(actor),
-    unclaimed: await unclaimedCalls(deps.pool, input.sessionId),
+    unclaimed: await unclaimedCalls(tx, input.sessionId),
   }));
   return { sessionId: input.sessionId, version };
 }
@@ -151,6 +154,8 @@ export async function noteProgress(deps: ConversationDeps, raw: z.input<typeof Z
     type: "NoteProgress",
     kind: input.kind,
     detail: input.detail,
+    ...(input.choice !== undefined ? { choice: input.choice } : {}),
+    ...(input.passed !== undefined ? { passed: input.passed } : {}),
   });
   return { sessionId: input.sessionId, version };
 }

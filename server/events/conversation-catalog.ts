@@ -141,8 +141,14 @@ export const conversationCatalog = {
   }),
   ProgressNoted: defineEvent({
     version: 1,
-    schema: z.object({ kind: z.enum(["artifact", "test_result", "decision"]), detail: z.string().min(1).max(2000) }),
-    summary: (d) => `Progress (${d.kind}): ${d.detail}`,
+    schema: z.object({
+      kind: z.enum(["artifact", "test_result", "decision"]),
+      detail: z.string().min(1).max(2000),
+      /** A test result of a choice that is a code change (voting ranks choices whose tests passed first). */
+      choice: z.string().min(1).max(200).optional(),
+      passed: z.boolean().optional(),
+    }),
+    summary: (d) => `Progress (${d.kind}): ${d.detail}${d.choice ? ` — ${d.choice}: tests ${d.passed ? "passed" : "failed"}` : ""}`,
   }),
   ModeSwitched: defineEvent({
     version: 1,

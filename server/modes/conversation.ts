@@ -15,7 +15,7 @@
 import { AppError } from "../errors";
 import { parseMentions } from "./mentions";
 import { DEFAULT_MODE, MODES, resolveMode } from "./registry";
-import { emptyModeState, type ConversationAgent, type ModeDecision, type ModeNote, type ModeState } from "./types";
+import { emptyModeState, type ConversationAgent, type ModeContext, type ModeDecision, type ModeNote, type ModeState } from "./types";
 
 export function foldConversation(events: readonly ConversationEvent[]): ConversationState {
   return events.reduce(evolveConversation, initialConversation);
@@ -42,7 +42,8 @@ export type ConversationEvent =
   | { type: "ModeDeadlineSet"; data: { token: string; afterMs: number } }
   /** A mode's deadline passed (voting's timeout): the mode decides with what it has. */
   | { type: "ModeTimedOut"; data: { token: string } }
-  | { type: "ProgressNoted"; data: { kind: "artifact" | "test_result" | "decision"; detail: string } }
+  /** `choice` + `passed`: a test result of a choice that is a code change (voting: passing tests outrank votes). */
+  | { type: "ProgressNoted"; data: { kind: "artifact" | "test_result" | "decision"; detail: string; choice?: string; passed?: boolean } }
   | { type: "ModeSwitched"; data: { from: string; to: string; config: unknown; by: string } }
   | { type: "SystemMessage"; data: { text: string } }
   | { type: "ConversationStalled"; data: { reason: string; turns: number; cycle: string[] | null } }
@@ -56,7 +57,7 @@ export type ConversationCommand =
   | { type: "CallFailed"; callId: string; errorClass: string; message: string }
   /** The deadline `token` passed: ignored when the mode has moved past it. */
   | { type: "Timeout"; token: string }
-  | { type: "NoteProgress"; kind: "artifact" | "test_result" | "decision"; detail: string }
+  | { type: "NoteProgress"; kind: "artifact" | "test_result" | "decision"; detail: string; choice?: string; passed?: boolean }
   | { type: "SwitchMode"; mode: string; config?: unknown; by: string }
   /** `unclaimed`: the calls no runner has claimed yet (from the steps queue): they are cancelled. */
   | { type: "Terminate"; reason: string; by: string; unclaimed?: string[] };
@@ -73,6 +74,8 @@ export interface ConversationState {
   stalled: boolean;
   /** Calls scheduled and not answered: callId → the agent, and the chain of agents that led to it. */
   inFlight: Record<string, { agent: string; chain: string[] }>;
+  /** Test results by choice (a code change): passed or not. */
+  evidence: Record<string, boolean>;
 }
 
 export const initialConversation: ConversationState = {
@@ -85,6 +88,7 @@ export const initialConversation: ConversationState = {
   turns: 0,
   stalled: false,
   inFlight: {},
+  evidence: {},
 };
 
 export interface ConversationContext {
@@ -109,27 +113,25 @@ export function evolveConversation(state: ConversationState, event: Conversation
     }
     case "MessagePosted": {
       const message = { text: event.data.text, mentions: event.data.mentions };
-      const modeState = modeOf(state).onUserMessage(state.modeState, state.config as never, message, { agents: state.agents }).state;
+      const modeState = modeOf(state).onUserMessage(state.modeState, state.config as never, message, ctxOf(state)).state;
       return { ...state, modeState, turns: 0, stalled: false };
     }
     case "ModeTimedOut": {
       const mode = modeOf(state);
-      return mode.onTimeout
-        ? { ...state, modeState: mode.onTimeout(state.modeState, state.config as never, { agents: state.agents }).state }
-        : state;
+      return mode.onTimeout ? { ...state, modeState: mode.onTimeout(state.modeState, state.config as never, ctxOf(state)).state } : state;
     }
     case "AgentCallScheduled":
       return { ...state, inFlight: { ...state.inFlight, [event.data.callId]: { agent: event.data.agent, chain: event.data.chain } } };
     case "AgentReplied": {
       const { [event.data.callId]: _done, ...inFlight } = state.inFlight;
       const reply = { agent: event.data.agent, text: event.data.text, mentions: event.data.mentions };
-      const modeState = modeOf(state).onAgentResponse(state.modeState, state.config as never, reply, { agents: state.agents }).state;
+      const modeState = modeOf(state).onAgentResponse(state.modeState, state.config as never, reply, ctxOf(state)).state;
       return { ...state, inFlight, modeState, turns: state.turns + 1 };
     }
     case "AgentCallFailed": {
       const { [event.data.callId]: _done, ...inFlight } = state.inFlight;
       const reply = { agent: event.data.agent, text: "", mentions: [] };
-      const modeState = modeOf(state).onAgentResponse(state.modeState, state.config as never, reply, { agents: state.agents }).state;
+      const modeState = modeOf(state).onAgentResponse(state.modeState, state.config as never, reply, ctxOf(state)).state;
       return { ...state, inFlight, modeState, turns: state.turns + 1 };
     }
     case "ModeDeadlineSet":
@@ -140,10 +142,14 @@ export function evolveConversation(state: ConversationState, event: Conversation
     }
     case "ModeNoted":
       return PROGRESS_NOTES.has(event.data.note.kind) ? { ...state, turns: 0 } : state;
-    case "ProgressNoted":
-      return { ...state, turns: 0 };
+    case "ProgressNoted": {
+      const { kind, choice, passed } = event.data;
+      const evidence =
+        kind === "test_result" && choice !== undefined && passed !== undefined ? { ...state.evidence, [choice]: passed } : state.evidence;
+      return { ...state, turns: 0, evidence };
+    }
     case "ModeSwitched": {
-      const { mode, config } = resolveMode(event.data.to, event.data.config, { agents: state.agents });
+      const { mode, config } = resolveMode(event.data.to, event.data.config, ctxOf(state));
       return { ...state, mode: mode.name, config, modeState: mode.initialize(config) };
     }
     case "ConversationStalled":
@@ -234,12 +240,7 @@ export function decideConversation(state: ConversationState, command: Conversati
         throw new AppError("INVALID_INPUT", message, { field: "text", unknown, fieldErrors: { text: [message] } });
       }
       const posted: ConversationEvent = { type: "MessagePosted", data: { by: command.by, text: command.text, mentions } };
-      const decision = modeOf(state).onUserMessage(
-        state.modeState,
-        state.config as never,
-        { text: command.text, mentions },
-        { agents: state.agents },
-      );
+      const decision = modeOf(state).onUserMessage(state.modeState, state.config as never, { text: command.text, mentions }, ctxOf(state));
       return [posted, ...applyDecision(evolveConversation(state, posted), decision, ctx, () => [])];
     }
     case "Reply": {
@@ -292,7 +293,7 @@ export function decideConversation(state: ConversationState, command: Conversati
         state.modeState,
         state.config as never,
         { agent: call.agent, text: command.text, mentions },
-        { agents: state.agents },
+        ctxOf(state),
       );
       const notes: ConversationEvent[] = unknown.length
         ? [{ type: "ModeNoted", data: { note: { kind: "mention_unknown", names: unknown } } }]
@@ -312,7 +313,7 @@ export function decideConversation(state: ConversationState, command: Conversati
         state.modeState,
         state.config as never,
         { agent: call.agent, text: "", mentions: [] },
-        { agents: state.agents },
+        ctxOf(state),
       );
       const said: ConversationEvent = {
         type: "SystemMessage",
@@ -325,18 +326,29 @@ export function decideConversation(state: ConversationState, command: Conversati
       const mode = modeOf(state);
       if (!mode.onTimeout || state.modeState.currentStep !== command.token) return [];
       const timedOut: ConversationEvent = { type: "ModeTimedOut", data: { token: command.token } };
-      const decision = mode.onTimeout(state.modeState, state.config as never, { agents: state.agents });
+      const decision = mode.onTimeout(state.modeState, state.config as never, ctxOf(state));
       return [timedOut, ...applyDecision(evolveConversation(state, timedOut), decision, ctx, () => [])];
     }
-    case "NoteProgress":
+    case "NoteProgress": {
       requireOpen(state);
-      return [{ type: "ProgressNoted", data: { kind: command.kind, detail: command.detail } }];
+      if (
+        (command.choice === undefined) !== (command.passed === undefined) ||
+        (command.choice !== undefined && command.kind !== "test_result")
+      ) {
+        throw new AppError("INVALID_INPUT", "a test result of a choice needs kind test_result, the choice and whether its tests passed", {
+          field: "choice",
+          fieldErrors: { choice: ["give choice and passed together, with kind test_result"] },
+        });
+      }
+      const evidence = command.choice !== undefined ? { choice: command.choice, passed: command.passed! } : {};
+      return [{ type: "ProgressNoted", data: { kind: command.kind, detail: command.detail, ...evidence } }];
+    }
     case "SwitchMode": {
       requireOpen(state);
       const inFlight = Object.keys(state.inFlight).length;
       if (inFlight)
         throw new AppError("CONFLICT", `${inFlight} call(s) are in flight: switch the mode once they are answered`, { inFlight });
-      const { mode, config } = resolveMode(command.mode, command.config, { agents: state.agents });
+      const { mode, config } = resolveMode(command.mode, command.config, ctxOf(state));
       return [
         { type: "ModeSwitched", data: { from: state.mode, to: mode.name, config, by: command.by } },
         { type: "SystemMessage", data: { text: `Mode switched from ${state.mode} to ${mode.name} by ${command.by}: ${mode.description}` } },
@@ -351,6 +363,11 @@ export function decideConversation(state: ConversationState, command: Conversati
         },
       ];
   }
+}
+
+/** What a mode decides with: the conversation's agents and the test evidence noted so far. */
+function ctxOf(state: ConversationState): ModeContext {
+  return { agents: state.agents, evidence: state.evidence };
 }
 
 function modeOf(state: ConversationState) {

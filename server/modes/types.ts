@@ -17,6 +17,8 @@ export interface ConversationAgent {
 
 export interface ModeContext {
   agents: readonly ConversationAgent[];
+  /** Test results noted per choice (a code change): voting ranks choices whose tests passed first. */
+  evidence?: Readonly<Record<string, boolean>>;
 }
 
 /** One call of an agent a mode decided. */

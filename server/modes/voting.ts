@@ -136,6 +136,7 @@ function close(state: ModeState, voting: VotingState, config: VotingConfig, ctx:
     weightOf,
     config.quorum,
     voters.map((v) => v.id),
+    { ...ctx.evidence },
   );
   return {
     state: { ...state, currentStep: null, custom: { ...voting, open: false } },

@@ -68,7 +68,13 @@ function commandOf(event: RecordedEvent & ConversationEvent): ConversationComman
     case "ModeTimedOut":
       return { type: "Timeout", token: event.data.token };
     case "ProgressNoted":
-      return { type: "NoteProgress", kind: event.data.kind, detail: event.data.detail };
+      return {
+        type: "NoteProgress",
+        kind: event.data.kind,
+        detail: event.data.detail,
+        choice: event.data.choice,
+        passed: event.data.passed,
+      };
     case "ModeSwitched":
       return { type: "SwitchMode", mode: event.data.to, config: event.data.config, by: event.data.by };
     case "ConversationTerminated":

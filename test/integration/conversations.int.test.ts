@@ -358,3 +358,57 @@ describe("termination, mode switches and bad input", () => {
     expectDecidedExactly(events);
   });
 });
+
+describe("requests that race", () => {
+  it("20 posts at once all land, in one order, each decided on the conversation as it was", async () => {
+    const { sessionId } = await startConversation(deps(), { projectId: "chat" }, testActor);
+    const posted = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => postMessage(deps(), { sessionId, text: `@cy question ${i}` }, testActor)),
+    );
+    expect(new Set(posted.map((p) => p.posted)).size).toBe(20);
+    const { events } = await waitForConversation(
+      db.store,
+      sessionId,
+      "every reply",
+      (c, ev) => ofType(ev, "AgentReplied").length === 20 && idle(c),
+    );
+    expect(
+      ofType<{ text: string }>(events, "MessagePosted")
+        .map((m) => m.text)
+        .sort(),
+    ).toEqual(Array.from({ length: 20 }, (_, i) => `@cy question ${i}`).sort());
+    expectDecidedExactly(events);
+  });
+
+  it("a termination racing posts and a mode switch: each post lands before it or is refused; nothing is called or claimed after it", async () => {
+    const { sessionId } = await startConversation(deps(), { projectId: "chat" }, testActor);
+    const settle = (p: Promise<unknown>) =>
+      p.then(
+        () => "ok" as const,
+        (err: unknown) => (isAppError(err) ? err.code : "error"),
+      );
+    const outcomes = await Promise.all([
+      ...Array.from({ length: 10 }, (_, i) => settle(postMessage(deps(), { sessionId, text: `@ada idea ${i}` }, testActor))),
+      settle(setMode(deps(), { sessionId, mode: "voting" }, testActor)),
+      settle(terminateConversation(deps(), { sessionId, reason: "race" }, testActor)),
+      ...Array.from({ length: 10 }, (_, i) => settle(postMessage(deps(), { sessionId, text: `@bo idea ${i}` }, testActor))),
+    ]);
+    expect(outcomes.every((o) => o === "ok" || o === "CONFLICT")).toBe(true);
+    expect(outcomes.at(10 + 1)).toBe("ok"); // the termination itself
+    const { events } = await waitForConversation(db.store, sessionId, "every call to end", (c) => idle(c), 20_000);
+    const end = events.find((e) => e.type === "ConversationTerminated")!.version;
+    for (const type of ["MessagePosted", "AgentCallScheduled", "ModeSwitched"]) {
+      expect(
+        events.filter((e) => e.type === type).every((e) => e.version < end),
+        type,
+      ).toBe(true);
+    }
+    expect(ofType(events, "MessagePosted")).toHaveLength(outcomes.filter((o, i) => i !== 10 && i !== 11 && o === "ok").length);
+    // The calls cancelled with the end were never claimed, and no call was claimed after it.
+    const [terminated] = ofType<{ cancelled: string[] }>(events, "ConversationTerminated");
+    const started = new Set(ofType<{ stepId: string }>(events, "StepStarted").map((e) => e.stepId));
+    expect(terminated!.cancelled.filter((id) => started.has(id))).toEqual([]);
+    expect(events.filter((e) => e.type === "StepStarted" && e.version > end)).toEqual([]);
+    expectDecidedExactly(events);
+  });
+});

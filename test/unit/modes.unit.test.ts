@@ -3,6 +3,7 @@
 // every transition of its state, the loop guard, termination, the mode switch, and a property
 // test: agents that always mention each other stall within K+1 agent turns, over 10,000 seeds.
 import { describe, expect, it } from "vitest";
+import { AppError } from "../../server/errors";
 import {
   decideConversation,
   foldConversation,
@@ -316,6 +317,21 @@ describe("voting", () => {
     // Every ballot came: the round closed before its timer fired, which then does nothing.
     expect(chat.run({ type: "Timeout", token: "round-1" })).toEqual([]);
     expect(calls(chat.run({ type: "Post", by: "user:1", text: "Next?" }))).toEqual(["person→ada", "person→bo", "person→cy"]);
+  });
+
+  it("test results noted for choices outrank votes in the tally, and replay the same; a half-given result is refused", () => {
+    const chat = new Chat("voting");
+    chat.run({ type: "NoteProgress", kind: "test_result", detail: "patch-b: 12 passed", choice: "patch-b", passed: true });
+    chat.run({ type: "NoteProgress", kind: "test_result", detail: "patch-a: 2 failed", choice: "patch-a", passed: false });
+    expect(chat.state.evidence).toEqual({ "patch-b": true, "patch-a": false });
+    chat.run({ type: "Post", by: "user:1", text: "Which patch?" });
+    chat.reply("ada", ballot("patch-a"));
+    chat.reply("bo", ballot("patch-a"));
+    const out = chat.reply("cy", ballot("patch-b"));
+    expect(notes(out)[0]).toMatchObject({ winner: "patch-b", reason: "the choice whose tests passed with the most weight (1)" });
+    expect(foldConversation(chat.events).evidence).toEqual(chat.state.evidence);
+    expect(() => chat.run({ type: "NoteProgress", kind: "test_result", detail: "x", choice: "patch-c" })).toThrow(/needs kind test_result, the choice/);
+    expect(() => chat.run({ type: "NoteProgress", kind: "artifact", detail: "x", choice: "c", passed: true })).toThrow(AppError);
   });
 
   it("a voter whose call failed counts as answered: the tally does not wait for the timeout", () => {
