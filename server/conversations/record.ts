@@ -205,7 +205,11 @@ export async function actOnConversation(
     const locked = await tx.query("SELECT version FROM streams WHERE id = $1 FOR UPDATE", [id]);
     if (!locked.rowCount) throw new AppError("NOT_FOUND", `session ${id} is not a conversation`);
     const loaded = await loadConversation(deps.store, id, tx);
-    const decided = decideConversation(loaded.state, typeof command === "function" ? await command(loaded, tx) : command, conversationContext);
+    const decided = decideConversation(
+      loaded.state,
+      typeof command === "function" ? await command(loaded, tx) : command,
+      conversationContext,
+    );
     if (!decided.length) return { version: loaded.version, events: decided, loaded };
     const result = await deps.store.appendInTx(tx, id, loaded.version, await recordable(tx, loaded, decided, new Date()), { actor });
     return { version: result.version, events: decided, loaded };

@@ -330,7 +330,9 @@ describe("voting", () => {
     const out = chat.reply("cy", ballot("patch-b"));
     expect(notes(out)[0]).toMatchObject({ winner: "patch-b", reason: "the choice whose tests passed with the most weight (1)" });
     expect(foldConversation(chat.events).evidence).toEqual(chat.state.evidence);
-    expect(() => chat.run({ type: "NoteProgress", kind: "test_result", detail: "x", choice: "patch-c" })).toThrow(/needs kind test_result, the choice/);
+    expect(() => chat.run({ type: "NoteProgress", kind: "test_result", detail: "x", choice: "patch-c" })).toThrow(
+      /needs kind test_result, the choice/,
+    );
     expect(() => chat.run({ type: "NoteProgress", kind: "artifact", detail: "x", choice: "c", passed: true })).toThrow(AppError);
   });
 
