@@ -19,7 +19,6 @@ import {
 } from "../tasks/commands";
 import { releaseOrphanedLease } from "../runner/liveness";
 import {
-  forkSession,
   modifySession,
   rerunTask,
   resumeSession,
@@ -30,6 +29,7 @@ import {
   ZRevertInput,
 } from "../tasks/fork";
 import type { ContextSource } from "./context";
+import { forkAnySession } from "./fork";
 import { getMode, setMode, ZSetModeInput } from "../conversations/service";
 import { listModes } from "../modes/registry";
 import { exportArchive, exportSession } from "../export";
@@ -183,7 +183,7 @@ export function createTaskRestHandlers(source: () => ContextSource) {
     /** POST /api/sessions/:id/fork `{ atVersion, reason?, note? }` → 201 `{ sessionId, parentId, atVersion, version }` */
     fork: withTask(ZForkInput, "POST /api/sessions/:id/fork", async (deps, input, user) => ({
       status: 201,
-      body: await forkSession(deps, input, actorOf(user)),
+      body: await forkAnySession(deps, input, actorOf(user)),
     })),
     /** POST /api/sessions/:id/revert `{ to, iteration?, note? }` → 201 `{ sessionId, parentId, atVersion, version, to }` */
     revert: withTask(ZRevertInput, "POST /api/sessions/:id/revert", async (deps, input, user) => ({

@@ -62,6 +62,12 @@ const CONVERSATION_TYPES: ReadonlySet<string> = new Set<ConversationEvent["type"
   "ConversationTerminated",
 ]);
 
+/** Whether the session is a conversation (the sessions projection knows). */
+export async function isConversation(db: Queryable, sessionId: string): Promise<boolean> {
+  const r = await db.query<{ workflow: string }>("SELECT workflow FROM sessions WHERE id = $1", [sessionId]);
+  return r.rows[0]?.workflow === CONVERSATION_WORKFLOW;
+}
+
 export function isConversationEvent(event: { type: string }): event is ConversationEvent {
   return CONVERSATION_TYPES.has(event.type);
 }

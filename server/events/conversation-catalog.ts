@@ -101,6 +101,8 @@ export const conversationCatalog = {
       prompt: z.string(),
       caller: z.string().min(1),
       chain: z.array(ZAgentId).min(1),
+      /** A fork's call made again in place of the parent's call in flight at the fork's position. */
+      reissues: ZCallId.optional(),
     }),
     summary: (d) => `@${d.agent} called by ${d.caller === "person" ? "a person" : `@${d.caller}`}`,
   }),

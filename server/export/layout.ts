@@ -10,6 +10,7 @@ import { feedbackHistory } from "../sessions/feedback";
 import { splitRounds, type PlacedEvent } from "../sessions/rounds";
 import { renderRound, type RoundMeta } from "./rounds";
 import { buildSummary, stateEventLines } from "./summary";
+import { conversationLines, conversationMarkdown, isConversationExport } from "./conversation";
 import { jsonFile, jsonLines, type BlobLoader, type ExportFiles } from "./types";
 
 /** One entry of task-timeline.json: what the UI replays, without payloads. */
@@ -60,6 +61,11 @@ export async function renderSessionExport(sessionId: string, events: RecordedEve
   const task = startedTask(final);
   for (const [path, artifact] of Object.entries(task?.pipeline.artifacts ?? {})) {
     files.set(`forge/${path.replace(/^\.forge\//, "")}`, await loadBlob(artifact.blob.blob));
+  }
+  // A conversation: its transcript and its conversation events.
+  if (isConversationExport(events)) {
+    files.set("conversation.md", conversationMarkdown(sessionId, events));
+    files.set("conversation.jsonl", jsonLines(conversationLines(events)));
   }
   for (const name of files.keys()) assertExportPath(name);
   return files;

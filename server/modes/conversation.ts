@@ -29,7 +29,11 @@ export const MAX_REPLY_CHARS = 100_000;
 export type ConversationEvent =
   | { type: "ConversationStarted"; data: { mode: string; config: unknown; agents: ConversationAgent[]; stallAfter: number } }
   | { type: "MessagePosted"; data: { by: string; text: string; mentions: string[] } }
-  | { type: "AgentCallScheduled"; data: { callId: string; agent: string; prompt: string; caller: string; chain: string[] } }
+  /** `reissues`: a fork's call made again in its place (the parent's call belongs to the parent). */
+  | {
+      type: "AgentCallScheduled";
+      data: { callId: string; agent: string; prompt: string; caller: string; chain: string[]; reissues?: string };
+    }
   | { type: "AgentReplied"; data: { callId: string; agent: string; text: string; mentions: string[] } }
   /** A call's agent failed for good (its step gave up): the mode hears an empty reply. */
   | { type: "AgentCallFailed"; data: { callId: string; agent: string; errorClass: string; message: string } }
@@ -60,7 +64,9 @@ export type ConversationCommand =
   | { type: "NoteProgress"; kind: "artifact" | "test_result" | "decision"; detail: string; choice?: string; passed?: boolean }
   | { type: "SwitchMode"; mode: string; config?: unknown; by: string }
   /** `unclaimed`: the calls no runner has claimed yet (from the steps queue): they are cancelled. */
-  | { type: "Terminate"; reason: string; by: string; unclaimed?: string[] };
+  | { type: "Terminate"; reason: string; by: string; unclaimed?: string[] }
+  /** A fork goes on: the calls in flight at its position are made again (and a pending deadline set again). */
+  | { type: "Reissue" };
 
 export interface ConversationState {
   status: "none" | "open" | "terminated";
@@ -72,10 +78,12 @@ export interface ConversationState {
   /** Agent turns since the last progress. */
   turns: number;
   stalled: boolean;
-  /** Calls scheduled and not answered: callId → the agent, and the chain of agents that led to it. */
-  inFlight: Record<string, { agent: string; chain: string[] }>;
+  /** Calls scheduled and not answered: callId → the agent, the chain of agents that led to it, what it was asked and by whom. */
+  inFlight: Record<string, { agent: string; chain: string[]; prompt: string; caller: string }>;
   /** Test results by choice (a code change): passed or not. */
   evidence: Record<string, boolean>;
+  /** The mode's deadline not yet passed (its timer is due), if any. */
+  deadline: { token: string; afterMs: number } | null;
 }
 
 export const initialConversation: ConversationState = {
@@ -89,6 +97,7 @@ export const initialConversation: ConversationState = {
   stalled: false,
   inFlight: {},
   evidence: {},
+  deadline: null,
 };
 
 export interface ConversationContext {
@@ -118,10 +127,14 @@ export function evolveConversation(state: ConversationState, event: Conversation
     }
     case "ModeTimedOut": {
       const mode = modeOf(state);
-      return mode.onTimeout ? { ...state, modeState: mode.onTimeout(state.modeState, state.config as never, ctxOf(state)).state } : state;
+      const passed = { ...state, deadline: null };
+      return mode.onTimeout ? { ...passed, modeState: mode.onTimeout(state.modeState, state.config as never, ctxOf(state)).state } : passed;
     }
-    case "AgentCallScheduled":
-      return { ...state, inFlight: { ...state.inFlight, [event.data.callId]: { agent: event.data.agent, chain: event.data.chain } } };
+    case "AgentCallScheduled": {
+      const { callId, agent, chain, prompt, caller, reissues } = event.data;
+      const { [reissues ?? ""]: _replaced, ...others } = state.inFlight;
+      return { ...state, inFlight: { ...others, [callId]: { agent, chain, prompt, caller } } };
+    }
     case "AgentReplied": {
       const { [event.data.callId]: _done, ...inFlight } = state.inFlight;
       const reply = { agent: event.data.agent, text: event.data.text, mentions: event.data.mentions };
@@ -135,7 +148,7 @@ export function evolveConversation(state: ConversationState, event: Conversation
       return { ...state, inFlight, modeState, turns: state.turns + 1 };
     }
     case "ModeDeadlineSet":
-      return state;
+      return { ...state, deadline: event.data };
     case "ReplyDiscarded": {
       const { [event.data.callId]: _done, ...inFlight } = state.inFlight;
       return { ...state, inFlight };
@@ -150,7 +163,7 @@ export function evolveConversation(state: ConversationState, event: Conversation
     }
     case "ModeSwitched": {
       const { mode, config } = resolveMode(event.data.to, event.data.config, ctxOf(state));
-      return { ...state, mode: mode.name, config, modeState: mode.initialize(config) };
+      return { ...state, mode: mode.name, config, modeState: mode.initialize(config), deadline: null };
     }
     case "ConversationStalled":
       return { ...state, stalled: true };
@@ -353,6 +366,16 @@ export function decideConversation(state: ConversationState, command: Conversati
         { type: "ModeSwitched", data: { from: state.mode, to: mode.name, config, by: command.by } },
         { type: "SystemMessage", data: { text: `Mode switched from ${state.mode} to ${mode.name} by ${command.by}: ${mode.description}` } },
       ];
+    }
+    case "Reissue": {
+      if (state.status !== "open") return [];
+      const again: ConversationEvent[] = Object.entries(state.inFlight).map(([callId, { agent, chain, prompt, caller }]) => ({
+        type: "AgentCallScheduled",
+        data: { callId: ctx.newId(), agent, prompt, caller, chain, reissues: callId },
+      }));
+      if (state.deadline && state.modeState.currentStep === state.deadline.token)
+        again.push({ type: "ModeDeadlineSet", data: state.deadline });
+      return again;
     }
     case "Terminate":
       requireOpen(state);

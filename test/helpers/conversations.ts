@@ -90,13 +90,25 @@ function commandOf(event: RecordedEvent & ConversationEvent): ConversationComman
  * none extra. Discards (a reply to a call that is no longer awaited) are decisions too.
  */
 export function expectDecidedExactly(events: readonly RecordedEvent[]): void {
-  const recorded = events.filter(isConversationEvent) as Array<RecordedEvent & ConversationEvent>;
+  // A fork's first events are the decision on Reissue (the calls in flight at its position made again).
+  type Step = RecordedEvent & (ConversationEvent | { type: "Forked" });
+  const recorded: Step[] = events.flatMap((e): Step[] =>
+    isConversationEvent(e) ? [e as Step] : e.type === "SessionForked" ? [{ ...e, type: "Forked" } as Step] : [],
+  );
   const ids = recorded.flatMap((e) => (e.type === "AgentCallScheduled" ? [e.data.callId] : []));
   const ctx = { newId: () => ids.shift() ?? "no-more-ids" };
   let state = initialConversation;
   let i = 0;
   while (i < recorded.length) {
     const event = recorded[i]!;
+    if (event.type === "Forked") {
+      const again = decideConversation(state, { type: "Reissue" }, ctx);
+      const got = recorded.slice(i + 1, i + 1 + again.length).map((e) => ({ type: e.type, data: e.data }));
+      expect(got, `the fork's reissue at event ${event.version}`).toEqual(again.map((e) => ({ type: e.type, data: e.data })));
+      for (const e of again) state = evolveConversation(state, e);
+      i += 1 + again.length;
+      continue;
+    }
     const command: ConversationCommand | null =
       event.type === "ReplyDiscarded" ? { type: "Reply", callId: event.data.callId, text: "" } : commandOf(event);
     expect(command, `event ${event.version} (${event.type}) answers no command: it was not decided`).not.toBeNull();

@@ -8,9 +8,12 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { AppError, isAppError } from "../../server/errors";
 import { getMode, noteProgress, postMessage, setMode, startConversation, terminateConversation } from "../../server/conversations/service";
+import { forkAnySession } from "../../server/api/fork";
+import { exportSession } from "../../server/export";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, gitIn, ofType, type Harness } from "../helpers/tasks";
 import { chatAgent, conversationOf, expectDecidedExactly, waitForConversation } from "../helpers/conversations";
+import { isConversationEvent } from "../../server/conversations/record";
 
 let db: TestDatabase;
 let h: Harness;
@@ -410,5 +413,99 @@ describe("requests that race", () => {
     expect(terminated!.cancelled.filter((id) => started.has(id))).toEqual([]);
     expect(events.filter((e) => e.type === "StepStarted" && e.version > end)).toEqual([]);
     expectDecidedExactly(events);
+  });
+});
+
+describe("forks of a conversation", () => {
+  it("a fork with a call in flight makes that call again; both go on on their own; the parent's events never change", async () => {
+    await h.project("forkchat", {
+      coder: { ...chatAgent("slow", {}), byOutput: { reply: [{ reply: "slow thoughts", chunkDelayMs: 60 }] } },
+      reviewer: chatAgent("quick", { reply: ["quick thoughts"] }),
+    });
+    const { sessionId } = await startConversation(deps(), { projectId: "forkchat", message: "@slow and @quick, ideas?" }, testActor);
+    const atCall = (await conversationOf(db.store, sessionId)).events.at(-1)!.version;
+    const parentBefore = await db.store.readStream(sessionId, { toVersion: atCall });
+    const fork = await forkAnySession(deps(), { sessionId, atVersion: atCall, reason: "manual", note: "try again" }, testActor);
+    expect(fork).toMatchObject({ parentId: sessionId, atVersion: atCall, sessionId: expect.stringMatching(/^c-/) });
+    const child = await waitForConversation(
+      db.store,
+      fork.sessionId,
+      "both replies in the fork",
+      (c, ev) => ofType(ev, "AgentReplied").length === 2 && idle(c),
+    );
+    const parent = await waitForConversation(
+      db.store,
+      sessionId,
+      "both replies in the parent",
+      (c, ev) => ofType(ev, "AgentReplied").length === 2 && idle(c),
+    );
+    const reissued = child.events
+      .filter((e) => e.version > atCall && e.type === "AgentCallScheduled")
+      .map((e) => e.data as { reissues?: string });
+    const parentCalls = ofType<{ callId: string }>(parentBefore, "AgentCallScheduled").map((c) => c.callId);
+    expect(reissued.map((r) => r.reissues).sort()).toEqual([...parentCalls].sort());
+    // The child's replies answer its own calls, the parent's its own.
+    const childReplies = ofType<{ callId: string }>(child.events, "AgentReplied").map((r) => r.callId);
+    expect(childReplies.some((id) => parentCalls.includes(id))).toBe(false);
+    expect((await db.store.readStream(sessionId, { toVersion: atCall })).map((e) => e.eventId)).toEqual(parentBefore.map((e) => e.eventId));
+    expectDecidedExactly(child.events);
+    expectDecidedExactly(parent.events);
+    const row = await db.pool.query("SELECT parent_id, fork_version, workflow, state FROM sessions WHERE id = $1", [fork.sessionId]);
+    expect(row.rows[0]).toEqual({ parent_id: sessionId, fork_version: atCall, workflow: "conversation", state: "open" });
+  });
+
+  it("a fork mid-vote sets the round's deadline again; a fork before the agents are known or past the end is refused", async () => {
+    const { sessionId } = await startConversation(
+      deps(),
+      { projectId: "slowvote", mode: "voting", modeConfig: { quorum: 1, timeoutMs: 1000 }, message: "a or b?" },
+      testActor,
+    );
+    const { events: before } = await conversationOf(db.store, sessionId);
+    const posted = before.find((e) => e.type === "MessagePosted")!;
+    // The post and what it decided were recorded together: the fork goes after all of it.
+    const inside = await rejection(forkAnySession(deps(), { sessionId, atVersion: posted.version + 4, reason: "manual" }, testActor));
+    const decided = before.filter((e) => e.txId === posted.txId).map((e) => e.version);
+    expect(inside.message).toBe(
+      `event ${posted.version + 4} is inside one decision (events ${posted.version}..${Math.max(...decided)} were recorded together): fork at ${posted.version - 1} or ${Math.max(...decided)}`,
+    );
+    const fork = await forkAnySession(deps(), { sessionId, atVersion: Math.max(...decided), reason: "manual" }, testActor);
+    const child = await waitForConversation(
+      db.store,
+      fork.sessionId,
+      "the fork's tally",
+      (c, ev) =>
+        ofType(ev, "ModeTimedOut").length +
+          ofType<{ note: { kind: string } }>(ev, "ModeNoted").filter((n) => n.note.kind === "tallied").length >
+          0 && idle(c),
+    );
+    expect(child.events.filter((e) => e.version > Math.max(...decided)).map((e) => e.type)).toContain("ModeDeadlineSet");
+    expectDecidedExactly(child.events);
+    // The start (created, started, its agents) is one decision too.
+    expect((await rejection(forkAnySession(deps(), { sessionId, atVersion: 1, reason: "manual" }, testActor))).message).toBe(
+      "event 1 is inside one decision (events 1..3 were recorded together): fork at 3",
+    );
+    expect((await rejection(forkAnySession(deps(), { sessionId, atVersion: 10_000, reason: "manual" }, testActor))).code).toBe(
+      "INVALID_INPUT",
+    );
+  });
+});
+
+describe("export", () => {
+  it("a conversation's export holds its transcript (conversation.md) and its conversation events (conversation.jsonl)", async () => {
+    const { sessionId } = await startConversation(deps(), { projectId: "chat", mode: "voting", message: "Which database?" }, testActor);
+    const { events } = await waitForConversation(db.store, sessionId, "the tally", (_c, ev) =>
+      ofType<{ note: { kind: string } }>(ev, "ModeNoted").some((n) => n.note.kind === "tallied"),
+    );
+    const files = await exportSession(db.store, db.pool, sessionId, { audience: "viewer" });
+    const md = String(files.get("conversation.md"));
+    expect(md).toMatch(/^# Which database\?\n/);
+    expect(md).toContain("**user:tester**");
+    expect(md).toMatch(/\*vote 1: postgres wins \(the most weight \(2\)\); postgres 2, sqlite 1\*/);
+    const lines = String(files.get("conversation.jsonl"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string });
+    expect(lines.map((l) => l.type)).toEqual(events.filter((e) => isConversationEvent(e)).map((e) => e.type));
+    expect(files.has("summary.json")).toBe(true);
   });
 });

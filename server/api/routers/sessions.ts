@@ -7,18 +7,10 @@ import { AppError } from "../../errors";
 import { readSessionTimeline } from "../../events/timeline";
 import { feedbackHistory } from "../../sessions/feedback";
 import { countSessions, readSessionPage, ZListSessionsInput, ZSessionFilters, type SessionListRow } from "../../sessions/list";
-import {
-  forkSession,
-  modifySession,
-  resumeSession,
-  revertSession,
-  ZForkInput,
-  ZModifyInput,
-  ZResumeInput,
-  ZRevertInput,
-} from "../../tasks/fork";
+import { modifySession, resumeSession, revertSession, ZForkInput, ZModifyInput, ZResumeInput, ZRevertInput } from "../../tasks/fork";
 import { releaseOrphanedLease } from "../../runner/liveness";
 import { compareSessions, ZCompareInput } from "../../tasks/compare";
+import { forkAnySession } from "../fork";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
 
@@ -72,7 +64,7 @@ export const sessionsRouter = router({
     return { ...comparison, names: await userNames(ctx.prisma, forkers) };
   }),
 
-  fork: operatorProcedure.input(ZForkInput).mutation(({ ctx, input }) => forkSession(ctx, input, actorOf(ctx.user))),
+  fork: operatorProcedure.input(ZForkInput).mutation(({ ctx, input }) => forkAnySession(ctx, input, actorOf(ctx.user))),
   revert: operatorProcedure.input(ZRevertInput).mutation(({ ctx, input }) => revertSession(ctx, input, actorOf(ctx.user))),
   modify: operatorProcedure.input(ZModifyInput).mutation(({ ctx, input }) => modifySession(ctx, input, actorOf(ctx.user))),
   resume: operatorProcedure
