@@ -7,6 +7,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import type { inferRouterOutputs } from "@trpc/server";
+import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { Panel } from "@/components/panel";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
@@ -104,20 +105,57 @@ function EntryRow({ entry }: { entry: Entry }) {
   }
 }
 
+/** A replay's banner: the position, the way back to now, and (operators) a fork from here. */
+function ReplayBanner({ view, canOperate }: { view: ConversationData; canOperate: boolean }) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const fork = useMutation(trpc.sessions.fork.mutationOptions({ onSuccess: (r) => router.push(`/conversations/${r.sessionId}`) }));
+  if (!view.asOf) return null;
+  return (
+    <div
+      data-testid="replay-banner"
+      className="flex flex-wrap items-center gap-3 rounded-md border border-sky-300 bg-sky-50 px-4 py-3 text-sm text-sky-950 dark:border-sky-800 dark:bg-sky-950/40 dark:text-sky-100"
+    >
+      <span>
+        Replay: the conversation as it was at event {view.asOf.version} of {view.asOf.latest}.
+      </span>
+      <a className="underline" href={`/conversations/${view.id}`}>
+        Back to now
+      </a>
+      {canOperate ? (
+        <button
+          type="button"
+          disabled={fork.isPending}
+          onClick={() => fork.mutate({ sessionId: view.id, atVersion: view.asOf!.version, reason: "manual" })}
+          className="rounded-md bg-sky-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-sky-600 disabled:opacity-60"
+        >
+          Fork from here
+        </button>
+      ) : null}
+      {fork.error ? (
+        <span role="alert" className="text-rose-700 dark:text-rose-300">
+          {fork.error.message}
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
 export function ConversationView({ initial, canOperate }: { initial: ConversationData; canOperate: boolean }) {
   const trpc = useTRPC();
   const [view, setView] = useState(initial);
+  const replay = initial.asOf !== null;
   useSubscription(
     trpc.conversations.live.subscriptionOptions(
       { sessionId: initial.id },
-      { onData: (data) => setView((current) => (data.version >= current.version ? data : current)) },
+      { enabled: !replay, onData: (data) => setView((current) => (data.version >= current.version ? data : current)) },
     ),
   );
   const [text, setText] = useState("");
   const post = useMutation(trpc.conversations.post.mutationOptions({ onSuccess: () => setText("") }));
   const end = useMutation(trpc.conversations.terminate.mutationOptions());
   const postErrors = trpcFieldErrors(post.error);
-  const open = view.status !== "terminated";
+  const open = view.status !== "terminated" && !replay;
   const thinking = view.inFlight.map((c) => c.agent);
 
   return (
@@ -136,7 +174,9 @@ export function ConversationView({ initial, canOperate }: { initial: Conversatio
         {view.project ? <span className="text-xs text-zinc-600 dark:text-zinc-400">on {view.project.name}</span> : null}
       </div>
 
-      {view.status === "stalled" ? (
+      <ReplayBanner view={view} canOperate={canOperate} />
+
+      {view.status === "stalled" && !replay ? (
         <div
           role="status"
           data-testid="stalled-banner"
@@ -150,13 +190,26 @@ export function ConversationView({ initial, canOperate }: { initial: Conversatio
       <Panel title="Conversation">
         <ol className="space-y-2 p-4" data-testid="conversation-entries" aria-live="polite">
           {view.entries.length ? (
-            view.entries.map((e) => <EntryRow key={e.version} entry={e} />)
+            view.entries.map((e) => (
+              <div key={e.version} className="group relative">
+                <EntryRow entry={e} />
+                {!replay && (e.kind === "person" || e.kind === "agent") ? (
+                  <a
+                    href={`/conversations/${view.id}?at=${e.version}`}
+                    className="text-xs text-zinc-600 underline-offset-2 opacity-0 group-focus-within:opacity-100 group-hover:opacity-100 hover:underline focus:opacity-100 dark:text-zinc-400"
+                  >
+                    replay from here
+                  </a>
+                ) : null}
+              </div>
+            ))
           ) : (
             <li className="text-sm text-zinc-600 dark:text-zinc-400">Nothing yet. Say something; @mention an agent to call it.</li>
           )}
           {thinking.length ? (
             <li className="text-xs text-zinc-600 italic dark:text-zinc-400" data-testid="thinking">
-              {thinking.map((a) => `@${a}`).join(", ")} {thinking.length === 1 ? "is" : "are"} answering…
+              {thinking.map((a) => `@${a}`).join(", ")}{" "}
+              {replay ? "had been called and had not answered yet" : `${thinking.length === 1 ? "is" : "are"} answering…`}
             </li>
           ) : null}
         </ol>

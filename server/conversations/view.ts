@@ -38,6 +38,8 @@ export interface ConversationView {
   inFlight: Array<{ callId: string; agent: string }>;
   entries: ConversationEntry[];
   version: number;
+  /** A replay: the conversation as it was at `version` (the end of a decision), of `latest` events. */
+  asOf: { version: number; latest: number } | null;
 }
 
 function entryOf(event: RecordedEvent & AppEvent): ConversationEntry | null {
@@ -68,16 +70,18 @@ function entryOf(event: RecordedEvent & AppEvent): ConversationEntry | null {
   }
 }
 
-export function conversationView(id: string, events: readonly RecordedEvent[]): ConversationView {
+export function conversationView(id: string, events: readonly RecordedEvent[], asOf: ConversationView["asOf"] = null): ConversationView {
   const loaded = foldRecorded(id, events);
   const created = (events as (RecordedEvent & AppEvent)[]).find((e) => e.type === "SessionCreated");
   if (loaded.state.status === "none" || created?.type !== "SessionCreated" || created.data.workflow !== CONVERSATION_WORKFLOW) {
     throw new AppError("NOT_FOUND", `session ${id} is not a conversation`);
   }
   const { state } = loaded;
+  // A fork's own title (its SessionForked), else the one it was created with.
+  const forked = (events as (RecordedEvent & AppEvent)[]).find((e) => e.type === "SessionForked" && e.streamId === id);
   return {
     id,
-    title: created.data.title,
+    title: forked?.type === "SessionForked" ? forked.data.title : created.data.title,
     project: loaded.setup ? { id: loaded.setup.project.id, name: loaded.setup.project.name } : null,
     status: state.status === "terminated" ? "terminated" : state.stalled ? "stalled" : "open",
     mode: state.mode,
@@ -90,11 +94,26 @@ export function conversationView(id: string, events: readonly RecordedEvent[]): 
     inFlight: Object.entries(state.inFlight).map(([callId, c]) => ({ callId, agent: c.agent })),
     entries: (events as (RecordedEvent & AppEvent)[]).flatMap((e) => (isConversationEvent(e) ? (entryOf(e) ?? []) : [])),
     version: loaded.version,
+    asOf,
   };
 }
 
-export async function readConversation(store: EventStore, id: string): Promise<ConversationView> {
-  return conversationView(id, await store.readStream(id));
+/**
+ * The conversation now, or as it was at event `atVersion` (a replay), moved to the end of
+ * the decision holding it (its events were recorded together): a position a fork can take.
+ */
+export async function readConversation(store: EventStore, id: string, atVersion?: number): Promise<ConversationView> {
+  const events = await store.readStream(id);
+  if (atVersion === undefined) return conversationView(id, events);
+  const latest = events.at(-1)?.version ?? 0;
+  const at = events.find((e) => e.version === Math.min(atVersion, latest));
+  if (!at) throw new AppError("NOT_FOUND", `session ${id} has no events`);
+  const end = events.filter((e) => e.txId === at.txId).at(-1)!.version;
+  return conversationView(
+    id,
+    events.filter((e) => e.version <= end),
+    { version: end, latest },
+  );
 }
 
 export interface ConversationListItem {

@@ -74,7 +74,9 @@ function line(e: RecordedEvent & AppEvent): string | null {
 }
 
 export function conversationMarkdown(sessionId: string, events: readonly RecordedEvent[]): string {
-  const title = (events.find((e) => e.type === "SessionCreated")?.data as { title?: string } | undefined)?.title ?? sessionId;
+  const named =
+    events.find((e) => e.type === "SessionForked" && e.streamId === sessionId) ?? events.find((e) => e.type === "SessionCreated");
+  const title = (named?.data as { title?: string } | undefined)?.title ?? sessionId;
   const body = (events as (RecordedEvent & AppEvent)[]).flatMap((e) => line(e) ?? []);
   return `# ${title}\n\n${body.join("\n\n")}\n`;
 }

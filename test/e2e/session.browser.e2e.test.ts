@@ -678,6 +678,29 @@ describe("the session view", () => {
     await page.context().close();
   }, 90_000);
 
+  it("a conversation replayed at an agent's reply, then forked from there: the fork makes the call in flight again and goes on", async () => {
+    const page = await adminAt("/conversations");
+    await openDemoConversation(page, "free_discussion");
+    await entries(page, "agent").first().waitFor({ timeout: 30_000 });
+    const firstReply = page.getByTestId("conversation-entries").locator('div:has(> [data-kind="agent"])').first();
+    await firstReply.hover();
+    await Promise.all([page.waitForURL(/\?at=\d+$/), firstReply.getByRole("link", { name: "replay from here" }).click()]);
+    const banner = page.getByTestId("replay-banner");
+    expect(await banner.innerText()).toMatch(/Replay: the conversation as it was at event \d+ of \d+/);
+    expect(await entries(page, "agent").count()).toBe(1);
+    expect(await page.getByLabel("Message").count()).toBe(0);
+    await screenshot(page, "conversation-replay.png");
+    await Promise.all([
+      page.waitForURL(/\/conversations\/c-[0-9a-f]+$/, { timeout: 15_000 }),
+      banner.getByRole("button", { name: "Fork from here" }).click(),
+    ]);
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).innerText()).toMatch(/\(fork\)$/);
+    // The reviewer's call, in flight at the fork, is made again in the fork: it answers, and so on to the stall.
+    await expect.poll(() => page.getByTestId("conversation-status").innerText(), { timeout: 30_000 }).toBe("stalled");
+    expect(await entries(page, "agent").count()).toBe(3);
+    await page.context().close();
+  }, 90_000);
+
   it("voting: the tally sits where it happened; a switch with a bad config names the field; a good one is a system message; a viewer only reads", async () => {
     const page = await adminAt("/conversations", "dark");
     await openDemoConversation(page, "voting");

@@ -1,6 +1,7 @@
 // `/conversations/[id]`: one conversation, live (req C1–C8). The server renders the first view
 // for the signed-in user; the client then follows it over SSE. Operators post, switch the
-// mode and end it; viewers read.
+// mode and end it; viewers read. `?at=N` shows it as it was at event N (a replay), from where
+// an operator can fork it.
 import type { Metadata } from "next";
 import Link from "next/link";
 import { cache } from "react";
@@ -15,8 +16,10 @@ export const dynamic = "force-dynamic";
 
 type Params = Promise<{ id: string }>;
 
-const readConversation = cache((id: string) =>
-  readPage(`/conversations/${id}`, "/conversations/[id]", ({ caller }) => caller.conversations.get({ sessionId: id })),
+const readConversation = cache((id: string, at?: number) =>
+  readPage(`/conversations/${id}`, "/conversations/[id]", ({ caller }) =>
+    caller.conversations.get({ sessionId: id, ...(at !== undefined ? { atVersion: at } : {}) }),
+  ),
 );
 
 export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
@@ -26,9 +29,13 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
   return { title: read?.ok ? read.data.title : id };
 }
 
-export default async function ConversationPage({ params }: { params: Params }) {
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+export default async function ConversationPage({ params, searchParams }: { params: Params; searchParams: SearchParams }) {
   const { id } = await params;
-  const read = await readConversation(id);
+  // `?at=N`: a replay, the conversation as it was at event N.
+  const at = Number((await searchParams).at);
+  const read = await readConversation(id, Number.isInteger(at) && at >= 1 ? at : undefined);
   const path = `/conversations/${id}`;
   if (!read.ok && read.code !== "NOT_FOUND" && read.code !== "BAD_REQUEST")
     return (

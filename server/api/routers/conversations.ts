@@ -39,7 +39,10 @@ export const conversationsRouter = router({
   list: viewerProcedure.input(ZListInput.default({ limit: 50 })).query(({ ctx, input }) => listConversations(ctx.pool, input)),
   /** Who would take part in a conversation on the project (for @mention completion). */
   agents: viewerProcedure.input(z.object({ projectId: z.string().min(1) })).query(({ ctx, input }) => projectAgents(ctx, input.projectId)),
-  get: viewerProcedure.input(ZRef).query(({ ctx, input }) => readConversation(ctx.store, input.sessionId)),
+  /** Now, or as it was at an event (`atVersion`: a replay, moved to the end of its decision). */
+  get: viewerProcedure
+    .input(ZRef.extend({ atVersion: z.number().int().min(1).optional() }))
+    .query(({ ctx, input }) => readConversation(ctx.store, input.sessionId, input.atVersion)),
   /** The seed's GET /api/sessions/:id/mode. */
   mode: viewerProcedure.input(ZRef).query(({ ctx, input }) => getMode(ctx, input.sessionId)),
   /** The whole view at once, then again after every change (coalesced). */
