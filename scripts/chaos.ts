@@ -11,6 +11,9 @@
 //   confirms   50 confirms of one session at once
 //   races      confirm racing cancel on 20 sessions
 //   resumes    builds cancelled mid-way, then two resumes of each at once
+//   conversations  conversations in every collaboration mode while runners are killed at
+//              random moments and PostgreSQL once, each audited after (its events exactly
+//              what its mode decided: server/conversations/audit.ts)
 //
 // In kills, every fourth session is a fork of a finished one (at a random event), a revert or
 // a modify, killed like the others.
@@ -44,6 +47,8 @@ import { forkSession, modifySession, resumeSession, revertSession } from "../ser
 import { newForge } from "../server/tasks/forge";
 import { foldTask } from "../server/workflow/engine";
 import { startTcpProxy } from "../test/helpers/tcp-proxy";
+import { auditConversation } from "../server/conversations/audit";
+import { postMessage, startConversation } from "../server/conversations/service";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const { values: args } = parseArgs({
@@ -553,6 +558,176 @@ async function scenarioResumes(store: EventStore, pool: ReturnType<typeof create
   return { ...(await sessionFigures("resumes", store, pool, run, from)), resumed: cancelled.length, doubleResumes, otherErrors };
 }
 
+// --- conversations ----------------------------------------------------------------------------
+
+/** A conversation agent whose reply streams for a while (so kills land mid-call). */
+function chatter(id: string, reply: string, ballot: string, sop: string) {
+  const slow = (text: string) => [{ reply: text, chunkDelayMs: 40 }];
+  return {
+    kind: "scripted" as const,
+    id,
+    skills: [id === "ping" ? "database" : "css"],
+    responses: slow(`${id}: ok`),
+    byOutput: { reply: slow(reply), ballot: slow(ballot), sop: slow(sop) },
+  };
+}
+
+async function makeChatProject(pool: ReturnType<typeof createPool>, repo: string): Promise<void> {
+  const ballot = (choice: string) => JSON.stringify({ choice, rationale: "chaos", confidence: 0.5 });
+  await upsertProject(pool, {
+    id: "chaos-chat",
+    name: "Chaos chat",
+    repoPath: repo,
+    allowlist: [],
+    agents: {
+      // ping and pong mention each other: the loop guard stalls each discussion.
+      coder: chatter("ping", "@pong over to you", ballot("a"), "done"),
+      reviewer: chatter("pong", "@ping no, you", ballot("b"), "done"),
+      tester: chatter("tick", "noted", ballot("a"), '{"decision": "approve"}'),
+    },
+  });
+}
+
+const CHAT_SPECS = [
+  { mode: "free_discussion", text: (t: number) => `@ping round ${t}` },
+  { mode: "voting", modeConfig: { quorum: 2, timeoutMs: 30_000 }, text: (t: number) => `a or b, round ${t}?` },
+  { mode: "expert_routing", text: (t: number) => `a database question, round ${t}` },
+  {
+    mode: "sop",
+    modeConfig: {
+      steps: [
+        { id: "work", agent: "ping", instruction: "Do it." },
+        {
+          id: "check",
+          agent: "tick",
+          instruction: "Check it.",
+          branches: [{ field: "decision", equals: "changes", goto: "work" }],
+          next: null,
+        },
+      ],
+    },
+    text: (t: number) => `task ${t}`,
+  },
+] as const;
+
+/** Retries what a client would retry while the database is away; a refusal is an answer. */
+async function whileAway<T>(act: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await act();
+    } catch (err) {
+      if (isAppError(err)) throw err;
+      await sleep(200);
+    }
+  }
+}
+
+async function scenarioConversations(store: EventStore, pool: ReturnType<typeof createPool>, url: string): Promise<Figures> {
+  const deps = { store, pool };
+  const count = QUICK ? 8 : 20;
+  const turns = QUICK ? 3 : 6;
+  const began = Date.now();
+  const conversations = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const spec = CHAT_SPECS[i % CHAT_SPECS.length]!;
+      const started = await whileAway(() =>
+        startConversation(
+          deps,
+          { projectId: "chaos-chat", mode: spec.mode, ...("modeConfig" in spec ? { modeConfig: spec.modeConfig } : {}) },
+          actor,
+        ),
+      );
+      return { id: started.sessionId, spec };
+    }),
+  );
+  const acks: Ack[] = [];
+  let kills = 0;
+  let killing = true;
+  const killer = (async () => {
+    while (killing) {
+      await sleep(150 + Math.random() * 400);
+      const ids = [...runners.keys()];
+      const victim = ids[Math.floor(Math.random() * ids.length)];
+      if (!victim || !killing) continue;
+      await killRunner(victim);
+      kills++;
+      startRunner(url);
+    }
+  })();
+  let databaseKilled = false;
+  for (let turn = 1; turn <= turns; turn++) {
+    const posted = Promise.all(
+      conversations.map(async (c) => {
+        const r = await whileAway(() => postMessage(deps, { sessionId: c.id, text: c.spec.text(turn) }, actor));
+        acks.push({ sessionId: c.id, version: r.version });
+      }),
+    );
+    if (turn === Math.ceil(turns / 2) && !databaseKilled) {
+      databaseKilled = true;
+      await sleep(300);
+      const pid = Number(fs.readFileSync(path.join(work, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+      process.kill(pid, "SIGKILL");
+      say(`conversations: PostgreSQL (pid ${pid}) killed with calls in flight`);
+      await sleep(2_000);
+      await startPostgres();
+      say("conversations: PostgreSQL started again");
+    }
+    await posted;
+    await sleep(800 + Math.random() * 800);
+  }
+  killing = false;
+  await killer;
+  say(
+    `conversations: ${kills} runner kills over ${count} conversations × ${turns} turns in ${Math.round((Date.now() - began) / 1000)} s; settling`,
+  );
+  const ids = conversations.map((c) => c.id);
+  const from = Date.now();
+  const open = async () =>
+    (
+      await pool.query<{ n: number }>(
+        "SELECT count(DISTINCT session_id)::int AS n FROM steps WHERE session_id = ANY($1) AND kind = 'conversation_call' AND state IN ('pending', 'running')",
+        [ids],
+      )
+    ).rows[0]!.n;
+  while ((await whileAway(open)) > 0 && Date.now() - from < SETTLE_MS) await sleep(250);
+  const stuck = await open();
+  let auditProblems = 0;
+  let doubleReplies = 0;
+  let failedCalls = 0;
+  let stalls = 0;
+  let tallies = 0;
+  for (const id of ids) {
+    const events = await store.readStream(id);
+    const problems = auditConversation(events);
+    for (const p of problems) say(`  ${id}: ${p.slice(0, 300)}`);
+    auditProblems += problems.length;
+    const replies = events.filter((e) => e.type === "AgentReplied").map((e) => (e.data as { callId: string }).callId);
+    doubleReplies += replies.length - new Set(replies).size;
+    failedCalls += events.filter((e) => e.type === "AgentCallFailed").length;
+    stalls += events.filter((e) => e.type === "ConversationStalled").length;
+    tallies += events.filter((e) => e.type === "ModeNoted" && (e.data as { note: { kind: string } }).note.kind === "tallied").length;
+  }
+  const completions = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT data->>'stepId' FROM events WHERE stream_id = ANY($1) AND type = 'StepCompleted'
+     GROUP BY 1 HAVING count(*) > 1) twice`,
+    [ids],
+  );
+  return {
+    scenario: "conversations",
+    sessions: count,
+    steps: await countSteps(pool, ids),
+    stuck,
+    doubleExecutions: doubleReplies + completions.rows[0]!.n,
+    writesLost: await writesLost(store, acks),
+    settleMs: Date.now() - from,
+    auditProblems,
+    failed: failedCalls,
+    kills,
+    stalls,
+    tallies,
+  };
+}
+
 // --- main -----------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
@@ -565,7 +740,9 @@ async function main(): Promise<void> {
   const pool = createPool(url, 10);
   pool.on("error", () => {});
   const store = createAppEventStore(pool);
-  await makeProject(pool, makeRepo());
+  const repo = makeRepo();
+  await makeProject(pool, repo);
+  await makeChatProject(pool, repo);
   for (let i = 0; i < RUNNERS; i++) startRunner(url);
   say(`${RUNNERS} runners, lease ${LEASE_MS} ms, work in ${work}`);
 
@@ -576,6 +753,7 @@ async function main(): Promise<void> {
     confirms: () => scenarioConfirms(store, pool),
     races: () => scenarioRaces(store, pool),
     resumes: () => scenarioResumes(store, pool),
+    conversations: () => scenarioConversations(store, pool, url),
   };
   const chosen = args.only ? [args.only] : Object.keys(scenarios);
   const figures: Figures[] = [];
@@ -592,7 +770,14 @@ async function main(): Promise<void> {
   // write lost, an error other than the expected conflict.
   const harm = figures.reduce(
     (n, f) =>
-      n + f.stuck + f.doubleExecutions + f.writesLost + Number(f.failed ?? 0) + Number(f.otherErrors ?? 0) + Number(f.doubleResumes ?? 0),
+      n +
+      f.stuck +
+      f.doubleExecutions +
+      f.writesLost +
+      Number(f.failed ?? 0) +
+      Number(f.otherErrors ?? 0) +
+      Number(f.doubleResumes ?? 0) +
+      Number(f.auditProblems ?? 0),
     0,
   );
   const report = {

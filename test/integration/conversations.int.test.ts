@@ -14,6 +14,7 @@ import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db"
 import { createHarness, gitIn, ofType, type Harness } from "../helpers/tasks";
 import { chatAgent, conversationOf, expectDecidedExactly, waitForConversation } from "../helpers/conversations";
 import { isConversationEvent } from "../../server/conversations/record";
+import { auditConversation } from "../../server/conversations/audit";
 
 let db: TestDatabase;
 let h: Harness;
@@ -97,6 +98,26 @@ describe("free discussion", () => {
       mode: "free_discussion",
       project_id: "chat",
     });
+  });
+
+  it("the audit finds an event nobody decided (a call appended by hand) and a decision changed after the fact", async () => {
+    const { sessionId } = await startConversation(deps(), { projectId: "chat", message: "@cy hello" }, testActor);
+    const { events } = await waitForConversation(
+      db.store,
+      sessionId,
+      "cy's reply",
+      (c, ev) => ofType(ev, "AgentReplied").length === 1 && idle(c),
+    );
+    expect(auditConversation(events)).toEqual([]);
+    const changed = events.map((e) =>
+      e.type === "AgentCallScheduled" ? { ...e, data: { ...(e.data as object), agent: "bo", chain: ["bo"] } } : e,
+    );
+    expect(auditConversation(changed)).toEqual([expect.stringMatching(/^event \d+ \(MessagePosted\): recorded .* decided /)]);
+    const stray = { callId: "00000000-0000-4000-8000-000000000001", agent: "bo", prompt: "x", caller: "person", chain: ["bo"] };
+    await db.store.append(sessionId, events.at(-1)!.version, [{ type: "AgentCallScheduled", data: stray }], { actor: testActor });
+    expect(auditConversation(await db.store.readStream(sessionId))).toEqual([
+      `event ${events.at(-1)!.version + 1} (AgentCallScheduled) answers no command: it was not decided`,
+    ]);
   });
 
   it("agents that call each other stall the conversation (A→B→A): nobody is called until a person writes", async () => {
