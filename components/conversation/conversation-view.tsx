@@ -27,7 +27,20 @@ const STATUS_TONE: Record<ConversationData["status"], string> = {
 
 const time = (at: string) => at.slice(11, 19);
 
-function EntryRow({ entry }: { entry: Entry }) {
+/** Where "replay" leads (null in a replay). */
+function ReplayLink({ href, tone }: { href: string | null; tone: string }) {
+  if (!href) return null;
+  return (
+    <>
+      {" · "}
+      <a href={href} className={`underline-offset-2 hover:underline ${tone}`}>
+        replay from here
+      </a>
+    </>
+  );
+}
+
+function EntryRow({ entry, replayHref }: { entry: Entry; replayHref: string | null }) {
   switch (entry.kind) {
     case "person":
       return (
@@ -35,6 +48,7 @@ function EntryRow({ entry }: { entry: Entry }) {
           <div className="max-w-[85%] rounded-lg bg-sky-700 px-3 py-2 text-sm break-words whitespace-pre-wrap text-white">
             <div className="mb-0.5 text-xs text-sky-100">
               {entry.by} · {time(entry.at)}
+              <ReplayLink href={replayHref} tone="text-sky-100" />
             </div>
             {entry.text}
           </div>
@@ -46,6 +60,7 @@ function EntryRow({ entry }: { entry: Entry }) {
           <div className="max-w-[85%] rounded-lg border border-zinc-200 bg-white px-3 py-2 text-sm break-words whitespace-pre-wrap text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100">
             <div className="mb-0.5 text-xs font-semibold text-zinc-700 dark:text-zinc-300">
               @{entry.agent} · {time(entry.at)}
+              <ReplayLink href={replayHref} tone="font-normal text-zinc-600 dark:text-zinc-400" />
             </div>
             {entry.text}
           </div>
@@ -191,17 +206,7 @@ export function ConversationView({ initial, canOperate }: { initial: Conversatio
         <ol className="space-y-2 p-4" data-testid="conversation-entries" aria-live="polite">
           {view.entries.length ? (
             view.entries.map((e) => (
-              <div key={e.version} className="group relative">
-                <EntryRow entry={e} />
-                {!replay && (e.kind === "person" || e.kind === "agent") ? (
-                  <a
-                    href={`/conversations/${view.id}?at=${e.version}`}
-                    className="text-xs text-zinc-600 underline-offset-2 opacity-0 group-focus-within:opacity-100 group-hover:opacity-100 hover:underline focus:opacity-100 dark:text-zinc-400"
-                  >
-                    replay from here
-                  </a>
-                ) : null}
-              </div>
+              <EntryRow key={e.version} entry={e} replayHref={replay ? null : `/conversations/${view.id}?at=${e.version}`} />
             ))
           ) : (
             <li className="text-sm text-zinc-600 dark:text-zinc-400">Nothing yet. Say something; @mention an agent to call it.</li>

@@ -682,8 +682,7 @@ describe("the session view", () => {
     const page = await adminAt("/conversations");
     await openDemoConversation(page, "free_discussion");
     await entries(page, "agent").first().waitFor({ timeout: 30_000 });
-    const firstReply = page.getByTestId("conversation-entries").locator('div:has(> [data-kind="agent"])').first();
-    await firstReply.hover();
+    const firstReply = entries(page, "agent").first();
     await Promise.all([page.waitForURL(/\?at=\d+$/), firstReply.getByRole("link", { name: "replay from here" }).click()]);
     const banner = page.getByTestId("replay-banner");
     expect(await banner.innerText()).toMatch(/Replay: the conversation as it was at event \d+ of \d+/);

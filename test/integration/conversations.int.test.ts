@@ -338,6 +338,33 @@ describe("termination, mode switches and bad input", () => {
     expectDecidedExactly(events);
   });
 
+  it("an oversized reply is discarded (output_too_large); an agent that fails for good is recorded with its error class and said in the conversation", async () => {
+    await h.project("badreply", {
+      coder: { ...chatAgent("verbose", {}), byOutput: { reply: [{ reply: "word ".repeat(30_000) }] } },
+      reviewer: { ...chatAgent("broken", {}), byOutput: { reply: [{ fault: "auth" }] } },
+    });
+    const { sessionId } = await startConversation(deps(), { projectId: "badreply", message: "@verbose @broken say something" }, testActor);
+    const { events } = await waitForConversation(
+      db.store,
+      sessionId,
+      "both calls to end",
+      (c, ev) => idle(c) && ofType(ev, "StepCompleted").length + ofType(ev, "StepFailed").length >= 2,
+    );
+    expect(ofType(events, "ReplyDiscarded")).toEqual([
+      expect.objectContaining({
+        agent: "verbose",
+        errorClass: "output_too_large",
+        reason: "150000 characters, over the 100000 a reply may have",
+      }),
+    ]);
+    expect(ofType(events, "AgentCallFailed")).toEqual([expect.objectContaining({ agent: "broken", errorClass: "provider_auth_error" })]);
+    expect(ofType<{ text: string }>(events, "SystemMessage").map((m) => m.text)).toEqual([
+      expect.stringMatching(/^@broken could not answer \(provider_auth_error\): /),
+    ]);
+    expect(ofType(events, "AgentReplied")).toEqual([]);
+    expectDecidedExactly(events);
+  });
+
   it("switching mode is an event and a system message; refused while calls are in flight; bad input names the field and records nothing", async () => {
     await h.project("slow2", { coder: { ...chatAgent("slow", {}), byOutput: { reply: [{ reply: "ok", chunkDelayMs: 100 }] } } });
     const { sessionId } = await startConversation(deps(), { projectId: "slow2" }, testActor);
