@@ -4,6 +4,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
+import { FIELD_CLASS, LABEL_CLASS } from "@/components/form-classes";
 import { Panel } from "@/components/panel";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 
@@ -14,10 +15,6 @@ interface WorkflowOption {
   /** The project whose own workflow this is; null: a built-in, offered for every project. */
   projectId: string | null;
 }
-
-const field =
-  "w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500/20 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
-const label = "mb-1 block text-xs font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400";
 
 export function NewTaskForm({
   projects,
@@ -51,10 +48,10 @@ export function NewTaskForm({
       >
         <div className="grid gap-4 sm:grid-cols-2">
           <div>
-            <label className={label} htmlFor="project">
+            <label className={LABEL_CLASS} htmlFor="project">
               Project
             </label>
-            <select id="project" className={field} value={projectId} onChange={(e) => setProjectId(e.target.value)}>
+            <select id="project" className={FIELD_CLASS} value={projectId} onChange={(e) => setProjectId(e.target.value)}>
               {projects.map((p) => (
                 <option key={p.id} value={p.id}>
                   {p.name}
@@ -63,10 +60,10 @@ export function NewTaskForm({
             </select>
           </div>
           <div>
-            <label className={label} htmlFor="workflow">
+            <label className={LABEL_CLASS} htmlFor="workflow">
               Workflow
             </label>
-            <select id="workflow" className={field} value={workflow} onChange={(e) => setWorkflow(e.target.value)}>
+            <select id="workflow" className={FIELD_CLASS} value={workflow} onChange={(e) => setWorkflow(e.target.value)}>
               {offered.map((w) => (
                 <option key={`${w.projectId ?? ""}:${w.id}`} value={w.id}>
                   {w.id} — {w.title}
@@ -87,7 +84,7 @@ export function NewTaskForm({
           </p>
         ) : null}
         <fieldset>
-          <legend className={label}>Mode</legend>
+          <legend className={LABEL_CLASS}>Mode</legend>
           <div className="flex gap-2">
             {modes.map((m) => (
               <label
@@ -101,12 +98,12 @@ export function NewTaskForm({
           </div>
         </fieldset>
         <div>
-          <label className={label} htmlFor="prompt">
+          <label className={LABEL_CLASS} htmlFor="prompt">
             What should the cats do?
           </label>
           <textarea
             id="prompt"
-            className={`${field} min-h-40 font-mono`}
+            className={`${FIELD_CLASS} min-h-40 font-mono`}
             value={prompt}
             onChange={(e) => setPrompt(e.target.value)}
             placeholder="Fix the failing test in test/slugify.test.js without changing the tests."

@@ -26,3 +26,13 @@ export function modeConfigExample(mode: string, agentIds: readonly string[]): Re
       return {};
   }
 }
+
+/** A mode config typed as JSON text: its value (empty text: `{}`), or why it is not JSON. */
+export function parseModeConfig(text: string): { value: unknown } | { error: string } {
+  if (!text.trim()) return { value: {} };
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { error: `the config is not valid JSON: ${(err as Error).message}` };
+  }
+}

@@ -4,14 +4,11 @@
 // are in flight, so the button waits for them.
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { modeConfigExample } from "@/lib/mode-examples";
+import { modeConfigExample, parseModeConfig } from "@/lib/mode-examples";
+import { FIELD_CLASS, LABEL_CLASS } from "@/components/form-classes";
 import { Panel } from "@/components/panel";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 import type { ConversationData } from "./conversation-view";
-
-const field =
-  "w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm outline-none focus:border-sky-600 focus:ring-2 focus:ring-sky-600/20 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
-const label = "mb-1 block text-xs font-semibold tracking-wide text-zinc-700 uppercase dark:text-zinc-300";
 
 export function ModePicker({ view, canOperate }: { view: ConversationData; canOperate: boolean }) {
   const trpc = useTRPC();
@@ -30,24 +27,20 @@ export function ModePicker({ view, canOperate }: { view: ConversationData; canOp
         className="space-y-3 p-4"
         onSubmit={(e) => {
           e.preventDefault();
-          let modeConfig: unknown;
-          try {
-            modeConfig = config.trim() ? JSON.parse(config) : {};
-          } catch (err) {
-            setParseError(`the config is not valid JSON: ${(err as Error).message}`);
-            return;
-          }
-          setParseError(null);
+          const parsed = parseModeConfig(config);
+          setParseError("error" in parsed ? parsed.error : null);
+          if ("error" in parsed) return;
+          const modeConfig = parsed.value;
           switchMode.mutate({ sessionId: view.id, mode, modeConfig });
         }}
       >
         <div>
-          <label className={label} htmlFor="mode">
+          <label className={LABEL_CLASS} htmlFor="mode">
             Collaboration mode
           </label>
           <select
             id="mode"
-            className={field}
+            className={FIELD_CLASS}
             value={mode}
             disabled={!canOperate}
             onChange={(e) => {
@@ -71,12 +64,12 @@ export function ModePicker({ view, canOperate }: { view: ConversationData; canOp
           ))}
         </div>
         <div>
-          <label className={label} htmlFor="mode-config">
+          <label className={LABEL_CLASS} htmlFor="mode-config">
             Config (JSON)
           </label>
           <textarea
             id="mode-config"
-            className={`${field} min-h-32 font-mono text-xs`}
+            className={`${FIELD_CLASS} min-h-32 font-mono text-xs`}
             value={config}
             readOnly={!canOperate}
             onChange={(e) => setConfig(e.target.value)}

@@ -5,13 +5,10 @@
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
+import { FIELD_CLASS, LABEL_CLASS } from "@/components/form-classes";
 import { Panel } from "@/components/panel";
-import { modeConfigExample } from "@/lib/mode-examples";
+import { modeConfigExample, parseModeConfig } from "@/lib/mode-examples";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
-
-const field =
-  "w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm outline-none focus:border-sky-600 focus:ring-2 focus:ring-sky-600/20 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
-const label = "mb-1 block text-xs font-semibold tracking-wide text-zinc-700 uppercase dark:text-zinc-300";
 
 export function StartConversationForm({
   projects,
@@ -39,23 +36,19 @@ export function StartConversationForm({
         className="space-y-4 p-4"
         onSubmit={(e) => {
           e.preventDefault();
-          let modeConfig: unknown;
-          try {
-            modeConfig = config.trim() ? JSON.parse(config) : {};
-          } catch (err) {
-            setParseError(`the config is not valid JSON: ${(err as Error).message}`);
-            return;
-          }
-          setParseError(null);
+          const parsed = parseModeConfig(config);
+          setParseError("error" in parsed ? parsed.error : null);
+          if ("error" in parsed) return;
+          const modeConfig = parsed.value;
           start.mutate({ projectId, mode, modeConfig, ...(message.trim() ? { message } : {}) });
         }}
       >
         <div className="grid gap-4 sm:grid-cols-2">
           <div>
-            <label className={label} htmlFor="conversation-project">
+            <label className={LABEL_CLASS} htmlFor="conversation-project">
               Project
             </label>
-            <select id="conversation-project" className={field} value={projectId} onChange={(e) => setProjectId(e.target.value)}>
+            <select id="conversation-project" className={FIELD_CLASS} value={projectId} onChange={(e) => setProjectId(e.target.value)}>
               {projects.map((p) => (
                 <option key={p.id} value={p.id}>
                   {p.name}
@@ -67,12 +60,12 @@ export function StartConversationForm({
             </p>
           </div>
           <div>
-            <label className={label} htmlFor="conversation-mode">
+            <label className={LABEL_CLASS} htmlFor="conversation-mode">
               Mode
             </label>
             <select
               id="conversation-mode"
-              className={field}
+              className={FIELD_CLASS}
               value={mode}
               onChange={(e) => {
                 setMode(e.target.value);
@@ -89,12 +82,12 @@ export function StartConversationForm({
           </div>
         </div>
         <div>
-          <label className={label} htmlFor="conversation-config">
+          <label className={LABEL_CLASS} htmlFor="conversation-config">
             Mode config (JSON)
           </label>
           <textarea
             id="conversation-config"
-            className={`${field} min-h-28 font-mono text-xs`}
+            className={`${FIELD_CLASS} min-h-28 font-mono text-xs`}
             value={config}
             onChange={(e) => setConfig(e.target.value)}
           />
@@ -105,12 +98,12 @@ export function StartConversationForm({
           ))}
         </div>
         <div>
-          <label className={label} htmlFor="conversation-message">
+          <label className={LABEL_CLASS} htmlFor="conversation-message">
             First message (optional)
           </label>
           <textarea
             id="conversation-message"
-            className={`${field} min-h-20`}
+            className={`${FIELD_CLASS} min-h-20`}
             value={message}
             onChange={(e) => setMessage(e.target.value)}
             placeholder={agentIds[0] ? `@${agentIds[0]} what do you think about …?` : ""}

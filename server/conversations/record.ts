@@ -6,6 +6,7 @@ import crypto from "node:crypto";
 import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEvent, AppEventOf } from "../events/catalog";
+import { CONVERSATION_EVENT_TYPES } from "../events/conversation-catalog";
 import type { EventStore } from "../events/store";
 import type { NewEvent, RecordedEvent } from "../events/types";
 import type { ThreadMessage } from "../agent-calls";
@@ -45,22 +46,7 @@ export interface LoadedConversation {
   lastAt: string | null;
 }
 
-const CONVERSATION_TYPES: ReadonlySet<string> = new Set<ConversationEvent["type"]>([
-  "ConversationStarted",
-  "MessagePosted",
-  "AgentCallScheduled",
-  "AgentReplied",
-  "AgentCallFailed",
-  "ReplyDiscarded",
-  "ModeNoted",
-  "ModeDeadlineSet",
-  "ModeTimedOut",
-  "ProgressNoted",
-  "ModeSwitched",
-  "SystemMessage",
-  "ConversationStalled",
-  "ConversationTerminated",
-]);
+const CONVERSATION_TYPES: ReadonlySet<string> = new Set(CONVERSATION_EVENT_TYPES);
 
 /** Whether the session is a conversation (the sessions projection knows). */
 export async function isConversation(db: Queryable, sessionId: string): Promise<boolean> {

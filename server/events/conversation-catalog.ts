@@ -178,3 +178,6 @@ export const conversationCatalog = {
     summary: (d) => `Terminated by ${d.by}: ${d.reason}`,
   }),
 } as const;
+
+/** The events a conversation's decider records (its setup aside: the runners' part). */
+export const CONVERSATION_EVENT_TYPES: readonly string[] = Object.keys(conversationCatalog).filter((t) => t !== "ConversationSetup");

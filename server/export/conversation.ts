@@ -2,24 +2,10 @@
 // people read it (messages, calls, what the mode decided, stalls, the end), and
 // conversation.jsonl, its conversation events (the mode's decisions with their data).
 import type { AppEvent } from "../events/catalog";
+import { CONVERSATION_EVENT_TYPES } from "../events/conversation-catalog";
 import type { RecordedEvent } from "../events/types";
 
-const CONVERSATION_TYPES = new Set([
-  "ConversationStarted",
-  "MessagePosted",
-  "AgentCallScheduled",
-  "AgentReplied",
-  "AgentCallFailed",
-  "ReplyDiscarded",
-  "ModeNoted",
-  "ModeDeadlineSet",
-  "ModeTimedOut",
-  "ProgressNoted",
-  "ModeSwitched",
-  "SystemMessage",
-  "ConversationStalled",
-  "ConversationTerminated",
-]);
+const CONVERSATION_TYPES: ReadonlySet<string> = new Set(CONVERSATION_EVENT_TYPES);
 
 export function isConversationExport(events: readonly RecordedEvent[]): boolean {
   return events.some((e) => e.type === "ConversationStarted");

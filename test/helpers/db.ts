@@ -5,6 +5,7 @@ import { afterAll, inject } from "vitest";
 import { createPool } from "../../server/db/pool";
 import { createAppEventStore } from "../../server/app-store";
 import type { EventStore } from "../../server/events/store";
+import { AppError, isAppError } from "../../server/errors";
 
 export interface TestDatabase {
   name: string;
@@ -37,3 +38,14 @@ export function uniqueId(prefix = "s"): string {
 }
 
 export const testActor = { kind: "user", id: "tester" } as const;
+
+/** The domain refusal (AppError) `p` rejects with; anything else fails the test. */
+export async function rejection(p: Promise<unknown>): Promise<AppError> {
+  try {
+    await p;
+  } catch (err) {
+    if (isAppError(err)) return err;
+    throw err;
+  }
+  throw new Error("expected a refusal");
+}

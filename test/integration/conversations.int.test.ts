@@ -6,11 +6,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { AppError, isAppError } from "../../server/errors";
+import { isAppError } from "../../server/errors";
 import { getMode, noteProgress, postMessage, setMode, startConversation, terminateConversation } from "../../server/conversations/service";
 import { forkAnySession } from "../../server/api/fork";
 import { exportSession } from "../../server/export";
-import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
+import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, gitIn, ofType, type Harness } from "../helpers/tasks";
 import { chatAgent, conversationOf, expectDecidedExactly, waitForConversation } from "../helpers/conversations";
 import { isConversationEvent } from "../../server/conversations/record";
@@ -46,16 +46,6 @@ const idle = (c: { state: { inFlight: Record<string, unknown> } }) => Object.key
 
 function ballot(choice: string, confidence: number): string {
   return JSON.stringify({ choice, rationale: `because ${choice}`, confidence });
-}
-
-async function rejection(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isAppError(err)) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal");
 }
 
 async function sessionRow(id: string) {

@@ -4,7 +4,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { AppError, isAppError } from "../../server/errors";
 import type { RecordedEvent } from "../../server/events/types";
 import { rebuildProjections, snapshotProjections } from "../../server/events/rebuild";
 import { releaseOrphanedLease } from "../../server/runner/liveness";
@@ -12,7 +11,7 @@ import { replayAt } from "../../server/sessions/replay";
 import { cancelTask, confirmTask, startTask } from "../../server/tasks/commands";
 import { forkSession, modifySession, resumeSession, revertSession } from "../../server/tasks/fork";
 import { foldTask, type StartedTask } from "../../server/workflow/engine";
-import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
+import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, gitIn, ofType, reviewApprove, reviewChanges, testPlan, type Harness } from "../helpers/tasks";
 
 let db: TestDatabase;
@@ -31,16 +30,6 @@ const coderWrong = {
   reply: "Tried something.",
   files: { "src/sum.js": "function sum(a, b) {\n  return a * b;\n}\nmodule.exports = { sum };\n" },
 };
-
-async function rejection(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isAppError(err)) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal");
-}
 
 /** What a fork inherits of the state at its position (its own step, version and budget clock aside). */
 function inheritedPart(s: StartedTask) {
