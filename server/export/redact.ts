@@ -61,6 +61,19 @@ export function viewerEventData(type: string, data: unknown): unknown {
         },
       };
     }
+    case "ConversationSetup":
+      return {
+        ...data,
+        project: isRecord(data.project) ? { ...data.project, repoPath: HIDDEN_FOR_VIEWERS } : data.project,
+        runtimes: isRecord(data.runtimes)
+          ? Object.fromEntries(
+              Object.entries(data.runtimes).map(([id, r]) => [
+                id,
+                isRecord(r) ? { role: r.role, config: agentIdentity(r.config) } : HIDDEN_FOR_VIEWERS,
+              ]),
+            )
+          : {},
+      };
     case "RuntimeContextRecorded":
       return {
         ...data,

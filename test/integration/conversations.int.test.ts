@@ -10,6 +10,7 @@ import { isAppError } from "../../server/errors";
 import { getMode, noteProgress, postMessage, setMode, startConversation, terminateConversation } from "../../server/conversations/service";
 import { forkAnySession } from "../../server/api/fork";
 import { exportSession } from "../../server/export";
+import { HIDDEN_FOR_VIEWERS, viewerEventData } from "../../server/export/redact";
 import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, gitIn, ofType, type Harness } from "../helpers/tasks";
 import { chatAgent, conversationOf, expectDecidedExactly, waitForConversation } from "../helpers/conversations";
@@ -545,5 +546,13 @@ describe("export", () => {
       .map((l) => JSON.parse(l) as { type: string });
     expect(lines.map((l) => l.type)).toEqual(events.filter((e) => isConversationEvent(e)).map((e) => e.type));
     expect(files.has("summary.json")).toBe(true);
+    // A viewer's export names the agents, not how they run or where the repository is.
+    const setup = events.find((e) => e.type === "ConversationSetup")!;
+    const shown = viewerEventData(setup.type, setup.data) as {
+      project: { repoPath: string };
+      runtimes: Record<string, { config: object }>;
+    };
+    expect(shown.project.repoPath).toBe(HIDDEN_FOR_VIEWERS);
+    expect(shown.runtimes.ada).toEqual({ role: "coder", config: { id: "ada", kind: "scripted" } });
   });
 });
