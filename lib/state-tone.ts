@@ -5,10 +5,10 @@ export type StateTone = "active" | "waiting" | "success" | "failure" | "muted" |
 
 const RULES: ReadonlyArray<readonly [RegExp, StateTone]> = [
   [/fail|error|reject|crash|broken|invalid|max_iter|exhaust|timed_out|timeout/i, "failure"],
-  [/cancel|abort|archiv|stopp|revert|abandon/i, "muted"],
-  [/wait|pend|pause|await|block|queue|hold|input|ready|draft|new|created/i, "waiting"],
+  [/cancel|abort|archiv|stopp|revert|abandon|terminat/i, "muted"],
+  [/wait|pend|pause|await|block|queue|hold|input|ready|draft|new|created|stall/i, "waiting"],
   [/complet|done|approv|merg|success|pass|finish|closed|accept/i, "success"],
-  [/run|activ|progress|work|execut|implement|plan|review|fix|build|test|round/i, "active"],
+  [/run|activ|progress|work|execut|implement|plan|review|fix|build|test|round|open/i, "active"],
 ];
 
 export function stateTone(state: string): StateTone {
