@@ -184,7 +184,13 @@ describe("over HTTP (fetch adapter)", () => {
 
 describe("no procedure returns a password hash or a token hash", () => {
   /** A valid input for every procedure (a missing entry fails the first test). */
-  const validCalls = (s: { sessionId: string; forgeId: string; userId: string; tokenId: string }): Record<string, unknown> => ({
+  const validCalls = (s: {
+    sessionId: string;
+    forgeId: string;
+    conversationId: string;
+    userId: string;
+    tokenId: string;
+  }): Record<string, unknown> => ({
     "auth.me": undefined,
     "tasks.start": { projectId, prompt: "scan", mode: "proposal" },
     "tasks.confirm": { sessionId: s.sessionId },
@@ -245,13 +251,25 @@ describe("no procedure returns a password hash or a token hash", () => {
     "forge.feedback": { sessionId: s.forgeId, text: "scan" },
     "forge.pass": { sessionId: s.forgeId },
     "forge.choose": { sessionId: s.forgeId, choice: "retry" },
+    "conversations.start": { projectId, mode: "free_discussion" },
+    "conversations.post": { sessionId: s.conversationId, text: "hello" },
+    "conversations.setMode": { sessionId: s.conversationId, mode: "voting" },
+    "conversations.progress": { sessionId: s.conversationId, kind: "decision", detail: "scan" },
+    "conversations.list": {},
+    "conversations.get": { sessionId: s.conversationId },
+    "conversations.agents": { projectId },
+    "conversations.mode": { sessionId: s.conversationId },
+    "conversations.live": { sessionId: s.conversationId },
+    "conversations.terminate": { sessionId: s.conversationId },
+    "modes.list": undefined,
   });
 
   it("covers every procedure, and no output (or error) contains a hash", async () => {
     const sessionId = (await api.caller(operator).tasks.start({ projectId, prompt: "scan", mode: "proposal" })).sessionId;
     const forgeId = (await api.caller(operator).forge.new({ projectId, idea: "scan" })).sessionId;
     const token = await api.caller(admin).tokens.create({ name: "to revoke" });
-    const calls = validCalls({ sessionId, forgeId, userId: viewer.id, tokenId: token.id });
+    const conversationId = (await api.caller(operator).conversations.start({ projectId })).sessionId;
+    const calls = validCalls({ sessionId, forgeId, conversationId, userId: viewer.id, tokenId: token.id });
     expect(Object.keys(calls).sort()).toEqual(Object.keys(appRouter._def.procedures).sort());
 
     const secrets = (
