@@ -117,6 +117,7 @@ describe("valid configurations load with defaults applied", () => {
         manifest: { capabilities: [] },
         priority: 0,
         fsm: "execution_fsm_v1",
+        skills: [],
         index: 0,
         shell: { id: null, source: "none" },
         brain: { id: "sim", source: "agent" },
