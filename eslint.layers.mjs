@@ -38,9 +38,14 @@ const layers = {
     pattern: "server/conversations",
     allow: [...base, "process", "events", "agents", "brains", "modes", "config", "projects", "workspaces", "runner"],
   },
+  /** Delivering an approved session's work (issue 17): its branch pushed, a pull request, a local merge. */
+  delivery: {
+    pattern: "server/delivery",
+    allow: [...base, "process", "events", "workspaces", "runner", "workflow", "config", "projects"],
+  },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner"] },
   /** What every runner executes and how outcomes are reacted to: workflows and conversations. */
-  "app-runner": { pattern: "server/app-runner.ts", allow: [...base, "events", "runner", "workflow", "conversations"] },
+  "app-runner": { pattern: "server/app-runner.ts", allow: [...base, "events", "runner", "workflow", "conversations", "delivery"] },
   /** The runner process's entry point: composes the store, the executors and the reactor. */
   "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "workflow", "projects", "runner", "store", "app-runner"] },
   health: { pattern: "server/health.ts", allow: [...base, "runner"] },
@@ -53,7 +58,7 @@ const layers = {
     allow: [
       ...base,
       ...["events", "agents", "brains", "auth", "workflow", "config", "sessions", "projects", "tasks", "export", "runner"],
-      ...["workspaces", "store", "health", "modes", "conversations"],
+      ...["workspaces", "store", "health", "modes", "conversations", "delivery"],
     ],
   },
 };

@@ -1,5 +1,6 @@
 // What every runner of the application executes and how results are reacted to: the workflow
-// steps (agents, test commands) and the conversations' steps (agent calls, mode timers),
+// steps (agents, test commands), the conversations' steps (agent calls, mode timers) and
+// deliveries (push, pull request, merge),
 // each outcome decided on in its own transaction by the workflow or the conversation it
 // belongs to. The runner process (runner/main.ts) and the tests' runners are composed here.
 import type { Db } from "./db/pool";
@@ -8,6 +9,8 @@ import type { RecordedEvent } from "./events/types";
 import type { Tx } from "./db/pool";
 import { conversationExecutors } from "./conversations/steps";
 import { reactToConversationFailure, reactToConversationStep } from "./conversations/reactor";
+import { reactToDeliveryStep } from "./delivery/reactor";
+import { DELIVER_STEP, deliveryExecutor } from "./delivery/steps";
 import type { StepExecutor } from "./runner/executors";
 import { workflowExecutors } from "./runner/workflow-executors";
 import { reactToReactionFailure, reactToStepOutcome } from "./workflow/reactor";
@@ -19,14 +22,15 @@ export interface AppExecutorDeps {
   repositoryPath?: (repoPath: string) => string;
 }
 
-/** The executors of the workflow's and the conversations' steps. */
+/** The executors of the workflow's, the conversations' and the deliveries' steps. */
 export function appExecutors(deps: AppExecutorDeps): Record<string, StepExecutor> {
-  return { ...workflowExecutors(deps), ...conversationExecutors(deps) };
+  return { ...workflowExecutors(deps), ...conversationExecutors(deps), [DELIVER_STEP]: deliveryExecutor(deps) };
 }
 
-/** A step's outcome decided on by its conversation, else by its session's workflow. */
+/** A step's outcome decided on by its conversation, recorded by its delivery, else decided on by its session's workflow. */
 export async function reactToAppStep(tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]): Promise<void> {
   if (await reactToConversationStep(tx, store, sessionId, recorded)) return;
+  if (await reactToDeliveryStep(tx, store, sessionId, recorded)) return;
   await reactToStepOutcome(tx, store, sessionId, recorded);
 }
 

@@ -30,6 +30,7 @@ import {
 } from "../tasks/fork";
 import type { ContextSource } from "./context";
 import { forkAnySession } from "./fork";
+import { deliverSession, ZDeliverRequest } from "../delivery/service";
 import { getMode, setMode, ZSetModeInput } from "../conversations/service";
 import { listModes } from "../modes/registry";
 import { exportArchive, exportSession } from "../export";
@@ -194,6 +195,11 @@ export function createTaskRestHandlers(source: () => ContextSource) {
     modify: withTask(ZModifyInput, "POST /api/sessions/:id/modify", async (deps, input, user) => ({
       status: 201,
       body: await modifySession(deps, input, actorOf(user)),
+    })),
+    /** POST /api/sessions/:id/deliver → 202 `{ sessionId, stepId, method, branch, version }` (a runner delivers) */
+    deliver: withTask(ZDeliverRequest, "POST /api/sessions/:id/deliver", async (deps, input, user) => ({
+      status: 202,
+      body: await deliverSession(deps, input, actorOf(user), { publicUrl: process.env.NEXTAUTH_URL }),
     })),
     /** POST /api/sessions/:id/resume `{ budget? }` → 200 `{ sessionId, status, message, version }` */
     resume: withTask(ZResumeInput, "POST /api/sessions/:id/resume", async (deps, input, user) => ({

@@ -110,6 +110,38 @@ export const ZForgeSettings = z.strictObject({
 });
 export type ForgeSettings = z.output<typeof ZForgeSettings>;
 
+/** A git branch name part: letters, digits and . _ / - (no "..", no leading "-"). */
+const ZBranchPart = z
+  .string()
+  .max(100)
+  .regex(/^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]*$/, "letters, digits, '.', '_', '/' and '-' (no '..', not starting with '-')");
+
+/**
+ * How an approved session's work leaves its worktree (issue 17): the branch every session's
+ * commits are on, and what Deliver does — push that branch to `remote`, push it and open a
+ * pull request (GitHub or GitLab, over their HTTP APIs), or merge it locally into `target`.
+ * The token for the push (HTTPS) and the API is read from the environment variable named in
+ * `tokenEnv` by the runner that delivers: never stored, never shown.
+ */
+export const ZDeliverySettings = z.strictObject({
+  branchPrefix: ZBranchPart.default("catcafe/"),
+  method: z.enum(["push", "pull_request", "merge"]).default("merge"),
+  /** A git remote of the project repository (its name or URL). */
+  remote: z.string().min(1).max(500).optional(),
+  target: ZBranchPart.min(1).default("main"),
+  tokenEnv: ZEnvVarName.optional(),
+  pullRequest: z
+    .strictObject({
+      provider: z.enum(["github", "gitlab"]),
+      /** Default: https://api.github.com, https://gitlab.com/api/v4 (Enterprise and self-hosted: yours). */
+      apiBaseUrl: z.url().optional(),
+      /** GitHub: owner/name; GitLab: the project's path (group/name) or numeric id. */
+      repository: z.string().min(1).max(300),
+    })
+    .optional(),
+});
+export type DeliverySettings = z.output<typeof ZDeliverySettings>;
+
 export const ZSettings = z.strictObject({
   ...schemaKey,
   version: ZConfigVersion.default(CONFIG_VERSION),
@@ -135,6 +167,7 @@ export const ZSettings = z.strictObject({
     .prefault({}),
   rateLimit: z.strictObject({ minIntervalMs: ZMillis(HOUR_MS).default(2000) }).prefault({}),
   forge: ZForgeSettings.prefault({}),
+  delivery: ZDeliverySettings.prefault({}),
 });
 export type Settings = z.output<typeof ZSettings>;
 export type SettingsInput = z.input<typeof ZSettings>;
@@ -159,6 +192,7 @@ export const ZSettingsOverride = z.strictObject({
     .partial()
     .optional(),
   forge: ZForgeSettings.optional(),
+  delivery: ZDeliverySettings.partial().optional(),
 });
 export type SettingsOverride = z.output<typeof ZSettingsOverride>;
 
@@ -173,6 +207,7 @@ export function withOverride(settings: Settings, override: SettingsOverride | un
     forge: override.forge
       ? { ...settings.forge, ...override.forge, caps: { ...settings.forge.caps, ...override.forge.caps } }
       : settings.forge,
+    delivery: { ...settings.delivery, ...override.delivery },
   };
 }
 

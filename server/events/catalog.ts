@@ -16,6 +16,7 @@ import {
   ZWorkspaceCommit,
 } from "./step-contract";
 import { conversationCatalog } from "./conversation-catalog";
+import { deliveryCatalog } from "./delivery-catalog";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
 
 export const ZActor = z.object({
@@ -200,6 +201,8 @@ export const eventCatalog = {
         repoPath: z.string(),
         baseCommit: z.string().regex(/^[0-9a-f]{40}$/),
         allowlist: z.array(z.array(z.string())),
+        /** The session's commits go on the branch `<branchPrefix><session id>` (absent: no branch, sessions before branches). */
+        branchPrefix: z.string().optional(),
       }),
       /** role → agent configuration (secrets are env var names, never values). */
       agents: ZAgentSnapshots,
@@ -578,6 +581,7 @@ export const eventCatalog = {
     summary: (d) => `Warning${d.stage ? ` (${d.stage})` : ""}: ${d.message}`,
   }),
   ...conversationCatalog,
+  ...deliveryCatalog,
 } as const;
 
 export type AppEventCatalog = typeof eventCatalog;

@@ -86,7 +86,14 @@ export const ZStepInput = z.object({
   /** Earlier invocations of this role in the session (the runner adds attempt − 1). */
   invocation: z.number().int().nonnegative(),
   /** `bundle`: the session's commits since its base as a git bundle, for a runner whose clone lacks `head`. */
-  workspace: z.object({ repoPath: z.string(), baseCommit: z.string(), head: z.string(), bundle: ZBlobRef.nullable().optional() }),
+  workspace: z.object({
+    repoPath: z.string(),
+    baseCommit: z.string(),
+    head: z.string(),
+    bundle: ZBlobRef.nullable().optional(),
+    /** Each commit also moves the branch `<branchPrefix><session id>` (absent: no branch). */
+    branchPrefix: z.string().optional(),
+  }),
   /** Diff to show the agent (reviewer, tester): a blob the runner loads. */
   diff: ZBlobRef.nullable(),
   /** The test plan's commands, for a commands step. */

@@ -194,6 +194,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         message: `${input.role} (${input.state}): ${text.split("\n")[0]?.slice(0, 72) || "changes"}`,
         author: { name: `${agent.id} (${input.role})`, email: `${agent.id}@agents.catcafe.local` },
         expect: { head: input.workspace.head, owner: ownerOf(step) },
+        ...(input.workspace.branchPrefix !== undefined ? { branch: `${input.workspace.branchPrefix}${step.sessionId}` } : {}),
       }).catch((err: unknown) => {
         // Another attempt took the workspace over (or it moved under us): nothing was committed.
         if (isAppError(err, "CONFLICT")) throw new StepExecutionError("internal_error", err.message, true);

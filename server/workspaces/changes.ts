@@ -26,6 +26,8 @@ export interface CommitWorkspaceInput {
    * (claimWorkspace). Anything else is refused with CONFLICT and nothing is committed.
    */
   expect?: { head: string; owner?: string };
+  /** A branch of the project repository that is moved to the commit (the session's branch). */
+  branch?: string;
 }
 
 export interface WorkspaceCommit {
@@ -116,6 +118,16 @@ export async function diffCommits(
  * with the given author. Nothing to commit is not an error: `empty: true` and the current
  * HEAD. The new commit is pinned so it outlives the workspace.
  */
+/**
+ * Moves `branch` (refs/heads/…, shared by every worktree of the repository) to `commit`. A
+ * name git refuses is an INVALID_INPUT, and nothing moves.
+ */
+export async function moveBranch(cwd: string, branch: string, commit: string): Promise<void> {
+  const checked = await runGit(cwd, ["check-ref-format", "--branch", branch], { allowFailure: true });
+  if (checked.exitCode !== 0) throw new AppError("INVALID_INPUT", `"${branch}" is not a valid branch name`, { branch });
+  await runGit(cwd, ["update-ref", `refs/heads/${branch}`, commit]);
+}
+
 export async function commitWorkspace(input: CommitWorkspaceInput): Promise<WorkspaceCommit> {
   if (input.message.trim() === "" || input.message.includes("\0")) {
     throw new AppError("INVALID_INPUT", "A commit message must be non-empty text", { message: input.message });
@@ -128,7 +140,10 @@ export async function commitWorkspace(input: CommitWorkspaceInput): Promise<Work
 
   await runGit(cwd, ["add", "--all"]);
   const staged = await runGit(cwd, ["diff", "--cached", "--quiet", "--no-ext-diff"], { allowFailure: true });
-  if (staged.exitCode === 0) return { commit: parent, parent, changedFiles: [], diff: "", empty: true };
+  if (staged.exitCode === 0) {
+    if (input.branch) await moveBranch(cwd, input.branch, parent);
+    return { commit: parent, parent, changedFiles: [], diff: "", empty: true };
+  }
   if (staged.exitCode !== 1) {
     throw new AppError("INTERNAL", `git diff --cached failed in ${cwd}: ${staged.stderr}`, { stderr: staged.stderr });
   }
@@ -152,6 +167,7 @@ export async function commitWorkspace(input: CommitWorkspaceInput): Promise<Work
   );
   const commit = await resolveCommit(cwd, "HEAD");
   await pinCommit(cwd, commit);
+  if (input.branch) await moveBranch(cwd, input.branch, commit);
   return {
     commit,
     parent,

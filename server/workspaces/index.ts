@@ -19,6 +19,7 @@ export {
   commitWorkspace,
   diffCommits,
   diffSince,
+  moveBranch,
   type ChangedFile,
   type CommitAuthor,
   type CommitWorkspaceInput,
@@ -27,3 +28,4 @@ export {
 export { bundleSession, ensureCommit } from "./bundles";
 export { assertValidSessionId, isInside } from "./paths";
 export { fingerprintProject, type Fingerprint } from "./fingerprint";
+export { DeliveryProblem, mergeInto, pushBranch, type DeliveryProblemClass, type MergeResult } from "./deliver";

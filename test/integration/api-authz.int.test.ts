@@ -34,6 +34,8 @@ const REQUIRED: Record<string, "public" | Role> = {
   "sessions.feedback": "viewer",
   "sessions.compare": "viewer",
   "sessions.fork": "operator",
+  "sessions.deliver": "operator",
+  "sessions.deliveries": "viewer",
   "sessions.revert": "operator",
   "sessions.modify": "operator",
   "sessions.resume": "operator",

@@ -11,6 +11,7 @@ import { modifySession, resumeSession, revertSession, ZForkInput, ZModifyInput, 
 import { releaseOrphanedLease } from "../../runner/liveness";
 import { compareSessions, ZCompareInput } from "../../tasks/compare";
 import { forkAnySession } from "../fork";
+import { deliverSession, deliveriesOf, ZDeliverRequest } from "../../delivery/service";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
 
@@ -65,6 +66,14 @@ export const sessionsRouter = router({
   }),
 
   fork: operatorProcedure.input(ZForkInput).mutation(({ ctx, input }) => forkAnySession(ctx, input, actorOf(ctx.user))),
+  /** Deliver an approved session's work as the project's delivery settings say (issue 17). */
+  deliver: operatorProcedure
+    .input(ZDeliverRequest)
+    .mutation(({ ctx, input }) => deliverSession(ctx, input, actorOf(ctx.user), { publicUrl: process.env.NEXTAUTH_URL })),
+  /** The session's deliveries, each with its outcome (null while it runs). */
+  deliveries: viewerProcedure
+    .input(ZDeliverRequest)
+    .query(async ({ ctx, input }) => deliveriesOf(await ctx.store.readStream(input.sessionId))),
   revert: operatorProcedure.input(ZRevertInput).mutation(({ ctx, input }) => revertSession(ctx, input, actorOf(ctx.user))),
   modify: operatorProcedure.input(ZModifyInput).mutation(({ ctx, input }) => modifySession(ctx, input, actorOf(ctx.user))),
   resume: operatorProcedure

@@ -1,0 +1,153 @@
+// Deliver (issue 17): an operator asks for an approved session's work to leave its worktree,
+// as the project's delivery settings say (settings.json's `delivery`, the server's and the
+// project's overrides): its branch pushed to the remote, pushed with a pull request, or
+// merged locally into the target. The request and a `deliver` step are recorded together;
+// a runner carries it out (it has the clone and the token) and records the outcome.
+import crypto from "node:crypto";
+import { z } from "zod";
+import { runSettings } from "../config/run";
+import type { Db } from "../db/pool";
+import { AppError } from "../errors";
+import type { Actor, AppEvent } from "../events/catalog";
+import type { EventStore } from "../events/store";
+import type { RecordedEvent } from "../events/types";
+import { serverOverride } from "../projects/config-edits";
+import { getProject } from "../projects/projects";
+import { foldTask } from "../workflow/engine";
+import { DELIVER_STEP, ZDeliverInput, type DeliverInput } from "./steps";
+
+export interface DeliveryDeps {
+  store: EventStore;
+  pool: Db;
+}
+
+export const ZDeliverRequest = z.object({ sessionId: z.string().min(1).max(100) });
+
+/** Outcomes whose work is done and reviewed: what Deliver accepts. */
+const DELIVERABLE = new Set(["approved", "completed"]);
+const DELIVERY_TIMEOUT_MS = 120_000;
+
+/** The deliveries of a session, newest last: each request with its outcome (null while it runs). */
+export function deliveriesOf(events: readonly RecordedEvent[]) {
+  const out: Array<{
+    stepId: string;
+    requested: Extract<AppEvent, { type: "DeliveryRequested" }>["data"] & { at: string; by: string };
+    outcome:
+      | ({ type: "DeliveryCompleted" } & Extract<AppEvent, { type: "DeliveryCompleted" }>["data"])
+      | ({ type: "DeliveryFailed" } & Extract<AppEvent, { type: "DeliveryFailed" }>["data"])
+      | null;
+  }> = [];
+  for (const e of events as (RecordedEvent & AppEvent)[]) {
+    if (e.type === "DeliveryRequested") {
+      out.push({
+        stepId: e.data.stepId,
+        requested: { ...e.data, at: e.recordedAt, by: `${e.metadata.actor.kind}:${e.metadata.actor.id}` },
+        outcome: null,
+      });
+    }
+    if (e.type === "DeliveryCompleted" || e.type === "DeliveryFailed") {
+      const d = out.find((x) => x.stepId === e.data.stepId);
+      if (d) d.outcome = { type: e.type, ...e.data } as never;
+    }
+  }
+  return out;
+}
+
+function prBody(sessionId: string, events: readonly RecordedEvent[], publicUrl: string | undefined): { title: string; body: string } {
+  const state = foldTask(events as RecordedEvent[]);
+  const title = (events.find((e) => e.type === "SessionCreated")?.data as { title?: string } | undefined)?.title ?? sessionId;
+  const lines = [`Delivered by Cat Cafe from session \`${sessionId}\`.`, ""];
+  if (state.status !== "none") {
+    lines.push("## Task", "", state.config.prompt, "");
+    if (state.lastVerdict) lines.push("## Review", "", `**${state.lastVerdict.decision}**: ${state.lastVerdict.summary}`, "");
+    const tests = (events as (RecordedEvent & AppEvent)[]).filter((e) => e.type === "TestCommandRecorded");
+    if (tests.length) {
+      lines.push("## Tests", "");
+      for (const t of tests.slice(-10)) {
+        const d = t.data as { argv: string[]; passed: boolean; exitCode: number | null };
+        lines.push(`- \`${d.argv.join(" ")}\`: ${d.passed ? "passed" : "failed"} (exit ${d.exitCode ?? "none"})`);
+      }
+      lines.push("");
+    }
+  }
+  if (publicUrl) lines.push(`Session: ${publicUrl.replace(/\/+$/, "")}/sessions/${sessionId}`);
+  return { title, body: lines.join("\n") };
+}
+
+export async function deliverSession(
+  deps: DeliveryDeps,
+  raw: z.input<typeof ZDeliverRequest>,
+  actor: Actor,
+  options: { publicUrl?: string } = {},
+): Promise<{ sessionId: string; stepId: string; method: DeliverInput["method"]; branch: string; version: number }> {
+  const { sessionId } = ZDeliverRequest.parse(raw);
+  const events = await deps.store.readStream(sessionId);
+  const state = foldTask(events);
+  if (state.status === "none") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
+  if (state.status !== "finished" || !DELIVERABLE.has(state.outcome)) {
+    const where = state.status === "finished" ? `it ended ${state.outcome}` : "it has not finished";
+    throw new AppError("PRECONDITION_FAILED", `only an approved session can be delivered: ${where}`);
+  }
+  if (state.head === state.config.project.baseCommit)
+    throw new AppError("PRECONDITION_FAILED", "the session changed nothing: there is nothing to deliver");
+  const running = deliveriesOf(events).find((d) => d.outcome === null);
+  if (running) throw new AppError("CONFLICT", `a delivery of this session is running (asked at ${running.requested.at}): wait for it`);
+
+  const project = await getProject(deps.pool, state.config.project.id);
+  const { settings } = runSettings(project, { server: (await serverOverride(deps.store)).override });
+  const delivery = settings.delivery;
+  const setting = (name: string, why: string) =>
+    new AppError("PRECONDITION_FAILED", `project ${project.id} cannot deliver by ${delivery.method}: set delivery.${name} (${why})`, {
+      fieldErrors: { [`delivery.${name}`]: [why] },
+    });
+  if (delivery.method !== "merge" && !delivery.remote) throw setting("remote", "the git remote to push to");
+  if (delivery.method === "pull_request" && !delivery.pullRequest)
+    throw setting("pullRequest", "the provider and repository of the pull request");
+  const branch = `${state.config.project.branchPrefix ?? delivery.branchPrefix}${sessionId}`;
+  const stepId = crypto.randomUUID();
+  const pr = delivery.method === "pull_request" && delivery.pullRequest ? delivery.pullRequest : null;
+  const { title, body } = prBody(sessionId, events, options.publicUrl);
+  const input: DeliverInput = ZDeliverInput.parse({
+    method: delivery.method,
+    repoPath: state.config.project.repoPath,
+    branch,
+    commit: state.head,
+    bundle: state.bundle ?? null,
+    remote: delivery.remote ?? null,
+    target: delivery.target,
+    tokenEnv: delivery.tokenEnv ?? null,
+    pullRequest: pr ? { provider: pr.provider, apiBaseUrl: pr.apiBaseUrl ?? null, repository: pr.repository, title, body } : null,
+    mergeMessage: `Merge ${branch}: ${title}`,
+  });
+  const result = await deps.store.append(
+    sessionId,
+    state.version,
+    [
+      {
+        type: "DeliveryRequested",
+        data: {
+          stepId,
+          method: delivery.method,
+          branch,
+          commit: state.head,
+          target: delivery.target,
+          remote: delivery.remote ?? null,
+          pullRequest: pr ? { provider: pr.provider, repository: pr.repository } : null,
+        },
+      },
+      {
+        type: "StepScheduled",
+        data: {
+          stepId,
+          kind: DELIVER_STEP,
+          input,
+          timeoutMs: DELIVERY_TIMEOUT_MS,
+          maxAttempts: settings.retry.maxAttempts,
+          backoffMs: settings.retry.backoffMs,
+        },
+      },
+    ],
+    { actor },
+  );
+  return { sessionId, stepId, method: delivery.method, branch, version: result.version };
+}

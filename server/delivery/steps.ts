@@ -1,0 +1,122 @@
+// What a runner does with a `deliver` step (issue 17): the session's commit made present in
+// this runner's clone (from the session's bundle when it was made elsewhere), then pushed,
+// pushed with a pull request opened or updated, or merged locally. A problem worth trying
+// again (the remote unreachable, a rate limit, a server error, a target that moved) fails the
+// attempt as retryable; any other is the step's result, recorded by the reactor with its class.
+import { z } from "zod";
+import type { Db } from "../db/pool";
+import { getBlob, ZBlobRef } from "../events/blobs";
+import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
+import type { ClaimedStep } from "../runner/dispatch";
+import { StepExecutionError, type StepExecutor } from "../runner/executors";
+import { DeliveryProblem, ensureCommit, mergeInto, pushBranch } from "../workspaces";
+import { PullRequestProblem, upsertPullRequest } from "./pull-requests";
+
+export const DELIVER_STEP = "deliver";
+
+export const ZDeliverInput = z.object({
+  method: z.enum(["push", "pull_request", "merge"]),
+  repoPath: z.string().min(1),
+  branch: z.string().min(1),
+  commit: z.string().regex(/^[0-9a-f]{40}$/),
+  bundle: ZBlobRef.nullable(),
+  remote: z.string().nullable(),
+  target: z.string().min(1),
+  /** The runner's environment variable holding the token (its value never leaves the runner). */
+  tokenEnv: z.string().nullable(),
+  pullRequest: z
+    .object({
+      provider: z.enum(["github", "gitlab"]),
+      apiBaseUrl: z.string().nullable(),
+      repository: z.string(),
+      title: z.string(),
+      body: z.string(),
+    })
+    .nullable(),
+  mergeMessage: z.string(),
+});
+export type DeliverInput = z.infer<typeof ZDeliverInput>;
+
+export const ZDeliverOutput = z.discriminatedUnion("ok", [
+  z.object({
+    kind: z.literal("delivery"),
+    ok: z.literal(true),
+    pushed: z.object({ remote: z.string() }).nullable(),
+    merged: z
+      .object({ target: z.string(), commit: z.string(), how: z.enum(["fast_forward", "merge_commit", "already_merged"]) })
+      .nullable(),
+    pullRequest: z.object({ provider: z.enum(["github", "gitlab"]), number: z.number(), url: z.string(), updated: z.boolean() }).nullable(),
+  }),
+  z.object({
+    kind: z.literal("delivery"),
+    ok: z.literal(false),
+    errorClass: z.enum(DELIVERY_PROBLEM_CLASSES),
+    message: z.string(),
+    files: z.array(z.string()),
+  }),
+]);
+export type DeliverOutput = z.infer<typeof ZDeliverOutput>;
+
+export interface DeliveryExecutorDeps {
+  pool: Db;
+  /** This runner's clone of a project registered at `repoPath` (CATCAFE_REPOSITORY_PATHS). */
+  repositoryPath?: (repoPath: string) => string;
+  /** Where tokens are read (default: this process's environment). */
+  env?: Record<string, string | undefined>;
+}
+
+function inputOf(step: ClaimedStep): DeliverInput {
+  const parsed = ZDeliverInput.safeParse(step.input);
+  if (parsed.success) return parsed.data;
+  throw new StepExecutionError("internal_error", `step ${step.id} has no valid delivery input: ${parsed.error.message}`, false);
+}
+
+export function deliveryExecutor(deps: DeliveryExecutorDeps): StepExecutor {
+  return async (step, ctx): Promise<DeliverOutput> => {
+    const input = inputOf(step);
+    const repoPath = deps.repositoryPath?.(input.repoPath) ?? input.repoPath;
+    const bundle = input.bundle;
+    await ensureCommit(repoPath, input.commit, async () => (bundle ? (await getBlob(deps.pool, bundle.blob)).content : null));
+    const token = input.tokenEnv ? (deps.env ?? process.env)[input.tokenEnv] : undefined;
+    try {
+      if (input.method === "merge") {
+        const merged = await mergeInto({ repoPath, target: input.target, commit: input.commit, message: input.mergeMessage });
+        return { kind: "delivery", ok: true, pushed: null, merged, pullRequest: null };
+      }
+      if (!input.remote) return { kind: "delivery", ok: false, errorClass: "not_configured", message: "no remote to push to", files: [] };
+      await pushBranch({ repoPath, remote: input.remote, branch: input.branch, commit: input.commit, ...(token ? { token } : {}) });
+      const pr = input.pullRequest;
+      const pullRequest =
+        input.method === "pull_request" && pr
+          ? {
+              provider: pr.provider,
+              ...(await upsertPullRequest({
+                provider: pr.provider,
+                ...(pr.apiBaseUrl ? { apiBaseUrl: pr.apiBaseUrl } : {}),
+                repository: pr.repository,
+                token,
+                head: input.branch,
+                base: input.target,
+                title: pr.title,
+                body: pr.body,
+                signal: ctx.signal,
+              })),
+            }
+          : null;
+      return { kind: "delivery", ok: true, pushed: { remote: input.remote }, merged: null, pullRequest };
+    } catch (err) {
+      if (err instanceof DeliveryProblem) {
+        if (err.retryable) throw new StepExecutionError("provider_network_error", err.message, true);
+        return { kind: "delivery", ok: false, errorClass: err.problemClass, message: err.message, files: err.files };
+      }
+      if (err instanceof PullRequestProblem) {
+        if (err.retryable) {
+          const errorClass = err.problemClass === "rate_limited" ? "provider_rate_limit" : "provider_network_error";
+          throw new StepExecutionError(errorClass, err.message, true, err.retryAfterMs);
+        }
+        return { kind: "delivery", ok: false, errorClass: err.problemClass, message: err.message, files: [] };
+      }
+      throw err;
+    }
+  };
+}

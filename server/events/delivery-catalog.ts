@@ -1,0 +1,73 @@
+// The events of a delivery (issue 17): a person asks for an approved session's work to leave
+// its worktree (pushed, as a pull request, or merged locally); the runner that delivers
+// records what it did, or why it could not, with the problem's class. In the session's stream.
+import { z } from "zod";
+import { defineEvent } from "./registry";
+
+const ZMethod = z.enum(["push", "pull_request", "merge"]);
+const ZCommit = z.string().regex(/^[0-9a-f]{40}$/);
+
+export const DELIVERY_PROBLEM_CLASSES = [
+  "push_rejected",
+  "auth_failed",
+  "remote_unreachable",
+  "merge_conflict",
+  "target_moved",
+  "target_checked_out",
+  "not_configured",
+  "pr_invalid",
+  "rate_limited",
+  "api_unavailable",
+  "internal_error",
+] as const;
+
+export const deliveryCatalog = {
+  DeliveryRequested: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      method: ZMethod,
+      branch: z.string().min(1),
+      commit: ZCommit,
+      target: z.string().min(1),
+      remote: z.string().nullable(),
+      pullRequest: z.object({ provider: z.enum(["github", "gitlab"]), repository: z.string() }).nullable(),
+    }),
+    summary: (d) =>
+      d.method === "merge"
+        ? `Delivery asked: merge ${d.branch} (${d.commit.slice(0, 12)}) into ${d.target}`
+        : `Delivery asked: push ${d.branch} (${d.commit.slice(0, 12)}) to ${d.remote}${d.method === "pull_request" ? `, pull request into ${d.target}` : ""}`,
+  }),
+  DeliveryCompleted: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      method: ZMethod,
+      branch: z.string().min(1),
+      commit: ZCommit,
+      pushed: z.object({ remote: z.string() }).nullable(),
+      merged: z.object({ target: z.string(), commit: ZCommit, how: z.enum(["fast_forward", "merge_commit", "already_merged"]) }).nullable(),
+      pullRequest: z
+        .object({ provider: z.enum(["github", "gitlab"]), number: z.number().int(), url: z.string(), updated: z.boolean() })
+        .nullable(),
+    }),
+    summary: (d) =>
+      d.pullRequest
+        ? `Delivered: pull request #${d.pullRequest.number} ${d.pullRequest.updated ? "updated" : "opened"} (${d.pullRequest.url})`
+        : d.merged
+          ? `Delivered: ${d.branch} merged into ${d.merged.target} (${d.merged.how.replace("_", " ")})`
+          : `Delivered: ${d.branch} pushed to ${d.pushed?.remote}`,
+  }),
+  DeliveryFailed: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      method: ZMethod,
+      errorClass: z.enum(DELIVERY_PROBLEM_CLASSES),
+      message: z.string(),
+      /** A merge conflict's files. */
+      files: z.array(z.string()),
+    }),
+    summary: (d) => `Delivery failed (${d.errorClass}): ${d.message.slice(0, 300)}`,
+  }),
+} as const;

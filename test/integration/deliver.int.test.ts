@@ -1,0 +1,269 @@
+// Delivering an approved session (issue 17) through the real runner with real git: each
+// session's commits are on its branch; Deliver merges locally (fast-forward, then already
+// merged; a conflicting target reported with its files and left as it was), pushes to a bare
+// repository as the remote, and opens or updates pull requests on local stubs of the GitHub
+// and GitLab APIs, with every failure (422, 500, 429) recorded with its class.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deliverSession } from "../../server/delivery/service";
+import { startTask } from "../../server/tasks/commands";
+import { startBrainStub, type BrainStub, type StubRequest } from "../helpers/brains-stub";
+import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
+import { createHarness, FIXED_SUM, gitIn, ofType, reviewApprove, testPlan, type Harness } from "../helpers/tasks";
+
+let db: TestDatabase;
+let h: Harness;
+let github: BrainStub;
+let gitlab: BrainStub;
+const TOKEN_ENV = "CATCAFE_TEST_FORGE_TOKEN";
+const TOKEN = "test-token-0123456789";
+
+const agents = {
+  coder: [{ reply: "Changed sum to add.", files: { "src/sum.js": FIXED_SUM } }],
+  reviewer: [{ reply: reviewApprove }],
+  tester: [{ reply: testPlan() }],
+};
+const retry = { maxAttempts: 2, backoffMs: [50] };
+
+beforeAll(async () => {
+  process.env[TOKEN_ENV] = TOKEN;
+  db = await createTestDatabase();
+  h = createHarness(db);
+  await h.startRunner(undefined, { concurrency: 4 });
+  github = await startBrainStub();
+  gitlab = await startBrainStub();
+});
+afterAll(async () => {
+  delete process.env[TOKEN_ENV];
+  await github?.close();
+  await gitlab?.close();
+});
+
+const deps = () => ({ store: db.store, pool: db.pool });
+
+async function approvedSession(projectId: string): Promise<{ sessionId: string; head: string }> {
+  const { sessionId } = await startTask(deps(), { projectId, prompt: "Fix sum()", mode: "implementation" }, testActor);
+  const done = await h.waitFor(sessionId, "approved", (s) => s.status === "finished");
+  expect(done.outcome).toBe("approved");
+  return { sessionId, head: done.status === "finished" ? done.head : "" };
+}
+
+async function delivered(sessionId: string, count = 1) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const events = await db.store.readStream(sessionId);
+    const outcomes = events.filter((e) => e.type === "DeliveryCompleted" || e.type === "DeliveryFailed");
+    if (outcomes.length >= count) return { events, last: outcomes.at(-1)! };
+    if (Date.now() > deadline)
+      throw new Error(
+        `no delivery outcome for ${sessionId}: ${events
+          .slice(-5)
+          .map((e) => e.type)
+          .join(", ")}`,
+      );
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const branchOf = (id: string) => `catcafe/${id}`;
+const json = (req: StubRequest) => JSON.parse(req.body) as Record<string, unknown>;
+
+describe("the session's branch and a local merge", () => {
+  it("each commit moves the session's branch; Deliver fast-forwards the target, and again is already merged", async () => {
+    gitIn(h.repo, "branch", "release", "main");
+    await h.project("merge", agents, { settings: { delivery: { method: "merge", target: "release" } } });
+    const { sessionId, head } = await approvedSession("merge");
+    expect(gitIn(h.repo, "rev-parse", `refs/heads/${branchOf(sessionId)}`)).toBe(head);
+    expect(gitIn(h.repo, "log", "--format=%s", `main..${branchOf(sessionId)}`)).toMatch(/^coder \(building\): /);
+
+    const asked = await deliverSession(deps(), { sessionId }, testActor);
+    expect(asked).toMatchObject({ method: "merge", branch: branchOf(sessionId) });
+    const first = await delivered(sessionId);
+    expect(first.last).toMatchObject({
+      type: "DeliveryCompleted",
+      data: { merged: { target: "release", commit: head, how: "fast_forward" } },
+    });
+    expect(gitIn(h.repo, "rev-parse", "refs/heads/release")).toBe(head);
+    expect(first.last.metadata.actor).toEqual({ kind: "system", id: "delivery" });
+    expect(ofType(first.events, "DeliveryRequested")).toEqual([expect.objectContaining({ commit: head, target: "release", remote: null })]);
+
+    await deliverSession(deps(), { sessionId }, testActor);
+    const again = await delivered(sessionId, 2);
+    expect(again.last).toMatchObject({ type: "DeliveryCompleted", data: { merged: { how: "already_merged", commit: head } } });
+  });
+
+  it("a target that conflicts is reported with the files and stays where it was; a checked-out target is refused", async () => {
+    gitIn(h.repo, "branch", "hotfix", "main");
+    const wt = path.join(h.workspacesRoot, "..", "hotfix-wt");
+    gitIn(h.repo, "worktree", "add", "-q", wt, "hotfix");
+    fs.writeFileSync(path.join(wt, "src/sum.js"), "function sum(a, b) {\n  return b + a + 0;\n}\nmodule.exports = { sum };\n");
+    gitIn(wt, "commit", "-q", "-am", "hotfix: another sum");
+    const hotfix = gitIn(h.repo, "rev-parse", "refs/heads/hotfix");
+    await h.project("conflict", agents, { settings: { delivery: { method: "merge", target: "hotfix" } } });
+    const { sessionId } = await approvedSession("conflict");
+
+    // hotfix is checked out in a worktree: merging would change it under whoever works there.
+    await deliverSession(deps(), { sessionId }, testActor);
+    expect((await delivered(sessionId)).last).toMatchObject({ type: "DeliveryFailed", data: { errorClass: "target_checked_out" } });
+    gitIn(h.repo, "worktree", "remove", "--force", wt);
+
+    await deliverSession(deps(), { sessionId }, testActor);
+    const { last } = await delivered(sessionId, 2);
+    expect(last).toMatchObject({ type: "DeliveryFailed", data: { errorClass: "merge_conflict", files: ["src/sum.js"] } });
+    expect(gitIn(h.repo, "rev-parse", "refs/heads/hotfix")).toBe(hotfix);
+  });
+
+  it("refuses what cannot be delivered: a session not approved, a push with no remote named", async () => {
+    await h.project("norem", agents, { settings: { delivery: { method: "push" } } });
+    const { sessionId } = await startTask(deps(), { projectId: "norem", prompt: "Fix sum()", mode: "proposal" }, testActor);
+    expect((await rejection(deliverSession(deps(), { sessionId }, testActor))).message).toMatch(
+      /only an approved session can be delivered/,
+    );
+    const approved = await approvedSession("norem");
+    const refused = await rejection(deliverSession(deps(), { sessionId: approved.sessionId }, testActor));
+    expect(refused).toMatchObject({ code: "PRECONDITION_FAILED", message: expect.stringContaining("set delivery.remote") });
+    expect(ofType(await db.store.readStream(approved.sessionId), "DeliveryRequested")).toEqual([]);
+  });
+});
+
+describe("push and pull requests", () => {
+  function bareRemote(name: string): string {
+    const dir = path.join(h.workspacesRoot, "..", `${name}.git`);
+    execFileSync("git", ["init", "-q", "--bare", dir]);
+    return dir;
+  }
+
+  it("pushes the session's branch to the remote: its head there is the approved commit", async () => {
+    const remote = bareRemote("origin-push");
+    await h.project("push", agents, { settings: { delivery: { method: "push", remote } } });
+    const { sessionId, head } = await approvedSession("push");
+    await deliverSession(deps(), { sessionId }, testActor);
+    expect((await delivered(sessionId)).last).toMatchObject({ type: "DeliveryCompleted", data: { pushed: { remote } } });
+    expect(execFileSync("git", ["--git-dir", remote, "rev-parse", `refs/heads/${branchOf(sessionId)}`], { encoding: "utf8" }).trim()).toBe(
+      head,
+    );
+  });
+
+  it("GitHub: opens the pull request with the summary, verdict, tests and link as its body; a second delivery updates it", async () => {
+    const remote = bareRemote("origin-gh");
+    const pulls: Array<{ number: number; head: string }> = [];
+    github.handle((req, res) => {
+      res.setHeader("content-type", "application/json");
+      if (req.method === "GET")
+        return res.end(
+          JSON.stringify(
+            pulls
+              .filter((p) => req.url.includes(encodeURIComponent(`acme:${p.head}`)))
+              .map((p) => ({ number: p.number, html_url: `https://github.test/acme/app/pull/${p.number}` })),
+          ),
+        );
+      if (req.method === "POST") {
+        pulls.push({ number: 7, head: json(req).head as string });
+        res.statusCode = 201;
+        return res.end(JSON.stringify({ number: 7, html_url: "https://github.test/acme/app/pull/7" }));
+      }
+      return res.end(JSON.stringify({ number: 7, html_url: "https://github.test/acme/app/pull/7" }));
+    });
+    await h.project("gh", agents, {
+      settings: {
+        retry,
+        delivery: {
+          method: "pull_request",
+          remote,
+          target: "main",
+          tokenEnv: TOKEN_ENV,
+          pullRequest: { provider: "github", apiBaseUrl: github.url, repository: "acme/app" },
+        },
+      },
+    });
+    const { sessionId } = await approvedSession("gh");
+    const seen = github.requests.length;
+    await deliverSession(deps(), { sessionId }, testActor, { publicUrl: "http://cats.test" });
+    expect((await delivered(sessionId)).last).toMatchObject({
+      type: "DeliveryCompleted",
+      data: { pullRequest: { provider: "github", number: 7, url: "https://github.test/acme/app/pull/7", updated: false } },
+    });
+    const [lookup, open] = github.requests.slice(seen);
+    expect(lookup).toMatchObject({
+      method: "GET",
+      url: `/repos/acme/app/pulls?state=open&head=${encodeURIComponent(`acme:${branchOf(sessionId)}`)}`,
+    });
+    expect(open!.method).toBe("POST");
+    expect(open!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    const body = json(open!);
+    expect(body).toMatchObject({ title: "Fix sum()", head: branchOf(sessionId), base: "main" });
+    expect(body.body).toContain("## Task\n\nFix sum()");
+    expect(body.body).toContain("**approve**: Looks right.");
+    expect(body.body).toContain("- `node --test test/`: passed (exit 0)");
+    expect(body.body).toContain(`Session: http://cats.test/sessions/${sessionId}`);
+
+    await deliverSession(deps(), { sessionId }, testActor);
+    expect((await delivered(sessionId, 2)).last).toMatchObject({
+      type: "DeliveryCompleted",
+      data: { pullRequest: { number: 7, updated: true } },
+    });
+    expect(github.requests.slice(seen).map((r) => r.method)).toEqual(["GET", "POST", "GET", "PATCH"]);
+    // The token is in no event.
+    expect(JSON.stringify(await db.store.readStream(sessionId))).not.toContain(TOKEN);
+  });
+
+  it("GitLab: opens the merge request, then updates it; 422, 500 and 429 are each recorded with their class", async () => {
+    const remote = bareRemote("origin-gl");
+    let answer: { status: number; retryAfter?: string } | null = null;
+    let opened = false;
+    gitlab.handle((req, res) => {
+      res.setHeader("content-type", "application/json");
+      if (answer) {
+        res.statusCode = answer.status;
+        if (answer.retryAfter) res.setHeader("retry-after", answer.retryAfter);
+        return res.end(JSON.stringify({ message: `HTTP ${answer.status} from the stub` }));
+      }
+      if (req.method === "GET")
+        return res.end(JSON.stringify(opened ? [{ iid: 3, web_url: "https://gitlab.test/acme/app/-/merge_requests/3" }] : []));
+      opened = true;
+      res.statusCode = req.method === "POST" ? 201 : 200;
+      return res.end(JSON.stringify({ iid: 3, web_url: "https://gitlab.test/acme/app/-/merge_requests/3" }));
+    });
+    await h.project("gl", agents, {
+      settings: {
+        retry,
+        delivery: {
+          method: "pull_request",
+          remote,
+          tokenEnv: TOKEN_ENV,
+          pullRequest: { provider: "gitlab", apiBaseUrl: gitlab.url, repository: "acme/app" },
+        },
+      },
+    });
+    const { sessionId } = await approvedSession("gl");
+    const seen = gitlab.requests.length;
+    await deliverSession(deps(), { sessionId }, testActor);
+    expect((await delivered(sessionId)).last).toMatchObject({
+      type: "DeliveryCompleted",
+      data: { pullRequest: { provider: "gitlab", number: 3, updated: false } },
+    });
+    const create = gitlab.requests.slice(seen).find((r) => r.method === "POST")!;
+    expect(create.url).toBe("/projects/acme%2Fapp/merge_requests");
+    expect(create.headers["private-token"]).toBe(TOKEN);
+    expect(json(create)).toMatchObject({ source_branch: branchOf(sessionId), target_branch: "main" });
+    await deliverSession(deps(), { sessionId }, testActor);
+    expect((await delivered(sessionId, 2)).last).toMatchObject({ data: { pullRequest: { number: 3, updated: true } } });
+
+    const classes: string[] = [];
+    for (const [i, a] of [{ status: 422 }, { status: 500 }, { status: 429, retryAfter: "0" }].entries()) {
+      answer = a;
+      await deliverSession(deps(), { sessionId }, testActor);
+      const { last } = await delivered(sessionId, 3 + i);
+      classes.push((last.data as { errorClass: string }).errorClass);
+    }
+    expect(classes).toEqual(["pr_invalid", "api_unavailable", "rate_limited"]);
+    // A retryable failure was tried again (retry.maxAttempts 2) before it was recorded.
+    const steps = await db.pool.query<{ attempt: number }>(
+      "SELECT attempt FROM steps WHERE session_id = $1 AND kind = 'deliver' ORDER BY scheduled_at",
+      [sessionId],
+    );
+    expect(steps.rows.map((r) => r.attempt)).toEqual([1, 1, 1, 2, 2]);
+  });
+});
