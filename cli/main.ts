@@ -7,6 +7,7 @@ import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { registerAttentionCommands } from "./commands/attention";
 import { registerChatCommands } from "./commands/chat";
+import { registerDeliverCommand } from "./commands/deliver";
 import { registerForgeCommands } from "./commands/forge";
 import { registerProjectCommands } from "./commands/projects";
 import { registerAuthCommands } from "./commands/auth";
@@ -59,6 +60,7 @@ export function buildProgram(): Command {
   registerTaskCommands(program);
   registerForgeCommands(program);
   registerChatCommands(program);
+  registerDeliverCommand(program);
   registerSessionCommands(program);
   registerAttentionCommands(program);
   registerProjectCommands(program);

@@ -6,6 +6,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Kbd, Panel } from "@/components/panel";
 import { FEEDBACK_EVENT_TYPES } from "@/lib/feedback";
+import { DeliveryPanel } from "./delivery-panel";
 import { FeedbackPanel } from "./feedback-panel";
 import { ForgePanel } from "./forge-panel";
 import type { SessionView as View } from "@/server/sessions/view/load";
@@ -135,6 +136,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
                 </p>
               </Panel>
             )}
+            {status.status === "finished" ? <DeliveryPanel sessionId={sessionId} outcome={status.outcome} canOperate={canOperate} /> : null}
             <SummaryPanel status={status} entries={entries} />
             <FeedbackPanel sessionId={sessionId} version={feedbackVersion} />
             {canOperate && status.status === "active" ? (

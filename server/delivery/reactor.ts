@@ -3,6 +3,7 @@
 // transaction as the outcome.
 import type { Tx } from "../db/pool";
 import type { AppEvent } from "../events/catalog";
+import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
 import type { EventStore } from "../events/store";
 import type { NewEvent, RecordedEvent } from "../events/types";
 import { DELIVER_STEP, ZDeliverInput, ZDeliverOutput } from "./steps";
@@ -17,6 +18,13 @@ const GAVE_UP: Record<string, "rate_limited" | "api_unavailable" | "internal_err
   provider_network_error: "api_unavailable",
   timeout: "api_unavailable",
 };
+
+/** A retried problem's class: its tag (`[target_moved] …`), else by the step's error class. */
+function gaveUpClass(errorClass: string, message: string): (typeof DELIVERY_PROBLEM_CLASSES)[number] {
+  const tag = /^\[([a-z_]+)\] /.exec(message)?.[1];
+  const tagged = DELIVERY_PROBLEM_CLASSES.find((c) => c === tag);
+  return tagged ?? GAVE_UP[errorClass] ?? "internal_error";
+}
 
 /** The delivery's record of a step outcome; false when the step is not a delivery. */
 export async function reactToDeliveryStep(tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]): Promise<boolean> {
@@ -35,7 +43,7 @@ export async function reactToDeliveryStep(tx: Tx, store: EventStore, sessionId: 
       data: {
         stepId,
         method: input.method,
-        errorClass: GAVE_UP[outcome.data.errorClass] ?? "internal_error",
+        errorClass: gaveUpClass(outcome.data.errorClass, outcome.data.message),
         message: outcome.data.message,
         files: [],
       },

@@ -106,7 +106,8 @@ export function deliveryExecutor(deps: DeliveryExecutorDeps): StepExecutor {
       return { kind: "delivery", ok: true, pushed: { remote: input.remote }, merged: null, pullRequest };
     } catch (err) {
       if (err instanceof DeliveryProblem) {
-        if (err.retryable) throw new StepExecutionError("provider_network_error", err.message, true);
+        // Retried; if it keeps failing, the reactor records it with this class (the message's tag).
+        if (err.retryable) throw new StepExecutionError("provider_network_error", `[${err.problemClass}] ${err.message}`, true);
         return { kind: "delivery", ok: false, errorClass: err.problemClass, message: err.message, files: err.files };
       }
       if (err instanceof PullRequestProblem) {

@@ -93,6 +93,7 @@ describe("catcafe --help", () => {
       "inbox",
       "forge",
       "chat",
+      "deliver",
     ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
@@ -110,6 +111,7 @@ describe("catcafe --help", () => {
       ["forge", "new"],
       ["chat", "start"],
       ["chat", "say"],
+      ["deliver"],
     ]) {
       const sub = await catcafe([...args, "--help"]);
       expect(sub.code, show(sub)).toBe(0);
@@ -584,6 +586,15 @@ describe("catcafe against a live server", () => {
     ]);
     const current = await fetch(`${server.url}/api/sessions/${sessionId}/mode`, { headers: { authorization: `Bearer ${token}` } });
     expect(await current.json()).toMatchObject({ mode: "free_discussion", config: { enabled: false } });
+  }, 60_000);
+
+  it("deliver waits for the outcome: the demo's target (main) is checked out in its repository, so the merge is refused with its class; --no-wait returns the request", async () => {
+    const refused = await catcafe(["deliver", approvedId]);
+    expect(refused.code, show(refused)).toBe(1);
+    expect(refused.stderr).toMatch(/delivery failed \(target_checked_out\): main is checked out in /);
+    const asked = await catcafe(["deliver", approvedId, "--no-wait", "--json"]);
+    expect(asked.code, show(asked)).toBe(0);
+    expect(json(asked)).toMatchObject({ sessionId: approvedId, method: "merge", branch: `catcafe/${approvedId}` });
   }, 60_000);
 
   it("logout revokes the token login created and removes the config file", async () => {

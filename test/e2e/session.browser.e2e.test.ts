@@ -6,6 +6,7 @@
 // downloads a zip holding summary.json; an admin edits settings (a viewer cannot); the demo's
 // conversations, one per collaboration mode, are read and driven in the browser. Then a
 // start without ADMIN_* prints a setup link that creates the first admin. Screenshots land in test/e2e/screenshots/.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -26,6 +27,8 @@ import {
   type StartedProcess,
 } from "../helpers/processes";
 import { ensureWebBuild, WEB_BUILD_TIMEOUT_MS } from "../helpers/web-build";
+import { startBrainStub } from "../helpers/brains-stub";
+import { FIXED_SUM, makeSumRepo, reviewApprove, testPlan } from "../helpers/tasks";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const START_TIMEOUT_MS = 60_000;
@@ -698,6 +701,61 @@ describe("the session view", () => {
     await expect.poll(() => page.getByTestId("conversation-status").innerText(), { timeout: 30_000 }).toBe("stalled");
     expect(await entries(page, "agent").count()).toBe(3);
     await page.context().close();
+  }, 90_000);
+
+  it("Deliver on an approved session opens a pull request and shows its link; a viewer has no Deliver button and a forged delivery is refused (403)", async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-deliver-e2e-"));
+    const repo = makeSumRepo(root);
+    const remote = path.join(root, "origin.git");
+    execFileSync("git", ["init", "-q", "--bare", remote]);
+    const stub = await startBrainStub((req, res) => {
+      res.setHeader("content-type", "application/json");
+      if (req.method === "GET") return res.end("[]");
+      res.statusCode = 201;
+      return res.end(JSON.stringify({ number: 42, html_url: "https://github.test/acme/app/pull/42" }));
+    });
+    try {
+      const page = await adminAt("/");
+      const upsert = await mutate(page, "projects.upsert", {
+        id: "deliver-e2e",
+        name: "Deliver e2e",
+        repoPath: repo,
+        allowlist: [["node", "--test", "**"]],
+        agents: {
+          coder: { kind: "scripted", id: "coder-e2e", responses: [{ reply: "Fixed.", files: { "src/sum.js": FIXED_SUM } }] },
+          reviewer: { kind: "scripted", id: "reviewer-e2e", responses: [{ reply: reviewApprove }] },
+          tester: { kind: "scripted", id: "tester-e2e", responses: [{ reply: testPlan() }] },
+        },
+        settings: {
+          delivery: { method: "pull_request", remote, pullRequest: { provider: "github", apiBaseUrl: stub.url, repository: "acme/app" } },
+        },
+      });
+      expect(upsert.status, upsert.body).toBe(200);
+      const started = await mutate(page, "tasks.start", { projectId: "deliver-e2e", prompt: "Fix sum()", mode: "implementation" });
+      expect(started.status, started.body).toBe(200);
+      const sessionId = (JSON.parse(started.body) as { result: { data: { sessionId: string } } }).result.data.sessionId;
+      await page.goto(`${app.baseUrl}/sessions/${sessionId}`);
+      await expect.poll(() => badge(page).getAttribute("data-state"), { timeout: 30_000 }).toBe("approved");
+      await page.getByTestId("deliver-button").click();
+      const link = page.getByTestId("pull-request-link");
+      await link.waitFor({ timeout: 30_000 });
+      expect(await link.getAttribute("href")).toBe("https://github.test/acme/app/pull/42");
+      expect(stub.requests.map((r) => r.method)).toEqual(["GET", "POST"]);
+      await screenshot(page, "session-delivered.png");
+
+      await ensureViewer(page);
+      const { page: viewerPage } = await newPage();
+      await signIn(viewerPage, app.baseUrl, VIEWER.email, VIEWER.password, `/sessions/${sessionId}`);
+      await viewerPage.getByTestId("pull-request-link").waitFor({ timeout: 10_000 });
+      expect(await viewerPage.getByTestId("deliver-button").count()).toBe(0);
+      const forged = await mutate(viewerPage, "sessions.deliver", { sessionId });
+      expect(forged.status, forged.body).toBe(403);
+      await page.context().close();
+      await viewerPage.context().close();
+    } finally {
+      await stub.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   }, 90_000);
 
   it("voting: the tally sits where it happened; a switch with a bad config names the field; a good one is a system message; a viewer only reads", async () => {

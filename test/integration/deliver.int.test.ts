@@ -146,6 +146,18 @@ describe("push and pull requests", () => {
     );
   });
 
+  it("a remote that cannot be reached is tried again, then recorded as remote_unreachable; the session's branch is unchanged", async () => {
+    const remote = path.join(h.workspacesRoot, "..", "nowhere.git");
+    await h.project("unreachable", agents, { settings: { retry, delivery: { method: "push", remote } } });
+    const { sessionId, head } = await approvedSession("unreachable");
+    await deliverSession(deps(), { sessionId }, testActor);
+    const { last } = await delivered(sessionId);
+    expect(last).toMatchObject({ type: "DeliveryFailed", data: { errorClass: "remote_unreachable" } });
+    const steps = await db.pool.query("SELECT attempt, state FROM steps WHERE session_id = $1 AND kind = 'deliver'", [sessionId]);
+    expect(steps.rows).toEqual([{ attempt: 2, state: "failed" }]);
+    expect(gitIn(h.repo, "rev-parse", `refs/heads/${branchOf(sessionId)}`)).toBe(head);
+  });
+
   it("GitHub: opens the pull request with the summary, verdict, tests and link as its body; a second delivery updates it", async () => {
     const remote = bareRemote("origin-gh");
     const pulls: Array<{ number: number; head: string }> = [];

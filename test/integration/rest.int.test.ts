@@ -216,6 +216,23 @@ describe("REST task aliases", () => {
   });
 });
 
+describe("POST /api/sessions/:id/deliver", () => {
+  it("refuses a session that is not approved (412) and a viewer (403), recording nothing", async () => {
+    const id = await startOne();
+    const viewerToken = (await api.caller(viewer).tokens.create({ name: "deliver" })).token;
+    const before = (await db.store.readStream(id)).length;
+    const early = await call(rest.deliver, id, "deliver", undefined);
+    expect(early).toMatchObject({
+      status: 412,
+      body: { error: { code: "PRECONDITION_FAILED", message: expect.stringContaining("only an approved session") } },
+    });
+    const forbidden = await call(rest.deliver, id, "deliver", undefined, { authorization: `Bearer ${viewerToken}` });
+    expect(forbidden.status).toBe(403);
+    expect((await db.store.readStream(id)).filter((e) => e.type.startsWith("Delivery"))).toEqual([]);
+    expect((await db.store.readStream(id)).length).toBeGreaterThanOrEqual(before);
+  });
+});
+
 describe("the collaboration-mode endpoints (req C7)", () => {
   it("GET /api/modes lists the registry; GET and PUT /api/sessions/:id/mode answer as the seed says; bad input is a 400 naming the field", async () => {
     const modes = createModeRestHandlers(api.source);

@@ -71,9 +71,15 @@ export const sessionsRouter = router({
     .input(ZDeliverRequest)
     .mutation(({ ctx, input }) => deliverSession(ctx, input, actorOf(ctx.user), { publicUrl: process.env.NEXTAUTH_URL })),
   /** The session's deliveries, each with its outcome (null while it runs). */
-  deliveries: viewerProcedure
-    .input(ZDeliverRequest)
-    .query(async ({ ctx, input }) => deliveriesOf(await ctx.store.readStream(input.sessionId))),
+  deliveries: viewerProcedure.input(ZDeliverRequest).query(async ({ ctx, input }) => {
+    const deliveries = deliveriesOf(await ctx.store.readStream(input.sessionId));
+    // Who asked, by name (an actor label for anyone else: the system, a runner).
+    const names = await userNames(
+      ctx.prisma,
+      deliveries.map((d) => d.requested.by),
+    );
+    return deliveries.map((d) => ({ ...d, requested: { ...d.requested, byName: names[d.requested.by] ?? d.requested.by } }));
+  }),
   revert: operatorProcedure.input(ZRevertInput).mutation(({ ctx, input }) => revertSession(ctx, input, actorOf(ctx.user))),
   modify: operatorProcedure.input(ZModifyInput).mutation(({ ctx, input }) => modifySession(ctx, input, actorOf(ctx.user))),
   resume: operatorProcedure
