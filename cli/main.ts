@@ -8,6 +8,7 @@ import { Command, CommanderError } from "commander";
 import { registerAttentionCommands } from "./commands/attention";
 import { registerChatCommands } from "./commands/chat";
 import { registerDeliverCommand } from "./commands/deliver";
+import { registerMcpCommand } from "./commands/mcp";
 import { registerForgeCommands } from "./commands/forge";
 import { registerProjectCommands } from "./commands/projects";
 import { registerAuthCommands } from "./commands/auth";
@@ -61,6 +62,7 @@ export function buildProgram(): Command {
   registerForgeCommands(program);
   registerChatCommands(program);
   registerDeliverCommand(program);
+  registerMcpCommand(program);
   registerSessionCommands(program);
   registerAttentionCommands(program);
   registerProjectCommands(program);

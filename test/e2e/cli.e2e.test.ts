@@ -7,6 +7,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCatCafeClient } from "../../lib/client";
 import { cleanEnv, LIVE_SERVER_TIMEOUT_MS, ROOT, run, startLiveServer, type LiveServer, type RunResult } from "../helpers/live-server";
@@ -94,6 +96,7 @@ describe("catcafe --help", () => {
       "forge",
       "chat",
       "deliver",
+      "mcp",
     ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
@@ -112,6 +115,7 @@ describe("catcafe --help", () => {
       ["chat", "start"],
       ["chat", "say"],
       ["deliver"],
+      ["mcp"],
     ]) {
       const sub = await catcafe([...args, "--help"]);
       expect(sub.code, show(sub)).toBe(0);
@@ -596,6 +600,54 @@ describe("catcafe against a live server", () => {
     expect(asked.code, show(asked)).toBe(0);
     expect(json(asked)).toMatchObject({ sessionId: approvedId, method: "merge", branch: `catcafe/${approvedId}` });
   }, 60_000);
+
+  it("catcafe mcp: an MCP client lists the tools, starts a task on the demo project and reads it to awaiting_operator_confirm; a viewer's confirm through it is refused", async () => {
+    const connect = async (home: string) => {
+      const client = new Client({ name: "cli-e2e", version: "1.0.0" });
+      const env = cleanEnv({ HOME: home, XDG_CONFIG_HOME: path.join(home, ".config") });
+      for (const name of ["CATCAFE_URL", "CATCAFE_TOKEN"]) delete env[name];
+      await client.connect(
+        new StdioClientTransport({ command: BIN, args: ["mcp"], env: env as Record<string, string>, cwd: tmp, stderr: "pipe" }),
+      );
+      return client;
+    };
+    const text = (r: Awaited<ReturnType<Client["callTool"]>>) => (r.content as Array<{ type: string; text: string }>)[0]!.text;
+    const admin = await connect(adminHome);
+    try {
+      const { tools } = await admin.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(["cancel", "confirm", "follow_up", "get_session", "list_sessions", "start_task"]);
+      const started = await admin.callTool({
+        name: "start_task",
+        arguments: { projectId: "demo", prompt: "Fix slugify() via MCP", mode: "proposal" },
+      });
+      expect(started.isError, text(started)).toBeFalsy();
+      const { sessionId } = JSON.parse(text(started)) as { sessionId: string };
+      await expect
+        .poll(
+          async () => (JSON.parse(text(await admin.callTool({ name: "get_session", arguments: { sessionId } }))) as { fsm: string }).fsm,
+          {
+            timeout: 30_000,
+            interval: 300,
+          },
+        )
+        .toBe("awaiting_operator_confirm");
+      const listed = JSON.parse(text(await admin.callTool({ name: "list_sessions", arguments: { limit: 5 } }))) as Array<{ id: string }>;
+      expect(listed.map((s) => s.id)).toContain(sessionId);
+
+      const viewer = await connect(path.join(tmp, "viewer"));
+      try {
+        const refused = await viewer.callTool({ name: "confirm", arguments: { sessionId } });
+        expect(refused.isError).toBe(true);
+        expect(text(refused)).toContain("FORBIDDEN: this needs the operator role (you are viewer)");
+        const read = await viewer.callTool({ name: "get_session", arguments: { sessionId } });
+        expect(JSON.parse(text(read))).toMatchObject({ sessionId, fsm: "awaiting_operator_confirm" });
+      } finally {
+        await viewer.close();
+      }
+    } finally {
+      await admin.close();
+    }
+  }, 90_000);
 
   it("logout revokes the token login created and removes the config file", async () => {
     const file = path.join(adminHome, ".config", "catcafe", "config.json");
