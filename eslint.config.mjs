@@ -37,7 +37,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ["**/server/**", "@/server/**", "**/server"],
+              // This repository's server/ (relative or by alias), not a package's `server` folder (an MCP SDK's).
+              group: ["./server/**", "../server/**", "../../server/**", "../../../server/**", "@/server/**", "../server", "../../server"],
               allowTypeImports: true,
               message: "clients import server code as types only (`import type`)",
             },
