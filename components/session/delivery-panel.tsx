@@ -56,6 +56,10 @@ export function DeliveryPanel({ sessionId, outcome, canOperate }: { sessionId: s
     ),
   );
   const deliver = useMutation(trpc.sessions.deliver.mutationOptions({ onSettled: () => void deliveries.refetch() }));
+  const approvals = useQuery(trpc.sessions.deliveryApprovals.queryOptions({ sessionId }));
+  const approve = useMutation(trpc.sessions.approveDelivery.mutationOptions({ onSettled: () => void approvals.refetch() }));
+  const needed = approvals.data?.needed ?? 0;
+  const approvedBy = approvals.data?.approvedBy ?? [];
   const deliverable = outcome !== null && DELIVERABLE.includes(outcome);
   const list = deliveries.data ?? [];
   if (!deliverable && !list.length) return null;
@@ -77,7 +81,29 @@ export function DeliveryPanel({ sessionId, outcome, canOperate }: { sessionId: s
             Its work is on the branch of this session; Deliver gets it out as the project says.
           </p>
         )}
-        {canOperate && deliverable ? (
+        {deliverable && needed > 0 ? (
+          <p className="text-zinc-800 dark:text-zinc-200" data-testid="delivery-approvals">
+            Approvals: {approvedBy.length} of {needed}
+            {approvedBy.length ? ` (${approvedBy.map((a) => a.name).join(", ")})` : ""}
+          </p>
+        ) : null}
+        {canOperate && deliverable && needed > approvedBy.length ? (
+          <button
+            type="button"
+            data-testid="approve-delivery-button"
+            className={BUTTON_STYLES.secondary}
+            disabled={approve.isPending}
+            onClick={() => approve.mutate({ sessionId })}
+          >
+            Approve the delivery
+          </button>
+        ) : null}
+        {approve.error ? (
+          <p role="alert" className="text-rose-700 dark:text-rose-300">
+            {approve.error.message}
+          </p>
+        ) : null}
+        {canOperate && deliverable && needed <= approvedBy.length ? (
           <button
             type="button"
             data-testid="deliver-button"

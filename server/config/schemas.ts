@@ -130,6 +130,8 @@ export const ZDeliverySettings = z.strictObject({
   remote: z.string().min(1).max(500).optional(),
   target: ZBranchPart.min(1).default("main"),
   tokenEnv: ZEnvVarName.optional(),
+  /** Approvals by this many different people before a delivery (0: none needed). */
+  approvals: z.number().int().min(0).max(10).default(0),
   pullRequest: z
     .strictObject({
       provider: z.enum(["github", "gitlab"]),

@@ -22,6 +22,7 @@ export interface DeliveryDeps {
 }
 
 export const ZDeliverRequest = z.object({ sessionId: z.string().min(1).max(100) });
+export const ZApproveDelivery = ZDeliverRequest.extend({ note: z.string().trim().min(1).max(2000).optional() });
 
 /** Outcomes whose work is done and reviewed: what Deliver accepts. */
 const DELIVERABLE = new Set(["approved", "completed"]);
@@ -51,6 +52,59 @@ export function deliveriesOf(events: readonly RecordedEvent[]) {
     }
   }
   return out;
+}
+
+/** The people who approved the session's delivery, each once (actor labels, in order). */
+export function approversOf(events: readonly RecordedEvent[]): string[] {
+  const by: string[] = [];
+  for (const e of events) {
+    if (e.type !== "DeliveryApproved") continue;
+    const label = `${e.metadata.actor.kind}:${e.metadata.actor.id}`;
+    if (!by.includes(label)) by.push(label);
+  }
+  return by;
+}
+
+function requireDeliverable(
+  sessionId: string,
+  state: ReturnType<typeof foldTask>,
+): asserts state is Extract<ReturnType<typeof foldTask>, { status: "finished" }> {
+  if (state.status === "none") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
+  if (state.status !== "finished" || !DELIVERABLE.has(state.outcome)) {
+    const where = state.status === "finished" ? `it ended ${state.outcome}` : "it has not finished";
+    throw new AppError("PRECONDITION_FAILED", `only an approved session can be delivered: ${where}`);
+  }
+}
+
+/** A person approves the delivery (a project may ask for approvals by several different people). */
+export async function approveDelivery(
+  deps: DeliveryDeps,
+  raw: z.input<typeof ZApproveDelivery>,
+  actor: Actor,
+): Promise<{ sessionId: string; approvedBy: string[]; version: number }> {
+  const input = ZApproveDelivery.parse(raw);
+  const events = await deps.store.readStream(input.sessionId);
+  requireDeliverable(input.sessionId, foldTask(events));
+  const before = approversOf(events);
+  const me = `${actor.kind}:${actor.id}`;
+  if (before.includes(me)) throw new AppError("CONFLICT", "you approved this delivery already: it needs someone else's approval");
+  const result = await deps.store.append(
+    input.sessionId,
+    events.at(-1)!.version,
+    [{ type: "DeliveryApproved", data: input.note ? { note: input.note } : {} }],
+    { actor },
+  );
+  return { sessionId: input.sessionId, approvedBy: [...before, me], version: result.version };
+}
+
+/** How many approvals the session's project asks for before delivery, and who gave one. */
+export async function deliveryApprovals(deps: DeliveryDeps, sessionId: string): Promise<{ needed: number; approvedBy: string[] }> {
+  const events = await deps.store.readStream(sessionId);
+  const state = foldTask(events);
+  if (state.status === "none") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
+  const project = await getProject(deps.pool, state.config.project.id);
+  const { settings } = runSettings(project, { server: (await serverOverride(deps.store)).override });
+  return { needed: settings.delivery.approvals, approvedBy: approversOf(events) };
 }
 
 function prBody(sessionId: string, events: readonly RecordedEvent[], publicUrl: string | undefined): { title: string; body: string } {
@@ -83,11 +137,7 @@ export async function deliverSession(
   const { sessionId } = ZDeliverRequest.parse(raw);
   const events = await deps.store.readStream(sessionId);
   const state = foldTask(events);
-  if (state.status === "none") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
-  if (state.status !== "finished" || !DELIVERABLE.has(state.outcome)) {
-    const where = state.status === "finished" ? `it ended ${state.outcome}` : "it has not finished";
-    throw new AppError("PRECONDITION_FAILED", `only an approved session can be delivered: ${where}`);
-  }
+  requireDeliverable(sessionId, state);
   if (state.head === state.config.project.baseCommit)
     throw new AppError("PRECONDITION_FAILED", "the session changed nothing: there is nothing to deliver");
   const running = deliveriesOf(events).find((d) => d.outcome === null);
@@ -100,6 +150,14 @@ export async function deliverSession(
     new AppError("PRECONDITION_FAILED", `project ${project.id} cannot deliver by ${delivery.method}: set delivery.${name} (${why})`, {
       fieldErrors: { [`delivery.${name}`]: [why] },
     });
+  const approvedBy = approversOf(events);
+  if (approvedBy.length < delivery.approvals) {
+    throw new AppError(
+      "PRECONDITION_FAILED",
+      `project ${project.id} delivers after approvals by ${delivery.approvals} different people; this session has ${approvedBy.length}${approvedBy.length ? ` (${approvedBy.join(", ")})` : ""}`,
+      { approvals: delivery.approvals, approvedBy },
+    );
+  }
   if (delivery.method !== "merge" && !delivery.remote) throw setting("remote", "the git remote to push to");
   if (delivery.method === "pull_request" && !delivery.pullRequest)
     throw setting("pullRequest", "the provider and repository of the pull request");
@@ -133,6 +191,7 @@ export async function deliverSession(
           target: delivery.target,
           remote: delivery.remote ?? null,
           pullRequest: pr ? { provider: pr.provider, repository: pr.repository } : null,
+          ...(delivery.approvals > 0 ? { approvedBy } : {}),
         },
       },
       {

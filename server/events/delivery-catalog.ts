@@ -22,6 +22,12 @@ export const DELIVERY_PROBLEM_CLASSES = [
 ] as const;
 
 export const deliveryCatalog = {
+  /** A person approves the delivery of an approved session (the project may need several). */
+  DeliveryApproved: defineEvent({
+    version: 1,
+    schema: z.object({ note: z.string().max(2000).optional() }),
+    summary: (d) => `Delivery approved${d.note ? `: ${d.note}` : ""}`,
+  }),
   DeliveryRequested: defineEvent({
     version: 1,
     schema: z.object({
@@ -32,6 +38,8 @@ export const deliveryCatalog = {
       target: z.string().min(1),
       remote: z.string().nullable(),
       pullRequest: z.object({ provider: z.enum(["github", "gitlab"]), repository: z.string() }).nullable(),
+      /** Who approved the delivery (actor labels), when the project asks for approvals. */
+      approvedBy: z.array(z.string()).optional(),
     }),
     summary: (d) =>
       d.method === "merge"

@@ -36,6 +36,8 @@ const REQUIRED: Record<string, "public" | Role> = {
   "sessions.fork": "operator",
   "sessions.deliver": "operator",
   "sessions.deliveries": "viewer",
+  "sessions.approveDelivery": "operator",
+  "sessions.deliveryApprovals": "viewer",
   "sessions.revert": "operator",
   "sessions.modify": "operator",
   "sessions.resume": "operator",

@@ -264,6 +264,8 @@ describe("no procedure returns a password hash or a token hash", () => {
     "modes.list": undefined,
     "sessions.deliver": { sessionId: s.sessionId },
     "sessions.deliveries": { sessionId: s.sessionId },
+    "sessions.approveDelivery": { sessionId: s.sessionId },
+    "sessions.deliveryApprovals": { sessionId: s.sessionId },
   });
 
   it("covers every procedure, and no output (or error) contains a hash", async () => {
@@ -300,6 +302,7 @@ describe("no procedure returns a password hash or a token hash", () => {
       "forge.pass: CONFLICT",
       "inbox.acknowledge: CONFLICT", // the session needs nobody yet: its roundtable is running
       "live.output: NOT_FOUND", // no output blob of this session has that hash
+      "sessions.approveDelivery: PRECONDITION_FAILED", // only an approved session's delivery is approved
       "sessions.deliver: PRECONDITION_FAILED", // only an approved session can be delivered
       "settings.checkBrain: NOT_FOUND", // no such brain: checking a real one would call it
       "tasks.confirm: CONFLICT", // the proposal's roundtable has not finished

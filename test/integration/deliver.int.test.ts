@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliverSession } from "../../server/delivery/service";
+import { approveDelivery, deliverSession } from "../../server/delivery/service";
 import { startTask } from "../../server/tasks/commands";
 import { startBrainStub, type BrainStub, type StubRequest } from "../helpers/brains-stub";
 import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
@@ -113,6 +113,25 @@ describe("the session's branch and a local merge", () => {
     const { last } = await delivered(sessionId, 2);
     expect(last).toMatchObject({ type: "DeliveryFailed", data: { errorClass: "merge_conflict", files: ["src/sum.js"] } });
     expect(gitIn(h.repo, "rev-parse", "refs/heads/hotfix")).toBe(hotfix);
+  });
+
+  it("a project that asks for two people's approvals delivers only after two different people approved; who approved is recorded", async () => {
+    gitIn(h.repo, "branch", "reviewed", "main");
+    await h.project("approvals", agents, { settings: { delivery: { method: "merge", target: "reviewed", approvals: 2 } } });
+    const { sessionId, head } = await approvedSession("approvals");
+    const ada = { kind: "user", id: "ada" } as const;
+    const bo = { kind: "user", id: "bo" } as const;
+    expect((await rejection(deliverSession(deps(), { sessionId }, ada))).message).toBe(
+      "project approvals delivers after approvals by 2 different people; this session has 0",
+    );
+    await approveDelivery(deps(), { sessionId }, ada);
+    expect((await rejection(approveDelivery(deps(), { sessionId }, ada))).code).toBe("CONFLICT");
+    expect((await rejection(deliverSession(deps(), { sessionId }, ada))).message).toMatch(/this session has 1 \(user:ada\)$/);
+    expect(await approveDelivery(deps(), { sessionId }, bo)).toMatchObject({ approvedBy: ["user:ada", "user:bo"] });
+    await deliverSession(deps(), { sessionId }, bo);
+    const { events } = await delivered(sessionId);
+    expect(ofType(events, "DeliveryRequested")).toEqual([expect.objectContaining({ approvedBy: ["user:ada", "user:bo"] })]);
+    expect(gitIn(h.repo, "rev-parse", "refs/heads/reviewed")).toBe(head);
   });
 
   it("refuses what cannot be delivered: a session not approved, a push with no remote named", async () => {

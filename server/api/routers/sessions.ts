@@ -11,7 +11,14 @@ import { modifySession, resumeSession, revertSession, ZForkInput, ZModifyInput, 
 import { releaseOrphanedLease } from "../../runner/liveness";
 import { compareSessions, ZCompareInput } from "../../tasks/compare";
 import { forkAnySession } from "../fork";
-import { deliverSession, deliveriesOf, ZDeliverRequest } from "../../delivery/service";
+import {
+  approveDelivery,
+  deliverSession,
+  deliveriesOf,
+  deliveryApprovals,
+  ZApproveDelivery,
+  ZDeliverRequest,
+} from "../../delivery/service";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
 
@@ -70,6 +77,14 @@ export const sessionsRouter = router({
   deliver: operatorProcedure
     .input(ZDeliverRequest)
     .mutation(({ ctx, input }) => deliverSession(ctx, input, actorOf(ctx.user), { publicUrl: process.env.NEXTAUTH_URL })),
+  /** Approve the delivery of an approved session (a project may ask for several people's). */
+  approveDelivery: operatorProcedure.input(ZApproveDelivery).mutation(({ ctx, input }) => approveDelivery(ctx, input, actorOf(ctx.user))),
+  /** The approvals the project asks for before delivery, and who gave them (by name). */
+  deliveryApprovals: viewerProcedure.input(ZDeliverRequest).query(async ({ ctx, input }) => {
+    const { needed, approvedBy } = await deliveryApprovals(ctx, input.sessionId);
+    const names = await userNames(ctx.prisma, approvedBy);
+    return { needed, approvedBy: approvedBy.map((label) => ({ label, name: names[label] ?? label })) };
+  }),
   /** The session's deliveries, each with its outcome (null while it runs). */
   deliveries: viewerProcedure.input(ZDeliverRequest).query(async ({ ctx, input }) => {
     const deliveries = deliveriesOf(await ctx.store.readStream(input.sessionId));
