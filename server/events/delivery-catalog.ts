@@ -6,6 +6,8 @@ import { defineEvent } from "./registry";
 
 const ZMethod = z.enum(["push", "pull_request", "merge"]);
 const ZCommit = z.string().regex(/^[0-9a-f]{40}$/);
+/** Which delivery (its step), how, and what: the session's branch at its commit. */
+const deliveryRef = { stepId: z.uuid(), method: ZMethod, branch: z.string().min(1), commit: ZCommit };
 
 export const DELIVERY_PROBLEM_CLASSES = [
   "push_rejected",
@@ -31,10 +33,7 @@ export const deliveryCatalog = {
   DeliveryRequested: defineEvent({
     version: 1,
     schema: z.object({
-      stepId: z.uuid(),
-      method: ZMethod,
-      branch: z.string().min(1),
-      commit: ZCommit,
+      ...deliveryRef,
       target: z.string().min(1),
       remote: z.string().nullable(),
       pullRequest: z.object({ provider: z.enum(["github", "gitlab"]), repository: z.string() }).nullable(),
@@ -49,10 +48,7 @@ export const deliveryCatalog = {
   DeliveryCompleted: defineEvent({
     version: 1,
     schema: z.object({
-      stepId: z.uuid(),
-      method: ZMethod,
-      branch: z.string().min(1),
-      commit: ZCommit,
+      ...deliveryRef,
       pushed: z.object({ remote: z.string() }).nullable(),
       merged: z.object({ target: z.string(), commit: ZCommit, how: z.enum(["fast_forward", "merge_commit", "already_merged"]) }).nullable(),
       pullRequest: z
