@@ -243,6 +243,7 @@ describe("revert, modify and resume of a task", () => {
     gitIn(h.repo, "worktree", "remove", "--force", path.join(h.workspacesRoot, parent.sessionId));
     await db.pool.query("DELETE FROM blobs WHERE hash = $1", [state.bundle!.blob]);
     gitIn(h.repo, "update-ref", "-d", `refs/catcafe/pins/${state.head}`);
+    gitIn(h.repo, "update-ref", "-d", `refs/heads/catcafe/${parent.sessionId}`);
     gitIn(h.repo, "reflog", "expire", "--expire=now", "--all");
     gitIn(h.repo, "gc", "--prune=now", "--quiet");
     const n = (await db.pool.query("SELECT count(*)::int AS n FROM sessions")).rows[0].n;
