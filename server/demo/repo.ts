@@ -44,6 +44,11 @@ async function existingRepo(repoPath: string): Promise<DemoRepo> {
       { path: repoPath },
     );
   }
+  // A demo repository from before deliveries gets its target branch.
+  const target = await runGit(checkout!.top, ["rev-parse", "--verify", "--quiet", `refs/heads/${DEMO_DELIVERY_TARGET}`], {
+    allowFailure: true,
+  });
+  if (target.exitCode !== 0) await runGit(checkout!.top, [...DEMO_GIT_CONFIG, "branch", DEMO_DELIVERY_TARGET, commit]);
   return { path: repoPath, commit, created: false };
 }
 
@@ -56,7 +61,12 @@ async function buildRepo(dir: string): Promise<void> {
   await runGit(dir, [...DEMO_GIT_CONFIG, "init", "-q", "-b", "main"]);
   await runGit(dir, [...DEMO_GIT_CONFIG, "add", "-A"]);
   await runGit(dir, [...DEMO_GIT_CONFIG, "commit", "-q", "-m", "slugify() and its tests (the tests fail: that is the demo)"], { env });
+  // Where Deliver merges the demo's approved work (main is checked out here: a merge into it
+  // would change the files under whoever looks at them).
+  await runGit(dir, [...DEMO_GIT_CONFIG, "branch", DEMO_DELIVERY_TARGET]);
 }
+
+export const DEMO_DELIVERY_TARGET = "delivered";
 
 /** The demo repository at `<dataDir>/demo-project`, created with its failing test if missing. */
 export async function ensureDemoRepo(dataDir: string): Promise<DemoRepo> {

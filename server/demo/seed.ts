@@ -16,7 +16,7 @@ import { listConversations } from "../conversations/view";
 import { DEMO_CONVERSATIONS } from "./conversation-content";
 import { FORGE_DEMO_GATES, FORGE_DEMO_IDEA, FORGE_DEMO_TITLE } from "./forge-content";
 import { DEMO_AGENTS, DEMO_ALLOWLIST, DEMO_PROJECT_ID, DEMO_PROJECT_NAME, DEMO_TASK_PROMPT, DEMO_TASK_TITLE } from "./content";
-import { ensureDemoRepo } from "./repo";
+import { DEMO_DELIVERY_TARGET, ensureDemoRepo } from "./repo";
 
 export const DEMO_ACTOR: Actor = { kind: "system", id: "demo" };
 
@@ -134,6 +134,8 @@ async function seed(deps: TaskDeps, dataDir: string): Promise<DemoSeedResult> {
       allowlist: DEMO_ALLOWLIST,
       agents: DEMO_AGENTS,
       maxIterations: 3,
+      // Deliver merges approved work into the branch `delivered` (main is checked out in the repository).
+      settings: { delivery: { method: "merge", target: DEMO_DELIVERY_TARGET } },
     });
     const earlier = await firstSessionOf(deps, DEMO_PROJECT_ID);
     const forge = await seedForge(deps);

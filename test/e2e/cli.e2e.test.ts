@@ -592,10 +592,13 @@ describe("catcafe against a live server", () => {
     expect(await current.json()).toMatchObject({ mode: "free_discussion", config: { enabled: false } });
   }, 60_000);
 
-  it("deliver waits for the outcome: the demo's target (main) is checked out in its repository, so the merge is refused with its class; --no-wait returns the request", async () => {
-    const refused = await catcafe(["deliver", approvedId]);
-    expect(refused.code, show(refused)).toBe(1);
-    expect(refused.stderr).toMatch(/delivery failed \(target_checked_out\): main is checked out in /);
+  it("deliver waits for the outcome: the demo merges approved work into its branch `delivered`; again, it was merged already; --no-wait returns the request", async () => {
+    const merged = await catcafe(["deliver", approvedId]);
+    expect(merged.code, show(merged)).toBe(0);
+    expect(merged.stdout).toMatch(new RegExp(`^✔ catcafe/${approvedId} merged into delivered \\(fast forward, now [0-9a-f]{12}\\)`));
+    const again = await catcafe(["deliver", approvedId, "--json"]);
+    expect(again.code, show(again)).toBe(0);
+    expect(json(again)).toMatchObject({ outcome: { type: "DeliveryCompleted", merged: { target: "delivered", how: "already_merged" } } });
     const asked = await catcafe(["deliver", approvedId, "--no-wait", "--json"]);
     expect(asked.code, show(asked)).toBe(0);
     expect(json(asked)).toMatchObject({ sessionId: approvedId, method: "merge", branch: `catcafe/${approvedId}` });
