@@ -44,6 +44,8 @@ export const ZCallStepOutput = z.object({
   chars: z.number().int().nonnegative(),
   simulated: z.boolean(),
   redactions: z.number().int().nonnegative().optional(),
+  /** Whether the agent's process ran in the sandbox (absent for brains called over HTTP). */
+  sandboxed: z.boolean().optional(),
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
 });
 export type CallStepOutput = z.infer<typeof ZCallStepOutput>;
@@ -131,6 +133,7 @@ function callExecutor(deps: ConversationExecutorDeps): StepExecutor {
         chars: text.length,
         simulated: agent.simulated,
         ...(redactions ? { redactions } : {}),
+        ...(response.sandboxed !== undefined ? { sandboxed: response.sandboxed } : {}),
         ...(response.usage ? { usage: response.usage } : {}),
       };
     } catch (err) {

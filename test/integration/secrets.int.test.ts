@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportSession } from "../../server/export";
 import { startTask } from "../../server/tasks/commands";
+import { startConversation } from "../../server/conversations/service";
 import { startBrainStub, startEventStream, streamOf, type BrainStub } from "../helpers/brains-stub";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, testPlan, type Harness } from "../helpers/tasks";
@@ -235,6 +236,48 @@ describe("secrets", () => {
     expect(build.output.preview).toContain("\uFFFD");
     expect(test.redactions ?? 0).toBe(0); // nothing to redact: nothing was read
     expect(build.output.redactions ?? 0).toBe(0);
+    expect(await leaksOf(sessionId, [SERVER_SECRETS.DATABASE_URL, SERVER_SECRETS.NEXTAUTH_SECRET, "leak-password-4411", KEY])).toEqual([]);
+  });
+
+  it("an agent called in a conversation goes after the server's secrets (environment, secrets file, /proc, home, a call out): nothing is reached, nothing recorded", async () => {
+    const root = path.dirname(h.repo);
+    const dataDir = path.join(root, "chat-data");
+    fs.mkdirSync(dataDir, { mode: 0o700 });
+    const secretsFile = path.join(dataDir, "secrets.json");
+    fs.writeFileSync(secretsFile, JSON.stringify({ nextauthSecret: SERVER_SECRETS.NEXTAUTH_SECRET }), { mode: 0o600 });
+    const agent = path.join(root, "attacking-chatter.cjs");
+    fs.writeFileSync(
+      agent,
+      `const fs = require("node:fs");
+      const out = ["env: " + Object.keys(process.env).join(",") + " " + (process.env.DATABASE_URL ?? "no DATABASE_URL")];
+      const grab = (p) => { try { out.push(p + "=" + fs.readFileSync(p, "utf8")); } catch (e) { out.push(p + ": " + e.code); } };
+      grab(${JSON.stringify(secretsFile)});
+      grab("/proc/${process.pid}/environ");
+      for (const pid of fs.readdirSync("/proc").filter((x) => /^\\d+$/.test(x))) grab("/proc/" + pid + "/environ");
+      try { out.push("home: " + fs.readdirSync(${JSON.stringify(os.homedir())}).join(",")); } catch (e) { out.push("home: " + e.code); }
+      fetch(${JSON.stringify(stub.url)}).then(() => out.push("network: reached"), (e) => out.push("network: " + (e.cause?.code ?? e.message)))
+        .finally(() => console.log(out.join("\\n")));`,
+    );
+    await h.project("chat-attack", { coder: { kind: "command", id: "chatter", argv: [process.execPath, agent] } });
+    const { sessionId } = await startConversation(
+      { store: db.store, pool: db.pool },
+      { projectId: "chat-attack", message: "@chatter hello" },
+      testActor,
+    );
+    let events = await db.store.readStream(sessionId);
+    for (let i = 0; i < 600 && !events.some((e) => e.type === "AgentReplied" || e.type === "AgentCallFailed"); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      events = await db.store.readStream(sessionId);
+    }
+    const reply = events.find((e) => e.type === "AgentReplied")?.data as { text: string } | undefined;
+    expect(reply, JSON.stringify(events.map((e) => e.type))).toBeDefined();
+    expect(reply!.text).toContain("no DATABASE_URL");
+    expect(reply!.text).toContain(`${secretsFile}: ENOENT`);
+    expect(reply!.text).toContain(`/proc/${process.pid}/environ: ENOENT`);
+    expect(reply!.text).not.toContain("network: reached");
+    const completed = events.find((e) => e.type === "StepCompleted")?.data as { output: { sandboxed?: boolean; redactions?: number } };
+    expect(completed.output.sandboxed).toBe(true);
+    expect(completed.output.redactions ?? 0).toBe(0);
     expect(await leaksOf(sessionId, [SERVER_SECRETS.DATABASE_URL, SERVER_SECRETS.NEXTAUTH_SECRET, "leak-password-4411", KEY])).toEqual([]);
   });
 });
