@@ -8,8 +8,10 @@ import type { EventStore } from "./events/store";
 import type { RecordedEvent } from "./events/types";
 import type { Tx } from "./db/pool";
 import { conversationExecutors } from "./conversations/steps";
-import { reactToConversationFailure, reactToConversationStep } from "./conversations/reactor";
-import { reactToDeliveryStep } from "./delivery/reactor";
+import { CONVERSATION_STEPS, reactToConversationFailure, reactToConversationStep } from "./conversations/reactor";
+import { isWorkflowStepOutput } from "./events/step-contract";
+import { stepOutcomeOf, type OutcomeStep, type StepOutcome } from "./runner/outcome";
+import { reactToDeliveryFailure, reactToDeliveryStep } from "./delivery/reactor";
 import { DELIVER_STEP, deliveryExecutor } from "./delivery/steps";
 import type { StepExecutor } from "./runner/executors";
 import { workflowExecutors } from "./runner/workflow-executors";
@@ -27,14 +29,27 @@ export function appExecutors(deps: AppExecutorDeps): Record<string, StepExecutor
   return { ...workflowExecutors(deps), ...conversationExecutors(deps), [DELIVER_STEP]: deliveryExecutor(deps) };
 }
 
+/**
+ * The step of an outcome, when it is not the workflow's: a workflow step's completion says so
+ * itself (its output's kind), so the hot path reads nothing more; anything else (a
+ * conversation's step, a delivery, a failure) is looked up once in the steps table.
+ */
+async function stepOf(tx: Tx, outcome: StepOutcome): Promise<OutcomeStep | null> {
+  if (outcome.type === "StepCompleted" && isWorkflowStepOutput(outcome.data.output)) return null;
+  const row = await tx.query<OutcomeStep>("SELECT kind, input FROM steps WHERE id = $1", [outcome.data.stepId]);
+  return row.rows[0] ?? null;
+}
+
 /** A step's outcome decided on by its conversation, recorded by its delivery, else decided on by its session's workflow. */
 export async function reactToAppStep(tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]): Promise<void> {
-  if (await reactToConversationStep(tx, store, sessionId, recorded)) return;
-  if (await reactToDeliveryStep(tx, store, sessionId, recorded)) return;
+  const outcome = stepOutcomeOf(recorded, { final: true });
+  const step = outcome ? await stepOf(tx, outcome) : null;
+  if (outcome && step && CONVERSATION_STEPS.includes(step.kind)) return reactToConversationStep(tx, store, sessionId, outcome, step);
+  if (outcome && step?.kind === DELIVER_STEP) return reactToDeliveryStep(tx, store, sessionId, outcome, step);
   await reactToStepOutcome(tx, store, sessionId, recorded);
 }
 
-/** When reacting failed (a defect): the conversation's call fails, else the workflow's step gives up. */
+/** When reacting failed (a defect): the conversation's call fails, the delivery fails, else the workflow's step gives up. */
 export async function reactToAppFailure(
   tx: Tx,
   store: EventStore,
@@ -42,6 +57,10 @@ export async function reactToAppFailure(
   recorded: RecordedEvent[],
   message: string,
 ): Promise<void> {
-  if (await reactToConversationFailure(tx, store, sessionId, recorded, message)) return;
+  const outcome = stepOutcomeOf(recorded, { final: false });
+  const step = outcome ? await stepOf(tx, outcome) : null;
+  if (outcome && step && CONVERSATION_STEPS.includes(step.kind))
+    return reactToConversationFailure(tx, store, sessionId, outcome, step, message);
+  if (outcome && step?.kind === DELIVER_STEP) return reactToDeliveryFailure(tx, store, sessionId, outcome, step, message);
   await reactToReactionFailure(tx, store, sessionId, recorded, message);
 }

@@ -3,36 +3,26 @@
 // that gave up is recorded as failed (the mode hears an empty reply); a timer tells the mode
 // its deadline passed. A result and its consequences commit together, or not at all.
 import type { Tx } from "../db/pool";
-import type { AppEvent } from "../events/catalog";
 import { getBlob } from "../events/blobs";
 import type { EventStore } from "../events/store";
-import type { RecordedEvent } from "../events/types";
+import type { OutcomeStep, StepOutcome } from "../runner/outcome";
 import type { ConversationCommand } from "../modes/conversation";
 import { actOnConversationInTx, CALL_STEP, TIMER_STEP } from "./record";
 import { ZCallStepOutput, ZTimerInput } from "./steps";
 
 export const CONVERSATION_ACTOR = { kind: "system", id: "conversation" } as const;
 
-type Outcome = RecordedEvent & Extract<AppEvent, { type: "StepCompleted" | "StepFailed" }>;
+/** The step kinds a conversation's reaction takes. */
+export const CONVERSATION_STEPS: readonly string[] = [CALL_STEP, TIMER_STEP];
 
-function finalOutcome(recorded: RecordedEvent[]): Outcome | undefined {
-  return (recorded as (RecordedEvent & AppEvent)[]).find(
-    (e): e is Outcome => e.type === "StepCompleted" || (e.type === "StepFailed" && e.data.retryAt === null),
-  );
-}
-
-async function conversationStep(tx: Tx, stepId: string): Promise<{ kind: string; input: unknown } | null> {
-  const row = await tx.query<{ kind: string; input: unknown }>("SELECT kind, input FROM steps WHERE id = $1", [stepId]);
-  const step = row.rows[0];
-  return step && (step.kind === CALL_STEP || step.kind === TIMER_STEP) ? step : null;
-}
-
-/** The conversation's reaction to a step's outcome; false when the step is not a conversation's. */
-export async function reactToConversationStep(tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]): Promise<boolean> {
-  const outcome = finalOutcome(recorded);
-  if (!outcome) return false;
-  const step = await conversationStep(tx, outcome.data.stepId);
-  if (!step) return false;
+/** The conversation's reaction to the final outcome of one of its steps (a call or a timer). */
+export async function reactToConversationStep(
+  tx: Tx,
+  store: EventStore,
+  sessionId: string,
+  outcome: StepOutcome,
+  step: OutcomeStep,
+): Promise<void> {
   let command: ConversationCommand | null = null;
   if (step.kind === TIMER_STEP) {
     if (outcome.type === "StepCompleted") command = { type: "Timeout", token: ZTimerInput.parse(step.input).token };
@@ -50,26 +40,20 @@ export async function reactToConversationStep(tx: Tx, store: EventStore, session
       causationId: outcome.eventId,
     });
   }
-  return true;
 }
 
 /**
  * When reacting failed (a defect): the call is recorded as failed with the reason, so the
- * conversation does not wait for a reply nobody will record; false when not a conversation's.
+ * conversation does not wait for a reply nobody will record.
  */
 export async function reactToConversationFailure(
   tx: Tx,
   store: EventStore,
   sessionId: string,
-  recorded: RecordedEvent[],
+  outcome: StepOutcome,
+  step: OutcomeStep,
   message: string,
-): Promise<boolean> {
-  const outcome = (recorded as (RecordedEvent & AppEvent)[]).find(
-    (e): e is Outcome => e.type === "StepCompleted" || e.type === "StepFailed",
-  );
-  if (!outcome) return false;
-  const step = await conversationStep(tx, outcome.data.stepId);
-  if (!step) return false;
+): Promise<void> {
   if (step.kind === CALL_STEP) {
     await actOnConversationInTx(
       tx,
@@ -79,5 +63,4 @@ export async function reactToConversationFailure(
       { actor: CONVERSATION_ACTOR, causationId: outcome.eventId },
     );
   }
-  return true;
 }

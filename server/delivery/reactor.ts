@@ -2,15 +2,13 @@
 // (DeliveryCompleted) or why it could not (DeliveryFailed, with its class), in the same
 // transaction as the outcome.
 import type { Tx } from "../db/pool";
-import type { AppEvent } from "../events/catalog";
 import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
 import type { EventStore } from "../events/store";
-import type { NewEvent, RecordedEvent } from "../events/types";
-import { DELIVER_STEP, ZDeliverInput, ZDeliverOutput } from "./steps";
+import type { NewEvent } from "../events/types";
+import type { OutcomeStep, StepOutcome } from "../runner/outcome";
+import { ZDeliverInput, ZDeliverOutput } from "./steps";
 
 export const DELIVERY_ACTOR = { kind: "system", id: "delivery" } as const;
-
-type Outcome = RecordedEvent & Extract<AppEvent, { type: "StepCompleted" | "StepFailed" }>;
 
 /** Where a delivery's step gave up, as its problem class. */
 const GAVE_UP: Record<string, "rate_limited" | "api_unavailable" | "internal_error"> = {
@@ -26,15 +24,15 @@ function gaveUpClass(errorClass: string, message: string): (typeof DELIVERY_PROB
   return tagged ?? GAVE_UP[errorClass] ?? "internal_error";
 }
 
-/** The delivery's record of a step outcome; false when the step is not a delivery. */
-export async function reactToDeliveryStep(tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]): Promise<boolean> {
-  const outcome = (recorded as (RecordedEvent & AppEvent)[]).find(
-    (e): e is Outcome => e.type === "StepCompleted" || (e.type === "StepFailed" && e.data.retryAt === null),
-  );
-  if (!outcome) return false;
-  const row = await tx.query<{ kind: string; input: unknown }>("SELECT kind, input FROM steps WHERE id = $1", [outcome.data.stepId]);
-  if (row.rows[0]?.kind !== DELIVER_STEP) return false;
-  const input = ZDeliverInput.parse(row.rows[0].input);
+/** The delivery's record of the final outcome of its `deliver` step. */
+export async function reactToDeliveryStep(
+  tx: Tx,
+  store: EventStore,
+  sessionId: string,
+  outcome: StepOutcome,
+  step: OutcomeStep,
+): Promise<void> {
+  const input = ZDeliverInput.parse(step.input);
   const stepId = outcome.data.stepId;
   let event: NewEvent;
   if (outcome.type === "StepFailed") {
@@ -70,5 +68,22 @@ export async function reactToDeliveryStep(tx: Tx, store: EventStore, sessionId: 
   }
   const version = (await tx.query<{ version: number }>("SELECT version FROM streams WHERE id = $1", [sessionId])).rows[0]!.version;
   await store.appendInTx(tx, sessionId, version, [event], { actor: DELIVERY_ACTOR, causationId: outcome.eventId });
-  return true;
+}
+
+/** When recording a delivery's outcome failed (a defect): it is recorded as failed, so no delivery stays "running". */
+export async function reactToDeliveryFailure(
+  tx: Tx,
+  store: EventStore,
+  sessionId: string,
+  outcome: StepOutcome,
+  step: OutcomeStep,
+  message: string,
+): Promise<void> {
+  const input = ZDeliverInput.parse(step.input);
+  const version = (await tx.query<{ version: number }>("SELECT version FROM streams WHERE id = $1", [sessionId])).rows[0]!.version;
+  const data = { stepId: outcome.data.stepId, method: input.method, errorClass: "internal_error" as const, message, files: [] };
+  await store.appendInTx(tx, sessionId, version, [{ type: "DeliveryFailed", data }], {
+    actor: DELIVERY_ACTOR,
+    causationId: outcome.eventId,
+  });
 }

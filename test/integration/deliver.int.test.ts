@@ -8,6 +8,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { approveDelivery, deliverSession } from "../../server/delivery/service";
+import { reactToAppFailure } from "../../server/app-runner";
+import { withTransaction } from "../../server/db/pool";
 import { startTask } from "../../server/tasks/commands";
 import { startBrainStub, type BrainStub, type StubRequest } from "../helpers/brains-stub";
 import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
@@ -132,6 +134,21 @@ describe("the session's branch and a local merge", () => {
     const { events } = await delivered(sessionId);
     expect(ofType(events, "DeliveryRequested")).toEqual([expect.objectContaining({ approvedBy: ["user:ada", "user:bo"] })]);
     expect(gitIn(h.repo, "rev-parse", "refs/heads/reviewed")).toBe(head);
+  });
+
+  it("when recording a delivery's outcome fails (a defect), the delivery is recorded as failed: none stays running", async () => {
+    gitIn(h.repo, "branch", "defect", "main");
+    await h.project("defect", agents, { settings: { delivery: { method: "merge", target: "defect" } } });
+    const { sessionId } = await approvedSession("defect");
+    const { stepId } = await deliverSession(deps(), { sessionId }, testActor);
+    const { events } = await delivered(sessionId);
+    const outcome = events.find((e) => e.type === "StepCompleted" && (e.data as { stepId: string }).stepId === stepId)!;
+    await withTransaction(db.pool, (tx) => reactToAppFailure(tx, db.store, sessionId, [outcome], "the reaction threw"));
+    const after = await db.store.readStream(sessionId);
+    expect(after.at(-1)).toMatchObject({
+      type: "DeliveryFailed",
+      data: { stepId, errorClass: "internal_error", message: "the reaction threw" },
+    });
   });
 
   it("refuses what cannot be delivered: a session not approved, a push with no remote named", async () => {
