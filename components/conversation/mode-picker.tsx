@@ -4,19 +4,19 @@
 // are in flight, so the button waits for them.
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { modeConfigExample, parseModeConfig } from "@/lib/mode-examples";
+import { modeConfigExample } from "@/lib/mode-examples";
 import { FIELD_CLASS, LABEL_CLASS } from "@/components/form-classes";
 import { Panel } from "@/components/panel";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 import type { ConversationData } from "./conversation-view";
+import { ModeConfigField, useModeConfig } from "./mode-config";
 
 export function ModePicker({ view, canOperate }: { view: ConversationData; canOperate: boolean }) {
   const trpc = useTRPC();
   const modes = useQuery(trpc.modes.list.queryOptions());
   const agentIds = view.agents.map((a) => a.id);
   const [mode, setMode] = useState(view.mode);
-  const [config, setConfig] = useState(JSON.stringify(view.modeConfig, null, 2));
-  const [parseError, setParseError] = useState<string | null>(null);
+  const config = useModeConfig(view.modeConfig);
   const switchMode = useMutation(trpc.conversations.setMode.mutationOptions());
   const errors = trpcFieldErrors(switchMode.error);
   const busy = view.inFlight.length > 0;
@@ -27,11 +27,8 @@ export function ModePicker({ view, canOperate }: { view: ConversationData; canOp
         className="space-y-3 p-4"
         onSubmit={(e) => {
           e.preventDefault();
-          const parsed = parseModeConfig(config);
-          setParseError("error" in parsed ? parsed.error : null);
-          if ("error" in parsed) return;
-          const modeConfig = parsed.value;
-          switchMode.mutate({ sessionId: view.id, mode, modeConfig });
+          const parsed = config.read();
+          if (parsed) switchMode.mutate({ sessionId: view.id, mode, modeConfig: parsed.value });
         }}
       >
         <div>
@@ -45,9 +42,7 @@ export function ModePicker({ view, canOperate }: { view: ConversationData; canOp
             disabled={!canOperate}
             onChange={(e) => {
               setMode(e.target.value);
-              setConfig(
-                JSON.stringify(e.target.value === view.mode ? view.modeConfig : modeConfigExample(e.target.value, agentIds), null, 2),
-              );
+              config.set(e.target.value === view.mode ? view.modeConfig : modeConfigExample(e.target.value, agentIds));
             }}
           >
             {(modes.data ?? [{ name: view.mode, description: view.modeDescription }]).map((m) => (
@@ -64,21 +59,14 @@ export function ModePicker({ view, canOperate }: { view: ConversationData; canOp
           ))}
         </div>
         <div>
-          <label className={LABEL_CLASS} htmlFor="mode-config">
-            Config (JSON)
-          </label>
-          <textarea
+          <ModeConfigField
             id="mode-config"
-            className={`${FIELD_CLASS} min-h-32 font-mono text-xs`}
-            value={config}
+            label="Config (JSON)"
+            config={config}
+            serverErrors={errors.modeConfig}
             readOnly={!canOperate}
-            onChange={(e) => setConfig(e.target.value)}
+            minHeight="min-h-32"
           />
-          {[...(parseError ? [parseError] : []), ...(errors.modeConfig ?? [])].map((m) => (
-            <p key={m} role="alert" className="mt-1 text-xs text-rose-700 dark:text-rose-300">
-              {m}
-            </p>
-          ))}
           {switchMode.error && !Object.keys(errors).length ? (
             <p role="alert" className="mt-1 text-xs text-rose-700 dark:text-rose-300">
               {switchMode.error.message}

@@ -7,8 +7,9 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { FIELD_CLASS, LABEL_CLASS } from "@/components/form-classes";
 import { Panel } from "@/components/panel";
-import { modeConfigExample, parseModeConfig } from "@/lib/mode-examples";
+import { modeConfigExample } from "@/lib/mode-examples";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
+import { ModeConfigField, useModeConfig } from "./mode-config";
 
 export function StartConversationForm({
   projects,
@@ -23,12 +24,10 @@ export function StartConversationForm({
   const agents = useQuery(trpc.conversations.agents.queryOptions({ projectId }, { enabled: !!projectId }));
   const agentIds = agents.data?.map((a) => a.id) ?? [];
   const [mode, setMode] = useState("free_discussion");
-  const [config, setConfig] = useState(JSON.stringify(modeConfigExample("free_discussion", agentIds), null, 2));
+  const config = useModeConfig(modeConfigExample("free_discussion", agentIds));
   const [message, setMessage] = useState("");
-  const [parseError, setParseError] = useState<string | null>(null);
   const start = useMutation(trpc.conversations.start.mutationOptions({ onSuccess: (r) => router.push(`/conversations/${r.sessionId}`) }));
   const errors = trpcFieldErrors(start.error);
-  const shown = [...(parseError ? [parseError] : []), ...(errors.modeConfig ?? [])];
 
   return (
     <Panel title="New conversation">
@@ -36,11 +35,8 @@ export function StartConversationForm({
         className="space-y-4 p-4"
         onSubmit={(e) => {
           e.preventDefault();
-          const parsed = parseModeConfig(config);
-          setParseError("error" in parsed ? parsed.error : null);
-          if ("error" in parsed) return;
-          const modeConfig = parsed.value;
-          start.mutate({ projectId, mode, modeConfig, ...(message.trim() ? { message } : {}) });
+          const parsed = config.read();
+          if (parsed) start.mutate({ projectId, mode, modeConfig: parsed.value, ...(message.trim() ? { message } : {}) });
         }}
       >
         <div className="grid gap-4 sm:grid-cols-2">
@@ -69,7 +65,7 @@ export function StartConversationForm({
               value={mode}
               onChange={(e) => {
                 setMode(e.target.value);
-                setConfig(JSON.stringify(modeConfigExample(e.target.value, agentIds), null, 2));
+                config.set(modeConfigExample(e.target.value, agentIds));
               }}
             >
               {modes.map((m) => (
@@ -81,22 +77,7 @@ export function StartConversationForm({
             <p className="mt-1 text-xs text-zinc-700 dark:text-zinc-300">{modes.find((m) => m.name === mode)?.description}</p>
           </div>
         </div>
-        <div>
-          <label className={LABEL_CLASS} htmlFor="conversation-config">
-            Mode config (JSON)
-          </label>
-          <textarea
-            id="conversation-config"
-            className={`${FIELD_CLASS} min-h-28 font-mono text-xs`}
-            value={config}
-            onChange={(e) => setConfig(e.target.value)}
-          />
-          {shown.map((m) => (
-            <p key={m} role="alert" className="mt-1 text-xs text-rose-700 dark:text-rose-300">
-              {m}
-            </p>
-          ))}
-        </div>
+        <ModeConfigField id="conversation-config" label="Mode config (JSON)" config={config} serverErrors={errors.modeConfig} />
         <div>
           <label className={LABEL_CLASS} htmlFor="conversation-message">
             First message (optional)

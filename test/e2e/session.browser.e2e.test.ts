@@ -681,6 +681,26 @@ describe("the session view", () => {
     await page.context().close();
   }, 90_000);
 
+  it("starts a conversation from the Chat page: a config that is not JSON is said beside the field; a valid one opens the conversation", async () => {
+    const page = await adminAt("/conversations");
+    // The example config is made for the project's agents: once they are known.
+    await page.getByText(/^Agents: @/).waitFor({ timeout: 10_000 });
+    await page.getByLabel("Mode", { exact: true }).selectOption("voting");
+    expect(JSON.parse(await page.getByLabel("Mode config (JSON)").inputValue())).toMatchObject({ quorum: 2 });
+    await page.getByLabel("Mode config (JSON)").fill("{ quorum: ");
+    await page.getByRole("button", { name: "Start conversation" }).click();
+    await expect.poll(() => page.getByRole("alert").first().innerText()).toMatch(/^the config is not valid JSON: /);
+    await page.getByLabel("Mode config (JSON)").fill('{"quorum": 2}');
+    await page.getByLabel("First message (optional)").fill("Tabs or spaces?");
+    await Promise.all([
+      page.waitForURL(/\/conversations\/c-[0-9a-f]+$/, { timeout: 15_000 }),
+      page.getByRole("button", { name: "Start conversation" }).click(),
+    ]);
+    expect(await page.getByTestId("conversation-mode").innerText()).toBe("voting");
+    await page.getByTestId("tally").waitFor({ timeout: 30_000 });
+    await page.context().close();
+  }, 60_000);
+
   it("a conversation replayed at an agent's reply, then forked from there: the fork makes the call in flight again and goes on", async () => {
     const page = await adminAt("/conversations");
     await openDemoConversation(page, "free_discussion");
