@@ -29,6 +29,8 @@ const layers = {
   projects: { pattern: "server/projects", allow: [...base, "events", "agents", "commands", "config", "workflow"] },
   tasks: { pattern: "server/tasks", allow: [...base, "events", "agents", "workflow", "config", "projects", "workspaces", "forge"] },
   export: { pattern: "server/export", allow: [...base, "events", "workflow", "sessions"] },
+  /** Usage and cost (issue 17): the agent_usage projection and its totals, priced with the settings' table. */
+  usage: { pattern: "server/usage", allow: [...base, "events", "config"] },
   runner: {
     pattern: "server/runner",
     allow: [...base, "process", "events", "agents", "brains", "commands", "workspaces", "workflow", "forge"],
@@ -43,7 +45,7 @@ const layers = {
     pattern: "server/delivery",
     allow: [...base, "process", "events", "workspaces", "runner", "workflow", "config", "projects"],
   },
-  store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner"] },
+  store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner", "usage"] },
   /** What every runner executes and how outcomes are reacted to: workflows and conversations. */
   "app-runner": { pattern: "server/app-runner.ts", allow: [...base, "events", "runner", "workflow", "conversations", "delivery"] },
   /** The runner process's entry point: composes the store, the executors and the reactor. */
@@ -58,7 +60,7 @@ const layers = {
     allow: [
       ...base,
       ...["events", "agents", "brains", "auth", "workflow", "config", "sessions", "projects", "tasks", "export", "runner"],
-      ...["workspaces", "store", "health", "modes", "conversations", "delivery"],
+      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "usage"],
     ],
   },
 };

@@ -17,6 +17,7 @@ import { registerOpsCommands } from "./commands/ops";
 import { registerSessionCommands } from "./commands/sessions";
 import { registerTaskCommands } from "./commands/tasks";
 import { registerTokenCommands } from "./commands/tokens";
+import { registerUsageCommand } from "./commands/usage";
 import { registerWatchCommand } from "./commands/watch";
 import { EXIT, exitCodeOf, formatReport, reportOf } from "./errors";
 import { Output } from "./output";
@@ -65,6 +66,7 @@ export function buildProgram(): Command {
   registerMcpCommand(program);
   registerSessionCommands(program);
   registerAttentionCommands(program);
+  registerUsageCommand(program);
   registerProjectCommands(program);
   registerWatchCommand(program);
   registerOpsCommands(program);

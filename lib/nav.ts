@@ -1,7 +1,7 @@
 // The header's navigation: its items, and which one is the page being shown. "New task" is
 // that page only (an exact match), never every page under /sessions; a session and its
 // replay and fork tree are reached from the dashboard and count as it; every settings
-// section counts as Settings; the inbox is its own.
+// section counts as Settings; the inbox and usage are their own.
 export interface NavItem {
   label: string;
   href: string;
@@ -14,6 +14,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { label: "New task", href: NEW_TASK_PATH },
   { label: "Chat", href: "/conversations" },
   { label: "Inbox", href: "/inbox" },
+  { label: "Usage", href: "/usage" },
   { label: "Settings", href: "/settings" },
 ];
 
@@ -23,6 +24,7 @@ export function currentNavHref(path: string): string | null {
   if (p === NEW_TASK_PATH) return NEW_TASK_PATH;
   if (p === "/settings" || p.startsWith("/settings/")) return "/settings";
   if (p === "/inbox") return "/inbox";
+  if (p === "/usage") return "/usage";
   if (p === "/conversations" || p.startsWith("/conversations/")) return "/conversations";
   if (p === "/" || p.startsWith("/sessions/")) return "/";
   return null;

@@ -21,10 +21,16 @@ export type ThreadMessage = z.infer<typeof ZThreadMessage>;
 /** Raw output beyond this is an error (tool_error), never stored whole in an event. */
 export const MAX_AGENT_OUTPUT_BYTES = 1024 * 1024;
 
-export interface AgentUsage {
-  inputTokens: number;
-  outputTokens: number;
-}
+/**
+ * Tokens one call used, as the brain or the CLI reported them, and the model they were spent
+ * on (the one the agent reported, else the one it was configured with): what costs add up.
+ */
+export const ZAgentUsage = z.object({
+  inputTokens: z.number().nonnegative(),
+  outputTokens: z.number().nonnegative(),
+  model: z.string().min(1).max(200).optional(),
+});
+export type AgentUsage = z.infer<typeof ZAgentUsage>;
 
 export interface AgentResponse {
   text: string;

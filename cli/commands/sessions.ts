@@ -10,6 +10,7 @@ import {
   type RouterOutputs,
   type SessionListItem,
 } from "../../lib/client";
+import { usageLine } from "../../lib/usage";
 import { CliContext } from "../context";
 import { shortTime, table } from "../output";
 import { registerForkCommands } from "./forks";
@@ -111,6 +112,7 @@ export function registerSessionCommands(program: Command): void {
       const task = await client.tasks.get.query({ sessionId });
       // Its worktree, for an operator (a viewer may not see paths on the server).
       const context = await client.tasks.runtimeContext.query({ sessionId }).catch(() => null);
+      const usage = await client.usage.session.query({ sessionId });
       const timeline =
         options.events > 0
           ? await client.sessions.timeline.query({
@@ -119,13 +121,15 @@ export function registerSessionCommands(program: Command): void {
               limit: Math.min(options.events, 1000),
             })
           : [];
-      ctx.out.result({ task, timeline, ...(context ? { worktree: context.workspace } : {}) }, () => [
+      ctx.out.result({ task, usage, timeline, ...(context ? { worktree: context.workspace } : {}) }, () => [
         `${sessionId}  ${task.status === "finished" ? `finished: ${task.outcome}` : `${task.status}, in ${task.fsm}`}`,
         `  project   ${task.project ? `${task.project.id} (${task.project.name})` : "-"}`,
         `  workflow  ${task.workflow ?? "-"} (${task.mode ?? "-"} mode), iteration ${task.iteration}`,
         `  step      ${task.step ? `${task.step.role} in ${task.step.state}` : "-"}`,
         ...(context ? [`  worktree  ${context.workspace}`] : []),
         `  prompt    ${(task.prompt ?? "-").split("\n")[0]}`,
+        `  usage     ${usageLine(usage.total, usage.currency)}${usage.byModel.length === 1 ? ` (${usage.byModel[0]?.model})` : ""}`,
+        ...(usage.byModel.length > 1 ? usage.byModel.map((m) => `            ${m.model}: ${usageLine(m, usage.currency)}`) : []),
         ...(timeline.length
           ? ["", ...timeline.map((e) => `  ${shortTime(e.recordedAt)}  #${e.version}  ${e.type}  ${e.actor}  ${oneLine(e.summary)}`)]
           : []),

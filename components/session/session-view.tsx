@@ -16,6 +16,7 @@ import { ActionsPanel, ConfirmDialog, NoticeBar, useSessionCommands, type Dialog
 import { SessionContextProvider } from "./session-context";
 import { SessionHeader } from "./session-header";
 import { SummaryPanel } from "./summary-panel";
+import { UsagePanel } from "./usage-panel";
 import { isBookkeeping, Timeline } from "./timeline";
 import { useLiveSession } from "./use-live-session";
 
@@ -76,6 +77,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   const factVersion = useMemo(() => entries.findLast((e) => e.detail.kind !== "agent_streamed")?.version ?? 0, [entries]);
   // The feedback history, only when a piece of feedback is recorded.
   const feedbackVersion = useMemo(() => entries.findLast((e) => FEEDBACK_EVENT_TYPES.includes(e.type))?.version ?? 0, [entries]);
+  const usageVersion = useMemo(() => entries.findLast((e) => e.type === "AgentOutputRecorded")?.version ?? 0, [entries]);
 
   return (
     <SessionContextProvider value={{ sessionId, names }}>
@@ -138,6 +140,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             )}
             {status.status === "finished" ? <DeliveryPanel sessionId={sessionId} outcome={status.outcome} canOperate={canOperate} /> : null}
             <SummaryPanel status={status} entries={entries} />
+            <UsagePanel sessionId={sessionId} version={usageVersion} />
             <FeedbackPanel sessionId={sessionId} version={feedbackVersion} />
             {canOperate && status.status === "active" ? (
               <Panel title="Keyboard">

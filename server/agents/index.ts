@@ -2,12 +2,12 @@
 // implementation. A new shell or brain adds a config schema and a case here.
 import { BrainAgent } from "./brain";
 import { CommandAgent } from "./command";
-import type { AgentConfigInput } from "./config";
+import type { AgentConfig, AgentConfigInput } from "./config";
 import { ScriptedAgent } from "./scripted";
 import { ClaudeAgent } from "./shells/claude";
 import { CodexAgent } from "./shells/codex";
 import { GeminiAgent } from "./shells/gemini";
-import type { Agent } from "./types";
+import type { Agent, AgentResponse, AgentUsage } from "./types";
 
 export { BrainAgent } from "./brain";
 export { CommandAgent } from "./command";
@@ -39,4 +39,14 @@ export function createAgent(config: AgentConfigInput): Agent {
       throw new Error(`unknown agent kind: ${(unhandled as { kind: string }).kind}`);
     }
   }
+}
+
+/**
+ * The tokens a call used and the model they count against: the model the agent reported (a
+ * CLI's init event), else the one it was configured with (a brain's `model`, a CLI's `model`).
+ */
+export function usageOf(response: AgentResponse, config: AgentConfig): AgentUsage | undefined {
+  if (!response.usage) return undefined;
+  const model = response.usage.model ?? ("model" in config ? config.model : undefined);
+  return model ? { ...response.usage, model } : response.usage;
 }

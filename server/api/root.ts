@@ -13,6 +13,7 @@ import { sessionsRouter } from "./routers/sessions";
 import { settingsRouter } from "./routers/settings";
 import { tasksRouter } from "./routers/tasks";
 import { tokensRouter } from "./routers/tokens";
+import { usageRouter } from "./routers/usage";
 import { usersRouter } from "./routers/users";
 import { createCallerFactory, router } from "./trpc";
 
@@ -33,6 +34,7 @@ export const appRouter = router({
   inbox: inboxRouter,
   conversations: conversationsRouter,
   modes: modesRouter,
+  usage: usageRouter,
 });
 
 export type AppRouter = typeof appRouter;

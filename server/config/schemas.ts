@@ -144,6 +144,25 @@ export const ZDeliverySettings = z.strictObject({
 });
 export type DeliverySettings = z.output<typeof ZDeliverySettings>;
 
+/** A price per million tokens, in the table's currency. */
+const ZPerMillion = z.number().nonnegative().max(100_000);
+
+/**
+ * What the models cost (issue 17): per model name — as the brain or CLI is configured with it,
+ * or as the CLI reports it — the price of a million input and of a million output tokens.
+ * Costs are worked out when they are read, so a corrected price applies to past usage too; a
+ * model not in the table has its tokens counted and its cost shown as unknown.
+ */
+export const ZPricingSettings = z.strictObject({
+  /** A label (ISO 4217 code) shown beside the amounts; nothing is converted. */
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, "a three-letter currency code such as USD")
+    .default("USD"),
+  models: z.record(z.string().min(1).max(200), z.strictObject({ inputPerMillion: ZPerMillion, outputPerMillion: ZPerMillion })).default({}),
+});
+export type PricingSettings = z.output<typeof ZPricingSettings>;
+
 export const ZSettings = z.strictObject({
   ...schemaKey,
   version: ZConfigVersion.default(CONFIG_VERSION),
@@ -170,6 +189,7 @@ export const ZSettings = z.strictObject({
   rateLimit: z.strictObject({ minIntervalMs: ZMillis(HOUR_MS).default(2000) }).prefault({}),
   forge: ZForgeSettings.prefault({}),
   delivery: ZDeliverySettings.prefault({}),
+  pricing: ZPricingSettings.prefault({}),
 });
 export type Settings = z.output<typeof ZSettings>;
 export type SettingsInput = z.input<typeof ZSettings>;

@@ -6,8 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { ZAgentRole, ZThreadMessage } from "../agent-calls";
-import { createAgent, ZAgentConfig, type AgentConfig } from "../agents";
+import { ZAgentRole, ZAgentUsage, ZThreadMessage } from "../agent-calls";
+import { createAgent, usageOf, ZAgentConfig, type AgentConfig } from "../agents";
 import { AgentError } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
 import type { Db } from "../db/pool";
@@ -46,7 +46,7 @@ export const ZCallStepOutput = z.object({
   redactions: z.number().int().nonnegative().optional(),
   /** Whether the agent's process ran in the sandbox (absent for brains called over HTTP). */
   sandboxed: z.boolean().optional(),
-  usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
+  usage: ZAgentUsage.optional(),
 });
 export type CallStepOutput = z.infer<typeof ZCallStepOutput>;
 
@@ -126,6 +126,7 @@ function callExecutor(deps: ConversationExecutorDeps): StepExecutor {
       });
       // Whatever the agent could read, the server's secrets never reach the record.
       const { text, redactions } = recordableOutput(response.text);
+      const usage = usageOf(response, config.data);
       return {
         kind: "conversation_reply",
         agentId: agent.id,
@@ -134,7 +135,7 @@ function callExecutor(deps: ConversationExecutorDeps): StepExecutor {
         simulated: agent.simulated,
         ...(redactions ? { redactions } : {}),
         ...(response.sandboxed !== undefined ? { sandboxed: response.sandboxed } : {}),
-        ...(response.usage ? { usage: response.usage } : {}),
+        ...(usage ? { usage } : {}),
       };
     } catch (err) {
       if (err instanceof AgentError) throw new StepExecutionError(err.errorClass, err.message, err.retryable, err.retryAfterMs);

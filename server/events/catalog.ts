@@ -1,7 +1,7 @@
 // Every event type Cat Cafe records, declared once. Domains add their types here so
 // that one registry validates every append and every read.
 import { z } from "zod";
-import { ZAgentRole } from "../agent-calls";
+import { ZAgentRole, ZAgentUsage } from "../agent-calls";
 import { ZErrorClass } from "../errors";
 import { ZParsedOutput, ZTaskSpec } from "./agent-outputs";
 import { ZBlobRef } from "./blobs";
@@ -254,7 +254,7 @@ export const eventCatalog = {
       parsed: ZParsedOutput.nullable(),
       validationErrors: z.array(z.string()),
       simulated: z.boolean(),
-      usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
+      usage: ZAgentUsage.optional(),
     }),
     summary: (d) =>
       `${d.role} ${d.phase === "discussion" ? "said" : `(${d.phase})`}: ${d.validationErrors.length ? `INVALID: ${d.validationErrors[0]}` : d.preview}`,

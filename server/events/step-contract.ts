@@ -6,7 +6,7 @@
 // The log is forever: every shape written so far must still parse here. A change that would
 // reject an old shape needs a new event version with an upcaster (registry.ts).
 import { z } from "zod";
-import { ZAgentRole, ZThreadMessage } from "../agent-calls";
+import { ZAgentRole, ZAgentUsage, ZThreadMessage } from "../agent-calls";
 import { ZErrorClass } from "../errors";
 import { ZBlobRef } from "./blobs";
 
@@ -163,7 +163,7 @@ export const ZAgentStepOutput = z.object({
   raw: ZBlobRef,
   preview: z.string(),
   simulated: z.boolean(),
-  usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
+  usage: ZAgentUsage.optional(),
   /** Values of the server's secrets found in the reply and replaced before it was recorded. */
   redactions: z.number().int().nonnegative().optional(),
   /** Whether the agent's process ran in the sandbox (absent for brains called over HTTP). */

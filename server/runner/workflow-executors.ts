@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Db } from "../db/pool";
-import { createAgent, ZAgentConfig } from "../agents";
+import { createAgent, usageOf, ZAgentConfig } from "../agents";
 import { AgentError, type AgentResponse } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
 import { classifyCommandOutcome } from "../commands/classify";
@@ -161,7 +161,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
       });
       // Whatever the agent could read, the server's secrets never reach the record.
       ({ text, redactions } = recordableOutput(response.text));
-      usage = response.usage;
+      usage = usageOf(response, config.data);
       sandboxed = response.sandboxed;
       tools = response.tools;
     } catch (err) {

@@ -197,7 +197,8 @@ export function describeShellWithStub(profile: ShellProfile): void {
       expect(response.sandboxed).toBe(sandboxStatus().available);
 
       expect(response.text).toBe("Hello from the stub.");
-      expect(response.usage).toEqual({ inputTokens: 12, outputTokens: 7 });
+      // The model as the CLI's own init event names it (Codex's stream names none).
+      expect(response.usage).toEqual({ inputTokens: 12, outputTokens: 7, ...(profile.kind === "codex" ? {} : { model: profile.model }) });
       expect(chunks.join("")).toContain("Hello from the stub.");
       if (profile.streamsDeltas) expect(chunks.length).toBeGreaterThanOrEqual(3);
 

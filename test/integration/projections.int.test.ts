@@ -35,7 +35,9 @@ async function buildHistory(): Promise<{ parent: string; child: string }> {
   const claim = () => claimNextStep(db.store, { runnerId: runner.id, leaseMs: 60_000, reclaimBackoffMs: 1000 });
   for (let i = 0; i < 4; i++) {
     const step = (await claim())!;
-    if (i === 0) await recordStepOutcome(db.store, step, { kind: "completed", output: { ok: true } }, runner);
+    // An agent's result with its usage: a row of agent_usage.
+    const output = { ok: true, agentId: "a1", usage: { inputTokens: 100, outputTokens: 10, model: "m-test" } };
+    if (i === 0) await recordStepOutcome(db.store, step, { kind: "completed", output }, runner);
     if (i === 1)
       await recordStepOutcome(db.store, step, { kind: "failed", errorClass: "timeout", message: "slow", retryable: true }, runner);
     if (i === 2)
@@ -73,10 +75,11 @@ describe("projections", () => {
     const live = await snapshotProjections(db.pool, db.store);
     expect(live.sessions!.length).toBe(4);
     expect(live.steps!.length).toBe(10);
+    expect(live.agent_usage!.length).toBe(2);
 
     const result = await rebuildProjections(db.store, 7); // small batches cross stream boundaries
     const rebuilt = await snapshotProjections(db.pool, db.store);
-    expect(result.tables).toEqual(["sessions", "steps"]);
+    expect(result.tables).toEqual(["sessions", "steps", "agent_usage"]);
     expect(result.events).toBe(38); // 19 events per history
     expect(rebuilt).toEqual(live);
   });
@@ -86,6 +89,7 @@ describe("projections", () => {
     const before = await snapshotProjections(db.pool, db.store);
     await db.pool.query("UPDATE sessions SET state = 'corrupted' WHERE id = $1", [parent]);
     await db.pool.query("DELETE FROM steps WHERE session_id = $1 AND state = 'completed'", [parent]);
+    await db.pool.query("UPDATE agent_usage SET input_tokens = 0 WHERE session_id = $1", [parent]);
     expect(await snapshotProjections(db.pool, db.store)).not.toEqual(before);
     await rebuildProjections(db.store);
     expect(await snapshotProjections(db.pool, db.store)).toEqual(before);

@@ -134,6 +134,7 @@ describe("valid configurations load with defaults applied", () => {
       rateLimit: { minIntervalMs: 2000 },
       forge: {},
       delivery: { branchPrefix: "catcafe/", method: "merge", target: "main", approvals: 0 },
+      pricing: { currency: "USD", models: {} },
     });
     expect(parseSettings(json({ retry: { maxAttempts: 2 } }), "s.json").settings.retry).toEqual({
       maxAttempts: 2,

@@ -50,7 +50,9 @@ function replay(shell: Shell, lines: string[], exit: CliExit = OK, secrets: stri
 describe.each(["claude", "codex", "gemini"] as const)("%s stream parser on recorded output", (shell) => {
   it("an answer: the final text, the usage, and the text streamed to the live view", () => {
     const { response, chunks } = replay(shell, recording(shell, "answer"));
-    expect(response).toEqual({ text: "Hello from the stub.", usage: { inputTokens: 12, outputTokens: 7 } });
+    // The model as the CLI's init event names it (Codex's stream names none).
+    const model = { claude: { model: "claude-sonnet-4-5" }, codex: {}, gemini: { model: "gemini-2.5-flash" } }[shell];
+    expect(response).toEqual({ text: "Hello from the stub.", usage: { inputTokens: 12, outputTokens: 7, ...model } });
     expect(chunks.join("")).toBe("Hello from the stub.");
     // Claude Code and Gemini CLI stream deltas; Codex reports the whole message.
     expect(chunks.length).toBe(shell === "codex" ? 1 : 3);

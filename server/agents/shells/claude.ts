@@ -73,12 +73,15 @@ export class ClaudeStreamParser extends CliStreamParser {
   private result: JsonObject | undefined;
   /** The provider error on the last synthetic error message, if any. */
   private apiError: { status: number | null; code: string | null } | undefined;
+  /** The model the run uses, as its init event says (what its usage is priced as). */
+  private model: string | undefined;
 
   protected event(event: JsonObject): void {
     // Subagents' events carry the tool call that started them: only the main thread is the answer.
     const main = event.parent_tool_use_id == null;
     switch (event.type) {
       case "system":
+        if (event.subtype === "init") this.model = str(event.model);
         if (event.subtype === "api_retry") {
           const status = typeof event.error_status === "number" ? ` (HTTP ${event.error_status})` : "";
           this.notice = `${str(event.error) ?? "error"}${status}, attempt ${num(event.attempt)} of ${num(event.max_retries)}`;
@@ -151,15 +154,16 @@ export class ClaudeStreamParser extends CliStreamParser {
       const message = text ?? (errors.join("; ") || `result ${str(result.subtype) ?? "error"}`);
       return { kind: "failed", failure: { message, status, code } };
     }
-    return { kind: "answer", text: text ?? this.lastAssistantText, usage: claudeUsage(result.usage) };
+    return { kind: "answer", text: text ?? this.lastAssistantText, usage: claudeUsage(result.usage, this.model) };
   }
 }
 
 /** Tokens the whole run used; cache reads and writes are input the model processed too. */
-function claudeUsage(usage: unknown): AgentUsage | undefined {
+function claudeUsage(usage: unknown, model: string | undefined): AgentUsage | undefined {
   if (!isObject(usage)) return undefined;
   return {
     inputTokens: num(usage.input_tokens) + num(usage.cache_creation_input_tokens) + num(usage.cache_read_input_tokens),
     outputTokens: num(usage.output_tokens),
+    ...(model ? { model } : {}),
   };
 }

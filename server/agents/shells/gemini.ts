@@ -84,9 +84,14 @@ export class GeminiStreamParser extends CliStreamParser {
   /** The answer: what the model said after its last tool call. */
   private finalText = "";
   private result: JsonObject | undefined;
+  /** The model the run uses, as its init event says (what its usage is priced as). */
+  private model: string | undefined;
 
   protected event(event: JsonObject): void {
     switch (event.type) {
+      case "init":
+        this.model = str(event.model);
+        return;
       case "message": {
         if (event.role !== "assistant") return;
         const text = str(event.content) ?? "";
@@ -132,7 +137,15 @@ export class GeminiStreamParser extends CliStreamParser {
     return {
       kind: "answer",
       text,
-      ...(stats ? { usage: { inputTokens: num(stats.input_tokens), outputTokens: num(stats.output_tokens) } } : {}),
+      ...(stats
+        ? {
+            usage: {
+              inputTokens: num(stats.input_tokens),
+              outputTokens: num(stats.output_tokens),
+              ...(this.model ? { model: this.model } : {}),
+            },
+          }
+        : {}),
     };
   }
 }

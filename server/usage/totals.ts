@@ -1,0 +1,125 @@
+// Usage and cost (issue 17): the tokens agents reported, added up per session, per project
+// and per day from the `agent_usage` projection, priced with the settings' price table when
+// read. A model the table does not list keeps its tokens in every total and is named in
+// `unpriced`, so a cost is never shown as complete when part of it is unknown.
+import { z } from "zod";
+import type { PricingSettings } from "../config/schemas";
+import type { Queryable } from "../db/pool";
+import { AppError } from "../errors";
+
+export interface UsageFigures {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** What the priced part cost, in the table's currency. */
+  cost: number;
+  /** Models without a price whose tokens are in the figures ("unknown": the agent named none). */
+  unpriced: string[];
+}
+
+export interface ModelUsage extends UsageFigures {
+  model: string;
+}
+
+export interface SessionUsage {
+  currency: string;
+  total: UsageFigures;
+  byModel: ModelUsage[];
+}
+
+export interface UsageReport {
+  currency: string;
+  /** The first day counted (UTC, YYYY-MM-DD); the report runs to today. */
+  since: string;
+  total: UsageFigures;
+  byProject: (UsageFigures & { projectId: string | null; projectName: string | null })[];
+  /** Days with usage, newest first. */
+  byDay: (UsageFigures & { day: string })[];
+}
+
+/** What the projection holds for one group and one model. */
+interface UsageRow {
+  model: string | null;
+  calls: string;
+  input_tokens: string;
+  output_tokens: string;
+}
+
+export const UNKNOWN_MODEL = "unknown";
+
+const NONE: UsageFigures = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0, unpriced: [] };
+
+/** Costs are kept to a millionth of the currency unit: sums of floats otherwise show noise. */
+const roundCost = (n: number) => Math.round(n * 1e6) / 1e6;
+
+function priced(row: UsageRow, pricing: PricingSettings): ModelUsage {
+  const model = row.model ?? UNKNOWN_MODEL;
+  const inputTokens = Number(row.input_tokens);
+  const outputTokens = Number(row.output_tokens);
+  const price = row.model === null ? undefined : pricing.models[row.model];
+  return {
+    model,
+    calls: Number(row.calls),
+    inputTokens,
+    outputTokens,
+    cost: price ? roundCost((inputTokens * price.inputPerMillion + outputTokens * price.outputPerMillion) / 1e6) : 0,
+    unpriced: price ? [] : [model],
+  };
+}
+
+function add(a: UsageFigures, b: UsageFigures): UsageFigures {
+  return {
+    calls: a.calls + b.calls,
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cost: roundCost(a.cost + b.cost),
+    unpriced: [...new Set([...a.unpriced, ...b.unpriced])].sort(),
+  };
+}
+
+/** Rows grouped by `key`, each group's models priced and added up. */
+function grouped<R extends UsageRow, K>(rows: R[], key: (row: R) => K, pricing: PricingSettings): Map<K, UsageFigures> {
+  const groups = new Map<K, UsageFigures>();
+  for (const row of rows) groups.set(key(row), add(groups.get(key(row)) ?? NONE, priced(row, pricing)));
+  return groups;
+}
+
+/** One session's own calls (a fork's usage is its own: what its parent spent stays the parent's). */
+export async function sessionUsage(db: Queryable, sessionId: string, pricing: PricingSettings): Promise<SessionUsage> {
+  const exists = await db.query("SELECT 1 FROM sessions WHERE id = $1", [sessionId]);
+  if (!exists.rowCount) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
+  const { rows } = await db.query<UsageRow>(
+    `SELECT model, count(*) AS calls, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
+     FROM agent_usage WHERE session_id = $1 GROUP BY model ORDER BY model NULLS LAST`,
+    [sessionId],
+  );
+  const byModel = rows.map((row) => priced(row, pricing));
+  return { currency: pricing.currency, total: byModel.reduce(add, NONE), byModel };
+}
+
+export const ZUsageReportQuery = z.object({
+  /** Days back from today (UTC), today included. */
+  days: z.number().int().min(1).max(366).default(30),
+  projectId: z.string().min(1).max(100).optional(),
+});
+export type UsageReportQuery = z.output<typeof ZUsageReportQuery> & { now?: Date };
+
+/** Totals per project and per day over the last `days` days, optionally for one project. */
+export async function usageReport(db: Queryable, query: UsageReportQuery, pricing: PricingSettings): Promise<UsageReport> {
+  const today = new Date((query.now ?? new Date()).toISOString().slice(0, 10));
+  const since = new Date(today.getTime() - (query.days - 1) * 86_400_000).toISOString().slice(0, 10);
+  const { rows } = await db.query<UsageRow & { project_id: string | null; project_name: string | null; day: string }>(
+    `SELECT u.project_id, p.name AS project_name, to_char(u.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, u.model,
+            count(*) AS calls, sum(u.input_tokens) AS input_tokens, sum(u.output_tokens) AS output_tokens
+     FROM agent_usage u LEFT JOIN projects p ON p.id = u.project_id
+     WHERE u.recorded_at >= $1::date AT TIME ZONE 'UTC' AND ($2::text IS NULL OR u.project_id = $2)
+     GROUP BY 1, 2, 3, 4`,
+    [since, query.projectId ?? null],
+  );
+  const names = new Map(rows.map((r) => [r.project_id, r.project_name]));
+  const byProject = [...grouped(rows, (r) => r.project_id, pricing)]
+    .map(([projectId, f]) => ({ projectId, projectName: names.get(projectId) ?? null, ...f }))
+    .sort((a, b) => b.cost - a.cost || b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens));
+  const byDay = [...grouped(rows, (r) => r.day, pricing)].map(([day, f]) => ({ day, ...f })).sort((a, b) => b.day.localeCompare(a.day));
+  return { currency: pricing.currency, since, total: byProject.reduce(add, NONE), byProject, byDay };
+}

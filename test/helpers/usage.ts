@@ -1,0 +1,55 @@
+// Agents that report usage, for the usage and cost tests: a fake `claude` printing Claude
+// Code's stream-json (its init event naming the model, its result with usage) that fixes
+// sum.js, and an OpenAI-compatible brain stub that approves with usage. Their numbers and a
+// price table, with the costs they make.
+import fs from "node:fs";
+import path from "node:path";
+import type { PricingSettings } from "../../server/config/schemas";
+import { startBrainStub, streamOf, type BrainStub } from "./brains-stub";
+import { FIXED_SUM, reviewApprove } from "./tasks";
+
+export const CLI_MODEL = "claude-fake-4";
+/** Claude Code counts cache reads and writes as input too: 1000 + 300 + 200. */
+export const CLI_USAGE = { input_tokens: 1000, cache_read_input_tokens: 300, cache_creation_input_tokens: 200, output_tokens: 450 };
+export const CLI_TOKENS = { inputTokens: 1500, outputTokens: 450 };
+export const BRAIN_MODEL = "gpt-test";
+export const BRAIN_TOKENS = { inputTokens: 2000, outputTokens: 100 };
+
+export const USAGE_PRICING: PricingSettings = {
+  currency: "EUR",
+  models: {
+    [CLI_MODEL]: { inputPerMillion: 3, outputPerMillion: 15 },
+    [BRAIN_MODEL]: { inputPerMillion: 2.5, outputPerMillion: 10 },
+  },
+};
+export const CLI_COST = (1500 * 3 + 450 * 15) / 1e6;
+export const BRAIN_COST = (2000 * 2.5 + 100 * 10) / 1e6;
+
+/** Writes `<dir>/claude` (world-readable, as the sandbox needs a file named on its command line). */
+export function writeFakeClaude(dir: string): string {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const file = path.join(dir, "claude");
+  const lines = [
+    { type: "system", subtype: "init", session_id: "fake", model: CLI_MODEL, tools: [] },
+    { type: "result", subtype: "success", is_error: false, result: "Changed sum to add.", usage: CLI_USAGE },
+  ];
+  const script = [
+    "#!/usr/bin/env node",
+    'const fs = require("node:fs");',
+    "fs.readFileSync(0);",
+    `fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)});`,
+    `for (const line of ${JSON.stringify(lines)}) console.log(JSON.stringify(line));`,
+  ];
+  fs.writeFileSync(file, `${script.join("\n")}\n`, { mode: 0o755 });
+  return file;
+}
+
+/** A brain that approves every review, reporting BRAIN_TOKENS. */
+export function startUsageBrain(): Promise<BrainStub> {
+  return startBrainStub((_req, res) => {
+    res.writeHead(200, { "Content-Type": "text/event-stream" });
+    for (const event of streamOf("openai", [reviewApprove], { input: BRAIN_TOKENS.inputTokens, output: BRAIN_TOKENS.outputTokens }))
+      res.write(event);
+    res.end();
+  });
+}
