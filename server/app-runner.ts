@@ -3,7 +3,8 @@
 // deliveries (push, pull request, merge),
 // each outcome decided on in its own transaction by the workflow or the conversation it
 // belongs to. The runner process (runner/main.ts) and the tests' runners are composed here.
-import type { Db } from "./db/pool";
+import { isConnectionError, type Db } from "./db/pool";
+import { logger } from "./log";
 import type { EventStore } from "./events/store";
 import type { RecordedEvent } from "./events/types";
 import type { Tx } from "./db/pool";
@@ -12,6 +13,7 @@ import { CONVERSATION_STEPS, reactToConversationFailure, reactToConversationStep
 import { isWorkflowStepOutput } from "./events/step-contract";
 import { stepOutcomeOf, type OutcomeStep, type StepOutcome } from "./runner/outcome";
 import { reactToDeliveryFailure, reactToDeliveryStep } from "./delivery/reactor";
+import { deliverOnApproval } from "./delivery/service";
 import { DELIVER_STEP, deliveryExecutor } from "./delivery/steps";
 import type { StepExecutor } from "./runner/executors";
 import { workflowExecutors } from "./runner/workflow-executors";
@@ -46,7 +48,25 @@ export async function reactToAppStep(tx: Tx, store: EventStore, sessionId: strin
   const step = outcome ? await stepOf(tx, outcome) : null;
   if (outcome && step && CONVERSATION_STEPS.includes(step.kind)) return reactToConversationStep(tx, store, sessionId, outcome, step);
   if (outcome && step?.kind === DELIVER_STEP) return reactToDeliveryStep(tx, store, sessionId, outcome, step);
-  await reactToStepOutcome(tx, store, sessionId, recorded);
+  const appended = await reactToStepOutcome(tx, store, sessionId, recorded);
+  if (appended.some((e) => e.type === "SessionFinalized")) await deliverIfAuto(tx, store, sessionId);
+}
+
+/**
+ * A session that just finished approved is delivered when its project says so, in the same
+ * transaction. Under a savepoint: a defect in the delivery never undoes the session's ending
+ * (it is logged, and an operator can still deliver by hand).
+ */
+async function deliverIfAuto(tx: Tx, store: EventStore, sessionId: string): Promise<void> {
+  await tx.query("SAVEPOINT auto_delivery");
+  try {
+    await deliverOnApproval(tx, store, sessionId);
+    await tx.query("RELEASE SAVEPOINT auto_delivery");
+  } catch (err) {
+    await tx.query("ROLLBACK TO SAVEPOINT auto_delivery");
+    if (isConnectionError(err)) throw err;
+    logger.error({ err: String(err), sessionId }, "could not deliver an approved session automatically");
+  }
 }
 
 /** When reacting failed (a defect): the conversation's call fails, the delivery fails, else the workflow's step gives up. */

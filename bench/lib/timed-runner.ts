@@ -13,7 +13,7 @@ import type { StepInput } from "../../server/events/step-contract";
 import type { StepExecutor } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";
 import { workflowExecutors } from "../../server/runner/workflow-executors";
-import { reactToStepOutcome } from "../../server/workflow/reactor";
+import { reactToAppStep } from "../../server/app-runner";
 
 export interface StepTiming {
   sessionId: string;
@@ -68,7 +68,8 @@ export function timedRunner(url: string, workspacesRoot: string, idPrefix: strin
     runner: new Runner(store, pool, url, {
       id: `${idPrefix}-${crypto.randomBytes(3).toString("hex")}`,
       executors,
-      react: reactToStepOutcome,
+      // What every runner reacts with (the workflow, conversations, deliveries).
+      react: reactToAppStep,
       onClaim: (step) => {
         stepOf(step.id, step.sessionId).claimedAt = performance.now();
       },

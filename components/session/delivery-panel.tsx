@@ -57,7 +57,15 @@ export function DeliveryPanel({ sessionId, outcome, canOperate }: { sessionId: s
   );
   const deliver = useMutation(trpc.sessions.deliver.mutationOptions({ onSettled: () => void deliveries.refetch() }));
   const approvals = useQuery(trpc.sessions.deliveryApprovals.queryOptions({ sessionId }));
-  const approve = useMutation(trpc.sessions.approveDelivery.mutationOptions({ onSettled: () => void approvals.refetch() }));
+  // The last approval needed may deliver at once (delivery on approval): both are read again.
+  const approve = useMutation(
+    trpc.sessions.approveDelivery.mutationOptions({
+      onSettled: () => {
+        void approvals.refetch();
+        void deliveries.refetch();
+      },
+    }),
+  );
   const needed = approvals.data?.needed ?? 0;
   const approvedBy = approvals.data?.approvedBy ?? [];
   const deliverable = outcome !== null && DELIVERABLE.includes(outcome);

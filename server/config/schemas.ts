@@ -132,6 +132,11 @@ export const ZDeliverySettings = z.strictObject({
   tokenEnv: ZEnvVarName.optional(),
   /** Approvals by this many different people before a delivery (0: none needed). */
   approvals: z.number().int().min(0).max(10).default(0),
+  /**
+   * Deliver without being asked: when the session is approved, or, with `approvals`, when the
+   * last approval needed is given. Off: an operator delivers (Deliver, `catcafe deliver`).
+   */
+  auto: z.boolean().default(false),
   pullRequest: z
     .strictObject({
       provider: z.enum(["github", "gitlab"]),

@@ -6,13 +6,14 @@
 import crypto from "node:crypto";
 import { z } from "zod";
 import { runSettings } from "../config/run";
-import type { Db } from "../db/pool";
+import type { DeliverySettings, Settings } from "../config/schemas";
+import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEvent } from "../events/catalog";
 import type { EventStore } from "../events/store";
-import type { RecordedEvent } from "../events/types";
+import type { NewEvent, RecordedEvent } from "../events/types";
 import { serverOverride } from "../projects/config-edits";
-import { getProject } from "../projects/projects";
+import { getProject, type Project } from "../projects/projects";
 import { foldTask } from "../workflow/engine";
 import { DELIVER_STEP, ZDeliverInput, type DeliverInput } from "./steps";
 
@@ -76,25 +77,31 @@ function requireDeliverable(
   }
 }
 
-/** A person approves the delivery (a project may ask for approvals by several different people). */
+/**
+ * A person approves the delivery (a project may ask for approvals by several different
+ * people). With `delivery.auto`, the last approval needed delivers in the same transaction,
+ * asked for by that person.
+ */
 export async function approveDelivery(
   deps: DeliveryDeps,
   raw: z.input<typeof ZApproveDelivery>,
   actor: Actor,
+  options: { publicUrl?: string } = {},
 ): Promise<{ sessionId: string; approvedBy: string[]; version: number }> {
   const input = ZApproveDelivery.parse(raw);
-  const events = await deps.store.readStream(input.sessionId);
-  requireDeliverable(input.sessionId, foldTask(events));
-  const before = approversOf(events);
-  const me = `${actor.kind}:${actor.id}`;
-  if (before.includes(me)) throw new AppError("CONFLICT", "you approved this delivery already: it needs someone else's approval");
-  const result = await deps.store.append(
-    input.sessionId,
-    events.at(-1)!.version,
-    [{ type: "DeliveryApproved", data: input.note ? { note: input.note } : {} }],
-    { actor },
-  );
-  return { sessionId: input.sessionId, approvedBy: [...before, me], version: result.version };
+  return withTransaction(deps.pool, async (tx) => {
+    await tx.query("SELECT 1 FROM streams WHERE id = $1 FOR UPDATE", [input.sessionId]);
+    const events = await deps.store.readStream(input.sessionId, { db: tx });
+    requireDeliverable(input.sessionId, foldTask(events));
+    const before = approversOf(events);
+    const me = `${actor.kind}:${actor.id}`;
+    if (before.includes(me)) throw new AppError("CONFLICT", "you approved this delivery already: it needs someone else's approval");
+    const approval: NewEvent = { type: "DeliveryApproved", data: input.note ? { note: input.note } : {} };
+    await deps.store.appendInTx(tx, input.sessionId, events.at(-1)!.version, [approval], { actor });
+    await deliverOnApproval(tx, deps.store, input.sessionId, { ...options, actor });
+    const version = (await tx.query<{ version: number }>("SELECT version FROM streams WHERE id = $1", [input.sessionId])).rows[0]!.version;
+    return { sessionId: input.sessionId, approvedBy: [...before, me], version };
+  });
 }
 
 /** How many approvals the session's project asks for before delivery, and who gave one. */
@@ -128,28 +135,46 @@ function prBody(sessionId: string, events: readonly RecordedEvent[], publicUrl: 
   return { title, body: lines.join("\n") };
 }
 
-export async function deliverSession(
-  deps: DeliveryDeps,
-  raw: z.input<typeof ZDeliverRequest>,
-  actor: Actor,
-  options: { publicUrl?: string } = {},
-): Promise<{ sessionId: string; stepId: string; method: DeliverInput["method"]; branch: string; version: number }> {
-  const { sessionId } = ZDeliverRequest.parse(raw);
-  const events = await deps.store.readStream(sessionId);
-  const state = foldTask(events);
-  requireDeliverable(sessionId, state);
+type FinishedTask = Extract<ReturnType<typeof foldTask>, { status: "finished" }>;
+
+/** A delivery about to be recorded: its request and its `deliver` step, to append together. */
+interface DeliveryPlan {
+  stepId: string;
+  method: DeliverInput["method"];
+  branch: string;
+  events: NewEvent[];
+}
+
+/** The project's delivery settings in force (settings.json, the server's and the project's overrides). */
+async function deliverySettings(
+  db: Queryable,
+  store: EventStore,
+  projectId: string,
+): Promise<{ project: Project; delivery: DeliverySettings; retry: Settings["retry"] }> {
+  const project = await getProject(db, projectId);
+  const { settings } = runSettings(project, { server: (await serverOverride(store)).override });
+  return { project, delivery: settings.delivery, retry: settings.retry };
+}
+
+/**
+ * The request and its step for a finished session's work, as the settings say; refused
+ * (PRECONDITION_FAILED) when the session changed nothing, lacks approvals, or the settings
+ * lack what the method needs, and (CONFLICT) while another delivery of it runs.
+ */
+async function planDelivery(
+  db: Queryable,
+  store: EventStore,
+  sessionId: string,
+  events: readonly RecordedEvent[],
+  state: FinishedTask,
+  publicUrl: string | undefined,
+): Promise<DeliveryPlan> {
   if (state.head === state.config.project.baseCommit)
     throw new AppError("PRECONDITION_FAILED", "the session changed nothing: there is nothing to deliver");
   const running = deliveriesOf(events).find((d) => d.outcome === null);
   if (running) throw new AppError("CONFLICT", `a delivery of this session is running (asked at ${running.requested.at}): wait for it`);
 
-  const project = await getProject(deps.pool, state.config.project.id);
-  const { settings } = runSettings(project, { server: (await serverOverride(deps.store)).override });
-  const delivery = settings.delivery;
-  const setting = (name: string, why: string) =>
-    new AppError("PRECONDITION_FAILED", `project ${project.id} cannot deliver by ${delivery.method}: set delivery.${name} (${why})`, {
-      fieldErrors: { [`delivery.${name}`]: [why] },
-    });
+  const { project, delivery, retry } = await deliverySettings(db, store, state.config.project.id);
   const approvedBy = approversOf(events);
   if (approvedBy.length < delivery.approvals) {
     throw new AppError(
@@ -158,13 +183,17 @@ export async function deliverSession(
       { approvals: delivery.approvals, approvedBy },
     );
   }
+  const setting = (name: string, why: string) =>
+    new NotConfigured(`project ${project.id} cannot deliver by ${delivery.method}: set delivery.${name} (${why})`, {
+      fieldErrors: { [`delivery.${name}`]: [why] },
+    });
   if (delivery.method !== "merge" && !delivery.remote) throw setting("remote", "the git remote to push to");
   if (delivery.method === "pull_request" && !delivery.pullRequest)
     throw setting("pullRequest", "the provider and repository of the pull request");
   const branch = `${state.config.project.branchPrefix ?? delivery.branchPrefix}${sessionId}`;
   const stepId = crypto.randomUUID();
   const pr = delivery.method === "pull_request" && delivery.pullRequest ? delivery.pullRequest : null;
-  const { title, body } = prBody(sessionId, events, options.publicUrl);
+  const { title, body } = prBody(sessionId, events, publicUrl);
   const input: DeliverInput = ZDeliverInput.parse({
     method: delivery.method,
     repoPath: state.config.project.repoPath,
@@ -177,10 +206,11 @@ export async function deliverSession(
     pullRequest: pr ? { provider: pr.provider, apiBaseUrl: pr.apiBaseUrl ?? null, repository: pr.repository, title, body } : null,
     mergeMessage: `Merge ${branch}: ${title}`,
   });
-  const result = await deps.store.append(
-    sessionId,
-    state.version,
-    [
+  return {
+    stepId,
+    method: delivery.method,
+    branch,
+    events: [
       {
         type: "DeliveryRequested",
         data: {
@@ -201,12 +231,83 @@ export async function deliverSession(
           kind: DELIVER_STEP,
           input,
           timeoutMs: DELIVERY_TIMEOUT_MS,
-          maxAttempts: settings.retry.maxAttempts,
-          backoffMs: settings.retry.backoffMs,
+          maxAttempts: retry.maxAttempts,
+          backoffMs: retry.backoffMs,
         },
       },
     ],
-    { actor },
-  );
-  return { sessionId, stepId, method: delivery.method, branch, version: result.version };
+  };
+}
+
+/** Settings that lack what the delivery method needs: refused when asked, recorded as failed when automatic. */
+class NotConfigured extends AppError {
+  constructor(message: string, details: Record<string, unknown>) {
+    super("PRECONDITION_FAILED", message, details);
+  }
+}
+
+export async function deliverSession(
+  deps: DeliveryDeps,
+  raw: z.input<typeof ZDeliverRequest>,
+  actor: Actor,
+  options: { publicUrl?: string } = {},
+): Promise<{ sessionId: string; stepId: string; method: DeliverInput["method"]; branch: string; version: number }> {
+  const { sessionId } = ZDeliverRequest.parse(raw);
+  const events = await deps.store.readStream(sessionId);
+  const state = foldTask(events);
+  requireDeliverable(sessionId, state);
+  const plan = await planDelivery(deps.pool, deps.store, sessionId, events, state, options.publicUrl);
+  const result = await deps.store.append(sessionId, state.version, plan.events, { actor });
+  return { sessionId, stepId: plan.stepId, method: plan.method, branch: plan.branch, version: result.version };
+}
+
+/** Who asks for an automatic delivery. */
+export const AUTO_DELIVERY_ACTOR = { kind: "system", id: "auto-delivery" } as const;
+
+/**
+ * Delivery on approval (the project's `delivery.auto`), inside the transaction that finished
+ * the session or recorded its last approval needed. The stream's row is locked first, so two
+ * approvals at once ask for one delivery. Nothing happens when the project delivers by hand,
+ * the session changed nothing, approvals are missing or a delivery runs; settings that lack
+ * what the method needs are recorded as a failed delivery (`not_configured`), so the reason
+ * shows where the delivery would have.
+ */
+export async function deliverOnApproval(
+  tx: Tx,
+  store: EventStore,
+  sessionId: string,
+  options: { publicUrl?: string; actor?: Actor } = {},
+): Promise<void> {
+  await tx.query("SELECT 1 FROM streams WHERE id = $1 FOR UPDATE", [sessionId]);
+  const events = await store.readStream(sessionId, { db: tx });
+  const state = foldTask(events);
+  if (state.status !== "finished" || !DELIVERABLE.has(state.outcome)) return;
+  const { delivery } = await deliverySettings(tx, store, state.config.project.id);
+  if (!delivery.auto || state.head === state.config.project.baseCommit) return;
+  if (approversOf(events).length < delivery.approvals || deliveriesOf(events).some((d) => d.outcome === null)) return;
+  const actor = options.actor ?? AUTO_DELIVERY_ACTOR;
+  let planned: NewEvent[];
+  try {
+    planned = (await planDelivery(tx, store, sessionId, events, state, options.publicUrl ?? process.env.NEXTAUTH_URL)).events;
+  } catch (err) {
+    if (!(err instanceof NotConfigured)) throw err;
+    const stepId = crypto.randomUUID();
+    const branch = `${state.config.project.branchPrefix ?? delivery.branchPrefix}${sessionId}`;
+    planned = [
+      {
+        type: "DeliveryRequested",
+        data: {
+          stepId,
+          method: delivery.method,
+          branch,
+          commit: state.head,
+          target: delivery.target,
+          remote: delivery.remote ?? null,
+          pullRequest: null,
+        },
+      },
+      { type: "DeliveryFailed", data: { stepId, method: delivery.method, errorClass: "not_configured", message: err.message, files: [] } },
+    ];
+  }
+  await store.appendInTx(tx, sessionId, state.version, planned, { actor });
 }

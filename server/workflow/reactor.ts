@@ -6,7 +6,7 @@ import type { AppEvent } from "../events/catalog";
 import { getBlob } from "../events/blobs";
 import { isWorkflowStepOutput } from "../events/step-contract";
 import type { EventStore } from "../events/store";
-import type { RecordedEvent } from "../events/types";
+import type { NewEvent, RecordedEvent } from "../events/types";
 import type { TaskCommand } from "./commands";
 import { decideContext, definitionFor } from "./context";
 import { decide } from "./decide";
@@ -14,19 +14,19 @@ import { foldTask, type TaskState } from "./state";
 
 export const WORKFLOW_ACTOR = { kind: "system", id: "workflow" } as const;
 
-/** Called by the runner inside the transaction that recorded a step outcome. */
-export async function reactToStepOutcome(tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]): Promise<void> {
+/** Called by the runner inside the transaction that recorded a step outcome; what the workflow appended. */
+export async function reactToStepOutcome(tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]): Promise<NewEvent[]> {
   const outcome = (recorded as (RecordedEvent & AppEvent)[]).find(
     (e) => e.type === "StepCompleted" || (e.type === "StepFailed" && e.data.retryAt === null),
   );
-  if (!outcome) return;
+  if (!outcome) return [];
   const state = foldTask(await store.readStream(sessionId, { db: tx }));
-  if (state.status !== "active") return;
+  if (state.status !== "active") return [];
   let command: TaskCommand;
   if (outcome.type === "StepCompleted") {
     const { output } = outcome.data;
     // Only the workflow's own steps (agent, commands) have a say in the workflow.
-    if (!isWorkflowStepOutput(output)) return;
+    if (!isWorkflowStepOutput(output)) return [];
     const rawText = output.kind === "agent" ? (await getBlob(tx, output.raw.blob)).content.toString("utf8") : null;
     // A staged draft's JSON artifacts are read for the rules (markdown is stored, not read).
     const artifactTexts: Record<string, string> = {};
@@ -43,12 +43,12 @@ export async function reactToStepOutcome(tx: Tx, store: EventStore, sessionId: s
       message: outcome.data.message,
     };
   } else {
-    return;
+    return [];
   }
-  await decideAndAppend(tx, store, sessionId, state, command, outcome);
+  return decideAndAppend(tx, store, sessionId, state, command, outcome);
 }
 
-/** The decision on `command`, appended as the workflow's, caused by `outcome`. */
+/** The decision on `command`, appended as the workflow's, caused by `outcome`; the events it appended. */
 async function decideAndAppend(
   tx: Tx,
   store: EventStore,
@@ -56,14 +56,15 @@ async function decideAndAppend(
   state: TaskState,
   command: TaskCommand,
   outcome: RecordedEvent,
-): Promise<void> {
+): Promise<NewEvent[]> {
   const events = decide(state, command, decideContext(definitionFor(state)));
-  if (events.length === 0) return;
+  if (events.length === 0) return [];
   await store.appendInTx(tx, sessionId, state.version, events, {
     actor: WORKFLOW_ACTOR,
     correlationId: outcome.metadata.correlationId,
     causationId: outcome.eventId,
   });
+  return events;
 }
 
 /**

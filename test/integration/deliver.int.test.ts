@@ -136,6 +136,54 @@ describe("the session's branch and a local merge", () => {
     expect(gitIn(h.repo, "rev-parse", "refs/heads/reviewed")).toBe(head);
   });
 
+  it("delivery on approval: the session's approval delivers it, asked by the system in the same transaction", async () => {
+    gitIn(h.repo, "branch", "auto", "main");
+    await h.project("auto", agents, { settings: { delivery: { method: "merge", target: "auto", auto: true } } });
+    const { sessionId, head } = await approvedSession("auto");
+    const { events, last } = await delivered(sessionId);
+    expect(last).toMatchObject({ type: "DeliveryCompleted", data: { merged: { target: "auto", commit: head, how: "fast_forward" } } });
+    const requested = events.find((e) => e.type === "DeliveryRequested")!;
+    expect(requested.metadata.actor).toEqual({ kind: "system", id: "auto-delivery" });
+    // Asked in the transaction that finished the session: the ending and the request share it.
+    const finalized = events.find((e) => e.type === "SessionFinalized")!;
+    expect(requested.txId).toBe(finalized.txId);
+    expect(gitIn(h.repo, "rev-parse", "refs/heads/auto")).toBe(head);
+    expect(ofType(events, "DeliveryRequested")).toHaveLength(1);
+  });
+
+  it("delivery on approval with two approvals: nothing at the session's approval or the first person's; the second's delivers, asked by them", async () => {
+    gitIn(h.repo, "branch", "auto-reviewed", "main");
+    await h.project("auto-approvals", agents, {
+      settings: { delivery: { method: "merge", target: "auto-reviewed", approvals: 2, auto: true } },
+    });
+    const { sessionId, head } = await approvedSession("auto-approvals");
+    const ada = { kind: "user", id: "ada" } as const;
+    const bo = { kind: "user", id: "bo" } as const;
+    await approveDelivery(deps(), { sessionId }, ada);
+    expect(ofType(await db.store.readStream(sessionId), "DeliveryRequested")).toEqual([]);
+    // Two approvals at once by the same second person: one is refused, one delivery is asked for.
+    const both = await Promise.allSettled([approveDelivery(deps(), { sessionId }, bo), approveDelivery(deps(), { sessionId }, bo)]);
+    expect(both.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const { events } = await delivered(sessionId);
+    const requested = events.filter((e) => e.type === "DeliveryRequested");
+    expect(requested).toHaveLength(1);
+    expect(requested[0]!.metadata.actor).toEqual(bo);
+    expect(requested[0]!.data).toMatchObject({ approvedBy: ["user:ada", "user:bo"] });
+    expect(gitIn(h.repo, "rev-parse", "refs/heads/auto-reviewed")).toBe(head);
+  });
+
+  it("delivery on approval that the settings cannot carry out (a push with no remote) is recorded as failed, not_configured; the session stays approved", async () => {
+    await h.project("auto-unconfigured", agents, { settings: { delivery: { method: "push", auto: true } } });
+    const { sessionId } = await approvedSession("auto-unconfigured");
+    const { events, last } = await delivered(sessionId);
+    expect(last).toMatchObject({
+      type: "DeliveryFailed",
+      data: { errorClass: "not_configured", message: expect.stringMatching(/set delivery\.remote/) },
+    });
+    expect(events.filter((e) => e.type === "StepScheduled" && (e.data as { kind: string }).kind === "deliver")).toEqual([]);
+    expect((await h.state(sessionId)).outcome).toBe("approved");
+  });
+
   it("when recording a delivery's outcome fails (a defect), the delivery is recorded as failed: none stays running", async () => {
     gitIn(h.repo, "branch", "defect", "main");
     await h.project("defect", agents, { settings: { delivery: { method: "merge", target: "defect" } } });

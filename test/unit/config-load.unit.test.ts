@@ -133,7 +133,7 @@ describe("valid configurations load with defaults applied", () => {
       retry: { maxAttempts: 4, backoffMs: [1000, 2000, 4000] },
       rateLimit: { minIntervalMs: 2000 },
       forge: {},
-      delivery: { branchPrefix: "catcafe/", method: "merge", target: "main", approvals: 0 },
+      delivery: { branchPrefix: "catcafe/", method: "merge", target: "main", approvals: 0, auto: false },
       pricing: { currency: "USD", models: {} },
     });
     expect(parseSettings(json({ retry: { maxAttempts: 2 } }), "s.json").settings.retry).toEqual({

@@ -78,7 +78,9 @@ export const sessionsRouter = router({
     .input(ZDeliverRequest)
     .mutation(({ ctx, input }) => deliverSession(ctx, input, actorOf(ctx.user), { publicUrl: process.env.NEXTAUTH_URL })),
   /** Approve the delivery of an approved session (a project may ask for several people's). */
-  approveDelivery: operatorProcedure.input(ZApproveDelivery).mutation(({ ctx, input }) => approveDelivery(ctx, input, actorOf(ctx.user))),
+  approveDelivery: operatorProcedure
+    .input(ZApproveDelivery)
+    .mutation(({ ctx, input }) => approveDelivery(ctx, input, actorOf(ctx.user), { publicUrl: process.env.NEXTAUTH_URL })),
   /** The approvals the project asks for before delivery, and who gave them (by name). */
   deliveryApprovals: viewerProcedure.input(ZDeliverRequest).query(async ({ ctx, input }) => {
     const { needed, approvedBy } = await deliveryApprovals(ctx, input.sessionId);
