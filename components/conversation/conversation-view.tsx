@@ -10,6 +10,7 @@ import type { inferRouterOutputs } from "@trpc/server";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { Panel } from "@/components/panel";
+import { UsagePanel } from "@/components/session/usage-panel";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 import type { AppRouter } from "@/server/api/root";
 import { MentionComposer } from "./mention-composer";
@@ -284,6 +285,7 @@ export function ConversationView({ initial, canOperate }: { initial: Conversatio
           ) : null}
         </Panel>
       </div>
+      {replay ? null : <UsagePanel sessionId={view.id} version={view.version} />}
     </div>
   );
 }

@@ -12,7 +12,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCatCafeClient } from "../../lib/client";
 import { cleanEnv, LIVE_SERVER_TIMEOUT_MS, ROOT, run, startLiveServer, type LiveServer, type RunResult } from "../helpers/live-server";
-import { gitIn } from "../helpers/tasks";
+import { gitIn, makeSumRepo, testPlan } from "../helpers/tasks";
+import { BRAIN_COST, BRAIN_MODEL, CLI_COST, CLI_MODEL, startUsageBrain, USAGE_PRICING, writeFakeClaude } from "../helpers/usage";
 
 const BIN = path.join(ROOT, "bin", "catcafe.mjs");
 const CLI_TIMEOUT_MS = 90_000;
@@ -97,6 +98,7 @@ describe("catcafe --help", () => {
       "chat",
       "deliver",
       "mcp",
+      "usage",
     ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
@@ -116,6 +118,7 @@ describe("catcafe --help", () => {
       ["chat", "say"],
       ["deliver"],
       ["mcp"],
+      ["usage"],
     ]) {
       const sub = await catcafe([...args, "--help"]);
       expect(sub.code, show(sub)).toBe(0);
@@ -603,6 +606,58 @@ describe("catcafe against a live server", () => {
     expect(asked.code, show(asked)).toBe(0);
     expect(json(asked)).toMatchObject({ sessionId: approvedId, method: "merge", branch: `catcafe/${approvedId}` });
   }, 60_000);
+
+  it("usage: a session whose coder is an agent CLI and reviewer a brain, both reporting usage; session show and catcafe usage give the stubs' totals, priced with settings.json", async () => {
+    const brain = await startUsageBrain();
+    try {
+      // The fake CLI and the repository are named on the agent's command line: readable by any user, for the sandbox.
+      fs.chmodSync(tmp, 0o755);
+      const root = homeDir("usage");
+      fs.chmodSync(root, 0o755);
+      const settingsFile = path.join(server.dataDir, "settings.json");
+      const settings = fs.existsSync(settingsFile) ? (JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>) : {};
+      fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, pricing: USAGE_PRICING }));
+      const admin = createCatCafeClient({
+        url: server.url,
+        token: (JSON.parse(fs.readFileSync(path.join(adminHome, ".config", "catcafe", "config.json"), "utf8")) as { token: string }).token,
+      });
+      await admin.projects.upsert.mutate({
+        id: "usage",
+        name: "Usage",
+        repoPath: makeSumRepo(root),
+        allowlist: [["node", "--test", "**"]],
+        agents: {
+          coder: { kind: "claude", id: "claude-coder", command: writeFakeClaude(path.join(root, "bin")), isolateHome: false },
+          reviewer: { kind: "openai", id: "gpt-reviewer", baseUrl: brain.url, model: BRAIN_MODEL, rateLimit: { minIntervalMs: 0 } },
+          tester: { kind: "scripted", id: "tester-sim", responses: [{ reply: testPlan() }] },
+        },
+      });
+      const started = await catcafe(["task", "start", "--project", "usage", "--mode", "implementation", "--json", "Fix sum()"]);
+      expect(started.code, show(started)).toBe(0);
+      const { sessionId } = json<{ sessionId: string }>(started);
+      const watched = await catcafe(["watch", sessionId]);
+      expect(watched.code, show(watched)).toBe(0);
+
+      const shown = await catcafe(["session", "show", sessionId, "--events", "0"]);
+      expect(shown.code, show(shown)).toBe(0);
+      // 0.01125 + 0.006 EUR: to the cent, finer below a cent.
+      const cost = "0.02";
+      expect(shown.stdout).toContain(`  usage     3,500 in / 550 out tokens, 2 calls, ${cost} EUR`);
+      expect(shown.stdout).toContain(`${CLI_MODEL}: 1,500 in / 450 out tokens, 1 call, 0.01 EUR`);
+      expect(shown.stdout).toContain(`${BRAIN_MODEL}: 2,000 in / 100 out tokens, 1 call, 0.0060 EUR`);
+      const asJson = json<{ usage: { total: Record<string, unknown> } }>(
+        await catcafe(["session", "show", sessionId, "--events", "0", "--json"]),
+      );
+      expect(asJson.usage.total).toEqual({ calls: 2, inputTokens: 3500, outputTokens: 550, cost: CLI_COST + BRAIN_COST, unpriced: [] });
+
+      const report = await catcafe(["usage", "--days", "7", "--project", "usage"]);
+      expect(report.code, show(report)).toBe(0);
+      expect(report.stdout).toMatch(new RegExp(`^Since \\d{4}-\\d{2}-\\d{2}: 3,500 in / 550 out tokens, 2 calls, ${cost} EUR$`, "m"));
+      expect(report.stdout).toMatch(/^usage \(Usage\) +3,500 in \/ 550 out tokens/m);
+    } finally {
+      await brain.close();
+    }
+  }, 90_000);
 
   it("catcafe mcp: an MCP client lists the tools, starts a task on the demo project and reads it to awaiting_operator_confirm; a viewer's confirm through it is refused", async () => {
     const connect = async (home: string) => {

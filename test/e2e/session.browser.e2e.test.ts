@@ -29,6 +29,7 @@ import {
 import { ensureWebBuild, WEB_BUILD_TIMEOUT_MS } from "../helpers/web-build";
 import { startBrainStub } from "../helpers/brains-stub";
 import { FIXED_SUM, makeSumRepo, reviewApprove, testPlan } from "../helpers/tasks";
+import { BRAIN_MODEL, CLI_MODEL, startUsageBrain, USAGE_PRICING, writeFakeClaude } from "../helpers/usage";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const START_TIMEOUT_MS = 60_000;
@@ -774,6 +775,56 @@ describe("the session view", () => {
       await viewerPage.context().close();
     } finally {
       await stub.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it("usage: a session whose coder is an agent CLI and reviewer a brain shows their tokens and cost per model; the Usage page adds them up per project and per day", async () => {
+    // The fake CLI and the repository are named on the agent's command line: readable by any user, for the sandbox.
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-usage-e2e-"));
+    fs.chmodSync(root, 0o755);
+    const brain = await startUsageBrain();
+    try {
+      fs.writeFileSync(path.join(app.dataDir, "settings.json"), JSON.stringify({ pricing: USAGE_PRICING }));
+      const page = await adminAt("/");
+      const upsert = await mutate(page, "projects.upsert", {
+        id: "usage-e2e",
+        name: "Usage e2e",
+        repoPath: makeSumRepo(root),
+        allowlist: [["node", "--test", "**"]],
+        agents: {
+          coder: { kind: "claude", id: "claude-coder", command: writeFakeClaude(path.join(root, "bin")), isolateHome: false },
+          reviewer: { kind: "openai", id: "gpt-reviewer", baseUrl: brain.url, model: BRAIN_MODEL, rateLimit: { minIntervalMs: 0 } },
+          tester: { kind: "scripted", id: "tester-e2e", responses: [{ reply: testPlan() }] },
+        },
+      });
+      expect(upsert.status, upsert.body).toBe(200);
+      const started = await mutate(page, "tasks.start", { projectId: "usage-e2e", prompt: "Fix sum()", mode: "implementation" });
+      expect(started.status, started.body).toBe(200);
+      const sessionId = (JSON.parse(started.body) as { result: { data: { sessionId: string } } }).result.data.sessionId;
+      await page.goto(`${app.baseUrl}/sessions/${sessionId}`);
+      await expect.poll(() => badge(page).getAttribute("data-state"), { timeout: 30_000 }).toBe("approved");
+      const panel = page.getByTestId("usage-panel");
+      await panel.waitFor({ timeout: 10_000 });
+      await expect
+        .poll(() => page.getByTestId("usage-model").allInnerTexts())
+        // 0.01125 and 0.006 EUR: to the cent, finer below a cent.
+        .toEqual([`${CLI_MODEL}\t1,500\t450\t0.01 EUR`, `${BRAIN_MODEL}\t2,000\t100\t0.0060 EUR`]);
+      expect(await page.getByTestId("usage-total").innerText()).toBe("All\t3,500\t550\t0.02 EUR");
+      await panel.scrollIntoViewIfNeeded();
+      await screenshot(page, "session-usage.png");
+
+      await page.goto(`${app.baseUrl}/usage?days=7&project=usage-e2e`);
+      const total = page.getByTestId("usage-total");
+      expect(await total.innerText()).toMatch(/Calls\s+2\s+Tokens in\s+3,500\s+Tokens out\s+550\s+Cost\s+0\.02 EUR/);
+      const rows = await page.getByTestId("usage-row").allInnerTexts();
+      const today = new Date().toISOString().slice(0, 10);
+      expect(rows).toEqual([`Usage e2e\t2\t3,500\t550\t0.02 EUR`, `${today}\t2\t3,500\t550\t0.02 EUR`]);
+      expect(await page.locator('nav[aria-label="Main"] a[aria-current="page"]').innerText()).toBe("Usage");
+      await screenshot(page, "usage-page.png");
+      await page.context().close();
+    } finally {
+      await brain.close();
       fs.rmSync(root, { recursive: true, force: true });
     }
   }, 90_000);
