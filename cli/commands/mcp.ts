@@ -3,7 +3,7 @@
 // (or CATCAFE_URL / CATCAFE_TOKEN), so the token's role applies to every tool.
 import type { Command } from "commander";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { createCatCafeMcpServer } from "../../lib/client/mcp-server";
+import { clientBackend, createCatCafeMcpServer } from "../../lib/client/mcp-server";
 import { CliContext } from "../context";
 import { examples } from "./help";
 
@@ -19,7 +19,7 @@ export function registerMcpCommand(program: Command): void {
     )
     .action(async (_options: unknown, command: Command) => {
       const ctx = CliContext.of(command);
-      const server = createCatCafeMcpServer(ctx.client(), VERSION);
+      const server = createCatCafeMcpServer(clientBackend(ctx.client()), VERSION);
       await server.connect(new StdioServerTransport());
       // Served until the client closes stdin.
       await new Promise<void>((resolve) => process.stdin.once("close", resolve));

@@ -1,13 +1,55 @@
 // Cat Cafe as an MCP server (issue 17): tools a person working in Claude Code, Codex or any
 // MCP client uses to hand work to the team's agents and watch it — start a task, list
-// sessions, read one, confirm, follow up, cancel. Each tool calls the server through the
-// typed client with the caller's token, so the token's role applies: a viewer's confirm is
-// refused (FORBIDDEN) as it would be anywhere else. A refusal comes back as the tool's error.
+// sessions, read one, confirm, follow up, cancel. The tools are defined once here and call
+// the procedures through a backend: the typed client with the caller's token (`catcafe mcp`
+// on stdio) or the router called in-process as the token's user (`/api/mcp`, see
+// server/api/mcp.ts). Either way the token's role applies: a viewer's confirm is refused
+// (FORBIDDEN) as it would be anywhere else. A refusal comes back as the tool's error.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { CatCafeClient } from "./client";
 import { describeError } from "./errors";
+import type { RouterInputs, RouterOutputs } from "./types";
+
+type Call<I, O> = (input: I) => Promise<O>;
+
+/** The procedures the tools call, shaped like the router (a server-side caller has this shape). */
+export interface McpToolCalls {
+  tasks: {
+    start: Call<RouterInputs["tasks"]["start"], RouterOutputs["tasks"]["start"]>;
+    get: Call<RouterInputs["tasks"]["get"], RouterOutputs["tasks"]["get"]>;
+    confirm: Call<RouterInputs["tasks"]["confirm"], RouterOutputs["tasks"]["confirm"]>;
+    followUp: Call<RouterInputs["tasks"]["followUp"], RouterOutputs["tasks"]["followUp"]>;
+    cancel: Call<RouterInputs["tasks"]["cancel"], RouterOutputs["tasks"]["cancel"]>;
+  };
+  sessions: {
+    list: Call<RouterInputs["sessions"]["list"], RouterOutputs["sessions"]["list"]>;
+  };
+}
+
+export interface McpBackend {
+  calls: McpToolCalls;
+  /** A failed call as the tool's error: its code (FORBIDDEN, NOT_FOUND, ...) and a message fit to show. */
+  describeError(err: unknown): { code: string; message: string };
+}
+
+/** The backend of `catcafe mcp`: the typed client, over HTTP with the caller's token. */
+export function clientBackend(client: CatCafeClient): McpBackend {
+  return {
+    calls: {
+      tasks: {
+        start: (input) => client.tasks.start.mutate(input),
+        get: (input) => client.tasks.get.query(input),
+        confirm: (input) => client.tasks.confirm.mutate(input),
+        followUp: (input) => client.tasks.followUp.mutate(input),
+        cancel: (input) => client.tasks.cancel.mutate(input),
+      },
+      sessions: { list: (input) => client.sessions.list.query(input) },
+    },
+    describeError,
+  };
+}
 
 const ZSessionId = z.string().min(1).max(100).describe("the session id (s-…)");
 
@@ -15,16 +57,16 @@ function ok(value: unknown): CallToolResult {
   return { content: [{ type: "text", text: JSON.stringify(value, null, 2) }], structuredContent: { result: value } };
 }
 
-async function tool(run: () => Promise<unknown>): Promise<CallToolResult> {
-  try {
-    return ok(await run());
-  } catch (err) {
-    const { code, message } = describeError(err);
-    return { isError: true, content: [{ type: "text", text: `${code}: ${message}` }] };
-  }
-}
-
-export function createCatCafeMcpServer(client: CatCafeClient, version: string): McpServer {
+export function createCatCafeMcpServer(backend: McpBackend, version: string): McpServer {
+  const { calls } = backend;
+  const tool = async (run: () => Promise<unknown>): Promise<CallToolResult> => {
+    try {
+      return ok(await run());
+    } catch (err) {
+      const { code, message } = backend.describeError(err);
+      return { isError: true, content: [{ type: "text", text: `${code}: ${message}` }] };
+    }
+  };
   const server = new McpServer({ name: "catcafe", version });
   server.registerTool(
     "start_task",
@@ -37,8 +79,7 @@ export function createCatCafeMcpServer(client: CatCafeClient, version: string): 
         mode: z.enum(["proposal", "implementation"]).optional().describe("default: the project's, else proposal"),
       },
     },
-    (args) =>
-      tool(() => client.tasks.start.mutate({ projectId: args.projectId, prompt: args.prompt, ...(args.mode ? { mode: args.mode } : {}) })),
+    (args) => tool(() => calls.tasks.start({ projectId: args.projectId, prompt: args.prompt, ...(args.mode ? { mode: args.mode } : {}) })),
   );
   server.registerTool(
     "list_sessions",
@@ -51,7 +92,7 @@ export function createCatCafeMcpServer(client: CatCafeClient, version: string): 
     },
     (args) =>
       tool(async () => {
-        const page = await client.sessions.list.query({ ...(args.state ? { state: args.state } : {}), limit: args.limit ?? 20 });
+        const page = await calls.sessions.list({ ...(args.state ? { state: args.state } : {}), limit: args.limit ?? 20 });
         return page.items.map((s) => ({
           id: s.id,
           title: s.title,
@@ -65,12 +106,12 @@ export function createCatCafeMcpServer(client: CatCafeClient, version: string): 
   server.registerTool(
     "get_session",
     { description: "A session's state, outcome, step in progress and the task it runs.", inputSchema: { sessionId: ZSessionId } },
-    (args) => tool(() => client.tasks.get.query({ sessionId: args.sessionId })),
+    (args) => tool(() => calls.tasks.get({ sessionId: args.sessionId })),
   );
   server.registerTool(
     "confirm",
     { description: "Confirm a proposal that waits for a person (operator role).", inputSchema: { sessionId: ZSessionId } },
-    (args) => tool(() => client.tasks.confirm.mutate({ sessionId: args.sessionId, via: "api" })),
+    (args) => tool(() => calls.tasks.confirm({ sessionId: args.sessionId, via: "api" })),
   );
   server.registerTool(
     "follow_up",
@@ -78,12 +119,12 @@ export function createCatCafeMcpServer(client: CatCafeClient, version: string): 
       description: "Send a follow-up to a running session (operator role).",
       inputSchema: { sessionId: ZSessionId, text: z.string().min(1) },
     },
-    (args) => tool(() => client.tasks.followUp.mutate({ sessionId: args.sessionId, text: args.text })),
+    (args) => tool(() => calls.tasks.followUp({ sessionId: args.sessionId, text: args.text })),
   );
   server.registerTool(
     "cancel",
     { description: "Cancel a running session (operator role).", inputSchema: { sessionId: ZSessionId, reason: z.string().optional() } },
-    (args) => tool(() => client.tasks.cancel.mutate({ sessionId: args.sessionId, ...(args.reason ? { reason: args.reason } : {}) })),
+    (args) => tool(() => calls.tasks.cancel({ sessionId: args.sessionId, ...(args.reason ? { reason: args.reason } : {}) })),
   );
   return server;
 }

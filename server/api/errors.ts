@@ -54,6 +54,16 @@ export function zodSummary(error: z.ZodError, max = 3): string {
   return `invalid input: ${problems.join("; ")}${more > 0 ? ` (and ${more} more)` : ""}`;
 }
 
+/**
+ * What a client is told of a tRPC error: bad input as its first problems; an unknown failure
+ * (a database error, a bug) as INTERNAL_MESSAGE, its details left to the server log.
+ */
+export function clientMessage(error: TRPCError): string {
+  const cause = error.cause;
+  if (error.code === "INTERNAL_SERVER_ERROR" && !(cause instanceof AppError)) return INTERNAL_MESSAGE;
+  return cause instanceof z.ZodError ? zodSummary(cause) : error.message;
+}
+
 /** The tRPC error for whatever a procedure threw (tRPC wraps unknown throws in `cause`). */
 export function toTRPCError(error: TRPCError): TRPCError {
   const cause = unavailableFrom(error.cause);

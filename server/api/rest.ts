@@ -105,18 +105,23 @@ async function readBody(req: Request): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
+/** Any error as the API's JSON error answer, with the headers its status calls for. */
+export function errorResponse(err: unknown, route: string): Response {
+  const { status, body, internal } = toRestError(err);
+  if (internal) logger.error({ err, route }, "REST handler failed");
+  const headers: Record<string, string> = { ...NO_STORE };
+  if (status === 401) headers["WWW-Authenticate"] = 'Bearer realm="catcafe"';
+  if (status === 503) headers["Retry-After"] = String(RETRY_AFTER_SECONDS);
+  return Response.json(body, { status, headers });
+}
+
 function respond<C>(name: string, run: (req: Request, route: C) => Promise<{ status: number; body: unknown }>): Handler<C> {
   return async (req, route) => {
     try {
       const { status, body } = await run(req, route);
       return Response.json(body, { status, headers: NO_STORE });
     } catch (err) {
-      const { status, body, internal } = toRestError(err);
-      if (internal) logger.error({ err, route: name }, "REST handler failed");
-      const headers: Record<string, string> = { ...NO_STORE };
-      if (status === 401) headers["WWW-Authenticate"] = 'Bearer realm="catcafe"';
-      if (status === 503) headers["Retry-After"] = String(RETRY_AFTER_SECONDS);
-      return Response.json(body, { status, headers });
+      return errorResponse(err, name);
     }
   };
 }

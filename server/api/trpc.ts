@@ -6,8 +6,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { hasRole, type Role } from "../../lib/roles";
 import type { Context } from "./context";
-import { appFieldErrors, flattenZodError, INTERNAL_MESSAGE, toTRPCError, zodSummary } from "./errors";
-import { AppError } from "../errors";
+import { appFieldErrors, clientMessage, flattenZodError, toTRPCError } from "./errors";
 import { unstorableText } from "./text-input";
 
 const t = initTRPC.context<Context>().create({
@@ -15,12 +14,11 @@ const t = initTRPC.context<Context>().create({
   sse: { ping: { enabled: true, intervalMs: 15_000 } },
   errorFormatter({ shape, error }) {
     const cause = error.cause;
-    // Unknown failures (a database error, a bug) keep their details in the server log.
-    const hidden = error.code === "INTERNAL_SERVER_ERROR" && !(cause instanceof AppError);
     return {
       ...shape,
-      // Bad input reads as its first problems, not as a JSON dump of zod's issues.
-      message: hidden ? INTERNAL_MESSAGE : cause instanceof z.ZodError ? zodSummary(cause) : shape.message,
+      // Bad input reads as its first problems, not as a JSON dump of zod's issues; unknown
+      // failures (a database error, a bug) keep their details in the server log.
+      message: clientMessage(error),
       data: {
         code: shape.data.code,
         httpStatus: shape.data.httpStatus,

@@ -1,6 +1,6 @@
 // The web process's wiring of the API: its pool, Prisma client and event store, the tRPC
-// context, the REST handlers and next-auth's options. Server-only: imported by routes and
-// pages, never by tests (which pass their own dependencies to the factories).
+// context, the REST handlers, the MCP endpoint and next-auth's options. Server-only: imported
+// by routes and pages, never by tests (which pass their own dependencies to the factories).
 import "server-only";
 import { authEnv } from "../auth/env";
 import { createAuthOptions } from "../auth/options";
@@ -9,6 +9,7 @@ import { getWebPool } from "../db/web-pool";
 import { createAppEventStore } from "../app-store";
 import type { EventStore } from "../events/store";
 import { createContextFactory, type ContextSource } from "./context";
+import { createMcpHandlers } from "./mcp";
 import { createModeRestHandlers, createSessionExportHandler, createTaskRestHandlers } from "./rest";
 
 const cache = globalThis as typeof globalThis & { __catcafeEventStore?: EventStore };
@@ -25,5 +26,7 @@ export const taskRestHandlers = createTaskRestHandlers(webSource);
 export const modeRestHandlers = createModeRestHandlers(webSource);
 
 export const sessionExportHandler = createSessionExportHandler(webSource);
+
+export const mcpHandlers = createMcpHandlers(webSource);
 
 export const authOptions = createAuthOptions({ prisma: getPrisma, env: authEnv() });

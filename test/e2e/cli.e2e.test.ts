@@ -3,12 +3,14 @@
 // server, runner, demo project). Login with email + password (token saved 0600), a demo task
 // started, confirmed and watched to approved (exit 0), a failing session makes watch exit
 // non-zero, export writes the export layout's files, a viewer's confirm is FORBIDDEN, a revoked
-// token is refused, and --json output parses.
+// token is refused, and --json output parses. The MCP tools, over stdio (`catcafe mcp`) and
+// over HTTP (`/api/mcp`), with the official SDK's client.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCatCafeClient } from "../../lib/client";
 import { cleanEnv, LIVE_SERVER_TIMEOUT_MS, ROOT, run, startLiveServer, type LiveServer, type RunResult } from "../helpers/live-server";
@@ -705,6 +707,87 @@ describe("catcafe against a live server", () => {
     } finally {
       await admin.close();
     }
+  }, 90_000);
+
+  it("POST /api/mcp: the same tools over HTTP with an API token: listed, a task started on the demo project and read to awaiting_operator_confirm; a viewer's confirm is refused; no or a bad token is a 401", async () => {
+    const tokenOf = (home: string) =>
+      (JSON.parse(fs.readFileSync(path.join(home, ".config", "catcafe", "config.json"), "utf8")) as { token: string }).token;
+    const endpoint = new URL("/api/mcp", server.url);
+    const connect = async (token: string) => {
+      const client = new Client({ name: "cli-e2e-http", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      return client;
+    };
+    const text = (r: Awaited<ReturnType<Client["callTool"]>>) => (r.content as Array<{ type: string; text: string }>)[0]!.text;
+    const admin = await connect(tokenOf(adminHome));
+    const viewer = await connect(tokenOf(path.join(tmp, "viewer")));
+    try {
+      const { tools } = await admin.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(["cancel", "confirm", "follow_up", "get_session", "list_sessions", "start_task"]);
+      const started = await admin.callTool({
+        name: "start_task",
+        arguments: { projectId: "demo", prompt: "Fix slugify() via MCP over HTTP", mode: "proposal" },
+      });
+      expect(started.isError, text(started)).toBeFalsy();
+      const { sessionId } = JSON.parse(text(started)) as { sessionId: string };
+      const fsmOf = async (client: Client) =>
+        (JSON.parse(text(await client.callTool({ name: "get_session", arguments: { sessionId } }))) as { fsm: string }).fsm;
+      await expect.poll(() => fsmOf(admin), { timeout: 30_000, interval: 300 }).toBe("awaiting_operator_confirm");
+      const listed = JSON.parse(text(await viewer.callTool({ name: "list_sessions", arguments: { limit: 5 } }))) as Array<{ id: string }>;
+      expect(listed.map((s) => s.id)).toContain(sessionId);
+
+      const refused = await viewer.callTool({ name: "confirm", arguments: { sessionId } });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toContain("FORBIDDEN: this needs the operator role (you are viewer)");
+      expect(await fsmOf(viewer)).toBe("awaiting_operator_confirm");
+      const unknown = await admin.callTool({ name: "get_session", arguments: { sessionId: "s-000000000000" } });
+      expect(unknown.isError).toBe(true);
+      expect(text(unknown)).toMatch(/^NOT_FOUND: /);
+    } finally {
+      await Promise.all([admin.close(), viewer.close()]);
+    }
+
+    const mcpHeaders = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "curl", version: "1" } },
+    });
+    for (const authorization of [undefined, "Bearer cc_not-a-token", "Basic YWRtaW46cHc="]) {
+      const r = await fetch(endpoint, {
+        method: "POST",
+        headers: { ...mcpHeaders, ...(authorization ? { Authorization: authorization } : {}) },
+        body: initialize,
+      });
+      expect(r.status, authorization).toBe(401);
+      expect(r.headers.get("www-authenticate")).toBe('Bearer realm="catcafe"');
+      expect(await r.json()).toMatchObject({ error: { code: "UNAUTHORIZED" } });
+    }
+    const bearer = { ...mcpHeaders, Authorization: `Bearer ${tokenOf(adminHome)}` };
+    // Stateless: a request needs no initialize before it (the curl of docs/api.md).
+    const toolsList = await fetch(endpoint, {
+      method: "POST",
+      headers: bearer,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(toolsList.status).toBe(200);
+    expect(toolsList.headers.get("mcp-session-id")).toBeNull();
+    expect(((await toolsList.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(6);
+    const notJsonRpc = await fetch(endpoint, { method: "POST", headers: bearer, body: JSON.stringify({ hello: "world" }) });
+    expect(notJsonRpc.status).toBe(400);
+    expect(await notJsonRpc.json()).toMatchObject({
+      jsonrpc: "2.0",
+      error: { message: expect.stringContaining("Invalid JSON-RPC message") },
+    });
+    const notJson = await fetch(endpoint, { method: "POST", headers: bearer, body: "confirm s-1" });
+    expect(notJson.status).toBe(400);
+    expect(await notJson.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error: Invalid JSON" } });
+    const tooLarge = await fetch(endpoint, { method: "POST", headers: bearer, body: JSON.stringify({ pad: "x".repeat(1024 * 1024) }) });
+    expect(tooLarge.status).toBe(413);
+    const stream = await fetch(endpoint, { headers: { ...bearer, Accept: "text/event-stream" } });
+    expect(stream.status).toBe(405);
+    expect(stream.headers.get("allow")).toBe("POST");
   }, 90_000);
 
   it("logout revokes the token login created and removes the config file", async () => {
