@@ -67,6 +67,33 @@ export default tseslint.config(
     },
   },
   {
+    // Issue 18, WCAG AA: no text under 12 px, and no light grey text that fails 4.5:1 on our
+    // surfaces (zinc-300/400 on white; zinc-500/600 on the dark panels).
+    files: ["app/**/*.tsx", "components/**/*.{ts,tsx}"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        ...["Literal", "TemplateElement"].flatMap((node) => {
+          const value = node === "Literal" ? "value" : "value.raw";
+          return [
+            {
+              selector: `${node}[${value}=/text-\\[(?:[0-9]|1[01])(?:\\.[0-9]+)?px\\]/]`,
+              message: "text under 12 px: use text-xs or larger (issue 18, WCAG)",
+            },
+            {
+              selector: `${node}[${value}=/(?:^|[\\s"'\x60])text-zinc-[34]00(?![0-9\\/])/]`,
+              message: "grey text under 4.5:1 on white: use text-zinc-500 or darker",
+            },
+            {
+              selector: `${node}[${value}=/dark:text-zinc-[56]00(?![0-9\\/])/]`,
+              message: "grey text under 4.5:1 on the dark surfaces: use dark:text-zinc-400 or lighter",
+            },
+          ];
+        }),
+      ],
+    },
+  },
+  {
     files: ["**/*.mjs", "**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },

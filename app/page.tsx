@@ -57,7 +57,7 @@ export default async function DashboardPage({ searchParams }: { searchParams: Se
             Sessions across projects, their state, and the runners executing their steps.
           </p>
         </div>
-        <p className="font-mono text-[11px] text-zinc-400 dark:text-zinc-500" title={`refreshes every ${REFRESH_MS / 1000}s`}>
+        <p className="font-mono text-xs text-zinc-500 dark:text-zinc-400" title={`refreshes every ${REFRESH_MS / 1000}s`}>
           live · as of {formatTimestamp(now)}
         </p>
       </div>

@@ -37,7 +37,7 @@ export function AppHeader({
         <a href="/" className="flex items-center gap-2.5">
           <CatMark />
           <span className="text-sm font-semibold tracking-tight text-zinc-900 dark:text-zinc-100">Cat Cafe</span>
-          <span className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[10px] text-zinc-500 dark:bg-zinc-800 dark:text-zinc-400">
+          <span className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-xs text-zinc-500 dark:bg-zinc-800 dark:text-zinc-400">
             v{version}
           </span>
         </a>
@@ -93,7 +93,7 @@ function UserChip({ user }: { user: HeaderUser }) {
   return (
     <div className="flex items-center gap-2 border-l border-zinc-200 pl-4 dark:border-zinc-800" data-testid="signed-in-user">
       <span
-        className="flex size-6 items-center justify-center rounded-full bg-zinc-900 text-[10px] font-semibold text-white dark:bg-zinc-100 dark:text-zinc-900"
+        className="flex size-6 items-center justify-center rounded-full bg-zinc-900 text-xs font-semibold text-white dark:bg-zinc-100 dark:text-zinc-900"
         aria-hidden
       >
         {initials}
@@ -102,7 +102,7 @@ function UserChip({ user }: { user: HeaderUser }) {
         <span className="max-w-40 truncate font-medium text-zinc-800 dark:text-zinc-200" title={user.email}>
           {user.name}
         </span>
-        <span className="font-mono text-[10px] text-zinc-400 dark:text-zinc-500">{user.role}</span>
+        <span className="font-mono text-xs text-zinc-500 dark:text-zinc-400">{user.role}</span>
       </span>
       <SignOutButton />
     </div>

@@ -29,7 +29,7 @@ function Count({ initial }: { initial: number }) {
     <span
       data-testid="inbox-count"
       aria-label={`${inbox.count} need a person`}
-      className="ml-1 rounded-full bg-rose-700 px-1.5 py-px font-mono text-[10px] font-semibold text-white"
+      className="ml-1 rounded-full bg-rose-700 px-1.5 py-px font-mono text-xs font-semibold text-white"
     >
       {inbox.count}
     </span>
@@ -59,7 +59,7 @@ function List({
   const ack = useMutation(trpc.inbox.acknowledge.mutationOptions());
   return (
     <div>
-      <p className="px-4 pt-3 text-[11px] text-zinc-600 dark:text-zinc-400" data-testid="inbox-connection" data-live={live}>
+      <p className="px-4 pt-3 text-xs text-zinc-600 dark:text-zinc-400" data-testid="inbox-connection" data-live={live}>
         {inbox.count} session{inbox.count === 1 ? "" : "s"} need{inbox.count === 1 ? "s" : ""} a person · {live ? "live" : "connecting…"}
       </p>
       {ack.error ? (
@@ -78,7 +78,7 @@ function List({
               data-session={item.sessionId}
               className="flex flex-wrap items-center gap-x-3 gap-y-1 px-4 py-2.5"
             >
-              <span className={`rounded px-1.5 py-0.5 text-[11px] font-medium ${LABELS[item.attention].tone}`}>
+              <span className={`rounded px-1.5 py-0.5 text-xs font-medium ${LABELS[item.attention].tone}`}>
                 {LABELS[item.attention].label}
               </span>
               <a
@@ -87,14 +87,14 @@ function List({
               >
                 {item.title}
               </a>
-              <span className="font-mono text-[11px] text-zinc-600 dark:text-zinc-400">
+              <span className="font-mono text-xs text-zinc-600 dark:text-zinc-400">
                 {item.projectId ?? "–"} · {item.outcome ?? item.state} · {new Date(item.since).toLocaleString()}
               </span>
               {canAcknowledge ? (
                 <button
                   type="button"
                   onClick={() => ack.mutate({ sessionId: item.sessionId })}
-                  className="rounded border border-zinc-300 px-2 py-0.5 text-[11px] text-zinc-800 hover:bg-zinc-50 dark:border-zinc-700 dark:text-zinc-200 dark:hover:bg-zinc-800"
+                  className="rounded border border-zinc-300 px-2 py-0.5 text-xs text-zinc-800 hover:bg-zinc-50 dark:border-zinc-700 dark:text-zinc-200 dark:hover:bg-zinc-800"
                 >
                   Acknowledge
                 </button>

@@ -121,7 +121,7 @@ export function NewTaskForm({
           <button
             type="submit"
             disabled={start.isPending}
-            className="rounded-md bg-emerald-600 px-4 py-2 text-sm font-medium text-white shadow-sm hover:bg-emerald-500 disabled:opacity-60"
+            className="rounded-md bg-emerald-700 px-4 py-2 text-sm font-medium text-white shadow-sm hover:bg-emerald-800 disabled:opacity-60"
           >
             {start.isPending ? "Starting…" : "Start task"}
           </button>

@@ -36,7 +36,7 @@ export function EmptyState({ title, hint }: { title: string; hint: ReactNode }) 
 
 export function Kbd({ children }: { children: ReactNode }) {
   return (
-    <code className="rounded border border-zinc-200 bg-zinc-50 px-1.5 py-0.5 font-mono text-[11px] text-zinc-700 dark:border-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">
+    <code className="rounded border border-zinc-200 bg-zinc-50 px-1.5 py-0.5 font-mono text-xs text-zinc-700 dark:border-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">
       {children}
     </code>
   );

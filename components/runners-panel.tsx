@@ -36,7 +36,7 @@ export function RunnersPanel({ runners, now, livenessMs }: { runners: RunnerRow[
                   <div className="truncate font-mono text-xs font-medium text-zinc-900 dark:text-zinc-100" title={r.id}>
                     {r.id}
                   </div>
-                  <div className="mt-0.5 flex flex-wrap gap-x-3 text-[11px] text-zinc-500 dark:text-zinc-400">
+                  <div className="mt-0.5 flex flex-wrap gap-x-3 text-xs text-zinc-500 dark:text-zinc-400">
                     <span>{r.host}</span>
                     {r.pid !== null && <span className="font-mono">pid {r.pid}</span>}
                     <span className="font-mono">v{r.version}</span>
@@ -44,11 +44,11 @@ export function RunnersPanel({ runners, now, livenessMs }: { runners: RunnerRow[
                   </div>
                 </div>
                 <div
-                  className="shrink-0 text-right text-[11px] tabular-nums text-zinc-500 dark:text-zinc-400"
+                  className="shrink-0 text-right text-xs tabular-nums text-zinc-500 dark:text-zinc-400"
                   title={formatTimestamp(r.heartbeatAt)}
                 >
                   <div className={lagging ? "text-amber-600 dark:text-amber-400" : ""}>{formatAgo(r.heartbeatAt, now)}</div>
-                  <div className="text-zinc-400 dark:text-zinc-500">heartbeat</div>
+                  <div className="text-zinc-500 dark:text-zinc-400">heartbeat</div>
                 </div>
               </li>
             );

@@ -52,7 +52,7 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
           <col className="w-14" />
         </colgroup>
         <thead>
-          <tr className="border-b border-zinc-200 text-[11px] tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
+          <tr className="border-b border-zinc-200 text-xs tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
             <th className="px-4 py-2 font-medium">Session</th>
             <th className="px-3 py-2 font-medium">Workflow</th>
             <th className="px-3 py-2 font-medium">State</th>
@@ -86,7 +86,7 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
                   >
                     {s.title}
                   </a>
-                  <span className="ml-auto hidden shrink-0 gap-2 text-[11px] group-hover:flex group-data-[selected]:flex">
+                  <span className="ml-auto hidden shrink-0 gap-2 text-xs group-hover:flex group-data-[selected]:flex">
                     <a href={`/sessions/${s.id}/replay`} className="text-sky-700 hover:underline dark:text-sky-400">
                       replay
                     </a>
@@ -95,7 +95,7 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
                     </a>
                   </span>
                 </div>
-                <div className="flex min-w-0 gap-2 truncate font-mono text-[11px] text-zinc-400 dark:text-zinc-500">
+                <div className="flex min-w-0 gap-2 truncate font-mono text-xs text-zinc-500 dark:text-zinc-400">
                   <span>{s.id}</span>
                   {s.projectName ? (
                     <span className="truncate text-zinc-500 dark:text-zinc-400" title={`project ${s.projectId}`}>
@@ -118,15 +118,15 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
                 <div className="truncate font-mono text-xs text-zinc-700 dark:text-zinc-300" title={s.workflow}>
                   {s.workflow}
                 </div>
-                <div className="truncate text-[11px] text-zinc-400 dark:text-zinc-500">{s.mode ?? "—"}</div>
+                <div className="truncate text-xs text-zinc-500 dark:text-zinc-400">{s.mode ?? "—"}</div>
               </td>
               <td className="px-3 py-1.5">
                 <StateBadge state={s.state} />
                 {s.outcome && s.outcome !== s.state ? (
-                  <div className="mt-0.5 truncate font-mono text-[11px] text-zinc-500">outcome {s.outcome}</div>
+                  <div className="mt-0.5 truncate font-mono text-xs text-zinc-500">outcome {s.outcome}</div>
                 ) : null}
                 {s.workflow === "forge" ? (
-                  <div data-testid="forge-status" className="mt-0.5 truncate text-[11px] text-zinc-600 dark:text-zinc-400">
+                  <div data-testid="forge-status" className="mt-0.5 truncate text-xs text-zinc-600 dark:text-zinc-400">
                     Forge: {forgeStatusOf(s.outcome)}
                   </div>
                 ) : null}
@@ -136,7 +136,7 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
               </td>
               <td className="truncate px-3 py-1.5 text-xs text-zinc-600 dark:text-zinc-300" title={s.createdBy}>
                 {s.startedBy}
-                {s.mine ? <span className="ml-1 text-[10px] text-zinc-400">(you)</span> : null}
+                {s.mine ? <span className="ml-1 text-xs text-zinc-500">(you)</span> : null}
               </td>
               <td
                 className="px-2 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400"

@@ -32,7 +32,7 @@ export function StateBreakdown({ counts, total }: { counts: Array<{ state: strin
                 </span>
                 <span className="shrink-0 font-mono tabular-nums text-zinc-600 dark:text-zinc-300">
                   {c.count.toLocaleString("en-US")}
-                  <span className="ml-1.5 text-zinc-400 dark:text-zinc-500">{Math.round((c.count / total) * 100)}%</span>
+                  <span className="ml-1.5 text-zinc-500 dark:text-zinc-400">{Math.round((c.count / total) * 100)}%</span>
                 </span>
               </li>
             ))}

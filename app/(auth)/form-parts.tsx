@@ -27,16 +27,16 @@ export function Field({
       <input
         {...input}
         aria-invalid={invalid || undefined}
-        className={`mt-1.5 block w-full rounded-md border bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm outline-none transition placeholder:text-zinc-400 focus:ring-2 dark:bg-zinc-950 dark:text-zinc-100 dark:placeholder:text-zinc-600 ${
+        className={`mt-1.5 block w-full rounded-md border bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm outline-none transition placeholder:text-zinc-500 focus:ring-2 dark:bg-zinc-950 dark:text-zinc-100 dark:placeholder:text-zinc-600 ${
           invalid
-            ? "border-rose-400 focus:border-rose-500 focus:ring-rose-500/20 dark:border-rose-500/70"
-            : "border-zinc-300 focus:border-zinc-900 focus:ring-zinc-900/10 dark:border-zinc-700 dark:focus:border-zinc-400 dark:focus:ring-zinc-400/20"
+            ? "border-rose-400 focus:border-rose-500 focus:ring-rose-500 dark:border-rose-500/70"
+            : "border-zinc-300 focus:border-zinc-900 focus:ring-zinc-900 dark:border-zinc-700 dark:focus:border-zinc-400 dark:focus:ring-zinc-400"
         }`}
       />
       {invalid ? (
-        <span className="mt-1 block text-[11px] text-rose-600 dark:text-rose-400">{errors?.join("; ")}</span>
+        <span className="mt-1 block text-xs text-rose-600 dark:text-rose-400">{errors?.join("; ")}</span>
       ) : hint ? (
-        <span className="mt-1 block text-[11px] text-zinc-500 dark:text-zinc-400">{hint}</span>
+        <span className="mt-1 block text-xs text-zinc-500 dark:text-zinc-400">{hint}</span>
       ) : null}
     </label>
   );
@@ -47,7 +47,7 @@ export function PrimaryButton({ pending, children }: { pending: boolean; childre
     <button
       type="submit"
       disabled={pending}
-      className="flex w-full items-center justify-center gap-2 rounded-md bg-zinc-900 px-3 py-2 text-sm font-medium text-white shadow-sm transition hover:bg-zinc-800 focus-visible:ring-2 focus-visible:ring-zinc-900/30 focus-visible:outline-none disabled:cursor-wait disabled:opacity-60 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-white"
+      className="flex w-full items-center justify-center gap-2 rounded-md bg-zinc-900 px-3 py-2 text-sm font-medium text-white shadow-sm transition hover:bg-zinc-800 focus-visible:ring-2 focus-visible:ring-zinc-900 focus-visible:outline-none disabled:cursor-wait disabled:opacity-60 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-white"
     >
       {pending ? <span className="size-3.5 animate-spin rounded-full border-2 border-current border-t-transparent" aria-hidden /> : null}
       {children}

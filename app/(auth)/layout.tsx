@@ -19,7 +19,7 @@ export default function AuthLayout({ children }: { children: ReactNode }) {
           </div>
         </div>
         {children}
-        <p className="mt-6 text-center font-mono text-[10px] text-zinc-400 dark:text-zinc-500">self-hosted · v{APP_VERSION}</p>
+        <p className="mt-6 text-center font-mono text-xs text-zinc-500 dark:text-zinc-400">self-hosted · v{APP_VERSION}</p>
       </div>
     </main>
   );

@@ -24,7 +24,7 @@ function UsageTable({ label, rows, currency }: { label: string; rows: UsageRow[]
   return (
     <div className="overflow-x-auto">
       <table className="w-full min-w-[32rem] text-left text-xs tabular-nums">
-        <thead className="text-[10px] tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
+        <thead className="text-xs tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
           <tr>
             <th className="px-4 py-1.5 font-medium">{label}</th>
             <th className="px-4 py-1.5 text-right font-medium">Calls</th>

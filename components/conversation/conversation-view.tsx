@@ -243,7 +243,7 @@ export function ConversationView({ initial, canOperate }: { initial: Conversatio
               <button
                 type="submit"
                 disabled={post.isPending || !text.trim()}
-                className="rounded-md bg-emerald-700 px-4 py-2 text-sm font-medium text-white shadow-sm hover:bg-emerald-600 disabled:opacity-60"
+                className="rounded-md bg-emerald-700 px-4 py-2 text-sm font-medium text-white shadow-sm hover:bg-emerald-800 disabled:opacity-60"
               >
                 {post.isPending ? "Posting…" : "Post"}
               </button>

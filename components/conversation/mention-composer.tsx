@@ -51,7 +51,7 @@ export function MentionComposer({ value, onChange, agents }: { value: string; on
         aria-controls="mention-options"
         aria-autocomplete="list"
         placeholder="@coder-sim what do you think?"
-        className="w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm outline-none focus:border-sky-600 focus:ring-2 focus:ring-sky-600/20 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+        className="w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm outline-none focus:border-sky-600 focus:ring-2 focus:ring-sky-600 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
         onChange={(e) => {
           onChange(e.target.value);
           setCaret(e.target.selectionStart);

@@ -104,7 +104,7 @@ export function StartConversationForm({
           <button
             type="submit"
             disabled={start.isPending || !projectId}
-            className="rounded-md bg-emerald-700 px-4 py-2 text-sm font-medium text-white shadow-sm hover:bg-emerald-600 disabled:opacity-60"
+            className="rounded-md bg-emerald-700 px-4 py-2 text-sm font-medium text-white shadow-sm hover:bg-emerald-800 disabled:opacity-60"
           >
             {start.isPending ? "Starting…" : "Start conversation"}
           </button>

@@ -18,8 +18,8 @@ export function Pager({
   sizes: Array<{ size: number; href: string; current: boolean }>;
 }) {
   const link =
-    "rounded-md px-2 py-1 ring-1 ring-inset ring-zinc-200 hover:bg-zinc-50 hover:text-zinc-900 dark:ring-zinc-800 dark:hover:bg-zinc-800/60 dark:hover:text-zinc-100";
-  const off = "rounded-md px-2 py-1 text-zinc-300 ring-1 ring-inset ring-zinc-100 dark:text-zinc-600 dark:ring-zinc-800/60";
+    "rounded-md px-2 py-1 text-zinc-800 ring-1 ring-inset ring-zinc-300 dark:text-zinc-200 hover:bg-zinc-50 hover:text-zinc-900 dark:ring-zinc-800 dark:hover:bg-zinc-800/60 dark:hover:text-zinc-100";
+  const off = "rounded-md px-2 py-1 text-zinc-500 ring-1 ring-inset ring-zinc-100 dark:text-zinc-400 dark:ring-zinc-800/60";
   return (
     <footer className="flex flex-wrap items-center gap-3 border-t border-zinc-200 px-4 py-2 text-xs text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">
       <span className="tabular-nums">
@@ -54,14 +54,14 @@ export function Pager({
             ← Newer
           </a>
         ) : (
-          <span className={off}>← Newer</span>
+          <span className={off} aria-disabled="true">← Newer</span>
         )}
         {olderHref ? (
           <a href={olderHref} className={link} rel="next" data-testid="older-page">
             Older →
           </a>
         ) : (
-          <span className={off}>Older →</span>
+          <span className={off} aria-disabled="true">Older →</span>
         )}
       </div>
     </footer>

@@ -15,7 +15,7 @@ export interface FilterValues {
 }
 
 const CONTROL =
-  "h-8 rounded-md border border-zinc-300 bg-white px-2 text-xs text-zinc-800 shadow-sm outline-none focus:border-zinc-900 focus:ring-2 focus:ring-zinc-900/10 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-200 dark:focus:border-zinc-400 dark:focus:ring-zinc-400/20";
+  "h-8 rounded-md border border-zinc-300 bg-white px-2 text-xs text-zinc-800 shadow-sm outline-none focus:border-zinc-900 focus:ring-2 focus:ring-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-200 dark:focus:border-zinc-400 dark:focus:ring-zinc-400";
 
 export function SessionFilters({
   values,
@@ -74,7 +74,7 @@ export function SessionFilters({
           aria-label="Search titles and prompts"
           className={`${CONTROL} w-full pr-8 pl-7`}
         />
-        <kbd className="pointer-events-none absolute top-1/2 right-2 -translate-y-1/2 rounded border border-zinc-200 px-1 font-mono text-[10px] text-zinc-400 dark:border-zinc-700">
+        <kbd className="pointer-events-none absolute top-1/2 right-2 -translate-y-1/2 rounded border border-zinc-200 px-1 font-mono text-xs text-zinc-500 dark:border-zinc-700">
           /
         </kbd>
       </div>

@@ -41,15 +41,15 @@ export function EventList({
           state === "current" ? "bg-sky-500/10 shadow-[inset_2px_0_0_0_var(--color-sky-500)]" : "hover:bg-zinc-50 dark:hover:bg-zinc-800/40"
         } ${state === "future" ? "opacity-45" : ""}`}
       >
-        <span className="pt-px text-right font-mono text-[11px] text-zinc-400 tabular-nums">{e.version}</span>
+        <span className="pt-px text-right font-mono text-xs text-zinc-500 tabular-nums">{e.version}</span>
         <span className="min-w-0">
-          <span className={`font-mono text-[11px] font-medium ${typeTone(e.type)}`}>{e.type}</span>
+          <span className={`font-mono text-xs font-medium ${typeTone(e.type)}`}>{e.type}</span>
           {e.streamId !== sessionId ? (
-            <span className="ml-1.5 text-[10px] text-violet-500" title={`inherited from ${e.streamId}`}>
+            <span className="ml-1.5 text-xs text-violet-500" title={`inherited from ${e.streamId}`}>
               inherited
             </span>
           ) : null}
-          <span className="block truncate text-[11px] text-zinc-500 dark:text-zinc-400" title={e.summary}>
+          <span className="block truncate text-xs text-zinc-500 dark:text-zinc-400" title={e.summary}>
             {e.summary}
           </span>
         </span>
@@ -59,10 +59,10 @@ export function EventList({
   return (
     <Panel title="Events" meta={`${version} of ${head}`}>
       <ol className="relative max-h-[560px] divide-y divide-zinc-100 overflow-y-auto dark:divide-zinc-800/60" data-testid="replay-events">
-        {earlier > 0 ? <li className="px-3 py-1.5 text-center text-[11px] text-zinc-400">{earlier} earlier</li> : null}
+        {earlier > 0 ? <li className="px-3 py-1.5 text-center text-xs text-zinc-500">{earlier} earlier</li> : null}
         {past.map((e) => row(e, e.version === version ? "current" : "past"))}
         {upcoming.map((e) => row(e, "future"))}
-        {later > 0 ? <li className="px-3 py-1.5 text-center text-[11px] text-zinc-400">{later} later</li> : null}
+        {later > 0 ? <li className="px-3 py-1.5 text-center text-xs text-zinc-500">{later} later</li> : null}
       </ol>
     </Panel>
   );

@@ -62,7 +62,7 @@ export function ForkHere({ sessionId, version, canModify }: { sessionId: string;
           onChange={(e) => setNote(e.target.value)}
           maxLength={2000}
           placeholder="Why this fork (kept with it)"
-          className="rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-[13px] font-normal text-zinc-900 placeholder:text-zinc-500 focus:border-zinc-900 focus:ring-2 focus:ring-zinc-900/10 focus:outline-none dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:placeholder:text-zinc-400"
+          className="rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-[13px] font-normal text-zinc-900 placeholder:text-zinc-500 focus:border-zinc-900 focus:ring-2 focus:ring-zinc-900 focus:outline-none dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:placeholder:text-zinc-500"
         />
       </label>
       <button type="submit" data-testid="fork-submit" className={BUTTON_STYLES.primary} disabled={pending}>

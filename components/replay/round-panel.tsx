@@ -23,7 +23,7 @@ export function RoundPanel({ view, hrefAt }: { view: ReplayView; hrefAt: (versio
                 key={`${r.iteration}-${r.fromVersion}`}
                 href={hrefAt(r.fromVersion)}
                 scroll={false}
-                className={`shrink-0 rounded-md px-2 py-1 text-[11px] ring-1 ring-inset ${current ? "bg-zinc-900 text-white ring-zinc-900 dark:bg-zinc-100 dark:text-zinc-900" : "text-zinc-600 ring-zinc-200 hover:bg-zinc-50 dark:text-zinc-300 dark:ring-zinc-800 dark:hover:bg-zinc-800/60"}`}
+                className={`shrink-0 rounded-md px-2 py-1 text-xs ring-1 ring-inset ${current ? "bg-zinc-900 text-white ring-zinc-900 dark:bg-zinc-100 dark:text-zinc-900" : "text-zinc-600 ring-zinc-200 hover:bg-zinc-50 dark:text-zinc-300 dark:ring-zinc-800 dark:hover:bg-zinc-800/60"}`}
               >
                 <span className="font-semibold">#{r.iteration}</span>
                 <span className="ml-1.5 opacity-70">
@@ -43,7 +43,7 @@ export function RoundPanel({ view, hrefAt }: { view: ReplayView; hrefAt: (versio
       ) : (
         <ol className="space-y-3 p-4">
           {round.omitted > 0 ? (
-            <li className="text-center text-[11px] text-zinc-400">{round.omitted} earlier entries of this round not shown</li>
+            <li className="text-center text-xs text-zinc-500">{round.omitted} earlier entries of this round not shown</li>
           ) : null}
           {round.entries.map((entry) => (
             <li
@@ -83,12 +83,12 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
           }
         >
           <p
-            className={`line-clamp-6 text-xs leading-relaxed whitespace-pre-wrap ${discussion ? "text-zinc-700 italic dark:text-zinc-300" : "font-mono text-[11px] text-zinc-700 dark:text-zinc-300"}`}
+            className={`line-clamp-6 text-xs leading-relaxed whitespace-pre-wrap ${discussion ? "text-zinc-700 italic dark:text-zinc-300" : "font-mono text-xs text-zinc-700 dark:text-zinc-300"}`}
           >
             {entry.preview || "(empty)"}
           </p>
           {invalid ? (
-            <ul className="mt-1.5 space-y-0.5 text-[11px] text-rose-700 dark:text-rose-300">
+            <ul className="mt-1.5 space-y-0.5 text-xs text-rose-700 dark:text-rose-300">
               {entry.validationErrors.slice(0, 5).map((e, i) => (
                 <li key={i}>✗ {e}</li>
               ))}
@@ -112,11 +112,11 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
           }
         >
           <p className="text-xs text-zinc-700 dark:text-zinc-300">{entry.summary}</p>
-          {entry.override ? <p className="mt-1 text-[11px] text-amber-800 dark:text-amber-300">{entry.override}</p> : null}
+          {entry.override ? <p className="mt-1 text-xs text-amber-800 dark:text-amber-300">{entry.override}</p> : null}
           {entry.findings.length ? (
             <ul className="mt-1.5 space-y-1">
               {entry.findings.map((f, i) => (
-                <li key={i} className="flex gap-2 text-[11px]">
+                <li key={i} className="flex gap-2 text-xs">
                   <span
                     className={`shrink-0 rounded px-1 font-mono uppercase ${f.severity === "blocking" ? "bg-rose-500/15 text-rose-700 dark:text-rose-300" : f.severity === "major" ? "bg-amber-500/15 text-amber-800 dark:text-amber-300" : "bg-zinc-500/10 text-zinc-600 dark:text-zinc-400"}`}
                   >
@@ -139,7 +139,7 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
           <p className="text-xs text-zinc-700 dark:text-zinc-300">{entry.summary}</p>
           <ul className="mt-1 space-y-0.5">
             {entry.commands.map((argv, i) => (
-              <li key={i} className="font-mono text-[11px] text-zinc-600 dark:text-zinc-400">
+              <li key={i} className="font-mono text-xs text-zinc-600 dark:text-zinc-400">
                 $ {argv.join(" ")}
               </li>
             ))}
@@ -159,7 +159,7 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
             </>
           }
         >
-          <p className="font-mono text-[11px] text-zinc-600 dark:text-zinc-400">
+          <p className="font-mono text-xs text-zinc-600 dark:text-zinc-400">
             exit {entry.exitCode ?? "—"} (expected {entry.expectedExitCode}) · {Math.round(entry.durationMs)} ms
             {entry.reason ? ` · ${entry.reason}` : ""}
           </p>
@@ -177,7 +177,7 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
             </span>
           }
         >
-          <p className="font-mono text-[11px] text-zinc-600 dark:text-zinc-400">
+          <p className="font-mono text-xs text-zinc-600 dark:text-zinc-400">
             {entry.empty ? "no files changed" : entry.files.join(", ")}
           </p>
         </Card>
@@ -201,7 +201,7 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
           version={entry.version}
           label={<span className="font-semibold">Operator confirmed the proposal</span>}
         >
-          <p className="text-[11px] text-zinc-600 dark:text-zinc-400">via {entry.via}: implementation starts in the same thread.</p>
+          <p className="text-xs text-zinc-600 dark:text-zinc-400">via {entry.via}: implementation starts in the same thread.</p>
         </Card>
       );
     case "step_failed":
@@ -218,13 +218,13 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
             </>
           }
         >
-          <p className="text-[11px] text-zinc-700 dark:text-zinc-300">{entry.message}</p>
+          <p className="text-xs text-zinc-700 dark:text-zinc-300">{entry.message}</p>
         </Card>
       );
     case "rejected":
       return (
         <Card tone="rose" href={href} version={entry.version} label={<span className="font-semibold">Execution rejected</span>}>
-          <ul className="list-disc pl-4 text-[11px] text-zinc-700 dark:text-zinc-300">
+          <ul className="list-disc pl-4 text-xs text-zinc-700 dark:text-zinc-300">
             {entry.reasons.map((r, i) => (
               <li key={i}>{r}</li>
             ))}
@@ -258,9 +258,9 @@ function Card({
 }) {
   return (
     <article className={`rounded-lg border px-3 py-2 ${TONES[tone]}`}>
-      <header className="mb-1 flex flex-wrap items-center gap-x-2 gap-y-0.5 text-[11px] text-zinc-700 dark:text-zinc-300">
+      <header className="mb-1 flex flex-wrap items-center gap-x-2 gap-y-0.5 text-xs text-zinc-700 dark:text-zinc-300">
         {label}
-        <Link href={href} scroll={false} className="ml-auto font-mono text-zinc-400 hover:text-sky-600">
+        <Link href={href} scroll={false} className="ml-auto font-mono text-zinc-500 hover:text-sky-600">
           #{version}
         </Link>
       </header>
@@ -271,6 +271,6 @@ function Card({
 
 function Chip({ children }: { children: ReactNode }) {
   return (
-    <span className="rounded bg-zinc-900/5 px-1.5 py-px text-[10px] text-zinc-600 dark:bg-white/10 dark:text-zinc-300">{children}</span>
+    <span className="rounded bg-zinc-900/5 px-1.5 py-px text-xs text-zinc-600 dark:bg-white/10 dark:text-zinc-300">{children}</span>
   );
 }

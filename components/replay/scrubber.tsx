@@ -114,11 +114,11 @@ export function ReplayScrubber({
           ←
         </button>
         <div className="min-w-36 px-1 text-center font-mono text-xs tabular-nums">
-          <span className="text-zinc-400">event </span>
+          <span className="text-zinc-500">event </span>
           <span className="text-sm font-semibold text-zinc-900 dark:text-zinc-100" data-testid="replay-position">
             {position}
           </span>
-          <span className="text-zinc-400"> / {head}</span>
+          <span className="text-zinc-500"> / {head}</span>
         </div>
         <button type="button" className={button} onClick={() => go(position + 1, true)} disabled={position >= head} title="Next event (→)">
           →
@@ -139,7 +139,7 @@ export function ReplayScrubber({
           className={`ml-1 size-3 rounded-full border-2 border-sky-500 border-t-transparent ${pending || position !== version ? "animate-spin" : "invisible"}`}
           aria-hidden
         />
-        <span className="ml-auto hidden items-center gap-1.5 text-[11px] text-zinc-400 md:flex dark:text-zinc-500">
+        <span className="ml-auto hidden items-center gap-1.5 text-xs text-zinc-500 md:flex dark:text-zinc-400">
           <Key>←</Key>
           <Key>→</Key> step · <Key>⇧</Key>+<Key>←</Key>
           <Key>→</Key> landmark · <Key>Home</Key>
@@ -188,5 +188,5 @@ function markColor(m: ScrubberMark): string {
 }
 
 function Key({ children }: { children: string }) {
-  return <kbd className="rounded border border-zinc-200 px-1 font-mono text-[10px] dark:border-zinc-700">{children}</kbd>;
+  return <kbd className="rounded border border-zinc-200 px-1 font-mono text-xs dark:border-zinc-700">{children}</kbd>;
 }

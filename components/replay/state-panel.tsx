@@ -18,11 +18,11 @@ export function StatePanel({ view }: { view: ReplayView }) {
     >
       <div className="space-y-4 p-4">
         <div className="flex flex-wrap items-center gap-2">
-          <span className="text-[11px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">FSM</span>
+          <span className="text-xs font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">FSM</span>
           <span data-testid="replay-fsm" data-state={s.fsm || "(none)"}>
             <StateBadge state={s.fsm || "(none)"} />
           </span>
-          <span className="ml-auto font-mono text-[11px] text-zinc-500 dark:text-zinc-400" data-testid="replay-status">
+          <span className="ml-auto font-mono text-xs text-zinc-500 dark:text-zinc-400" data-testid="replay-status">
             {s.status}
             {s.outcome ? ` · ${s.outcome}` : ""}
           </span>
@@ -31,17 +31,17 @@ export function StatePanel({ view }: { view: ReplayView }) {
           <Term>Iteration</Term>
           <Value mono>
             <span data-testid="replay-iteration">{s.iteration}</span>
-            {s.maxIterations ? <span className="text-zinc-400"> of {s.maxIterations}</span> : null}
+            {s.maxIterations ? <span className="text-zinc-500"> of {s.maxIterations}</span> : null}
           </Value>
           <Term>Workflow</Term>
           <Value mono>
             {s.workflow ?? "—"}
-            {s.mode ? <span className="text-zinc-400"> · {s.mode}</span> : null}
+            {s.mode ? <span className="text-zinc-500"> · {s.mode}</span> : null}
           </Value>
           <Term>Project</Term>
           <Value mono>{s.project ? s.project.id : "—"}</Value>
           <Term>Step</Term>
-          <Value mono>{s.step ? `${s.step.role} in ${s.step.state}` : <span className="text-zinc-400">none running</span>}</Value>
+          <Value mono>{s.step ? `${s.step.role} in ${s.step.state}` : <span className="text-zinc-500">none running</span>}</Value>
           <Term>Head</Term>
           <Value mono>{s.head ? s.head.slice(0, 12) : "—"}</Value>
         </dl>
@@ -50,12 +50,12 @@ export function StatePanel({ view }: { view: ReplayView }) {
             className="rounded-md border border-sky-200 bg-sky-50/60 p-2.5 dark:border-sky-900/60 dark:bg-sky-950/20"
             data-testid="replay-event"
           >
-            <div className="flex items-center gap-2 text-[11px]">
+            <div className="flex items-center gap-2 text-xs">
               <span className="font-mono font-semibold text-sky-800 dark:text-sky-300">{view.event.type}</span>
               <span className="ml-auto font-mono text-zinc-500">{view.event.actor}</span>
             </div>
             <p className="mt-1 text-xs leading-relaxed break-words text-zinc-700 dark:text-zinc-300">{view.event.summary}</p>
-            <p className="mt-1 font-mono text-[10px] text-zinc-400">
+            <p className="mt-1 font-mono text-xs text-zinc-500">
               {formatTimestamp(new Date(view.event.recordedAt))}
               {inherited ? " · inherited from the parent session" : ""}
             </p>
@@ -67,14 +67,14 @@ export function StatePanel({ view }: { view: ReplayView }) {
           >
             <div className="font-medium">Finished: {s.finalized.outcome}</div>
             {s.finalized.errorClass ? (
-              <div className="mt-0.5 font-mono text-[11px]">
+              <div className="mt-0.5 font-mono text-xs">
                 {s.finalized.errorClass}: {s.finalized.diagnosis}
               </div>
             ) : s.finalized.reason ? (
               <div className="mt-0.5 text-zinc-600 dark:text-zinc-400">{s.finalized.reason}</div>
             ) : null}
             {s.finalized.unresolved.length ? (
-              <ul className="mt-1.5 list-disc space-y-0.5 pl-4 text-[11px]">
+              <ul className="mt-1.5 list-disc space-y-0.5 pl-4 text-xs">
                 {s.finalized.unresolved.map((u, i) => (
                   <li key={i}>{u}</li>
                 ))}
@@ -84,12 +84,12 @@ export function StatePanel({ view }: { view: ReplayView }) {
         ) : null}
         {s.openIssues.length ? (
           <div>
-            <h3 className="text-[11px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Open issues</h3>
+            <h3 className="text-xs font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Open issues</h3>
             <ul className="mt-1 space-y-1 text-xs">
               {s.openIssues.map((issue, i) => (
                 <li
                   key={i}
-                  className="rounded border-l-2 border-amber-400 bg-amber-50/60 px-2 py-1 font-mono text-[11px] break-words text-amber-900 dark:bg-amber-950/20 dark:text-amber-200"
+                  className="rounded border-l-2 border-amber-400 bg-amber-50/60 px-2 py-1 font-mono text-xs break-words text-amber-900 dark:bg-amber-950/20 dark:text-amber-200"
                 >
                   {issue}
                 </li>
@@ -99,7 +99,7 @@ export function StatePanel({ view }: { view: ReplayView }) {
         ) : null}
         {s.prompt ? (
           <details className="group text-xs">
-            <summary className="cursor-pointer text-[11px] font-medium tracking-wide text-zinc-500 uppercase select-none dark:text-zinc-400">
+            <summary className="cursor-pointer text-xs font-medium tracking-wide text-zinc-500 uppercase select-none dark:text-zinc-400">
               Prompt
             </summary>
             <p className="mt-1 whitespace-pre-wrap text-zinc-700 dark:text-zinc-300">{s.prompt}</p>

@@ -21,7 +21,7 @@ function AgentTitle({ role, agentId, simulated }: { role: string; agentId: strin
     <span className="flex items-center gap-2">
       <RoleAvatar role={role} />
       <span className={`font-semibold ${roleStyle(role).text}`}>{capitalize(role)}</span>
-      <span className="font-mono text-[11px] font-normal text-zinc-400 dark:text-zinc-500">{agentId}</span>
+      <span className="font-mono text-xs font-normal text-zinc-500 dark:text-zinc-400">{agentId}</span>
       {simulated ? <Tag tone="amber">simulated</Tag> : null}
     </span>
   );
@@ -34,8 +34,8 @@ export function CommitSummary({ commit }: { commit: EntryOf<"commit"> }) {
     <div data-testid="commit" className="space-y-1.5">
       <div className="flex flex-wrap items-center gap-2 text-xs text-zinc-600 dark:text-zinc-300">
         <span>Committed</span>
-        <code className="rounded bg-zinc-100 px-1 font-mono text-[11px] dark:bg-zinc-800">{d.commit.slice(0, 10)}</code>
-        <span className="text-zinc-400">·</span>
+        <code className="rounded bg-zinc-100 px-1 font-mono text-xs dark:bg-zinc-800">{d.commit.slice(0, 10)}</code>
+        <span className="text-zinc-500">·</span>
         <span>
           {d.changedFiles.length} file{d.changedFiles.length === 1 ? "" : "s"}
         </span>
@@ -44,7 +44,7 @@ export function CommitSummary({ commit }: { commit: EntryOf<"commit"> }) {
         {d.changedFiles.map((f) => {
           const status = FILE_STATUS[f.status] ?? FILE_STATUS.modified!;
           return (
-            <li key={f.path} className="flex items-center gap-2 font-mono text-[12px]">
+            <li key={f.path} className="flex items-center gap-2 font-mono text-xs">
               <span className={`w-3 font-semibold ${status.className}`} title={f.status}>
                 {status.letter}
               </span>
@@ -94,7 +94,7 @@ export function AgentOutputCard({ output }: { output: EntryOf<"agent_output"> })
           ))}
         </ul>
       ) : null}
-      <ClampedText text={d.preview} className="font-mono text-[12px] leading-5 text-zinc-700 dark:text-zinc-300" />
+      <ClampedText text={d.preview} className="font-mono text-xs leading-5 text-zinc-700 dark:text-zinc-300" />
       {d.parsed !== null ? <StructuredOutput parsed={d.parsed} raw={d.raw} /> : <FullOutput blob={d.raw} label="Raw output" />}
     </Card>
   );

@@ -18,7 +18,7 @@ export function Tag({ tone = "zinc", children, title }: { tone?: TagTone; childr
   return (
     <span
       title={title}
-      className={`inline-flex shrink-0 items-center rounded px-1.5 py-px font-mono text-[10px] font-medium tracking-wide uppercase ring-1 ring-inset ${TAG_TONES[tone]}`}
+      className={`inline-flex shrink-0 items-center rounded px-1.5 py-px font-mono text-xs font-medium tracking-wide uppercase ring-1 ring-inset ${TAG_TONES[tone]}`}
     >
       {children}
     </span>
@@ -54,7 +54,7 @@ export function Card({
       <div className="flex min-h-8 flex-wrap items-center gap-x-2 gap-y-1 border-b border-inherit px-3 py-1.5">
         {kind}
         {title ? <div className="min-w-0 text-xs font-medium text-zinc-800 dark:text-zinc-200">{title}</div> : null}
-        {right ? <div className="ml-auto flex items-center gap-2 text-[11px] text-zinc-500 dark:text-zinc-400">{right}</div> : null}
+        {right ? <div className="ml-auto flex items-center gap-2 text-xs text-zinc-500 dark:text-zinc-400">{right}</div> : null}
       </div>
       {children ? <div className="space-y-2 px-3 py-2">{children}</div> : null}
     </div>
@@ -76,7 +76,7 @@ export function ClampedText({ text, className = "" }: { text: string; className?
         <button
           type="button"
           onClick={() => setOpen(!open)}
-          className="mt-1 text-[11px] font-medium text-zinc-500 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"
+          className="mt-1 text-xs font-medium text-zinc-500 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"
         >
           {open ? "Show less" : "Show more"}
         </button>

@@ -33,24 +33,24 @@ function DiffFileView({ file }: { file: DiffFile }) {
           {file.path}
         </span>
         {file.status !== "modified" ? (
-          <span className="rounded bg-zinc-200/70 px-1 font-mono text-[10px] text-zinc-600 dark:bg-zinc-800 dark:text-zinc-400">
+          <span className="rounded bg-zinc-200/70 px-1 font-mono text-xs text-zinc-600 dark:bg-zinc-800 dark:text-zinc-400">
             {file.status}
           </span>
         ) : null}
-        <span className="ml-auto font-mono text-[11px] tabular-nums">
+        <span className="ml-auto font-mono text-xs tabular-nums">
           <span className="text-emerald-600 dark:text-emerald-400">+{file.additions}</span>{" "}
           <span className="text-rose-600 dark:text-rose-400">−{file.deletions}</span>
         </span>
       </div>
       <div className="max-h-[520px] overflow-auto bg-white dark:bg-zinc-950">
-        <table className="w-full border-collapse font-mono text-[12px] leading-5">
+        <table className="w-full border-collapse font-mono text-xs leading-5">
           <tbody>
             {file.lines.map((line, i) => (
               <tr key={i} className={LINE_CLASSES[line.kind]}>
-                <td className="w-10 border-r border-zinc-100 px-2 text-right text-zinc-400 select-none dark:border-zinc-800 dark:text-zinc-600">
+                <td className="w-10 border-r border-zinc-100 px-2 text-right text-zinc-500 select-none dark:border-zinc-800 dark:text-zinc-400">
                   {line.oldNo ?? ""}
                 </td>
-                <td className="w-10 border-r border-zinc-100 px-2 text-right text-zinc-400 select-none dark:border-zinc-800 dark:text-zinc-600">
+                <td className="w-10 border-r border-zinc-100 px-2 text-right text-zinc-500 select-none dark:border-zinc-800 dark:text-zinc-400">
                   {line.newNo ?? ""}
                 </td>
                 <td className="w-4 pl-2 select-none">{SIGN[line.kind]}</td>

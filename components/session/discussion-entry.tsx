@@ -18,7 +18,7 @@ export function DiscussionEntry({ entry }: { entry: EntryOf<"agent_output"> }) {
       <div className="min-w-0 flex-1">
         <div className="flex flex-wrap items-center gap-x-2 gap-y-1 text-xs">
           <span className={`font-semibold ${style.text}`}>{capitalize(d.role)}</span>
-          <span className="font-mono text-[11px] text-zinc-400 dark:text-zinc-500">{d.agentId}</span>
+          <span className="font-mono text-xs text-zinc-500 dark:text-zinc-400">{d.agentId}</span>
           <Tag tone="sky">discussion</Tag>
           {d.simulated ? (
             <Tag tone="amber" title="A scripted agent: its words are canned, not a model's">

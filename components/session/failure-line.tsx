@@ -4,7 +4,7 @@ import type { Failure } from "@/server/sessions/view/entries";
 
 export function ErrorClassPill({ errorClass }: { errorClass: string }) {
   return (
-    <span className="inline-flex shrink-0 items-center rounded bg-rose-500/10 px-1.5 py-px font-mono text-[11px] font-medium text-rose-700 ring-1 ring-rose-600/20 ring-inset dark:text-rose-300 dark:ring-rose-400/30">
+    <span className="inline-flex shrink-0 items-center rounded bg-rose-500/10 px-1.5 py-px font-mono text-xs font-medium text-rose-700 ring-1 ring-rose-600/20 ring-inset dark:text-rose-300 dark:ring-rose-400/30">
       {errorClass}
     </span>
   );

@@ -35,7 +35,7 @@ export function FeedbackPanel({ sessionId, version }: { sessionId: string; versi
       <ol className="divide-y divide-zinc-100 dark:divide-zinc-800" data-testid="feedback-history">
         {shown.map((f) => (
           <li key={`${f.version}-${f.text}`} className="space-y-0.5 px-4 py-2 text-xs" data-testid="feedback-entry" data-source={f.source}>
-            <div className="flex flex-wrap items-center gap-x-2 text-[11px] text-zinc-500 dark:text-zinc-400">
+            <div className="flex flex-wrap items-center gap-x-2 text-xs text-zinc-500 dark:text-zinc-400">
               <span className="font-medium text-zinc-700 dark:text-zinc-200">{SOURCE_LABEL[f.source] ?? f.source}</span>
               {f.severity ? <span className="font-mono">{f.severity}</span> : null}
               <span>
@@ -44,7 +44,7 @@ export function FeedbackPanel({ sessionId, version }: { sessionId: string; versi
               <span className="ml-auto font-mono">#{f.version}</span>
             </div>
             <p className="leading-snug break-words whitespace-pre-wrap text-zinc-800 dark:text-zinc-200">{f.text}</p>
-            <p className="text-[11px] text-zinc-500 dark:text-zinc-400" title={f.by}>
+            <p className="text-xs text-zinc-500 dark:text-zinc-400" title={f.by}>
               {f.name}
             </p>
           </li>
@@ -54,7 +54,7 @@ export function FeedbackPanel({ sessionId, version }: { sessionId: string; versi
         <button
           type="button"
           onClick={() => setAll(!all)}
-          className="w-full border-t border-zinc-100 px-4 py-1.5 text-left text-[11px] text-sky-700 hover:underline dark:border-zinc-800 dark:text-sky-400"
+          className="w-full border-t border-zinc-100 px-4 py-1.5 text-left text-xs text-sky-700 hover:underline dark:border-zinc-800 dark:text-sky-400"
         >
           {all ? "Show the latest only" : `Show all ${entries.length}`}
         </button>

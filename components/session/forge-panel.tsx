@@ -83,7 +83,7 @@ function ForgeView({ status, canOperate, onChanged }: { status: ForgeStatus; can
         </p>
       ) : null}
       <div className="grid grid-cols-1 gap-3 lg:grid-cols-[220px_minmax(0,1fr)]">
-        <Panel title="Artifacts" meta={<span className="font-mono text-[11px]">{status.artifacts.length}</span>}>
+        <Panel title="Artifacts" meta={<span className="font-mono text-xs">{status.artifacts.length}</span>}>
           <ul className="divide-y divide-zinc-100 dark:divide-zinc-800">
             {status.artifacts.map((a) => (
               <li key={a.path}>
@@ -95,7 +95,7 @@ function ForgeView({ status, canOperate, onChanged }: { status: ForgeStatus; can
                   className={`w-full px-4 py-2 text-left text-xs hover:bg-zinc-50 dark:hover:bg-zinc-800/60 ${a.path === path ? "bg-zinc-100 font-medium dark:bg-zinc-800" : ""}`}
                 >
                   <span className="block truncate font-mono">{a.path.replace(/^\.forge\//, "")}</span>
-                  <span className="text-[11px] text-zinc-600 dark:text-zinc-400">
+                  <span className="text-xs text-zinc-600 dark:text-zinc-400">
                     {a.stage} · {a.by === "person" ? "edited by a person" : "draft"} · v{a.versions.length}
                     {a.immutable ? " · frozen" : ""}
                     {a.problems.length ? ` · ${a.problems.length} problem(s)` : ""}
@@ -140,13 +140,13 @@ function StageRail({ status }: { status: ForgeStatus }) {
           <span className="block font-medium">
             {i + 1}. {s.title}
           </span>
-          <span className="block text-[11px]">
+          <span className="block text-xs">
             {STAGE_WORD[s.state]}
             {s.iteration > 1 ? ` · iteration ${s.iteration}/${s.cap}` : ""}
             {s.gate ? " · gate" : ""}
           </span>
           {s.usage.calls ? (
-            <span className="block text-[11px] opacity-80">
+            <span className="block text-xs opacity-80">
               {s.usage.calls} call{s.usage.calls === 1 ? "" : "s"}
               {s.usage.inputTokens + s.usage.outputTokens ? ` · ${s.usage.inputTokens + s.usage.outputTokens} tokens` : ""}
             </span>
@@ -226,7 +226,7 @@ function ArtifactViewer({
     <Panel
       title={artifact.path}
       meta={
-        <label className="flex items-center gap-1 text-[11px]">
+        <label className="flex items-center gap-1 text-xs">
           <span className="sr-only">Version</span>
           <select
             data-testid="artifact-version"
@@ -444,7 +444,7 @@ function GateActions({ status, onChanged }: { status: ForgeStatus; onChanged: ()
 function CritiqueList({ status }: { status: ForgeStatus }) {
   if (!status.critiques.length) return null;
   return (
-    <Panel title="Critiques" meta={<span className="font-mono text-[11px]">{status.critiques.length}</span>}>
+    <Panel title="Critiques" meta={<span className="font-mono text-xs">{status.critiques.length}</span>}>
       <ul className="divide-y divide-zinc-100 dark:divide-zinc-800">
         {status.critiques.map((c, i) => (
           <li key={i} data-testid="critique" className="px-4 py-2 text-xs">

@@ -68,7 +68,7 @@ export function ProposalReview({
             <button type="button" data-testid="proposal-follow-up" className={BUTTON_STYLES.secondary} onClick={onFollowUp}>
               Follow up instead <Kbd>f</Kbd>
             </button>
-            <span className="ml-auto text-[11px] text-zinc-500 dark:text-zinc-400">
+            <span className="ml-auto text-xs text-zinc-500 dark:text-zinc-400">
               Confirming starts the build in this session and records you as the one who confirmed.
             </span>
           </>

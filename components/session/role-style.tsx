@@ -50,7 +50,7 @@ export function RoleAvatar({ role, label }: { role: string; label?: string }) {
   return (
     <span
       aria-hidden
-      className={`flex size-6 shrink-0 items-center justify-center rounded-full text-[11px] font-semibold ${roleStyle(role).avatar}`}
+      className={`flex size-6 shrink-0 items-center justify-center rounded-full text-xs font-semibold ${roleStyle(role).avatar}`}
     >
       {text}
     </span>

@@ -43,9 +43,9 @@ export function RunningStep({ status, entries }: { status: SessionStatus; entrie
               : `${capitalize(step.role)}'s step waits for a runner`
             : what}
         </span>
-        <span className="font-mono text-[11px] text-zinc-500 dark:text-zinc-400">{step.state}</span>
+        <span className="font-mono text-xs text-zinc-500 dark:text-zinc-400">{step.state}</span>
         {step.attempt && step.attempt > 1 ? <span className="text-zinc-500 dark:text-zinc-400">attempt {step.attempt}</span> : null}
-        {step.runnerId ? <span className="font-mono text-[11px] text-zinc-400 dark:text-zinc-500">on {step.runnerId}</span> : null}
+        {step.runnerId ? <span className="font-mono text-xs text-zinc-500 dark:text-zinc-400">on {step.runnerId}</span> : null}
         <span
           data-testid="elapsed"
           className="ml-auto font-mono text-sm font-medium text-zinc-800 tabular-nums dark:text-zinc-100"
@@ -57,7 +57,7 @@ export function RunningStep({ status, entries }: { status: SessionStatus; entrie
       {streamed ? (
         <pre
           data-testid="streaming-output"
-          className="max-h-48 overflow-auto border-t border-sky-200 bg-white/70 px-4 py-2 font-mono text-[12px] leading-5 whitespace-pre-wrap text-zinc-700 dark:border-sky-900/60 dark:bg-zinc-950/60 dark:text-zinc-300"
+          className="max-h-48 overflow-auto border-t border-sky-200 bg-white/70 px-4 py-2 font-mono text-xs leading-5 whitespace-pre-wrap text-zinc-700 dark:border-sky-900/60 dark:bg-zinc-950/60 dark:text-zinc-300"
         >
           {streamed}
           <span className="ml-0.5 inline-block h-3.5 w-1.5 animate-pulse bg-zinc-400 align-middle" aria-hidden />

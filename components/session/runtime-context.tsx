@@ -53,7 +53,7 @@ export function RuntimeContextPanel({ context: c }: { context: Context }) {
         </dl>
         <div className="mt-3 overflow-x-auto">
           <table className="w-full text-left">
-            <thead className="text-[11px] text-zinc-600 uppercase dark:text-zinc-400">
+            <thead className="text-xs text-zinc-600 uppercase dark:text-zinc-400">
               <tr>
                 <th className="py-1 pr-3">Role</th>
                 <th className="py-1 pr-3">Agent</th>
@@ -78,7 +78,7 @@ export function RuntimeContextPanel({ context: c }: { context: Context }) {
           </table>
         </div>
         {c.runs.length ? (
-          <ol className="mt-3 space-y-1 font-mono text-[11px]" aria-label="Agent runs">
+          <ol className="mt-3 space-y-1 font-mono text-xs" aria-label="Agent runs">
             {c.runs.map((r) => (
               <li key={`${r.stepId}-${r.attempt}`}>
                 {r.role} in {r.workflowState}, attempt {r.attempt}:{" "}

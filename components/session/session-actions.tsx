@@ -68,10 +68,10 @@ export type SessionCommands = ReturnType<typeof useSessionCommands>;
 const BUTTON =
   "inline-flex items-center justify-center gap-2 rounded-md px-3 py-1.5 text-xs font-medium shadow-sm transition focus-visible:ring-2 focus-visible:outline-none disabled:cursor-not-allowed disabled:opacity-50";
 export const BUTTON_STYLES = {
-  primary: `${BUTTON} bg-zinc-900 text-white hover:bg-zinc-800 focus-visible:ring-zinc-900/30 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-white`,
-  confirm: `${BUTTON} bg-emerald-600 text-white hover:bg-emerald-500 focus-visible:ring-emerald-600/40 dark:bg-emerald-500 dark:text-emerald-950 dark:hover:bg-emerald-400`,
-  secondary: `${BUTTON} border border-zinc-300 bg-white text-zinc-800 hover:bg-zinc-50 focus-visible:ring-zinc-900/20 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-200 dark:hover:bg-zinc-800`,
-  danger: `${BUTTON} border border-rose-300 bg-white text-rose-700 hover:bg-rose-50 focus-visible:ring-rose-600/30 dark:border-rose-900 dark:bg-zinc-900 dark:text-rose-300 dark:hover:bg-rose-950/50`,
+  primary: `${BUTTON} bg-zinc-900 text-white hover:bg-zinc-800 focus-visible:ring-zinc-900 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-white`,
+  confirm: `${BUTTON} bg-emerald-700 text-white hover:bg-emerald-800 focus-visible:ring-emerald-700 dark:bg-emerald-500 dark:text-emerald-950 dark:hover:bg-emerald-400`,
+  secondary: `${BUTTON} border border-zinc-300 bg-white text-zinc-800 hover:bg-zinc-50 focus-visible:ring-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-200 dark:hover:bg-zinc-800`,
+  danger: `${BUTTON} border border-rose-300 bg-white text-rose-700 hover:bg-rose-50 focus-visible:ring-rose-600 dark:border-rose-900 dark:bg-zinc-900 dark:text-rose-300 dark:hover:bg-rose-950/50`,
 };
 
 export function NoticeBar({ notice, onClose }: { notice: Notice; onClose: () => void }) {
@@ -117,7 +117,7 @@ export function ActionsPanel({
     commands.followUp.mutate({ sessionId, text: value }, { onSuccess: () => setText("") });
   };
   return (
-    <Panel title="Actions" meta={<span className="font-mono text-[11px]">operator</span>}>
+    <Panel title="Actions" meta={<span className="font-mono text-xs">operator</span>}>
       <div className="space-y-3 px-4 py-3" data-testid="actions">
         {awaiting ? (
           <button
@@ -151,10 +151,10 @@ export function ActionsPanel({
               rows={3}
               maxLength={20_000}
               placeholder={awaiting ? "Ask for changes to the proposal, or write /confirm…" : "Add context for the agents…"}
-              className="block w-full resize-y rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-[13px] text-zinc-900 shadow-sm outline-none placeholder:text-zinc-400 focus:border-zinc-900 focus:ring-2 focus:ring-zinc-900/10 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:placeholder:text-zinc-600 dark:focus:border-zinc-400 dark:focus:ring-zinc-400/20"
+              className="block w-full resize-y rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-[13px] text-zinc-900 shadow-sm outline-none placeholder:text-zinc-500 focus:border-zinc-900 focus:ring-2 focus:ring-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:placeholder:text-zinc-600 dark:focus:border-zinc-400 dark:focus:ring-zinc-400"
             />
             <div className="flex items-center justify-between gap-2">
-              <span className="text-[11px] text-zinc-500 dark:text-zinc-400">
+              <span className="text-xs text-zinc-500 dark:text-zinc-400">
                 <Kbd>⌘/Ctrl</Kbd> <Kbd>↵</Kbd> sends
               </span>
               <button
@@ -239,7 +239,7 @@ function ModifyForm({ sessionId, commands }: { sessionId: string; commands: Sess
         rows={2}
         maxLength={20_000}
         placeholder="A new session builds it from this one's result; this one stays as it is."
-        className="block w-full resize-y rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-[13px] text-zinc-900 shadow-sm outline-none placeholder:text-zinc-500 focus:border-zinc-900 focus:ring-2 focus:ring-zinc-900/10 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:placeholder:text-zinc-400 dark:focus:border-zinc-400 dark:focus:ring-zinc-400/20"
+        className="block w-full resize-y rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-[13px] text-zinc-900 shadow-sm outline-none placeholder:text-zinc-500 focus:border-zinc-900 focus:ring-2 focus:ring-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:placeholder:text-zinc-500 dark:focus:border-zinc-400 dark:focus:ring-zinc-400"
       />
       <div className="flex justify-end">
         <button type="submit" data-testid="modify-submit" className={BUTTON_STYLES.secondary} disabled={!change.trim() || commands.busy}>

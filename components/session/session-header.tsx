@@ -41,7 +41,7 @@ export function SessionHeader({
             </span>
             <LiveIndicator connection={connection} />
           </div>
-          <p className="mt-0.5 font-mono text-[11px] text-zinc-400 dark:text-zinc-500">{header.id}</p>
+          <p className="mt-0.5 font-mono text-xs text-zinc-500 dark:text-zinc-400">{header.id}</p>
         </div>
         <nav className="flex flex-wrap items-center gap-1.5" aria-label="Session pages">
           <Link href={`/sessions/${header.id}/replay`} className={LINK} data-testid="replay-link">
@@ -62,13 +62,13 @@ export function SessionHeader({
         <Fact label="Mode">{status.mode ?? "—"}</Fact>
         <Fact label="Iteration" mono testId="iteration">
           {status.iteration || "—"}
-          {status.maxIterations ? <span className="text-zinc-400 dark:text-zinc-500"> / {status.maxIterations}</span> : null}
+          {status.maxIterations ? <span className="text-zinc-500 dark:text-zinc-400"> / {status.maxIterations}</span> : null}
         </Fact>
         <Fact label="Outcome" testId="outcome">
           {status.outcome ? (
             <StateBadge state={status.outcome} />
           ) : (
-            <span className="text-zinc-400 dark:text-zinc-500">{status.status === "active" ? "in progress" : "—"}</span>
+            <span className="text-zinc-500 dark:text-zinc-400">{status.status === "active" ? "in progress" : "—"}</span>
           )}
         </Fact>
         <Fact label="Started by">
@@ -107,7 +107,7 @@ export function SessionHeader({
               </span>
               {header.children.map((c) => (
                 <Link key={c.id} href={`/sessions/${c.id}`} className="inline-flex items-center gap-1 hover:underline" title={c.title}>
-                  <span className="font-mono text-[11px]">{c.id}</span>
+                  <span className="font-mono text-xs">{c.id}</span>
                   <StateBadge state={c.state} />
                 </Link>
               ))}
@@ -134,11 +134,11 @@ function Fact({
 }) {
   return (
     <div className="min-w-0">
-      <dt className="text-[10px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">{label}</dt>
+      <dt className="text-xs font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">{label}</dt>
       <dd
         data-testid={testId}
         title={title}
-        className={`mt-0.5 truncate text-zinc-800 dark:text-zinc-200 ${mono ? "font-mono text-[12px]" : ""}`}
+        className={`mt-0.5 truncate text-zinc-800 dark:text-zinc-200 ${mono ? "font-mono text-xs" : ""}`}
       >
         {children}
       </dd>
@@ -157,7 +157,7 @@ function LiveIndicator({ connection }: { connection: Connection }) {
     <span
       data-testid="live-indicator"
       data-connection={connection}
-      className="inline-flex items-center gap-1.5 text-[11px] text-zinc-500 dark:text-zinc-400"
+      className="inline-flex items-center gap-1.5 text-xs text-zinc-500 dark:text-zinc-400"
       title="Updates arrive as the session records them (Server-Sent Events)"
     >
       <span className="relative flex size-1.5">

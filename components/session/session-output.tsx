@@ -27,7 +27,7 @@ function LoadedOutput({ blob, children }: { blob: BlobRef; children: (text: stri
     <>
       {children(output.data.text)}
       {output.data.truncated ? (
-        <p className="border-t border-zinc-200 px-3 py-1.5 text-[11px] text-amber-700 dark:border-zinc-800 dark:text-amber-300">
+        <p className="border-t border-zinc-200 px-3 py-1.5 text-xs text-amber-700 dark:border-zinc-800 dark:text-amber-300">
           truncated: showing the first {formatBytes(output.data.text.length)} of {formatBytes(output.data.size)} — the export has it all
         </p>
       ) : null}
@@ -37,7 +37,7 @@ function LoadedOutput({ blob, children }: { blob: BlobRef; children: (text: stri
 
 export function RawText({ text }: { text: string }) {
   return (
-    <pre className="max-h-[480px] overflow-auto px-3 py-2 font-mono text-[12px] leading-5 whitespace-pre-wrap text-zinc-800 dark:text-zinc-200">
+    <pre className="max-h-[480px] overflow-auto px-3 py-2 font-mono text-xs leading-5 whitespace-pre-wrap text-zinc-800 dark:text-zinc-200">
       {text}
     </pre>
   );
@@ -60,7 +60,7 @@ export function ToggleButton({
       onClick={onClick}
       aria-expanded={open}
       data-testid={testId}
-      className="inline-flex items-center gap-1 rounded px-1.5 py-0.5 text-[11px] font-medium text-zinc-500 hover:bg-zinc-100 hover:text-zinc-900 dark:text-zinc-400 dark:hover:bg-zinc-800 dark:hover:text-zinc-100"
+      className="inline-flex items-center gap-1 rounded px-1.5 py-0.5 text-xs font-medium text-zinc-500 hover:bg-zinc-100 hover:text-zinc-900 dark:text-zinc-400 dark:hover:bg-zinc-800 dark:hover:text-zinc-100"
     >
       <span aria-hidden className={`inline-block transition-transform ${open ? "rotate-90" : ""}`}>
         ▸
@@ -106,7 +106,7 @@ export function StructuredOutput({ parsed, raw }: { parsed: JsonValue; raw: Blob
                 type="button"
                 aria-selected={tab === t}
                 onClick={() => setTab(t)}
-                className={`rounded px-2 py-0.5 text-[11px] font-medium ${tab === t ? "bg-white text-zinc-900 shadow-sm dark:bg-zinc-800 dark:text-zinc-100" : "text-zinc-500 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"}`}
+                className={`rounded px-2 py-0.5 text-xs font-medium ${tab === t ? "bg-white text-zinc-900 shadow-sm dark:bg-zinc-800 dark:text-zinc-100" : "text-zinc-500 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"}`}
               >
                 {t === "parsed" ? "Parsed" : `Raw · ${formatBytes(raw.size)}`}
               </button>

@@ -118,7 +118,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             }
           >
             {initial.omitted > 0 ? (
-              <p className="border-b border-zinc-100 px-4 py-1.5 text-[11px] text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">
+              <p className="border-b border-zinc-100 px-4 py-1.5 text-xs text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">
                 {initial.omitted} earlier events are not shown here;{" "}
                 <a className="underline" href={`/sessions/${sessionId}/replay`}>
                   Replay
@@ -132,7 +132,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             {canOperate ? (
               <ActionsPanel sessionId={sessionId} status={status} commands={commands} followUpRef={followUpRef} openDialog={setDialog} />
             ) : (
-              <Panel title="Actions" meta={<span className="font-mono text-[11px]">viewer</span>}>
+              <Panel title="Actions" meta={<span className="font-mono text-xs">viewer</span>}>
                 <p data-testid="viewer-note" className="px-4 py-3 text-xs leading-relaxed text-zinc-500 dark:text-zinc-400">
                   You can read this session. Confirming, following up, rerunning and cancelling need the operator role.
                 </p>

@@ -38,19 +38,19 @@ export function SummaryPanel({ status, entries }: { status: SessionStatus; entri
         </dl>
         {status.final?.failure ? (
           <div>
-            <p className="mb-1 text-[10px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Ended with</p>
+            <p className="mb-1 text-xs font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Ended with</p>
             <FailureLine failure={status.final.failure} />
           </div>
         ) : null}
         {failures.length ? (
           <div>
-            <p className="mb-1 text-[10px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">
+            <p className="mb-1 text-xs font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">
               Problems on the way ({failures.length})
             </p>
             <ul className="space-y-1">
               {failures.slice(-8).map((e) => (
                 <li key={e.version} className="flex items-start gap-2">
-                  <span className="w-8 shrink-0 pt-0.5 text-right font-mono text-[10.5px] text-zinc-400">v{e.version}</span>
+                  <span className="w-8 shrink-0 pt-0.5 text-right font-mono text-xs text-zinc-500">v{e.version}</span>
                   <FailureLine failure={e.failure!} className="min-w-0 flex-1" />
                 </li>
               ))}
@@ -59,7 +59,7 @@ export function SummaryPanel({ status, entries }: { status: SessionStatus; entri
         ) : null}
         {unresolved.length ? (
           <div>
-            <p className="mb-1 text-[10px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Unresolved</p>
+            <p className="mb-1 text-xs font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Unresolved</p>
             <ul className="list-disc space-y-0.5 pl-4 text-zinc-700 dark:text-zinc-300">
               {unresolved.map((u, i) => (
                 <li key={i} title={u}>
@@ -83,8 +83,8 @@ function countsOf(parts: Array<[number, string]>): string {
 function Stat({ label, value }: { label: string; value: string }) {
   return (
     <div className="min-w-0">
-      <dt className="text-[10px] tracking-wide text-zinc-500 uppercase dark:text-zinc-400">{label}</dt>
-      <dd className="truncate font-mono text-[12px] text-zinc-800 tabular-nums dark:text-zinc-200" title={value}>
+      <dt className="text-xs tracking-wide text-zinc-500 uppercase dark:text-zinc-400">{label}</dt>
+      <dd className="truncate font-mono text-xs text-zinc-800 tabular-nums dark:text-zinc-200" title={value}>
         {value}
       </dd>
     </div>

@@ -22,7 +22,7 @@ export function TestPlanCard({ plan, output }: { plan: EntryOf<"test_plan">; out
       <ul className="space-y-1">
         {d.commands.map((c, i) => (
           <li key={i} className="flex items-baseline gap-2 text-xs">
-            <code className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[12px] text-zinc-800 dark:bg-zinc-800 dark:text-zinc-200">
+            <code className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-xs text-zinc-800 dark:bg-zinc-800 dark:text-zinc-200">
               $ {c.argv.join(" ")}
             </code>
             <span className="text-zinc-500 dark:text-zinc-400">
@@ -76,12 +76,12 @@ function TestResultRow({ result }: { result: EntryOf<"test_command"> }) {
     <li data-testid="test-command" data-passed={d.passed} className="py-1.5 first:pt-0 last:pb-0">
       <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs">
         <span
-          className={`font-mono text-[11px] font-semibold ${d.passed ? "text-emerald-600 dark:text-emerald-400" : "text-rose-600 dark:text-rose-400"}`}
+          className={`font-mono text-xs font-semibold ${d.passed ? "text-emerald-600 dark:text-emerald-400" : "text-rose-600 dark:text-rose-400"}`}
         >
           {d.passed ? "PASS" : d.status === "refused" ? "REFUSED" : "FAIL"}
         </span>
-        <code className="min-w-0 truncate font-mono text-[12px] text-zinc-800 dark:text-zinc-200">$ {d.argv.join(" ")}</code>
-        <span className="ml-auto flex items-center gap-3 font-mono text-[11px] text-zinc-500 tabular-nums dark:text-zinc-400">
+        <code className="min-w-0 truncate font-mono text-xs text-zinc-800 dark:text-zinc-200">$ {d.argv.join(" ")}</code>
+        <span className="ml-auto flex items-center gap-3 font-mono text-xs text-zinc-500 tabular-nums dark:text-zinc-400">
           <span data-testid="exit-code">exit {d.exitCode ?? "—"}</span>
           {d.exitCode !== d.expectedExitCode ? <span>expected {d.expectedExitCode}</span> : null}
           <span>{formatDurationMs(d.durationMs)}</span>
@@ -94,7 +94,7 @@ function TestResultRow({ result }: { result: EntryOf<"test_command"> }) {
             Output tail
           </ToggleButton>
           {open ? (
-            <pre className="mt-1 max-h-72 overflow-auto rounded-md border border-zinc-200 bg-zinc-50 px-3 py-2 font-mono text-[11.5px] leading-[18px] whitespace-pre-wrap text-zinc-700 dark:border-zinc-800 dark:bg-zinc-950 dark:text-zinc-300">
+            <pre className="mt-1 max-h-72 overflow-auto rounded-md border border-zinc-200 bg-zinc-50 px-3 py-2 font-mono text-xs leading-[18px] whitespace-pre-wrap text-zinc-700 dark:border-zinc-800 dark:bg-zinc-950 dark:text-zinc-300">
               {output}
             </pre>
           ) : null}

@@ -125,7 +125,7 @@ export function Timeline({ entries, showBookkeeping }: { entries: SessionEntry[]
             className={`grid grid-cols-[52px_minmax(0,1fr)] gap-3 px-4 ${compact ? "py-1" : "py-2.5"} ${inherited ? "bg-zinc-50/70 dark:bg-zinc-900/30" : ""}`}
           >
             <div
-              className={`text-right font-mono text-[10.5px] leading-4 text-zinc-400 tabular-nums dark:text-zinc-500 ${compact ? "" : "pt-0.5"}`}
+              className={`text-right font-mono text-xs leading-4 text-zinc-500 tabular-nums dark:text-zinc-400 ${compact ? "" : "pt-0.5"}`}
               title={`${first.recordedAt} · ${first.type}${inherited ? ` · inherited from ${first.streamId}` : ""}`}
             >
               <div>v{first.version}</div>
@@ -229,11 +229,11 @@ function EntryView({ entry }: { entry: SessionEntry }) {
     case "state_changed":
       return (
         <Line testId="state-change">
-          <span className="text-[11px] tracking-wide uppercase">state</span>
+          <span className="text-xs tracking-wide uppercase">state</span>
           <StateBadge state={d.from} />
           <span aria-hidden>→</span>
           <StateBadge state={d.to} />
-          {d.reason ? <span className="text-zinc-400 dark:text-zinc-500">{d.reason}</span> : null}
+          {d.reason ? <span className="text-zinc-500 dark:text-zinc-400">{d.reason}</span> : null}
         </Line>
       );
     case "iteration":
@@ -286,7 +286,7 @@ function EntryView({ entry }: { entry: SessionEntry }) {
       return (
         <div data-testid="step-failed" className="space-y-0.5">
           {entry.failure ? <FailureLine failure={entry.failure} /> : null}
-          <p className="pl-0.5 text-[11px] text-zinc-500 dark:text-zinc-400">
+          <p className="pl-0.5 text-xs text-zinc-500 dark:text-zinc-400">
             step failed on attempt {d.attempt}
             {d.retryAt ? ` — retrying at ${timeOfDay(d.retryAt)} UTC` : " — not retried"}
           </p>
@@ -373,7 +373,7 @@ function FinalizedCard({ entry }: { entry: EntryOf<"finalized"> }) {
           {explanation}
           {d.unresolved.length ? (
             <div>
-              <p className="text-[10px] font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Unresolved</p>
+              <p className="text-xs font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Unresolved</p>
               <ul className="mt-1 list-disc space-y-0.5 pl-5 text-xs text-zinc-700 dark:text-zinc-300">
                 {d.unresolved.map((u, i) => (
                   <li key={i} title={u}>

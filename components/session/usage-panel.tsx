@@ -22,7 +22,7 @@ export function UsagePanel({ sessionId, version }: { sessionId: string; version:
     <Panel title="Usage" meta={<span className="tabular-nums">{formatCost(total.cost, currency)}</span>}>
       <div className="space-y-2 px-4 py-3 text-xs" data-testid="usage-panel">
         <table className="w-full text-left tabular-nums">
-          <thead className="text-[10px] tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
+          <thead className="text-xs tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
             <tr>
               <th className="py-0.5 font-medium">Model</th>
               <th className="py-0.5 text-right font-medium">In</th>

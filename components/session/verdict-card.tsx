@@ -52,7 +52,7 @@ export function VerdictCard({ verdict, output }: { verdict: EntryOf<"verdict">; 
             <col />
           </colgroup>
           <thead>
-            <tr className="text-[10px] tracking-wide text-zinc-500 uppercase dark:text-zinc-400">
+            <tr className="text-xs tracking-wide text-zinc-500 uppercase dark:text-zinc-400">
               <th className="py-1 font-medium">Severity</th>
               <th className="py-1 font-medium">Where</th>
               <th className="py-1 font-medium">Finding</th>
@@ -65,7 +65,7 @@ export function VerdictCard({ verdict, output }: { verdict: EntryOf<"verdict">; 
                   <Tag tone={SEVERITY_TONE[f.severity]}>{f.severity}</Tag>
                 </td>
                 <td
-                  className="truncate py-1 font-mono text-[11px] text-zinc-600 dark:text-zinc-300"
+                  className="truncate py-1 font-mono text-xs text-zinc-600 dark:text-zinc-300"
                   title={`${f.file}${f.line ? `:${f.line}` : ""}`}
                 >
                   {f.file}

@@ -12,7 +12,7 @@ import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 
 const ROLES = ["coder", "reviewer", "tester"] as const;
 const input =
-  "w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500/20 aria-[invalid=true]:border-rose-500 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
+  "w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500 aria-[invalid=true]:border-rose-500 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
 const label = "mb-1 block text-xs font-medium text-zinc-700 dark:text-zinc-300";
 
 export function AddProjectForm() {
@@ -176,7 +176,7 @@ export function AddProjectForm() {
         ) : null}
       </div>
       {check.data && !check.data.ok ? (
-        <ul className="space-y-0.5 rounded border border-rose-200 bg-rose-50 p-2 font-mono text-[11px] text-rose-800 dark:border-rose-900/60 dark:bg-rose-950/30 dark:text-rose-300">
+        <ul className="space-y-0.5 rounded border border-rose-200 bg-rose-50 p-2 font-mono text-xs text-rose-800 dark:border-rose-900/60 dark:bg-rose-950/30 dark:text-rose-300">
           {check.data.errors.map((e) => (
             <li key={e}>{e}</li>
           ))}

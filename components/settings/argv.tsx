@@ -2,7 +2,7 @@
 // `**` (any remaining arguments) set apart.
 export function ArgvPattern({ argv }: { argv: string[] }) {
   return (
-    <span className="inline-flex flex-wrap items-center gap-1 font-mono text-[11px]">
+    <span className="inline-flex flex-wrap items-center gap-1 font-mono text-xs">
       {argv.map((token, i) => (
         <span
           key={i}
@@ -23,11 +23,11 @@ export function ArgvPattern({ argv }: { argv: string[] }) {
 }
 
 export function Chips({ items, empty = "—" }: { items: string[]; empty?: string }) {
-  if (items.length === 0) return <span className="text-zinc-400">{empty}</span>;
+  if (items.length === 0) return <span className="text-zinc-500">{empty}</span>;
   return (
     <span className="inline-flex flex-wrap gap-1">
       {items.map((c) => (
-        <span key={c} className="rounded bg-zinc-100 px-1.5 py-px font-mono text-[10px] text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300">
+        <span key={c} className="rounded bg-zinc-100 px-1.5 py-px font-mono text-xs text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300">
           {c}
         </span>
       ))}
@@ -38,7 +38,7 @@ export function Chips({ items, empty = "—" }: { items: string[]; empty?: strin
 export function YesNo({ value, yes = "yes", no = "no" }: { value: boolean; yes?: string; no?: string }) {
   return (
     <span
-      className={`inline-flex items-center gap-1 font-mono text-[11px] ${value ? "text-emerald-700 dark:text-emerald-400" : "text-zinc-400"}`}
+      className={`inline-flex items-center gap-1 font-mono text-xs ${value ? "text-emerald-700 dark:text-emerald-400" : "text-zinc-500"}`}
     >
       <span className={`size-1.5 rounded-full ${value ? "bg-emerald-500" : "bg-zinc-300 dark:bg-zinc-600"}`} aria-hidden />
       {value ? yes : no}

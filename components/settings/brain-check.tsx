@@ -7,7 +7,7 @@ import type { BrainCheckOutcome } from "@/server/projects/brains";
 export function BrainCheck({ check, disabledReason }: { check: () => Promise<BrainCheckOutcome>; disabledReason: string | null }) {
   const [outcome, setOutcome] = useState<BrainCheckOutcome | null>(null);
   const [pending, startTransition] = useTransition();
-  if (disabledReason) return <span className="text-[11px] text-zinc-400">{disabledReason}</span>;
+  if (disabledReason) return <span className="text-xs text-zinc-500">{disabledReason}</span>;
   return (
     <div className="space-y-1.5">
       <button
@@ -25,11 +25,11 @@ export function BrainCheck({ check, disabledReason }: { check: () => Promise<Bra
 }
 
 function Result({ outcome }: { outcome: BrainCheckOutcome }) {
-  if (!outcome.ok) return <p className="max-w-72 text-[11px] text-rose-600 dark:text-rose-400">{outcome.error}</p>;
+  if (!outcome.ok) return <p className="max-w-72 text-xs text-rose-600 dark:text-rose-400">{outcome.error}</p>;
   const r = outcome.result;
   const item = (label: string, value: string, good: boolean | null) => (
     <li className="flex gap-1.5">
-      <span className={good === null ? "text-zinc-400" : good ? "text-emerald-600" : "text-rose-600"}>
+      <span className={good === null ? "text-zinc-500" : good ? "text-emerald-600" : "text-rose-600"}>
         {good === null ? "·" : good ? "✓" : "✗"}
       </span>
       <span className="text-zinc-500">{label}</span>
@@ -38,7 +38,7 @@ function Result({ outcome }: { outcome: BrainCheckOutcome }) {
   );
   return (
     <div
-      className={`max-w-80 rounded-md border p-2 text-[11px] ${r.ok ? "border-emerald-200 bg-emerald-50/60 dark:border-emerald-900/60 dark:bg-emerald-950/20" : "border-rose-200 bg-rose-50/60 dark:border-rose-900/60 dark:bg-rose-950/20"}`}
+      className={`max-w-80 rounded-md border p-2 text-xs ${r.ok ? "border-emerald-200 bg-emerald-50/60 dark:border-emerald-900/60 dark:bg-emerald-950/20" : "border-rose-200 bg-rose-50/60 dark:border-rose-900/60 dark:bg-rose-950/20"}`}
       data-testid="brain-check-result"
     >
       <p className="font-medium">{r.message}</p>

@@ -25,7 +25,7 @@ const LABELS: Record<string, { label: string; unit: string; hint: string }> = {
 };
 
 const input =
-  "w-full rounded-md border border-zinc-300 bg-white px-2 py-1 font-mono text-xs text-zinc-900 outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500/20 disabled:bg-zinc-50 disabled:text-zinc-500 aria-[invalid=true]:border-rose-500 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:disabled:bg-zinc-900";
+  "w-full rounded-md border border-zinc-300 bg-white px-2 py-1 font-mono text-xs text-zinc-900 outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500 disabled:bg-zinc-50 disabled:text-zinc-500 aria-[invalid=true]:border-rose-500 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:disabled:bg-zinc-900";
 
 const show = (v: unknown) => (Array.isArray(v) ? v.join(", ") : v === undefined || v === null ? "" : String(v));
 
@@ -108,7 +108,7 @@ export function ConfigForm(props: {
       <div key={field} className="grid grid-cols-1 gap-1 py-2 sm:grid-cols-[11rem_minmax(0,1fr)_minmax(0,13rem)] sm:items-start sm:gap-3">
         <label htmlFor={id(field)} className="text-xs text-zinc-700 dark:text-zinc-300">
           {label}
-          <span className="block text-[11px] text-zinc-500 dark:text-zinc-400">{hint}</span>
+          <span className="block text-xs text-zinc-500 dark:text-zinc-400">{hint}</span>
         </label>
         <div>
           <input
@@ -123,14 +123,14 @@ export function ConfigForm(props: {
             aria-describedby={errors ? `${id(field)}-error` : undefined}
           />
           {errors ? (
-            <p id={`${id(field)}-error`} role="alert" className="mt-1 font-mono text-[11px] text-rose-700 dark:text-rose-400">
+            <p id={`${id(field)}-error`} role="alert" className="mt-1 font-mono text-xs text-rose-700 dark:text-rose-400">
               {errors.join("; ")}
             </p>
           ) : null}
         </div>
-        <p className="text-[11px] text-zinc-600 dark:text-zinc-400" data-testid={`in-force-${field}`}>
+        <p className="text-xs text-zinc-600 dark:text-zinc-400" data-testid={`in-force-${field}`}>
           in force: <span className="font-mono text-zinc-900 dark:text-zinc-100">{inForce}</span>{" "}
-          <span className="rounded bg-zinc-100 px-1 py-px text-[10px] text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">{source}</span>
+          <span className="rounded bg-zinc-100 px-1 py-px text-xs text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">{source}</span>
         </p>
       </div>
     );
@@ -166,7 +166,7 @@ export function ConfigForm(props: {
         <div className="grid grid-cols-1 gap-1 py-2 sm:grid-cols-[11rem_minmax(0,1fr)_minmax(0,13rem)] sm:items-start sm:gap-3">
           <label htmlFor={id("webhookUrl")} className="text-xs text-zinc-700 dark:text-zinc-300">
             Webhook
-            <span className="block text-[11px] text-zinc-500 dark:text-zinc-400">POSTed to when a session needs a person</span>
+            <span className="block text-xs text-zinc-500 dark:text-zinc-400">POSTed to when a session needs a person</span>
           </label>
           <div className="space-y-1">
             <input
@@ -181,11 +181,11 @@ export function ConfigForm(props: {
               aria-describedby={fieldErrors.webhookUrl ? `${id("webhookUrl")}-error` : undefined}
             />
             {fieldErrors.webhookUrl ? (
-              <p id={`${id("webhookUrl")}-error`} role="alert" className="font-mono text-[11px] text-rose-700 dark:text-rose-400">
+              <p id={`${id("webhookUrl")}-error`} role="alert" className="font-mono text-xs text-rose-700 dark:text-rose-400">
                 {fieldErrors.webhookUrl.join("; ")}
               </p>
             ) : null}
-            <div className="flex flex-wrap items-center gap-3 text-[11px] text-zinc-700 dark:text-zinc-300">
+            <div className="flex flex-wrap items-center gap-3 text-xs text-zinc-700 dark:text-zinc-300">
               <label className="flex items-center gap-1">
                 body
                 <select
@@ -212,7 +212,7 @@ export function ConfigForm(props: {
               ) : null}
             </div>
           </div>
-          <p className="text-[11px] text-zinc-600 dark:text-zinc-400">
+          <p className="text-xs text-zinc-600 dark:text-zinc-400">
             in force: <span className="font-mono text-zinc-900 dark:text-zinc-100">{props.webhook ? props.webhook.url : "none"}</span>
           </p>
         </div>
@@ -238,7 +238,7 @@ export function ConfigForm(props: {
           ) : null}
         </div>
       ) : (
-        <p className="py-2 text-[11px] text-zinc-500 dark:text-zinc-400">Only admins change settings.</p>
+        <p className="py-2 text-xs text-zinc-500 dark:text-zinc-400">Only admins change settings.</p>
       )}
     </form>
   );
@@ -257,7 +257,7 @@ export function ConfigHistory(props: { scope: "server" | "project"; projectId?: 
   const trpc = useTRPC();
   const router = useRouter();
   const revert = useMutation(trpc.settings.revert.mutationOptions({ onSuccess: () => router.refresh() }));
-  if (props.entries.length === 0) return <p className="py-2 text-[11px] text-zinc-500 dark:text-zinc-400">No change recorded yet.</p>;
+  if (props.entries.length === 0) return <p className="py-2 text-xs text-zinc-500 dark:text-zinc-400">No change recorded yet.</p>;
   return (
     <div>
       {revert.error ? (
@@ -273,7 +273,7 @@ export function ConfigHistory(props: { scope: "server" | "project"; projectId?: 
               {e.actorName} · {new Date(e.at).toLocaleString()}
               {e.revertOf ? ` · revert of #${e.revertOf}` : ""}
             </span>
-            <ul className="w-full font-mono text-[11px] text-zinc-700 dark:text-zinc-300">
+            <ul className="w-full font-mono text-xs text-zinc-700 dark:text-zinc-300">
               {e.changes.map((c, i) => (
                 <li key={i} className="break-all">
                   {c.path.join(".")}: {JSON.stringify(c.from ?? null)} → {JSON.stringify(c.to ?? null)}
@@ -283,7 +283,7 @@ export function ConfigHistory(props: { scope: "server" | "project"; projectId?: 
             {props.canEdit ? (
               <button
                 type="button"
-                className="rounded border border-zinc-300 px-2 py-0.5 text-[11px] text-zinc-700 hover:bg-zinc-50 dark:border-zinc-700 dark:text-zinc-300 dark:hover:bg-zinc-800"
+                className="rounded border border-zinc-300 px-2 py-0.5 text-xs text-zinc-700 hover:bg-zinc-50 dark:border-zinc-700 dark:text-zinc-300 dark:hover:bg-zinc-800"
                 onClick={() => revert.mutate({ scope: props.scope, projectId: props.projectId, version: e.version })}
               >
                 Revert #{e.version}

@@ -77,16 +77,16 @@ function StateNode({ data }: NodeProps<StateNodeType>) {
       <Handle type="source" position={Position.Left} id="ls" className={hidden} isConnectable={false} />
       <Handle type="target" position={Position.Left} id="lt" className={hidden} isConnectable={false} />
       <div className="flex items-center gap-1.5">
-        <span className="truncate font-mono text-[12px] font-semibold text-zinc-900 dark:text-zinc-100">
+        <span className="truncate font-mono text-xs font-semibold text-zinc-900 dark:text-zinc-100">
           {n.kind === "any" ? "any active state" : n.id}
         </span>
         {data.initial || n.kind === "any" ? (
-          <span className="ml-auto shrink-0 rounded bg-black/5 px-1 py-px font-mono text-[9px] tracking-wide text-zinc-600 uppercase dark:bg-white/10 dark:text-zinc-300">
+          <span className="ml-auto shrink-0 rounded bg-black/5 px-1 py-px font-mono text-xs tracking-wide text-zinc-600 uppercase dark:bg-white/10 dark:text-zinc-300">
             {data.initial ? "initial" : "global"}
           </span>
         ) : null}
       </div>
-      <div className="truncate text-[10.5px] text-zinc-600 dark:text-zinc-400">
+      <div className="truncate text-xs text-zinc-600 dark:text-zinc-400">
         {graphNode?.kind === "step" && graphNode.role ? (
           <>
             <span className="font-medium text-zinc-800 dark:text-zinc-200">{graphNode.role}</span> → {graphNode.output}
@@ -180,13 +180,13 @@ function TransitionEdge(props: EdgeProps<TransitionEdgeType>) {
       {edge ? (
         <EdgeLabelRenderer>
           <div
-            className="nodrag nopan pointer-events-none absolute rounded border border-zinc-200 bg-white/95 px-1 py-px font-mono text-[9.5px] leading-tight whitespace-nowrap text-zinc-700 shadow-sm dark:border-zinc-700 dark:bg-zinc-900/95 dark:text-zinc-300"
+            className="nodrag nopan pointer-events-none absolute rounded border border-zinc-200 bg-white/95 px-1 py-px font-mono text-xs leading-tight whitespace-nowrap text-zinc-700 shadow-sm dark:border-zinc-700 dark:bg-zinc-900/95 dark:text-zinc-300"
             style={{ transform: `translate(-50%, -50%) translate(${labelX}px, ${labelY}px)` }}
           >
             {edge.trigger}
-            {edge.guard ? <span className="text-zinc-400"> [{edge.guard}]</span> : null}
+            {edge.guard ? <span className="text-zinc-500"> [{edge.guard}]</span> : null}
             {edge.iterate ? <span className="text-amber-600 dark:text-amber-400"> ↻</span> : null}
-            {edge.emit?.length ? <span className="block text-center text-[9px] text-zinc-400">emits {edge.emit.join(", ")}</span> : null}
+            {edge.emit?.length ? <span className="block text-center text-xs text-zinc-500">emits {edge.emit.join(", ")}</span> : null}
           </div>
         </EdgeLabelRenderer>
       ) : null}

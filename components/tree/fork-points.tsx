@@ -11,7 +11,7 @@ export function ForkPoints({ nodes, now }: { nodes: LineageNode[]; now: Date }) 
   return (
     <table className="w-full text-left text-xs" data-testid="fork-points">
       <thead>
-        <tr className="border-y border-zinc-200 text-[11px] tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
+        <tr className="border-y border-zinc-200 text-xs tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
           <th className="px-5 py-2 font-medium">Fork</th>
           <th className="px-3 py-2 font-medium">Reason</th>
           <th className="px-3 py-2 font-medium">Forked from</th>

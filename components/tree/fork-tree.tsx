@@ -100,25 +100,25 @@ function NodeCard({
       <header className="flex items-center gap-2 border-b border-zinc-100 px-3 py-1.5 dark:border-zinc-800">
         {node.parentId ? (
           <span
-            className={`inline-flex items-center gap-1 rounded px-1.5 py-px font-mono text-[10px] font-medium ring-1 ring-inset ${REASON_STYLE[node.forkReason ?? "manual"] ?? REASON_STYLE.manual}`}
+            className={`inline-flex items-center gap-1 rounded px-1.5 py-px font-mono text-xs font-medium ring-1 ring-inset ${REASON_STYLE[node.forkReason ?? "manual"] ?? REASON_STYLE.manual}`}
           >
             <ForkIcon className="size-2.5" /> {node.forkReason ?? "fork"}
           </span>
         ) : (
-          <span className="rounded bg-zinc-900 px-1.5 py-px font-mono text-[10px] font-medium text-white dark:bg-zinc-100 dark:text-zinc-900">
+          <span className="rounded bg-zinc-900 px-1.5 py-px font-mono text-xs font-medium text-white dark:bg-zinc-100 dark:text-zinc-900">
             root
           </span>
         )}
         {node.parentId ? (
           <a
             href={`/sessions/${node.parentId}/replay?at=${node.forkVersion}`}
-            className="font-mono text-[10px] text-zinc-500 hover:text-sky-600 dark:text-zinc-400"
+            className="font-mono text-xs text-zinc-500 hover:text-sky-600 dark:text-zinc-400"
             title="The parent as it was when this fork was made"
           >
             at event {node.forkVersion}
           </a>
         ) : null}
-        {focus ? <span className="ml-auto text-[10px] font-medium text-sky-600 dark:text-sky-400">this session</span> : null}
+        {focus ? <span className="ml-auto text-xs font-medium text-sky-600 dark:text-sky-400">this session</span> : null}
       </header>
       <div className="space-y-1.5 px-3 py-2">
         <a
@@ -128,25 +128,25 @@ function NodeCard({
         >
           {node.title}
         </a>
-        <div className="font-mono text-[11px] text-zinc-500 dark:text-zinc-400">{node.id}</div>
+        <div className="font-mono text-xs text-zinc-500 dark:text-zinc-400">{node.id}</div>
         {node.forkNote ? (
-          <p className="line-clamp-2 text-[11px] text-zinc-600 italic dark:text-zinc-300" data-testid="fork-note" title={node.forkNote}>
+          <p className="line-clamp-2 text-xs text-zinc-600 italic dark:text-zinc-300" data-testid="fork-note" title={node.forkNote}>
             “{node.forkNote}”
           </p>
         ) : null}
         <div className="flex flex-wrap items-center gap-1.5">
           <StateBadge state={node.state} />
           {node.outcome && node.outcome !== node.state ? (
-            <span className="font-mono text-[11px] text-zinc-500">→ {node.outcome}</span>
+            <span className="font-mono text-xs text-zinc-500">→ {node.outcome}</span>
           ) : null}
         </div>
-        <div className="flex flex-wrap gap-x-3 gap-y-0.5 text-[11px] text-zinc-500 dark:text-zinc-400">
+        <div className="flex flex-wrap gap-x-3 gap-y-0.5 text-xs text-zinc-500 dark:text-zinc-400">
           <span className="font-mono">{node.workflow}</span>
           {node.mode ? <span>{node.mode}</span> : null}
           {node.iteration !== null ? <span>iter {node.iteration}</span> : null}
           <span className="tabular-nums">{node.version} events</span>
         </div>
-        <div className="flex items-center gap-2 text-[11px] text-zinc-400 dark:text-zinc-500">
+        <div className="flex items-center gap-2 text-xs text-zinc-500 dark:text-zinc-400">
           <span className="truncate" title={`${node.createdBy}, ${formatTimestamp(created)}`}>
             {startedBy} · {formatAgo(created, now)}
           </span>

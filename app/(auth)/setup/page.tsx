@@ -73,7 +73,7 @@ function SignInLink() {
 
 function Code({ children }: { children: string }) {
   return (
-    <code className="rounded border border-zinc-200 bg-zinc-50 px-1 py-0.5 font-mono text-[11px] text-zinc-700 dark:border-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">
+    <code className="rounded border border-zinc-200 bg-zinc-50 px-1 py-0.5 font-mono text-xs text-zinc-700 dark:border-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">
       {children}
     </code>
   );

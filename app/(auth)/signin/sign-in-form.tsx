@@ -55,7 +55,7 @@ export function SignInForm({
       </form>
       {providers.length > 0 ? (
         <>
-          <div className="flex items-center gap-3 text-[11px] tracking-wide text-zinc-400 uppercase dark:text-zinc-500">
+          <div className="flex items-center gap-3 text-xs tracking-wide text-zinc-500 uppercase dark:text-zinc-400">
             <span className="h-px flex-1 bg-zinc-200 dark:bg-zinc-800" />
             or
             <span className="h-px flex-1 bg-zinc-200 dark:bg-zinc-800" />

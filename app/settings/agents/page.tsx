@@ -57,7 +57,7 @@ function AgentsTable({ agents }: { agents: AgentOverview[] }) {
     <div className="overflow-x-auto">
       <table className="w-full min-w-[760px] text-left text-xs">
         <thead>
-          <tr className="border-b border-zinc-200 text-[11px] tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
+          <tr className="border-b border-zinc-200 text-xs tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
             <th className="px-4 py-2 font-medium">Role</th>
             <th className="px-3 py-2 font-medium">Agent</th>
             <th className="px-3 py-2 font-medium">Kind</th>
@@ -73,37 +73,37 @@ function AgentsTable({ agents }: { agents: AgentOverview[] }) {
               <td className="px-4 py-2 font-medium capitalize">{a.role}</td>
               <td className="px-3 py-2">
                 <div className="font-mono text-zinc-900 dark:text-zinc-100">{a.id}</div>
-                {a.name ? <div className="text-[11px] text-zinc-500">{a.name}</div> : null}
-                {a.invalid ? <div className="text-[11px] text-rose-600">invalid: {a.invalid}</div> : null}
+                {a.name ? <div className="text-xs text-zinc-500">{a.name}</div> : null}
+                {a.invalid ? <div className="text-xs text-rose-600">invalid: {a.invalid}</div> : null}
               </td>
               <td className="px-3 py-2">
                 <span className="font-mono">{a.kind}</span>
-                {a.model ? <div className="font-mono text-[11px] text-zinc-500">{a.model}</div> : null}
+                {a.model ? <div className="font-mono text-xs text-zinc-500">{a.model}</div> : null}
               </td>
               <td className="px-3 py-2">
                 <YesNo value={a.simulated} yes="simulated" no="real" />
               </td>
-              <td className="px-3 py-2 font-mono text-[11px] text-zinc-600 dark:text-zinc-300">
+              <td className="px-3 py-2 font-mono text-xs text-zinc-600 dark:text-zinc-300">
                 {a.shell ?? "—"} · {a.brain ?? "—"}
-                {a.priority !== null ? <div className="text-zinc-400">priority {a.priority}</div> : null}
-                {a.fsm ? <div className="text-zinc-400">fsm {a.fsm}</div> : null}
+                {a.priority !== null ? <div className="text-zinc-500">priority {a.priority}</div> : null}
+                {a.fsm ? <div className="text-zinc-500">fsm {a.fsm}</div> : null}
               </td>
               <td className="px-3 py-2">
                 {a.manifest ? (
                   <div className="space-y-1">
                     <Chips items={a.manifest.capabilities} empty="no capabilities listed" />
-                    <div className="font-mono text-[11px] text-zinc-500">
+                    <div className="font-mono text-xs text-zinc-500">
                       files: {a.manifest.allowedFiles ? a.manifest.allowedFiles.join(", ") : "any"}
                       {a.manifest.outputFormat ? ` · output ${a.manifest.outputFormat}` : ""}
                     </div>
                   </div>
                 ) : (
-                  <span className="text-zinc-400">none (no file restriction)</span>
+                  <span className="text-zinc-500">none (no file restriction)</span>
                 )}
               </td>
               <td className="px-4 py-2">
                 <span
-                  className={`rounded px-1.5 py-px font-mono text-[10px] ${a.source === "config" ? "bg-violet-500/10 text-violet-700 dark:text-violet-300" : "bg-zinc-100 text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300"}`}
+                  className={`rounded px-1.5 py-px font-mono text-xs ${a.source === "config" ? "bg-violet-500/10 text-violet-700 dark:text-violet-300" : "bg-zinc-100 text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300"}`}
                 >
                   {a.source === "config" ? ".catcafe/agents.json" : "project record"}
                 </span>

@@ -44,7 +44,7 @@ export default async function BrainsSettingsPage() {
               <div className="overflow-x-auto">
                 <table className="w-full min-w-[900px] text-left text-xs" data-testid="brains">
                   <thead>
-                    <tr className="border-b border-zinc-200 text-[11px] tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
+                    <tr className="border-b border-zinc-200 text-xs tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
                       <th className="px-4 py-2 font-medium">Brain</th>
                       <th className="px-3 py-2 font-medium">Provider · model</th>
                       <th className="px-3 py-2 font-medium">Endpoint</th>
@@ -59,20 +59,20 @@ export default async function BrainsSettingsPage() {
                       <tr key={`${b.projectId}-${b.source}-${b.id}`} className="align-top">
                         <td className="px-4 py-2">
                           <div className="font-mono font-semibold">{b.id}</div>
-                          <div className="text-[11px] text-zinc-500">
+                          <div className="text-xs text-zinc-500">
                             {b.projectId} · {b.source === "config" ? ".catcafe/brains.json" : "project record"}
                           </div>
                         </td>
                         <td className="px-3 py-2">
                           <div className="font-mono">{b.provider}</div>
-                          <div className="font-mono text-[11px] text-zinc-500">{b.model}</div>
+                          <div className="font-mono text-xs text-zinc-500">{b.model}</div>
                           {b.capabilities.length ? (
                             <div className="mt-1">
                               <Chips items={b.capabilities} />
                             </div>
                           ) : null}
                         </td>
-                        <td className="max-w-56 px-3 py-2 font-mono text-[11px] break-all text-zinc-600 dark:text-zinc-300">
+                        <td className="max-w-56 px-3 py-2 font-mono text-xs break-all text-zinc-600 dark:text-zinc-300">
                           {b.baseUrl ?? (b.simulated ? "— (scripted)" : "provider default")}
                         </td>
                         <td className="px-3 py-2">
@@ -82,13 +82,13 @@ export default async function BrainsSettingsPage() {
                               <YesNo value={Boolean(b.keySet)} yes="set on web server" no="not set here" />
                             </>
                           ) : (
-                            <span className="text-zinc-400">{b.simulated ? "none needed" : "none"}</span>
+                            <span className="text-zinc-500">{b.simulated ? "none needed" : "none"}</span>
                           )}
                         </td>
-                        <td className="px-3 py-2 font-mono text-[11px]">
+                        <td className="px-3 py-2 font-mono text-xs">
                           {b.minIntervalMs === null ? "—" : b.minIntervalMs === 0 ? "off" : `1 call / ${b.minIntervalMs} ms`}
                         </td>
-                        <td className="px-3 py-2 font-mono text-[11px] text-zinc-600 dark:text-zinc-300">{b.usedBy.join(", ") || "—"}</td>
+                        <td className="px-3 py-2 font-mono text-xs text-zinc-600 dark:text-zinc-300">{b.usedBy.join(", ") || "—"}</td>
                         <td className="px-4 py-2">
                           <BrainCheck
                             check={checkBrainAction.bind(null, { projectId: b.projectId, source: b.source, brainId: b.id })}

@@ -97,7 +97,7 @@ function ProjectCard({ project: p, canEdit }: { project: ProjectOverview & { his
           <dd className="font-mono">{p.maxIterations}</dd>
           <dt className="text-zinc-500">Default workflow</dt>
           <dd className="font-mono">
-            {p.defaultWorkflow ?? "review_loop"} <span className="text-zinc-400">· {p.defaultMode ?? "proposal"}</span>
+            {p.defaultWorkflow ?? "review_loop"} <span className="text-zinc-500">· {p.defaultMode ?? "proposal"}</span>
           </dd>
           <dt className="text-zinc-500">Roles</dt>
           <dd>
@@ -106,7 +106,7 @@ function ProjectCard({ project: p, canEdit }: { project: ProjectOverview & { his
                 {roles.join(", ")}
               </a>
             ) : (
-              <span className="text-zinc-400">no agents</span>
+              <span className="text-zinc-500">no agents</span>
             )}
           </dd>
           <dt className="text-zinc-500">.catcafe/</dt>
@@ -121,11 +121,11 @@ function ProjectCard({ project: p, canEdit }: { project: ProjectOverview & { his
               <span>
                 <span className="font-mono">v{p.config.configVersion ?? "?"}</span> at{" "}
                 <span className="font-mono">{p.config.commit?.slice(0, 10)}</span>
-                <span className="block font-mono text-[11px] text-zinc-500">{p.config.files.join(", ")}</span>
+                <span className="block font-mono text-xs text-zinc-500">{p.config.files.join(", ")}</span>
               </span>
             )}
             {p.config.errors.length ? (
-              <ul className="space-y-0.5 rounded border border-rose-200 bg-rose-50 p-2 font-mono text-[11px] text-rose-800 dark:border-rose-900/60 dark:bg-rose-950/30 dark:text-rose-300">
+              <ul className="space-y-0.5 rounded border border-rose-200 bg-rose-50 p-2 font-mono text-xs text-rose-800 dark:border-rose-900/60 dark:bg-rose-950/30 dark:text-rose-300">
                 {p.config.errors.map((e, i) => (
                   <li key={i}>{e}</li>
                 ))}
@@ -134,8 +134,8 @@ function ProjectCard({ project: p, canEdit }: { project: ProjectOverview & { his
           </dd>
         </dl>
         <div className="p-4">
-          <h3 className="text-[11px] font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Command allowlist</h3>
-          <p className="mt-0.5 text-[11px] text-zinc-500 dark:text-zinc-400">
+          <h3 className="text-xs font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Command allowlist</h3>
+          <p className="mt-0.5 text-xs text-zinc-500 dark:text-zinc-400">
             Tests run only commands matching a pattern, without a shell, in the session workspace. <Kbd>*</Kbd> is one argument, a trailing{" "}
             <Kbd>**</Kbd> any remaining ones.
           </p>
@@ -147,12 +147,12 @@ function ProjectCard({ project: p, canEdit }: { project: ProjectOverview & { his
                 </li>
               ))
             ) : (
-              <li className="text-xs text-zinc-400">empty: no command may run</li>
+              <li className="text-xs text-zinc-500">empty: no command may run</li>
             )}
           </ul>
           {p.effectiveAllowlist ? (
             <>
-              <h4 className="mt-3 text-[11px] font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">
+              <h4 className="mt-3 text-xs font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">
                 Narrowed by .catcafe/projects.json
               </h4>
               <ul className="mt-1.5 space-y-1.5">
@@ -167,7 +167,7 @@ function ProjectCard({ project: p, canEdit }: { project: ProjectOverview & { his
         </div>
       </div>
       <section className="border-t border-zinc-100 p-4 dark:border-zinc-800" aria-label={`Settings of ${p.id}`}>
-        <h3 className="text-[11px] font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Settings in force</h3>
+        <h3 className="text-xs font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Settings in force</h3>
         <ConfigForm
           scope="project"
           projectId={p.id}

@@ -44,7 +44,7 @@ export default async function ShellsSettingsPage() {
                 <div className="overflow-x-auto">
                   <table className="w-full min-w-[760px] text-left text-xs" data-testid="detected-shells">
                     <thead>
-                      <tr className="border-b border-zinc-200 text-[11px] tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
+                      <tr className="border-b border-zinc-200 text-xs tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
                         <th className="px-4 py-2 font-medium">CLI</th>
                         <th className="px-3 py-2 font-medium">Executable</th>
                         <th className="px-3 py-2 font-medium">Version</th>
@@ -58,12 +58,12 @@ export default async function ShellsSettingsPage() {
                       {data.detected.map((s) => (
                         <tr key={s.shell} className="align-top">
                           <td className="px-4 py-2 font-mono font-semibold">{s.shell}</td>
-                          <td className="max-w-72 px-3 py-2 font-mono text-[11px] break-all text-zinc-600 dark:text-zinc-300">
-                            {s.path ?? <span className="text-zinc-400">not found</span>}
+                          <td className="max-w-72 px-3 py-2 font-mono text-xs break-all text-zinc-600 dark:text-zinc-300">
+                            {s.path ?? <span className="text-zinc-500">not found</span>}
                           </td>
                           <td className="px-3 py-2 font-mono">
                             {s.version ?? "—"}
-                            <div className="text-[11px] text-zinc-400">needs {s.requiredRange}</div>
+                            <div className="text-xs text-zinc-500">needs {s.requiredRange}</div>
                           </td>
                           <td className="px-3 py-2">
                             <YesNo value={s.capabilities.nonInteractive} />
@@ -76,12 +76,12 @@ export default async function ShellsSettingsPage() {
                           </td>
                           <td className="px-4 py-2">
                             <span
-                              className={`rounded-full px-2 py-0.5 text-[11px] font-medium ring-1 ring-inset ${s.supported ? "bg-emerald-500/10 text-emerald-700 ring-emerald-600/25 dark:text-emerald-300" : "bg-amber-500/10 text-amber-800 ring-amber-600/25 dark:text-amber-300"}`}
+                              className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${s.supported ? "bg-emerald-500/10 text-emerald-700 ring-emerald-600/25 dark:text-emerald-300" : "bg-amber-500/10 text-amber-800 ring-amber-600/25 dark:text-amber-300"}`}
                             >
                               {s.supported ? "supported" : s.path ? "not supported" : "missing"}
                             </span>
                             {s.problems.length ? (
-                              <ul className="mt-1 space-y-0.5 text-[11px] text-zinc-500">
+                              <ul className="mt-1 space-y-0.5 text-xs text-zinc-500">
                                 {s.problems.map((p, i) => (
                                   <li key={i}>{p}</li>
                                 ))}
@@ -104,7 +104,7 @@ export default async function ShellsSettingsPage() {
               ) : (
                 <table className="w-full text-left text-xs">
                   <thead>
-                    <tr className="border-b border-zinc-200 text-[11px] tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
+                    <tr className="border-b border-zinc-200 text-xs tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
                       <th className="px-4 py-2 font-medium">Project</th>
                       <th className="px-3 py-2 font-medium">Shell</th>
                       <th className="px-3 py-2 font-medium">Kind</th>
@@ -118,10 +118,10 @@ export default async function ShellsSettingsPage() {
                         <td className="px-4 py-2 font-mono">{s.projectId}</td>
                         <td className="px-3 py-2 font-mono font-medium">
                           {s.id}
-                          {s.builtin ? <span className="ml-1 text-[10px] text-zinc-400">built in</span> : null}
+                          {s.builtin ? <span className="ml-1 text-xs text-zinc-500">built in</span> : null}
                         </td>
                         <td className="px-3 py-2 font-mono">{s.kind}</td>
-                        <td className="px-3 py-2 font-mono text-[11px]">{s.command}</td>
+                        <td className="px-3 py-2 font-mono text-xs">{s.command}</td>
                         <td className="px-4 py-2">
                           <Chips items={s.capabilities} />
                         </td>

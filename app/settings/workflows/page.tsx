@@ -41,7 +41,7 @@ export default async function WorkflowsSettingsPage() {
               Project <span className="font-mono">{p.projectId}</span>: its .catcafe/ configuration does not load, so its workflows are not
               listed.
             </p>
-            <ul className="mt-1 space-y-0.5 font-mono text-[11px]">
+            <ul className="mt-1 space-y-0.5 font-mono text-xs">
               {p.errors.map((e, i) => (
                 <li key={i}>{e}</li>
               ))}
@@ -78,7 +78,7 @@ function GraphPanel({ graph: g }: { graph: WorkflowGraph }) {
         <span className="flex items-center gap-2 normal-case">
           {g.version !== null ? <span className="font-mono">v{g.version}</span> : null}
           <span
-            className={`rounded px-1.5 py-px font-mono text-[10px] ${g.source === "builtin" ? "bg-zinc-100 text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300" : "bg-violet-500/10 text-violet-700 dark:text-violet-300"}`}
+            className={`rounded px-1.5 py-px font-mono text-xs ${g.source === "builtin" ? "bg-zinc-100 text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300" : "bg-violet-500/10 text-violet-700 dark:text-violet-300"}`}
           >
             {g.source === "builtin" ? "built in" : `${g.source} · .catcafe/runtimes.json`}
           </span>
@@ -103,7 +103,7 @@ function GraphPanel({ graph: g }: { graph: WorkflowGraph }) {
         {g.problems.length === 0 ? <span className="ml-auto text-emerald-700 dark:text-emerald-400">✓ checks pass</span> : null}
       </div>
       {g.problems.length ? (
-        <ul className="border-b border-zinc-200 bg-rose-50 px-4 py-2 font-mono text-[11px] text-rose-800 dark:border-zinc-800 dark:bg-rose-950/30 dark:text-rose-300">
+        <ul className="border-b border-zinc-200 bg-rose-50 px-4 py-2 font-mono text-xs text-rose-800 dark:border-zinc-800 dark:bg-rose-950/30 dark:text-rose-300">
           {g.problems.map((p, i) => (
             <li key={i}>{p}</li>
           ))}
@@ -122,7 +122,7 @@ function GraphPanel({ graph: g }: { graph: WorkflowGraph }) {
               {g.nodes.map((n) => (
                 <tr key={n.id} className="align-top">
                   <td className="w-56 px-4 py-1.5 font-mono font-medium">{n.id}</td>
-                  <td className="w-48 px-3 py-1.5 font-mono text-[11px] text-zinc-600 dark:text-zinc-300">
+                  <td className="w-48 px-3 py-1.5 font-mono text-xs text-zinc-600 dark:text-zinc-300">
                     {n.kind === "step" ? `${n.role} → ${n.output} (${n.phase})` : n.kind === "terminal" ? `outcome ${n.outcome}` : n.kind}
                   </td>
                   <td className="px-4 py-1.5 text-zinc-600 dark:text-zinc-400">{n.description ?? ""}</td>
@@ -152,7 +152,7 @@ function Legend() {
     </span>
   );
   return (
-    <div className="flex flex-wrap items-center gap-x-5 gap-y-1.5 rounded-lg border border-zinc-200 bg-white px-4 py-2 text-[11px] text-zinc-600 shadow-sm dark:border-zinc-800 dark:bg-zinc-900/60 dark:text-zinc-400">
+    <div className="flex flex-wrap items-center gap-x-5 gap-y-1.5 rounded-lg border border-zinc-200 bg-white px-4 py-2 text-xs text-zinc-600 shadow-sm dark:border-zinc-800 dark:bg-zinc-900/60 dark:text-zinc-400">
       {swatch("border-amber-300 bg-amber-50 dark:border-amber-700/70 dark:bg-amber-950/40", "waits for a command")}
       {swatch("border-sky-300 bg-sky-50 dark:border-sky-700/70 dark:bg-sky-950/50", "agent or command step")}
       {swatch("border-emerald-300 bg-emerald-50 dark:border-emerald-700/70 dark:bg-emerald-950/40", "success outcome")}
