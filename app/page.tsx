@@ -8,12 +8,13 @@ import { Pager } from "@/components/dashboard/pager";
 import { RowKeys } from "@/components/dashboard/row-keys";
 import { SessionFilters } from "@/components/dashboard/session-filters";
 import { StateChips } from "@/components/dashboard/state-chips";
-import { Kbd, Panel } from "@/components/panel";
+import { Panel } from "@/components/panel";
 import { RunnersPanel } from "@/components/runners-panel";
 import { SessionsTable } from "@/components/sessions-table";
 import { StateBreakdown } from "@/components/state-breakdown";
 import { StatTiles } from "@/components/stat-tiles";
 import { formatTimestamp } from "@/lib/format-time";
+import { NEW_TASK_PATH } from "@/lib/nav";
 import { stateTone } from "@/lib/state-tone";
 import { DEFAULT_SESSION_PAGE_SIZE, SESSION_PAGE_SIZES } from "@/server/sessions/list";
 import { dashboardHref, hasFilters, loadDashboard, parseDashboardQuery } from "./_lib/dashboard";
@@ -73,7 +74,8 @@ export default async function DashboardPage({ searchParams }: { searchParams: Se
           },
         ]}
       />
-      <div className="grid grid-cols-1 items-start gap-4 xl:grid-cols-[minmax(0,1fr)_360px]">
+      {/* The table gets the width first: the side panels go below it until the window is 1440 px wide. */}
+      <div className="grid grid-cols-1 items-start gap-4 min-[1440px]:grid-cols-[minmax(0,1fr)_360px]">
         <Panel
           title="Sessions"
           meta={
@@ -113,7 +115,11 @@ export default async function DashboardPage({ searchParams }: { searchParams: Se
                 </>
               ) : (
                 <>
-                  Start a task with <Kbd>catcafe task start</Kbd> or the API; it appears here with its state.
+                  Start one with{" "}
+                  <a href={NEW_TASK_PATH} className="font-medium text-sky-700 underline dark:text-sky-300">
+                    New task
+                  </a>
+                  ; it appears here with its state.
                 </>
               )
             }
@@ -127,7 +133,7 @@ export default async function DashboardPage({ searchParams }: { searchParams: Se
             sizes={SESSION_PAGE_SIZES.map((size) => ({ size, href: dashboardHref(query, { limit: size }), current: size === query.limit }))}
           />
         </Panel>
-        <div className="space-y-4">
+        <div className="grid grid-cols-1 items-start gap-4 md:grid-cols-2 min-[1440px]:grid-cols-1">
           <RunnersPanel runners={liveRunners} now={now} livenessMs={livenessMs} />
           <StateBreakdown counts={stateCounts} total={totalSessions} />
         </div>

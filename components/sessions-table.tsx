@@ -1,6 +1,6 @@
 // Sessions, newest first: title, project, workflow and mode, state, iteration, who started
 // it, age, last change, event count. Each row links to its session (and to its replay and
-// fork tree); rows carry data attributes the keyboard navigation (j/k, enter) uses.
+// fork tree, always shown: touch has no hover); rows carry data attributes the keyboard navigation (j/k, enter) uses.
 import type { ReactNode } from "react";
 import { formatAge, formatAgo, formatTimestamp } from "@/lib/format-time";
 import { EmptyState } from "./panel";
@@ -86,7 +86,7 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
                   >
                     {s.title}
                   </a>
-                  <span className="ml-auto hidden shrink-0 gap-2 text-xs group-hover:flex group-data-[selected]:flex">
+                  <span className="ml-auto flex shrink-0 gap-2 text-xs">
                     <a href={`/sessions/${s.id}/replay`} className="text-sky-700 hover:underline dark:text-sky-400">
                       replay
                     </a>

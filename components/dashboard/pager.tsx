@@ -1,5 +1,6 @@
 // Keyset paging: links to the newer and older neighbours of the page shown, the page size,
 // and the keyboard hint.
+import { ShortcutsToggle } from "../keyboard-shortcuts";
 import { Kbd } from "../panel";
 
 export function Pager({
@@ -29,6 +30,7 @@ export function Pager({
         <Kbd>j</Kbd>
         <Kbd>k</Kbd> move · <Kbd>enter</Kbd> open · <Kbd>/</Kbd> search
       </span>
+      <ShortcutsToggle />
       <div className="ml-auto flex items-center gap-1.5">
         <span className="mr-1 flex items-center gap-1">
           {sizes.map((s) =>
@@ -54,14 +56,18 @@ export function Pager({
             ← Newer
           </a>
         ) : (
-          <span className={off} aria-disabled="true">← Newer</span>
+          <span className={off} aria-disabled="true">
+            ← Newer
+          </span>
         )}
         {olderHref ? (
           <a href={olderHref} className={link} rel="next" data-testid="older-page">
             Older →
           </a>
         ) : (
-          <span className={off} aria-disabled="true">Older →</span>
+          <span className={off} aria-disabled="true">
+            Older →
+          </span>
         )}
       </div>
     </footer>

@@ -4,6 +4,7 @@
 // Typing in a field is never intercepted.
 import { useRouter } from "next/navigation";
 import { useEffect, useRef } from "react";
+import { isSingleCharacterKey, singleKeyShortcutsOn } from "../keyboard-shortcuts";
 
 function rows(): HTMLElement[] {
   return Array.from(document.querySelectorAll<HTMLElement>("[data-session-row]"));
@@ -25,6 +26,7 @@ export function RowKeys() {
       if (e.metaKey || e.ctrlKey || e.altKey) return;
       const target = e.target as HTMLElement | null;
       if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT", "BUTTON"].includes(target.tagName))) return;
+      if (isSingleCharacterKey(e) && !singleKeyShortcutsOn()) return;
       const all = rows();
       if (all.length === 0) return;
       const index = all.findIndex((r) => r.dataset.href === selected.current);

@@ -2,6 +2,8 @@
 // The dashboard's filter bar: a GET form whose fields are the URL's query parameters, so
 // every view is a shareable link. Selects apply at once; the search applies on Enter.
 // `/` focuses the search box.
+import { stateLabel } from "@/lib/state-labels";
+import { singleKeyShortcutsOn } from "../keyboard-shortcuts";
 import Form from "next/form";
 import { useEffect, useRef } from "react";
 
@@ -41,6 +43,7 @@ export function SessionFilters({
       const target = e.target as HTMLElement | null;
       if (e.key !== "/" || e.metaKey || e.ctrlKey || e.altKey) return;
       if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return;
+      if (!singleKeyShortcutsOn()) return;
       e.preventDefault();
       search.current?.focus();
       search.current?.select();
@@ -81,8 +84,8 @@ export function SessionFilters({
       <select name="state" defaultValue={values.state ?? ""} onChange={submit} aria-label="State" className={`${CONTROL} max-w-40`}>
         <option value="">All states</option>
         {states.map((s) => (
-          <option key={s} value={s}>
-            {s}
+          <option key={s} value={s} title={s}>
+            {stateLabel(s)}
           </option>
         ))}
       </select>

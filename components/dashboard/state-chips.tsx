@@ -1,4 +1,5 @@
 // Counts by state under the current filters, as links that set (or clear) the state filter.
+import { stateLabel } from "@/lib/state-labels";
 import { stateTone, TONE_ORDER } from "@/lib/state-tone";
 import { TONE_FILL } from "../tone-classes";
 
@@ -35,13 +36,13 @@ export function StateChips({
           aria-current={active === c.state ? "true" : undefined}
         >
           <span className={`size-1.5 rounded-full ${TONE_FILL[stateTone(c.state)]}`} aria-hidden />
-          <span className="font-mono">{c.state}</span>
+          <span title={c.state}>{stateLabel(c.state)}</span>
           <span className="font-mono tabular-nums opacity-70">{c.count.toLocaleString("en-US")}</span>
         </a>
       ))}
       {active && !counts.some((c) => c.state === active) ? (
         <span className={chip(true)}>
-          <span className="font-mono">{active}</span>
+          <span title={active}>{stateLabel(active)}</span>
           <span className="font-mono tabular-nums opacity-70">0</span>
         </span>
       ) : null}

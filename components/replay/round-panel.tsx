@@ -177,9 +177,7 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
             </span>
           }
         >
-          <p className="font-mono text-xs text-zinc-600 dark:text-zinc-400">
-            {entry.empty ? "no files changed" : entry.files.join(", ")}
-          </p>
+          <p className="font-mono text-xs text-zinc-600 dark:text-zinc-400">{entry.empty ? "no files changed" : entry.files.join(", ")}</p>
         </Card>
       );
     case "message":
@@ -270,7 +268,5 @@ function Card({
 }
 
 function Chip({ children }: { children: ReactNode }) {
-  return (
-    <span className="rounded bg-zinc-900/5 px-1.5 py-px text-xs text-zinc-600 dark:bg-white/10 dark:text-zinc-300">{children}</span>
-  );
+  return <span className="rounded bg-zinc-900/5 px-1.5 py-px text-xs text-zinc-600 dark:bg-white/10 dark:text-zinc-300">{children}</span>;
 }

@@ -8,6 +8,7 @@
 import { usePathname, useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState, useTransition } from "react";
 import { stateTone } from "@/lib/state-tone";
+import { isSingleCharacterKey, singleKeyShortcutsOn } from "../keyboard-shortcuts";
 import { TONE_FILL } from "../tone-classes";
 
 export interface ScrubberMark {
@@ -75,6 +76,7 @@ export function ReplayScrubber({
       const target = e.target as HTMLElement | null;
       const isRange = target instanceof HTMLInputElement && target.type === "range";
       if (!isRange && target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return;
+      if (isSingleCharacterKey(e) && !singleKeyShortcutsOn()) return;
       const at = latest.current;
       let next: number | null = null;
       if (e.key === "ArrowLeft") next = e.shiftKey ? prevMark(at) : at - 1;

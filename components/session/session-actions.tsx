@@ -6,6 +6,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState, type ReactNode, type RefObject } from "react";
+import { ShortcutsToggle } from "@/components/keyboard-shortcuts";
 import { Kbd, Panel } from "@/components/panel";
 import { trpcErrorCode, useTRPC } from "@/lib/trpc/client";
 import { INTERRUPTED_OUTCOMES } from "@/lib/outcomes";
@@ -207,6 +208,7 @@ export function ActionsPanel({
           </div>
         ) : null}
         {status.status === "finished" && status.modifiable ? <ModifyForm sessionId={sessionId} commands={commands} /> : null}
+        {active ? <ShortcutsToggle /> : null}
       </div>
     </Panel>
   );

@@ -30,16 +30,17 @@ export function SessionHeader({
 }) {
   return (
     <section className="rounded-lg border border-zinc-200 bg-white px-5 py-4 shadow-sm dark:border-zinc-800 dark:bg-zinc-900/60 dark:shadow-none">
-      <div className="flex flex-wrap items-start gap-x-4 gap-y-3">
+      {/* On a narrow screen the title keeps the whole width (wrapping, never cut to "D.") and the actions go under it. */}
+      <div className="flex flex-col gap-3 md:flex-row md:items-start md:gap-x-4">
         <div className="min-w-0 flex-1">
           <div className="flex min-w-0 flex-wrap items-center gap-x-3 gap-y-1">
-            <h1 className="min-w-0 truncate text-lg font-semibold tracking-tight text-zinc-900 dark:text-zinc-50" title={header.title}>
+            <h1 className="min-w-0 text-lg font-semibold tracking-tight break-words text-zinc-900 dark:text-zinc-50" title={header.title}>
               {header.title}
             </h1>
             <span data-testid="state-badge" data-state={status.state}>
               <StateBadge state={status.state} />
             </span>
-            <LiveIndicator connection={connection} />
+            <LiveIndicator connection={connection} finished={status.status !== "active"} />
           </div>
           <p className="mt-0.5 font-mono text-xs text-zinc-500 dark:text-zinc-400">{header.id}</p>
         </div>
@@ -146,9 +147,10 @@ function Fact({
   );
 }
 
-function LiveIndicator({ connection }: { connection: Connection }) {
+/** A finished session has nothing left to follow: no green "live" dot for it. */
+function LiveIndicator({ connection, finished }: { connection: Connection; finished: boolean }) {
   const look = {
-    live: { dot: "bg-emerald-500", text: "live", ping: true },
+    live: finished ? { dot: "bg-zinc-400", text: "finished", ping: false } : { dot: "bg-emerald-500", text: "live", ping: true },
     connecting: { dot: "bg-zinc-400", text: "connecting", ping: false },
     reconnecting: { dot: "bg-amber-500", text: "reconnecting", ping: false },
     closed: { dot: "bg-rose-500", text: "not live", ping: false },

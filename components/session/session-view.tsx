@@ -4,6 +4,7 @@
 // operators) the actions with their keyboard shortcuts: `c` confirm (asks first), `f`
 // follow-up, Escape to leave either.
 import { useEffect, useMemo, useRef, useState } from "react";
+import { singleKeyShortcutsOn } from "@/components/keyboard-shortcuts";
 import { Kbd, Panel } from "@/components/panel";
 import { FEEDBACK_EVENT_TYPES } from "@/lib/feedback";
 import { DeliveryPanel } from "./delivery-panel";
@@ -49,7 +50,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   useEffect(() => {
     if (!canOperate) return;
     const onKey = (e: KeyboardEvent) => {
-      if (e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey || typingIn(e.target) || dialog) return;
+      if (e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey || typingIn(e.target) || dialog || !singleKeyShortcutsOn()) return;
       if (e.key === "c" && awaiting) {
         e.preventDefault();
         setDialog("confirm");

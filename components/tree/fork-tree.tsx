@@ -136,9 +136,7 @@ function NodeCard({
         ) : null}
         <div className="flex flex-wrap items-center gap-1.5">
           <StateBadge state={node.state} />
-          {node.outcome && node.outcome !== node.state ? (
-            <span className="font-mono text-xs text-zinc-500">→ {node.outcome}</span>
-          ) : null}
+          {node.outcome && node.outcome !== node.state ? <span className="font-mono text-xs text-zinc-500">→ {node.outcome}</span> : null}
         </div>
         <div className="flex flex-wrap gap-x-3 gap-y-0.5 text-xs text-zinc-500 dark:text-zinc-400">
           <span className="font-mono">{node.workflow}</span>

@@ -182,7 +182,9 @@ describe("the dashboard in a browser", () => {
     expect(headers["content-security-policy"]).toContain("frame-ancestors 'none'");
     expect(headers).toMatchObject({ "x-content-type-options": "nosniff", "x-frame-options": "DENY", "referrer-policy": "same-origin" });
     const row = page.locator(`[data-session-row][data-href="/sessions/${demoSessionId}"]`);
-    await expect.poll(() => row.textContent()).toContain("awaiting_operator_confirm");
+    // The badge reads in people's words; the state id stays in data-state (issue 18, item 8).
+    await expect.poll(() => row.locator("[data-state]").first().getAttribute("data-state")).toBe("awaiting_operator_confirm");
+    expect(await row.textContent()).toContain("Waiting for your confirm");
     expect(await row.textContent()).toContain("Demo: fix slugify()");
     expect(await row.textContent()).toContain("proposal");
     // Filters are URL parameters: a search that matches and one that does not.
@@ -244,7 +246,7 @@ describe("the dashboard in a browser", () => {
     expect(await nodes.nth(0).getAttribute("data-session-id")).toBe(demoSessionId);
     expect(await nodes.nth(1).getAttribute("data-session-id")).toBe(rerun.sessionId);
     expect(await nodes.nth(1).getAttribute("data-fork-reason")).toBe("rerun");
-    expect(await nodes.nth(0).textContent()).toContain("approved");
+    expect(await nodes.nth(0).textContent()).toContain("Approved");
     await waitForTask(page, rerun.sessionId, (t) => t.fsm === "awaiting_operator_confirm", "the rerun's roundtable");
     await page.reload();
     await expect.poll(() => page.getByTestId("fork-tree-summary").textContent()).toContain("1 fork (1 rerun)");

@@ -333,7 +333,7 @@ describe("the session view", () => {
     expect(await command.getAttribute("data-passed")).toBe("true");
     expect(await command.getByTestId("exit-code").innerText()).toBe("exit 0");
     expect(await adminPage.getByTestId("confirmed").innerText()).toContain(ADMIN.name);
-    expect(await adminPage.getByTestId("outcome").innerText()).toContain("approved");
+    expect(await adminPage.getByTestId("outcome").innerText()).toContain("Approved");
 
     expect(navigations).toBe(0);
     expect(await adminPage.evaluate(() => (window as unknown as { __sameDocument?: boolean }).__sameDocument)).toBe(true);

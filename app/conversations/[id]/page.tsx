@@ -3,9 +3,8 @@
 // mode and end it; viewers read. `?at=N` shows it as it was at event N (a replay), from where
 // an operator can fork it.
 import type { Metadata } from "next";
-import Link from "next/link";
+import { notFound } from "next/navigation";
 import { cache } from "react";
-import { EmptyState, Panel } from "@/components/panel";
 import { ConversationView } from "@/components/conversation/conversation-view";
 import { hasRole } from "@/lib/roles";
 import { TRPCReactProvider } from "@/lib/trpc/client";
@@ -37,7 +36,9 @@ export default async function ConversationPage({ params, searchParams }: { param
   const at = Number((await searchParams).at);
   const read = await readConversation(id, Number.isInteger(at) && at >= 1 ? at : undefined);
   const path = `/conversations/${id}`;
-  if (!read.ok && read.code !== "NOT_FOUND" && read.code !== "BAD_REQUEST")
+  // An unknown (or malformed) id is the not-found page, with its 404 status.
+  if (!read.ok && (read.code === "NOT_FOUND" || read.code === "BAD_REQUEST")) notFound();
+  if (!read.ok)
     return (
       <PageShell user={read.user} path={path}>
         <ReadFailure failure={read} />
@@ -46,26 +47,9 @@ export default async function ConversationPage({ params, searchParams }: { param
   return (
     <PageShell user={read.user} path={path}>
       <div className="mx-auto max-w-4xl">
-        {read.ok ? (
-          <TRPCReactProvider>
-            <ConversationView initial={read.data} canOperate={hasRole(read.user.role, "operator")} />
-          </TRPCReactProvider>
-        ) : (
-          <Panel title="Conversation">
-            <EmptyState
-              title={`No conversation ${id}`}
-              hint={
-                <>
-                  The{" "}
-                  <Link className="underline" href="/conversations">
-                    conversations
-                  </Link>{" "}
-                  page lists them.
-                </>
-              }
-            />
-          </Panel>
-        )}
+        <TRPCReactProvider>
+          <ConversationView initial={read.data} canOperate={hasRole(read.user.role, "operator")} />
+        </TRPCReactProvider>
       </div>
     </PageShell>
   );

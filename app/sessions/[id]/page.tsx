@@ -4,11 +4,10 @@
 // allows them.
 import type { Metadata } from "next";
 import Link from "next/link";
-import { redirect } from "next/navigation";
+import { notFound, redirect } from "next/navigation";
 import { cache, type ReactNode } from "react";
 import { readPage, visitor } from "@/app/_lib/page-context";
 import { PageShell, ReadFailure } from "@/app/_lib/page-shell";
-import { EmptyState, Panel } from "@/components/panel";
 import { RuntimeContextPanel } from "@/components/session/runtime-context";
 import { SessionView } from "@/components/session/session-view";
 import { hasRole } from "@/lib/roles";
@@ -37,7 +36,9 @@ export default async function SessionPage({ params }: { params: Params }) {
   const read = await readSession(id);
   // A conversation has its own view.
   if (read.ok && read.data.header.workflow === "conversation") redirect(`/conversations/${id}`);
-  if (!read.ok && read.code !== "NOT_FOUND" && read.code !== "BAD_REQUEST")
+  // An unknown (or malformed) id is the not-found page, with its 404 status.
+  if (!read.ok && (read.code === "NOT_FOUND" || read.code === "BAD_REQUEST")) notFound();
+  if (!read.ok)
     return (
       <Shell user={read.user} id={id}>
         <ReadFailure failure={read} />
@@ -45,35 +46,15 @@ export default async function SessionPage({ params }: { params: Params }) {
     );
 
   // Operators also see the runtime execution context (agents, shells, brains, FSMs, limits).
-  const context =
-    read.ok && hasRole(read.user.role, "operator")
-      ? await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.tasks.runtimeContext({ sessionId: id }))
-      : null;
+  const context = hasRole(read.user.role, "operator")
+    ? await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.tasks.runtimeContext({ sessionId: id }))
+    : null;
   return (
     <Shell user={read.user} id={id}>
-      {read.ok ? (
-        <>
-          <TRPCReactProvider>
-            <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
-          </TRPCReactProvider>
-          {context?.ok && context.data ? <RuntimeContextPanel context={context.data} /> : null}
-        </>
-      ) : (
-        <Panel title="Session">
-          <EmptyState
-            title={`No session ${id}`}
-            hint={
-              <>
-                It may have been mistyped. The{" "}
-                <Link className="underline" href="/">
-                  dashboard
-                </Link>{" "}
-                lists every session.
-              </>
-            }
-          />
-        </Panel>
-      )}
+      <TRPCReactProvider>
+        <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
+      </TRPCReactProvider>
+      {context?.ok && context.data ? <RuntimeContextPanel context={context.data} /> : null}
     </Shell>
   );
 }

@@ -65,12 +65,15 @@ export default async function ForkTreePage({ params }: { params: Params }) {
         <ForkPoints nodes={tree.nodes} now={now} />
         {forks === 0 ? (
           <p className="border-t border-zinc-200 px-5 py-3 text-xs text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">
-            No forks yet. Fork it at any event from the{" "}
-            <a className="text-sky-700 hover:underline dark:text-sky-400" href={`/sessions/${id}/replay`}>
+            No forks yet. Use <strong className="font-medium text-zinc-800 dark:text-zinc-200">Rerun</strong> on the{" "}
+            <a className="text-sky-700 underline dark:text-sky-300" href={`/sessions/${id}`}>
+              session&apos;s page
+            </a>
+            , fork it at any event from its{" "}
+            <a className="text-sky-700 underline dark:text-sky-300" href={`/sessions/${id}/replay`}>
               replay
             </a>
-            , rerun it, revert it to a stage or state (<code className="font-mono">catcafe session revert</code>), or modify it once it has
-            finished: each fork appears here.
+            , or describe a change there once it has finished: each fork appears here.
           </p>
         ) : null}
       </Panel>
