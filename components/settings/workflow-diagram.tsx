@@ -21,7 +21,7 @@ import {
   type NodeProps,
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { stateTone, type StateTone } from "@/lib/state-tone";
 import type { GraphEdge, GraphNode, WorkflowGraph } from "@/server/config/graph";
 import { ANY_STATE_ID, layoutWorkflow, NODE_HEIGHT, NODE_WIDTH, type EdgeRoute, type PlacedNode } from "./workflow-layout";
@@ -55,6 +55,9 @@ function nodeTone(node: StateNodeData["placed"]): StateTone | "any" {
   if (node.kind === "step") return "active";
   return "waiting";
 }
+
+/** The smallest zoom: the nodes' 12 px text never drawn under 12 px. */
+const MIN_ZOOM = 1;
 
 const hidden = "!size-1.5 !min-h-0 !min-w-0 !border-0 !bg-transparent";
 
@@ -219,7 +222,7 @@ const HANDLES: Record<EdgeRoute, [string, string]> = {
 };
 
 export function WorkflowDiagram({ graph }: { graph: WorkflowGraph }) {
-  const { nodes, edges, height } = useMemo(() => {
+  const { nodes, edges, bounds } = useMemo(() => {
     const layout = layoutWorkflow(graph);
     const byId = new Map(graph.nodes.map((n) => [n.id, n]));
     const positions = new Map(layout.nodes.map((p) => [p.node.id, p]));
@@ -253,16 +256,24 @@ export function WorkflowDiagram({ graph }: { graph: WorkflowGraph }) {
         focusable: false,
       };
     });
-    return { nodes, edges, height: layout.height };
+    return { nodes, edges, bounds: layout };
   }, [graph]);
+  const height = bounds.height;
 
   // React Flow follows the system colour scheme, which only the browser knows: draw it
   // after mounting so the server's HTML and the first client render agree.
-  const [mounted, setMounted] = useState(false);
-  useEffect(() => setMounted(true), []);
+  // Never drawn smaller than MIN_ZOOM (its 12 px text stays readable, issue 18): when the
+  // whole diagram does not fit the width at that zoom, it opens at the top at MIN_ZOOM and is
+  // panned by dragging or with the controls.
+  const box = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState<number | null>(null);
+  useEffect(() => setWidth(box.current?.clientWidth ?? null), []);
+  const mounted = width !== null;
+  const fits = width !== null && (bounds.width + 40) * MIN_ZOOM <= width;
 
   return (
     <div
+      ref={box}
       className="w-full"
       style={{ height: Math.min(860, Math.max(300, height * 0.82 + 80)) }}
       data-testid="workflow-diagram"
@@ -275,9 +286,10 @@ export function WorkflowDiagram({ graph }: { graph: WorkflowGraph }) {
           nodeTypes={nodeTypes}
           edgeTypes={edgeTypes}
           colorMode="system"
-          fitView
-          fitViewOptions={{ padding: 0.06, maxZoom: 1.1 }}
-          minZoom={0.3}
+          fitView={fits}
+          fitViewOptions={{ padding: 0.06, minZoom: MIN_ZOOM, maxZoom: 1.1 }}
+          defaultViewport={fits ? undefined : { x: (width ?? 0) / 2 - (bounds.minX + bounds.width / 2) * MIN_ZOOM, y: 16, zoom: MIN_ZOOM }}
+          minZoom={MIN_ZOOM}
           maxZoom={1.8}
           nodesDraggable={false}
           nodesConnectable={false}

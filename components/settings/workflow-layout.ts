@@ -45,6 +45,8 @@ export function labelWidth(edge: GraphEdge): number {
 export interface DiagramLayout {
   nodes: PlacedNode[];
   edges: PlacedEdge[];
+  /** The leftmost x drawn (node or edge label); the drawing spans minX … minX + width. */
+  minX: number;
   width: number;
   height: number;
 }
@@ -231,5 +233,5 @@ export function layoutWorkflow(graph: WorkflowGraph): DiagramLayout {
     maxX = sideX + NODE_WIDTH;
   }
   const maxY = Math.max(...placed.map((p) => p.y)) + NODE_HEIGHT;
-  return { nodes: placed, edges, width: maxX - minX, height: maxY };
+  return { nodes: placed, edges, minX, width: maxX - minX, height: maxY };
 }
