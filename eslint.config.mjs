@@ -85,6 +85,10 @@ export default tseslint.config(
               message: "grey text under 4.5:1 on white: use text-zinc-500 or darker",
             },
             {
+              selector: `${node}[${value}=/^(?![\\s\\S]*dark:text-)[\\s\\S]*(?:^|\\s)text-zinc-[567]00(?![0-9\\/-])/]`,
+              message: "grey text without a dark variant stays dark grey on the dark surfaces: add dark:text-zinc-400 (or 300)",
+            },
+            {
               selector: `${node}[${value}=/dark:text-zinc-[56]00(?![0-9\\/])/]`,
               message: "grey text under 4.5:1 on the dark surfaces: use dark:text-zinc-400 or lighter",
             },

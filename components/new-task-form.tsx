@@ -109,13 +109,13 @@ export function NewTaskForm({
             placeholder="Fix the failing test in test/slugify.test.js without changing the tests."
           />
           {fieldErrors.prompt?.map((m) => (
-            <p key={m} className="mt-1 text-xs text-rose-600 dark:text-rose-400">
+            <p key={m} className="mt-1 text-xs text-rose-700 dark:text-rose-400">
               {m}
             </p>
           ))}
         </div>
         {start.error && !Object.keys(fieldErrors).length ? (
-          <p className="text-sm text-rose-600 dark:text-rose-400">{start.error.message}</p>
+          <p className="text-sm text-rose-700 dark:text-rose-400">{start.error.message}</p>
         ) : null}
         <div className="flex items-center justify-end gap-3">
           <button

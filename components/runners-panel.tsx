@@ -47,7 +47,7 @@ export function RunnersPanel({ runners, now, livenessMs }: { runners: RunnerRow[
                   className="shrink-0 text-right text-xs tabular-nums text-zinc-500 dark:text-zinc-400"
                   title={formatTimestamp(r.heartbeatAt)}
                 >
-                  <div className={lagging ? "text-amber-600 dark:text-amber-400" : ""}>{formatAgo(r.heartbeatAt, now)}</div>
+                  <div className={lagging ? "text-amber-700 dark:text-amber-400" : ""}>{formatAgo(r.heartbeatAt, now)}</div>
                   <div className="text-zinc-500 dark:text-zinc-400">heartbeat</div>
                 </div>
               </li>

@@ -123,7 +123,7 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
               <td className="px-3 py-1.5">
                 <StateBadge state={s.state} />
                 {s.outcome && s.outcome !== s.state ? (
-                  <div className="mt-0.5 truncate font-mono text-xs text-zinc-500">outcome {s.outcome}</div>
+                  <div className="mt-0.5 truncate font-mono text-xs text-zinc-500 dark:text-zinc-400">outcome {s.outcome}</div>
                 ) : null}
                 {s.workflow === "forge" ? (
                   <div data-testid="forge-status" className="mt-0.5 truncate text-xs text-zinc-600 dark:text-zinc-400">
@@ -136,7 +136,7 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
               </td>
               <td className="truncate px-3 py-1.5 text-xs text-zinc-600 dark:text-zinc-300" title={s.createdBy}>
                 {s.startedBy}
-                {s.mine ? <span className="ml-1 text-xs text-zinc-500">(you)</span> : null}
+                {s.mine ? <span className="ml-1 text-xs text-zinc-500 dark:text-zinc-400">(you)</span> : null}
               </td>
               <td
                 className="px-2 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400"

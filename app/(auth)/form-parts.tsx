@@ -34,7 +34,7 @@ export function Field({
         }`}
       />
       {invalid ? (
-        <span className="mt-1 block text-xs text-rose-600 dark:text-rose-400">{errors?.join("; ")}</span>
+        <span className="mt-1 block text-xs text-rose-700 dark:text-rose-400">{errors?.join("; ")}</span>
       ) : hint ? (
         <span className="mt-1 block text-xs text-zinc-500 dark:text-zinc-400">{hint}</span>
       ) : null}

@@ -62,7 +62,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Search
             </a>
           ))}
           <span className="mx-2 h-4 w-px bg-zinc-200 dark:bg-zinc-700" />
-          <a href={link({ project: projectId, mine: !mine })} className={chip(mine)} aria-pressed={mine}>
+          <a href={link({ project: projectId, mine: !mine })} className={chip(mine)} aria-current={mine ? "true" : undefined}>
             Mine
           </a>
         </nav>

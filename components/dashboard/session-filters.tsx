@@ -77,7 +77,7 @@ export function SessionFilters({
           aria-label="Search titles and prompts"
           className={`${CONTROL} w-full pr-8 pl-7`}
         />
-        <kbd className="pointer-events-none absolute top-1/2 right-2 -translate-y-1/2 rounded border border-zinc-200 px-1 font-mono text-xs text-zinc-500 dark:border-zinc-700">
+        <kbd className="pointer-events-none absolute top-1/2 right-2 -translate-y-1/2 rounded border border-zinc-200 px-1 font-mono text-xs text-zinc-500 dark:text-zinc-400 dark:border-zinc-700">
           /
         </kbd>
       </div>

@@ -5,7 +5,7 @@ import type { TimelineEntry } from "@/server/events/timeline";
 import { Panel } from "../panel";
 
 const TYPE_TONE: Array<[RegExp, string]> = [
-  [/Failed|Rejected|Cancel/, "text-rose-600 dark:text-rose-400"],
+  [/Failed|Rejected|Cancel/, "text-rose-700 dark:text-rose-400"],
   [/StateChanged|Finalized|Forked|Created/, "text-sky-700 dark:text-sky-400"],
   [/Confirmed|Operator|SystemReplied/, "text-amber-700 dark:text-amber-400"],
   [/Verdict|TestCommand|TestPlan/, "text-emerald-700 dark:text-emerald-400"],
@@ -41,11 +41,11 @@ export function EventList({
           state === "current" ? "bg-sky-500/10 shadow-[inset_2px_0_0_0_var(--color-sky-500)]" : "hover:bg-zinc-50 dark:hover:bg-zinc-800/40"
         } ${state === "future" ? "opacity-45" : ""}`}
       >
-        <span className="pt-px text-right font-mono text-xs text-zinc-500 tabular-nums">{e.version}</span>
+        <span className="pt-px text-right font-mono text-xs text-zinc-500 dark:text-zinc-400 tabular-nums">{e.version}</span>
         <span className="min-w-0">
           <span className={`font-mono text-xs font-medium ${typeTone(e.type)}`}>{e.type}</span>
           {e.streamId !== sessionId ? (
-            <span className="ml-1.5 text-xs text-violet-500" title={`inherited from ${e.streamId}`}>
+            <span className="ml-1.5 text-xs text-violet-700" title={`inherited from ${e.streamId}`}>
               inherited
             </span>
           ) : null}
@@ -59,10 +59,10 @@ export function EventList({
   return (
     <Panel title="Events" meta={`${version} of ${head}`}>
       <ol className="relative max-h-[560px] divide-y divide-zinc-100 overflow-y-auto dark:divide-zinc-800/60" data-testid="replay-events">
-        {earlier > 0 ? <li className="px-3 py-1.5 text-center text-xs text-zinc-500">{earlier} earlier</li> : null}
+        {earlier > 0 ? <li className="px-3 py-1.5 text-center text-xs text-zinc-500 dark:text-zinc-400">{earlier} earlier</li> : null}
         {past.map((e) => row(e, e.version === version ? "current" : "past"))}
         {upcoming.map((e) => row(e, "future"))}
-        {later > 0 ? <li className="px-3 py-1.5 text-center text-xs text-zinc-500">{later} later</li> : null}
+        {later > 0 ? <li className="px-3 py-1.5 text-center text-xs text-zinc-500 dark:text-zinc-400">{later} later</li> : null}
       </ol>
     </Panel>
   );

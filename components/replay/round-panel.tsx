@@ -43,7 +43,9 @@ export function RoundPanel({ view, hrefAt }: { view: ReplayView; hrefAt: (versio
       ) : (
         <ol className="space-y-3 p-4">
           {round.omitted > 0 ? (
-            <li className="text-center text-xs text-zinc-500">{round.omitted} earlier entries of this round not shown</li>
+            <li className="text-center text-xs text-zinc-500 dark:text-zinc-400">
+              {round.omitted} earlier entries of this round not shown
+            </li>
           ) : null}
           {round.entries.map((entry) => (
             <li
@@ -76,9 +78,9 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
           label={
             <>
               <span className="font-semibold capitalize">{entry.role}</span>
-              <span className="opacity-70">{discussion ? "roundtable discussion" : `${entry.phase} output`}</span>
+              <span className="text-zinc-600 dark:text-zinc-400">{discussion ? "roundtable discussion" : `${entry.phase} output`}</span>
               {entry.simulated ? <Chip>simulated</Chip> : null}
-              <span className="font-mono opacity-60">{entry.agentId}</span>
+              <span className="font-mono text-zinc-600 dark:text-zinc-400">{entry.agentId}</span>
             </>
           }
         >
@@ -122,7 +124,7 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
                   >
                     {f.severity}
                   </span>
-                  <span className="font-mono text-zinc-500">
+                  <span className="font-mono text-zinc-500 dark:text-zinc-400">
                     {f.file}
                     {f.line ? `:${f.line}` : ""}
                   </span>
@@ -258,7 +260,7 @@ function Card({
     <article className={`rounded-lg border px-3 py-2 ${TONES[tone]}`}>
       <header className="mb-1 flex flex-wrap items-center gap-x-2 gap-y-0.5 text-xs text-zinc-700 dark:text-zinc-300">
         {label}
-        <Link href={href} scroll={false} className="ml-auto font-mono text-zinc-500 hover:text-sky-600">
+        <Link href={href} scroll={false} className="ml-auto font-mono text-zinc-500 dark:text-zinc-400 hover:text-sky-600">
           #{version}
         </Link>
       </header>

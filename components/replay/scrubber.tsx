@@ -116,11 +116,11 @@ export function ReplayScrubber({
           ←
         </button>
         <div className="min-w-36 px-1 text-center font-mono text-xs tabular-nums">
-          <span className="text-zinc-500">event </span>
+          <span className="text-zinc-500 dark:text-zinc-400">event </span>
           <span className="text-sm font-semibold text-zinc-900 dark:text-zinc-100" data-testid="replay-position">
             {position}
           </span>
-          <span className="text-zinc-500"> / {head}</span>
+          <span className="text-zinc-500 dark:text-zinc-400"> / {head}</span>
         </div>
         <button type="button" className={button} onClick={() => go(position + 1, true)} disabled={position >= head} title="Next event (→)">
           →

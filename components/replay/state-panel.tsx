@@ -31,17 +31,19 @@ export function StatePanel({ view }: { view: ReplayView }) {
           <Term>Iteration</Term>
           <Value mono>
             <span data-testid="replay-iteration">{s.iteration}</span>
-            {s.maxIterations ? <span className="text-zinc-500"> of {s.maxIterations}</span> : null}
+            {s.maxIterations ? <span className="text-zinc-500 dark:text-zinc-400"> of {s.maxIterations}</span> : null}
           </Value>
           <Term>Workflow</Term>
           <Value mono>
             {s.workflow ?? "—"}
-            {s.mode ? <span className="text-zinc-500"> · {s.mode}</span> : null}
+            {s.mode ? <span className="text-zinc-500 dark:text-zinc-400"> · {s.mode}</span> : null}
           </Value>
           <Term>Project</Term>
           <Value mono>{s.project ? s.project.id : "—"}</Value>
           <Term>Step</Term>
-          <Value mono>{s.step ? `${s.step.role} in ${s.step.state}` : <span className="text-zinc-500">none running</span>}</Value>
+          <Value mono>
+            {s.step ? `${s.step.role} in ${s.step.state}` : <span className="text-zinc-500 dark:text-zinc-400">none running</span>}
+          </Value>
           <Term>Head</Term>
           <Value mono>{s.head ? s.head.slice(0, 12) : "—"}</Value>
         </dl>
@@ -52,10 +54,10 @@ export function StatePanel({ view }: { view: ReplayView }) {
           >
             <div className="flex items-center gap-2 text-xs">
               <span className="font-mono font-semibold text-sky-800 dark:text-sky-300">{view.event.type}</span>
-              <span className="ml-auto font-mono text-zinc-500">{view.event.actor}</span>
+              <span className="ml-auto font-mono text-zinc-500 dark:text-zinc-400">{view.event.actor}</span>
             </div>
             <p className="mt-1 text-xs leading-relaxed break-words text-zinc-700 dark:text-zinc-300">{view.event.summary}</p>
-            <p className="mt-1 font-mono text-xs text-zinc-500">
+            <p className="mt-1 font-mono text-xs text-zinc-500 dark:text-zinc-400">
               {formatTimestamp(new Date(view.event.recordedAt))}
               {inherited ? " · inherited from the parent session" : ""}
             </p>

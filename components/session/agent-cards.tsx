@@ -10,9 +10,9 @@ import { RoleAvatar, roleStyle } from "./role-style";
 import { DiffToggle, FullOutput, StructuredOutput } from "./session-output";
 
 const FILE_STATUS: Record<string, { letter: string; className: string }> = {
-  added: { letter: "A", className: "text-emerald-600 dark:text-emerald-400" },
-  modified: { letter: "M", className: "text-amber-600 dark:text-amber-400" },
-  deleted: { letter: "D", className: "text-rose-600 dark:text-rose-400" },
+  added: { letter: "A", className: "text-emerald-700 dark:text-emerald-400" },
+  modified: { letter: "M", className: "text-amber-700 dark:text-amber-400" },
+  deleted: { letter: "D", className: "text-rose-700 dark:text-rose-400" },
   renamed: { letter: "R", className: "text-violet-600 dark:text-violet-400" },
 };
 
@@ -35,7 +35,7 @@ export function CommitSummary({ commit }: { commit: EntryOf<"commit"> }) {
       <div className="flex flex-wrap items-center gap-2 text-xs text-zinc-600 dark:text-zinc-300">
         <span>Committed</span>
         <code className="rounded bg-zinc-100 px-1 font-mono text-xs dark:bg-zinc-800">{d.commit.slice(0, 10)}</code>
-        <span className="text-zinc-500">·</span>
+        <span className="text-zinc-500 dark:text-zinc-400">·</span>
         <span>
           {d.changedFiles.length} file{d.changedFiles.length === 1 ? "" : "s"}
         </span>

@@ -38,8 +38,8 @@ function DiffFileView({ file }: { file: DiffFile }) {
           </span>
         ) : null}
         <span className="ml-auto font-mono text-xs tabular-nums">
-          <span className="text-emerald-600 dark:text-emerald-400">+{file.additions}</span>{" "}
-          <span className="text-rose-600 dark:text-rose-400">−{file.deletions}</span>
+          <span className="text-emerald-700 dark:text-emerald-400">+{file.additions}</span>{" "}
+          <span className="text-rose-700 dark:text-rose-400">−{file.deletions}</span>
         </span>
       </div>
       <div className="max-h-[520px] overflow-auto bg-white dark:bg-zinc-950">

@@ -48,14 +48,14 @@ export function ProposalReview({
           {proposal ? (
             <Contribution entry={proposal} heading="Proposal" />
           ) : (
-            <p className="text-xs text-zinc-500">No proposal was recorded.</p>
+            <p className="text-xs text-zinc-500 dark:text-zinc-400">No proposal was recorded.</p>
           )}
         </div>
         <div className="min-w-0 space-y-4 px-4 py-3">
           {critiques.length ? (
             critiques.map((e) => <Contribution key={e.version} entry={e} heading="Critique" />)
           ) : (
-            <p className="text-xs text-zinc-500">No critiques were recorded.</p>
+            <p className="text-xs text-zinc-500 dark:text-zinc-400">No critiques were recorded.</p>
           )}
         </div>
       </div>

@@ -22,7 +22,7 @@ function LoadedOutput({ blob, children }: { blob: BlobRef; children: (text: stri
   const output = useOutput(blob, true);
   if (output.isPending) return <p className="px-3 py-2 text-xs text-zinc-500 dark:text-zinc-400">Loading {formatBytes(blob.size)}…</p>;
   if (output.isError)
-    return <p className="px-3 py-2 text-xs text-rose-600 dark:text-rose-400">Could not load the output: {output.error.message}</p>;
+    return <p className="px-3 py-2 text-xs text-rose-700 dark:text-rose-400">Could not load the output: {output.error.message}</p>;
   return (
     <>
       {children(output.data.text)}

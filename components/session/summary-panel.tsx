@@ -50,7 +50,7 @@ export function SummaryPanel({ status, entries }: { status: SessionStatus; entri
             <ul className="space-y-1">
               {failures.slice(-8).map((e) => (
                 <li key={e.version} className="flex items-start gap-2">
-                  <span className="w-8 shrink-0 pt-0.5 text-right font-mono text-xs text-zinc-500">v{e.version}</span>
+                  <span className="w-8 shrink-0 pt-0.5 text-right font-mono text-xs text-zinc-500 dark:text-zinc-400">v{e.version}</span>
                   <FailureLine failure={e.failure!} className="min-w-0 flex-1" />
                 </li>
               ))}

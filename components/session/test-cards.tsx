@@ -76,7 +76,7 @@ function TestResultRow({ result }: { result: EntryOf<"test_command"> }) {
     <li data-testid="test-command" data-passed={d.passed} className="py-1.5 first:pt-0 last:pb-0">
       <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs">
         <span
-          className={`font-mono text-xs font-semibold ${d.passed ? "text-emerald-600 dark:text-emerald-400" : "text-rose-600 dark:text-rose-400"}`}
+          className={`font-mono text-xs font-semibold ${d.passed ? "text-emerald-700 dark:text-emerald-400" : "text-rose-700 dark:text-rose-400"}`}
         >
           {d.passed ? "PASS" : d.status === "refused" ? "REFUSED" : "FAIL"}
         </span>

@@ -23,7 +23,7 @@ export function ArgvPattern({ argv }: { argv: string[] }) {
 }
 
 export function Chips({ items, empty = "—" }: { items: string[]; empty?: string }) {
-  if (items.length === 0) return <span className="text-zinc-500">{empty}</span>;
+  if (items.length === 0) return <span className="text-zinc-500 dark:text-zinc-400">{empty}</span>;
   return (
     <span className="inline-flex flex-wrap gap-1">
       {items.map((c) => (
@@ -38,7 +38,7 @@ export function Chips({ items, empty = "—" }: { items: string[]; empty?: strin
 export function YesNo({ value, yes = "yes", no = "no" }: { value: boolean; yes?: string; no?: string }) {
   return (
     <span
-      className={`inline-flex items-center gap-1 font-mono text-xs ${value ? "text-emerald-700 dark:text-emerald-400" : "text-zinc-500"}`}
+      className={`inline-flex items-center gap-1 font-mono text-xs ${value ? "text-emerald-700 dark:text-emerald-400" : "text-zinc-500 dark:text-zinc-400"}`}
     >
       <span className={`size-1.5 rounded-full ${value ? "bg-emerald-500" : "bg-zinc-300 dark:bg-zinc-600"}`} aria-hidden />
       {value ? yes : no}

@@ -7,7 +7,7 @@ import type { BrainCheckOutcome } from "@/server/projects/brains";
 export function BrainCheck({ check, disabledReason }: { check: () => Promise<BrainCheckOutcome>; disabledReason: string | null }) {
   const [outcome, setOutcome] = useState<BrainCheckOutcome | null>(null);
   const [pending, startTransition] = useTransition();
-  if (disabledReason) return <span className="text-xs text-zinc-500">{disabledReason}</span>;
+  if (disabledReason) return <span className="text-xs text-zinc-500 dark:text-zinc-400">{disabledReason}</span>;
   return (
     <div className="space-y-1.5">
       <button
@@ -25,14 +25,14 @@ export function BrainCheck({ check, disabledReason }: { check: () => Promise<Bra
 }
 
 function Result({ outcome }: { outcome: BrainCheckOutcome }) {
-  if (!outcome.ok) return <p className="max-w-72 text-xs text-rose-600 dark:text-rose-400">{outcome.error}</p>;
+  if (!outcome.ok) return <p className="max-w-72 text-xs text-rose-700 dark:text-rose-400">{outcome.error}</p>;
   const r = outcome.result;
   const item = (label: string, value: string, good: boolean | null) => (
     <li className="flex gap-1.5">
-      <span className={good === null ? "text-zinc-500" : good ? "text-emerald-600" : "text-rose-600"}>
+      <span className={good === null ? "text-zinc-500 dark:text-zinc-400" : good ? "text-emerald-700" : "text-rose-700"}>
         {good === null ? "·" : good ? "✓" : "✗"}
       </span>
-      <span className="text-zinc-500">{label}</span>
+      <span className="text-zinc-500 dark:text-zinc-400">{label}</span>
       <span className="font-mono">{value}</span>
     </li>
   );

@@ -268,7 +268,7 @@ export function ConfigHistory(props: { scope: "server" | "project"; projectId?: 
       <ol className="divide-y divide-zinc-100 text-xs dark:divide-zinc-800" aria-label="Configuration history">
         {props.entries.map((e) => (
           <li key={e.version} className="flex flex-wrap items-start gap-x-3 gap-y-1 py-1.5">
-            <span className="font-mono text-zinc-500">#{e.version}</span>
+            <span className="font-mono text-zinc-500 dark:text-zinc-400">#{e.version}</span>
             <span className="text-zinc-700 dark:text-zinc-300">
               {e.actorName} · {new Date(e.at).toLocaleString()}
               {e.revertOf ? ` · revert of #${e.revertOf}` : ""}

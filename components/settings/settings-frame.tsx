@@ -26,7 +26,7 @@ export function SettingsFrame({
     <div className="grid grid-cols-1 items-start gap-5 md:grid-cols-[200px_minmax(0,1fr)]">
       <nav aria-label="Settings" className="md:sticky md:top-16">
         <h1 className="mb-2 px-2 text-xs font-semibold tracking-wide text-zinc-500 uppercase dark:text-zinc-400">Settings</h1>
-        <ul className="space-y-0.5">
+        <ul className="flex flex-wrap gap-1 md:block md:space-y-0.5">
           {SECTIONS.map((s) => (
             <li key={s.id}>
               <a
@@ -39,12 +39,12 @@ export function SettingsFrame({
                 >
                   {s.label}
                 </span>
-                <span className="block text-xs text-zinc-500 dark:text-zinc-400">{s.hint}</span>
+                <span className="hidden text-xs text-zinc-500 md:block dark:text-zinc-400">{s.hint}</span>
               </a>
             </li>
           ))}
         </ul>
-        <p className="mt-4 px-2 text-xs leading-relaxed text-zinc-500 dark:text-zinc-400">
+        <p className="mt-4 hidden px-2 text-xs leading-relaxed text-zinc-500 md:block dark:text-zinc-400">
           Configuration comes from settings.json, the server and project settings admins edit under Projects (each change recorded, with who
           made it), and each repository&apos;s <code className="font-mono">.catcafe/</code> files, edited in the repository. API keys are
           shown only by the name of their variable.

@@ -187,9 +187,11 @@ function TransitionEdge(props: EdgeProps<TransitionEdgeType>) {
             style={{ transform: `translate(-50%, -50%) translate(${labelX}px, ${labelY}px)` }}
           >
             {edge.trigger}
-            {edge.guard ? <span className="text-zinc-500"> [{edge.guard}]</span> : null}
-            {edge.iterate ? <span className="text-amber-600 dark:text-amber-400"> ↻</span> : null}
-            {edge.emit?.length ? <span className="block text-center text-xs text-zinc-500">emits {edge.emit.join(", ")}</span> : null}
+            {edge.guard ? <span className="text-zinc-500 dark:text-zinc-400"> [{edge.guard}]</span> : null}
+            {edge.iterate ? <span className="text-amber-700 dark:text-amber-400"> ↻</span> : null}
+            {edge.emit?.length ? (
+              <span className="block text-center text-xs text-zinc-500 dark:text-zinc-400">emits {edge.emit.join(", ")}</span>
+            ) : null}
           </div>
         </EdgeLabelRenderer>
       ) : null}
@@ -222,7 +224,7 @@ const HANDLES: Record<EdgeRoute, [string, string]> = {
 };
 
 export function WorkflowDiagram({ graph }: { graph: WorkflowGraph }) {
-  const { nodes, edges, bounds } = useMemo(() => {
+  const { nodes, edges, bounds, start } = useMemo(() => {
     const layout = layoutWorkflow(graph);
     const byId = new Map(graph.nodes.map((n) => [n.id, n]));
     const positions = new Map(layout.nodes.map((p) => [p.node.id, p]));
@@ -256,7 +258,9 @@ export function WorkflowDiagram({ graph }: { graph: WorkflowGraph }) {
         focusable: false,
       };
     });
-    return { nodes, edges, bounds: layout };
+    // Where a narrow view opens: on the initial state, at the top.
+    const start = layout.nodes.find((p) => p.node.id === graph.initial) ?? layout.nodes[0];
+    return { nodes, edges, bounds: layout, start: start ? { x: start.x + NODE_WIDTH / 2, y: start.y } : { x: 0, y: 0 } };
   }, [graph]);
   const height = bounds.height;
 
@@ -288,7 +292,7 @@ export function WorkflowDiagram({ graph }: { graph: WorkflowGraph }) {
           colorMode="system"
           fitView={fits}
           fitViewOptions={{ padding: 0.06, minZoom: MIN_ZOOM, maxZoom: 1.1 }}
-          defaultViewport={fits ? undefined : { x: (width ?? 0) / 2 - (bounds.minX + bounds.width / 2) * MIN_ZOOM, y: 16, zoom: MIN_ZOOM }}
+          defaultViewport={fits ? undefined : { x: (width ?? 0) / 2 - start.x * MIN_ZOOM, y: 16 - start.y * MIN_ZOOM, zoom: MIN_ZOOM }}
           minZoom={MIN_ZOOM}
           maxZoom={1.8}
           nodesDraggable={false}

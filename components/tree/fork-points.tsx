@@ -51,7 +51,9 @@ export function ForkPoints({ nodes, now }: { nodes: LineageNode[]; now: Date }) 
             <td className="px-3 py-1.5">
               <StateBadge state={n.state} />
             </td>
-            <td className="px-5 py-1.5 text-right text-zinc-500 tabular-nums">{formatAgo(new Date(n.createdAt), now)}</td>
+            <td className="px-5 py-1.5 text-right text-zinc-500 dark:text-zinc-400 tabular-nums">
+              {formatAgo(new Date(n.createdAt), now)}
+            </td>
           </tr>
         ))}
       </tbody>

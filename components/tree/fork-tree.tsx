@@ -118,7 +118,7 @@ function NodeCard({
             at event {node.forkVersion}
           </a>
         ) : null}
-        {focus ? <span className="ml-auto text-xs font-medium text-sky-600 dark:text-sky-400">this session</span> : null}
+        {focus ? <span className="ml-auto text-xs font-medium text-sky-700 dark:text-sky-400">this session</span> : null}
       </header>
       <div className="space-y-1.5 px-3 py-2">
         <a
@@ -136,7 +136,9 @@ function NodeCard({
         ) : null}
         <div className="flex flex-wrap items-center gap-1.5">
           <StateBadge state={node.state} />
-          {node.outcome && node.outcome !== node.state ? <span className="font-mono text-xs text-zinc-500">→ {node.outcome}</span> : null}
+          {node.outcome && node.outcome !== node.state ? (
+            <span className="font-mono text-xs text-zinc-500 dark:text-zinc-400">→ {node.outcome}</span>
+          ) : null}
         </div>
         <div className="flex flex-wrap gap-x-3 gap-y-0.5 text-xs text-zinc-500 dark:text-zinc-400">
           <span className="font-mono">{node.workflow}</span>

@@ -73,32 +73,32 @@ function AgentsTable({ agents }: { agents: AgentOverview[] }) {
               <td className="px-4 py-2 font-medium capitalize">{a.role}</td>
               <td className="px-3 py-2">
                 <div className="font-mono text-zinc-900 dark:text-zinc-100">{a.id}</div>
-                {a.name ? <div className="text-xs text-zinc-500">{a.name}</div> : null}
-                {a.invalid ? <div className="text-xs text-rose-600">invalid: {a.invalid}</div> : null}
+                {a.name ? <div className="text-xs text-zinc-500 dark:text-zinc-400">{a.name}</div> : null}
+                {a.invalid ? <div className="text-xs text-rose-700">invalid: {a.invalid}</div> : null}
               </td>
               <td className="px-3 py-2">
                 <span className="font-mono">{a.kind}</span>
-                {a.model ? <div className="font-mono text-xs text-zinc-500">{a.model}</div> : null}
+                {a.model ? <div className="font-mono text-xs text-zinc-500 dark:text-zinc-400">{a.model}</div> : null}
               </td>
               <td className="px-3 py-2">
                 <YesNo value={a.simulated} yes="simulated" no="real" />
               </td>
               <td className="px-3 py-2 font-mono text-xs text-zinc-600 dark:text-zinc-300">
                 {a.shell ?? "—"} · {a.brain ?? "—"}
-                {a.priority !== null ? <div className="text-zinc-500">priority {a.priority}</div> : null}
-                {a.fsm ? <div className="text-zinc-500">fsm {a.fsm}</div> : null}
+                {a.priority !== null ? <div className="text-zinc-500 dark:text-zinc-400">priority {a.priority}</div> : null}
+                {a.fsm ? <div className="text-zinc-500 dark:text-zinc-400">fsm {a.fsm}</div> : null}
               </td>
               <td className="px-3 py-2">
                 {a.manifest ? (
                   <div className="space-y-1">
                     <Chips items={a.manifest.capabilities} empty="no capabilities listed" />
-                    <div className="font-mono text-xs text-zinc-500">
+                    <div className="font-mono text-xs text-zinc-500 dark:text-zinc-400">
                       files: {a.manifest.allowedFiles ? a.manifest.allowedFiles.join(", ") : "any"}
                       {a.manifest.outputFormat ? ` · output ${a.manifest.outputFormat}` : ""}
                     </div>
                   </div>
                 ) : (
-                  <span className="text-zinc-500">none (no file restriction)</span>
+                  <span className="text-zinc-500 dark:text-zinc-400">none (no file restriction)</span>
                 )}
               </td>
               <td className="px-4 py-2">

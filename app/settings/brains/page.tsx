@@ -59,13 +59,13 @@ export default async function BrainsSettingsPage() {
                       <tr key={`${b.projectId}-${b.source}-${b.id}`} className="align-top">
                         <td className="px-4 py-2">
                           <div className="font-mono font-semibold">{b.id}</div>
-                          <div className="text-xs text-zinc-500">
+                          <div className="text-xs text-zinc-500 dark:text-zinc-400">
                             {b.projectId} · {b.source === "config" ? ".catcafe/brains.json" : "project record"}
                           </div>
                         </td>
                         <td className="px-3 py-2">
                           <div className="font-mono">{b.provider}</div>
-                          <div className="font-mono text-xs text-zinc-500">{b.model}</div>
+                          <div className="font-mono text-xs text-zinc-500 dark:text-zinc-400">{b.model}</div>
                           {b.capabilities.length ? (
                             <div className="mt-1">
                               <Chips items={b.capabilities} />
@@ -82,7 +82,7 @@ export default async function BrainsSettingsPage() {
                               <YesNo value={Boolean(b.keySet)} yes="set on web server" no="not set here" />
                             </>
                           ) : (
-                            <span className="text-zinc-500">{b.simulated ? "none needed" : "none"}</span>
+                            <span className="text-zinc-500 dark:text-zinc-400">{b.simulated ? "none needed" : "none"}</span>
                           )}
                         </td>
                         <td className="px-3 py-2 font-mono text-xs">

@@ -91,37 +91,37 @@ function ProjectCard({ project: p, canEdit }: { project: ProjectOverview & { his
     <Panel title={p.id} meta={<span className="normal-case">{p.name}</span>}>
       <div className="grid grid-cols-1 gap-0 divide-y divide-zinc-100 lg:grid-cols-2 lg:divide-x lg:divide-y-0 dark:divide-zinc-800">
         <dl className="grid grid-cols-[8.5rem_minmax(0,1fr)] content-start gap-x-3 gap-y-2 p-4 text-xs">
-          <dt className="text-zinc-500">Repository</dt>
+          <dt className="text-zinc-500 dark:text-zinc-400">Repository</dt>
           <dd className="font-mono break-all text-zinc-800 dark:text-zinc-200">{p.repoPath}</dd>
-          <dt className="text-zinc-500">Iteration cap</dt>
+          <dt className="text-zinc-500 dark:text-zinc-400">Iteration cap</dt>
           <dd className="font-mono">{p.maxIterations}</dd>
-          <dt className="text-zinc-500">Default workflow</dt>
+          <dt className="text-zinc-500 dark:text-zinc-400">Default workflow</dt>
           <dd className="font-mono">
-            {p.defaultWorkflow ?? "review_loop"} <span className="text-zinc-500">· {p.defaultMode ?? "proposal"}</span>
+            {p.defaultWorkflow ?? "review_loop"} <span className="text-zinc-500 dark:text-zinc-400">· {p.defaultMode ?? "proposal"}</span>
           </dd>
-          <dt className="text-zinc-500">Roles</dt>
+          <dt className="text-zinc-500 dark:text-zinc-400">Roles</dt>
           <dd>
             {roles.length ? (
               <a href="/settings/agents" className="font-mono text-sky-700 hover:underline dark:text-sky-400">
                 {roles.join(", ")}
               </a>
             ) : (
-              <span className="text-zinc-500">no agents</span>
+              <span className="text-zinc-500 dark:text-zinc-400">no agents</span>
             )}
           </dd>
-          <dt className="text-zinc-500">.catcafe/</dt>
+          <dt className="text-zinc-500 dark:text-zinc-400">.catcafe/</dt>
           <dd className="space-y-1">
             {p.config.unreadable ? (
               <span className="text-amber-700 dark:text-amber-400">not readable from the web server: {p.config.unreadable}</span>
             ) : !p.config.found ? (
-              <span className="text-zinc-500">
+              <span className="text-zinc-500 dark:text-zinc-400">
                 none at <span className="font-mono">{p.config.commit?.slice(0, 10)}</span> (the project record applies)
               </span>
             ) : (
               <span>
                 <span className="font-mono">v{p.config.configVersion ?? "?"}</span> at{" "}
                 <span className="font-mono">{p.config.commit?.slice(0, 10)}</span>
-                <span className="block font-mono text-xs text-zinc-500">{p.config.files.join(", ")}</span>
+                <span className="block font-mono text-xs text-zinc-500 dark:text-zinc-400">{p.config.files.join(", ")}</span>
               </span>
             )}
             {p.config.errors.length ? (
@@ -147,7 +147,7 @@ function ProjectCard({ project: p, canEdit }: { project: ProjectOverview & { his
                 </li>
               ))
             ) : (
-              <li className="text-xs text-zinc-500">empty: no command may run</li>
+              <li className="text-xs text-zinc-500 dark:text-zinc-400">empty: no command may run</li>
             )}
           </ul>
           {p.effectiveAllowlist ? (

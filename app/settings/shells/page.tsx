@@ -59,11 +59,11 @@ export default async function ShellsSettingsPage() {
                         <tr key={s.shell} className="align-top">
                           <td className="px-4 py-2 font-mono font-semibold">{s.shell}</td>
                           <td className="max-w-72 px-3 py-2 font-mono text-xs break-all text-zinc-600 dark:text-zinc-300">
-                            {s.path ?? <span className="text-zinc-500">not found</span>}
+                            {s.path ?? <span className="text-zinc-500 dark:text-zinc-400">not found</span>}
                           </td>
                           <td className="px-3 py-2 font-mono">
                             {s.version ?? "—"}
-                            <div className="text-xs text-zinc-500">needs {s.requiredRange}</div>
+                            <div className="text-xs text-zinc-500 dark:text-zinc-400">needs {s.requiredRange}</div>
                           </td>
                           <td className="px-3 py-2">
                             <YesNo value={s.capabilities.nonInteractive} />
@@ -81,7 +81,7 @@ export default async function ShellsSettingsPage() {
                               {s.supported ? "supported" : s.path ? "not supported" : "missing"}
                             </span>
                             {s.problems.length ? (
-                              <ul className="mt-1 space-y-0.5 text-xs text-zinc-500">
+                              <ul className="mt-1 space-y-0.5 text-xs text-zinc-500 dark:text-zinc-400">
                                 {s.problems.map((p, i) => (
                                   <li key={i}>{p}</li>
                                 ))}
@@ -118,7 +118,7 @@ export default async function ShellsSettingsPage() {
                         <td className="px-4 py-2 font-mono">{s.projectId}</td>
                         <td className="px-3 py-2 font-mono font-medium">
                           {s.id}
-                          {s.builtin ? <span className="ml-1 text-xs text-zinc-500">built in</span> : null}
+                          {s.builtin ? <span className="ml-1 text-xs text-zinc-500 dark:text-zinc-400">built in</span> : null}
                         </td>
                         <td className="px-3 py-2 font-mono">{s.kind}</td>
                         <td className="px-3 py-2 font-mono text-xs">{s.command}</td>

@@ -88,15 +88,15 @@ function GraphPanel({ graph: g }: { graph: WorkflowGraph }) {
       <div className="flex flex-wrap items-baseline gap-x-6 gap-y-1 border-b border-zinc-200 px-4 py-2 text-xs dark:border-zinc-800">
         <span className="font-medium text-zinc-800 dark:text-zinc-200">{g.title}</span>
         {g.modes.length ? (
-          <span className="text-zinc-500">
+          <span className="text-zinc-500 dark:text-zinc-400">
             modes <span className="font-mono text-zinc-700 dark:text-zinc-300">{g.modes.join(", ")}</span>
           </span>
         ) : null}
-        <span className="text-zinc-500">
+        <span className="text-zinc-500 dark:text-zinc-400">
           {g.nodes.length} states · {steps.length} agent steps · {terminals.length} outcomes · {g.edges.length} transitions
         </span>
         {g.maxIterations !== null ? (
-          <span className="text-zinc-500">
+          <span className="text-zinc-500 dark:text-zinc-400">
             iteration cap <span className="font-mono text-zinc-700 dark:text-zinc-300">{g.maxIterations}</span> (projects may override)
           </span>
         ) : null}
