@@ -29,6 +29,10 @@ export interface SessionRow {
   updatedAt: Date;
 }
 
+/** Columns shown from md up: a phone gets the session and its state. */
+const WIDE = "hidden md:table-column";
+const WIDE_CELL = "hidden md:table-cell";
+
 export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]; now: Date; empty?: ReactNode }) {
   if (sessions.length === 0) {
     return (
@@ -40,31 +44,32 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
   }
   return (
     <div className="overflow-x-auto">
-      <table className="w-full min-w-[880px] table-fixed text-left text-sm">
+      <table className="w-full table-fixed text-left text-sm md:min-w-[880px]">
         <colgroup>
+          {/* On a phone: the session and its state; the other columns from md up. */}
           <col />
-          <col className="w-28" />
-          <col className="w-56" />
-          <col className="w-12" />
-          <col className="w-32" />
-          <col className="w-16" />
-          <col className="w-20" />
-          <col className="w-14" />
+          <col className={`w-28 ${WIDE}`} />
+          <col className="w-40 md:w-56" />
+          <col className={`w-12 ${WIDE}`} />
+          <col className={`w-32 ${WIDE}`} />
+          <col className={`w-16 ${WIDE}`} />
+          <col className={`w-20 ${WIDE}`} />
+          <col className={`w-14 ${WIDE}`} />
         </colgroup>
         <thead>
           <tr className="border-b border-zinc-200 text-xs tracking-wide text-zinc-500 uppercase dark:border-zinc-800 dark:text-zinc-400">
             <th className="px-4 py-2 font-medium">Session</th>
-            <th className="px-3 py-2 font-medium">Workflow</th>
+            <th className={`${WIDE_CELL} px-3 py-2 font-medium`}>Workflow</th>
             <th className="px-3 py-2 font-medium">State</th>
-            <th className="px-2 py-2 text-right font-medium" title="Iteration of the review loop">
+            <th className={`${WIDE_CELL} px-2 py-2 text-right font-medium`} title="Iteration of the review loop">
               Iter
             </th>
-            <th className="px-3 py-2 font-medium">Started by</th>
-            <th className="px-2 py-2 text-right font-medium" title="Time since the session was created">
+            <th className={`${WIDE_CELL} px-3 py-2 font-medium`}>Started by</th>
+            <th className={`${WIDE_CELL} px-2 py-2 text-right font-medium`} title="Time since the session was created">
               Age
             </th>
-            <th className="px-3 py-2 text-right font-medium">Updated</th>
-            <th className="px-4 py-2 text-right font-medium" title="Events in the session's own stream">
+            <th className={`${WIDE_CELL} px-3 py-2 text-right font-medium`}>Updated</th>
+            <th className={`${WIDE_CELL} px-4 py-2 text-right font-medium`} title="Events in the session's own stream">
               Ev
             </th>
           </tr>
@@ -114,7 +119,7 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
                   ) : null}
                 </div>
               </td>
-              <td className="px-3 py-1.5">
+              <td className={`${WIDE_CELL} px-3 py-1.5`}>
                 <div className="truncate font-mono text-xs text-zinc-700 dark:text-zinc-300" title={s.workflow}>
                   {s.workflow}
                 </div>
@@ -131,26 +136,28 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
                   </div>
                 ) : null}
               </td>
-              <td className="px-2 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300">
+              <td className={`${WIDE_CELL} px-2 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300`}>
                 {s.iteration ?? "—"}
               </td>
-              <td className="truncate px-3 py-1.5 text-xs text-zinc-600 dark:text-zinc-300" title={s.createdBy}>
+              <td className={`${WIDE_CELL} truncate px-3 py-1.5 text-xs text-zinc-600 dark:text-zinc-300`} title={s.createdBy}>
                 {s.startedBy}
                 {s.mine ? <span className="ml-1 text-xs text-zinc-500 dark:text-zinc-400">(you)</span> : null}
               </td>
               <td
-                className="px-2 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400"
+                className={`${WIDE_CELL} px-2 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400`}
                 title={`created ${formatTimestamp(s.createdAt)}`}
               >
                 {formatAge(now.getTime() - s.createdAt.getTime())}
               </td>
               <td
-                className="px-3 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400"
+                className={`${WIDE_CELL} px-3 py-1.5 text-right text-xs whitespace-nowrap text-zinc-500 tabular-nums dark:text-zinc-400`}
                 title={formatTimestamp(s.updatedAt)}
               >
                 {formatAgo(s.updatedAt, now)}
               </td>
-              <td className="px-4 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300">{s.version}</td>
+              <td className={`${WIDE_CELL} px-4 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300`}>
+                {s.version}
+              </td>
             </tr>
           ))}
         </tbody>

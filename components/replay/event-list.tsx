@@ -41,15 +41,15 @@ export function EventList({
           state === "current" ? "bg-sky-500/10 shadow-[inset_2px_0_0_0_var(--color-sky-500)]" : "hover:bg-zinc-50 dark:hover:bg-zinc-800/40"
         } ${state === "future" ? "opacity-45" : ""}`}
       >
-        <span className="pt-px text-right font-mono text-xs text-zinc-500 dark:text-zinc-400 tabular-nums">{e.version}</span>
+        <span className="pt-px text-right font-mono text-xs text-zinc-600 dark:text-zinc-400 tabular-nums">{e.version}</span>
         <span className="min-w-0">
           <span className={`font-mono text-xs font-medium ${typeTone(e.type)}`}>{e.type}</span>
           {e.streamId !== sessionId ? (
-            <span className="ml-1.5 text-xs text-violet-700" title={`inherited from ${e.streamId}`}>
+            <span className="ml-1.5 text-xs text-violet-700 dark:text-violet-300" title={`inherited from ${e.streamId}`}>
               inherited
             </span>
           ) : null}
-          <span className="block truncate text-xs text-zinc-500 dark:text-zinc-400" title={e.summary}>
+          <span className="block truncate text-xs text-zinc-600 dark:text-zinc-400" title={e.summary}>
             {e.summary}
           </span>
         </span>

@@ -44,7 +44,7 @@ export function SessionCrumbs({
             {view === "replay" ? "Replay" : view === "tree" ? "Fork tree" : "Compare"}
           </span>
         </nav>
-        <h1 className="mt-1 truncate text-lg font-semibold tracking-tight" title={title ?? sessionId}>
+        <h1 className="mt-1 text-lg font-semibold tracking-tight break-words" title={title ?? sessionId}>
           {title ?? sessionId}
         </h1>
         {children}

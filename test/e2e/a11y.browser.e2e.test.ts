@@ -8,7 +8,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, screenshot, signIn } from "../helpers/browser";
+import { launchChromium, screenshot, SCREENSHOTS_DIR, signIn } from "../helpers/browser";
 import { LIVE_SERVER_TIMEOUT_MS, ROOT, startLiveServer, type LiveServer } from "../helpers/live-server";
 import { tail } from "../helpers/processes";
 
@@ -213,7 +213,7 @@ describe("layout at a phone's and a laptop's width", () => {
     expect(await nav.isVisible()).toBe(true);
     await page.keyboard.press("Tab");
     expect(await page.evaluate(() => document.activeElement?.closest("nav")?.getAttribute("aria-label"))).toBe("Main");
-    await screenshot(page, "layout-390-menu-open.png");
+    await page.screenshot({ path: path.join(SCREENSHOTS_DIR, "layout-390-menu-open.png") }); // the viewport: the open menu
     await page.keyboard.press("Escape");
     await expect.poll(() => menu.getAttribute("aria-expanded")).toBe("false");
     expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.textContent)).toBe(
@@ -307,14 +307,15 @@ describe("words people use", () => {
     await page.context().close();
   }, 60_000);
 
-  it("empty states point at the buttons, not the API", async () => {
+  it("a fork tree without forks points at the Rerun button, not the API or the CLI", async () => {
     const page = await open({ colorScheme: "light", width: 1280, height: 800, signedIn: true });
-    // A session with no forks: the tree's empty state names Rerun.
-    await visit(page, `/sessions/${awaitingId}/tree`);
-    const tree = await page.locator("main").innerText();
-    expect(tree).not.toContain("POST /api");
-    await visit(page, "/?q=no-such-session-anywhere");
-    expect(await page.locator("main").innerText()).not.toContain("catcafe task start");
+    await visit(page, "/");
+    // The Forge demo has never been forked.
+    const href = await page.locator("[data-session-row]", { hasText: "Forge demo" }).first().getAttribute("data-href");
+    await visit(page, `${href}/tree`);
+    const lineage = await page.getByTestId("fork-tree-summary").locator("xpath=ancestor::section[1]").innerText();
+    expect(lineage).toContain("No forks yet. Use Rerun on the session's page");
+    expect(lineage).not.toMatch(/POST \/api|catcafe /);
     await page.context().close();
   }, 60_000);
 });
