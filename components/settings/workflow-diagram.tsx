@@ -273,16 +273,12 @@ export function WorkflowDiagram({ graph }: { graph: WorkflowGraph }) {
   const [width, setWidth] = useState<number | null>(null);
   useEffect(() => setWidth(box.current?.clientWidth ?? null), []);
   const mounted = width !== null;
-  const fits = width !== null && (bounds.width + 40) * MIN_ZOOM <= width;
+  // Tall enough for the whole drawing at MIN_ZOOM (the page scrolls, not the diagram), within reason.
+  const boxHeight = Math.min(1400, Math.max(300, height * MIN_ZOOM + 80));
+  const fits = width !== null && (bounds.width + 40) * MIN_ZOOM <= width && height * MIN_ZOOM + 40 <= boxHeight;
 
   return (
-    <div
-      ref={box}
-      className="w-full"
-      style={{ height: Math.min(860, Math.max(300, height * 0.82 + 80)) }}
-      data-testid="workflow-diagram"
-      data-workflow={graph.id}
-    >
+    <div ref={box} className="w-full" style={{ height: boxHeight }} data-testid="workflow-diagram" data-workflow={graph.id}>
       {mounted ? (
         <ReactFlow
           nodes={nodes}
