@@ -88,6 +88,8 @@ const REQUIRED: Record<string, "public" | Role> = {
   "conversations.mode": "viewer",
   "conversations.live": "viewer",
   "modes.list": "viewer",
+  "usage.session": "viewer",
+  "usage.report": "viewer",
 };
 
 type CallerRole = "anonymous" | Role;

@@ -266,6 +266,8 @@ describe("no procedure returns a password hash or a token hash", () => {
     "sessions.deliveries": { sessionId: s.sessionId },
     "sessions.approveDelivery": { sessionId: s.sessionId },
     "sessions.deliveryApprovals": { sessionId: s.sessionId },
+    "usage.session": { sessionId: s.sessionId },
+    "usage.report": { days: 7 },
   });
 
   it("covers every procedure, and no output (or error) contains a hash", async () => {
