@@ -141,6 +141,24 @@ type FinishedTask = Extract<ReturnType<typeof foldTask>, { status: "finished" }>
 const sessionBranch = (sessionId: string, state: FinishedTask, delivery: DeliverySettings) =>
   `${state.config.project.branchPrefix ?? delivery.branchPrefix}${sessionId}`;
 
+/** The request of a delivery: what, where, by which method (and who approved, when approvals are asked for). */
+function requested(stepId: string, branch: string, state: FinishedTask, delivery: DeliverySettings, approvedBy?: string[]): NewEvent {
+  const pr = delivery.method === "pull_request" ? delivery.pullRequest : undefined;
+  return {
+    type: "DeliveryRequested",
+    data: {
+      stepId,
+      method: delivery.method,
+      branch,
+      commit: state.head,
+      target: delivery.target,
+      remote: delivery.remote ?? null,
+      pullRequest: pr ? { provider: pr.provider, repository: pr.repository } : null,
+      ...(approvedBy ? { approvedBy } : {}),
+    },
+  };
+}
+
 /** A delivery about to be recorded: its request and its `deliver` step, to append together. */
 interface DeliveryPlan {
   stepId: string;
@@ -215,19 +233,7 @@ async function planDelivery(
     method: delivery.method,
     branch,
     events: [
-      {
-        type: "DeliveryRequested",
-        data: {
-          stepId,
-          method: delivery.method,
-          branch,
-          commit: state.head,
-          target: delivery.target,
-          remote: delivery.remote ?? null,
-          pullRequest: pr ? { provider: pr.provider, repository: pr.repository } : null,
-          ...(delivery.approvals > 0 ? { approvedBy } : {}),
-        },
-      },
+      requested(stepId, branch, state, delivery, delivery.approvals > 0 ? approvedBy : undefined),
       {
         type: "StepScheduled",
         data: {
@@ -297,20 +303,8 @@ export async function deliverOnApproval(
   } catch (err) {
     if (!(err instanceof NotConfigured)) throw err;
     const stepId = crypto.randomUUID();
-    const branch = sessionBranch(sessionId, state, delivery);
     planned = [
-      {
-        type: "DeliveryRequested",
-        data: {
-          stepId,
-          method: delivery.method,
-          branch,
-          commit: state.head,
-          target: delivery.target,
-          remote: delivery.remote ?? null,
-          pullRequest: null,
-        },
-      },
+      requested(stepId, sessionBranch(sessionId, state, delivery), state, delivery),
       { type: "DeliveryFailed", data: { stepId, method: delivery.method, errorClass: "not_configured", message: err.message, files: [] } },
     ];
   }

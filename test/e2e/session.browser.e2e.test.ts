@@ -29,7 +29,7 @@ import {
 import { ensureWebBuild, WEB_BUILD_TIMEOUT_MS } from "../helpers/web-build";
 import { startBrainStub } from "../helpers/brains-stub";
 import { FIXED_SUM, makeSumRepo, reviewApprove, testPlan } from "../helpers/tasks";
-import { BRAIN_MODEL, CLI_MODEL, startUsageBrain, USAGE_PRICING, writeFakeClaude } from "../helpers/usage";
+import { BRAIN_MODEL, CLI_MODEL, startUsageBrain, USAGE_PRICING, usageProject } from "../helpers/usage";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const START_TIMEOUT_MS = 60_000;
@@ -780,24 +780,12 @@ describe("the session view", () => {
   }, 90_000);
 
   it("usage: a session whose coder is an agent CLI and reviewer a brain shows their tokens and cost per model; the Usage page adds them up per project and per day", async () => {
-    // The fake CLI and the repository are named on the agent's command line: readable by any user, for the sandbox.
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-usage-e2e-"));
-    fs.chmodSync(root, 0o755);
     const brain = await startUsageBrain();
     try {
       fs.writeFileSync(path.join(app.dataDir, "settings.json"), JSON.stringify({ pricing: USAGE_PRICING }));
       const page = await adminAt("/");
-      const upsert = await mutate(page, "projects.upsert", {
-        id: "usage-e2e",
-        name: "Usage e2e",
-        repoPath: makeSumRepo(root),
-        allowlist: [["node", "--test", "**"]],
-        agents: {
-          coder: { kind: "claude", id: "claude-coder", command: writeFakeClaude(path.join(root, "bin")), isolateHome: false },
-          reviewer: { kind: "openai", id: "gpt-reviewer", baseUrl: brain.url, model: BRAIN_MODEL, rateLimit: { minIntervalMs: 0 } },
-          tester: { kind: "scripted", id: "tester-e2e", responses: [{ reply: testPlan() }] },
-        },
-      });
+      const upsert = await mutate(page, "projects.upsert", usageProject("usage-e2e", "Usage e2e", root, brain.url));
       expect(upsert.status, upsert.body).toBe(200);
       const started = await mutate(page, "tasks.start", { projectId: "usage-e2e", prompt: "Fix sum()", mode: "implementation" });
       expect(started.status, started.body).toBe(200);
