@@ -2,7 +2,8 @@
 // The session view's client root: live state from the subscription, the header, the
 // running step, proposal review while it awaits confirm, the timeline, and (for
 // operators) the actions with their keyboard shortcuts: `c` confirm (asks first), `f`
-// follow-up, Escape to leave either.
+// follow-up, Escape to leave either. After Confirm or Cancel, focus moves to the session's
+// state (a live region), so a screen reader says where the session went.
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Kbd, Panel } from "@/components/panel";
 import { FEEDBACK_EVENT_TYPES } from "@/lib/feedback";
@@ -18,6 +19,7 @@ import { SessionHeader } from "./session-header";
 import { SummaryPanel } from "./summary-panel";
 import { UsagePanel } from "./usage-panel";
 import { isBookkeeping, Timeline } from "./timeline";
+import { TimelineAnnouncer } from "./timeline-announcer";
 import { useLiveSession } from "./use-live-session";
 
 function typingIn(target: EventTarget | null): boolean {
@@ -33,6 +35,10 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   const [dialog, setDialog] = useState<DialogKind>(null);
   const [showBookkeeping, setShowBookkeeping] = useState(false);
   const followUpRef = useRef<HTMLTextAreaElement>(null);
+  const stateRef = useRef<HTMLSpanElement>(null);
+  // Set when an action succeeded: once its dialog has closed (and handed focus back to
+  // where it came from), focus goes to the state instead.
+  const [focusState, setFocusState] = useState(false);
   const awaiting = status.state === "awaiting_operator_confirm" && status.status === "active";
 
   const focusFollowUp = () => {
@@ -45,6 +51,12 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
     if (dialog === "confirm" && !awaiting) setDialog(null);
     if (dialog === "cancel" && status.status !== "active") setDialog(null);
   }, [dialog, awaiting, status.status]);
+
+  useEffect(() => {
+    if (!focusState || dialog !== null) return;
+    stateRef.current?.focus();
+    setFocusState(false);
+  }, [focusState, dialog]);
 
   useEffect(() => {
     if (!canOperate) return;
@@ -82,7 +94,14 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   return (
     <SessionContextProvider value={{ sessionId, names }}>
       <div className="space-y-4">
-        <SessionHeader header={initial.header} status={status} names={names} connection={live.connection} eventCount={status.version} />
+        <SessionHeader
+          header={initial.header}
+          status={status}
+          names={names}
+          connection={live.connection}
+          eventCount={status.version}
+          stateRef={stateRef}
+        />
         {live.connectionError ? (
           <NoticeBar
             notice={{ tone: "warn", text: `Live updates stopped: ${live.connectionError}. Reload the page to reconnect.` }}
@@ -127,6 +146,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
               </p>
             ) : null}
             <Timeline entries={entries} showBookkeeping={showBookkeeping} />
+            <TimelineAnnouncer entries={entries} />
           </Panel>
           <aside className="space-y-4 lg:sticky lg:top-16">
             {canOperate ? (
@@ -178,7 +198,12 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             tone="confirm"
             pending={commands.confirm.isPending}
             onClose={() => setDialog(null)}
-            onAction={() => commands.confirm.mutate({ sessionId, via: "button" }, { onSettled: () => setDialog(null) })}
+            onAction={() =>
+              commands.confirm.mutate(
+                { sessionId, via: "button" },
+                { onSuccess: () => setFocusState(true), onSettled: () => setDialog(null) },
+              )
+            }
           >
             The coder starts building in this session, then the reviewer and the tester check the change. The timeline records that{" "}
             <b>{me}</b> confirmed.
@@ -191,7 +216,9 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             tone="danger"
             pending={commands.cancel.isPending}
             onClose={() => setDialog(null)}
-            onAction={() => commands.cancel.mutate({ sessionId }, { onSettled: () => setDialog(null) })}
+            onAction={() =>
+              commands.cancel.mutate({ sessionId }, { onSuccess: () => setFocusState(true), onSettled: () => setDialog(null) })
+            }
           >
             The running agent is stopped within a second and the session ends <code className="font-mono">cancelled</code>. Its history
             stays; you can rerun it later.
