@@ -20,7 +20,11 @@ import { SummaryPanel } from "./summary-panel";
 import { UsagePanel } from "./usage-panel";
 import { isBookkeeping, Timeline } from "./timeline";
 import { TimelineAnnouncer } from "./timeline-announcer";
+import { JumpToLatest, LoadOlder, useTimelineEnd } from "./timeline-paging";
 import { useLiveSession } from "./use-live-session";
+
+/** From this many entries on, "Jump to latest" shows while the timeline's end is out of view. */
+const LONG_TIMELINE = 100;
 
 function typingIn(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -36,6 +40,11 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   const [showBookkeeping, setShowBookkeeping] = useState(false);
   const followUpRef = useRef<HTMLTextAreaElement>(null);
   const stateRef = useRef<HTMLSpanElement>(null);
+  const timelineEnd = useRef<HTMLDivElement>(null);
+  // A long session (earlier pages not loaded) opens at its latest entries.
+  const [openAtLatest] = useState(initial.omitted > 0);
+  const endAway = useTimelineEnd(timelineEnd, openAtLatest);
+  const long = live.earlier > 0 || entries.length >= LONG_TIMELINE;
   // Set when an action succeeded: once its dialog has closed (and handed focus back to
   // where it came from), focus goes to the state instead.
   const [focusState, setFocusState] = useState(false);
@@ -74,15 +83,16 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
     return () => window.removeEventListener("keydown", onKey);
   }, [canOperate, awaiting, dialog, status.status]);
 
-  // Keep following the newest entries when the reader is already at the bottom.
-  const count = entries.length;
-  const lastCount = useRef(count);
+  // Keep following the newest entries when the reader is already at the bottom (older
+  // entries loaded above do not count).
+  const newest = entries.at(-1)?.version ?? 0;
+  const lastNewest = useRef(newest);
   useEffect(() => {
-    if (count > lastCount.current && window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160) {
+    if (newest > lastNewest.current && window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160) {
       requestAnimationFrame(() => window.scrollTo({ top: document.documentElement.scrollHeight, behavior: "smooth" }));
     }
-    lastCount.current = count;
-  }, [count]);
+    lastNewest.current = newest;
+  }, [newest]);
 
   const hidden = entries.filter(isBookkeeping).length;
   // The pipeline view reads its status again when a fact is recorded, not for each chunk of streamed output.
@@ -136,16 +146,15 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
               </label>
             }
           >
-            {initial.omitted > 0 ? (
-              <p className="border-b border-zinc-100 px-4 py-1.5 text-[11px] text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">
-                {initial.omitted} earlier events are not shown here;{" "}
-                <a className="underline" href={`/sessions/${sessionId}/replay`}>
-                  Replay
-                </a>{" "}
-                has the whole history.
-              </p>
-            ) : null}
+            <LoadOlder
+              earlier={live.earlier}
+              sessionId={sessionId}
+              loading={live.older.loading}
+              error={live.older.error}
+              onLoad={live.older.load}
+            />
             <Timeline entries={entries} showBookkeeping={showBookkeeping} />
+            <div ref={timelineEnd} data-testid="timeline-end" />
             <TimelineAnnouncer entries={entries} />
           </Panel>
           <aside className="space-y-4 lg:sticky lg:top-16">
@@ -187,6 +196,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             ) : null}
           </aside>
         </div>
+        {long && endAway ? <JumpToLatest end={timelineEnd} /> : null}
       </div>
       {canOperate ? (
         <>
