@@ -101,7 +101,10 @@ const INTERACTIVE = `new Promise((resolve) => {
   const check = () => {
     const actions = document.querySelector('[data-testid="actions"]');
     const entry = document.querySelector('[data-testid="timeline-item"]');
-    if (hydrated(actions) && hydrated(entry) && entry.getBoundingClientRect().height > 0) resolve(performance.now());
+    if (hydrated(actions) && hydrated(entry) && entry.getBoundingClientRect().height > 0) {
+      const nav = performance.getEntriesByType("navigation")[0];
+      resolve({ ms: performance.now(), firstByte: nav.responseStart, lastByte: nav.responseEnd, domContentLoaded: nav.domContentLoadedEventEnd });
+    }
     else requestAnimationFrame(check);
   };
   check();
@@ -142,6 +145,8 @@ export const sessionPage: Measurement = {
 
       const pageUrl = `${web.url}/sessions/${sessionId}`;
       const times: number[] = [];
+      const firstBytes: number[] = [];
+      const lastBytes: number[] = [];
       let shape = { domNodes: 0, htmlBytes: 0, entries: 0, height: 0 };
       for (let i = 0; i <= SAMPLES; i++) {
         const page = await context.newPage();
@@ -149,8 +154,13 @@ export const sessionPage: Measurement = {
         await client.send("Network.setCacheDisabled", { cacheDisabled: true });
         const response = await page.goto(pageUrl, { waitUntil: "commit" });
         if (!response?.ok()) throw new Error(`${pageUrl} answered HTTP ${response?.status()}`);
-        const ms = (await page.evaluate(INTERACTIVE)) as number;
-        if (i > 0) times.push(ms); // the first opening warms the server up
+        const t = (await page.evaluate(INTERACTIVE)) as { ms: number; firstByte: number; lastByte: number };
+        if (i > 0) {
+          // The first opening warms the server up.
+          times.push(t.ms);
+          firstBytes.push(t.firstByte);
+          lastBytes.push(t.lastByte);
+        }
         if (i === SAMPLES) {
           shape = await page.evaluate(() => ({
             domNodes: document.getElementsByTagName("*").length,
@@ -165,6 +175,8 @@ export const sessionPage: Measurement = {
       ctx.note("session_page", {
         events: EVENTS,
         samples: s,
+        first_byte_p50: percentiles(firstBytes).p50,
+        last_byte_p50: percentiles(lastBytes).p50,
         measured: "navigation start → first frame with the Actions panel and a timeline entry painted and hydrated (cold tab, cache off)",
         last_page: {
           dom_nodes: shape.domNodes,

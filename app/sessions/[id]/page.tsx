@@ -35,7 +35,14 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 
 export default async function SessionPage({ params }: { params: Params }) {
   const { id } = await params;
-  const read = await readSession(id);
+  // Operators also see the runtime execution context (agents, shells, brains, FSMs, limits):
+  // read beside the session, not after it (each reads the session's events).
+  const [read, context] = await Promise.all([
+    readSession(id),
+    readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller, user }) =>
+      hasRole(user.role, "operator") ? caller.tasks.runtimeContext({ sessionId: id }) : Promise.resolve(null),
+    ),
+  ]);
   // A conversation has its own view.
   if (read.ok && read.data.header.workflow === "conversation") redirect(`/conversations/${id}`);
   if (!read.ok && read.code !== "NOT_FOUND" && read.code !== "BAD_REQUEST")
@@ -45,11 +52,6 @@ export default async function SessionPage({ params }: { params: Params }) {
       </Shell>
     );
 
-  // Operators also see the runtime execution context (agents, shells, brains, FSMs, limits).
-  const context =
-    read.ok && hasRole(read.user.role, "operator")
-      ? await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.tasks.runtimeContext({ sessionId: id }))
-      : null;
   return (
     <Shell user={read.user} id={id}>
       {read.ok ? (

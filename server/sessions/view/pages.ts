@@ -6,7 +6,7 @@
 import type { RecordedEvent } from "../../events/types";
 
 /** Entries the session page shows at first, and per "Load older". */
-export const PAGE_ENTRY_LIMIT = 200;
+export const PAGE_ENTRY_LIMIT = 100;
 
 const STREAMED = "AgentOutputStreamed";
 
