@@ -32,7 +32,7 @@ export interface BenchReportFigures {
     concurrent_p99: number;
     concurrent_first_turn_p99: number;
   } | null;
-  session_page_10k_interactive_ms: { p50: number; max: number; n: number; dom_nodes: number } | null;
+  session_page_10k_interactive_ms: { p50: number; max: number; n: number; cold_p50: number; dom_nodes: number } | null;
 }
 
 export const EMPTY_FIGURES: BenchReportFigures = {

@@ -5,7 +5,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { redirect } from "next/navigation";
-import { cache, type ReactNode } from "react";
+import { cache, Suspense, type ReactNode } from "react";
 import { readPage, visitor } from "@/app/_lib/page-context";
 import { PageShell, ReadFailure } from "@/app/_lib/page-shell";
 import { EmptyState, Panel } from "@/components/panel";
@@ -35,14 +35,7 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 
 export default async function SessionPage({ params }: { params: Params }) {
   const { id } = await params;
-  // Operators also see the runtime execution context (agents, shells, brains, FSMs, limits):
-  // read beside the session, not after it (each reads the session's events).
-  const [read, context] = await Promise.all([
-    readSession(id),
-    readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller, user }) =>
-      hasRole(user.role, "operator") ? caller.tasks.runtimeContext({ sessionId: id }) : Promise.resolve(null),
-    ),
-  ]);
+  const read = await readSession(id);
   // A conversation has its own view.
   if (read.ok && read.data.header.workflow === "conversation") redirect(`/conversations/${id}`);
   if (!read.ok && read.code !== "NOT_FOUND" && read.code !== "BAD_REQUEST")
@@ -59,7 +52,13 @@ export default async function SessionPage({ params }: { params: Params }) {
           <TRPCReactProvider>
             <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
           </TRPCReactProvider>
-          {context?.ok && context.data ? <RuntimeContextPanel context={context.data} /> : null}
+          {hasRole(read.user.role, "operator") ? (
+            // Operators also see the runtime execution context (agents, shells, brains, FSMs,
+            // limits). It reads the session's events again: streamed in after the view, not before it.
+            <Suspense fallback={null}>
+              <RuntimeContext id={id} />
+            </Suspense>
+          ) : null}
         </>
       ) : (
         <Panel title="Session">
@@ -79,6 +78,11 @@ export default async function SessionPage({ params }: { params: Params }) {
       )}
     </Shell>
   );
+}
+
+async function RuntimeContext({ id }: { id: string }) {
+  const context = await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.tasks.runtimeContext({ sessionId: id }));
+  return context.ok && context.data ? <RuntimeContextPanel context={context.data} /> : null;
 }
 
 function Shell({ user, id, children }: { user: CurrentUser | null; id: string; children: ReactNode }) {
