@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, screenshot, signIn } from "../helpers/browser";
 import { freePort } from "../helpers/ports";
 import {
+  descendantRunning,
   killTree,
   processesMentioning,
   startProcess,
@@ -847,6 +848,76 @@ describe("the session view", () => {
     await page.context().close();
     await viewerPage.context().close();
   }, 90_000);
+
+  it("for a screen reader: a skip link leads past the header; the state and the running step are polite live regions; after Confirm focus is on the state, which says the new one", async () => {
+    const page = await adminAt("/");
+    const sessionId = await newProposal(page, "Make slugify() keep digits");
+    await page.goto(`${app.baseUrl}/sessions/${sessionId}`);
+    await awaitingConfirm(page);
+
+    // The first Tab reaches "Skip to content"; following it puts focus on the main column.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    expect(await page.getByTestId("skip-link").isVisible()).toBe(true);
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");
+
+    const state = badge(page);
+    expect(await state.evaluate((el) => [el.getAttribute("role"), el.getAttribute("aria-live")])).toEqual(["status", "polite"]);
+    expect(await state.textContent()).toBe("Session state: awaiting_operator_confirm");
+    const running = page.getByTestId("running-step-status");
+    expect(await running.evaluate((el) => [el.getAttribute("role"), el.getAttribute("aria-live")])).toEqual(["status", "polite"]);
+    expect(await page.getByTestId("timeline-announcer").getAttribute("aria-live")).toBe("polite");
+
+    await page.getByTestId("confirm-button").click();
+    await page.getByTestId("confirm-dialog-action").click();
+    await expect.poll(() => state.getAttribute("data-state"), { timeout: 20_000 }).not.toBe("awaiting_operator_confirm");
+    // Focus is on the live region, which says the state the session went to (not the body).
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute("data-testid")), { timeout: 5_000 })
+      .toBe("state-badge");
+    const now = await state.getAttribute("data-state");
+    expect(await state.textContent()).toBe(`Session state: ${now}`);
+    // The running step is said while it runs (the demo's steps are quick; the region stays for the next).
+    await expect.poll(() => running.textContent(), { timeout: 20_000 }).toMatch(/is working|running the test commands|waits for/);
+    await screenshot(page, "session-after-confirm-focus.png");
+    await expect.poll(() => state.getAttribute("data-state"), { timeout: 60_000 }).toBe("approved");
+    expect(await state.textContent()).toBe("Session state: approved");
+    await page.context().close();
+  }, 120_000);
+
+  it("with the runner stopped: New task warns that none is alive, and a new task's page says how to start one once its step has waited ~15 s", async () => {
+    const runnerPid = descendantRunning(app.proc.pid, "server/runner/main.ts");
+    expect(runnerPid, "the runner under npm start").toBeDefined();
+    // Stopped, not killed (npm start would start a new one): its heartbeat ages out in 15 s.
+    process.kill(runnerPid!, "SIGSTOP");
+    try {
+      const page = await adminAt("/sessions/new");
+      await expect
+        .poll(
+          async () => {
+            await page.reload();
+            return page.getByTestId("no-runner-warning").count();
+          },
+          { timeout: 45_000, interval: 2_000 },
+        )
+        .toBe(1);
+      expect(await page.getByTestId("no-runner-warning").innerText()).toMatch(/No runner is alive.*npm run runner/);
+      await screenshot(page, "new-task-no-runner.png");
+
+      const sessionId = await newProposal(page, "Trim slugify() input while no runner is alive");
+      await page.goto(`${app.baseUrl}/sessions/${sessionId}`);
+      await expect.poll(() => page.getByTestId("running-step").innerText(), { timeout: 5_000 }).toMatch(/waits for a runner/);
+      await page.getByTestId("no-runner").waitFor({ timeout: 30_000 });
+      expect(await page.getByTestId("no-runner").innerText()).toBe("No runner is alive — start one with npm run runner");
+      expect(await page.getByTestId("running-step-status").textContent()).toBe("No runner is alive — start one with `npm run runner`");
+      await screenshot(page, "session-no-runner.png");
+      await page.context().close();
+    } finally {
+      process.kill(runnerPid!, "SIGCONT");
+    }
+    await waitForHealth(`${app.baseUrl}/api/health`, app.proc, { minRunners: 1, timeoutMs: 30_000 });
+  }, 150_000);
 });
 
 describe("the first admin from the printed setup link", () => {

@@ -56,6 +56,7 @@ const REQUIRED: Record<string, "public" | Role> = {
   "users.disable": "admin",
   "live.session": "viewer",
   "live.updates": "viewer",
+  "live.older": "viewer",
   "live.output": "viewer",
   "replay.at": "viewer",
   "lineage.tree": "viewer",

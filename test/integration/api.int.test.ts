@@ -238,6 +238,7 @@ describe("no procedure returns a password hash or a token hash", () => {
     "projects.upsert": { id: "scan", name: "Scan", repoPath: h.repo, allowlist: [], agents: {} },
     "live.session": { sessionId: s.sessionId },
     "live.updates": { sessionId: s.sessionId },
+    "live.older": { sessionId: s.sessionId, beforeVersion: 2 },
     "live.output": { sessionId: s.sessionId, blob: "0".repeat(64) },
     "ops.validateConfig": { projectId },
     "ops.detectShells": {},

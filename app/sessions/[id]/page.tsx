@@ -5,7 +5,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { redirect } from "next/navigation";
-import { cache, type ReactNode } from "react";
+import { cache, Suspense, type ReactNode } from "react";
 import { readPage, visitor } from "@/app/_lib/page-context";
 import { PageShell, ReadFailure } from "@/app/_lib/page-shell";
 import { EmptyState, Panel } from "@/components/panel";
@@ -14,6 +14,7 @@ import { SessionView } from "@/components/session/session-view";
 import { hasRole } from "@/lib/roles";
 import { TRPCReactProvider } from "@/lib/trpc/client";
 import type { CurrentUser } from "@/server/auth/request";
+import { PAGE_ENTRY_LIMIT } from "@/server/sessions/view/pages";
 
 export const dynamic = "force-dynamic";
 
@@ -21,7 +22,7 @@ type Params = Promise<{ id: string }>;
 
 /** The first view, read once per request for the page and its title. */
 const readSession = cache((id: string) =>
-  readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.live.session({ sessionId: id })),
+  readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.live.session({ sessionId: id, limit: PAGE_ENTRY_LIMIT })),
 );
 
 export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
@@ -44,11 +45,6 @@ export default async function SessionPage({ params }: { params: Params }) {
       </Shell>
     );
 
-  // Operators also see the runtime execution context (agents, shells, brains, FSMs, limits).
-  const context =
-    read.ok && hasRole(read.user.role, "operator")
-      ? await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.tasks.runtimeContext({ sessionId: id }))
-      : null;
   return (
     <Shell user={read.user} id={id}>
       {read.ok ? (
@@ -56,7 +52,13 @@ export default async function SessionPage({ params }: { params: Params }) {
           <TRPCReactProvider>
             <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
           </TRPCReactProvider>
-          {context?.ok && context.data ? <RuntimeContextPanel context={context.data} /> : null}
+          {hasRole(read.user.role, "operator") ? (
+            // Operators also see the runtime execution context (agents, shells, brains, FSMs,
+            // limits). It reads the session's events again: streamed in after the view, not before it.
+            <Suspense fallback={null}>
+              <RuntimeContext id={id} />
+            </Suspense>
+          ) : null}
         </>
       ) : (
         <Panel title="Session">
@@ -76,6 +78,11 @@ export default async function SessionPage({ params }: { params: Params }) {
       )}
     </Shell>
   );
+}
+
+async function RuntimeContext({ id }: { id: string }) {
+  const context = await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.tasks.runtimeContext({ sessionId: id }));
+  return context.ok && context.data ? <RuntimeContextPanel context={context.data} /> : null;
 }
 
 function Shell({ user, id, children }: { user: CurrentUser | null; id: string; children: ReactNode }) {
