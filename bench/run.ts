@@ -21,6 +21,7 @@ import { forgePipeline } from "./measure/forge";
 import { liveUpdates } from "./measure/live-updates";
 import { readAllLag } from "./measure/read-all-lag";
 import { replayReads } from "./measure/replay-reads";
+import { sessionPage } from "./measure/session-page";
 import { reviewLoop } from "./measure/review-loop";
 import { singleAppend } from "./measure/single-append";
 import { stepPickup } from "./measure/step-pickup";
@@ -38,6 +39,7 @@ const MEASUREMENTS: Measurement[] = [
   dashboardList,
   liveUpdates,
   conversationTurn,
+  sessionPage,
 ];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
 const { values: cli } = parseArgs({ options: { only: { type: "string" } } });

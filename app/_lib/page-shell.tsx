@@ -1,7 +1,8 @@
 // The frame every signed-in page shares: the header (navigation, health, the visitor) and
 // the main column. Health is read here, so each page shows whether the database and the
 // runners are up without asking for it; `ReadFailure` is what a page shows in the frame
-// when its read (app/_lib/page-context.ts) failed.
+// when its read (app/_lib/page-context.ts) failed. A "Skip to content" link comes first, so
+// a keyboard or screen-reader user need not pass the navigation on every page.
 import type { ReactNode } from "react";
 import { AppHeader } from "@/components/app-header";
 import { DatabaseDown } from "@/components/database-down";
@@ -49,6 +50,13 @@ export async function PageShell({
   }
   return (
     <>
+      <a
+        href="#main"
+        data-testid="skip-link"
+        className="sr-only rounded-md bg-zinc-900 px-3 py-2 text-sm font-medium text-white focus:not-sr-only focus:fixed focus:top-2 focus:left-2 focus:z-50 dark:bg-zinc-100 dark:text-zinc-900"
+      >
+        Skip to content
+      </a>
       <AppHeader
         version={APP_VERSION}
         dbOk={dbOk}
@@ -57,7 +65,9 @@ export async function PageShell({
         path={path}
         inboxCount={inboxCount}
       />
-      <main className={`mx-auto space-y-4 px-5 py-5 ${wide ? "max-w-[1600px]" : "max-w-[1400px]"}`}>{children}</main>
+      <main id="main" tabIndex={-1} className={`mx-auto space-y-4 px-5 py-5 outline-none ${wide ? "max-w-[1600px]" : "max-w-[1400px]"}`}>
+        {children}
+      </main>
     </>
   );
 }

@@ -32,6 +32,7 @@ export interface BenchReportFigures {
     concurrent_p99: number;
     concurrent_first_turn_p99: number;
   } | null;
+  session_page_10k_interactive_ms: { p50: number; max: number; n: number; cold_p50: number; dom_nodes: number } | null;
 }
 
 export const EMPTY_FIGURES: BenchReportFigures = {
@@ -54,6 +55,7 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   dashboard_list_ms: null,
   live_event_to_client_ms: null,
   conversation_turn_ms: null,
+  session_page_10k_interactive_ms: null,
 };
 
 export const TARGETS: Record<keyof BenchReportFigures, string> = {
@@ -81,6 +83,8 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
   live_event_to_client_ms: "p95 <= 100 ms (commit → SSE message parsed by a live.updates subscriber over HTTP)",
   conversation_turn_ms:
     "p50 <= 10 ms (a person's message committed → the first agent call started, simulated agent; concurrent_*: 16 conversations posting at once; see meta.notes.conversation_turn)",
+  session_page_10k_interactive_ms:
+    "p50 <= 1000 ms (a 10,000-event session's page in chromium, navigation start → Actions and a timeline entry painted and hydrated; see meta.notes.session_page)",
 };
 
 export interface BenchReport extends BenchReportFigures {

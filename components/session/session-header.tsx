@@ -1,9 +1,10 @@
 "use client";
 // The session's header: title, live state, the facts that frame it (workflow, mode,
 // iteration against its cap, outcome, who started it, lineage both ways) and the ways out
-// (Replay, Fork tree, Export).
+// (Replay, Fork tree, Export). The state is a polite live region: a screen reader hears it
+// change, and the view moves focus to it after an action (Confirm, Cancel).
 import Link from "next/link";
-import type { ReactNode } from "react";
+import type { ReactNode, RefObject } from "react";
 import { StateBadge } from "@/components/state-badge";
 import type { SessionHeader as Header } from "@/server/sessions/view/load";
 import type { SessionStatus } from "@/server/sessions/view/progress";
@@ -21,12 +22,15 @@ export function SessionHeader({
   names,
   connection,
   eventCount,
+  stateRef,
 }: {
   header: Header;
   status: SessionStatus;
   names: Record<string, string>;
   connection: Connection;
   eventCount: number;
+  /** Where focus goes after an action, so the new state is what is read next. */
+  stateRef?: RefObject<HTMLSpanElement | null>;
 }) {
   return (
     <section className="rounded-lg border border-zinc-200 bg-white px-5 py-4 shadow-sm dark:border-zinc-800 dark:bg-zinc-900/60 dark:shadow-none">
@@ -37,7 +41,18 @@ export function SessionHeader({
             <h1 className="min-w-0 text-lg font-semibold tracking-tight break-words text-zinc-900 dark:text-zinc-50" title={header.title}>
               {header.title}
             </h1>
-            <span data-testid="state-badge" data-state={status.state}>
+            <span
+              ref={stateRef}
+              id="session-state"
+              data-testid="state-badge"
+              data-state={status.state}
+              role="status"
+              aria-live="polite"
+              aria-atomic="true"
+              tabIndex={-1}
+              className="rounded-full outline-none focus-visible:ring-2 focus-visible:ring-zinc-400"
+            >
+              <span className="sr-only">Session state: </span>
               <StateBadge state={status.state} />
             </span>
             <LiveIndicator connection={connection} finished={status.status !== "active"} />

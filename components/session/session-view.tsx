@@ -2,7 +2,8 @@
 // The session view's client root: live state from the subscription, the header, the
 // running step, proposal review while it awaits confirm, the timeline, and (for
 // operators) the actions with their keyboard shortcuts: `c` confirm (asks first), `f`
-// follow-up, Escape to leave either.
+// follow-up, Escape to leave either. After Confirm or Cancel, focus moves to the session's
+// state (a live region), so a screen reader says where the session went.
 import { useEffect, useMemo, useRef, useState } from "react";
 import { singleKeyShortcutsOn } from "@/components/keyboard-shortcuts";
 import { Kbd, Panel } from "@/components/panel";
@@ -19,7 +20,12 @@ import { SessionHeader } from "./session-header";
 import { SummaryPanel } from "./summary-panel";
 import { UsagePanel } from "./usage-panel";
 import { isBookkeeping, Timeline } from "./timeline";
+import { TimelineAnnouncer } from "./timeline-announcer";
+import { JumpToLatest, LoadOlder, useTimelineEnd } from "./timeline-paging";
 import { useLiveSession } from "./use-live-session";
+
+/** From this many entries on, "Jump to latest" shows while the timeline's end is out of view. */
+const LONG_TIMELINE = 100;
 
 function typingIn(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -34,6 +40,15 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   const [dialog, setDialog] = useState<DialogKind>(null);
   const [showBookkeeping, setShowBookkeeping] = useState(false);
   const followUpRef = useRef<HTMLTextAreaElement>(null);
+  const stateRef = useRef<HTMLSpanElement>(null);
+  const timelineEnd = useRef<HTMLDivElement>(null);
+  // A long session (earlier pages not loaded) opens at its latest entries.
+  const [openAtLatest] = useState(initial.omitted > 0);
+  const endAway = useTimelineEnd(timelineEnd, openAtLatest);
+  const long = live.earlier > 0 || entries.length >= LONG_TIMELINE;
+  // Set when an action succeeded: once its dialog has closed (and handed focus back to
+  // where it came from), focus goes to the state instead.
+  const [focusState, setFocusState] = useState(false);
   const awaiting = status.state === "awaiting_operator_confirm" && status.status === "active";
 
   const focusFollowUp = () => {
@@ -46,6 +61,12 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
     if (dialog === "confirm" && !awaiting) setDialog(null);
     if (dialog === "cancel" && status.status !== "active") setDialog(null);
   }, [dialog, awaiting, status.status]);
+
+  useEffect(() => {
+    if (!focusState || dialog !== null) return;
+    stateRef.current?.focus();
+    setFocusState(false);
+  }, [focusState, dialog]);
 
   useEffect(() => {
     if (!canOperate) return;
@@ -63,15 +84,16 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
     return () => window.removeEventListener("keydown", onKey);
   }, [canOperate, awaiting, dialog, status.status]);
 
-  // Keep following the newest entries when the reader is already at the bottom.
-  const count = entries.length;
-  const lastCount = useRef(count);
+  // Keep following the newest entries when the reader is already at the bottom (older
+  // entries loaded above do not count).
+  const newest = entries.at(-1)?.version ?? 0;
+  const lastNewest = useRef(newest);
   useEffect(() => {
-    if (count > lastCount.current && window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160) {
+    if (newest > lastNewest.current && window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160) {
       requestAnimationFrame(() => window.scrollTo({ top: document.documentElement.scrollHeight, behavior: "smooth" }));
     }
-    lastCount.current = count;
-  }, [count]);
+    lastNewest.current = newest;
+  }, [newest]);
 
   const hidden = entries.filter(isBookkeeping).length;
   // The pipeline view reads its status again when a fact is recorded, not for each chunk of streamed output.
@@ -83,7 +105,14 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   return (
     <SessionContextProvider value={{ sessionId, names }}>
       <div className="space-y-4">
-        <SessionHeader header={initial.header} status={status} names={names} connection={live.connection} eventCount={status.version} />
+        <SessionHeader
+          header={initial.header}
+          status={status}
+          names={names}
+          connection={live.connection}
+          eventCount={status.version}
+          stateRef={stateRef}
+        />
         {live.connectionError ? (
           <NoticeBar
             notice={{ tone: "warn", text: `Live updates stopped: ${live.connectionError}. Reload the page to reconnect.` }}
@@ -118,16 +147,16 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
               </label>
             }
           >
-            {initial.omitted > 0 ? (
-              <p className="border-b border-zinc-100 px-4 py-1.5 text-xs text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">
-                {initial.omitted} earlier events are not shown here;{" "}
-                <a className="underline" href={`/sessions/${sessionId}/replay`}>
-                  Replay
-                </a>{" "}
-                has the whole history.
-              </p>
-            ) : null}
+            <LoadOlder
+              earlier={live.earlier}
+              sessionId={sessionId}
+              loading={live.older.loading}
+              error={live.older.error}
+              onLoad={live.older.load}
+            />
             <Timeline entries={entries} showBookkeeping={showBookkeeping} />
+            <div ref={timelineEnd} data-testid="timeline-end" />
+            <TimelineAnnouncer entries={entries} />
           </Panel>
           <aside className="space-y-4 lg:sticky lg:top-16">
             {canOperate ? (
@@ -168,6 +197,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             ) : null}
           </aside>
         </div>
+        {long && endAway ? <JumpToLatest end={timelineEnd} /> : null}
       </div>
       {canOperate ? (
         <>
@@ -179,7 +209,12 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             tone="confirm"
             pending={commands.confirm.isPending}
             onClose={() => setDialog(null)}
-            onAction={() => commands.confirm.mutate({ sessionId, via: "button" }, { onSettled: () => setDialog(null) })}
+            onAction={() =>
+              commands.confirm.mutate(
+                { sessionId, via: "button" },
+                { onSuccess: () => setFocusState(true), onSettled: () => setDialog(null) },
+              )
+            }
           >
             The coder starts building in this session, then the reviewer and the tester check the change. The timeline records that{" "}
             <b>{me}</b> confirmed.
@@ -192,7 +227,9 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             tone="danger"
             pending={commands.cancel.isPending}
             onClose={() => setDialog(null)}
-            onAction={() => commands.cancel.mutate({ sessionId }, { onSettled: () => setDialog(null) })}
+            onAction={() =>
+              commands.cancel.mutate({ sessionId }, { onSuccess: () => setFocusState(true), onSettled: () => setDialog(null) })
+            }
           >
             The running agent is stopped within a second and the session ends <code className="font-mono">cancelled</code>. Its history
             stays; you can rerun it later.

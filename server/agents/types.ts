@@ -3,6 +3,7 @@
 // the error taxonomy, so a network drop is never mistaken for bad output.
 import type { AgentResponse, AgentRole, ProviderRetryNotice, ThreadMessage } from "../agent-calls";
 import type { BrainCallGate } from "../brains/call";
+import type { McpServer } from "./mcp";
 
 export {
   AGENT_ROLES,
@@ -44,6 +45,8 @@ export interface AgentRequest {
   callGate?: BrainCallGate;
   /** Each retry an agent CLI makes of its provider request (the executor records it). */
   onProviderRetry?: (notice: ProviderRetryNotice) => void;
+  /** MCP servers the task recorded, for agent CLIs that take them (others ignore them). */
+  mcpServers?: readonly McpServer[];
 }
 
 export interface Agent {

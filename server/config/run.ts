@@ -4,6 +4,7 @@
 // context snapshotted for the session's events. Roles without a `.catcafe/` agent keep the
 // project record's agent.
 import { ZAgentConfig } from "../agents/config";
+import type { McpServer } from "../agents/mcp";
 import type { AgentRole } from "../agents/types";
 import { ZAgentSnapshot, type AgentSnapshots, type RunLimits } from "../events/step-contract";
 import type { Allowlist } from "../commands/allowlist";
@@ -107,6 +108,8 @@ export interface RunAgents {
   agents: AgentSnapshots;
   allowlist: Allowlist;
   maxIterations: number;
+  /** The MCP servers the agent CLIs are handed, for TaskStarted (secrets by variable name only). */
+  mcpServers: McpServer[];
   /** RuntimeContextRecorded data when the project has `.catcafe/`. */
   context: RuntimeContextData | null;
 }
@@ -122,7 +125,7 @@ export function bindRun(input: {
   now: Date;
   /** role → the agent to bind instead of the highest-priority one. */
   chosen?: Partial<Record<AgentRole, string>>;
-  /** The settings in force: their rate limit is the default of project-record agents that set none. */
+  /** The settings in force: their rate limit is the default of project-record agents that set none; their MCP servers are the run's. */
   settings?: Settings;
 }): RunAgents {
   const { project, config, definition } = input;
@@ -167,8 +170,17 @@ export function bindRun(input: {
     agents[role] = ZAgentSnapshot.parse(limited ? { ...raw, rateLimit: { minIntervalMs: input.settings!.rateLimit.minIntervalMs } } : raw);
     projectAgents[role] = { id: parsed.data.id, kind: parsed.data.kind };
   }
+  const mcpServers = input.settings?.mcpServers ?? [];
   const context = config
-    ? runtimeContextData({ runId: input.runId, createdAt: input.now, commit: input.baseCommit, config, bindings, projectAgents })
+    ? runtimeContextData({
+        runId: input.runId,
+        createdAt: input.now,
+        commit: input.baseCommit,
+        config,
+        bindings,
+        projectAgents,
+        mcpServers,
+      })
     : null;
-  return { agents, allowlist, maxIterations, context };
+  return { agents, allowlist, maxIterations, mcpServers, context };
 }

@@ -1,9 +1,10 @@
-// The runtime execution context of a run (req M6): run id, time, and per
-// role the agent, shell, brain and FSM it runs with, snapshotted into the session's events
+// The runtime execution context of a run (req M6): run id, time, per role the agent,
+// shell, brain and FSM it runs with, and the MCP servers its agent CLIs get, snapshotted into the session's events
 // when the task starts (secrets redacted; API keys by variable name only, their values are
 // never read here). Reading it back adds what the run produced since: each agent step's
 // FSM history and the artifacts (outputs, commits, diffs, test results).
 import crypto from "node:crypto";
+import type { McpServer } from "../agents/mcp";
 import type { AgentRole } from "../agents/types";
 import type { AppEvent, AppEventOf } from "../events/catalog";
 import { isWorkflowStep, type RunLimits } from "../events/step-contract";
@@ -77,6 +78,8 @@ export interface RuntimeContextInput {
   bindings: Partial<Record<AgentRole, AgentBinding>>;
   /** Roles played by agents of the project record, with those agents' configurations. */
   projectAgents: Partial<Record<AgentRole, { id: string; kind: string }>>;
+  /** The MCP servers the run's agent CLIs are handed (recorded here, not under settings). */
+  mcpServers: readonly McpServer[];
 }
 
 /** The RuntimeContextRecorded event data for a run about to start. */
@@ -85,7 +88,7 @@ export function runtimeContextData(input: RuntimeContextInput): RuntimeContextDa
   for (const [role, binding] of Object.entries(input.bindings)) agents[role] = bindingSnapshot(binding);
   for (const [role, agent] of Object.entries(input.projectAgents)) agents[role] = projectAgentSnapshot(role as AgentRole, agent);
   const { $schema: _schema, ...project } = input.config.project;
-  const { $schema: _settingsSchema, ...settings } = input.config.settings;
+  const { $schema: _settingsSchema, mcpServers: _mcpServers, ...settings } = input.config.settings;
   return {
     runId: input.runId,
     createdAt: input.createdAt.toISOString(),
@@ -94,6 +97,7 @@ export function runtimeContextData(input: RuntimeContextInput): RuntimeContextDa
     project: snapshot(project),
     roles: Object.fromEntries(Object.entries(agents).map(([role, a]) => [role, { agentId: a.agentId, source: a.source }])),
     agents: agents as unknown as RuntimeContextData["agents"],
+    mcpServers: snapshot([...input.mcpServers]),
   };
 }
 
@@ -141,6 +145,8 @@ export interface RuntimeContext {
   workflow: { id: string; version: number; userDefined: boolean };
   roles: RuntimeContextData["roles"];
   agents: Record<string, RuntimeAgentSnapshot>;
+  /** The MCP servers handed to the agent CLIs (secrets by variable name only); empty: none. */
+  mcpServers: unknown[];
   runs: AgentRun[];
   artifacts: RuntimeArtifact[];
 }
@@ -178,6 +184,7 @@ export function runtimeContextFromEvents(sessionId: string, events: readonly Rec
       workflow: workflowOf(started.data),
       roles: d.roles,
       agents: d.agents as unknown as Record<string, RuntimeAgentSnapshot>,
+      mcpServers: d.mcpServers ?? started.data.mcpServers ?? [],
       runs: [],
       artifacts: [],
     };
@@ -199,6 +206,7 @@ export function runtimeContextFromEvents(sessionId: string, events: readonly Rec
       workflow: workflowOf(started.data),
       roles: Object.fromEntries(Object.entries(agents).map(([role, a]) => [role, { agentId: a.agentId, source: a.source }])),
       agents,
+      mcpServers: started.data.mcpServers ?? [],
       runs: [],
       artifacts: [],
     };

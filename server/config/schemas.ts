@@ -5,6 +5,7 @@
 // is usually a typo, and silently ignoring it would run something other than intended).
 import { z } from "zod";
 import { oneBaseUrl, ZCliProviderFields, ZScriptEntry, ZSkills } from "../agents/config";
+import { ZMcpServers } from "../agents/mcp";
 import { isServerSecret, SERVER_SECRET_ENV } from "../process/env";
 import { AGENT_ROLES, MAX_AGENT_OUTPUT_BYTES } from "../agents/types";
 import { ZAllowlist } from "../commands/allowlist";
@@ -195,6 +196,8 @@ export const ZSettings = z.strictObject({
   forge: ZForgeSettings.prefault({}),
   delivery: ZDeliverySettings.prefault({}),
   pricing: ZPricingSettings.prefault({}),
+  /** MCP servers handed to the agent CLIs that take them (claude, codex, gemini); none by default. */
+  mcpServers: ZMcpServers.default([]),
 });
 export type Settings = z.output<typeof ZSettings>;
 export type SettingsInput = z.input<typeof ZSettings>;
@@ -220,6 +223,8 @@ export const ZSettingsOverride = z.strictObject({
     .optional(),
   forge: ZForgeSettings.optional(),
   delivery: ZDeliverySettings.partial().optional(),
+  /** Replaces the list of settings.json (an empty list: none for this project). */
+  mcpServers: ZMcpServers.optional(),
 });
 export type SettingsOverride = z.output<typeof ZSettingsOverride>;
 
@@ -235,6 +240,7 @@ export function withOverride(settings: Settings, override: SettingsOverride | un
       ? { ...settings.forge, ...override.forge, caps: { ...settings.forge.caps, ...override.forge.caps } }
       : settings.forge,
     delivery: { ...settings.delivery, ...override.delivery },
+    mcpServers: override.mcpServers ?? settings.mcpServers,
   };
 }
 

@@ -58,20 +58,27 @@ export function findSecrets(value: unknown, path: Array<string | number> = []): 
   const key = path.at(-1);
   const parentKey = path.at(-2);
   if (typeof value === "string") {
-    if (key === "apiKeyEnv" && value !== "" && looksLikeKeyValue(value)) {
+    // envFrom maps a variable to the NAME of the runner's variable holding its value.
+    if ((key === "apiKeyEnv" || parentKey === "envFrom") && value !== "" && looksLikeKeyValue(value)) {
       findings.push({
         path,
         message: `must be the NAME of an environment variable (like OPENAI_API_KEY), but this value looks like an API key itself: ${ROTATE}`,
       });
+    } else if (parentKey === "envFrom") {
+      return findings;
     } else if (typeof key === "string" && SECRET_FIELD.test(key) && value !== "") {
       findings.push({
         path,
         message: `secrets must not be stored in configuration files: put the key in an environment variable and name that variable in "apiKeyEnv" (or "passEnv" for a shell); ${ROTATE}`,
       });
     } else if (parentKey === "env" && typeof key === "string" && SECRET_ENV_NAME.test(key) && value !== "") {
+      // An MCP server names the runner's variable in envFrom; a shell lists it in passEnv.
+      const instead = path.includes("mcpServers")
+        ? `map "${key}" to the runner's variable holding it in "envFrom"`
+        : `list "${key}" in "passEnv"`;
       findings.push({
         path,
-        message: `a literal value for the secret variable ${key} is not allowed: list "${key}" in "passEnv" so the runner passes it from its own environment; ${ROTATE}`,
+        message: `a literal value for the secret variable ${key} is not allowed: ${instead} so the runner passes it from its own environment; ${ROTATE}`,
       });
     } else if (looksLikeSecret(value)) {
       findings.push({
@@ -94,19 +101,21 @@ export const REDACTED = "[redacted]";
 /**
  * A deep copy with every secret-looking string replaced by `[redacted]` and every field
  * named like a secret emptied, for snapshots that go into events. Environment variable
- * NAMES (apiKeyEnv, passEnv) are kept: they are what makes a run reproducible.
+ * NAMES (apiKeyEnv, passEnv, an MCP server's envFrom) are kept: they are what makes a run
+ * reproducible.
  */
 export function redactSecrets<T>(value: T): T {
-  const walk = (v: unknown, key: string | undefined): unknown => {
+  const walk = (v: unknown, key: string | undefined, parentKey: string | undefined): unknown => {
     if (typeof v === "string") {
-      if (key !== undefined && key !== "apiKeyEnv" && SECRET_FIELD.test(key)) return REDACTED;
+      const names = key === "apiKeyEnv" || parentKey === "envFrom";
+      if (key !== undefined && !names && SECRET_FIELD.test(key)) return REDACTED;
       return looksLikeSecret(v) ? REDACTED : v;
     }
-    if (Array.isArray(v)) return v.map((item) => walk(item, undefined));
+    if (Array.isArray(v)) return v.map((item) => walk(item, undefined, key));
     if (v !== null && typeof v === "object") {
-      return Object.fromEntries(Object.entries(v).map(([k, inner]) => [k, walk(inner, k)]));
+      return Object.fromEntries(Object.entries(v).map(([k, inner]) => [k, walk(inner, k, key)]));
     }
     return v;
   };
-  return walk(value, undefined) as T;
+  return walk(value, undefined, undefined) as T;
 }

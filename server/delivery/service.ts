@@ -137,6 +137,28 @@ function prBody(sessionId: string, events: readonly RecordedEvent[], publicUrl: 
 
 type FinishedTask = Extract<ReturnType<typeof foldTask>, { status: "finished" }>;
 
+/** The session's branch: the prefix recorded when its task started, else the settings' (older tasks). */
+const sessionBranch = (sessionId: string, state: FinishedTask, delivery: DeliverySettings) =>
+  `${state.config.project.branchPrefix ?? delivery.branchPrefix}${sessionId}`;
+
+/** The request of a delivery: what, where, by which method (and who approved, when approvals are asked for). */
+function requested(stepId: string, branch: string, state: FinishedTask, delivery: DeliverySettings, approvedBy?: string[]): NewEvent {
+  const pr = delivery.method === "pull_request" ? delivery.pullRequest : undefined;
+  return {
+    type: "DeliveryRequested",
+    data: {
+      stepId,
+      method: delivery.method,
+      branch,
+      commit: state.head,
+      target: delivery.target,
+      remote: delivery.remote ?? null,
+      pullRequest: pr ? { provider: pr.provider, repository: pr.repository } : null,
+      ...(approvedBy ? { approvedBy } : {}),
+    },
+  };
+}
+
 /** A delivery about to be recorded: its request and its `deliver` step, to append together. */
 interface DeliveryPlan {
   stepId: string;
@@ -190,7 +212,7 @@ async function planDelivery(
   if (delivery.method !== "merge" && !delivery.remote) throw setting("remote", "the git remote to push to");
   if (delivery.method === "pull_request" && !delivery.pullRequest)
     throw setting("pullRequest", "the provider and repository of the pull request");
-  const branch = `${state.config.project.branchPrefix ?? delivery.branchPrefix}${sessionId}`;
+  const branch = sessionBranch(sessionId, state, delivery);
   const stepId = crypto.randomUUID();
   const pr = delivery.method === "pull_request" && delivery.pullRequest ? delivery.pullRequest : null;
   const { title, body } = prBody(sessionId, events, publicUrl);
@@ -211,19 +233,7 @@ async function planDelivery(
     method: delivery.method,
     branch,
     events: [
-      {
-        type: "DeliveryRequested",
-        data: {
-          stepId,
-          method: delivery.method,
-          branch,
-          commit: state.head,
-          target: delivery.target,
-          remote: delivery.remote ?? null,
-          pullRequest: pr ? { provider: pr.provider, repository: pr.repository } : null,
-          ...(delivery.approvals > 0 ? { approvedBy } : {}),
-        },
-      },
+      requested(stepId, branch, state, delivery, delivery.approvals > 0 ? approvedBy : undefined),
       {
         type: "StepScheduled",
         data: {
@@ -284,7 +294,8 @@ export async function deliverOnApproval(
   if (state.status !== "finished" || !DELIVERABLE.has(state.outcome)) return;
   const { delivery } = await deliverySettings(tx, store, state.config.project.id);
   if (!delivery.auto || state.head === state.config.project.baseCommit) return;
-  if (approversOf(events).length < delivery.approvals || deliveriesOf(events).some((d) => d.outcome === null)) return;
+  // Once: after any delivery (done, failed or running), a person delivers again by hand.
+  if (approversOf(events).length < delivery.approvals || deliveriesOf(events).length > 0) return;
   const actor = options.actor ?? AUTO_DELIVERY_ACTOR;
   let planned: NewEvent[];
   try {
@@ -292,20 +303,8 @@ export async function deliverOnApproval(
   } catch (err) {
     if (!(err instanceof NotConfigured)) throw err;
     const stepId = crypto.randomUUID();
-    const branch = `${state.config.project.branchPrefix ?? delivery.branchPrefix}${sessionId}`;
     planned = [
-      {
-        type: "DeliveryRequested",
-        data: {
-          stepId,
-          method: delivery.method,
-          branch,
-          commit: state.head,
-          target: delivery.target,
-          remote: delivery.remote ?? null,
-          pullRequest: null,
-        },
-      },
+      requested(stepId, sessionBranch(sessionId, state, delivery), state, delivery),
       { type: "DeliveryFailed", data: { stepId, method: delivery.method, errorClass: "not_configured", message: err.message, files: [] } },
     ];
   }

@@ -7,6 +7,7 @@ import { ZParsedOutput, ZTaskSpec } from "./agent-outputs";
 import { ZBlobRef } from "./blobs";
 import {
   ZAgentSnapshots,
+  ZMcpServerSnapshots,
   ZRunLimits,
   ZCommandResult,
   ZStepPhase,
@@ -213,6 +214,12 @@ export const eventCatalog = {
        */
       limits: ZRunLimits.optional(),
       /**
+       * The MCP servers the agent CLIs are handed (the settings in force when the task
+       * started; secrets by variable name only), for every step of the session and its
+       * forks. Absent: none.
+       */
+      mcpServers: ZMcpServerSnapshots.optional(),
+      /**
        * A user-defined workflow (.catcafe/runtimes.json) as it was when the task started,
        * checked again by the engine when read; built-in workflows are named by id and
        * version only.
@@ -399,6 +406,8 @@ export const eventCatalog = {
       roles: z.record(z.string(), z.object({ agentId: z.string(), source: z.enum(["config", "project"]) })),
       /** agent id → agent, shell, brain and FSM snapshot; secrets redacted, key variables by name only. */
       agents: z.record(z.string(), ZJson),
+      /** The MCP servers handed to the agent CLIs (as TaskStarted records them; absent before they existed). */
+      mcpServers: z.array(ZJson).optional(),
     }),
     summary: (d) =>
       `Runtime context ${d.runId}: ${Object.entries(d.roles)

@@ -57,6 +57,14 @@ export type AgentSnapshot = z.infer<typeof ZAgentSnapshot>;
 export const ZAgentSnapshots = z.partialRecord(ZAgentRole, ZAgentSnapshot);
 export type AgentSnapshots = z.infer<typeof ZAgentSnapshots>;
 
+/**
+ * An MCP server handed to the agent CLIs, as a task recorded it (TaskStarted.mcpServers,
+ * StepInput.mcpServers): secrets by variable name only. Its full schema (ZMcpServer,
+ * server/agents/mcp.ts) is checked where the settings are read and again by the runner.
+ */
+export const ZMcpServerSnapshot = z.looseObject({ name: z.string() });
+export const ZMcpServerSnapshots = z.array(ZMcpServerSnapshot);
+
 /** The limits a task runs with (TaskStarted.limits): from settings.json and the project's overrides. */
 export const ZRunLimits = z.object({
   /** How long one attempt of an agent step may run. */
@@ -99,6 +107,8 @@ export const ZStepInput = z.object({
   /** The test plan's commands, for a commands step. */
   commands: z.array(ZTestCommandRecord),
   allowlist: z.array(z.array(z.string())),
+  /** MCP servers for an agent CLI, as the task recorded them (absent: none). */
+  mcpServers: ZMcpServerSnapshots.optional(),
   /** Per test command (a commands step); absent: the command runner's default (30 s). */
   commandTimeoutMs: z.number().int().positive().optional(),
   /** A staged workflow's step (Forge): what the runner writes first, guards, and collects after. */

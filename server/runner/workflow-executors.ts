@@ -5,6 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Db } from "../db/pool";
 import { createAgent, usageOf, ZAgentConfig } from "../agents";
+import { ZMcpServers } from "../agents/mcp";
 import { AgentError, type AgentResponse } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
 import { classifyCommandOutcome } from "../commands/classify";
@@ -101,6 +102,15 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         false,
       );
     }
+    // Checked again here: the runner hands them to a CLI, whatever the log holds.
+    const mcpServers = ZMcpServers.safeParse(input.mcpServers ?? []);
+    if (!mcpServers.success) {
+      throw new StepExecutionError(
+        "internal_error",
+        `the task's MCP servers are not valid: ${mcpServers.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+        false,
+      );
+    }
     const agent = createAgent(config.data);
     const workspace = await prepareWorkspace(deps, step, input);
     let prompt = input.prompt;
@@ -140,6 +150,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         workspace,
         invocation: input.invocation + step.attempt - 1,
         output: input.output,
+        ...(mcpServers.data.length ? { mcpServers: mcpServers.data } : {}),
         ...(input.forge
           ? { stage: { name: input.forge.stage, iteration: input.forge.iteration, ...(input.forge.modifying ? { modifying: true } : {}) } }
           : {}),

@@ -157,6 +157,8 @@ export async function startTask(
         },
         agents: run.agents,
         limits: runLimits(settings.settings),
+        // Fixed now: every step, replay and fork of the session hands the CLIs these servers.
+        ...(run.mcpServers.length ? { mcpServers: run.mcpServers } : {}),
         ...(project.webhook ? { notify: true } : {}),
         ...(definition.stages ? stagedSettings(settings.settings.forge, options.staged) : {}),
         // A user workflow runs from its snapshot: editing runtimes.json later changes nothing here.

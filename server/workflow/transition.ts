@@ -322,6 +322,7 @@ function scheduleStep(ctx: DecideContext, state: ActiveTask, stateName: string, 
     commands: spec.output === "commands" ? (forgeChecks(state) ?? state.lastTestPlan?.commands ?? []) : [],
     allowlist: config.project.allowlist,
     ...(limits && spec.output === "commands" ? { commandTimeoutMs: limits.commandTimeoutMs } : {}),
+    ...(config.mcpServers?.length && spec.output !== "commands" ? { mcpServers: config.mcpServers } : {}),
     ...(stage && stageName ? { forge: forgeInput(state, stageName, stage, spec) } : {}),
   };
   return {

@@ -14,8 +14,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCatCafeClient } from "../../lib/client";
 import { cleanEnv, LIVE_SERVER_TIMEOUT_MS, ROOT, run, startLiveServer, type LiveServer, type RunResult } from "../helpers/live-server";
-import { gitIn, makeSumRepo, testPlan } from "../helpers/tasks";
-import { BRAIN_COST, BRAIN_MODEL, CLI_COST, CLI_MODEL, startUsageBrain, USAGE_PRICING, writeFakeClaude } from "../helpers/usage";
+import { gitIn } from "../helpers/tasks";
+import { BRAIN_COST, BRAIN_MODEL, CLI_COST, CLI_MODEL, startUsageBrain, USAGE_PRICING, usageProject } from "../helpers/usage";
 
 const BIN = path.join(ROOT, "bin", "catcafe.mjs");
 const CLI_TIMEOUT_MS = 90_000;
@@ -612,10 +612,9 @@ describe("catcafe against a live server", () => {
   it("usage: a session whose coder is an agent CLI and reviewer a brain, both reporting usage; session show and catcafe usage give the stubs' totals, priced with settings.json", async () => {
     const brain = await startUsageBrain();
     try {
-      // The fake CLI and the repository are named on the agent's command line: readable by any user, for the sandbox.
+      // The fake CLI is named on the agent's command line: its path readable by any user, for the sandbox.
       fs.chmodSync(tmp, 0o755);
       const root = homeDir("usage");
-      fs.chmodSync(root, 0o755);
       const settingsFile = path.join(server.dataDir, "settings.json");
       const settings = fs.existsSync(settingsFile) ? (JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>) : {};
       fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, pricing: USAGE_PRICING }));
@@ -623,17 +622,7 @@ describe("catcafe against a live server", () => {
         url: server.url,
         token: (JSON.parse(fs.readFileSync(path.join(adminHome, ".config", "catcafe", "config.json"), "utf8")) as { token: string }).token,
       });
-      await admin.projects.upsert.mutate({
-        id: "usage",
-        name: "Usage",
-        repoPath: makeSumRepo(root),
-        allowlist: [["node", "--test", "**"]],
-        agents: {
-          coder: { kind: "claude", id: "claude-coder", command: writeFakeClaude(path.join(root, "bin")), isolateHome: false },
-          reviewer: { kind: "openai", id: "gpt-reviewer", baseUrl: brain.url, model: BRAIN_MODEL, rateLimit: { minIntervalMs: 0 } },
-          tester: { kind: "scripted", id: "tester-sim", responses: [{ reply: testPlan() }] },
-        },
-      });
+      await admin.projects.upsert.mutate(usageProject("usage", "Usage", root, brain.url));
       const started = await catcafe(["task", "start", "--project", "usage", "--mode", "implementation", "--json", "Fix sum()"]);
       expect(started.code, show(started)).toBe(0);
       const { sessionId } = json<{ sessionId: string }>(started);

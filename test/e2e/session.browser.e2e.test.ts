@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, screenshot, signIn } from "../helpers/browser";
 import { freePort } from "../helpers/ports";
 import {
+  descendantRunning,
   killTree,
   processesMentioning,
   startProcess,
@@ -29,7 +30,7 @@ import {
 import { ensureWebBuild, WEB_BUILD_TIMEOUT_MS } from "../helpers/web-build";
 import { startBrainStub } from "../helpers/brains-stub";
 import { FIXED_SUM, makeSumRepo, reviewApprove, testPlan } from "../helpers/tasks";
-import { BRAIN_MODEL, CLI_MODEL, startUsageBrain, USAGE_PRICING, writeFakeClaude } from "../helpers/usage";
+import { BRAIN_MODEL, CLI_MODEL, startUsageBrain, USAGE_PRICING, usageProject } from "../helpers/usage";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const START_TIMEOUT_MS = 60_000;
@@ -780,24 +781,12 @@ describe("the session view", () => {
   }, 90_000);
 
   it("usage: a session whose coder is an agent CLI and reviewer a brain shows their tokens and cost per model; the Usage page adds them up per project and per day", async () => {
-    // The fake CLI and the repository are named on the agent's command line: readable by any user, for the sandbox.
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-usage-e2e-"));
-    fs.chmodSync(root, 0o755);
     const brain = await startUsageBrain();
     try {
       fs.writeFileSync(path.join(app.dataDir, "settings.json"), JSON.stringify({ pricing: USAGE_PRICING }));
       const page = await adminAt("/");
-      const upsert = await mutate(page, "projects.upsert", {
-        id: "usage-e2e",
-        name: "Usage e2e",
-        repoPath: makeSumRepo(root),
-        allowlist: [["node", "--test", "**"]],
-        agents: {
-          coder: { kind: "claude", id: "claude-coder", command: writeFakeClaude(path.join(root, "bin")), isolateHome: false },
-          reviewer: { kind: "openai", id: "gpt-reviewer", baseUrl: brain.url, model: BRAIN_MODEL, rateLimit: { minIntervalMs: 0 } },
-          tester: { kind: "scripted", id: "tester-e2e", responses: [{ reply: testPlan() }] },
-        },
-      });
+      const upsert = await mutate(page, "projects.upsert", usageProject("usage-e2e", "Usage e2e", root, brain.url));
       expect(upsert.status, upsert.body).toBe(200);
       const started = await mutate(page, "tasks.start", { projectId: "usage-e2e", prompt: "Fix sum()", mode: "implementation" });
       expect(started.status, started.body).toBe(200);
@@ -859,6 +848,76 @@ describe("the session view", () => {
     await page.context().close();
     await viewerPage.context().close();
   }, 90_000);
+
+  it("for a screen reader: a skip link leads past the header; the state and the running step are polite live regions; after Confirm focus is on the state, which says the new one", async () => {
+    const page = await adminAt("/");
+    const sessionId = await newProposal(page, "Make slugify() keep digits");
+    await page.goto(`${app.baseUrl}/sessions/${sessionId}`);
+    await awaitingConfirm(page);
+
+    // The first Tab reaches "Skip to content"; following it puts focus on the main column.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    expect(await page.getByTestId("skip-link").isVisible()).toBe(true);
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");
+
+    const state = badge(page);
+    expect(await state.evaluate((el) => [el.getAttribute("role"), el.getAttribute("aria-live")])).toEqual(["status", "polite"]);
+    expect(await state.textContent()).toBe("Session state: awaiting_operator_confirm");
+    const running = page.getByTestId("running-step-status");
+    expect(await running.evaluate((el) => [el.getAttribute("role"), el.getAttribute("aria-live")])).toEqual(["status", "polite"]);
+    expect(await page.getByTestId("timeline-announcer").getAttribute("aria-live")).toBe("polite");
+
+    await page.getByTestId("confirm-button").click();
+    await page.getByTestId("confirm-dialog-action").click();
+    await expect.poll(() => state.getAttribute("data-state"), { timeout: 20_000 }).not.toBe("awaiting_operator_confirm");
+    // Focus is on the live region, which says the state the session went to (not the body).
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute("data-testid")), { timeout: 5_000 })
+      .toBe("state-badge");
+    const now = await state.getAttribute("data-state");
+    expect(await state.textContent()).toBe(`Session state: ${now}`);
+    // The running step is said while it runs (the demo's steps are quick; the region stays for the next).
+    await expect.poll(() => running.textContent(), { timeout: 20_000 }).toMatch(/is working|running the test commands|waits for/);
+    await screenshot(page, "session-after-confirm-focus.png");
+    await expect.poll(() => state.getAttribute("data-state"), { timeout: 60_000 }).toBe("approved");
+    expect(await state.textContent()).toBe("Session state: approved");
+    await page.context().close();
+  }, 120_000);
+
+  it("with the runner stopped: New task warns that none is alive, and a new task's page says how to start one once its step has waited ~15 s", async () => {
+    const runnerPid = descendantRunning(app.proc.pid, "server/runner/main.ts");
+    expect(runnerPid, "the runner under npm start").toBeDefined();
+    // Stopped, not killed (npm start would start a new one): its heartbeat ages out in 15 s.
+    process.kill(runnerPid!, "SIGSTOP");
+    try {
+      const page = await adminAt("/sessions/new");
+      await expect
+        .poll(
+          async () => {
+            await page.reload();
+            return page.getByTestId("no-runner-warning").count();
+          },
+          { timeout: 45_000, interval: 2_000 },
+        )
+        .toBe(1);
+      expect(await page.getByTestId("no-runner-warning").innerText()).toMatch(/No runner is alive.*npm run runner/);
+      await screenshot(page, "new-task-no-runner.png");
+
+      const sessionId = await newProposal(page, "Trim slugify() input while no runner is alive");
+      await page.goto(`${app.baseUrl}/sessions/${sessionId}`);
+      await expect.poll(() => page.getByTestId("running-step").innerText(), { timeout: 5_000 }).toMatch(/waits for a runner/);
+      await page.getByTestId("no-runner").waitFor({ timeout: 30_000 });
+      expect(await page.getByTestId("no-runner").innerText()).toBe("No runner is alive — start one with npm run runner");
+      expect(await page.getByTestId("running-step-status").textContent()).toBe("No runner is alive — start one with `npm run runner`");
+      await screenshot(page, "session-no-runner.png");
+      await page.context().close();
+    } finally {
+      process.kill(runnerPid!, "SIGCONT");
+    }
+    await waitForHealth(`${app.baseUrl}/api/health`, app.proc, { minRunners: 1, timeoutMs: 30_000 });
+  }, 150_000);
 });
 
 describe("the first admin from the printed setup link", () => {

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { PricingSettings } from "../../server/config/schemas";
 import { startBrainStub, streamOf, type BrainStub } from "./brains-stub";
-import { FIXED_SUM, reviewApprove } from "./tasks";
+import { FIXED_SUM, makeSumRepo, reviewApprove, testPlan } from "./tasks";
 
 export const CLI_MODEL = "claude-fake-4";
 /** Claude Code counts cache reads and writes as input too: 1000 + 300 + 200. */
@@ -52,4 +52,24 @@ export function startUsageBrain(): Promise<BrainStub> {
       res.write(event);
     res.end();
   });
+}
+
+/**
+ * A project (as projects.upsert takes it) in a new sum repository under `root` (world-readable):
+ * the fake `claude` codes, a brain at `brainUrl` reviews, a scripted tester plans.
+ */
+export function usageProject(id: string, name: string, root: string, brainUrl: string) {
+  fs.chmodSync(root, 0o755);
+  return {
+    id,
+    name,
+    repoPath: makeSumRepo(root),
+    allowlist: [["node", "--test", "**"]],
+    agents: {
+      // isolateHome off: a live server's runner has no key for it, and the fake needs none.
+      coder: { kind: "claude" as const, id: "claude-coder", command: writeFakeClaude(path.join(root, "bin")), isolateHome: false },
+      reviewer: { kind: "openai" as const, id: "gpt-reviewer", baseUrl: brainUrl, model: BRAIN_MODEL, rateLimit: { minIntervalMs: 0 } },
+      tester: { kind: "scripted" as const, id: `${id}-tester`, responses: [{ reply: testPlan() }] },
+    },
+  };
 }

@@ -56,6 +56,7 @@ const REQUIRED: Record<string, "public" | Role> = {
   "users.disable": "admin",
   "live.session": "viewer",
   "live.updates": "viewer",
+  "live.older": "viewer",
   "live.output": "viewer",
   "replay.at": "viewer",
   "lineage.tree": "viewer",
@@ -88,6 +89,8 @@ const REQUIRED: Record<string, "public" | Role> = {
   "conversations.mode": "viewer",
   "conversations.live": "viewer",
   "modes.list": "viewer",
+  "usage.session": "viewer",
+  "usage.report": "viewer",
 };
 
 type CallerRole = "anonymous" | Role;

@@ -238,6 +238,7 @@ describe("no procedure returns a password hash or a token hash", () => {
     "projects.upsert": { id: "scan", name: "Scan", repoPath: h.repo, allowlist: [], agents: {} },
     "live.session": { sessionId: s.sessionId },
     "live.updates": { sessionId: s.sessionId },
+    "live.older": { sessionId: s.sessionId, beforeVersion: 2 },
     "live.output": { sessionId: s.sessionId, blob: "0".repeat(64) },
     "ops.validateConfig": { projectId },
     "ops.detectShells": {},
@@ -266,6 +267,8 @@ describe("no procedure returns a password hash or a token hash", () => {
     "sessions.deliveries": { sessionId: s.sessionId },
     "sessions.approveDelivery": { sessionId: s.sessionId },
     "sessions.deliveryApprovals": { sessionId: s.sessionId },
+    "usage.session": { sessionId: s.sessionId },
+    "usage.report": { days: 7 },
   });
 
   it("covers every procedure, and no output (or error) contains a hash", async () => {

@@ -176,7 +176,7 @@ describe("brains through the runner", () => {
     const events = await db.store.readStream(sessionId);
     const outputs = ofType<{ simulated: boolean; usage?: unknown; agentId: string }>(events, "AgentOutputRecorded");
     expect(outputs.map((o) => [o.data.agentId, o.data.simulated, o.data.usage])).toEqual(
-      Array(3).fill(["brain-e2e", false, { inputTokens: 42, outputTokens: 4 }]),
+      Array(3).fill(["brain-e2e", false, { inputTokens: 42, outputTokens: 4, model: "stub-model" }]),
     );
     const waited = ofType<{ stepId: string; brain: string; waitMs: number; minIntervalMs: number }>(events, "RateLimitWaited");
     expect(waited.length).toBeGreaterThanOrEqual(1);

@@ -208,6 +208,39 @@ describe("startTask with .catcafe/ committed in the project repository", () => {
     expect((await h.waitFor(rerun.sessionId, "rerun finished", (s) => s.status === "finished")).outcome).toBe("approved");
   });
 
+  it("the project's MCP servers are fixed at the start: TaskStarted, the runtime context and each agent step carry them, names only", async () => {
+    const mcpServers = [
+      { name: "github", command: "npx", args: ["-y", "@example/github-mcp"], envFrom: { TOKEN: "CATCAFE_IT_OPENAI_API_KEY" } },
+      { name: "docs", url: "https://mcp.example.com/mcp", bearerTokenEnv: "CATCAFE_IT_DOCS_TOKEN" },
+    ];
+    commitConfig(validConfig({ id: "coder-v1", files: { "src/sum.js": FIXED_SUM } }));
+    await h.project(PROJECT, {}, { settings: { mcpServers } });
+    try {
+      const { sessionId } = await startTask(deps(), { projectId: PROJECT, prompt: "Fix sum() with the tools" }, testActor);
+      const events = await db.store.readStream(sessionId);
+      expect(ofType<{ mcpServers?: unknown }>(events, "TaskStarted")[0]!.mcpServers).toEqual(mcpServers);
+      const [context] = ofType<{ mcpServers?: unknown; settings: Record<string, unknown> }>(events, "RuntimeContextRecorded");
+      expect(context!.mcpServers).toEqual(mcpServers);
+      expect(context!.settings).not.toHaveProperty("mcpServers");
+      const [step] = ofType<{ kind: string; input: { mcpServers?: unknown } }>(events, "StepScheduled");
+      expect(step).toMatchObject({ kind: "agent", input: { mcpServers } });
+      expect((await getRuntimeContext(db.store, sessionId))!.mcpServers).toEqual(mcpServers);
+      expect(JSON.stringify(events)).not.toContain(KEY_VALUE);
+      await cancelTask(deps(), { sessionId }, testActor);
+
+      // A project without servers: none handed to any step, and the context says so.
+      await h.project(PROJECT, {});
+      const plain = await startTask(deps(), { projectId: PROJECT, prompt: "Fix sum() without tools" }, testActor);
+      const plainEvents = await db.store.readStream(plain.sessionId);
+      expect(ofType(plainEvents, "TaskStarted")[0]).not.toHaveProperty("mcpServers");
+      expect(ofType<{ input: object }>(plainEvents, "StepScheduled")[0]!.input).not.toHaveProperty("mcpServers");
+      expect(ofType(plainEvents, "RuntimeContextRecorded")[0]).toMatchObject({ mcpServers: [] });
+      await cancelTask(deps(), { sessionId: plain.sessionId }, testActor);
+    } finally {
+      await h.project(PROJECT, {});
+    }
+  });
+
   it("a broken settings file refuses the start too, naming it", async () => {
     const settingsFile = path.join(process.env.CATCAFE_DATA_DIR!, "settings.json");
     fs.writeFileSync(settingsFile, JSON.stringify({ rateLimit: { minIntervalMs: -1 } }));

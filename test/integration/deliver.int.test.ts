@@ -151,7 +151,7 @@ describe("the session's branch and a local merge", () => {
     expect(ofType(events, "DeliveryRequested")).toHaveLength(1);
   });
 
-  it("delivery on approval with two approvals: nothing at the session's approval or the first person's; the second's delivers, asked by them", async () => {
+  it("delivery on approval with two approvals: nothing at the session's approval or the first person's; the second's delivers, asked by them, once", async () => {
     gitIn(h.repo, "branch", "auto-reviewed", "main");
     await h.project("auto-approvals", agents, {
       settings: { delivery: { method: "merge", target: "auto-reviewed", approvals: 2, auto: true } },
@@ -170,6 +170,9 @@ describe("the session's branch and a local merge", () => {
     expect(requested[0]!.metadata.actor).toEqual(bo);
     expect(requested[0]!.data).toMatchObject({ approvedBy: ["user:ada", "user:bo"] });
     expect(gitIn(h.repo, "rev-parse", "refs/heads/auto-reviewed")).toBe(head);
+    // Automatic once: a third approval after it asks for no second delivery.
+    await approveDelivery(deps(), { sessionId }, { kind: "user", id: "cy" });
+    expect(ofType(await db.store.readStream(sessionId), "DeliveryRequested")).toHaveLength(1);
   });
 
   it("delivery on approval that the settings cannot carry out (a push with no remote) is recorded as failed, not_configured; the session stays approved", async () => {

@@ -102,6 +102,49 @@ describe("live.session", () => {
   });
 });
 
+describe("live.older", () => {
+  it("pages back from the first view to the session's first event, streamed chunks of finished steps left out", async () => {
+    const sessionId = `s-long-${Date.now().toString(16)}`;
+    const messages = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => ({ type: "OperatorMessagePosted", data: { text: `message ${from + i}` } }));
+    const chunks = Array.from({ length: 30 }, (_, seq) => ({
+      type: "AgentOutputStreamed",
+      data: { stepId: "7d0b7a5e-8f0e-4a55-9a39-4d0f8f5a8b02", attempt: 1, role: "coder", seq, text: "…" },
+    }));
+    const actor = { actor: { kind: "system" as const, id: "test" } };
+    let version = (
+      await db.store.append(
+        sessionId,
+        "no_stream",
+        [{ type: "SessionCreated", data: { title: "A long one", workflow: "review_loop", state: "start" } }, ...messages(0, 200)],
+        actor,
+      )
+    ).version;
+    version = (await db.store.append(sessionId, version, chunks, actor)).version;
+    version = (await db.store.append(sessionId, version, messages(200, 250), actor)).version;
+    expect(version).toBe(481);
+
+    const view = await viewer.live.session({ sessionId, limit: 200 });
+    expect(view.entries.length).toBe(200);
+    expect(view.entries[0]!.version).toBe(282);
+    expect(view.omitted).toBe(281);
+    const seen = view.entries.map((e) => e.version);
+    let before = view.entries[0]!.version;
+    const omitted: number[] = [];
+    for (;;) {
+      const page = await viewer.live.older({ sessionId, beforeVersion: before, limit: 200 });
+      seen.unshift(...page.entries.map((e) => e.version));
+      omitted.push(page.omitted);
+      if (page.omitted === 0) break;
+      before = page.entries[0]!.version;
+    }
+    // 200 facts a page; the 30 chunks of a finished step neither shown nor counted.
+    expect(omitted).toEqual([51, 0]);
+    expect(seen).toEqual([...Array.from({ length: 201 }, (_, i) => i + 1), ...Array.from({ length: 250 }, (_, i) => 232 + i)]);
+    await expect(viewer.live.older({ sessionId: "s-nope", beforeVersion: 5 })).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+});
+
 describe("live.updates", () => {
   it("streams the build, verdict and passing test to approved after a confirm, over one LISTEN connection for all subscribers", async () => {
     const { sessionId, view } = await proposalAwaitingConfirm("sv-live");

@@ -5,6 +5,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ZAgentConfig } from "../../server/agents/config";
+import { ZMcpServers, type McpServer } from "../../server/agents/mcp";
 import {
   agentStepsByRole,
   bindAgent,
@@ -212,7 +213,7 @@ describe("projects.json can narrow the admin's allowlist, never widen it", () =>
 });
 
 describe("runtime execution context", () => {
-  async function contextEvent() {
+  async function contextEvent(mcpServers: McpServer[] = []) {
     const config = await full();
     const bindings = {
       coder: bindAgent(config, "coder-sim").binding!,
@@ -226,6 +227,7 @@ describe("runtime execution context", () => {
       config,
       bindings,
       projectAgents: { tester: { id: "tester-sim", kind: "scripted" } },
+      mcpServers,
     });
   }
 
@@ -253,6 +255,37 @@ describe("runtime execution context", () => {
     expect(agents.planner!.fsm).toMatchObject({ id: "careful_fsm", initialState: "IDLE" });
     expect(agents.tester).toMatchObject({ source: "project", runtimeKind: "scripted", fsm: { id: "execution_fsm_v1" } });
     expect(agents.coder!.agent).not.toHaveProperty("index");
+  });
+
+  it("records the MCP servers the agent CLIs get, once (not again under settings), variables by name; read back from it", async () => {
+    const servers = ZMcpServers.parse([
+      { name: "github", command: "npx", args: ["-y", "@example/github-mcp"], envFrom: { TOKEN: "GITHUB_TOKEN" } },
+      { name: "docs", url: "https://mcp.example.com/mcp", bearerTokenEnv: "DOCS_MCP_TOKEN" },
+    ]);
+    const data = await contextEvent(servers);
+    expectValidEvents([{ type: "RuntimeContextRecorded", data }]);
+    expect(data.mcpServers).toEqual(servers);
+    expect(data.settings).not.toHaveProperty("mcpServers");
+    expect((await contextEvent()).mcpServers).toEqual([]);
+    const started = {
+      type: "TaskStarted",
+      data: {
+        workflow: "planning",
+        workflowVersion: 1,
+        mode: "implementation",
+        prompt: "p",
+        maxIterations: 3,
+        project: { id: "p", name: "P", repoPath: "/r", baseCommit: COMMIT, allowlist: [] },
+        agents: {},
+        mcpServers: servers,
+      },
+    } as AppEvent;
+    const created = { type: "SessionCreated", data: { title: "t", workflow: "planning", state: "init" } } as AppEvent;
+    expect(runtimeContextFromEvents("s", recorded([created, { type: "RuntimeContextRecorded", data }, started]))!.mcpServers).toEqual(
+      servers,
+    );
+    // A session without .catcafe/ records no context event: its TaskStarted says which servers.
+    expect(runtimeContextFromEvents("s", recorded([created, started]))).toMatchObject({ recorded: false, mcpServers: servers });
   });
 
   it("read back from the events: each agent step's FSM history and the artifacts", async () => {

@@ -11,7 +11,13 @@ import { CodexAgent } from "../../server/agents/shells/codex";
 import { GeminiAgent } from "../../server/agents/shells/gemini";
 import { cliPrompt } from "../../server/agents/shells/prompt";
 
-const CTX: ShellRunContext = { workspace: "/work/ws", runDir: "/tmp/catcafe-run-1", apiKey: "key-123", baseUrl: "http://127.0.0.1:9999" };
+const CTX: ShellRunContext = {
+  workspace: "/work/ws",
+  runDir: "/tmp/catcafe-run-1",
+  apiKey: "key-123",
+  baseUrl: "http://127.0.0.1:9999",
+  mcpServers: [],
+};
 const RUN_ID = "run-1";
 const SOURCE = {
   PATH: "/usr/bin:/bin",
@@ -71,7 +77,7 @@ describe("configuration", () => {
 describe("claude argv and environment", () => {
   it("runs headless with stream-json and partial messages, edits accepted; full also allows Bash", () => {
     const edit = new ClaudeAgent({ kind: "claude", id: "c", model: "claude-sonnet-4-5", extraArgs: ["--max-budget-usd", "2"] });
-    expect(edit.args()).toEqual([
+    expect(edit.args(CTX)).toEqual([
       "--print",
       "--output-format",
       "stream-json",
@@ -85,7 +91,7 @@ describe("claude argv and environment", () => {
       "--max-budget-usd",
       "2",
     ]);
-    const full = new ClaudeAgent({ kind: "claude", id: "c", permissions: "full" }).args();
+    const full = new ClaudeAgent({ kind: "claude", id: "c", permissions: "full" }).args(CTX);
     expect(full.slice(full.indexOf("--allowedTools"), full.indexOf("--allowedTools") + 2)).toEqual(["--allowedTools", "Bash"]);
   });
 

@@ -219,6 +219,45 @@ describe("review_loop: StartTask", () => {
     expect(stepInput(events).prompt).toBe(`${proposalCoder.step.instruction}\n\nTask:\n${PROMPT}`);
   });
 
+  it("the task's MCP servers go with every agent step, as TaskStarted recorded them, and never with a commands step", () => {
+    const mcpServers = [{ name: "github", command: "npx", args: ["-y", "@example/github-mcp"], envFrom: { TOKEN: "GITHUB_TOKEN" } }];
+    const { events } = spec
+      .given([])
+      .when({ type: "StartTask", title: "Verbose flag", config: config("implementation", { mcpServers }) })
+      .then([
+        { type: "SessionCreated" },
+        { type: "TaskStarted", data: { mcpServers } },
+        { type: "SessionStateChanged" },
+        { type: "StepScheduled" },
+      ]);
+    expect((stepInput(events) as { mcpServers?: unknown }).mcpServers).toEqual(mcpServers);
+    // Without servers the input says nothing about them.
+    const started = [
+      { type: "SessionCreated" },
+      { type: "TaskStarted" },
+      { type: "SessionStateChanged" },
+      { type: "StepScheduled" },
+    ] as const;
+    const none = spec
+      .given([])
+      .when({ type: "StartTask", title: "Verbose flag", config: config("implementation") })
+      .then(started).events;
+    expect(stepInput(none)).not.toHaveProperty("mcpServers");
+
+    const h = new SessionHistory(reviewLoop).created(config("implementation", { mcpServers })).enter("building", { reason: "start" });
+    reviewed(built(h).enter("reviewing"), approve).enter("testing", { reason: "approve" });
+    const planned = spec
+      .given(h.events)
+      .when(succeeded(h.current(), agentOutput(JSON.stringify(plan))))
+      .then([
+        { type: "AgentOutputRecorded" },
+        { type: "TestPlanRecorded" },
+        { type: "SessionStateChanged" },
+        { type: "StepScheduled", data: { kind: "commands" } },
+      ]).events;
+    expect(stepInput(planned)).not.toHaveProperty("mcpServers");
+  });
+
   it("in implementation mode goes straight to building", () => {
     spec
       .given([])

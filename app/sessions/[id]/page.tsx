@@ -5,7 +5,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound, redirect } from "next/navigation";
-import { cache, type ReactNode } from "react";
+import { cache, Suspense, type ReactNode } from "react";
 import { readPage, visitor } from "@/app/_lib/page-context";
 import { PageShell, ReadFailure } from "@/app/_lib/page-shell";
 import { RuntimeContextPanel } from "@/components/session/runtime-context";
@@ -13,6 +13,7 @@ import { SessionView } from "@/components/session/session-view";
 import { hasRole } from "@/lib/roles";
 import { TRPCReactProvider } from "@/lib/trpc/client";
 import type { CurrentUser } from "@/server/auth/request";
+import { PAGE_ENTRY_LIMIT } from "@/server/sessions/view/pages";
 
 export const dynamic = "force-dynamic";
 
@@ -20,7 +21,7 @@ type Params = Promise<{ id: string }>;
 
 /** The first view, read once per request for the page and its title. */
 const readSession = cache((id: string) =>
-  readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.live.session({ sessionId: id })),
+  readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.live.session({ sessionId: id, limit: PAGE_ENTRY_LIMIT })),
 );
 
 export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
@@ -45,18 +46,25 @@ export default async function SessionPage({ params }: { params: Params }) {
       </Shell>
     );
 
-  // Operators also see the runtime execution context (agents, shells, brains, FSMs, limits).
-  const context = hasRole(read.user.role, "operator")
-    ? await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.tasks.runtimeContext({ sessionId: id }))
-    : null;
   return (
     <Shell user={read.user} id={id}>
       <TRPCReactProvider>
         <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
       </TRPCReactProvider>
-      {context?.ok && context.data ? <RuntimeContextPanel context={context.data} /> : null}
+      {hasRole(read.user.role, "operator") ? (
+        // Operators also see the runtime execution context (agents, shells, brains, FSMs,
+        // limits). It reads the session's events again: streamed in after the view, not before it.
+        <Suspense fallback={null}>
+          <RuntimeContext id={id} />
+        </Suspense>
+      ) : null}
     </Shell>
   );
+}
+
+async function RuntimeContext({ id }: { id: string }) {
+  const context = await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.tasks.runtimeContext({ sessionId: id }));
+  return context.ok && context.data ? <RuntimeContextPanel context={context.data} /> : null;
 }
 
 function Shell({ user, id, children }: { user: CurrentUser | null; id: string; children: ReactNode }) {

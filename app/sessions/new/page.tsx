@@ -1,5 +1,6 @@
 // `/sessions/new`: start a task (operator). The form posts to the tasks.start procedure and
-// opens the new session; viewers are told they cannot start tasks.
+// opens the new session; viewers are told they cannot start tasks. With no runner alive the
+// form warns that the task would wait (it still starts: a runner may come).
 import type { Metadata } from "next";
 import { readPage } from "@/app/_lib/page-context";
 import { PageShell, ReadFailure } from "@/app/_lib/page-shell";
@@ -17,6 +18,7 @@ export default async function NewTaskPage() {
     projects: await caller.projects.list(),
     // Operators get each project's own workflows too; a viewer sees no form.
     workflows: hasRole(user.role, "operator") ? await caller.projects.workflows() : [],
+    liveRunners: (await caller.runners.live()).runners.length,
   }));
   if (!read.ok)
     return (
@@ -26,10 +28,10 @@ export default async function NewTaskPage() {
     );
   const {
     user,
-    data: { projects, workflows },
+    data: { projects, workflows, liveRunners },
   } = read;
   return (
-    <PageShell user={user} path={NEW_TASK_PATH}>
+    <PageShell user={user} path={NEW_TASK_PATH} liveRunners={liveRunners}>
       <div className="mx-auto max-w-3xl space-y-4">
         <div>
           <h1 className="text-lg font-semibold text-zinc-900 dark:text-zinc-100">New task</h1>
@@ -63,9 +65,21 @@ export default async function NewTaskPage() {
             />
           </Panel>
         ) : (
-          <TRPCReactProvider>
-            <NewTaskForm projects={projects} workflows={workflows} />
-          </TRPCReactProvider>
+          <>
+            {liveRunners === 0 ? (
+              <p
+                role="alert"
+                data-testid="no-runner-warning"
+                className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:border-amber-900/70 dark:bg-amber-950/40 dark:text-amber-200"
+              >
+                No runner is alive, so a task started now waits until one is: start one with{" "}
+                <code className="font-mono">npm run runner</code>.
+              </p>
+            ) : null}
+            <TRPCReactProvider>
+              <NewTaskForm projects={projects} workflows={workflows} />
+            </TRPCReactProvider>
+          </>
         )}
       </div>
     </PageShell>

@@ -5,6 +5,9 @@
 // files in its working directory without asking; "full" also allows Bash (bypassPermissions
 // is refused when running as root, so Bash is allowed by name instead).
 // Provider: ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; CLAUDE_CODE_MAX_RETRIES for its own retries.
+// MCP servers: a file in the run directory (`--mcp-config`, with `--strict-mcp-config` so
+// no other configuration adds any), their tools allowed by name (`mcp__<server>`): nobody
+// is there to approve a call.
 //
 // Its stream-json output, one event per line:
 //   {"type":"system","subtype":"init",...}                 session, tools, model
@@ -14,13 +17,21 @@
 //   {"type":"user","message":{"content":[{"type":"tool_result",...}]}}
 //   {"type":"result","subtype":"success","is_error":false,"result":"<final text>","usage":{...}}
 // A provider failure ends in a result with is_error true, api_error_status and api_error_type.
+import fs from "node:fs/promises";
+import path from "node:path";
 import { ZClaudeAgentConfig } from "../config";
+import { mcpServersJson } from "../mcp";
 import { CliShellAgent, type ShellRunContext } from "./cli-agent";
 import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type ParserHooks, type StreamOutcome } from "./stream";
 import type { AgentUsage } from "../types";
 import type { z } from "zod";
 
 export type ClaudeAgentConfigInput = z.input<typeof ZClaudeAgentConfig>;
+
+/** The run's --mcp-config file: in its run directory (private, removed with it), secrets and all. */
+export function claudeMcpConfigPath(runDir: string): string {
+  return path.join(runDir, "mcp-servers.json");
+}
 
 export class ClaudeAgent extends CliShellAgent {
   readonly kind = "claude";
@@ -32,8 +43,9 @@ export class ClaudeAgent extends CliShellAgent {
     super(ZClaudeAgentConfig.parse(config));
   }
 
-  args(): string[] {
+  args(ctx: ShellRunContext): string[] {
     const { model, permissions, extraArgs } = this.config;
+    const allowed = [...(permissions === "full" ? ["Bash"] : []), ...ctx.mcpServers.map((s) => `mcp__${s.name}`)];
     return [
       "--print",
       "--output-format",
@@ -43,7 +55,8 @@ export class ClaudeAgent extends CliShellAgent {
       "--no-session-persistence",
       "--permission-mode",
       "acceptEdits",
-      ...(permissions === "full" ? ["--allowedTools", "Bash"] : []),
+      ...(allowed.length ? ["--allowedTools", allowed.join(",")] : []),
+      ...(ctx.mcpServers.length ? ["--mcp-config", claudeMcpConfigPath(ctx.runDir), "--strict-mcp-config"] : []),
       ...(model ? ["--model", model] : []),
       ...extraArgs,
     ];
@@ -58,6 +71,12 @@ export class ClaudeAgent extends CliShellAgent {
       DISABLE_AUTOUPDATER: "1",
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     };
+  }
+
+  protected async prepareRun(ctx: ShellRunContext): Promise<void> {
+    if (!ctx.mcpServers.length) return;
+    const config = { mcpServers: mcpServersJson(ctx.mcpServers, "claude") };
+    await fs.writeFile(claudeMcpConfigPath(ctx.runDir), JSON.stringify(config, null, 2), { mode: 0o600 });
   }
 
   parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[], hooks?: ParserHooks): ClaudeStreamParser {

@@ -1,7 +1,7 @@
 // An agent CLI (Claude Code, Codex, Gemini CLI) as an agent: the shared invocation. Each
 // shell says how its arguments, its provider variables and its event stream look; this
 // builds the environment (a minimal base, a fresh HOME per run, the provider key and
-// endpoint, never the runner's secrets), runs it in the workspace and turns the stream and
+// endpoint, never the runner's secrets), reads what the task's MCP servers name, runs it in the workspace and turns the stream and
 // exit status into an answer or a classified AgentError.
 import { randomUUID } from "node:crypto";
 import fsSync from "node:fs";
@@ -12,6 +12,7 @@ import { minimalEnv } from "../../process/env";
 import { agentHomesPath, unwrapExit } from "../../process/sandbox";
 import { RUN_MARKER_ENV } from "../../process/tree";
 import { assertDirectory } from "../command";
+import { mcpSecrets, resolveMcpServers, type ResolvedMcpServer } from "../mcp";
 import { runTmpDir, sandboxAgent, withRunDir } from "../sandbox";
 import type { CliShellAgentConfig } from "../config";
 import type { BrainTurn } from "../../brains/call";
@@ -32,6 +33,8 @@ export interface ShellRunContext {
   apiKey: string | undefined;
   /** The provider endpoint, when configured. */
   baseUrl: string | undefined;
+  /** The task's MCP servers, their named variables read from the runner (empty: none). */
+  mcpServers: readonly ResolvedMcpServer[];
 }
 
 export abstract class CliShellAgent implements Agent {
@@ -58,6 +61,12 @@ export abstract class CliShellAgent implements Agent {
   abstract parser(onChunk: ((text: string) => void) | undefined, secrets: readonly string[], hooks?: ParserHooks): CliStreamParser;
   /** Writes what the CLI must find in its (isolated) HOME before it starts. */
   protected async prepareHome(_ctx: ShellRunContext): Promise<void> {}
+  /** Writes what the CLI must find in its run directory, isolated HOME or not (before prepareHome). */
+  protected async prepareRun(_ctx: ShellRunContext): Promise<void> {}
+  /** Variables the CLI hands on to its MCP servers itself (those of Codex). */
+  protected mcpEnv(_ctx: ShellRunContext): Record<string, string> {
+    return {};
+  }
 
   /** The file that runs: the configured command, else the CLI's own name, found as locate.ts says. */
   executable(env: EnvSource = process.env): string {
@@ -69,7 +78,7 @@ export abstract class CliShellAgent implements Agent {
     return this.config.apiKeyEnv ?? this.defaultApiKeyEnv;
   }
 
-  /** The whole environment of the CLI: a minimal base, passEnv, literal env, then the CLI's own. */
+  /** The whole environment of the CLI: a minimal base, passEnv, literal env, its MCP servers', then the CLI's own. */
   environment(ctx: ShellRunContext, runId: string, source: EnvSource = process.env): Record<string, string> {
     return minimalEnv({
       source,
@@ -78,7 +87,7 @@ export abstract class CliShellAgent implements Agent {
       // refuses a HOME under the temporary directory.
       tmp: runTmpDir(ctx.runDir),
       pass: this.config.passEnv,
-      extra: { ...this.config.env, ...this.providerEnv(ctx), [RUN_MARKER_ENV]: runId },
+      extra: { ...this.config.env, ...this.mcpEnv(ctx), ...this.providerEnv(ctx), [RUN_MARKER_ENV]: runId },
     });
   }
 
@@ -115,8 +124,10 @@ export abstract class CliShellAgent implements Agent {
       );
     }
     const baseUrl = this.baseUrl();
+    const mcpServers = resolveMcpServers(`${this.kind} agent ${this.id}`, request.mcpServers ?? [], process.env);
     return withRunDir(this.kind, async (runDir) => {
-      const ctx: ShellRunContext = { workspace: request.workspace, runDir, apiKey, baseUrl };
+      const ctx: ShellRunContext = { workspace: request.workspace, runDir, apiKey, baseUrl, mcpServers };
+      await this.prepareRun(ctx);
       if (this.config.isolateHome) await this.prepareHome(ctx);
       const runId = randomUUID();
       const file = this.executable();
@@ -135,7 +146,7 @@ export abstract class CliShellAgent implements Agent {
       // on its turn and hands the turn on once the provider has answered (or the run ends).
       const turn = await this.waitTurn(request, baseUrl);
       const release = (notBeforeMs?: number) => void turn?.release(notBeforeMs === undefined ? undefined : { notBeforeMs });
-      const parser = this.parser(request.onChunk, apiKey ? [apiKey] : [], {
+      const parser = this.parser(request.onChunk, [...(apiKey ? [apiKey] : []), ...mcpSecrets(mcpServers)], {
         onRetry: request.onProviderRetry,
         maxRetries: this.config.providerRetries,
         onProgress: () => release(),

@@ -6,6 +6,9 @@
 // Provider: a model provider of our own, `catcafe`, defined with -c overrides: base_url (an
 // OpenAI Responses API endpoint: Codex no longer speaks Chat Completions), env_key naming
 // the variable that holds the key, and its retry counts. Without baseUrl it is OpenAI's.
+// MCP servers: `mcp_servers.<name>` overrides too, secrets never on the command line: a
+// command server's envFrom variables are set in Codex's environment and forwarded by name
+// (env_vars), a URL server's token is read by Codex from the variable bearer_token_env_var names.
 //
 // Its --json output (JSONL), one event per line:
 //   {"type":"thread.started","thread_id":"..."}   {"type":"turn.started"}
@@ -16,6 +19,7 @@
 //   {"type":"turn.completed","usage":{"input_tokens","cached_input_tokens","output_tokens"}}
 //   {"type":"turn.failed","error":{"message":"..."}}
 import { ZCodexAgentConfig } from "../config";
+import type { ResolvedMcpServer } from "../mcp";
 import { CliShellAgent, type ShellRunContext } from "./cli-agent";
 import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type ParserHooks, type StreamOutcome } from "./stream";
 import type { AgentUsage } from "../types";
@@ -29,6 +33,34 @@ const OPENAI_BASE_URL = "https://api.openai.com/v1";
 /** A -c override; the value is TOML, and a JSON string is a valid TOML basic string. */
 function override(key: string, value: string | number): string[] {
   return ["-c", `${key}=${typeof value === "string" ? JSON.stringify(value) : value}`];
+}
+
+/** A -c override whose value is an array of strings or a table of them (TOML inline forms). */
+function overrideValue(key: string, value: readonly string[] | Record<string, string>): string[] {
+  const toml = Array.isArray(value)
+    ? `[${value.map((v) => JSON.stringify(v)).join(",")}]`
+    : `{${Object.entries(value)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(",")}}`;
+  return ["-c", `${key}=${toml}`];
+}
+
+/** One MCP server as `mcp_servers.<name>.*` overrides (names and variables only, no secret values). */
+export function codexMcpOverrides(server: ResolvedMcpServer): string[] {
+  const key = `mcp_servers.${server.name}`;
+  if (server.kind === "url") {
+    return [
+      ...override(`${key}.url`, server.url),
+      ...(server.bearerTokenEnv ? override(`${key}.bearer_token_env_var`, server.bearerTokenEnv) : []),
+    ];
+  }
+  const forwarded = Object.keys(server.envFrom);
+  return [
+    ...override(`${key}.command`, server.command),
+    ...overrideValue(`${key}.args`, server.args),
+    ...(Object.keys(server.env).length ? overrideValue(`${key}.env`, server.env) : []),
+    ...(forwarded.length ? overrideValue(`${key}.env_vars`, forwarded) : []),
+  ];
 }
 
 export class CodexAgent extends CliShellAgent {
@@ -73,10 +105,20 @@ export class CodexAgent extends CliShellAgent {
               : []),
           ]
         : []),
+      ...ctx.mcpServers.flatMap(codexMcpOverrides),
       ...extraArgs,
       // The prompt: read from stdin.
       "-",
     ];
+  }
+
+  /** What Codex hands on to its MCP servers: envFrom values under their own names, bearer tokens under theirs. */
+  protected mcpEnv(ctx: ShellRunContext): Record<string, string> {
+    return Object.fromEntries(
+      ctx.mcpServers.flatMap((s) =>
+        s.kind === "command" ? Object.entries(s.envFrom) : s.bearerTokenEnv && s.bearerToken ? [[s.bearerTokenEnv, s.bearerToken]] : [],
+      ),
+    );
   }
 
   protected providerEnv(ctx: ShellRunContext): Record<string, string> {

@@ -75,7 +75,14 @@ const PROBES: Readonly<
       editFiles: ["--permission-mode", "acceptEdits"],
       workingDirectory: ["--add-dir"],
     },
-    adapterFlags: ["--include-partial-messages", "--no-session-persistence", "--allowedTools", "--model"],
+    adapterFlags: [
+      "--include-partial-messages",
+      "--no-session-persistence",
+      "--allowedTools",
+      "--mcp-config",
+      "--strict-mcp-config",
+      "--model",
+    ],
   },
   codex: {
     helpArgs: ["exec", "--help"],

@@ -8,6 +8,8 @@
 // auth method selected."); the isolated HOME's settings.json therefore selects
 // gemini-api-key explicitly (the base URL still applies), and sets general.maxAttempts for
 // providerRetries. With isolateHome false the user's own settings must do that.
+// MCP servers: `mcpServers` in that settings.json (trusted: nobody is there to confirm a
+// tool call), so they need the run's own HOME.
 //
 // Its stream-json output, one event per line:
 //   {"type":"init","session_id":..,"model":..}
@@ -19,7 +21,9 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ZGeminiAgentConfig } from "../config";
+import { mcpServersJson } from "../mcp";
 import { CliShellAgent, type ShellRunContext } from "./cli-agent";
+import { AgentError } from "../types";
 import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type ParserHooks, type StreamOutcome } from "./stream";
 import type { z } from "zod";
 
@@ -64,7 +68,18 @@ export class GeminiAgent extends CliShellAgent {
       ...(ctx.apiKey ? { security: { auth: { selectedType: "gemini-api-key" } } } : {}),
       ...(providerRetries !== undefined ? { general: { maxAttempts: providerRetries + 1 } } : {}),
       privacy: { usageStatisticsEnabled: false },
+      ...(ctx.mcpServers.length ? { mcpServers: mcpServersJson(ctx.mcpServers, "gemini") } : {}),
     };
+  }
+
+  protected async prepareRun(ctx: ShellRunContext): Promise<void> {
+    // Its MCP servers can only be set in a settings file; the user's own is not ours to write.
+    if (ctx.mcpServers.length && !this.config.isolateHome)
+      throw new AgentError(
+        "tool_error",
+        `gemini agent ${this.id}: the project's MCP servers are written to the run's own ~/.gemini/settings.json, which needs isolateHome: true (the default)`,
+        false,
+      );
   }
 
   protected async prepareHome(ctx: ShellRunContext): Promise<void> {

@@ -1,13 +1,15 @@
 // The session view's API (viewer role): the first paint (`live.session`), live updates
 // over Server-Sent Events (`live.updates`, fed by the web process's one LISTEN connection),
-// and a large output opened on demand (`live.output`). Thin: server/sessions/view does the work.
+// earlier entries on demand (`live.older`, "Load older") and a large output opened on
+// demand (`live.output`). Thin: server/sessions/view does the work.
 import { tracked, TRPCError } from "@trpc/server";
 import { hasRole } from "../../../lib/roles";
 import { resolveUser } from "../../auth/users";
 import { z } from "zod";
 import { followSession } from "../../sessions/view/follow";
 import { sessionEventsListener } from "../../sessions/view/listener";
-import { DEFAULT_ENTRY_LIMIT, loadSessionView } from "../../sessions/view/load";
+import { DEFAULT_ENTRY_LIMIT, loadOlderEntries, loadSessionView } from "../../sessions/view/load";
+import { PAGE_ENTRY_LIMIT } from "../../sessions/view/pages";
 import { OUTPUT_DEFAULT_BYTES, OUTPUT_MAX_BYTES, readSessionOutput } from "../../sessions/view/output";
 import { router, viewerProcedure } from "../trpc";
 
@@ -29,6 +31,13 @@ export const ZSessionUpdatesInput = z.object({
     .regex(/^\d{1,10}$/)
     .refine((v) => Number(v) <= 2_147_483_647, "beyond any version")
     .nullish(),
+});
+
+export const ZOlderEntriesInput = z.object({
+  sessionId: ZSessionId,
+  /** The version of the earliest entry the page has: entries before it are read. */
+  beforeVersion: z.number().int().min(1).max(2_147_483_647),
+  limit: z.number().int().min(1).max(1000).default(PAGE_ENTRY_LIMIT),
 });
 
 export const ZSessionOutputInput = z.object({
@@ -59,6 +68,10 @@ export const liveRouter = router({
       yield tracked(String(batch.version), batch);
     }
   }),
+
+  older: viewerProcedure
+    .input(ZOlderEntriesInput)
+    .query(({ ctx, input }) => loadOlderEntries(ctx, input.sessionId, input.beforeVersion, input.limit)),
 
   output: viewerProcedure
     .input(ZSessionOutputInput)

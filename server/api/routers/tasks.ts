@@ -17,8 +17,9 @@ import {
   ZStartTaskInput,
 } from "../../tasks/commands";
 import { rerunTask } from "../../tasks/fork";
-import { getRuntimeContext } from "../../config/runtime-context";
-import { outcomeOf, startedTask, type TaskState } from "../../workflow/engine";
+import { runtimeContextFromEvents } from "../../config/runtime-context";
+import { AppError } from "../../errors";
+import { foldTask, outcomeOf, startedTask, type TaskState } from "../../workflow/engine";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 
 export function actorOf(user: CurrentUser): Actor {
@@ -71,8 +72,10 @@ export const tasksRouter = router({
     .query(async ({ ctx, input }) => summarizeTask(input.sessionId, await loadTask(ctx.store, input.sessionId))),
   /** The run's execution context (req M6): agents, shells, brains, FSMs as recorded at start (secrets redacted), history and artifacts. */
   runtimeContext: operatorProcedure.input(ZSessionRef).query(async ({ ctx, input }) => {
-    await loadTask(ctx.store, input.sessionId); // NOT_FOUND for an unknown session
-    const context = await getRuntimeContext(ctx.store, input.sessionId);
+    // One read of the stream (a long session's is the cost): NOT_FOUND for what is not a task.
+    const events = await ctx.store.readStream(input.sessionId);
+    if (foldTask(events).status === "none") throw new AppError("NOT_FOUND", `session ${input.sessionId} is not a task`);
+    const context = runtimeContextFromEvents(input.sessionId, events);
     // Where its worktree is on a runner of this host (CATCAFE_WORKSPACES_DIR, as `npm start` sets it).
     const workspacesDir = process.env.CATCAFE_WORKSPACES_DIR ?? path.resolve(process.env.CATCAFE_DATA_DIR ?? ".data", "workspaces");
     return context ? { ...context, workspace: path.join(workspacesDir, input.sessionId) } : null;

@@ -1,13 +1,16 @@
 // Loads what the session page shows at first paint: the session's header (title, lineage
 // both ways, who started it), its status, and its latest entries with the names of the
-// people who acted. Live updates then continue from `status.version` (./follow.ts).
+// people who acted. Live updates then continue from `status.version` (./follow.ts); earlier
+// pages are read on demand (`loadOlderEntries`, ./pages.ts says what a page holds).
 import type { Db } from "../../db/pool";
 import type { PrismaClient } from "../../db/generated/client";
 import { userNames } from "../../auth/users";
 import { AppError } from "../../errors";
 import type { EventStore } from "../../events/store";
+import type { RecordedEvent } from "../../events/types";
 import { toSessionEntry, type SessionEntry } from "./entries";
 import { startedTask } from "../../workflow/engine";
+import { lastPage } from "./pages";
 import { foldProgress, statusOf, type SessionStatus } from "./progress";
 
 export interface SessionViewDeps {
@@ -38,7 +41,7 @@ export interface SessionView {
   header: SessionHeader;
   status: SessionStatus;
   entries: SessionEntry[];
-  /** Events before the first entry that were left out (the whole history is in Replay). */
+  /** Events before the first entry that were left out (`live.older` reads them; Replay has them all). */
   omitted: number;
   /** Display names of the users among the actors, by actor label (`user:<id>`). */
   names: Record<string, string>;
@@ -66,8 +69,12 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
     }),
   ]);
   const progress = foldProgress(events);
-  const limit = options.limit ?? DEFAULT_ENTRY_LIMIT;
-  const shown = events.slice(-limit);
+  const status = statusOf(progress, session.state);
+  const { shown, earlier } = lastPage(
+    events,
+    options.limit ?? DEFAULT_ENTRY_LIMIT,
+    status.status === "active" ? (status.step?.id ?? null) : null,
+  );
   const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
   const entries = shown.map((e) => toSessionEntry(e, summarize));
   const forked = events.find((e) => e.type === "SessionForked" && e.streamId === sessionId)?.data as { reason?: string } | undefined;
@@ -92,9 +99,46 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
         : null,
       children: children.map((c) => ({ id: c.id, title: c.title, state: c.state, atVersion: c.forkVersion })),
     },
-    status: statusOf(progress, session.state),
+    status,
     entries,
-    omitted: events.length - shown.length,
+    omitted: earlier,
     names: await userNames(deps.prisma, [session.createdBy, ...entries.map((e) => e.actor)]),
+  };
+}
+
+export interface OlderEntries {
+  entries: SessionEntry[];
+  /** Events before these (0: the first is the session's first). */
+  omitted: number;
+  names: Record<string, string>;
+}
+
+/** The page of entries before `beforeVersion` (what "Load older" adds above the timeline). */
+export async function loadOlderEntries(
+  deps: Pick<SessionViewDeps, "prisma" | "store">,
+  sessionId: string,
+  beforeVersion: number,
+  limit: number,
+): Promise<OlderEntries> {
+  // Back from `beforeVersion` in growing ranges until one holds a page (streamed chunks do not count).
+  let events: RecordedEvent[] = [];
+  let from = beforeVersion;
+  for (let span = limit * 2; from > 1; span *= 2) {
+    const to = from - 1;
+    from = Math.max(1, from - span);
+    events = [...(await deps.store.readStream(sessionId, { fromVersion: from, toVersion: to })), ...events];
+    if (lastPage(events, limit).earlier > 0) break;
+  }
+  if (beforeVersion <= 1) await deps.store.readStream(sessionId, { toVersion: 0 }); // NOT_FOUND for no session
+  const { shown, earlier } = lastPage(events, limit);
+  const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
+  const entries = shown.map((e) => toSessionEntry(e, summarize));
+  return {
+    entries,
+    omitted: Math.max(0, from - 1) + earlier,
+    names: await userNames(
+      deps.prisma,
+      entries.map((e) => e.actor),
+    ),
   };
 }
