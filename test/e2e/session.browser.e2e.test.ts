@@ -13,6 +13,7 @@ import path from "node:path";
 import { unzipSync } from "fflate";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stateLabel } from "../../lib/state-labels";
 import { launchChromium, screenshot, signIn } from "../helpers/browser";
 import { freePort } from "../helpers/ports";
 import {
@@ -877,12 +878,13 @@ describe("the session view", () => {
       .poll(() => page.evaluate(() => document.activeElement?.getAttribute("data-testid")), { timeout: 5_000 })
       .toBe("state-badge");
     const now = await state.getAttribute("data-state");
-    expect(await state.textContent()).toBe(`Session state: ${now}`);
+    // In people's words (issue 18, item 8); the id stays in data-state.
+    expect(await state.textContent()).toBe(`Session state: ${stateLabel(now!)}`);
     // The running step is said while it runs (the demo's steps are quick; the region stays for the next).
     await expect.poll(() => running.textContent(), { timeout: 20_000 }).toMatch(/is working|running the test commands|waits for/);
     await screenshot(page, "session-after-confirm-focus.png");
     await expect.poll(() => state.getAttribute("data-state"), { timeout: 60_000 }).toBe("approved");
-    expect(await state.textContent()).toBe("Session state: approved");
+    expect(await state.textContent()).toBe("Session state: Approved");
     await page.context().close();
   }, 120_000);
 
