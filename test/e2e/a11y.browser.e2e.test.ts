@@ -283,7 +283,7 @@ describe("words people use", () => {
     expect(await awaitingRow.getByRole("link", { name: "tree" }).isVisible()).toBe(true);
 
     await visit(page, `/sessions/${approvedId}`);
-    expect(await page.getByTestId("state-badge").innerText()).toBe("Approved");
+    expect(await page.getByTestId("state-badge").locator("[data-state]").innerText()).toBe("Approved");
     expect(await page.getByTestId("live-indicator").innerText()).not.toMatch(/live/);
     await page.context().close();
   }, 60_000);
