@@ -865,7 +865,7 @@ describe("the session view", () => {
 
     const state = badge(page);
     expect(await state.evaluate((el) => [el.getAttribute("role"), el.getAttribute("aria-live")])).toEqual(["status", "polite"]);
-    expect(await state.textContent()).toBe("Session state: awaiting_operator_confirm");
+    expect(await state.textContent()).toBe("Session state: Waiting for your confirm");
     const running = page.getByTestId("running-step-status");
     expect(await running.evaluate((el) => [el.getAttribute("role"), el.getAttribute("aria-live")])).toEqual(["status", "polite"]);
     expect(await page.getByTestId("timeline-announcer").getAttribute("aria-live")).toBe("polite");
