@@ -167,14 +167,23 @@ export function ReplayScrubber({
           onChange={(e) => go(Number(e.currentTarget.value))}
           className="relative block h-1.5 w-full cursor-pointer accent-sky-600"
         />
+        {/* Each landmark says what it is on hover and goes there on a click or a tap (the
+            keyboard has ⇧+←/→ for the same); the strip itself lets clicks through to the slider. */}
         <div className="pointer-events-none absolute inset-x-0 top-4 h-4">
           {landmarks.map((m) => (
-            <span
+            <button
               key={`${m.version}-${m.type}`}
-              className={`absolute top-0 h-2.5 w-0.5 -translate-x-1/2 rounded-full ${markColor(m)}`}
+              type="button"
+              tabIndex={-1}
+              data-testid="replay-landmark"
+              className="pointer-events-auto absolute top-0 flex h-4 w-3 -translate-x-1/2 cursor-pointer justify-center"
               style={{ left: `${percent(m.version)}%` }}
               title={`${m.version}: ${m.label}`}
-            />
+              aria-label={`go to event ${m.version}: ${m.label}`}
+              onClick={() => go(m.version)}
+            >
+              <span className={`h-2.5 w-0.5 rounded-full ${markColor(m)}`} />
+            </button>
           ))}
         </div>
       </div>

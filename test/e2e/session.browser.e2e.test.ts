@@ -533,6 +533,15 @@ describe("the session view", () => {
     await adminPage.goto(`${app.baseUrl}/sessions/${parentId}`);
     await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 60_000 }).toBe("approved");
 
+    // A landmark on the scrubber says what it is on hover and goes there on a click (or a tap).
+    await adminPage.goto(`${app.baseUrl}/sessions/${parentId}/replay?at=1`);
+    const landmark = adminPage.getByTestId("replay-landmark").last();
+    const title = (await landmark.getAttribute("title"))!;
+    const at = Number(title.split(":")[0]);
+    expect(at).toBeGreaterThan(1);
+    await landmark.click();
+    await expect.poll(() => adminPage.getByLabel("Event position").getAttribute("aria-valuetext")).toMatch(new RegExp(`^event ${at} of `));
+
     // Event 5: the build was scheduled; the fork builds again from there.
     await adminPage.goto(`${app.baseUrl}/sessions/${parentId}/replay?at=5`);
     await adminPage.getByTestId("fork-note").fill("build it again, from the same start");
