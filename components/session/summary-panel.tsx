@@ -8,12 +8,9 @@ import type { SessionStatus } from "@/server/sessions/view/progress";
 import { FailureLine } from "./failure-line";
 
 export function SummaryPanel({ status, entries }: { status: SessionStatus; entries: SessionEntry[] }) {
-  const verdicts = entries.filter((e) => e.detail.kind === "verdict");
-  const approvals = verdicts.filter((e) => e.detail.kind === "verdict" && e.detail.decision === "approve").length;
-  const tests = entries.filter((e) => e.detail.kind === "test_command");
-  const passed = tests.filter((e) => e.detail.kind === "test_command" && e.detail.passed).length;
+  // Counted over the whole session (the page holds only its latest entries).
+  const { verdicts, approvals, testCommands, testsPassed, stateChanges } = status.tally;
   const failures = entries.filter((e) => e.failure && e.detail.kind !== "finalized");
-  const stateChanges = entries.filter((e) => e.detail.kind === "state_changed").length;
   const unresolved = status.final?.unresolved ?? [];
   return (
     <Panel title="Summary" meta={status.outcome ?? status.status}>
@@ -25,14 +22,14 @@ export function SummaryPanel({ status, entries }: { status: SessionStatus; entri
             label="Verdicts"
             value={countsOf([
               [approvals, "approved"],
-              [verdicts.length - approvals, "changes"],
+              [verdicts - approvals, "changes"],
             ])}
           />
           <Stat
             label="Test commands"
             value={countsOf([
-              [passed, "passed"],
-              [tests.length - passed, "failed"],
+              [testsPassed, "passed"],
+              [testCommands - testsPassed, "failed"],
             ])}
           />
         </dl>

@@ -173,6 +173,20 @@ describe("live.updates", () => {
     // While steps ran, the status named the working role and when its step started.
     expect(batches.some((x) => x.status.step?.role === "coder" && x.status.step.startedAt !== null)).toBe(true);
     expect(batches.at(-1)!.status).toMatchObject({ state: "approved", status: "finished", outcome: "approved", step: null });
+    // The numbers count the whole session, not the entries a page holds (here one).
+    const events = await db.store.readStream(sessionId);
+    const ofKind = (type: string) => events.filter((e) => e.type === type);
+    const tally = {
+      verdicts: ofKind("ReviewVerdictRecorded").length,
+      approvals: 1,
+      testCommands: ofKind("TestCommandRecorded").length,
+      testsPassed: 1,
+      stateChanges: ofKind("SessionStateChanged").length,
+    };
+    expect(tally).toMatchObject({ verdicts: 1, testCommands: 1 });
+    expect(tally.stateChanges).toBeGreaterThan(4);
+    expect((await viewer.live.session({ sessionId, limit: 1 })).status.tally).toEqual(tally);
+    expect(batches.at(-1)!.status.tally).toEqual(tally);
 
     // A reconnect resumes after the last batch it saw.
     const resumeAt = versions[Math.floor(versions.length / 2)]!;

@@ -18,13 +18,39 @@ interface StepTiming {
   retryAt: string | null;
 }
 
+/** The session in numbers, over all its events (the page holds only its latest entries). */
+export interface SessionTally {
+  verdicts: number;
+  approvals: number;
+  testCommands: number;
+  testsPassed: number;
+  stateChanges: number;
+}
+
 export interface SessionProgress {
   task: TaskState;
   timing: StepTiming | null;
   final: { outcome: string; failure: Failure | null; unresolved: string[]; reason: string | null } | null;
+  tally: SessionTally;
 }
 
-export const initialProgress: SessionProgress = { task: initialTaskState, timing: null, final: null };
+const NO_TALLY: SessionTally = { verdicts: 0, approvals: 0, testCommands: 0, testsPassed: 0, stateChanges: 0 };
+
+export const initialProgress: SessionProgress = { task: initialTaskState, timing: null, final: null, tally: NO_TALLY };
+
+function counted(tally: SessionTally, event: RecordedEvent): SessionTally {
+  const data = event.data as { decision?: unknown; passed?: unknown };
+  switch (event.type) {
+    case "ReviewVerdictRecorded":
+      return { ...tally, verdicts: tally.verdicts + 1, approvals: tally.approvals + (data.decision === "approve" ? 1 : 0) };
+    case "TestCommandRecorded":
+      return { ...tally, testCommands: tally.testCommands + 1, testsPassed: tally.testsPassed + (data.passed === true ? 1 : 0) };
+    case "SessionStateChanged":
+      return { ...tally, stateChanges: tally.stateChanges + 1 };
+    default:
+      return tally;
+  }
+}
 
 export function advance(progress: SessionProgress, event: RecordedEvent): SessionProgress {
   const task = evolve(progress.task, event);
@@ -70,7 +96,7 @@ export function advance(progress: SessionProgress, event: RecordedEvent): Sessio
     }
   }
   if (!task.step) timing = null;
-  return { task, timing, final };
+  return { task, timing, final, tally: counted(progress.tally, event) };
 }
 
 export function foldProgress(events: RecordedEvent[], from: SessionProgress = initialProgress): SessionProgress {
@@ -102,6 +128,8 @@ export interface SessionStatus {
     retryAt: string | null;
   } | null;
   final: SessionProgress["final"];
+  /** Verdicts, test commands and state changes over the whole session. */
+  tally: SessionTally;
 }
 
 /** The cap the current iteration counts against: a staged workflow's stage's own, else the task's. */
@@ -149,5 +177,6 @@ export function statusOf(progress: SessionProgress, fallbackState: string): Sess
     modifiable: started ? hasModifyEntry(started) : false,
     step,
     final: progress.final,
+    tally: progress.tally,
   };
 }
