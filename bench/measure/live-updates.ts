@@ -188,6 +188,11 @@ async function measureListen(ctx: BenchContext): Promise<number[]> {
     const lags: number[] = [];
     for (let i = 0; i < SAMPLES; i++) {
       const streamId = `bench-listen-${crypto.randomUUID()}`;
+      // Watched, as a web process declares it: appends to streams nobody watches ring no one.
+      await ctx.pool.query(
+        "INSERT INTO live_interest (stream_id, listener_id, expires_at) VALUES ($1, 'bench', now() + interval '1 minute')",
+        [streamId],
+      );
       await ctx.store.append(
         streamId,
         "no_stream",

@@ -11,5 +11,11 @@ export interface Projection {
   tables: string[];
   /** Columns that are operational state rather than derived data (excluded from rebuild equality). */
   operationalColumns?: Record<string, string[]>;
+  /**
+   * Applied live by the database itself (a trigger on `events` calling the same function
+   * `apply` calls in a rebuild), inside the append statement: the store then never calls
+   * `apply` live, and `refusal` turns the trigger's error into the projection's own.
+   */
+  inDatabase?: { refusal(err: unknown): Error | null };
   apply(tx: Tx, events: RecordedEvent[], mode: "live" | "rebuild"): Promise<void>;
 }

@@ -14,6 +14,18 @@ import type { AppendMetadata, AppendResult, EventMetadata, ExpectedVersion, Glob
 
 export const EVENTS_CHANNEL = "catcafe_events";
 
+/**
+ * The doorbell an append rings: NOTIFY the stream's id on {@link EVENTS_CHANNEL}, only when
+ * some web process watches that stream live (its row in `live_interest`, kept by
+ * server/sessions/view/listener.ts). A transaction that NOTIFYs takes a database-wide lock
+ * at commit and holds it through its flush, so writers nobody watches would otherwise
+ * commit one at a time (issue 19: 32 writers at a sixth of raw INSERTs).
+ */
+export function notifyWatchersSql(streamIdSql: string): string {
+  return `(SELECT pg_notify('${EVENTS_CHANNEL}', ${streamIdSql}) FROM live_interest
+           WHERE stream_id = ${streamIdSql} AND expires_at > now() LIMIT 1)`;
+}
+
 interface EventRow {
   position: string;
   tx_id: string;
@@ -48,7 +60,8 @@ export const READ_STREAM_SQL = `WITH RECURSIVE ${LINEAGE_CTE}
  * version, then insert the events numbered from the new version, then wake listeners.
  * The stream row is written first, so the transaction id is taken at the stream lock.
  * No row comes back when the version check fails. $1 stream, $2 count, $3 expected
- * version (or stream type for a new stream), $4.. per-event arrays.
+ * version (or stream type for a new stream), $4.. per-event arrays. Watchers of the stream
+ * are woken on commit ({@link notifyWatchersSql}).
  */
 function appendStatement(expected: ExpectedVersion): string {
   const bump =
@@ -64,7 +77,7 @@ function appendStatement(expected: ExpectedVersion): string {
       FROM bump, unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::jsonb[]) WITH ORDINALITY
         AS e(event_id, type, summary, data, metadata, n)
       RETURNING ${EVENT_COLUMNS})
-    SELECT ins.*, (SELECT pg_notify('${EVENTS_CHANNEL}', $1)) AS notified FROM ins ORDER BY version`;
+    SELECT ins.*, ${notifyWatchersSql("$1")} AS notified FROM ins ORDER BY version`;
 }
 
 export interface EventStoreOptions {
@@ -84,6 +97,8 @@ export interface ForkInput {
 export class EventStore {
   readonly registry: EventRegistry;
   readonly projections: Projection[];
+  /** The projections the application applies after an append (the others run in the database, in the append itself). */
+  private readonly appProjections: Projection[];
 
   constructor(
     readonly pool: Db,
@@ -91,6 +106,7 @@ export class EventStore {
   ) {
     this.registry = options.registry ?? appRegistry;
     this.projections = options.projections ?? [];
+    this.appProjections = this.projections.filter((p) => !p.inDatabase);
   }
 
   /**
@@ -107,7 +123,7 @@ export class EventStore {
     try {
       // A single statement is its own transaction: when no projection reacts to these
       // events, the append is one round trip; otherwise projections join a transaction.
-      const needsProjections = events.some((e) => this.projections.some((p) => p.handles.includes(e.type)));
+      const needsProjections = events.some((e) => this.appProjections.some((p) => p.handles.includes(e.type)));
       return needsProjections
         ? await withTransaction(this.pool, (tx) => this.appendInTx(tx, streamId, expected, events, metadata, options))
         : await this.appendInTx(this.pool, streamId, expected, events, metadata, options);
@@ -135,36 +151,51 @@ export class EventStore {
     const encoded = events.map((e) => ({ ...e, ...this.registry.encode(e.type, e.data) }));
     const correlationId = metadata.correlationId ?? crypto.randomUUID();
     const isNew = expected === "no_stream" || expected === 0;
-    const rows = await tx.query<EventRow>({
-      name: `catcafe_append_${isNew ? "new" : expected === "any" ? "any" : "expected"}`,
-      text: appendStatement(expected),
-      values: [
-        streamId,
-        events.length,
-        isNew ? (options.streamType ?? "session") : expected === "any" ? null : expected,
-        encoded.map((e) => e.eventId ?? crypto.randomUUID()),
-        encoded.map((e) => e.type),
-        encoded.map((e) => this.registry.summarize(e.type, e.data)),
-        encoded.map((e) => JSON.stringify(e.data)),
-        encoded.map((e) =>
-          JSON.stringify({
-            actor: metadata.actor,
-            correlationId,
-            causationId: metadata.causationId ?? null,
-            schemaVersion: e.schemaVersion,
-          } satisfies EventMetadata),
-        ),
-      ],
-    });
+    const rows = await this.refusedByProjection(() =>
+      tx.query<EventRow>({
+        name: `catcafe_append_${isNew ? "new" : expected === "any" ? "any" : "expected"}`,
+        text: appendStatement(expected),
+        values: [
+          streamId,
+          events.length,
+          isNew ? (options.streamType ?? "session") : expected === "any" ? null : expected,
+          encoded.map((e) => e.eventId ?? crypto.randomUUID()),
+          encoded.map((e) => e.type),
+          encoded.map((e) => this.registry.summarize(e.type, e.data)),
+          encoded.map((e) => JSON.stringify(e.data)),
+          encoded.map((e) =>
+            JSON.stringify({
+              actor: metadata.actor,
+              correlationId,
+              causationId: metadata.causationId ?? null,
+              schemaVersion: e.schemaVersion,
+            } satisfies EventMetadata),
+          ),
+        ],
+      }),
+    );
     if (rows.rowCount === 0) {
       if (expected === "any") throw new AppError("NOT_FOUND", `stream ${streamId} does not exist`, { streamId });
       throw await this.conflict(tx, streamId, expected);
     }
     const recorded = rows.rows.map((r) => this.toRecorded(r, false));
-    for (const projection of this.projections) {
+    for (const projection of this.appProjections) {
       if (recorded.some((e) => projection.handles.includes(e.type))) await projection.apply(tx as Tx, recorded, "live");
     }
     return { streamId, version: recorded.at(-1)!.version, events: recorded, duplicate: false };
+  }
+
+  /** Runs a statement that appends; a projection applied in the database that refuses it throws its own error. */
+  async refusedByProjection<T>(statement: () => Promise<T>): Promise<T> {
+    try {
+      return await statement();
+    } catch (err) {
+      for (const p of this.projections) {
+        const refusal = p.inDatabase?.refusal(err);
+        if (refusal) throw refusal;
+      }
+      throw err;
+    }
   }
 
   private async conflict(db: Queryable, streamId: string, expected: ExpectedVersion): Promise<AppError> {

@@ -6,10 +6,10 @@ import type { Db, Tx } from "../db/pool";
 import { isConnectionError, withTransaction } from "../db/pool";
 import type { ErrorClass } from "../errors";
 import type { Actor } from "../events/catalog";
-import type { EventStore } from "../events/store";
 import type { AppendMetadata, NewEvent, RecordedEvent } from "../events/types";
 import { DEFAULT_STEP_TIMEOUT_MS } from "../workflow/context";
-import { StaleAttemptError } from "./steps-projection";
+import { notifyWatchersSql, type EventStore } from "../events/store";
+import { StaleAttemptError, staleAttemptOf } from "./steps-projection";
 
 export interface ClaimedStep {
   id: string;
@@ -84,7 +84,7 @@ interface ClaimRow {
   timeout_ms: number;
   backoff_ms: number[] | null;
   reclaimed: boolean;
-  lease_expires_at: Date;
+  lease_expires_at: string;
 }
 
 /** Available now: pending and due, or running with a lease expired long enough (backoff per loss). */
@@ -92,60 +92,76 @@ const CLAIMABLE = `((state = 'pending' AND available_at <= now())
    OR (state = 'running' AND lost < $2
        AND lease_expires_at + LEAST($1 * power(2, lost), 30000) * interval '1 millisecond' <= now()))`;
 
+/** Milliseconds in UTC with a Z, as Date.toISOString writes them (the event's schema wants an ISO time). */
+const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
 /**
- * Takes one step that can be taken (pending first, oldest first; else one whose lease
- * expired) and records the claim as StepStarted in the same transaction: every claim is an
- * event, so a rebuild reproduces the queue exactly. Rows are picked under a transaction
- * advisory lock rather than FOR UPDATE, because the session stream's lock must be the
- * transaction's first write (see EventStore.appendInTx). Leases use the database clock.
+ * The claim in one statement (no transaction around it): pick a step that can be taken
+ * (pending first, oldest first; else one whose lease expired) under a transaction advisory
+ * lock, then append its StepStarted event, whose trigger moves the step to running with
+ * the new attempt (./steps-projection.ts). Rows are picked under the advisory lock rather
+ * than FOR UPDATE because the session stream's row must be the statement's first write
+ * (see EventStore.appendInTx); a step another runner took since this statement's snapshot
+ * is refused by the trigger's fence (StaleAttemptError) and the whole statement rolls back.
+ * The event is built here in SQL; its shape and summary are the catalog's StepStarted
+ * (test/integration/runner-promises.int.test.ts reads it back through the registry).
+ * $1 reclaim backoff, $2 max lost, $3 lease ms, $4 runner id, $5 StepStarted's schema version.
+ */
+const CLAIM_SQL = `WITH pick AS MATERIALIZED (
+    SELECT * FROM (
+      SELECT id, session_id, kind, input, attempt + 1 AS attempt, max_attempts, timeout_ms, backoff_ms,
+             (state = 'running') AS reclaimed, COALESCE(lease_expires_at, available_at) AS at
+      FROM steps WHERE ${CLAIMABLE} ORDER BY reclaimed, at LIMIT 16) c
+    WHERE pg_try_advisory_xact_lock(hashtextextended(c.id::text, 0)) LIMIT 1),
+  bump AS (
+    UPDATE streams s SET version = s.version + 1, updated_at = now() FROM pick WHERE s.id = pick.session_id
+    RETURNING s.version, to_char((now() + $3 * interval '1 millisecond') AT TIME ZONE 'UTC', ${ISO_MS}) AS lease_expires_at),
+  ins AS (
+    INSERT INTO events (event_id, stream_id, version, type, summary, data, metadata)
+    SELECT gen_random_uuid(), pick.session_id, bump.version, 'StepStarted',
+           'Step started (attempt ' || pick.attempt || ') on runner ' || $4::text,
+           jsonb_build_object('stepId', pick.id, 'attempt', pick.attempt, 'runnerId', $4::text,
+                              'leaseExpiresAt', bump.lease_expires_at, 'reclaimed', pick.reclaimed),
+           jsonb_build_object('actor', jsonb_build_object('kind', 'runner', 'id', $4::text), 'correlationId', gen_random_uuid(),
+                              'causationId', NULL, 'schemaVersion', $5::int)
+    FROM pick, bump RETURNING stream_id)
+  SELECT pick.id, pick.session_id, pick.kind, pick.input, pick.attempt, pick.max_attempts, pick.timeout_ms, pick.backoff_ms,
+         pick.reclaimed, bump.lease_expires_at, ${notifyWatchersSql("ins.stream_id")} AS notified
+  FROM pick, bump, ins`;
+
+/**
+ * Takes one step that can be taken and records the claim as its StepStarted event, in one
+ * statement: every claim is an event, so a rebuild reproduces the queue exactly, and the
+ * work starts one commit after it was scheduled. Leases use the database clock.
  */
 export async function claimNextStep(store: EventStore, opts: ClaimOptions): Promise<ClaimedStep | null> {
   for (let tries = 0; tries < 3; tries++) {
-    const result = await withTransaction(store.pool, async (tx) => {
-      const picked = await tx.query<{ id: string }>({
-        name: "catcafe_claim_pick",
-        text: `SELECT id FROM (SELECT id, (state = 'running') AS reclaim, COALESCE(lease_expires_at, available_at) AS at
-                               FROM steps WHERE ${CLAIMABLE} ORDER BY 2, 3 LIMIT 16) c
-               WHERE pg_try_advisory_xact_lock(hashtextextended(c.id::text, 0)) LIMIT 1`,
-        values: [opts.reclaimBackoffMs, MAX_LOST_ATTEMPTS],
+    let row: ClaimRow | undefined;
+    try {
+      const claimed = await store.pool.query<ClaimRow>({
+        name: "catcafe_claim_step",
+        text: CLAIM_SQL,
+        values: [opts.reclaimBackoffMs, MAX_LOST_ATTEMPTS, opts.leaseMs, opts.runnerId, store.registry.definition("StepStarted").version],
       });
-      const id = picked.rows[0]?.id;
-      if (!id) return "none" as const;
-      // Another runner may have taken it between the pick and the lock: look again.
-      const row = (
-        await tx.query<ClaimRow>({
-          name: "catcafe_claim_row",
-          text: `SELECT id, session_id, kind, input, attempt, max_attempts, timeout_ms, backoff_ms, (state = 'running') AS reclaimed,
-                        now() + $3 * interval '1 millisecond' AS lease_expires_at
-                 FROM steps WHERE id = $4 AND ${CLAIMABLE}`,
-          values: [opts.reclaimBackoffMs, MAX_LOST_ATTEMPTS, opts.leaseMs, id],
-        })
-      ).rows[0];
-      if (!row) return "raced" as const;
-      const attempt = row.attempt + 1;
-      const leaseExpiresAt = row.lease_expires_at.toISOString();
-      await store.appendInTx(
-        tx,
-        row.session_id,
-        "any",
-        [{ type: "StepStarted", data: { stepId: id, attempt, runnerId: opts.runnerId, leaseExpiresAt, reclaimed: row.reclaimed } }],
-        { actor: { kind: "runner", id: opts.runnerId } },
-      );
-      return {
-        id,
-        sessionId: row.session_id,
-        kind: row.kind,
-        input: row.input,
-        attempt,
-        maxAttempts: row.max_attempts,
-        timeoutMs: row.timeout_ms,
-        backoffMs: row.backoff_ms ?? [],
-        leaseExpiresAt,
-        reclaimed: row.reclaimed,
-      } satisfies ClaimedStep;
-    });
-    if (result === "none") return null;
-    if (result !== "raced") return result;
+      row = claimed.rows[0];
+    } catch (err) {
+      // Another runner took it since this statement's snapshot: look again.
+      if (staleAttemptOf(err)) continue;
+      throw err;
+    }
+    if (!row) return null;
+    return {
+      id: row.id,
+      sessionId: row.session_id,
+      kind: row.kind,
+      input: row.input,
+      attempt: row.attempt,
+      maxAttempts: row.max_attempts,
+      timeoutMs: row.timeout_ms,
+      backoffMs: row.backoff_ms ?? [],
+      leaseExpiresAt: row.lease_expires_at,
+      reclaimed: row.reclaimed,
+    };
   }
   return null;
 }
@@ -211,19 +227,25 @@ export interface RecordOptions {
  */
 export async function recordStepOutcome(
   store: EventStore,
-  step: { id: string; attempt: number },
+  step: { id: string; attempt: number; sessionId?: string },
   outcome: StepOutcome,
   actor: Actor,
   options: RecordOptions = {},
 ): Promise<boolean> {
   const record = (reaction: "react" | { fallback: string }) =>
     withTransaction(store.pool, async (tx) => {
-      const row = await tx.query<{ session_id: string; max_attempts: number; backoff_ms: number[] | null; charged: number; now: Date }>(
-        `SELECT session_id, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
-         WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
-        [step.id, options.onlyIfExpired ?? false],
-      );
-      const current = row.rows[0];
+      // A completion from the runner holding the step needs nothing from its row: the
+      // append's fence (the trigger) checks the attempt. Failures read what a retry needs.
+      const current =
+        outcome.kind === "completed" && step.sessionId && !options.onlyIfExpired
+          ? { session_id: step.sessionId, max_attempts: 0, backoff_ms: null, charged: 0, now: new Date() }
+          : (
+              await tx.query<{ session_id: string; max_attempts: number; backoff_ms: number[] | null; charged: number; now: Date }>(
+                `SELECT session_id, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
+                 WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
+                [step.id, options.onlyIfExpired ?? false],
+              )
+            ).rows[0];
       if (!current) throw new StaleAttemptError(step.id, step.attempt, outcome.kind);
       const event = outcomeEvent(step, outcome, current, options.retryBaseMs);
       const recorded = await store.appendInTx(tx, current.session_id, "any", [event], { actor });

@@ -1,15 +1,22 @@
 // Projection: the `steps` table, derived from Step* events, doubling as the dispatch
 // queue. Its updates carry the fencing rule: a result is accepted only from the attempt
-// that currently holds the step, otherwise the whole append transaction rolls back.
+// that currently holds the step, otherwise the whole append rolls back.
+//
+// It is applied by the database (migration 20261126091500_steps_projection_in_database):
+// a trigger on `events` runs `catcafe_apply_step_event` for each appended Step* event inside
+// the append statement, so a step's claim, result or schedule is one statement, not an
+// append plus an update (issue 19). A rebuild calls the same function for every recorded
+// Step* event. A refusal is SQLSTATE CCS01, turned here into StaleAttemptError.
+import type pg from "pg";
 import { AppError } from "../errors";
-import type { AppEvent } from "../events/catalog";
 import type { Projection } from "../events/projection";
-import type { RecordedEvent } from "../events/types";
-import type { Tx } from "../db/pool";
 
 export const STEPS_CHANNEL = "catcafe_steps";
 /** Payload: the id of a step an operator cancelled; its runner aborts it at once. */
 export const CANCEL_CHANNEL = "catcafe_cancel";
+
+/** The SQLSTATE `catcafe_apply_step_event` raises when an attempt no longer holds its step. */
+const REFUSED = "CCS01";
 
 export class StaleAttemptError extends AppError {
   constructor(stepId: string, attempt: number, what: string) {
@@ -20,107 +27,38 @@ export class StaleAttemptError extends AppError {
   }
 }
 
-async function fenced(tx: Tx, stepId: string, attempt: number, what: string, text: string, values: unknown[]): Promise<void> {
-  const r = await tx.query(text, values);
-  if (r.rowCount !== 1) throw new StaleAttemptError(stepId, attempt, what);
+/** The database's refusal of a Step* event as a StaleAttemptError; null for any other error. */
+export function staleAttemptOf(err: unknown): StaleAttemptError | null {
+  const db = err as pg.DatabaseError | undefined;
+  if (db?.code !== REFUSED) return null;
+  const detail = JSON.parse(db.detail ?? "{}") as { stepId?: string; attempt?: number; what?: string };
+  return new StaleAttemptError(detail.stepId ?? "?", detail.attempt ?? 0, detail.what ?? "event");
 }
+
+const HANDLED = ["StepScheduled", "StepStarted", "StepCompleted", "StepFailed", "StepReleased", "StepCancelled"] as const;
 
 export const stepsProjection: Projection = {
   name: "steps",
-  handles: ["StepScheduled", "StepStarted", "StepCompleted", "StepFailed", "StepReleased", "StepCancelled"],
+  handles: HANDLED,
   tables: ["steps"],
   // The dispatcher extends leases by heartbeat; only the claim-time value is in events, so
   // a rebuild keeps the live value (rebuild.ts) rather than making running steps look expired.
   operationalColumns: { steps: ["lease_expires_at"] },
+  inDatabase: { refusal: staleAttemptOf },
   async apply(tx, events, mode) {
-    let scheduled = false;
-    for (const e of events as (RecordedEvent & AppEvent)[]) {
-      switch (e.type) {
-        case "StepScheduled":
-          await tx.query(
-            `INSERT INTO steps (id, session_id, kind, input, state, attempt, max_attempts, timeout_ms, available_at, scheduled_at, backoff_ms)
-             VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, COALESCE($7::timestamptz, $8::timestamptz), $8, COALESCE($9::int[], '{}'))`,
-            [
-              e.data.stepId,
-              e.streamId,
-              e.data.kind,
-              JSON.stringify(e.data.input),
-              e.data.maxAttempts,
-              e.data.timeoutMs,
-              e.data.availableAt ?? null,
-              e.recordedAt,
-              e.data.backoffMs ?? null,
-            ],
-          );
-          scheduled = true;
-          break;
-        case "StepStarted":
-          // The claim itself (claimNextStep appends this in the claiming transaction), live
-          // and in a rebuild alike. `attempt < $2` rather than `= $2 - 1`: histories written
-          // before claims were events may skip an attempt that died unrecorded.
-          await fenced(
-            tx,
-            e.data.stepId,
-            e.data.attempt,
-            "start",
-            `UPDATE steps SET state = 'running', attempt = $2, lease_owner = $3, lease_expires_at = $4,
-                              lost = lost + CASE WHEN $5 THEN 1 ELSE 0 END
-             WHERE id = $1 AND attempt < $2 AND state IN ('pending', 'running')`,
-            [e.data.stepId, e.data.attempt, e.data.runnerId, e.data.leaseExpiresAt, e.data.reclaimed ?? false],
-          );
-          break;
-        case "StepCompleted":
-          await fenced(
-            tx,
-            e.data.stepId,
-            e.data.attempt,
-            "result",
-            `UPDATE steps SET state = 'completed', finished_at = $3, lease_owner = NULL, lease_expires_at = NULL, error_class = NULL
-             WHERE id = $1 AND attempt = $2 AND state = 'running'`,
-            [e.data.stepId, e.data.attempt, e.recordedAt],
-          );
-          break;
-        case "StepFailed":
-          await fenced(
-            tx,
-            e.data.stepId,
-            e.data.attempt,
-            "failure",
-            `UPDATE steps SET state = CASE WHEN $4::timestamptz IS NULL THEN 'failed'::step_state ELSE 'pending'::step_state END,
-                              available_at = COALESCE($4::timestamptz, available_at),
-                              finished_at = CASE WHEN $4::timestamptz IS NULL THEN $5::timestamptz END,
-                              lease_owner = NULL, lease_expires_at = NULL, error_class = $3
-             WHERE id = $1 AND attempt = $2 AND state = 'running'`,
-            [e.data.stepId, e.data.attempt, e.data.errorClass, e.data.retryAt, e.recordedAt],
-          );
-          break;
-        case "StepReleased":
-          await fenced(
-            tx,
-            e.data.stepId,
-            e.data.attempt,
-            "release",
-            `UPDATE steps SET state = 'pending', available_at = $3, lease_owner = NULL, lease_expires_at = NULL, released = released + 1
-             WHERE id = $1 AND attempt = $2 AND state = 'running'`,
-            [e.data.stepId, e.data.attempt, e.recordedAt],
-          );
-          scheduled = true;
-          break;
-        case "StepCancelled": {
-          // Not fenced by attempt: a cancel wins over whichever attempt holds the step.
-          const r = await tx.query(
-            `UPDATE steps SET state = 'cancelled', finished_at = $2, lease_owner = NULL, lease_expires_at = NULL, error_class = 'cancelled'
-             WHERE id = $1 AND state IN ('pending', 'running')`,
-            [e.data.stepId, e.recordedAt],
-          );
-          if (r.rowCount === 1 && mode === "live") await tx.query("SELECT pg_notify($1, $2)", [CANCEL_CHANNEL, e.data.stepId]);
-          break;
-        }
-        default:
-          break;
-      }
+    // Live, the trigger has applied these already; only a rebuild gets here.
+    if (mode === "live") return;
+    const steps = events.filter((e) => (HANDLED as readonly string[]).includes(e.type));
+    if (steps.length === 0) return;
+    try {
+      await tx.query(
+        `SELECT catcafe_apply_step_event(e.type, e.stream_id, e.data, e.recorded_at, false)
+         FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::timestamptz[]) WITH ORDINALITY AS e(type, stream_id, data, recorded_at, n)
+         ORDER BY e.n`,
+        [steps.map((e) => e.type), steps.map((e) => e.streamId), steps.map((e) => JSON.stringify(e.data)), steps.map((e) => e.recordedAt)],
+      );
+    } catch (err) {
+      throw staleAttemptOf(err) ?? err;
     }
-    // Payload-free wake-up; Postgres folds identical notifications of one transaction.
-    if (scheduled && mode === "live") await tx.query(`SELECT pg_notify('${STEPS_CHANNEL}', '')`);
   },
 };

@@ -9,7 +9,7 @@ import { AppError } from "../errors";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import { wakeSignal } from "./view/follow";
-import { ANY_STREAM, type SessionEventsListener } from "./view/listener";
+import { SESSION_CHANGES, type SessionEventsListener } from "./view/listener";
 
 export const ATTENTION_KINDS = ["waiting", "escalated", "failed"] as const;
 export type Attention = (typeof ATTENTION_KINDS)[number];
@@ -113,12 +113,12 @@ export async function acknowledge(store: EventStore, db: Queryable, sessionId: s
   }
 }
 
-/** Bursts of appends (streamed output) are read as one: the inbox is read at most this often. */
+/** Bursts of changes are read as one: the inbox is read at most this often. */
 const INBOX_COALESCE_MS = 150;
 
 /**
- * The inbox, live: once at once, then again after appends anywhere (the web process's one
- * LISTEN connection wakes it), yielded only when it changed.
+ * The inbox, live: once at once, then again after any sessions row changed (the sessions
+ * table's trigger rings the web process's one LISTEN connection), yielded only when it changed.
  */
 export async function* followInbox(
   db: Queryable,
@@ -128,7 +128,7 @@ export async function* followInbox(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Inbox> {
   const wake = wakeSignal();
-  const unsubscribe = await listener.subscribe(ANY_STREAM, wake.wake);
+  const unsubscribe = await listener.subscribe(SESSION_CHANGES, wake.wake);
   try {
     let last = "";
     while (!signal?.aborted) {

@@ -106,12 +106,22 @@ describe("append and read", () => {
     expect(await db.store.readStream(id)).toHaveLength(1);
   });
 
+  /** Declares a live watch of `streamId`, as the web process's listener does. */
+  const watch = (streamId: string) =>
+    db.pool.query("INSERT INTO live_interest (stream_id, listener_id, expires_at) VALUES ($1, 'test', now() + interval '1 minute')", [
+      streamId,
+    ]);
+
   it("notifies listeners with a payload-free wake-up naming the stream after commit", async () => {
     const listener = new pg.Client({ connectionString: db.url });
     await listener.connect();
     await listener.query("LISTEN catcafe_events");
     const received = new Promise<string>((resolve) => listener.on("notification", (n) => resolve(n.payload ?? "")));
-    const id = await newSession();
+    const id = uniqueId();
+    await watch(id);
+    await db.store.append(id, "no_stream", [{ type: "SessionCreated", data: { title: "watched", workflow: "test", state: "open" } }], {
+      actor: testActor,
+    });
     await expect(received).resolves.toBe(id);
 
     // After commit, not before: while the appending transaction is open nothing arrives, and
@@ -130,6 +140,37 @@ describe("append and read", () => {
     const deadline = Date.now() + 5_000;
     while (notes.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     expect(notes).toEqual([{ payload: id, visible: true }]);
+    await listener.end();
+  });
+
+  it("rings only for watched streams: an append nobody watches sends no NOTIFY (and so never waits on its commit lock)", async () => {
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    await listener.query("LISTEN catcafe_events");
+    const payloads: string[] = [];
+    listener.on("notification", (n) => payloads.push(n.payload ?? ""));
+    const unwatched = await newSession("nobody watches");
+    const watched = uniqueId();
+    await watch(watched);
+    await db.store.append(unwatched, "any", [message("unseen")], { actor: testActor });
+    await db.store.append(watched, "no_stream", [{ type: "SessionCreated", data: { title: "watched", workflow: "test", state: "open" } }], {
+      actor: testActor,
+    });
+    // Notifications arrive in commit order: once the watched stream's is here, the unwatched
+    // stream's two earlier commits would have been delivered before it.
+    const deadline = Date.now() + 5_000;
+    while (!payloads.includes(watched) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(payloads).toEqual([watched]);
+    // An expired watch rings no more.
+    await db.pool.query("UPDATE live_interest SET expires_at = now() - interval '1 second' WHERE stream_id = $1", [watched]);
+    await db.store.append(watched, "any", [message("after expiry")], { actor: testActor });
+    const marker = uniqueId();
+    await watch(marker);
+    await db.store.append(marker, "no_stream", [{ type: "SessionCreated", data: { title: "marker", workflow: "test", state: "open" } }], {
+      actor: testActor,
+    });
+    while (!payloads.includes(marker) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(payloads).toEqual([watched, marker]);
     await listener.end();
   });
 });

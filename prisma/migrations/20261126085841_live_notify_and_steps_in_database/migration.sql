@@ -1,0 +1,115 @@
+-- DropIndex
+DROP INDEX "streams_updated_at_idx";
+
+-- CreateTable
+CREATE TABLE "live_interest" (
+    "stream_id" TEXT NOT NULL,
+    "listener_id" TEXT NOT NULL,
+    "expires_at" TIMESTAMPTZ(6) NOT NULL,
+
+    CONSTRAINT "live_interest_pkey" PRIMARY KEY ("stream_id","listener_id")
+);
+
+-- Hand-written: stream bumps. Every append updates its stream's row (version, updated_at).
+-- No query needs streams ordered by updated_at through an index (dropped above), and that
+-- index made each bump a non-HOT update writing three index entries: without it, and with
+-- room left on each page, a bump is a HOT update.
+ALTER TABLE "streams" SET (fillfactor = 80);
+
+-- Hand-written: the inbox's doorbell. Any change to a sessions row (state, attention, an
+-- acknowledgement) rings 'catcafe_sessions' once per transaction, payload-free; the inbox
+-- listens to it instead of to every append.
+CREATE FUNCTION "catcafe_sessions_changed"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('catcafe_sessions', '');
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER "sessions_changed"
+  AFTER INSERT OR UPDATE ON "sessions"
+  FOR EACH STATEMENT EXECUTE FUNCTION "catcafe_sessions_changed"();
+
+-- Hand-written (issue 19): the steps projection is applied by the database, in the append
+-- statement itself, instead of by a second statement from the application. One function
+-- holds every Step* transition and its fencing rule; a trigger on `events` calls it for each
+-- appended Step* event (live), and a rebuild calls the same function for every recorded one
+-- (server/runner/steps-projection.ts). A refusal (a result from an attempt that no longer
+-- holds the step) raises SQLSTATE CCS01, which rolls back the whole append.
+--
+-- Times are kept to the millisecond, as the application always wrote them.
+
+CREATE FUNCTION "catcafe_apply_step_event"(p_type TEXT, p_stream TEXT, p_data JSONB, p_recorded_at TIMESTAMPTZ, p_live BOOLEAN)
+RETURNS VOID LANGUAGE plpgsql AS $$
+DECLARE
+  v_step UUID := (p_data->>'stepId')::uuid;
+  v_attempt INT := (p_data->>'attempt')::int;
+  v_at TIMESTAMPTZ := date_trunc('milliseconds', p_recorded_at);
+  v_retry TIMESTAMPTZ := (p_data->>'retryAt')::timestamptz;
+  v_what TEXT;
+BEGIN
+  CASE p_type
+    WHEN 'StepScheduled' THEN
+      INSERT INTO steps (id, session_id, kind, input, state, attempt, max_attempts, timeout_ms, available_at, scheduled_at, backoff_ms)
+      VALUES (v_step, p_stream, p_data->>'kind', p_data->'input', 'pending', 0, (p_data->>'maxAttempts')::int, (p_data->>'timeoutMs')::int,
+              COALESCE((p_data->>'availableAt')::timestamptz, v_at), v_at,
+              CASE WHEN jsonb_typeof(p_data->'backoffMs') = 'array'
+                   THEN ARRAY(SELECT jsonb_array_elements_text(p_data->'backoffMs')::int) ELSE '{}'::int[] END);
+      -- Payload-free wake-up for idle runners; Postgres folds identical ones of a transaction.
+      IF p_live THEN PERFORM pg_notify('catcafe_steps', ''); END IF;
+      RETURN;
+    WHEN 'StepStarted' THEN
+      -- The claim itself. `attempt < new` rather than `= new - 1`: histories written before
+      -- claims were events may skip an attempt that died unrecorded. Live, a take-over also
+      -- needs the lease to have expired by now (a heartbeat may have landed since the pick).
+      UPDATE steps SET state = 'running', attempt = v_attempt, lease_owner = p_data->>'runnerId',
+                       lease_expires_at = (p_data->>'leaseExpiresAt')::timestamptz,
+                       lost = lost + CASE WHEN COALESCE((p_data->>'reclaimed')::boolean, false) THEN 1 ELSE 0 END
+      WHERE id = v_step AND attempt < v_attempt AND state IN ('pending', 'running')
+        AND (NOT p_live OR state = 'pending' OR lease_expires_at <= now());
+      v_what := 'start';
+    WHEN 'StepCompleted' THEN
+      UPDATE steps SET state = 'completed', finished_at = v_at, lease_owner = NULL, lease_expires_at = NULL, error_class = NULL
+      WHERE id = v_step AND attempt = v_attempt AND state = 'running';
+      v_what := 'result';
+    WHEN 'StepFailed' THEN
+      UPDATE steps SET state = CASE WHEN v_retry IS NULL THEN 'failed'::step_state ELSE 'pending'::step_state END,
+                       available_at = COALESCE(v_retry, available_at),
+                       finished_at = CASE WHEN v_retry IS NULL THEN v_at END,
+                       lease_owner = NULL, lease_expires_at = NULL, error_class = p_data->>'errorClass'
+      WHERE id = v_step AND attempt = v_attempt AND state = 'running';
+      v_what := 'failure';
+    WHEN 'StepReleased' THEN
+      UPDATE steps SET state = 'pending', available_at = v_at, lease_owner = NULL, lease_expires_at = NULL, released = released + 1
+      WHERE id = v_step AND attempt = v_attempt AND state = 'running';
+      IF FOUND AND p_live THEN PERFORM pg_notify('catcafe_steps', ''); END IF;
+      v_what := 'release';
+    WHEN 'StepCancelled' THEN
+      -- Not fenced by attempt: a cancel wins over whichever attempt holds the step.
+      UPDATE steps SET state = 'cancelled', finished_at = v_at, lease_owner = NULL, lease_expires_at = NULL, error_class = 'cancelled'
+      WHERE id = v_step AND state IN ('pending', 'running');
+      IF FOUND AND p_live THEN PERFORM pg_notify('catcafe_cancel', v_step::text); END IF;
+      RETURN;
+    ELSE
+      RETURN;
+  END CASE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'step %: % from attempt % rejected: that attempt no longer holds the step', v_step, v_what, v_attempt
+      USING ERRCODE = 'CCS01', DETAIL = json_build_object('stepId', v_step, 'attempt', v_attempt, 'what', v_what)::text;
+  END IF;
+END
+$$;
+
+CREATE FUNCTION "catcafe_steps_on_event"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM catcafe_apply_step_event(NEW.type, NEW.stream_id, NEW.data, NEW.recorded_at, true);
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER "events_steps_projection"
+  AFTER INSERT ON "events"
+  FOR EACH ROW
+  WHEN (NEW.type IN ('StepScheduled', 'StepStarted', 'StepCompleted', 'StepFailed', 'StepReleased', 'StepCancelled'))
+  EXECUTE FUNCTION "catcafe_steps_on_event"();
+
