@@ -12,6 +12,10 @@ export interface EventsListener {
   received(): number;
   /** Waits until notifications from commits already done have arrived, then counts. */
   settledCount(): Promise<number>;
+  /** UNLISTEN: the connection stays open, but no session listens on the channel. */
+  pause(): Promise<void>;
+  /** LISTEN again after pause(). */
+  resume(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -33,6 +37,12 @@ export async function openEventsListener(url: string): Promise<EventsListener> {
       await sleep(50);
       await client.query("SELECT 1");
       return count;
+    },
+    pause: async () => {
+      await client.query(`UNLISTEN ${EVENTS_CHANNEL}`);
+    },
+    resume: async () => {
+      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
     },
     close: () => client.end().catch(() => {}),
   };
