@@ -13,7 +13,9 @@ import type { BenchContext, Measurement } from "./lib/context";
 import { collectMetadata } from "./lib/metadata";
 import { startBenchPostgres } from "./lib/postgres";
 import { EMPTY_FIGURES, summaryLines, TARGETS, type BenchReport, type BenchReportFigures } from "./lib/report";
+import { appendSinglePeer } from "./measure/append-single-peer";
 import { batchAppend } from "./measure/batch-append";
+import { concurrentAppends } from "./measure/concurrent-appends";
 import { conversationTurn } from "./measure/conversation-turn";
 import { dashboardList } from "./measure/dashboard-list";
 import { fork, forkWorkspace } from "./measure/fork";
@@ -40,6 +42,8 @@ const MEASUREMENTS: Measurement[] = [
   liveUpdates,
   conversationTurn,
   sessionPage,
+  appendSinglePeer,
+  concurrentAppends,
 ];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
 const { values: cli } = parseArgs({ options: { only: { type: "string" } } });

@@ -24,8 +24,19 @@ export async function createRawTable(db: Queryable): Promise<void> {
   await db.query(`CREATE INDEX ${RAW_TABLE}_tx_id_position_idx ON ${RAW_TABLE} (tx_id, position)`);
 }
 
-/** One autocommit statement inserting `rows` rows of `streamId` from `firstVersion` on. */
-export async function insertRawRows(db: Queryable, streamId: string, firstVersion: number, rows: number, label: string): Promise<void> {
+/**
+ * One autocommit statement inserting `rows` rows of `streamId` from `firstVersion` on; with
+ * `notifyChannel`, the same statement also sends one NOTIFY (the stream id) on that channel,
+ * as an append does, to price the NOTIFY alone.
+ */
+export async function insertRawRows(
+  db: Queryable,
+  streamId: string,
+  firstVersion: number,
+  rows: number,
+  label: string,
+  options: { notifyChannel?: string } = {},
+): Promise<void> {
   const values: unknown[] = [];
   const tuples: string[] = [];
   for (let i = 0; i < rows; i++) {
@@ -40,10 +51,12 @@ export async function insertRawRows(db: Queryable, streamId: string, firstVersio
       rawMetadataJson(),
     );
   }
+  const insert = `INSERT INTO ${RAW_TABLE} (event_id, stream_id, version, type, data, metadata) VALUES ${tuples.join(", ")}`;
+  const channel = options.notifyChannel;
   await db.query({
-    // Prepared once per row count, as the store prepares its statements.
-    name: `bench_raw_insert_${rows}`,
-    text: `INSERT INTO ${RAW_TABLE} (event_id, stream_id, version, type, data, metadata) VALUES ${tuples.join(", ")}`,
+    // Prepared once per row count (and channel), as the store prepares its statements.
+    name: channel ? `bench_raw_insert_notify_${rows}_${channel}` : `bench_raw_insert_${rows}`,
+    text: channel ? `WITH ins AS (${insert} RETURNING 1) SELECT pg_notify('${channel}', $2) FROM (SELECT 1 FROM ins LIMIT 1) one` : insert,
     values,
   });
 }

@@ -33,6 +33,17 @@ export interface BenchReportFigures {
     concurrent_first_turn_p99: number;
   } | null;
   session_page_10k_interactive_ms: { p50: number; max: number; n: number; cold_p50: number; dom_nodes: number } | null;
+  append_single_vs_peer: { catcafe: number; emmett: number; ratio: number } | null;
+  concurrent_appends: {
+    writers: number;
+    catcafe: number;
+    raw_insert: number;
+    raw_insert_notify: number;
+    emmett: number;
+    ratio: number;
+    ratio_vs_emmett: number;
+    notifies_per_append: number;
+  } | null;
 }
 
 export const EMPTY_FIGURES: BenchReportFigures = {
@@ -56,6 +67,8 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   live_event_to_client_ms: null,
   conversation_turn_ms: null,
   session_page_10k_interactive_ms: null,
+  append_single_vs_peer: null,
+  concurrent_appends: null,
 };
 
 export const TARGETS: Record<keyof BenchReportFigures, string> = {
@@ -85,6 +98,10 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "p50 <= 10 ms (a person's message committed → the first agent call started, simulated agent; concurrent_*: 16 conversations posting at once; see meta.notes.conversation_turn)",
   session_page_10k_interactive_ms:
     "p50 <= 1000 ms (a 10,000-event session's page in chromium, navigation start → Actions and a timeline entry painted and hydrated; see meta.notes.session_page)",
+  append_single_vs_peer:
+    "ratio = catcafe / emmett >= 1 (single-event appends/s, one writer, existing streams, exact expected version; Emmett 0.42 appendToStream on the same PostgreSQL, alternating rounds; see meta.notes.append_single_peer)",
+  concurrent_appends:
+    "ratio = catcafe / raw_insert >= 0.5 (appends/s with 32 writers on own streams vs a bare INSERT of the same row; raw_insert_notify = that INSERT + one pg_notify, the NOTIFY's price; emmett = Emmett's appendToStream, ratio_vs_emmett = catcafe / emmett; notifies_per_append = NOTIFYs received per Cat Cafe append; a LISTEN on the events channel is open throughout; see meta.notes.concurrent_appends)",
 };
 
 export interface BenchReport extends BenchReportFigures {
