@@ -33,6 +33,27 @@ export interface BenchReportFigures {
     concurrent_first_turn_p99: number;
   } | null;
   session_page_10k_interactive_ms: { p50: number; max: number; n: number; cold_p50: number; dom_nodes: number } | null;
+  live_commit_to_paint_ms: {
+    p50: number;
+    p95: number;
+    n: number;
+    max: number;
+    /** Where the time goes, p50 of each hop: commit → SSE message in the page → entry in the DOM → painted. */
+    sse_p50: number;
+    dom_p50: number;
+    paint_p50: number;
+  } | null;
+  sandbox_overhead_ms:
+    | {
+        overhead_p50: number;
+        overhead_p95: number;
+        sandboxed: { p50: number; p95: number; max: number; n: number };
+        plain: { p50: number; p95: number; max: number; n: number };
+        bare_spawn_overhead_p50: number;
+      }
+    /** No bubblewrap here (or no namespaces): why, instead of a difference of zero. */
+    | { unavailable: string }
+    | null;
 }
 
 export const EMPTY_FIGURES: BenchReportFigures = {
@@ -56,6 +77,8 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   live_event_to_client_ms: null,
   conversation_turn_ms: null,
   session_page_10k_interactive_ms: null,
+  live_commit_to_paint_ms: null,
+  sandbox_overhead_ms: null,
 };
 
 export const TARGETS: Record<keyof BenchReportFigures, string> = {
@@ -85,6 +108,10 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "p50 <= 10 ms (a person's message committed → the first agent call started, simulated agent; concurrent_*: 16 conversations posting at once; see meta.notes.conversation_turn)",
   session_page_10k_interactive_ms:
     "p50 <= 1000 ms (a 10,000-event session's page in chromium, navigation start → Actions and a timeline entry painted and hydrated; see meta.notes.session_page)",
+  live_commit_to_paint_ms:
+    "p95 <= 100 ms (an event committed → its timeline entry painted on the open session page in chromium, timed in the browser; sse/dom/paint_p50: commit → SSE message in the page → entry in the DOM → the frame after it; see meta.notes.live_paint)",
+  sandbox_overhead_ms:
+    "overhead_p50 <= 20 ms (runCommand(['true']) as the runner runs a test command, bubblewrap on minus off, alternating rounds; bare_spawn: bwrap's own cost; see meta.notes.sandbox_overhead)",
 };
 
 export interface BenchReport extends BenchReportFigures {
