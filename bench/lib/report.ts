@@ -111,7 +111,7 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
   live_commit_to_paint_ms:
     "p95 <= 100 ms (an event committed → its timeline entry painted on the open session page in chromium, timed in the browser; sse/dom/paint_p50: commit → SSE message in the page → entry in the DOM → the frame after it; see meta.notes.live_paint)",
   sandbox_overhead_ms:
-    "overhead_p50 <= 20 ms (runCommand(['true']) as the runner runs a test command, bubblewrap on minus off, alternating rounds; bare_spawn: bwrap's own cost; see meta.notes.sandbox_overhead)",
+    "overhead_p50 <= 20 ms (runCommand(['true']) as the runner runs a test command, bubblewrap on minus off, alternating sample by sample; bare_spawn: bwrap's own cost; see meta.notes.sandbox_overhead)",
 };
 
 export interface BenchReport extends BenchReportFigures {

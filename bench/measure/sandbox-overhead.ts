@@ -4,7 +4,7 @@
 // the repository view of a linked git worktree, inSandbox, spawnProcess, clean-up), in a
 // linked worktree like a session's; agents take the same inSandbox + spawnProcess path.
 // With the sandbox on, then off (CATCAFE_SANDBOX=off, which the sandbox reads at each
-// call), alternating in rounds so a load change on the machine hits both alike. A sample
+// call), alternating sample by sample so a load change on the machine hits both alike. A sample
 // is the whole runCommand call, as the runner waits for it; the overhead is the difference
 // of the medians. The bare spawn (spawnProcess of `true` with and without the bwrap
 // wrapper, no runCommand around it) is measured the same way and kept in the notes: it
@@ -22,8 +22,7 @@ import { spawnProcess } from "../../server/process/spawn";
 import type { Measurement } from "../lib/context";
 import { percentiles, round, type LatencySummary } from "../lib/percentiles";
 
-const ROUNDS = 5;
-const PER_ROUND = 20;
+const PAIRS = 100;
 const WARM_UP = 3;
 const COMMAND = ["true"];
 
@@ -83,17 +82,17 @@ async function spawnOnce(workspace: string, home: string, mode: Mode): Promise<n
   return ms;
 }
 
-/** `ROUNDS` rounds, each `PER_ROUND` samples sandboxed then as many plain (after a warm-up of each). */
+/**
+ * `PAIRS` pairs, one sandboxed and one plain sample each, the pair's order
+ * swapped every time, so that whatever else loads the machine lands on both alike (after a
+ * warm-up of each).
+ */
 async function alternate(op: (mode: Mode) => Promise<number>): Promise<Record<Mode, number[]>> {
   const samples: Record<Mode, number[]> = { sandboxed: [], plain: [] };
   for (const mode of ["sandboxed", "plain"] as const) for (let i = 0; i < WARM_UP; i++) await withSandbox(mode, () => op(mode));
-  for (let r = 0; r < ROUNDS; r++) {
-    const order: Mode[] = r % 2 === 0 ? ["sandboxed", "plain"] : ["plain", "sandboxed"];
-    for (const mode of order) {
-      await withSandbox(mode, async () => {
-        for (let i = 0; i < PER_ROUND; i++) samples[mode].push(await op(mode));
-      });
-    }
+  for (let pair = 0; pair < PAIRS; pair++) {
+    const order: Mode[] = pair % 2 === 0 ? ["sandboxed", "plain"] : ["plain", "sandboxed"];
+    for (const mode of order) samples[mode].push(await withSandbox(mode, () => op(mode)));
   }
   return samples;
 }
@@ -125,9 +124,8 @@ export const sandboxOverhead: Measurement = {
         available: true,
         command: COMMAND,
         measured:
-          "runCommand(['true']) in a linked git worktree, whole call (allowlist check, private HOME, repository view, inSandbox, spawn, clean-up); sandbox on vs CATCAFE_SANDBOX=off, alternating rounds",
-        rounds: ROUNDS,
-        per_round: PER_ROUND,
+          "runCommand(['true']) in a linked git worktree, whole call (allowlist check, private HOME, repository view, inSandbox, spawn, clean-up); sandbox on vs CATCAFE_SANDBOX=off, alternating sample by sample",
+        pairs: PAIRS,
         run_command: { sandboxed: on, plain: off, overhead_p50: round(on.p50 - off.p50), overhead_p95: round(on.p95 - off.p95) },
         bare_spawn: {
           measured: "spawnProcess of `true`, wrapped in bwrap by inSandbox or not: bubblewrap's own cost",
