@@ -1,7 +1,8 @@
 // live_commit_to_paint_ms: an event committed → its timeline entry painted on the session
 // page a person has open, in a real browser. The production web app (`next start`, see
 // bench/lib/web-app.ts) serves the bench database; Debian's chromium signs in as an operator
-// and opens a 40-event review-loop session's page. From this process a person's message
+// and opens a 40-event review-loop session's page, scrolled to its end as a reader following
+// the session would be (the page then keeps the newest entries in view). From this process a person's message
 // (OperatorMessagePosted, drawn as its own timeline entry) is appended to that session
 // through the event store, one at a time, 100-200 ms apart so that each is seen alone.
 //
@@ -37,6 +38,8 @@ const SAMPLES = 80;
 const PACE_MS = { min: 100, max: 200 };
 const PAINT_TIMEOUT_MS = 10_000;
 const POLL_MS = 20;
+/** After the paint, how long an entry may take to scroll into view before it counts as never seen there. */
+const IN_VIEW_WAIT_MS = 1_000;
 const CLOCK_PINGS = 30;
 
 /** Wall-clock anchored, monotonic, sub-ms: the same reading as the page's marks. */
@@ -73,9 +76,21 @@ const INSTRUMENT = `(() => {
       });
     }
   };
+  // The frame in which an entry first shows in the viewport (the page follows the newest
+  // entries with a smooth scroll): the observer's own timestamp of that frame.
+  const inView = new IntersectionObserver((entries) => {
+    for (const entry of entries)
+      if (entry.isIntersecting) {
+        mark(Number(entry.target.dataset.version), "visible", performance.timeOrigin + entry.time);
+        inView.unobserve(entry.target);
+      }
+  });
   const onAdded = (items) => {
     const at = now();
-    for (const li of items) mark(Number(li.dataset.version), "dom", at);
+    for (const li of items) {
+      mark(Number(li.dataset.version), "dom", at);
+      inView.observe(li);
+    }
     requestAnimationFrame(() => {
       const frame = now();
       for (const li of items) mark(Number(li.dataset.version), "frame", frame);
@@ -107,6 +122,7 @@ interface Marks {
   dom?: number;
   frame?: number;
   painted?: number;
+  visible?: number;
 }
 
 /** Browser clock minus ours, from the round trip with the least delay (error ≤ half of it). */
@@ -154,9 +170,12 @@ export const livePaint: Measurement = {
       const response = await page.goto(`${web.url}/sessions/${sessionId}`, { waitUntil: "load" });
       if (!response?.ok()) throw new Error(`the session page answered HTTP ${response?.status()}`);
       await page.getByTestId("timeline-item").first().waitFor();
+      // A reader following the session: at the newest entry, where the page keeps following.
+      await page.evaluate(() => window.scrollTo({ top: document.documentElement.scrollHeight }));
+      await sleep(300);
       const clock = await clockOffset(page);
 
-      const rows: Array<{ committed: number } & Required<Marks>> = [];
+      const rows: Array<{ committed: number; sse: number; dom: number; frame: number; painted: number; visible: number }> = [];
       for (let i = 0; i < WARM_UP + SAMPLES; i++) {
         const text = `paint ${i} ${crypto.randomUUID()}`;
         version = (
@@ -168,7 +187,14 @@ export const livePaint: Measurement = {
         const committed = now() + clock.offsetMs;
         const marks = await marksOf(page, version);
         if (i >= WARM_UP)
-          rows.push({ committed, sse: marks.sse ?? Number.NaN, dom: marks.dom!, frame: marks.frame!, painted: marks.painted! });
+          rows.push({
+            committed,
+            sse: marks.sse ?? Number.NaN,
+            dom: marks.dom!,
+            frame: marks.frame!,
+            painted: marks.painted!,
+            visible: marks.visible ?? Number.NaN,
+          });
         await sleep(PACE_MS.min + Math.random() * (PACE_MS.max - PACE_MS.min));
       }
       const clockAfter = await clockOffset(page);
@@ -180,6 +206,8 @@ export const livePaint: Measurement = {
       const dom = withSse.length ? percentiles(withSse.map((r) => r.dom - r.sse)) : null;
       const frame = percentiles(rows.map((r) => r.frame - r.dom));
       const paint = percentiles(rows.map((r) => r.painted - r.dom));
+      const seen = rows.filter((r) => Number.isFinite(r.visible));
+      const visible = seen.length ? percentiles(seen.map((r) => r.visible - r.committed)) : null;
       ctx.note("live_paint", {
         measured:
           "OperatorMessagePosted appended (commit acknowledged) → its timeline entry inserted into the DOM of the open session page and the next frame rendered, in chromium; marks taken in the page",
@@ -193,6 +221,8 @@ export const livePaint: Measurement = {
           entry_in_dom_to_next_frame: frame,
           entry_in_dom_to_painted: paint,
         },
+        commit_to_in_viewport: visible,
+        never_in_viewport: rows.length - seen.length,
         sse_seen_before_commit_reply: withSse.filter((r) => r.sse < r.committed).length,
         sse_marks_missing: rows.length - withSse.length,
         clock: {
@@ -211,6 +241,8 @@ export const livePaint: Measurement = {
           sse_p50: sse?.p50 ?? Number.NaN,
           dom_p50: dom?.p50 ?? Number.NaN,
           paint_p50: paint.p50,
+          in_view_p50: visible?.p50 ?? Number.NaN,
+          in_view_p95: visible?.p95 ?? Number.NaN,
         },
       };
     } finally {
