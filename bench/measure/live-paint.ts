@@ -137,16 +137,21 @@ async function clockOffset(page: Page): Promise<{ offsetMs: number; roundTripMs:
   return best;
 }
 
+/** The page's marks for `version` once it is painted and in view (or the wait for the view is over). */
 async function marksOf(page: Page, version: number): Promise<Marks> {
   const deadline = now() + PAINT_TIMEOUT_MS;
+  let inViewDeadline = Number.POSITIVE_INFINITY;
   for (;;) {
     const marks = (await page.evaluate(
       (v) => (window as unknown as { __livePaint: Record<number, Marks> }).__livePaint[v] ?? {},
       version,
     )) as Marks;
-    if (marks.painted !== undefined) return marks;
-    if (now() > deadline)
+    if (marks.painted !== undefined) {
+      if (marks.visible !== undefined || now() > inViewDeadline) return marks;
+      inViewDeadline = Math.min(inViewDeadline, now() + IN_VIEW_WAIT_MS);
+    } else if (now() > deadline) {
       throw new Error(`version ${version} was not painted within ${PAINT_TIMEOUT_MS} ms (marks so far: ${JSON.stringify(marks)})`);
+    }
     await sleep(POLL_MS);
   }
 }
@@ -223,6 +228,7 @@ export const livePaint: Measurement = {
         },
         commit_to_in_viewport: visible,
         never_in_viewport: rows.length - seen.length,
+        never_in_viewport_at: rows.flatMap((r, i) => (Number.isFinite(r.visible) ? [] : [i])),
         sse_seen_before_commit_reply: withSse.filter((r) => r.sse < r.committed).length,
         sse_marks_missing: rows.length - withSse.length,
         clock: {
