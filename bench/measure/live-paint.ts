@@ -2,17 +2,23 @@
 // page a person has open, in a real browser. The production web app (`next start`, see
 // bench/lib/web-app.ts) serves the bench database; Debian's chromium signs in as an operator
 // and opens a 40-event review-loop session's page, scrolled to its end as a reader following
-// the session would be (the page then keeps the newest entries in view). From this process a person's message
-// (OperatorMessagePosted, drawn as its own timeline entry) is appended to that session
-// through the event store, one at a time, 100-200 ms apart so that each is seen alone.
+// the session would be (the page then keeps the newest entries in view). From this process
+// a person's message (OperatorMessagePosted, drawn as its own timeline entry) is appended to
+// that session through the event store, one at a time, 100-200 ms apart so that each is
+// seen alone.
 //
 // In the page, a script installed before the app's own (addInitScript) records, for each
 // event version: when the live connection's SSE message carrying it arrived (a listener
 // added as the EventSource is made, so before tRPC's own), when its `timeline-item` entry
 // was inserted into the DOM (a MutationObserver: its callback runs right after React's
-// commit), the next animation frame after that, and the moment that frame has been
-// rendered (a message posted from inside the frame callback runs once the frame's style,
-// layout and paint are done: the usual "next paint" mark). The figure is commit → painted.
+// commit), the next animation frame after that, the moment that frame has been rendered (a
+// message posted from inside the frame callback runs once the frame's style, layout and
+// paint are done: the usual "next paint" mark), and the frame in which the entry first
+// showed in the viewport (an IntersectionObserver's own timestamp). The figure is commit →
+// painted; the hops between the marks say where the time goes. This process reads the
+// marks by polling the page (a cheap evaluate every 20 ms), never from a frame callback of
+// its own, so it adds no frames. Headless chromium here renders and composites in software
+// (no GPU): a frame costs more than on a person's desktop.
 //
 // Clocks: both sides read `performance.timeOrigin + performance.now()`, a wall-clock
 // anchored, monotonic, sub-millisecond time in the browser and in Node on the same machine,
