@@ -25,6 +25,8 @@ import { readAllLag } from "./measure/read-all-lag";
 import { replayReads } from "./measure/replay-reads";
 import { sessionPage } from "./measure/session-page";
 import { reviewLoop } from "./measure/review-loop";
+import { sandboxOverhead } from "./measure/sandbox-overhead";
+import { livePaint } from "./measure/live-paint";
 import { singleAppend } from "./measure/single-append";
 import { stepPickup } from "./measure/step-pickup";
 
@@ -44,6 +46,8 @@ const MEASUREMENTS: Measurement[] = [
   sessionPage,
   appendSinglePeer,
   concurrentAppends,
+  livePaint,
+  sandboxOverhead,
 ];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
 const { values: cli } = parseArgs({ options: { only: { type: "string" } } });

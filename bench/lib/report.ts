@@ -44,6 +44,30 @@ export interface BenchReportFigures {
     ratio_vs_emmett: number;
     notifies_per_append: number;
   } | null;
+  live_commit_to_paint_ms: {
+    p50: number;
+    p95: number;
+    n: number;
+    max: number;
+    /** Where the time goes, p50 of each hop: commit → SSE message in the page → entry in the DOM → painted. */
+    sse_p50: number;
+    dom_p50: number;
+    paint_p50: number;
+    /** Commit → the first frame with the entry in the viewport (the page follows the newest entries with a smooth scroll). */
+    in_view_p50: number;
+    in_view_p95: number;
+  } | null;
+  sandbox_overhead_ms:
+    | {
+        overhead_p50: number;
+        overhead_p95: number;
+        sandboxed: { p50: number; p95: number; max: number; n: number };
+        plain: { p50: number; p95: number; max: number; n: number };
+        bare_spawn_overhead_p50: number;
+      }
+    /** No bubblewrap here (or no namespaces): why, instead of a difference of zero. */
+    | { unavailable: string }
+    | null;
 }
 
 export const EMPTY_FIGURES: BenchReportFigures = {
@@ -69,6 +93,8 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   session_page_10k_interactive_ms: null,
   append_single_vs_peer: null,
   concurrent_appends: null,
+  live_commit_to_paint_ms: null,
+  sandbox_overhead_ms: null,
 };
 
 export const TARGETS: Record<keyof BenchReportFigures, string> = {
@@ -102,6 +128,10 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "ratio = catcafe / emmett >= 1 (single-event appends/s, one writer, existing streams, exact expected version; Emmett 0.42 appendToStream on the same PostgreSQL, alternating rounds; see meta.notes.append_single_peer)",
   concurrent_appends:
     "ratio = catcafe / raw_insert >= 0.5 (appends/s with 32 writers on own streams vs a bare INSERT of the same row; raw_insert_notify = that INSERT + one pg_notify, the NOTIFY's price; emmett = Emmett's appendToStream, ratio_vs_emmett = catcafe / emmett; notifies_per_append = NOTIFYs received per Cat Cafe append; a LISTEN on the events channel is open throughout; see meta.notes.concurrent_appends)",
+  live_commit_to_paint_ms:
+    "p95 <= 100 ms (an event committed → its timeline entry painted on the open session page in chromium, timed in the browser; sse/dom/paint_p50: commit → SSE message in the page → entry in the DOM → the frame after it; in_view: commit → the entry first in the viewport; see meta.notes.live_paint)",
+  sandbox_overhead_ms:
+    "overhead_p50 <= 20 ms (runCommand(['true']) as the runner runs a test command, bubblewrap on minus off, alternating sample by sample; bare_spawn: bwrap's own cost; see meta.notes.sandbox_overhead)",
 };
 
 export interface BenchReport extends BenchReportFigures {

@@ -9,97 +9,21 @@
 // with the app's scripts cached (the figure) and not (cold_p50), and a 40-event session's
 // page beside it in the notes (what any session page costs on this machine). Then Load
 // older is clicked once, and a screenshot is kept in bench/results/.
-import crypto from "node:crypto";
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { PrismaPg } from "@prisma/adapter-pg";
-import { chromium, type Browser } from "playwright-core";
-import { buildFingerprint, buildIsCurrent, writeBuildStamp } from "../../scripts/lib/build";
-import { createUser } from "../../server/auth/users";
-import { PrismaClient } from "../../server/db/generated/client";
+import type { Browser } from "playwright-core";
 import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
 import { percentiles } from "../lib/percentiles";
-import { sleep } from "../lib/timing";
 import { longTaskSession } from "../lib/task-fixtures";
+import { createOperator, ensureBuild, launchChromium, ROOT, signIn, startWeb } from "../lib/web-app";
 
 const EVENTS = 10_000;
 const SMALL_EVENTS = 40;
 const SAMPLES = 5;
-const ROOT = path.resolve(import.meta.dirname, "../..");
-const NEXT_BIN = path.join(ROOT, "node_modules/.bin/next");
-const CHROMIUM = process.env.CATCAFE_CHROMIUM ?? "/usr/bin/chromium";
-const READY_TIMEOUT_MS = 60_000;
-const BUILD_TIMEOUT_MS = 10 * 60_000;
 /** Git-ignored, beside the report. */
 const SCREENSHOT = path.resolve(import.meta.dirname, "../results/session-page-10k.png");
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The production build, made first when the code changed since the last one. */
-function ensureBuild(log: (line: string) => void): void {
-  if (buildIsCurrent(ROOT)) return;
-  log("session_page: the code changed since the last build: running `next build` first (minutes)");
-  const fingerprint = buildFingerprint(ROOT);
-  execFileSync(NEXT_BIN, ["build"], {
-    cwd: ROOT,
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" },
-    stdio: "ignore",
-    timeout: BUILD_TIMEOUT_MS,
-  });
-  writeBuildStamp(ROOT, fingerprint);
-}
-
-async function startWeb(databaseUrl: string): Promise<{ url: string; child: ChildProcess; output: () => string }> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    NEXTAUTH_SECRET: crypto.randomBytes(32).toString("hex"),
-    NEXTAUTH_URL: url,
-    NODE_ENV: "production",
-    NEXT_TELEMETRY_DISABLED: "1",
-    CATCAFE_LOG_LEVEL: "warn",
-  };
-  const child = spawn(NEXT_BIN, ["start", "-p", String(port), "-H", "127.0.0.1"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  child.stdout!.on("data", (c: Buffer) => (output += c.toString("utf8")));
-  child.stderr!.on("data", (c: Buffer) => (output += c.toString("utf8")));
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`next start exited (${child.exitCode}):\n${output.slice(-2000)}`);
-    const ok = await fetch(`${url}/api/health`).then(
-      (r) => r.status < 500 || r.status === 503,
-      () => false,
-    );
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`next start did not answer within ${READY_TIMEOUT_MS} ms:\n${output.slice(-2000)}`);
-    await sleep(200);
-  }
-  return { url, child, output: () => output };
-}
-
-function launch(): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`no chromium at ${CHROMIUM} (apt-get install -y chromium, or set CATCAFE_CHROMIUM)`);
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"],
-  });
-}
 
 /** In the page: ms from the navigation's start to the frame where Actions and an entry are painted and hydrated. */
 const INTERACTIVE = `new Promise((resolve) => {
@@ -120,35 +44,18 @@ export const sessionPage: Measurement = {
   name: "session_page",
   keys: ["session_page_10k_interactive_ms"],
   async run(ctx) {
-    ensureBuild(ctx.log);
+    ensureBuild((line) => ctx.log(`session_page: ${line}`));
     const t0 = performance.now();
     const sessionId = await longTaskSession(ctx.store, benchActor, EVENTS);
     const smallId = await longTaskSession(ctx.store, benchActor, SMALL_EVENTS);
     ctx.log(`session_page: built a ${EVENTS}-event session in ${Math.round(performance.now() - t0)} ms`);
-    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: ctx.url, max: 2 }) });
-    const operator = {
-      email: `bench-${crypto.randomBytes(4).toString("hex")}@cats.test`,
-      password: crypto.randomBytes(12).toString("hex"),
-    };
-    try {
-      await createUser(prisma, { ...operator, name: "Bench Operator", role: "operator" });
-    } finally {
-      await prisma.$disconnect();
-    }
+    const operator = await createOperator(ctx.url);
     const web = await startWeb(ctx.url);
     let browser: Browser | null = null;
     try {
-      browser = await launch();
+      browser = await launchChromium();
       const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-      const signin = await context.newPage();
-      await signin.goto(`${web.url}/signin?callbackUrl=${encodeURIComponent("/")}`);
-      await signin.locator('input[name="email"]').fill(operator.email);
-      await signin.locator('input[name="password"]').fill(operator.password);
-      await Promise.all([
-        signin.waitForURL((u) => u.pathname === "/", { timeout: 30_000 }),
-        signin.getByRole("button", { name: "Sign in" }).click(),
-      ]);
-      await signin.close();
+      await signIn(context, web.url, operator);
 
       /** Opens `url` `SAMPLES` times in a new tab after one warm-up opening; its timings. */
       const sample = async (url: string, cache: boolean) => {
@@ -207,8 +114,7 @@ export const sessionPage: Measurement = {
       };
     } finally {
       await browser?.close().catch(() => {});
-      web.child.kill("SIGTERM");
-      await new Promise((r) => (web.child.exitCode !== null ? r(null) : web.child.once("exit", r)));
+      await web.stop();
     }
   },
 };
