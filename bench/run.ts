@@ -20,7 +20,9 @@ import { fork, forkWorkspace } from "./measure/fork";
 import { forgePipeline } from "./measure/forge";
 import { liveUpdates } from "./measure/live-updates";
 import { readAllLag } from "./measure/read-all-lag";
+import { pickupVsPeer } from "./measure/pickup-vs-peer";
 import { replayReads } from "./measure/replay-reads";
+import { runnerPeers } from "./measure/runner-peers";
 import { sessionPage } from "./measure/session-page";
 import { reviewLoop } from "./measure/review-loop";
 import { singleAppend } from "./measure/single-append";
@@ -40,6 +42,8 @@ const MEASUREMENTS: Measurement[] = [
   liveUpdates,
   conversationTurn,
   sessionPage,
+  pickupVsPeer,
+  runnerPeers,
 ];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
 const { values: cli } = parseArgs({ options: { only: { type: "string" } } });

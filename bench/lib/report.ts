@@ -33,6 +33,27 @@ export interface BenchReportFigures {
     concurrent_first_turn_p99: number;
   } | null;
   session_page_10k_interactive_ms: { p50: number; max: number; n: number; cold_p50: number; dom_nodes: number } | null;
+  pickup_vs_peer_ms: (PeerPair<{ p50: number; p99: number; n: number }> & { ratio_p50: number; ratio_p99: number }) | null;
+  step_throughput_per_s: PerChainMode<PeerFigure> | null;
+  step_statements_per_step: PerChainMode<
+    PeerFigure & { catcafe_without_begin_commit: number; graphile_worker_without_begin_commit: number }
+  > | null;
+  step_wal_bytes_per_step: PerChainMode<PeerFigure> | null;
+  step_cpu_ms_per_1000: PerChainMode<PeerPair<{ worker: number; postgres: number }> & { ratio: number }> | null;
+  bulk_schedule_ms: (PeerFigure & { steps: number; catcafe_api: string }) | null;
+  runner_scaling: ({ processes: number[] } & PeerPair<{ per_s: number[]; ratio_to_1: number[] }>) | null;
+}
+
+/** A figure of Cat Cafe's beside graphile-worker's, measured in the same run. */
+export interface PeerPair<T> {
+  catcafe: T;
+  graphile_worker: T;
+}
+export type PeerFigure = PeerPair<number> & { ratio: number };
+/** 2,000 steps one per session, and 200 sessions of 10 steps each scheduled one after the other. */
+export interface PerChainMode<T> {
+  one_per_session: T;
+  ten_per_session: T;
 }
 
 export const EMPTY_FIGURES: BenchReportFigures = {
@@ -56,6 +77,13 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   live_event_to_client_ms: null,
   conversation_turn_ms: null,
   session_page_10k_interactive_ms: null,
+  pickup_vs_peer_ms: null,
+  step_throughput_per_s: null,
+  step_statements_per_step: null,
+  step_wal_bytes_per_step: null,
+  step_cpu_ms_per_1000: null,
+  bulk_schedule_ms: null,
+  runner_scaling: null,
 };
 
 export const TARGETS: Record<keyof BenchReportFigures, string> = {
@@ -85,6 +113,20 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "p50 <= 10 ms (a person's message committed → the first agent call started, simulated agent; concurrent_*: 16 conversations posting at once; see meta.notes.conversation_turn)",
   session_page_10k_interactive_ms:
     "p50 <= 1000 ms (a 10,000-event session's page in chromium, navigation start → Actions and a timeline entry painted and hydrated; see meta.notes.session_page)",
+  pickup_vs_peer_ms:
+    "ratio = catcafe / graphile_worker, goal p50 and p99 <= 1 (scheduling committed → the step's executor / the task function entered, both consumers idle; see meta.notes.pickup_vs_peer)",
+  step_throughput_per_s:
+    "ratio = catcafe / graphile_worker, goal >= 0.8 (2,000 no-op steps drained by 1 worker process of concurrency 4; ten_per_session: each next step scheduled as the previous completes)",
+  step_statements_per_step:
+    "catcafe <= 5 (pg_stat_statements calls per step in the worker window, BEGIN/COMMIT included; ratio = catcafe / graphile_worker; see meta.notes.runner_peers)",
+  step_wal_bytes_per_step:
+    "catcafe <= 1536 (pg_current_wal_lsn diff per step, each window after a CHECKPOINT; ratio = catcafe / graphile_worker)",
+  step_cpu_ms_per_1000:
+    "ratio <= 1.5 (ratio = catcafe / graphile_worker of worker + PostgreSQL CPU ms per 1,000 steps, from /proc; one_per_session and ten_per_session as in step_throughput_per_s)",
+  bulk_schedule_ms:
+    "informational, ratio = catcafe / graphile_worker (2,000 steps scheduled at once, no consumer running; graphile-worker: one addJobs call; catcafe_api says which Cat Cafe API)",
+  runner_scaling:
+    "ratio_to_1 >= 0.95 at 2 and 4 processes on 2 cores (no loss from adding runners; steps/s with 1, 2, 4 worker processes of concurrency 4, 2,000 steps one per session)",
 };
 
 export interface BenchReport extends BenchReportFigures {
