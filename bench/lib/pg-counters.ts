@@ -28,15 +28,16 @@ export class PgCounters {
     private readonly postmasterPid: number,
   ) {}
 
-  /** Turns statement tracking on for every connection but this control one. */
+  /** Turns statement tracking on for every connection opened from now on, but this control one. */
   static async open(url: string): Promise<PgCounters> {
     const control = new pg.Client({ connectionString: url, application_name: "bench-control" });
     await control.connect();
     try {
       await control.query("SET pg_stat_statements.track = 'none'");
       await control.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-      await control.query("ALTER SYSTEM SET pg_stat_statements.track = 'top'");
-      await control.query("SELECT pg_reload_conf()");
+      // Per database: it overrides the server's command line (postgresql.auto.conf would not),
+      // for connections opened from now on (the worker processes' and pools' opened later).
+      await control.query(`ALTER DATABASE ${control.escapeIdentifier(control.database!)} SET pg_stat_statements.track = 'top'`);
       const backend = (await control.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
       return new PgCounters(control, parentPid(backend));
     } catch (err) {
@@ -72,7 +73,11 @@ export class PgCounters {
     };
   }
 
-  /** A checkpoint, so that each window starts alike (full-page images follow every checkpoint). */
+  /**
+   * A checkpoint: call it before the work to be measured is written (scheduled), so that the
+   * full-page images that follow every checkpoint are paid there, as they would be by work
+   * queued a while ago, and not at random in some windows only.
+   */
   async checkpoint(): Promise<void> {
     await this.control.query("CHECKPOINT");
   }
@@ -84,8 +89,9 @@ export class PgCounters {
 
   /** Turns statement tracking off again and closes the control connection. */
   async close(): Promise<void> {
-    await this.control.query("ALTER SYSTEM RESET pg_stat_statements.track").catch(() => {});
-    await this.control.query("SELECT pg_reload_conf()").catch(() => {});
+    await this.control
+      .query(`ALTER DATABASE ${this.control.escapeIdentifier(this.control.database!)} RESET pg_stat_statements.track`)
+      .catch(() => {});
     await this.control.end().catch(() => {});
   }
 }
