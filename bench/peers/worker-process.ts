@@ -31,8 +31,8 @@ if ((system !== "catcafe" && system !== "graphile_worker") || !url || !(concurre
   throw new Error("usage: worker-process.ts <catcafe|graphile_worker> <url> <concurrency>");
 }
 const send = (msg: FromWorker) => process.send?.(msg);
-// Room for the consumer's own work (claims, outcomes, heartbeats, LISTEN) beside `concurrency` steps.
-const pool = createPool(url, concurrency + 3, { applicationName: `bench-${system}` });
+// As the runner process sizes its pool (server/runner/main.ts); graphile-worker gets the same.
+const pool = createPool(url, concurrency + 4, { applicationName: `bench-${system}` });
 const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-bench-runner-"));
 let finished = 0;
 let reported = 0;
