@@ -111,8 +111,8 @@ export const pickupVsPeer: Measurement = {
 
     const catcafe: number[] = [];
     const graphile: number[] = [];
-    await runner.start();
     try {
+      await runner.start();
       await sleep(50); // both reach their first wait
       await series(catcafeOnce, WARMUP_STEPS, null);
       await series(graphileOnce, WARMUP_STEPS, null);
