@@ -11,8 +11,8 @@
 //   - 2,000 steps again with 2 and then 4 processes (runner_scaling).
 // A measured window runs from the consumers being told to start to the last step committed
 // (the queue checked empty); it begins with pg_stat_statements reset and the WAL position,
-// the server's CPU and the workers' CPU noted (a CHECKPOINT precedes each batch's
-// scheduling). See docs/scaling.md.
+// the server's CPU and the workers' CPU noted (a VACUUM and a CHECKPOINT precede
+// each batch's scheduling). See docs/scaling.md.
 import { performance } from "node:perf_hooks";
 import type { BenchContext, Measurement } from "../lib/context";
 import { benchActor, createSessions } from "../lib/fixtures";
@@ -231,7 +231,7 @@ export const runnerPeers: Measurement = {
       concurrency_per_process: CONCURRENCY,
       catcafe_schedule_api: SCHEDULE_API,
       counted:
-        "statements: pg_stat_statements calls with track=top (client statements, BEGIN/COMMIT included) in the worker window, the bench's control connection excluded; WAL: pg_current_wal_lsn diff, a CHECKPOINT before each batch is scheduled; CPU: /proc utime+stime of the worker processes and of the postmaster with all its children",
+        "statements: pg_stat_statements calls with track=top (client statements, BEGIN/COMMIT included) in the worker window, the bench's control connection excluded; WAL: pg_current_wal_lsn diff, a VACUUM and a CHECKPOINT before each batch is scheduled; CPU: /proc utime+stime of the worker processes and of the postmaster with all its children",
       per_round: Object.fromEntries(
         Object.entries(rounds).map(([sys, rs]) => [
           sys,
