@@ -22,7 +22,9 @@ import { fork, forkWorkspace } from "./measure/fork";
 import { forgePipeline } from "./measure/forge";
 import { liveUpdates } from "./measure/live-updates";
 import { readAllLag } from "./measure/read-all-lag";
+import { pickupVsPeer } from "./measure/pickup-vs-peer";
 import { replayReads } from "./measure/replay-reads";
+import { runnerPeers } from "./measure/runner-peers";
 import { sessionPage } from "./measure/session-page";
 import { reviewLoop } from "./measure/review-loop";
 import { sandboxOverhead } from "./measure/sandbox-overhead";
@@ -48,6 +50,8 @@ const MEASUREMENTS: Measurement[] = [
   concurrentAppends,
   livePaint,
   sandboxOverhead,
+  pickupVsPeer,
+  runnerPeers,
 ];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
 const { values: cli } = parseArgs({ options: { only: { type: "string" } } });

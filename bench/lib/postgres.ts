@@ -11,6 +11,9 @@ import { freePort } from "../../server/net/free-port";
 
 export const BENCH_DATABASE = "catcafe_bench";
 
+/** Loaded at start (it cannot be loaded later), off until a measurement turns it on (./pg-counters.ts). */
+const STATEMENT_STATS_SETTINGS = { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "none" };
+
 export interface BenchPostgres {
   url: string;
   dataDir: string;
@@ -46,8 +49,15 @@ export async function startBenchPostgres(log: (line: string) => void): Promise<B
     }
   };
   try {
-    // No `settings`: durability stays at the server defaults on purpose.
-    server = await startEmbeddedPostgres({ dataDir, port: await freePort(), password: crypto.randomBytes(12).toString("hex"), log });
+    // Durability stays at the server defaults on purpose. pg_stat_statements is loaded for
+    // the measurements that count statements; it tracks nothing until one turns it on.
+    server = await startEmbeddedPostgres({
+      dataDir,
+      port: await freePort(),
+      password: crypto.randomBytes(12).toString("hex"),
+      log,
+      settings: STATEMENT_STATS_SETTINGS,
+    });
     await server.createDatabase(BENCH_DATABASE);
     const url = server.urlFor(BENCH_DATABASE);
     await migrate(url, log);

@@ -68,6 +68,27 @@ export interface BenchReportFigures {
     /** No bubblewrap here (or no namespaces): why, instead of a difference of zero. */
     | { unavailable: string }
     | null;
+  pickup_vs_peer_ms: (PeerPair<{ p50: number; p99: number; n: number }> & { ratio_p50: number; ratio_p99: number }) | null;
+  step_throughput_per_s: PerChainMode<PeerFigure> | null;
+  step_statements_per_step: PerChainMode<
+    PeerFigure & { catcafe_without_begin_commit: number; graphile_worker_without_begin_commit: number }
+  > | null;
+  step_wal_bytes_per_step: PerChainMode<PeerFigure> | null;
+  step_cpu_ms_per_1000: PerChainMode<PeerPair<{ worker: number; postgres: number }> & { ratio: number }> | null;
+  bulk_schedule_ms: (PeerFigure & { steps: number; catcafe_api: string }) | null;
+  runner_scaling: ({ processes: number[] } & PeerPair<{ per_s: number[]; ratio_to_1: number[] }>) | null;
+}
+
+/** A figure of Cat Cafe's beside graphile-worker's, measured in the same run. */
+export interface PeerPair<T> {
+  catcafe: T;
+  graphile_worker: T;
+}
+export type PeerFigure = PeerPair<number> & { ratio: number };
+/** 2,000 steps one per session, and 200 sessions of 10 steps each scheduled one after the other. */
+export interface PerChainMode<T> {
+  one_per_session: T;
+  ten_per_session: T;
 }
 
 export const EMPTY_FIGURES: BenchReportFigures = {
@@ -95,6 +116,13 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   concurrent_appends: null,
   live_commit_to_paint_ms: null,
   sandbox_overhead_ms: null,
+  pickup_vs_peer_ms: null,
+  step_throughput_per_s: null,
+  step_statements_per_step: null,
+  step_wal_bytes_per_step: null,
+  step_cpu_ms_per_1000: null,
+  bulk_schedule_ms: null,
+  runner_scaling: null,
 };
 
 export const TARGETS: Record<keyof BenchReportFigures, string> = {
@@ -132,6 +160,20 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "p95 <= 100 ms (an event committed → its timeline entry painted on the open session page in chromium, timed in the browser; sse/dom/paint_p50: commit → SSE message in the page → entry in the DOM → the frame after it; in_view: commit → the entry first in the viewport; see meta.notes.live_paint)",
   sandbox_overhead_ms:
     "overhead_p50 <= 20 ms (runCommand(['true']) as the runner runs a test command, bubblewrap on minus off, alternating sample by sample; bare_spawn: bwrap's own cost; see meta.notes.sandbox_overhead)",
+  pickup_vs_peer_ms:
+    "ratio = catcafe / graphile_worker, goal p50 and p99 <= 1 (scheduling committed → the step's executor / the task function entered, both consumers idle; see meta.notes.pickup_vs_peer)",
+  step_throughput_per_s:
+    "ratio = catcafe / graphile_worker, goal >= 0.8 (2,000 no-op steps drained by 1 worker process of concurrency 4; ten_per_session: each next step scheduled as the previous completes)",
+  step_statements_per_step:
+    "catcafe <= 5 (pg_stat_statements calls per step in the worker window, BEGIN/COMMIT included; ratio = catcafe / graphile_worker; see meta.notes.runner_peers)",
+  step_wal_bytes_per_step:
+    "catcafe <= 1536 (pg_current_wal_lsn diff per step in the worker window, a VACUUM and a CHECKPOINT before each batch is scheduled; ratio = catcafe / graphile_worker)",
+  step_cpu_ms_per_1000:
+    "ratio <= 1.5 (ratio = catcafe / graphile_worker of worker + PostgreSQL CPU ms per 1,000 steps, from /proc; one_per_session and ten_per_session as in step_throughput_per_s)",
+  bulk_schedule_ms:
+    "informational, ratio = catcafe / graphile_worker (2,000 steps scheduled at once, no consumer running; graphile-worker: one addJobs call; catcafe_api says which Cat Cafe API)",
+  runner_scaling:
+    "ratio_to_1 >= 0.95 at 2 and 4 processes on 2 cores (no loss from adding runners; steps/s with 1, 2, 4 worker processes of concurrency 4, 2,000 steps one per session)",
 };
 
 export interface BenchReport extends BenchReportFigures {
