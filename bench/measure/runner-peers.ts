@@ -20,7 +20,7 @@ import { median, round } from "../lib/percentiles";
 import { PgCounters, type WindowCounters } from "../lib/pg-counters";
 import type { BenchReportFigures } from "../lib/report";
 import { waitUntil } from "../lib/timing";
-import { cancelNoopSteps, noopStepsLeft, SCHEDULE_API, scheduleNoopSteps } from "../peers/catcafe-steps";
+import { cancelNoopSteps, noopStepsLeft, SCHEDULE_API, scheduleNoopFanout, scheduleNoopSteps } from "../peers/catcafe-steps";
 import { addNoopJobs, graphileUtils, migrateGraphileWorker, noopJobsLeft } from "../peers/graphile-worker";
 import { WorkerFleet } from "../peers/worker-fleet";
 import type { WorkerSystem } from "../peers/worker-process";
@@ -31,6 +31,8 @@ const CONCURRENCY = 4;
 const PROCESSES = [1, 2, 4] as const;
 const ROUNDS = 2;
 const WARMUP_SESSIONS = 40;
+/** The fan-out figure: STEPS steps as FANOUT_SESSIONS sessions of STEPS / FANOUT_SESSIONS steps each (one append per session). */
+const FANOUT_SESSIONS = 20;
 const RUN_TIMEOUT_MS = 60_000;
 
 /** Callers filling Cat Cafe's queue where the time it takes is not a figure (its API has no bulk call). */
@@ -43,6 +45,8 @@ interface System {
    * `timed`: this is the bulk_schedule_ms sample, scheduled as the API offers it.
    */
   schedule(heads: number, remaining: number, timed: boolean): Promise<void>;
+  /** Cat Cafe only: STEPS steps as a fan-out on FANOUT_SESSIONS sessions (timed, then drained by one process). */
+  fanout?(): Promise<void>;
   left(counters: PgCounters): Promise<number>;
 }
 
@@ -58,6 +62,7 @@ interface Run {
 interface RoundResult {
   oneRunPerProcesses: Run[];
   chained: Run;
+  fanoutMs: number | null;
 }
 
 async function drain(
@@ -98,9 +103,19 @@ async function oneRound(ctx: BenchContext, system: System, counters: PgCounters)
       runs.push(await drain(system, fleet, counters, workers, STEPS, 0, workers === 1));
       if (workers === 1) chained = await drain(system, fleet, counters, 1, STEPS / CHAIN, CHAIN - 1);
     }
+    let fanoutMs: number | null = null;
+    if (system.fanout) {
+      await counters.checkpoint();
+      const s = performance.now();
+      await system.fanout();
+      fanoutMs = performance.now() - s;
+      await fleet.start(1);
+      await waitUntil(`${system.name}: the fan-out to be drained`, async () => (await system.left(counters)) === 0, RUN_TIMEOUT_MS, 5);
+      await fleet.stop(1);
+    }
     const line = (r: Run) => `${r.workers}p ${Math.round(r.perSecond)}/s`;
     ctx.log(`runner_peers: ${system.name}: ${runs.map(line).join(", ")}; chained ${Math.round(chained!.perSecond)}/s`);
-    return { oneRunPerProcesses: runs, chained: chained! };
+    return { oneRunPerProcesses: runs, chained: chained!, fanoutMs };
   } finally {
     await fleet.close();
   }
@@ -172,6 +187,12 @@ function summarize(rounds: Record<WorkerSystem, RoundResult[]>): Partial<BenchRe
       graphile_worker: round(bulk("graphile_worker"), 1),
       ratio: round(bulk("catcafe") / bulk("graphile_worker"), 2),
       catcafe_api: SCHEDULE_API,
+      catcafe_fanout: round(
+        med("catcafe", (r) => r.fanoutMs ?? Number.NaN),
+        1,
+      ),
+      fanout_ratio: round(med("catcafe", (r) => r.fanoutMs ?? Number.NaN) / bulk("graphile_worker"), 2),
+      fanout_shape: `${FANOUT_SESSIONS} sessions x ${STEPS / FANOUT_SESSIONS} steps, one scheduleSteps append each`,
     },
     runner_scaling: { processes: [...PROCESSES], catcafe: scaling("catcafe"), graphile_worker: scaling("graphile_worker") },
   };
@@ -190,6 +211,7 @@ export const runnerPeers: Measurement = {
   async run(ctx) {
     await migrateGraphileWorker(ctx.url);
     const sessions = await createSessions(ctx.store, STEPS, "runner-peers");
+    const fanoutSessions = await createSessions(ctx.store, FANOUT_SESSIONS, "runner-peers-fanout");
     const utils = await graphileUtils(ctx.url);
     const counters = await PgCounters.open(ctx.url);
     const catcafe: System = {
@@ -200,6 +222,13 @@ export const runnerPeers: Measurement = {
           sessions.slice(0, heads).map((s) => ({ sessionId: s.id, remaining })),
           benchActor,
           timed ? 1 : FILL_CALLERS,
+        ),
+      fanout: () =>
+        scheduleNoopFanout(
+          ctx.store,
+          fanoutSessions.map((s) => s.id),
+          STEPS / FANOUT_SESSIONS,
+          benchActor,
         ),
       left: (c) => noopStepsLeft(c.connection),
     };

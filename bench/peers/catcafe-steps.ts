@@ -6,7 +6,7 @@ import type pg from "pg";
 import type { Actor } from "../../server/events/catalog";
 import type { EventStore } from "../../server/events/store";
 import type { NewEvent } from "../../server/events/types";
-import { DEFAULT_MAX_ATTEMPTS, scheduleStep, type OutcomeReactor } from "../../server/runner/dispatch";
+import { DEFAULT_MAX_ATTEMPTS, scheduleStep, scheduleSteps, type OutcomeReactor } from "../../server/runner/dispatch";
 import type { StepExecutor } from "../../server/runner/executors";
 import { DEFAULT_STEP_TIMEOUT_MS } from "../../server/workflow/context";
 
@@ -47,10 +47,28 @@ export const chainReactor: OutcomeReactor = async (tx, store, sessionId, recorde
 };
 
 /**
- * Which API schedules a batch: one `scheduleStep` (its own append and commit) per step.
- * Switch here to the bulk API when dispatch.ts has one; the report says which was used.
+ * How a batch of steps on sessions of their own is scheduled: one `scheduleStep` (one append,
+ * one statement) per step, since an append is per stream. Many steps of ONE session (a
+ * fan-out) are one append: {@link scheduleNoopFanout}.
  */
-export const SCHEDULE_API = "scheduleStep loop";
+export const SCHEDULE_API = "scheduleStep per session (one statement each)";
+
+/** A fan-out: `perSession` steps on each session, each session's in one append (`scheduleSteps`). */
+export async function scheduleNoopFanout(
+  store: EventStore,
+  sessionIds: readonly string[],
+  perSession: number,
+  actor: Actor,
+): Promise<void> {
+  for (const sessionId of sessionIds) {
+    await scheduleSteps(
+      store,
+      sessionId,
+      Array.from({ length: perSession }, () => ({ kind: NOOP_KIND, input: { remaining: 0 } satisfies NoopInput })),
+      { actor },
+    );
+  }
+}
 
 export async function scheduleNoopSteps(store: EventStore, steps: readonly NoopStep[], actor: Actor, callers = 1): Promise<void> {
   // `callers` > 1: that many callers at once, each scheduling its share one after the other

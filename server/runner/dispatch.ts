@@ -39,25 +39,39 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 
 /** Appends StepScheduled; the steps projection queues it and wakes runners on commit. */
 export async function scheduleStep(store: EventStore, input: ScheduleStepInput, metadata: AppendMetadata): Promise<string> {
-  const stepId = input.stepId ?? crypto.randomUUID();
+  const { sessionId, ...step } = input;
+  const [stepId] = await scheduleSteps(store, sessionId, [step], metadata);
+  return stepId!;
+}
+
+/**
+ * Schedules many steps of one session at once (a fan-out: a vote's ballots, parallel
+ * stages): one append of their StepScheduled events, so one statement queues them all
+ * (the steps projection's trigger) and one wake-up reaches the runners. Returns their ids.
+ */
+export async function scheduleSteps(
+  store: EventStore,
+  sessionId: string,
+  steps: readonly Omit<ScheduleStepInput, "sessionId">[],
+  metadata: AppendMetadata,
+): Promise<string[]> {
+  const ids = steps.map((s) => s.stepId ?? crypto.randomUUID());
   await store.append(
-    input.sessionId,
+    sessionId,
     "any",
-    [
-      {
-        type: "StepScheduled",
-        data: {
-          stepId,
-          kind: input.kind,
-          input: input.input,
-          timeoutMs: input.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
-          maxAttempts: input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-        },
+    steps.map((s, i) => ({
+      type: "StepScheduled",
+      data: {
+        stepId: ids[i],
+        kind: s.kind,
+        input: s.input,
+        timeoutMs: s.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+        maxAttempts: s.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
       },
-    ],
+    })),
     metadata,
   );
-  return stepId;
+  return ids;
 }
 
 export interface ClaimOptions {
