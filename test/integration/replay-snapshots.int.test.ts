@@ -6,6 +6,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { foldStreamAt } from "../../server/events/fold-read";
+import { replayAt } from "../../server/sessions/replay";
+import { splitRounds } from "../../server/sessions/rounds";
 import { defineEvent, EventRegistry } from "../../server/events/registry";
 import { snapshotKey, type StreamFold } from "../../server/events/snapshots";
 import { EventStore } from "../../server/events/store";
@@ -159,6 +161,21 @@ describe("forks", () => {
 });
 
 describe("the lean read", () => {
+  it("replay.at (lean read) shows the state and rounds of the full decoded read", async () => {
+    for (const version of [2, 57, 640, LENGTH]) {
+      const view = await replayAt({ store: db.store, pool: db.pool }, { sessionId, version });
+      const full = await db.store.readStream(sessionId, { toVersion: version });
+      const { rounds, final, placed } = splitRounds(full);
+      const started = startedTask(final);
+      expect(view.state).toMatchObject({ fsm: final.fsm, status: final.status, openIssues: started?.openIssues ?? [] });
+      expect(view.state.lastVerdict).toEqual(started?.lastVerdict ?? null);
+      expect(view.rounds.map((r) => [r.iteration, r.fromVersion, r.reason])).toEqual(rounds.map((r) => [r.round, r.fromVersion, r.reason]));
+      const outputs = (r: (typeof rounds)[number]) => r.events.filter((e) => e.type === "AgentOutputRecorded").length;
+      expect(view.rounds.map((r) => r.outputs)).toEqual(rounds.map(outputs));
+      expect(view.round?.iteration).toBe(placed.at(-1)?.round);
+    }
+  });
+
   it("upcasts events stored under an older schema version, and keys snapshots by the schema versions", async () => {
     const v1 = new EventRegistry({ Note: defineEvent({ version: 1, schema: z.object({ text: z.string() }) }) });
     const v2 = new EventRegistry({
