@@ -18,6 +18,25 @@ export interface BenchReportFigures {
   forge_stage_overhead_ms: { p50: number; p99: number; n: number; max: number } | null;
   timeline_first_page_ms: { p50: number; p95: number; n: number; last_page_p50: number } | null;
   state_at_position_ms: { at_5000_p50: number; at_10000_p50: number; at_10000_p95: number; replay_at_10000_p50: number } | null;
+  state_at_10000_snapshot_ms: {
+    warm_p50: number;
+    warm_p95: number;
+    cold_p50: number;
+    cold_p95: number;
+    at_9999_p50: number;
+    lean_no_snapshot_p50: number;
+    n: number;
+  } | null;
+  state_at_10000_vs_emmett_ms: {
+    catcafe: number;
+    emmett: number;
+    ratio: number;
+    catcafe_p95: number;
+    emmett_p95: number;
+    catcafe_no_snapshot: number;
+    rounds: number;
+  } | null;
+  timeline_first_page_100k_ms: { p50: number; p95: number; n: number; build_ms: number } | null;
   dashboard_list_ms: Record<
     "first_page" | "deep_page" | "state_filter" | "project_filter" | "mine_filter" | "search" | "search_common" | "counts_by_state",
     number
@@ -109,6 +128,9 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   forge_stage_overhead_ms: null,
   timeline_first_page_ms: null,
   state_at_position_ms: null,
+  state_at_10000_snapshot_ms: null,
+  state_at_10000_vs_emmett_ms: null,
+  timeline_first_page_100k_ms: null,
   dashboard_list_ms: null,
   live_event_to_client_ms: null,
   conversation_turn_ms: null,
@@ -147,6 +169,11 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "p50 <= 60 ms per stage (its steps' pickup, start, result with artifacts recorded and next decision; agents, git and node --test excluded: see meta.notes.forge_stage_overhead)",
   timeline_first_page_ms: "p50 <= 10 ms for a 10,000-event session (100 entries, no payloads read)",
   state_at_position_ms: "p50 <= 250 ms at event 10,000 (read up to the position and fold; nothing re-run)",
+  state_at_10000_snapshot_ms:
+    "warm_p50 <= 20 ms: store.stateAt with the task fold at event 10,000, from the nearest snapshot (every 1,000) + the lean read of the rest; cold = no snapshot yet (folds all, keeps one); at_9999 = the longest tail (999 events after a snapshot); lean_no_snapshot = all 10,000 through the lean read",
+  state_at_10000_vs_emmett_ms:
+    "ratio = catcafe / emmett, goal <= 1: p50 of Cat Cafe's state at event 10,000 (snapshots, warm) vs Emmett's aggregateStream of the same 10,000 events with the same evolve, alternating rounds on the same PostgreSQL",
+  timeline_first_page_100k_ms: "p50 <= 50 ms: the first timeline page (100 entries) of a 100,000-event session (readTimeline)",
   dashboard_list_ms: "each p50 <= 20 ms with 10,000 sessions (keyset pages, trigram search); the dashboard's own query",
   live_event_to_client_ms: "p95 <= 100 ms (commit → SSE message parsed by a live.updates subscriber over HTTP)",
   conversation_turn_ms:

@@ -35,7 +35,7 @@ export function taskStartedData(projectId: string, prompt: string, mode: "propos
 }
 
 /** One review round: build (streamed), commit, review (streamed), verdict, tests, back to building. */
-function round(n: number): NewEvent[] {
+export function reviewRound(n: number): NewEvent[] {
   const build = crypto.randomUUID();
   const review = crypto.randomUUID();
   const test = crypto.randomUUID();
@@ -143,7 +143,7 @@ export async function longTaskSession(store: EventStore, actor: Actor, total: nu
   ).version;
   let pending: NewEvent[] = [];
   for (let n = 1; version + pending.length < total; n++) {
-    pending.push(...round(n));
+    pending.push(...reviewRound(n));
     if (pending.length >= 400 || version + pending.length >= total) {
       const batch = pending.slice(0, total - version);
       pending = [];

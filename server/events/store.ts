@@ -7,9 +7,11 @@ import type pg from "pg";
 import { AppError } from "../errors";
 import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
 import { appRegistry } from "./catalog";
+import { foldStreamAt } from "./fold-read";
 import { LINEAGE_CTE } from "./lineage";
 import type { EventRegistry } from "./registry";
 import type { Projection } from "./projection";
+import type { StreamFold } from "./snapshots";
 import type { AppendMetadata, AppendResult, EventMetadata, ExpectedVersion, GlobalCheckpoint, NewEvent, RecordedEvent } from "./types";
 
 export const EVENTS_CHANNEL = "catcafe_events";
@@ -289,10 +291,22 @@ export class EventStore {
     return { events, checkpoint: last ? { txId: last.txId, position: last.position } : checkpoint };
   }
 
-  /** Replays a stream up to `version` (inclusive) through `evolve`. Never runs anything. */
-  async stateAt<S>(streamId: string, version: number, evolve: (state: S, event: RecordedEvent) => S, initial: S): Promise<S> {
+  /**
+   * Replays a stream up to `version` (inclusive). Never runs anything. Given a StreamFold,
+   * the lean read from the nearest snapshot (fold-read.ts); given any `evolve`, every event
+   * read whole and decoded.
+   */
+  async stateAt<S>(streamId: string, version: number, fold: StreamFold<S>): Promise<S>;
+  async stateAt<S>(streamId: string, version: number, evolve: (state: S, event: RecordedEvent) => S, initial: S): Promise<S>;
+  async stateAt<S>(
+    streamId: string,
+    version: number,
+    evolve: StreamFold<S> | ((state: S, event: RecordedEvent) => S),
+    initial?: S,
+  ): Promise<S> {
+    if (typeof evolve !== "function") return foldStreamAt({ pool: this.pool, registry: this.registry }, evolve, streamId, version);
     const events = await this.readStream(streamId, { toVersion: version });
-    return events.reduce(evolve, initial);
+    return events.reduce(evolve, initial as S);
   }
 
   private toRecorded(row: EventRow, decode = true): RecordedEvent {

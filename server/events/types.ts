@@ -33,6 +33,12 @@ export interface RecordedEvent<T extends string = string, D = unknown> {
   recordedAt: string;
 }
 
+/**
+ * What a replay fold reads of an event, and all that the lean read (fold-read.ts) fetches:
+ * its stream version, type, data (validated when appended; upcast when older) and time.
+ */
+export type FoldEvent = Pick<RecordedEvent, "version" | "type" | "data" | "recordedAt">;
+
 /** 0 / "no_stream": the stream must not exist yet; n: its version must be n; "any": no check. */
 export type ExpectedVersion = number | "no_stream" | "any";
 

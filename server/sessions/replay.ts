@@ -1,6 +1,7 @@
 // Replay (req E6): a session as it was at any event position, computed only from its
-// events — the stream read up to that version (fork ancestors included) and folded with
-// the workflow engine's own `evolve`. Nothing is re-run. Besides the folded state it
+// events — the stream read up to that version (fork ancestors included; the lean read of
+// events/fold-read.ts: version, type and data, trusted as validated when appended) and folded
+// with the workflow engine's own `evolve`. Nothing is re-run. Besides the folded state it
 // returns what a reader needs at that moment: the round in progress with its outputs,
 // verdicts and test results, earlier rounds in brief (rounds as ./rounds.ts splits them,
 // the same rounds the export writes), the timeline up to the position and the landmarks
@@ -9,10 +10,11 @@ import { z } from "zod";
 import type { Queryable } from "../db/pool";
 import { AppError } from "../errors";
 import { LINEAGE_CTE } from "../events/lineage";
+import { readFoldEvents } from "../events/fold-read";
 import type { EventStore } from "../events/store";
 import { readTimeline, type TimelineEntry } from "../events/timeline";
 import { outcomeOf, startedTask, type StartedTask, type TaskState } from "../workflow/engine";
-import { splitRounds, type SessionEvent } from "./rounds";
+import { splitRounds, type FoldSessionEvent } from "./rounds";
 
 export const ZReplayInput = z.object({
   sessionId: z.string().min(1).max(100),
@@ -146,7 +148,8 @@ export async function replayAt(deps: ReplayDeps, raw: TReplayInput): Promise<Rep
   const head = row.version;
   const version = Math.min(input.version ?? head, head);
   const [events, timeline, upcoming, marks] = await Promise.all([
-    deps.store.readStream(input.sessionId, { toVersion: version }),
+    // Only what the fold and the rounds read (version, type, data): see events/fold-read.ts.
+    readFoldEvents({ pool: deps.pool, registry: deps.store.registry }, input.sessionId, 1, version),
     // Versions are contiguous (1..head, inherited ones included): the entries up to the position.
     readTimeline(deps.pool, input.sessionId, {
       afterVersion: Math.max(0, version - input.timelineLimit),
@@ -166,7 +169,7 @@ export async function replayAt(deps: ReplayDeps, raw: TReplayInput): Promise<Rep
     omitted: 0,
   }));
   const started = startedTask(task);
-  const { finalized, title } = describeSession(events as SessionEvent[]);
+  const { finalized, title } = describeSession(events as FoldSessionEvent[]);
   // The round in progress at the position: the one its last event belongs to.
   const current = rounds.find((r) => r.iteration === placed.at(-1)?.round) ?? null;
   return {
@@ -206,7 +209,7 @@ export async function replayAt(deps: ReplayDeps, raw: TReplayInput): Promise<Rep
 }
 
 /** The title and how the session ended, as of the last of `events`. */
-function describeSession(events: SessionEvent[]): { finalized: ReplayState["finalized"]; title: string | null } {
+function describeSession(events: FoldSessionEvent[]): { finalized: ReplayState["finalized"]; title: string | null } {
   let finalized: ReplayState["finalized"] = null;
   let title: string | null = null;
   for (const e of events) {
@@ -228,7 +231,7 @@ function describeSession(events: SessionEvent[]): { finalized: ReplayState["fina
 }
 
 /** What a round produced, entry by entry: outputs, verdicts, test plans and results, commits, messages, failures. */
-function roundEntries(events: SessionEvent[]): RoundEntry[] {
+function roundEntries(events: FoldSessionEvent[]): RoundEntry[] {
   return events.flatMap((e): RoundEntry[] => {
     switch (e.type) {
       case "AgentOutputRecorded":

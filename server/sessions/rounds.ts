@@ -8,35 +8,39 @@
 // its round 1 continues the inherited start). Rounds are keyed by their number: a loop
 // restarted later would add to the round of that number, never make a second one.
 import type { AppEvent } from "../events/catalog";
-import type { RecordedEvent } from "../events/types";
+import type { FoldEvent, RecordedEvent } from "../events/types";
 import { evolve, initialTaskState, startedTask, type TaskState } from "../workflow/engine";
 
 /** A recorded event of the application's catalog (its `data` typed by its `type`). */
 export type SessionEvent = RecordedEvent & AppEvent;
+/** As a replay's lean read gives it (server/events/fold-read.ts): version, type, data and time only. */
+export type FoldSessionEvent = FoldEvent & AppEvent;
 
-export interface PlacedEvent {
-  event: SessionEvent;
+export interface PlacedEvent<E extends FoldSessionEvent = SessionEvent> {
+  event: E;
   /** The iteration the event belongs to (1 for everything before the first IterationStarted). */
   round: number;
   /** The workflow state after the event. */
   state: string;
 }
 
-export interface RoundSlice {
+export interface RoundSlice<E extends FoldSessionEvent = SessionEvent> {
   round: number;
   /** Why the round started: the IterationStarted reason; "initial" or "rerun" for round 1. */
   reason: string;
   /** The version of the round's first event. */
   fromVersion: number;
-  events: SessionEvent[];
+  events: E[];
 }
 
 export const INITIAL_ROUND_REASON = "initial";
 
 /** Each event with its round and the workflow state after it; `final` is the folded state. */
-export function placeEvents(events: readonly RecordedEvent[]): { placed: PlacedEvent[]; final: TaskState } {
+export function placeEvents<E extends FoldEvent = RecordedEvent>(
+  events: readonly E[],
+): { placed: PlacedEvent<E & AppEvent>[]; final: TaskState } {
   let state = initialTaskState;
-  const placed = (events as readonly SessionEvent[]).map((event) => {
+  const placed = (events as readonly (E & AppEvent)[]).map((event) => {
     state = evolve(state, event);
     return { event, round: Math.max(1, startedTask(state)?.iteration ?? 0), state: state.fsm };
   });
@@ -44,8 +48,8 @@ export function placeEvents(events: readonly RecordedEvent[]): { placed: PlacedE
 }
 
 /** The placed events as rounds, in round order. */
-export function groupRounds(placed: readonly PlacedEvent[]): RoundSlice[] {
-  const rounds = new Map<number, RoundSlice>();
+export function groupRounds<E extends FoldSessionEvent>(placed: readonly PlacedEvent<E>[]): RoundSlice<E>[] {
+  const rounds = new Map<number, RoundSlice<E>>();
   for (const { event, round } of placed) {
     let slice = rounds.get(round);
     if (!slice) {
@@ -60,7 +64,9 @@ export function groupRounds(placed: readonly PlacedEvent[]): RoundSlice[] {
 }
 
 /** A history as rounds, with the placed events and the folded state they came from. */
-export function splitRounds(events: readonly RecordedEvent[]): { rounds: RoundSlice[]; placed: PlacedEvent[]; final: TaskState } {
+export function splitRounds<E extends FoldEvent = RecordedEvent>(
+  events: readonly E[],
+): { rounds: RoundSlice<E & AppEvent>[]; placed: PlacedEvent<E & AppEvent>[]; final: TaskState } {
   const { placed, final } = placeEvents(events);
   return { rounds: groupRounds(placed), placed, final };
 }

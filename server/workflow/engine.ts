@@ -20,3 +20,4 @@ export {
   type TaskConfig,
   type TaskState,
 } from "./state";
+export { taskFold, TASK_FOLD_VERSION } from "./task-fold";

@@ -8,7 +8,7 @@ import { CHANGE_STAGE } from "../forge/artifacts";
 import type { BlobRef } from "../events/blobs";
 import type { AppEvent, AppEventOf } from "../events/catalog";
 import { isWorkflowStep } from "../events/step-contract";
-import type { RecordedEvent } from "../events/types";
+import type { FoldEvent, RecordedEvent } from "../events/types";
 
 /** What a task started with (TaskStarted): workflow, mode, prompt, project and agents. */
 export type TaskConfig = AppEventOf<"TaskStarted">["data"];
@@ -164,8 +164,9 @@ function resumed(state: StartedTask): ActiveTask {
   return { ...progress, status: "active" };
 }
 
-export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
-  const event = recorded as RecordedEvent & AppEvent;
+/** Reads only what a replay fetches (FoldEvent): version, type, data and recordedAt. */
+export function evolve(state: TaskState, recorded: FoldEvent): TaskState {
+  const event = recorded as FoldEvent & AppEvent;
   const next: TaskState = { ...state, version: recorded.version };
   switch (event.type) {
     case "SessionCreated":
@@ -227,7 +228,7 @@ export function evolve(state: TaskState, recorded: RecordedEvent): TaskState {
 }
 
 /** The events that change a started task's progress. */
-function evolveTask(state: StartedTask, event: RecordedEvent & AppEvent): TaskState {
+function evolveTask(state: StartedTask, event: FoldEvent & AppEvent): TaskState {
   switch (event.type) {
     case "IterationStarted":
       return event.data.stage
@@ -368,7 +369,7 @@ function withUsage(p: Pipeline, stage: string | null, add: { calls: number; inpu
 }
 
 /** The events of a staged workflow (stages, artifacts, critiques, a person's part). */
-function evolvePipeline(p: Pipeline, event: RecordedEvent & AppEvent, iteration: number): Pipeline {
+function evolvePipeline(p: Pipeline, event: FoldEvent & AppEvent, iteration: number): Pipeline {
   switch (event.type) {
     case "StageStarted":
       return {
