@@ -101,32 +101,23 @@ interface ClaimRow {
   lease_expires_at: string;
 }
 
-/** Available now: pending and due, or running with a lease expired long enough (backoff per loss). */
-const CLAIMABLE = `((state = 'pending' AND available_at <= now())
-   OR (state = 'running' AND lost < $2
-       AND lease_expires_at + LEAST($1 * power(2, lost), 30000) * interval '1 millisecond' <= now()))`;
-
 /** Milliseconds in UTC with a Z, as Date.toISOString writes them (the event's schema wants an ISO time). */
 const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /**
- * The claim in one statement (no transaction around it): pick a step that can be taken
- * (pending first, oldest first; else one whose lease expired) under a transaction advisory
- * lock, then append its StepStarted event, whose trigger moves the step to running with
- * the new attempt (./steps-projection.ts). Rows are picked under the advisory lock rather
- * than FOR UPDATE because the session stream's row must be the statement's first write
- * (see EventStore.appendInTx); a step another runner took since this statement's snapshot
- * is refused by the trigger's fence (StaleAttemptError) and the whole statement rolls back.
- * The event is built here in SQL; its shape and summary are the catalog's StepStarted
- * (test/integration/runner-promises.int.test.ts reads it back through the registry).
+ * The claim in one statement (no transaction around it): `catcafe_pick_step` (migration
+ * 20261126085841) picks a step that can be taken (pending first, oldest first; else one
+ * whose lease expired long enough ago) under a transaction advisory lock, re-read after the
+ * lock so that a step another runner took meanwhile is passed over; then its StepStarted is
+ * appended, whose trigger moves the step to running with the new attempt
+ * (./steps-projection.ts). Advisory locks rather than FOR UPDATE: the session stream's row
+ * must be the statement's first write (see EventStore.appendInTx). Should the step still
+ * have changed under us, the trigger's fence refuses it (StaleAttemptError) and the whole
+ * statement rolls back. The event is built here in SQL; its shape and summary are the
+ * catalog's StepStarted (runner.int reads it back through the registry).
  * $1 reclaim backoff, $2 max lost, $3 lease ms, $4 runner id, $5 StepStarted's schema version.
  */
-const CLAIM_SQL = `WITH pick AS MATERIALIZED (
-    SELECT * FROM (
-      SELECT id, session_id, kind, input, attempt + 1 AS attempt, max_attempts, timeout_ms, backoff_ms,
-             (state = 'running') AS reclaimed, COALESCE(lease_expires_at, available_at) AS at
-      FROM steps WHERE ${CLAIMABLE} ORDER BY reclaimed, at LIMIT 16) c
-    WHERE pg_try_advisory_xact_lock(hashtextextended(c.id::text, 0)) LIMIT 1),
+const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1, $2)),
   bump AS (
     UPDATE streams s SET version = s.version + 1, updated_at = now() FROM pick WHERE s.id = pick.session_id
     RETURNING s.version, to_char((now() + $3 * interval '1 millisecond') AT TIME ZONE 'UTC', ${ISO_MS}) AS lease_expires_at),

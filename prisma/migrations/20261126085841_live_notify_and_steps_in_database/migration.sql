@@ -113,3 +113,40 @@ CREATE TRIGGER "events_steps_projection"
   WHEN (NEW.type IN ('StepScheduled', 'StepStarted', 'StepCompleted', 'StepFailed', 'StepReleased', 'StepCancelled'))
   EXECUTE FUNCTION "catcafe_steps_on_event"();
 
+
+-- Hand-written: the claim's pick. The runner's claim statement (server/runner/dispatch.ts)
+-- starts with this: the 16 oldest steps that can be taken (pending and due first, in
+-- available_at order from the index, so a long queue costs no more than a short one; then
+-- those whose lease expired long enough ago), and the first of them whose advisory lock
+-- this transaction gets AND that can still be taken when read again now: a VOLATILE
+-- function's queries see what committed since the claim statement began, so a step another
+-- runner took meanwhile is skipped here instead of failing the claim at the fence.
+CREATE FUNCTION "catcafe_pick_step"(p_reclaim_backoff_ms INT, p_max_lost INT)
+RETURNS TABLE (id UUID, session_id TEXT, kind TEXT, input JSONB, attempt INT, max_attempts INT, timeout_ms INT, backoff_ms INT[], reclaimed BOOLEAN)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v_candidate UUID;
+BEGIN
+  FOR v_candidate IN
+    SELECT c.id FROM (
+      (SELECT s.id, false AS reclaim, s.available_at AS at FROM steps s
+       WHERE s.state = 'pending' AND s.available_at <= now() ORDER BY s.available_at LIMIT 16)
+      UNION ALL
+      (SELECT s.id, true, s.lease_expires_at FROM steps s
+       WHERE s.state = 'running' AND s.lost < p_max_lost
+         AND s.lease_expires_at + LEAST(p_reclaim_backoff_ms * power(2, s.lost), 30000) * interval '1 millisecond' <= now()
+       ORDER BY s.lease_expires_at LIMIT 16)
+      ORDER BY reclaim, at LIMIT 16) c
+  LOOP
+    CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended(v_candidate::text, 0));
+    RETURN QUERY
+      SELECT s.id, s.session_id, s.kind, s.input, s.attempt + 1, s.max_attempts, s.timeout_ms, s.backoff_ms, s.state = 'running'
+      FROM steps s
+      WHERE s.id = v_candidate
+        AND ((s.state = 'pending' AND s.available_at <= now())
+          OR (s.state = 'running' AND s.lost < p_max_lost
+              AND s.lease_expires_at + LEAST(p_reclaim_backoff_ms * power(2, s.lost), 30000) * interval '1 millisecond' <= now()));
+    IF FOUND THEN RETURN; END IF;
+  END LOOP;
+END
+$$;
