@@ -5,13 +5,13 @@
 import crypto from "node:crypto";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { chromium, type Browser, type BrowserContext } from "playwright-core";
 import { buildFingerprint, buildIsCurrent, writeBuildStamp } from "../../scripts/lib/build";
 import { createUser } from "../../server/auth/users";
 import { PrismaClient } from "../../server/db/generated/client";
+import { freePort } from "../../server/net/free-port";
 import { sleep } from "./timing";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -19,17 +19,6 @@ const NEXT_BIN = path.join(ROOT, "node_modules/.bin/next");
 const CHROMIUM = process.env.CATCAFE_CHROMIUM ?? "/usr/bin/chromium";
 const READY_TIMEOUT_MS = 60_000;
 const BUILD_TIMEOUT_MS = 10 * 60_000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The production build, made first when the code changed since the last one. */
 export function ensureBuild(log: (line: string) => void): void {
@@ -131,4 +120,26 @@ export async function signIn(context: BrowserContext, webUrl: string, who: Crede
     signin.getByRole("button", { name: "Sign in" }).click(),
   ]);
   await signin.close();
+}
+
+/**
+ * The production web app on `databaseUrl`, a new operator signed in to a 1440 × 900 Chromium
+ * context: `use` runs with them, and the browser and the server are stopped afterwards.
+ */
+export async function withSignedInBrowser<T>(
+  databaseUrl: string,
+  use: (context: BrowserContext, web: RunningWeb) => Promise<T>,
+): Promise<T> {
+  const operator = await createOperator(databaseUrl);
+  const web = await startWeb(databaseUrl);
+  let browser: Browser | null = null;
+  try {
+    browser = await launchChromium();
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    await signIn(context, web.url, operator);
+    return await use(context, web);
+  } finally {
+    await browser?.close().catch(() => {});
+    await web.stop();
+  }
 }

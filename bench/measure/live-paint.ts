@@ -30,13 +30,13 @@
 // the samples are corrected by it, which leaves an error of at most half that round trip.
 import crypto from "node:crypto";
 import { performance } from "node:perf_hooks";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
 import { percentiles, round } from "../lib/percentiles";
 import { longTaskSession } from "../lib/task-fixtures";
 import { sleep } from "../lib/timing";
-import { createOperator, ensureBuild, launchChromium, signIn, startWeb } from "../lib/web-app";
+import { ensureBuild, withSignedInBrowser } from "../lib/web-app";
 
 const SESSION_EVENTS = 40;
 const WARM_UP = 10;
@@ -169,13 +169,7 @@ export const livePaint: Measurement = {
     ensureBuild((line) => ctx.log(`live_paint: ${line}`));
     const sessionId = await longTaskSession(ctx.store, benchActor, SESSION_EVENTS);
     let version = SESSION_EVENTS;
-    const operator = await createOperator(ctx.url);
-    const web = await startWeb(ctx.url);
-    let browser: Browser | null = null;
-    try {
-      browser = await launchChromium();
-      const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-      await signIn(context, web.url, operator);
+    return withSignedInBrowser(ctx.url, async (context, web) => {
       const page = await context.newPage();
       await page.addInitScript(INSTRUMENT);
       const response = await page.goto(`${web.url}/sessions/${sessionId}`, { waitUntil: "load" });
@@ -257,9 +251,6 @@ export const livePaint: Measurement = {
           in_view_p95: visible?.p95 ?? Number.NaN,
         },
       };
-    } finally {
-      await browser?.close().catch(() => {});
-      await web.stop();
-    }
+    });
   },
 };

@@ -12,12 +12,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import type { Browser } from "playwright-core";
 import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
 import { percentiles } from "../lib/percentiles";
 import { longTaskSession } from "../lib/task-fixtures";
-import { createOperator, ensureBuild, launchChromium, ROOT, signIn, startWeb } from "../lib/web-app";
+import { ensureBuild, ROOT, withSignedInBrowser } from "../lib/web-app";
 
 const EVENTS = 10_000;
 const SMALL_EVENTS = 40;
@@ -49,14 +48,7 @@ export const sessionPage: Measurement = {
     const sessionId = await longTaskSession(ctx.store, benchActor, EVENTS);
     const smallId = await longTaskSession(ctx.store, benchActor, SMALL_EVENTS);
     ctx.log(`session_page: built a ${EVENTS}-event session in ${Math.round(performance.now() - t0)} ms`);
-    const operator = await createOperator(ctx.url);
-    const web = await startWeb(ctx.url);
-    let browser: Browser | null = null;
-    try {
-      browser = await launchChromium();
-      const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-      await signIn(context, web.url, operator);
-
+    return withSignedInBrowser(ctx.url, async (context, web) => {
       /** Opens `url` `SAMPLES` times in a new tab after one warm-up opening; its timings. */
       const sample = async (url: string, cache: boolean) => {
         const times: number[] = [];
@@ -112,9 +104,6 @@ export const sessionPage: Measurement = {
       return {
         session_page_10k_interactive_ms: { p50: warm.p50, max: warm.max, n: warm.n, cold_p50: cold.p50, dom_nodes: shape.dom_nodes },
       };
-    } finally {
-      await browser?.close().catch(() => {});
-      await web.stop();
-    }
+    });
   },
 };
