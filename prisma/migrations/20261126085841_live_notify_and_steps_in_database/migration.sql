@@ -121,9 +121,11 @@ CREATE TRIGGER "events_steps_projection"
 -- this transaction gets AND that can still be taken when read again now: a VOLATILE
 -- function's queries see what committed since the claim statement began, so a step another
 -- runner took meanwhile is skipped here instead of failing the claim at the fence.
+-- ROWS 1: it returns one row at most, and the planner must know it (at its default of
+-- 1,000 rows it joined the claim's stream update by scanning the whole streams table).
 CREATE FUNCTION "catcafe_pick_step"(p_reclaim_backoff_ms INT, p_max_lost INT)
 RETURNS TABLE (id UUID, session_id TEXT, kind TEXT, input JSONB, attempt INT, max_attempts INT, timeout_ms INT, backoff_ms INT[], reclaimed BOOLEAN)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 DECLARE
   v_candidate UUID;
 BEGIN
