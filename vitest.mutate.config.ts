@@ -1,10 +1,11 @@
 // The tiers mutation testing runs (npm run mutate, stryker.config.json): unit and integration,
 // which prove the core promises; e2e (real CLIs, a browser) would make each mutant minutes.
-// The rest is vitest.config.ts's.
+// CATCAFE_MUTATE_TIERS=unit narrows a run to the unit tier: a quick first pass whose score is
+// a lower bound (the integration tier can only kill more). The rest is vitest.config.ts's.
 import { defineConfig } from "vitest/config";
 import base from "./vitest.config";
 
-const tiers = new Set(["unit", "int"]);
+const tiers = new Set((process.env.CATCAFE_MUTATE_TIERS ?? "unit,int").split(",").map((tier) => tier.trim()));
 
 export default defineConfig({
   ...base,

@@ -2,7 +2,7 @@
 // queue. Its updates carry the fencing rule: a result is accepted only from the attempt
 // that currently holds the step, otherwise the whole append rolls back.
 //
-// It is applied by the database (migration 20261126091500_steps_projection_in_database):
+// It is applied by the database (migration 20261126085841_live_notify_and_steps_in_database):
 // a trigger on `events` runs `catcafe_apply_step_event` for each appended Step* event inside
 // the append statement, so a step's claim, result or schedule is one statement, not an
 // append plus an update (issue 19). A rebuild calls the same function for every recorded

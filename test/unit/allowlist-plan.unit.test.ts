@@ -74,6 +74,23 @@ describe("planCommand", () => {
     expect(planCommand(["node", "a\0b"])).toMatchObject({ ok: false, reason: "invalid argv: arguments may not contain NUL bytes" });
   });
 
+  // Mutation testing (docs/testing.md) found these edges unchecked.
+  it("splits the edge cases of escapes, braces and assignments", () => {
+    expect(planCommand('echo "\\$HOME \\`x\\`"')).toEqual({ ok: true, argv: ["echo", "$HOME `x`"] });
+    expect(planCommand("echo a,b} {a},b {a,'}'")).toEqual({ ok: true, argv: ["echo", "a,b}", "{a},b", "{a,}"] });
+    expect(planCommand("x-FOO=1 npm")).toEqual({ ok: true, argv: ["x-FOO=1", "npm"] });
+    expect(planCommand("x".repeat(8_000))).toEqual({ ok: true, argv: ["x".repeat(8_000)] });
+  });
+
+  it.each<[string, string]>([
+    ['echo "a\\\nb"', "a line continuation"],
+    ["echo a\\\n", "a line continuation"],
+    ["echo $'x' y", "ANSI-C quoting `$'...'`"],
+    ["echo $1x", "a `$` expansion"],
+  ])("refuses %j as %s", (input, what) => {
+    expect(planCommand(input)).toEqual({ ok: false, reason: `${what}; give the command as plain arguments (no shell runs it)` });
+  });
+
   it("ZCommandSpec accepts a string or an argv array, nothing else", () => {
     expect(ZCommandSpec.safeParse("npm test").success).toBe(true);
     expect(ZCommandSpec.safeParse(["npm", "test"]).success).toBe(true);

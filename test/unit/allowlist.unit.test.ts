@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { findMatchingRule, formatRule, matchRule, ZAllowlist, ZAllowRule, type Allowlist } from "../../server/commands/allowlist";
-import { checkCommand } from "../../server/commands/check";
+import { checkCommand, formatArgv } from "../../server/commands/check";
+import { pathEscapeReason } from "../../server/commands/paths";
 
 const EXAMPLE: Allowlist = [
   ["node", "--test", "**"],
@@ -278,5 +279,46 @@ describe("checkCommand", () => {
       code: "path_escape",
       reason: "argument `/work/ws/a.ts` is an absolute path; use a path relative to the workspace",
     });
+  });
+});
+
+// Mutation testing (docs/testing.md) found these edges unchecked.
+describe("refusal messages and path edges", () => {
+  it("quotes arguments a person could not retype and shortens long commands", () => {
+    expect(formatArgv(["node", "-e", "a b", "", "$x", "plain"])).toBe('node -e "a b" "" "$x" plain');
+    expect(formatArgv(["abcde"], 5)).toBe("abcde");
+    expect(formatArgv(["abcdef"], 5)).toBe("abcd…");
+  });
+
+  it("lists every closest rule and every problem of argv and allowlist", () => {
+    const rules: Allowlist = [
+      ["git", "diff", "**"],
+      ["git", "log"],
+    ];
+    expect(checkCommand(["git", "push"], rules)).toMatchObject({
+      reason: "`git push` is not on the project's allowlist; closest rules: `git diff **`, `git log`",
+    });
+    expect(checkCommand(["node", "a\0b"], rules)).toMatchObject({ reason: "invalid argv: arguments may not contain NUL bytes" });
+    expect(
+      checkCommand(
+        ["npm", "test"],
+        [
+          ["npm", "**", "test"],
+          ["node", "a}"],
+        ],
+      ),
+    ).toMatchObject({
+      reason: "the project's allowlist is invalid: [0][1]: `**` may only be the last token of a rule; [1][1]: `}` without a matching `{`",
+    });
+  });
+
+  it("refuses the workspace's parent and a bare `..`, allows the program's own absolute path and `name=/abs` values", () => {
+    expect(pathEscapeReason(["git", "diff", "/work"], "/work/ws")).toBe("argument `/work` is an absolute path outside the workspace");
+    expect(pathEscapeReason(["git", "diff", ".."], "/work/ws")).toBe("argument `..` uses `..` to leave the workspace");
+    expect(pathEscapeReason(["git", "diff", "-=/etc/passwd"], "/work/ws")).toBe(
+      "argument `-=/etc/passwd` is an absolute path outside the workspace",
+    );
+    expect(pathEscapeReason(["/usr/bin/git", "diff"], "/work/ws")).toBeNull();
+    expect(pathEscapeReason(["git", "diff", "name=/etc/passwd"], "/work/ws")).toBeNull();
   });
 });
