@@ -4,6 +4,7 @@
 // docs/architecture.md for why each choice was made.
 import crypto from "node:crypto";
 import type pg from "pg";
+import { v7 as uuidv7 } from "uuid";
 import { AppError } from "../errors";
 import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
 import { appRegistry } from "./catalog";
@@ -15,6 +16,15 @@ import type { StreamFold } from "./snapshots";
 import type { AppendMetadata, AppendResult, EventMetadata, ExpectedVersion, GlobalCheckpoint, NewEvent, RecordedEvent } from "./types";
 
 export const EVENTS_CHANNEL = "catcafe_events";
+
+/**
+ * A new event's (or step's) id: a time-ordered UUID (version 7), so that each insert into
+ * the id's index lands on its newest leaf page rather than a random one (a random page is
+ * read, dirtied and, first after each checkpoint, written whole to the WAL).
+ */
+export function timeOrderedId(): string {
+  return uuidv7();
+}
 
 /**
  * The doorbell an append rings: NOTIFY the stream's id on {@link EVENTS_CHANNEL}, only when
@@ -161,7 +171,7 @@ export class EventStore {
           streamId,
           events.length,
           isNew ? (options.streamType ?? "session") : expected === "any" ? null : expected,
-          encoded.map((e) => e.eventId ?? crypto.randomUUID()),
+          encoded.map((e) => e.eventId ?? timeOrderedId()),
           encoded.map((e) => e.type),
           encoded.map((e) => this.registry.summarize(e.type, e.data)),
           encoded.map((e) => JSON.stringify(e.data)),

@@ -1,14 +1,13 @@
 // Step dispatch on Postgres: schedule, claim (an event, under an advisory lock; the attempt
 // number is the fencing token), heartbeat, and record results only from the attempt holding
 // the lease. Lost runners and shutdown releases are not charged to the step.
-import crypto from "node:crypto";
 import type { Db, Tx } from "../db/pool";
 import { isConnectionError, withTransaction } from "../db/pool";
 import type { ErrorClass } from "../errors";
 import type { Actor } from "../events/catalog";
 import type { AppendMetadata, NewEvent, RecordedEvent } from "../events/types";
 import { DEFAULT_STEP_TIMEOUT_MS } from "../workflow/context";
-import { notifyWatchersSql, type EventStore } from "../events/store";
+import { timeOrderedId, notifyWatchersSql, type EventStore } from "../events/store";
 import { StaleAttemptError, staleAttemptOf } from "./steps-projection";
 
 export interface ClaimedStep {
@@ -55,7 +54,7 @@ export async function scheduleSteps(
   steps: readonly Omit<ScheduleStepInput, "sessionId">[],
   metadata: AppendMetadata,
 ): Promise<string[]> {
-  const ids = steps.map((s) => s.stepId ?? crypto.randomUUID());
+  const ids = steps.map((s) => s.stepId ?? timeOrderedId());
   await store.append(
     sessionId,
     "any",
@@ -115,7 +114,8 @@ const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
  * have changed under us, the trigger's fence refuses it (StaleAttemptError) and the whole
  * statement rolls back. The event is built here in SQL; its shape and summary are the
  * catalog's StepStarted (runner.int reads it back through the registry).
- * $1 reclaim backoff, $2 max lost, $3 lease ms, $4 runner id, $5 StepStarted's schema version.
+ * $1 reclaim backoff, $2 max lost, $3 lease ms, $4 runner id, $5 StepStarted's schema version,
+ * $6 the event's id (time-ordered, see timeOrderedId).
  */
 const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1, $2)),
   bump AS (
@@ -123,7 +123,7 @@ const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1
     RETURNING s.version, to_char((now() + $3 * interval '1 millisecond') AT TIME ZONE 'UTC', ${ISO_MS}) AS lease_expires_at),
   ins AS (
     INSERT INTO events (event_id, stream_id, version, type, summary, data, metadata)
-    SELECT gen_random_uuid(), pick.session_id, bump.version, 'StepStarted',
+    SELECT $6::uuid, pick.session_id, bump.version, 'StepStarted',
            'Step started (attempt ' || pick.attempt || ') on runner ' || $4::text,
            jsonb_build_object('stepId', pick.id, 'attempt', pick.attempt, 'runnerId', $4::text,
                               'leaseExpiresAt', bump.lease_expires_at, 'reclaimed', pick.reclaimed),
@@ -146,7 +146,14 @@ export async function claimNextStep(store: EventStore, opts: ClaimOptions): Prom
       const claimed = await store.pool.query<ClaimRow>({
         name: "catcafe_claim_step",
         text: CLAIM_SQL,
-        values: [opts.reclaimBackoffMs, MAX_LOST_ATTEMPTS, opts.leaseMs, opts.runnerId, store.registry.definition("StepStarted").version],
+        values: [
+          opts.reclaimBackoffMs,
+          MAX_LOST_ATTEMPTS,
+          opts.leaseMs,
+          opts.runnerId,
+          store.registry.definition("StepStarted").version,
+          timeOrderedId(),
+        ],
       });
       row = claimed.rows[0];
     } catch (err) {
