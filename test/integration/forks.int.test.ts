@@ -179,7 +179,12 @@ describe("fork at every event of a finished review-loop session", () => {
     expect(inside.code).toBe("CONFLICT");
     expect(inside.message).toContain(`still running: fork before event ${scheduled}`);
     const before = await forkSession(deps(), { sessionId, atVersion: scheduled - 1 }, testActor);
-    expect((await db.store.readStream(before.sessionId)).at(-1)!.type).toBe("StepScheduled"); // its own step, scheduled again
+    // Its own step, scheduled again (a runner may have started it already: not necessarily the last event).
+    const forkHistory = await db.store.readStream(before.sessionId);
+    const opened = forkHistory.findIndex((e) => e.type === "SessionForked");
+    const again = forkHistory.slice(opened + 1).find((e) => e.type === "StepScheduled");
+    const original = events.find((e) => e.type === "StepScheduled")!;
+    expect((again?.data as { kind: string } | undefined)?.kind).toBe((original.data as { kind: string }).kind);
     await cancelTask(deps(), { sessionId }, testActor);
     await cancelTask(deps(), { sessionId: before.sessionId }, testActor);
   }, 60_000);
@@ -223,10 +228,9 @@ describe("revert, modify and resume of a task", () => {
     expect(end.outcome).toBe("approved");
     const built = ofType<{ iteration: number; reason: string }>(history, "IterationStarted").at(-1);
     expect(built).toEqual({ iteration: 1, reason: "change requested" });
-    const prompts = ofType<{ input: { prompt: string; workspace: { head: string } } }>(
-      (await db.store.readStream(fork.sessionId)).slice(history.length - 1),
-      "StepScheduled",
-    );
+    // The steps scheduled from the change on (a runner may have started the first one before `history` was read).
+    const fromChange = (await db.store.readStream(fork.sessionId)).slice(history.findIndex((e) => e.type === "ChangeRequested"));
+    const prompts = ofType<{ input: { prompt: string; workspace: { head: string } } }>(fromChange, "StepScheduled");
     expect(prompts[0]!.input.prompt).toContain("Change requested: Also export a product function");
     expect(prompts[0]!.input.workspace.head).toBe(parentHead);
 
