@@ -30,6 +30,7 @@ import { reviewLoop } from "./measure/review-loop";
 import { sandboxOverhead } from "./measure/sandbox-overhead";
 import { livePaint } from "./measure/live-paint";
 import { singleAppend } from "./measure/single-append";
+import { stepFloor } from "./measure/step-floor";
 import { stepPickup } from "./measure/step-pickup";
 
 const MEASUREMENTS: Measurement[] = [
@@ -52,6 +53,8 @@ const MEASUREMENTS: Measurement[] = [
   sandboxOverhead,
   pickupVsPeer,
   runnerPeers,
+  // Last: it appends events of types no reader knows, on sessions of its own.
+  stepFloor,
 ];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
 const { values: cli } = parseArgs({ options: { only: { type: "string" } } });

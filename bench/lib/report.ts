@@ -97,6 +97,23 @@ export interface BenchReportFigures {
   bulk_schedule_ms:
     (PeerFigure & { steps: number; catcafe_api: string; catcafe_fanout: number; fanout_ratio: number; fanout_shape: string }) | null;
   runner_scaling: ({ processes: number[] } & PeerPair<{ per_s: number[]; ratio_to_1: number[] }>) | null;
+  step_cost_floor: {
+    bare_appends: FloorFigure;
+    projected_appends: FloorFigure;
+    graphile_worker: FloorFigure;
+    wal_ratio_bare: number;
+    wal_ratio_projected: number;
+    cpu_ratio_bare: number;
+    cpu_ratio_projected: number;
+  } | null;
+}
+
+/** One system's cost per step in step_cost_floor. */
+export interface FloorFigure {
+  per_s: number;
+  statements_per_step: number;
+  wal_bytes_per_step: number;
+  cpu_ms_per_1000: { client: number; postgres: number };
 }
 
 /** A figure of Cat Cafe's beside graphile-worker's, measured in the same run. */
@@ -146,6 +163,7 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   step_cpu_ms_per_1000: null,
   bulk_schedule_ms: null,
   runner_scaling: null,
+  step_cost_floor: null,
 };
 
 export const TARGETS: Record<keyof BenchReportFigures, string> = {
@@ -202,6 +220,8 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "informational, ratio = catcafe / graphile_worker (2,000 steps scheduled at once, no consumer running; graphile-worker: one addJobs call; catcafe: 2,000 sessions of one step, one append each (catcafe_api), and catcafe_fanout: the same 2,000 steps as a fan-out of 20 sessions x 100, one scheduleSteps append each, fanout_ratio = catcafe_fanout / graphile_worker)",
   runner_scaling:
     "ratio_to_1 >= 0.95 at 2 and 4 processes on 2 cores (no loss from adding runners; steps/s with 1, 2, 4 worker processes of concurrency 4, 2,000 steps one per session)",
+  step_cost_floor:
+    "informational: the least a step costs while its start and its result are two events, beside graphile-worker in the same run (2,000 steps, 4 writers, two one-statement appends per step: bare_appends under types nothing projects, projected_appends as the real StepStarted/StepCompleted through the steps projection's trigger; no claim, no runner, no transaction); wal_ratio_* and cpu_ratio_* = that / graphile_worker (CPU = client + PostgreSQL). The rest of step_*_per_step is the claim, the runner and the result's transaction; see docs/scaling.md",
 };
 
 export interface BenchReport extends BenchReportFigures {
