@@ -8,7 +8,7 @@ import type { Actor } from "../events/catalog";
 import type { AppendMetadata, NewEvent, RecordedEvent } from "../events/types";
 import { DEFAULT_STEP_TIMEOUT_MS } from "../workflow/context";
 import { timeOrderedId, notifyWatchersSql, type EventStore } from "../events/store";
-import { StaleAttemptError, staleAttemptOf } from "./steps-projection";
+import { StaleAttemptError } from "./steps-projection";
 
 export interface ClaimedStep {
   id: string;
@@ -143,22 +143,24 @@ export async function claimNextStep(store: EventStore, opts: ClaimOptions): Prom
   for (let tries = 0; tries < 3; tries++) {
     let row: ClaimRow | undefined;
     try {
-      const claimed = await store.pool.query<ClaimRow>({
-        name: "catcafe_claim_step",
-        text: CLAIM_SQL,
-        values: [
-          opts.reclaimBackoffMs,
-          MAX_LOST_ATTEMPTS,
-          opts.leaseMs,
-          opts.runnerId,
-          store.registry.definition("StepStarted").version,
-          timeOrderedId(),
-        ],
-      });
+      const claimed = await store.refusedByProjection(() =>
+        store.pool.query<ClaimRow>({
+          name: "catcafe_claim_step",
+          text: CLAIM_SQL,
+          values: [
+            opts.reclaimBackoffMs,
+            MAX_LOST_ATTEMPTS,
+            opts.leaseMs,
+            opts.runnerId,
+            store.registry.definition("StepStarted").version,
+            timeOrderedId(),
+          ],
+        }),
+      );
       row = claimed.rows[0];
     } catch (err) {
       // Another runner took it since this statement's snapshot: look again.
-      if (staleAttemptOf(err)) continue;
+      if (err instanceof StaleAttemptError) continue;
       throw err;
     }
     if (!row) return null;
@@ -246,26 +248,32 @@ export async function recordStepOutcome(
 ): Promise<boolean> {
   const record = (reaction: "react" | { fallback: string }) =>
     withTransaction(store.pool, async (tx) => {
-      // A completion from the runner holding the step needs nothing from its row: the
-      // append's fence (the trigger) checks the attempt. Failures read what a retry needs.
-      const current =
-        outcome.kind === "completed" && step.sessionId && !options.onlyIfExpired
-          ? { session_id: step.sessionId, max_attempts: 0, backoff_ms: null, charged: 0, now: new Date() }
-          : (
-              await tx.query<{ session_id: string; max_attempts: number; backoff_ms: number[] | null; charged: number; now: Date }>(
-                `SELECT session_id, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
-                 WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
-                [step.id, options.onlyIfExpired ?? false],
-              )
-            ).rows[0];
-      if (!current) throw new StaleAttemptError(step.id, step.attempt, outcome.kind);
-      const event = outcomeEvent(step, outcome, current, options.retryBaseMs);
-      const recorded = await store.appendInTx(tx, current.session_id, "any", [event], { actor });
+      let sessionId: string;
+      let event: NewEvent;
+      if (outcome.kind === "completed" && step.sessionId && !options.onlyIfExpired) {
+        // A completion from the runner holding the step needs nothing from its row: the
+        // append's fence (the trigger) checks the attempt.
+        sessionId = step.sessionId;
+        event = { type: "StepCompleted", data: { stepId: step.id, attempt: step.attempt, output: outcome.output } };
+      } else {
+        // Anything else reads the row first: its session, and what a retry needs.
+        const current = (
+          await tx.query<StepRetryFacts & { session_id: string }>(
+            `SELECT session_id, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
+             WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
+            [step.id, options.onlyIfExpired ?? false],
+          )
+        ).rows[0];
+        if (!current) throw new StaleAttemptError(step.id, step.attempt, outcome.kind);
+        sessionId = current.session_id;
+        event = outcomeEvent(step, outcome, current, options.retryBaseMs);
+      }
+      const recorded = await store.appendInTx(tx, sessionId, "any", [event], { actor });
       if (reaction === "react") {
-        await options.react?.(tx, store, current.session_id, recorded.events).catch((err: unknown) => {
+        await options.react?.(tx, store, sessionId, recorded.events).catch((err: unknown) => {
           throw err instanceof StaleAttemptError || isConnectionError(err) ? err : new ReactionError(err);
         });
-      } else await options.onReactionError?.(tx, store, current.session_id, recorded.events, reaction.fallback);
+      } else await options.onReactionError?.(tx, store, sessionId, recorded.events, reaction.fallback);
     });
   let failure: ReactionError;
   try {
@@ -285,12 +293,20 @@ export async function recordStepOutcome(
   }
 }
 
+/** What the step's row says about retrying it: its attempts charged so far (lost and released ones are not), its limit and backoff, the database's time. */
+interface StepRetryFacts {
+  max_attempts: number;
+  backoff_ms: number[] | null;
+  charged: number;
+  now: Date;
+}
+
 function outcomeEvent(
   step: { id: string; attempt: number },
   outcome: StepOutcome,
-  current: { max_attempts: number; backoff_ms: number[] | null; charged: number; now: Date },
+  current: StepRetryFacts,
   retryBaseMs?: number,
-) {
+): NewEvent {
   const data = { stepId: step.id, attempt: step.attempt };
   switch (outcome.kind) {
     case "completed":
