@@ -18,6 +18,10 @@ export function createPool(connectionString: string, max = 10, options: PoolOpti
     max,
     application_name: options.applicationName ?? "catcafe",
     connectionTimeoutMillis: options.connectTimeoutMs ?? 0,
+    // A client sends each query as soon as it is issued instead of after the previous reply:
+    // a transaction's BEGIN travels with its first statement (withTransaction). Replies
+    // still come in order, and each query keeps its own Sync, so an error ends only its own.
+    pipeline: true,
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});
@@ -35,8 +39,14 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
   };
   client.on("error", onError);
   try {
-    await client.query("BEGIN");
+    // Not awaited before `fn`: on a pipelining client (createPool's) BEGIN goes out with the
+    // transaction's first statement, one round trip for both (issue 19: a step's result was
+    // three). BEGIN fails only with its connection, and then so does every statement after it;
+    // its reply is checked before COMMIT all the same.
+    const begun = client.query("BEGIN");
+    begun.catch(() => {}); // awaited below; this only keeps an early failure of `fn` from leaving it unhandled
     const result = await fn(client);
+    await begun;
     await client.query("COMMIT");
     return result;
   } catch (err) {
