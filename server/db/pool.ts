@@ -28,8 +28,23 @@ export function createPool(connectionString: string, max = 10, options: PoolOpti
   return pool;
 }
 
+export interface TransactionOptions {
+  /**
+   * Issued on the transaction's connection right after its COMMIT, without waiting for the
+   * COMMIT's reply (the pool pipelines), once `fn` succeeded: the next piece of independent
+   * work, one round trip sooner (a runner's next claim). It runs in a transaction of its own,
+   * whether or not the COMMIT succeeds; it handles its own errors. Awaited before the
+   * connection goes back to the pool.
+   */
+  behind?: (db: pg.PoolClient) => Promise<void>;
+}
+
 /** Runs `fn` in a transaction on a dedicated client; rolls back on any error. */
-export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  fn: (tx: pg.PoolClient) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
   const client = await pool.connect();
   // A checked-out client whose connection dies (server restart, terminated backend) emits
   // 'error'; without a listener that would crash the process instead of failing this call.
@@ -38,6 +53,7 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
     broken = err;
   };
   client.on("error", onError);
+  let behind: Promise<void> | undefined;
   try {
     // Not awaited before `fn`: on a pipelining client (createPool's) BEGIN goes out with the
     // transaction's first statement, one round trip for both (issue 19: a step's result was
@@ -47,12 +63,15 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
     begun.catch(() => {}); // awaited below; this only keeps an early failure of `fn` from leaving it unhandled
     const result = await fn(client);
     await begun;
-    await client.query("COMMIT");
+    const committed = client.query("COMMIT");
+    behind = options.behind?.(client);
+    await committed;
     return result;
   } catch (err) {
     if (!broken) await client.query("ROLLBACK").catch(() => {});
     throw err;
   } finally {
+    await behind?.catch(() => {});
     client.off("error", onError);
     // A broken client is discarded by the pool rather than handed out again.
     client.release(broken);

@@ -1,7 +1,7 @@
 // Step dispatch on Postgres: schedule, claim (an event, under an advisory lock; the attempt
 // number is the fencing token), heartbeat, and record results only from the attempt holding
 // the lease. Lost runners and shutdown releases are not charged to the step.
-import type { Db, Tx } from "../db/pool";
+import type { Db, Queryable, Tx } from "../db/pool";
 import { isConnectionError, withTransaction } from "../db/pool";
 import type { ErrorClass } from "../errors";
 import type { Actor } from "../events/catalog";
@@ -139,12 +139,12 @@ const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1
  * statement: every claim is an event, so a rebuild reproduces the queue exactly, and the
  * work starts one commit after it was scheduled. Leases use the database clock.
  */
-export async function claimNextStep(store: EventStore, opts: ClaimOptions): Promise<ClaimedStep | null> {
+export async function claimNextStep(store: EventStore, opts: ClaimOptions, db: Queryable = store.pool): Promise<ClaimedStep | null> {
   for (let tries = 0; tries < 3; tries++) {
     let row: ClaimRow | undefined;
     try {
       const claimed = await store.refusedByProjection(() =>
-        store.pool.query<ClaimRow>({
+        db.query<ClaimRow>({
           name: "catcafe_claim_step",
           text: CLAIM_SQL,
           values: [
@@ -232,6 +232,8 @@ export interface RecordOptions {
   onReactionError?: ReactionFallback;
   /** Record only if the step's lease has expired (the sweeper's check, repeated in the transaction). */
   onlyIfExpired?: boolean;
+  /** Issued on the outcome's connection right behind its COMMIT (see TransactionOptions.behind): the runner's next claim. */
+  behind?: (db: Tx) => Promise<void>;
 }
 
 /**
@@ -247,34 +249,38 @@ export async function recordStepOutcome(
   options: RecordOptions = {},
 ): Promise<boolean> {
   const record = (reaction: "react" | { fallback: string }) =>
-    withTransaction(store.pool, async (tx) => {
-      let sessionId: string;
-      let event: NewEvent;
-      if (outcome.kind === "completed" && step.sessionId && !options.onlyIfExpired) {
-        // A completion from the runner holding the step needs nothing from its row: the
-        // append's fence (the trigger) checks the attempt.
-        sessionId = step.sessionId;
-        event = { type: "StepCompleted", data: { stepId: step.id, attempt: step.attempt, output: outcome.output } };
-      } else {
-        // Anything else reads the row first: its session, and what a retry needs.
-        const current = (
-          await tx.query<StepRetryFacts & { session_id: string }>(
-            `SELECT session_id, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
+    withTransaction(
+      store.pool,
+      async (tx) => {
+        let sessionId: string;
+        let event: NewEvent;
+        if (outcome.kind === "completed" && step.sessionId && !options.onlyIfExpired) {
+          // A completion from the runner holding the step needs nothing from its row: the
+          // append's fence (the trigger) checks the attempt.
+          sessionId = step.sessionId;
+          event = { type: "StepCompleted", data: { stepId: step.id, attempt: step.attempt, output: outcome.output } };
+        } else {
+          // Anything else reads the row first: its session, and what a retry needs.
+          const current = (
+            await tx.query<StepRetryFacts & { session_id: string }>(
+              `SELECT session_id, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
              WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
-            [step.id, options.onlyIfExpired ?? false],
-          )
-        ).rows[0];
-        if (!current) throw new StaleAttemptError(step.id, step.attempt, outcome.kind);
-        sessionId = current.session_id;
-        event = outcomeEvent(step, outcome, current, options.retryBaseMs);
-      }
-      const recorded = await store.appendInTx(tx, sessionId, "any", [event], { actor });
-      if (reaction === "react") {
-        await options.react?.(tx, store, sessionId, recorded.events).catch((err: unknown) => {
-          throw err instanceof StaleAttemptError || isConnectionError(err) ? err : new ReactionError(err);
-        });
-      } else await options.onReactionError?.(tx, store, sessionId, recorded.events, reaction.fallback);
-    });
+              [step.id, options.onlyIfExpired ?? false],
+            )
+          ).rows[0];
+          if (!current) throw new StaleAttemptError(step.id, step.attempt, outcome.kind);
+          sessionId = current.session_id;
+          event = outcomeEvent(step, outcome, current, options.retryBaseMs);
+        }
+        const recorded = await store.appendInTx(tx, sessionId, "any", [event], { actor });
+        if (reaction === "react") {
+          await options.react?.(tx, store, sessionId, recorded.events).catch((err: unknown) => {
+            throw err instanceof StaleAttemptError || isConnectionError(err) ? err : new ReactionError(err);
+          });
+        } else await options.onReactionError?.(tx, store, sessionId, recorded.events, reaction.fallback);
+      },
+      { behind: options.behind },
+    );
   let failure: ReactionError;
   try {
     await record("react");

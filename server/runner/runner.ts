@@ -12,7 +12,7 @@ import crypto from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { isConnectionError, type Db } from "../db/pool";
+import { isConnectionError, type Db, type Tx } from "../db/pool";
 import { sandboxStatus } from "../process/sandbox";
 import { observeProcesses } from "../process/spawn";
 import type { Actor } from "../events/catalog";
@@ -262,18 +262,7 @@ export class Runner {
     while (!this.stopping) {
       try {
         while (!this.stopping && this.inFlight.size < this.opts.concurrency) {
-          const claimedAt = Date.now();
-          const step = await claimNextStep(this.store, {
-            runnerId: this.id,
-            leaseMs: this.opts.leaseMs,
-            reclaimBackoffMs: this.opts.reclaimBackoffMs,
-          });
-          if (!step) break;
-          // Taken over from a runner that vanished: if it ran on this host, what it left
-          // running (its agent, its test command) ends before this attempt starts.
-          if (step.reclaimed) this.endLeftovers();
-          this.opts.onClaim?.(step);
-          this.execute(step, claimedAt + this.opts.leaseMs);
+          if (!(await this.claimAndStart())) break;
         }
         if (Date.now() - lastSweep > this.opts.pollMs) {
           lastSweep = Date.now();
@@ -291,6 +280,34 @@ export class Runner {
       }
       await this.waitForWake(this.opts.pollMs);
     }
+  }
+
+  /** Claims a step (on `db`, else on any of the pool's connections) and starts it; false when there is none to take. */
+  private async claimAndStart(db?: Tx): Promise<boolean> {
+    const claimedAt = Date.now();
+    const step = await claimNextStep(
+      this.store,
+      { runnerId: this.id, leaseMs: this.opts.leaseMs, reclaimBackoffMs: this.opts.reclaimBackoffMs },
+      db,
+    );
+    if (!step) return false;
+    // Taken over from a runner that vanished: if it ran on this host, what it left
+    // running (its agent, its test command) ends before this attempt starts.
+    if (step.reclaimed) this.endLeftovers();
+    this.opts.onClaim?.(step);
+    this.execute(step, claimedAt + this.opts.leaseMs);
+    return true;
+  }
+
+  /**
+   * Behind a step's result, on the same connection, pipelined after its COMMIT: the next
+   * step for the slot this one frees, one round trip sooner than the loop would claim it
+   * (which happens when the flight ends). The finishing flight still counts in `inFlight`.
+   * A failure here is left to the loop, woken when the flight ends.
+   */
+  private async claimBehind(db: Tx): Promise<void> {
+    if (this.stopping || this.inFlight.size - 1 >= this.opts.concurrency) return;
+    await this.claimAndStart(db).catch(() => {});
   }
 
   private execute(step: ClaimedStep, confirmedUntil: number): void {
@@ -319,6 +336,8 @@ export class Runner {
         return await recordStepOutcome(this.store, flight.step, outcome, this.actor, {
           retryBaseMs: this.opts.retryBaseMs,
           ...(react ? { react: this.opts.react, onReactionError: this.opts.onReactionError } : {}),
+          // A released step is not replaced at once: its slot waits for the loop (a shutdown, or the database back).
+          ...(outcome.kind === "released" ? {} : { behind: (db: Tx) => this.claimBehind(db) }),
         });
       } catch (err) {
         if (!isConnectionError(err) || Date.now() > giveUpAt || (this.stopping && outcome.kind === "released")) {
