@@ -264,7 +264,7 @@ export async function recordStepOutcome(
           const current = (
             await tx.query<StepRetryFacts & { session_id: string }>(
               `SELECT session_id, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
-             WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
+               WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
               [step.id, options.onlyIfExpired ?? false],
             )
           ).rows[0];
