@@ -194,6 +194,13 @@ describe("longRunningReason", () => {
     [["node", "--inspect-port", "9229", "server.js"], "`node server.js` runs a server script"],
     [["node", "--enable-source-maps", "server.js"], "`node server.js` runs a server script"],
     [["node", "--", "server.js"], "`node server.js` runs a server script"],
+    [["node", "--enable-source-maps", "--", "server.js"], "`node server.js` runs a server script"],
+    // `-` reads the script from stdin: what follows is its argument, not the script.
+    [["node", "-", "server.js"], null],
+    // After `--` every argument is positional, even one that starts with a dash.
+    [["node", "--", "-server.js"], "`node -server.js` runs a server script"],
+    // Only deno and bun have a `run` subcommand: `node run` runs the file `run`.
+    [["node", "run", "server.js"], null],
     [["node", "-r", "server.js", "build.js"], null],
     // Inline code, a syntax check or the test runner: the script argument is not run as a server.
     [["node", "-e", "require('./server.js')"], null],
@@ -212,6 +219,7 @@ describe("longRunningReason", () => {
     [["python3", "app/server.py"], "`python app/server.py` runs a server script"],
     [["python3.12", "server.py"], "`python server.py` runs a server script"],
     [["python2.7", "server.py"], "`python server.py` runs a server script"],
+    [["python310", "server.py"], "`python server.py` runs a server script"],
     [["py", "server.py"], "`python server.py` runs a server script"],
     [["/usr/bin/python3", "server.py"], "`python server.py` runs a server script"],
     [["python3.", "server.py"], null],
@@ -252,6 +260,7 @@ describe("longRunningReason", () => {
     [["python", "-m", "pip", "run"], null],
     [["python", "-m", "django", "runserver"], "`python -m django runserver` starts a server"],
     [["python", "-m", "django", "migrate"], null],
+    [["python", "-m", "flask", "runserver"], null],
     [["python", "-m", "pytest", "server.py"], null],
     [["python", "-m", "pytest", "manage.py", "runserver"], null],
     [["python", "-m"], null],
@@ -286,6 +295,7 @@ describe("longRunningReason", () => {
     [["docker", "compose", "build", "up"], null],
     [["docker", "up"], null],
     [["docker", "compose"], null],
+    [["docker", "rm", "up"], null],
     [["docker", "compose", "-f", "compose.yml", "up"], "`docker compose up` starts long-running services"],
     [["docker", "compose", "--file", "compose.yml", "up"], "`docker compose up` starts long-running services"],
     [["docker", "compose", "-p", "cafe", "up"], "`docker compose up` starts long-running services"],
@@ -301,6 +311,7 @@ describe("longRunningReason", () => {
     [["docker", "logs", "db"], null],
     [["docker", "logs", "-n", "20", "db"], null],
     [["docker", "compose", "logs"], null],
+    [["docker", "rm", "logs", "-f"], null],
     [["docker", "ps", "-a", "--filter", "status=exited", "-f", "name=db"], null],
     [["docker", "compose", "ps", "-f"], null],
     [["docker", "build", "-f", "Dockerfile", "."], null],
@@ -358,6 +369,8 @@ describe("longRunningReason", () => {
     [["npx", "--call", "build", "vite"], "`vite` starts a dev server (only `vite build` finishes)"],
     [["npx", "--", "vite"], "`vite` starts a dev server (only `vite build` finishes)"],
     [["npx", "--yes", "--", "http-server"], "`http-server` runs until stopped"],
+    // After `--` the next word is the program, even one that starts with a dash.
+    [["npx", "--", "-x", "vite"], null],
     [["npx"], null],
     [["npx", "--yes"], null],
     [["npx", "vite", "build"], null],
@@ -380,6 +393,8 @@ describe("longRunningReason", () => {
     [["env", "--chdir", "web", "vite"], "`vite` starts a dev server (only `vite build` finishes)"],
     [["env", "-i", "vite"], "`vite` starts a dev server (only `vite build` finishes)"],
     [["env", "PORT=3000"], null],
+    // Only assignments: env prints the environment, even when a value names a server.
+    [["env", "PAGER=/usr/bin/top"], null],
     [["env"], null],
     // Not an assignment: the program `1X=2` (unknown), not a variable before `vite`.
     [["env", "1X=2", "vite"], null],
