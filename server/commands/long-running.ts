@@ -194,7 +194,7 @@ function programProblem(program: string, args: readonly string[]): string | null
   if (serving) {
     const [sub] = positionals(args, new Set(["-p", "--port", "-H", "--hostname", "-c", "--config"]));
     if (sub !== undefined && serving.has(sub)) return `\`${program} ${sub}\` starts a long-running server`;
-    return null;
+    // Not a serving subcommand: `deno run server.ts` still runs a script (below).
   }
   if (/^python(\d+(\.\d+)?)?$|^py$/.test(program)) return pythonProblem(args);
   switch (program) {

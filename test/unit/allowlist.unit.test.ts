@@ -290,6 +290,38 @@ describe("refusal messages and path edges", () => {
     expect(formatArgv(["abcdef"], 5)).toBe("abcd…");
   });
 
+  it.each<[string, string]>([
+    ["it's", `"it's"`],
+    ['say "hi"', '"say \\"hi\\""'],
+    ["a\\b", '"a\\\\b"'],
+    ["$HOME", '"$HOME"'],
+    ["`id`", '"`id`"'],
+    ["a\tb", '"a\\tb"'],
+    ["a\nb", '"a\\nb"'],
+    ["--out=dist/a:b,c", "--out=dist/a:b,c"],
+  ])("shows the argument %j as %s: quoted only when a shell would change it", (arg, shown) => {
+    expect(formatArgv(["echo", arg])).toBe(`echo ${shown}`);
+  });
+
+  it("names each allowed program once, in the allowlist's order", () => {
+    const rules: Allowlist = [
+      ["git", "diff"],
+      ["npm", "test"],
+      ["git", "log"],
+    ];
+    expect(checkCommand(["curl", "x"], rules)).toMatchObject({
+      reason: "`curl x` is not on the project's allowlist; no rule starts with `curl` (allowed programs: git, npm)",
+    });
+  });
+
+  it("lists every problem of an invalid argv", () => {
+    expect(checkCommand(["node", "a\0b", "c\0d"], EXAMPLE)).toEqual({
+      allowed: false,
+      code: "invalid_command",
+      reason: "invalid argv: arguments may not contain NUL bytes; arguments may not contain NUL bytes",
+    });
+  });
+
   it("lists every closest rule and every problem of argv and allowlist", () => {
     const rules: Allowlist = [
       ["git", "diff", "**"],
