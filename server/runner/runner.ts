@@ -71,6 +71,8 @@ interface Flight {
   done: Promise<void>;
   /** Local time until which the lease is known to hold (last confirmed heartbeat + lease). */
   confirmedUntil: number;
+  /** The claim behind this step's result looked for its successor (and started it, if there was one). */
+  claimedBehind?: boolean;
 }
 
 /** Backoff while the database is away: 200 ms doubling to 5 s. */
@@ -305,9 +307,14 @@ export class Runner {
    * (which happens when the flight ends). The finishing flight still counts in `inFlight`.
    * A failure here is left to the loop, woken when the flight ends.
    */
-  private async claimBehind(db: Tx): Promise<void> {
+  private async claimBehind(db: Tx, flight: Flight): Promise<void> {
     if (this.stopping || this.inFlight.size - 1 >= this.opts.concurrency) return;
-    await this.claimAndStart(db).catch(() => {});
+    try {
+      await this.claimAndStart(db);
+      flight.claimedBehind = true;
+    } catch {
+      // the loop claims for this slot when the flight ends
+    }
   }
 
   private execute(step: ClaimedStep, confirmedUntil: number): void {
@@ -319,7 +326,9 @@ export class Runner {
       )
       .finally(() => {
         this.inFlight.delete(step.id);
-        this.signalWake(); // capacity freed: look for more work now
+        // Capacity freed: look for more work now, unless the claim behind the result already
+        // did (it started the next step, or found none; a new one rings the doorbell).
+        if (!flight.claimedBehind) this.signalWake();
       });
     this.inFlight.set(step.id, flight);
   }
@@ -337,7 +346,7 @@ export class Runner {
           retryBaseMs: this.opts.retryBaseMs,
           ...(react ? { react: this.opts.react, onReactionError: this.opts.onReactionError } : {}),
           // A released step is not replaced at once: its slot waits for the loop (a shutdown, or the database back).
-          ...(outcome.kind === "released" ? {} : { behind: (db: Tx) => this.claimBehind(db) }),
+          ...(outcome.kind === "released" ? {} : { behind: (db: Tx) => this.claimBehind(db, flight) }),
         });
       } catch (err) {
         if (!isConnectionError(err) || Date.now() > giveUpAt || (this.stopping && outcome.kind === "released")) {
