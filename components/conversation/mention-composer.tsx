@@ -2,7 +2,7 @@
 // The message box with @mention completion: while the word at the caret starts with "@",
 // the conversation's agents whose id or name begins with what follows are offered; ↑/↓
 // choose, Enter or Tab inserts, Escape closes. A click inserts too.
-import { useRef, useState } from "react";
+import { useLayoutEffect, useRef, useState } from "react";
 
 interface Agent {
   id: string;
@@ -18,6 +18,7 @@ export function mentionAt(text: string, caret: number): { start: number; query: 
 
 export function MentionComposer({ value, onChange, agents }: { value: string; onChange: (v: string) => void; agents: Agent[] }) {
   const ref = useRef<HTMLTextAreaElement>(null);
+  const caretAfterRender = useRef<number | null>(null);
   const [caret, setCaret] = useState(0);
   const [active, setActive] = useState(0);
   const [closed, setClosed] = useState(false);
@@ -33,8 +34,15 @@ export function MentionComposer({ value, onChange, agents }: { value: string; on
     const at = mention.start + agent.id.length + 2;
     onChange(next);
     setCaret(at);
-    requestAnimationFrame(() => ref.current?.setSelectionRange(at, at));
+    caretAfterRender.current = at;
   };
+  // The caret goes after the inserted mention in the same commit as the new text, before the
+  // next key is handled (a frame later, a fast typist's next letter landed before it).
+  useLayoutEffect(() => {
+    if (caretAfterRender.current === null) return;
+    ref.current?.setSelectionRange(caretAfterRender.current, caretAfterRender.current);
+    caretAfterRender.current = null;
+  });
 
   return (
     <div className="relative">
