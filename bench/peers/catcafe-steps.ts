@@ -1,9 +1,9 @@
 // Cat Cafe's side of the runner comparison: the no-op step (its executor returns at once),
 // the reactor that schedules a session's next step in the outcome's transaction (as the
 // workflow does), how the bench schedules a batch of them, and what is left to do.
-import crypto from "node:crypto";
 import type pg from "pg";
 import type { Actor } from "../../server/events/catalog";
+import { timeOrderedId } from "../../server/events/ids";
 import type { EventStore } from "../../server/events/store";
 import type { NewEvent } from "../../server/events/types";
 import { DEFAULT_MAX_ATTEMPTS, scheduleStep, scheduleSteps, type OutcomeReactor } from "../../server/runner/dispatch";
@@ -30,7 +30,7 @@ function stepScheduled(remaining: number): NewEvent {
   return {
     type: "StepScheduled",
     data: {
-      stepId: crypto.randomUUID(),
+      stepId: timeOrderedId(),
       kind: NOOP_KIND,
       input: { remaining } satisfies NoopInput,
       timeoutMs: DEFAULT_STEP_TIMEOUT_MS,

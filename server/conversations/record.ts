@@ -7,6 +7,7 @@ import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEvent, AppEventOf } from "../events/catalog";
 import { CONVERSATION_EVENT_TYPES } from "../events/conversation-catalog";
+import { timeOrderedId } from "../events/ids";
 import type { EventStore } from "../events/store";
 import type { NewEvent, RecordedEvent } from "../events/types";
 import type { ThreadMessage } from "../agent-calls";
@@ -144,7 +145,7 @@ export async function recordable(db: Queryable, loaded: LoadedConversation, deci
       out.push({
         type: "StepScheduled",
         data: {
-          stepId: crypto.randomUUID(),
+          stepId: timeOrderedId(),
           kind: TIMER_STEP,
           input: { token: event.data.token },
           timeoutMs: 30_000,

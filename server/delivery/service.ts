@@ -3,13 +3,13 @@
 // project's overrides): its branch pushed to the remote, pushed with a pull request, or
 // merged locally into the target. The request and a `deliver` step are recorded together;
 // a runner carries it out (it has the clone and the token) and records the outcome.
-import crypto from "node:crypto";
 import { z } from "zod";
 import { runSettings } from "../config/run";
 import type { DeliverySettings, Settings } from "../config/schemas";
 import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEvent } from "../events/catalog";
+import { timeOrderedId } from "../events/ids";
 import type { EventStore } from "../events/store";
 import type { NewEvent, RecordedEvent } from "../events/types";
 import { serverOverride } from "../projects/config-edits";
@@ -213,7 +213,7 @@ async function planDelivery(
   if (delivery.method === "pull_request" && !delivery.pullRequest)
     throw setting("pullRequest", "the provider and repository of the pull request");
   const branch = sessionBranch(sessionId, state, delivery);
-  const stepId = crypto.randomUUID();
+  const stepId = timeOrderedId();
   const pr = delivery.method === "pull_request" && delivery.pullRequest ? delivery.pullRequest : null;
   const { title, body } = prBody(sessionId, events, publicUrl);
   const input: DeliverInput = ZDeliverInput.parse({
@@ -302,7 +302,7 @@ export async function deliverOnApproval(
     planned = (await planDelivery(tx, store, sessionId, events, state, options.publicUrl ?? process.env.NEXTAUTH_URL)).events;
   } catch (err) {
     if (!(err instanceof NotConfigured)) throw err;
-    const stepId = crypto.randomUUID();
+    const stepId = timeOrderedId();
     planned = [
       requested(stepId, sessionBranch(sessionId, state, delivery), state, delivery),
       { type: "DeliveryFailed", data: { stepId, method: delivery.method, errorClass: "not_configured", message: err.message, files: [] } },

@@ -4,27 +4,18 @@
 // docs/architecture.md for why each choice was made.
 import crypto from "node:crypto";
 import type pg from "pg";
-import { v7 as uuidv7 } from "uuid";
 import { AppError } from "../errors";
 import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
 import { appRegistry } from "./catalog";
 import { foldStreamAt } from "./fold-read";
 import { LINEAGE_CTE } from "./lineage";
+import { timeOrderedId } from "./ids";
 import type { EventRegistry } from "./registry";
 import type { Projection } from "./projection";
 import type { StreamFold } from "./snapshots";
 import type { AppendMetadata, AppendResult, EventMetadata, ExpectedVersion, GlobalCheckpoint, NewEvent, RecordedEvent } from "./types";
 
 export const EVENTS_CHANNEL = "catcafe_events";
-
-/**
- * A new event's (or step's) id: a time-ordered UUID (version 7), so that each insert into
- * the id's index lands on its newest leaf page rather than a random one (a random page is
- * read, dirtied and, first after each checkpoint, written whole to the WAL).
- */
-export function timeOrderedId(): string {
-  return uuidv7();
-}
 
 /**
  * The doorbell an append rings: NOTIFY the stream's id on {@link EVENTS_CHANNEL}, only when

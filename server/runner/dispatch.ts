@@ -7,7 +7,8 @@ import type { ErrorClass } from "../errors";
 import type { Actor } from "../events/catalog";
 import type { AppendMetadata, NewEvent, RecordedEvent } from "../events/types";
 import { DEFAULT_STEP_TIMEOUT_MS } from "../workflow/context";
-import { timeOrderedId, notifyWatchersSql, type EventStore } from "../events/store";
+import { timeOrderedId } from "../events/ids";
+import { notifyWatchersSql, type EventStore } from "../events/store";
 import { StaleAttemptError } from "./steps-projection";
 
 export interface ClaimedStep {

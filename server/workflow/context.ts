@@ -1,9 +1,9 @@
 // What the engine decides with besides a session's state: the session's workflow
-// definition, fresh step ids, and the default step limits (attempts, timeout) for sessions
-// that recorded none. Operator actions (tasks), the reactor and reruns all build it here,
-// so every decision uses the same.
-import crypto from "node:crypto";
+// definition, fresh step ids (time-ordered, like every step's), and the default step limits
+// (attempts, timeout) for sessions that recorded none. Operator actions (tasks), the reactor
+// and reruns all build it here, so every decision uses the same.
 import { AppError } from "../errors";
+import { timeOrderedId } from "../events/ids";
 import { BUILTIN_WORKFLOWS } from "./builtin";
 import type { DecideContext } from "./commands";
 import { loadDefinition, type WorkflowDefinition } from "./definition";
@@ -41,7 +41,7 @@ export function definitionFor(state: TaskState): WorkflowDefinition {
 export function decideContext(definition: WorkflowDefinition): DecideContext {
   return {
     definition,
-    newId: () => crypto.randomUUID(),
+    newId: timeOrderedId,
     maxAttempts: AGENT_STEP_MAX_ATTEMPTS,
     stepTimeoutMs: DEFAULT_STEP_TIMEOUT_MS,
     now: () => Date.now(),
