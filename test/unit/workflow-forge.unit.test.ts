@@ -26,6 +26,7 @@ import {
   expectValidEvents,
   gaveUp,
   recorded,
+  testContext,
   type TaskConfig,
 } from "../helpers/decider";
 
@@ -462,5 +463,184 @@ describe("forge: stage by stage", () => {
     ).input.forge;
     expect(input.protect).toEqual([expect.objectContaining({ path: A.prd })]);
     expect(input.materialize).toEqual([expect.objectContaining({ path: A.prd })]);
+  });
+});
+
+/** What `fn` throws: its code, message and details (an AppError's). */
+function thrown(fn: () => unknown): { code: string; message: string; details: unknown } {
+  try {
+    fn();
+  } catch (err) {
+    const e = err as { code: string; message: string; details?: unknown };
+    return { code: e.code, message: e.message, details: e.details };
+  }
+  throw new Error("expected a refusal, and the command was decided");
+}
+
+const edit = (path: string, content: string, baseHash: string | null): TaskCommand => ({
+  type: "EditArtifact",
+  path,
+  content,
+  hash: blobRef(content).blob,
+  blob: blobRef(content),
+  baseHash,
+});
+
+describe("forge: a person's commands, exactly what each records or refuses", () => {
+  it("cancel ends the session with the reason as its diagnosis; a result for another step than the current one decides nothing", () => {
+    const p = new Pipeline({ gates: [] });
+    expect(p.do(gaveUp("not-the-current-step", "provider_network_error", "HTTP 503"))).toEqual([]);
+    expect(p.do({ type: "StepSucceeded", stepId: "not-the-current-step", attempt: 1, output: agentOutput("x"), rawText: "x" })).toEqual([]);
+    const out = p.do({ type: "Cancel", reason: "not needed any more" });
+    expect(out.find((e) => e.type === "SessionFinalized")).toMatchObject({
+      data: { outcome: "cancelled", errorClass: "cancelled", diagnosis: "not needed any more" },
+    });
+  });
+
+  it("continue: to a state the workflow has, with its reason and no new iteration unless asked; an unknown state is refused by name", () => {
+    const p = new Pipeline({ gates: [] });
+    expect(thrown(() => p.do({ type: "Continue", state: "nowhere", reason: "r", iterate: false }))).toMatchObject({
+      code: "INVALID_INPUT",
+      message: 'workflow forge has no state "nowhere"',
+    });
+    const out = p.do({ type: "Continue", state: "prd_draft", reason: "skip the idea", iterate: false });
+    expect(out[0]).toEqual({ type: "SessionStateChanged", data: { from: "idea_draft", to: "prd_draft", reason: "skip the idea" } });
+    expect(types(out)).not.toContain("IterationStarted");
+  });
+
+  it("resume: refused for a session that does not exist or that finished well, with the reason; a resume records why and starts no iteration", () => {
+    expect(thrown(() => decide(foldTask([]), { type: "Resume", state: "idea_draft" }, testContext(forge)))).toMatchObject({
+      code: "NOT_FOUND",
+      message: "no such task session",
+    });
+    const p = through("delivery");
+    p.draft({ [A.deliveryReport]: "# Report\n" });
+    expect(foldTask(p.history)).toMatchObject({ status: "finished", outcome: "completed" });
+    expect(thrown(() => p.do({ type: "Resume", state: "delivery" }))).toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: "the session finished completed, it was not interrupted: fork, revert or modify it instead of resuming",
+    });
+
+    const spent = new Pipeline({ gates: [], budget: { maxCalls: 1 } });
+    spent.draft({ [A.idea]: "# Idea\n" });
+    expect(thrown(() => spent.do({ type: "Resume", state: "prd_draft" }))).toMatchObject({
+      code: "PRECONDITION_FAILED",
+      details: { limit: "calls", used: { calls: 1, tokens: 0 } },
+    });
+    const resumed = spent.do({ type: "Resume", state: "prd_draft", budget: { maxCalls: 5 } });
+    expect(resumed[1]).toEqual({
+      type: "SessionStateChanged",
+      data: { from: "budget_exhausted", to: "prd_draft", reason: "resumed after budget_exhausted" },
+    });
+    expect(types(resumed)).not.toContain("IterationStarted");
+  });
+
+  it("edits: the refusals say why, with the state or the current version; an edit that changes nothing is refused; a JSON artifact's edit carries its parsed value", () => {
+    const p = new Pipeline({ gates: ["idea", "prd"] });
+    p.draft({ [A.idea]: "# Idea\n" });
+    // At the idea's gate (an edit-only gate): the PRD is not the stage waiting.
+    expect(thrown(() => p.do(edit(A.prd, "x", null)))).toEqual({
+      code: "CONFLICT",
+      message: `${A.prd} can be edited while the prd draft waits for a person; the session is in "idea_review"`,
+      details: { state: "idea_review" },
+    });
+    expect(thrown(() => p.do({ type: "GiveFeedback", text: "more" }))).toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: "this gate takes edits only: edit the draft, then pass",
+    });
+    const idea = p.state.pipeline.artifacts[A.idea]!.hash;
+    expect(thrown(() => p.do(edit(A.idea, "# Idea\n", idea)))).toMatchObject({
+      code: "INVALID_INPUT",
+      message: "the edit changes nothing",
+    });
+    expect(p.do({ type: "PassGate" })[0]).toEqual({ type: "GatePassed", data: { stage: "idea" } });
+    expect(p.do(edit(A.idea, "x", idea))).toEqual([
+      {
+        type: "ArtifactWriteRefused",
+        data: { stage: "idea", by: "person", paths: [A.idea], reason: "stage idea is complete: its artifacts are immutable" },
+      },
+    ]);
+    // While the PRD is drafted: nothing waits for a person.
+    expect(thrown(() => p.do({ type: "PassGate" }))).toEqual({
+      code: "CONFLICT",
+      message: 'nothing to pass: the session is in "prd_draft"',
+      details: { state: "prd_draft" },
+    });
+    expect(thrown(() => p.do({ type: "GiveFeedback", text: "more" }))).toMatchObject({
+      message: 'nothing to give feedback on: the session is in "prd_draft"',
+    });
+    expect(thrown(() => p.do({ type: "Choose", choice: "abort" }))).toMatchObject({
+      message: 'nothing to abort: the session is in "prd_draft"',
+    });
+    expect(thrown(() => p.do(edit(A.requirements, "[]", "0".repeat(64))))).toMatchObject({ code: "CONFLICT" });
+    p.draft(PRD);
+    const current = p.state.pipeline.artifacts[A.requirements]!.hash;
+    expect(thrown(() => p.do(edit(A.requirements, "[]", "0".repeat(64))))).toEqual({
+      code: "CONFLICT",
+      message: `stale edit: ${A.requirements} changed since it was opened (it is now ${current.slice(0, 12)})`,
+      details: { current },
+    });
+    expect(thrown(() => p.do(edit(A.design, "# D\n", "0".repeat(64))))).toMatchObject({ code: "CONFLICT" });
+    const json = p.do(edit(A.requirements, FORGE_REQUIREMENTS_V1, current))[0]!;
+    expect(json.data).toMatchObject({ path: A.requirements, json: JSON.parse(FORGE_REQUIREMENTS_V1) });
+    const prd = p.state.pipeline.artifacts[A.prd]!.hash;
+    const md = p.do(edit(A.prd, "# Mine\n", prd))[0]!;
+    expect(md.data).not.toHaveProperty("json");
+  });
+
+  it("a stale edit of an artifact the stage has not written says it is absent", () => {
+    const p = new Pipeline({ gates: ["prd"] });
+    p.draft({ [A.idea]: "# Idea\n" });
+    p.draft(PRD);
+    // The PRD's gate as it would be had the draft left features.json out.
+    const atGate = p.state;
+    const { [A.features]: _features, ...artifacts } = atGate.pipeline.artifacts;
+    const state = { ...atGate, pipeline: { ...atGate.pipeline, artifacts } };
+    expect(thrown(() => decide(state, edit(A.features, "[]", "0".repeat(64)), testContext(forge)))).toEqual({
+      code: "CONFLICT",
+      message: `stale edit: ${A.features} changed since it was opened (it is now absent)`,
+      details: { current: null },
+    });
+  });
+
+  it("abort records the failure it answers, or none; retry and guidance are refused unless an agent failed; guidance is critical feedback, trimmed, and needs a text", () => {
+    const atGate = new Pipeline({ gates: ["idea"] });
+    atGate.draft({ [A.idea]: "# Idea\n" });
+    expect(thrown(() => atGate.do({ type: "Choose", choice: "retry" }))).toEqual({
+      code: "CONFLICT",
+      message: 'nothing to retry: no failed agent waits for a person (the session is in "idea_review")',
+      details: { state: "idea_review" },
+    });
+    const aborted = atGate.do({ type: "Choose", choice: "abort" });
+    expect(aborted[0]).toEqual({ type: "PersonChose", data: { choice: "abort" } });
+    expect(aborted.find((e) => e.type === "SessionFinalized")).toMatchObject({
+      data: { outcome: "failed", errorClass: null, diagnosis: "aborted by a person" },
+    });
+
+    const failed = new Pipeline({ gates: [] });
+    failed.do(gaveUp(failed.state.step!.id, "provider_network_error", "HTTP 503"));
+    expect(thrown(() => failed.do({ type: "Choose", choice: "guidance", text: "   " }))).toMatchObject({
+      code: "INVALID_INPUT",
+      message: "guidance needs a text: what should the agent do differently?",
+    });
+    const guided = failed.do({ type: "Choose", choice: "guidance", text: "  use the other API  " });
+    expect(guided.slice(0, 3)).toEqual([
+      { type: "PersonChose", data: { choice: "guidance" } },
+      { type: "FeedbackGiven", data: { stage: "idea", iteration: 1, source: "guidance", severity: "critical", text: "use the other API" } },
+      { type: "SessionStateChanged", data: { from: "agent_failed", to: "idea_draft", reason: "guidance by a person" } },
+    ]);
+    failed.do(gaveUp(failed.state.step!.id, "provider_network_error", "HTTP 503 again"));
+    expect(failed.do({ type: "Choose", choice: "abort" }).find((e) => e.type === "SessionFinalized")).toMatchObject({
+      data: { errorClass: "provider_network_error", diagnosis: "aborted by a person after: HTTP 503 again" },
+    });
+  });
+
+  it("a command the workflow has no decision for is an internal error naming it", () => {
+    const p = new Pipeline({ gates: [] });
+    expect(thrown(() => p.do({ type: "Teleport" } as unknown as TaskCommand))).toEqual({
+      code: "INTERNAL",
+      message: 'the workflow has no decision for {"type":"Teleport"}',
+      details: undefined,
+    });
   });
 });
