@@ -365,7 +365,8 @@ function forgeInput(state: ActiveTask, stageName: string, stage: StageSpec, spec
     protect: drafts
       ? stage.artifacts.flatMap((path) => (pipeline.edits[path] ?? []).map((e) => ({ path, base: e.base, edited: e.edited })))
       : [],
-    // A stage reads the earlier stages' artifacts and its own drafts, never a later stage's.
+    // A stage reads its own drafts and the completed stages' artifacts: the earlier stages', and
+    // in a replan the later ones' too (an open stage's drafts, never).
     attach: artifacts
       .filter(([, a]) => a.stage === stageName || pipeline.completed.includes(a.stage))
       .map(([path, a]) => ({ path, blob: a.blob })),

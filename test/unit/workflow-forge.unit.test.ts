@@ -12,10 +12,11 @@ import {
   FORGE_REQUIREMENTS,
   FORGE_REQUIREMENTS_V1,
 } from "../../server/demo/forge-content";
-import type { AppEvent } from "../../server/events/catalog";
+import type { AppEvent, Budget } from "../../server/events/catalog";
 import type { RecordedEvent } from "../../server/events/types";
 import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
 import { decide, foldTask, type ActiveTask, type TaskCommand } from "../../server/workflow/engine";
+import { attentionOf, budgetSpent } from "../../server/workflow/transition";
 import {
   agentOutput,
   BASE_COMMIT,
@@ -642,5 +643,135 @@ describe("forge: a person's commands, exactly what each records or refuses", () 
       message: 'the workflow has no decision for {"type":"Teleport"}',
       details: undefined,
     });
+  });
+});
+
+type Scheduled = {
+  kind: string;
+  timeoutMs: number;
+  maxAttempts: number;
+  backoffMs?: number[];
+  input: {
+    workspace: Record<string, unknown>;
+    diff: unknown;
+    commands: unknown[];
+    commandTimeoutMs?: number;
+    forge: { writes: string[]; collect: string[]; attach: { path: string }[]; feedbackHistory: string };
+  };
+};
+const scheduled = (events: readonly AppEvent[]) =>
+  events.filter((e) => e.type === "StepScheduled").map((e) => e.data as unknown as Scheduled & { input: Record<string, unknown> });
+const lastStep = (p: Pipeline) => scheduled(p.history.map((e) => ({ type: e.type, data: e.data }) as AppEvent)).at(-1)!;
+const LIMITS = { stepTimeoutMs: 1_234, maxAttempts: 2, backoffMs: [5, 50], commandTimeoutMs: 777 };
+
+describe("forge: what each step is scheduled with, and who is told", () => {
+  it("an agent step carries the task's limits and the branch prefix; a check step carries the coder's checks, the command timeout and one attempt", () => {
+    const project = { ...config().project, branchPrefix: "cats/" };
+    const p = through("check", { limits: LIMITS, project });
+    const [draft] = scheduled(p.history.map((e) => ({ type: e.type, data: e.data }) as AppEvent));
+    expect(draft).toMatchObject({ kind: "agent", timeoutMs: 1_234, maxAttempts: 2, backoffMs: [5, 50] });
+    expect(draft!.input.workspace).toMatchObject({ branchPrefix: "cats/" });
+    expect(draft!.input.commands).toEqual([]);
+    expect(draft!.input).not.toHaveProperty("commandTimeoutMs");
+    const check = lastStep(p);
+    expect(check).toMatchObject({ kind: "commands", maxAttempts: 1, input: { commandTimeoutMs: 777 } });
+    expect(check).not.toHaveProperty("backoffMs");
+    expect(check.input.commands).toEqual([{ argv: JSON.parse(FORGE_CODE_METADATA).checks[0].argv, expect: { exitCode: 0 } }]);
+    // Without a branch prefix (or limits): nothing of them in the input.
+    const plain = new Pipeline({ gates: [] });
+    expect(lastStep(plain).input.workspace).not.toHaveProperty("branchPrefix");
+    expect(lastStep(plain)).not.toHaveProperty("backoffMs");
+  });
+
+  it("a critic writes and collects nothing; only the code's critic gets the diff; a draft attaches its own stage's and the completed stages' artifacts", () => {
+    const p = through("prd");
+    p.draft(PRD);
+    const prdCritic = lastStep(p);
+    expect(prdCritic.input.forge).toMatchObject({ writes: [], collect: [] });
+    expect(prdCritic.input.diff).toBeNull();
+    expect(prdCritic.input.forge.attach.map((a) => a.path).sort()).toEqual([A.features, A.idea, A.prd, A.requirements].sort());
+    expect(prdCritic.input.forge.feedbackHistory).toBe("[]\n");
+
+    const c = through("coding");
+    const codingDraft = lastStep(c);
+    expect(codingDraft.input.forge.writes).toEqual(forge.stages!.coding!.writes);
+    expect(codingDraft.input.forge.collect).toEqual(forge.stages!.coding!.artifacts);
+    c.draft({ [A.codeMetadata]: FORGE_CODE_METADATA }, { changed: ["src/count.js", A.codeMetadata] });
+    expect(lastStep(c).input.diff).toEqual(blobRef("diff"));
+
+    // A replan: the plan's redraft reads every completed stage's artifacts, the code's too.
+    const r = through("check");
+    r.checks(false);
+    r.critique(JSON.stringify({ goto: "plan", reason: "no task reads the file" }));
+    expect(r.state.pipeline.completed).toContain("coding");
+    expect(lastStep(r).input.forge.attach.map((a) => a.path)).toEqual(expect.arrayContaining([A.plan, A.codeMetadata]));
+  });
+
+  it("the project's webhook hears when a person is needed or the session failed; not when it completes or is cancelled, nor without notify", () => {
+    const webhooks = (events: readonly AppEvent[]) => scheduled(events).filter((s) => s.kind === "webhook");
+    const p = new Pipeline({ gates: ["idea"], notify: true });
+    const waiting = p.draft({ [A.idea]: "# Idea\n" });
+    expect(waiting.find((e) => e.type === "SessionStateChanged")).toMatchObject({ data: { to: "idea_review", waitsFor: "person" } });
+    expect(webhooks(waiting).map((w) => w.input)).toEqual([
+      { projectId: "p", iteration: 1, attention: "waiting", state: "idea_review", outcome: null, reason: null },
+    ]);
+    p.do({ type: "PassGate" });
+    p.do(gaveUp(p.state.step!.id, "provider_network_error", "HTTP 503"));
+    const failed = p.do({ type: "Choose", choice: "abort" });
+    expect(webhooks(failed).map((w) => w.input)).toEqual([
+      {
+        projectId: "p",
+        iteration: 1,
+        attention: "failed",
+        state: "failed",
+        outcome: "failed",
+        reason: "aborted by a person after: HTTP 503",
+      },
+    ]);
+    // A state change that does not wait for a person says nothing of one.
+    expect(
+      p.history.filter((e) => e.type === "SessionStateChanged" && (e.data as { to: string }).to === "prd_draft").map((e) => e.data),
+    ).toEqual([expect.not.objectContaining({ waitsFor: expect.anything() })]);
+
+    const cancelled = new Pipeline({ gates: [], notify: true }).do({ type: "Cancel", reason: "stop" });
+    expect(webhooks(cancelled)).toEqual([]);
+    const silent = new Pipeline({ gates: ["idea"] });
+    expect(webhooks(silent.draft({ [A.idea]: "# Idea\n" }))).toEqual([]);
+  });
+});
+
+describe("transition: attention and the budget", () => {
+  it("who needs a person after an outcome: nobody after a success or a cancel; an escalation at the iteration cap; a failure otherwise", () => {
+    expect(["approved", "done", "completed", "cancelled"].map(attentionOf)).toEqual([null, null, null, null]);
+    expect(attentionOf("max_iterations_reached")).toBe("escalated");
+    expect(["failed", "budget_exhausted", "review_schema_invalid"].map(attentionOf)).toEqual(["failed", "failed", "failed"]);
+  });
+
+  it("the budget: calls, tokens (spent or reserved past the limit; exactly at it is spent), wall time since the start", () => {
+    const base = new Pipeline({ gates: [] }).state;
+    const at = (budget: Budget, usage: { calls: number; tokens: number }, startedAtMs: number | null, now?: number) =>
+      budgetSpent(
+        { ...testContext(forge), ...(now !== undefined ? { now: () => now } : { now: undefined }) },
+        {
+          ...base,
+          config: { ...base.config, budget },
+          pipeline: { ...base.pipeline, usage: { ...base.pipeline.usage, ...usage }, startedAtMs },
+        },
+      );
+    expect(at({ maxTokens: 100 }, { calls: 0, tokens: 99 }, null)).toBeNull();
+    expect(at({ maxTokens: 100 }, { calls: 0, tokens: 100 }, null)).toMatchObject({ limit: "tokens", used: { tokens: 100 } });
+    expect(at({ maxTokens: 100, reserveTokensPerCall: 10 }, { calls: 0, tokens: 90 }, null)).toBeNull();
+    expect(at({ maxTokens: 100, reserveTokensPerCall: 10 }, { calls: 0, tokens: 91 }, null)).toMatchObject({ limit: "tokens" });
+    expect(at({ maxCalls: 3 }, { calls: 2, tokens: 0 }, null)).toBeNull();
+    expect(at({ maxCalls: 3 }, { calls: 3, tokens: 0 }, null)).toMatchObject({ limit: "calls" });
+    expect(at({ maxWallMs: 1_000 }, { calls: 0, tokens: 0 }, 5_000, 5_999)).toBeNull();
+    expect(at({ maxWallMs: 1_000 }, { calls: 0, tokens: 0 }, 5_000, 6_000)).toEqual({
+      limit: "wall",
+      used: { calls: 0, tokens: 0, wallMs: 1_000 },
+      budget: { maxWallMs: 1_000 },
+    });
+    // No clock, or no start recorded: no wall time spent.
+    expect(at({ maxWallMs: 1_000 }, { calls: 0, tokens: 0 }, 5_000)).toBeNull();
+    expect(at({ maxCalls: 9 }, { calls: 0, tokens: 0 }, null, 10_000)).toBeNull();
   });
 });
