@@ -6,7 +6,8 @@ import path from "node:path";
 
 /** Script names that by convention start a server or a watcher: `dev`, `start:api`, ... */
 const SERVER_SCRIPT = /^(start|dev|develop|serve|server|preview|watch)(:.*)?$/;
-const SERVER_FILE = /server[^/]*\.((c|m)?(j|t)sx?|py)$|server$/i;
+// "server" in a file's name, but not in "observer" or "preserver" (an observer pattern's file is no server).
+const SERVER_FILE = /(?<!ob|pre)server[^/]*\.((c|m)?(j|t)sx?|py)$|(?<!ob|pre)server$/i;
 const TEST_FILE = /\.(test|spec)\.[^/]*$|^test_|_test\.py$/i;
 const WATCH_FLAG = /^--watch(-?all|-files|-path)?(=.*)?$/i;
 const FOLLOW_FLAG = /^(-[a-zA-Z0-9]*[fF][a-zA-Z0-9]*|--follow(=.*)?)$/;
@@ -55,6 +56,10 @@ const SERVING_SUBCOMMANDS: Record<string, ReadonlySet<string>> = {
   "docker-compose": new Set(["up", "watch"]),
   deno: new Set(["serve"]),
 };
+
+/** Programs that start their dev server when given no command at all: `next` is `next dev`. */
+const SERVES_WITHOUT_COMMAND = new Set(["next", "nuxt"]);
+const HELP_OR_VERSION = new Set(["-h", "--help", "-v", "--version"]);
 
 /** Launchers that run another program: `npx vite`, `npm exec next dev`, `env X=1 node ...`. */
 function unwrapLauncher(program: string, args: readonly string[]): string[] | null {
@@ -194,6 +199,8 @@ function programProblem(program: string, args: readonly string[]): string | null
   if (serving) {
     const [sub] = positionals(args, new Set(["-p", "--port", "-H", "--hostname", "-c", "--config"]));
     if (sub !== undefined && serving.has(sub)) return `\`${program} ${sub}\` starts a long-running server`;
+    if (sub === undefined && SERVES_WITHOUT_COMMAND.has(program) && !args.some((arg) => HELP_OR_VERSION.has(arg)))
+      return `\`${program}\` with no command starts its dev server`;
     // Not a serving subcommand: `deno run server.ts` still runs a script (below).
   }
   if (/^python(\d+(\.\d+)?)?$|^py$/.test(program)) return pythonProblem(args);

@@ -106,6 +106,16 @@ describe("longRunningReason", () => {
     [["webpack", "--config", "webpack.config.js", "watch"], "`webpack watch` starts a long-running server"],
     [["next", "--debug", "dev"], "`next dev` starts a long-running server"],
     [["next", "build", "dev"], null],
+    // With no command at all, `next` and `nuxt` run their dev server; asking for help or the version does not.
+    [["next"], "`next` with no command starts its dev server"],
+    [["nuxt"], "`nuxt` with no command starts its dev server"],
+    [["next", "-p", "3000"], "`next` with no command starts its dev server"],
+    [["npx", "next"], "`next` with no command starts its dev server"],
+    [["next", "--help"], null],
+    [["next", "-h"], null],
+    [["nuxt", "--version"], null],
+    [["next", "-v"], null],
+    [["astro"], null],
   ])("serving subcommands, flags and other subcommands: %j → %j", (argv, reason) => {
     expect(longRunningReason(argv)).toBe(reason);
   });
@@ -176,6 +186,13 @@ describe("longRunningReason", () => {
     [["node", "Server.JS"], "`node Server.JS` runs a server script"],
     [["node", "dist/api-server"], "`node dist/api-server` runs a server script"],
     [["node", "server/index.js"], null],
+    [["node", "webserver.js"], "`node webserver.js` runs a server script"],
+    [["python", "devServer.py"], "`python devServer.py` runs a server script"],
+    // "server" inside another word is not one.
+    [["node", "observer.js"], null],
+    [["node", "src/Observer.ts"], null],
+    [["python", "preserver.py"], null],
+    [["node", "bin/observer"], null],
     [["node", "server.json"], null],
     [["node", "server.test.js"], null],
     [["node", "server.spec.ts"], null],
