@@ -636,6 +636,20 @@ describe("forge: a person's commands, exactly what each records or refuses", () 
     });
   });
 
+  it("at a gate that takes no abort, an abort is refused as nothing to abort, not as an edit-only gate", () => {
+    const p = new Pipeline({ gates: ["idea"] });
+    p.draft({ [A.idea]: "# Idea\n" });
+    const gate = forge.states.idea_review!;
+    if (gate.type !== "wait") throw new Error("idea_review is a wait state");
+    const { abort: _abort, ...on } = gate.on;
+    const noAbort = { ...forge, states: { ...forge.states, idea_review: { ...gate, on } } };
+    expect(thrown(() => decide(p.state, { type: "Choose", choice: "abort" }, testContext(noAbort)))).toEqual({
+      code: "CONFLICT",
+      message: 'nothing to abort: the session is in "idea_review"',
+      details: { state: "idea_review" },
+    });
+  });
+
   it("a command the workflow has no decision for is an internal error naming it", () => {
     const p = new Pipeline({ gates: [] });
     expect(thrown(() => p.do({ type: "Teleport" } as unknown as TaskCommand))).toEqual({
