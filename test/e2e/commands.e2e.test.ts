@@ -186,7 +186,17 @@ describe("runCommand with real processes", () => {
         signal: AbortSignal.abort(),
       }),
     );
-    expect(outcome).toMatchObject({ cancelled: true, exitCode: null, durationMs: 0 });
+    expect(outcome).toMatchObject({
+      cancelled: true,
+      timedOut: false,
+      exitCode: null,
+      signal: null,
+      spawnError: null,
+      durationMs: 0,
+      sandboxed: false,
+      stdoutTail: "",
+      stdoutBytes: 0,
+    });
     expect(fs.existsSync(path.join(workspace, "pre-aborted.txt"))).toBe(false);
   });
 
@@ -334,11 +344,69 @@ describe("runCommand with real processes", () => {
     expect(fs.readdirSync(workspace).filter((name) => name.startsWith("refused-"))).toEqual([]);
   });
 
+  it("names each bad option, and the options themselves when they are not an object", async () => {
+    const bad = await runCommand({
+      argv: ["node", "-e", "1"],
+      cwd: workspace,
+      allowlist: NODE_ALLOWLIST,
+      timeoutMs: -5,
+      maxOutputBytes: 1.5,
+    }).catch((err: unknown) => err);
+    expect(isAppError(bad, "INVALID_INPUT")).toBe(true);
+    const { message, details } = bad as { message: string; details: { issues: unknown[] } };
+    expect(message).toMatch(/^invalid command options: timeoutMs: .+; maxOutputBytes: .+$/);
+    expect(details.issues).toHaveLength(2);
+    await expect(runCommand(null as never)).rejects.toThrow(/^invalid command options: options: /);
+  });
+
+  it("runs an absolute path inside the workspace (the check knows the workspace), and says why a file cannot be run", async () => {
+    fs.writeFileSync(path.join(workspace, "inside.test.mjs"), "import test from 'node:test';\ntest('inside', () => {});\n");
+    const inside = ran(
+      await runCommand({ argv: ["node", "--test", path.join(workspace, "inside.test.mjs")], cwd: workspace, allowlist: NODE_ALLOWLIST }),
+    );
+    expect(inside.exitCode).toBe(0);
+    fs.writeFileSync(path.join(workspace, "not-executable.sh"), "#!/bin/sh\necho hi\n", { mode: 0o644 });
+    const denied = ran(await runCommand({ argv: ["./not-executable.sh"], cwd: workspace, allowlist: [["./not-executable.sh"]] }));
+    expect(denied.spawnError).toEqual({ code: "EACCES", message: "permission denied running `./not-executable.sh`" });
+  });
+
+  it("gives the command a HOME it asked for even where its parent does not exist yet, and leaves no run directory behind", async () => {
+    const homes = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-homes-"));
+    const before = process.env.CATCAFE_AGENT_HOMES;
+    process.env.CATCAFE_AGENT_HOMES = homes;
+    try {
+      const home = path.join(workspace, "homes", "nested", "home");
+      const outcome = ran(
+        await runCommand({
+          argv: ["node", "-e", "require('fs').writeFileSync(require('path').join(process.env.HOME, 'was-here'), 'x')"],
+          cwd: workspace,
+          allowlist: NODE_ALLOWLIST,
+          home,
+        }),
+      );
+      expect(outcome.exitCode).toBe(0);
+      expect(fs.readFileSync(path.join(home, "was-here"), "utf8")).toBe("x");
+      // The run's own directory (its temporary files, the default HOME) is gone.
+      ran(
+        await runCommand({
+          argv: ["node", "-e", "require('fs').writeFileSync(process.env.HOME + '/f', 'x')"],
+          cwd: workspace,
+          allowlist: NODE_ALLOWLIST,
+        }),
+      );
+      expect(fs.readdirSync(homes)).toEqual([]);
+    } finally {
+      if (before === undefined) delete process.env.CATCAFE_AGENT_HOMES;
+      else process.env.CATCAFE_AGENT_HOMES = before;
+      fs.rmSync(homes, { recursive: true, force: true });
+    }
+  });
+
   it("fails fast on a workspace that is not a directory", async () => {
     const missing = path.join(workspace, "does-not-exist");
-    await expect(runCommand({ argv: ["node", "-e", "1"], cwd: missing, allowlist: NODE_ALLOWLIST })).rejects.toSatisfy((err) =>
-      isAppError(err, "PRECONDITION_FAILED"),
-    );
+    const failed = await runCommand({ argv: ["node", "-e", "1"], cwd: missing, allowlist: NODE_ALLOWLIST }).catch((err: unknown) => err);
+    expect(isAppError(failed, "PRECONDITION_FAILED")).toBe(true);
+    expect(failed).toMatchObject({ message: `workspace ${missing} does not exist or is not a directory`, details: { cwd: missing } });
     await expect(runCommand({ argv: ["node", "-e", "1"], cwd: "relative/dir", allowlist: NODE_ALLOWLIST })).rejects.toSatisfy((err) =>
       isAppError(err, "INVALID_INPUT"),
     );
