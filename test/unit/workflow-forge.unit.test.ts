@@ -673,16 +673,16 @@ type Scheduled = {
     forge: { writes: string[]; collect: string[]; attach: { path: string }[]; feedbackHistory: string };
   };
 };
-const scheduled = (events: readonly AppEvent[]) =>
-  events.filter((e) => e.type === "StepScheduled").map((e) => e.data as unknown as Scheduled & { input: Record<string, unknown> });
-const lastStep = (p: Pipeline) => scheduled(p.history.map((e) => ({ type: e.type, data: e.data }) as AppEvent)).at(-1)!;
+const scheduled = (events: readonly { type: string; data: unknown }[]) =>
+  events.filter((e) => e.type === "StepScheduled").map((e) => e.data as Scheduled & { input: Record<string, unknown> });
+const lastStep = (p: Pipeline) => scheduled(p.history).at(-1)!;
 const LIMITS = { stepTimeoutMs: 1_234, maxAttempts: 2, backoffMs: [5, 50], commandTimeoutMs: 777 };
 
 describe("forge: what each step is scheduled with, and who is told", () => {
   it("an agent step carries the task's limits and the branch prefix; a check step carries the coder's checks, the command timeout and one attempt", () => {
     const project = { ...config().project, branchPrefix: "cats/" };
     const p = through("check", { limits: LIMITS, project });
-    const [draft] = scheduled(p.history.map((e) => ({ type: e.type, data: e.data }) as AppEvent));
+    const [draft] = scheduled(p.history);
     expect(draft).toMatchObject({ kind: "agent", timeoutMs: 1_234, maxAttempts: 2, backoffMs: [5, 50] });
     expect(draft!.input.workspace).toMatchObject({ branchPrefix: "cats/" });
     expect(draft!.input.commands).toEqual([]);
