@@ -122,6 +122,26 @@ const revise = (id: string, message = `problem ${id}`) =>
   JSON.stringify({ decision: "revise", summary: `revise: ${message}`, findings: [{ id, severity: "blocking", message }] });
 const PRD = { [A.prd]: "# PRD\n", [A.requirements]: FORGE_REQUIREMENTS, [A.features]: FORGE_FEATURES };
 
+/** What `fn` throws: its code, message and details (an AppError's). */
+function thrown(fn: () => unknown): { code: string; message: string; details: unknown } {
+  try {
+    fn();
+  } catch (err) {
+    const e = err as { code: string; message: string; details?: unknown };
+    return { code: e.code, message: e.message, details: e.details };
+  }
+  throw new Error("expected a refusal, and the command was decided");
+}
+
+const edit = (path: string, content: string, baseHash: string | null): TaskCommand => ({
+  type: "EditArtifact",
+  path,
+  content,
+  hash: blobRef(content).blob,
+  blob: blobRef(content),
+  baseHash,
+});
+
 /** A pipeline (no gates unless given) taken to the start of `stage`'s draft. */
 function through(stage: "prd" | "design" | "plan" | "coding" | "check" | "delivery", extra: Partial<TaskConfig> = {}): Pipeline {
   const p = new Pipeline({ gates: [], ...extra });
@@ -425,37 +445,17 @@ describe("forge: stage by stage", () => {
     const idea = blobRef("# Idea\n");
     p.draft({ [A.idea]: "# Idea\n" });
     // The idea stage completed (no gate on it): its artifact is immutable.
-    const refused = p.do({
-      type: "EditArtifact",
-      path: A.idea,
-      content: "x",
-      hash: blobRef("x").blob,
-      blob: blobRef("x"),
-      baseHash: idea.blob,
-    });
+    const refused = p.do(edit(A.idea, "x", idea.blob));
     expect(refused).toEqual([
       expect.objectContaining({ type: "ArtifactWriteRefused", data: expect.objectContaining({ by: "person", paths: [A.idea] }) }),
     ]);
     // While the PRD is drafted (not waiting), no edit.
-    expect(() =>
-      p.do({ type: "EditArtifact", path: A.prd, content: "x", hash: blobRef("x").blob, blob: blobRef("x"), baseHash: null }),
-    ).toThrow(/waits for a person/);
+    expect(() => p.do(edit(A.prd, "x", null))).toThrow(/waits for a person/);
     p.draft(PRD);
     const current = p.state.pipeline.artifacts[A.prd]!.hash;
-    expect(() =>
-      p.do({ type: "EditArtifact", path: A.prd, content: "x", hash: blobRef("x").blob, blob: blobRef("x"), baseHash: "0".repeat(64) }),
-    ).toThrow(/stale edit/);
-    expect(() =>
-      p.do({ type: "EditArtifact", path: "src/x.js", content: "x", hash: blobRef("x").blob, blob: blobRef("x"), baseHash: null }),
-    ).toThrow(/no artifact/);
-    const edited = p.do({
-      type: "EditArtifact",
-      path: A.prd,
-      content: "# Mine\n",
-      hash: blobRef("# Mine\n").blob,
-      blob: blobRef("# Mine\n"),
-      baseHash: current,
-    });
+    expect(() => p.do(edit(A.prd, "x", "0".repeat(64)))).toThrow(/stale edit/);
+    expect(() => p.do(edit("src/x.js", "x", null))).toThrow(/no artifact/);
+    const edited = p.do(edit(A.prd, "# Mine\n", current));
     expect(edited).toEqual([expect.objectContaining({ type: "ArtifactEdited" })]);
     // The next redraft protects the person's edit and writes it first.
     const fed = p.do({ type: "GiveFeedback", text: "shorter" });
@@ -465,26 +465,6 @@ describe("forge: stage by stage", () => {
     expect(input.protect).toEqual([expect.objectContaining({ path: A.prd })]);
     expect(input.materialize).toEqual([expect.objectContaining({ path: A.prd })]);
   });
-});
-
-/** What `fn` throws: its code, message and details (an AppError's). */
-function thrown(fn: () => unknown): { code: string; message: string; details: unknown } {
-  try {
-    fn();
-  } catch (err) {
-    const e = err as { code: string; message: string; details?: unknown };
-    return { code: e.code, message: e.message, details: e.details };
-  }
-  throw new Error("expected a refusal, and the command was decided");
-}
-
-const edit = (path: string, content: string, baseHash: string | null): TaskCommand => ({
-  type: "EditArtifact",
-  path,
-  content,
-  hash: blobRef(content).blob,
-  blob: blobRef(content),
-  baseHash,
 });
 
 describe("forge: a person's commands, exactly what each records or refuses", () => {
