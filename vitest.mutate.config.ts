@@ -4,7 +4,10 @@
 // process: as a plain child, and in the sandbox) without a database; the rest of e2e (real CLIs,
 // a browser) would make each mutant minutes.
 // CATCAFE_MUTATE_TIERS=unit narrows a run to the unit tier: a quick first pass whose score is
-// a lower bound (the other tiers can only kill more). The rest is vitest.config.ts's.
+// a lower bound (the other tiers can only kill more). CATCAFE_MUTATE_FILES (comma-separated test
+// files) narrows the tiers to those files: a module's own tests, where every integration test
+// reaches it (the event store) and running them all per mutant would take hours; again a lower
+// bound. The rest is vitest.config.ts's.
 import { defineConfig, type TestProjectConfiguration } from "vitest/config";
 import { sandboxStatus } from "./server/process/sandbox";
 import base from "./vitest.config";
@@ -14,6 +17,11 @@ const tiers = new Set((process.env.CATCAFE_MUTATE_TIERS ?? "unit,int,commands").
 // Tests that pin the text of a source file, not its behaviour: Stryker instruments every file
 // it mutates, so their hash never matches there and the dry run would fail before any mutant.
 const SOURCE_PINS = ["test/unit/task-fold.unit.test.ts"];
+
+/** The test files a run is narrowed to (CATCAFE_MUTATE_FILES), or null for the tiers' whole include. */
+const only = process.env.CATCAFE_MUTATE_FILES?.split(",")
+  .map((f) => f.trim())
+  .filter(Boolean);
 
 type InlineProject = Extract<TestProjectConfiguration, { test?: unknown }>;
 const projects = (base.test?.projects ?? []).filter((p): p is InlineProject => typeof p === "object" && "test" in p);
@@ -37,12 +45,21 @@ const commands: InlineProject[] = e2e
     ]
   : [];
 
+/** `include` narrowed to the listed files it covers: under a glob's directory, or named exactly. */
+function narrowed(include: string[], files: string[]): string[] {
+  return files.filter((file) =>
+    include.some((glob) => (glob.includes("*") ? file.startsWith(glob.slice(0, glob.indexOf("*"))) : glob === file)),
+  );
+}
+
 export default defineConfig({
   ...base,
   test: {
     ...base.test,
     projects: [...projects, ...commands]
       .filter((p) => tiers.has(String(p.test?.name)))
+      .map((p) => (only ? { ...p, test: { ...p.test, include: narrowed(p.test?.include ?? [], only) } } : p))
+      .filter((p) => (p.test?.include ?? []).length > 0)
       .map((p) => ({ ...p, test: { ...p.test, exclude: [...(p.test?.exclude ?? []), ...SOURCE_PINS] } })),
   },
 });
