@@ -5,9 +5,10 @@
 // a browser) would make each mutant minutes.
 // CATCAFE_MUTATE_TIERS=unit narrows a run to the unit tier: a quick first pass whose score is
 // a lower bound (the other tiers can only kill more). CATCAFE_MUTATE_FILES (comma-separated test
-// files) narrows the tiers to those files: a module's own tests, where every integration test
-// reaches it (the event store) and running them all per mutant would take hours; again a lower
-// bound. The rest is vitest.config.ts's.
+// files) narrows each tier it names files of to those files, and leaves the other tiers whole:
+// a module's own integration tests, where every integration test reaches it (the event store)
+// and running them all per mutant would take hours; again a lower bound. The rest is
+// vitest.config.ts's.
 import { defineConfig, type TestProjectConfiguration } from "vitest/config";
 import { sandboxStatus } from "./server/process/sandbox";
 import base from "./vitest.config";
@@ -18,7 +19,7 @@ const tiers = new Set((process.env.CATCAFE_MUTATE_TIERS ?? "unit,int,commands").
 // it mutates, so their hash never matches there and the dry run would fail before any mutant.
 const SOURCE_PINS = ["test/unit/task-fold.unit.test.ts"];
 
-/** The test files a run is narrowed to (CATCAFE_MUTATE_FILES), or null for the tiers' whole include. */
+/** The test files a run is narrowed to (CATCAFE_MUTATE_FILES), or undefined for every tier whole. */
 const only = process.env.CATCAFE_MUTATE_FILES?.split(",")
   .map((f) => f.trim())
   .filter(Boolean);
@@ -45,11 +46,12 @@ const commands: InlineProject[] = e2e
     ]
   : [];
 
-/** `include` narrowed to the listed files it covers: under a glob's directory, or named exactly. */
+/** The listed files `include` covers (under a glob's directory, or named exactly); all of `include` when it covers none. */
 function narrowed(include: string[], files: string[]): string[] {
-  return files.filter((file) =>
+  const covered = files.filter((file) =>
     include.some((glob) => (glob.includes("*") ? file.startsWith(glob.slice(0, glob.indexOf("*"))) : glob === file)),
   );
+  return covered.length > 0 ? covered : include;
 }
 
 export default defineConfig({
@@ -59,7 +61,6 @@ export default defineConfig({
     projects: [...projects, ...commands]
       .filter((p) => tiers.has(String(p.test?.name)))
       .map((p) => (only ? { ...p, test: { ...p.test, include: narrowed(p.test?.include ?? [], only) } } : p))
-      .filter((p) => (p.test?.include ?? []).length > 0)
       .map((p) => ({ ...p, test: { ...p.test, exclude: [...(p.test?.exclude ?? []), ...SOURCE_PINS] } })),
   },
 });
