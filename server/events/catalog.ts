@@ -127,7 +127,7 @@ export const eventCatalog = {
       /** The base session's plan tasks (id → sha-256 of the task), to count those the change kept. */
       basePlan: z.record(z.string(), z.string()),
     }),
-    summary: (d) => `Change requested on ${d.baseSessionId}: ${d.text.slice(0, 200)}`,
+    summary: (d) => `Change requested on ${d.baseSessionId}: ${d.text}`,
   }),
   SessionStateChanged: defineEvent({
     version: 1,
@@ -309,7 +309,7 @@ export const eventCatalog = {
     /** One command of a commands step's output, with whether it passed. */
     schema: ZCommandResult.extend({ stepId: z.uuid(), index: z.number().int().nonnegative(), passed: z.boolean() }),
     summary: (d) =>
-      `${d.passed ? "PASS" : "FAIL"} ${d.argv.join(" ")}${d.status === "refused" ? ` — refused: ${d.reason}` : ` (exit ${d.exitCode})`}`,
+      `${d.passed ? "PASS" : "FAIL"} ${d.argv.join(" ")}${d.status === "refused" ? ` — refused${d.reason ? `: ${d.reason}` : ""}` : ` (exit ${d.exitCode})`}`,
   }),
   TaskSpecRecorded: defineEvent({
     version: 1,
@@ -351,7 +351,8 @@ export const eventCatalog = {
       errorClass: ZErrorClass.nullable(),
       diagnosis: z.string().nullable(),
     }),
-    summary: (d) => `Finished: ${d.outcome}${d.errorClass ? ` — ${d.errorClass}: ${d.diagnosis}` : d.reason ? ` (${d.reason})` : ""}`,
+    summary: (d) =>
+      `Finished: ${d.outcome}${d.errorClass ? ` — ${d.errorClass}${d.diagnosis ? `: ${d.diagnosis}` : ""}` : d.reason ? ` (${d.reason})` : ""}`,
   }),
 
   // ---- Brains: the shared per-brain rate limit (req R5) -----------------------------

@@ -91,7 +91,7 @@ export const conversationCatalog = {
   MessagePosted: defineEvent({
     version: 1,
     schema: z.object({ by: z.string().min(1), text: z.string().min(1).max(20_000), mentions: z.array(ZAgentId) }),
-    summary: (d) => `${d.by}: ${d.text.slice(0, 200)}`,
+    summary: (d) => `${d.by}: ${d.text}`,
   }),
   AgentCallScheduled: defineEvent({
     version: 1,
@@ -109,12 +109,12 @@ export const conversationCatalog = {
   AgentReplied: defineEvent({
     version: 1,
     schema: z.object({ callId: ZCallId, agent: ZAgentId, text: z.string(), mentions: z.array(ZAgentId) }),
-    summary: (d) => `@${d.agent}: ${d.text.slice(0, 200)}`,
+    summary: (d) => `@${d.agent}: ${d.text}`,
   }),
   AgentCallFailed: defineEvent({
     version: 1,
     schema: z.object({ callId: ZCallId, agent: ZAgentId, errorClass: z.string(), message: z.string() }),
-    summary: (d) => `@${d.agent} could not answer (${d.errorClass}): ${d.message.slice(0, 200)}`,
+    summary: (d) => `@${d.agent} could not answer (${d.errorClass}): ${d.message}`,
   }),
   ReplyDiscarded: defineEvent({
     version: 1,
@@ -160,7 +160,7 @@ export const conversationCatalog = {
   SystemMessage: defineEvent({
     version: 1,
     schema: z.object({ text: z.string().min(1) }),
-    summary: (d) => d.text.slice(0, 300),
+    summary: (d) => d.text,
   }),
   ConversationStalled: defineEvent({
     version: 1,

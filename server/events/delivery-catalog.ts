@@ -43,7 +43,7 @@ export const deliveryCatalog = {
     summary: (d) =>
       d.method === "merge"
         ? `Delivery asked: merge ${d.branch} (${d.commit.slice(0, 12)}) into ${d.target}`
-        : `Delivery asked: push ${d.branch} (${d.commit.slice(0, 12)}) to ${d.remote}${d.method === "pull_request" ? `, pull request into ${d.target}` : ""}`,
+        : `Delivery asked: push ${d.branch} (${d.commit.slice(0, 12)})${d.remote ? ` to ${d.remote}` : ""}${d.method === "pull_request" ? `, pull request into ${d.target}` : ""}`,
   }),
   DeliveryCompleted: defineEvent({
     version: 1,
@@ -60,7 +60,7 @@ export const deliveryCatalog = {
         ? `Delivered: pull request #${d.pullRequest.number} ${d.pullRequest.updated ? "updated" : "opened"} (${d.pullRequest.url})`
         : d.merged
           ? `Delivered: ${d.branch} merged into ${d.merged.target} (${d.merged.how.replace("_", " ")})`
-          : `Delivered: ${d.branch} pushed to ${d.pushed?.remote}`,
+          : `Delivered: ${d.branch}${d.pushed ? ` pushed to ${d.pushed.remote}` : ""}`,
   }),
   DeliveryFailed: defineEvent({
     version: 1,
@@ -72,6 +72,6 @@ export const deliveryCatalog = {
       /** A merge conflict's files. */
       files: z.array(z.string()),
     }),
-    summary: (d) => `Delivery failed (${d.errorClass}): ${d.message.slice(0, 300)}`,
+    summary: (d) => `Delivery failed (${d.errorClass}): ${d.message}`,
   }),
 } as const;
