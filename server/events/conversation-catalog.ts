@@ -150,7 +150,8 @@ export const conversationCatalog = {
       choice: z.string().min(1).max(200).optional(),
       passed: z.boolean().optional(),
     }),
-    summary: (d) => `Progress (${d.kind}): ${d.detail}${d.choice ? ` — ${d.choice}: tests ${d.passed ? "passed" : "failed"}` : ""}`,
+    summary: (d) =>
+      `Progress (${d.kind}): ${d.detail}${d.choice ? ` — ${d.choice}${d.passed === undefined ? "" : `: tests ${d.passed ? "passed" : "failed"}`}` : ""}`,
   }),
   ModeSwitched: defineEvent({
     version: 1,

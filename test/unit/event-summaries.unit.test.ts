@@ -560,6 +560,8 @@ const ROWS: Row[] = [
     { kind: "test_result", detail: "node --test", choice: "B", passed: false },
     "Progress (test_result): node --test — B: tests failed",
   ),
+  // A choice without a result says nothing of its tests.
+  row("ProgressNoted", { kind: "decision", detail: "picked", choice: "C" }, "Progress (decision): picked — C"),
   row("ModeSwitched", { from: "free", to: "vote", config: {}, by: "user:1" }, "Mode free → vote by user:1"),
   row("SystemMessage", { text: "Voting opened." }, "Voting opened."),
   row(
