@@ -71,8 +71,8 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | nul
 const stepState = async (stepId: string) =>
   (await db.pool.query<{ state: string; attempt: number }>("SELECT state, attempt FROM steps WHERE id = $1", [stepId])).rows[0];
 
-function spawnRunner(id: string): ChildProcess {
-  const child = spawnRunnerProcess({ databaseUrl: db.url, id, stateDir: STATE_DIR, env: { CATCAFE_RUNNER_DETECT_SHELLS: "1" } });
+function spawnRunner(id: string, leaseMs?: number): ChildProcess {
+  const child = spawnRunnerProcess({ databaseUrl: db.url, id, stateDir: STATE_DIR, leaseMs, env: { CATCAFE_RUNNER_DETECT_SHELLS: "1" } });
   children.push(child);
   return child;
 }
@@ -179,7 +179,9 @@ describe("runner", () => {
     });
     first.kill("SIGKILL");
     await new Promise((r) => first.once("exit", r));
-    spawnRunner("rescuer");
+    // The doomed runner's lease (1 s) decides when the step is taken over; the rescuer's own is
+    // long, so that a loaded machine delaying its heartbeats cannot make it lose the step too.
+    spawnRunner("rescuer", 20_000);
     await waitFor("completion by the second runner", async () => (await stepState(stepId))?.state === "completed", 30_000);
 
     const events = stepEvents(await db.store.readStream(session), stepId);
