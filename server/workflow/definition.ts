@@ -148,10 +148,8 @@ export class InvalidWorkflowError extends Error {
 }
 
 /** The triggers a state can ever see: its step's outputs, or operator commands for wait states. */
-export function triggersOf(state: StateSpec): readonly string[] {
-  if (state.type === "step") return OUTPUT_KINDS[state.step.output];
-  if (state.type === "wait") return COMMAND_TRIGGERS;
-  return [];
+function triggersOf(state: Exclude<StateSpec, { type: "terminal" }>): readonly string[] {
+  return state.type === "step" ? OUTPUT_KINDS[state.step.output] : COMMAND_TRIGGERS;
 }
 
 /**
@@ -205,11 +203,10 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
       if (transitions.length === 0) problems.push({ path, message: "no transitions" });
       transitions.forEach((t, i) => known(`${path}[${i}].target`, t.target));
       const guards = transitions.map((t) => t.guard);
+      // Mode guards are total only when they cover every declared mode (allModesCovered).
       const complementary = (a: GuardName, b: GuardName) =>
         (a === "under_cap" && b === "at_cap") ||
         (a === "at_cap" && b === "under_cap") ||
-        (a === "mode_proposal" && b === "mode_implementation") ||
-        (a === "mode_implementation" && b === "mode_proposal") ||
         (a === "gate_on" && b === "gate_off") ||
         (a === "gate_off" && b === "gate_on");
       const modeGuards = guards.filter((g) => g === "mode_proposal" || g === "mode_implementation").map((g) => g!.slice("mode_".length));
@@ -221,10 +218,7 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
           });
       }
       const allModesCovered = modeGuards.length > 0 && def.modes.every((m) => modeGuards.includes(m));
-      const total =
-        guards.includes(undefined) ||
-        allModesCovered ||
-        guards.some((g, i) => guards.some((h, j) => i !== j && g && h && complementary(g, h) && !g.startsWith("mode_")));
+      const total = guards.includes(undefined) || allModesCovered || guards.some((g) => guards.some((h) => g && h && complementary(g, h)));
       if (transitions.length > 0 && !total) {
         problems.push({ path, message: "every transition is guarded and the guards do not cover all cases: add an unguarded fallback" });
       }

@@ -63,6 +63,17 @@ function problemsOf(input: unknown): DefinitionProblem[] {
 
 const on = (def: DefinitionJson, state: string) => def.states[state]!.on!;
 
+/** The problems of a definition, [] when it loads. */
+function problemsOrNone(input: unknown): DefinitionProblem[] {
+  try {
+    loadDefinition(input);
+    return [];
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidWorkflowError);
+    return (err as InvalidWorkflowError).problems;
+  }
+}
+
 describe("built-in workflow definitions", () => {
   it.each(["review_loop", "planning"])("%s loads and passes every static check", (id) => {
     const def = BUILTIN_WORKFLOWS[id]!;
@@ -397,6 +408,116 @@ describe("broken definitions the checks must also catch", () => {
     def.global.cancel = "work";
     delete def.states.cancelled;
     expect(problemsOf(def)).toEqual([{ path: "global.cancel", message: expect.stringContaining("terminal") as unknown as string }]);
+  });
+});
+
+describe("workflow definitions: which guards cover every case, and where globals may lead", () => {
+  const FALLBACK = "every transition is guarded and the guards do not cover all cases: add an unguarded fallback";
+  /** The problems of `check`'s changes_requested transitions guarded by `guards` (null: unguarded). */
+  const withGuards = (guards: (string | null)[], modes = ["proposal", "implementation"]) => {
+    const def = { ...mini(), modes };
+    on(def, "check").changes_requested = guards.map((guard, i) => ({ target: i % 2 ? "failed" : "work", ...(guard ? { guard } : {}) }));
+    return problemsOrNone(def);
+  };
+
+  it.each([
+    [["under_cap", "at_cap"], []],
+    [["at_cap", "under_cap"], []],
+    [["gate_on", "gate_off"], []],
+    [["gate_off", "gate_on"], []],
+    [["mode_proposal", "mode_implementation"], []],
+    [["under_cap", null], []],
+    [["under_cap", "at_cap", "gate_on"], []],
+    [["under_cap"], [FALLBACK]],
+    [["at_cap", "at_cap"], [FALLBACK]],
+    [["gate_on", "gate_on"], [FALLBACK]],
+    [["under_cap", "gate_off"], [FALLBACK]],
+    [["at_cap", "gate_on"], [FALLBACK]],
+    [["gate_off", "under_cap"], [FALLBACK]],
+    [["mode_proposal", "mode_proposal"], [FALLBACK]],
+    [["mode_implementation", "mode_implementation"], [FALLBACK]],
+    [["mode_proposal", "at_cap"], [FALLBACK]],
+  ] as [(string | null)[], string[]][])("guards %j: %j", (guards, messages) => {
+    expect(withGuards(guards).map((p) => p.message)).toEqual(messages);
+  });
+
+  it("a mode guard names a declared mode; one mode guard is total for a workflow of that one mode", () => {
+    expect(withGuards(["mode_implementation"], ["implementation"])).toEqual([]);
+    expect(withGuards(["mode_proposal", null], ["implementation"])).toEqual([
+      {
+        path: "states.check.on.changes_requested",
+        message: "guard mode_proposal names a mode the workflow does not declare (modes: implementation)",
+      },
+    ]);
+    expect(withGuards(["mode_proposal", null], ["implementation", "quick"])[0]?.message).toBe(
+      "guard mode_proposal names a mode the workflow does not declare (modes: implementation, quick)",
+    );
+  });
+
+  it("step_failed may lead to a wait state with an abort; cancel and budget_exhausted only to a terminal state", () => {
+    const waiting = (abort: boolean) => {
+      const def = mini();
+      def.states.stuck = { type: "wait", on: abort ? { abort: [{ target: "failed" }] } : { pass: [{ target: "failed" }] } };
+      return def;
+    };
+    const failedTo = (abort: boolean) => {
+      const def = waiting(abort);
+      def.global.step_failed = "stuck";
+      return problemsOrNone(def);
+    };
+    expect(failedTo(true)).toEqual([]);
+    expect(failedTo(false)).toEqual([
+      {
+        path: "global.step_failed",
+        message: 'must lead to a terminal state or a wait state with an "abort" transition, "stuck" is a wait state',
+      },
+    ]);
+    const cancelTo = waiting(true);
+    cancelTo.global.cancel = "stuck";
+    delete cancelTo.states.cancelled;
+    expect(problemsOrNone(cancelTo)).toEqual([
+      { path: "global.cancel", message: 'must lead to a terminal state, "stuck" is a wait state' },
+    ]);
+    const budgetTo = waiting(true);
+    budgetTo.global.budget_exhausted = "stuck";
+    expect(problemsOrNone(budgetTo)).toEqual([
+      { path: "global.budget_exhausted", message: 'must lead to a terminal state, "stuck" is a wait state' },
+    ]);
+  });
+
+  it("what only a global budget_exhausted or a modify state leads to is reachable; an unknown one is named", () => {
+    const def = mini();
+    def.states.spent = { type: "terminal", outcome: "budget_exhausted" };
+    def.global.budget_exhausted = "spent";
+    expect(problemsOrNone(def)).toEqual([]);
+    const modify = mini();
+    modify.states.triage = { type: "wait", on: { start: [{ target: "work" }] } };
+    modify.modify = { state: "triage" };
+    expect(problemsOrNone(modify)).toEqual([]);
+    modify.modify = { state: "nowhere" };
+    expect(problemsOrNone(modify)).toEqual([
+      { path: "modify.state", message: 'unknown state "nowhere"' },
+      { path: "states.triage", message: "unreachable from the initial state" },
+    ]);
+  });
+
+  it("a state's stage must be one of the workflow's stages", () => {
+    const def = mini();
+    def.states.work!.stage = "coding";
+    expect(problemsOrNone(def)).toEqual([{ path: "states.work.stage", message: 'unknown stage "coding"' }]);
+  });
+
+  it("the error is an InvalidWorkflowError by name, and a definition without an id is (unnamed)", () => {
+    const err = (() => {
+      try {
+        loadDefinition({ ...mini(), id: 7 });
+      } catch (e) {
+        return e as Error;
+      }
+      throw new Error("the definition loaded");
+    })();
+    expect(err.name).toBe("InvalidWorkflowError");
+    expect(err.message).toMatch(/^workflow "\(unnamed\)" is invalid:\n {2}id: /);
   });
 });
 
