@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { CHANGE_STAGE } from "../../server/forge/artifacts";
 import type { AppEvent } from "../../server/events/catalog";
 import { applyEmitted, emptyPipeline, evolve, foldTask, type StartedTask, type TaskState } from "../../server/workflow/state";
-import { BASE_COMMIT, blobRef, buildCommit, commandResult, recorded, type TaskConfig } from "../helpers/decider";
+import { BASE_COMMIT, blobRef, buildCommit, commandResult, expectValidEvents, recorded, type TaskConfig } from "../helpers/decider";
 
 const STEP = "22222222-0000-4000-8000-000000000001";
 const OTHER_STEP = "22222222-0000-4000-8000-000000000002";
@@ -31,6 +31,7 @@ const at = (v: number) => Date.UTC(2026, 0, 1, 0, 0, v);
 
 /** Folds `events` after the task's start (versions 3, 4, ...). */
 function fold(...events: AppEvent[]): TaskState {
+  expectValidEvents(events);
   return foldTask(recorded([...START, ...events]));
 }
 
@@ -42,6 +43,7 @@ function started(...events: AppEvent[]): StartedTask {
 
 /** One more event on `state`, recorded as the next version (at its second). */
 function then(state: TaskState, event: AppEvent): TaskState {
+  expectValidEvents([event]);
   return evolve(state, recorded([event], state.version + 1)[0]!);
 }
 
@@ -61,7 +63,7 @@ const agentStep = (stepId: string, stage?: string): AppEvent => ({
       state: "drafting",
       role: "planner",
       phase: "discussion",
-      output: "prose",
+      output: "text",
       prompt: "p",
       context: [],
       agent: null,
@@ -70,7 +72,9 @@ const agentStep = (stepId: string, stage?: string): AppEvent => ({
       diff: null,
       commands: [],
       allowlist: [],
-      ...(stage ? { forge: { stage } } : {}),
+      ...(stage
+        ? { forge: { stage, iteration: 1, writes: [], collect: [], materialize: [], protect: [], attach: [], feedbackHistory: "[]" } }
+        : {}),
     },
     timeoutMs: 1000,
     maxAttempts: 1,
@@ -93,6 +97,9 @@ const agentOutput = (extra: { validationErrors?: string[]; usage?: { inputTokens
     ...(extra.usage ? { usage: extra.usage } : {}),
   },
 });
+
+/** An artifact version's hash: its text's sha-256, as the blob's. */
+const hashOf = (text: string) => blobRef(text).blob;
 
 const finding = (id: string, severity: "blocking" | "major" | "minor") => ({
   id,
@@ -125,14 +132,14 @@ const artifact = (type: "ArtifactRecorded" | "ArtifactEdited", path: string, tex
           stepId: STEP,
           stage,
           path,
-          hash: `h-${text}`,
+          hash: hashOf(text),
           blob: blobRef(text),
           size: text.length,
           problems: [],
           ...(json ? { json } : {}),
         },
       }
-    : { type, data: { baseHash: null, stage, path, hash: `h-${text}`, blob: blobRef(text), size: text.length, problems: [] } };
+    : { type, data: { baseHash: null, stage, path, hash: hashOf(text), blob: blobRef(text), size: text.length, problems: [] } };
 
 const forked = (reason: "rerun" | "modify", outcome?: string): AppEvent => ({
   type: "SessionForked",
@@ -379,7 +386,7 @@ describe("task fold: stages, artifacts and a person's part", () => {
     const s = started(artifact("ArtifactRecorded", "a.md", "A"), artifact("ArtifactRecorded", "b.json", "B", "prd", { ok: true }));
     expect(s.pipeline.artifacts["a.md"]).toStrictEqual({
       stage: "prd",
-      hash: "h-A",
+      hash: hashOf("A"),
       blob: blobRef("A"),
       size: 1,
       by: "agent",
@@ -391,7 +398,7 @@ describe("task fold: stages, artifacts and a person's part", () => {
   it("held drafts: an agent's draft keeps them; a person's edit settles that file's; taking the held version over lets go of that file's edits only", () => {
     const held = (path: string, text: string): AppEvent => ({
       type: "ArtifactDraftHeld",
-      data: { stepId: STEP, stage: "prd", path, hash: `h-${text}`, blob: blobRef(text), conflicts: 2 },
+      data: { stepId: STEP, stage: "prd", path, hash: hashOf(text), blob: blobRef(text), conflicts: 2 },
     });
     const s = started(
       artifact("ArtifactRecorded", "a.md", "A1"),
@@ -402,8 +409,8 @@ describe("task fold: stages, artifacts and a person's part", () => {
       held("b.md", "B2"),
     );
     expect(s.pipeline.held).toEqual({
-      "a.md": { hash: "h-A2", blob: blobRef("A2"), conflicts: 2 },
-      "b.md": { hash: "h-B2", blob: blobRef("B2"), conflicts: 2 },
+      "a.md": { hash: hashOf("A2"), blob: blobRef("A2"), conflicts: 2 },
+      "b.md": { hash: hashOf("B2"), blob: blobRef("B2"), conflicts: 2 },
     });
     expect(s.pipeline.edits["a.md"]).toEqual([{ base: blobRef("A1"), edited: blobRef("A-person") }]);
 
@@ -414,7 +421,7 @@ describe("task fold: stages, artifacts and a person's part", () => {
     const taken = thenStarted(s, artifact("ArtifactEdited", "a.md", "A2"));
     expect(taken.pipeline.edits).toEqual({ "a.md": [], "b.md": s.pipeline.edits["b.md"] });
     expect(Object.keys(taken.pipeline.held)).toEqual(["b.md"]);
-    expect(taken.pipeline.artifacts["a.md"]).toMatchObject({ hash: "h-A2", by: "person" });
+    expect(taken.pipeline.artifacts["a.md"]).toMatchObject({ hash: hashOf("A2"), by: "person" });
 
     const own = thenStarted(s, artifact("ArtifactEdited", "a.md", "A-mine"));
     expect(own.pipeline.edits["a.md"]).toEqual([

@@ -10,7 +10,7 @@ import type { AgentStepOutput } from "../../server/events/step-contract";
 import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
 import type { TaskCommandOf } from "../../server/workflow/commands";
 import type { StateSpec, WorkflowDefinition } from "../../server/workflow/definition";
-import { interpret } from "../../server/workflow/interpret";
+import { interpret as interpretOutput } from "../../server/workflow/interpret";
 import { foldTask, type ActiveTask } from "../../server/workflow/state";
 import {
   agentOutput,
@@ -19,11 +19,19 @@ import {
   buildCommit,
   commandResult,
   commandsOutput,
+  expectValidEvents,
   recorded,
   type TaskConfig,
 } from "../helpers/decider";
 
 const STEP = "22222222-0000-4000-8000-000000000001";
+
+/** interpret, with every event it emits checked against the catalog (as an append would). */
+const interpret: typeof interpretOutput = (...args) => {
+  const out = interpretOutput(...args);
+  expectValidEvents(out.events);
+  return out;
+};
 const forge = BUILTIN_WORKFLOWS.forge!;
 const planning = BUILTIN_WORKFLOWS.planning!;
 const reviewLoop = BUILTIN_WORKFLOWS.review_loop!;
@@ -39,6 +47,7 @@ function task(def: WorkflowDefinition, extra: Partial<TaskConfig> = {}, events: 
     agents: { planner: { id: "planner" }, coder: { id: "coder" }, reviewer: { id: "reviewer" }, executor: { id: "executor" } },
     ...extra,
   };
+  expectValidEvents(events);
   const s = foldTask(
     recorded([
       { type: "SessionCreated", data: { title: "T", workflow: def.id, state: def.initial } },
@@ -229,7 +238,7 @@ describe("interpret: a staged workflow's drafts and critiques", () => {
   const draftOf = (artifacts: { path: string; text: string }[], extra: Partial<NonNullable<AgentStepOutput["forge"]>> = {}) =>
     agentOutput("drafted", {
       forge: {
-        artifacts: artifacts.map((a) => ({ path: a.path, hash: `h-${a.text}`, blob: blobRef(a.text), size: a.text.length })),
+        artifacts: artifacts.map((a) => ({ path: a.path, hash: blobRef(a.text).blob, blob: blobRef(a.text), size: a.text.length })),
         refusedWrites: [],
         held: [],
         warnings: [],
@@ -275,7 +284,15 @@ describe("interpret: a staged workflow's drafts and critiques", () => {
       { type: "StageStarted", data: { stage: "idea" } },
       {
         type: "ArtifactRecorded",
-        data: { stepId: STEP, stage: "idea", path: A.idea, hash: "h-the idea", blob: blobRef("the idea"), size: 8, problems: [] },
+        data: {
+          stepId: STEP,
+          stage: "idea",
+          path: A.idea,
+          hash: blobRef("the idea").blob,
+          blob: blobRef("the idea"),
+          size: 8,
+          problems: [],
+        },
       },
     ]);
     const out = interpret(state, stepState(forge, "idea_draft"), stepSucceeded(draftOf([idea])), forge);
@@ -298,7 +315,7 @@ describe("interpret: a critic's verdict", () => {
         stepId: STEP,
         stage: "design",
         path,
-        hash: `h-${path}`,
+        hash: blobRef(text).blob,
         blob: blobRef(text),
         size: text.length,
         problems,
