@@ -147,6 +147,17 @@ export class InvalidWorkflowError extends Error {
   }
 }
 
+/**
+ * A guard whose complement is also among a trigger's transitions makes them total. Mode guards
+ * have none: they are total only when they cover every declared mode (allModesCovered).
+ */
+const COMPLEMENT: Partial<Record<GuardName, GuardName>> = {
+  under_cap: "at_cap",
+  at_cap: "under_cap",
+  gate_on: "gate_off",
+  gate_off: "gate_on",
+};
+
 /** The triggers a state can ever see: its step's outputs, or operator commands for wait states. */
 function triggersOf(state: Exclude<StateSpec, { type: "terminal" }>): readonly string[] {
   return state.type === "step" ? OUTPUT_KINDS[state.step.output] : COMMAND_TRIGGERS;
@@ -203,12 +214,6 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
       if (transitions.length === 0) problems.push({ path, message: "no transitions" });
       transitions.forEach((t, i) => known(`${path}[${i}].target`, t.target));
       const guards = transitions.map((t) => t.guard);
-      // Mode guards are total only when they cover every declared mode (allModesCovered).
-      const complementary = (a: GuardName, b: GuardName) =>
-        (a === "under_cap" && b === "at_cap") ||
-        (a === "at_cap" && b === "under_cap") ||
-        (a === "gate_on" && b === "gate_off") ||
-        (a === "gate_off" && b === "gate_on");
       const modeGuards = guards.filter((g) => g === "mode_proposal" || g === "mode_implementation").map((g) => g!.slice("mode_".length));
       for (const mode of modeGuards) {
         if (!def.modes.includes(mode))
@@ -218,7 +223,7 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
           });
       }
       const allModesCovered = modeGuards.length > 0 && def.modes.every((m) => modeGuards.includes(m));
-      const total = guards.includes(undefined) || allModesCovered || guards.some((g) => guards.some((h) => g && h && complementary(g, h)));
+      const total = guards.includes(undefined) || allModesCovered || guards.some((g) => g !== undefined && guards.includes(COMPLEMENT[g]));
       if (transitions.length > 0 && !total) {
         problems.push({ path, message: "every transition is guarded and the guards do not cover all cases: add an unguarded fallback" });
       }
