@@ -1,0 +1,449 @@
+// A step's life on a runner, in process and under faults, each case checked by its events and
+// by what the runner says in its log: heartbeats that keep a long step, a takeover seen at the
+// next heartbeat, a result given up after an outage longer than the lease, the database gone
+// under a running step, a timeout and the retry woken by its backoff, unexpected errors, a
+// release at shutdown, a cancel through NOTIFY, the LISTEN connection cut and re-opened, and
+// the sweep of steps whose runners kept vanishing. In process, so that mutation testing
+// (npm run mutate) reaches the runner's own code; runner-faults.int.test.ts kills real
+// processes.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createAppEventStore } from "../../server/app-store";
+import { createPool } from "../../server/db/pool";
+import type { RecordedEvent } from "../../server/events/types";
+import { claimNextStep, MAX_LOST_ATTEMPTS, scheduleStep, type ScheduleStepInput } from "../../server/runner/dispatch";
+import type { StepExecutor } from "../../server/runner/executors";
+import { Runner, type RunnerOptions } from "../../server/runner/runner";
+import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
+import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy";
+
+// The start-up line about the sandbox is checked below; these executors start no processes.
+process.env.CATCAFE_SANDBOX = "off";
+
+let db: TestDatabase;
+const STATE_DIR = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-runner-lifecycle-"));
+const runners: Runner[] = [];
+const pools: pg.Pool[] = [];
+const proxies: TcpProxy[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+// Each test's runners stop with it, and what it left unfinished is cancelled, so that no later
+// runner picks it up.
+afterEach(async () => {
+  for (const p of proxies) p.restore();
+  await Promise.all(runners.splice(0).map((r) => r.stop()));
+  const left = await db.pool.query<{ id: string; session_id: string }>(
+    "SELECT id, session_id FROM steps WHERE state IN ('pending', 'running')",
+  );
+  for (const row of left.rows) {
+    await db.store.append(row.session_id, "any", [{ type: "StepCancelled", data: { stepId: row.id } }], { actor: testActor });
+  }
+});
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.end()));
+  await Promise.all(proxies.map((p) => p.close()));
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+interface LogLine {
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+interface Started {
+  runner: Runner;
+  pool: pg.Pool;
+  logs: LogLine[];
+}
+
+/**
+ * An in-process runner whose log is kept. `url` is where its pool connects, `listenUrl` where
+ * its LISTEN connection does (each may go through a proxy to be cut).
+ */
+async function startRunner(
+  options: Partial<RunnerOptions> & Pick<RunnerOptions, "executors">,
+  url = db.url,
+  listenUrl = url,
+): Promise<Started> {
+  const pool = createPool(url, 6);
+  pools.push(pool);
+  const logs: LogLine[] = [];
+  const runner = new Runner(createAppEventStore(pool), pool, listenUrl, {
+    leaseMs: 5_000,
+    stateDir: STATE_DIR,
+    log: (msg, fields = {}) => logs.push({ msg, fields }),
+    ...options,
+  });
+  runners.push(runner);
+  await runner.start();
+  await runner.listeningOnce();
+  return { runner, pool, logs };
+}
+
+async function proxy(): Promise<TcpProxy> {
+  const p = await startTcpProxy(Number(new URL(db.url).port));
+  proxies.push(p);
+  return p;
+}
+
+async function newSession(): Promise<string> {
+  const id = uniqueId();
+  await db.store.append(id, "no_stream", [{ type: "SessionCreated", data: { title: "lifecycle", workflow: "test", state: "open" } }], {
+    actor: testActor,
+  });
+  return id;
+}
+
+async function schedule(
+  step: Omit<ScheduleStepInput, "sessionId" | "input"> & { input?: unknown },
+): Promise<{ sessionId: string; stepId: string }> {
+  const sessionId = await newSession();
+  const stepId = await scheduleStep(db.store, { sessionId, input: {}, ...step }, { actor: testActor });
+  return { sessionId, stepId };
+}
+
+const stepRow = async (id: string) =>
+  (
+    await db.pool.query<{ state: string; attempt: number; lease_expires_at: Date | null }>(
+      "SELECT state, attempt, lease_expires_at FROM steps WHERE id = $1",
+      [id],
+    )
+  ).rows[0]!;
+
+const stateIs = (id: string, state: string) => async () => (await stepRow(id)).state === state;
+
+/** The step's events after StepScheduled, with their attempt where they have one: "StepStarted 1", "StepCancelled". */
+async function history(sessionId: string, stepId: string): Promise<string[]> {
+  return (await stepEvents(sessionId, stepId))
+    .filter((e) => e.type !== "StepScheduled")
+    .map((e) => [e.type, (e.data as { attempt?: number }).attempt].filter((part) => part !== undefined).join(" "));
+}
+
+async function stepEvents(sessionId: string, stepId: string): Promise<RecordedEvent[]> {
+  return (await db.store.readStream(sessionId)).filter((e) => (e.data as { stepId?: string }).stepId === stepId);
+}
+
+const dataOf = async (sessionId: string, stepId: string, type: string) =>
+  (await stepEvents(sessionId, stepId)).filter((e) => e.type === type).map((e) => e.data as Record<string, unknown>);
+
+/** An executor that runs until its attempt is aborted, and keeps the reason it was given (and when, in `abortedAt`). */
+function endless(reasons: unknown[], abortedAt: number[] = []): StepExecutor {
+  return (_step, ctx) =>
+    new Promise((_resolve, reject) => {
+      ctx.signal.addEventListener("abort", () => {
+        reasons.push(ctx.signal.reason);
+        abortedAt.push(Date.now());
+        reject(ctx.signal.reason);
+      });
+    });
+}
+
+const messages = (logs: LogLine[]) => logs.map((l) => l.msg);
+
+describe("a runner's start and stop", () => {
+  it("says that it started and that it runs without a sandbox, and why; stopping it twice stops it once", async () => {
+    const { runner, logs } = await startRunner({ id: "announcer", executors: {} });
+    expect(logs.slice(0, 2)).toEqual([
+      { msg: "runner started", fields: { runnerId: "announcer" } },
+      {
+        msg: "no sandbox: agents and test commands run as this user, with its view of the machine (docs/security.md)",
+        fields: { runnerId: "announcer", reason: "turned off (CATCAFE_SANDBOX=off)" },
+      },
+    ]);
+    await Promise.all([runner.stop(), runner.stop()]);
+    await runner.stop();
+    expect(messages(logs).filter((m) => m === "runner stopped")).toHaveLength(1);
+    const row = await db.pool.query<{ stopped_at: Date | null }>("SELECT stopped_at FROM runners WHERE id = 'announcer'");
+    expect(row.rows[0]!.stopped_at).toBeInstanceOf(Date);
+  });
+});
+
+describe("leases", () => {
+  it("a step that runs for several leases keeps its lease by heartbeat: one attempt, though another runner waits to take it over", async () => {
+    const attempts: number[] = [];
+    const long: StepExecutor = async (step) => {
+      attempts.push(step.attempt);
+      await sleep(1_600);
+      return { attempt: step.attempt };
+    };
+    await startRunner({ id: "keeper", executors: { long }, leaseMs: 400 });
+    const { sessionId, stepId } = await schedule({ kind: "long" });
+    await until("the step running", stateIs(stepId, "running"));
+    const claimedUntil = (await stepRow(stepId)).lease_expires_at!.getTime();
+    // Ready to take the step the moment its lease ran out.
+    await startRunner({ id: "vulture", executors: { long }, leaseMs: 400, reclaimBackoffMs: 0, pollMs: 50 });
+    await sleep(1_000);
+    expect((await stepRow(stepId)).lease_expires_at!.getTime()).toBeGreaterThan(claimedUntil + 400);
+    await until("the step completed", stateIs(stepId, "completed"));
+    expect(attempts).toEqual([1]);
+    expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepCompleted 1"]);
+    expect((await dataOf(sessionId, stepId, "StepStarted"))[0]).toMatchObject({ runnerId: "keeper" });
+  });
+
+  it("when another attempt has taken the step, the runner's next heartbeat aborts its own: the reason reaches the executor and the log, and attempt 1 records nothing", async () => {
+    const reasons: unknown[] = [];
+    const { logs } = await startRunner({ id: "overtaken", executors: { stubborn: endless(reasons) }, leaseMs: 900 });
+    const { sessionId, stepId } = await schedule({ kind: "stubborn" });
+    await until("the step running", stateIs(stepId, "running"));
+    // As if this runner had stalled past its lease: the lease expired in the database and another
+    // runner took the step. One transaction, so that a heartbeat cannot slip in between.
+    const client = await db.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("UPDATE steps SET lease_expires_at = now() - interval '1 minute' WHERE id = $1", [stepId]);
+      const taken = await claimNextStep(db.store, { runnerId: "usurper", leaseMs: 60_000, reclaimBackoffMs: 0 }, client);
+      expect(taken).toMatchObject({ id: stepId, attempt: 2, reclaimed: true });
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    await until("attempt 1 aborted", () => reasons.length > 0, 3_000);
+    expect((reasons[0] as Error).message).toBe("lease lost: another attempt holds the step, or it ended");
+    await until("the abort logged", () => messages(logs).some((m) => m.startsWith("step aborted")), 3_000);
+    expect(logs.find((l) => l.msg.startsWith("step aborted"))).toEqual({
+      msg: "step aborted: lease lost: another attempt holds the step, or it ended",
+      fields: { runnerId: "overtaken", stepId, sessionId, attempt: 1 },
+    });
+    await sleep(200);
+    expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepStarted 2"]);
+    expect(await stepRow(stepId)).toMatchObject({ state: "running", attempt: 2 });
+  });
+
+  it("heartbeats that cannot reach the database: the attempt stops itself before its lease ends, and says why", async () => {
+    const cut = await proxy();
+    const reasons: unknown[] = [];
+    const abortedAt: number[] = [];
+    const leaseMs = 1_200;
+    const { logs } = await startRunner({ id: "unheard", executors: { deaf: endless(reasons, abortedAt) }, leaseMs }, cut.url(db.url));
+    const { stepId } = await schedule({ kind: "deaf" });
+    await until("the step running", stateIs(stepId, "running"));
+    await sleep(500); // a heartbeat or two confirmed
+    cut.cut();
+    await until("the attempt stopped", () => reasons.length > 0, 5_000);
+    // It stopped while the lease it held last was still running in the database (same machine, same clock).
+    expect(abortedAt[0]).toBeLessThan((await stepRow(stepId)).lease_expires_at!.getTime());
+    expect((reasons[0] as Error).message).toBe("lease lost: its lease could not be confirmed before it expired");
+    expect(messages(logs)).toContain("step aborted: lease lost: its lease could not be confirmed before it expired");
+  });
+});
+
+describe("results under an outage", () => {
+  it("a result the runner cannot record until its lease has certainly passed is given up; the next attempt runs the step and only its result is recorded", async () => {
+    const cut = await proxy();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const gated: StepExecutor = async (step) => {
+      if (step.attempt === 1) await gate;
+      return { attempt: step.attempt };
+    };
+    const leaseMs = 300;
+    const { logs } = await startRunner({ id: "stranded", executors: { gated }, leaseMs, reclaimBackoffMs: 0 }, cut.url(db.url));
+    const { sessionId, stepId } = await schedule({ kind: "gated" });
+    await until("the step running", stateIs(stepId, "running"));
+    cut.cut();
+    const cutAt = Date.now();
+    release();
+    await until("the result given up", () => messages(logs).includes("outcome not recorded; the step goes to its next attempt"), 10_000);
+    // Not before four leases: until then the lease it held might still be honoured.
+    expect(Date.now() - cutAt).toBeGreaterThanOrEqual(4 * leaseMs);
+    expect(logs.find((l) => l.msg === "outcome not recorded; the step goes to its next attempt")?.fields).toMatchObject({
+      runnerId: "stranded",
+      stepId,
+      attempt: 1,
+    });
+    // Meanwhile its loop kept trying to claim, and said why it could not.
+    expect(logs.filter((l) => l.msg === "database unreachable; retrying").length).toBeGreaterThan(0);
+    expect((await stepRow(stepId)).state).toBe("running");
+    cut.restore();
+    await until("the next attempt completed", stateIs(stepId, "completed"), 15_000);
+    expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepStarted 2", "StepCompleted 2"]);
+  });
+
+  it("the database gone under a running step (its executor's query fails): the step is handed back uncharged and runs again once the database is back", async () => {
+    const cut = await proxy();
+    let cutNow: () => void = () => {};
+    const cutting = new Promise<void>((r) => (cutNow = r));
+    let pool: pg.Pool | null = null;
+    const attempts: number[] = [];
+    const queries: StepExecutor = async (step) => {
+      attempts.push(step.attempt);
+      if (step.attempt === 1) {
+        await cutting;
+        await pool!.query("SELECT 1");
+      }
+      return { attempt: step.attempt };
+    };
+    const started = await startRunner({ id: "grounded", executors: { queries } }, cut.url(db.url));
+    pool = started.pool;
+    // One attempt allowed: a charged attempt would fail the step for good.
+    const { sessionId, stepId } = await schedule({ kind: "queries", maxAttempts: 1 });
+    await until("the step running", stateIs(stepId, "running"));
+    cut.cut();
+    cutNow();
+    await sleep(1_000);
+    cut.restore();
+    await until("the step completed", stateIs(stepId, "completed"), 15_000);
+    expect(attempts).toEqual([1, 2]);
+    expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepReleased 1", "StepStarted 2", "StepCompleted 2"]);
+    const [released] = await dataOf(sessionId, stepId, "StepReleased");
+    expect(released!.reason).toMatch(/^the database was unreachable: \S/);
+    expect(started.logs.find((l) => l.msg === "step released: the database was unreachable")?.fields).toMatchObject({
+      stepId,
+      attempt: 1,
+      err: expect.any(String),
+    });
+  });
+});
+
+describe("failures", () => {
+  it("a step past its timeout fails as a timeout, retryable, and its next attempt starts after the backoff, not at the poll a minute away", async () => {
+    const reasons: unknown[] = [];
+    const stall = endless(reasons);
+    const slowFirst: StepExecutor = (step, ctx) => (step.attempt === 1 ? stall(step, ctx) : Promise.resolve({ attempt: step.attempt }));
+    const { logs } = await startRunner({ id: "patient", executors: { slowFirst }, pollMs: 60_000, retryBaseMs: 100 });
+    const { sessionId, stepId } = await schedule({ kind: "slowFirst", timeoutMs: 300 });
+    await until("the retry completed", stateIs(stepId, "completed"), 5_000);
+    expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepFailed 1", "StepStarted 2", "StepCompleted 2"]);
+    const [failed] = await dataOf(sessionId, stepId, "StepFailed");
+    expect(failed).toMatchObject({ errorClass: "timeout", message: "step timed out after 300 ms", retryAt: expect.any(String) });
+    expect((reasons[0] as Error).message).toBe("timed out after 300 ms");
+    expect(logs.find((l) => l.msg === "step failed")?.fields).toEqual({
+      runnerId: "patient",
+      stepId,
+      sessionId,
+      attempt: 1,
+      errorClass: "timeout",
+      message: "step timed out after 300 ms",
+      retryable: true,
+    });
+  });
+
+  it("an executor's unexpected error fails the step as internal_error with its message and no retry; a thrown string is its own message", async () => {
+    const throwsError: StepExecutor = async () => {
+      throw new Error("disk on fire");
+    };
+    const throwsString: StepExecutor = async () => {
+      throw "plain words";
+    };
+    const { logs } = await startRunner({ id: "clumsy", executors: { throwsError, throwsString } });
+    const a = await schedule({ kind: "throwsError", maxAttempts: 3 });
+    const b = await schedule({ kind: "throwsString", maxAttempts: 3 });
+    await until("both failed", async () => (await stateIs(a.stepId, "failed")()) && (await stateIs(b.stepId, "failed")()));
+    expect(await history(a.sessionId, a.stepId)).toEqual(["StepStarted 1", "StepFailed 1"]);
+    expect(await dataOf(a.sessionId, a.stepId, "StepFailed")).toEqual([
+      { stepId: a.stepId, attempt: 1, errorClass: "internal_error", message: "disk on fire", retryAt: null },
+    ]);
+    expect((await dataOf(b.sessionId, b.stepId, "StepFailed"))[0]).toMatchObject({ errorClass: "internal_error", message: "plain words" });
+    expect(logs.find((l) => l.msg === "step failed" && l.fields.stepId === a.stepId)?.fields).toMatchObject({
+      errorClass: "internal_error",
+      message: "disk on fire",
+      retryable: false,
+    });
+  });
+
+  it("a step whose runners vanished MAX_LOST_ATTEMPTS + 1 times is failed by a running runner's own sweep", async () => {
+    const { sessionId, stepId } = await schedule({ kind: "ghostly", maxAttempts: 1 });
+    for (let lost = 0; lost <= MAX_LOST_ATTEMPTS; lost++) {
+      expect(await claimNextStep(db.store, { runnerId: `ghost-${lost}`, leaseMs: 20, reclaimBackoffMs: 0 })).toMatchObject({ id: stepId });
+      await sleep(40);
+    }
+    await startRunner({ id: "sweeper", executors: {}, pollMs: 200 });
+    await until("the step failed", stateIs(stepId, "failed"), 5_000);
+    expect((await dataOf(sessionId, stepId, "StepFailed"))[0]).toMatchObject({
+      errorClass: "internal_error",
+      message: `runner lost: ${MAX_LOST_ATTEMPTS + 1} runners in a row vanished while holding this step`,
+    });
+  });
+});
+
+describe("shutdown and cancels", () => {
+  it("on shutdown a step still running after the grace period is released, the workflow is not asked to react to a release, and the log says so", async () => {
+    const reasons: unknown[] = [];
+    const reacted: string[] = [];
+    const { runner, logs } = await startRunner({
+      id: "leaving",
+      executors: { endless: endless(reasons) },
+      shutdownGraceMs: 100,
+      react: async (_tx, _store, _session, recorded) => {
+        reacted.push(...recorded.map((e) => e.type));
+      },
+    });
+    const { sessionId, stepId } = await schedule({ kind: "endless" });
+    await until("the step running", stateIs(stepId, "running"));
+    await runner.stop();
+    expect((reasons[0] as Error).message).toBe("runner shutting down");
+    expect(reacted).toEqual([]);
+    expect(await dataOf(sessionId, stepId, "StepReleased")).toEqual([{ stepId, attempt: 1, reason: "runner shutting down" }]);
+    expect(await stepRow(stepId)).toMatchObject({ state: "pending", attempt: 1 });
+    expect(messages(logs).slice(-2)).toEqual(["step released on shutdown", "runner stopped"]);
+  });
+
+  it("an operator's cancel reaches the running step through NOTIFY at once, with the cancel poll a minute away; nothing more is recorded for it", async () => {
+    const reasons: unknown[] = [];
+    const { logs } = await startRunner({ id: "obedient", executors: { endless: endless(reasons) }, cancelPollMs: 60_000 });
+    const { sessionId, stepId } = await schedule({ kind: "endless" });
+    await until("the step running", stateIs(stepId, "running"));
+    await db.store.append(sessionId, "any", [{ type: "StepCancelled", data: { stepId } }], { actor: testActor });
+    await until("the attempt aborted", () => reasons.length > 0, 2_000);
+    expect((reasons[0] as Error).message).toBe("cancelled by an operator");
+    await until("the cancel logged", () => messages(logs).includes("step cancelled by an operator"), 2_000);
+    await sleep(200);
+    expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepCancelled"]);
+  });
+});
+
+describe("the LISTEN connection", () => {
+  it("cut: the runner retries until it is back, says so, and starts the work scheduled meanwhile at once, with its poll a minute away", async () => {
+    const cut = await proxy();
+    const quick: StepExecutor = async () => ({ ok: true });
+    const { logs } = await startRunner({ id: "deafened", executors: { quick }, pollMs: 60_000 }, db.url, cut.url(db.url));
+    cut.cut();
+    await until("two failed reconnects", () => messages(logs).filter((m) => m === "listen failed; retrying").length >= 2, 5_000);
+    const meanwhile = await schedule({ kind: "quick" });
+    await sleep(300);
+    // The NOTIFY was lost and the poll is a minute away.
+    expect((await stepRow(meanwhile.stepId)).state).toBe("pending");
+    cut.restore();
+    await until("the step scheduled meanwhile completed", stateIs(meanwhile.stepId, "completed"), 3_000);
+    const again = logs.find((l) => l.msg === "listening again");
+    expect(again?.fields).toMatchObject({ runnerId: "deafened" });
+    expect(again!.fields.failures).toBeGreaterThanOrEqual(2);
+    // And NOTIFY wakes it again.
+    const after = await schedule({ kind: "quick" });
+    await until("new work woken by NOTIFY", stateIs(after.stepId, "completed"), 2_000);
+  });
+
+  it("ended by the server: the runner opens a new one at once and is woken by the next step", async () => {
+    const quick: StepExecutor = async () => ({ ok: true });
+    await startRunner({ id: "reconnecting", executors: { quick }, pollMs: 60_000 });
+    const listeners = async () =>
+      (
+        await db.pool.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE application_name = 'catcafe-runner-listen' AND datname = current_database()",
+        )
+      ).rows.map((r) => r.pid);
+    const [before] = await listeners();
+    expect(before).toBeDefined();
+    await db.pool.query("SELECT pg_terminate_backend($1)", [before]);
+    await until("a new LISTEN connection", async () => {
+      const now = await listeners();
+      return now.length === 1 && now[0] !== before;
+    });
+    const step = await schedule({ kind: "quick" });
+    await until("the step completed", stateIs(step.stepId, "completed"), 2_000);
+  });
+});
