@@ -1,0 +1,201 @@
+// Step dispatch (server/runner/dispatch.ts) at its edges, called directly: the database away
+// is an error, never "nothing to claim" or "refused"; a reaction's connection error is not a
+// defect while any other failure of it is; the claim behind a result sees the result; retries
+// stop when the step's attempts are used up; the fence's refusal names the step and attempt.
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAppEventStore } from "../../server/app-store";
+import { createPool, isConnectionError, type Tx } from "../../server/db/pool";
+import type { EventStore } from "../../server/events/store";
+import type { RecordedEvent } from "../../server/events/types";
+import {
+  appendWhileHeld,
+  claimNextStep,
+  recordStepOutcome,
+  scheduleStep,
+  type OutcomeReactor,
+  type ReactionFallback,
+} from "../../server/runner/dispatch";
+import { StaleAttemptError } from "../../server/runner/steps-projection";
+import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
+import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy";
+
+let db: TestDatabase;
+let cut: TcpProxy;
+let cutPool: pg.Pool;
+let cutStore: EventStore;
+const runner = { kind: "runner", id: "dispatcher" } as const;
+const claimOptions = { runnerId: "dispatcher", leaseMs: 60_000, reclaimBackoffMs: 0 };
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  cut = await startTcpProxy(Number(new URL(db.url).port));
+  cut.cut();
+  cutPool = createPool(cut.url(db.url), 2);
+  cutStore = createAppEventStore(cutPool);
+});
+afterAll(async () => {
+  await cutPool.end();
+  await cut.close();
+});
+
+async function newSession(): Promise<string> {
+  const id = uniqueId();
+  await db.store.append(id, "no_stream", [{ type: "SessionCreated", data: { title: "dispatch", workflow: "test", state: "open" } }], {
+    actor: testActor,
+  });
+  return id;
+}
+
+/** A step of a new session, claimed: attempt 1 holds it. */
+async function claimedStep(maxAttempts = 3): Promise<{ id: string; attempt: number; sessionId: string }> {
+  const sessionId = await newSession();
+  const id = await scheduleStep(db.store, { sessionId, kind: "dispatched", input: {}, maxAttempts }, { actor: testActor });
+  const claimed = await claimNextStep(db.store, claimOptions);
+  expect(claimed).toMatchObject({ id, attempt: 1 });
+  return { id, attempt: 1, sessionId };
+}
+
+/** Progress of attempt 1 (a rate-limit wait), as an agent step appends it while it runs. */
+const waited = (stepId: string) => ({
+  type: "RateLimitWaited",
+  data: { stepId, attempt: 1, brain: "b", minIntervalMs: 100, waitMs: 50 },
+});
+
+const stepRow = async (id: string) =>
+  (await db.pool.query<{ state: string; attempt: number }>("SELECT state, attempt FROM steps WHERE id = $1", [id])).rows[0]!;
+
+async function typesOf(sessionId: string): Promise<string[]> {
+  return (await db.store.readStream(sessionId)).map((e) => e.type);
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error("expected a rejection");
+    },
+    (err: unknown) => err,
+  );
+}
+
+describe("the database away", () => {
+  it("a claim fails with the connection error: it is not taken for 'nothing to claim'", async () => {
+    const err = await rejection(claimNextStep(cutStore, claimOptions));
+    expect(isConnectionError(err)).toBe(true);
+  });
+
+  it("progress of an attempt fails with the connection error: it is not taken for a refusal", async () => {
+    const step = await claimedStep();
+    const progress = appendWhileHeld(cutStore, step, [waited(step.id)], {
+      actor: runner,
+    });
+    expect(isConnectionError(await rejection(progress))).toBe(true);
+  });
+});
+
+describe("reactions", () => {
+  it("a reaction that fails with a connection error is not a defect: the error comes back, the fallback is not called, nothing is recorded", async () => {
+    const step = await claimedStep();
+    const before = await typesOf(step.sessionId);
+    const dropped = Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
+    const fallbacks: string[] = [];
+    const err = await rejection(
+      recordStepOutcome(db.store, step, { kind: "completed", output: {} }, runner, {
+        react: async () => {
+          throw dropped;
+        },
+        onReactionError: async (_tx, _store, _session, _recorded, message) => {
+          fallbacks.push(message);
+        },
+      }),
+    );
+    expect(err).toBe(dropped);
+    expect(fallbacks).toEqual([]);
+    expect(await typesOf(step.sessionId)).toEqual(before);
+    expect(await stepRow(step.id)).toEqual({ state: "running", attempt: 1 });
+  });
+
+  it("a reaction that fails for any other reason (a defect): the outcome is recorded with the fallback's events, which get the cause, and the result counts as recorded", async () => {
+    for (const thrown of [new Error("no transition from 'reviewing'"), "a bare string"]) {
+      const step = await claimedStep();
+      const fallbacks: Array<{ message: string; recorded: string[] }> = [];
+      const fallback: ReactionFallback = async (tx, store, sessionId, recorded, message) => {
+        fallbacks.push({ message, recorded: recorded.map((e) => e.type) });
+        await store.appendInTx(tx, sessionId, "any", [{ type: "SessionStateChanged", data: { from: "open", to: "failed" } }], {
+          actor: runner,
+        });
+      };
+      const react: OutcomeReactor = async () => {
+        throw thrown;
+      };
+      const recorded = await recordStepOutcome(db.store, step, { kind: "completed", output: { n: 1 } }, runner, {
+        react,
+        onReactionError: fallback,
+      });
+      expect(recorded).toBe(true);
+      const cause = thrown instanceof Error ? thrown.message : thrown;
+      expect(fallbacks).toEqual([{ message: `the workflow could not react to the step's outcome: ${cause}`, recorded: ["StepCompleted"] }]);
+      expect((await typesOf(step.sessionId)).slice(-2)).toEqual(["StepCompleted", "SessionStateChanged"]);
+      expect(await stepRow(step.id)).toEqual({ state: "completed", attempt: 1 });
+    }
+  });
+
+  it("the claim behind a result runs after its commit, on a connection that sees it", async () => {
+    const step = await claimedStep();
+    const seen: string[] = [];
+    await recordStepOutcome(db.store, step, { kind: "completed", output: {} }, runner, {
+      behind: async (tx: Tx) => {
+        const r = await tx.query<{ state: string }>("SELECT state FROM steps WHERE id = $1", [step.id]);
+        seen.push(r.rows[0]!.state);
+      },
+    });
+    expect(seen).toEqual(["completed"]);
+  });
+});
+
+describe("retries", () => {
+  it("a retryable failure is retried until the step's attempts are used up: the last failure has no retryAt, and the step fails", async () => {
+    const step = await claimedStep(2);
+    const failure = { kind: "failed", errorClass: "provider_network_error", message: "reset", retryable: true } as const;
+    expect(await recordStepOutcome(db.store, step, failure, runner, { retryBaseMs: 10 })).toBe(true);
+    expect(await stepRow(step.id)).toEqual({ state: "pending", attempt: 1 });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(await claimNextStep(db.store, claimOptions)).toMatchObject({ id: step.id, attempt: 2 });
+    expect(await recordStepOutcome(db.store, { ...step, attempt: 2 }, failure, runner, { retryBaseMs: 10 })).toBe(true);
+    expect(await stepRow(step.id)).toEqual({ state: "failed", attempt: 2 });
+    const failures = (await db.store.readStream(step.sessionId))
+      .filter((e): e is RecordedEvent => e.type === "StepFailed")
+      .map((e) => (e.data as { retryAt: string | null }).retryAt);
+    expect(failures).toEqual([expect.any(String), null]);
+  });
+});
+
+describe("the fence's refusal", () => {
+  it("names the step, what was refused and the attempt, as a conflict; nothing is recorded", async () => {
+    const step = await claimedStep();
+    const before = await typesOf(step.sessionId);
+    const err = await rejection(
+      db.store.append(step.sessionId, "any", [{ type: "StepCompleted", data: { stepId: step.id, attempt: 5, output: {} } }], {
+        actor: runner,
+      }),
+    );
+    expect(err).toBeInstanceOf(StaleAttemptError);
+    expect(err).toMatchObject({
+      code: "CONFLICT",
+      message: `step ${step.id}: result from attempt 5 rejected: that attempt no longer holds the step`,
+      details: { stepId: step.id, attempt: 5 },
+    });
+    expect(await typesOf(step.sessionId)).toEqual(before);
+  });
+
+  it("of an attempt's progress after its step ended: nothing lands", async () => {
+    const step = await claimedStep();
+    await recordStepOutcome(db.store, step, { kind: "completed", output: {} }, runner);
+    expect(
+      await appendWhileHeld(db.store, step, [waited(step.id)], {
+        actor: runner,
+      }),
+    ).toBe(false);
+    expect((await typesOf(step.sessionId)).at(-1)).toBe("StepCompleted");
+  });
+});
