@@ -16,7 +16,7 @@ import { createPool } from "../../server/db/pool";
 import type { RecordedEvent } from "../../server/events/types";
 import { claimNextStep, MAX_LOST_ATTEMPTS, scheduleStep, type ScheduleStepInput } from "../../server/runner/dispatch";
 import type { StepExecutor } from "../../server/runner/executors";
-import { Runner, type RunnerOptions } from "../../server/runner/runner";
+import { Runner, RUNNER_HEARTBEAT_MS, type RunnerOptions } from "../../server/runner/runner";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy";
 
@@ -154,6 +154,24 @@ function endless(reasons: unknown[], abortedAt: number[] = []): StepExecutor {
 
 const messages = (logs: LogLine[]) => logs.map((l) => l.msg);
 
+/**
+ * As if the runner holding the step had stalled past its lease: the lease expires in the
+ * database and another runner takes the step (attempt 2). One transaction, so that a
+ * heartbeat of attempt 1 cannot slip in between.
+ */
+async function takeOver(stepId: string): Promise<void> {
+  const client = await db.pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query("UPDATE steps SET lease_expires_at = now() - interval '1 minute' WHERE id = $1", [stepId]);
+    const taken = await claimNextStep(db.store, { runnerId: "usurper", leaseMs: 60_000, reclaimBackoffMs: 0 }, client);
+    expect(taken).toMatchObject({ id: stepId, attempt: 2, reclaimed: true });
+    await client.query("COMMIT");
+  } finally {
+    client.release();
+  }
+}
+
 describe("a runner's start and stop", () => {
   it("says that it started and that it runs without a sandbox, and why; stopping it twice stops it once", async () => {
     const { runner, logs } = await startRunner({ id: "announcer", executors: {} });
@@ -172,6 +190,18 @@ describe("a runner's start and stop", () => {
   });
 });
 
+describe("the runner's own heartbeat", () => {
+  it("its row's heartbeat moves on while it runs, which is what counts it live", async () => {
+    await startRunner({ id: "beating", executors: {} });
+    const heartbeat = async () =>
+      (
+        await db.pool.query<{ heartbeat_at: Date }>("SELECT heartbeat_at FROM runners WHERE id = 'beating'")
+      ).rows[0]!.heartbeat_at.getTime();
+    const first = await heartbeat();
+    await until("a later heartbeat", async () => (await heartbeat()) > first, RUNNER_HEARTBEAT_MS + 3_000);
+  });
+});
+
 describe("leases", () => {
   it("a step that runs for several leases keeps its lease by heartbeat: one attempt, though another runner waits to take it over", async () => {
     const attempts: number[] = [];
@@ -180,7 +210,7 @@ describe("leases", () => {
       await sleep(1_600);
       return { attempt: step.attempt };
     };
-    await startRunner({ id: "keeper", executors: { long }, leaseMs: 400 });
+    const keeper = await startRunner({ id: "keeper", executors: { long }, leaseMs: 400 });
     const { sessionId, stepId } = await schedule({ kind: "long" });
     await until("the step running", stateIs(stepId, "running"));
     const claimedUntil = (await stepRow(stepId)).lease_expires_at!.getTime();
@@ -192,6 +222,31 @@ describe("leases", () => {
     expect(attempts).toEqual([1]);
     expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepCompleted 1"]);
     expect((await dataOf(sessionId, stepId, "StepStarted"))[0]).toMatchObject({ runnerId: "keeper" });
+    expect(keeper.logs.find((l) => l.msg === "step completed")?.fields).toEqual({
+      runnerId: "keeper",
+      stepId,
+      sessionId,
+      attempt: 1,
+      accepted: true,
+    });
+  });
+
+  it("a result that arrives after another attempt took the step is refused by the fence, and the log says it was not recorded", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const late: StepExecutor = async () => {
+      await gate;
+      return { late: true };
+    };
+    // A long lease: no heartbeat comes between the take-over and the result.
+    const { logs } = await startRunner({ id: "too-late", executors: { late }, leaseMs: 60_000 });
+    const { sessionId, stepId } = await schedule({ kind: "late" });
+    await until("the step running", stateIs(stepId, "running"));
+    await takeOver(stepId);
+    release();
+    await until("the result refused", () => messages(logs).includes("step result not recorded: attempt no longer holds the step"), 3_000);
+    expect(logs.find((l) => l.msg.startsWith("step result not recorded"))?.fields).toMatchObject({ stepId, attempt: 1, accepted: false });
+    expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepStarted 2"]);
   });
 
   it("when another attempt has taken the step, the runner's next heartbeat aborts its own: the reason reaches the executor and the log, and attempt 1 records nothing", async () => {
@@ -199,18 +254,7 @@ describe("leases", () => {
     const { logs } = await startRunner({ id: "overtaken", executors: { stubborn: endless(reasons) }, leaseMs: 900 });
     const { sessionId, stepId } = await schedule({ kind: "stubborn" });
     await until("the step running", stateIs(stepId, "running"));
-    // As if this runner had stalled past its lease: the lease expired in the database and another
-    // runner took the step. One transaction, so that a heartbeat cannot slip in between.
-    const client = await db.pool.connect();
-    try {
-      await client.query("BEGIN");
-      await client.query("UPDATE steps SET lease_expires_at = now() - interval '1 minute' WHERE id = $1", [stepId]);
-      const taken = await claimNextStep(db.store, { runnerId: "usurper", leaseMs: 60_000, reclaimBackoffMs: 0 }, client);
-      expect(taken).toMatchObject({ id: stepId, attempt: 2, reclaimed: true });
-      await client.query("COMMIT");
-    } finally {
-      client.release();
-    }
+    await takeOver(stepId);
     await until("attempt 1 aborted", () => reasons.length > 0, 3_000);
     expect((reasons[0] as Error).message).toBe("lease lost: another attempt holds the step, or it ended");
     await until("the abort logged", () => messages(logs).some((m) => m.startsWith("step aborted")), 3_000);
@@ -332,17 +376,49 @@ describe("failures", () => {
     });
   });
 
-  it("an executor's unexpected error fails the step as internal_error with its message and no retry; a thrown string is its own message", async () => {
+  it("an executor that ignores its timeout and returns anyway: the attempt is recorded as timed out, not completed", async () => {
+    const deaf: StepExecutor = async () => {
+      await sleep(500);
+      return { finished: "too late" };
+    };
+    await startRunner({ id: "overrunning", executors: { deaf } });
+    const { sessionId, stepId } = await schedule({ kind: "deaf", timeoutMs: 150, maxAttempts: 1 });
+    await until("the step failed", stateIs(stepId, "failed"), 5_000);
+    expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepFailed 1"]);
+    expect((await dataOf(sessionId, stepId, "StepFailed"))[0]).toMatchObject({ errorClass: "timeout", retryAt: null });
+  });
+
+  it("an executor's unexpected error, or no executor for the kind, fails the step as internal_error with its message and no retry, and the workflow reacts; a thrown string is its own message", async () => {
     const throwsError: StepExecutor = async () => {
       throw new Error("disk on fire");
     };
     const throwsString: StepExecutor = async () => {
       throw "plain words";
     };
-    const { logs } = await startRunner({ id: "clumsy", executors: { throwsError, throwsString } });
+    const reacted: string[] = [];
+    const { logs } = await startRunner({
+      id: "clumsy",
+      executors: { throwsError, throwsString },
+      react: async (_tx, _store, _session, recorded) => {
+        reacted.push(...recorded.map((e) => e.type));
+      },
+    });
     const a = await schedule({ kind: "throwsError", maxAttempts: 3 });
     const b = await schedule({ kind: "throwsString", maxAttempts: 3 });
-    await until("both failed", async () => (await stateIs(a.stepId, "failed")()) && (await stateIs(b.stepId, "failed")()));
+    const c = await schedule({ kind: "unheardOf", maxAttempts: 3 });
+    await until(
+      "all three failed",
+      async () => (await stateIs(a.stepId, "failed")()) && (await stateIs(b.stepId, "failed")()) && (await stateIs(c.stepId, "failed")()),
+    );
+    expect(reacted).toEqual(["StepFailed", "StepFailed", "StepFailed"]);
+    expect(await history(c.sessionId, c.stepId)).toEqual(["StepStarted 1", "StepFailed 1"]);
+    expect((await dataOf(c.sessionId, c.stepId, "StepFailed"))[0]).toEqual({
+      stepId: c.stepId,
+      attempt: 1,
+      errorClass: "internal_error",
+      message: 'no executor for step kind "unheardOf" on runner clumsy',
+      retryAt: null,
+    });
     expect(await history(a.sessionId, a.stepId)).toEqual(["StepStarted 1", "StepFailed 1"]);
     expect(await dataOf(a.sessionId, a.stepId, "StepFailed")).toEqual([
       { stepId: a.stepId, attempt: 1, errorClass: "internal_error", message: "disk on fire", retryAt: null },
@@ -392,6 +468,46 @@ describe("shutdown and cancels", () => {
     expect(await dataOf(sessionId, stepId, "StepReleased")).toEqual([{ stepId, attempt: 1, reason: "runner shutting down" }]);
     expect(await stepRow(stepId)).toMatchObject({ state: "pending", attempt: 1 });
     expect(messages(logs).slice(-2)).toEqual(["step released on shutdown", "runner stopped"]);
+  });
+
+  it("a runner shutting down takes no new step, not even right behind a result it records during its grace period", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const gated: StepExecutor = async (step) => {
+      if ((step.input as { wait?: boolean }).wait) await gate;
+      return { ok: true };
+    };
+    const { runner } = await startRunner({ id: "closing", executors: { gated }, concurrency: 1, shutdownGraceMs: 5_000 });
+    const first = await schedule({ kind: "gated", input: { wait: true } });
+    await until("the first step running", stateIs(first.stepId, "running"));
+    const waiting = await schedule({ kind: "gated" });
+    const stopped = runner.stop();
+    await sleep(50);
+    release();
+    await stopped;
+    expect((await stepRow(first.stepId)).state).toBe("completed");
+    expect(await stepRow(waiting.stepId)).toMatchObject({ state: "pending", attempt: 0 });
+  });
+
+  it("shutting down while the database is away: the release is not waited for (the next runner takes the step when its lease ends), and the log says so", async () => {
+    const cut = await proxy();
+    const reasons: unknown[] = [];
+    const leaseMs = 5_000;
+    const { runner, logs } = await startRunner(
+      { id: "abandoning", executors: { endless: endless(reasons) }, leaseMs, shutdownGraceMs: 100 },
+      cut.url(db.url),
+    );
+    const { stepId } = await schedule({ kind: "endless" });
+    await until("the step running", stateIs(stepId, "running"));
+    cut.cut();
+    const stopAt = Date.now();
+    await runner.stop();
+    expect(Date.now() - stopAt).toBeLessThan(leaseMs);
+    expect(logs.find((l) => l.msg === "outcome not recorded; the step goes to its next attempt")?.fields).toMatchObject({
+      stepId,
+      attempt: 1,
+    });
+    expect(await stepRow(stepId)).toMatchObject({ state: "running", attempt: 1 });
   });
 
   it("an operator's cancel reaches the running step through NOTIFY at once, with the cancel poll a minute away; nothing more is recorded for it", async () => {
