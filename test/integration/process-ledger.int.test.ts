@@ -43,7 +43,7 @@ describe("a runner's own ledger", () => {
     const ledger = new ProcessLedger(dir, "host/runner 1");
     const file = path.join(dir, "host_runner_1.json");
     const pid = leftover();
-    ledger.observer.spawned({ pid, marker: "CATCAFE_ATTEMPT=abc" });
+    ledger.observer.spawned({ pid, file: "sleep", marker: "CATCAFE_ATTEMPT=abc" });
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual({
       runnerId: "host/runner 1",
