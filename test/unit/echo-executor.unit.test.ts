@@ -1,0 +1,58 @@
+// The built-in `echo` step (server/runner/executors.ts), the runner's own test step: it
+// checks its input, waits `delayMs` unless its attempt is aborted first, then returns the
+// message; failures are StepExecutionErrors with their class.
+import { describe, expect, it } from "vitest";
+import type { ClaimedStep } from "../../server/runner/dispatch";
+import { builtinExecutors, echoExecutor, StepExecutionError } from "../../server/runner/executors";
+
+function step(input: unknown): ClaimedStep {
+  return {
+    id: "0193a000-0000-7000-8000-000000000002",
+    sessionId: "s-echo",
+    kind: "echo",
+    input,
+    attempt: 1,
+    maxAttempts: 3,
+    timeoutMs: 10_000,
+    backoffMs: [],
+    leaseExpiresAt: new Date(Date.now() + 60_000).toISOString(),
+    reclaimed: false,
+  };
+}
+
+const live = () => new AbortController().signal;
+
+describe("the echo step", () => {
+  it("is the runner's built-in step", () => {
+    expect(builtinExecutors).toEqual({ echo: echoExecutor });
+  });
+
+  it("returns its message, after its delay", async () => {
+    expect(await echoExecutor(step({ message: "meow" }), { signal: live() })).toEqual({ echo: "meow" });
+    const started = Date.now();
+    expect(await echoExecutor(step({ message: "later", delayMs: 120 }), { signal: live() })).toEqual({ echo: "later" });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(110);
+  });
+
+  it("an input without a message fails for good, as a tool error naming the field", async () => {
+    const err = await echoExecutor(step({ delayMs: 5 }), { signal: live() }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StepExecutionError);
+    expect(err).toMatchObject({ name: "StepExecutionError", errorClass: "tool_error", retryable: false });
+    expect((err as Error).message).toMatch(/^invalid echo input: .*message/s);
+  });
+
+  it("an abort during the delay ends it at once with the abort's reason; an attempt aborted before it starts does not wait at all", async () => {
+    const abort = new AbortController();
+    const reason = new Error("cancelled by an operator");
+    setTimeout(() => abort.abort(reason), 30);
+    const started = Date.now();
+    await expect(echoExecutor(step({ message: "never", delayMs: 60_000 }), { signal: abort.signal })).rejects.toBe(reason);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await expect(echoExecutor(step({ message: "never", delayMs: 60_000 }), { signal: abort.signal })).rejects.toBe(reason);
+  });
+
+  it("keeps a Retry-After with a failure", () => {
+    const err = new StepExecutionError("provider_rate_limit", "slow down", true, 2_000);
+    expect(err).toMatchObject({ errorClass: "provider_rate_limit", message: "slow down", retryable: true, retryAfterMs: 2_000 });
+  });
+});
