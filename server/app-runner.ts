@@ -11,7 +11,7 @@ import type { Tx } from "./db/pool";
 import { conversationExecutors } from "./conversations/steps";
 import { CONVERSATION_STEPS, reactToConversationFailure, reactToConversationStep } from "./conversations/reactor";
 import { isWorkflowStepOutput } from "./events/step-contract";
-import { stepOutcomeOf, type OutcomeStep, type StepOutcome } from "./runner/outcome";
+import { stepOutcomeOf, type OutcomeStep, type StepOutcome } from "./events/step-outcome";
 import { reactToDeliveryFailure, reactToDeliveryStep } from "./delivery/reactor";
 import { deliverOnApproval } from "./delivery/service";
 import { DELIVER_STEP, deliveryExecutor } from "./delivery/steps";

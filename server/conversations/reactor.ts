@@ -5,7 +5,7 @@
 import type { Tx } from "../db/pool";
 import { getBlob } from "../events/blobs";
 import type { EventStore } from "../events/store";
-import type { OutcomeStep, StepOutcome } from "../runner/outcome";
+import type { OutcomeStep, StepOutcome } from "../events/step-outcome";
 import type { ConversationCommand } from "../modes/conversation";
 import { actOnConversationInTx, CALL_STEP, TIMER_STEP } from "./record";
 import { ZCallStepOutput, ZTimerInput } from "./steps";

@@ -5,7 +5,7 @@ import type { Tx } from "../db/pool";
 import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
 import type { EventStore } from "../events/store";
 import type { NewEvent } from "../events/types";
-import type { OutcomeStep, StepOutcome } from "../runner/outcome";
+import type { OutcomeStep, StepOutcome } from "../events/step-outcome";
 import { ZDeliverInput, ZDeliverOutput } from "./steps";
 
 export const DELIVERY_ACTOR = { kind: "system", id: "delivery" } as const;

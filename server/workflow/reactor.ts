@@ -2,11 +2,11 @@
 // workflow decides what happens next inside the same transaction (a result and its
 // consequences commit together, or not at all).
 import type { Tx } from "../db/pool";
-import type { AppEvent } from "../events/catalog";
 import { getBlob } from "../events/blobs";
 import { isWorkflowStepOutput } from "../events/step-contract";
 import type { EventStore } from "../events/store";
 import type { NewEvent, RecordedEvent } from "../events/types";
+import { stepOutcomeOf } from "../events/step-outcome";
 import type { TaskCommand } from "./commands";
 import { decideContext, definitionFor } from "./context";
 import { decide } from "./decide";
@@ -16,9 +16,7 @@ export const WORKFLOW_ACTOR = { kind: "system", id: "workflow" } as const;
 
 /** Called by the runner inside the transaction that recorded a step outcome; what the workflow appended. */
 export async function reactToStepOutcome(tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]): Promise<NewEvent[]> {
-  const outcome = (recorded as (RecordedEvent & AppEvent)[]).find(
-    (e) => e.type === "StepCompleted" || (e.type === "StepFailed" && e.data.retryAt === null),
-  );
+  const outcome = stepOutcomeOf(recorded, { final: true });
   if (!outcome) return [];
   const state = foldTask(await store.readStream(sessionId, { db: tx }));
   if (state.status !== "active") return [];
@@ -34,7 +32,7 @@ export async function reactToStepOutcome(tx: Tx, store: EventStore, sessionId: s
       if (a.path.endsWith(".json")) artifactTexts[a.path] = (await getBlob(tx, a.blob.blob)).content.toString("utf8");
     }
     command = { type: "StepSucceeded", stepId: outcome.data.stepId, attempt: outcome.data.attempt, output, rawText, artifactTexts };
-  } else if (outcome.type === "StepFailed") {
+  } else {
     command = {
       type: "StepGaveUp",
       stepId: outcome.data.stepId,
@@ -42,8 +40,6 @@ export async function reactToStepOutcome(tx: Tx, store: EventStore, sessionId: s
       errorClass: outcome.data.errorClass,
       message: outcome.data.message,
     };
-  } else {
-    return [];
   }
   return decideAndAppend(tx, store, sessionId, state, command, outcome);
 }
@@ -81,8 +77,8 @@ export async function reactToReactionFailure(
 ): Promise<void> {
   const state = foldTask(await store.readStream(sessionId, { db: tx }));
   if (state.status !== "active") return;
-  const outcome = (recorded as (RecordedEvent & AppEvent)[]).find((e) => e.type === "StepCompleted" || e.type === "StepFailed");
-  if (outcome?.type !== "StepCompleted" && outcome?.type !== "StepFailed") return;
+  const outcome = stepOutcomeOf(recorded, { final: false });
+  if (!outcome) return;
   const command: TaskCommand = {
     type: "StepGaveUp",
     stepId: outcome.data.stepId,

@@ -1,9 +1,9 @@
 // Which of the events recorded with a step's result the reactions take as its outcome
-// (server/runner/outcome.ts): a completion, or a failure; `final` leaves out a failure that
+// (server/events/step-outcome.ts): a completion, or a failure; `final` leaves out a failure that
 // will be retried, so that the workflow only hears of a step that gave up.
 import { describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../server/events/types";
-import { stepOutcomeOf } from "../../server/runner/outcome";
+import { stepOutcomeOf } from "../../server/events/step-outcome";
 
 let position = 0;
 function recorded(type: string, data: Record<string, unknown>): RecordedEvent {

@@ -1,7 +1,7 @@
 // A step's outcome as the reactions read it: the StepCompleted or StepFailed of an attempt just
 // recorded, and the step it belongs to (its kind and input, from the steps table).
-import type { AppEvent } from "../events/catalog";
-import type { RecordedEvent } from "../events/types";
+import type { AppEvent } from "./catalog";
+import type { RecordedEvent } from "./types";
 
 export type StepOutcome = RecordedEvent & Extract<AppEvent, { type: "StepCompleted" | "StepFailed" }>;
 
