@@ -32,6 +32,29 @@ describe("event registry", () => {
     expect(() => registry.encode("Nope", {})).toThrow('unknown event type "Nope"');
   });
 
+  it("lists every problem of an event, each with its path, the root's as (root)", () => {
+    expect(() => registry.encode("Renamed", { name: { first: 1, last: 2 } })).toThrow(
+      "invalid Renamed event: name.first: Invalid input: expected string, received number; name.last: Invalid input: expected string, received number",
+    );
+    expect(() => registry.encode("NoUpcaster", 5)).toThrow(
+      "invalid NoUpcaster event: (root): Invalid input: expected object, received number",
+    );
+  });
+
+  it("a stored event that does not match its schema is an internal error naming the field", () => {
+    const err = (() => {
+      try {
+        registry.decode("Renamed", { name: { first: "Ada" } }, 3);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toMatchObject({ code: "INTERNAL" });
+    expect((err as Error).message).toMatch(/^stored Renamed event does not match its schema: name\.last: /);
+    expect(registry.decode("NoUpcaster", { a: 1 }, 2)).toEqual({ a: 1 });
+    expect(() => registry.decode("NoUpcaster", { a: "one" }, 2)).toThrow(/^stored NoUpcaster event does not match its schema: a: /);
+  });
+
   it("stamps the current schema version and summarizes to one short line", () => {
     expect(registry.encode("Renamed", { name: { first: "A", last: "B" } }).schemaVersion).toBe(3);
     expect(registry.summarize("Renamed", { name: { first: "A", last: "B" } })).toBe("Renamed to A B");
