@@ -1,0 +1,171 @@
+// The event store at its edges, each case a promise a reader or writer relies on: expected
+// version 0 is a new stream; an application projection that fails undoes the whole append,
+// also when only some of its events are projected; replay snapshots are kept at the highest
+// multiple passed and never at 0; a missing stream or session is NOT_FOUND for the fold and
+// the timeline; one blob collector at a time; a rebuild says which projection tables it changed.
+import { beforeAll, describe, expect, it } from "vitest";
+import { createPool, type Tx } from "../../server/db/pool";
+import { putBlob, collectUnreferencedBlobs } from "../../server/events/blobs";
+import { appRegistry } from "../../server/events/catalog";
+import { foldStreamAt } from "../../server/events/fold-read";
+import type { Projection } from "../../server/events/projection";
+import { rebuildAndCompare } from "../../server/events/rebuild";
+import { snapshotKey, type StreamFold } from "../../server/events/snapshots";
+import { EventStore } from "../../server/events/store";
+import { readSessionTimeline } from "../../server/events/timeline";
+import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+
+const created = (title = "edges") => ({ type: "SessionCreated", data: { title, workflow: "test", state: "open" } });
+const message = (text: string) => ({ type: "OperatorMessagePosted", data: { text } });
+
+async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string }> {
+  return promise.then(
+    () => {
+      throw new Error("expected a rejection");
+    },
+    (err: Error & { code?: string }) => err,
+  );
+}
+
+describe("appends", () => {
+  it("expected version 0 creates the stream, as no_stream does; a second such append is a conflict", async () => {
+    const id = uniqueId();
+    const first = await db.store.append(id, 0, [created()], { actor: testActor });
+    expect(first).toMatchObject({ version: 1, duplicate: false });
+    const again = await rejection(db.store.append(id, 0, [created()], { actor: testActor }));
+    expect(again).toMatchObject({ code: "CONFLICT" });
+    expect((await db.store.readStream(id)).map((e) => e.type)).toEqual(["SessionCreated"]);
+  });
+
+  it("an application projection that fails undoes the whole append, also when only some of its events are projected", async () => {
+    const failing: Projection = {
+      name: "failing",
+      handles: ["OperatorMessagePosted"],
+      tables: [],
+      async apply(tx: Tx, events) {
+        // Writes first, then fails: its write must go with the append.
+        await tx.query("CREATE TEMP TABLE IF NOT EXISTS projection_writes (n int)");
+        await tx.query("INSERT INTO projection_writes VALUES ($1)", [events.length]);
+        if (events.some((e) => (e.data as { text?: string }).text === "boom")) throw new Error("projection failed");
+      },
+    };
+    const pool = createPool(db.url, 1);
+    try {
+      const store = new EventStore(pool, { registry: appRegistry, projections: [failing] });
+      const id = uniqueId();
+      await store.append(id, "no_stream", [created()], { actor: testActor });
+      const err = await rejection(store.append(id, 1, [created("not projected"), message("boom")], { actor: testActor }));
+      expect(err.message).toBe("projection failed");
+      expect((await store.readStream(id)).map((e) => e.type)).toEqual(["SessionCreated"]);
+      expect(await store.streamVersion(id)).toBe(1);
+      const writes = await pool.query("SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'projection_writes'");
+      expect(writes.rows[0].n).toBe(0);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+/** Counts events and remembers the versions it saw. */
+const counting: StreamFold<{ count: number; versions: number[] }> = {
+  name: "edges-count",
+  version: 1,
+  initial: { count: 0, versions: [] },
+  evolve: (s, e) => ({ count: s.count + 1, versions: [...s.versions, e.version] }),
+};
+
+describe("replay snapshots", () => {
+  const deps = () => ({ pool: db.pool, registry: appRegistry });
+  const kept = async (streamId: string) =>
+    (
+      await db.pool.query<{ version: number }>("SELECT version FROM stream_snapshots WHERE stream_id = $1 AND fold = $2 ORDER BY version", [
+        streamId,
+        snapshotKey(counting, appRegistry),
+      ])
+    ).rows.map((r) => r.version);
+
+  it("keeps the state at the highest multiple of `every` it passed, starts from the nearest one at or below, and keeps none at 0", async () => {
+    const id = uniqueId();
+    await db.store.append(id, "no_stream", [created(), ...Array.from({ length: 6 }, (_, i) => message(`m${i}`))], { actor: testActor });
+    expect(await foldStreamAt(deps(), counting, id, 2, { every: 3 })).toEqual({ count: 2, versions: [1, 2] });
+    expect(await kept(id)).toEqual([]);
+    expect(await foldStreamAt(deps(), counting, id, 7, { every: 3 })).toEqual({ count: 7, versions: [1, 2, 3, 4, 5, 6, 7] });
+    expect(await kept(id)).toEqual([6]);
+    expect(await foldStreamAt(deps(), counting, id, 5, { every: 3 })).toMatchObject({ count: 5 });
+    expect(await kept(id)).toEqual([3, 6]);
+    // From the snapshot at 6: the state says so, as it was saved.
+    await db.pool.query("UPDATE stream_snapshots SET state = $3::json WHERE stream_id = $1 AND fold = $2 AND version = 6", [
+      id,
+      snapshotKey(counting, appRegistry),
+      JSON.stringify({ count: 600, versions: [6] }),
+    ]);
+    expect(await foldStreamAt(deps(), counting, id, 7, { every: 3 })).toEqual({ count: 601, versions: [6, 7] });
+    expect(await foldStreamAt(deps(), counting, id, 7, { every: 3, snapshots: false })).toMatchObject({ count: 7 });
+  });
+
+  it("a stream that does not exist is NOT_FOUND, by name", async () => {
+    const err = await rejection(foldStreamAt(deps(), counting, "s-missing-fold", 3));
+    expect(err).toMatchObject({ code: "NOT_FOUND", message: "stream s-missing-fold does not exist" });
+    const viaStore = await rejection(db.store.stateAt("s-missing-fold", 3, counting));
+    expect(viaStore).toMatchObject({ code: "NOT_FOUND" });
+  });
+});
+
+describe("timelines", () => {
+  it("a session that does not exist is NOT_FOUND; an existing one's timeline is its entries", async () => {
+    const err = await rejection(readSessionTimeline(db.pool, "s-missing-timeline"));
+    expect(err).toMatchObject({ code: "NOT_FOUND", message: "no session s-missing-timeline" });
+    const id = uniqueId();
+    await db.store.append(id, "no_stream", [created(), message("hello")], { actor: testActor });
+    expect((await readSessionTimeline(db.pool, id)).map((e) => [e.version, e.type])).toEqual([
+      [1, "SessionCreated"],
+      [2, "OperatorMessagePosted"],
+    ]);
+    expect((await readSessionTimeline(db.pool, id, { afterVersion: 1, limit: 5 })).map((e) => e.version)).toEqual([2]);
+  });
+});
+
+describe("blob collection", () => {
+  it("one collector at a time: while another holds the collector's lock, nothing is collected; then the unreferenced blob goes", async () => {
+    const orphan = await putBlob(db.pool, `orphan ${uniqueId()}`);
+    const other = await db.pool.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query("SELECT pg_advisory_xact_lock(hashtextextended('catcafe-blob-collector', 0))");
+      expect(await collectUnreferencedBlobs(db.pool, { graceMs: 0 })).toBe(0);
+      await other.query("COMMIT");
+    } finally {
+      other.release();
+    }
+    const exists = async () => (await db.pool.query("SELECT 1 FROM blobs WHERE hash = $1", [orphan.blob])).rowCount;
+    expect(await exists()).toBe(1);
+    expect(await collectUnreferencedBlobs(db.pool, { graceMs: 0 })).toBeGreaterThanOrEqual(1);
+    expect(await exists()).toBe(0);
+  });
+});
+
+describe("rebuildAndCompare", () => {
+  it("rebuilds every projection from the events and names the tables whose rows it changed", async () => {
+    const id = uniqueId();
+    await db.store.append(id, "no_stream", [created("as recorded")], { actor: testActor });
+    // This file's other streams were not all written through the app's projections (one used a
+    // store of its own): the first rebuild brings the tables in line with every event.
+    await rebuildAndCompare(db.store);
+    const clean = await rebuildAndCompare(db.store);
+    expect(clean.changedTables).toEqual([]);
+    expect(clean.tables).toContain("sessions");
+    const total = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events");
+    expect(clean.events).toBe(total.rows[0]!.n);
+
+    await db.pool.query("UPDATE sessions SET title = 'tampered' WHERE id = $1", [id]);
+    const mended = await rebuildAndCompare(db.store);
+    expect(mended.changedTables).toEqual(["sessions"]);
+    const title = await db.pool.query<{ title: string }>("SELECT title FROM sessions WHERE id = $1", [id]);
+    expect(title.rows[0]!.title).toBe("as recorded");
+  });
+});
