@@ -4,9 +4,10 @@ import net from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPool } from "../../server/db/pool";
 import { getHealth } from "../../server/health";
-import { countLiveRunners, listRunners, RUNNER_LIVENESS_MS } from "../../server/runner/liveness";
+import { claimNextStep, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
+import { countLiveRunners, isRunnerRegistered, listRunners, releaseOrphanedLease, RUNNER_LIVENESS_MS } from "../../server/runner/liveness";
 import { APP_VERSION } from "../../server/version";
-import { createTestDatabase, uniqueId, type TestDatabase } from "../helpers/db";
+import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -82,6 +83,61 @@ describe("one liveness rule (server/runner/liveness.ts) for health, the header, 
     const { now, runners } = await listRunners(db.pool, { liveOnly: true });
     expect(runners).toEqual([]);
     expect(Math.abs(now.getTime() - before)).toBeLessThan(60_000);
+  });
+});
+
+describe("a runner's registration and a step's orphaned lease", () => {
+  it("lists the agent CLIs a runner detected, and null before it did", async () => {
+    const probed = await insertRunner();
+    const shells = [{ shell: "codex", path: "/usr/bin/codex", version: "0.50.0", supported: true, capabilities: {}, problems: [] }];
+    await db.pool.query("UPDATE runners SET shells = $2, shells_detected_at = now() WHERE id = $1", [probed, JSON.stringify(shells)]);
+    const unprobed = await insertRunner();
+    const { runners } = await listRunners(db.pool);
+    expect(runners.find((r) => r.id === probed)).toMatchObject({ shells, shellsDetectedAt: expect.any(Date) });
+    expect(runners.find((r) => r.id === unprobed)).toMatchObject({ shells: null, shellsDetectedAt: null });
+  });
+
+  it("a runner process is registered by host and pid until it stops", async () => {
+    expect(await isRunnerRegistered(db.pool, "test-host", 4242)).toBe(false);
+    const id = await insertRunner();
+    expect(await isRunnerRegistered(db.pool, "test-host", 4242)).toBe(true);
+    expect(await isRunnerRegistered(db.pool, "other-host", 4242)).toBe(false);
+    expect(await isRunnerRegistered(db.pool, "test-host", 4243)).toBe(false);
+    await db.pool.query("UPDATE runners SET stopped_at = now() WHERE id = $1", [id]);
+    expect(await isRunnerRegistered(db.pool, "test-host", 4242)).toBe(false);
+  });
+
+  it("a step's lease is handed over at once when its runner is not live, kept while it is, and a queued or finished step says so", async () => {
+    const sessionId = uniqueId();
+    await db.store.append(sessionId, "no_stream", [{ type: "SessionCreated", data: { title: "lease", workflow: "test", state: "open" } }], {
+      actor: testActor,
+    });
+    const queued = await scheduleStep(db.store, { sessionId, kind: "held", input: {} }, { actor: testActor });
+    const live = await insertRunner();
+    expect(await releaseOrphanedLease(db.pool, queued)).toEqual({ state: "queued", attempt: 0, liveRunners: 1 });
+
+    await claimNextStep(db.store, { runnerId: live, leaseMs: 60_000, reclaimBackoffMs: 0 });
+    expect(await releaseOrphanedLease(db.pool, queued)).toEqual({ state: "running", attempt: 1, liveRunners: 1 });
+
+    await db.pool.query("UPDATE runners SET heartbeat_at = now() - interval '1 hour' WHERE id = $1", [live]);
+    expect(await releaseOrphanedLease(db.pool, queued)).toEqual({ state: "released", attempt: 1, liveRunners: 0 });
+    const lease = await db.pool.query<{ expired: boolean }>("SELECT lease_expires_at <= now() AS expired FROM steps WHERE id = $1", [
+      queued,
+    ]);
+    expect(lease.rows[0]!.expired).toBe(true);
+
+    await recordStepOutcome(
+      db.store,
+      { id: queued, attempt: 1, sessionId },
+      { kind: "completed", output: {} },
+      { kind: "runner", id: live },
+    );
+    expect(await releaseOrphanedLease(db.pool, queued)).toEqual({ state: "done", attempt: 1, liveRunners: 0 });
+    expect(await releaseOrphanedLease(db.pool, "0193a000-0000-7000-8000-00000000dead")).toEqual({
+      state: "done",
+      attempt: 0,
+      liveRunners: 0,
+    });
   });
 });
 
