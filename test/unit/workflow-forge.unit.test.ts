@@ -659,6 +659,53 @@ const lastStep = (p: Pipeline) => scheduled(p.history).at(-1)!;
 const LIMITS = { stepTimeoutMs: 1_234, maxAttempts: 2, backoffMs: [5, 50], commandTimeoutMs: 777 };
 
 describe("forge: what each step is scheduled with, and who is told", () => {
+  const promptOf = (events: AppEvent[]) =>
+    (events.find((e) => e.type === "StepScheduled")!.data as { input: { prompt: string } }).input.prompt;
+
+  it("a stage's prompt: the instruction, the idea, the stage and its iteration, what to write, a person's edits to keep, and the stage's feedback", () => {
+    const p = new Pipeline({ gates: ["prd"] });
+    const first = (p.history[4]!.data as { input: { prompt: string } }).input.prompt;
+    expect(first.split("\n").slice(1)).toEqual([
+      "",
+      "Idea:",
+      IDEA,
+      "",
+      "Stage: idea (Idea), iteration 1 of at most 5.",
+      "Write: .forge/idea.md. Anything outside .forge/idea.md is discarded.",
+    ]);
+    p.draft({ [A.idea]: "# Idea\n" });
+    p.draft(PRD);
+    p.do(edit(A.prd, "# PRD, as a person wrote it\n", blobRef("# PRD\n").blob));
+    const redraft = promptOf(p.do({ type: "GiveFeedback", text: "Say who it is for." }));
+    expect(redraft).toContain(
+      [
+        "Stage: prd (Requirements (PRD)), iteration 2 of at most 5.",
+        "Write: .forge/prd.md, .forge/requirements.json, .forge/features.json. Anything outside .forge/prd.md .forge/requirements.json .forge/features.json is discarded.",
+        "A person edited .forge/prd.md: keep their text exactly as it is.",
+        "",
+        "Feedback on this stage so far (oldest first):",
+        "- [person, iteration 1] Say who it is for.",
+      ].join("\n"),
+    );
+    p.draft(PRD);
+    // The critic reads the stage and its feedback; it writes nothing, so it is told nothing about writing.
+    const critic = promptOf(p.do({ type: "PassGate" }));
+    expect(critic).toContain(
+      "Stage: prd (Requirements (PRD)), iteration 2 of at most 5.\n\nFeedback on this stage so far (oldest first):\n- [person, iteration 1] Say who it is for.",
+    );
+    expect(critic).not.toContain("Write:");
+    expect(critic).not.toContain("A person edited");
+    // The next stage hears nothing of this one's feedback.
+    const design = promptOf(p.critique(FORGE_CRITIQUES.prdPass));
+    expect(design).toContain("Stage: design (");
+    expect(design).not.toContain("Feedback on this stage");
+
+    const failed = new Pipeline({ gates: [] });
+    failed.do(gaveUp(failed.state.step!.id, "provider_network_error", "HTTP 503"));
+    const guided = promptOf(failed.do({ type: "Choose", choice: "guidance", text: "use the other API" }));
+    expect(guided).toContain("\n- [guidance, critical, iteration 1] use the other API");
+  });
+
   it("an agent step carries the task's limits and the branch prefix; a check step carries the coder's checks, the command timeout and one attempt", () => {
     const project = { ...config().project, branchPrefix: "cats/" };
     const p = through("check", { limits: LIMITS, project });
