@@ -37,6 +37,10 @@ function writeLedger(dir: string, name: string, body: unknown): string {
   return file;
 }
 
+/** The ledger of a runner that is gone, which left `pid` (recorded with `startTime`) running. */
+const goneRunnerLedger = (dir: string, pid: number, startTime: number) =>
+  writeLedger(dir, "gone", { runnerId: "gone", runnerPid: gonePid(), runnerStartTime: 1, processes: [{ pid, startTime }] });
+
 describe("a runner's own ledger", () => {
   it("lists the processes its attempts started while they run (0600, named after the runner), and is removed on a clean stop", () => {
     const dir = tempDir();
@@ -62,12 +66,7 @@ describe("ending what gone runners left", () => {
   it("kills the process groups a gone runner left running and removes its ledger", async () => {
     const dir = tempDir();
     const pid = leftover();
-    const file = writeLedger(dir, "gone", {
-      runnerId: "gone",
-      runnerPid: gonePid(),
-      runnerStartTime: 1,
-      processes: [{ pid, startTime: processStartTime(pid) }],
-    });
+    const file = goneRunnerLedger(dir, pid, processStartTime(pid)!);
     expect(ProcessLedger.endLeftovers(dir, "me")).toEqual({ ledgers: 1, killed: 1 });
     await waitUntil(() => !isAlive(pid), 5_000, "the leftover killed");
     expect(fs.existsSync(file)).toBe(false);
@@ -76,12 +75,7 @@ describe("ending what gone runners left", () => {
   it("never signals a pid that now belongs to another process (its start time differs), but still removes the ledger", () => {
     const dir = tempDir();
     const pid = leftover();
-    const file = writeLedger(dir, "gone", {
-      runnerId: "gone",
-      runnerPid: gonePid(),
-      runnerStartTime: 1,
-      processes: [{ pid, startTime: processStartTime(pid)! + 1 }],
-    });
+    const file = goneRunnerLedger(dir, pid, processStartTime(pid)! + 1);
     expect(ProcessLedger.endLeftovers(dir)).toEqual({ ledgers: 1, killed: 0 });
     expect(isAlive(pid)).toBe(true);
     expect(fs.existsSync(file)).toBe(false);

@@ -5,9 +5,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClaimedStep } from "../../server/runner/dispatch";
 import { StepExecutionError } from "../../server/runner/executors";
 import { webhookBody, webhookExecutor, type Webhook } from "../../server/runner/webhook";
+import { claimedStep } from "../helpers/steps";
 
 interface Received {
   method: string;
@@ -50,20 +50,7 @@ afterAll(async () => {
 
 const input = { projectId: "cats", iteration: 2, attention: "escalated", state: "reviewing", outcome: null, reason: "loop limit" } as const;
 
-function step(stepInput: unknown = input): ClaimedStep {
-  return {
-    id: "0193a000-0000-7000-8000-000000000001",
-    sessionId: "s-hooked",
-    kind: "webhook",
-    input: stepInput,
-    attempt: 1,
-    maxAttempts: 3,
-    timeoutMs: 10_000,
-    backoffMs: [],
-    leaseExpiresAt: new Date(Date.now() + 60_000).toISOString(),
-    reclaimed: false,
-  };
-}
+const step = (stepInput: unknown = input) => claimedStep("webhook", stepInput, { sessionId: "s-hooked" });
 
 function deliver(hook: Webhook | null, options: { stepInput?: unknown; signal?: AbortSignal; requestTimeoutMs?: number } = {}) {
   const execute = webhookExecutor({

@@ -2,23 +2,10 @@
 // checks its input, waits `delayMs` unless its attempt is aborted first, then returns the
 // message; failures are StepExecutionErrors with their class.
 import { describe, expect, it } from "vitest";
-import type { ClaimedStep } from "../../server/runner/dispatch";
 import { builtinExecutors, echoExecutor, StepExecutionError } from "../../server/runner/executors";
+import { claimedStep } from "../helpers/steps";
 
-function step(input: unknown): ClaimedStep {
-  return {
-    id: "0193a000-0000-7000-8000-000000000002",
-    sessionId: "s-echo",
-    kind: "echo",
-    input,
-    attempt: 1,
-    maxAttempts: 3,
-    timeoutMs: 10_000,
-    backoffMs: [],
-    leaseExpiresAt: new Date(Date.now() + 60_000).toISOString(),
-    reclaimed: false,
-  };
-}
+const step = (input: unknown) => claimedStep("echo", input);
 
 const live = () => new AbortController().signal;
 
