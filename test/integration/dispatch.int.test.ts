@@ -153,6 +153,75 @@ describe("reactions", () => {
   });
 });
 
+/** Waits until a claim statement of this database waits for a lock (blocked behind another transaction's row). */
+async function aClaimWaitsForALock(): Promise<void> {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+    const r = await db.pool.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%catcafe_pick_step%'`,
+    );
+    if (r.rows[0].n > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("no claim waited for a lock");
+}
+
+describe("races", () => {
+  it("a claim whose pick is overtaken before its start is recorded (a heartbeat landed): nothing is recorded, and it looks again instead of failing", async () => {
+    const step = await claimedStep();
+    await db.pool.query("UPDATE steps SET lease_expires_at = now() - interval '1 minute' WHERE id = $1", [step.id]);
+    // The holder's heartbeat, still in flight: it has the row, and will extend the lease.
+    const holder = await db.pool.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("UPDATE steps SET lease_expires_at = now() + interval '1 minute' WHERE id = $1", [step.id]);
+      const claim = claimNextStep(db.store, { runnerId: "rival", leaseMs: 60_000, reclaimBackoffMs: 0 });
+      await aClaimWaitsForALock();
+      await holder.query("COMMIT");
+      expect(await claim).toBeNull();
+    } finally {
+      holder.release();
+    }
+    expect(await stepRow(step.id)).toEqual({ state: "running", attempt: 1 });
+    expect((await typesOf(step.sessionId)).filter((t) => t === "StepStarted")).toHaveLength(1);
+  });
+
+  it("a reaction that fails, and meanwhile another attempt took the step: the fallback is refused too, and the result counts as not recorded", async () => {
+    const step = await claimedStep();
+    await db.pool.query("UPDATE steps SET lease_expires_at = now() - interval '1 minute' WHERE id = $1", [step.id]);
+    // The result's store: between the reaction's transaction (rolled back) and the fallback's,
+    // another runner takes the step over.
+    let connects = 0;
+    let takeover: unknown;
+    const pool = new Proxy(db.pool, {
+      get(target, prop) {
+        if (prop === "connect")
+          return async () => {
+            if (++connects === 2) takeover = await claimNextStep(db.store, { runnerId: "rescuer", leaseMs: 60_000, reclaimBackoffMs: 0 });
+            return target.connect();
+          };
+        const value: unknown = Reflect.get(target, prop);
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const fallbacks: string[] = [];
+    const recorded = await recordStepOutcome(createAppEventStore(pool), step, { kind: "completed", output: {} }, runner, {
+      react: async () => {
+        throw new Error("a defect in the reaction");
+      },
+      onReactionError: async (_tx, _store, _session, _recorded, message) => {
+        fallbacks.push(message);
+      },
+    });
+    expect(connects).toBe(2);
+    expect(takeover).toMatchObject({ id: step.id, attempt: 2, reclaimed: true });
+    expect(recorded).toBe(false);
+    expect(fallbacks).toEqual([]);
+    expect(await stepRow(step.id)).toEqual({ state: "running", attempt: 2 });
+    expect((await typesOf(step.sessionId)).slice(-1)).toEqual(["StepStarted"]);
+  });
+});
+
 describe("retries", () => {
   it("a retryable failure is retried until the step's attempts are used up: the last failure has no retryAt, and the step fails", async () => {
     const step = await claimedStep(2);
