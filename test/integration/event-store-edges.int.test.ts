@@ -71,6 +71,140 @@ describe("appends", () => {
   });
 });
 
+describe("what an append or a read refuses, and how it says so", () => {
+  it("reading a stream that does not exist is NOT_FOUND; reading past an existing stream's end is empty", async () => {
+    expect(await rejection(db.store.readStream("s-never-written"))).toMatchObject({
+      code: "NOT_FOUND",
+      message: "stream s-never-written does not exist",
+    });
+    const id = uniqueId();
+    await db.store.append(id, "no_stream", [created()], { actor: testActor });
+    expect(await db.store.readStream(id, { fromVersion: 5 })).toEqual([]);
+  });
+
+  it("an append of no events, and an append to a stream that does not exist, are refused by name", async () => {
+    const id = uniqueId();
+    expect(await rejection(db.store.append(id, "no_stream", [], { actor: testActor }))).toMatchObject({
+      code: "INVALID_INPUT",
+      message: "append needs at least one event",
+    });
+    expect(await rejection(db.store.append(id, "any", [message("x")], { actor: testActor }))).toMatchObject({
+      code: "NOT_FOUND",
+      message: `stream ${id} does not exist`,
+      details: { streamId: id },
+    });
+    expect(await rejection(db.store.append(id, 3, [message("x")], { actor: testActor }))).toMatchObject({
+      code: "NOT_FOUND",
+      message: `stream ${id} does not exist (expected version 3)`,
+      details: { streamId: id, expected: 3 },
+    });
+  });
+
+  it("a conflict names the version the stream is at and the one expected", async () => {
+    const id = uniqueId();
+    await db.store.append(id, "no_stream", [created(), message("a")], { actor: testActor });
+    expect(await rejection(db.store.append(id, 1, [message("b")], { actor: testActor }))).toMatchObject({
+      code: "CONFLICT",
+      message: `stream ${id} is at version 2, expected 1: it already moved on`,
+      details: { streamId: id, expected: 1, actual: 2 },
+    });
+    for (const expected of ["no_stream", 0] as const) {
+      expect(await rejection(db.store.append(id, expected, [created()], { actor: testActor }))).toMatchObject({
+        code: "CONFLICT",
+        message: `stream ${id} is at version 2, expected a new stream: it already moved on`,
+      });
+    }
+  });
+
+  it("a new stream is a session unless its type is given", async () => {
+    const session = uniqueId();
+    const other = uniqueId();
+    await db.store.append(session, "no_stream", [created()], { actor: testActor });
+    await db.store.append(other, "no_stream", [created()], { actor: testActor }, { streamType: "conversation" });
+    const types = await db.pool.query<{ id: string; type: string }>(
+      "SELECT id, type FROM streams WHERE id = ANY($1) ORDER BY id = $2 DESC",
+      [[session, other], session],
+    );
+    expect(types.rows).toEqual([
+      { id: session, type: "session" },
+      { id: other, type: "conversation" },
+    ]);
+  });
+
+  it("a retried append is recognised only by all of its event ids, in its own stream", async () => {
+    const id = uniqueId();
+    const first = { ...message("once"), eventId: "0193a000-0000-7000-8000-0000000000a1" };
+    await db.store.append(id, "no_stream", [created()], { actor: testActor });
+    const recorded = await db.store.append(id, 1, [first], { actor: testActor });
+    // The same append again: recorded once, the original events returned.
+    const again = await db.store.append(id, 1, [first], { actor: testActor });
+    expect(again).toMatchObject({ duplicate: true, version: 2 });
+    expect(again.events.map((e) => e.eventId)).toEqual(recorded.events.map((e) => e.eventId));
+    // With an event that has no id it cannot be the same append: the conflict stands.
+    expect(await rejection(db.store.append(id, 1, [first, message("new")], { actor: testActor }))).toMatchObject({ code: "CONFLICT" });
+    // With one id recorded and one not: not the same append either.
+    const unrecorded = { ...message("other"), eventId: "0193a000-0000-7000-8000-0000000000a2" };
+    expect(await rejection(db.store.append(id, 1, [first, unrecorded], { actor: testActor }))).toMatchObject({
+      code: "CONFLICT",
+      message: expect.stringContaining("it already moved on"),
+    });
+    // Its ids in another stream: refused as such.
+    const elsewhere = uniqueId();
+    await db.store.append(elsewhere, "no_stream", [created()], { actor: testActor });
+    expect(await rejection(db.store.append(elsewhere, 1, [first], { actor: testActor }))).toMatchObject({
+      code: "CONFLICT",
+      message: "some of these event ids are already recorded with other events",
+    });
+    expect((await db.store.readStream(id)).length).toBe(2);
+    expect((await db.store.readStream(elsewhere)).length).toBe(1);
+  });
+
+  it("a fork: at versions 1 to the parent's last only, of a parent that exists, into a stream that does not", async () => {
+    const parent = uniqueId();
+    await db.store.append(parent, "no_stream", [created(), message("a"), message("b")], { actor: testActor });
+    const fork = (atVersion: number, childId = uniqueId(), parentId = parent) =>
+      db.store.fork({ parentId, atVersion, childId, event: message(`fork at ${atVersion}`), metadata: { actor: testActor } });
+    for (const atVersion of [0, 4, 1.5]) {
+      expect(await rejection(fork(atVersion))).toMatchObject({
+        code: "INVALID_INPUT",
+        message: `cannot fork ${parent} at ${atVersion}: it has events 1..3`,
+      });
+    }
+    expect(await fork(1)).toMatchObject({ version: 2 });
+    const child = uniqueId();
+    expect(await fork(3, child)).toMatchObject({ version: 4 });
+    expect(await rejection(fork(2, child))).toMatchObject({ code: "CONFLICT", message: `stream ${child} already exists` });
+    expect(await rejection(fork(1, uniqueId(), "s-no-parent"))).toMatchObject({
+      code: "NOT_FOUND",
+      message: "cannot fork: stream s-no-parent does not exist",
+    });
+  });
+
+  it("an application projection is handed only appends with events it handles", async () => {
+    const batches: string[][] = [];
+    const pool = createPool(db.url, 1);
+    try {
+      const store = new EventStore(pool, {
+        registry: appRegistry,
+        projections: [
+          {
+            name: "listening",
+            handles: ["OperatorMessagePosted"],
+            tables: [],
+            apply: async (_tx, events) => void batches.push(events.map((e) => e.type)),
+          },
+        ],
+      });
+      const id = uniqueId();
+      await store.append(id, "no_stream", [created()], { actor: testActor });
+      await store.append(id, 1, [message("heard")], { actor: testActor });
+      expect(batches).toEqual([["OperatorMessagePosted"]]);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
 /** Counts events and remembers the versions it saw. */
 const counting: StreamFold<{ count: number; versions: number[] }> = {
   name: "edges-count",
