@@ -42,7 +42,7 @@ describe("appends", () => {
     expect((await db.store.readStream(id)).map((e) => e.type)).toEqual(["SessionCreated"]);
   });
 
-  it("an application projection that fails undoes the whole append, also when only some of its events are projected", async () => {
+  it("an application projection that fails undoes the whole append, also when only some of its events are projected and another projection handles none", async () => {
     const failing: Projection = {
       name: "failing",
       handles: ["OperatorMessagePosted"],
@@ -56,7 +56,9 @@ describe("appends", () => {
     };
     const pool = createPool(db.url, 1);
     try {
-      const store = new EventStore(pool, { registry: appRegistry, projections: [failing] });
+      // Handles only what the failing one does not: the append still needs a transaction.
+      const bystander: Projection = { name: "bystander", handles: ["StepScheduled"], tables: [], apply: async () => {} };
+      const store = new EventStore(pool, { registry: appRegistry, projections: [failing, bystander] });
       const id = uniqueId();
       await store.append(id, "no_stream", [created()], { actor: testActor });
       const err = await rejection(store.append(id, 1, [created("not projected"), message("boom")], { actor: testActor }));
@@ -154,9 +156,47 @@ describe("what an append or a read refuses, and how it says so", () => {
     expect(await rejection(db.store.append(elsewhere, 1, [first], { actor: testActor }))).toMatchObject({
       code: "CONFLICT",
       message: "some of these event ids are already recorded with other events",
+      details: { streamId: elsewhere },
+    });
+    // All its ids recorded, but one of them in another stream: not this append either.
+    const second = { ...message("there"), eventId: "0193a000-0000-7000-8000-0000000000a3" };
+    await db.store.append(elsewhere, 1, [second], { actor: testActor });
+    expect(await rejection(db.store.append(id, 2, [first, second], { actor: testActor }))).toMatchObject({
+      code: "CONFLICT",
+      message: "some of these event ids are already recorded with other events",
+    });
+    expect(await rejection(db.store.append(id, 1, [first, second], { actor: testActor }))).toMatchObject({
+      code: "CONFLICT",
+      message: `stream ${id} is at version 2, expected 1: it already moved on`,
     });
     expect((await db.store.readStream(id)).length).toBe(2);
-    expect((await db.store.readStream(elsewhere)).length).toBe(1);
+    expect((await db.store.readStream(elsewhere)).length).toBe(2);
+  });
+
+  it("a projection's own unique violation is its error, not taken for an event id recorded before", async () => {
+    const twice: Projection = {
+      name: "twice",
+      handles: ["OperatorMessagePosted"],
+      tables: [],
+      async apply(tx: Tx) {
+        await tx.query("CREATE TEMP TABLE edges_once (n int PRIMARY KEY) ON COMMIT DROP");
+        await tx.query("INSERT INTO edges_once VALUES (1), (1)");
+      },
+    };
+    const pool = createPool(db.url, 1);
+    try {
+      const store = new EventStore(pool, { registry: appRegistry, projections: [twice] });
+      const id = uniqueId();
+      await store.append(id, "no_stream", [created()], { actor: testActor });
+      const fresh = { ...message("refused"), eventId: "0193a000-0000-7000-8000-0000000000b1" };
+      expect(await rejection(store.append(id, 1, [fresh], { actor: testActor }))).toMatchObject({
+        code: "23505",
+        constraint: "edges_once_pkey",
+      });
+      expect(await store.streamVersion(id)).toBe(1);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("a fork: at versions 1 to the parent's last only, of a parent that exists, into a stream that does not", async () => {
