@@ -1,18 +1,21 @@
 // The event store at its edges, each case a promise a reader or writer relies on: expected
 // version 0 is a new stream; an application projection that fails undoes the whole append,
 // also when only some of its events are projected; replay snapshots are kept at the highest
-// multiple passed and never at 0; a missing stream or session is NOT_FOUND for the fold and
-// the timeline; one blob collector at a time; a rebuild says which projection tables it changed.
-import { beforeAll, describe, expect, it } from "vitest";
+// multiple passed and never at 0, a snapshot that cannot be written only logged; a missing
+// stream or session is NOT_FOUND for the fold and the timeline; a timeline page is 100 entries
+// by default; one blob collector at a time, `limit` blobs per call; a rebuild says which
+// projection tables it changed.
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createPool, type Tx } from "../../server/db/pool";
 import { putBlob, collectUnreferencedBlobs } from "../../server/events/blobs";
 import { appRegistry } from "../../server/events/catalog";
-import { foldStreamAt } from "../../server/events/fold-read";
+import { foldStreamAt, readFoldEvents } from "../../server/events/fold-read";
 import type { Projection } from "../../server/events/projection";
 import { rebuildAndCompare } from "../../server/events/rebuild";
 import { snapshotKey, type StreamFold } from "../../server/events/snapshots";
 import { EventStore } from "../../server/events/store";
 import { readSessionTimeline } from "../../server/events/timeline";
+import { logger } from "../../server/log";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 
 let db: TestDatabase;
@@ -282,11 +285,35 @@ describe("replay snapshots", () => {
     expect(await foldStreamAt(deps(), counting, id, 7, { every: 3, snapshots: false })).toMatchObject({ count: 7 });
   });
 
-  it("a stream that does not exist is NOT_FOUND, by name", async () => {
+  it("a stream that does not exist is NOT_FOUND, by name; an existing one read past its end is empty", async () => {
     const err = await rejection(foldStreamAt(deps(), counting, "s-missing-fold", 3));
     expect(err).toMatchObject({ code: "NOT_FOUND", message: "stream s-missing-fold does not exist" });
     const viaStore = await rejection(db.store.stateAt("s-missing-fold", 3, counting));
     expect(viaStore).toMatchObject({ code: "NOT_FOUND" });
+    const id = uniqueId();
+    await db.store.append(id, "no_stream", [created()], { actor: testActor });
+    expect(await readFoldEvents(deps(), id, 2, 9)).toEqual([]);
+  });
+
+  it("a snapshot that cannot be kept is logged and the fold still answers; a fold that passes no snapshot version logs nothing", async () => {
+    // A BigInt has no JSON form: the state folds, but its snapshot cannot be written.
+    const unkeepable: StreamFold<{ total: bigint }> = {
+      name: "edges-unkeepable",
+      version: 1,
+      initial: { total: 0n },
+      evolve: (s) => ({ total: s.total + 1n }),
+    };
+    const warn = vi.spyOn(logger, "warn").mockImplementation(() => undefined);
+    try {
+      const id = uniqueId();
+      await db.store.append(id, "no_stream", [created(), message("a"), message("b"), message("c")], { actor: testActor });
+      expect(await foldStreamAt(deps(), unkeepable, id, 2, { every: 3 })).toEqual({ total: 2n });
+      expect(warn).not.toHaveBeenCalled();
+      expect(await foldStreamAt(deps(), unkeepable, id, 4, { every: 3 })).toEqual({ total: 4n });
+      expect(warn.mock.calls).toEqual([[{ err: expect.any(TypeError), streamId: id, version: 3 }, "could not keep a replay snapshot"]]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 });
 
@@ -301,6 +328,15 @@ describe("timelines", () => {
       [2, "OperatorMessagePosted"],
     ]);
     expect((await readSessionTimeline(db.pool, id, { afterVersion: 1, limit: 5 })).map((e) => e.version)).toEqual([2]);
+  });
+
+  it("a page is 100 entries unless its limit is given", async () => {
+    const id = uniqueId();
+    await db.store.append(id, "no_stream", [created(), ...Array.from({ length: 100 }, (_, i) => message(`m${i}`))], { actor: testActor });
+    const page = await readSessionTimeline(db.pool, id);
+    expect(page.map((e) => e.version)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect((await readSessionTimeline(db.pool, id, { afterVersion: 99, limit: 1 })).map((e) => e.version)).toEqual([100]);
+    expect((await readSessionTimeline(db.pool, id, { afterVersion: 100 })).map((e) => e.version)).toEqual([101]);
   });
 });
 
@@ -320,6 +356,15 @@ describe("blob collection", () => {
     expect(await exists()).toBe(1);
     expect(await collectUnreferencedBlobs(db.pool, { graceMs: 0 })).toBeGreaterThanOrEqual(1);
     expect(await exists()).toBe(0);
+  });
+
+  it("collects at most `limit` blobs per call", async () => {
+    await collectUnreferencedBlobs(db.pool, { graceMs: 0 }); // whatever earlier tests left
+    await putBlob(db.pool, `orphan ${uniqueId()}`);
+    await putBlob(db.pool, `orphan ${uniqueId()}`);
+    expect(await collectUnreferencedBlobs(db.pool, { graceMs: 0, limit: 1 })).toBe(1);
+    expect(await collectUnreferencedBlobs(db.pool, { graceMs: 0, limit: 1 })).toBe(1);
+    expect(await collectUnreferencedBlobs(db.pool, { graceMs: 0, limit: 1 })).toBe(0);
   });
 });
 
