@@ -3,7 +3,8 @@
 // also when only some of its events are projected; replay snapshots are kept at the highest
 // multiple passed and never at 0, a snapshot that cannot be written only logged; a missing
 // stream or session is NOT_FOUND for the fold and the timeline; a timeline page is 100 entries
-// by default; one blob collector at a time, `limit` blobs per call; a rebuild says which
+// by default; one blob collector at a time, `limit` blobs per call; a rebuild keeps a
+// projection's operational columns, holds appends until it commits, and says (sorted) which
 // projection tables it changed.
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createPool, type Tx } from "../../server/db/pool";
@@ -11,7 +12,7 @@ import { putBlob, collectUnreferencedBlobs } from "../../server/events/blobs";
 import { appRegistry } from "../../server/events/catalog";
 import { foldStreamAt, readFoldEvents } from "../../server/events/fold-read";
 import type { Projection } from "../../server/events/projection";
-import { rebuildAndCompare } from "../../server/events/rebuild";
+import { rebuildAndCompare, rebuildProjections } from "../../server/events/rebuild";
 import { snapshotKey, type StreamFold } from "../../server/events/snapshots";
 import { EventStore } from "../../server/events/store";
 import { readSessionTimeline } from "../../server/events/timeline";
@@ -386,5 +387,106 @@ describe("rebuildAndCompare", () => {
     expect(mended.changedTables).toEqual(["sessions"]);
     const title = await db.pool.query<{ title: string }>("SELECT title FROM sessions WHERE id = $1", [id]);
     expect(title.rows[0]!.title).toBe("as recorded");
+  });
+});
+
+describe("rebuilds of a projection of this file's own", () => {
+  // Messages per stream, and the version each stream's messages began at; `seen_by` and
+  // `seen_at` are set by readers and held by no event (as a step's heartbeat-extended lease).
+  const counts: Projection = {
+    name: "edges-counts",
+    handles: ["OperatorMessagePosted"],
+    tables: ["edges_counts", "edges_began"],
+    operationalColumns: { edges_counts: ["seen_by", "seen_at"] },
+    async apply(tx: Tx, events) {
+      for (const e of events.filter((e) => e.type === "OperatorMessagePosted")) {
+        await tx.query(
+          "INSERT INTO edges_counts (id, messages) VALUES ($1, 1) ON CONFLICT (id) DO UPDATE SET messages = edges_counts.messages + 1",
+          [e.streamId],
+        );
+        await tx.query("INSERT INTO edges_began (id, version) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", [e.streamId, e.version]);
+      }
+    },
+  };
+  const store = () => new EventStore(db.pool, { registry: appRegistry, projections: [counts] });
+  const row = async (id: string) =>
+    (await db.pool.query("SELECT messages, seen_by, seen_at FROM edges_counts WHERE id = $1", [id])).rows[0] as unknown;
+
+  beforeAll(async () => {
+    await db.pool.query("CREATE TABLE edges_counts (id text PRIMARY KEY, messages int NOT NULL, seen_by text, seen_at timestamptz)");
+    await db.pool.query("CREATE TABLE edges_began (id text PRIMARY KEY, version int NOT NULL)");
+  });
+
+  it("keeps the live values of the columns it names operational, row by row, and derives the rest again", async () => {
+    const id = uniqueId();
+    const other = uniqueId();
+    for (const stream of [id, other])
+      await store().append(stream, "no_stream", [created(), message("a"), message("b")], { actor: testActor });
+    const seenAt = new Date("2026-11-20T10:00:00.000Z");
+    await db.pool.query("UPDATE edges_counts SET seen_by = 'reader', seen_at = $2, messages = 99 WHERE id = $1", [id, seenAt]);
+    const result = await rebuildProjections(store());
+    expect(result.tables).toEqual(["edges_counts", "edges_began"]);
+    expect(await row(id)).toEqual({ messages: 2, seen_by: "reader", seen_at: seenAt });
+    expect(await row(other)).toEqual({ messages: 2, seen_by: null, seen_at: null });
+  });
+
+  it("rebuildAndCompare names the tables it changed, sorted, leaves operational columns out, and times itself", async () => {
+    const id = uniqueId();
+    await store().append(id, "no_stream", [created(), message("a")], { actor: testActor });
+    await rebuildProjections(store()); // this file's other streams, appended without this projection
+    await db.pool.query("UPDATE edges_counts SET seen_by = 'someone else' WHERE id = $1", [id]);
+    expect((await rebuildAndCompare(store())).changedTables).toEqual([]);
+    await db.pool.query("UPDATE edges_counts SET messages = 7 WHERE id = $1", [id]);
+    await db.pool.query("UPDATE edges_began SET version = 7 WHERE id = $1", [id]);
+    const startedAt = performance.now();
+    const report = await rebuildAndCompare(store());
+    const took = performance.now() - startedAt;
+    expect(report.changedTables).toEqual(["edges_began", "edges_counts"]);
+    expect(report.tables).toEqual(["edges_counts", "edges_began"]);
+    expect(report.durationMs).toBeGreaterThanOrEqual(0);
+    expect(report.durationMs).toBeLessThanOrEqual(Math.ceil(took));
+  });
+
+  it("an append waits for a running rebuild (here of a projection that owns no table) to commit, and the rebuild sees none of it", async () => {
+    let inside!: () => void;
+    const reached = new Promise<void>((resolve) => (inside = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const holding: Projection = {
+      name: "holding",
+      handles: [],
+      tables: [],
+      async apply() {
+        inside();
+        await held;
+      },
+    };
+    const store = new EventStore(db.pool, { registry: appRegistry, projections: [holding] });
+    const id = uniqueId();
+    await store.append(id, "no_stream", [created()], { actor: testActor });
+    const total = (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events")).rows[0]!.n;
+    const rebuilding = rebuildProjections(store);
+    let settled = false;
+    let waitingOn: string | undefined;
+    let appending: Promise<unknown> | undefined;
+    try {
+      await Promise.race([reached, rebuilding]);
+      appending = store.append(id, 1, [message("during the rebuild")], { actor: testActor }).finally(() => (settled = true));
+      // Polled until the append is seen waiting, or has settled (it must not).
+      while (!settled && !waitingOn) {
+        const r = await db.pool.query<{ rel: string }>(
+          `SELECT l.relation::regclass::text AS rel FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+           WHERE NOT l.granted AND a.datname = current_database()`,
+        );
+        waitingOn = r.rows[0]?.rel;
+        if (!waitingOn) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    } finally {
+      release();
+    }
+    expect(settled).toBe(false);
+    expect(waitingOn).toBe("streams");
+    expect(await rebuilding).toEqual({ events: total, tables: [] });
+    expect(await appending).toMatchObject({ version: 2, duplicate: false });
   });
 });
