@@ -203,6 +203,26 @@ describe("what an append or a read refuses, and how it says so", () => {
     }
   });
 
+  it("what a projection rejects with reaches the caller as it was, even when it is no error at all", async () => {
+    const odd: Projection = {
+      name: "odd",
+      handles: ["OperatorMessagePosted"],
+      tables: [],
+      apply: () => Promise.reject(undefined),
+    };
+    const store = new EventStore(db.pool, { registry: appRegistry, projections: [odd] });
+    const id = uniqueId();
+    await store.append(id, "no_stream", [created()], { actor: testActor });
+    // With an event id, as a retry would have: the store looks for the append before rethrowing.
+    const withId = { ...message("odd"), eventId: "0193a000-0000-7000-8000-0000000000b2" };
+    const outcome = await store.append(id, 1, [withId], { actor: testActor }).then(
+      () => "appended",
+      (err: unknown) => ({ rejectedWith: err }),
+    );
+    expect(outcome).toEqual({ rejectedWith: undefined });
+    expect(await store.streamVersion(id)).toBe(1);
+  });
+
   it("a fork: at versions 1 to the parent's last only, of a parent that exists, into a stream that does not", async () => {
     const parent = uniqueId();
     await db.store.append(parent, "no_stream", [created(), message("a"), message("b")], { actor: testActor });
