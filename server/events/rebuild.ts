@@ -94,6 +94,7 @@ export async function rebuildAndCompare(store: EventStore): Promise<ProjectionRe
   const before = await snapshotProjections(store.pool, store);
   const result = await rebuildProjections(store);
   const after = await snapshotProjections(store.pool, store);
-  const changedTables = result.tables.filter((t) => JSON.stringify(before[t] ?? []) !== JSON.stringify(after[t] ?? [])).sort();
+  // Both snapshots hold every table of result.tables: the same projections' tables.
+  const changedTables = result.tables.filter((t) => JSON.stringify(before[t]) !== JSON.stringify(after[t])).sort();
   return { events: result.events, tables: result.tables, changedTables, durationMs: Math.round(performance.now() - startedAt) };
 }
