@@ -829,7 +829,10 @@ describe("forge: what each step is scheduled with, and who is told", () => {
     expect(prdCritic.input.forge.feedbackHistory).toBe("[]\n");
     // A stage completed freezes its own artifacts, not the earlier stages' too.
     const completed = (q: Pipeline, stage: string) =>
-      q.history.find((e) => e.type === "StageCompleted" && (e.data as { stage: string }).stage === stage)!.data;
+      q.history.find((e) => e.type === "StageCompleted" && (e.data as { stage: string }).stage === stage)!.data as {
+        stage: string;
+        artifacts: { path: string; hash: string }[];
+      };
     expect(completed(p, "idea")).toEqual({ stage: "idea", artifacts: [{ path: A.idea, hash: blobRef("# Idea\n").blob }] });
 
     const c = through("coding");
@@ -848,7 +851,7 @@ describe("forge: what each step is scheduled with, and who is told", () => {
     r.critique(JSON.stringify({ goto: "plan", reason: "no task reads the file" }));
     expect(r.state.pipeline.completed).toContain("coding");
     expect(lastStep(r).input.forge.attach.map((a) => a.path)).toEqual(expect.arrayContaining([A.plan, A.codeMetadata]));
-    expect(completed(r, "prd").artifacts.map((a: { path: string }) => a.path)).toEqual([A.prd, A.requirements, A.features]);
+    expect(completed(r, "prd").artifacts.map((a) => a.path)).toEqual([A.prd, A.requirements, A.features]);
 
     // Back from the design's gate to the PRD: the design, drafted but open, is not attached to the PRD's redraft.
     const back = through("design", { gates: ["design"] });
