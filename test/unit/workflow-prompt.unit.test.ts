@@ -73,6 +73,25 @@ describe("prompt: the TaskSpec and the previous round's issues", () => {
   });
 });
 
+describe("prompt: a stage's feedback", () => {
+  it("one line each, oldest first, only the stage's own", () => {
+    const feedback = (stage: string, text: string, source: "person" | "guidance" = "person"): AppEvent => ({
+      type: "FeedbackGiven",
+      data: { stage, iteration: 1, source, severity: source === "guidance" ? "critical" : "normal", text },
+    });
+    const state = task(forge, [
+      feedback("prd", "Shorter."),
+      feedback("idea", "Not this one."),
+      feedback("prd", "Name the users.", "guidance"),
+    ]);
+    const prompt = promptFor(state, step(forge, "prd_draft"), { name: "prd", spec: forge.stages!.prd!, cap: 5 });
+    expect(prompt).toContain(
+      "\nFeedback on this stage so far (oldest first):\n- [person, iteration 1] Shorter.\n- [guidance, critical, iteration 1] Name the users.",
+    );
+    expect(prompt).not.toContain("Not this one.");
+  });
+});
+
 describe("prompt: the thread as context", () => {
   it("the last 20 messages, each cut at 4,000 characters", () => {
     const messages: AppEvent[] = Array.from({ length: 22 }, (_, i) => ({
