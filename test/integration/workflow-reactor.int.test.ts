@@ -138,6 +138,13 @@ describe("the workflow's reaction to a step's result", () => {
     expect(await fsmOf(sessionId)).toBe("prd_draft");
   });
 
+  it("a draft's markdown is not read: its size alone says whether it is empty (a blank line is text)", async () => {
+    const sessionId = await forgeSession();
+    const events = await runStep(sessionId, { kind: "completed", output: await drafted({ [A.idea]: "\n" }) });
+    expect(events.find((e) => e.type === "ArtifactRecorded")?.data).toMatchObject({ path: A.idea, size: 1, problems: [] });
+    expect(await fsmOf(sessionId)).toBe("prd_draft");
+  });
+
   it("a final failure is the step giving up (the pipeline waits for a person); a failure that will be retried decides nothing", async () => {
     const sessionId = await forgeSession();
     const retried = await runStep(sessionId, {
@@ -155,7 +162,7 @@ describe("the workflow's reaction to a step's result", () => {
     expect(await fsmOf(sessionId)).toBe("agent_failed");
   });
 
-  it("another kind of step's output, or a session that is not running a task, decides nothing", async () => {
+  it("another kind of step's output, a result for a step no longer the session's, or a session that is not running a task, decides nothing", async () => {
     const sessionId = await forgeSession();
     const step = await claimNextStep(db.store, { runnerId: runner.id, leaseMs: 60_000, reclaimBackoffMs: 0 });
     const recorded = await db.store.append(
@@ -171,12 +178,18 @@ describe("the workflow's reaction to a step's result", () => {
     await db.store.append(plain, "no_stream", [{ type: "SessionCreated", data: { title: "no task", workflow: "test", state: "open" } }], {
       actor: testActor,
     });
+    // A workflow step's output for a step that is no longer the session's: nothing to decide, nothing appended.
+    const stale = { ...recorded.events[0]!, data: { stepId: uniqueId(), attempt: 1, output: await replied("late") } };
+    const length = (await db.store.readStream(sessionId)).length;
+    expect(await withTransaction(db.pool, (tx) => reactToStepOutcome(tx, db.store, sessionId, [stale]))).toEqual([]);
+    expect((await db.store.readStream(sessionId)).length).toBe(length);
+
     // A workflow step's output, but the session runs no task.
     const workflowOutput = { ...recorded.events[0]!, data: { stepId: step!.id, attempt: 1, output: await replied("hello") } };
     expect(await withTransaction(db.pool, (tx) => reactToStepOutcome(tx, db.store, plain, [workflowOutput]))).toEqual([]);
   });
 
-  it("when reacting failed (a defect), the step is taken as given up with the reason, as an internal error", async () => {
+  it("when reacting failed (a defect), the step is taken as given up with the reason, as an internal error; nothing is decided twice, nor for a session without a task", async () => {
     const sessionId = await forgeSession();
     const step = await claimNextStep(db.store, { runnerId: runner.id, leaseMs: 60_000, reclaimBackoffMs: 0 });
     const recorded = await db.store.append(
@@ -194,5 +207,32 @@ describe("the workflow's reaction to a step's result", () => {
     // Nothing is decided twice, and nothing for a session without a task.
     await withTransaction(db.pool, (tx) => reactToReactionFailure(tx, db.store, sessionId, [], "no outcome"));
     expect((await db.store.readStream(sessionId)).length).toBe(before + after.length);
+    const plain = uniqueId();
+    await db.store.append(plain, "no_stream", [{ type: "SessionCreated", data: { title: "no task", workflow: "test", state: "open" } }], {
+      actor: testActor,
+    });
+    const outcome = { ...recorded.events[0]!, streamId: plain };
+    await withTransaction(db.pool, (tx) => reactToReactionFailure(tx, db.store, plain, [outcome], "no task"));
+    expect((await db.store.readStream(plain)).map((e) => e.type)).toEqual(["SessionCreated"]);
+  });
+
+  it("as the runner falls back, in the outcome's own transaction: even a failure that would be retried ends the step as given up", async () => {
+    const sessionId = await forgeSession();
+    const step = await claimNextStep(db.store, { runnerId: runner.id, leaseMs: 60_000, reclaimBackoffMs: 0 });
+    const failing: OutcomeReactor = () => Promise.reject(new Error("the reaction broke"));
+    const outcome: StepOutcome = { kind: "failed", errorClass: "provider_network_error", message: "HTTP 503", retryable: true };
+    const before = (await db.store.readStream(sessionId)).length;
+    expect(await recordStepOutcome(db.store, step!, outcome, runner, { react: failing, onReactionError: reactToReactionFailure })).toBe(
+      true,
+    );
+    const events = (await db.store.readStream(sessionId)).slice(before);
+    expect(events[0]).toMatchObject({ type: "StepFailed", data: { retryAt: expect.any(String) } });
+    expect(events.find((e) => e.type === "PersonNeeded")?.data).toMatchObject({
+      cause: "agent_failed",
+      errorClass: "internal_error",
+      message: "the workflow could not react to the step's outcome: the reaction broke",
+      resume: "idea_draft",
+    });
+    expect(await fsmOf(sessionId)).toBe("agent_failed");
   });
 });

@@ -150,13 +150,16 @@ describe("broken definitions: static checks", () => {
     ]);
   });
 
-  it("an unknown global target", () => {
+  it("an unknown global target, cancel's or step_failed's, named by its path", () => {
     const def = mini();
     def.global.cancel = "aborted";
     expect(problemsOf(def)).toEqual([
       { path: "global.cancel", message: 'unknown state "aborted"' },
       { path: "states.cancelled", message: "unreachable from the initial state" },
     ]);
+    const failed = mini();
+    failed.global.step_failed = "crashed";
+    expect(problemsOf(failed)).toEqual([{ path: "global.step_failed", message: 'unknown state "crashed"' }]);
   });
 
   it("an unreachable state", () => {
@@ -441,6 +444,16 @@ describe("workflow definitions: which guards cover every case, and where globals
     expect(withGuards(guards).map((p) => p.message)).toEqual(messages);
   });
 
+  it("checked on its own (a definition the schema would refuse for having no mode), a guard without its complement still needs a fallback", () => {
+    const def = loadDefinition(mini());
+    const check = def.states.check!;
+    if (check.type !== "step") throw new Error("check is a step state");
+    const underCapOnly = { ...check, on: { ...check.on, changes_requested: [{ target: "work", guard: "under_cap" as const }] } };
+    expect(checkDefinition({ ...def, modes: [], states: { ...def.states, check: underCapOnly } })).toEqual([
+      { path: "states.check.on.changes_requested", message: FALLBACK },
+    ]);
+  });
+
   it("a mode guard names a declared mode; one mode guard is total for a workflow of that one mode", () => {
     expect(withGuards(["mode_implementation"], ["implementation"])).toEqual([]);
     expect(withGuards(["mode_proposal", null], ["implementation"])).toEqual([
@@ -454,7 +467,7 @@ describe("workflow definitions: which guards cover every case, and where globals
     );
   });
 
-  it("step_failed may lead to a wait state with an abort; cancel and budget_exhausted only to a terminal state", () => {
+  it("step_failed may lead to a wait state with an abort (never a step state, even one with an abort transition); cancel and budget_exhausted only to a terminal state", () => {
     const waiting = (abort: boolean) => {
       const def = mini();
       def.states.stuck = { type: "wait", on: abort ? { abort: [{ target: "failed" }] } : { pass: [{ target: "failed" }] } };
@@ -477,6 +490,17 @@ describe("workflow definitions: which guards cover every case, and where globals
     delete cancelTo.states.cancelled;
     expect(problemsOrNone(cancelTo)).toEqual([
       { path: "global.cancel", message: 'must lead to a terminal state, "stuck" is a wait state' },
+    ]);
+    // An abort transition makes no step state a place to stop at (a step never sees a person's abort).
+    const stepTo = mini();
+    stepTo.global.step_failed = "work";
+    on(stepTo, "work").abort = [{ target: "failed" }];
+    expect(problemsOrNone(stepTo)).toEqual([
+      {
+        path: "global.step_failed",
+        message: 'must lead to a terminal state or a wait state with an "abort" transition, "work" is a step state',
+      },
+      { path: "states.work.on.abort", message: 'trigger "abort" can never fire (its step output "build" emits: done)' },
     ]);
     const budgetTo = waiting(true);
     budgetTo.global.budget_exhausted = "stuck";
@@ -507,7 +531,7 @@ describe("workflow definitions: which guards cover every case, and where globals
     expect(problemsOrNone(def)).toEqual([{ path: "states.work.stage", message: 'unknown stage "coding"' }]);
   });
 
-  it("the error is an InvalidWorkflowError by name, and a definition without an id is (unnamed)", () => {
+  it("the error is an InvalidWorkflowError by name, named by the definition's id, and a definition without an id is (unnamed)", () => {
     const err = (() => {
       try {
         loadDefinition({ ...mini(), id: 7 });
@@ -518,6 +542,17 @@ describe("workflow definitions: which guards cover every case, and where globals
     })();
     expect(err.name).toBe("InvalidWorkflowError");
     expect(err.message).toMatch(/^workflow "\(unnamed\)" is invalid:\n {2}id: /);
+    // A definition that fails the schema elsewhere is named by its id.
+    const named = (() => {
+      try {
+        loadDefinition({ ...mini(), version: 0 });
+      } catch (e) {
+        return e as InvalidWorkflowError;
+      }
+      throw new Error("the definition loaded");
+    })();
+    expect(named.workflowId).toBe("mini");
+    expect(named.message).toMatch(/^workflow "mini" is invalid:\n {2}version: /);
   });
 });
 

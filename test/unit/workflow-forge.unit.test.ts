@@ -235,14 +235,20 @@ describe("forge: stage by stage", () => {
     expect(second.findings.map((f) => f.id)).toEqual(["rule:prd.non-core.R5"]);
   });
 
-  it("critic revise at the cap → the stage stops for a person (cap), not failed", () => {
+  it("critic revise at the cap → the stage stops for a person (cap, with the transition's reason), not failed", () => {
     const p = through("prd", { stageCaps: { prd: 2 } });
     p.draft(PRD);
     p.critique(revise("a"));
     p.draft(PRD);
     const out = p.critique(revise("b"));
     expect(stateChange(out)).toEqual(["prd_critic→prd_stopped"]);
-    expect(out.find((e) => e.type === "PersonNeeded")).toMatchObject({ data: { cause: "cap", stage: "prd" } });
+    expect(out.find((e) => e.type === "PersonNeeded")?.data).toEqual({
+      stage: "prd",
+      cause: "cap",
+      message: "the iteration cap was reached (critic_revise)",
+      errorClass: null,
+      resume: null,
+    });
     // At a stop a person may give guidance (the loop goes on), pass over the critic, or abort.
     expect(stateChange(p.do({ type: "GiveFeedback", text: "Narrow it to one file." }))).toEqual(["prd_stopped→prd_draft"]);
   });
@@ -399,12 +405,14 @@ describe("forge: stage by stage", () => {
     expect(aborted.at(-1)).toMatchObject({ type: "SessionFinalized", data: { outcome: "failed", errorClass: "provider_network_error" } });
   });
 
-  it("the budget is reserved before each call: no call past maxCalls, tokens reserved per call, wall time", () => {
+  it("the budget is reserved before each call: no call past maxCalls (the reason names the limit), tokens reserved per call, wall time", () => {
     const calls = new Pipeline({ gates: [], budget: { maxCalls: 1 } });
     const out = calls.draft({ [A.idea]: "# Idea\n" });
     expect(types(out)).toContain("BudgetExhausted");
     expect(out.at(-1)).toMatchObject({ type: "SessionFinalized", data: { outcome: "budget_exhausted" } });
     expect(stateChange(out)).toEqual(["idea_draft→budget_exhausted"]);
+    expect(out.find((e) => e.type === "SessionStateChanged")?.data).toMatchObject({ reason: "budget exhausted (calls)" });
+    expect(out.at(-1)).toMatchObject({ data: { reason: "budget exhausted (calls)" } });
     // With a reservation of 100 tokens per call, 950 spent of 1000 leaves no room for another.
     const tokens = new Pipeline({ gates: [], budget: { maxTokens: 1000, reserveTokensPerCall: 100 } });
     const stepId = tokens.state.step!.id;
@@ -420,6 +428,19 @@ describe("forge: stage by stage", () => {
       rawText: "ok",
     });
     expect(spent.find((e) => e.type === "BudgetExhausted")).toMatchObject({ data: { limit: "tokens", used: { tokens: 950 } } });
+  });
+
+  it("only an agent call is paid for: with every call spent, a person's gate and the checks are still entered", () => {
+    // One call, the idea's: the gate after it waits for a person instead of ending the session.
+    const gate = new Pipeline({ gates: ["idea"], budget: { maxCalls: 1 } });
+    const waiting = gate.draft({ [A.idea]: "# Idea\n" });
+    expect(stateChange(waiting)).toEqual(["idea_draft→idea_review"]);
+    expect(types(waiting)).not.toContain("BudgetExhausted");
+    // Nine calls take the pipeline through the coding critic; the checks run no agent.
+    const checks = through("check", { budget: { maxCalls: 9 } });
+    expect(checks.state.fsm).toBe("check_run");
+    expect(lastStep(checks)).toMatchObject({ kind: "commands", input: { state: "check_run" } });
+    expect(checks.state.pipeline.usage.calls).toBe(9);
   });
 
   it("resume after the budget ran out: refused with the sums while the budget is still spent; with a larger one the interrupted stage runs again", () => {
@@ -464,6 +485,78 @@ describe("forge: stage by stage", () => {
     ).input.forge;
     expect(input.protect).toEqual([expect.objectContaining({ path: A.prd })]);
     expect(input.materialize).toEqual([expect.objectContaining({ path: A.prd })]);
+  });
+});
+
+/**
+ * A modify fork of a delivered pipeline, as modifySession records it (server/tasks/fork.ts):
+ * the fork, the change request, then the workflow's modify entry (the triage).
+ */
+function modified(): Pipeline {
+  const p = through("delivery");
+  p.draft({ [A.deliveryReport]: "# Report\n" });
+  const fork: AppEvent[] = [
+    {
+      type: "SessionForked",
+      data: {
+        parentId: "base",
+        atVersion: p.history.length,
+        reason: "modify",
+        title: "Forge (modify)",
+        workflow: "forge",
+        state: "completed",
+      },
+    },
+    {
+      type: "ChangeRequested",
+      data: {
+        text: "Count lines too.",
+        baseSessionId: "base",
+        baseCommit: "b".repeat(40),
+        fingerprint: { files: 2, digest: "d", changedSinceBase: [], addedSinceBase: [], removedSinceBase: [] },
+        basePlan: {},
+      },
+    },
+  ];
+  expectValidEvents(fork);
+  p.history.push(...recorded(fork, p.history.length + 1));
+  p.do({ type: "Continue", state: forge.modify!.state, reason: "change requested", iterate: false });
+  return p;
+}
+
+const changeRequest = (layers: string[]) =>
+  JSON.stringify({
+    summary: "Count lines",
+    layers,
+    risk: "low",
+    components: [],
+    constraints: [],
+    acceptanceCriteria: ["lines are counted"],
+  });
+
+describe("forge: a modify session", () => {
+  it("the triage's change request picks the earliest layer it touches; an invalid one stops for a person", () => {
+    const layer = (layers: string[]) => {
+      const p = modified();
+      return stateChange(p.draft({ [A.changeRequest]: changeRequest(layers) }));
+    };
+    expect(layer(["design", "code"])).toEqual(["modify_triage→design_draft"]);
+    expect(layer(["plan"])).toEqual(["modify_triage→plan_draft"]);
+    expect(layer(["prd", "plan"])).toEqual(["modify_triage→prd_draft"]);
+    expect(layer(["code"])).toEqual(["modify_triage→coding_draft"]);
+    expect(layer([])).toEqual(["modify_triage→change_stopped"]);
+  });
+
+  it("its steps are told they modify; after the checks the change report, not the delivery report, is written", () => {
+    const p = modified();
+    expect(lastStep(p).input.forge).toMatchObject({ stage: "change", modifying: true });
+    p.draft({ [A.changeRequest]: changeRequest(["code"]) });
+    expect(lastStep(p).input.forge).toMatchObject({ stage: "coding", modifying: true });
+    p.draft({ [A.codeMetadata]: FORGE_CODE_METADATA }, { changed: ["src/count.js", A.codeMetadata] });
+    p.critique(FORGE_CRITIQUES.codingPass);
+    expect(stateChange(p.checks(true))).toEqual(["check_run→change_report"]);
+    // A session that modifies nothing is told nothing of it.
+    expect(lastStep(through("prd")).input.forge).not.toHaveProperty("modifying");
   });
 });
 
@@ -706,7 +799,7 @@ describe("forge: what each step is scheduled with, and who is told", () => {
     expect(guided).toContain("\n- [guidance, critical, iteration 1] use the other API");
   });
 
-  it("an agent step carries the task's limits and the branch prefix; a check step carries the coder's checks, the command timeout and one attempt", () => {
+  it("an agent step carries the task's limits and the branch prefix; a check step carries the coder's checks (no other step does), the command timeout and one attempt", () => {
     const project = { ...config().project, branchPrefix: "cats/" };
     const p = through("check", { limits: LIMITS, project });
     const [draft] = scheduled(p.history);
@@ -718,13 +811,15 @@ describe("forge: what each step is scheduled with, and who is told", () => {
     expect(check).toMatchObject({ kind: "commands", maxAttempts: 1, input: { commandTimeoutMs: 777 } });
     expect(check).not.toHaveProperty("backoffMs");
     expect(check.input.commands).toEqual([{ argv: JSON.parse(FORGE_CODE_METADATA).checks[0].argv, expect: { exitCode: 0 } }]);
+    // The coder's checks are the check step's alone: the coding critic, scheduled after they were written, gets none.
+    expect(scheduled(p.history).at(-2)).toMatchObject({ kind: "agent", input: { state: "coding_critic", commands: [] } });
     // Without a branch prefix (or limits): nothing of them in the input.
     const plain = new Pipeline({ gates: [] });
     expect(lastStep(plain).input.workspace).not.toHaveProperty("branchPrefix");
     expect(lastStep(plain)).not.toHaveProperty("backoffMs");
   });
 
-  it("a critic writes and collects nothing; only the code's critic gets the diff; a draft attaches its own stage's and the completed stages' artifacts", () => {
+  it("a critic writes and collects nothing; only the code's critic gets the diff; a draft attaches its own stage's and the completed stages' artifacts, never an open stage's; a stage completes with its own artifacts", () => {
     const p = through("prd");
     p.draft(PRD);
     const prdCritic = lastStep(p);
@@ -732,9 +827,19 @@ describe("forge: what each step is scheduled with, and who is told", () => {
     expect(prdCritic.input.diff).toBeNull();
     expect(prdCritic.input.forge.attach.map((a) => a.path).sort()).toEqual([A.features, A.idea, A.prd, A.requirements].sort());
     expect(prdCritic.input.forge.feedbackHistory).toBe("[]\n");
+    // A stage completed freezes its own artifacts, not the earlier stages' too.
+    const completed = (q: Pipeline, stage: string) =>
+      q.history.find((e) => e.type === "StageCompleted" && (e.data as { stage: string }).stage === stage)!.data as {
+        stage: string;
+        artifacts: { path: string; hash: string }[];
+      };
+    expect(completed(p, "idea")).toEqual({ stage: "idea", artifacts: [{ path: A.idea, hash: blobRef("# Idea\n").blob }] });
 
     const c = through("coding");
     const codingDraft = lastStep(c);
+    // The coder drafts the code (it may write anything): it is not the code's critic, so it gets no diff.
+    expect(c.state.lastDiff).toEqual(blobRef("diff"));
+    expect(codingDraft.input.diff).toBeNull();
     expect(codingDraft.input.forge.writes).toEqual(forge.stages!.coding!.writes);
     expect(codingDraft.input.forge.collect).toEqual(forge.stages!.coding!.artifacts);
     c.draft({ [A.codeMetadata]: FORGE_CODE_METADATA }, { changed: ["src/count.js", A.codeMetadata] });
@@ -746,6 +851,19 @@ describe("forge: what each step is scheduled with, and who is told", () => {
     r.critique(JSON.stringify({ goto: "plan", reason: "no task reads the file" }));
     expect(r.state.pipeline.completed).toContain("coding");
     expect(lastStep(r).input.forge.attach.map((a) => a.path)).toEqual(expect.arrayContaining([A.plan, A.codeMetadata]));
+    expect(completed(r, "prd").artifacts.map((a) => a.path)).toEqual([A.prd, A.requirements, A.features]);
+
+    // Back from the design's gate to the PRD: the design, drafted but open, is not attached to the PRD's redraft.
+    const back = through("design", { gates: ["design"] });
+    back.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_SPEC });
+    expect(back.state.fsm).toBe("design_review");
+    back.do({ type: "Continue", state: "prd_draft", reason: "the PRD first", iterate: true });
+    expect(back.state.pipeline.completed).toEqual(["idea"]);
+    expect(
+      lastStep(back)
+        .input.forge.attach.map((a) => a.path)
+        .sort(),
+    ).toEqual([A.features, A.idea, A.prd, A.requirements].sort());
   });
 
   it("the project's webhook hears when a person is needed or the session failed; not when it completes or is cancelled, nor without notify", () => {

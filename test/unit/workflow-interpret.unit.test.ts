@@ -9,7 +9,7 @@ import type { AppEvent } from "../../server/events/catalog";
 import type { AgentStepOutput } from "../../server/events/step-contract";
 import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
 import type { TaskCommandOf } from "../../server/workflow/commands";
-import type { StateSpec, WorkflowDefinition } from "../../server/workflow/definition";
+import { loadDefinition, type StateSpec, type WorkflowDefinition } from "../../server/workflow/definition";
 import { interpret as interpretOutput } from "../../server/workflow/interpret";
 import { foldTask, type ActiveTask } from "../../server/workflow/state";
 import {
@@ -127,6 +127,19 @@ describe("interpret: commands", () => {
     expect(exited.failure).toEqual({ errorClass: "command_failed", diagnosis: "npm test: exit 1" });
   });
 
+  it("a refused command fails even when its result carries the expected exit code", () => {
+    const refused = commandResult(["rm", "-rf", "x"], {
+      status: "refused",
+      exitCode: 0,
+      errorClass: "command_refused",
+      reason: "not allowed",
+    });
+    const out = interpret(task(reviewLoop), testing, stepSucceeded(commandsOutput([refused])), reviewLoop);
+    expect(out.trigger).toBe("tests_failed");
+    expect(out.events.map((e) => (e.data as { passed: boolean }).passed)).toEqual([false]);
+    expect(out.failure).toEqual({ errorClass: "command_refused", diagnosis: "rm -rf x: not allowed" });
+  });
+
   it("no commands at all is a failure too", () => {
     const out = interpret(task(reviewLoop), testing, stepSucceeded(commandsOutput([])), reviewLoop);
     expect(out).toEqual({
@@ -234,6 +247,64 @@ describe("interpret: agent output", () => {
   });
 });
 
+describe("interpret: a failed check's triage, and steps that cannot answer", () => {
+  const triage = stepState(forge, "check_triage");
+  const commit = buildCommit("t1", [{ path: "notes.md", status: "added" }]);
+
+  it("a route names the stage to go back to, after the output and the commit; one that is not the strict JSON fails the step", () => {
+    const text = JSON.stringify({ goto: "plan", reason: "no task reads the file" });
+    const out = interpret(task(forge), triage, stepSucceeded(agentOutput(text, { commit }), { rawText: text }), forge);
+    expect(out.trigger).toBe("goto_plan");
+    expect(out.events.map((e) => e.type)).toEqual(["AgentOutputRecorded", "WorkspaceCommitted", "CheckRouted"]);
+    expect(out.events[0]!.data).toMatchObject({ parsed: null, validationErrors: [] });
+    expect(out.events[2]!.data).toEqual({ stepId: STEP, goto: "plan", reason: "no task reads the file" });
+
+    const bad = interpret(task(forge), triage, stepSucceeded(agentOutput("the plan, I think", { commit })), forge);
+    expect(bad.trigger).toBe("step_failed");
+    expect(bad.events.map((e) => e.type)).toEqual(["AgentOutputRecorded", "WorkspaceCommitted"]);
+    const errors = (bad.events[0]!.data as { validationErrors: string[] }).validationErrors;
+    expect(errors.length).toBeGreaterThan(0);
+    expect(bad.failure).toEqual({ errorClass: "schema_invalid", diagnosis: errors.join("; ") });
+  });
+
+  it("a draft step outside any stage (a user workflow the loader accepts) and a commands step with an agent's output are internal errors", () => {
+    const def = loadDefinition({
+      id: "stageless",
+      version: 1,
+      title: "A draft without a stage",
+      modes: ["implementation"],
+      initial: "start",
+      global: { cancel: "cancelled", step_failed: "cancelled" },
+      states: {
+        start: { type: "wait", on: { start: [{ target: "writing" }] } },
+        writing: {
+          type: "step",
+          step: { role: "planner", output: "draft", phase: "draft", instruction: "Write it." },
+          on: { done: [{ target: "cancelled" }] },
+        },
+        cancelled: { type: "terminal", outcome: "cancelled" },
+      },
+    });
+    const internal = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (err) {
+        return { code: (err as { code: string }).code, message: (err as Error).message };
+      }
+      throw new Error("expected an internal error");
+    };
+    expect(internal(() => interpretOutput(task(def), stepState(def, "writing"), stepSucceeded(agentOutput("x")), def))).toEqual({
+      code: "INTERNAL",
+      message: "workflow stageless: a draft step outside any stage",
+    });
+    const running = stateWithOutput(reviewLoop, "commands");
+    expect(internal(() => interpretOutput(task(reviewLoop), running, stepSucceeded(agentOutput("x")), reviewLoop))).toEqual({
+      code: "INTERNAL",
+      message: "a commands step returned agent output",
+    });
+  });
+});
+
 describe("interpret: a staged workflow's drafts and critiques", () => {
   const draftOf = (artifacts: { path: string; text: string }[], extra: Partial<NonNullable<AgentStepOutput["forge"]>> = {}) =>
     agentOutput("drafted", {
@@ -276,6 +347,22 @@ describe("interpret: a staged workflow's drafts and critiques", () => {
     expect(out.events.find((e) => e.type === "ForgeWarning")?.data).toEqual({ stage: "prd", message: "unreadable" });
     expect(out.trigger).toBe("step_failed");
     expect(out.failure).toEqual({ errorClass: "tool_error", diagnosis: `the prd actor wrote no ${A.requirements}, ${A.features}` });
+  });
+
+  it("a stage that may write nothing says so when a write is refused; a draft without the runner's report records no warning", () => {
+    const idea = forge.stages!.idea!;
+    const readOnly = { ...forge, stages: { ...forge.stages, idea: { ...idea, writes: [] } } };
+    const state = task(readOnly, {}, [{ type: "StageStarted", data: { stage: "idea" } }]);
+    const refused = interpret(state, stepState(readOnly, "idea_draft"), stepSucceeded(draftOf([], { refusedWrites: [A.idea] })), readOnly);
+    expect(refused.events.find((e) => e.type === "ArtifactWriteRefused")?.data).toMatchObject({
+      paths: [A.idea],
+      reason: "the idea stage may write only nothing",
+    });
+
+    const bare = interpret(state, stepState(forge, "idea_draft"), stepSucceeded(agentOutput("drafted")), forge);
+    expect(bare.events.map((e) => e.type)).toEqual(["AgentOutputRecorded"]);
+    expect(bare.trigger).toBe("step_failed");
+    expect(bare.failure).toEqual({ errorClass: "tool_error", diagnosis: `the idea actor wrote no ${A.idea}` });
   });
 
   it("an artifact unchanged since its last version is not recorded again", () => {
@@ -332,11 +419,12 @@ describe("interpret: a critic's verdict", () => {
       ...later,
     ]);
 
-  it("a pass with nothing blocking is a pass: round 1, no loop judged", () => {
+  it("a pass with nothing blocking is a pass: round 1, no loop judged, the output recorded without errors", () => {
     const out = interpret(designed(), critic, critique("pass", [{ id: "naming", severity: "minor", message: "names" }]), forge);
     expect(out.trigger).toBe("pass");
     expect(out.failure).toBeUndefined();
     expect(out.events.map((e) => e.type)).toEqual(["AgentOutputRecorded", "CritiqueRecorded"]);
+    expect(out.events[0]!.data).toMatchObject({ parsed: null, validationErrors: [] });
     expect(out.events[1]!.data).toEqual({
       stepId: STEP,
       stage: "design",
@@ -362,7 +450,28 @@ describe("interpret: a critic's verdict", () => {
     expect(data.round).toBe(1);
   });
 
-  it("the same blocking finding a third time escalates: a person is asked, with the loop's reason as the diagnosis", () => {
+  it("an artifact's schema problems are blocking findings, one per problem; a critic's revise with nothing blocking is a revise", () => {
+    const spec = artifact(A.designSpec, "{}");
+    const problems = (spec.data as { problems: string[] }).problems;
+    expect(problems.length).toBeGreaterThan(0);
+    const state = task(forge, {}, [
+      { type: "StageStarted", data: { stage: "design" } },
+      artifact(A.design, "# Design\n\nA counter."),
+      spec,
+    ]);
+    const out = interpret(state, critic, critique("pass", []), forge);
+    const findings = (out.events[1]!.data as { findings: { id: string }[] }).findings;
+    expect(findings.slice(0, problems.length)).toEqual(
+      problems.map((message, i) => ({ id: `rule:schema:${A.designSpec}:${i}`, message, severity: "blocking", source: "rule" })),
+    );
+    expect(out.trigger).toBe("revise");
+
+    const minor = interpret(designed(), critic, critique("revise", [{ id: "naming", severity: "major", message: "names" }]), forge);
+    expect(minor.trigger).toBe("revise");
+    expect(minor.events[1]!.data).toMatchObject({ decision: "revise", modelDecision: "revise", round: 1 });
+  });
+
+  it("the same blocking finding a third time escalates: a person is asked, with the loop's reason as the diagnosis; the three critiques are wholly alike", () => {
     const blocking = [{ id: "no-api", severity: "blocking" as const, message: "the API is missing" }];
     const critiques: AppEvent[] = [];
     const outs = [1, 2, 3].map(() => {
@@ -374,6 +483,8 @@ describe("interpret: a critic's verdict", () => {
     expect(outs.map((o) => (o.events[1]!.data as { round: number }).round)).toEqual([1, 2, 3]);
     const third = outs[2]!.events[1]!.data as { loop: { escalate: string | null } };
     expect(third.loop.escalate).toEqual(expect.any(String));
+    // Three critiques with the same summary and finding are wholly alike (their summary and messages, line by line).
+    expect(outs.map((o) => (o.events[1]!.data as { loop: { similarity: number | null } }).loop.similarity)).toEqual([null, null, 1]);
     expect(outs[2]!.failure).toEqual({ diagnosis: third.loop.escalate });
     expect(outs[1]!.events.at(-1)).toMatchObject({ type: "ForgeWarning", data: { stage: "design" } });
   });

@@ -13,6 +13,8 @@ describe("parseStrictJson", () => {
     ["surrounding whitespace", `\n  ${JSON.stringify(plan)}  \n`],
     ["one ```json fence", "```json\n" + JSON.stringify(plan, null, 2) + "\n```"],
     ["one bare ``` fence", "```\n" + JSON.stringify(plan) + "\n```"],
+    ["a fence with blank lines around it", "\n\n```json\n" + JSON.stringify(plan) + "\n```\n  "],
+    ["a fence with spaces after its language", "```json  \n" + JSON.stringify(plan) + "\n```"],
   ])("accepts %s (and applies schema defaults)", (_name, text) => {
     expect(parseStrictJson(text, ZTestPlan)).toEqual({ ok: true, value: withDefaults });
   });
@@ -21,6 +23,7 @@ describe("parseStrictJson", () => {
     ["prose before the fence", "Here you go:\n```json\n" + JSON.stringify(plan) + "\n```", /^not valid JSON: /],
     ["two fences", "```json\n" + JSON.stringify(plan) + "\n```\n```json\n{}\n```", /^not valid JSON: /],
     ["trailing prose", JSON.stringify(plan) + "\nHope this helps!", /^not valid JSON: /],
+    ["prose after the fence", "```json\n" + JSON.stringify(plan) + "\n```\nHope this helps!", /^not valid JSON: /],
     ["an empty reply", "", /^not valid JSON: /],
   ])("rejects %s", (_name, text, error) => {
     const parsed = parseStrictJson(text, ZTestPlan);

@@ -1,0 +1,106 @@
+// What a step's agent is told (server/workflow/prompt.ts), called directly: the TaskSpec only
+// for those who carry it out, the previous round's issues only for those who change the work
+// (or route a failed check), and the end of the thread, each message shortened.
+import { describe, expect, it } from "vitest";
+import type { AppEvent } from "../../server/events/catalog";
+import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
+import type { StepSpec, WorkflowDefinition } from "../../server/workflow/definition";
+import { promptFor, threadContext } from "../../server/workflow/prompt";
+import { foldTask, type ActiveTask } from "../../server/workflow/state";
+import { BASE_COMMIT, expectValidEvents, recorded, type TaskConfig } from "../helpers/decider";
+
+const STEP = "22222222-0000-4000-8000-000000000001";
+const reviewLoop = BUILTIN_WORKFLOWS.review_loop!;
+const planning = BUILTIN_WORKFLOWS.planning!;
+const forge = BUILTIN_WORKFLOWS.forge!;
+
+function task(def: WorkflowDefinition, events: AppEvent[] = []): ActiveTask {
+  const config: TaskConfig = {
+    workflow: def.id,
+    workflowVersion: def.version,
+    mode: def.modes[0]!,
+    prompt: "A word counter.",
+    maxIterations: 3,
+    project: { id: "p", name: "P", repoPath: "/repo", baseCommit: BASE_COMMIT, allowlist: [] },
+    agents: {},
+  };
+  const all: AppEvent[] = [
+    { type: "SessionCreated", data: { title: "T", workflow: def.id, state: def.initial } },
+    { type: "TaskStarted", data: config },
+    ...events,
+  ];
+  expectValidEvents(all);
+  const s = foldTask(recorded(all));
+  if (s.status !== "active") throw new Error("the task is not active");
+  return s;
+}
+
+function step(def: WorkflowDefinition, name: string): StepSpec {
+  const s = def.states[name];
+  if (s?.type !== "step") throw new Error(`${name} is not a step state`);
+  return s.step;
+}
+
+const taskSpec = { title: "Counter", description: "Count words.", acceptanceCriteria: ["counts"], files: ["src/a.js"], tests: [] };
+const rejected: AppEvent = {
+  type: "ExecutionRejected",
+  data: { stepId: STEP, reasons: ["changed files the TaskSpec does not name: b.js"] },
+};
+const RESOLVE = "Resolve these from the previous round:\n- changed files the TaskSpec does not name: b.js";
+
+describe("prompt: the TaskSpec and the previous round's issues", () => {
+  it("the TaskSpec goes to the executor and the tester, once there is one; never to another role", () => {
+    const specified = task(planning, [{ type: "TaskSpecRecorded", data: { stepId: STEP, spec: taskSpec } }]);
+    const shown = `TaskSpec:\n${JSON.stringify(taskSpec, null, 2)}`;
+    expect(promptFor(specified, step(planning, "executing"))).toContain(shown);
+    expect(promptFor(specified, step(planning, "testing"))).toContain(shown);
+    expect(promptFor(specified, step(planning, "planning"))).not.toContain("TaskSpec:");
+    // Without one (the review loop never has one), the tester is told of none.
+    expect(promptFor(task(reviewLoop), step(reviewLoop, "testing"))).not.toContain("TaskSpec:");
+  });
+
+  it("the issues go to a build, an execution, a draft and a route; not to a verdict, a critique or a test plan", () => {
+    const issues = (def: WorkflowDefinition, name: string) => promptFor(task(def, [rejected]), step(def, name)).includes(RESOLVE);
+    expect(issues(reviewLoop, "building")).toBe(true);
+    expect(issues(planning, "executing")).toBe(true);
+    expect(issues(forge, "prd_draft")).toBe(true);
+    expect(issues(forge, "check_triage")).toBe(true);
+    expect(issues(reviewLoop, "reviewing")).toBe(false);
+    expect(issues(forge, "prd_critic")).toBe(false);
+    expect(issues(reviewLoop, "testing")).toBe(false);
+    // Without issues, nothing is said of them.
+    expect(promptFor(task(reviewLoop), step(reviewLoop, "building"))).not.toContain("Resolve these");
+  });
+});
+
+describe("prompt: a stage's feedback", () => {
+  it("one line each, oldest first, only the stage's own", () => {
+    const feedback = (stage: string, text: string, source: "person" | "guidance" = "person"): AppEvent => ({
+      type: "FeedbackGiven",
+      data: { stage, iteration: 1, source, severity: source === "guidance" ? "critical" : "normal", text },
+    });
+    const state = task(forge, [
+      feedback("prd", "Shorter."),
+      feedback("idea", "Not this one."),
+      feedback("prd", "Name the users.", "guidance"),
+    ]);
+    const prompt = promptFor(state, step(forge, "prd_draft"), { name: "prd", spec: forge.stages!.prd!, cap: 5 });
+    expect(prompt).toContain(
+      "\nFeedback on this stage so far (oldest first):\n- [person, iteration 1] Shorter.\n- [guidance, critical, iteration 1] Name the users.",
+    );
+    expect(prompt).not.toContain("Not this one.");
+  });
+});
+
+describe("prompt: the thread as context", () => {
+  it("the last 20 messages, each cut at 4,000 characters", () => {
+    const messages: AppEvent[] = Array.from({ length: 22 }, (_, i) => ({
+      type: "OperatorMessagePosted",
+      data: { text: i === 21 ? "x".repeat(4_500) : `message ${i}` },
+    }));
+    const context = threadContext(task(reviewLoop, messages));
+    expect(context).toHaveLength(20);
+    expect(context[0]).toEqual({ from: "operator", text: "message 2" });
+    expect(context.at(-1)).toEqual({ from: "operator", text: "x".repeat(4_000) });
+  });
+});
