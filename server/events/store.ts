@@ -213,20 +213,23 @@ export class EventStore {
   }
 
   private async findDuplicateAppend(streamId: string, events: NewEvent[], err: unknown): Promise<AppendResult | null> {
-    const ids = events.map((e) => e.eventId);
-    if (ids.some((id) => !id)) return null;
     const isConflict = err instanceof AppError && err.code === "CONFLICT";
     const isDuplicateId = (err as pg.DatabaseError)?.code === "23505" && (err as pg.DatabaseError).constraint === "events_event_id_key";
     if (!isConflict && !isDuplicateId) return null;
+    const retried = await this.retriedAppend(streamId, events);
+    if (retried) return retried;
+    if (isDuplicateId) throw new AppError("CONFLICT", "some of these event ids are already recorded with other events", { streamId });
+    return null;
+  }
+
+  /** The append these events were, when every one of them carries an id recorded in this stream: a retry. */
+  private async retriedAppend(streamId: string, events: NewEvent[]): Promise<AppendResult | null> {
+    const ids = events.map((e) => e.eventId);
+    if (ids.some((id) => !id)) return null;
     const found = await this.pool.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = ANY($1::uuid[]) ORDER BY version`, [
       ids,
     ]);
-    if (found.rowCount !== ids.length || found.rows.some((r) => r.stream_id !== streamId)) {
-      if (isDuplicateId) {
-        throw new AppError("CONFLICT", "some of these event ids are already recorded with other events", { streamId });
-      }
-      return null;
-    }
+    if (found.rowCount !== ids.length || found.rows.some((r) => r.stream_id !== streamId)) return null;
     const recorded = found.rows.map((r) => this.toRecorded(r));
     return { streamId, version: recorded.at(-1)!.version, events: recorded, duplicate: true };
   }

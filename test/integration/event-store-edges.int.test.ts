@@ -173,6 +173,12 @@ describe("what an append or a read refuses, and how it says so", () => {
       code: "CONFLICT",
       message: `stream ${id} is at version 2, expected 1: it already moved on`,
     });
+    // A recorded id beside an event without one, at the stream's version: the same refusal, not the database's error.
+    expect(await rejection(db.store.append(id, 2, [first, message("new")], { actor: testActor }))).toMatchObject({
+      code: "CONFLICT",
+      message: "some of these event ids are already recorded with other events",
+      details: { streamId: id },
+    });
     expect((await db.store.readStream(id)).length).toBe(2);
     expect((await db.store.readStream(elsewhere)).length).toBe(2);
   });
