@@ -198,6 +198,11 @@ export function checkDefinition(def: WorkflowDefinition): DefinitionProblem[] {
   for (const [name, state] of Object.entries(def.states)) {
     if (state.type !== "terminal" && state.stage && !def.stages?.[state.stage])
       problems.push({ path: `states.${name}.stage`, message: `unknown stage "${state.stage}"` });
+    if (state.type === "step" && (state.step.output === "draft" || state.step.output === "critique") && !state.stage)
+      problems.push({
+        path: `states.${name}.stage`,
+        message: `a ${state.step.output} step drafts or critiques a stage's artifacts: name its stage`,
+      });
   }
   if (![...Object.values(def.states)].some((s) => s.type === "terminal")) {
     problems.push({ path: "states", message: "no terminal state: the workflow could never finish" });

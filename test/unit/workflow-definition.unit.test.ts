@@ -531,6 +531,20 @@ describe("workflow definitions: which guards cover every case, and where globals
     expect(problemsOrNone(def)).toEqual([{ path: "states.work.stage", message: 'unknown stage "coding"' }]);
   });
 
+  it("a draft or a critique step must name its stage: it works on a stage's artifacts", () => {
+    for (const [output, phase] of [
+      ["draft", "draft"],
+      ["critique", "critique"],
+    ] as const) {
+      const def = mini();
+      def.states.work = { ...def.states.work!, step: { role: "planner", output, phase, instruction: "Write it." } };
+      expect(problemsOrNone(def)).toContainEqual({
+        path: "states.work.stage",
+        message: `a ${output} step drafts or critiques a stage's artifacts: name its stage`,
+      });
+    }
+  });
+
   it("the error is an InvalidWorkflowError by name, named by the definition's id, and a definition without an id is (unnamed)", () => {
     const err = (() => {
       try {

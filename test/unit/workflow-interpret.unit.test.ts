@@ -9,7 +9,7 @@ import type { AppEvent } from "../../server/events/catalog";
 import type { AgentStepOutput } from "../../server/events/step-contract";
 import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
 import type { TaskCommandOf } from "../../server/workflow/commands";
-import { loadDefinition, type StateSpec, type WorkflowDefinition } from "../../server/workflow/definition";
+import { ZWorkflowDefinition, type StateSpec, type WorkflowDefinition } from "../../server/workflow/definition";
 import { interpret as interpretOutput } from "../../server/workflow/interpret";
 import { foldTask, type ActiveTask } from "../../server/workflow/state";
 import {
@@ -267,8 +267,8 @@ describe("interpret: a failed check's triage, and steps that cannot answer", () 
     expect(bad.failure).toEqual({ errorClass: "schema_invalid", diagnosis: errors.join("; ") });
   });
 
-  it("a draft step outside any stage (a user workflow the loader accepts) and a commands step with an agent's output are internal errors", () => {
-    const def = loadDefinition({
+  it("a draft step outside any stage (which the loader refuses) and a commands step with an agent's output are internal errors", () => {
+    const def = ZWorkflowDefinition.parse({
       id: "stageless",
       version: 1,
       title: "A draft without a stage",
