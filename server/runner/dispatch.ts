@@ -249,7 +249,7 @@ export async function recordStepOutcome(
   actor: Actor,
   options: RecordOptions = {},
 ): Promise<boolean> {
-  const record = (reaction: "react" | { fallback: string }) =>
+  const record = (outcome: StepOutcome, reaction: "react" | { fallback: string }) =>
     withTransaction(
       store.pool,
       async (tx) => {
@@ -284,15 +284,18 @@ export async function recordStepOutcome(
     );
   let failure: ReactionError;
   try {
-    await record("react");
+    await record(outcome, "react");
     return true;
   } catch (err) {
     if (err instanceof StaleAttemptError) return false;
     if (!(err instanceof ReactionError) || !options.onReactionError) throw err;
     failure = err;
   }
+  // The step ends with the fallback: a failure is recorded as final, so that no retry runs
+  // for a session that, given up, no longer waits for it.
+  const final: StepOutcome = outcome.kind === "failed" ? { ...outcome, retryable: false } : outcome;
   try {
-    await record({ fallback: failure.message });
+    await record(final, { fallback: failure.message });
     return true;
   } catch (err) {
     if (err instanceof StaleAttemptError) return false;

@@ -140,6 +140,30 @@ describe("reactions", () => {
     }
   });
 
+  it("a failure that would be retried, whose reaction fails: the fallback ends the step, recorded as final, and no retry is left to run", async () => {
+    const step = await claimedStep(3);
+    const retriedAt: Array<string | null> = [];
+    const recorded = await recordStepOutcome(
+      db.store,
+      step,
+      { kind: "failed", errorClass: "timeout", message: "slow", retryable: true },
+      runner,
+      {
+        react: async () => {
+          throw new Error("no transition from 'reviewing'");
+        },
+        onReactionError: async (_tx, _store, _session, events) => {
+          retriedAt.push(...events.map((e) => (e.data as { retryAt: string | null }).retryAt));
+        },
+      },
+    );
+    expect(recorded).toBe(true);
+    expect(retriedAt).toEqual([null]);
+    const failed = (await db.store.readStream(step.sessionId)).filter((e) => e.type === "StepFailed");
+    expect(failed.map((e) => e.data)).toEqual([{ stepId: step.id, attempt: 1, errorClass: "timeout", message: "slow", retryAt: null }]);
+    expect(await stepRow(step.id)).toEqual({ state: "failed", attempt: 1 });
+  });
+
   it("the claim behind a result runs after its commit, on a connection that sees it", async () => {
     const step = await claimedStep();
     const seen: string[] = [];
