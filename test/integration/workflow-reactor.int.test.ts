@@ -216,7 +216,7 @@ describe("the workflow's reaction to a step's result", () => {
     expect((await db.store.readStream(plain)).map((e) => e.type)).toEqual(["SessionCreated"]);
   });
 
-  it("as the runner falls back, in the outcome's own transaction: even a failure that would be retried ends the step as given up", async () => {
+  it("as the runner falls back, in the outcome's own transaction: a failure that would be retried is recorded as final and the step gives up", async () => {
     const sessionId = await forgeSession();
     const step = await claimNextStep(db.store, { runnerId: runner.id, leaseMs: 60_000, reclaimBackoffMs: 0 });
     const failing: OutcomeReactor = () => Promise.reject(new Error("the reaction broke"));
@@ -226,7 +226,7 @@ describe("the workflow's reaction to a step's result", () => {
       true,
     );
     const events = (await db.store.readStream(sessionId)).slice(before);
-    expect(events[0]).toMatchObject({ type: "StepFailed", data: { retryAt: expect.any(String) } });
+    expect(events[0]).toMatchObject({ type: "StepFailed", data: { errorClass: "provider_network_error", retryAt: null } });
     expect(events.find((e) => e.type === "PersonNeeded")?.data).toMatchObject({
       cause: "agent_failed",
       errorClass: "internal_error",
@@ -234,5 +234,6 @@ describe("the workflow's reaction to a step's result", () => {
       resume: "idea_draft",
     });
     expect(await fsmOf(sessionId)).toBe("agent_failed");
+    expect((await db.pool.query("SELECT state FROM steps WHERE id = $1", [step!.id])).rows).toEqual([{ state: "failed" }]);
   });
 });
