@@ -4,10 +4,10 @@
 // heartbeat, a result given up after an outage longer than the lease, the database gone under
 // a running step, a timeout and the retry woken by its backoff or a Retry-After, unexpected
 // errors, the loop's own errors and work that arrives while it is busy, a release at shutdown,
-// a cancel through NOTIFY, the LISTEN connection cut, re-opened and stopped while opening, and
-// the sweep of steps whose runners kept vanishing. In process, so that mutation testing
-// (npm run mutate) reaches the runner's own code; runner-faults.int.test.ts kills real
-// processes.
+// a cancel through NOTIFY, the LISTEN connection cut, lost before its LISTEN, re-opened and
+// stopped while opening, and the sweep of steps whose runners kept vanishing. In process, so
+// that mutation testing (npm run mutate) reaches the runner's own code;
+// runner-faults.int.test.ts kills real processes.
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -825,6 +825,34 @@ async function heldProxy(): Promise<{ url: string; release: () => void }> {
   };
 }
 
+/** A proxy to the database that drops the first connection to send a LISTEN, before it reaches the server. */
+async function proxyDroppingFirstListen(): Promise<{ url: string; close: () => void }> {
+  let dropped = false;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(new URL(db.url).port), "127.0.0.1");
+    client.on("data", (chunk: Buffer) => {
+      if (!dropped && chunk.includes("LISTEN")) {
+        dropped = true;
+        client.destroy();
+        upstream.destroy();
+      } else upstream.write(chunk);
+    });
+    upstream.pipe(client);
+    for (const [a, b] of [
+      [client, upstream],
+      [upstream, client],
+    ]) {
+      a!.on("error", () => b!.destroy());
+      a!.on("close", () => b!.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = new URL(db.url);
+  url.hostname = "127.0.0.1";
+  url.port = String((server.address() as net.AddressInfo).port);
+  return { url: url.toString(), close: () => server.close() };
+}
+
 describe("the LISTEN connection", () => {
   it("cut: the runner retries until it is back, says so, and starts the work scheduled meanwhile at once, with its poll a minute away", async () => {
     const cut = await proxy();
@@ -848,6 +876,18 @@ describe("the LISTEN connection", () => {
     // And NOTIFY wakes it again.
     const after = await schedule({ kind: "quick" });
     await until("new work woken by NOTIFY", stateIs(after.stepId, "completed"), 2_000);
+  });
+
+  it("lost after it opened but before its LISTEN was answered: one retry, and one LISTEN connection in the end", async () => {
+    const dropping = await proxyDroppingFirstListen();
+    try {
+      const { logs } = await startRunner({ id: "dropped", executors: {} }, db.url, dropping.url);
+      expect(messages(logs).filter((m) => m === "listen failed; retrying")).toHaveLength(1);
+      expect(logs.find((l) => l.msg === "listening again")?.fields).toEqual({ runnerId: "dropped", failures: 1 });
+      await until("one LISTEN connection", async () => (await listeners()).length === 1);
+    } finally {
+      dropping.close();
+    }
   });
 
   it("stopped while it is still opening: it is closed once open, not kept", async () => {
