@@ -1,7 +1,9 @@
 // Step dispatch (server/runner/dispatch.ts) at its edges, called directly: the database away
 // is an error, never "nothing to claim" or "refused"; a reaction's connection error is not a
 // defect while any other failure of it is; the claim behind a result sees the result; retries
-// stop when the step's attempts are used up; the fence's refusal names the step and attempt.
+// stop when the step's attempts are used up; the fence's refusal names the step and attempt; a
+// claim refused every time gives up after three looks; the sweep leaves a step whose holder
+// heartbeats meanwhile; a fallback's own failure comes back.
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAppEventStore } from "../../server/app-store";
@@ -11,6 +13,8 @@ import type { RecordedEvent } from "../../server/events/types";
 import {
   appendWhileHeld,
   claimNextStep,
+  failExhaustedSteps,
+  MAX_LOST_ATTEMPTS,
   recordStepOutcome,
   scheduleStep,
   type OutcomeReactor,
@@ -116,7 +120,7 @@ describe("reactions", () => {
   });
 
   it("a reaction that fails for any other reason (a defect): the outcome is recorded with the fallback's events, which get the cause, and the result counts as recorded", async () => {
-    for (const thrown of [new Error("no transition from 'reviewing'"), "a bare string"]) {
+    for (const thrown of [new Error("no transition from 'reviewing'"), "a bare string", null]) {
       const step = await claimedStep();
       const fallbacks: Array<{ message: string; recorded: string[] }> = [];
       const fallback: ReactionFallback = async (tx, store, sessionId, recorded, message) => {
@@ -133,7 +137,7 @@ describe("reactions", () => {
         onReactionError: fallback,
       });
       expect(recorded).toBe(true);
-      const cause = thrown instanceof Error ? thrown.message : thrown;
+      const cause = thrown instanceof Error ? thrown.message : String(thrown);
       expect(fallbacks).toEqual([{ message: `the workflow could not react to the step's outcome: ${cause}`, recorded: ["StepCompleted"] }]);
       expect((await typesOf(step.sessionId)).slice(-2)).toEqual(["StepCompleted", "SessionStateChanged"]);
       expect(await stepRow(step.id)).toEqual({ state: "completed", attempt: 1 });
@@ -162,6 +166,25 @@ describe("reactions", () => {
     const failed = (await db.store.readStream(step.sessionId)).filter((e) => e.type === "StepFailed");
     expect(failed.map((e) => e.data)).toEqual([{ stepId: step.id, attempt: 1, errorClass: "timeout", message: "slow", retryAt: null }]);
     expect(await stepRow(step.id)).toEqual({ state: "failed", attempt: 1 });
+  });
+
+  it("a fallback that fails itself: its error comes back, and nothing is recorded", async () => {
+    const step = await claimedStep();
+    const before = await typesOf(step.sessionId);
+    const broken = new Error("the fallback is broken too");
+    const err = await rejection(
+      recordStepOutcome(db.store, step, { kind: "completed", output: {} }, runner, {
+        react: async () => {
+          throw new Error("a defect in the reaction");
+        },
+        onReactionError: async () => {
+          throw broken;
+        },
+      }),
+    );
+    expect(err).toBe(broken);
+    expect(await typesOf(step.sessionId)).toEqual(before);
+    expect(await stepRow(step.id)).toEqual({ state: "running", attempt: 1 });
   });
 
   it("the claim behind a result runs after its commit, on a connection that sees it", async () => {
@@ -242,6 +265,59 @@ describe("races", () => {
     expect(recorded).toBe(false);
     expect(fallbacks).toEqual([]);
     expect(await stepRow(step.id)).toEqual({ state: "running", attempt: 2 });
+    expect((await typesOf(step.sessionId)).slice(-1)).toEqual(["StepStarted"]);
+  });
+});
+
+describe("claims refused", () => {
+  it("a claim the fence refuses every time (as if another runner always got there first) looks three times, then finds nothing", async () => {
+    const sessionId = await newSession();
+    const id = await scheduleStep(db.store, { sessionId, kind: "dispatched", input: {} }, { actor: testActor });
+    // Every StepStarted is refused as a stale attempt's; a sequence (not rolled back) counts the looks.
+    await db.pool.query(`
+      CREATE SEQUENCE claim_looks;
+      CREATE FUNCTION refuse_every_claim() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM nextval('claim_looks');
+        RAISE EXCEPTION 'claim refused' USING ERRCODE = 'CCS01', DETAIL = '{"what": "StepStarted"}';
+      END $$;
+      CREATE TRIGGER refuse_every_claim BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.type = 'StepStarted') EXECUTE FUNCTION refuse_every_claim();`);
+    try {
+      expect(await claimNextStep(db.store, claimOptions)).toBeNull();
+      expect((await db.pool.query("SELECT last_value FROM claim_looks")).rows[0]).toEqual({ last_value: "3" });
+      expect(await stepRow(id)).toEqual({ state: "pending", attempt: 0 });
+    } finally {
+      await db.pool.query("DROP TRIGGER refuse_every_claim ON events; DROP FUNCTION refuse_every_claim(); DROP SEQUENCE claim_looks");
+      // Not left for the next test's claim.
+      await db.store.append(sessionId, "any", [{ type: "StepCancelled", data: { stepId: id } }], { actor: testActor });
+    }
+  });
+});
+
+describe("the sweep of steps whose runners kept vanishing", () => {
+  it("a step whose holder heartbeats between the sweep's look and its record is left running", async () => {
+    const step = await claimedStep();
+    await db.pool.query("UPDATE steps SET lost = $2, lease_expires_at = now() - interval '1 minute' WHERE id = $1", [
+      step.id,
+      MAX_LOST_ATTEMPTS,
+    ]);
+    // The record's transaction begins after the holder's heartbeat extended the lease.
+    let connects = 0;
+    const pool = new Proxy(db.pool, {
+      get(target, prop) {
+        if (prop === "connect")
+          return async () => {
+            if (++connects === 1)
+              await db.pool.query("UPDATE steps SET lease_expires_at = now() + interval '1 minute' WHERE id = $1", [step.id]);
+            return target.connect();
+          };
+        const value: unknown = Reflect.get(target, prop);
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    expect(await failExhaustedSteps(createAppEventStore(pool), runner)).toBe(0);
+    expect(connects).toBe(1);
+    expect(await stepRow(step.id)).toEqual({ state: "running", attempt: 1 });
     expect((await typesOf(step.sessionId)).slice(-1)).toEqual(["StepStarted"]);
   });
 });

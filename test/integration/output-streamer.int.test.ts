@@ -3,9 +3,10 @@
 // but never inside a surrogate pair, with the server's secrets redacted; nothing lands once
 // the attempt no longer holds its step, and a failed append never fails the step.
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createAppEventStore } from "../../server/app-store";
 import { createPool } from "../../server/db/pool";
+import { logger } from "../../server/log";
 import { claimNextStep, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
 import { OutputStreamer, type StreamTarget } from "../../server/runner/output-streamer";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
@@ -136,12 +137,20 @@ describe("OutputStreamer", () => {
       await proxy.close();
     });
 
-    it("a chunk that cannot be appended is dropped (streaming is only a view), and the next one is recorded", async () => {
+    it("a chunk that cannot be appended is dropped (streaming is only a view) with a warning, and the next one is recorded", async () => {
       const target = await heldStep();
       const streamer = new OutputStreamer(createAppEventStore(pool), target, agent, { maxChars: 1_000, intervalMs: 60_000 });
+      const warn = vi.spyOn(logger, "warn").mockImplementation(() => {});
       proxy.cut();
       streamer.push("lost");
-      await expect(streamer.flush()).resolves.toBeUndefined();
+      try {
+        await expect(streamer.flush()).resolves.toBeUndefined();
+        expect(warn.mock.calls).toEqual([
+          [{ err: expect.stringMatching(/\S/), stepId: target.stepId }, "could not record streamed output"],
+        ]);
+      } finally {
+        warn.mockRestore();
+      }
       proxy.restore();
       streamer.push("kept");
       await streamer.flush();

@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ProcessLedger } from "../../server/runner/process-ledger";
 import { processStartTime } from "../../server/process/tree";
 import { isAlive, waitUntil } from "../helpers/processes";
@@ -114,6 +114,36 @@ describe("ending what gone runners left", () => {
     });
     expect(ProcessLedger.endLeftovers(dir)).toEqual({ ledgers: 1, killed: 1 });
     await waitUntil(() => !isAlive(pid), 5_000, "the leftover killed");
+  });
+
+  it("a runner gone that recorded no start time counts as gone", async () => {
+    const dir = tempDir();
+    const pid = leftover();
+    writeLedger(dir, "gone", {
+      runnerId: "gone",
+      runnerPid: gonePid(),
+      runnerStartTime: 0,
+      processes: [{ pid, startTime: processStartTime(pid) }],
+    });
+    expect(ProcessLedger.endLeftovers(dir)).toEqual({ ledgers: 1, killed: 1 });
+    await waitUntil(() => !isAlive(pid), 5_000, "the leftover killed");
+  });
+
+  it("a gone runner's ledger that another runner removes between the read and the removal: no error", () => {
+    const dir = tempDir();
+    const file = writeLedger(dir, "gone", { runnerId: "gone", runnerPid: gonePid(), runnerStartTime: 1, processes: [] });
+    // The other runner on this host, ending the same leftovers at the same moment, removes it first.
+    const read = fs.readFileSync;
+    const spy = vi.spyOn(fs, "readFileSync").mockImplementation(((...args: Parameters<typeof fs.readFileSync>) => {
+      const text = read(...args);
+      if (args[0] === file) fs.rmSync(file);
+      return text;
+    }) as typeof fs.readFileSync);
+    try {
+      expect(ProcessLedger.endLeftovers(dir)).toEqual({ ledgers: 1, killed: 0 });
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("skips a ledger it cannot read (being written this instant), a ledger's temporary file, other files, and a directory that does not exist", () => {

@@ -1,12 +1,15 @@
 // A step's life on a runner, in process and under faults, each case checked by its events and
-// by what the runner says in its log: heartbeats that keep a long step, a takeover seen at the
-// next heartbeat, a result given up after an outage longer than the lease, the database gone
-// under a running step, a timeout and the retry woken by its backoff, unexpected errors, a
-// release at shutdown, a cancel through NOTIFY, the LISTEN connection cut and re-opened, and
-// the sweep of steps whose runners kept vanishing. In process, so that mutation testing
-// (npm run mutate) reaches the runner's own code; runner-faults.int.test.ts kills real
-// processes.
+// by what the runner says in its log: its start (the sandbox line, what gone runners left, its
+// CLIs), heartbeats that keep a long step, a takeover seen at the next heartbeat, a late
+// heartbeat, a result given up after an outage longer than the lease, the database gone under
+// a running step, a timeout and the retry woken by its backoff or a Retry-After, unexpected
+// errors, the loop's own errors and work that arrives while it is busy, a release at shutdown,
+// a cancel through NOTIFY, the LISTEN connection cut, lost before its LISTEN, re-opened and
+// stopped while opening, and the sweep of steps whose runners kept vanishing. In process, so
+// that mutation testing (npm run mutate) reaches the runner's own code;
+// runner-faults.int.test.ts kills real processes.
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type pg from "pg";
@@ -15,8 +18,9 @@ import { createAppEventStore } from "../../server/app-store";
 import { createPool } from "../../server/db/pool";
 import type { RecordedEvent } from "../../server/events/types";
 import { claimNextStep, MAX_LOST_ATTEMPTS, scheduleStep, type ScheduleStepInput } from "../../server/runner/dispatch";
-import type { StepExecutor } from "../../server/runner/executors";
+import { StepExecutionError, type StepExecutor } from "../../server/runner/executors";
 import { Runner, RUNNER_HEARTBEAT_MS, type RunnerOptions } from "../../server/runner/runner";
+import { sandboxStatus } from "../../server/process/sandbox";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy";
 
@@ -172,6 +176,24 @@ async function takeOver(stepId: string): Promise<void> {
   }
 }
 
+/** A step whose runners vanished more often than allowed: the next sweep fails it. */
+async function exhausted(): Promise<{ sessionId: string; stepId: string }> {
+  const step = await schedule({ kind: "ghostly", maxAttempts: 3 });
+  for (let lost = 0; lost <= MAX_LOST_ATTEMPTS; lost++) {
+    expect(await claimNextStep(db.store, { runnerId: `ghost-${lost}`, leaseMs: 20, reclaimBackoffMs: 0 })).toMatchObject({
+      id: step.stepId,
+    });
+    await sleep(40);
+  }
+  return step;
+}
+
+/** The ledger of a runner gone from this host (its pid's start time is not the one written), which left nothing running. */
+function writeGoneLedger(runnerId: string): void {
+  const ledger = { runnerId, runnerPid: process.pid, runnerStartTime: 1, processes: [] };
+  fs.writeFileSync(path.join(STATE_DIR, `${runnerId}.json`), JSON.stringify(ledger));
+}
+
 describe("a runner's start and stop", () => {
   it("says that it started and that it runs without a sandbox, and why; stopping it twice stops it once", async () => {
     const { runner, logs } = await startRunner({ id: "announcer", executors: {} });
@@ -185,8 +207,109 @@ describe("a runner's start and stop", () => {
     await Promise.all([runner.stop(), runner.stop()]);
     await runner.stop();
     expect(messages(logs).filter((m) => m === "runner stopped")).toHaveLength(1);
-    const row = await db.pool.query<{ stopped_at: Date | null }>("SELECT stopped_at FROM runners WHERE id = 'announcer'");
-    expect(row.rows[0]!.stopped_at).toBeInstanceOf(Date);
+    const row = await db.pool.query<{ stopped_at: Date | null; version: string }>(
+      "SELECT stopped_at, version FROM runners WHERE id = 'announcer'",
+    );
+    expect(row.rows[0]).toEqual({ stopped_at: expect.any(Date), version: "0.0.0" });
+  });
+
+  it("where the sandbox works, says nothing about it", async () => {
+    const saved = process.env.CATCAFE_SANDBOX;
+    delete process.env.CATCAFE_SANDBOX;
+    try {
+      const sandbox = sandboxStatus();
+      const { logs } = await startRunner({ id: "sandboxed", executors: {} });
+      const said = logs.filter((l) => l.msg.startsWith("no sandbox"));
+      // Where bubblewrap cannot run (no user namespaces), the line gives the reason instead.
+      expect(said).toEqual(
+        sandbox.available ? [] : [expect.objectContaining({ fields: { runnerId: "sandboxed", reason: sandbox.reason } })],
+      );
+    } finally {
+      process.env.CATCAFE_SANDBOX = saved;
+    }
+  });
+
+  it("ends what runners gone from this host left running, and says how much", async () => {
+    writeGoneLedger("gone-before-start");
+    const { logs } = await startRunner({ id: "heir", executors: {} });
+    expect(logs.filter((l) => l.msg === "ended what gone runners left running")).toEqual([
+      { msg: "ended what gone runners left running", fields: { runnerId: "heir", ledgers: 1, killed: 0 } },
+    ]);
+    expect(fs.existsSync(path.join(STATE_DIR, "gone-before-start.json"))).toBe(false);
+  });
+
+  it("what a gone runner left is ended before a step taken over from it starts; a step claimed fresh leaves that to the sweep", async () => {
+    // Held by a runner that vanished: its lease runs out while this runner waits, its poll a minute away.
+    const orphan = await schedule({ kind: "looks" });
+    expect(await claimNextStep(db.store, { runnerId: "vanished", leaseMs: 3_000, reclaimBackoffMs: 0 })).toMatchObject({
+      id: orphan.stepId,
+    });
+    const ledger = path.join(STATE_DIR, "vanished.json");
+    const seen = new Map<string, boolean>();
+    const looks: StepExecutor = async (step) => {
+      seen.set(step.id, fs.existsSync(ledger));
+      return {};
+    };
+    // The runner's first sweep (which ends leftovers too) is seen through its reaction to a step it fails.
+    await exhausted();
+    let swept: () => void = () => {};
+    const firstSweep = new Promise<void>((r) => (swept = r));
+    const { logs } = await startRunner({
+      id: "successor",
+      executors: { looks },
+      pollMs: 60_000,
+      reclaimBackoffMs: 0,
+      react: async (_tx, _store, _session, recorded) => {
+        if (recorded.some((e) => e.type === "StepFailed")) swept();
+      },
+    });
+    await firstSweep;
+    writeGoneLedger("vanished");
+    const fresh = await schedule({ kind: "looks" });
+    await until("the fresh step completed", stateIs(fresh.stepId, "completed"));
+    expect(seen.get(fresh.stepId)).toBe(true);
+    await until("the orphan's lease expired", async () => (await stepRow(orphan.stepId)).lease_expires_at!.getTime() < Date.now());
+    const wake = await schedule({ kind: "looks" });
+    await until("the orphan completed", stateIs(orphan.stepId, "completed"));
+    await until("the step that woke the runner completed", stateIs(wake.stepId, "completed"));
+    expect(await history(orphan.sessionId, orphan.stepId)).toEqual(["StepStarted 1", "StepStarted 2", "StepCompleted 2"]);
+    expect(seen.get(orphan.stepId)).toBe(false);
+    expect(logs.filter((l) => l.msg === "ended what gone runners left running")).toEqual([
+      { msg: "ended what gone runners left running", fields: { runnerId: "successor", ledgers: 1, killed: 0 } },
+    ]);
+  });
+});
+
+describe("the agent CLIs a runner finds", () => {
+  it("a detection that fails is logged with its error, and the runner runs on", async () => {
+    const quick: StepExecutor = async () => ({ ok: true });
+    const { runner, logs } = await startRunner({
+      id: "no-shells",
+      executors: { quick },
+      detectShells: async () => {
+        throw new Error("PATH unreadable");
+      },
+    });
+    await runner.shellsDetected;
+    expect(logs.filter((l) => l.msg === "shell detection failed")).toEqual([
+      { msg: "shell detection failed", fields: { runnerId: "no-shells", err: "Error: PATH unreadable" } },
+    ]);
+    const { stepId } = await schedule({ kind: "quick" });
+    await until("a step completed", stateIs(stepId, "completed"));
+  });
+
+  it("a detection that ends after the runner stopped is dropped: the stopped runner's row keeps no CLIs", async () => {
+    let detected: (shells: unknown) => void = () => {};
+    const { runner } = await startRunner({
+      id: "late-shells",
+      executors: {},
+      detectShells: () => new Promise((r) => (detected = r)),
+    });
+    await runner.stop();
+    detected([{ shell: "codex", path: "/usr/bin/codex" }]);
+    await runner.shellsDetected;
+    const row = await db.pool.query("SELECT shells, shells_detected_at, stopped_at FROM runners WHERE id = 'late-shells'");
+    expect(row.rows[0]).toEqual({ shells: null, shells_detected_at: null, stopped_at: expect.any(Date) });
   });
 });
 
@@ -283,6 +406,23 @@ describe("leases", () => {
     expect((reasons[0] as Error).message).toBe("lease lost: its lease could not be confirmed before it expired");
     expect(messages(logs)).toContain("step aborted: lease lost: its lease could not be confirmed before it expired");
   });
+
+  it("a heartbeat held up longer than its interval (the step's row locked) is no confirmation: the attempt stops for want of one, not as overtaken", async () => {
+    const reasons: unknown[] = [];
+    await startRunner({ id: "held-up", executors: { stubborn: endless(reasons) }, leaseMs: 900 });
+    const { stepId } = await schedule({ kind: "stubborn" });
+    await until("the step running", stateIs(stepId, "running"));
+    const locker = await db.pool.connect();
+    try {
+      await locker.query("BEGIN");
+      await locker.query("SELECT 1 FROM steps WHERE id = $1 FOR UPDATE", [stepId]);
+      await until("the attempt stopped", () => reasons.length > 0, 5_000);
+    } finally {
+      await locker.query("ROLLBACK");
+      locker.release();
+    }
+    expect((reasons[0] as Error).message).toBe("lease lost: its lease could not be confirmed before it expired");
+  });
 });
 
 describe("results under an outage", () => {
@@ -310,14 +450,17 @@ describe("results under an outage", () => {
       attempt: 1,
     });
     // Meanwhile its loop kept trying to claim, and said why it could not.
-    expect(logs.filter((l) => l.msg === "database unreachable; retrying").length).toBeGreaterThan(0);
+    expect(logs.find((l) => l.msg === "database unreachable; retrying")?.fields).toEqual({
+      runnerId: "stranded",
+      err: expect.stringMatching(/\S/),
+    });
     expect((await stepRow(stepId)).state).toBe("running");
     cut.restore();
     await until("the next attempt completed", stateIs(stepId, "completed"), 15_000);
     expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepStarted 2", "StepCompleted 2"]);
   });
 
-  it("the database gone under a running step (its executor's query fails): the step is handed back uncharged and runs again once the database is back", async () => {
+  it("the database gone under a running step (its executor's query fails): the step is handed back uncharged, without the workflow reacting, and runs again once the database is back", async () => {
     const cut = await proxy();
     let cutNow: () => void = () => {};
     const cutting = new Promise<void>((r) => (cutNow = r));
@@ -331,7 +474,17 @@ describe("results under an outage", () => {
       }
       return { attempt: step.attempt };
     };
-    const started = await startRunner({ id: "grounded", executors: { queries } }, cut.url(db.url));
+    const reacted: string[] = [];
+    const started = await startRunner(
+      {
+        id: "grounded",
+        executors: { queries },
+        react: async (_tx, _store, _session, recorded) => {
+          reacted.push(...recorded.map((e) => e.type));
+        },
+      },
+      cut.url(db.url),
+    );
     pool = started.pool;
     // One attempt allowed: a charged attempt would fail the step for good.
     const { sessionId, stepId } = await schedule({ kind: "queries", maxAttempts: 1 });
@@ -343,6 +496,8 @@ describe("results under an outage", () => {
     await until("the step completed", stateIs(stepId, "completed"), 15_000);
     expect(attempts).toEqual([1, 2]);
     expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepReleased 1", "StepStarted 2", "StepCompleted 2"]);
+    // The workflow is asked about the result only, not about the release.
+    expect(reacted).toEqual(["StepCompleted"]);
     const [released] = await dataOf(sessionId, stepId, "StepReleased");
     expect(released!.reason).toMatch(/^the database was unreachable: \S/);
     expect(started.logs.find((l) => l.msg === "step released: the database was unreachable")?.fields).toMatchObject({
@@ -388,17 +543,20 @@ describe("failures", () => {
     expect((await dataOf(sessionId, stepId, "StepFailed"))[0]).toMatchObject({ errorClass: "timeout", retryAt: null });
   });
 
-  it("an executor's unexpected error, or no executor for the kind, fails the step as internal_error with its message and no retry, and the workflow reacts; a thrown string is its own message", async () => {
+  it("an executor's unexpected error, or no executor for the kind, fails the step as internal_error with its message and no retry, and the workflow reacts; a thrown string or null is its own message", async () => {
     const throwsError: StepExecutor = async () => {
       throw new Error("disk on fire");
     };
     const throwsString: StepExecutor = async () => {
       throw "plain words";
     };
+    const throwsNull: StepExecutor = async () => {
+      throw null;
+    };
     const reacted: string[] = [];
     const { logs } = await startRunner({
       id: "clumsy",
-      executors: { throwsError, throwsString },
+      executors: { throwsError, throwsString, throwsNull },
       react: async (_tx, _store, _session, recorded) => {
         reacted.push(...recorded.map((e) => e.type));
       },
@@ -406,11 +564,12 @@ describe("failures", () => {
     const a = await schedule({ kind: "throwsError", maxAttempts: 3 });
     const b = await schedule({ kind: "throwsString", maxAttempts: 3 });
     const c = await schedule({ kind: "unheardOf", maxAttempts: 3 });
-    await until(
-      "all three failed",
-      async () => (await stateIs(a.stepId, "failed")()) && (await stateIs(b.stepId, "failed")()) && (await stateIs(c.stepId, "failed")()),
-    );
-    expect(reacted).toEqual(["StepFailed", "StepFailed", "StepFailed"]);
+    const d = await schedule({ kind: "throwsNull", maxAttempts: 3 });
+    await until("all four failed", async () => {
+      const states = await Promise.all([a, b, c, d].map((x) => stepRow(x.stepId)));
+      return states.every((row) => row.state === "failed");
+    });
+    expect(reacted).toEqual(["StepFailed", "StepFailed", "StepFailed", "StepFailed"]);
     expect(await history(c.sessionId, c.stepId)).toEqual(["StepStarted 1", "StepFailed 1"]);
     expect((await dataOf(c.sessionId, c.stepId, "StepFailed"))[0]).toEqual({
       stepId: c.stepId,
@@ -424,6 +583,7 @@ describe("failures", () => {
       { stepId: a.stepId, attempt: 1, errorClass: "internal_error", message: "disk on fire", retryAt: null },
     ]);
     expect((await dataOf(b.sessionId, b.stepId, "StepFailed"))[0]).toMatchObject({ errorClass: "internal_error", message: "plain words" });
+    expect((await dataOf(d.sessionId, d.stepId, "StepFailed"))[0]).toMatchObject({ errorClass: "internal_error", message: "null" });
     expect(logs.find((l) => l.msg === "step failed" && l.fields.stepId === a.stepId)?.fields).toMatchObject({
       errorClass: "internal_error",
       message: "disk on fire",
@@ -445,6 +605,115 @@ describe("failures", () => {
       message: `runner lost: ${MAX_LOST_ATTEMPTS + 1} runners in a row vanished while holding this step`,
       retryAt: null,
     });
+  });
+});
+
+describe("the claim loop", () => {
+  it("an error of its own (the workflow's reaction to a swept step fails, with no fallback) is logged as such, and the loop goes on", async () => {
+    const swept = await exhausted();
+    const quick: StepExecutor = async () => ({ ok: true });
+    const { logs } = await startRunner({
+      id: "faulty-sweep",
+      executors: { quick },
+      react: async (_tx, _store, _session, recorded) => {
+        if (recorded.some((e) => e.type === "StepFailed")) throw new Error("no transition for a lost runner");
+      },
+    });
+    await until("the loop's error logged", () => messages(logs).includes("runner loop error"));
+    expect(logs.find((l) => l.msg === "runner loop error")?.fields).toEqual({
+      runnerId: "faulty-sweep",
+      err: "Error: the workflow could not react to the step's outcome: no transition for a lost runner",
+    });
+    expect(messages(logs)).not.toContain("database unreachable; retrying");
+    expect((await stepRow(swept.stepId)).state).toBe("running");
+    const { stepId } = await schedule({ kind: "quick" });
+    await until("a new step completed", stateIs(stepId, "completed"));
+  });
+
+  it("work that arrives while it is busy (here, in a sweep) is taken as soon as it is free, with its poll a minute away", async () => {
+    await exhausted();
+    let sweeping: () => void = () => {};
+    const inSweep = new Promise<void>((r) => (sweeping = r));
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const quick: StepExecutor = async () => ({ ok: true });
+    await startRunner({
+      id: "busy",
+      executors: { quick },
+      pollMs: 60_000,
+      react: async (_tx, _store, _session, recorded) => {
+        if (recorded.some((e) => e.type === "StepFailed")) {
+          sweeping();
+          await gate;
+        }
+      },
+    });
+    await inSweep;
+    const { stepId } = await schedule({ kind: "quick" });
+    // Time for its NOTIFY to reach the runner while the sweep still holds the loop.
+    await sleep(300);
+    release();
+    await until("the step completed", stateIs(stepId, "completed"), 5_000);
+  });
+
+  it("a step that ends with an error the runner did not expect (here, its own log failing) is logged as such", async () => {
+    const logs: LogLine[] = [];
+    const broken: StepExecutor = async () => {
+      throw new Error("broken");
+    };
+    await startRunner({
+      id: "unlucky",
+      executors: { broken },
+      log: (msg, fields = {}) => {
+        if (msg === "step failed") throw new Error("log full");
+        logs.push({ msg, fields });
+      },
+    });
+    const { stepId } = await schedule({ kind: "broken", maxAttempts: 1 });
+    await until("the unexpected error logged", () => messages(logs).includes("step ended with an unexpected error"));
+    expect(logs.find((l) => l.msg === "step ended with an unexpected error")?.fields).toEqual({
+      runnerId: "unlucky",
+      stepId,
+      err: "Error: log full",
+    });
+    expect((await stepRow(stepId)).state).toBe("failed");
+  });
+
+  it("a retry is woken when it becomes claimable: after the runner's own backoff, or a provider's longer Retry-After, with its poll a minute away", async () => {
+    const limited: StepExecutor = async (step) => {
+      if (step.attempt === 1) throw new StepExecutionError("provider_rate_limit", "slow down", true, 3_000);
+      return { attempt: step.attempt };
+    };
+    const flaky: StepExecutor = async (step) => {
+      if (step.attempt === 1) throw new StepExecutionError("tool_error", "try again", true);
+      return { attempt: step.attempt };
+    };
+    // The runner's backoff (1.5 s) is longer than the default's first wait (1 s), the Retry-After (3 s) longer than the runner's.
+    await startRunner({ id: "punctual", executors: { limited, flaky }, pollMs: 60_000, retryBaseMs: 1_500 });
+    const a = await schedule({ kind: "limited" });
+    const b = await schedule({ kind: "flaky" });
+    await until(
+      "both retries completed",
+      async () => (await stateIs(a.stepId, "completed")()) && (await stateIs(b.stepId, "completed")()),
+      10_000,
+    );
+    expect(await history(a.sessionId, a.stepId)).toEqual(["StepStarted 1", "StepFailed 1", "StepStarted 2", "StepCompleted 2"]);
+    expect(await history(b.sessionId, b.stepId)).toEqual(["StepStarted 1", "StepFailed 1", "StepStarted 2", "StepCompleted 2"]);
+  });
+
+  it("an attempt that ended is not aborted afterwards by its timeout", async () => {
+    const signals = new Map<string, AbortSignal>();
+    const quick: StepExecutor = async (step, ctx) => {
+      signals.set(step.id, ctx.signal);
+      return {};
+    };
+    await startRunner({ id: "tidy", executors: { quick, endless: endless([]) } });
+    const done = await schedule({ kind: "quick", timeoutMs: 300 });
+    await until("the quick step completed", stateIs(done.stepId, "completed"));
+    // Started after the first ended, with the same timeout: once it has timed out, the first one's would have fired too.
+    const slow = await schedule({ kind: "endless", timeoutMs: 300, maxAttempts: 1 });
+    await until("the slow step timed out", stateIs(slow.stepId, "failed"));
+    expect(signals.get(done.stepId)!.aborted).toBe(false);
   });
 });
 
@@ -524,6 +793,66 @@ describe("shutdown and cancels", () => {
   });
 });
 
+/** The backends of runners' LISTEN connections to this database. */
+const listeners = async () =>
+  (
+    await db.pool.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'catcafe-runner-listen' AND datname = current_database()",
+    )
+  ).rows.map((r) => r.pid);
+
+/** A proxy to the database that holds every connection unanswered until `release()`. */
+async function heldProxy(): Promise<{ url: string; release: () => void }> {
+  const waiting: net.Socket[] = [];
+  let released = false;
+  const pass = (client: net.Socket) => {
+    const upstream = net.connect(Number(new URL(db.url).port), "127.0.0.1");
+    client.pipe(upstream);
+    upstream.pipe(client);
+  };
+  const server = net.createServer((client) => (released ? pass(client) : waiting.push(client)));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = new URL(db.url);
+  url.hostname = "127.0.0.1";
+  url.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: url.toString(),
+    release() {
+      released = true;
+      for (const client of waiting.splice(0)) pass(client);
+      server.close();
+    },
+  };
+}
+
+/** A proxy to the database that drops the first connection to send a LISTEN, before it reaches the server. */
+async function proxyDroppingFirstListen(): Promise<{ url: string; close: () => void }> {
+  let dropped = false;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(new URL(db.url).port), "127.0.0.1");
+    client.on("data", (chunk: Buffer) => {
+      if (!dropped && chunk.includes("LISTEN")) {
+        dropped = true;
+        client.destroy();
+        upstream.destroy();
+      } else upstream.write(chunk);
+    });
+    upstream.pipe(client);
+    for (const [a, b] of [
+      [client, upstream],
+      [upstream, client],
+    ]) {
+      a!.on("error", () => b!.destroy());
+      a!.on("close", () => b!.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = new URL(db.url);
+  url.hostname = "127.0.0.1";
+  url.port = String((server.address() as net.AddressInfo).port);
+  return { url: url.toString(), close: () => server.close() };
+}
+
 describe("the LISTEN connection", () => {
   it("cut: the runner retries until it is back, says so, and starts the work scheduled meanwhile at once, with its poll a minute away", async () => {
     const cut = await proxy();
@@ -531,6 +860,10 @@ describe("the LISTEN connection", () => {
     const { logs } = await startRunner({ id: "deafened", executors: { quick }, pollMs: 60_000 }, db.url, cut.url(db.url));
     cut.cut();
     await until("two failed reconnects", () => messages(logs).filter((m) => m === "listen failed; retrying").length >= 2, 5_000);
+    expect(logs.find((l) => l.msg === "listen failed; retrying")?.fields).toEqual({
+      runnerId: "deafened",
+      err: expect.stringMatching(/\S/),
+    });
     const meanwhile = await schedule({ kind: "quick" });
     await sleep(300);
     // The NOTIFY was lost and the poll is a minute away.
@@ -545,15 +878,33 @@ describe("the LISTEN connection", () => {
     await until("new work woken by NOTIFY", stateIs(after.stepId, "completed"), 2_000);
   });
 
+  it("lost after it opened but before its LISTEN was answered: one retry, and one LISTEN connection in the end", async () => {
+    const dropping = await proxyDroppingFirstListen();
+    try {
+      const { logs } = await startRunner({ id: "dropped", executors: {} }, db.url, dropping.url);
+      expect(messages(logs).filter((m) => m === "listen failed; retrying")).toHaveLength(1);
+      expect(logs.find((l) => l.msg === "listening again")?.fields).toEqual({ runnerId: "dropped", failures: 1 });
+      await until("one LISTEN connection", async () => (await listeners()).length === 1);
+    } finally {
+      dropping.close();
+    }
+  });
+
+  it("stopped while it is still opening: it is closed once open, not kept", async () => {
+    const held = await heldProxy();
+    const pool = createPool(db.url, 2);
+    pools.push(pool);
+    const runner = new Runner(createAppEventStore(pool), pool, held.url, { id: "hasty", executors: {}, stateDir: STATE_DIR });
+    await runner.start();
+    await runner.stop();
+    held.release();
+    await runner.listeningOnce();
+    await until("no LISTEN connection left", async () => (await listeners()).length === 0);
+  });
+
   it("ended by the server: the runner opens a new one at once and is woken by the next step", async () => {
     const quick: StepExecutor = async () => ({ ok: true });
     await startRunner({ id: "reconnecting", executors: { quick }, pollMs: 60_000 });
-    const listeners = async () =>
-      (
-        await db.pool.query<{ pid: number }>(
-          "SELECT pid FROM pg_stat_activity WHERE application_name = 'catcafe-runner-listen' AND datname = current_database()",
-        )
-      ).rows.map((r) => r.pid);
     const [before] = await listeners();
     expect(before).toBeDefined();
     await db.pool.query("SELECT pg_terminate_backend($1)", [before]);

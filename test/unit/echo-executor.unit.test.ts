@@ -1,6 +1,7 @@
 // The built-in `echo` step (server/runner/executors.ts), the runner's own test step: it
 // checks its input, waits `delayMs` unless its attempt is aborted first, then returns the
 // message; failures are StepExecutionErrors with their class.
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { builtinExecutors, echoExecutor, StepExecutionError } from "../../server/runner/executors";
 import { claimedStep } from "../helpers/steps";
@@ -36,6 +37,25 @@ describe("the echo step", () => {
     await expect(echoExecutor(step({ message: "never", delayMs: 60_000 }), { signal: abort.signal })).rejects.toBe(reason);
     expect(Date.now() - started).toBeLessThan(5_000);
     await expect(echoExecutor(step({ message: "never", delayMs: 60_000 }), { signal: abort.signal })).rejects.toBe(reason);
+  });
+
+  it("without a delay it does not wait: it answers even for an attempt already aborted", async () => {
+    const abort = new AbortController();
+    abort.abort(new Error("cancelled by an operator"));
+    expect(await echoExecutor(step({ message: "at once", delayMs: 0 }), { signal: abort.signal })).toEqual({ echo: "at once" });
+    expect(await echoExecutor(step({ message: "default" }), { signal: abort.signal })).toEqual({ echo: "default" });
+  });
+
+  it("leaves no listener on the attempt's signal once its delay ended, run out or aborted", async () => {
+    const signal = live();
+    await echoExecutor(step({ message: "done", delayMs: 5 }), { signal });
+    expect(getEventListeners(signal, "abort")).toEqual([]);
+    const abort = new AbortController();
+    const aborted = echoExecutor(step({ message: "never", delayMs: 60_000 }), { signal: abort.signal });
+    expect(getEventListeners(abort.signal, "abort")).toHaveLength(1);
+    abort.abort(new Error("cancelled by an operator"));
+    await expect(aborted).rejects.toThrow("cancelled by an operator");
+    expect(getEventListeners(abort.signal, "abort")).toEqual([]);
   });
 
   it("keeps a Retry-After with a failure", () => {

@@ -1,6 +1,11 @@
-import { describe, expect, it } from "vitest";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Db } from "../../server/db/pool";
+import type { EventStore } from "../../server/events/store";
 import { parseEnv, ZRunnerEnv } from "../../server/env";
 import { retryDelayMs, retryWaitMs } from "../../server/runner/dispatch";
+import { Runner } from "../../server/runner/runner";
 
 describe("runner configuration", () => {
   it("applies defaults and fails fast naming the bad variable", () => {
@@ -29,5 +34,25 @@ describe("runner configuration", () => {
     expect(retryWaitMs(2, { baseMs: 100 })).toBe(200);
     expect(retryWaitMs(1, { backoffMs, retryAfterMs: 3000 })).toBe(3000);
     expect(retryWaitMs(1, { backoffMs: [0] })).toBe(0);
+  });
+});
+
+describe("where a runner keeps its process ledger", () => {
+  // Only the constructor runs, and nothing connects; the directory it makes is only noted.
+  const newRunner = () => new Runner({} as EventStore, {} as Db, "postgresql://unused", { executors: {} });
+  const dataDir = process.env.CATCAFE_DATA_DIR;
+  afterEach(() => {
+    vi.restoreAllMocks();
+    if (dataDir === undefined) delete process.env.CATCAFE_DATA_DIR;
+    else process.env.CATCAFE_DATA_DIR = dataDir;
+  });
+
+  it("in runners/ under CATCAFE_DATA_DIR, by default under .data of the working directory", () => {
+    const made = vi.spyOn(fs, "mkdirSync").mockImplementation(() => undefined);
+    process.env.CATCAFE_DATA_DIR = "/srv/catcafe";
+    newRunner();
+    delete process.env.CATCAFE_DATA_DIR;
+    newRunner();
+    expect(made.mock.calls.map(([dir]) => dir)).toEqual(["/srv/catcafe/runners", path.join(process.cwd(), ".data", "runners")]);
   });
 });
