@@ -55,12 +55,11 @@ export interface RunnerOptions {
   stateDir?: string;
   /** How often in-flight steps are checked for a cancel, besides the NOTIFY (ms). */
   cancelPollMs?: number;
+  /** How often the runner looks for blobs no event references (collectUnreferencedBlobs; ms). */
+  blobCollectionMs?: number;
   /** Finds the agent CLIs on this machine; the result is stored on the runner's row. */
   detectShells?: () => Promise<unknown>;
 }
-
-/** How often a runner looks for blobs no event references (collectUnreferencedBlobs). */
-const BLOB_COLLECTION_MS = 10 * 60 * 1000;
 
 /** Well within the liveness window (./liveness.ts), so one late heartbeat does not count a runner dead. */
 export const RUNNER_HEARTBEAT_MS = 5_000;
@@ -115,6 +114,7 @@ export class Runner {
       retryBaseMs: 1_000,
       shutdownGraceMs: 10_000,
       cancelPollMs: 500,
+      blobCollectionMs: 10 * 60 * 1000,
       stateDir: path.resolve(process.env.CATCAFE_DATA_DIR ?? ".data", "runners"),
       log: () => {},
       ...options,
@@ -135,7 +135,7 @@ export class Runner {
     this.timers.push(setInterval(() => this.heartbeatSteps(), this.heartbeatIntervalMs()));
     this.timers.push(setInterval(() => void this.pollCancels(), this.opts.cancelPollMs));
     // Blobs of results that were never recorded (a rejected attempt's output): one runner at a time.
-    this.timers.push(setInterval(() => void collectUnreferencedBlobs(this.pool).catch(() => 0), BLOB_COLLECTION_MS));
+    this.timers.push(setInterval(() => void collectUnreferencedBlobs(this.pool).catch(() => 0), this.opts.blobCollectionMs));
     this.loopDone = this.loop();
     this.opts.log("runner started", { runnerId: this.id });
     // Agents and test commands run in a bubblewrap sandbox where it works; say so when it does not.

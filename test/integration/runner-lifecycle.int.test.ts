@@ -16,6 +16,7 @@ import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAppEventStore } from "../../server/app-store";
 import { createPool } from "../../server/db/pool";
+import { putBlob } from "../../server/events/blobs";
 import type { RecordedEvent } from "../../server/events/types";
 import { claimNextStep, MAX_LOST_ATTEMPTS, scheduleStep, type ScheduleStepInput } from "../../server/runner/dispatch";
 import { StepExecutionError, type StepExecutor } from "../../server/runner/executors";
@@ -310,6 +311,18 @@ describe("the agent CLIs a runner finds", () => {
     await runner.shellsDetected;
     const row = await db.pool.query("SELECT shells, shells_detected_at, stopped_at FROM runners WHERE id = 'late-shells'");
     expect(row.rows[0]).toEqual({ shells: null, shells_detected_at: null, stopped_at: expect.any(Date) });
+  });
+});
+
+describe("blobs no event references", () => {
+  it("are collected by the runner itself, every blobCollectionMs, once past their grace period", async () => {
+    const orphan = await putBlob(db.pool, `never recorded ${uniqueId()}`);
+    const young = await putBlob(db.pool, `just written ${uniqueId()}`);
+    await db.pool.query("UPDATE blobs SET created_at = now() - interval '1 day' WHERE hash = $1", [orphan.blob]);
+    const present = async (hash: string) => (await db.pool.query("SELECT 1 FROM blobs WHERE hash = $1", [hash])).rowCount === 1;
+    await startRunner({ executors: {}, blobCollectionMs: 50 });
+    await until("the unreferenced blob collected", async () => !(await present(orphan.blob)));
+    expect(await present(young.blob)).toBe(true);
   });
 });
 
