@@ -771,6 +771,31 @@ describe("shutdown and cancels", () => {
     expect(await stepRow(waiting.stepId)).toMatchObject({ state: "pending", attempt: 0 });
   });
 
+  it("a result that cannot be recorded during shutdown is still retried (only a release is not), and recorded once the database is back", async () => {
+    const cut = await proxy();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const cutThenFinish: StepExecutor = async () => {
+      await gate;
+      // The database goes away as the step finishes, and comes back a moment later.
+      cut.cut();
+      setTimeout(() => cut.restore(), 300);
+      return { ok: true };
+    };
+    const { runner, logs } = await startRunner(
+      { id: "persevering", executors: { cutThenFinish }, shutdownGraceMs: 10_000 },
+      cut.url(db.url),
+      db.url,
+    );
+    const { stepId } = await schedule({ kind: "cutThenFinish" });
+    await until("the step running", stateIs(stepId, "running"));
+    const stopped = runner.stop();
+    release();
+    await stopped;
+    expect(logs.map((l) => l.msg)).not.toContain("outcome not recorded; the step goes to its next attempt");
+    expect(await stepRow(stepId)).toMatchObject({ state: "completed", attempt: 1 });
+  });
+
   it("shutting down while the database is away: the release is not waited for (the next runner takes the step when its lease ends), and the log says so", async () => {
     const cut = await proxy();
     const reasons: unknown[] = [];
