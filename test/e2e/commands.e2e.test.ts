@@ -370,6 +370,18 @@ describe("runCommand with real processes", () => {
     expect(denied.spawnError).toEqual({ code: "EACCES", message: "permission denied running `./not-executable.sh`" });
   });
 
+  it("reports any other reason a program cannot start as the system gave it (a path through a regular file: ENOTDIR)", async () => {
+    fs.writeFileSync(path.join(workspace, "plain.txt"), "not a directory\n");
+    const outcome = ran(await runCommand({ argv: ["./plain.txt/run"], cwd: workspace, allowlist: [["./plain.txt/run"]] }));
+    expect(outcome).toMatchObject({ exitCode: null, signal: null });
+    expect(outcome.spawnError).toEqual({ code: "ENOTDIR", message: "spawn ENOTDIR" });
+  });
+
+  it("names a bad option nested in another by its dotted path", async () => {
+    const attempt = runCommand({ argv: ["node", "-e", "1"], cwd: workspace, allowlist: NODE_ALLOWLIST, env: { LANG: "C" } });
+    await expect(attempt).rejects.toThrow(/^invalid command options: env\.LANG: LANG is set by the runner and cannot be overridden$/);
+  });
+
   it("gives the command a HOME it asked for even where its parent does not exist yet, and leaves no run directory behind", async () => {
     const homes = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-homes-"));
     const before = process.env.CATCAFE_AGENT_HOMES;

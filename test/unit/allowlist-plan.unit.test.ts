@@ -72,6 +72,17 @@ describe("planCommand", () => {
     expect(planCommand([])).toMatchObject({ ok: false, reason: expect.stringMatching(/^invalid argv/) });
     expect(planCommand(["", "x"])).toMatchObject({ ok: false, reason: "invalid argv: the program name may not be empty" });
     expect(planCommand(["node", "a\0b"])).toMatchObject({ ok: false, reason: "invalid argv: arguments may not contain NUL bytes" });
+    expect(planCommand(["node", "a\0b", "c\0d"])).toEqual({
+      ok: false,
+      reason: "invalid argv: arguments may not contain NUL bytes; arguments may not contain NUL bytes",
+    });
+  });
+
+  it("splits a string whose words are no valid argv, then names every problem", () => {
+    expect(planCommand("node a\0b c\0d")).toEqual({
+      ok: false,
+      reason: "arguments may not contain NUL bytes; arguments may not contain NUL bytes",
+    });
   });
 
   // Mutation testing (docs/testing.md) found these edges unchecked.

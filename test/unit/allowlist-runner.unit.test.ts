@@ -101,7 +101,15 @@ describe("command environment", () => {
       "TMP",
       "TMPDIR",
     ]);
-    expect(env).toMatchObject({ HOME: "/runs/r1/home", LANG: "C.UTF-8", CI: "1", NO_COLOR: "1", TERM: "dumb", NODE_ENV: "test" });
+    expect(env).toMatchObject({
+      HOME: "/runs/r1/home",
+      LANG: "C.UTF-8",
+      LC_ALL: "C.UTF-8",
+      CI: "1",
+      NO_COLOR: "1",
+      TERM: "dumb",
+      NODE_ENV: "test",
+    });
     // Its temporary directory is the run's own, removed with it.
     expect([env.TMPDIR, env.TMP, env.TEMP]).toEqual(["/runs/r1/tmp", "/runs/r1/tmp", "/runs/r1/tmp"]);
   });

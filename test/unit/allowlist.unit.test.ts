@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { findMatchingRule, formatRule, matchRule, ZAllowlist, ZAllowRule, type Allowlist } from "../../server/commands/allowlist";
 import { checkCommand, formatArgv } from "../../server/commands/check";
 import { pathEscapeReason } from "../../server/commands/paths";
@@ -25,6 +25,7 @@ describe("allowlist rules", () => {
     [["git", "diff", "*"], ["git", "diff", "HEAD~1"], true],
     [["git", "diff", "*"], ["git", "diff"], false],
     [["git", "diff", "*"], ["git", "diff", "a", "b"], false],
+    [["git", "diff", "*"], ["git", "diff", "src/a.ts"], true], // `*` alone takes a path, `/` and all
     [["git", "*", "--stat"], ["git", "show", "--stat"], true],
     [["{npm,pnpm}", "test"], ["pnpm", "test"], true],
     [["{npm,pnpm}", "test"], ["yarn", "test"], false],
@@ -52,6 +53,7 @@ describe("allowlist rules", () => {
     expect(findMatchingRule(EXAMPLE, ["git", "push"])).toBeNull();
     expect(formatRule(["npx", "vitest", "run", "**"])).toBe("npx vitest run **");
     expect(formatRule(["node", "-e", "a b"])).toBe('node -e "a b"');
+    expect(formatRule(["node", ""])).toBe('node ""');
   });
 
   it("rejects malformed rules with the position of the problem", () => {
@@ -69,6 +71,27 @@ describe("allowlist rules", () => {
   });
 });
 
+describe("in-token globs", () => {
+  // Each glob is compiled once and kept for the life of the module: a fresh module for every
+  // case, so a case proves the compiling and not a pattern an earlier case left in the cache.
+  const freshMatchToken = async () => {
+    vi.resetModules();
+    return (await import("../../server/commands/allowlist")).matchToken;
+  };
+
+  it.each<[string, string, boolean]>([
+    ["test/*.test.ts", "test/a.test.ts", true],
+    ["test/*.test.ts", "test/x/a.test.ts", false],
+    ["test/**.test.ts", "test/x/a.test.ts", true],
+    ["test/**.test.ts", "test/x/atest.ts", false],
+    ["file?.js", "file\u{1F431}.js", true], // `?` is one character, even outside the BMP
+    ["file?.js", "file.js", false],
+  ])("%j against %j → %s, compiled afresh", async (token, arg, expected) => {
+    const matchToken = await freshMatchToken();
+    expect(matchToken(token, arg)).toBe(expected);
+  });
+});
+
 describe("checkCommand", () => {
   it("allows a command matched by a rule and returns that rule", () => {
     expect(checkCommand(["npx", "vitest", "run", "test/unit"], EXAMPLE)).toEqual({ allowed: true, rule: ["npx", "vitest", "run", "**"] });
@@ -83,6 +106,29 @@ describe("checkCommand", () => {
     });
     const npm = checkCommand(["npm", "run", "lint"], EXAMPLE);
     expect(npm.allowed === false && npm.reason).toBe("`npm run lint` is not on the project's allowlist; closest rules: `npm test`");
+  });
+
+  it("names at most three closest rules, those sharing the most leading tokens first, then in the allowlist's order", () => {
+    const rules: Allowlist = [
+      ["git", "log"],
+      ["git", "status"],
+      ["git", "diff", "--stat"],
+      ["git", "diff", "--cached", "--stat"],
+      ["git", "show"],
+    ];
+    expect(checkCommand(["git", "diff", "HEAD"], rules)).toMatchObject({
+      code: "not_allowlisted",
+      reason: "`git diff HEAD` is not on the project's allowlist; closest rules: `git diff --stat`, `git diff --cached --stat`, `git log`",
+    });
+  });
+
+  it("names the first flag a wildcard would have to take, not a flag the rule's own flag token takes", () => {
+    expect(checkCommand(["eslint", "--format=json", "--fix"], [["eslint", "--format=*", "*"]])).toEqual({
+      allowed: false,
+      code: "flag_not_allowed",
+      reason:
+        "flag `--fix` is not allowed: rule `eslint --format=* *` does not list it, and a wildcard never matches a flag (an allowed command names the flags it may take)",
+    });
   });
 
   it("refuses an unknown program, listing the allowed programs", () => {
