@@ -59,6 +59,10 @@ export async function prepareForgeStep(pool: Db, workspace: string, forge: Forge
   return { attached: parts.length ? `\n\nThe pipeline's artifacts so far (also in the workspace):\n${parts.join("\n\n")}` : "" };
 }
 
+function goneUnderAFile(err: NodeJS.ErrnoException): void {
+  if (err.code !== "ENOTDIR") throw err;
+}
+
 /** Paths changed in the worktree against HEAD (tracked and untracked), renames as delete + add. */
 async function changedPaths(workspace: string): Promise<Array<{ path: string; tracked: boolean }>> {
   const { stdout } = await runGit(workspace, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]);
@@ -88,7 +92,9 @@ async function refuseOutside(workspace: string, forge: ForgeStepInput, written: 
     if (pathAllowed(change.path, forge.writes)) continue;
     refused.push(change.path);
     if (change.tracked) await runGit(workspace, ["checkout", "--quiet", "HEAD", "--", change.path]);
-    else await fs.rm(path.join(workspace, change.path), { force: true, recursive: true });
+    // A file under a directory the agent put in place of one of the runner's files is gone
+    // already: that file was put back above (ENOTDIR).
+    else await fs.rm(path.join(workspace, change.path), { force: true, recursive: true }).catch(goneUnderAFile);
   }
   return refused;
 }

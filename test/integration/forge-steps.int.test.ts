@@ -120,6 +120,24 @@ describe("writes outside the stage", () => {
   });
 });
 
+describe("writes outside the stage, by an agent that replaces the runner's file with a directory of files", () => {
+  it("are undone too: the file is put back and the files under it are refused, not a failed step", async () => {
+    const dir = repo({ [A.idea]: "# Idea\n" });
+    const forge = step({ materialize: [{ path: A.idea, blob: await blob("# Idea\n") }] });
+    await prepareForgeStep(db.pool, dir, forge);
+    // The agent:
+    fs.rmSync(path.join(dir, A.idea));
+    fs.mkdirSync(path.join(dir, A.idea));
+    fs.writeFileSync(path.join(dir, A.idea, "inside.md"), "mine\n");
+    fs.writeFileSync(path.join(dir, A.prd), "# PRD\n");
+
+    const out = await finishForgeStep(db.pool, dir, forge);
+    expect([...out.refusedWrites].sort()).toEqual([A.idea, `${A.idea}/inside.md`].sort());
+    expect(fs.readFileSync(path.join(dir, A.idea), "utf8")).toBe("# Idea\n");
+    expect(gitIn(dir, "status", "--porcelain", "--untracked-files=all")).toBe(`?? ${A.feedbackHistory}\n?? ${A.prd}`);
+  });
+});
+
 /** Lines `line1`..`lineN`, each followed by eight lines no side changes (so each change is its own hunk). */
 function spaced(n: number, mark: (i: number) => string): string {
   let out = "";
