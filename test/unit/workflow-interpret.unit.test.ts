@@ -183,6 +183,7 @@ describe("interpret: agent output", () => {
       forge,
     );
     expect(drafted.events.map((e) => e.type)).not.toContain("WorkspaceCommitted");
+    expect(drafted.events[0]).toMatchObject({ type: "AgentOutputRecorded", data: { parsed: null, validationErrors: [] } });
     const nonEmpty = interpret(
       state,
       stepState(forge, "idea_draft"),
@@ -244,6 +245,22 @@ describe("interpret: agent output", () => {
     expect(out.trigger).toBe("execution_rejected");
     expect(out.events.at(-1)).toEqual({ type: "ExecutionRejected", data: { stepId: STEP, reasons } });
     expect(out.failure).toEqual({ errorClass: "tool_error", diagnosis: reasons.join("; ") });
+
+    // Several globs and several files outside them: each list separated by commas.
+    const twoGlobs = task(
+      planning,
+      { agents: { planner: { id: "planner" }, executor: { id: "executor", manifest: { allowedFiles: ["src/**", "test/**"] } } } },
+      [{ type: "TaskSpecRecorded", data: { stepId: STEP, spec: { ...spec, files: ["src/a.js", "lib/b.js", "lib/c.js"] } } }],
+    );
+    const outside = buildCommit("c2", [
+      { path: "lib/b.js", status: "added" },
+      { path: "lib/c.js", status: "added" },
+    ]);
+    const rejected = interpret(twoGlobs, executing, stepSucceeded(agentOutput("done", { commit: outside })), planning);
+    expect(rejected.events.at(-1)).toEqual({
+      type: "ExecutionRejected",
+      data: { stepId: STEP, reasons: ["changed files outside the executor's manifest (src/**, test/**): lib/b.js, lib/c.js"] },
+    });
   });
 });
 

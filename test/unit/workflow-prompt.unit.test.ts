@@ -92,6 +92,28 @@ describe("prompt: a stage's feedback", () => {
   });
 });
 
+describe("prompt: a person's edits", () => {
+  it("names every artifact of the stage a person edited, comma-separated", () => {
+    const edited = (path: string): AppEvent => ({
+      type: "ArtifactEdited",
+      data: {
+        baseHash: null,
+        stage: "prd",
+        path,
+        hash: "a".repeat(64),
+        blob: { blob: "b".repeat(64), size: 1, mediaType: "text/markdown; charset=utf-8" },
+        size: 1,
+        problems: [],
+      },
+    });
+    const stage = forge.stages!.prd!;
+    const state = task(forge, [edited(stage.artifacts[0]!), edited(stage.artifacts[1]!)]);
+    expect(promptFor(state, step(forge, "prd_draft"), { name: "prd", spec: stage, cap: 5 })).toContain(
+      `A person edited ${stage.artifacts[0]}, ${stage.artifacts[1]}: keep their text exactly as it is.`,
+    );
+  });
+});
+
 describe("prompt: the thread as context", () => {
   it("the last 20 messages, each cut at 4,000 characters", () => {
     const messages: AppEvent[] = Array.from({ length: 22 }, (_, i) => ({

@@ -123,6 +123,16 @@ describe("transition: fire and enter called directly", () => {
     });
   });
 
+  it("a wait state waits for a person, but the initial one (waiting to start) does not", () => {
+    const idea = forgeAt("idea_draft", "idea");
+    const entry = { reason: "r", finalReason: null, iterate: false, trigger: "continue", ending: {} } as const;
+    const changed = (target: string) =>
+      enter(testContext(forge), idea, target, entry).find((e) => e.type === "SessionStateChanged")?.data as { waitsFor?: string };
+    expect(forge.states[forge.initial]!.type).toBe("wait");
+    expect(changed(forge.initial)).not.toHaveProperty("waitsFor");
+    expect(changed("idea_review")).toMatchObject({ waitsFor: "person" });
+  });
+
   it("without an ending: a failed agent and a looping critic are said so, and a cancel is classed as cancelled", () => {
     const failed = fire(testContext(forge), forgeAt("idea_draft", "idea"), "step_failed");
     expect(failed.find((e) => e.type === "PersonNeeded")?.data).toEqual({
