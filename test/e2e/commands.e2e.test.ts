@@ -65,7 +65,9 @@ async function waitUntilGone(pids: number[], timeoutMs: number): Promise<number[
 function parentOfSleeper(file: string, extra = ""): string {
   return [
     "const child = require('child_process').spawn('sleep', ['60'], { stdio: 'ignore' });",
-    `require('fs').writeFileSync(${JSON.stringify(file)}, JSON.stringify([process.pid, child.pid]));`,
+    // Written aside and renamed, so that a reader waiting for the file never sees it half written.
+    `require('fs').writeFileSync(${JSON.stringify(`${file}.tmp`)}, JSON.stringify([process.pid, child.pid]));`,
+    `require('fs').renameSync(${JSON.stringify(`${file}.tmp`)}, ${JSON.stringify(file)});`,
     extra,
     "setTimeout(() => {}, 60000);",
   ].join("\n");
