@@ -9,6 +9,7 @@ import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
 import { loadDefinition, type WorkflowDefinition } from "../../server/workflow/definition";
 import { decide, foldTask, type ActiveTask, type TaskCommand } from "../../server/workflow/engine";
 import { currentState, enter, fire } from "../../server/workflow/transition";
+import { mini } from "../helpers/workflow-json";
 import { agentOutput, BASE_COMMIT, blobRef, expectValidEvents, recorded, testContext, type TaskConfig } from "../helpers/decider";
 
 const forge = BUILTIN_WORKFLOWS.forge!;
@@ -165,38 +166,14 @@ describe("transition: fire and enter called directly", () => {
 
 describe("transition: guards in a user workflow's own order", () => {
   it("at_cap listed before under_cap holds only at the cap", () => {
-    const def = loadDefinition({
-      id: "cap_first",
-      version: 1,
-      title: "At the cap first",
-      modes: ["implementation"],
-      initial: "start",
-      global: { cancel: "cancelled", step_failed: "failed" },
-      states: {
-        start: { type: "wait", on: { start: [{ target: "work" }] } },
-        work: {
-          type: "step",
-          step: { role: "coder", output: "build", phase: "build", instruction: "Build it." },
-          on: { done: [{ target: "check" }] },
-        },
-        check: {
-          type: "step",
-          step: { role: "reviewer", output: "review_verdict", phase: "verdict", instruction: "Review it." },
-          on: {
-            approve: [{ target: "approved" }],
-            changes_requested: [
-              { target: "stopped", guard: "at_cap", reason: "cap" },
-              { target: "work", guard: "under_cap", iterate: true, reason: "changes_requested" },
-            ],
-            schema_invalid: [{ target: "failed" }],
-          },
-        },
-        approved: { type: "terminal", outcome: "approved" },
-        stopped: { type: "terminal", outcome: "max_iterations_reached" },
-        failed: { type: "terminal", outcome: "failed" },
-        cancelled: { type: "terminal", outcome: "cancelled" },
-      },
-    });
+    const json = mini();
+    json.id = "cap_first";
+    json.states.check!.on!.changes_requested = [
+      { target: "stopped", guard: "at_cap", reason: "cap" },
+      { target: "work", guard: "under_cap", iterate: true, reason: "changes_requested" },
+    ];
+    json.states.stopped = { type: "terminal", outcome: "max_iterations_reached" };
+    const def = loadDefinition(json);
     // The session's cap is its own (maxIterations: 3): iterations 1 and 2 go round again, the third stops.
     const s = new Session(def, "implementation");
     const rounds = [1, 2, 3].map(() => {
