@@ -17,7 +17,8 @@ export async function withWorktreeLock<T>(pool: Db, repoPath: string, fn: () => 
   const client = await pool.connect();
   // A connection that dies while held emits 'error': without a listener it would crash the runner.
   let broken: Error | undefined;
-  client.on("error", (err) => (broken = err));
+  const onError = (err: Error) => (broken = err);
+  client.on("error", onError);
   try {
     await client.query("SELECT pg_advisory_lock(hashtextextended($1, 7))", [`catcafe-worktrees:${key}`]);
     try {
@@ -26,6 +27,8 @@ export async function withWorktreeLock<T>(pool: Db, repoPath: string, fn: () => 
       await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 7))", [`catcafe-worktrees:${key}`]).catch(() => {});
     }
   } finally {
+    // The client goes back to the pool: the listener must not stay with it (one more per lock).
+    client.off("error", onError);
     client.release(broken);
   }
 }

@@ -82,4 +82,23 @@ describe("withWorktreeLock", () => {
     const missing = path.join(root, "gone");
     expect(await withWorktreeLock(runnerA, missing, async () => "ran")).toBe("ran");
   });
+
+  it("leaves no listener behind on the pooled connection it borrowed, however often it is taken", async () => {
+    const single = createPool(db.url, 1);
+    const errorListeners = async () => {
+      const client = await single.connect();
+      try {
+        return client.listenerCount("error");
+      } finally {
+        client.release();
+      }
+    };
+    try {
+      const before = await errorListeners();
+      for (let i = 0; i < 12; i++) await withWorktreeLock(single, repo, async () => i);
+      expect(await errorListeners()).toBe(before);
+    } finally {
+      await single.end();
+    }
+  });
 });
