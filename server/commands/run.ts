@@ -71,7 +71,7 @@ export type CommandOutcome = { status: "refused"; code: RefusalCode; reason: str
 function spawnErrorOf(code: string, detail: string, program: string): SpawnError {
   if (code === "ENOENT") return { code, message: `executable not found: \`${program}\`` };
   if (code === "EACCES") return { code, message: `permission denied running \`${program}\`` };
-  return { code, message: detail };
+  return { code, message: `could not start \`${program}\`: ${detail}` };
 }
 
 async function assertDirectory(dir: string): Promise<void> {

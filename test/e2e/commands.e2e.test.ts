@@ -158,7 +158,9 @@ describe("runCommand with real processes", () => {
     expect(await waitUntilGone(pids, 1_000)).toEqual([]);
   });
 
-  it("kills the whole process tree within 1 s of an abort", async () => {
+  // The sleeper would run for a minute, twice this test's timeout: the outcome comes back only
+  // because the abort ended the tree (no clock is read; the machine may be loaded).
+  it("kills the whole process tree on an abort, without waiting for it to end", async () => {
     const controller = new AbortController();
     const pending = runCommand({
       argv: ["node", "-e", parentOfSleeper("abort.pids")],
@@ -170,14 +172,12 @@ describe("runCommand with real processes", () => {
     for (let i = 0; i < 100 && !fs.existsSync(pidFile); i++) await sleep(50);
     const pids = readPids("abort.pids");
     leftovers.push(...pids);
-    const abortedAt = Date.now();
     controller.abort();
     const outcome = ran(await pending);
-    expect(Date.now() - abortedAt).toBeLessThan(1_000);
     expect(outcome).toMatchObject({ cancelled: true, timedOut: false, exitCode: null });
     expect(classifyCommandOutcome(outcome)?.errorClass).toBe("cancelled");
     expect(await waitUntilGone(pids, 1_000)).toEqual([]);
-  });
+  }, 30_000);
 
   it("does not start a command whose signal is already aborted", async () => {
     const outcome = ran(
@@ -372,11 +372,11 @@ describe("runCommand with real processes", () => {
     expect(denied.spawnError).toEqual({ code: "EACCES", message: "permission denied running `./not-executable.sh`" });
   });
 
-  it("reports any other reason a program cannot start as the system gave it (a path through a regular file: ENOTDIR)", async () => {
+  it("reports any other reason a program cannot start as the system gave it, naming the program (a path through a regular file: ENOTDIR)", async () => {
     fs.writeFileSync(path.join(workspace, "plain.txt"), "not a directory\n");
     const outcome = ran(await runCommand({ argv: ["./plain.txt/run"], cwd: workspace, allowlist: [["./plain.txt/run"]] }));
     expect(outcome).toMatchObject({ exitCode: null, signal: null });
-    expect(outcome.spawnError).toEqual({ code: "ENOTDIR", message: "spawn ENOTDIR" });
+    expect(outcome.spawnError).toEqual({ code: "ENOTDIR", message: "could not start `./plain.txt/run`: spawn ENOTDIR" });
   });
 
   it("names a bad option nested in another by its dotted path", async () => {
