@@ -136,6 +136,23 @@ describe("writes outside the stage, by an agent that replaces the runner's file 
     expect(fs.readFileSync(path.join(dir, A.idea), "utf8")).toBe("# Idea\n");
     expect(gitIn(dir, "status", "--porcelain", "--untracked-files=all")).toBe(`?? ${A.feedbackHistory}\n?? ${A.prd}`);
   });
+
+  it("a refused file that cannot be removed for any other reason fails the step with the system's error, not left in place (EBUSY faked: tests run as root)", async () => {
+    const dir = repo({});
+    const forge = step();
+    await prepareForgeStep(db.pool, dir, forge);
+    fs.writeFileSync(path.join(dir, "notes.txt"), "mine\n");
+    const rm = fsp.rm.bind(fsp);
+    const busy = vi.spyOn(fsp, "rm").mockImplementation(async (target, options) => {
+      if (String(target).endsWith("notes.txt")) throw Object.assign(new Error("EBUSY: resource busy or locked"), { code: "EBUSY" });
+      return rm(target, options);
+    });
+    try {
+      await expect(finishForgeStep(db.pool, dir, forge)).rejects.toThrow(/^EBUSY: resource busy or locked$/);
+    } finally {
+      busy.mockRestore();
+    }
+  });
 });
 
 /** Lines `line1`..`lineN`, each followed by eight lines no side changes (so each change is its own hunk). */
@@ -273,6 +290,19 @@ describe("a modify session's patch", () => {
       step({ stage: "report", writes: [A.changeReport], patch: { baseCommit, tasks: { kept: 0, changed: 0, added: 0, removed: 0 } } }),
     );
     expect(fs.readFileSync(path.join(dir, A.changeReport), "utf8")).toMatch(/^# Change\n\n## Patch\n/);
+  });
+
+  it("an agent's report of blank lines only counts as none: the report is the Patch section alone", async () => {
+    const dir = repo({ "keep.txt": "one\n" });
+    const baseCommit = gitIn(dir, "rev-parse", "HEAD");
+    fs.mkdirSync(path.join(dir, ".forge"));
+    fs.writeFileSync(path.join(dir, A.changeReport), "\n\n\n");
+    await finishForgeStep(
+      db.pool,
+      dir,
+      step({ stage: "report", writes: [A.changeReport], patch: { baseCommit, tasks: { kept: 0, changed: 0, added: 0, removed: 0 } } }),
+    );
+    expect(fs.readFileSync(path.join(dir, A.changeReport), "utf8")).toMatch(/^## Patch\n/);
   });
 });
 
