@@ -1,0 +1,662 @@
+// What a runner does with a workflow's steps (server/runner/workflow-executors.ts), its
+// executors called directly on a real git repository, a real database and real processes: a
+// step input, agent configuration or MCP server list that does not parse fails the step with
+// every problem named; an agent step's output (preview, usage, tool calls, the sandbox flag,
+// redactions), its provider retries and rate-limit waits recorded as events, the stage and MCP
+// servers handed to the agent, the diff in a reviewer's prompt, a build's commit (its message,
+// renames, the session's branch), a commit refused because another attempt took the workspace,
+// and a build whose every tool call failed; a commands step's results: refused, an exit code
+// other than the expected one, a timeout, a signal, the tails cut and their secrets counted.
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { getBlob, putBlob } from "../../server/events/blobs";
+import type { AgentStepOutput, CommandsStepOutput, StepInput } from "../../server/events/step-contract";
+import { logger } from "../../server/log";
+import { sandboxStatus } from "../../server/process/sandbox";
+import { claimNextStep, scheduleStep, type ClaimedStep } from "../../server/runner/dispatch";
+import { StepExecutionError } from "../../server/runner/executors";
+import { workflowExecutors } from "../../server/runner/workflow-executors";
+import { claimWorkspace } from "../../server/workspaces";
+import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
+import { claimedStep } from "../helpers/steps";
+import { gitIn, ofType, tempDir } from "../helpers/tasks";
+
+const KEY_ENV = "CATCAFE_TEST_WFX_API_KEY";
+const SECRET = "nextauth-secret-wfx-5d27c9e1";
+
+let db: TestDatabase;
+/** World-readable: the sandbox shows an agent's script only from such a place. */
+let root: string;
+let workspacesRoot: string;
+let fakeClaude: string;
+let echo: string;
+const saved: Record<string, string | undefined> = {};
+
+beforeAll(async () => {
+  for (const [k, v] of Object.entries({ [KEY_ENV]: "wfx-test-key", NEXTAUTH_SECRET: SECRET })) {
+    saved[k] = process.env[k];
+    process.env[k] = v;
+  }
+  db = await createTestDatabase();
+  root = tempDir("catcafe-wfx-");
+  fs.chmodSync(root, 0o755);
+  workspacesRoot = path.join(root, "workspaces");
+  fs.mkdirSync(workspacesRoot);
+  fakeClaude = script("claude", FAKE_CLAUDE);
+  echo = script("echo.js", ECHO);
+});
+afterAll(() => {
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+/**
+ * A fake `claude`: prints the Claude Code stream-json events of $FAKE_CLAUDE's `lines` after
+ * writing its `files` into the workspace; `argsResult` ends with a result whose text is its
+ * own arguments; `rendezvous` first writes `started` and waits for the file `go`.
+ */
+const FAKE_CLAUDE = `#!/usr/bin/env node
+const fs = require("node:fs");
+fs.readFileSync(0);
+const plan = JSON.parse(process.env.FAKE_CLAUDE);
+const finish = () => {
+  for (const [p, c] of Object.entries(plan.files || {})) fs.writeFileSync(p, c);
+  for (const line of plan.lines || []) console.log(JSON.stringify(line));
+  if (plan.argsResult) console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: process.argv.slice(2).join(" ") }));
+};
+if (!plan.rendezvous) finish();
+else {
+  fs.writeFileSync("started", "");
+  const poll = setInterval(() => {
+    if (!fs.existsSync("go")) return;
+    clearInterval(poll);
+    fs.rmSync("go");
+    fs.rmSync("started");
+    finish();
+  }, 20);
+}
+`;
+
+/** A command agent that answers with its prompt. */
+const ECHO = `process.stdout.write(require("node:fs").readFileSync(0));\n`;
+
+function script(name: string, text: string): string {
+  const dir = path.join(root, "bin");
+  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, text, { mode: 0o755 });
+  return file;
+}
+
+/** A git repository with `files` committed; its path and that commit. */
+function repo(files: Record<string, string> = { "README.md": "# Project\n" }): { dir: string; head: string } {
+  const dir = fs.mkdtempSync(path.join(root, "repo-"));
+  for (const [p, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
+    fs.writeFileSync(path.join(dir, p), content);
+  }
+  gitIn(dir, "init", "-q", "-b", "main");
+  gitIn(dir, "add", "-A");
+  gitIn(dir, "commit", "-q", "--allow-empty", "-m", "base");
+  return { dir, head: gitIn(dir, "rev-parse", "HEAD") };
+}
+
+const claude = (plan: Record<string, unknown>, over: Record<string, unknown> = {}) => ({
+  kind: "claude",
+  id: "claude-wfx",
+  command: fakeClaude,
+  apiKeyEnv: KEY_ENV,
+  rateLimit: { minIntervalMs: 0 },
+  env: { FAKE_CLAUDE: JSON.stringify(plan) },
+  ...over,
+});
+const scripted = (reply: string, files?: Record<string, string | null>) => ({
+  kind: "scripted",
+  id: "scripted-wfx",
+  responses: [{ reply, ...(files ? { files } : {}) }],
+});
+const result = (text: string, extra: Record<string, unknown> = {}) => ({
+  type: "result",
+  subtype: "success",
+  is_error: false,
+  result: text,
+  ...extra,
+});
+const toolResult = (content: string, isError: boolean) => ({
+  type: "user",
+  message: { content: [{ type: "tool_result", content, is_error: isError }] },
+});
+
+function input(r: { dir: string; head: string }, over: Partial<StepInput> = {}): StepInput {
+  return {
+    workflow: "test",
+    state: "coding",
+    role: "coder",
+    phase: "build",
+    output: "build",
+    prompt: "Do the work.",
+    context: [],
+    agent: scripted("Done."),
+    invocation: 0,
+    workspace: { repoPath: r.dir, baseCommit: r.head, head: r.head },
+    diff: null,
+    commands: [],
+    allowlist: [],
+    ...over,
+  };
+}
+
+/** `stepInput` scheduled in a new session and claimed: attempt 1 holds it in the steps table. */
+async function held(stepInput: StepInput, kind: "agent" | "commands" = "agent"): Promise<ClaimedStep> {
+  const sessionId = uniqueId();
+  await db.store.append(sessionId, "no_stream", [{ type: "SessionCreated", data: { title: "wfx", workflow: "test", state: "open" } }], {
+    actor: testActor,
+  });
+  const id = await scheduleStep(db.store, { sessionId, kind, input: stepInput, timeoutMs: 60_000 }, { actor: testActor });
+  const claimed = await claimNextStep(db.store, { runnerId: "wfx", leaseMs: 600_000, reclaimBackoffMs: 0 });
+  expect(claimed).toMatchObject({ id, attempt: 1, sessionId });
+  return claimed!;
+}
+
+const executors = () => workflowExecutors({ pool: db.pool, store: db.store, workspacesRoot });
+const live = () => ({ signal: new AbortController().signal });
+
+async function agentStep(stepInput: StepInput): Promise<{ step: ClaimedStep; output: AgentStepOutput }> {
+  const step = await held(stepInput);
+  return { step, output: (await executors().agent!(step, live())) as AgentStepOutput };
+}
+
+async function commandsStep(stepInput: StepInput): Promise<CommandsStepOutput> {
+  return (await executors().commands!(await held(stepInput, "commands"), live())) as CommandsStepOutput;
+}
+
+async function failure(p: Promise<unknown>): Promise<StepExecutionError> {
+  const err = await p.then(
+    (value) => {
+      throw new Error(`expected a StepExecutionError, got ${JSON.stringify(value)}`);
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(StepExecutionError);
+  return err as StepExecutionError;
+}
+
+const text = async (ref: { blob: string }) => (await getBlob(db.pool, ref.blob)).content.toString("utf8");
+const messageOf = (dir: string, commit: string) => gitIn(dir, "log", "-1", "--format=%B", commit);
+
+describe("a step that cannot run fails at once, as an internal error that is not retried, naming every problem", () => {
+  it("an input that is not a workflow step's", async () => {
+    const r = repo();
+    const step = claimedStep("agent", { ...input(r), role: "chef", workspace: { repoPath: r.dir, baseCommit: r.head } });
+    const err = await failure(executors().agent!(step, live()));
+    expect({ errorClass: err.errorClass, retryable: err.retryable, message: err.message }).toEqual({
+      errorClass: "internal_error",
+      retryable: false,
+      message: `step ${step.id} (agent) has no valid workflow step input: role: Invalid option: expected one of "coder"|"reviewer"|"tester"|"planner"|"executor"; workspace.head: Invalid input: expected string, received undefined`,
+    });
+  });
+
+  it("an agent configuration that does not parse", async () => {
+    const step = claimedStep("agent", input(repo(), { agent: { kind: "command", id: "bad id", argv: ["node", "a\0b"] } }));
+    const err = await failure(executors().agent!(step, live()));
+    expect({ errorClass: err.errorClass, retryable: err.retryable, message: err.message }).toEqual({
+      errorClass: "internal_error",
+      retryable: false,
+      message:
+        "no valid agent configured for role coder: id: use letters, digits, '.', '_' and '-', starting with a letter or digit; argv.1: must not contain a NUL byte",
+    });
+  });
+
+  it("MCP servers that do not parse", async () => {
+    const step = claimedStep("agent", input(repo(), { mcpServers: [{ name: "Docs", command: "" }] }));
+    const err = await failure(executors().agent!(step, live()));
+    expect({ errorClass: err.errorClass, retryable: err.retryable, message: err.message }).toEqual({
+      errorClass: "internal_error",
+      retryable: false,
+      message:
+        "the task's MCP servers are not valid: 0.name: must use lower-case letters, digits, '_' and '-'; 0.command: must not be empty",
+    });
+  });
+});
+
+describe("an agent step's output", () => {
+  it("a reply in a step that builds nothing: its first 2,000 characters as the preview, the whole reply as a blob, nothing else reported, nothing committed", async () => {
+    const r = repo();
+    const reply = `${"x".repeat(1_500)}${"y".repeat(1_000)}`;
+    const { output } = await agentStep(
+      input(r, { role: "reviewer", phase: "verdict", output: "review_verdict", agent: scripted(reply, { "notes.txt": "mine\n" }) }),
+    );
+    expect(output).toStrictEqual({
+      kind: "agent",
+      agentId: "scripted-wfx",
+      raw: { blob: expect.any(String), size: 2_500, mediaType: "text/plain; charset=utf-8" },
+      preview: reply.slice(0, 2_000),
+      simulated: true,
+    });
+    expect(await text(output.raw)).toBe(reply);
+    expect(gitIn(r.dir, "log", "--format=%s", "--all")).toBe("base");
+  });
+
+  it("a build by an agent CLI: its usage with the model of its init event, its tool calls, the sandbox flag, the server's secrets redacted, and its commit", async () => {
+    const r = repo();
+    const firstLine = `Added the greeting module${" and more".repeat(10)}`;
+    const reply = `${firstLine}\nIt reads ${SECRET} from nowhere.`;
+    const plan = {
+      files: { "greet.js": "module.exports = 'hi';\n" },
+      lines: [
+        { type: "system", subtype: "init", model: "claude-wfx-model" },
+        toolResult("written", false),
+        toolResult("ls: cannot access 'x': No such file or directory", true),
+        result(reply, { usage: { input_tokens: 100, cache_read_input_tokens: 20, output_tokens: 7 } }),
+      ],
+    };
+    const { step, output } = await agentStep(input(r, { agent: claude(plan) }));
+    const recorded = reply.replace(SECRET, "[redacted NEXTAUTH_SECRET]");
+    expect(output).toStrictEqual({
+      kind: "agent",
+      agentId: "claude-wfx",
+      raw: { blob: expect.any(String), size: Buffer.byteLength(recorded), mediaType: "text/plain; charset=utf-8" },
+      preview: recorded,
+      simulated: false,
+      usage: { inputTokens: 120, outputTokens: 7, model: "claude-wfx-model" },
+      redactions: 1,
+      sandboxed: sandboxStatus().available,
+      tools: { calls: 2, failed: 1 },
+      commit: {
+        commit: expect.stringMatching(/^[0-9a-f]{40}$/),
+        parent: r.head,
+        empty: false,
+        changedFiles: [{ path: "greet.js", status: "added" }],
+        diff: { blob: expect.any(String), size: expect.any(Number), mediaType: "text/x-diff; charset=utf-8" },
+        bundle: { blob: expect.any(String), size: expect.any(Number), mediaType: "application/x-git-bundle" },
+      },
+    });
+    const commit = output.commit!.commit;
+    // The commit message is the role, the state and the reply's first line cut at 72 characters.
+    expect(messageOf(r.dir, commit)).toBe(`coder (coding): ${firstLine.slice(0, 72)}`);
+    expect(gitIn(r.dir, "log", "-1", "--format=%an <%ae>", commit)).toBe("claude-wfx (coder) <claude-wfx@agents.catcafe.local>");
+    expect(await text(output.commit!.diff)).toContain("+module.exports = 'hi';");
+    // No branch prefix: no branch but the repository's own.
+    expect(gitIn(r.dir, "branch", "--format=%(refname:short)")).toBe("main");
+    expect(step.attempt).toBe(1);
+  });
+
+  it("a reply whose first line is empty commits as 'changes'; a renamed file is listed with its previous path; with a branch prefix the session's branch points at the commit", async () => {
+    const r = repo({ "README.md": "# Project\n\nSome words to make git see a rename.\n" });
+    const { step, output } = await agentStep(
+      input(r, {
+        phase: "execute",
+        state: "executing",
+        role: "executor",
+        output: "execution",
+        agent: scripted("\nMoved the readme.", {
+          "README.md": null,
+          "docs/README.md": "# Project\n\nSome words to make git see a rename.\n",
+        }),
+        workspace: { repoPath: r.dir, baseCommit: r.head, head: r.head, branchPrefix: "catcafe/" },
+      }),
+    );
+    expect(output.commit?.changedFiles).toStrictEqual([{ path: "docs/README.md", status: "renamed", previousPath: "README.md" }]);
+    expect(messageOf(r.dir, output.commit!.commit)).toBe("executor (executing): changes");
+    expect(gitIn(r.dir, "branch", "--format=%(refname:short) %(objectname)").split("\n").sort()).toEqual(
+      [`catcafe/${step.sessionId} ${output.commit!.commit}`, `main ${r.head}`].sort(),
+    );
+  });
+
+  it("a draft commits too, added and deleted files listed without a previous path", async () => {
+    const r = repo({ "old.txt": "old\n" });
+    const { output } = await agentStep(
+      input(r, { phase: "draft", output: "draft", agent: scripted("Drafted.", { "old.txt": null, "new.txt": "new and different\n" }) }),
+    );
+    expect(output.commit?.changedFiles).toStrictEqual([
+      { path: "new.txt", status: "added" },
+      { path: "old.txt", status: "deleted" },
+    ]);
+    expect(messageOf(r.dir, output.commit!.commit)).toBe("coder (coding): Drafted.");
+  });
+});
+
+describe("what an agent is handed", () => {
+  const staged = {
+    kind: "scripted",
+    id: "scripted-stages",
+    responses: [{ reply: "no stage" }],
+    byStage: { prd: [{ reply: "prd, iteration 1" }, { reply: "prd, iteration 2" }], prd_modify: [{ reply: "prd, modified" }] },
+  };
+  const forge = (over: Partial<NonNullable<StepInput["forge"]>> = {}): NonNullable<StepInput["forge"]> => ({
+    stage: "prd",
+    iteration: 2,
+    writes: ["prd.md"],
+    collect: [],
+    materialize: [],
+    protect: [],
+    attach: [],
+    feedbackHistory: "[]\n",
+    ...over,
+  });
+
+  it("a staged step's stage and iteration", async () => {
+    const { output } = await agentStep(input(repo(), { phase: "discussion", output: "text", agent: staged, forge: forge() }));
+    expect(output.preview).toBe("prd, iteration 2");
+    // A staged step commits like a build, whatever its phase.
+    expect(output.commit?.empty).toBe(false);
+  });
+
+  it("a modify session's stage, marked as modifying", async () => {
+    const { output } = await agentStep(
+      input(repo(), { phase: "discussion", output: "text", agent: staged, forge: forge({ iteration: 1, modifying: true }) }),
+    );
+    expect(output.preview).toBe("prd, modified");
+  });
+
+  it("the task's MCP servers (an agent CLI is told of them on its command line)", async () => {
+    const { output } = await agentStep(
+      input(repo(), {
+        phase: "verdict",
+        output: "review_verdict",
+        agent: claude({ argsResult: true }),
+        mcpServers: [{ name: "docs", command: "docs-server" }],
+      }),
+    );
+    expect(output.preview).toContain(" --allowedTools mcp__docs --mcp-config ");
+  });
+
+  it("the change since the task began, in a reviewer's prompt, cut at 200,000 characters", async () => {
+    const r = repo();
+    fs.writeFileSync(path.join(r.dir, "big.txt"), `${"0123456789".repeat(25_000)}\n`);
+    gitIn(r.dir, "add", "-A");
+    gitIn(r.dir, "commit", "-q", "-m", "big");
+    const head = gitIn(r.dir, "rev-parse", "HEAD");
+    const { output } = await agentStep(
+      input(r, {
+        role: "reviewer",
+        phase: "verdict",
+        output: "review_verdict",
+        prompt: "Review.",
+        agent: { kind: "command", id: "echo-wfx", argv: ["node", echo] },
+        workspace: { repoPath: r.dir, baseCommit: r.head, head },
+        diff: await putBlob(db.pool, "the diff as recorded (the runner computes its own)"),
+      }),
+    );
+    const prompt = await text(output.raw);
+    const heading = "Review.\n\nThe change under review (git diff):\n";
+    expect(prompt.startsWith(`${heading}diff --git a/big.txt b/big.txt\n`)).toBe(true);
+    expect(prompt.endsWith("\n[diff truncated]")).toBe(true);
+    expect(prompt.length).toBe(heading.length + 200_000 + "\n[diff truncated]".length);
+  });
+});
+
+describe("what an agent step records while it runs", () => {
+  it("each retry an agent CLI makes of its provider request, in order, as ProviderRetried by the agent", async () => {
+    const retry = (attempt: number, delay: number) => ({
+      type: "system",
+      subtype: "api_retry",
+      error_status: 529,
+      error: "overloaded",
+      attempt,
+      max_retries: 2,
+      retry_delay_ms: delay,
+    });
+    const { step, output } = await agentStep(
+      input(repo(), {
+        phase: "verdict",
+        output: "review_verdict",
+        agent: claude({ lines: [retry(1, 1500), retry(2, 3000), result("Fine.")] }, { providerRetries: 2 }),
+      }),
+    );
+    expect(output.preview).toBe("Fine.");
+    const events = (await db.store.readStream(step.sessionId)).filter((e) => e.type === "ProviderRetried");
+    const data = { stepId: step.id, attempt: 1, agent: "claude-wfx", maxRetries: 2, error: "overloaded (HTTP 529)" };
+    expect(events.map((e) => e.data)).toEqual([
+      { ...data, retry: 1, delayMs: 1500 },
+      { ...data, retry: 2, delayMs: 3000 },
+    ]);
+    expect(events.map((e) => e.metadata.actor)).toEqual([
+      { kind: "agent", id: "claude-wfx" },
+      { kind: "agent", id: "claude-wfx" },
+    ]);
+  });
+
+  it("a retry that cannot be recorded is logged, and the step goes on", async () => {
+    const warn = vi.spyOn(logger, "warn").mockImplementation(() => undefined);
+    try {
+      // A negative delay is refused by ProviderRetried's schema.
+      const retry = { type: "system", subtype: "api_retry", error: "overloaded", attempt: 1, max_retries: 1, retry_delay_ms: -5 };
+      const { step, output } = await agentStep(
+        input(repo(), { phase: "verdict", output: "review_verdict", agent: claude({ lines: [retry, result("Fine anyway.")] }) }),
+      );
+      expect(output.preview).toBe("Fine anyway.");
+      expect(ofType(await db.store.readStream(step.sessionId), "ProviderRetried")).toEqual([]);
+      expect(warn.mock.calls.filter((c) => c[1] === "could not record a provider retry")).toEqual([
+        [{ err: expect.stringContaining("delayMs"), stepId: step.id }, "could not record a provider retry"],
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("a wait for the agent's turn under its provider's shared rate limit, as RateLimitWaited", async () => {
+    const id = "claude-limited";
+    // Its last run ended a moment ago: the next may start 300 ms from now.
+    await db.pool.query(
+      "INSERT INTO brain_rate_limits (brain_id, base_url, next_allowed_at, updated_at) VALUES ($1, 'claude', clock_timestamp() + interval '300 milliseconds', clock_timestamp())",
+      [id],
+    );
+    const { step, output } = await agentStep(
+      input(repo(), {
+        phase: "verdict",
+        output: "review_verdict",
+        agent: claude({ lines: [result("Waited.")] }, { id, rateLimit: { minIntervalMs: 250 } }),
+      }),
+    );
+    expect(output.preview).toBe("Waited.");
+    const events = (await db.store.readStream(step.sessionId)).filter((e) => e.type === "RateLimitWaited");
+    expect(events.map((e) => e.data)).toEqual([{ stepId: step.id, attempt: 1, brain: id, minIntervalMs: 250, waitMs: expect.any(Number) }]);
+    expect((events[0]!.data as { waitMs: number }).waitMs).toBeGreaterThan(0);
+    expect(events[0]!.metadata.actor).toEqual({ kind: "agent", id });
+  });
+});
+
+describe("a build that cannot be committed", () => {
+  it("because another attempt took the workspace over meanwhile fails to be retried, nothing committed", async () => {
+    const r = repo();
+    const step = await held(input(r, { agent: claude({ rendezvous: true, files: { "work.txt": "mine\n" }, lines: [result("Done.")] }) }));
+    const running = executors().agent!(step, live());
+    const workspace = path.join(workspacesRoot, step.sessionId);
+    await vi.waitFor(() => expect(fs.existsSync(path.join(workspace, "started"))).toBe(true), { timeout: 30_000, interval: 20 });
+    await claimWorkspace(workspace, "another-attempt:2");
+    fs.writeFileSync(path.join(workspace, "go"), "");
+    const err = await failure(running);
+    expect({ errorClass: err.errorClass, retryable: err.retryable, message: err.message }).toEqual({
+      errorClass: "internal_error",
+      retryable: true,
+      message: `the workspace ${fs.realpathSync(workspace)} is now worked on by another-attempt:2, not ${step.id}:1: nothing committed`,
+    });
+    expect(gitIn(r.dir, "log", "--format=%s", "--all")).toBe("base");
+  });
+
+  it("a build whose one tool call failed and that changed nothing is a tool error, not retried", async () => {
+    const plan = { lines: [toolResult("ls: cannot access 'x': No such file or directory", true), result("Could not.")] };
+    const err = await failure(agentStep(input(repo(), { agent: claude(plan) })));
+    expect({ errorClass: err.errorClass, retryable: err.retryable, message: err.message }).toEqual({
+      errorClass: "tool_error",
+      retryable: false,
+      message: "all 1 tool call of claude-wfx failed and nothing changed; the last: ls: cannot access 'x': No such file or directory",
+    });
+  });
+
+  it("so is one whose every tool call failed (named in the plural, the last error given)", async () => {
+    const plan = { lines: [toolResult("denied: first", true), toolResult("denied: second", true), result("Could not.")] };
+    const err = await failure(agentStep(input(repo(), { agent: claude(plan) })));
+    expect(err.message).toBe("all 2 tool calls of claude-wfx failed and nothing changed; the last: denied: second");
+  });
+
+  it("but a build that changed nothing with one tool call of two failing completes, its commit empty", async () => {
+    const r = repo();
+    const plan = { lines: [toolResult("fine", false), toolResult("denied", true), result("Nothing to do.")] };
+    const { output } = await agentStep(input(r, { agent: claude(plan) }));
+    expect(output.tools).toStrictEqual({ calls: 2, failed: 1 });
+    expect(output.commit).toStrictEqual({
+      commit: r.head,
+      parent: r.head,
+      empty: true,
+      changedFiles: [],
+      diff: { blob: expect.any(String), size: 0, mediaType: "text/x-diff; charset=utf-8" },
+    });
+  });
+});
+
+describe("a commands step's results", () => {
+  const STDOUT = `${"a".repeat(1_000)}${"b".repeat(3_000)}${SECRET} ${SECRET}`;
+  const STDERR = `${"c".repeat(5_000)}${SECRET}`;
+  const scripts = {
+    "exit.js": "process.exit(Number(process.argv[2]));\n",
+    "print.js": `process.stdout.write(${JSON.stringify(STDOUT)});\nprocess.stderr.write(${JSON.stringify(STDERR)});\n`,
+    "signal.js": 'process.kill(process.pid, "SIGKILL");\n',
+    "hang.js": "setInterval(() => {}, 1000);\n",
+    "trap.js": 'process.on("SIGTERM", () => process.exit(0));\nsetInterval(() => {}, 1000);\n',
+  };
+  const plan = (r: { dir: string; head: string }, commands: StepInput["commands"], over: Partial<StepInput> = {}) =>
+    input(r, {
+      role: "tester",
+      phase: "test",
+      output: "commands",
+      agent: null,
+      commands,
+      allowlist: [["node", "**"]],
+      ...over,
+    });
+  const ran = {
+    status: "ran",
+    durationMs: expect.any(Number),
+    stdoutTail: "",
+    stderrTail: "",
+    sandboxed: sandboxStatus().available,
+  };
+
+  it("an exit code as expected passes, even when it is not 0; another fails with both codes named", async () => {
+    const out = await commandsStep(
+      plan(repo(scripts), [
+        { argv: ["node", "exit.js", "1"], expect: { exitCode: 1 } },
+        { argv: ["node", "exit.js", "1"], expect: { exitCode: 0 } },
+        { argv: ["node", "exit.js", "0"], expect: { exitCode: 0 } },
+      ]),
+    );
+    expect(out).toStrictEqual({
+      kind: "commands",
+      results: [
+        { ...ran, argv: ["node", "exit.js", "1"], exitCode: 1, expectedExitCode: 1, errorClass: null, reason: null },
+        {
+          ...ran,
+          argv: ["node", "exit.js", "1"],
+          exitCode: 1,
+          expectedExitCode: 0,
+          errorClass: "command_failed",
+          reason: "exited with code 1, expected 0",
+        },
+        { ...ran, argv: ["node", "exit.js", "0"], exitCode: 0, expectedExitCode: 0, errorClass: null, reason: null },
+      ],
+    });
+    for (const r of out.results) expect(Number.isInteger(r.durationMs)).toBe(true);
+  });
+
+  it("a command refused by the allowlist is recorded as refused, never run, and the next one runs", async () => {
+    const out = await commandsStep(
+      plan(repo(scripts), [
+        { argv: ["rm", "-rf", "."], expect: { exitCode: 0 } },
+        { argv: ["node", "exit.js", "0"], expect: { exitCode: 0 } },
+      ]),
+    );
+    expect(out.results[0]).toStrictEqual({
+      argv: ["rm", "-rf", "."],
+      status: "refused",
+      exitCode: null,
+      expectedExitCode: 0,
+      durationMs: 0,
+      stdoutTail: "",
+      stderrTail: "",
+      errorClass: "command_refused",
+      reason: "`rm -rf .` is not on the project's allowlist; no rule starts with `rm` (allowed programs: node)",
+    });
+    expect(out.results[1]).toMatchObject({ status: "ran", exitCode: 0, errorClass: null });
+  });
+
+  it("a command killed by a signal, and one that times out, fail with the reason of each", async () => {
+    const out = await commandsStep(
+      plan(
+        repo(scripts),
+        [
+          { argv: ["node", "signal.js"], expect: { exitCode: 0 } },
+          { argv: ["node", "hang.js"], expect: { exitCode: 0 } },
+        ],
+        { commandTimeoutMs: 1_000 },
+      ),
+    );
+    expect(out.results).toStrictEqual([
+      {
+        ...ran,
+        argv: ["node", "signal.js"],
+        exitCode: null,
+        expectedExitCode: 0,
+        errorClass: "command_failed",
+        reason: "killed by SIGKILL",
+      },
+      { ...ran, argv: ["node", "hang.js"], exitCode: null, expectedExitCode: 0, errorClass: "timeout", reason: "timed out after 1000 ms" },
+    ]);
+  });
+
+  it("a command that exits 0 when it is stopped for its timeout still timed out, its reason not its exit code", async () => {
+    // Outside the sandbox, where the command itself receives SIGTERM (bubblewrap dies of it);
+    // the five seconds are for node to start and set its handler.
+    const sandbox = process.env.CATCAFE_SANDBOX;
+    process.env.CATCAFE_SANDBOX = "off";
+    try {
+      const out = await commandsStep(
+        plan(repo(scripts), [{ argv: ["node", "trap.js"], expect: { exitCode: 0 } }], { commandTimeoutMs: 5_000 }),
+      );
+      expect(out.results).toStrictEqual([
+        {
+          ...ran,
+          argv: ["node", "trap.js"],
+          exitCode: 0,
+          expectedExitCode: 0,
+          errorClass: "timeout",
+          reason: "timed out after 5000 ms",
+          sandboxed: false,
+        },
+      ]);
+    } finally {
+      if (sandbox === undefined) delete process.env.CATCAFE_SANDBOX;
+      else process.env.CATCAFE_SANDBOX = sandbox;
+    }
+  });
+
+  it("the tails of stdout and stderr: their last 4,000 characters, the server's secrets in them replaced and counted over both", async () => {
+    const out = await commandsStep(plan(repo(scripts), [{ argv: ["node", "print.js"], expect: { exitCode: 0 } }]));
+    const redacted = (s: string) => s.replaceAll(SECRET, "[redacted NEXTAUTH_SECRET]");
+    expect(out.results).toStrictEqual([
+      {
+        ...ran,
+        argv: ["node", "print.js"],
+        exitCode: 0,
+        expectedExitCode: 0,
+        stdoutTail: redacted(STDOUT.slice(-4_000)),
+        stderrTail: redacted(STDERR.slice(-4_000)),
+        redactions: 3,
+        errorClass: null,
+        reason: null,
+      },
+    ]);
+  });
+
+  it("a step whose signal is aborted throws the signal's reason instead of recording a result", async () => {
+    const step = await held(plan(repo(scripts), [{ argv: ["node", "exit.js", "0"], expect: { exitCode: 0 } }]), "commands");
+    const controller = new AbortController();
+    const reason = new Error("the step's lease was lost");
+    controller.abort(reason);
+    await expect(executors().commands!(step, { signal: controller.signal })).rejects.toBe(reason);
+  });
+});
