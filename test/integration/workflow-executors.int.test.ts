@@ -7,6 +7,7 @@
 // renames, the session's branch), a commit refused because another attempt took the workspace,
 // and a build whose every tool call failed; a commands step's results: refused, an exit code
 // other than the expected one, a timeout, a signal, the tails cut and their secrets counted.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -149,23 +150,29 @@ function input(r: { dir: string; head: string }, over: Partial<StepInput> = {}):
   };
 }
 
-/** `stepInput` scheduled in a new session and claimed: attempt 1 holds it in the steps table. */
-async function held(stepInput: StepInput, kind: "agent" | "commands" = "agent"): Promise<ClaimedStep> {
+/** A new session's stream. */
+async function newSession(): Promise<string> {
   const sessionId = uniqueId();
   await db.store.append(sessionId, "no_stream", [{ type: "SessionCreated", data: { title: "wfx", workflow: "test", state: "open" } }], {
     actor: testActor,
   });
-  const id = await scheduleStep(db.store, { sessionId, kind, input: stepInput, timeoutMs: 60_000 }, { actor: testActor });
+  return sessionId;
+}
+
+/** `stepInput` scheduled in a new session (or in `sessionId`) and claimed: attempt 1 holds it in the steps table. */
+async function held(stepInput: StepInput, kind: "agent" | "commands" = "agent", sessionId?: string): Promise<ClaimedStep> {
+  const session = sessionId ?? (await newSession());
+  const id = await scheduleStep(db.store, { sessionId: session, kind, input: stepInput, timeoutMs: 60_000 }, { actor: testActor });
   const claimed = await claimNextStep(db.store, { runnerId: "wfx", leaseMs: 600_000, reclaimBackoffMs: 0 });
-  expect(claimed).toMatchObject({ id, attempt: 1, sessionId });
+  expect(claimed).toMatchObject({ id, attempt: 1, sessionId: session });
   return claimed!;
 }
 
 const executors = () => workflowExecutors({ pool: db.pool, store: db.store, workspacesRoot });
 const live = () => ({ signal: new AbortController().signal });
 
-async function agentStep(stepInput: StepInput): Promise<{ step: ClaimedStep; output: AgentStepOutput }> {
-  const step = await held(stepInput);
+async function agentStep(stepInput: StepInput, sessionId?: string): Promise<{ step: ClaimedStep; output: AgentStepOutput }> {
+  const step = await held(stepInput, "agent", sessionId);
   return { step, output: (await executors().agent!(step, live())) as AgentStepOutput };
 }
 
@@ -387,6 +394,73 @@ describe("what an agent is handed", () => {
     expect(prompt.endsWith("\n[diff truncated]")).toBe(true);
     expect(prompt.length).toBe(heading.length + 200_000 + "\n[diff truncated]".length);
   });
+  it("no diff section in a prompt when the step has no diff", async () => {
+    const { output } = await agentStep(
+      input(repo(), {
+        role: "reviewer",
+        phase: "verdict",
+        output: "review_verdict",
+        prompt: "Discuss.",
+        agent: { kind: "command", id: "echo-wfx", argv: ["node", echo] },
+      }),
+    );
+    expect(await text(output.raw)).toBe("Discuss.");
+  });
+
+  it("a diff of exactly 200,000 characters, whole and unmarked", async () => {
+    const r = repo();
+    /** The change base → HEAD as the runner's diff shows it (server/workspaces/changes.ts's options). */
+    const diff = () =>
+      execFileSync(
+        "git",
+        [
+          "diff",
+          "--no-color",
+          "--no-ext-diff",
+          "--no-textconv",
+          "--find-renames",
+          "--src-prefix=a/",
+          "--dst-prefix=b/",
+          r.head,
+          "HEAD",
+          "--",
+        ],
+        { cwd: r.dir, encoding: "utf8" },
+      );
+    const commitLine = (n: number) => {
+      gitIn(r.dir, "reset", "-q", "--hard", r.head);
+      fs.writeFileSync(path.join(r.dir, "big.txt"), `${"x".repeat(n)}\n`);
+      gitIn(r.dir, "add", "-A");
+      gitIn(r.dir, "commit", "-q", "-m", "big");
+    };
+    commitLine(199_000);
+    commitLine(199_000 + 200_000 - diff().length);
+    expect(diff().length).toBe(200_000);
+    const { output } = await agentStep(
+      input(r, {
+        role: "reviewer",
+        phase: "verdict",
+        output: "review_verdict",
+        prompt: "Review.",
+        agent: { kind: "command", id: "echo-wfx", argv: ["node", echo] },
+        workspace: { repoPath: r.dir, baseCommit: r.head, head: gitIn(r.dir, "rev-parse", "HEAD") },
+        diff: await putBlob(db.pool, "the diff as recorded"),
+      }),
+    );
+    expect(await text(output.raw)).toBe(`Review.\n\nThe change under review (git diff):\n${diff()}`);
+  });
+});
+
+describe("the session's workspace on a later step", () => {
+  it("is reset to the step's head: what an earlier step left uncommitted is gone before the agent starts", async () => {
+    const r = repo();
+    const sessionId = await newSession();
+    // A discussion step's agent leaves a file behind (nothing is committed for it).
+    await agentStep(input(r, { phase: "discussion", output: "text", agent: scripted("Talked.", { "stray.txt": "left\n" }) }), sessionId);
+    expect(fs.existsSync(path.join(workspacesRoot, sessionId, "stray.txt"))).toBe(true);
+    const { output } = await agentStep(input(r, { agent: scripted("Built.", { "built.txt": "built\n" }) }), sessionId);
+    expect(output.commit?.changedFiles).toStrictEqual([{ path: "built.txt", status: "added" }]);
+  });
 });
 
 describe("what an agent step records while it runs", () => {
@@ -492,6 +566,13 @@ describe("a build that cannot be committed", () => {
     const plan = { lines: [toolResult("denied: first", true), toolResult("denied: second", true), result("Could not.")] };
     const err = await failure(agentStep(input(repo(), { agent: claude(plan) })));
     expect(err.message).toBe("all 2 tool calls of claude-wfx failed and nothing changed; the last: denied: second");
+  });
+
+  it("but a build whose every tool call failed and that changed files completes with its commit", async () => {
+    const plan = { files: { "done.txt": "done\n" }, lines: [toolResult("denied", true), result("Wrote it myself.")] };
+    const { output } = await agentStep(input(repo(), { agent: claude(plan) }));
+    expect(output.tools).toStrictEqual({ calls: 1, failed: 1 });
+    expect(output.commit?.changedFiles).toStrictEqual([{ path: "done.txt", status: "added" }]);
   });
 
   it("but a build that changed nothing with one tool call of two failing completes, its commit empty", async () => {
