@@ -15,7 +15,7 @@ import { getBlob, putBlob } from "../../server/events/blobs";
 import type { AgentStepOutput, CommandsStepOutput, StepInput } from "../../server/events/step-contract";
 import { logger } from "../../server/log";
 import { sandboxStatus } from "../../server/process/sandbox";
-import { claimNextStep, scheduleStep, type ClaimedStep } from "../../server/runner/dispatch";
+import { claimNextStep, recordStepOutcome, scheduleStep, type ClaimedStep } from "../../server/runner/dispatch";
 import { StepExecutionError } from "../../server/runner/executors";
 import { workflowExecutors } from "../../server/runner/workflow-executors";
 import { claimWorkspace } from "../../server/workspaces";
@@ -492,6 +492,15 @@ describe("what an agent step records while it runs", () => {
       { kind: "agent", id: "claude-wfx" },
       { kind: "agent", id: "claude-wfx" },
     ]);
+  });
+
+  it("everything streamed is recorded before the step's result: once the result is in, the whole reply is in the session's streamed output", async () => {
+    const reply = "Streamed in a few chunks, then recorded whole.";
+    const { step, output } = await agentStep(input(repo(), { phase: "verdict", output: "review_verdict", agent: scripted(reply) }));
+    // As the runner does at once: the attempt stops holding the step, and later appends are refused.
+    expect(await recordStepOutcome(db.store, step, { kind: "completed", output }, { kind: "runner", id: "wfx" })).toBe(true);
+    const streamed = ofType<{ text: string }>(await db.store.readStream(step.sessionId), "AgentOutputStreamed");
+    expect(streamed.map((d) => d.text).join("")).toBe(reply);
   });
 
   it("a retry that cannot be recorded is logged, and the step goes on", async () => {
