@@ -8,8 +8,8 @@ import { createAgent, usageOf, ZAgentConfig } from "../agents";
 import { ZMcpServers } from "../agents/mcp";
 import { AgentError, type AgentResponse } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
-import { classifyCommandOutcome } from "../commands/classify";
-import { runCommand } from "../commands/run";
+import { classifyCommandOutcome, type CommandFailure } from "../commands/classify";
+import { runCommand, type CommandRun } from "../commands/run";
 import { getBlob, putBlob } from "../events/blobs";
 import {
   ZStepInput,
@@ -240,6 +240,17 @@ function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
   };
 }
 
+/**
+ * Why a command that did not end as expected failed: timed out, cancelled, killed, or not
+ * started as the classifier says; an exit code other than the expected one with both codes
+ * named (0 among them, which the classifier alone takes for a success).
+ */
+function commandFailure(outcome: CommandRun, expectedExitCode: number): CommandFailure {
+  const classified = classifyCommandOutcome(outcome);
+  if (classified && !(classified.errorClass === "command_failed" && outcome.exitCode !== null)) return classified;
+  return { errorClass: "command_failed", reason: `exited with code ${outcome.exitCode}, expected ${expectedExitCode}` };
+}
+
 function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
   return async (step, ctx): Promise<CommandsStepOutput> => {
     const input = stepInput(step);
@@ -270,7 +281,7 @@ function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         continue;
       }
       const failure =
-        outcome.exitCode === expectedExitCode && !outcome.timedOut && !outcome.signal ? null : classifyCommandOutcome(outcome);
+        outcome.exitCode === expectedExitCode && !outcome.timedOut && !outcome.signal ? null : commandFailure(outcome, expectedExitCode);
       const stdout = recordableOutput(outcome.stdoutTail.slice(-TAIL_CHARS));
       const stderr = recordableOutput(outcome.stderrTail.slice(-TAIL_CHARS));
       const redactions = stdout.redactions + stderr.redactions;
@@ -285,11 +296,7 @@ function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
         ...(redactions ? { redactions } : {}),
         sandboxed: outcome.sandboxed,
         errorClass: failure?.errorClass ?? null,
-        reason: failure
-          ? failure.errorClass === "command_failed" && outcome.exitCode !== null
-            ? `exited with code ${outcome.exitCode}, expected ${expectedExitCode}`
-            : failure.reason
-          : null,
+        reason: failure?.reason ?? null,
       });
     }
     return { kind: "commands", results };

@@ -627,12 +627,13 @@ describe("a commands step's results", () => {
     sandboxed: sandboxStatus().available,
   };
 
-  it("an exit code as expected passes, even when it is not 0; another fails with both codes named", async () => {
+  it("an exit code as expected passes, even when it is not 0; another fails with both codes named, 0 among them", async () => {
     const out = await commandsStep(
       plan(repo(scripts), [
         { argv: ["node", "exit.js", "1"], expect: { exitCode: 1 } },
         { argv: ["node", "exit.js", "1"], expect: { exitCode: 0 } },
         { argv: ["node", "exit.js", "0"], expect: { exitCode: 0 } },
+        { argv: ["node", "exit.js", "0"], expect: { exitCode: 1 } },
       ]),
     );
     expect(out).toStrictEqual({
@@ -648,6 +649,14 @@ describe("a commands step's results", () => {
           reason: "exited with code 1, expected 0",
         },
         { ...ran, argv: ["node", "exit.js", "0"], exitCode: 0, expectedExitCode: 0, errorClass: null, reason: null },
+        {
+          ...ran,
+          argv: ["node", "exit.js", "0"],
+          exitCode: 0,
+          expectedExitCode: 1,
+          errorClass: "command_failed",
+          reason: "exited with code 0, expected 1",
+        },
       ],
     });
     for (const r of out.results) expect(Number.isInteger(r.durationMs)).toBe(true);
