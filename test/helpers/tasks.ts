@@ -39,6 +39,18 @@ export function gitIn(cwd: string, ...args: string[]): string {
   }).trim();
 }
 
+/** Makes `dir` a git repository (branch main) with `files` committed (an empty commit when none); that commit. */
+export function commitFiles(dir: string, files: Record<string, string>): string {
+  for (const [p, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
+    fs.writeFileSync(path.join(dir, p), content);
+  }
+  gitIn(dir, "init", "-q", "-b", "main");
+  gitIn(dir, "add", "-A");
+  gitIn(dir, "commit", "-q", "--allow-empty", "-m", "base");
+  return gitIn(dir, "rev-parse", "HEAD");
+}
+
 /** A git repository with src/sum.js (buggy) and a node:test that fails until it is fixed. */
 export function makeSumRepo(root: string): string {
   const repo = path.join(root, "project");

@@ -12,7 +12,7 @@ import type { ForgeStepInput } from "../../server/events/step-contract";
 import { ARTIFACT_PATHS as A, type Patch } from "../../server/forge/artifacts";
 import { finishForgeStep, prepareForgeStep } from "../../server/runner/forge-steps";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { gitIn, tempDir } from "../helpers/tasks";
+import { commitFiles, gitIn, tempDir } from "../helpers/tasks";
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -39,13 +39,7 @@ function step(over: Partial<ForgeStepInput> = {}): ForgeStepInput {
 function repo(files: Record<string, string>): string {
   const dir = path.join(tempDir("catcafe-forge-steps-"), "repo");
   fs.mkdirSync(dir);
-  for (const [p, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
-    fs.writeFileSync(path.join(dir, p), content);
-  }
-  gitIn(dir, "init", "-q", "-b", "main");
-  gitIn(dir, "add", "-A");
-  gitIn(dir, "commit", "-q", "--allow-empty", "-m", "base");
+  commitFiles(dir, files);
   return dir;
 }
 
@@ -279,30 +273,24 @@ describe("a modify session's patch", () => {
     expect(fs.readFileSync(path.join(dir, A.changeReport), "utf8")).toMatch(/^## Patch\n/);
   });
 
-  it("the agent's report, its trailing blank lines trimmed, is followed by one blank line and the Patch section", async () => {
+  it.each([
+    [
+      "its trailing blank lines trimmed, is followed by one blank line and the Patch section",
+      "# Change\n\n\n\n",
+      /^# Change\n\n## Patch\n/,
+    ],
+    ["of blank lines only counts as none: the report is the Patch section alone", "\n\n\n", /^## Patch\n/],
+  ])("the agent's report, %s", async (_, report, expected) => {
     const dir = repo({ "keep.txt": "one\n" });
     const baseCommit = gitIn(dir, "rev-parse", "HEAD");
     fs.mkdirSync(path.join(dir, ".forge"));
-    fs.writeFileSync(path.join(dir, A.changeReport), "# Change\n\n\n\n");
+    fs.writeFileSync(path.join(dir, A.changeReport), report);
     await finishForgeStep(
       db.pool,
       dir,
       step({ stage: "report", writes: [A.changeReport], patch: { baseCommit, tasks: { kept: 0, changed: 0, added: 0, removed: 0 } } }),
     );
-    expect(fs.readFileSync(path.join(dir, A.changeReport), "utf8")).toMatch(/^# Change\n\n## Patch\n/);
-  });
-
-  it("an agent's report of blank lines only counts as none: the report is the Patch section alone", async () => {
-    const dir = repo({ "keep.txt": "one\n" });
-    const baseCommit = gitIn(dir, "rev-parse", "HEAD");
-    fs.mkdirSync(path.join(dir, ".forge"));
-    fs.writeFileSync(path.join(dir, A.changeReport), "\n\n\n");
-    await finishForgeStep(
-      db.pool,
-      dir,
-      step({ stage: "report", writes: [A.changeReport], patch: { baseCommit, tasks: { kept: 0, changed: 0, added: 0, removed: 0 } } }),
-    );
-    expect(fs.readFileSync(path.join(dir, A.changeReport), "utf8")).toMatch(/^## Patch\n/);
+    expect(fs.readFileSync(path.join(dir, A.changeReport), "utf8")).toMatch(expected);
   });
 });
 

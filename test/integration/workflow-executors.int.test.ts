@@ -22,7 +22,7 @@ import { workflowExecutors } from "../../server/runner/workflow-executors";
 import { claimWorkspace } from "../../server/workspaces";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { claimedStep } from "../helpers/steps";
-import { gitIn, ofType, tempDir } from "../helpers/tasks";
+import { commitFiles, gitIn, ofType, tempDir } from "../helpers/tasks";
 
 const KEY_ENV = "CATCAFE_TEST_WFX_API_KEY";
 const SECRET = "nextauth-secret-wfx-5d27c9e1";
@@ -96,14 +96,7 @@ function script(name: string, text: string): string {
 /** A git repository with `files` committed; its path and that commit. */
 function repo(files: Record<string, string> = { "README.md": "# Project\n" }): { dir: string; head: string } {
   const dir = fs.mkdtempSync(path.join(root, "repo-"));
-  for (const [p, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
-    fs.writeFileSync(path.join(dir, p), content);
-  }
-  gitIn(dir, "init", "-q", "-b", "main");
-  gitIn(dir, "add", "-A");
-  gitIn(dir, "commit", "-q", "--allow-empty", "-m", "base");
-  return { dir, head: gitIn(dir, "rev-parse", "HEAD") };
+  return { dir, head: commitFiles(dir, files) };
 }
 
 const claude = (plan: Record<string, unknown>, over: Record<string, unknown> = {}) => ({
@@ -150,6 +143,16 @@ function input(r: { dir: string; head: string }, over: Partial<StepInput> = {}):
     ...over,
   };
 }
+
+/** A reviewer's step whose agent answers with its prompt (what the runner handed it). */
+const reviewer = (r: { dir: string; head: string }, over: Partial<StepInput>): StepInput =>
+  input(r, {
+    role: "reviewer",
+    phase: "verdict",
+    output: "review_verdict",
+    agent: { kind: "command", id: "echo-wfx", argv: ["node", echo] },
+    ...over,
+  });
 
 /** A new session's stream. */
 async function newSession(): Promise<string> {
@@ -378,12 +381,8 @@ describe("what an agent is handed", () => {
     gitIn(r.dir, "commit", "-q", "-m", "big");
     const head = gitIn(r.dir, "rev-parse", "HEAD");
     const { output } = await agentStep(
-      input(r, {
-        role: "reviewer",
-        phase: "verdict",
-        output: "review_verdict",
+      reviewer(r, {
         prompt: "Review.",
-        agent: { kind: "command", id: "echo-wfx", argv: ["node", echo] },
         workspace: { repoPath: r.dir, baseCommit: r.head, head },
         diff: await putBlob(db.pool, "the diff as recorded (the runner computes its own)"),
       }),
@@ -394,16 +393,9 @@ describe("what an agent is handed", () => {
     expect(prompt.endsWith("\n[diff truncated]")).toBe(true);
     expect(prompt.length).toBe(heading.length + 200_000 + "\n[diff truncated]".length);
   });
+
   it("no diff section in a prompt when the step has no diff", async () => {
-    const { output } = await agentStep(
-      input(repo(), {
-        role: "reviewer",
-        phase: "verdict",
-        output: "review_verdict",
-        prompt: "Discuss.",
-        agent: { kind: "command", id: "echo-wfx", argv: ["node", echo] },
-      }),
-    );
+    const { output } = await agentStep(reviewer(repo(), { prompt: "Discuss." }));
     expect(await text(output.raw)).toBe("Discuss.");
   });
 
@@ -437,12 +429,8 @@ describe("what an agent is handed", () => {
     commitLine(199_000 + 200_000 - diff().length);
     expect(diff().length).toBe(200_000);
     const { output } = await agentStep(
-      input(r, {
-        role: "reviewer",
-        phase: "verdict",
-        output: "review_verdict",
+      reviewer(r, {
         prompt: "Review.",
-        agent: { kind: "command", id: "echo-wfx", argv: ["node", echo] },
         workspace: { repoPath: r.dir, baseCommit: r.head, head: gitIn(r.dir, "rev-parse", "HEAD") },
         diff: await putBlob(db.pool, "the diff as recorded"),
       }),
