@@ -8,10 +8,10 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { putBlob, getBlob, type BlobRef } from "../../server/events/blobs";
-import type { ForgeStepInput } from "../../server/events/step-contract";
 import { ARTIFACT_PATHS as A, type Patch } from "../../server/forge/artifacts";
 import { finishForgeStep, prepareForgeStep } from "../../server/runner/forge-steps";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { forgeStepInput as step } from "../helpers/forge";
 import { commitFiles, gitIn, tempDir } from "../helpers/tasks";
 
 let db: TestDatabase;
@@ -20,20 +20,6 @@ beforeAll(async () => {
 });
 
 const blob = (content: string | Buffer): Promise<BlobRef> => putBlob(db.pool, content);
-
-function step(over: Partial<ForgeStepInput> = {}): ForgeStepInput {
-  return {
-    stage: "prd",
-    iteration: 1,
-    writes: [A.prd],
-    collect: [],
-    materialize: [],
-    protect: [],
-    attach: [],
-    feedbackHistory: "[]\n",
-    ...over,
-  };
-}
 
 /** A git repository with `files` committed. */
 function repo(files: Record<string, string>): string {

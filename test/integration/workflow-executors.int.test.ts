@@ -21,6 +21,7 @@ import { StepExecutionError } from "../../server/runner/executors";
 import { workflowExecutors } from "../../server/runner/workflow-executors";
 import { claimWorkspace } from "../../server/workspaces";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
+import { forgeStepInput } from "../helpers/forge";
 import { claimedStep } from "../helpers/steps";
 import { commitFiles, gitIn, ofType, tempDir } from "../helpers/tasks";
 
@@ -336,17 +337,7 @@ describe("what an agent is handed", () => {
     responses: [{ reply: "no stage" }],
     byStage: { prd: [{ reply: "prd, iteration 1" }, { reply: "prd, iteration 2" }], prd_modify: [{ reply: "prd, modified" }] },
   };
-  const forge = (over: Partial<NonNullable<StepInput["forge"]>> = {}): NonNullable<StepInput["forge"]> => ({
-    stage: "prd",
-    iteration: 2,
-    writes: ["prd.md"],
-    collect: [],
-    materialize: [],
-    protect: [],
-    attach: [],
-    feedbackHistory: "[]\n",
-    ...over,
-  });
+  const forge = (over: Partial<NonNullable<StepInput["forge"]>> = {}) => forgeStepInput({ iteration: 2, writes: ["prd.md"], ...over });
 
   it("a staged step's stage and iteration", async () => {
     const { output } = await agentStep(input(repo(), { phase: "discussion", output: "text", agent: staged, forge: forge() }));
