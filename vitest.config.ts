@@ -14,15 +14,29 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
-    env: { CATCAFE_LOG_LEVEL: "warn" },
+    env: { CATCAFE_LOG_LEVEL: "warn", CATCAFE_POOL_CHECKS: "1" },
     projects: [
       { ...shared, extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
       {
         ...shared,
         extends: true,
-        test: { name: "int", include: ["test/integration/**/*.test.ts"], globalSetup: ["test/setup/postgres.ts"] },
+        test: {
+          name: "int",
+          include: ["test/integration/**/*.test.ts"],
+          globalSetup: ["test/setup/postgres.ts"],
+          setupFiles: ["test/setup/pool-checks.ts"],
+        },
       },
-      { ...shared, extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], globalSetup: ["test/setup/postgres.ts"] } },
+      {
+        ...shared,
+        extends: true,
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          globalSetup: ["test/setup/postgres.ts"],
+          setupFiles: ["test/setup/pool-checks.ts"],
+        },
+      },
     ],
   },
 });

@@ -1,5 +1,6 @@
 // The pg pool used by the event store and the runner (raw SQL where Postgres features
 // matter: SKIP LOCKED, LISTEN/NOTIFY, xid snapshots). Prisma shares the same database.
+import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 
 export type Db = pg.Pool;
@@ -11,6 +12,54 @@ export interface PoolOptions {
   /** Fail a connection attempt after this long instead of hanging on TCP timeouts. */
   connectTimeoutMs?: number;
 }
+
+/**
+ * The pools whose transaction the current async context is inside (withTransaction). Work
+ * inside a transaction that takes a second connection from the same pool deadlocks once the
+ * pool is exhausted: every connection held by a transaction waiting for one more, or by a
+ * statement waiting for those transactions' row locks (a runner wedged so in CI: a finished
+ * session's auto delivery read the server's settings through the pool). With CATCAFE_POOL_CHECKS=1
+ * (the tests set it) such a second connection is refused at once, naming the mistake.
+ */
+const openTransactions = new AsyncLocalStorage<readonly OpenTransaction[]>();
+/** Closed when the transaction ends: work it started that runs later (a timer) runs outside it. */
+interface OpenTransaction {
+  pool: pg.Pool;
+  open: boolean;
+}
+
+export class NestedPoolUseError extends Error {
+  constructor() {
+    super(
+      "a connection was asked of the pool inside a transaction on that pool: use the transaction's client (a second connection deadlocks when the pool is exhausted)",
+    );
+    this.name = "NestedPoolUseError";
+  }
+}
+
+const refused: string[] = [];
+
+/** The nested uses refused since the last call (their stacks), and forgets them: a test run asserts there were none. */
+export function takeNestedPoolUses(): string[] {
+  return refused.splice(0);
+}
+
+type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
+
+/** Makes `pool` refuse a connection to work inside one of its own transactions (its query asks through connect too). */
+function checkNestedUse(pool: pg.Pool): void {
+  const connect = pool.connect.bind(pool) as (cb?: ConnectCallback) => Promise<pg.PoolClient> | undefined;
+  pool.connect = ((cb?: ConnectCallback) => {
+    if (!openTransactions.getStore()?.some((t) => t.open && t.pool === pool)) return connect(cb);
+    const err = new NestedPoolUseError();
+    // Recorded as well as thrown: a caller may swallow the error (auto delivery logs it).
+    refused.push(err.stack ?? err.message);
+    if (!cb) return Promise.reject(err);
+    process.nextTick(() => cb(err, undefined, () => {}));
+  }) as pg.Pool["connect"];
+}
+
+const poolChecks = () => process.env.CATCAFE_POOL_CHECKS === "1";
 
 export function createPool(connectionString: string, max = 10, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
@@ -25,6 +74,7 @@ export function createPool(connectionString: string, max = 10, options: PoolOpti
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});
+  if (poolChecks()) checkNestedUse(pool);
   return pool;
 }
 
@@ -61,7 +111,7 @@ export async function withTransaction<T>(
     // its reply is checked before COMMIT all the same.
     const begun = client.query("BEGIN");
     begun.catch(() => {}); // awaited below; this only keeps an early failure of `fn` from leaving it unhandled
-    const result = await fn(client);
+    const result = poolChecks() ? await insideTransaction(pool, () => fn(client)) : await fn(client);
     await begun;
     const committed = client.query("COMMIT");
     behind = options.behind?.(client);
@@ -75,6 +125,15 @@ export async function withTransaction<T>(
     client.off("error", onError);
     // A broken client is discarded by the pool rather than handed out again.
     client.release(broken);
+  }
+}
+
+async function insideTransaction<T>(pool: pg.Pool, fn: () => Promise<T>): Promise<T> {
+  const mine: OpenTransaction = { pool, open: true };
+  try {
+    return await openTransactions.run([...(openTransactions.getStore() ?? []), mine], fn);
+  } finally {
+    mine.open = false;
   }
 }
 

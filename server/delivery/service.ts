@@ -174,7 +174,7 @@ async function deliverySettings(
   projectId: string,
 ): Promise<{ project: Project; delivery: DeliverySettings; retry: Settings["retry"] }> {
   const project = await getProject(db, projectId);
-  const { settings } = runSettings(project, { server: (await serverOverride(store)).override });
+  const { settings } = runSettings(project, { server: (await serverOverride(store, db)).override });
   return { project, delivery: settings.delivery, retry: settings.retry };
 }
 

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { zodIssuesToConfigErrors } from "../config/issues";
 import { DEFAULT_SETTINGS, withOverride, ZSettingsOverride, type Settings, type SettingsOverride } from "../config/schemas";
 import { loadSettings, webSettingsPath } from "../config/settings";
-import { withTransaction, type Db } from "../db/pool";
+import { withTransaction, type Db, type Queryable } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEventOf } from "../events/catalog";
 import type { EventStore } from "../events/store";
@@ -140,14 +140,21 @@ function checkOverride(label: string, doc: unknown, prefix: string, extra: Array
 // --- the server's overrides --------------------------------------------------------------
 
 /** A configuration stream's events; none before its first change. */
-async function readConfigStream(store: EventStore, stream: string, options: { fromVersion?: number; toVersion?: number } = {}) {
-  if ((await store.streamVersion(stream)) === null) return [];
+async function readConfigStream(
+  store: EventStore,
+  stream: string,
+  options: { fromVersion?: number; toVersion?: number; db?: Queryable } = {},
+) {
+  if ((await store.streamVersion(stream, options.db)) === null) return [];
   return store.readStream(stream, options);
 }
 
-/** The server's settings overrides: its config stream folded (every change applied in order). */
-export async function serverOverride(store: EventStore): Promise<{ override: SettingsOverride; version: number }> {
-  const events = await readConfigStream(store, SERVER_CONFIG_STREAM);
+/**
+ * The server's settings overrides: its config stream folded (every change applied in order).
+ * Read through `db` (a transaction's client) when given, else through the store's pool.
+ */
+export async function serverOverride(store: EventStore, db?: Queryable): Promise<{ override: SettingsOverride; version: number }> {
+  const events = await readConfigStream(store, SERVER_CONFIG_STREAM, { db });
   let doc: Record<string, unknown> = {};
   for (const e of events) {
     if (e.type !== "ConfigChanged") continue;
