@@ -111,11 +111,13 @@ describe("fork at every event of a finished review-loop session", () => {
     expect(copy.rows[0]).toEqual({ state: "approved", outcome: "approved" });
 
     // Continue every fork: a person confirms where one waits for it; the rest runs on its own.
+    // Over 40 sessions on one runner of 6 slots: 25 s here, 115 s on a third of a core, so
+    // each wait may take most of the test's time.
     const ends = await Promise.all(
       forks.map(async ({ at, id }) => {
-        const waiting = await h.waitFor(id, "a fork settles", (s) => finished(s) || s.fsm === "awaiting_operator_confirm", 120_000);
+        const waiting = await h.waitFor(id, "a fork settles", (s) => finished(s) || s.fsm === "awaiting_operator_confirm", 240_000);
         if (!finished(waiting)) await confirmTask(deps(), { sessionId: id, via: "api" }, testActor);
-        const end = await h.waitFor(id, "a fork ends", finished, 120_000);
+        const end = await h.waitFor(id, "a fork ends", finished, 240_000);
         return { at, id, outcome: end.outcome, head: end.status === "finished" ? end.head : null };
       }),
     );
