@@ -59,7 +59,8 @@ function checkNestedUse(pool: pg.Pool): void {
   }) as pg.Pool["connect"];
 }
 
-const poolChecks = () => process.env.CATCAFE_POOL_CHECKS === "1";
+/** Read once: `withTransaction` is on every step's path, and the setting does not change while the process runs. */
+const POOL_CHECKS = process.env.CATCAFE_POOL_CHECKS === "1";
 
 export function createPool(connectionString: string, max = 10, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
@@ -74,7 +75,7 @@ export function createPool(connectionString: string, max = 10, options: PoolOpti
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});
-  if (poolChecks()) checkNestedUse(pool);
+  if (POOL_CHECKS) checkNestedUse(pool);
   return pool;
 }
 
@@ -111,7 +112,7 @@ export async function withTransaction<T>(
     // its reply is checked before COMMIT all the same.
     const begun = client.query("BEGIN");
     begun.catch(() => {}); // awaited below; this only keeps an early failure of `fn` from leaving it unhandled
-    const result = poolChecks() ? await insideTransaction(pool, () => fn(client)) : await fn(client);
+    const result = POOL_CHECKS ? await insideTransaction(pool, () => fn(client)) : await fn(client);
     await begun;
     const committed = client.query("COMMIT");
     behind = options.behind?.(client);
