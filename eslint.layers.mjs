@@ -29,7 +29,7 @@ const layers = {
   projects: { pattern: "server/projects", allow: [...base, "events", "agents", "commands", "config", "workflow"] },
   tasks: { pattern: "server/tasks", allow: [...base, "events", "agents", "workflow", "config", "projects", "workspaces", "forge"] },
   export: { pattern: "server/export", allow: [...base, "events", "workflow", "sessions"] },
-  /** Usage and cost (issue 17): the agent_usage projection and its totals, priced with the settings' table. */
+  /** Usage and cost (docs/delivery.md): the agent_usage projection and its totals, priced with the settings' table. */
   usage: { pattern: "server/usage", allow: [...base, "events", "config"] },
   runner: {
     pattern: "server/runner",
@@ -40,7 +40,7 @@ const layers = {
     pattern: "server/conversations",
     allow: [...base, "process", "events", "agents", "brains", "modes", "config", "projects", "workspaces", "runner"],
   },
-  /** Delivering an approved session's work (issue 17): its branch pushed, a pull request, a local merge. */
+  /** Delivering an approved session's work (docs/delivery.md): its branch pushed, a pull request, a local merge. */
   delivery: {
     pattern: "server/delivery",
     allow: [...base, "process", "events", "workspaces", "runner", "workflow", "config", "projects"],

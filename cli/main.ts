@@ -1,4 +1,4 @@
-// The `catcafe` command line (SPEC "Scripts"), built on the typed client in lib/client.
+// The `catcafe` command line (README.md, "CLI"), built on the typed client in lib/client.
 // Every command takes --json (a result scripts can parse on stdout; errors as JSON on
 // stderr) and exits non-zero on failure: 1 failed, 2 bad command line, 3 a watched session
 // ended without success.

@@ -1,4 +1,4 @@
-// `/usage` (issue 17): the tokens agents reported and their cost, per project and per day over
+// `/usage` (docs/delivery.md, "Usage and cost"): the tokens agents reported and their cost, per project and per day over
 // the last days (URL parameters `days` and `project`, shareable), priced with settings.json's
 // table. Every signed-in person may read it.
 import type { Metadata } from "next";

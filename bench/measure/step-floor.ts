@@ -1,7 +1,7 @@
 // step_cost_floor: what a step costs at the least when each step is two events, measured
 // beside graphile-worker on the same PostgreSQL in alternating rounds. It locates the gap in
 // runner_peers: how much of a step's WAL and CPU the two events themselves take (the floor no
-// queue design can go under while the claim and the result are events, SPEC E1 / issue 19),
+// queue design can go under while the claim and the result are events, req E1, docs/scaling.md),
 // and how much the steps projection adds on top of them.
 //
 // Per round, 2,000 steps on sessions of their own, 4 writers at once, each step two

@@ -1,4 +1,4 @@
-// `catcafe deliver <session>` (issue 17): an approved session's work leaves its worktree as the
+// `catcafe deliver <session>` (docs/delivery.md): an approved session's work leaves its worktree as the
 // project's delivery settings say — its branch merged into the target, pushed, or pushed with
 // a pull request opened or updated. A runner carries it out; by default this waits for the
 // outcome (exit 0 delivered, 1 not) and prints it; `--no-wait` returns once it is asked.

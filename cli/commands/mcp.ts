@@ -1,4 +1,4 @@
-// `catcafe mcp`: Cat Cafe as an MCP server over stdio (issue 17), for Claude Code, Codex or any
+// `catcafe mcp`: Cat Cafe as an MCP server over stdio (docs/delivery.md, "Cat Cafe as an MCP server"), for Claude Code, Codex or any
 // MCP client: `claude mcp add catcafe -- npx catcafe mcp`. It signs in as `catcafe login` did
 // (or CATCAFE_URL / CATCAFE_TOKEN), so the token's role applies to every tool.
 import type { Command } from "commander";

@@ -1,4 +1,4 @@
-// `catcafe usage` (issue 17): the tokens the agents reported and what they cost, per project
+// `catcafe usage` (docs/delivery.md, "Usage and cost"): the tokens the agents reported and what they cost, per project
 // and per day over the last days (viewer). One session's usage is in `catcafe session show`.
 import type { Command } from "commander";
 import { usageLine } from "../../lib/usage";

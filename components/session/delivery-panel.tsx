@@ -1,5 +1,5 @@
 "use client";
-// An approved session's deliveries (issue 17): each with what it did — the pull request's
+// An approved session's deliveries (docs/delivery.md): each with what it did — the pull request's
 // link, the merge, the push — or why it could not, and for operators the Deliver button (the
 // project's delivery settings say how). Read again every second while one is running.
 import { useMutation, useQuery } from "@tanstack/react-query";

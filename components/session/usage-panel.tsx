@@ -1,5 +1,5 @@
 "use client";
-// What the session's agents used (issue 17): tokens in and out and the cost, in all and per
+// What the session's agents used (docs/delivery.md, "Usage and cost"): tokens in and out and the cost, in all and per
 // model, priced with settings.json's table; a model without a price is named, its cost left
 // out. Read again when an agent's output is recorded (`version`: the latest one's).
 import { useQuery } from "@tanstack/react-query";

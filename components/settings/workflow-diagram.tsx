@@ -266,7 +266,7 @@ export function WorkflowDiagram({ graph }: { graph: WorkflowGraph }) {
 
   // React Flow follows the system colour scheme, which only the browser knows: draw it
   // after mounting so the server's HTML and the first client render agree.
-  // Never drawn smaller than MIN_ZOOM (its 12 px text stays readable, issue 18): when the
+  // Never drawn smaller than MIN_ZOOM (its 12 px text stays readable): when the
   // whole diagram does not fit the width at that zoom, it opens at the top at MIN_ZOOM and is
   // panned by dragging or with the controls.
   const box = useRef<HTMLDivElement>(null);

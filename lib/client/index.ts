@@ -1,4 +1,4 @@
-// The typed Cat Cafe client (SPEC "Scripts"): import it from any TypeScript script.
+// The typed Cat Cafe client (README.md, "Scripts"): import it from any TypeScript script.
 //
 //   const cats = createCatCafeClient({ url: "http://localhost:3000", token: process.env.CATCAFE_TOKEN });
 //   const { sessionId } = await cats.tasks.start.mutate({ projectId: "demo", prompt: "Fix slugify()" });

@@ -1,4 +1,4 @@
-// Cat Cafe as an MCP server (issue 17): tools a person working in Claude Code, Codex or any
+// Cat Cafe as an MCP server (docs/delivery.md): tools a person working in Claude Code, Codex or any
 // MCP client uses to hand work to the team's agents and watch it — start a task, list
 // sessions, read one, confirm, follow up, cancel. The tools are defined once here and call
 // the procedures through a backend: the typed client with the caller's token (`catcafe mcp`

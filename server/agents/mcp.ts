@@ -1,4 +1,4 @@
-// MCP servers handed to the agent CLIs (issue 17): what an admin may list (a command the CLI
+// MCP servers handed to the agent CLIs (docs/delivery.md, "MCP servers for agents"): what an admin may list (a command the CLI
 // starts, or a URL it connects to), and how a run resolves the secrets they name. Secrets
 // are named, never written: `envFrom` maps a variable of the MCP server to the runner's
 // variable holding its value, `bearerTokenEnv` names the runner's variable holding a URL

@@ -1,4 +1,4 @@
-// Cat Cafe's MCP endpoint over HTTP (issue 17): `POST /api/mcp`, the MCP SDK's Streamable HTTP
+// Cat Cafe's MCP endpoint over HTTP (docs/api.md): `POST /api/mcp`, the MCP SDK's Streamable HTTP
 // transport in stateless mode. Each request gets a fresh server and transport and is answered
 // as JSON, so nothing is kept between requests and any web process can answer any of them;
 // there is no stream to open (GET) and no session to end (DELETE): both are 405.

@@ -222,7 +222,7 @@ export function createTaskRestHandlers(source: () => ContextSource) {
 }
 
 /**
- * The collaboration-mode endpoints of the seed (req C7): `GET /api/modes` (viewer),
+ * The collaboration-mode endpoints (req C7): `GET /api/modes` (viewer),
  * `GET /api/sessions/:id/mode` (viewer) and `PUT /api/sessions/:id/mode` `{ mode, modeConfig? }`
  * (operator) → `{ mode, description }`. A session that is not a conversation is a 404.
  */

@@ -118,7 +118,7 @@ const ZBranchPart = z
   .regex(/^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]*$/, "letters, digits, '.', '_', '/' and '-' (no '..', not starting with '-')");
 
 /**
- * How an approved session's work leaves its worktree (issue 17): the branch every session's
+ * How an approved session's work leaves its worktree (docs/delivery.md): the branch every session's
  * commits are on, and what Deliver does — push that branch to `remote`, push it and open a
  * pull request (GitHub or GitLab, over their HTTP APIs), or merge it locally into `target`.
  * The token for the push (HTTPS) and the API is read from the environment variable named in
@@ -154,7 +154,7 @@ export type DeliverySettings = z.output<typeof ZDeliverySettings>;
 const ZPerMillion = z.number().nonnegative().max(100_000);
 
 /**
- * What the models cost (issue 17): per model name — as the brain or CLI is configured with it,
+ * What the models cost (docs/delivery.md, "Usage and cost"): per model name — as the brain or CLI is configured with it,
  * or as the CLI reports it — the price of a million input and of a million output tokens.
  * Costs are worked out when they are read, so a corrected price applies to past usage too; a
  * model not in the table has its tokens counted and its cost shown as unknown.

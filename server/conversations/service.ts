@@ -160,7 +160,7 @@ export async function noteProgress(deps: ConversationDeps, raw: z.input<typeof Z
   return { sessionId: input.sessionId, version };
 }
 
-/** The seed's answer to GET /api/sessions/:id/mode. */
+/** The answer to GET /api/sessions/:id/mode (req C7, docs/conversations.md). */
 export async function getMode(deps: ConversationDeps, sessionId: string) {
   const loaded = await loadConversation(deps.store, ZSessionId.parse(sessionId));
   const { state } = loaded;

@@ -107,7 +107,7 @@ export async function withTransaction<T>(
   let behind: Promise<void> | undefined;
   try {
     // Not awaited before `fn`: on a pipelining client (createPool's) BEGIN goes out with the
-    // transaction's first statement, one round trip for both (issue 19: a step's result was
+    // transaction's first statement, one round trip for both (docs/architecture.md, "Round trips": a step's result was
     // three). BEGIN fails only with its connection, and then so does every statement after it;
     // its reply is checked before COMMIT all the same.
     const begun = client.query("BEGIN");

@@ -1,4 +1,4 @@
-// Pull requests over the providers' HTTP APIs (issue 17): GitHub (pulls) and GitLab (merge
+// Pull requests over the providers' HTTP APIs (docs/delivery.md): GitHub (pulls) and GitLab (merge
 // requests), base URL configurable (GitHub Enterprise, self-hosted GitLab). One request per
 // delivery opens the pull request for the session's branch, or updates the one already open
 // for it: delivering twice never opens a second. Failures come back classed: a refusal of

@@ -1,4 +1,4 @@
-// Deliver (issue 17): an operator asks for an approved session's work to leave its worktree,
+// Deliver (docs/delivery.md): an operator asks for an approved session's work to leave its worktree,
 // as the project's delivery settings say (settings.json's `delivery`, the server's and the
 // project's overrides): its branch pushed to the remote, pushed with a pull request, or
 // merged locally into the target. The request and a `deliver` step are recorded together;

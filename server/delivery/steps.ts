@@ -1,4 +1,4 @@
-// What a runner does with a `deliver` step (issue 17): the session's commit made present in
+// What a runner does with a `deliver` step (docs/delivery.md): the session's commit made present in
 // this runner's clone (from the session's bundle when it was made elsewhere), then pushed,
 // pushed with a pull request opened or updated, or merged locally. A problem worth trying
 // again (the remote unreachable, a rate limit, a server error, a target that moved) fails the

@@ -87,7 +87,7 @@ One small Node.js package, no dependencies:
 
 Storage: none. A monolith of two modules.
 `;
-export const FORGE_DESIGN_SPEC = json({
+export const FORGE_DESIGN_JSON = json({
   architecture: "A single Node.js package of two modules.",
   components: [
     {
@@ -256,7 +256,7 @@ export const FORGE_DEMO_SCRIPTS = {
         [A.features]: FORGE_FEATURES,
       }),
     ],
-    design: [say("Two modules, no storage (simulated).", { [A.design]: FORGE_DESIGN_MD, [A.designSpec]: FORGE_DESIGN_SPEC })],
+    design: [say("Two modules, no storage (simulated).", { [A.design]: FORGE_DESIGN_MD, [A.designSpec]: FORGE_DESIGN_JSON })],
     plan: [say("Five tasks (simulated).", { [A.plan]: FORGE_PLAN })],
     delivery: [say("Wrote the delivery report (simulated).", { [A.deliveryReport]: FORGE_DELIVERY_MD })],
     // A modify session (the demo's change): the triage, the plan with one task more, the report.

@@ -1,4 +1,4 @@
-// The events of a delivery (issue 17): a person asks for an approved session's work to leave
+// The events of a delivery (docs/delivery.md): a person asks for an approved session's work to leave
 // its worktree (pushed, as a pull request, or merged locally); the runner that delivers
 // records what it did, or why it could not, with the problem's class. In the session's stream.
 import { z } from "zod";

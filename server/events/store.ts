@@ -22,7 +22,7 @@ export const EVENTS_CHANNEL = "catcafe_events";
  * some web process watches that stream live (its row in `live_interest`, kept by
  * server/sessions/view/listener.ts). A transaction that NOTIFYs takes a database-wide lock
  * at commit and holds it through its flush, so writers nobody watches would otherwise
- * commit one at a time (issue 19: 32 writers at a sixth of raw INSERTs).
+ * commit one at a time (docs/architecture.md: 32 writers at a sixth of raw INSERTs).
  */
 export function notifyWatchersSql(streamIdSql: string): string {
   return `(SELECT pg_notify('${EVENTS_CHANNEL}', ${streamIdSql}) FROM live_interest

@@ -1,4 +1,4 @@
-// The Forge pipeline (seed 004, req F1–F4, F8, F12, F13) as a workflow definition: data
+// The Forge pipeline (req F1–F4, F8, F12, F13; docs/forge.md) as a workflow definition: data
 // run by the same engine and runners as every other workflow. Seven stages; PRD, Design,
 // Plan and Coding are actor-critic loops; Idea has an edit-only gate, PRD, Design and Plan
 // a person's gate (edit / feedback / pass), Coding none. A loop the critic cannot end, the

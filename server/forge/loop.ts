@@ -1,5 +1,5 @@
-// The anti-loop of the actor-critic loops (req F8, F12), on two signals. The seed's: the
-// last three critic feedbacks more than 80 % alike, or the same issue again. And finding
+// The anti-loop of the actor-critic loops (req F8, F12), on two signals. Req F8's: the last
+// three critic feedbacks more than 80 % alike, or the same issue again. And finding
 // identity: each finding keeps a stable id; when the blocking set does not shrink for two
 // iterations, or a finding that was closed comes back, a person is asked before the cap —
 // which catches an A → B → A oscillation that text similarity misses.
@@ -29,7 +29,7 @@ export interface LoopVerdict {
 }
 
 export const SIMILARITY_LIMIT = 0.8;
-/** The critique at which a person is asked (the seed: a warning at 2, a pause at 3). */
+/** The critique at which a person is asked (req F12: a warning at 2, a pause at 3). */
 export const ESCALATE_AT = 3;
 
 /** Sørensen–Dice similarity of two texts' character bigrams (case and spacing ignored): 0 to 1. */

@@ -1,4 +1,4 @@
-// The seed's stage rules checked by code, not left to the critic (req F3, F11): counts,
+// The stage rules checked by code, not left to the critic (req F3, F11): counts,
 // forbidden kinds of requirement, component and task, dependency cycles (depth-first
 // search, the cycle named), feature coverage, and no tests unless the PRD asks. Each
 // broken rule is a blocking finding with a stable id, so the anti-loop sees it recur.

@@ -1,4 +1,4 @@
-// Collaboration modes (req C1–C6, seed 003): what a mode decides with and what it decides.
+// Collaboration modes (req C1–C6, docs/conversations.md): what a mode decides with and what it decides.
 // A mode is a pure decider over its own state: given a person's message or an agent's reply,
 // the agent calls to make and the notes to record (a routing, a tally, a rejected ballot).
 // The conversation around it (./conversation.ts) adds what every mode must obey: the loop
@@ -48,7 +48,7 @@ export type ModeNote =
   | { kind: "sop_completed"; steps: string[] }
   | { kind: "needs_person"; reason: string };
 
-/** A mode's state (the seed's ModeState): its current step, the steps taken, and its own. */
+/** A mode's state (req C1's mode state): its current step, the steps taken, and its own. */
 export interface ModeState {
   currentStep: string | null;
   stepHistory: string[];

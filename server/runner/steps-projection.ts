@@ -5,7 +5,7 @@
 // It is applied by the database (migration 20261126085841_live_notify_and_steps_in_database):
 // a trigger on `events` runs `catcafe_apply_step_event` for each appended Step* event inside
 // the append statement, so a step's claim, result or schedule is one statement, not an
-// append plus an update (issue 19). A rebuild calls the same function for every recorded
+// append plus an update (docs/scaling.md). A rebuild calls the same function for every recorded
 // Step* event. A refusal is SQLSTATE CCS01, turned here into StaleAttemptError.
 import type pg from "pg";
 import { AppError } from "../errors";

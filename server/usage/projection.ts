@@ -1,5 +1,5 @@
 // Projection: the `agent_usage` table, one row per agent call that reported the tokens it
-// used (issue 17). The source is the step's result: a workflow's agent step and a
+// used (docs/delivery.md, "Usage and cost"). The source is the step's result: a workflow's agent step and a
 // conversation's call both hand back `usage` (and the agent) in StepCompleted, and a stale
 // attempt's result is refused by the steps projection's fence in the same transaction, so
 // nothing is counted twice. The row carries the session's project as it is then, so totals

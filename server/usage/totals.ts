@@ -1,4 +1,4 @@
-// Usage and cost (issue 17): the tokens agents reported, added up per session, per project
+// Usage and cost (docs/delivery.md, "Usage and cost"): the tokens agents reported, added up per session, per project
 // and per day from the `agent_usage` projection, priced with the settings' price table when
 // read. A model the table does not list keeps its tokens in every total and is named in
 // `unpriced`, so a cost is never shown as complete when part of it is unknown.

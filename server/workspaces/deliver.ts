@@ -1,4 +1,4 @@
-// Getting a session's commit out of its worktree (issue 17), in the project repository:
+// Getting a session's commit out of its worktree (docs/delivery.md), in the project repository:
 // pushing its branch to a remote, or merging it into a target branch without touching any
 // working tree (git merge-tree computes the merge, update-ref moves the target only if it
 // is still where it was read). Every refusal is a DeliveryProblem with its class; nothing

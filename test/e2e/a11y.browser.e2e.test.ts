@@ -1,4 +1,4 @@
-// Every page for every person and screen (issue 18) in a real browser against one real
+// Every page for every person and screen in a real browser against one real
 // `npm start`: axe-core finds no serious or critical violation on any page, signed out and
 // in, light and dark; at 390 × 844 (a phone) and 1280 × 800 (a laptop) no page scrolls
 // sideways and each page's primary action can be reached; the phone header's menu works

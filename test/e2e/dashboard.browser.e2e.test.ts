@@ -168,7 +168,7 @@ describe("the dashboard in a browser", () => {
     await expect.poll(() => page.getByTestId("signed-in-user").textContent()).toContain(ADMIN.name);
 
     // A signed-in user sent to the sign-in page with a crafted callback goes home, never
-    // off-site and never to a 500 (issue 11, item 7: the raw query strings of the report).
+    // off-site and never to a 500 (raw query strings a security review tried).
     for (const query of ["/%09/evil.example/phish", "/%0a/evil.example", "//evil.example", "/%5Cevil.example", "https://evil.example/"]) {
       const res = await context.request.get(`${base}/signin?callbackUrl=${query}`, { maxRedirects: 0 });
       expect(res.status(), query).toBeGreaterThanOrEqual(300);
@@ -182,7 +182,7 @@ describe("the dashboard in a browser", () => {
     expect(headers["content-security-policy"]).toContain("frame-ancestors 'none'");
     expect(headers).toMatchObject({ "x-content-type-options": "nosniff", "x-frame-options": "DENY", "referrer-policy": "same-origin" });
     const row = page.locator(`[data-session-row][data-href="/sessions/${demoSessionId}"]`);
-    // The badge reads in people's words; the state id stays in data-state (issue 18, item 8).
+    // The badge reads in people's words; the state id stays in data-state.
     await expect.poll(() => row.locator("[data-state]").first().getAttribute("data-state")).toBe("awaiting_operator_confirm");
     expect(await row.textContent()).toContain("Waiting for your confirm");
     expect(await row.textContent()).toContain("Demo: fix slugify()");

@@ -887,7 +887,7 @@ describe("the session view", () => {
       .poll(() => page.evaluate(() => document.activeElement?.getAttribute("data-testid")), { timeout: 5_000 })
       .toBe("state-badge");
     const now = await state.getAttribute("data-state");
-    // In people's words (issue 18, item 8); the id stays in data-state.
+    // In people's words; the id stays in data-state.
     expect(await state.textContent()).toBe(`Session state: ${stateLabel(now!)}`);
     // The running step is said while it runs (the demo's steps are quick; the region stays for the next).
     await expect.poll(() => running.textContent(), { timeout: 20_000 }).toMatch(/is working|running the test commands|waits for/);

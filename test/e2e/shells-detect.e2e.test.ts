@@ -111,7 +111,7 @@ describe("detectShells", () => {
 
   it("makes a harmless edit through Codex's own sandbox; where that sandbox cannot work, editing is reported as failed", async () => {
     // Codex refuses to place its sandbox helper under the temporary directory: with the run's
-    // HOME there, every command it would run fails (issue 11, item 3). Detection must say so.
+    // HOME there, every command it would run fails. Detection must say so.
     const saved = process.env.CATCAFE_AGENT_HOMES;
     process.env.CATCAFE_AGENT_HOMES = path.join(dir, "homes");
     try {

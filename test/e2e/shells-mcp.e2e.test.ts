@@ -1,4 +1,4 @@
-// MCP servers handed to the agent CLIs (issue 17), with fake CLIs that report what they
+// MCP servers handed to the agent CLIs (docs/delivery.md), with fake CLIs that report what they
 // were given, each in the form the real CLI reads it: Claude Code's --mcp-config file (with
 // --strict-mcp-config and the servers' tools allowed), Codex's `mcp_servers.*` overrides
 // with the secrets in its environment and only their names on its command line, Gemini

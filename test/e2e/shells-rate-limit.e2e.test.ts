@@ -1,7 +1,7 @@
 // The rate limit shared through PostgreSQL paces agent CLIs as it paces brains: two runners
 // (each its own pool and gate, as two runner processes have) running the real Claude Code
 // agent on one provider never let two runs reach the provider closer than its interval,
-// measured where it counts, at the provider (issue 12).
+// measured where it counts, at the provider.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -1,4 +1,4 @@
-// Configuration edited by admins (issue 13): a project's record and the server's settings
+// Configuration edited by admins (docs/configuration.md): a project's record and the server's settings
 // overrides are saved with the schemas the files use, each save a ConfigChanged event with
 // its actor, revertible; what is in force says where each value comes from, and a task
 // started afterwards runs with it.

@@ -1,4 +1,4 @@
-// Delivering an approved session (issue 17) through the real runner with real git: each
+// Delivering an approved session (docs/delivery.md) through the real runner with real git: each
 // session's commits are on its branch; Deliver merges locally (fast-forward, then already
 // merged; a conflicting target reported with its files and left as it was), pushes to a bare
 // repository as the remote, and opens or updates pull requests on local stubs of the GitHub

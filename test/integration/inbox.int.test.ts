@@ -1,4 +1,4 @@
-// The attention inbox and webhooks (issue 13): a session that waits for a confirm or ends
+// The attention inbox and webhooks (docs/operations.md): a session that waits for a confirm or ends
 // escalated lands in the inbox, delivered live by the web process's LISTEN connection (the
 // inbox feed has no poll: only a NOTIFY can bring it); a project's webhook receives the news
 // as a POST, and a receiver that hangs or answers 500 is retried with backoff, each attempt

@@ -1,6 +1,6 @@
 // The web process's listener declares what it watches (live_interest), so appends ring only
 // for streams someone has open: a subscriber is woken by its stream's NOTIFY, nobody's
-// append rings, and the rows go when the views close (issue 19).
+// append rings, and the rows go when the views close (docs/architecture.md).
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SESSION_CHANGES, SessionEventsListener } from "../../server/sessions/view/listener";

@@ -273,7 +273,7 @@ describe("review loop through the runner", () => {
   });
 
   it("a build whose every tool call failed and that changed nothing is a tool_error, not a completed build", async () => {
-    // A Codex-like CLI whose sandbox refuses every command (issue 11, item 3): it says it tried,
+    // A Codex-like CLI whose sandbox refuses every command: it says it tried,
     // reports each command as failed, and ends its turn normally with nothing changed.
     const script = path.join(path.dirname(h.repo), "codex-without-sandbox.cjs");
     const line = (event: unknown) => JSON.stringify(event);

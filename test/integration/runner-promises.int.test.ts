@@ -1,5 +1,5 @@
 // Three promises the README makes about runners, each tested so that breaking it fails here
-// (issue 21: each of these survived a one-line mutation before):
+// (docs/testing.md: each of these survived a one-line mutation before):
 // - attempt fencing: while attempt 2 holds a step, attempt 1's heartbeat and late result are
 //   refused by the attempt check itself (not by the step having finished already);
 // - LISTEN/NOTIFY wakes an idle runner: with its fallback poll a minute away, a scheduled step

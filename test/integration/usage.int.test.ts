@@ -1,4 +1,4 @@
-// Usage and cost (issue 17) through the real runner: the coder is an agent CLI (a fake
+// Usage and cost (docs/delivery.md) through the real runner: the coder is an agent CLI (a fake
 // `claude` printing Claude Code's stream-json with its model and usage), the reviewer an HTTP
 // brain (a local OpenAI-compatible stub reporting usage). The session's totals, the project's
 // and the day's are the stubs' numbers, priced with the table; a model without a price is

@@ -1,5 +1,5 @@
 // Workflows of the project's own (req M9) and the settings a project's tasks run with
-// (issue 13): the example of docs/workflows.md, committed as `.catcafe/runtimes.json`,
+// (docs/workflows.md): the example of docs/workflows.md, committed as `.catcafe/runtimes.json`,
 // runs to its end through the real runner from the snapshot taken at the start (an edit
 // mid-run changes nothing); an invalid one is refused before anything is recorded; a
 // project's step timeout and retry policy govern its steps while another project keeps

@@ -265,7 +265,7 @@ describe("checkCommand", () => {
     }
   });
 
-  // What `node --test **` must not let through (issue 11, item 4): code loaded from a data URL
+  // What `node --test **` must not let through: code loaded from a data URL
   // or a file, a loader, a reporter that runs code or overwrites a source file.
   it.each<[string[], string]>([
     [["node", "--test", "--import=data:text/javascript,process.exit(0)"], "--import=data:text/javascript,process.exit(0)"],

@@ -1,6 +1,6 @@
 // The examples of docs/configuration.md are real: each block marked `tested` is read from
 // the doc, loaded as the `.catcafe/` file it names, and every agent bound to what the
-// runner would run (issue 20).
+// runner would run.
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";

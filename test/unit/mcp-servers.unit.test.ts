@@ -1,4 +1,4 @@
-// MCP servers in the settings (issue 17): none by default; a project's list replaces the
+// MCP servers in the settings (docs/delivery.md): none by default; a project's list replaces the
 // server's; names unique and plain, URLs http(s) without credentials, secrets only by the
 // name of the runner's variable — each mistake refused with a message naming its field,
 // in settings.json and in a project record alike; snapshots keep the variables' names.

@@ -1,4 +1,4 @@
-// Passwords long enough but easy to guess are refused with the reason (issue 11, low): the
+// Passwords long enough but easy to guess are refused with the reason: the
 // most common ones, one repeated character, a run along the alphabet, digits or a keyboard row.
 import { describe, expect, it } from "vitest";
 import { weakPasswordReason, ZPassword } from "../../server/auth/passwords";

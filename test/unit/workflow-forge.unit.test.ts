@@ -6,7 +6,7 @@ import { ARTIFACT_PATHS as A } from "../../server/forge/artifacts";
 import {
   FORGE_CODE_METADATA,
   FORGE_CRITIQUES,
-  FORGE_DESIGN_SPEC,
+  FORGE_DESIGN_JSON,
   FORGE_FEATURES,
   FORGE_PLAN,
   FORGE_REQUIREMENTS,
@@ -150,7 +150,7 @@ function through(stage: "prd" | "design" | "plan" | "coding" | "check" | "delive
   p.draft(PRD);
   p.critique(FORGE_CRITIQUES.prdPass);
   if (stage === "design") return p;
-  p.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_SPEC });
+  p.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_JSON });
   p.critique(FORGE_CRITIQUES.designPass);
   if (stage === "plan") return p;
   p.draft({ [A.plan]: FORGE_PLAN });
@@ -271,7 +271,7 @@ describe("forge: stage by stage", () => {
 
   it("design and plan: a critic's pass moves on; a plan with a cycle names the cycle", () => {
     const p = through("design");
-    p.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_SPEC });
+    p.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_JSON });
     expect(stateChange(p.critique(FORGE_CRITIQUES.designPass))).toEqual(["design_critic→plan_draft"]);
     const cyclic = JSON.parse(FORGE_PLAN) as { tasks: Array<{ id: string; dependsOn: string[] }> };
     cyclic.tasks[0]!.dependsOn = ["T4"];
@@ -315,7 +315,7 @@ describe("forge: stage by stage", () => {
     expect(features).not.toContain("R4");
     p.draft({ ...PRD, [A.requirements]: noTests, [A.features]: features });
     p.critique(FORGE_CRITIQUES.prdPass);
-    p.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_SPEC });
+    p.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_JSON });
     p.critique(FORGE_CRITIQUES.designPass);
     p.draft({ [A.plan]: FORGE_PLAN });
     p.critique(FORGE_CRITIQUES.planPass);
@@ -855,7 +855,7 @@ describe("forge: what each step is scheduled with, and who is told", () => {
 
     // Back from the design's gate to the PRD: the design, drafted but open, is not attached to the PRD's redraft.
     const back = through("design", { gates: ["design"] });
-    back.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_SPEC });
+    back.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_JSON });
     expect(back.state.fsm).toBe("design_review");
     back.do({ type: "Continue", state: "prd_draft", reason: "the PRD first", iterate: true });
     expect(back.state.pipeline.completed).toEqual(["idea"]);

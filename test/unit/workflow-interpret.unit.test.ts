@@ -3,7 +3,7 @@
 // person reads (diagnoses, refusal reasons), for commands, strict JSON, an executor's work
 // and a staged workflow's drafts and critiques.
 import { describe, expect, it } from "vitest";
-import { FORGE_DESIGN_SPEC } from "../../server/demo/forge-content";
+import { FORGE_DESIGN_JSON } from "../../server/demo/forge-content";
 import { ARTIFACT_PATHS as A, parseArtifact } from "../../server/forge/artifacts";
 import type { AppEvent } from "../../server/events/catalog";
 import type { AgentStepOutput } from "../../server/events/step-contract";
@@ -432,7 +432,7 @@ describe("interpret: a critic's verdict", () => {
     task(forge, {}, [
       { type: "StageStarted", data: { stage: "design" } },
       artifact(A.design, "# Design\n\nA counter."),
-      artifact(A.designSpec, FORGE_DESIGN_SPEC),
+      artifact(A.designSpec, FORGE_DESIGN_JSON),
       ...later,
     ]);
 

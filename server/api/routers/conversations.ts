@@ -43,7 +43,7 @@ export const conversationsRouter = router({
   get: viewerProcedure
     .input(ZRef.extend({ atVersion: z.number().int().min(1).optional() }))
     .query(({ ctx, input }) => readConversation(ctx.store, input.sessionId, input.atVersion)),
-  /** The seed's GET /api/sessions/:id/mode. */
+  /** GET /api/sessions/:id/mode (req C7). */
   mode: viewerProcedure.input(ZRef).query(({ ctx, input }) => getMode(ctx, input.sessionId)),
   /** The whole view at once, then again after every change (coalesced). */
   live: viewerProcedure.input(ZRef).subscription(async function* ({ ctx, input, signal }) {
@@ -74,7 +74,7 @@ export const conversationsRouter = router({
   }),
 });
 
-/** The mode registry (the seed's GET /api/modes). */
+/** The mode registry (req C7: GET /api/modes). */
 export const modesRouter = router({
   list: viewerProcedure.query(() => listModes()),
 });

@@ -1,4 +1,4 @@
-// The Forge pipeline (SPEC F): operators start a pipeline from an idea and act at its gates
+// The Forge pipeline (req F1–F14, docs/forge.md): operators start a pipeline from an idea and act at its gates
 // (edit, feedback, pass) and stops (retry, guidance, abort); viewers read its status and
 // artifacts. Thin: server/forge does the work and records the actor.
 import {

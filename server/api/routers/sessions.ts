@@ -73,7 +73,7 @@ export const sessionsRouter = router({
   }),
 
   fork: operatorProcedure.input(ZForkInput).mutation(({ ctx, input }) => forkAnySession(ctx, input, actorOf(ctx.user))),
-  /** Deliver an approved session's work as the project's delivery settings say (issue 17). */
+  /** Deliver an approved session's work as the project's delivery settings say (docs/delivery.md). */
   deliver: operatorProcedure
     .input(ZDeliverRequest)
     .mutation(({ ctx, input }) => deliverSession(ctx, input, actorOf(ctx.user), { publicUrl: process.env.NEXTAUTH_URL })),

@@ -1,4 +1,4 @@
-// Tasks (SPEC W): operators start, confirm, follow up, cancel and rerun; viewers read the
+// Tasks (req W1–W13): operators start, confirm, follow up, cancel and rerun; viewers read the
 // state. Thin: the domain functions in server/tasks do the work and record the actor.
 import path from "node:path";
 import type { CurrentUser } from "../../auth/request";

@@ -7,7 +7,7 @@
 //
 // Watching is declared in `live_interest` (one row per stream and web process, refreshed
 // while watched, deleted when the last view of it closes): appends to streams nobody
-// watches send no NOTIFY, so they never queue on its commit lock (issue 19). An append
+// watches send no NOTIFY, so they never queue on its commit lock (docs/architecture.md). An append
 // whose statement began before a new row was committed may not see it; its commit is
 // caught by one extra wake shortly after subscribing, and, for transactions that run
 // longer than that, by the wake every refresh.
