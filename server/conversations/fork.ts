@@ -1,16 +1,17 @@
-// A conversation forked at any event (req E5 for conversations): the child inherits events
-// 1..N (nothing copied) and goes on from the conversation as it was there. The calls in
-// flight at N belong to the parent's runners and steps, so the child makes them again
-// (`reissues` names the parent's call) and sets a pending deadline again; the parent never
-// changes. A fork at or after the end is an ended copy. A fork sits between decisions: the
-// events of one decision are appended together (one transaction), and a position inside
-// them is refused with the two positions around it.
+// A conversation forked at any event (req E5 for conversations), through the fork service
+// (events/forks.ts): the child inherits events 1..N (nothing copied) and goes on from the
+// conversation as it was there. The calls in flight at N belong to the parent's runners and
+// steps, so the child makes them again (`reissues` names the parent's call) and sets a pending
+// deadline again; the parent never changes. A fork at or after the end is an ended copy. A fork
+// sits between decisions: the events of one decision are appended together (one transaction),
+// and a position inside them is refused with the two positions around it.
 import crypto from "node:crypto";
 import { z } from "zod";
 import { AppError } from "../errors";
 import type { Actor } from "../events/catalog";
+import { forkStream } from "../events/forks";
 import { decideConversation } from "../modes/conversation";
-import { conversationContext, CONVERSATION_WORKFLOW, foldRecorded, recordable, type ConversationDeps } from "./record";
+import { conversationContext, conversationFold, CONVERSATION_WORKFLOW, recordable, type ConversationDeps } from "./record";
 
 export const ZForkConversationInput = z.object({
   sessionId: z.string().min(1).max(100),
@@ -18,60 +19,68 @@ export const ZForkConversationInput = z.object({
   note: z.string().trim().min(1).max(2000).optional(),
 });
 
+/** Where a conversation's fork may start: not inside one decision (events recorded in one transaction). */
+async function betweenDecisions(deps: ConversationDeps, sessionId: string, atVersion: number): Promise<void> {
+  const [at, next] = await deps.store.readStream(sessionId, { fromVersion: atVersion, toVersion: atVersion + 1 });
+  if (!at || !next || next.txId !== at.txId) return;
+  // One transaction appends to one stream: the decision's events are that stream's with its transaction id.
+  const decision = await deps.pool.query<{ first: number; end: number }>(
+    "SELECT min(version) AS first, max(version) AS end FROM events WHERE stream_id = $1 AND tx_id = $2",
+    [at.streamId, at.txId],
+  );
+  const { first, end } = decision.rows[0]!;
+  const where = first > 1 ? `${first - 1} or ${end}` : `${end}`;
+  throw new AppError(
+    "INVALID_INPUT",
+    `event ${atVersion} is inside one decision (events ${first}..${end} were recorded together): fork at ${where}`,
+    { fieldErrors: { atVersion: [`at ${where}`] } },
+  );
+}
+
 export async function forkConversation(
   deps: ConversationDeps,
   raw: z.input<typeof ZForkConversationInput>,
   actor: Actor,
 ): Promise<{ sessionId: string; parentId: string; atVersion: number; version: number }> {
   const input = ZForkConversationInput.parse(raw);
-  const read = await deps.store.readStream(input.sessionId, { toVersion: input.atVersion + 1 });
-  const history = read.filter((e) => e.version <= input.atVersion);
-  const at = history.at(-1)?.version ?? 0;
-  if (at < input.atVersion) {
-    throw new AppError("INVALID_INPUT", `session ${input.sessionId} has ${at} events: there is no event ${input.atVersion} to fork at`, {
-      fieldErrors: { atVersion: [`at most ${at}`] },
-    });
-  }
-  // A decision is recorded at once (one transaction): a fork goes between decisions, never inside one.
-  const next = read.find((e) => e.version === input.atVersion + 1);
-  if (next && next.txId === history.at(-1)!.txId) {
-    const together = read.filter((e) => e.txId === next.txId).map((e) => e.version);
-    const [first, last] = [Math.min(...together), Math.max(...together)];
-    const end = (await deps.store.readStream(input.sessionId, { fromVersion: last })).filter((e) => e.txId === next.txId).at(-1)!.version;
-    const where = first > 1 ? `${first - 1} or ${end}` : `${end}`;
-    throw new AppError(
-      "INVALID_INPUT",
-      `event ${input.atVersion} is inside one decision (events ${first}..${end} were recorded together): fork at ${where}`,
-      { fieldErrors: { atVersion: [`at ${where}`] } },
-    );
-  }
   const childId = `c-${crypto.randomBytes(6).toString("hex")}`;
-  const inherited = foldRecorded(childId, history);
-  if (!inherited.setup) throw new AppError("NOT_FOUND", `session ${input.sessionId} is not a conversation`);
-  const title = history.find((e) => e.type === "SessionCreated")?.data as { title?: string } | undefined;
-  const { state } = inherited;
-  const status = state.status === "terminated" ? "terminated" : state.stalled ? "stalled" : "open";
-  const forked = {
-    type: "SessionForked",
-    data: {
+  const title = async () => {
+    const [created] = await deps.store.readStream(input.sessionId, { toVersion: 1 });
+    return created?.type === "SessionCreated" ? (created.data as { title?: string }).title : undefined;
+  };
+  const parentTitle = (await title()) ?? input.sessionId;
+  const { inherited: _inherited, ...forked } = await forkStream(
+    deps.store,
+    {
+      fold: conversationFold,
       parentId: input.sessionId,
       atVersion: input.atVersion,
-      reason: "manual" as const,
-      title: `${title?.title ?? input.sessionId} (fork)`,
-      workflow: CONVERSATION_WORKFLOW,
-      state: status,
-      ...(input.note ? { note: input.note } : {}),
-      ...(status === "terminated" ? { outcome: "terminated" } : {}),
+      childId,
+      async mayStart(record, { atVersion }) {
+        await betweenDecisions(deps, input.sessionId, atVersion);
+        if (!record.setup) throw new AppError("NOT_FOUND", `session ${input.sessionId} is not a conversation`);
+      },
+      forked({ state }) {
+        const status = state.status === "terminated" ? "terminated" : state.stalled ? "stalled" : "open";
+        return {
+          reason: "manual",
+          title: `${parentTitle} (fork)`,
+          workflow: CONVERSATION_WORKFLOW,
+          state: status,
+          ...(input.note ? { note: input.note } : {}),
+          ...(status === "terminated" ? { outcome: "terminated" } : {}),
+        };
+      },
+      // The calls in flight at the position (and a pending deadline) are made again by the child.
+      continuation: (record, at) =>
+        recordable(
+          at.db,
+          { id: at.childId, ...record },
+          decideConversation(record.state, { type: "Reissue" }, conversationContext),
+          new Date(),
+        ),
     },
-  };
-  const again = decideConversation(state, { type: "Reissue" }, conversationContext);
-  const following = await recordable(deps.pool, { ...inherited, version: input.atVersion + 1 }, again, new Date());
-  const result = await deps.store.fork({
-    parentId: input.sessionId,
-    atVersion: input.atVersion,
-    childId,
-    event: [forked, ...following],
-    metadata: { actor },
-  });
-  return { sessionId: childId, parentId: input.sessionId, atVersion: input.atVersion, version: result.version };
+    { actor },
+  );
+  return forked;
 }

@@ -7,7 +7,7 @@ import { getBlob } from "../events/blobs";
 import type { EventStore } from "../events/store";
 import type { OutcomeStep, StepOutcome } from "../events/step-outcome";
 import type { ConversationCommand } from "../modes/conversation";
-import { actOnConversationInTx, CALL_STEP, TIMER_STEP } from "./record";
+import { CALL_STEP, conversationCommands, conversationDecision, TIMER_STEP } from "./record";
 import { ZCallStepOutput, ZTimerInput } from "./steps";
 
 export const CONVERSATION_ACTOR = { kind: "system", id: "conversation" } as const;
@@ -34,11 +34,8 @@ export async function reactToConversationStep(
     command = { type: "CallFailed", callId: outcome.data.stepId, errorClass: outcome.data.errorClass, message: outcome.data.message };
   }
   if (command) {
-    await actOnConversationInTx(tx, store, sessionId, command, {
-      actor: CONVERSATION_ACTOR,
-      ...(outcome.metadata.correlationId ? { correlationId: outcome.metadata.correlationId } : {}),
-      causationId: outcome.eventId,
-    });
+    const metadata = { actor: CONVERSATION_ACTOR, correlationId: outcome.metadata.correlationId, causationId: outcome.eventId };
+    await conversationCommands.handle(store, sessionId, conversationDecision(command), metadata, { tx });
   }
 }
 
@@ -55,12 +52,13 @@ export async function reactToConversationFailure(
   message: string,
 ): Promise<void> {
   if (step.kind === CALL_STEP) {
-    await actOnConversationInTx(
-      tx,
+    const failed = { type: "CallFailed" as const, callId: outcome.data.stepId, errorClass: "internal_error", message };
+    await conversationCommands.handle(
       store,
       sessionId,
-      { type: "CallFailed", callId: outcome.data.stepId, errorClass: "internal_error", message },
+      conversationDecision(failed),
       { actor: CONVERSATION_ACTOR, causationId: outcome.eventId },
+      { tx },
     );
   }
 }

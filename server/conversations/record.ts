@@ -3,13 +3,16 @@
 // mode deadline with a timer step due when it passes, and a termination with the cancel of
 // every call no runner has claimed yet (a claimed one runs out; its reply is then discarded).
 import crypto from "node:crypto";
-import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
+import type { Db, Queryable } from "../db/pool";
 import { AppError } from "../errors";
-import type { Actor, AppEvent, AppEventOf } from "../events/catalog";
+import type { AppEvent, AppEventOf } from "../events/catalog";
+import { commandHandler, foldedState, type Decision } from "../events/command-handler";
 import { CONVERSATION_EVENT_TYPES } from "../events/conversation-catalog";
+import { LATEST_VERSION } from "../events/fold-read";
 import { timeOrderedId } from "../events/ids";
+import type { StreamFold } from "../events/snapshots";
 import type { EventStore } from "../events/store";
-import type { NewEvent, RecordedEvent } from "../events/types";
+import type { FoldEvent, NewEvent } from "../events/types";
 import type { ThreadMessage } from "../agent-calls";
 import {
   decideConversation,
@@ -34,17 +37,21 @@ const CONTEXT_MESSAGES = 20;
 
 type Setup = AppEventOf<"ConversationSetup">["data"];
 
-export interface LoadedConversation {
-  id: string;
+/** A conversation as its stream records it: what deciding on it and calling its agents need. */
+export interface ConversationRecord {
   version: number;
   state: ConversationState;
   setup: Setup | null;
-  /** The thread so far, as agents are shown it. */
+  /** The thread's last messages, as agents are shown it. */
   thread: ThreadMessage[];
   /** Calls made so far per agent and output: a scripted agent answers its n-th call of a kind with entry n. */
   invocations: Record<string, number>;
   /** When the conversation last changed (its last event). */
   lastAt: string | null;
+}
+
+export interface LoadedConversation extends ConversationRecord {
+  id: string;
 }
 
 const CONVERSATION_TYPES: ReadonlySet<string> = new Set(CONVERSATION_EVENT_TYPES);
@@ -64,23 +71,45 @@ export function callOutput(mode: string): CallOutput {
   return mode === "voting" ? "ballot" : mode === "sop" ? "sop" : "reply";
 }
 
-export function foldRecorded(id: string, events: readonly RecordedEvent[]): LoadedConversation {
-  const loaded: LoadedConversation = { id, version: 0, state: initialConversation, setup: null, thread: [], invocations: {}, lastAt: null };
-  for (const event of events as (RecordedEvent & AppEvent)[]) {
-    loaded.version = event.version;
-    loaded.lastAt = event.recordedAt;
-    if (event.type === "ConversationSetup") loaded.setup = event.data;
-    if (!isConversationEvent(event)) continue;
-    if (event.type === "AgentCallScheduled") {
-      const key = `${event.data.agent}:${callOutput(loaded.state.mode)}`;
-      loaded.invocations[key] = (loaded.invocations[key] ?? 0) + 1;
-    }
-    const said = threadLine(event);
-    if (said) loaded.thread.push(said);
-    loaded.state = evolveConversation(loaded.state, event);
-  }
-  if (loaded.thread.length > CONTEXT_MESSAGES) loaded.thread = loaded.thread.slice(-CONTEXT_MESSAGES);
-  return loaded;
+const emptyRecord: ConversationRecord = { version: 0, state: initialConversation, setup: null, thread: [], invocations: {}, lastAt: null };
+
+function evolveRecord(record: ConversationRecord, recorded: FoldEvent): ConversationRecord {
+  const event = recorded as FoldEvent & AppEvent;
+  const next = { ...record, version: event.version, lastAt: event.recordedAt };
+  if (event.type === "ConversationSetup") return { ...next, setup: event.data };
+  if (!isConversationEvent(event)) return next;
+  const said = threadLine(event);
+  const key = event.type === "AgentCallScheduled" ? `${event.data.agent}:${callOutput(record.state.mode)}` : null;
+  return {
+    ...next,
+    ...(key ? { invocations: { ...record.invocations, [key]: (record.invocations[key] ?? 0) + 1 } } : {}),
+    ...(said ? { thread: [...record.thread, said].slice(-CONTEXT_MESSAGES) } : {}),
+    state: evolveConversation(record.state, event),
+  };
+}
+
+/**
+ * The fold of a conversation's stream, for replays from the nearest snapshot (events/snapshots.ts)
+ * and for every decision on it (the command handler). CONVERSATION_FOLD_VERSION is part of every
+ * snapshot's key: bump it whenever what a conversation folds to changes, here or in the modes
+ * (server/modes: each mode's own state is folded by asking the mode again).
+ * test/unit/conversation-fold.unit.test.ts pins the text of those files to ask that question.
+ */
+export const CONVERSATION_FOLD_VERSION = 1;
+
+export const conversationFold: StreamFold<ConversationRecord> = {
+  name: "conversation",
+  version: CONVERSATION_FOLD_VERSION,
+  initial: emptyRecord,
+  evolve: evolveRecord,
+};
+
+/** Decisions on conversations: one at a time under the stream's lock, on the state folded from the nearest snapshot. */
+export const conversationCommands = commandHandler(foldedState(conversationFold));
+
+/** A conversation folded from its events (all of them, in order). */
+export function foldRecorded(id: string, events: readonly FoldEvent[]): LoadedConversation {
+  return { id, ...events.reduce(evolveRecord, emptyRecord) };
 }
 
 function threadLine(event: ConversationEvent): ThreadMessage | null {
@@ -96,10 +125,11 @@ function threadLine(event: ConversationEvent): ThreadMessage | null {
   }
 }
 
-export async function loadConversation(store: EventStore, id: string, db?: Queryable): Promise<LoadedConversation> {
-  const loaded = foldRecorded(id, await store.readStream(id, db ? { db } : {}));
-  if (loaded.state.status === "none") throw new AppError("NOT_FOUND", `session ${id} is not a conversation`);
-  return loaded;
+/** The conversation as it is now, from the nearest snapshot; NOT_FOUND when the session is no conversation. */
+export async function loadConversation(store: EventStore, id: string): Promise<LoadedConversation> {
+  const record = await store.stateAt(id, LATEST_VERSION, conversationFold);
+  if (record.state.status === "none") throw new AppError("NOT_FOUND", `session ${id} is not a conversation`);
+  return { id, ...record };
 }
 
 /** The app events that record `decided`: with the calls' steps, the deadlines' timers and the cancels. */
@@ -181,44 +211,22 @@ export async function unclaimedCalls(db: Queryable, id: string): Promise<string[
   return pending.rows.map((r) => r.id).sort();
 }
 
-/**
- * Decides `command` on the conversation as it is and appends what was decided, holding the
- * stream's row lock from the read to the commit: people's posts, switches and ends, and the
- * runners' claims and replies (whose appends wait on that lock) are taken one at a time, so
- * no request is refused for having raced another. The lock is the transaction's first write,
- * as every append's is (docs/architecture.md).
- */
-export async function actOnConversation(
-  deps: ConversationDeps,
-  id: string,
-  actor: Actor,
-  command: ConversationCommand | ((loaded: LoadedConversation, tx: Tx) => Promise<ConversationCommand>),
-): Promise<{ version: number; events: ConversationEvent[]; loaded: LoadedConversation }> {
-  return withTransaction(deps.pool, async (tx) => {
-    const locked = await tx.query("SELECT version FROM streams WHERE id = $1 FOR UPDATE", [id]);
-    if (!locked.rowCount) throw new AppError("NOT_FOUND", `session ${id} is not a conversation`);
-    const loaded = await loadConversation(deps.store, id, tx);
-    const decided = decideConversation(
-      loaded.state,
-      typeof command === "function" ? await command(loaded, tx) : command,
-      conversationContext,
-    );
-    if (!decided.length) return { version: loaded.version, events: decided, loaded };
-    const result = await deps.store.appendInTx(tx, id, loaded.version, await recordable(tx, loaded, decided, new Date()), { actor });
-    return { version: result.version, events: decided, loaded };
-  });
-}
+/** What a conversation is asked: a command, or one made from the conversation as it is (read under its lock). */
+export type ConversationRequest = ConversationCommand | ((loaded: LoadedConversation, db: Queryable) => Promise<ConversationCommand>);
 
-/** The same inside the runner's result transaction (the stream is locked by the outcome just appended). */
-export async function actOnConversationInTx(
-  tx: Tx,
-  store: EventStore,
-  id: string,
-  command: ConversationCommand,
-  metadata: { actor: Actor; correlationId?: string; causationId?: string },
-): Promise<void> {
-  const loaded = await loadConversation(store, id, tx);
-  const decided = decideConversation(loaded.state, command, conversationContext);
-  if (!decided.length) return;
-  await store.appendInTx(tx, id, loaded.version, await recordable(tx, loaded, decided, new Date()), metadata);
+/**
+ * The decision on a conversation, for the command handler (`conversationCommands`): the
+ * conversation decider's events, recorded with their steps, timers and cancels (`recordable`).
+ * The handler holds the stream's lock from the read to the commit: people's posts, switches and
+ * ends, and the runners' claims and replies (whose appends wait on that lock) are taken one at
+ * a time, so no request is refused for having raced another.
+ */
+export function conversationDecision(request: ConversationRequest): Decision<ConversationRecord> {
+  return async (record, at) => {
+    if (record.state.status === "none") throw new AppError("NOT_FOUND", `session ${at.streamId} is not a conversation`);
+    const loaded: LoadedConversation = { id: at.streamId, ...record };
+    const command = typeof request === "function" ? await request(loaded, at.db) : request;
+    const decided = decideConversation(record.state, command, conversationContext);
+    return decided.length ? recordable(at.db, loaded, decided, new Date()) : [];
+  };
 }

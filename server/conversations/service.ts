@@ -5,7 +5,7 @@ import { z } from "zod";
 import { AppError } from "../errors";
 import type { Actor } from "../events/catalog";
 import { loadRunConfig, runSettings } from "../config/run";
-import { decideConversation, initialConversation } from "../modes/conversation";
+import { decideConversation } from "../modes/conversation";
 import { MODES } from "../modes/registry";
 import type { ConversationAgent } from "../modes/types";
 import { serverOverride } from "../projects/config-edits";
@@ -13,12 +13,14 @@ import { getProject } from "../projects/projects";
 import { resolveBaseCommit } from "../workspaces";
 import { conversationCast } from "./setup";
 import {
-  actOnConversation,
   CONVERSATION_WORKFLOW,
+  conversationCommands,
   conversationContext,
+  conversationDecision,
   loadConversation,
   unclaimedCalls,
   type ConversationDeps,
+  type ConversationRequest,
 } from "./record";
 import crypto from "node:crypto";
 
@@ -48,6 +50,11 @@ export const ZNoteProgressInput = z.object({
   passed: z.boolean().optional(),
 });
 
+/** Decides `request` on the conversation as it is and appends what was decided (events/command-handler.ts). */
+function decideOn(deps: ConversationDeps, sessionId: string, actor: Actor, request: ConversationRequest) {
+  return conversationCommands.handle(deps.store, sessionId, conversationDecision(request), { actor });
+}
+
 /** How a person is named in a conversation: `user:<id>`. */
 const byOf = (actor: Actor) => `${actor.kind}:${actor.id}`;
 
@@ -76,25 +83,24 @@ export async function startConversation(
   const input = ZStartConversationInput.parse(raw);
   const { project, baseCommit, settings, cast } = await castOf(deps, input.projectId);
   if (!cast.agents.length) throw new AppError("PRECONDITION_FAILED", `project ${project.id} has no agent to talk with`);
-  const started = decideConversation(
-    initialConversation,
-    {
-      type: "Start",
-      agents: cast.agents,
-      ...(input.mode ? { mode: input.mode } : {}),
-      ...(input.modeConfig !== undefined ? { config: input.modeConfig } : {}),
-      ...(input.stallAfter ? { stallAfter: input.stallAfter } : {}),
-    },
-    conversationContext,
-  );
   const sessionId = newConversationId();
   const title = input.title ?? (input.message ? input.message.split("\n")[0]!.slice(0, 120) : `Conversation on ${project.name}`);
-  const result = await deps.store.append(
+  const result = await conversationCommands.create(
+    deps.store,
     sessionId,
-    "no_stream",
-    [
+    (record) => [
       { type: "SessionCreated", data: { title, workflow: CONVERSATION_WORKFLOW, state: "open" } },
-      ...started,
+      ...decideConversation(
+        record.state,
+        {
+          type: "Start",
+          agents: cast.agents,
+          ...(input.mode ? { mode: input.mode } : {}),
+          ...(input.modeConfig !== undefined ? { config: input.modeConfig } : {}),
+          ...(input.stallAfter ? { stallAfter: input.stallAfter } : {}),
+        },
+        conversationContext,
+      ),
       {
         type: "ConversationSetup",
         data: {
@@ -112,23 +118,19 @@ export async function startConversation(
 
 export async function postMessage(deps: ConversationDeps, raw: z.input<typeof ZPostInput>, actor: Actor) {
   const input = ZPostInput.parse(raw);
-  const { version, events, loaded } = await actOnConversation(deps, input.sessionId, actor, {
-    type: "Post",
-    by: byOf(actor),
-    text: input.text,
-  });
-  // `posted`: the message's own version (what came before it was read at loaded.version).
+  const { version, events, state } = await decideOn(deps, input.sessionId, actor, { type: "Post", by: byOf(actor), text: input.text });
+  // `posted`: the message's own version (what came before it was read at state.version).
   return {
     sessionId: input.sessionId,
     version,
-    posted: loaded.version + 1,
+    posted: state.version + 1,
     calls: events.filter((e) => e.type === "AgentCallScheduled").length,
   };
 }
 
 export async function setMode(deps: ConversationDeps, raw: z.input<typeof ZSetModeInput>, actor: Actor) {
   const input = ZSetModeInput.parse(raw);
-  await actOnConversation(deps, input.sessionId, actor, {
+  await decideOn(deps, input.sessionId, actor, {
     type: "SwitchMode",
     mode: input.mode,
     ...(input.modeConfig !== undefined ? { config: input.modeConfig } : {}),
@@ -139,18 +141,18 @@ export async function setMode(deps: ConversationDeps, raw: z.input<typeof ZSetMo
 
 export async function terminateConversation(deps: ConversationDeps, raw: z.input<typeof ZTerminateInput>, actor: Actor) {
   const input = ZTerminateInput.parse(raw);
-  const { version } = await actOnConversation(deps, input.sessionId, actor, async (_loaded, tx) => ({
+  const { version } = await decideOn(deps, input.sessionId, actor, async (_loaded, db) => ({
     type: "Terminate",
     reason: input.reason,
     by: byOf(actor),
-    unclaimed: await unclaimedCalls(tx, input.sessionId),
+    unclaimed: await unclaimedCalls(db, input.sessionId),
   }));
   return { sessionId: input.sessionId, version };
 }
 
 export async function noteProgress(deps: ConversationDeps, raw: z.input<typeof ZNoteProgressInput>, actor: Actor) {
   const input = ZNoteProgressInput.parse(raw);
-  const { version } = await actOnConversation(deps, input.sessionId, actor, {
+  const { version } = await decideOn(deps, input.sessionId, actor, {
     type: "NoteProgress",
     kind: input.kind,
     detail: input.detail,

@@ -7,7 +7,7 @@ import type { EventStore } from "../events/store";
 import type { RecordedEvent } from "../events/types";
 import { MODES } from "../modes/registry";
 import type { ConversationAgent, ModeNote } from "../modes/types";
-import { foldRecorded, isConversationEvent, CONVERSATION_WORKFLOW } from "./record";
+import { conversationFold, isConversationEvent, CONVERSATION_WORKFLOW, type ConversationRecord } from "./record";
 import { AppError } from "../errors";
 
 export type ConversationEntry = { version: number; at: string } & (
@@ -70,19 +70,23 @@ function entryOf(event: RecordedEvent & AppEvent): ConversationEntry | null {
   }
 }
 
-export function conversationView(id: string, events: readonly RecordedEvent[], asOf: ConversationView["asOf"] = null): ConversationView {
-  const loaded = foldRecorded(id, events);
+export function conversationView(
+  id: string,
+  record: ConversationRecord,
+  events: readonly RecordedEvent[],
+  asOf: ConversationView["asOf"] = null,
+): ConversationView {
   const created = (events as (RecordedEvent & AppEvent)[]).find((e) => e.type === "SessionCreated");
-  if (loaded.state.status === "none" || created?.type !== "SessionCreated" || created.data.workflow !== CONVERSATION_WORKFLOW) {
+  if (record.state.status === "none" || created?.type !== "SessionCreated" || created.data.workflow !== CONVERSATION_WORKFLOW) {
     throw new AppError("NOT_FOUND", `session ${id} is not a conversation`);
   }
-  const { state } = loaded;
+  const { state } = record;
   // A fork's own title (its SessionForked), else the one it was created with.
   const forked = (events as (RecordedEvent & AppEvent)[]).find((e) => e.type === "SessionForked" && e.streamId === id);
   return {
     id,
     title: forked?.type === "SessionForked" ? forked.data.title : created.data.title,
-    project: loaded.setup ? { id: loaded.setup.project.id, name: loaded.setup.project.name } : null,
+    project: record.setup ? { id: record.setup.project.id, name: record.setup.project.name } : null,
     status: state.status === "terminated" ? "terminated" : state.stalled ? "stalled" : "open",
     mode: state.mode,
     modeDescription: MODES[state.mode]?.description ?? "",
@@ -93,7 +97,7 @@ export function conversationView(id: string, events: readonly RecordedEvent[], a
     turns: state.turns,
     inFlight: Object.entries(state.inFlight).map(([callId, c]) => ({ callId, agent: c.agent })),
     entries: (events as (RecordedEvent & AppEvent)[]).flatMap((e) => (isConversationEvent(e) ? (entryOf(e) ?? []) : [])),
-    version: loaded.version,
+    version: record.version,
     asOf,
   };
 }
@@ -101,19 +105,22 @@ export function conversationView(id: string, events: readonly RecordedEvent[], a
 /**
  * The conversation now, or as it was at event `atVersion` (a replay), moved to the end of
  * the decision holding it (its events were recorded together): a position a fork can take.
+ * Its state is the replay state there (`stateAt`, from the nearest snapshot, as every replay's);
+ * its entries are the events up to there.
  */
 export async function readConversation(store: EventStore, id: string, atVersion?: number): Promise<ConversationView> {
-  const events = await store.readStream(id);
-  if (atVersion === undefined) return conversationView(id, events);
-  const latest = events.at(-1)?.version ?? 0;
-  const at = events.find((e) => e.version === Math.min(atVersion, latest));
-  if (!at) throw new AppError("NOT_FOUND", `session ${id} has no events`);
-  const end = events.filter((e) => e.txId === at.txId).at(-1)!.version;
-  return conversationView(
-    id,
-    events.filter((e) => e.version <= end),
-    { version: end, latest },
-  );
+  const latest = await store.streamVersion(id);
+  if (latest === null) throw new AppError("NOT_FOUND", `stream ${id} does not exist`);
+  const events = await store.readStream(id, { toVersion: latest });
+  let end = latest;
+  if (atVersion !== undefined) {
+    const at = events.find((e) => e.version === Math.min(atVersion, latest));
+    if (!at) throw new AppError("NOT_FOUND", `session ${id} has no events`);
+    end = events.filter((e) => e.txId === at.txId).at(-1)!.version;
+  }
+  const record = await store.stateAt(id, end, conversationFold);
+  const shown = end === latest ? events : events.filter((e) => e.version <= end);
+  return conversationView(id, record, shown, atVersion === undefined ? null : { version: end, latest });
 }
 
 export interface ConversationListItem {

@@ -3,12 +3,16 @@
 // transaction as the outcome.
 import type { Tx } from "../db/pool";
 import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
+import { commandHandler, streamVersion } from "../events/command-handler";
 import type { EventStore } from "../events/store";
 import type { NewEvent } from "../events/types";
 import type { OutcomeStep, StepOutcome } from "../events/step-outcome";
 import { ZDeliverInput, ZDeliverOutput } from "./steps";
 
 export const DELIVERY_ACTOR = { kind: "system", id: "delivery" } as const;
+
+/** A delivery's outcome as it was, appended in the transaction that recorded its step's (which holds the stream's lock). */
+const deliveryRecords = commandHandler(streamVersion);
 
 /** Where a delivery's step gave up, as its problem class. */
 const GAVE_UP: Record<string, "rate_limited" | "api_unavailable" | "internal_error"> = {
@@ -66,8 +70,7 @@ export async function reactToDeliveryStep(
           data: { stepId, method: input.method, errorClass: output.errorClass, message: output.message, files: output.files },
         };
   }
-  const version = (await tx.query<{ version: number }>("SELECT version FROM streams WHERE id = $1", [sessionId])).rows[0]!.version;
-  await store.appendInTx(tx, sessionId, version, [event], { actor: DELIVERY_ACTOR, causationId: outcome.eventId });
+  await deliveryRecords.handle(store, sessionId, () => [event], { actor: DELIVERY_ACTOR, causationId: outcome.eventId }, { tx });
 }
 
 /** When recording a delivery's outcome failed (a defect): it is recorded as failed, so no delivery stays "running". */
@@ -80,10 +83,12 @@ export async function reactToDeliveryFailure(
   message: string,
 ): Promise<void> {
   const input = ZDeliverInput.parse(step.input);
-  const version = (await tx.query<{ version: number }>("SELECT version FROM streams WHERE id = $1", [sessionId])).rows[0]!.version;
   const data = { stepId: outcome.data.stepId, method: input.method, errorClass: "internal_error" as const, message, files: [] };
-  await store.appendInTx(tx, sessionId, version, [{ type: "DeliveryFailed", data }], {
-    actor: DELIVERY_ACTOR,
-    causationId: outcome.eventId,
-  });
+  await deliveryRecords.handle(
+    store,
+    sessionId,
+    () => [{ type: "DeliveryFailed", data }],
+    { actor: DELIVERY_ACTOR, causationId: outcome.eventId },
+    { tx },
+  );
 }

@@ -6,15 +6,16 @@
 import { z } from "zod";
 import { runSettings } from "../config/run";
 import type { DeliverySettings, Settings } from "../config/schemas";
-import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
+import type { Db, Queryable, Tx } from "../db/pool";
 import { AppError } from "../errors";
-import type { Actor, AppEvent } from "../events/catalog";
+import type { Actor, AppEvent, AppEventOf } from "../events/catalog";
 import { timeOrderedId } from "../events/ids";
 import type { EventStore } from "../events/store";
 import type { NewEvent, RecordedEvent } from "../events/types";
 import { serverOverride } from "../projects/config-edits";
 import { getProject, type Project } from "../projects/projects";
-import { foldTask } from "../workflow/engine";
+import { foldTask, type TaskState } from "../workflow/engine";
+import { commandHandler, historyState } from "../events/command-handler";
 import { DELIVER_STEP, ZDeliverInput, type DeliverInput } from "./steps";
 
 export interface DeliveryDeps {
@@ -29,15 +30,16 @@ export const ZApproveDelivery = ZDeliverRequest.extend({ note: z.string().trim()
 const DELIVERABLE = new Set(["approved", "completed"]);
 const DELIVERY_TIMEOUT_MS = 120_000;
 
+type DeliveryOutcome =
+  | ({ type: "DeliveryCompleted" } & AppEventOf<"DeliveryCompleted">["data"])
+  | ({ type: "DeliveryFailed" } & AppEventOf<"DeliveryFailed">["data"]);
+
 /** The deliveries of a session, newest last: each request with its outcome (null while it runs). */
 export function deliveriesOf(events: readonly RecordedEvent[]) {
   const out: Array<{
     stepId: string;
-    requested: Extract<AppEvent, { type: "DeliveryRequested" }>["data"] & { at: string; by: string };
-    outcome:
-      | ({ type: "DeliveryCompleted" } & Extract<AppEvent, { type: "DeliveryCompleted" }>["data"])
-      | ({ type: "DeliveryFailed" } & Extract<AppEvent, { type: "DeliveryFailed" }>["data"])
-      | null;
+    requested: AppEventOf<"DeliveryRequested">["data"] & { at: string; by: string };
+    outcome: DeliveryOutcome | null;
   }> = [];
   for (const e of events as (RecordedEvent & AppEvent)[]) {
     if (e.type === "DeliveryRequested") {
@@ -49,7 +51,8 @@ export function deliveriesOf(events: readonly RecordedEvent[]) {
     }
     if (e.type === "DeliveryCompleted" || e.type === "DeliveryFailed") {
       const d = out.find((x) => x.stepId === e.data.stepId);
-      if (d) d.outcome = { type: e.type, ...e.data } as never;
+      const outcome: DeliveryOutcome = e.type === "DeliveryCompleted" ? { type: e.type, ...e.data } : { type: e.type, ...e.data };
+      if (d) d.outcome = outcome;
     }
   }
   return out;
@@ -77,9 +80,20 @@ function requireDeliverable(
   }
 }
 
+/** A session as delivery decides on it: its whole history (who approved is in the events' metadata) and its task. */
+interface DeliverySubject {
+  events: RecordedEvent[];
+  task: TaskState;
+}
+
+/** Decisions on a session's delivery, one at a time under its stream's lock (events/command-handler.ts). */
+const deliveryCommands = commandHandler(
+  historyState<DeliverySubject>({ events: [], task: foldTask([]) }, (events) => ({ events, task: foldTask(events) })),
+);
+
 /**
  * A person approves the delivery (a project may ask for approvals by several different
- * people). With `delivery.auto`, the last approval needed delivers in the same transaction,
+ * people). With `delivery.auto`, the last approval needed delivers in the same append,
  * asked for by that person.
  */
 export async function approveDelivery(
@@ -89,19 +103,22 @@ export async function approveDelivery(
   options: { publicUrl?: string } = {},
 ): Promise<{ sessionId: string; approvedBy: string[]; version: number }> {
   const input = ZApproveDelivery.parse(raw);
-  return withTransaction(deps.pool, async (tx) => {
-    await tx.query("SELECT 1 FROM streams WHERE id = $1 FOR UPDATE", [input.sessionId]);
-    const events = await deps.store.readStream(input.sessionId, { db: tx });
-    requireDeliverable(input.sessionId, foldTask(events));
-    const before = approversOf(events);
-    const me = `${actor.kind}:${actor.id}`;
-    if (before.includes(me)) throw new AppError("CONFLICT", "you approved this delivery already: it needs someone else's approval");
-    const approval: NewEvent = { type: "DeliveryApproved", data: input.note ? { note: input.note } : {} };
-    await deps.store.appendInTx(tx, input.sessionId, events.at(-1)!.version, [approval], { actor });
-    await deliverOnApproval(tx, deps.store, input.sessionId, { ...options, actor });
-    const version = (await tx.query<{ version: number }>("SELECT version FROM streams WHERE id = $1", [input.sessionId])).rows[0]!.version;
-    return { sessionId: input.sessionId, approvedBy: [...before, me], version };
-  });
+  const me = `${actor.kind}:${actor.id}`;
+  let approvedBy: string[] = [];
+  const { version } = await deliveryCommands.handle(
+    deps.store,
+    input.sessionId,
+    async ({ events, task }, at) => {
+      requireDeliverable(input.sessionId, task);
+      const before = approversOf(events);
+      if (before.includes(me)) throw new AppError("CONFLICT", "you approved this delivery already: it needs someone else's approval");
+      approvedBy = [...before, me];
+      const approval: NewEvent = { type: "DeliveryApproved", data: input.note ? { note: input.note } : {} };
+      return [approval, ...(await automatically(at.db, deps.store, input.sessionId, events, task, approvedBy, options.publicUrl))];
+    },
+    { actor },
+  );
+  return { sessionId: input.sessionId, approvedBy, version };
 }
 
 /** How many approvals the session's project asks for before delivery, and who gave one. */
@@ -189,6 +206,7 @@ async function planDelivery(
   sessionId: string,
   events: readonly RecordedEvent[],
   state: FinishedTask,
+  approvedBy: string[],
   publicUrl: string | undefined,
 ): Promise<DeliveryPlan> {
   if (state.head === state.config.project.baseCommit)
@@ -197,7 +215,6 @@ async function planDelivery(
   if (running) throw new AppError("CONFLICT", `a delivery of this session is running (asked at ${running.requested.at}): wait for it`);
 
   const { project, delivery, retry } = await deliverySettings(db, store, state.config.project.id);
-  const approvedBy = approversOf(events);
   if (approvedBy.length < delivery.approvals) {
     throw new AppError(
       "PRECONDITION_FAILED",
@@ -263,50 +280,68 @@ export async function deliverSession(
   options: { publicUrl?: string } = {},
 ): Promise<{ sessionId: string; stepId: string; method: DeliverInput["method"]; branch: string; version: number }> {
   const { sessionId } = ZDeliverRequest.parse(raw);
-  const events = await deps.store.readStream(sessionId);
-  const state = foldTask(events);
-  requireDeliverable(sessionId, state);
-  const plan = await planDelivery(deps.pool, deps.store, sessionId, events, state, options.publicUrl);
-  const result = await deps.store.append(sessionId, state.version, plan.events, { actor });
-  return { sessionId, stepId: plan.stepId, method: plan.method, branch: plan.branch, version: result.version };
+  let planned: DeliveryPlan | undefined;
+  const { version } = await deliveryCommands.handle(
+    deps.store,
+    sessionId,
+    async ({ events, task }, at) => {
+      requireDeliverable(sessionId, task);
+      planned = await planDelivery(at.db, deps.store, sessionId, events, task, approversOf(events), options.publicUrl);
+      return planned.events;
+    },
+    { actor },
+  );
+  const plan = planned!;
+  return { sessionId, stepId: plan.stepId, method: plan.method, branch: plan.branch, version };
 }
 
 /** Who asks for an automatic delivery. */
 export const AUTO_DELIVERY_ACTOR = { kind: "system", id: "auto-delivery" } as const;
 
 /**
- * Delivery on approval (the project's `delivery.auto`), inside the transaction that finished
- * the session or recorded its last approval needed. The stream's row is locked first, so two
- * approvals at once ask for one delivery. Nothing happens when the project delivers by hand,
- * the session changed nothing, approvals are missing or a delivery runs; settings that lack
- * what the method needs are recorded as a failed delivery (`not_configured`), so the reason
- * shows where the delivery would have.
+ * What the project's `delivery.auto` asks for once a session is approved and has the approvals
+ * it needs: its delivery (request and step), or, when the settings lack what the method needs,
+ * a failed delivery (`not_configured`), so the reason shows where the delivery would have.
+ * Nothing when the project delivers by hand, the session changed nothing, approvals are missing
+ * or a delivery was asked for already (automatic once: after it, a person delivers by hand).
  */
-export async function deliverOnApproval(
-  tx: Tx,
+async function automatically(
+  db: Queryable,
   store: EventStore,
   sessionId: string,
-  options: { publicUrl?: string; actor?: Actor } = {},
-): Promise<void> {
-  await tx.query("SELECT 1 FROM streams WHERE id = $1 FOR UPDATE", [sessionId]);
-  const events = await store.readStream(sessionId, { db: tx });
-  const state = foldTask(events);
-  if (state.status !== "finished" || !DELIVERABLE.has(state.outcome)) return;
-  const { delivery } = await deliverySettings(tx, store, state.config.project.id);
-  if (!delivery.auto || state.head === state.config.project.baseCommit) return;
-  // Once: after any delivery (done, failed or running), a person delivers again by hand.
-  if (approversOf(events).length < delivery.approvals || deliveriesOf(events).length > 0) return;
-  const actor = options.actor ?? AUTO_DELIVERY_ACTOR;
-  let planned: NewEvent[];
+  events: readonly RecordedEvent[],
+  state: FinishedTask,
+  approvedBy: string[],
+  publicUrl: string | undefined,
+): Promise<NewEvent[]> {
+  const { delivery } = await deliverySettings(db, store, state.config.project.id);
+  if (!delivery.auto || state.head === state.config.project.baseCommit) return [];
+  if (approvedBy.length < delivery.approvals || deliveriesOf(events).length > 0) return [];
   try {
-    planned = (await planDelivery(tx, store, sessionId, events, state, options.publicUrl ?? process.env.NEXTAUTH_URL)).events;
+    return (await planDelivery(db, store, sessionId, events, state, approvedBy, publicUrl ?? process.env.NEXTAUTH_URL)).events;
   } catch (err) {
     if (!(err instanceof NotConfigured)) throw err;
     const stepId = timeOrderedId();
-    planned = [
+    return [
       requested(stepId, sessionBranch(sessionId, state, delivery), state, delivery),
       { type: "DeliveryFailed", data: { stepId, method: delivery.method, errorClass: "not_configured", message: err.message, files: [] } },
     ];
   }
-  await store.appendInTx(tx, sessionId, state.version, planned, { actor });
+}
+
+/**
+ * Delivery on approval (the project's `delivery.auto`), inside the transaction that finished
+ * the session (a step's outcome, which holds the stream's lock): asked for by the system.
+ */
+export async function deliverOnApproval(tx: Tx, store: EventStore, sessionId: string): Promise<void> {
+  await deliveryCommands.handle(
+    store,
+    sessionId,
+    ({ events, task }, at) =>
+      task.status === "finished" && DELIVERABLE.has(task.outcome)
+        ? automatically(at.db, store, sessionId, events, task, approversOf(events), undefined)
+        : [],
+    { actor: AUTO_DELIVERY_ACTOR },
+    { tx },
+  );
 }

@@ -75,11 +75,19 @@ export async function readFoldEvents(deps: FoldReadDeps, streamId: string, fromV
   });
 }
 
+/** A version past every stream's last (versions are PostgreSQL integers): "up to the latest". */
+export const LATEST_VERSION = 2_147_483_647;
+
 export interface FoldAtOptions {
   /** false: fold from the first event, and keep no snapshot (for comparisons). */
   snapshots?: boolean;
   /** Snapshot spacing (tests use small ones). */
   every?: number;
+  /**
+   * The read runs inside a transaction (`deps.pool` is its client): a snapshot is kept under a
+   * savepoint, so that a failed write cannot abort the caller's transaction.
+   */
+  inTransaction?: boolean;
 }
 
 /**
@@ -94,6 +102,17 @@ export async function foldStreamAt<S>(
   version: number,
   options: FoldAtOptions = {},
 ): Promise<S> {
+  return (await foldStream(deps, fold, streamId, version, options)).state;
+}
+
+/** {@link foldStreamAt}, with the version of the last event folded (0 for a stream with none up to `version`). */
+export async function foldStream<S>(
+  deps: FoldReadDeps,
+  fold: StreamFold<S>,
+  streamId: string,
+  version: number,
+  options: FoldAtOptions = {},
+): Promise<{ state: S; version: number }> {
   const useSnapshots = options.snapshots ?? true;
   const every = options.every ?? SNAPSHOT_EVERY;
   const key = snapshotKey(fold, deps.registry);
@@ -108,11 +127,23 @@ export async function foldStreamAt<S>(
     state = fold.evolve(state, event);
     if (event.version === keep) kept = state;
   }
-  if (kept !== undefined && keep > from) {
-    // A cache write: its failure costs the next reader time, never this one its answer.
-    await saveSnapshot(deps.pool, streamId, key, keep, kept).catch((err: unknown) => {
-      logger.warn({ err, streamId, version: keep }, "could not keep a replay snapshot");
-    });
+  if (kept !== undefined && keep > from) await keepSnapshot(deps.pool, streamId, key, keep, kept, options.inTransaction ?? false);
+  return { state, version: last };
+}
+
+/** A cache write: its failure costs the next reader time, never this one its answer (nor its transaction). */
+async function keepSnapshot(db: Queryable, streamId: string, key: string, version: number, state: unknown, inTransaction: boolean) {
+  try {
+    if (!inTransaction) return await saveSnapshot(db, streamId, key, version, state);
+    await db.query("SAVEPOINT keep_snapshot");
+    try {
+      await saveSnapshot(db, streamId, key, version, state);
+      await db.query("RELEASE SAVEPOINT keep_snapshot");
+    } catch (err) {
+      await db.query("ROLLBACK TO SAVEPOINT keep_snapshot");
+      throw err;
+    }
+  } catch (err) {
+    logger.warn({ err, streamId, version }, "could not keep a replay snapshot");
   }
-  return state;
 }

@@ -7,7 +7,7 @@ import type pg from "pg";
 import { AppError } from "../errors";
 import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
 import { appRegistry } from "./catalog";
-import { foldStreamAt } from "./fold-read";
+import { foldStreamAt, LATEST_VERSION } from "./fold-read";
 import { LINEAGE_CTE } from "./lineage";
 import { timeOrderedId } from "./ids";
 import type { EventRegistry } from "./registry";
@@ -261,7 +261,7 @@ export class EventStore {
     const rows = await db.query<EventRow>({
       name: "catcafe_read_stream",
       text: READ_STREAM_SQL,
-      values: [streamId, options.fromVersion ?? 1, options.toVersion ?? 2_147_483_647],
+      values: [streamId, options.fromVersion ?? 1, options.toVersion ?? LATEST_VERSION],
     });
     if (rows.rowCount === 0) {
       const exists = await db.query("SELECT 1 FROM streams WHERE id = $1", [streamId]);

@@ -1,18 +1,21 @@
-// Operator actions on tasks: start, confirm, follow-up, cancel (rerun and the other forks: ./fork.ts). Each loads the
-// session, asks the workflow engine to decide, and appends with the version it read, so
-// two conflicting actions (two confirms) cannot both win: the second gets CONFLICT.
+// Operator actions on tasks: start, confirm, follow-up, cancel (rerun and the other forks: ./fork.ts). Each is
+// decided by the workflow engine on the session as it is, through the command handler
+// (events/command-handler.ts), so two conflicting actions (two confirms) cannot both win: the
+// second is refused by the workflow ("it already moved on", CONFLICT).
 import crypto from "node:crypto";
 import { z } from "zod";
 import type { Db } from "../db/pool";
-import { AppError, isAppError } from "../errors";
+import { AppError } from "../errors";
 import type { AgentRole } from "../agents/types";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import { serverOverride } from "../projects/config-edits";
 import { getProject } from "../projects/projects";
 import type { ForgeSettings } from "../config/schemas";
-import { decide, foldTask, type Emitted, type TaskConfig, type TaskState } from "../workflow/engine";
-import { decideContext, definitionFor } from "../workflow/context";
+import type { NewEvent } from "../events/types";
+import { decide, foldTask, type TaskConfig, type TaskState } from "../workflow/engine";
+import { decideContext } from "../workflow/context";
+import { taskCommands, taskDecision } from "../workflow/task-commands";
 import { resolveBaseCommit } from "../workspaces";
 import { newRunId } from "../config/runtime-context";
 import { bindRun, defaultMode, loadRunConfig, resolveWorkflow, runLimits, runSettings } from "../config/run";
@@ -64,43 +67,20 @@ export async function loadTask(store: EventStore, sessionId: string): Promise<Ta
   return state;
 }
 
-/** How often an action is decided again when the session grew while it was being decided. */
-const ACT_ATTEMPTS = 5;
-
 /**
- * Decides `command` on the session as it is and appends with the version read. When the
- * append conflicts, something was appended meanwhile: often only progress (streamed
- * output, a rate-limit wait) that changes nothing for this action, so it is decided again
- * on the new state. A conflict that matters shows up as the decider's own refusal ("the
- * session moved on"), never as a false one.
+ * Decides `command` on the session as it is and appends what was decided, through the command
+ * handler (events/command-handler.ts): under the stream's lock, so two conflicting actions (two
+ * confirms) are decided one after the other and the second is refused by the workflow itself
+ * ("the session moved on"), never by a race.
  */
-export async function act(
+export async function decideOnTask(
   deps: TaskDeps,
   sessionId: string,
   actor: Actor,
-  command: Parameters<typeof decide>[1],
-): Promise<{ sessionId: string; version: number }> {
-  const { events: _events, ...appended } = await actRecording(deps, sessionId, actor, command);
-  return appended;
-}
-
-/** `act`, also handing back the events appended. */
-export async function actRecording(
-  deps: TaskDeps,
-  sessionId: string,
-  actor: Actor,
-  command: Parameters<typeof decide>[1],
-): Promise<{ sessionId: string; version: number; events: Emitted[] }> {
-  for (let attempt = 1; ; attempt++) {
-    const state = await loadTask(deps.store, sessionId);
-    const events = decide(state, command, decideContext(definitionFor(state)));
-    try {
-      const result = await deps.store.append(sessionId, state.version, events, { actor });
-      return { sessionId, version: result.version, events };
-    } catch (err) {
-      if (!isAppError(err, "CONFLICT") || attempt >= ACT_ATTEMPTS) throw err;
-    }
-  }
+  command: Parameters<typeof taskDecision>[0],
+): Promise<{ sessionId: string; version: number; events: NewEvent[] }> {
+  const { version, events } = await taskCommands.handle(deps.store, sessionId, taskDecision(command), { actor });
+  return { sessionId, version, events };
 }
 
 export async function startTask(
@@ -136,41 +116,41 @@ export async function startTask(
   });
   const sessionId = newSessionId();
   const title = input.title ?? (input.prompt.split("\n")[0] ?? input.prompt).slice(0, 120);
-  const events = decide(
-    foldTask([]),
-    {
-      type: "StartTask",
-      title,
-      config: {
-        workflow: definition.id,
-        workflowVersion: definition.version,
-        mode,
-        prompt: input.prompt,
-        maxIterations: run.maxIterations,
-        project: {
-          id: project.id,
-          name: project.name,
-          repoPath: project.repoPath,
-          baseCommit,
-          allowlist: run.allowlist,
-          branchPrefix: settings.settings.delivery.branchPrefix,
-        },
-        agents: run.agents,
-        limits: runLimits(settings.settings),
-        // Fixed now: every step, replay and fork of the session hands the CLIs these servers.
-        ...(run.mcpServers.length ? { mcpServers: run.mcpServers } : {}),
-        ...(project.webhook ? { notify: true } : {}),
-        ...(definition.stages ? stagedSettings(settings.settings.forge, options.staged) : {}),
-        // A user workflow runs from its snapshot: editing runtimes.json later changes nothing here.
-        ...(user ? { definition: JSON.parse(JSON.stringify(definition)) as Record<string, unknown> } : {}),
-      },
+  const config: TaskConfig = {
+    workflow: definition.id,
+    workflowVersion: definition.version,
+    mode,
+    prompt: input.prompt,
+    maxIterations: run.maxIterations,
+    project: {
+      id: project.id,
+      name: project.name,
+      repoPath: project.repoPath,
+      baseCommit,
+      allowlist: run.allowlist,
+      branchPrefix: settings.settings.delivery.branchPrefix,
     },
-    decideContext(definition),
+    agents: run.agents,
+    limits: runLimits(settings.settings),
+    // Fixed now: every step, replay and fork of the session hands the CLIs these servers.
+    ...(run.mcpServers.length ? { mcpServers: run.mcpServers } : {}),
+    ...(project.webhook ? { notify: true } : {}),
+    ...(definition.stages ? stagedSettings(settings.settings.forge, options.staged) : {}),
+    // A user workflow runs from its snapshot: editing runtimes.json later changes nothing here.
+    ...(user ? { definition: JSON.parse(JSON.stringify(definition)) as Record<string, unknown> } : {}),
+  };
+  const result = await taskCommands.create(
+    deps.store,
+    sessionId,
+    (state) => {
+      const events: NewEvent[] = decide(state, { type: "StartTask", title, config }, decideContext(definition));
+      // The runtime context goes right after SessionCreated, before TaskStarted, so a rerun
+      // (a fork at TaskStarted) inherits it with the rest of the start.
+      if (run.context) events.splice(1, 0, { type: "RuntimeContextRecorded", data: run.context });
+      return events;
+    },
+    { actor },
   );
-  // The runtime context goes right after SessionCreated, before TaskStarted, so a rerun
-  // (a fork at TaskStarted) inherits it with the rest of the start.
-  if (run.context) events.splice(1, 0, { type: "RuntimeContextRecorded", data: run.context });
-  const result = await deps.store.append(sessionId, "no_stream", events, { actor });
   return { sessionId, version: result.version };
 }
 
@@ -186,17 +166,23 @@ function stagedSettings(forge: ForgeSettings, given: StartOptions["staged"] = {}
   };
 }
 
+/** An action's answer: the session and its version after the action. */
+export async function answered(decided: Promise<{ sessionId: string; version: number }>) {
+  const { sessionId, version } = await decided;
+  return { sessionId, version };
+}
+
 export function confirmTask(deps: TaskDeps, raw: z.input<typeof ZConfirmInput>, actor: Actor) {
   const input = ZConfirmInput.parse(raw);
-  return act(deps, input.sessionId, actor, { type: "Confirm", via: input.via });
+  return answered(decideOnTask(deps, input.sessionId, actor, { type: "Confirm", via: input.via }));
 }
 
 export function followUpTask(deps: TaskDeps, raw: z.input<typeof ZFollowUpInput>, actor: Actor) {
   const input = ZFollowUpInput.parse(raw);
-  return act(deps, input.sessionId, actor, { type: "FollowUp", text: input.text });
+  return answered(decideOnTask(deps, input.sessionId, actor, { type: "FollowUp", text: input.text }));
 }
 
 export function cancelTask(deps: TaskDeps, raw: z.input<typeof ZCancelInput>, actor: Actor) {
   const input = ZCancelInput.parse(raw);
-  return act(deps, input.sessionId, actor, { type: "Cancel", reason: input.reason });
+  return answered(decideOnTask(deps, input.sessionId, actor, { type: "Cancel", reason: input.reason }));
 }

@@ -8,7 +8,7 @@ import { AppError } from "../errors";
 import type { Actor, AppEvent, AppEventOf } from "../events/catalog";
 import { getBlob, putBlob } from "../events/blobs";
 import type { RecordedEvent } from "../events/types";
-import { act, actRecording, startTask, type TaskDeps } from "./commands";
+import { answered, decideOnTask, startTask, type TaskDeps } from "./commands";
 import { currentState, stageCap } from "../workflow/transition";
 import { definitionFor } from "../workflow/context";
 import { foldTask, type StartedTask } from "../workflow/engine";
@@ -75,7 +75,7 @@ export async function editArtifact(deps: TaskDeps, raw: z.input<typeof ZForgeEdi
   const content = Buffer.from(input.content, "utf8");
   const hash = crypto.createHash("sha256").update(content).digest("hex");
   const blob = await putBlob(deps.pool, content, input.path.endsWith(".json") ? "application/json" : "text/markdown; charset=utf-8");
-  const result = await actRecording(deps, input.sessionId, actor, {
+  const result = await decideOnTask(deps, input.sessionId, actor, {
     type: "EditArtifact",
     path: input.path,
     content: input.content,
@@ -83,24 +83,26 @@ export async function editArtifact(deps: TaskDeps, raw: z.input<typeof ZForgeEdi
     blob,
     baseHash: input.baseHash,
   });
-  const refused = result.events.find((e) => e.type === "ArtifactWriteRefused");
+  const refused = typed(result.events).find((e) => e.type === "ArtifactWriteRefused");
   if (refused?.type === "ArtifactWriteRefused") throw new AppError("CONFLICT", `refused: ${refused.data.reason}`, { recorded: true });
   return { sessionId: result.sessionId, version: result.version, hash };
 }
 
 export async function passGate(deps: TaskDeps, raw: z.input<typeof ZForgeRef>, actor: Actor) {
   const { sessionId } = ZForgeRef.parse(raw);
-  return act(deps, sessionId, actor, { type: "PassGate" });
+  return answered(decideOnTask(deps, sessionId, actor, { type: "PassGate" }));
 }
 
 export async function giveFeedback(deps: TaskDeps, raw: z.input<typeof ZForgeFeedbackInput>, actor: Actor) {
   const input = ZForgeFeedbackInput.parse(raw);
-  return act(deps, input.sessionId, actor, { type: "GiveFeedback", text: input.text });
+  return answered(decideOnTask(deps, input.sessionId, actor, { type: "GiveFeedback", text: input.text }));
 }
 
 export async function choose(deps: TaskDeps, raw: z.input<typeof ZForgeChooseInput>, actor: Actor) {
   const input = ZForgeChooseInput.parse(raw);
-  return act(deps, input.sessionId, actor, { type: "Choose", choice: input.choice, ...(input.text ? { text: input.text } : {}) });
+  return answered(
+    decideOnTask(deps, input.sessionId, actor, { type: "Choose", choice: input.choice, ...(input.text ? { text: input.text } : {}) }),
+  );
 }
 
 // ---- Status -------------------------------------------------------------------------------
@@ -159,7 +161,7 @@ export interface ForgeStatus {
   finalized: AppEventOf<"SessionFinalized">["data"] | null;
 }
 
-const typed = (events: RecordedEvent[]) => events as Array<RecordedEvent & AppEvent>;
+const typed = <E extends { type: string }>(events: E[]) => events as Array<E & AppEvent>;
 
 export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeStatus {
   const state = foldTask(events);

@@ -15,10 +15,11 @@ import { ARTIFACT_PATHS } from "../forge/artifacts";
 import { planDigest } from "../forge/patch";
 import { decideContext, definitionFor } from "../workflow/context";
 import type { WorkflowDefinition } from "../workflow/definition";
-import { decide, evolve, foldTask, type DecideContext, type Emitted, type StartedTask, type TaskState } from "../workflow/engine";
+import { forkStream } from "../events/forks";
+import { decide, foldTask, taskFold, type DecideContext, type Emitted, type StartedTask, type TaskState } from "../workflow/engine";
 import { ensureCommit, fingerprintProject } from "../workspaces";
 import { getBlob } from "../events/blobs";
-import { act, newSessionId, type TaskDeps, ZSessionRef } from "./commands";
+import { decideOnTask, newSessionId, type TaskDeps, ZSessionRef } from "./commands";
 
 const ZNote = z.string().trim().max(2000).optional();
 
@@ -61,86 +62,74 @@ async function readHistory(deps: TaskDeps, sessionId: string): Promise<RecordedE
   return history;
 }
 
-/** The session as it was at `atVersion`, which must be a started task's position. */
-function stateAt(sessionId: string, history: RecordedEvent[], atVersion: number): StartedTask {
-  const head = history.at(-1)!.version;
-  if (atVersion > head) {
-    throw new AppError("INVALID_INPUT", `session ${sessionId} has events 1..${head}: there is no event ${atVersion} to fork at`, {
-      atVersion,
-      head,
-    });
-  }
-  const state = foldTask(history.filter((e) => e.version <= atVersion));
-  if (state.status === "none") {
-    const started = history.find((e) => e.type === "TaskStarted");
-    throw new AppError(
-      "INVALID_INPUT",
-      started
-        ? `event ${atVersion} of ${sessionId} comes before its task started (event ${started.version}): fork at ${started.version} or later`
-        : `session ${sessionId} is not a task: nothing to fork`,
-      { atVersion },
-    );
-  }
-  return state;
+/** Where any task's fork may start: a started task's position. */
+async function requireStartedAt(deps: TaskDeps, sessionId: string, state: TaskState, atVersion: number): Promise<StartedTask> {
+  if (state.status !== "none") return state;
+  const started = (await deps.store.readStream(sessionId)).find((e) => e.type === "TaskStarted");
+  throw new AppError(
+    "INVALID_INPUT",
+    started
+      ? `event ${atVersion} of ${sessionId} comes before its task started (event ${started.version}): fork at ${started.version} or later`
+      : `session ${sessionId} is not a task: nothing to fork`,
+    { atVersion },
+  );
 }
 
-function titleOf(history: RecordedEvent[], sessionId: string): string {
-  const first = history[0]!;
-  return (first.data as { title?: string }).title ?? sessionId;
+/** The title a fork takes after: the session's first title (its SessionCreated, inherited through every fork). */
+async function firstTitle(deps: TaskDeps, sessionId: string): Promise<string> {
+  const [first] = await deps.store.readStream(sessionId, { toVersion: 1 });
+  return (first?.data as { title?: string } | undefined)?.title ?? sessionId;
 }
 
-interface ForkPlan {
+interface TaskFork {
+  parentId: string;
+  atVersion: number;
   reason: AppEventOf<"SessionForked">["data"]["reason"];
-  /** The state SessionForked names (default: the one inherited). */
-  state?: string;
   note?: string;
-  /** A fork of a finished position stays finished, with this outcome. */
-  outcome?: string;
-  /** What follows SessionForked in the child, decided on the forked state. */
-  then: (forked: TaskState, ctx: DecideContext) => Emitted[];
+  /** The state SessionForked names (default: the one inherited). */
+  state?(inherited: StartedTask): string;
+  /** Besides being a started task's: where this kind of fork may start. */
+  mayStart?(inherited: StartedTask, head: number): void | Promise<void>;
+  /** A fork of a finished position stays finished, with the parent's outcome. */
+  finished?(inherited: StartedTask): boolean;
   /** Events recorded between SessionForked and what `then` decides (a change request). */
-  first?: Emitted[];
+  first?(inherited: StartedTask): Promise<Emitted[]>;
+  /** What follows SessionForked in the child, decided on the forked state. */
+  then(forked: TaskState, ctx: DecideContext, inherited: StartedTask): Emitted[];
 }
 
-/** Appends the child: SessionForked, then what the plan decides, in one transaction. */
-async function createFork(
-  deps: TaskDeps,
-  parentId: string,
-  history: RecordedEvent[],
-  inherited: StartedTask,
-  plan: ForkPlan,
-  actor: Actor,
-): Promise<Forked> {
-  const definition = definitionFor(inherited);
-  const ctx = decideContext(definition);
-  const atVersion = inherited.version;
-  const childId = newSessionId();
-  const forked: Emitted = {
-    type: "SessionForked",
-    data: {
-      parentId,
-      atVersion,
-      reason: plan.reason,
-      title: `${titleOf(history, parentId)} (${plan.reason === "manual" ? "fork" : plan.reason})`,
-      workflow: definition.id,
-      state: plan.state ?? inherited.fsm,
-      ...(plan.note ? { note: plan.note } : {}),
-      ...(plan.outcome ? { outcome: plan.outcome } : {}),
+/** A task's fork through the fork service (events/forks.ts): SessionForked, `first`, then what `then` decides, in one transaction. */
+async function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor): Promise<Forked> {
+  const title = await firstTitle(deps, fork.parentId);
+  let inheritedTask: StartedTask | undefined;
+  const forked = await forkStream(
+    deps.store,
+    {
+      fold: taskFold,
+      parentId: fork.parentId,
+      atVersion: fork.atVersion,
+      childId: newSessionId(),
+      async mayStart(inherited, { head }) {
+        inheritedTask = await requireStartedAt(deps, fork.parentId, inherited, fork.atVersion);
+        await fork.mayStart?.(inheritedTask, head);
+      },
+      forked() {
+        const task = inheritedTask!;
+        return {
+          reason: fork.reason,
+          title: `${title} (${fork.reason === "manual" ? "fork" : fork.reason})`,
+          workflow: definitionFor(task).id,
+          state: fork.state?.(task) ?? task.fsm,
+          ...(fork.note ? { note: fork.note } : {}),
+          ...(fork.finished?.(task) && task.status === "finished" ? { outcome: task.outcome } : {}),
+        };
+      },
+      first: async () => (fork.first ? fork.first(inheritedTask!) : []),
+      continuation: (state) => fork.then(state, decideContext(definitionFor(inheritedTask!)), inheritedTask!),
     },
-  };
-  // Folded as it will be recorded (its time starts the fork's own budget clock).
-  const recorded = { ...history[0]!, type: forked.type, data: forked.data, version: atVersion + 1, streamId: childId };
-  let state = evolve(inherited, { ...recorded, recordedAt: new Date().toISOString() });
-  const first = plan.first ?? [];
-  for (const [i, e] of first.entries()) state = evolve(state, { ...recorded, type: e.type, data: e.data, version: atVersion + 2 + i });
-  const after = plan.then(state, ctx);
-  const result = await deps.store.fork({ parentId, atVersion, childId, event: [forked, ...first, ...after], metadata: { actor } });
-  return { sessionId: childId, parentId, atVersion, version: result.version };
-}
-
-/** The version of the event that scheduled `stepId`. */
-function scheduledAt(history: RecordedEvent[], stepId: string): number | null {
-  return history.find((e) => e.type === "StepScheduled" && (e.data as { stepId?: string }).stepId === stepId)?.version ?? null;
+    { actor },
+  );
+  return { sessionId: forked.sessionId, parentId: forked.parentId, atVersion: forked.atVersion, version: forked.version };
 }
 
 /**
@@ -151,35 +140,38 @@ function scheduledAt(history: RecordedEvent[], stepId: string): number | null {
  */
 export async function forkSession(deps: TaskDeps, raw: z.input<typeof ZForkInput>, actor: Actor): Promise<Forked> {
   const input = ZForkInput.parse(raw);
-  const history = await readHistory(deps, input.sessionId);
-  const inherited = stateAt(input.sessionId, history, input.atVersion);
-  const now = foldTask(history);
-  if (inherited.step && now.status === "active" && now.step?.id === inherited.step.id) {
-    const from = scheduledAt(history, inherited.step.id);
-    throw new AppError(
-      "CONFLICT",
-      `event ${input.atVersion} is inside step ${inherited.step.id} (${inherited.step.state}), which is still running: ` +
-        `fork before event ${from ?? "its start"}, or once it has finished`,
-      { stepId: inherited.step.id },
-    );
-  }
-  const def = definitionFor(inherited);
-  const base = { reason: input.reason, ...(input.note ? { note: input.note } : {}) };
-  if (inherited.status === "finished")
-    return createFork(deps, input.sessionId, history, inherited, { ...base, outcome: inherited.outcome, then: () => [] }, actor);
-  const spec = def.states[inherited.fsm];
-  const then: ForkPlan["then"] =
-    spec?.type === "wait"
-      ? inherited.fsm === def.initial
-        ? (forked, ctx) => decide(forked, { type: "Begin" }, ctx)
-        : () => []
-      : (forked, ctx) =>
-          decide(
-            forked,
-            { type: "Continue", state: inherited.fsm, reason: `forked at event ${input.atVersion}: runs again`, iterate: false },
-            ctx,
-          );
-  return createFork(deps, input.sessionId, history, inherited, { ...base, then }, actor);
+  return forkTask(
+    deps,
+    {
+      parentId: input.sessionId,
+      atVersion: input.atVersion,
+      reason: input.reason,
+      ...(input.note ? { note: input.note } : {}),
+      async mayStart(inherited, head) {
+        if (!inherited.step) return;
+        const now = await deps.store.stateAt(input.sessionId, head, taskFold);
+        if (now.status !== "active" || now.step?.id !== inherited.step.id) return;
+        const from = (await deps.store.readStream(input.sessionId)).find(
+          (e) => e.type === "StepScheduled" && (e.data as { stepId?: string }).stepId === inherited.step?.id,
+        )?.version;
+        throw new AppError(
+          "CONFLICT",
+          `event ${input.atVersion} is inside step ${inherited.step.id} (${inherited.step.state}), which is still running: ` +
+            `fork before event ${from ?? "its start"}, or once it has finished`,
+          { stepId: inherited.step.id },
+        );
+      },
+      finished: (inherited) => inherited.status === "finished",
+      then(forked, ctx, inherited) {
+        if (inherited.status === "finished") return [];
+        const spec = ctx.definition.states[inherited.fsm];
+        if (spec?.type === "wait") return inherited.fsm === ctx.definition.initial ? decide(forked, { type: "Begin" }, ctx) : [];
+        const reason = `forked at event ${input.atVersion}: runs again`;
+        return decide(forked, { type: "Continue", state: inherited.fsm, reason, iterate: false }, ctx);
+      },
+    },
+    actor,
+  );
 }
 
 /**
@@ -192,16 +184,18 @@ export async function rerunTask(
   actor: Actor,
 ): Promise<{ sessionId: string; version: number; parentId: string }> {
   const { sessionId: parentId } = ZSessionRef.parse(raw);
-  const history = await readHistory(deps, parentId);
-  const started = history.find((e) => e.type === "TaskStarted");
+  const started = (await readHistory(deps, parentId)).find((e) => e.type === "TaskStarted");
   if (!started) throw new AppError("NOT_FOUND", `session ${parentId} is not a task`);
-  const inherited = stateAt(parentId, history, started.version);
-  const forked = await createFork(
+  const forked = await forkTask(
     deps,
-    parentId,
-    history,
-    inherited,
-    { reason: "rerun", state: definitionFor(inherited).initial, then: (state, ctx) => decide(state, { type: "Begin" }, ctx) },
+    {
+      parentId,
+      atVersion: started.version,
+      reason: "rerun",
+      // A rerun starts from the workflow's first state.
+      state: (inherited) => definitionFor(inherited).initial,
+      then: (state, ctx) => decide(state, { type: "Begin" }, ctx),
+    },
     actor,
   );
   return { sessionId: forked.sessionId, version: forked.version, parentId };
@@ -285,13 +279,11 @@ export async function revertSession(deps: TaskDeps, raw: z.input<typeof ZRevertI
   const now = foldTask(history);
   if (now.status === "none") throw new AppError("NOT_FOUND", `session ${input.sessionId} is not a task`);
   const entry = revertEntry(definitionFor(now), history, input.to, input.iteration);
-  const inherited = stateAt(input.sessionId, history, entry.version - 1);
-  const forked = await createFork(
+  const forked = await forkTask(
     deps,
-    input.sessionId,
-    history,
-    inherited,
     {
+      parentId: input.sessionId,
+      atVersion: entry.version - 1,
       reason: "revert",
       ...(input.note ? { note: input.note } : {}),
       then: (state, ctx) =>
@@ -311,14 +303,39 @@ export async function revertSession(deps: TaskDeps, raw: z.input<typeof ZRevertI
  */
 export async function modifySession(deps: TaskDeps, raw: z.input<typeof ZModifyInput>, actor: Actor): Promise<Forked> {
   const input = ZModifyInput.parse(raw);
-  const history = await readHistory(deps, input.sessionId);
-  const base = foldTask(history);
-  if (base.status === "none") throw new AppError("NOT_FOUND", `session ${input.sessionId} is not a task`);
-  if (base.status !== "finished") {
-    throw new AppError("PRECONDITION_FAILED", `modify starts from a finished session; ${input.sessionId} is still in "${base.fsm}"`);
-  }
-  const def = definitionFor(base);
-  if (!def.modify) throw new AppError("PRECONDITION_FAILED", `workflow ${def.id} has no modify entry: fork or revert its sessions instead`);
+  const head = await deps.store.streamVersion(input.sessionId);
+  if (head === null) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
+  return forkTask(
+    deps,
+    {
+      parentId: input.sessionId,
+      atVersion: head,
+      reason: "modify",
+      ...(input.note ? { note: input.note } : {}),
+      mayStart(base) {
+        if (base.status !== "finished") {
+          throw new AppError("PRECONDITION_FAILED", `modify starts from a finished session; ${input.sessionId} is still in "${base.fsm}"`);
+        }
+        const def = definitionFor(base);
+        if (!def.modify)
+          throw new AppError("PRECONDITION_FAILED", `workflow ${def.id} has no modify entry: fork or revert its sessions instead`);
+      },
+      first: async (base) => [await changeRequest(deps, input.sessionId, base, input.change)],
+      then(state, ctx) {
+        const entry = ctx.definition.modify!;
+        return decide(state, { type: "Continue", state: entry.state, reason: "change requested", iterate: entry.iterate }, ctx);
+      },
+    },
+    actor,
+  );
+}
+
+/**
+ * A person's change request of a finished session: the base's last commit must still exist
+ * (in the repository, or in the session's bundle), and the project's files are fingerprinted
+ * against the commit the base session started from (what changed in the project since).
+ */
+async function changeRequest(deps: TaskDeps, baseSessionId: string, base: StartedTask, text: string): Promise<Emitted> {
   const { repoPath, baseCommit: started } = base.config.project;
   const bundle = base.bundle;
   const available = await ensureCommit(repoPath, base.head, async () =>
@@ -335,31 +352,16 @@ export async function modifySession(deps: TaskDeps, raw: z.input<typeof ZModifyI
     );
   }
   const fingerprint = await fingerprintProject(repoPath, started);
-  const change: Emitted = {
+  return {
     type: "ChangeRequested",
     data: {
-      text: input.change,
-      baseSessionId: input.sessionId,
+      text,
+      baseSessionId,
       baseCommit: base.head,
       fingerprint,
       basePlan: planDigest(base.pipeline.artifacts[ARTIFACT_PATHS.plan]?.json),
     },
   };
-  const entry = def.modify;
-  return createFork(
-    deps,
-    input.sessionId,
-    history,
-    base,
-    {
-      reason: "modify",
-      ...(input.note ? { note: input.note } : {}),
-      first: [change],
-      then: (state, ctx) =>
-        decide(state, { type: "Continue", state: entry.state, reason: "change requested", iterate: entry.iterate }, ctx),
-    },
-    actor,
-  );
 }
 
 export interface Resumed {
@@ -432,12 +434,16 @@ export async function resumeSession(deps: ResumeDeps, raw: z.input<typeof ZResum
   if (state.status === "finished") {
     // The decider refuses a session that was not interrupted, and a budget still spent.
     const target = interruptedIn(definitionFor(state), history, state.outcome) ?? state.fsm;
-    const r = await act(deps, sessionId, actor, { type: "Resume", state: target, ...(input.budget ? { budget: input.budget } : {}) });
+    const r = await decideOnTask(deps, sessionId, actor, {
+      type: "Resume",
+      state: target,
+      ...(input.budget ? { budget: input.budget } : {}),
+    });
     return { sessionId, status: "resumed", message: `resumed: ${target} runs again (it had ended ${state.outcome})`, version: r.version };
   }
   if (state.status !== "active") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
   if (state.pipeline.needed?.cause === "agent_failed") {
-    const r = await act(deps, sessionId, actor, { type: "Choose", choice: "retry" });
+    const r = await decideOnTask(deps, sessionId, actor, { type: "Choose", choice: "retry" });
     return {
       sessionId,
       status: "resumed",

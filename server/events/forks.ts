@@ -1,0 +1,87 @@
+// Forking a session's stream at a position (req E5), one operation for every kind of session
+// (docs/forks.md): the child inherits the parent's events 1..atVersion without copying them
+// (EventStore.fork), opens with SessionForked, and goes on with what its kind decides. The
+// parent never changes. A kind supplies a fold (the state at the position comes from the
+// nearest snapshot, as every replay's does) and two hooks: where a fork may start, and how the
+// child goes on. Tasks (fork, revert, modify, rerun) and conversations use it.
+import { AppError } from "../errors";
+import type { Queryable } from "../db/pool";
+import type { AppEventOf } from "./catalog";
+import type { StreamFold } from "./snapshots";
+import type { EventStore } from "./store";
+import type { AppendMetadata, NewEvent } from "./types";
+
+/** SessionForked's facts besides the parent and the position. */
+export type ForkFacts = Omit<AppEventOf<"SessionForked">["data"], "parentId" | "atVersion">;
+
+export interface ForkRequest<S> {
+  fold: StreamFold<S>;
+  parentId: string;
+  /** The parent's event position (inherited events counted): the child inherits events 1..atVersion. */
+  atVersion: number;
+  childId: string;
+  /**
+   * Where a fork may start: given the state at the position, refuses (with a domain error that
+   * names where a fork may start instead) a position from which this kind cannot go on.
+   */
+  mayStart?(inherited: S, position: { parentId: string; atVersion: number; head: number }): void | Promise<void>;
+  /** SessionForked's title, workflow, state and reason, from the state inherited. */
+  forked(inherited: S): ForkFacts;
+  /** Recorded right after SessionForked, before the continuation (a modify's change request), from the state inherited. */
+  first?(inherited: S): NewEvent[] | Promise<NewEvent[]>;
+  /**
+   * How the child goes on: decided on the inherited state with SessionForked (and `first`)
+   * folded in, appended with them in one transaction. `version` is the child's version then.
+   */
+  continuation(state: S, at: { childId: string; version: number; db: Queryable }): NewEvent[] | Promise<NewEvent[]>;
+}
+
+export interface Forked<S> {
+  sessionId: string;
+  parentId: string;
+  atVersion: number;
+  /** The child's version once created. */
+  version: number;
+  /** The state the child inherited at the position. */
+  inherited: S;
+}
+
+/**
+ * The state of `streamId` at `atVersion`, which must be one of its positions (NOT_FOUND for no
+ * such stream; INVALID_INPUT naming the positions it has otherwise).
+ */
+export async function stateAtPosition<S>(
+  store: EventStore,
+  fold: StreamFold<S>,
+  streamId: string,
+  atVersion: number,
+): Promise<{ state: S; head: number }> {
+  const head = await store.streamVersion(streamId);
+  if (head === null) throw new AppError("NOT_FOUND", `no session ${streamId}`, { sessionId: streamId });
+  if (!Number.isInteger(atVersion) || atVersion < 1 || atVersion > head) {
+    throw new AppError("INVALID_INPUT", `session ${streamId} has events 1..${head}: there is no event ${atVersion} to fork at`, {
+      atVersion,
+      head,
+      fieldErrors: { atVersion: [`between 1 and ${head}`] },
+    });
+  }
+  return { state: await store.stateAt(streamId, atVersion, fold), head };
+}
+
+/** Creates the child: SessionForked, `first`, then the continuation, in one transaction. */
+export async function forkStream<S>(store: EventStore, request: ForkRequest<S>, metadata: AppendMetadata): Promise<Forked<S>> {
+  const { fold, parentId, atVersion, childId } = request;
+  const { state: inherited, head } = await stateAtPosition(store, fold, parentId, atVersion);
+  await request.mayStart?.(inherited, { parentId, atVersion, head });
+  const forked: NewEvent = { type: "SessionForked", data: { parentId, atVersion, ...request.forked(inherited) } };
+  const first = (await request.first?.(inherited)) ?? [];
+  // Folded as they will be recorded (SessionForked's time starts the child's own budget clock).
+  const recordedAt = new Date().toISOString();
+  const opened = [forked, ...first].reduce(
+    (state, e, i) => fold.evolve(state, { version: atVersion + 1 + i, type: e.type, data: e.data, recordedAt }),
+    inherited,
+  );
+  const then = await request.continuation(opened, { childId, version: atVersion + 1 + first.length, db: store.pool });
+  const result = await store.fork({ parentId, atVersion, childId, event: [forked, ...first, ...then], metadata });
+  return { sessionId: childId, parentId, atVersion, version: result.version, inherited };
+}
