@@ -6,7 +6,7 @@ import { AppError } from "../errors";
 import type { Actor } from "../events/catalog";
 import { loadRunConfig, runSettings } from "../config/run";
 import { decideConversation } from "../modes/conversation";
-import { MODES } from "../modes/registry";
+import { findMode, MODES } from "../modes/registry";
 import type { ConversationAgent } from "../modes/types";
 import { serverOverride } from "../projects/config-edits";
 import { getProject } from "../projects/projects";
@@ -136,7 +136,7 @@ export async function setMode(deps: ConversationDeps, raw: z.input<typeof ZSetMo
     ...(input.modeConfig !== undefined ? { config: input.modeConfig } : {}),
     by: byOf(actor),
   });
-  return { mode: input.mode, description: MODES[input.mode]!.description };
+  return { mode: input.mode, description: findMode(input.mode)!.description };
 }
 
 export async function terminateConversation(deps: ConversationDeps, raw: z.input<typeof ZTerminateInput>, actor: Actor) {

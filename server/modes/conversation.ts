@@ -14,8 +14,8 @@
 // (the context), the clock too (a timeout is an event).
 import { AppError } from "../errors";
 import { parseMentions } from "./mentions";
-import { DEFAULT_MODE, MODES, resolveMode } from "./registry";
-import { emptyModeState, type ConversationAgent, type ModeContext, type ModeDecision, type ModeNote, type ModeState } from "./types";
+import { askMode, DEFAULT_MODE, MODES, registeredMode, resolveMode, startMode, type ModeSlot } from "./registry";
+import type { CollaborationMode, ConversationAgent, ModeContext, ModeDecision, ModeNote, ModeState } from "./types";
 
 export function foldConversation(events: readonly ConversationEvent[]): ConversationState {
   return events.reduce(evolveConversation, initialConversation);
@@ -68,11 +68,15 @@ export type ConversationCommand =
   /** A fork goes on: the calls in flight at its position are made again (and a pending deadline set again). */
   | { type: "Reissue" };
 
-export interface ConversationState {
+/**
+ * A conversation as folded from its events: plain JSON data (it is stored as a snapshot).
+ * `mode` (the mode's name), `config` (its config, parsed) and `modeState` are those of the
+ * same mode (ModeSlot): a mode is only ever asked with its own.
+ */
+export type ConversationState = ConversationCore & ModeSlot;
+
+interface ConversationCore {
   status: "none" | "open" | "terminated";
-  mode: string;
-  config: unknown;
-  modeState: ModeState;
   agents: ConversationAgent[];
   stallAfter: number;
   /** Agent turns since the last progress. */
@@ -88,9 +92,7 @@ export interface ConversationState {
 
 export const initialConversation: ConversationState = {
   status: "none",
-  mode: DEFAULT_MODE,
-  config: {},
-  modeState: emptyModeState,
+  ...startMode(resolveMode(DEFAULT_MODE, {}, { agents: [] })),
   agents: [],
   stallAfter: DEFAULT_STALL_AFTER,
   turns: 0,
@@ -109,26 +111,17 @@ const PROGRESS_NOTES: ReadonlySet<ModeNote["kind"]> = new Set(["tallied", "sop_c
 export function evolveConversation(state: ConversationState, event: ConversationEvent): ConversationState {
   switch (event.type) {
     case "ConversationStarted": {
-      const { mode, config } = resolveMode(event.data.mode, event.data.config, { agents: event.data.agents });
-      return {
-        ...initialConversation,
-        status: "open",
-        mode: mode.name,
-        config,
-        agents: event.data.agents,
-        stallAfter: event.data.stallAfter,
-        modeState: mode.initialize(config),
-      };
+      const slot = startMode(resolveMode(event.data.mode, event.data.config, { agents: event.data.agents }));
+      return { ...initialConversation, ...slot, status: "open", agents: event.data.agents, stallAfter: event.data.stallAfter };
     }
     case "MessagePosted": {
       const message = { text: event.data.text, mentions: event.data.mentions };
-      const modeState = modeOf(state).onUserMessage(state.modeState, state.config as never, message, ctxOf(state)).state;
-      return { ...state, modeState, turns: 0, stalled: false };
+      const { slot } = askMode(state, (mode, config, modeState) => mode.onUserMessage(modeState, config, message, ctxOf(state)));
+      return { ...state, ...slot, turns: 0, stalled: false };
     }
     case "ModeTimedOut": {
-      const mode = modeOf(state);
-      const passed = { ...state, deadline: null };
-      return mode.onTimeout ? { ...passed, modeState: mode.onTimeout(state.modeState, state.config as never, ctxOf(state)).state } : passed;
+      const { slot } = askMode(state, (mode, config, modeState) => timedOut(mode, config, modeState, ctxOf(state)));
+      return { ...state, ...slot, deadline: null };
     }
     case "AgentCallScheduled": {
       const { callId, agent, chain, prompt, caller, reissues } = event.data;
@@ -138,14 +131,14 @@ export function evolveConversation(state: ConversationState, event: Conversation
     case "AgentReplied": {
       const { [event.data.callId]: _done, ...inFlight } = state.inFlight;
       const reply = { agent: event.data.agent, text: event.data.text, mentions: event.data.mentions };
-      const modeState = modeOf(state).onAgentResponse(state.modeState, state.config as never, reply, ctxOf(state)).state;
-      return { ...state, inFlight, modeState, turns: state.turns + 1 };
+      const { slot } = askMode(state, (mode, config, modeState) => mode.onAgentResponse(modeState, config, reply, ctxOf(state)));
+      return { ...state, ...slot, inFlight, turns: state.turns + 1 };
     }
     case "AgentCallFailed": {
       const { [event.data.callId]: _done, ...inFlight } = state.inFlight;
       const reply = { agent: event.data.agent, text: "", mentions: [] };
-      const modeState = modeOf(state).onAgentResponse(state.modeState, state.config as never, reply, ctxOf(state)).state;
-      return { ...state, inFlight, modeState, turns: state.turns + 1 };
+      const { slot } = askMode(state, (mode, config, modeState) => mode.onAgentResponse(modeState, config, reply, ctxOf(state)));
+      return { ...state, ...slot, inFlight, turns: state.turns + 1 };
     }
     case "ModeDeadlineSet":
       return { ...state, deadline: event.data };
@@ -162,8 +155,8 @@ export function evolveConversation(state: ConversationState, event: Conversation
       return { ...state, turns: 0, evidence };
     }
     case "ModeSwitched": {
-      const { mode, config } = resolveMode(event.data.to, event.data.config, ctxOf(state));
-      return { ...state, mode: mode.name, config, modeState: mode.initialize(config), deadline: null };
+      const slot = startMode(resolveMode(event.data.to, event.data.config, ctxOf(state)));
+      return { ...state, ...slot, deadline: null };
     }
     case "ConversationStalled":
       return { ...state, stalled: true };
@@ -253,7 +246,8 @@ export function decideConversation(state: ConversationState, command: Conversati
         throw new AppError("INVALID_INPUT", message, { field: "text", unknown, fieldErrors: { text: [message] } });
       }
       const posted: ConversationEvent = { type: "MessagePosted", data: { by: command.by, text: command.text, mentions } };
-      const decision = modeOf(state).onUserMessage(state.modeState, state.config as never, { text: command.text, mentions }, ctxOf(state));
+      const message = { text: command.text, mentions };
+      const { decision } = askMode(state, (mode, config, modeState) => mode.onUserMessage(modeState, config, message, ctxOf(state)));
       return [posted, ...applyDecision(evolveConversation(state, posted), decision, ctx, () => [])];
     }
     case "Reply": {
@@ -302,12 +296,8 @@ export function decideConversation(state: ConversationState, command: Conversati
         type: "AgentReplied",
         data: { callId: command.callId, agent: call.agent, text: command.text, mentions },
       };
-      const decision = modeOf(state).onAgentResponse(
-        state.modeState,
-        state.config as never,
-        { agent: call.agent, text: command.text, mentions },
-        ctxOf(state),
-      );
+      const reply = { agent: call.agent, text: command.text, mentions };
+      const { decision } = askMode(state, (mode, config, modeState) => mode.onAgentResponse(modeState, config, reply, ctxOf(state)));
       const notes: ConversationEvent[] = unknown.length
         ? [{ type: "ModeNoted", data: { note: { kind: "mention_unknown", names: unknown } } }]
         : [];
@@ -322,12 +312,8 @@ export function decideConversation(state: ConversationState, command: Conversati
         type: "AgentCallFailed",
         data: { callId: command.callId, agent: call.agent, errorClass: command.errorClass, message: command.message },
       };
-      const decision = modeOf(state).onAgentResponse(
-        state.modeState,
-        state.config as never,
-        { agent: call.agent, text: "", mentions: [] },
-        ctxOf(state),
-      );
+      const reply = { agent: call.agent, text: "", mentions: [] };
+      const { decision } = askMode(state, (mode, config, modeState) => mode.onAgentResponse(modeState, config, reply, ctxOf(state)));
       const said: ConversationEvent = {
         type: "SystemMessage",
         data: { text: `@${call.agent} could not answer (${command.errorClass}): ${command.message}` },
@@ -336,11 +322,11 @@ export function decideConversation(state: ConversationState, command: Conversati
     }
     case "Timeout": {
       if (state.status !== "open") return [];
-      const mode = modeOf(state);
-      if (!mode.onTimeout || state.modeState.currentStep !== command.token) return [];
-      const timedOut: ConversationEvent = { type: "ModeTimedOut", data: { token: command.token } };
-      const decision = mode.onTimeout(state.modeState, state.config as never, ctxOf(state));
-      return [timedOut, ...applyDecision(evolveConversation(state, timedOut), decision, ctx, () => [])];
+      // Only a mode that sets deadlines hears one, and only at the step it set it for.
+      if (!registeredMode(state.mode).onTimeout || state.modeState.currentStep !== command.token) return [];
+      const passed: ConversationEvent = { type: "ModeTimedOut", data: { token: command.token } };
+      const { decision } = askMode(state, (mode, config, modeState) => timedOut(mode, config, modeState, ctxOf(state)));
+      return [passed, ...applyDecision(evolveConversation(state, passed), decision, ctx, () => [])];
     }
     case "NoteProgress": {
       requireOpen(state);
@@ -362,9 +348,10 @@ export function decideConversation(state: ConversationState, command: Conversati
       if (inFlight)
         throw new AppError("CONFLICT", `${inFlight} call(s) are in flight: switch the mode once they are answered`, { inFlight });
       const { mode, config } = resolveMode(command.mode, command.config, ctxOf(state));
+      const { description } = MODES[mode];
       return [
-        { type: "ModeSwitched", data: { from: state.mode, to: mode.name, config, by: command.by } },
-        { type: "SystemMessage", data: { text: `Mode switched from ${state.mode} to ${mode.name} by ${command.by}: ${mode.description}` } },
+        { type: "ModeSwitched", data: { from: state.mode, to: mode, config, by: command.by } },
+        { type: "SystemMessage", data: { text: `Mode switched from ${state.mode} to ${mode} by ${command.by}: ${description}` } },
       ];
     }
     case "Reissue": {
@@ -393,8 +380,7 @@ function ctxOf(state: ConversationState): ModeContext {
   return { agents: state.agents, evidence: state.evidence };
 }
 
-function modeOf(state: ConversationState) {
-  const mode = MODES[state.mode];
-  if (!mode) throw new AppError("INTERNAL", `the conversation is in mode "${state.mode}", which is not registered`);
-  return mode;
+/** A mode's decision at its deadline: none (the same state) for a mode that sets no deadline. */
+function timedOut<C, S>(mode: CollaborationMode<C, S>, config: C, state: ModeState<S>, ctx: ModeContext): ModeDecision<S> {
+  return mode.onTimeout ? mode.onTimeout(state, config, ctx) : { state, calls: [], notes: [] };
 }

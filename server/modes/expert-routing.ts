@@ -4,7 +4,7 @@
 // id, or up to `maxAgents`). Every routing is recorded with the candidates, their scores and
 // the reason; no match asks a person instead of guessing.
 import { z } from "zod";
-import type { CollaborationMode, ConversationAgent } from "./types";
+import type { CollaborationMode, ConversationAgent, NoCustomState } from "./types";
 
 export const ZExpertRoutingConfig = z.strictObject({
   minScore: z.number().int().min(1).default(1),
@@ -18,7 +18,7 @@ function matchedTags(agent: ConversationAgent, text: string): string[] {
   return agent.skills.filter((tag) => new RegExp(`(^|[^\\p{L}\\p{N}])${escape(tag)}($|[^\\p{L}\\p{N}])`, "iu").test(text));
 }
 
-export const expertRouting: CollaborationMode<ExpertRoutingConfig> = {
+export const expertRouting: CollaborationMode<ExpertRoutingConfig, NoCustomState, "expert_routing"> = {
   name: "expert_routing",
   description: "Expert routing: each message goes to the agents whose skill tags it names; no match asks a person.",
   config: ZExpertRoutingConfig,

@@ -2,7 +2,7 @@
 // reply may @mention others, each again a call; as many rounds as the conversation allows
 // (the loop guard of ./conversation.ts stops runaway ping-pong).
 import { z } from "zod";
-import type { CollaborationMode, ModeDecision, ModeState } from "./types";
+import type { CollaborationMode, ModeDecision, ModeState, NoCustomState } from "./types";
 
 export const ZFreeDiscussionConfig = z.strictObject({
   /** At most this many calls from one message or reply (the rest are not made). */
@@ -10,13 +10,19 @@ export const ZFreeDiscussionConfig = z.strictObject({
 });
 export type FreeDiscussionConfig = z.infer<typeof ZFreeDiscussionConfig>;
 
-function calls(state: ModeState, mentions: string[], caller: string, text: string, max: number): ModeDecision {
+function calls(
+  state: ModeState<NoCustomState>,
+  mentions: string[],
+  caller: string,
+  text: string,
+  max: number,
+): ModeDecision<NoCustomState> {
   const targets = mentions.filter((a) => a !== caller).slice(0, max);
   const prompt = caller === "person" ? text : `@${caller} wrote:\n${text}`;
   return { state, calls: targets.map((agent) => ({ agent, prompt, caller })), notes: [] };
 }
 
-export const freeDiscussion: CollaborationMode<FreeDiscussionConfig> = {
+export const freeDiscussion: CollaborationMode<FreeDiscussionConfig, NoCustomState, "free_discussion"> = {
   name: "free_discussion",
   description: "Free discussion: @mention any agent; agents may @mention each other; each mention is a call.",
   config: ZFreeDiscussionConfig,

@@ -32,15 +32,18 @@ export const ZSopConfig = z.strictObject({
 export type SopConfig = z.infer<typeof ZSopConfig>;
 type SopStep = SopConfig["steps"][number];
 
-interface SopState {
+/** An SOP's own state: whether a run is on, its task so far, each step's visits, the attempt at the current step. */
+export interface SopState {
   running: boolean;
   task: string;
   visits: Record<string, number>;
   attempt: number;
 }
+/** What an SOP keeps (ModeState.custom): empty until its first run, a field not set yet has its default (sopOf). */
+export type SopCustomState = Partial<SopState>;
 
-function sopOf(state: ModeState): SopState {
-  return { running: false, task: "", visits: {}, attempt: 1, ...(state.custom as Partial<SopState>) };
+function sopOf(state: ModeState<SopCustomState>): SopState {
+  return { running: false, task: "", visits: {}, attempt: 1, ...state.custom };
 }
 
 /** The step after `step` when no branch holds: `next`, else the following one, else the end. */
@@ -54,13 +57,15 @@ function targetsOf(config: SopConfig, step: SopStep): Array<string | null> {
   return [...step.branches.map((b) => b.goto), fallthrough(config, step)];
 }
 
+const ZReplyFields = z.record(z.string(), z.unknown());
+
 /** The reply's JSON object (the whole reply or the first {...} in it), or null. */
 function structured(text: string): Record<string, unknown> | null {
   for (const candidate of [text.trim(), /\{[\s\S]*\}/.exec(text)?.[0]]) {
     if (!candidate) continue;
     try {
-      const value: unknown = JSON.parse(candidate);
-      if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+      const fields = ZReplyFields.safeParse(JSON.parse(candidate));
+      if (fields.success) return fields.data;
     } catch {
       // not this one
     }
@@ -70,7 +75,7 @@ function structured(text: string): Record<string, unknown> | null {
 
 const ordinal = (n: number) => `${n}${n % 100 >= 11 && n % 100 <= 13 ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th")}`;
 
-function enter(state: ModeState, sop: SopState, step: SopStep, attempt: number): ModeDecision {
+function enter(state: ModeState<SopCustomState>, sop: SopState, step: SopStep, attempt: number): ModeDecision<SopCustomState> {
   const visit = (sop.visits[step.id] ?? 0) + (attempt === 1 ? 1 : 0);
   if (visit > step.maxVisits) {
     const reason = `step ${step.id} would run for the ${ordinal(visit)} time (its loop cap is ${step.maxVisits})`;
@@ -97,7 +102,7 @@ function enter(state: ModeState, sop: SopState, step: SopStep, attempt: number):
   };
 }
 
-export const sop: CollaborationMode<SopConfig> = {
+export const sop: CollaborationMode<SopConfig, SopCustomState, "sop"> = {
   name: "sop",
   description: "SOP: ordered steps with conditional branches, loops with a cap, and retries.",
   config: ZSopConfig,

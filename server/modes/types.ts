@@ -48,15 +48,22 @@ export type ModeNote =
   | { kind: "sop_completed"; steps: string[] }
   | { kind: "needs_person"; reason: string };
 
-/** A mode's state (req C1's mode state): its current step, the steps taken, and its own. */
-export interface ModeState {
+/**
+ * A mode's state (req C1's mode state): its current step, the steps taken, and its own
+ * (`custom`, of type S: each mode declares it). Plain JSON data: it is part of the folded
+ * conversation, which is stored as a snapshot.
+ */
+export interface ModeState<S = unknown> {
   currentStep: string | null;
   stepHistory: string[];
-  custom: Record<string, unknown>;
+  custom: S;
 }
 
-export interface ModeDecision {
-  state: ModeState;
+/** The own state of a mode that keeps none. */
+export type NoCustomState = Record<string, never>;
+
+export interface ModeDecision<S = unknown> {
+  state: ModeState<S>;
   calls: ModeCall[];
   notes: ModeNote[];
   /**
@@ -79,18 +86,22 @@ export interface AgentReply {
   mentions: string[];
 }
 
-/** A collaboration mode: its config schema, static checks, and the two decisions. */
-export interface CollaborationMode<C = unknown> {
-  name: string;
+/**
+ * A collaboration mode named N: its config schema (its parsed config is a C), its own state
+ * (an S), static checks, and the decisions. A mode is only ever called with its own config
+ * and state: the registry (./registry.ts) keeps them together.
+ */
+export interface CollaborationMode<C, S, N extends string = string> {
+  name: N;
   description: string;
   config: z.ZodType<C>;
+  // Properties, not methods: their parameters are then checked strictly (a method's are
+  // bivariant), so no mode is assignable where another mode's config is expected.
   /** Problems of a config for these agents (unknown agents, unreachable steps…); empty when fine. */
-  validate(config: C, ctx: ModeContext): string[];
-  initialize(config: C): ModeState;
-  onUserMessage(state: ModeState, config: C, message: PersonMessage, ctx: ModeContext): ModeDecision;
-  onAgentResponse(state: ModeState, config: C, reply: AgentReply, ctx: ModeContext): ModeDecision;
+  validate: (config: C, ctx: ModeContext) => string[];
+  initialize: (config: C) => ModeState<S>;
+  onUserMessage: (state: ModeState<S>, config: C, message: PersonMessage, ctx: ModeContext) => ModeDecision<S>;
+  onAgentResponse: (state: ModeState<S>, config: C, reply: AgentReply, ctx: ModeContext) => ModeDecision<S>;
   /** A deadline passed (voting's timeout): what the mode decides with what it has. */
-  onTimeout?(state: ModeState, config: C, ctx: ModeContext): ModeDecision;
+  onTimeout?: (state: ModeState<S>, config: C, ctx: ModeContext) => ModeDecision<S>;
 }
-
-export const emptyModeState: ModeState = { currentStep: null, stepHistory: [], custom: {} };

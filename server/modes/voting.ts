@@ -33,16 +33,19 @@ export type Ballot = z.infer<typeof ZBallot>;
 const BALLOT_FORMAT =
   'Answer on your own (you will not see the others\' answers). Reply with JSON only: {"choice": string, "rationale": string, "confidence": number from 0 to 1}.';
 
-interface VotingState {
+/** A vote's own state: the round, whether it is open, its question, the valid ballots by voter and the voters whose ballot was rejected. */
+export interface VotingState {
   round: number;
   open: boolean;
   question: string;
   ballots: Record<string, Ballot>;
   rejected: string[];
 }
+/** What a vote keeps (ModeState.custom): empty until its first round, a field not set yet has its default (votingOf). */
+export type VotingCustomState = Partial<VotingState>;
 
-function votingOf(state: ModeState): VotingState {
-  return { round: 0, open: false, question: "", ballots: {}, rejected: [], ...(state.custom as Partial<VotingState>) };
+function votingOf(state: ModeState<VotingCustomState>): VotingState {
+  return { round: 0, open: false, question: "", ballots: {}, rejected: [], ...state.custom };
 }
 
 function votersOf(config: VotingConfig, ctx: ModeContext): ConversationAgent[] {
@@ -58,7 +61,7 @@ export function parseBallot(text: string): { ballot: Ballot } | { errors: string
     try {
       raw = JSON.parse(candidate);
     } catch (err) {
-      lastError = `not valid JSON: ${(err as Error).message}`;
+      lastError = `not valid JSON: ${err instanceof Error ? err.message : String(err)}`;
       continue;
     }
     const parsed = ZBallot.safeParse(raw);
@@ -127,7 +130,12 @@ export function tally(
   return { kind: "tallied", round, outcome: "winner", winner: winner.choice, totals, absent, reason: why };
 }
 
-function close(state: ModeState, voting: VotingState, config: VotingConfig, ctx: ModeContext): ModeDecision {
+function close(
+  state: ModeState<VotingCustomState>,
+  voting: VotingState,
+  config: VotingConfig,
+  ctx: ModeContext,
+): ModeDecision<VotingCustomState> {
   const voters = votersOf(config, ctx);
   const weightOf = (id: string) => config.weights[id] ?? voters.find((v) => v.id === id)?.weight ?? 1;
   const note = tally(
@@ -145,7 +153,7 @@ function close(state: ModeState, voting: VotingState, config: VotingConfig, ctx:
   };
 }
 
-export const voting: CollaborationMode<VotingConfig> = {
+export const voting: CollaborationMode<VotingConfig, VotingCustomState, "voting"> = {
   name: "voting",
   description: "Voting: the voters answer in parallel without seeing each other; strict JSON ballots, weights, a quorum, a timeout.",
   config: ZVotingConfig,
