@@ -11,7 +11,7 @@ import {
   type ConversationCommand,
   type ConversationEvent,
 } from "../modes/conversation";
-import { isConversationEvent } from "./record";
+import { isConversationEvent } from "./fold";
 
 /** The command a recorded conversation event answers (null: decided, not commanded). */
 function commandOf(event: ConversationEvent): ConversationCommand | null {

@@ -11,7 +11,8 @@ import { AppError } from "../errors";
 import type { Actor } from "../events/catalog";
 import { forkStream } from "../events/forks";
 import { decideConversation } from "../modes/conversation";
-import { conversationContext, conversationFold, CONVERSATION_WORKFLOW, recordable, type ConversationDeps } from "./record";
+import { conversationFold } from "./fold";
+import { conversationContext, CONVERSATION_WORKFLOW, recordable, type ConversationDeps } from "./record";
 
 export const ZForkConversationInput = z.object({
   sessionId: z.string().min(1).max(100),

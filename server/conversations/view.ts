@@ -7,7 +7,8 @@ import type { EventStore } from "../events/store";
 import type { RecordedEvent } from "../events/types";
 import { MODES } from "../modes/registry";
 import type { ConversationAgent, ModeNote } from "../modes/types";
-import { conversationFold, isConversationEvent, CONVERSATION_WORKFLOW, type ConversationRecord } from "./record";
+import { conversationFold, isConversationEvent, type ConversationRecord } from "./fold";
+import { CONVERSATION_WORKFLOW } from "./record";
 import { AppError } from "../errors";
 
 export type ConversationEntry = { version: number; at: string } & (

@@ -4,7 +4,8 @@
 import { expect } from "vitest";
 import type { EventStore } from "../../server/events/store";
 import type { RecordedEvent } from "../../server/events/types";
-import { foldRecorded, type LoadedConversation } from "../../server/conversations/record";
+import { foldRecorded } from "../../server/conversations/fold";
+import type { LoadedConversation } from "../../server/conversations/record";
 import { auditConversation } from "../../server/conversations/audit";
 
 /** A scripted agent for conversations: `reply` answers free discussion and routing, `ballot` votes, `sop` SOP steps. */

@@ -14,7 +14,7 @@ import { HIDDEN_FOR_VIEWERS, viewerEventData } from "../../server/export/redact"
 import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, gitIn, ofType, type Harness } from "../helpers/tasks";
 import { chatAgent, conversationOf, expectDecidedExactly, waitForConversation } from "../helpers/conversations";
-import { isConversationEvent } from "../../server/conversations/record";
+import { isConversationEvent } from "../../server/conversations/fold";
 import { auditConversation } from "../../server/conversations/audit";
 
 let db: TestDatabase;
