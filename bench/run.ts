@@ -16,6 +16,7 @@ import { EMPTY_FIGURES, summaryLines, TARGETS, type BenchReport, type BenchRepor
 import { appendSinglePeer } from "./measure/append-single-peer";
 import { batchAppend } from "./measure/batch-append";
 import { concurrentAppends } from "./measure/concurrent-appends";
+import { conversationReplay } from "./measure/conversation-replay";
 import { conversationTurn } from "./measure/conversation-turn";
 import { dashboardList } from "./measure/dashboard-list";
 import { fork, forkWorkspace } from "./measure/fork";
@@ -46,6 +47,7 @@ const MEASUREMENTS: Measurement[] = [
   dashboardList,
   liveUpdates,
   conversationTurn,
+  conversationReplay,
   sessionPage,
   appendSinglePeer,
   concurrentAppends,

@@ -51,6 +51,15 @@ export interface BenchReportFigures {
     concurrent_p99: number;
     concurrent_first_turn_p99: number;
   } | null;
+  conversation_state_at_10000_ms: {
+    warm_p50: number;
+    warm_p95: number;
+    cold_p50: number;
+    at_9999_p50: number;
+    lean_no_snapshot_p50: number;
+    view_at_10000_p50: number;
+    n: number;
+  } | null;
   session_page_10k_interactive_ms: { p50: number; max: number; n: number; cold_p50: number; dom_nodes: number } | null;
   append_single_vs_peer: { catcafe: number; emmett: number; ratio: number } | null;
   concurrent_appends: {
@@ -151,6 +160,7 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   dashboard_list_ms: null,
   live_event_to_client_ms: null,
   conversation_turn_ms: null,
+  conversation_state_at_10000_ms: null,
   session_page_10k_interactive_ms: null,
   append_single_vs_peer: null,
   concurrent_appends: null,
@@ -196,6 +206,8 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
   live_event_to_client_ms: "p95 <= 100 ms (commit → SSE message parsed by a live.updates subscriber over HTTP)",
   conversation_turn_ms:
     "p50 <= 10 ms (a person's message committed → the first agent call started, simulated agent; concurrent_*: 16 conversations posting at once; see meta.notes.conversation_turn)",
+  conversation_state_at_10000_ms:
+    "warm_p50 <= 20 ms: store.stateAt with the conversation fold at event 10,000 of a conversation, from the nearest snapshot + the lean read of the rest (the state every replay and decision on it reads); cold = no snapshot yet; view_at_10000 = readConversation's replay view (state + every entry)",
   session_page_10k_interactive_ms:
     "p50 <= 1000 ms (a 10,000-event session's page in chromium, navigation start → Actions and a timeline entry painted and hydrated; see meta.notes.session_page)",
   append_single_vs_peer:
