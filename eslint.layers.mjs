@@ -46,9 +46,9 @@ const layers = {
     allow: [...base, "process", "events", "workspaces", "runner", "workflow", "config", "projects"],
   },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner", "usage"] },
-  /** What every runner executes and how outcomes are reacted to: workflows and conversations. */
+  /** The list of every step kind the runners run, each with its executor and reaction (docs/architecture.md, "Step kinds"). */
   "app-runner": { pattern: "server/app-runner.ts", allow: [...base, "events", "runner", "workflow", "conversations", "delivery"] },
-  /** The runner process's entry point: composes the store, the executors and the reactor. */
+  /** The runner process's entry point: composes the store and the registry of the step kinds. */
   "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "workflow", "projects", "runner", "store", "app-runner"] },
   health: { pattern: "server/health.ts", allow: [...base, "runner"] },
   demo: {

@@ -1,55 +1,38 @@
-// What every runner of the application executes and how results are reacted to: the workflow
-// steps (agents, test commands), the conversations' steps (agent calls, mode timers) and
-// deliveries (push, pull request, merge),
-// each outcome decided on in its own transaction by the workflow or the conversation it
-// belongs to. The runner process (runner/main.ts) and the tests' runners are composed here.
-import { isConnectionError, type Db } from "./db/pool";
+// What every runner of the application runs: the list of its step kinds (docs/architecture.md,
+// "Step kinds") — the runner's own (echo, webhook), the workflow's (agents, test commands), the
+// conversations' (agent calls, mode timers) and the delivery's (push, pull request, merge) —
+// each with its executor and its reaction. The runner process (runner/main.ts), the tests' and
+// the benchmarks' runners are composed from it: `stepKindRegistry(appStepKinds(deps))` gives the
+// Runner its executors and reactions, looked up by kind.
+import { isConnectionError, type Db, type Tx } from "./db/pool";
 import { logger } from "./log";
 import type { EventStore } from "./events/store";
-import type { RecordedEvent } from "./events/types";
-import type { Tx } from "./db/pool";
-import { conversationExecutors } from "./conversations/steps";
-import { CONVERSATION_STEPS, reactToConversationFailure, reactToConversationStep } from "./conversations/reactor";
-import { isWorkflowStepOutput } from "./events/step-contract";
-import { stepOutcomeOf, type OutcomeStep, type StepOutcome } from "./events/step-outcome";
-import { reactToDeliveryFailure, reactToDeliveryStep } from "./delivery/reactor";
+import { conversationStepKinds } from "./conversations/step-kinds";
 import { deliverOnApproval } from "./delivery/service";
-import { DELIVER_STEP, deliveryExecutor } from "./delivery/steps";
-import type { StepExecutor } from "./runner/executors";
-import { workflowExecutors } from "./runner/workflow-executors";
-import { reactToReactionFailure, reactToStepOutcome } from "./workflow/reactor";
+import { deliverStepKind } from "./delivery/step-kinds";
+import { echoStepKind } from "./runner/echo";
+import type { StepKind } from "./runner/step-kinds";
+import { webhookStepKind, type WebhookDeps } from "./runner/webhook";
+import { workflowStepKinds } from "./runner/workflow-executors";
 
-export interface AppExecutorDeps {
+export interface AppStepKindDeps {
   pool: Db;
   store: EventStore;
   workspacesRoot: string;
   repositoryPath?: (repoPath: string) => string;
+  /** Where webhook steps find the project's webhook (the projects table, which runner/ does not own). */
+  webhook: WebhookDeps;
 }
 
-/** The executors of the workflow's, the conversations' and the deliveries' steps. */
-export function appExecutors(deps: AppExecutorDeps): Record<string, StepExecutor> {
-  return { ...workflowExecutors(deps), ...conversationExecutors(deps), [DELIVER_STEP]: deliveryExecutor(deps) };
-}
-
-/**
- * The step of an outcome, when it is not the workflow's: a workflow step's completion says so
- * itself (its output's kind), so the hot path reads nothing more; anything else (a
- * conversation's step, a delivery, a failure) is looked up once in the steps table.
- */
-async function stepOf(tx: Tx, outcome: StepOutcome): Promise<OutcomeStep | null> {
-  if (outcome.type === "StepCompleted" && isWorkflowStepOutput(outcome.data.output)) return null;
-  const row = await tx.query<OutcomeStep>("SELECT kind, input FROM steps WHERE id = $1", [outcome.data.stepId]);
-  return row.rows[0] ?? null;
-}
-
-/** A step's outcome decided on by its conversation, recorded by its delivery, else decided on by its session's workflow. */
-export async function reactToAppStep(tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]): Promise<void> {
-  const outcome = stepOutcomeOf(recorded, { final: true });
-  const step = outcome ? await stepOf(tx, outcome) : null;
-  if (outcome && step && CONVERSATION_STEPS.includes(step.kind)) return reactToConversationStep(tx, store, sessionId, outcome, step);
-  if (outcome && step?.kind === DELIVER_STEP) return reactToDeliveryStep(tx, store, sessionId, outcome, step);
-  const appended = await reactToStepOutcome(tx, store, sessionId, recorded);
-  if (appended.some((e) => e.type === "SessionFinalized")) await deliverIfAuto(tx, store, sessionId);
+/** Every step kind the application's runners run: one entry each (the registry refuses a kind twice). */
+export function appStepKinds(deps: AppStepKindDeps): StepKind[] {
+  return [
+    echoStepKind,
+    webhookStepKind(deps.webhook),
+    ...workflowStepKinds({ ...deps, onSessionFinalized: deliverIfAuto }),
+    ...conversationStepKinds(deps),
+    deliverStepKind(deps),
+  ];
 }
 
 /**
@@ -67,20 +50,4 @@ async function deliverIfAuto(tx: Tx, store: EventStore, sessionId: string): Prom
     if (isConnectionError(err)) throw err;
     logger.error({ err: String(err), sessionId }, "could not deliver an approved session automatically");
   }
-}
-
-/** When reacting failed (a defect): the conversation's call fails, the delivery fails, else the workflow's step gives up. */
-export async function reactToAppFailure(
-  tx: Tx,
-  store: EventStore,
-  sessionId: string,
-  recorded: RecordedEvent[],
-  message: string,
-): Promise<void> {
-  const outcome = stepOutcomeOf(recorded, { final: false });
-  const step = outcome ? await stepOf(tx, outcome) : null;
-  if (outcome && step && CONVERSATION_STEPS.includes(step.kind))
-    return reactToConversationFailure(tx, store, sessionId, outcome, step, message);
-  if (outcome && step?.kind === DELIVER_STEP) return reactToDeliveryFailure(tx, store, sessionId, outcome, step, message);
-  await reactToReactionFailure(tx, store, sessionId, recorded, message);
 }

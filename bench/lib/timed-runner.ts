@@ -1,5 +1,5 @@
-// An in-process Runner wired like the runner process (own pool, the real workflow
-// executors, the reactor deciding the next step in the result's transaction) that times
+// An in-process Runner wired like the runner process (own pool, the application's step kinds:
+// their executors, their reactions deciding the next step in the result's transaction) that times
 // every step: when it was claimed, when its executor started and ended, and when its
 // outcome was committed (the runner's "step completed" log, right after the COMMIT).
 // The orchestration overhead of a step is then (its outcome committed − the previous
@@ -8,12 +8,12 @@ import crypto from "node:crypto";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { createAppEventStore } from "../../server/app-store";
+import { z } from "zod";
 import { createPool } from "../../server/db/pool";
-import type { StepInput } from "../../server/events/step-contract";
 import type { StepExecutor } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";
-import { workflowExecutors } from "../../server/runner/workflow-executors";
-import { reactToAppStep } from "../../server/app-runner";
+import { stepKindRegistry } from "../../server/runner/step-kinds";
+import { appStepKinds } from "../../server/app-runner";
 
 export interface StepTiming {
   sessionId: string;
@@ -35,6 +35,9 @@ export interface TimedRunner {
   close(): Promise<void>;
 }
 
+/** The workflow state a step runs in (a workflow step's input says); other kinds go by their kind. */
+const ZStateOfStep = z.object({ state: z.string() });
+
 export function timedRunner(url: string, workspacesRoot: string, idPrefix: string): TimedRunner {
   const pool = createPool(url, 8);
   const store = createAppEventStore(pool);
@@ -48,7 +51,7 @@ export function timedRunner(url: string, workspacesRoot: string, idPrefix: strin
     (inner: StepExecutor): StepExecutor =>
     async (step, execCtx) => {
       const t = stepOf(step.id, step.sessionId);
-      t.state = (step.input as StepInput).state;
+      t.state = ZStateOfStep.safeParse(step.input).data?.state ?? step.kind;
       t.execStart = performance.now();
       try {
         return await inner(step, execCtx);
@@ -56,12 +59,11 @@ export function timedRunner(url: string, workspacesRoot: string, idPrefix: strin
         t.execEnd = performance.now();
       }
     };
-  const executors = Object.fromEntries(
-    Object.entries(workflowExecutors({ pool, store, workspacesRoot: path.join(workspacesRoot, "workspaces") })).map(([kind, ex]) => [
-      kind,
-      timed(ex),
-    ]),
+  // The sessions measured here have no webhook.
+  const stepKinds = stepKindRegistry(
+    appStepKinds({ pool, store, workspacesRoot: path.join(workspacesRoot, "workspaces"), webhook: { webhookFor: async () => null } }),
   );
+  const executors = Object.fromEntries(Object.entries(stepKinds.executors).map(([kind, ex]) => [kind, timed(ex)]));
   const timedRunner: TimedRunner = {
     steps,
     onCommitted: null,
@@ -69,7 +71,7 @@ export function timedRunner(url: string, workspacesRoot: string, idPrefix: strin
       id: `${idPrefix}-${crypto.randomBytes(3).toString("hex")}`,
       executors,
       // What every runner reacts with (the workflow, conversations, deliveries).
-      react: reactToAppStep,
+      react: stepKinds.react,
       onClaim: (step) => {
         stepOf(step.id, step.sessionId).claimedAt = performance.now();
       },

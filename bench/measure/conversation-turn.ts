@@ -9,13 +9,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { appExecutors, reactToAppFailure, reactToAppStep } from "../../server/app-runner";
+import { appStepKinds } from "../../server/app-runner";
 import { createAppEventStore } from "../../server/app-store";
 import { postMessage, startConversation } from "../../server/conversations/service";
 import { createPool } from "../../server/db/pool";
 import { ensureDemoRepo } from "../../server/demo/repo";
 import { upsertProject } from "../../server/projects/projects";
 import { Runner } from "../../server/runner/runner";
+import { stepKindRegistry } from "../../server/runner/step-kinds";
 import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
 import { percentiles, round } from "../lib/percentiles";
@@ -45,11 +46,15 @@ export const conversationTurn: Measurement = {
     const waiting = new Map<string, (at: number) => void>();
     const runnerPool = createPool(ctx.url, 8);
     const store = createAppEventStore(runnerPool);
+    // The project has no webhook: the steps here are the conversation's.
+    const stepKinds = stepKindRegistry(
+      appStepKinds({ pool: runnerPool, store, workspacesRoot: path.join(root, "workspaces"), webhook: { webhookFor: async () => null } }),
+    );
     const runner = new Runner(store, runnerPool, ctx.url, {
       id: `bench-chat-${crypto.randomBytes(3).toString("hex")}`,
-      executors: appExecutors({ pool: runnerPool, store, workspacesRoot: path.join(root, "workspaces") }),
-      react: reactToAppStep,
-      onReactionError: reactToAppFailure,
+      executors: stepKinds.executors,
+      react: stepKinds.react,
+      onReactionError: stepKinds.onReactionError,
       concurrency: 4,
       onClaim: (step) => {
         const at = performance.now();

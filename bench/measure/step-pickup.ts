@@ -6,7 +6,7 @@ import { performance } from "node:perf_hooks";
 import { createPool } from "../../server/db/pool";
 import { createAppEventStore } from "../../server/app-store";
 import { scheduleStep } from "../../server/runner/dispatch";
-import { echoExecutor } from "../../server/runner/executors";
+import { builtinExecutors } from "../../server/runner/echo";
 import { Runner } from "../../server/runner/runner";
 import type { Measurement } from "../lib/context";
 import { benchActor, createSessions } from "../lib/fixtures";
@@ -30,7 +30,7 @@ export const stepPickup: Measurement = {
     const runnerPool = createPool(ctx.url, 4);
     const runner = new Runner(createAppEventStore(runnerPool), runnerPool, ctx.url, {
       id: `bench-runner-${crypto.randomBytes(3).toString("hex")}`,
-      executors: { echo: echoExecutor },
+      executors: builtinExecutors,
       concurrency: 1,
       onClaim: (step) => {
         claimed.set(step.id, performance.now());

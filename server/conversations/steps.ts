@@ -2,7 +2,8 @@
 // with its prompt and the thread so far, in the conversation's worktree (the project at the
 // commit the conversation started from), and hands back its reply as a blob; a timer
 // (`conversation_timer`) is due when a mode's deadline passes and only says so. What the
-// conversation makes of either is decided in the result's transaction (./reactor.ts).
+// conversation makes of either is decided in the result's transaction (./reactor.ts); both are
+// registered as step kinds in ./step-kinds.ts.
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
@@ -15,7 +16,7 @@ import { putBlob, ZBlobRef } from "../events/blobs";
 import { ZAgentSnapshot } from "../events/step-contract";
 import { recordableOutput } from "../process/env";
 import type { ClaimedStep } from "../runner/dispatch";
-import { StepExecutionError, type StepExecutor } from "../runner/executors";
+import { StepExecutionError, type StepContext } from "../runner/executors";
 import { withWorktreeLock } from "../runner/repo-lock";
 import { createWorkspace, ensureCommit } from "../workspaces";
 
@@ -51,22 +52,16 @@ export const ZCallStepOutput = z.object({
 export type CallStepOutput = z.infer<typeof ZCallStepOutput>;
 
 export const ZTimerInput = z.object({ token: z.string().min(1) });
+export type TimerInput = z.infer<typeof ZTimerInput>;
+
+export const ZTimerStepOutput = z.object({ kind: z.literal("conversation_timer"), token: z.string().min(1) });
+export type TimerStepOutput = z.infer<typeof ZTimerStepOutput>;
 
 export interface ConversationExecutorDeps {
   pool: Db;
   workspacesRoot: string;
   /** This runner's clone of a project registered at `repoPath` (CATCAFE_REPOSITORY_PATHS). */
   repositoryPath?: (repoPath: string) => string;
-}
-
-function parsed<T>(schema: z.ZodType<T>, step: ClaimedStep): T {
-  const result = schema.safeParse(step.input);
-  if (result.success) return result.data;
-  throw new StepExecutionError(
-    "internal_error",
-    `step ${step.id} (${step.kind}) has no valid input: ${result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
-    false,
-  );
 }
 
 /** Whether the agent reads or writes files: an HTTP brain never does, nor a script that writes none. */
@@ -98,9 +93,11 @@ async function conversationWorkspace(
   return ws.path;
 }
 
-function callExecutor(deps: ConversationExecutorDeps): StepExecutor {
-  return async (step, ctx): Promise<CallStepOutput> => {
-    const input = parsed(ZConversationCallInput, step);
+/** Runs a call (its input parsed by its entry, ./step-kinds.ts). */
+export function callExecutor(
+  deps: ConversationExecutorDeps,
+): (step: ClaimedStep, input: ConversationCallInput, ctx: StepContext) => Promise<CallStepOutput> {
+  return async (step, input, ctx) => {
     const config = ZAgentConfig.safeParse(input.agent);
     if (!config.success) {
       throw new StepExecutionError(
@@ -144,8 +141,7 @@ function callExecutor(deps: ConversationExecutorDeps): StepExecutor {
   };
 }
 
-const timerExecutor: StepExecutor = async (step) => ({ kind: "conversation_timer", token: parsed(ZTimerInput, step).token });
-
-export function conversationExecutors(deps: ConversationExecutorDeps): Record<string, StepExecutor> {
-  return { conversation_call: callExecutor(deps), conversation_timer: timerExecutor };
+/** A timer is due when its step runs: it only says which deadline passed. */
+export async function timerExecutor(_step: ClaimedStep, input: TimerInput): Promise<TimerStepOutput> {
+  return { kind: "conversation_timer", token: input.token };
 }

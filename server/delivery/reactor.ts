@@ -4,10 +4,9 @@
 import type { Tx } from "../db/pool";
 import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
 import { commandHandler, streamVersion } from "../events/command-handler";
-import type { EventStore } from "../events/store";
 import type { NewEvent } from "../events/types";
-import type { OutcomeStep, StepOutcome } from "../events/step-outcome";
-import { ZDeliverInput, ZDeliverOutput } from "./steps";
+import type { ReactionFailure, StepReaction } from "../runner/step-kinds";
+import type { DeliverInput, DeliverOutput } from "./steps";
 
 export const DELIVERY_ACTOR = { kind: "system", id: "delivery" } as const;
 
@@ -29,14 +28,9 @@ function gaveUpClass(errorClass: string, message: string): (typeof DELIVERY_PROB
 }
 
 /** The delivery's record of the final outcome of its `deliver` step. */
-export async function reactToDeliveryStep(
-  tx: Tx,
-  store: EventStore,
-  sessionId: string,
-  outcome: StepOutcome,
-  step: OutcomeStep,
-): Promise<void> {
-  const input = ZDeliverInput.parse(step.input);
+export async function reactToDeliveryStep(tx: Tx, reaction: StepReaction<DeliverInput, DeliverOutput>): Promise<void> {
+  const { store, sessionId, outcome } = reaction;
+  const input = reaction.step.input;
   const stepId = outcome.data.stepId;
   let event: NewEvent;
   if (outcome.type === "StepFailed") {
@@ -51,7 +45,7 @@ export async function reactToDeliveryStep(
       },
     };
   } else {
-    const output = ZDeliverOutput.parse(outcome.data.output);
+    const output = outcome.data.output;
     event = output.ok
       ? {
           type: "DeliveryCompleted",
@@ -74,15 +68,11 @@ export async function reactToDeliveryStep(
 }
 
 /** When recording a delivery's outcome failed (a defect): it is recorded as failed, so no delivery stays "running". */
-export async function reactToDeliveryFailure(
-  tx: Tx,
-  store: EventStore,
-  sessionId: string,
-  outcome: StepOutcome,
-  step: OutcomeStep,
-  message: string,
-): Promise<void> {
-  const input = ZDeliverInput.parse(step.input);
+export async function reactToDeliveryFailure(tx: Tx, reaction: ReactionFailure<DeliverInput>, message: string): Promise<void> {
+  const { store, sessionId, outcome } = reaction;
+  // DeliveryFailed names the method, which only the input knows.
+  const input = reaction.step.input;
+  if (!input) throw new Error(`step ${reaction.step.id} has no valid delivery input: its failure cannot be recorded`);
   const data = { stepId: outcome.data.stepId, method: input.method, errorClass: "internal_error" as const, message, files: [] };
   await deliveryRecords.handle(
     store,

@@ -8,7 +8,7 @@ import type { Db } from "../db/pool";
 import { getBlob, ZBlobRef } from "../events/blobs";
 import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
 import type { ClaimedStep } from "../runner/dispatch";
-import { StepExecutionError, type StepExecutor } from "../runner/executors";
+import { StepExecutionError, type StepContext } from "../runner/executors";
 import { DeliveryProblem, ensureCommit, mergeInto, pushBranch } from "../workspaces";
 import { PullRequestProblem, upsertPullRequest } from "./pull-requests";
 
@@ -65,15 +65,11 @@ export interface DeliveryExecutorDeps {
   env?: Record<string, string | undefined>;
 }
 
-function inputOf(step: ClaimedStep): DeliverInput {
-  const parsed = ZDeliverInput.safeParse(step.input);
-  if (parsed.success) return parsed.data;
-  throw new StepExecutionError("internal_error", `step ${step.id} has no valid delivery input: ${parsed.error.message}`, false);
-}
-
-export function deliveryExecutor(deps: DeliveryExecutorDeps): StepExecutor {
-  return async (step, ctx): Promise<DeliverOutput> => {
-    const input = inputOf(step);
+/** Runs a delivery (its input parsed by its entry, ./step-kinds.ts). */
+export function deliveryExecutor(
+  deps: DeliveryExecutorDeps,
+): (step: ClaimedStep, input: DeliverInput, ctx: StepContext) => Promise<DeliverOutput> {
+  return async (_step, input, ctx) => {
     const repoPath = deps.repositoryPath?.(input.repoPath) ?? input.repoPath;
     const bundle = input.bundle;
     await ensureCommit(repoPath, input.commit, async () => (bundle ? (await getBlob(deps.pool, bundle.blob)).content : null));

@@ -1,5 +1,5 @@
 // A step's outcome as the reactions read it: the StepCompleted or StepFailed of an attempt just
-// recorded, and the step it belongs to (its kind and input, from the steps table).
+// recorded, and the step it belongs to (its kind and input: the claimed step's, or its row's).
 import type { AppEvent } from "./catalog";
 import type { RecordedEvent } from "./types";
 

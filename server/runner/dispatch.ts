@@ -8,6 +8,7 @@ import type { Actor } from "../events/catalog";
 import type { AppendMetadata, NewEvent, RecordedEvent } from "../events/types";
 import { DEFAULT_STEP_TIMEOUT_MS } from "../workflow/context";
 import { timeOrderedId } from "../events/ids";
+import type { OutcomeStep } from "../events/step-outcome";
 import { notifyWatchersSql, type EventStore } from "../events/store";
 import { StaleAttemptError } from "./steps-projection";
 
@@ -192,15 +193,26 @@ export async function heartbeatStep(pool: Db, step: { id: string; attempt: numbe
   return r.rowCount === 1;
 }
 
-/** Runs inside the outcome's transaction (e.g. the workflow deciding the next step). */
-export type OutcomeReactor = (tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]) => Promise<void>;
+/**
+ * Runs inside the outcome's transaction (e.g. the workflow deciding the next step). `step` is
+ * the kind and input of the step the outcome belongs to, so that the reaction can be looked up
+ * by kind (./step-kinds.ts) without reading the row again.
+ */
+export type OutcomeReactor = (tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[], step: OutcomeStep) => Promise<void>;
 
 /**
  * What the reactor does when reacting failed (a defect, not a stale attempt): decide as if
  * the step had given up with `message`, in a transaction of its own with the outcome, so
  * the session ends visibly instead of waiting for a step that nobody will schedule.
  */
-export type ReactionFallback = (tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[], message: string) => Promise<void>;
+export type ReactionFallback = (
+  tx: Tx,
+  store: EventStore,
+  sessionId: string,
+  recorded: RecordedEvent[],
+  message: string,
+  step: OutcomeStep,
+) => Promise<void>;
 
 export type StepOutcome =
   | { kind: "completed"; output: unknown }
@@ -238,13 +250,25 @@ export interface RecordOptions {
 }
 
 /**
+ * The attempt an outcome is recorded for. A claimed step (ClaimedStep) also brings its session,
+ * kind and input: its completion then needs nothing from the step's row.
+ */
+export interface OutcomeAttempt {
+  id: string;
+  attempt: number;
+  sessionId?: string;
+  kind?: string;
+  input?: unknown;
+}
+
+/**
  * Records what happened to an attempt, in one transaction with the fencing check.
  * Returns false (and records nothing) when the attempt no longer holds the step; any other
  * error is thrown (the caller retries while the database is away).
  */
 export async function recordStepOutcome(
   store: EventStore,
-  step: { id: string; attempt: number; sessionId?: string },
+  step: OutcomeAttempt,
   outcome: StepOutcome,
   actor: Actor,
   options: RecordOptions = {},
@@ -254,31 +278,35 @@ export async function recordStepOutcome(
       store.pool,
       async (tx) => {
         let sessionId: string;
+        let kindAndInput: OutcomeStep;
         let event: NewEvent;
-        if (outcome.kind === "completed" && step.sessionId && !options.onlyIfExpired) {
+        if (outcome.kind === "completed" && step.sessionId && step.kind !== undefined && !options.onlyIfExpired) {
           // A completion from the runner holding the step needs nothing from its row: the
           // append's fence (the trigger) checks the attempt.
           sessionId = step.sessionId;
+          kindAndInput = { kind: step.kind, input: step.input };
           event = { type: "StepCompleted", data: { stepId: step.id, attempt: step.attempt, output: outcome.output } };
         } else {
-          // Anything else reads the row first: its session, and what a retry needs.
+          // Anything else reads the row first: its session, its kind and input (for the
+          // reaction), and what a retry needs.
           const current = (
-            await tx.query<StepRetryFacts & { session_id: string }>(
-              `SELECT session_id, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
+            await tx.query<StepRetryFacts & OutcomeStep & { session_id: string }>(
+              `SELECT session_id, kind, input, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
                WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
               [step.id, options.onlyIfExpired ?? false],
             )
           ).rows[0];
           if (!current) throw new StaleAttemptError(step.id, step.attempt, outcome.kind);
           sessionId = current.session_id;
+          kindAndInput = { kind: current.kind, input: current.input };
           event = outcomeEvent(step, outcome, current, options.retryBaseMs);
         }
         const recorded = await store.appendInTx(tx, sessionId, "any", [event], { actor });
         if (reaction === "react") {
-          await options.react?.(tx, store, sessionId, recorded.events).catch((err: unknown) => {
+          await options.react?.(tx, store, sessionId, recorded.events, kindAndInput).catch((err: unknown) => {
             throw err instanceof StaleAttemptError || isConnectionError(err) ? err : new ReactionError(err);
           });
-        } else await options.onReactionError?.(tx, store, sessionId, recorded.events, reaction.fallback);
+        } else await options.onReactionError?.(tx, store, sessionId, recorded.events, reaction.fallback, kindAndInput);
       },
       { behind: options.behind },
     );

@@ -6,16 +6,25 @@ import { createAppEventStore } from "../app-store";
 import { logger } from "../log";
 import { APP_VERSION } from "../version";
 import { detectShells } from "../agents/shells/detect";
-import { appExecutors, reactToAppFailure, reactToAppStep } from "../app-runner";
-import { builtinExecutors } from "./executors";
-import { webhookExecutor } from "./webhook";
+import { appStepKinds } from "../app-runner";
 import { projectWebhook } from "../projects/projects";
 import { Runner } from "./runner";
+import { stepKindRegistry } from "./step-kinds";
 
 const env = parseEnv(ZRunnerEnv);
 const pool = createPool(env.DATABASE_URL, env.CATCAFE_RUNNER_CONCURRENCY + 4);
 const log = logger.child({ component: "runner" });
 const store = createAppEventStore(pool);
+// What this runner runs, and how outcomes are reacted to: the application's step kinds.
+const stepKinds = stepKindRegistry(
+  appStepKinds({
+    pool,
+    store,
+    workspacesRoot: env.CATCAFE_WORKSPACES_DIR,
+    repositoryPath: (repoPath) => env.CATCAFE_REPOSITORY_PATHS[repoPath] ?? repoPath,
+    webhook: { webhookFor: (projectId) => projectWebhook(pool, projectId), publicUrl: process.env.NEXTAUTH_URL },
+  }),
+);
 const runner = new Runner(store, pool, env.DATABASE_URL, {
   id: env.CATCAFE_RUNNER_ID,
   version: APP_VERSION,
@@ -24,18 +33,9 @@ const runner = new Runner(store, pool, env.DATABASE_URL, {
   concurrency: env.CATCAFE_RUNNER_CONCURRENCY,
   reclaimBackoffMs: env.CATCAFE_RUNNER_RECLAIM_BACKOFF_MS,
   shutdownGraceMs: env.CATCAFE_RUNNER_SHUTDOWN_GRACE_MS,
-  executors: {
-    ...builtinExecutors,
-    webhook: webhookExecutor({ webhookFor: (projectId) => projectWebhook(pool, projectId), publicUrl: process.env.NEXTAUTH_URL }),
-    ...appExecutors({
-      pool,
-      store,
-      workspacesRoot: env.CATCAFE_WORKSPACES_DIR,
-      repositoryPath: (repoPath) => env.CATCAFE_REPOSITORY_PATHS[repoPath] ?? repoPath,
-    }),
-  },
-  react: reactToAppStep,
-  onReactionError: reactToAppFailure,
+  executors: stepKinds.executors,
+  react: stepKinds.react,
+  onReactionError: stepKinds.onReactionError,
   stateDir: env.CATCAFE_RUNNER_STATE_DIR,
   ...(env.CATCAFE_RUNNER_DETECT_SHELLS === "1" ? { detectShells: () => detectShells() } : {}),
   log: (msg, fields) => log.info(fields ?? {}, msg),

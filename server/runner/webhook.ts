@@ -6,7 +6,8 @@
 // delivery and every failure is recorded. The URL is looked up when the step runs and
 // never recorded: Slack-style URLs carry their token in the path.
 import { z } from "zod";
-import { StepExecutionError, type StepExecutor } from "./executors";
+import { StepExecutionError } from "./executors";
+import { defineStepKind, type StepKind } from "./step-kinds";
 
 export interface Webhook {
   url: string;
@@ -32,6 +33,13 @@ const ZWebhookInput = z.object({
 });
 type WebhookInput = z.infer<typeof ZWebhookInput>;
 
+/** What the step records: delivered with the receiver's status, or skipped with the reason. */
+const ZWebhookOutput = z.union([
+  z.object({ delivered: z.literal(true), status: z.number().int() }),
+  z.object({ delivered: z.literal(false), reason: z.string() }),
+]);
+type WebhookOutput = z.infer<typeof ZWebhookOutput>;
+
 const HEADLINES: Record<WebhookInput["attention"], string> = {
   waiting: "waits for a person's confirm",
   escalated: "was escalated to a person (loop limit reached)",
@@ -54,38 +62,43 @@ function retryable(status: number): boolean {
   return status >= 500 || status === 408 || status === 429;
 }
 
-export function webhookExecutor(deps: WebhookDeps): StepExecutor {
-  return async (step, ctx) => {
-    const parsed = ZWebhookInput.safeParse(step.input);
-    if (!parsed.success) throw new StepExecutionError("tool_error", `invalid webhook input: ${parsed.error.message}`, false);
-    const hook = await deps.webhookFor(parsed.data.projectId);
-    if (!hook) return { delivered: false, reason: `project ${parsed.data.projectId} has no webhook any more` };
-    const timeout = AbortSignal.timeout(deps.requestTimeoutMs ?? 5_000);
-    let response: Response;
-    try {
-      response = await fetch(hook.url, {
-        method: "POST",
-        headers: { "content-type": "application/json", "user-agent": "catcafe-webhook" },
-        body: JSON.stringify(webhookBody(hook.format, step.sessionId, parsed.data, deps.publicUrl)),
-        signal: AbortSignal.any([ctx.signal, timeout]),
-        redirect: "error",
-      });
-    } catch (err) {
-      if (ctx.signal.aborted) throw ctx.signal.reason;
-      const why = timeout.aborted ? "no answer in time" : String((err as Error).cause ?? (err as Error).message);
-      throw new StepExecutionError(timeout.aborted ? "timeout" : "provider_network_error", `webhook not delivered: ${why}`, true);
-    }
-    await response.body?.cancel().catch(() => {});
-    if (!response.ok) {
-      const retry = retryable(response.status);
-      const after = Number(response.headers.get("retry-after"));
-      throw new StepExecutionError(
-        retry ? "provider_network_error" : "tool_error",
-        `webhook answered HTTP ${response.status}${retry ? "" : " (not retried: the receiver refuses this request)"}`,
-        retry,
-        Number.isFinite(after) && after > 0 ? Math.min(after, 300) * 1000 : undefined,
-      );
-    }
-    return { delivered: true, status: response.status };
-  };
+export function webhookStepKind(deps: WebhookDeps): StepKind {
+  return defineStepKind({
+    kind: "webhook",
+    input: ZWebhookInput,
+    output: ZWebhookOutput,
+    // An input that does not parse keeps the class and wording this step has always reported.
+    invalidInput: { errorClass: "tool_error", message: (_step, issues) => `invalid webhook input: ${issues}` },
+    async execute(step, input, ctx): Promise<WebhookOutput> {
+      const hook = await deps.webhookFor(input.projectId);
+      if (!hook) return { delivered: false, reason: `project ${input.projectId} has no webhook any more` };
+      const timeout = AbortSignal.timeout(deps.requestTimeoutMs ?? 5_000);
+      let response: Response;
+      try {
+        response = await fetch(hook.url, {
+          method: "POST",
+          headers: { "content-type": "application/json", "user-agent": "catcafe-webhook" },
+          body: JSON.stringify(webhookBody(hook.format, step.sessionId, input, deps.publicUrl)),
+          signal: AbortSignal.any([ctx.signal, timeout]),
+          redirect: "error",
+        });
+      } catch (err) {
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        const why = timeout.aborted ? "no answer in time" : String((err as Error).cause ?? (err as Error).message);
+        throw new StepExecutionError(timeout.aborted ? "timeout" : "provider_network_error", `webhook not delivered: ${why}`, true);
+      }
+      await response.body?.cancel().catch(() => {});
+      if (!response.ok) {
+        const retry = retryable(response.status);
+        const after = Number(response.headers.get("retry-after"));
+        throw new StepExecutionError(
+          retry ? "provider_network_error" : "tool_error",
+          `webhook answered HTTP ${response.status}${retry ? "" : " (not retried: the receiver refuses this request)"}`,
+          retry,
+          Number.isFinite(after) && after > 0 ? Math.min(after, 300) * 1000 : undefined,
+        );
+      }
+      return { delivered: true, status: response.status };
+    },
+  });
 }

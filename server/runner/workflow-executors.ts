@@ -1,9 +1,10 @@
-// What a runner does with workflow steps: `agent` steps invoke the configured agent in
-// the session workspace (committing a coder's edits), `commands` steps run a test plan
-// through the allowlist runner. Raw outputs go to blobs; events carry references.
+// The workflow's step kinds: `agent` steps invoke the configured agent in the session
+// workspace (committing a coder's edits), `commands` steps run a test plan through the
+// allowlist runner; the session's workflow decides on each outcome. Raw outputs go to blobs;
+// events carry references.
 import fs from "node:fs";
 import path from "node:path";
-import type { Db } from "../db/pool";
+import type { Db, Tx } from "../db/pool";
 import { createAgent, usageOf, ZAgentConfig } from "../agents";
 import { ZMcpServers } from "../agents/mcp";
 import { AgentError, type AgentResponse } from "../agents/types";
@@ -12,11 +13,14 @@ import { classifyCommandOutcome, type CommandFailure } from "../commands/classif
 import { runCommand, type CommandRun } from "../commands/run";
 import { getBlob, putBlob } from "../events/blobs";
 import {
+  ZAgentStepOutput,
+  ZCommandsStepOutput,
   ZStepInput,
   type AgentStepOutput,
   type CommandResultOutput,
   type CommandsStepOutput,
   type StepInput,
+  type StepOutput,
 } from "../events/step-contract";
 import type { EventStore } from "../events/store";
 import { isAppError } from "../errors";
@@ -25,9 +29,11 @@ import { withWorktreeLock } from "./repo-lock";
 import { logger } from "../log";
 import { recordableOutput } from "../process/env";
 import { appendWhileHeld, type ClaimedStep } from "./dispatch";
-import { StepExecutionError, type StepExecutor } from "./executors";
+import { reactToReactionFailure, reactToStepOutcome } from "../workflow/reactor";
+import { StepExecutionError, type StepContext } from "./executors";
 import { finishForgeStep, prepareForgeStep } from "./forge-steps";
 import { OutputStreamer } from "./output-streamer";
+import { defineStepKind, type InvalidInput, type ReactionFailure, type StepKind, type StepReaction } from "./step-kinds";
 
 export interface WorkflowExecutorDeps {
   pool: Db;
@@ -45,19 +51,6 @@ export interface WorkflowExecutorDeps {
 const PREVIEW_CHARS = 2000;
 const TAIL_CHARS = 4000;
 const MAX_DIFF_IN_PROMPT = 200_000;
-
-/** A workflow step's input, read back from the steps table (validated when it was scheduled). */
-function stepInput(step: ClaimedStep): StepInput {
-  const parsed = ZStepInput.safeParse(step.input);
-  if (!parsed.success) {
-    throw new StepExecutionError(
-      "internal_error",
-      `step ${step.id} (${step.kind}) has no valid workflow step input: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
-      false,
-    );
-  }
-  return parsed.data;
-}
 
 /**
  * The session's worktree at `head`: created on first use (one worktree operation per
@@ -90,10 +83,12 @@ async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, i
 
 const ownerOf = (step: ClaimedStep) => `${step.id}:${step.attempt}`;
 
-function agentExecutor(deps: WorkflowExecutorDeps): StepExecutor {
+/** What a workflow kind's entry runs, with its input parsed. */
+type WorkflowExecutor<O> = (step: ClaimedStep, input: StepInput, ctx: StepContext) => Promise<O>;
+
+function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOutput> {
   const { store } = deps;
-  return async (step, ctx): Promise<AgentStepOutput> => {
-    const input = stepInput(step);
+  return async (step, input, ctx) => {
     const config = ZAgentConfig.safeParse(input.agent);
     if (!config.success) {
       throw new StepExecutionError(
@@ -251,9 +246,8 @@ function commandFailure(outcome: CommandRun, expectedExitCode: number): CommandF
   return { errorClass: "command_failed", reason: `exited with code ${outcome.exitCode}, expected ${expectedExitCode}` };
 }
 
-function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
-  return async (step, ctx): Promise<CommandsStepOutput> => {
-    const input = stepInput(step);
+function commandsExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<CommandsStepOutput> {
+  return async (step, input, ctx) => {
     const workspace = await prepareWorkspace(deps, step, input);
     const results: CommandResultOutput[] = [];
     for (const command of input.commands) {
@@ -303,6 +297,39 @@ function commandsExecutor(deps: WorkflowExecutorDeps): StepExecutor {
   };
 }
 
-export function workflowExecutors(deps: WorkflowExecutorDeps): Record<string, StepExecutor> {
-  return { agent: agentExecutor(deps), commands: commandsExecutor(deps) };
+export interface WorkflowStepKindDeps extends WorkflowExecutorDeps {
+  /**
+   * Called in the reaction's transaction when the workflow has just ended its session
+   * (SessionFinalized): the application delivers an approved session there (app-runner.ts).
+   */
+  onSessionFinalized?: (tx: Tx, store: EventStore, sessionId: string) => Promise<void>;
+}
+
+/** An input that is not a workflow step's: the engine validated it when scheduling, so this is a defect. */
+const INVALID_WORKFLOW_INPUT: InvalidInput = {
+  errorClass: "internal_error",
+  message: (step, issues) => `step ${step.id} (${step.kind}) has no valid workflow step input: ${issues}`,
+};
+
+/**
+ * The workflow's step kinds (`agent`, `commands`): each outcome is decided on by the session's
+ * workflow (../workflow/reactor.ts) in the transaction that records it; when that fails, the
+ * session ends as if the step had given up.
+ */
+export function workflowStepKinds(deps: WorkflowStepKindDeps): StepKind[] {
+  const reaction = {
+    async react(tx: Tx, { store, sessionId, outcome }: StepReaction<StepInput, StepOutput>): Promise<void> {
+      // The workflow's reactor finds the outcome among the events recorded with it: here, the outcome alone.
+      const appended = await reactToStepOutcome(tx, store, sessionId, [outcome]);
+      if (appended.some((e) => e.type === "SessionFinalized")) await deps.onSessionFinalized?.(tx, store, sessionId);
+    },
+    async onReactFailure(tx: Tx, { store, sessionId, outcome }: ReactionFailure<StepInput>, message: string): Promise<void> {
+      await reactToReactionFailure(tx, store, sessionId, [outcome], message);
+    },
+    invalidInput: INVALID_WORKFLOW_INPUT,
+  };
+  return [
+    defineStepKind({ kind: "agent", input: ZStepInput, output: ZAgentStepOutput, execute: agentExecutor(deps), ...reaction }),
+    defineStepKind({ kind: "commands", input: ZStepInput, output: ZCommandsStepOutput, execute: commandsExecutor(deps), ...reaction }),
+  ];
 }

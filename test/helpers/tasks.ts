@@ -8,10 +8,9 @@ import { afterAll } from "vitest";
 import { createPool } from "../../server/db/pool";
 import { createAppEventStore } from "../../server/app-store";
 import { projectWebhook, upsertProject, type TProjectInput } from "../../server/projects/projects";
-import { webhookExecutor } from "../../server/runner/webhook";
-import { builtinExecutors } from "../../server/runner/executors";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
-import { appExecutors, reactToAppFailure, reactToAppStep } from "../../server/app-runner";
+import { stepKindRegistry } from "../../server/runner/step-kinds";
+import { appStepKinds } from "../../server/app-runner";
 import { foldTask, type ActiveTask, type FinishedTask, type NoTask } from "../../server/workflow/engine";
 import type { RecordedEvent } from "../../server/events/types";
 import type { TestDatabase } from "./db";
@@ -126,18 +125,18 @@ export function createHarness(db: TestDatabase): Harness {
     async startRunner(log, overrides = {}) {
       const pool = createPool(db.url, 8);
       const store = createAppEventStore(pool);
+      const stepKinds = stepKindRegistry(
+        appStepKinds({
+          pool,
+          store,
+          workspacesRoot,
+          webhook: { webhookFor: (id) => projectWebhook(pool, id), publicUrl: "http://catcafe.test", requestTimeoutMs: 1_000 },
+        }),
+      );
       const runner = new Runner(store, pool, db.url, {
-        executors: {
-          ...builtinExecutors,
-          ...appExecutors({ pool, store, workspacesRoot }),
-          webhook: webhookExecutor({
-            webhookFor: (id) => projectWebhook(pool, id),
-            publicUrl: "http://catcafe.test",
-            requestTimeoutMs: 1_000,
-          }),
-        },
-        react: reactToAppStep,
-        onReactionError: reactToAppFailure,
+        executors: stepKinds.executors,
+        react: stepKinds.react,
+        onReactionError: stepKinds.onReactionError,
         retryBaseMs: 100,
         leaseMs: 5_000,
         stateDir: harness.stateDir,

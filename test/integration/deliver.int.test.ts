@@ -8,7 +8,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { approveDelivery, deliverSession } from "../../server/delivery/service";
-import { reactToAppFailure } from "../../server/app-runner";
+import { appStepKinds } from "../../server/app-runner";
+import { stepKindRegistry } from "../../server/runner/step-kinds";
 import { withTransaction } from "../../server/db/pool";
 import { startTask } from "../../server/tasks/commands";
 import { startBrainStub, type BrainStub, type StubRequest } from "../helpers/brains-stub";
@@ -194,7 +195,12 @@ describe("the session's branch and a local merge", () => {
     const { stepId } = await deliverSession(deps(), { sessionId }, testActor);
     const { events } = await delivered(sessionId);
     const outcome = events.find((e) => e.type === "StepCompleted" && (e.data as { stepId: string }).stepId === stepId)!;
-    await withTransaction(db.pool, (tx) => reactToAppFailure(tx, db.store, sessionId, [outcome], "the reaction threw"));
+    const scheduled = ofType<{ stepId: string; kind: string; input: unknown }>(events, "StepScheduled").find((s) => s.stepId === stepId)!;
+    // The application's fallback, as a runner's registry calls it with the step's kind and input.
+    const { onReactionError } = stepKindRegistry(
+      appStepKinds({ pool: db.pool, store: db.store, workspacesRoot: h.workspacesRoot, webhook: { webhookFor: async () => null } }),
+    );
+    await withTransaction(db.pool, (tx) => onReactionError(tx, db.store, sessionId, [outcome], "the reaction threw", scheduled));
     const after = await db.store.readStream(sessionId);
     expect(after.at(-1)).toMatchObject({
       type: "DeliveryFailed",

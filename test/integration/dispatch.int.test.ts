@@ -51,13 +51,13 @@ async function newSession(): Promise<string> {
   return id;
 }
 
-/** A step of a new session, claimed: attempt 1 holds it. */
-async function claimedStep(maxAttempts = 3): Promise<{ id: string; attempt: number; sessionId: string }> {
+/** A step of a new session, claimed: attempt 1 holds it (with its kind and input, as the runner records it). */
+async function claimedStep(maxAttempts = 3): Promise<{ id: string; attempt: number; sessionId: string; kind: string; input: unknown }> {
   const sessionId = await newSession();
   const id = await scheduleStep(db.store, { sessionId, kind: "dispatched", input: {}, maxAttempts }, { actor: testActor });
   const claimed = await claimNextStep(db.store, claimOptions);
   expect(claimed).toMatchObject({ id, attempt: 1 });
-  return { id, attempt: 1, sessionId };
+  return { id, attempt: 1, sessionId, kind: "dispatched", input: {} };
 }
 
 /** Progress of attempt 1 (a rate-limit wait), as an agent step appends it while it runs. */

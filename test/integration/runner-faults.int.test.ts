@@ -11,9 +11,11 @@ import { createAppEventStore } from "../../server/app-store";
 import { createPool } from "../../server/db/pool";
 import { rebuildProjections, snapshotProjections } from "../../server/events/rebuild";
 import { appendWhileHeld, claimNextStep, failExhaustedSteps, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
-import { builtinExecutors, type StepExecutor } from "../../server/runner/executors";
+import { builtinExecutors } from "../../server/runner/echo";
+import type { StepExecutor } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";
-import { workflowExecutors } from "../../server/runner/workflow-executors";
+import { stepKindRegistry } from "../../server/runner/step-kinds";
+import { workflowStepKinds, type WorkflowStepKindDeps } from "../../server/runner/workflow-executors";
 import { startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { isAlive, waitUntil } from "../helpers/processes";
@@ -87,6 +89,9 @@ function spawnRunner(id: string, env: Record<string, string> = {}): ChildProcess
   children.push(child);
   return child;
 }
+
+/** The workflow's executors by kind, as a runner's registry holds them. */
+const workflowExecutors = (deps: WorkflowStepKindDeps) => stepKindRegistry(workflowStepKinds(deps)).executors;
 
 describe("runners under faults", () => {
   it("kill -9 of a runner while its test command runs: the next runner ends the orphaned test process, re-runs the one-attempt step, and the session is approved", async () => {

@@ -13,7 +13,8 @@ import {
   scheduleStep,
   scheduleSteps,
 } from "../../server/runner/dispatch";
-import { builtinExecutors, StepExecutionError, type StepExecutor } from "../../server/runner/executors";
+import { builtinExecutors } from "../../server/runner/echo";
+import { StepExecutionError, type StepExecutor } from "../../server/runner/executors";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
 import type { RecordedEvent } from "../../server/events/types";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";

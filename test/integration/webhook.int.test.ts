@@ -6,7 +6,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StepExecutionError } from "../../server/runner/executors";
-import { webhookBody, webhookExecutor, type Webhook } from "../../server/runner/webhook";
+import { webhookBody, webhookStepKind, type Webhook } from "../../server/runner/webhook";
 import { claimedStep } from "../helpers/steps";
 
 interface Received {
@@ -53,7 +53,7 @@ const input = { projectId: "cats", iteration: 2, attention: "escalated", state: 
 const step = (stepInput: unknown = input) => claimedStep("webhook", stepInput, { sessionId: "s-hooked" });
 
 function deliver(hook: Webhook | null, options: { stepInput?: unknown; signal?: AbortSignal; requestTimeoutMs?: number } = {}) {
-  const execute = webhookExecutor({
+  const { execute } = webhookStepKind({
     webhookFor: async (projectId) => (projectId === "cats" ? hook : null),
     publicUrl: "https://cats.example/",
     requestTimeoutMs: options.requestTimeoutMs,

@@ -18,7 +18,8 @@ import { logger } from "../../server/log";
 import { sandboxStatus } from "../../server/process/sandbox";
 import { claimNextStep, recordStepOutcome, scheduleStep, type ClaimedStep } from "../../server/runner/dispatch";
 import { StepExecutionError } from "../../server/runner/executors";
-import { workflowExecutors } from "../../server/runner/workflow-executors";
+import { stepKindRegistry } from "../../server/runner/step-kinds";
+import { workflowStepKinds } from "../../server/runner/workflow-executors";
 import { claimWorkspace } from "../../server/workspaces";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { forgeStepInput } from "../helpers/forge";
@@ -173,7 +174,7 @@ async function held(stepInput: StepInput, kind: "agent" | "commands" = "agent", 
   return claimed!;
 }
 
-const executors = () => workflowExecutors({ pool: db.pool, store: db.store, workspacesRoot });
+const executors = () => stepKindRegistry(workflowStepKinds({ pool: db.pool, store: db.store, workspacesRoot })).executors;
 const live = () => ({ signal: new AbortController().signal });
 
 async function agentStep(stepInput: StepInput, sessionId?: string): Promise<{ step: ClaimedStep; output: AgentStepOutput }> {

@@ -1,12 +1,15 @@
-// The built-in `echo` step (server/runner/executors.ts), the runner's own test step: it
+// The built-in `echo` step (server/runner/echo.ts), the runner's own test step: it
 // checks its input, waits `delayMs` unless its attempt is aborted first, then returns the
 // message; failures are StepExecutionErrors with their class.
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { builtinExecutors, echoExecutor, StepExecutionError } from "../../server/runner/executors";
+import { builtinExecutors, echoStepKind } from "../../server/runner/echo";
+import { StepExecutionError } from "../../server/runner/executors";
 import { claimedStep } from "../helpers/steps";
 
 const step = (input: unknown) => claimedStep("echo", input);
+/** The echo step as a runner runs it: its entry parses the input, then runs it. */
+const echoExecutor = echoStepKind.execute;
 
 const live = () => new AbortController().signal;
 
