@@ -15,6 +15,7 @@ import {
   loadProjectConfig,
   parseProjectConfig,
   ruleCovers,
+  runtimeAgentKinds,
   runtimeContextData,
   runtimeContextFromEvents,
   type ProjectConfig,
@@ -102,6 +103,10 @@ describe("bindAgent maps shell + brain to the runtime agent kind", () => {
   it("every runtime config it produces is a valid ZAgentConfig", async () => {
     const config = await full();
     for (const agent of config.agents) expect(ZAgentConfig.safeParse(bindAgent(config, agent.id).binding!.runtime).success).toBe(true);
+  });
+
+  it("the runtime kinds are ZAgentConfig's discriminator values, each once", () => {
+    expect(runtimeAgentKinds().sort()).toEqual(["anthropic", "claude", "codex", "command", "gemini", "openai", "scripted"]);
   });
 });
 
