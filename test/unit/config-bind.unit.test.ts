@@ -364,6 +364,8 @@ describe("runtime execution context", () => {
     );
     const context = runtimeContextFromEvents("session-under-test", [...events.slice(0, 2), ...taskStarted, ...events.slice(2)])!;
     expect(context).toMatchObject({ sessionId: "session-under-test", runId: "run-1", recorded: true, inheritedFrom: null });
+    // Read back with the snapshot's schema: every role's agent exactly as recorded.
+    expect(context.agents).toEqual(data.agents);
     expect(context.runs.map((r) => [r.role, r.attempt, r.fsmState, r.history.map((h) => `${h.from}-${h.event}->${h.to}`)])).toEqual([
       ["planner", 1, "FAILED", ["IDLE-start->EXECUTING", "EXECUTING-error->FAILED"]],
       ["planner", 2, "CHECKING", ["IDLE-start->EXECUTING", "EXECUTING-success->CHECKING"]],
