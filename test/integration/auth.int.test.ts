@@ -109,6 +109,20 @@ describe("session cookies", () => {
     expect(await authenticateRequest(request({}), deps)).toBeNull();
   });
 
+  it("the session cookie is found among others, and read whole when next-auth split it into chunks", async () => {
+    const user = await api.user("viewer");
+    const deps = { prisma: api.prisma, secret: TEST_SECRET };
+    const cookie = await api.sessionCookie(user.id);
+    const jwt = cookie.slice(cookie.indexOf("=") + 1);
+    const half = Math.floor(jwt.length / 2);
+    const among = `theme=dark; note=a%20b; ${cookie}; flag`;
+    expect(await authenticateRequest(request({ cookie: among }), deps)).toMatchObject({ id: user.id, via: "session" });
+    const chunked = `next-auth.session-token.1=${jwt.slice(half)}; theme=dark; next-auth.session-token.0=${jwt.slice(0, half)}`;
+    expect(await authenticateRequest(request({ cookie: chunked }), deps)).toMatchObject({ id: user.id, via: "session" });
+    // One chunk alone is no session.
+    expect(await authenticateRequest(request({ cookie: `next-auth.session-token.0=${jwt.slice(0, half)}` }), deps)).toBeNull();
+  });
+
   it("sign-out ends the session everywhere: a copied cookie stops working, a new sign-in works; tokens are unaffected", async () => {
     const user = await api.user("operator");
     const deps = { prisma: api.prisma, secret: TEST_SECRET };
