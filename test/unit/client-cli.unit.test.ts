@@ -1,11 +1,15 @@
 // The typed client's and the CLI's pure parts: server URLs, export names (a hostile archive
-// cannot write outside its folder), the config file's permissions, error reports.
+// cannot write outside its folder), the config file's permissions, error reports, a secret
+// typed at the terminal never echoed.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import readline from "node:readline";
+import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { configPath, readConfig, writeConfig } from "../../cli/config-file";
 import { CliError, EXIT, exitCodeOf, formatReport, reportOf } from "../../cli/errors";
+import { muteEcho } from "../../cli/prompt";
 import {
   CatCafeHttpError,
   exportPathProblem,
@@ -112,5 +116,39 @@ describe("error reports", () => {
     );
     expect(exitCodeOf(new Error("x"))).toBe(EXIT.FAILED);
     expect(exitCodeOf(new CliError("which project?", { code: "USAGE" }))).toBe(EXIT.USAGE);
+  });
+});
+
+describe("a secret typed at the terminal", () => {
+  /** Types `keys` into a terminal-mode readline asking `question`; what it answered and what the terminal showed. */
+  async function typeInto(keys: string, mute: boolean) {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = "";
+    output.on("data", (chunk: Buffer) => (shown += chunk.toString("utf8")));
+    const rl = readline.createInterface({ input, output, terminal: true });
+    try {
+      const answer = new Promise<string>((resolve) => rl.question("Password: ", resolve));
+      const muted = mute && muteEcho(rl, "Password: ", (text) => output.write(text));
+      input.write(keys);
+      return { answer: await answer, shown, muted };
+    } finally {
+      rl.close();
+    }
+  }
+
+  it("is read whole (editing included) while the terminal shows the prompt and never a typed character", async () => {
+    const { answer, shown, muted } = await typeInto("hunter\x7f\x7fer2\r", true);
+    expect(muted).toBe(true);
+    expect(answer).toBe("hunter2");
+    expect(shown).toContain("Password: ");
+    // Beside the prompt only cursor moves (ESC [ digits G/J): no letter that was typed.
+    expect(shown.replaceAll("Password: ", "")).not.toMatch(/[a-z]/);
+  });
+
+  it("unmuted, the same typing is echoed (what muting prevents)", async () => {
+    const { answer, shown } = await typeInto("hunter2\r", false);
+    expect(answer).toBe("hunter2");
+    expect(shown).toContain("hunter2");
   });
 });
