@@ -7,6 +7,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
+import { agentFromFlag, agentsFromFile } from "../../cli/commands/projects";
 import { configPath, readConfig, writeConfig } from "../../cli/config-file";
 import { CliError, EXIT, exitCodeOf, formatReport, reportOf } from "../../cli/errors";
 import { muteEcho } from "../../cli/prompt";
@@ -150,5 +151,37 @@ describe("a secret typed at the terminal", () => {
     const { answer, shown } = await typeInto("hunter2\r", false);
     expect(answer).toBe("hunter2");
     expect(shown).toContain("hunter2");
+  });
+});
+
+describe("catcafe projects add: agents", () => {
+  it("--agent role=kind[:model] is that role's preset agent", () => {
+    expect(agentFromFlag("coder=claude")).toEqual(["coder", { kind: "claude", id: "coder-claude" }]);
+    expect(agentFromFlag(" reviewer=openai:gpt-5 ")).toEqual(["reviewer", { kind: "openai", id: "reviewer-openai", model: "gpt-5" }]);
+    expect(agentFromFlag("tester=simulated")).toMatchObject(["tester", { kind: "scripted", id: "tester-sim" }]);
+  });
+
+  it("a flag that is not role=kind, an unknown role or kind, or a model missing is a usage error", () => {
+    for (const [flag, message] of [
+      ["coder", /write role=kind\[:model\], role one of coder, reviewer, tester, planner, executor/],
+      ["boss=claude", /role one of/],
+      ["Coder=claude", /role one of/],
+      ["coder=gpt", /unknown kind "gpt"/],
+      ["coder=openai", /needs its model/],
+    ] as const) {
+      expect(() => agentFromFlag(flag), flag).toThrow(message);
+      expect(() => agentFromFlag(flag), flag).toThrow(expect.objectContaining({ name: "CliError", options: { code: "USAGE" } }));
+    }
+  });
+
+  it("--agents-file is a JSON object, taken as written; anything else is a usage error", () => {
+    const file = path.join(tmp, "agents.json");
+    const agents = { coder: { kind: "command", id: "c", argv: ["node", "a.js"] }, whatever: 1 };
+    fs.writeFileSync(file, JSON.stringify(agents));
+    expect(agentsFromFile(file)).toEqual(agents);
+    for (const json of ["[]", "null", "3", '"coder"']) {
+      fs.writeFileSync(file, json);
+      expect(() => agentsFromFile(file), json).toThrow(/write a JSON object of role → agent config/);
+    }
   });
 });
