@@ -7,6 +7,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
+import { gates } from "../../cli/commands/forge";
 import { agentFromFlag, agentsFromFile } from "../../cli/commands/projects";
 import { configPath, readConfig, writeConfig } from "../../cli/config-file";
 import { CliError, EXIT, exitCodeOf, formatReport, reportOf } from "../../cli/errors";
@@ -183,5 +184,23 @@ describe("catcafe projects add: agents", () => {
       fs.writeFileSync(file, json);
       expect(() => agentsFromFile(file), json).toThrow(/write a JSON object of role → agent config/);
     }
+  });
+});
+
+describe("catcafe forge new --gates", () => {
+  it("names stages, comma-separated, or none", () => {
+    expect(gates("prd, plan,delivery")).toEqual(["prd", "plan", "delivery"]);
+    expect(gates("none")).toEqual([]);
+    expect(gates("")).toEqual([]);
+  });
+
+  it("a name that is no stage is a usage error listing the stages", () => {
+    for (const value of ["prd,review", "PRD", "none,prd"])
+      expect(() => gates(value), value).toThrow(
+        expect.objectContaining({
+          message: expect.stringContaining("idea, prd, design, plan, coding, check, delivery"),
+          options: { code: "USAGE" },
+        }),
+      );
   });
 });
