@@ -15,19 +15,27 @@ export async function readStdin(what: string): Promise<string> {
   return text;
 }
 
+/**
+ * Stops `rl` echoing what is typed: readline writes the prompt and each keystroke through its
+ * `_writeToOutput` method (not in Node's types or docs, but what muted prompts have long
+ * replaced), so it becomes one that writes the prompt alone. False when this readline has none.
+ */
+export function muteEcho(rl: readline.Interface, question: string, write: (text: string) => void): boolean {
+  if (!("_writeToOutput" in rl) || typeof rl._writeToOutput !== "function") return false;
+  rl._writeToOutput = (text: string) => {
+    if (text.includes(question)) write(question);
+  };
+  return true;
+}
+
 /** Asks on the terminal; `secret` hides what is typed. Refuses when there is no terminal. */
 export async function ask(question: string, options: { secret?: boolean; missing: string }): Promise<string> {
   if (!process.stdin.isTTY || !process.stderr.isTTY) throw new CliError(options.missing);
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-  const muted = rl as unknown as { _writeToOutput: (text: string) => void };
   try {
     const answer = new Promise<string>((resolve) => rl.question(question, resolve));
-    if (options.secret) {
-      // readline echoes through _writeToOutput: show the prompt, swallow the typing.
-      muted._writeToOutput = (text: string) => {
-        if (text.includes(question)) process.stderr.write(question);
-      };
-    }
+    // Never echo a secret: without the hook, refuse rather than show it.
+    if (options.secret && !muteEcho(rl, question, (text) => process.stderr.write(text))) throw new CliError(options.missing);
     const value = (await answer).trim();
     if (options.secret) process.stderr.write("\n");
     if (!value) throw new CliError(options.missing);

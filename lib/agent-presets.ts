@@ -1,13 +1,19 @@
 // The agents a project can be registered with in one word (the Add project form and
 // `catcafe projects add --agent role=kind[:model]`): an agent CLI, an HTTP model, or a
 // simulated one. Anything else is written as JSON (the project record's agent config).
+import type { AgentConfigInput } from "../server/agents/config";
 
 export const PRESET_ROLES = ["coder", "reviewer", "tester", "planner", "executor"] as const;
+export type PresetRole = (typeof PRESET_ROLES)[number];
 export const PRESET_KINDS = ["claude", "codex", "gemini", "openai", "anthropic", "simulated"] as const;
 export type PresetKind = (typeof PRESET_KINDS)[number];
 
-/** A project record's agent for `role`, or why not (a kind that needs a model without one). */
-export function agentPreset(role: string, kind: string, model?: string): { agent: Record<string, unknown> } | { problem: string } {
+export function isPresetRole(role: string | undefined): role is PresetRole {
+  return PRESET_ROLES.some((r) => r === role);
+}
+
+/** A project record's agent for `role` (an agent configuration as projects.upsert takes it), or why not (a kind that needs a model without one). */
+export function agentPreset(role: string, kind: string, model?: string): { agent: AgentConfigInput } | { problem: string } {
   const m = model?.trim() || undefined;
   const id = `${role}-${kind}`;
   switch (kind) {

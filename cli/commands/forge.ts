@@ -3,6 +3,7 @@
 // server/api/routers/forge.ts recorded with you as the actor.
 import fs from "node:fs";
 import type { Command } from "commander";
+import type { RouterInputs } from "../../lib/client";
 import { CliContext } from "../context";
 import { CliError } from "../errors";
 import { table } from "../output";
@@ -10,13 +11,29 @@ import { registerForgeHistoryCommands } from "./forks";
 import { examples } from "./help";
 import { resolveProject, textFrom } from "./tasks";
 
-const STAGES = "idea, prd, design, plan, coding, check, delivery";
+type Stage = NonNullable<RouterInputs["forge"]["new"]["gates"]>[number];
+/** Every stage, in order: a record over the server's stage type, so the compiler keeps the two alike. */
+const STAGE_SET: Record<Stage, true> = { idea: true, prd: true, design: true, plan: true, coding: true, check: true, delivery: true };
+const STAGES = Object.keys(STAGE_SET).join(", ");
+
+function isStage(name: string): name is Stage {
+  return Object.hasOwn(STAGE_SET, name);
+}
 
 function list(value: string): string[] {
   return value
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+}
+
+/** `--gates prd,plan` (or `none`) as the stages with a person's gate. */
+export function gates(value: string): Stage[] {
+  if (value === "none") return [];
+  return list(value).map((name) => {
+    if (!isStage(name)) throw new CliError(`--gates: "${name}" is not a stage (${STAGES}; or none)`, { code: "USAGE" });
+    return name;
+  });
 }
 
 function caps(value: string): Record<string, number> {
@@ -73,7 +90,7 @@ export function registerForgeCommands(program: Command): void {
           projectId: await resolveProject(client, options.project),
           idea,
           ...(options.title ? { title: options.title } : {}),
-          ...(options.gates !== undefined ? { gates: (options.gates === "none" ? [] : list(options.gates)) as never } : {}),
+          ...(options.gates !== undefined ? { gates: gates(options.gates) } : {}),
           ...(options.caps ? { caps: caps(options.caps) } : {}),
           ...(Object.keys(budget).length ? { budget } : {}),
         });

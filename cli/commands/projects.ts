@@ -4,25 +4,51 @@
 // `simulated`; anything else from a JSON file. Its `.catcafe/` is checked on the spot with
 // the files' own messages.
 import fs from "node:fs";
+import { getUntypedClient } from "@trpc/client";
 import type { Command } from "commander";
-import { agentPreset, PRESET_ROLES } from "../../lib/agent-presets";
+import { agentPreset, isPresetRole, PRESET_ROLES, type PresetRole } from "../../lib/agent-presets";
+import type { CatCafeClient, RouterInputs } from "../../lib/client";
+import type { AgentConfigInput } from "../../server/agents/config";
 import { CliContext } from "../context";
 import { CliError } from "../errors";
 import { table } from "../output";
 import { examples } from "./help";
 
+type ProjectInput = RouterInputs["projects"]["upsert"];
+
 /** `role=kind[:model]` as a project record's agent. */
-export function agentFromFlag(flag: string): [string, Record<string, unknown>] {
-  const match = /^([a-z]+)=([a-z]+)(?::(.+))?$/.exec(flag.trim());
-  if (!match || !(PRESET_ROLES as readonly string[]).includes(match[1]!))
+export function agentFromFlag(flag: string): [PresetRole, AgentConfigInput] {
+  const [, role, kind, model] = /^([a-z]+)=([a-z]+)(?::(.+))?$/.exec(flag.trim()) ?? [];
+  if (!isPresetRole(role) || kind === undefined)
     throw new CliError(
       `--agent ${flag}: write role=kind[:model], role one of ${PRESET_ROLES.join(", ")} (e.g. coder=claude, reviewer=openai:gpt-5)`,
       { code: "USAGE" },
     );
-  const [, role, kind, model] = match as unknown as [string, string, string, string | undefined];
   const preset = agentPreset(role, kind, model);
   if ("problem" in preset) throw new CliError(`--agent ${flag}: ${preset.problem}; others with --agents-file`, { code: "USAGE" });
   return [role, preset.agent];
+}
+
+/**
+ * The agents of an --agents-file ({ role: agent config }), as read: the server's schemas judge
+ * them (the CLI loads none of the server's code), so the CLI checks only that it is an object.
+ */
+export function agentsFromFile(file: string): Record<string, unknown> {
+  const json: unknown = JSON.parse(fs.readFileSync(file, "utf8"));
+  if (json === null || typeof json !== "object" || Array.isArray(json))
+    throw new CliError(`--agents-file ${file}: write a JSON object of role → agent config`, { code: "USAGE" });
+  return { ...json };
+}
+
+/**
+ * projects.upsert, with an --agents-file's agents under those of the --agent flags (`input`'s).
+ * The file's have no type here (only the server's schemas can check them), so with a file
+ * the call goes through tRPC's untyped client, whose input is `unknown` by design; the rest
+ * of the input is typed all the same.
+ */
+export async function registerProject(client: CatCafeClient, input: ProjectInput, fileAgents?: Record<string, unknown>): Promise<void> {
+  if (fileAgents === undefined) await client.projects.upsert.mutate(input);
+  else await getUntypedClient(client).mutation("projects.upsert", { ...input, agents: { ...fileAgents, ...input.agents } });
 }
 
 /** `node --test **` → ["node", "--test", "**"]: an allowlist rule, written as a person types it. */
@@ -120,23 +146,27 @@ export function registerProjectCommands(program: Command): void {
       ) => {
         const ctx = CliContext.of(command);
         const client = ctx.client();
-        const agents: Record<string, unknown> = options.agentsFile
-          ? (JSON.parse(fs.readFileSync(options.agentsFile, "utf8")) as Record<string, unknown>)
-          : {};
+        const fromFile = options.agentsFile === undefined ? undefined : agentsFromFile(options.agentsFile);
+        const fromFlags: ProjectInput["agents"] = {};
         for (const flag of options.agent) {
           const [role, agent] = agentFromFlag(flag);
-          agents[role] = agent;
+          fromFlags[role] = agent;
         }
         const maxIterations = options.maxIterations === undefined ? undefined : Number(options.maxIterations);
-        await client.projects.upsert.mutate({
-          id,
-          name: options.name ?? id,
-          repoPath: options.repo,
-          allowlist: options.allow.map(ruleFromFlag),
-          agents: agents as never,
-          ...(maxIterations === undefined ? {} : { maxIterations }),
-          ...(options.webhook ? { webhook: { url: options.webhook, format: "json" as const } } : {}),
-        });
+        await registerProject(
+          client,
+          {
+            id,
+            name: options.name ?? id,
+            repoPath: options.repo,
+            allowlist: options.allow.map(ruleFromFlag),
+            agents: fromFlags,
+            ...(maxIterations === undefined ? {} : { maxIterations }),
+            ...(options.webhook ? { webhook: { url: options.webhook, format: "json" as const } } : {}),
+          },
+          fromFile,
+        );
+        const agents = { ...fromFile, ...fromFlags };
         // The repository's .catcafe/ at HEAD, checked now with the files' own messages.
         const check = await client.ops.validateConfig.mutate({ projectId: id });
         ctx.out.result({ id, config: check }, () =>

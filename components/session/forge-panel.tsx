@@ -10,7 +10,7 @@ import { useEffect, useMemo, useState } from "react";
 import { Panel } from "@/components/panel";
 import { LineDiffView } from "@/components/line-diff-view";
 import { trpcErrorCode, useTRPC } from "@/lib/trpc/client";
-import type { ForgeStatus } from "@/server/tasks/forge";
+import type { ForgeAction, ForgeStatus } from "@/server/tasks/forge";
 import { BUTTON_STYLES, NoticeBar, type Notice } from "./session-actions";
 
 const STAGE_TONE: Record<ForgeStatus["stages"][number]["state"], string> = {
@@ -348,7 +348,7 @@ function GateActions({ status, onChanged }: { status: ForgeStatus; onChanged: ()
   const feedback = useMutation(trpc.forge.feedback.mutationOptions(options));
   const choose = useMutation(trpc.forge.choose.mutationOptions(options));
   const busy = pass.isPending || feedback.isPending || choose.isPending;
-  const has = (a: string) => waiting.actions.includes(a as never);
+  const has = (a: ForgeAction) => waiting.actions.includes(a);
   const { sessionId } = status;
   const title =
     waiting.kind === "agent_failed"

@@ -8,6 +8,7 @@ import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { agentPreset, PRESET_KINDS } from "@/lib/agent-presets";
+import type { AgentConfigInput } from "@/server/agents/config";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 
 const ROLES = ["coder", "reviewer", "tester"] as const;
@@ -42,7 +43,7 @@ export function AddProjectForm() {
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
     const problems: Record<string, string> = {};
-    const built: Record<string, unknown> = {};
+    const built: Partial<Record<(typeof ROLES)[number], AgentConfigInput>> = {};
     for (const role of ROLES) {
       const choice = agents[role]!;
       if (choice.kind === "none") continue;
@@ -60,7 +61,7 @@ export function AddProjectForm() {
         .split("\n")
         .map((l) => l.trim().split(/\s+/).filter(Boolean))
         .filter((r) => r.length > 0),
-      agents: built as never,
+      agents: built,
       maxIterations: Number(fields.maxIterations),
     });
   };

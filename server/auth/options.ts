@@ -21,6 +21,10 @@ declare module "next-auth" {
   interface Session {
     user?: { id: string; email: string; name: string; role: Role };
   }
+  /** Both providers say whether the email is verified: OIDC's own claim, GitHub's from its emails API (below). */
+  interface Profile {
+    email_verified?: boolean;
+  }
 }
 
 export const SIGN_IN_PATH = "/signin";
@@ -41,19 +45,23 @@ function githubProvider(clientId: string, clientSecret: string): Provider {
     userinfo: {
       url: "https://api.github.com/user",
       async request({ client, tokens }) {
-        const profile = (await client.userinfo(tokens.access_token ?? "")) as unknown as GithubProfile;
+        const profile = await client.userinfo<GithubProfile>(tokens.access_token ?? "");
         const res = await fetch("https://api.github.com/user/emails", {
           headers: { Authorization: `Bearer ${tokens.access_token}`, Accept: "application/vnd.github+json" },
         });
         const emails = res.ok ? ((await res.json()) as GithubEmail[]) : [];
         const primary = emails.find((e) => e.primary && e.verified);
         // GitHubProvider's profile() maps this to the user; signIn below checks email_verified.
-        const verified: GithubProfile & { email_verified: boolean } = {
+        // A missing name or email is undefined rather than null (next-auth's Profile has no
+        // null): profile() falls back to the login for the name either way, and next-auth
+        // reads the user's email as `email?.toLowerCase()`, so both mean none.
+        const verified: Profile = {
           ...profile,
-          email: primary?.email ?? null,
+          name: profile.name ?? undefined,
+          email: primary?.email,
           email_verified: Boolean(primary),
         };
-        return verified as unknown as Profile;
+        return verified;
       },
     },
   });
@@ -108,7 +116,7 @@ export function createAuthOptions(deps: { prisma: () => PrismaClient; env: AuthE
     callbacks: {
       async signIn({ user, account, profile }) {
         if (!account || account.type === "credentials") return true;
-        const verified = (profile as { email_verified?: unknown } | undefined)?.email_verified === true;
+        const verified = profile?.email_verified === true;
         const existing = verified && user.email ? await findActiveUserByEmail(deps.prisma(), user.email) : null;
         if (!existing)
           logger.warn(

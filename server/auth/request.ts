@@ -2,6 +2,7 @@
 // next-auth session cookie (a JWT signed with NEXTAUTH_SECRET). Either way the user is
 // read from the database, so a disabled user or a changed role counts at once.
 import { getToken } from "next-auth/jwt";
+import { NextRequest } from "next/server";
 import type { PrismaClient } from "../db/generated/client";
 import { authenticateApiToken } from "./tokens";
 import { resolveSessionUser, type AuthUser } from "./users";
@@ -17,22 +18,6 @@ export interface RequestAuthDeps {
   secret: string | undefined;
 }
 
-function parseCookies(header: string | null): Record<string, string> {
-  const cookies: Record<string, string> = {};
-  for (const part of (header ?? "").split(";")) {
-    const eq = part.indexOf("=");
-    if (eq <= 0) continue;
-    const name = part.slice(0, eq).trim();
-    const value = part.slice(eq + 1).trim();
-    try {
-      cookies[name] = decodeURIComponent(value);
-    } catch {
-      cookies[name] = value;
-    }
-  }
-  return cookies;
-}
-
 export async function authenticateRequest(req: Request, deps: RequestAuthDeps): Promise<CurrentUser | null> {
   const authorization = req.headers.get("authorization");
   if (authorization !== null) {
@@ -43,10 +28,11 @@ export async function authenticateRequest(req: Request, deps: RequestAuthDeps): 
     return found ? { ...found.user, via: "token" } : null;
   }
   if (!deps.secret) return null;
-  // getToken reads the (possibly chunked, possibly __Secure-) session cookie from a plain
-  // cookie record; headers are left out so it cannot take a bearer JWT instead.
+  // getToken reads the (possibly chunked, possibly __Secure-) session cookie of a NextRequest;
+  // this one carries the cookie header alone, so it cannot take a bearer JWT instead.
+  const cookie = req.headers.get("cookie");
   const jwt = await getToken({
-    req: { cookies: parseCookies(req.headers.get("cookie")), headers: {} } as unknown as Parameters<typeof getToken>[0]["req"],
+    req: new NextRequest(req.url, { headers: cookie === null ? {} : { cookie } }),
     secret: deps.secret,
   });
   const user = await resolveSessionUser(deps.prisma, jwt?.sub, jwt?.sv);

@@ -60,10 +60,7 @@ const PROSE_OUTPUTS: readonly OutputKind[] = ["text"];
 
 /** Agent kinds the runner of this build can execute (the discriminator values of ZAgentConfig). */
 export function runtimeAgentKinds(): string[] {
-  return ZAgentConfig.options.flatMap((option) => {
-    const kind = (option as unknown as { shape?: { kind?: { value?: unknown } } }).shape?.kind?.value;
-    return typeof kind === "string" ? [kind] : [];
-  });
+  return ZAgentConfig.options.flatMap((option) => [...option.shape.kind.values]);
 }
 
 /** The line that chose an agent's shell or brain: the agent's own field, or a default. */

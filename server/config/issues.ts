@@ -1,7 +1,7 @@
 // Turns zod issues into configuration errors a person can act on: the JSON path of the
 // field and a sentence naming what was expected and what was found (`expected a number,
 // got a string`; `3 is out of range: must be at most 2`; `unknown key`).
-import type { z } from "zod";
+import { z } from "zod";
 import { formatJsonPath, type ConfigError } from "./errors";
 
 type Issue = z.core.$ZodIssue;
@@ -73,44 +73,41 @@ function sizeMessage(issue: Extract<Issue, { code: "too_small" | "too_big" }>, v
   }
 }
 
-interface SchemaDef {
-  type: string;
-  shape?: Record<string, z.ZodType>;
-  element?: z.ZodType;
-  valueType?: z.ZodType;
-  innerType?: z.ZodType;
-  in?: z.ZodType;
-  options?: z.ZodType[];
-  discriminator?: string;
+/**
+ * The schema a wrapper holds (optional, nullable, default, prefault, catch, readonly, ...):
+ * every such definition (`_zod.def`, zod 4 core's typed view for code that walks schemas)
+ * names it `innerType`, so one checked read covers them all.
+ */
+function wrappedBy(schema: z.core.$ZodType): z.core.$ZodType | undefined {
+  const def = schema._zod.def;
+  return "innerType" in def && def.innerType instanceof z.core.$ZodType ? def.innerType : undefined;
 }
-
-const defOf = (schema: z.ZodType): SchemaDef => (schema as unknown as { _zod: { def: SchemaDef } })._zod.def;
 
 /** The keys the object schema at `path` accepts (following the value to pick a union member), or null. */
 export function allowedKeysAt(schema: z.ZodType, root: unknown, path: ReadonlyArray<PropertyKey>): string[] | null {
-  let current: z.ZodType | undefined = schema;
+  let current: z.core.$ZodType | undefined = schema;
   let value: unknown = root;
   for (let depth = 0; current && depth < 64; depth++) {
-    const def = defOf(current);
-    if (def.innerType) current = def.innerType;
-    else if (def.type === "pipe") current = def.in;
-    else if (def.type === "union" && def.options) {
-      const disc = def.discriminator;
-      const raw = value as Record<string, unknown> | null;
-      current = def.options.find((o) => {
-        const shape = defOf(o).shape;
-        if (!shape) return false;
-        if (!disc) return true;
-        const literal = defOf(shape[disc]!) as SchemaDef & { values?: unknown[] };
-        return literal.values?.includes(raw?.[disc]) ?? false;
+    const inner = wrappedBy(current);
+    if (inner) current = inner;
+    else if (current instanceof z.ZodPipe) current = current.in;
+    else if (current instanceof z.ZodUnion) {
+      const disc: string | undefined = current instanceof z.ZodDiscriminatedUnion ? current.def.discriminator : undefined;
+      const chosen: unknown = disc === undefined ? undefined : valueAt(value, [disc]);
+      current = current.options.find((o): boolean => {
+        if (!(o instanceof z.ZodObject)) return false;
+        if (disc === undefined) return true;
+        const literal: z.core.$ZodType | undefined = o.shape[disc];
+        const values: ReadonlySet<unknown> | undefined = literal instanceof z.ZodLiteral ? literal.values : undefined;
+        return values?.has(chosen) ?? false;
       });
     } else if (path.length === 0) {
-      return def.shape ? Object.keys(def.shape) : null;
+      return current instanceof z.ZodObject ? Object.keys(current.shape) : null;
     } else {
       const [head, ...rest] = path;
-      if (def.type === "object" && def.shape) current = def.shape[String(head)];
-      else if (def.type === "array") current = def.element;
-      else if (def.type === "record") current = def.valueType;
+      if (current instanceof z.ZodObject) current = current.shape[String(head)];
+      else if (current instanceof z.ZodArray) current = current.element;
+      else if (current instanceof z.ZodRecord) current = current.valueType;
       else return null;
       value = value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[head!] : undefined;
       path = rest;

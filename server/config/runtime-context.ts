@@ -4,8 +4,9 @@
 // never read here). Reading it back adds what the run produced since: each agent step's
 // FSM history and the artifacts (outputs, commits, diffs, test results).
 import crypto from "node:crypto";
+import { z } from "zod";
 import type { McpServer } from "../agents/mcp";
-import type { AgentRole } from "../agents/types";
+import { ZAgentRole, type AgentRole } from "../agents/types";
 import type { AppEvent, AppEventOf } from "../events/catalog";
 import { isWorkflowStep, type RunLimits } from "../events/step-contract";
 import type { EventStore } from "../events/store";
@@ -14,22 +15,31 @@ import type { AgentBinding } from "./bind";
 import { EXECUTION_FSM_V1, RUN_EVENTS } from "./builtins";
 import type { ProjectConfig } from "./project-config";
 import { redactSecrets } from "./secrets";
-import { BUILTIN_FSM_ID, CONFIG_DIR, type FsmDefinition } from "./schemas";
+import { BUILTIN_FSM_ID, CONFIG_DIR, ZFsmDefinition, type FsmDefinition } from "./schemas";
 
 export type RuntimeContextData = Extract<AppEvent, { type: "RuntimeContextRecorded" }>["data"];
 
-export interface RuntimeAgentSnapshot {
-  agentId: string;
-  role: AgentRole;
-  source: "config" | "project";
+const ZJsonRecord = z.record(z.string(), z.json());
+
+/**
+ * One role's agent in the runtime context: what RuntimeContextRecorded.agents holds per role
+ * (the event declares it JSON) and what reading it back parses it with.
+ */
+export const ZRuntimeAgentSnapshot = z.object({
+  agentId: z.string(),
+  role: ZAgentRole,
+  source: z.enum(["config", "project"]),
   /** The agents.json entry with its defaults applied (null for a project-record agent). */
-  agent: Record<string, unknown> | null;
-  shell: Record<string, unknown> | null;
-  brain: Record<string, unknown> | null;
-  fsm: { id: string; definition: FsmDefinition; initialState: string };
+  agent: ZJsonRecord.nullable(),
+  shell: ZJsonRecord.nullable(),
+  brain: ZJsonRecord.nullable(),
+  /** Recorded from a parsed definition, so the same schema reads it back unchanged. */
+  fsm: z.object({ id: z.string(), definition: ZFsmDefinition, initialState: z.string() }),
   /** The kind of runtime agent the runner creates (scripted, command, openai, ...). */
-  runtimeKind: string;
-}
+  runtimeKind: z.string(),
+});
+export type RuntimeAgentSnapshot = z.output<typeof ZRuntimeAgentSnapshot>;
+const ZRuntimeAgentSnapshots = z.record(z.string(), ZRuntimeAgentSnapshot);
 
 export function newRunId(): string {
   return `run-${crypto.randomBytes(6).toString("hex")}`;
@@ -96,7 +106,7 @@ export function runtimeContextData(input: RuntimeContextInput): RuntimeContextDa
     settings: snapshot(settings),
     project: snapshot(project),
     roles: Object.fromEntries(Object.entries(agents).map(([role, a]) => [role, { agentId: a.agentId, source: a.source }])),
-    agents: agents as unknown as RuntimeContextData["agents"],
+    agents,
     mcpServers: snapshot([...input.mcpServers]),
   };
 }
@@ -183,7 +193,7 @@ export function runtimeContextFromEvents(sessionId: string, events: readonly Rec
       limits: started.data.limits ?? null,
       workflow: workflowOf(started.data),
       roles: d.roles,
-      agents: d.agents as unknown as Record<string, RuntimeAgentSnapshot>,
+      agents: ZRuntimeAgentSnapshots.parse(d.agents),
       mcpServers: d.mcpServers ?? started.data.mcpServers ?? [],
       runs: [],
       artifacts: [],

@@ -16,7 +16,7 @@ function loadWasm(): Promise<void> {
     const wasmPath = require.resolve("@prisma/schema-engine-wasm").replace(/schema_engine\.js$/, "schema_engine_bg.wasm");
     const module = await WebAssembly.compile(fs.readFileSync(wasmPath));
     const instance = await WebAssembly.instantiate(module, {
-      "./schema_engine_bg.js": engineBindings as unknown as WebAssembly.ModuleImports,
+      "./schema_engine_bg.js": engineBindings,
     });
     engineBindings.__wbg_set_wasm(instance.exports);
     (instance.exports.__wbindgen_start as () => void)();

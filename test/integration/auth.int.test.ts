@@ -1,6 +1,9 @@
 // Sign-in and identity on a real database: password sign-in (argon2id, disabled users
 // refused), session cookies, personal API tokens (stored only hashed, revocable, lastUsedAt),
 // and the admin's user management guards.
+import http from "node:http";
+// next-auth's own OAuth client library: the provider's userinfo step gets one of its clients.
+import { Issuer } from "openid-client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createContextFactory } from "../../server/api/context";
 import { createAuthOptions } from "../../server/auth/options";
@@ -92,6 +95,72 @@ describe("password sign-in", () => {
   });
 });
 
+describe("GitHub sign-in", () => {
+  /** GitHub's /user and /user/emails as a local server answers them, and the provider's own steps run against it. */
+  async function signInWithGitHub(emails: Array<{ email: string; primary: boolean; verified: boolean }>) {
+    const server = http.createServer((req, res) => {
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({ login: "octocat", id: 583231, name: null, email: "public@example.com", avatar_url: "https://a.example/o.png" }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const address = server.address();
+    if (address === null || typeof address === "string") throw new Error("the test server has no port");
+    const { port } = address;
+    const issuer = new Issuer({ issuer: "https://github.com/login/oauth", userinfo_endpoint: `http://127.0.0.1:${port}/user` });
+    const client = new issuer.Client({ client_id: "id", client_secret: "s" });
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = async (input, init) =>
+      String(input) === "https://api.github.com/user/emails" ? Response.json(emails) : realFetch(input, init);
+    try {
+      const env = { NEXTAUTH_SECRET: TEST_SECRET, GITHUB_ID: "id", GITHUB_SECRET: "s", OIDC_NAME: "SSO" };
+      const options = createAuthOptions({ prisma: () => api.prisma, env });
+      const github = options.providers.find((p) => p.id === "github");
+      // Our userinfo step is an option over the provider's defaults (next-auth merges them at start).
+      const userinfo = github?.type === "oauth" ? github.options?.userinfo : undefined;
+      if (github?.type !== "oauth" || typeof userinfo !== "object" || !userinfo.request) throw new Error("no GitHub userinfo step");
+      const provider = { ...github, signinUrl: "http://cats.test/signin", callbackUrl: "http://cats.test/callback" };
+      const profile = await userinfo.request({ client, provider, tokens: { access_token: "gho_token" } });
+      const user = await github.profile(profile, { access_token: "gho_token" });
+      const account = { provider: "github", type: "oauth" as const, providerAccountId: user.id };
+      const allowed = await options.callbacks!.signIn!({ user, account, profile });
+      return { profile, user, allowed };
+    } finally {
+      globalThis.fetch = realFetch;
+      server.close();
+    }
+  }
+
+  it("a verified primary email of an enabled user signs in; the profile says it is verified", async () => {
+    const member = await api.user("viewer");
+    const { profile, user, allowed } = await signInWithGitHub([
+      { email: "other@example.com", primary: false, verified: true },
+      { email: member.email, primary: true, verified: true },
+    ]);
+    expect(profile).toMatchObject({ login: "octocat", email: member.email, email_verified: true });
+    expect(user).toEqual({ id: "583231", name: "octocat", email: member.email, image: "https://a.example/o.png" });
+    expect(allowed).toBe(true);
+  });
+
+  it("an unverified primary email, no primary one, or one nobody here has is refused; the public profile email never counts", async () => {
+    const member = await api.user("viewer");
+    for (const emails of [
+      [{ email: member.email, primary: true, verified: false }],
+      [{ email: member.email, primary: false, verified: true }],
+      [],
+    ]) {
+      const { profile, user, allowed } = await signInWithGitHub(emails);
+      expect(profile).toMatchObject({ email_verified: false });
+      expect(user.email ?? null).toBeNull();
+      expect(allowed).toBe(false);
+    }
+    const stranger = await signInWithGitHub([{ email: "stranger@example.com", primary: true, verified: true }]);
+    expect(stranger.profile).toMatchObject({ email_verified: true });
+    expect(stranger.allowed).toBe(false);
+  });
+});
+
 describe("session cookies", () => {
   it("a cookie signed with the secret identifies the user; a wrong secret, an unknown user or no secret does not", async () => {
     const user = await api.user("viewer");
@@ -107,6 +176,20 @@ describe("session cookies", () => {
     expect(await authenticateRequest(request({ cookie: await api.sessionCookie(crypto.randomUUID()) }), deps)).toBeNull();
     expect(await authenticateRequest(request({ cookie: await api.sessionCookie(user.id) }), { ...deps, secret: undefined })).toBeNull();
     expect(await authenticateRequest(request({}), deps)).toBeNull();
+  });
+
+  it("the session cookie is found among others, and read whole when next-auth split it into chunks", async () => {
+    const user = await api.user("viewer");
+    const deps = { prisma: api.prisma, secret: TEST_SECRET };
+    const cookie = await api.sessionCookie(user.id);
+    const jwt = cookie.slice(cookie.indexOf("=") + 1);
+    const half = Math.floor(jwt.length / 2);
+    const among = `theme=dark; note=a%20b; ${cookie}; flag`;
+    expect(await authenticateRequest(request({ cookie: among }), deps)).toMatchObject({ id: user.id, via: "session" });
+    const chunked = `next-auth.session-token.1=${jwt.slice(half)}; theme=dark; next-auth.session-token.0=${jwt.slice(0, half)}`;
+    expect(await authenticateRequest(request({ cookie: chunked }), deps)).toMatchObject({ id: user.id, via: "session" });
+    // One chunk alone is no session.
+    expect(await authenticateRequest(request({ cookie: `next-auth.session-token.0=${jwt.slice(0, half)}` }), deps)).toBeNull();
   });
 
   it("sign-out ends the session everywhere: a copied cookie stops working, a new sign-in works; tokens are unaffected", async () => {

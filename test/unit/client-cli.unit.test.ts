@@ -1,11 +1,17 @@
 // The typed client's and the CLI's pure parts: server URLs, export names (a hostile archive
-// cannot write outside its folder), the config file's permissions, error reports.
+// cannot write outside its folder), the config file's permissions, error reports, a secret
+// typed at the terminal never echoed.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import readline from "node:readline";
+import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
+import { gates } from "../../cli/commands/forge";
+import { agentFromFlag, agentsFromFile } from "../../cli/commands/projects";
 import { configPath, readConfig, writeConfig } from "../../cli/config-file";
 import { CliError, EXIT, exitCodeOf, formatReport, reportOf } from "../../cli/errors";
+import { muteEcho } from "../../cli/prompt";
 import {
   CatCafeHttpError,
   exportPathProblem,
@@ -112,5 +118,89 @@ describe("error reports", () => {
     );
     expect(exitCodeOf(new Error("x"))).toBe(EXIT.FAILED);
     expect(exitCodeOf(new CliError("which project?", { code: "USAGE" }))).toBe(EXIT.USAGE);
+  });
+});
+
+describe("a secret typed at the terminal", () => {
+  /** Types `keys` into a terminal-mode readline asking `question`; what it answered and what the terminal showed. */
+  async function typeInto(keys: string, mute: boolean) {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = "";
+    output.on("data", (chunk: Buffer) => (shown += chunk.toString("utf8")));
+    const rl = readline.createInterface({ input, output, terminal: true });
+    try {
+      const answer = new Promise<string>((resolve) => rl.question("Password: ", resolve));
+      const muted = mute && muteEcho(rl, "Password: ", (text) => output.write(text));
+      input.write(keys);
+      return { answer: await answer, shown, muted };
+    } finally {
+      rl.close();
+    }
+  }
+
+  it("is read whole (editing included) while the terminal shows the prompt and never a typed character", async () => {
+    const { answer, shown, muted } = await typeInto("hunter\x7f\x7fer2\r", true);
+    expect(muted).toBe(true);
+    expect(answer).toBe("hunter2");
+    expect(shown).toContain("Password: ");
+    // Beside the prompt only cursor moves (ESC [ digits G/J): no letter that was typed.
+    expect(shown.replaceAll("Password: ", "")).not.toMatch(/[a-z]/);
+  });
+
+  it("unmuted, the same typing is echoed (what muting prevents)", async () => {
+    const { answer, shown } = await typeInto("hunter2\r", false);
+    expect(answer).toBe("hunter2");
+    expect(shown).toContain("hunter2");
+  });
+});
+
+describe("catcafe projects add: agents", () => {
+  it("--agent role=kind[:model] is that role's preset agent", () => {
+    expect(agentFromFlag("coder=claude")).toEqual(["coder", { kind: "claude", id: "coder-claude" }]);
+    expect(agentFromFlag(" reviewer=openai:gpt-5 ")).toEqual(["reviewer", { kind: "openai", id: "reviewer-openai", model: "gpt-5" }]);
+    expect(agentFromFlag("tester=simulated")).toMatchObject(["tester", { kind: "scripted", id: "tester-sim" }]);
+  });
+
+  it("a flag that is not role=kind, an unknown role or kind, or a model missing is a usage error", () => {
+    for (const [flag, message] of [
+      ["coder", /write role=kind\[:model\], role one of coder, reviewer, tester, planner, executor/],
+      ["boss=claude", /role one of/],
+      ["Coder=claude", /role one of/],
+      ["coder=gpt", /unknown kind "gpt"/],
+      ["coder=openai", /needs its model/],
+    ] as const) {
+      expect(() => agentFromFlag(flag), flag).toThrow(message);
+      expect(() => agentFromFlag(flag), flag).toThrow(expect.objectContaining({ name: "CliError", options: { code: "USAGE" } }));
+    }
+  });
+
+  it("--agents-file is a JSON object, taken as written; anything else is a usage error", () => {
+    const file = path.join(tmp, "agents.json");
+    const agents = { coder: { kind: "command", id: "c", argv: ["node", "a.js"] }, whatever: 1 };
+    fs.writeFileSync(file, JSON.stringify(agents));
+    expect(agentsFromFile(file)).toEqual(agents);
+    for (const json of ["[]", "null", "3", '"coder"']) {
+      fs.writeFileSync(file, json);
+      expect(() => agentsFromFile(file), json).toThrow(/write a JSON object of role → agent config/);
+    }
+  });
+});
+
+describe("catcafe forge new --gates", () => {
+  it("names stages, comma-separated, or none", () => {
+    expect(gates("prd, plan,delivery")).toEqual(["prd", "plan", "delivery"]);
+    expect(gates("none")).toEqual([]);
+    expect(gates("")).toEqual([]);
+  });
+
+  it("a name that is no stage is a usage error listing the stages", () => {
+    for (const value of ["prd,review", "PRD", "none,prd"])
+      expect(() => gates(value), value).toThrow(
+        expect.objectContaining({
+          message: expect.stringContaining("idea, prd, design, plan, coding, check, delivery"),
+          options: { code: "USAGE" },
+        }),
+      );
   });
 });

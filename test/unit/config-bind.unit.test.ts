@@ -15,6 +15,7 @@ import {
   loadProjectConfig,
   parseProjectConfig,
   ruleCovers,
+  runtimeAgentKinds,
   runtimeContextData,
   runtimeContextFromEvents,
   type ProjectConfig,
@@ -102,6 +103,10 @@ describe("bindAgent maps shell + brain to the runtime agent kind", () => {
   it("every runtime config it produces is a valid ZAgentConfig", async () => {
     const config = await full();
     for (const agent of config.agents) expect(ZAgentConfig.safeParse(bindAgent(config, agent.id).binding!.runtime).success).toBe(true);
+  });
+
+  it("the runtime kinds are ZAgentConfig's discriminator values, each once", () => {
+    expect(runtimeAgentKinds().sort()).toEqual(["anthropic", "claude", "codex", "command", "gemini", "openai", "scripted"]);
   });
 });
 
@@ -359,6 +364,8 @@ describe("runtime execution context", () => {
     );
     const context = runtimeContextFromEvents("session-under-test", [...events.slice(0, 2), ...taskStarted, ...events.slice(2)])!;
     expect(context).toMatchObject({ sessionId: "session-under-test", runId: "run-1", recorded: true, inheritedFrom: null });
+    // Read back with the snapshot's schema: every role's agent exactly as recorded.
+    expect(context.agents).toEqual(data.agents);
     expect(context.runs.map((r) => [r.role, r.attempt, r.fsmState, r.history.map((h) => `${h.from}-${h.event}->${h.to}`)])).toEqual([
       ["planner", 1, "FAILED", ["IDLE-start->EXECUTING", "EXECUTING-error->FAILED"]],
       ["planner", 2, "CHECKING", ["IDLE-start->EXECUTING", "EXECUTING-success->CHECKING"]],
