@@ -17,7 +17,7 @@ import { deliverOnApproval } from "./delivery/service";
 import { DELIVER_STEP, deliveryExecutor } from "./delivery/steps";
 import type { StepExecutor } from "./runner/executors";
 import { workflowExecutors } from "./runner/workflow-executors";
-import { reactToReactionFailure, reactToStepOutcome } from "./workflow/reactor";
+import { reactToReactionFailure, reactToStepOutcome } from "./task-engine";
 
 export interface AppExecutorDeps {
   pool: Db;

@@ -14,7 +14,7 @@ import type { EventStore } from "../events/store";
 import type { NewEvent, RecordedEvent } from "../events/types";
 import { serverOverride } from "../projects/config-edits";
 import { getProject, type Project } from "../projects/projects";
-import { foldTask } from "../workflow/engine";
+import { foldTask } from "../task-engine";
 import { DELIVER_STEP, ZDeliverInput, type DeliverInput } from "./steps";
 
 export interface DeliveryDeps {

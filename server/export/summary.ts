@@ -3,7 +3,7 @@
 // Every field is read from the events; nothing comes from configuration or environment.
 import { SUCCESS_OUTCOMES } from "../../lib/outcomes";
 import { actorLabel } from "../events/catalog";
-import { startedTask, type TaskState } from "../workflow/engine";
+import { startedTask, type TaskState } from "../task-engine";
 import type { PlacedEvent } from "../sessions/rounds";
 import type { RoundMeta } from "./rounds";
 import type { SessionEvent, SessionEventOf } from "./types";

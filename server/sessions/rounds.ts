@@ -9,7 +9,7 @@
 // restarted later would add to the round of that number, never make a second one.
 import type { AppEvent } from "../events/catalog";
 import type { FoldEvent, RecordedEvent } from "../events/types";
-import { evolve, initialTaskState, startedTask, type TaskState } from "../workflow/engine";
+import { evolve, initialTaskState, startedTask, type TaskState } from "../task-engine";
 
 /** A recorded event of the application's catalog (its `data` typed by its `type`). */
 export type SessionEvent = RecordedEvent & AppEvent;

@@ -10,8 +10,7 @@ import { getBlob, putBlob } from "../events/blobs";
 import type { RecordedEvent } from "../events/types";
 import { act, actRecording, startTask, type TaskDeps } from "./commands";
 import { currentState, stageCap } from "../workflow/transition";
-import { definitionFor } from "../workflow/context";
-import { foldTask, type StartedTask } from "../workflow/engine";
+import { definitionFor, foldTask, type StartedTask } from "../task-engine";
 import { forgeStatusOf } from "../../lib/outcomes";
 import { FORGE_STAGES, MODIFY_STAGES } from "../forge/artifacts";
 

@@ -13,9 +13,18 @@ import { ZBudget, type Actor, type AppEventOf } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
 import { ARTIFACT_PATHS } from "../forge/artifacts";
 import { planDigest } from "../forge/patch";
-import { decideContext, definitionFor } from "../workflow/context";
+import {
+  decide,
+  decideContext,
+  type DecideContext,
+  definitionFor,
+  type Emitted,
+  evolve,
+  foldTask,
+  type StartedTask,
+  type TaskState,
+} from "../task-engine";
 import type { WorkflowDefinition } from "../workflow/definition";
-import { decide, evolve, foldTask, type DecideContext, type Emitted, type StartedTask, type TaskState } from "../workflow/engine";
 import { ensureCommit, fingerprintProject } from "../workspaces";
 import { getBlob } from "../events/blobs";
 import { act, newSessionId, type TaskDeps, ZSessionRef } from "./commands";

@@ -13,7 +13,7 @@ import type { AgentRole } from "../../server/agents/types";
 import type { ParsedOutput } from "../../server/events/agent-outputs";
 import type { AgentStepOutput, ChangedFile, CommandResultOutput, CommandsStepOutput, StepInput } from "../../server/events/step-contract";
 import type { WorkflowDefinition } from "../../server/workflow/definition";
-import { decide, foldTask, type DecideContext, type StartedTask, type TaskCommand } from "../../server/workflow/engine";
+import { decide, type DecideContext, foldTask, type StartedTask, type TaskCommand } from "../../server/task-engine";
 
 type EventOf<T extends AppEventType> = Extract<AppEvent, { type: T }>;
 export type TaskConfig = EventOf<"TaskStarted">["data"];

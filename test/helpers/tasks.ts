@@ -12,7 +12,7 @@ import { webhookExecutor } from "../../server/runner/webhook";
 import { builtinExecutors } from "../../server/runner/executors";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
 import { appExecutors, reactToAppFailure, reactToAppStep } from "../../server/app-runner";
-import { foldTask, type ActiveTask, type FinishedTask, type NoTask } from "../../server/workflow/engine";
+import { type ActiveTask, type FinishedTask, foldTask, type NoTask } from "../../server/task-engine";
 import type { RecordedEvent } from "../../server/events/types";
 import type { TestDatabase } from "./db";
 

@@ -12,7 +12,7 @@ import { defineEvent, EventRegistry } from "../../server/events/registry";
 import { snapshotKey, type StreamFold } from "../../server/events/snapshots";
 import { EventStore } from "../../server/events/store";
 import type { FoldEvent } from "../../server/events/types";
-import { foldTask, startedTask, taskFold, type TaskState } from "../../server/workflow/engine";
+import { foldTask, startedTask, taskFold, type TaskState } from "../../server/task-engine";
 import { longTaskSession, reviewRound } from "../../bench/lib/task-fixtures";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 

@@ -14,8 +14,7 @@ import {
 } from "../../server/demo/forge-content";
 import type { AppEvent, Budget } from "../../server/events/catalog";
 import type { RecordedEvent } from "../../server/events/types";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
-import { decide, foldTask, type ActiveTask, type TaskCommand } from "../../server/workflow/engine";
+import { type ActiveTask, BUILTIN_WORKFLOWS, decide, foldTask, type TaskCommand } from "../../server/task-engine";
 import { attentionOf, budgetSpent } from "../../server/workflow/transition";
 import {
   agentOutput,

@@ -7,7 +7,7 @@ import { FORGE_DESIGN_JSON } from "../../server/demo/forge-content";
 import { ARTIFACT_PATHS as A, parseArtifact } from "../../server/forge/artifacts";
 import type { AppEvent } from "../../server/events/catalog";
 import type { AgentStepOutput } from "../../server/events/step-contract";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "../../server/task-engine";
 import type { TaskCommandOf } from "../../server/workflow/commands";
 import { ZWorkflowDefinition, type StateSpec, type WorkflowDefinition } from "../../server/workflow/definition";
 import { interpret as interpretOutput } from "../../server/workflow/interpret";

@@ -3,7 +3,7 @@
 // (or route a failed check), and the end of the thread, each message shortened.
 import { describe, expect, it } from "vitest";
 import type { AppEvent } from "../../server/events/catalog";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "../../server/task-engine";
 import type { StepSpec, WorkflowDefinition } from "../../server/workflow/definition";
 import { promptFor, threadContext } from "../../server/workflow/prompt";
 import { foldTask, type ActiveTask } from "../../server/workflow/state";

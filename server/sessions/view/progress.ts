@@ -3,8 +3,7 @@
 // for how long" line) and how the session ended. `statusOf` is the browser-safe part that
 // the session view shows and every live update carries.
 import type { RecordedEvent } from "../../events/types";
-import { definitionFor } from "../../workflow/context";
-import { evolve, initialTaskState, outcomeOf, startedTask, type StartedTask, type TaskState } from "../../workflow/engine";
+import { definitionFor, evolve, initialTaskState, outcomeOf, startedTask, type StartedTask, type TaskState } from "../../task-engine";
 import { stageCap } from "../../workflow/transition";
 import { failureOf, type Failure } from "./entries";
 
