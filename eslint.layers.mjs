@@ -19,11 +19,16 @@ const layers = {
   brains: { pattern: "server/brains", allow: base },
   agents: { pattern: "server/agents", allow: [...base, "process", "brains"] },
   auth: { pattern: "server/auth", allow: base },
-  /** The Forge pipeline's pure rules: its definition (data), artifact schemas, stage rules, the anti-loop. */
-  forge: { pattern: "server/forge", allow: base },
+
   /** Collaboration modes and the conversation decider: pure, like the workflow engine. */
   modes: { pattern: "server/modes", allow: base },
-  workflow: { pattern: "server/workflow", allow: [...base, "events", "agents", "forge"] },
+  /** The generic workflow engine: definitions, the decider and its fold, the extension point, the reactor. */
+  workflow: { pattern: "server/workflow", allow: [...base, "events", "agents"] },
+  /**
+   * The Forge pipeline, the engine's extension: its definition (data), artifact schemas, stage
+   * rules, the anti-loop, its slice of a task and the fold of it, its outputs and step inputs.
+   */
+  forge: { pattern: "server/forge", allow: [...base, "events", "workflow"] },
   /** The application's task engine: the generic workflow engine with the built-in workflows. */
   "task-engine": { pattern: "server/task-engine.ts", allow: [...base, "events", "workflow", "forge"] },
   config: {

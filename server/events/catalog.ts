@@ -22,6 +22,7 @@ import { deliveryCatalog } from "./delivery-catalog";
 import { forgeCatalog } from "./forge-catalog";
 import { stepCatalog } from "./step-catalog";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
+import type { FoldEvent } from "./types";
 
 export const ZActor = z.object({
   kind: z.enum(["user", "agent", "runner", "system"]),
@@ -366,3 +367,15 @@ export type AppEventType = AppEvent["type"];
 export type AppEventOf<T extends AppEventType> = Extract<AppEvent, { type: T }>;
 
 export const appRegistry = new EventRegistry(eventCatalog);
+
+/** An event as a fold reads it (version, type, data, time), typed by the catalog. */
+export type AppFoldEvent = FoldEvent & AppEvent;
+
+/**
+ * Whether the catalog declares the event's type, which then types its data: the registry
+ * validated the data when it was appended and upcasts it when read: replay reads trust the
+ * write (docs/architecture.md, "Forks and replay"), so a fold needs no second validation.
+ */
+export function isAppEvent(event: FoldEvent): event is AppFoldEvent {
+  return Object.hasOwn(eventCatalog, event.type);
+}

@@ -39,7 +39,7 @@ export const INITIAL_ROUND_REASON = "initial";
 export function placeEvents<E extends FoldEvent = RecordedEvent>(
   events: readonly E[],
 ): { placed: PlacedEvent<E & AppEvent>[]; final: TaskState } {
-  let state = initialTaskState;
+  let state: TaskState = initialTaskState;
   const placed = (events as readonly (E & AppEvent)[]).map((event) => {
     state = evolve(state, event);
     return { event, round: Math.max(1, startedTask(state)?.iteration ?? 0), state: state.fsm };

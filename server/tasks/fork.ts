@@ -445,12 +445,12 @@ export async function resumeSession(deps: ResumeDeps, raw: z.input<typeof ZResum
     return { sessionId, status: "resumed", message: `resumed: ${target} runs again (it had ended ${state.outcome})`, version: r.version };
   }
   if (state.status !== "active") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
-  if (state.pipeline.needed?.cause === "agent_failed") {
+  if (state.needed?.cause === "agent_failed") {
     const r = await act(deps, sessionId, actor, { type: "Choose", choice: "retry" });
     return {
       sessionId,
       status: "resumed",
-      message: `resumed: ${state.pipeline.needed.resume ?? "the failed step"} is tried again`,
+      message: `resumed: ${state.needed.resume ?? "the failed step"} is tried again`,
       version: r.version,
     };
   }

@@ -286,7 +286,7 @@ describe("transition: a modify session of a staged user workflow", () => {
         },
       },
     ]);
-    expect(s.state.pipeline).toMatchObject({ stage: "build", completed: ["build"] });
+    expect(s.state.stages).toMatchObject({ current: "build", completed: ["build"] });
     const entered = s.do({ type: "Continue", state: def.modify!.state, reason: "change requested", iterate: false });
     expect(entered.map((e) => e.type)).toEqual(["SessionStateChanged", "StageStarted", "StepScheduled"]);
     expect(entered[1]).toEqual({ type: "StageStarted", data: { stage: "polish" } });

@@ -141,9 +141,9 @@ function hasModifyEntry(task: StartedTask): boolean {
 }
 
 function capOf(task: StartedTask): number {
-  if (!task.pipeline.stage) return task.config.maxIterations;
+  if (!task.stages.current) return task.config.maxIterations;
   try {
-    return stageCap(definitionFor(task), task, task.pipeline.stage);
+    return stageCap(definitionFor(task), task, task.stages.current);
   } catch {
     return task.config.maxIterations;
   }
