@@ -19,16 +19,29 @@ const layers = {
   brains: { pattern: "server/brains", allow: base },
   agents: { pattern: "server/agents", allow: [...base, "process", "brains"] },
   auth: { pattern: "server/auth", allow: base },
-  /** The Forge pipeline's pure rules: its definition (data), artifact schemas, stage rules, the anti-loop. */
-  forge: { pattern: "server/forge", allow: base },
+
   /** Collaboration modes and the conversation decider: pure, like the workflow engine. */
   modes: { pattern: "server/modes", allow: base },
-  workflow: { pattern: "server/workflow", allow: [...base, "events", "agents", "forge"] },
-  config: { pattern: "server/config", allow: [...base, "process", "events", "agents", "commands", "workspaces", "workflow"] },
-  sessions: { pattern: "server/sessions", allow: [...base, "events", "workflow", "auth"] },
-  projects: { pattern: "server/projects", allow: [...base, "events", "agents", "commands", "config", "workflow"] },
-  tasks: { pattern: "server/tasks", allow: [...base, "events", "agents", "workflow", "config", "projects", "workspaces", "forge"] },
-  export: { pattern: "server/export", allow: [...base, "events", "workflow", "sessions"] },
+  /** The generic workflow engine: definitions, the decider and its fold, the extension point, the reactor. */
+  workflow: { pattern: "server/workflow", allow: [...base, "events", "agents"] },
+  /**
+   * The Forge pipeline, the engine's extension: its definition (data), artifact schemas, stage
+   * rules, the anti-loop, its slice of a task and the fold of it, its outputs and step inputs.
+   */
+  forge: { pattern: "server/forge", allow: [...base, "events", "workflow"] },
+  /** The application's task engine: the generic workflow engine with the built-in workflows. */
+  "task-engine": { pattern: "server/task-engine.ts", allow: [...base, "events", "workflow", "forge"] },
+  config: {
+    pattern: "server/config",
+    allow: [...base, "process", "events", "agents", "commands", "workspaces", "workflow", "task-engine"],
+  },
+  sessions: { pattern: "server/sessions", allow: [...base, "events", "workflow", "task-engine", "auth"] },
+  projects: { pattern: "server/projects", allow: [...base, "events", "agents", "commands", "config", "workflow", "task-engine"] },
+  tasks: {
+    pattern: "server/tasks",
+    allow: [...base, "events", "agents", "workflow", "task-engine", "config", "projects", "workspaces", "forge"],
+  },
+  export: { pattern: "server/export", allow: [...base, "events", "workflow", "task-engine", "sessions"] },
   /** Usage and cost (docs/delivery.md): the agent_usage projection and its totals, priced with the settings' table. */
   usage: { pattern: "server/usage", allow: [...base, "events", "config"] },
   runner: {
@@ -43,11 +56,14 @@ const layers = {
   /** Delivering an approved session's work (docs/delivery.md): its branch pushed, a pull request, a local merge. */
   delivery: {
     pattern: "server/delivery",
-    allow: [...base, "process", "events", "workspaces", "runner", "workflow", "config", "projects"],
+    allow: [...base, "process", "events", "workspaces", "runner", "workflow", "task-engine", "config", "projects"],
   },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner", "usage"] },
   /** The list of every step kind the runners run, each with its executor and reaction (docs/architecture.md, "Step kinds"). */
-  "app-runner": { pattern: "server/app-runner.ts", allow: [...base, "events", "runner", "workflow", "conversations", "delivery"] },
+  "app-runner": {
+    pattern: "server/app-runner.ts",
+    allow: [...base, "events", "runner", "workflow", "task-engine", "conversations", "delivery"],
+  },
   /** The runner process's entry point: composes the store and the registry of the step kinds. */
   "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "workflow", "projects", "runner", "store", "app-runner"] },
   health: { pattern: "server/health.ts", allow: [...base, "runner"] },
@@ -59,7 +75,7 @@ const layers = {
     pattern: "server/api",
     allow: [
       ...base,
-      ...["events", "agents", "brains", "auth", "workflow", "config", "sessions", "projects", "tasks", "export", "runner"],
+      ...["events", "agents", "brains", "auth", "workflow", "task-engine", "config", "sessions", "projects", "tasks", "export", "runner"],
       ...["workspaces", "store", "health", "modes", "conversations", "delivery", "usage"],
     ],
   },

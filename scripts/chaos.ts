@@ -45,7 +45,7 @@ import { releaseOrphanedLease } from "../server/runner/liveness";
 import { cancelTask, confirmTask, startTask } from "../server/tasks/commands";
 import { forkSession, modifySession, resumeSession, revertSession } from "../server/tasks/fork";
 import { newForge } from "../server/tasks/forge";
-import { foldTask } from "../server/workflow/engine";
+import { foldTask } from "../server/task-engine";
 import { startTcpProxy } from "../test/helpers/tcp-proxy";
 import { auditConversation } from "../server/conversations/audit";
 import { postMessage, startConversation } from "../server/conversations/service";

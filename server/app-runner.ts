@@ -14,6 +14,7 @@ import { echoStepKind } from "./runner/echo";
 import type { StepKind } from "./runner/step-kinds";
 import { webhookStepKind, type WebhookDeps } from "./runner/webhook";
 import { workflowStepKinds } from "./runner/workflow-executors";
+import { reactToReactionFailure, reactToStepOutcome } from "./task-engine";
 
 export interface AppStepKindDeps {
   pool: Db;
@@ -29,7 +30,7 @@ export function appStepKinds(deps: AppStepKindDeps): StepKind[] {
   return [
     echoStepKind,
     webhookStepKind(deps.webhook),
-    ...workflowStepKinds({ ...deps, onSessionFinalized: deliverIfAuto }),
+    ...workflowStepKinds({ ...deps, reactor: { reactToStepOutcome, reactToReactionFailure }, onSessionFinalized: deliverIfAuto }),
     ...conversationStepKinds(deps),
     deliverStepKind(deps),
   ];

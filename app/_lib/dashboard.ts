@@ -6,7 +6,7 @@
 import type { RunnerRow } from "@/components/runners-panel";
 import type { SessionRow } from "@/components/sessions-table";
 import { DEFAULT_SESSION_PAGE_SIZE, SESSION_PAGE_SIZES, ZSessionFilters, type SessionFilters } from "@/server/sessions/list";
-import { BUILTIN_WORKFLOWS } from "@/server/workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "@/server/task-engine";
 import type { PageCaller } from "./page-context";
 
 /** The shapes the dashboard components render. */

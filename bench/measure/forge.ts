@@ -14,7 +14,7 @@ import { FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS, instantScripts } from "../../serve
 import { ensureDemoRepo } from "../../server/demo/repo";
 import { upsertProject } from "../../server/projects/projects";
 import { newForge } from "../../server/tasks/forge";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "../../server/task-engine";
 import { stageOf } from "../../server/workflow/transition";
 import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { startTask } from "../../server/tasks/commands";
 import { forkSession } from "../../server/tasks/fork";
-import { foldTask } from "../../server/workflow/engine";
+import { foldTask } from "../../server/task-engine";
 import { createWorkspace } from "../../server/workspaces";
 import type { EventStore } from "../../server/events/store";
 import type { Measurement } from "../lib/context";

@@ -10,7 +10,7 @@
 import { performance } from "node:perf_hooks";
 import { readTimeline } from "../../server/events/timeline";
 import { replayAt } from "../../server/sessions/replay";
-import { evolve, initialTaskState, startedTask, taskFold, type TaskState } from "../../server/workflow/engine";
+import { evolve, initialTaskState, startedTask, taskFold, type TaskState } from "../../server/task-engine";
 import { foldStreamAt } from "../../server/events/fold-read";
 import { bulkTaskSession } from "../lib/bulk-session";
 import { openEmmettReplayPeer } from "../peers/emmett-aggregate";

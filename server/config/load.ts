@@ -2,7 +2,7 @@
 // validate command: every error of the files, of the settings file and of binding each
 // agent (shell + brain + FSM), formatted `file: path: problem`.
 import type { AgentRole } from "../agents/types";
-import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "../task-engine";
 import { agentStepsByRole, bindAgent } from "./bind";
 import { formatConfigErrors, sortConfigErrors, type ConfigError } from "./errors";
 import { configFilePath, parseProjectConfig, type ProjectConfigResult } from "./project-config";

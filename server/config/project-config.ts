@@ -5,7 +5,7 @@
 // same texts always give the same configuration or the same errors.
 import type { z } from "zod";
 import type { AgentRole } from "../agents/types";
-import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "../task-engine";
 import { InvalidWorkflowError, loadDefinition, type WorkflowDefinition } from "../workflow/definition";
 import { BUILTIN_FSMS, BUILTIN_SHELL_KINDS, defaultModelCapabilities, defaultShellCapabilities } from "./builtins";
 import { formatJsonPath, sortConfigErrors, type ConfigError } from "./errors";

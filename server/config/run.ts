@@ -18,7 +18,7 @@ import { effectiveProjectSettings } from "./project-settings";
 import { runtimeContextData, type RuntimeContextData } from "./runtime-context";
 import { loadSettings } from "./settings";
 import { withOverride, type Settings, type SettingsOverride } from "./schemas";
-import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "../task-engine";
 import { readConfigDirAtCommit } from "./sources";
 
 export interface RunProject {

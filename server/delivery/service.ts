@@ -14,8 +14,8 @@ import type { EventStore } from "../events/store";
 import type { NewEvent, RecordedEvent } from "../events/types";
 import { serverOverride } from "../projects/config-edits";
 import { getProject, type Project } from "../projects/projects";
-import { foldTask, type TaskState } from "../workflow/engine";
 import { commandHandler, historyState } from "../events/command-handler";
+import { foldTask, type TaskState } from "../task-engine";
 import { DELIVER_STEP, ZDeliverInput, type DeliverInput } from "./steps";
 
 export interface DeliveryDeps {

@@ -1,5 +1,7 @@
-// Every event type Cat Cafe records, declared once. Domains add their types here so
-// that one registry validates every append and every read.
+// Every event type Cat Cafe records, declared once. Sessions, tasks and the workflow
+// engine's facts are here; the steps' life (step-catalog.ts), the configuration
+// (config-catalog.ts), Forge (forge-catalog.ts), conversations and deliveries have catalogs
+// of their own, composed below, so that one registry validates every append and every read.
 import { z } from "zod";
 import { ZAgentRole, ZAgentUsage } from "../agent-calls";
 import { ZErrorClass } from "../errors";
@@ -11,14 +13,16 @@ import {
   ZRunLimits,
   ZCommandResult,
   ZStepPhase,
-  ZStepResult,
-  ZStepScheduled,
   ZTestCommandRecord,
   ZWorkspaceCommit,
 } from "./step-contract";
+import { configCatalog } from "./config-catalog";
 import { conversationCatalog } from "./conversation-catalog";
 import { deliveryCatalog } from "./delivery-catalog";
+import { forgeCatalog } from "./forge-catalog";
+import { stepCatalog } from "./step-catalog";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
+import type { FoldEvent } from "./types";
 
 export const ZActor = z.object({
   kind: z.enum(["user", "agent", "runner", "system"]),
@@ -30,8 +34,6 @@ export type Actor = z.infer<typeof ZActor>;
 export function actorLabel({ kind, id }: Actor): string {
   return kind === "system" ? "system" : `${kind}:${id}`;
 }
-
-const ZJson = z.json();
 
 const ZFinding = z.object({
   severity: z.enum(["blocking", "major", "minor", "nit"]),
@@ -49,25 +51,6 @@ export const ZBudget = z.object({
   maxWallMs: z.number().int().positive().optional(),
 });
 export type Budget = z.infer<typeof ZBudget>;
-
-const ZArtifactVersion = {
-  stage: z.string(),
-  path: z.string(),
-  hash: z.string().regex(/^[0-9a-f]{64}$/),
-  blob: ZBlobRef,
-  size: z.number().int().nonnegative(),
-  /** A JSON artifact's parsed value (what the rules read); absent for markdown and for invalid JSON. */
-  json: ZJson.optional(),
-  /** Schema and rule problems of this version. */
-  problems: z.array(z.string()),
-};
-const ZForgeFinding = z.object({
-  id: z.string(),
-  severity: z.enum(["blocking", "major", "minor"]),
-  message: z.string(),
-  /** Who found it: the critic, or the rules checked by code. */
-  source: z.enum(["critic", "rule"]),
-});
 
 export const eventCatalog = {
   SessionCreated: defineEvent({
@@ -144,46 +127,6 @@ export const eventCatalog = {
     version: 1,
     schema: z.object({ text: z.string().min(1).max(20_000) }),
     summary: (d) => `Message: ${d.text}`,
-  }),
-  StepScheduled: defineEvent({
-    version: 1,
-    /** A workflow step's input is a StepInput; other kinds carry free JSON (step-contract.ts). */
-    schema: ZStepScheduled,
-    summary: (d) => `Step ${d.kind} scheduled`,
-  }),
-  StepStarted: defineEvent({
-    version: 1,
-    schema: z.object({
-      stepId: z.uuid(),
-      attempt: z.number().int().positive(),
-      runnerId: z.string().min(1),
-      leaseExpiresAt: z.iso.datetime({ offset: true }),
-      /** Taken over from a runner whose lease expired (a lost attempt, not charged to the step). */
-      reclaimed: z.boolean().optional(),
-    }),
-    summary: (d) => `Step started (attempt ${d.attempt}) on runner ${d.runnerId}`,
-  }),
-  StepCompleted: defineEvent({
-    version: 1,
-    schema: z.object({ stepId: z.uuid(), attempt: z.number().int().positive(), output: ZStepResult }),
-    summary: (d) => `Step completed (attempt ${d.attempt})`,
-  }),
-  StepFailed: defineEvent({
-    version: 1,
-    schema: z.object({
-      stepId: z.uuid(),
-      attempt: z.number().int().positive(),
-      errorClass: ZErrorClass,
-      message: z.string(),
-      /** When set, the step goes back to pending and may be claimed again from then on. */
-      retryAt: z.iso.datetime({ offset: true }).nullable(),
-    }),
-    summary: (d) => `Step failed (attempt ${d.attempt}): ${d.errorClass}: ${d.message}${d.retryAt ? " — will retry" : ""}`,
-  }),
-  StepReleased: defineEvent({
-    version: 1,
-    schema: z.object({ stepId: z.uuid(), attempt: z.number().int().positive(), reason: z.string() }),
-    summary: (d) => `Step released by its runner (attempt ${d.attempt}): ${d.reason}`,
   }),
 
   // ---- Tasks (review loop, planning): the workflow engine's facts -------------------
@@ -266,18 +209,6 @@ export const eventCatalog = {
     summary: (d) =>
       `${d.role} ${d.phase === "discussion" ? "said" : `(${d.phase})`}: ${d.validationErrors.length ? `INVALID: ${d.validationErrors[0]}` : d.preview}`,
   }),
-  /** Agent output while it arrives (coalesced chunks), for live views; the whole text is in AgentOutputRecorded. */
-  AgentOutputStreamed: defineEvent({
-    version: 1,
-    schema: z.object({
-      stepId: z.uuid(),
-      attempt: z.number().int().positive(),
-      role: ZAgentRole,
-      seq: z.number().int().nonnegative(),
-      text: z.string().max(65_536),
-    }),
-    summary: (d) => `${d.role} is writing: ${d.text.replace(/\s+/g, " ").slice(-120)}`,
-  }),
   WorkspaceCommitted: defineEvent({
     version: 1,
     schema: z.object({ stepId: z.uuid(), ...ZWorkspaceCommit.shape }),
@@ -336,11 +267,6 @@ export const eventCatalog = {
     schema: z.object({ reason: z.string() }),
     summary: (d) => `Cancel requested: ${d.reason}`,
   }),
-  StepCancelled: defineEvent({
-    version: 1,
-    schema: z.object({ stepId: z.uuid() }),
-    summary: () => "Running step cancelled",
-  }),
   SessionFinalized: defineEvent({
     version: 1,
     schema: z.object({
@@ -355,95 +281,15 @@ export const eventCatalog = {
       `Finished: ${d.outcome}${d.errorClass ? ` — ${d.errorClass}${d.diagnosis ? `: ${d.diagnosis}` : ""}` : d.reason ? ` (${d.reason})` : ""}`,
   }),
 
-  // ---- Brains: the shared per-brain rate limit (req R5) -----------------------------
-  RateLimitWaited: defineEvent({
-    version: 1,
-    schema: z.object({
-      stepId: z.uuid(),
-      attempt: z.number().int().positive(),
-      /** The brain's agent id. */
-      brain: z.string().min(1),
-      minIntervalMs: z.number().int().nonnegative(),
-      waitMs: z.number().int().nonnegative(),
-    }),
-    summary: (d) => `Waited ${d.waitMs} ms for brain ${d.brain} (rate limit: one call per ${d.minIntervalMs} ms)`,
-  }),
-
-  /** An agent CLI retried its provider request itself (within providerRetries). */
-  ProviderRetried: defineEvent({
-    version: 1,
-    schema: z.object({
-      stepId: z.uuid(),
-      attempt: z.number().int().positive(),
-      agent: z.string().min(1),
-      retry: z.number().int().positive(),
-      maxRetries: z.number().int().nonnegative().nullable(),
-      /** How long the CLI waits first (the provider's Retry-After), when it says. */
-      delayMs: z.number().int().nonnegative().nullable(),
-      error: z.string(),
-    }),
-    summary: (d) =>
-      `${d.agent} retried its provider request (${d.retry}${d.maxRetries !== null ? ` of ${d.maxRetries}` : ""}) after: ${d.error}${d.delayMs !== null ? `, waiting ${d.delayMs} ms` : ""}`,
-  }),
-
-  // ---- Runtime execution context (req M6): the configuration a run executes with ----
-  RuntimeContextRecorded: defineEvent({
-    version: 1,
-    schema: z.object({
-      runId: z.string().min(1),
-      createdAt: z.iso.datetime({ offset: true }),
-      /** Where the configuration came from: the repository's `.catcafe/` at the base commit. */
-      source: z.object({
-        dir: z.string(),
-        commit: z.string().regex(/^[0-9a-f]{40}$/),
-        files: z.array(z.string()),
-        configVersion: z.string(),
-      }),
-      /** Global settings as they applied (timeouts, retry policy, rate limit, defaults). */
-      settings: ZJson,
-      /** projects.json as it applied. */
-      project: ZJson,
-      /** role → the agent that plays it, from `.catcafe/` (config) or the project record. */
-      roles: z.record(z.string(), z.object({ agentId: z.string(), source: z.enum(["config", "project"]) })),
-      /** agent id → agent, shell, brain and FSM snapshot; secrets redacted, key variables by name only. */
-      agents: z.record(z.string(), ZJson),
-      /** The MCP servers handed to the agent CLIs (as TaskStarted records them; absent before they existed). */
-      mcpServers: z.array(ZJson).optional(),
-    }),
-    summary: (d) =>
-      `Runtime context ${d.runId}: ${Object.entries(d.roles)
-        .map(([role, a]) => `${role}=${a.agentId}`)
-        .join(", ")} (.catcafe ${d.source.configVersion} at ${d.source.commit.slice(0, 10)})`,
-  }),
   /** A person took note of why the session is in the attention inbox (it leaves the inbox until it needs someone again). */
   AttentionAcknowledged: defineEvent({
     version: 1,
     schema: z.object({ attention: z.enum(["waiting", "escalated", "failed"]) }),
     summary: (d) => `Acknowledged (${d.attention})`,
   }),
-  /**
-   * An admin changed configuration in the dashboard or the API: a project's record
-   * (stream `config-project-<id>`) or the server's settings overrides (`config-server`).
-   * Each change names the path and the values before and after; a revert is a change too.
-   */
-  ConfigChanged: defineEvent({
-    version: 1,
-    schema: z.object({
-      scope: z.enum(["project", "server"]),
-      projectId: z.string().nullable(),
-      changes: z
-        .array(z.object({ path: z.array(z.union([z.string(), z.number()])).min(1), from: ZJson.optional(), to: ZJson.optional() }))
-        .min(1),
-      /** The version (in this stream) of the change this one undoes. */
-      revertOf: z.number().int().positive().optional(),
-    }),
-    summary: (d) =>
-      `${d.scope === "server" ? "Server settings" : `Project ${d.projectId}`}${d.revertOf ? ` (revert of #${d.revertOf})` : ""}: ${d.changes
-        .map((c) => `${c.path.join(".")} ${JSON.stringify(c.from ?? null)} → ${JSON.stringify(c.to ?? null)}`)
-        .join("; ")}`,
-  }),
 
-  // ---- Staged workflows (the Forge pipeline, req F1–F14) ---------------------------------
+  // ---- Staged workflows (req F1–F14): stages, gates, a person asked, the budget. The engine's
+  // own facts for any workflow with stages; Forge's artifacts and critiques: forge-catalog.ts.
   StageStarted: defineEvent({
     version: 1,
     schema: z.object({ stage: z.string() }),
@@ -461,43 +307,6 @@ export const eventCatalog = {
     schema: z.object({ stage: z.string(), reason: z.string() }),
     summary: (d) => `Stage ${d.stage} reopened (${d.reason})`,
   }),
-  ArtifactRecorded: defineEvent({
-    version: 1,
-    schema: z.object({ stepId: z.uuid(), ...ZArtifactVersion }),
-    summary: (d) =>
-      `${d.path} drafted (${d.hash.slice(0, 10)}, ${d.size} bytes)${d.problems.length ? ` — ${d.problems.length} problem(s)` : ""}`,
-  }),
-  /** A person's edit of a draft: the hash it was made on and the new text (a blob). */
-  ArtifactEdited: defineEvent({
-    version: 1,
-    schema: z.object({ baseHash: z.string().nullable(), ...ZArtifactVersion }),
-    summary: (d) => `${d.path} edited by a person (${d.baseHash?.slice(0, 10) ?? "new"} → ${d.hash.slice(0, 10)})`,
-  }),
-  /** A write the stage does not allow: an agent's outside its globs, or anyone's to a completed stage. */
-  ArtifactWriteRefused: defineEvent({
-    version: 1,
-    schema: z.object({
-      stage: z.string().nullable(),
-      stepId: z.uuid().optional(),
-      by: z.enum(["agent", "person"]),
-      paths: z.array(z.string()).min(1),
-      reason: z.string(),
-    }),
-    summary: (d) => `Write refused (${d.by}): ${d.paths.join(", ")} — ${d.reason}`,
-  }),
-  /** A redraft that would have overwritten a person's edit: the person's text was kept; the agent's version waits here. */
-  ArtifactDraftHeld: defineEvent({
-    version: 1,
-    schema: z.object({
-      stepId: z.uuid(),
-      stage: z.string(),
-      path: z.string(),
-      hash: z.string(),
-      blob: ZBlobRef,
-      conflicts: z.number().int().nonnegative(),
-    }),
-    summary: (d) => `${d.path}: the agent's redraft conflicts with a person's edit in ${d.conflicts} place(s); the person's text was kept`,
-  }),
   GatePassed: defineEvent({
     version: 1,
     schema: z.object({ stage: z.string() }),
@@ -514,35 +323,6 @@ export const eventCatalog = {
       text: z.string().min(1).max(20_000),
     }),
     summary: (d) => `${d.source === "guidance" ? "Guidance" : "Feedback"} on ${d.stage ?? "the session"}: ${d.text}`,
-  }),
-  CritiqueRecorded: defineEvent({
-    version: 1,
-    schema: z.object({
-      stepId: z.uuid(),
-      stage: z.string(),
-      /** The critiques of the stage so far, this one included. */
-      round: z.number().int().positive(),
-      decision: z.enum(["pass", "revise", "escalate"]),
-      modelDecision: z.enum(["pass", "revise"]),
-      summary: z.string(),
-      findings: z.array(ZForgeFinding),
-      loop: z.object({
-        similarity: z.number().nullable(),
-        persisted: z.array(z.string()),
-        reopened: z.array(z.string()),
-        stalled: z.boolean(),
-        warning: z.string().nullable(),
-        escalate: z.string().nullable(),
-      }),
-    }),
-    summary: (d) =>
-      `Critique of ${d.stage} (round ${d.round}): ${d.decision}${d.findings.length ? ` — ${d.findings.filter((f) => f.severity === "blocking").length} blocking` : ""}${d.loop.escalate ? ` — ${d.loop.escalate}` : d.loop.warning ? ` — warning: ${d.loop.warning}` : ""}`,
-  }),
-  /** A failed check's triage: the stage the failure goes back to (req F13). */
-  CheckRouted: defineEvent({
-    version: 1,
-    schema: z.object({ stepId: z.uuid(), goto: z.enum(["prd", "design", "plan", "coding"]), reason: z.string() }),
-    summary: (d) => `The failed check goes back to ${d.goto}: ${d.reason}`,
   }),
   /** The pipeline stops for a person: a loop, the cap, or an agent that failed beyond its retries. */
   PersonNeeded: defineEvent({
@@ -562,18 +342,6 @@ export const eventCatalog = {
     schema: z.object({ choice: z.enum(["retry", "guidance", "abort"]) }),
     summary: (d) => `A person chose ${d.choice}`,
   }),
-  /** Task status from the coder's code_metadata.json, cascaded to each feature. */
-  ProgressRecorded: defineEvent({
-    version: 1,
-    schema: z.object({
-      stepId: z.uuid(),
-      tasks: z.array(z.object({ id: z.string(), status: z.enum(["pending", "in_progress", "done"]) })),
-      features: z.array(
-        z.object({ id: z.string(), status: z.enum(["pending", "in_progress", "done"]), tasks: z.number().int(), done: z.number().int() }),
-      ),
-    }),
-    summary: (d) => `Progress: ${d.features.map((f) => `${f.id} ${f.status} (${f.done}/${f.tasks})`).join(", ")}`,
-  }),
   BudgetExhausted: defineEvent({
     version: 1,
     schema: z.object({
@@ -585,11 +353,9 @@ export const eventCatalog = {
     }),
     summary: (d) => `Budget exhausted (${d.limit}): ${d.used.calls} calls, ${d.used.tokens} tokens, ${Math.round(d.used.wallMs / 1000)} s`,
   }),
-  ForgeWarning: defineEvent({
-    version: 1,
-    schema: z.object({ stage: z.string().nullable(), message: z.string() }),
-    summary: (d) => `Warning${d.stage ? ` (${d.stage})` : ""}: ${d.message}`,
-  }),
+  ...stepCatalog,
+  ...configCatalog,
+  ...forgeCatalog,
   ...conversationCatalog,
   ...deliveryCatalog,
 } as const;
@@ -601,3 +367,15 @@ export type AppEventType = AppEvent["type"];
 export type AppEventOf<T extends AppEventType> = Extract<AppEvent, { type: T }>;
 
 export const appRegistry = new EventRegistry(eventCatalog);
+
+/** An event as a fold reads it (version, type, data, time), typed by the catalog. */
+export type AppFoldEvent = FoldEvent & AppEvent;
+
+/**
+ * Whether the catalog declares the event's type, which then types its data: the registry
+ * validated the data when it was appended and upcasts it when read: replay reads trust the
+ * write (docs/architecture.md, "Forks and replay"), so a fold needs no second validation.
+ */
+export function isAppEvent(event: FoldEvent): event is AppFoldEvent {
+  return Object.hasOwn(eventCatalog, event.type);
+}

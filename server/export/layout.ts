@@ -3,7 +3,7 @@
 // rounds/<nn>/.
 import { actorLabel, appRegistry } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
-import { startedTask } from "../workflow/engine";
+import { startedTask } from "../task-engine";
 import { AppError } from "../errors";
 import { assertExportPath } from "./paths";
 import { feedbackHistory } from "../sessions/feedback";

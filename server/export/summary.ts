@@ -3,7 +3,7 @@
 // Every field is read from the events; nothing comes from configuration or environment.
 import { SUCCESS_OUTCOMES } from "../../lib/outcomes";
 import { actorLabel } from "../events/catalog";
-import { startedTask, type TaskState } from "../workflow/engine";
+import { startedTask, type TaskState } from "../task-engine";
 import type { PlacedEvent } from "../sessions/rounds";
 import type { RoundMeta } from "./rounds";
 import type { SessionEvent, SessionEventOf } from "./types";
@@ -139,19 +139,19 @@ export type SessionSummary = ReturnType<typeof buildSummary>;
 
 function pipelineSummary(final: TaskState) {
   const task = startedTask(final);
-  if (!task || !task.pipeline.stage) return null;
-  const { pipeline } = task;
-  const stages = [...new Set([...Object.keys(pipeline.iterations), ...pipeline.completed])];
+  if (!task || !task.stages.current) return null;
+  const { pipeline, stages: progress, usage } = task;
+  const stages = [...new Set([...Object.keys(progress.iterations), ...progress.completed])];
   return {
     stages: stages.map((name) => ({
       name,
-      completed: pipeline.completed.includes(name),
-      iterations: pipeline.iterations[name] ?? 0,
-      calls: pipeline.usage.byStage[name]?.calls ?? 0,
-      inputTokens: pipeline.usage.byStage[name]?.inputTokens ?? 0,
-      outputTokens: pipeline.usage.byStage[name]?.outputTokens ?? 0,
+      completed: progress.completed.includes(name),
+      iterations: progress.iterations[name] ?? 0,
+      calls: usage.byStage[name]?.calls ?? 0,
+      inputTokens: usage.byStage[name]?.inputTokens ?? 0,
+      outputTokens: usage.byStage[name]?.outputTokens ?? 0,
     })),
-    usage: { calls: pipeline.usage.calls, tokens: pipeline.usage.tokens },
+    usage: { calls: usage.calls, tokens: usage.tokens },
     budget: task.config.budget ?? null,
     artifacts: Object.entries(pipeline.artifacts).map(([path, a]) => ({
       path,

@@ -3,6 +3,7 @@
 // artifacts are free text; a JSON artifact that does not parse or fails its schema is a
 // problem of the stage, reported like a rule (rules.ts) and shown to the critic and the person.
 import { z } from "zod";
+import type { ArtifactJson } from "../events/forge-catalog";
 
 export const FORGE_DIR = ".forge";
 
@@ -128,8 +129,8 @@ export const ZPatch = z.strictObject({
 });
 export type Patch = z.infer<typeof ZPatch>;
 
-/** The schema of each JSON artifact, by path. */
-export const ARTIFACT_SCHEMAS: Record<string, z.ZodType> = {
+/** The schema of each JSON artifact, by path: each parses into a JSON value, recorded as it is. */
+export const ARTIFACT_SCHEMAS: Record<string, z.ZodType<ArtifactJson>> = {
   [ARTIFACT_PATHS.requirements]: ZRequirements,
   [ARTIFACT_PATHS.features]: ZFeatures,
   [ARTIFACT_PATHS.designSpec]: ZDesignSpec,
@@ -140,14 +141,14 @@ export const ARTIFACT_SCHEMAS: Record<string, z.ZodType> = {
 };
 
 /** An artifact's text checked against its schema: the parsed value (JSON artifacts) and every problem. */
-export function parseArtifact(path: string, text: string): { json?: unknown; problems: string[] } {
+export function parseArtifact(path: string, text: string): { json?: ArtifactJson; problems: string[] } {
   const schema = ARTIFACT_SCHEMAS[path];
   if (!schema) return text.trim() ? { problems: [] } : { problems: [`${path} is empty`] };
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    return { problems: [`${path} is not valid JSON: ${(err as Error).message}`] };
+    return { problems: [`${path} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`] };
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {

@@ -4,7 +4,7 @@
 import { BUILTIN_FSMS } from "../config/builtins";
 import { loadConfigAtHead } from "../config/at-head";
 import type { Queryable } from "../db/pool";
-import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "../task-engine";
 import type { WorkflowDefinition } from "../workflow/definition";
 import { fsmGraph, workflowGraph, type WorkflowGraph } from "../config/graph";
 import { listProjectRecords } from "./projects";

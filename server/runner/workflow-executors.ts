@@ -29,7 +29,7 @@ import { withWorktreeLock } from "./repo-lock";
 import { logger } from "../log";
 import { recordableOutput } from "../process/env";
 import { appendWhileHeld, type ClaimedStep } from "./dispatch";
-import { reactToReactionFailure, reactToStepOutcome } from "../workflow/reactor";
+import type { WorkflowReactor } from "../workflow/reactor";
 import { StepExecutionError, type StepContext } from "./executors";
 import { finishForgeStep, prepareForgeStep } from "./forge-steps";
 import { OutputStreamer } from "./output-streamer";
@@ -298,6 +298,8 @@ function commandsExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<Commands
 }
 
 export interface WorkflowStepKindDeps extends WorkflowExecutorDeps {
+  /** The engine's reaction to an outcome, as the application composes it (server/task-engine.ts). */
+  reactor: WorkflowReactor;
   /**
    * Called in the reaction's transaction when the workflow has just ended its session
    * (SessionFinalized): the application delivers an approved session there (app-runner.ts).
@@ -313,18 +315,18 @@ const INVALID_WORKFLOW_INPUT: InvalidInput = {
 
 /**
  * The workflow's step kinds (`agent`, `commands`): each outcome is decided on by the session's
- * workflow (../workflow/reactor.ts) in the transaction that records it; when that fails, the
- * session ends as if the step had given up.
+ * workflow (the reactor, ../workflow/reactor.ts) in the transaction that records it; when that
+ * fails, the session ends as if the step had given up.
  */
 export function workflowStepKinds(deps: WorkflowStepKindDeps): StepKind[] {
   const reaction = {
     async react(tx: Tx, { store, sessionId, outcome }: StepReaction<StepInput, StepOutput>): Promise<void> {
       // The workflow's reactor finds the outcome among the events recorded with it: here, the outcome alone.
-      const appended = await reactToStepOutcome(tx, store, sessionId, [outcome]);
+      const appended = await deps.reactor.reactToStepOutcome(tx, store, sessionId, [outcome]);
       if (appended.some((e) => e.type === "SessionFinalized")) await deps.onSessionFinalized?.(tx, store, sessionId);
     },
     async onReactFailure(tx: Tx, { store, sessionId, outcome }: ReactionFailure<StepInput>, message: string): Promise<void> {
-      await reactToReactionFailure(tx, store, sessionId, [outcome], message);
+      await deps.reactor.reactToReactionFailure(tx, store, sessionId, [outcome], message);
     },
     invalidInput: INVALID_WORKFLOW_INPUT,
   };

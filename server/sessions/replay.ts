@@ -13,7 +13,7 @@ import { LINEAGE_CTE } from "../events/lineage";
 import { readFoldEvents } from "../events/fold-read";
 import type { EventStore } from "../events/store";
 import { readTimeline, type TimelineEntry } from "../events/timeline";
-import { outcomeOf, startedTask, type StartedTask, type TaskState } from "../workflow/engine";
+import { outcomeOf, startedTask, type StartedTask, type TaskState } from "../task-engine";
 import { splitRounds, type FoldSessionEvent } from "./rounds";
 
 export const ZReplayInput = z.object({

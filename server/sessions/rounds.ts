@@ -9,7 +9,7 @@
 // restarted later would add to the round of that number, never make a second one.
 import type { AppEvent } from "../events/catalog";
 import type { FoldEvent, RecordedEvent } from "../events/types";
-import { evolve, initialTaskState, startedTask, type TaskState } from "../workflow/engine";
+import { evolve, initialTaskState, startedTask, type TaskState } from "../task-engine";
 
 /** A recorded event of the application's catalog (its `data` typed by its `type`). */
 export type SessionEvent = RecordedEvent & AppEvent;
@@ -39,7 +39,7 @@ export const INITIAL_ROUND_REASON = "initial";
 export function placeEvents<E extends FoldEvent = RecordedEvent>(
   events: readonly E[],
 ): { placed: PlacedEvent<E & AppEvent>[]; final: TaskState } {
-  let state = initialTaskState;
+  let state: TaskState = initialTaskState;
   const placed = (events as readonly (E & AppEvent)[]).map((event) => {
     state = evolve(state, event);
     return { event, round: Math.max(1, startedTask(state)?.iteration ?? 0), state: state.fsm };

@@ -8,7 +8,7 @@ import { appRegistry } from "../events/catalog";
 import { getBlob } from "../events/blobs";
 import type { RecordedEvent } from "../events/types";
 import { FORGE_DIR } from "../forge/artifacts";
-import { foldTask, type StartedTask } from "../workflow/engine";
+import { foldTask, type StartedTask } from "../task-engine";
 import { diffCommits, ensureCommit } from "../workspaces";
 import type { TaskDeps } from "./commands";
 

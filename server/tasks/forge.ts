@@ -10,8 +10,7 @@ import { getBlob, putBlob } from "../events/blobs";
 import type { RecordedEvent } from "../events/types";
 import { answered, decideOnTask, startTask, type TaskDeps } from "./commands";
 import { currentState, stageCap } from "../workflow/transition";
-import { definitionFor } from "../workflow/context";
-import { foldTask, type StartedTask } from "../workflow/engine";
+import { definitionFor, foldTask, type StartedTask } from "../task-engine";
 import { forgeStatusOf } from "../../lib/outcomes";
 import { FORGE_STAGES, MODIFY_STAGES } from "../forge/artifacts";
 
@@ -168,13 +167,13 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
   if (state.status === "none" || state.config.workflow !== "forge")
     throw new AppError("NOT_FOUND", `session ${sessionId} is not a Forge session`);
   const def = definitionFor(state);
-  const { pipeline } = state;
+  const { pipeline, stages, usage } = state;
   const spec = currentState(def, state);
   const log = typed(events);
   let waiting: ForgeStatus["waiting"] = null;
   if (state.status === "active" && spec.type === "wait" && state.fsm !== def.initial) {
     if (state.fsm === def.global.step_failed)
-      waiting = { stage: pipeline.stage, kind: "agent_failed", actions: ["retry", "guidance", "abort"] };
+      waiting = { stage: stages.current, kind: "agent_failed", actions: ["retry", "guidance", "abort"] };
     else {
       const actions: ForgeAction[] = ["edit", ...(["feedback", "pass", "abort"] as const).filter((t) => spec.on[t])];
       waiting = { stage: spec.stage ?? null, kind: state.fsm.endsWith("_stopped") ? "stopped" : "gate", actions };
@@ -198,8 +197,8 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
     ]);
   }
   const stageState = (name: string): ForgeStageState => {
-    if (pipeline.completed.includes(name)) return "completed";
-    if (pipeline.stage !== name || !pipeline.iterations[name]) return "pending";
+    if (stages.completed.includes(name)) return "completed";
+    if (stages.current !== name || !stages.iterations[name]) return "pending";
     if (waiting?.kind === "stopped" || waiting?.kind === "agent_failed") return "stopped";
     if (waiting) return "waiting";
     return state.status === "active" ? "active" : "stopped";
@@ -215,7 +214,7 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
     outcome,
     fsm: state.fsm,
     waiting,
-    needed: pipeline.needed,
+    needed: state.needed,
     stages: Object.entries(def.stages ?? {})
       // The change's triage and report are a modify session's stages only.
       .filter(([name]) => pipeline.change || !MODIFY_STAGES.includes(name))
@@ -223,12 +222,12 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
         name,
         title: stage.title,
         state: stageState(name),
-        iteration: pipeline.iterations[name] ?? 0,
+        iteration: stages.iterations[name] ?? 0,
         cap: stageCap(def, state, name),
         gate:
           Object.values(def.states).some((s) => s.type === "wait" && s.stage === name && !!s.on.pass && !!s.on.abort) &&
           (!state.config.gates || state.config.gates.includes(name)),
-        usage: pipeline.usage.byStage[name] ?? { calls: 0, inputTokens: 0, outputTokens: 0 },
+        usage: usage.byStage[name] ?? { calls: 0, inputTokens: 0, outputTokens: 0 },
       })),
     artifacts: Object.entries(pipeline.artifacts).map(([path, a]) => ({
       path,
@@ -237,7 +236,7 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
       by: a.by,
       size: a.size,
       problems: a.problems,
-      immutable: pipeline.completed.includes(a.stage),
+      immutable: stages.completed.includes(a.stage),
       versions: versions.get(path) ?? [],
       held: pipeline.held[path] ? { hash: pipeline.held[path].hash, conflicts: pipeline.held[path].conflicts } : null,
     })),
@@ -257,7 +256,7 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
       .filter((e) => e.type === "ArtifactWriteRefused")
       .map((e) => ({ stage: e.data.stage, by: e.data.by, paths: e.data.paths, reason: e.data.reason })),
     progress: progress?.type === "ProgressRecorded" ? progress.data.features : [],
-    usage: { calls: pipeline.usage.calls, tokens: pipeline.usage.tokens },
+    usage: { calls: usage.calls, tokens: usage.tokens },
     budget: state.config.budget ?? null,
     parent: forked?.type === "SessionForked" ? { sessionId: forked.data.parentId, changeType: forked.data.reason } : null,
     finalized: finalized?.type === "SessionFinalized" ? finalized.data : null,

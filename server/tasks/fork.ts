@@ -13,10 +13,19 @@ import { ZBudget, type Actor, type AppEventOf } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
 import { ARTIFACT_PATHS } from "../forge/artifacts";
 import { planDigest } from "../forge/patch";
-import { decideContext, definitionFor } from "../workflow/context";
+import {
+  decide,
+  decideContext,
+  type DecideContext,
+  definitionFor,
+  type Emitted,
+  foldTask,
+  type StartedTask,
+  taskFold,
+  type TaskState,
+} from "../task-engine";
 import type { WorkflowDefinition } from "../workflow/definition";
 import { forkStream } from "../events/forks";
-import { decide, foldTask, taskFold, type DecideContext, type Emitted, type StartedTask, type TaskState } from "../workflow/engine";
 import { ensureCommit, fingerprintProject } from "../workspaces";
 import { getBlob } from "../events/blobs";
 import { decideOnTask, newSessionId, type TaskDeps, ZSessionRef } from "./commands";
@@ -442,12 +451,12 @@ export async function resumeSession(deps: ResumeDeps, raw: z.input<typeof ZResum
     return { sessionId, status: "resumed", message: `resumed: ${target} runs again (it had ended ${state.outcome})`, version: r.version };
   }
   if (state.status !== "active") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
-  if (state.pipeline.needed?.cause === "agent_failed") {
+  if (state.needed?.cause === "agent_failed") {
     const r = await decideOnTask(deps, sessionId, actor, { type: "Choose", choice: "retry" });
     return {
       sessionId,
       status: "resumed",
-      message: `resumed: ${state.pipeline.needed.resume ?? "the failed step"} is tried again`,
+      message: `resumed: ${state.needed.resume ?? "the failed step"} is tried again`,
       version: r.version,
     };
   }

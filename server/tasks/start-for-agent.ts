@@ -13,7 +13,7 @@ import type { Actor } from "../events/catalog";
 import { serverOverride } from "../projects/config-edits";
 import { getProject, type Project } from "../projects/projects";
 import { startTask, ZStartTaskInput, type TaskDeps } from "./commands";
-import { BUILTIN_WORKFLOWS } from "../workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "../task-engine";
 import type { WorkflowDefinition } from "../workflow/definition";
 import { resolveBaseCommit } from "../workspaces";
 import { webSettingsPath } from "../config/settings";

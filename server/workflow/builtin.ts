@@ -1,7 +1,7 @@
-// The built-in workflow definitions, as data: the review loop of the task workflow
-// (req W1–W12), the planning FSM (req M7) and the Forge pipeline (req F1–F14,
-// server/forge/definition.ts). Both pass loadDefinition's checks.
-import { FORGE_DEFINITION } from "../forge/definition";
+// The engine's built-in workflow definitions, as data: the review loop of the task workflow
+// (req W1–W12) and the planning FSM (req M7). Both pass loadDefinition's checks. The Forge
+// pipeline's (req F1–F14) is Forge's (server/forge/definition.ts); the application's
+// built-ins are composed in server/task-engine.ts.
 import { loadDefinition, type WorkflowDefinition } from "./definition";
 
 const reviewLoop = {
@@ -217,8 +217,5 @@ const planning = {
   },
 };
 
-export const BUILTIN_WORKFLOWS: Record<string, WorkflowDefinition> = {
-  review_loop: loadDefinition(reviewLoop),
-  planning: loadDefinition(planning),
-  forge: loadDefinition(FORGE_DEFINITION),
-};
+export const REVIEW_LOOP_WORKFLOW: WorkflowDefinition = loadDefinition(reviewLoop);
+export const PLANNING_WORKFLOW: WorkflowDefinition = loadDefinition(planning);

@@ -1,12 +1,14 @@
 // What the workflow decider is asked to do (operator actions and step results), and what
-// it needs besides the state: the definition, and ids and limits from outside, so every
-// decision is reproducible from the log (no clock, no random ids inside `decide`).
+// it needs besides the state: the definition, the extension (extension.ts), and ids and
+// limits from outside, so every decision is reproducible from the log (no clock, no random
+// ids inside `decide`). An extension's own commands (Forge's edit of a draft) are decided
+// by the extension and routed where the engine is composed (server/task-engine.ts).
 import type { ErrorClass } from "../errors";
 import type { AppEvent, AppEventOf, Budget } from "../events/catalog";
-import type { BlobRef } from "../events/blobs";
 import type { StepOutput } from "../events/step-contract";
 import type { NewEvent } from "../events/types";
 import type { WorkflowDefinition } from "./definition";
+import type { WorkflowExtension } from "./extension";
 import type { TaskConfig } from "./state";
 
 export type TaskCommand =
@@ -22,12 +24,10 @@ export type TaskCommand =
       attempt: number;
       output: StepOutput;
       rawText: string | null;
-      /** A staged workflow's draft: the text of each JSON artifact it wrote (the rules read them). */
+      /** The texts the extension reads besides the reply, by path (WorkflowExtension.textsToRead: a draft's JSON artifacts). */
       artifactTexts?: Record<string, string>;
     }
   | { type: "StepGaveUp"; stepId: string; attempt: number; errorClass: ErrorClass; message: string }
-  /** A person's edit of a stage's draft at its gate (the blob already stored). */
-  | { type: "EditArtifact"; path: string; content: string; hash: string; blob: BlobRef; baseHash: string | null }
   | { type: "PassGate" }
   | { type: "GiveFeedback"; text: string }
   /** A person's answer when the pipeline stopped for one: retry, guidance (then retry), abort. */
@@ -39,8 +39,10 @@ export type TaskCommand =
 
 export type TaskCommandOf<T extends TaskCommand["type"]> = Extract<TaskCommand, { type: T }>;
 
-export interface DecideContext {
+/** `S`: the slice of the extension the engine runs with. */
+export interface DecideContext<S> {
   definition: WorkflowDefinition;
+  extension: WorkflowExtension<S>;
   newId: () => string;
   /** Attempts per agent step (1 + retries with backoff for retryable failures). */
   maxAttempts: number;

@@ -5,11 +5,10 @@ import { INTERRUPTED_OUTCOMES } from "../../lib/outcomes";
 import { AppError } from "../errors";
 import type { DecideContext, Emitted, TaskCommand, TaskCommandOf } from "./commands";
 import { interpret } from "./interpret";
-import { parseArtifact } from "../forge/artifacts";
 import { applyEmitted, type ActiveTask, type TaskState } from "./state";
 import { budgetSpent, currentState, enter, fire } from "./transition";
 
-export function decide(state: TaskState, command: TaskCommand, ctx: DecideContext): Emitted[] {
+export function decide<S>(state: TaskState<S>, command: TaskCommand, ctx: DecideContext<S>): Emitted[] {
   switch (command.type) {
     case "StartTask":
       return startTask(state, command, ctx);
@@ -25,8 +24,6 @@ export function decide(state: TaskState, command: TaskCommand, ctx: DecideContex
       return stepSucceeded(state, command, ctx);
     case "StepGaveUp":
       return stepGaveUp(state, command, ctx);
-    case "EditArtifact":
-      return editArtifact(state, command, ctx);
     case "PassGate":
       return passGate(state, ctx);
     case "GiveFeedback":
@@ -51,7 +48,7 @@ export function hasConfirmSignal(text: string): boolean {
   return CONFIRM_SIGNAL.test(text);
 }
 
-function startTask(state: TaskState, command: TaskCommandOf<"StartTask">, ctx: DecideContext): Emitted[] {
+function startTask<S>(state: TaskState<S>, command: TaskCommandOf<"StartTask">, ctx: DecideContext<S>): Emitted[] {
   const def = ctx.definition;
   if (state.status !== "none") throw new AppError("CONFLICT", "this session already exists");
   if (!def.modes.includes(command.config.mode)) {
@@ -61,16 +58,16 @@ function startTask(state: TaskState, command: TaskCommandOf<"StartTask">, ctx: D
     { type: "SessionCreated", data: { title: command.title, workflow: def.id, state: def.initial } },
     { type: "TaskStarted", data: command.config },
   ];
-  return [...created, ...fire(ctx, requireActive(afterEvents(state, created)), "start")];
+  return [...created, ...fire(ctx, requireActive(afterEvents(state, created, ctx)), "start")];
 }
 
-function begin(state: TaskState, ctx: DecideContext): Emitted[] {
+function begin<S>(state: TaskState<S>, ctx: DecideContext<S>): Emitted[] {
   if (state.status !== "active" || state.fsm !== ctx.definition.initial)
     throw new AppError("PRECONDITION_FAILED", `cannot begin: session is in "${state.fsm}"`);
   return fire(ctx, state, "start");
 }
 
-function confirm(state: TaskState, command: TaskCommandOf<"Confirm">, ctx: DecideContext): Emitted[] {
+function confirm<S>(state: TaskState<S>, command: TaskCommandOf<"Confirm">, ctx: DecideContext<S>): Emitted[] {
   const active = requireActive(state);
   const spec = currentState(ctx.definition, active);
   if (spec.type !== "wait" || !spec.on.confirm) {
@@ -79,7 +76,7 @@ function confirm(state: TaskState, command: TaskCommandOf<"Confirm">, ctx: Decid
   return [{ type: "OperatorConfirmed", data: { via: command.via } }, ...fire(ctx, active, "confirm")];
 }
 
-function followUp(state: TaskState, command: TaskCommandOf<"FollowUp">, ctx: DecideContext): Emitted[] {
+function followUp<S>(state: TaskState<S>, command: TaskCommandOf<"FollowUp">, ctx: DecideContext<S>): Emitted[] {
   const posted: Emitted = { type: "OperatorMessagePosted", data: { text: command.text } };
   if (state.status === "finished") {
     return [
@@ -91,7 +88,7 @@ function followUp(state: TaskState, command: TaskCommandOf<"FollowUp">, ctx: Dec
   const spec = currentState(ctx.definition, active);
   if (spec.type !== "wait" || !spec.on.confirm) return [posted];
   if (hasConfirmSignal(command.text)) {
-    const withMessage = requireActive(afterEvents(active, [posted]));
+    const withMessage = requireActive(afterEvents(active, [posted], ctx));
     return [posted, { type: "OperatorConfirmed", data: { via: "followup" } }, ...fire(ctx, withMessage, "confirm")];
   }
   return [
@@ -105,7 +102,7 @@ function followUp(state: TaskState, command: TaskCommandOf<"FollowUp">, ctx: Dec
   ];
 }
 
-function cancel(state: TaskState, command: TaskCommandOf<"Cancel">, ctx: DecideContext): Emitted[] {
+function cancel<S>(state: TaskState<S>, command: TaskCommandOf<"Cancel">, ctx: DecideContext<S>): Emitted[] {
   if (state.status === "finished") throw new AppError("CONFLICT", `the session already finished (${state.outcome}): it moved on`);
   const active = requireActive(state);
   const events: Emitted[] = [{ type: "CancelRequested", data: { reason: command.reason } }];
@@ -114,20 +111,20 @@ function cancel(state: TaskState, command: TaskCommandOf<"Cancel">, ctx: DecideC
 }
 
 /** A result for another step than the current one (late, or already moved past) decides nothing. */
-function stepSucceeded(state: TaskState, command: TaskCommandOf<"StepSucceeded">, ctx: DecideContext): Emitted[] {
+function stepSucceeded<S>(state: TaskState<S>, command: TaskCommandOf<"StepSucceeded">, ctx: DecideContext<S>): Emitted[] {
   if (state.status !== "active" || state.step?.id !== command.stepId) return [];
   const spec = ctx.definition.states[state.step.state];
   if (!spec || spec.type !== "step") return [];
-  const { events, trigger, failure } = interpret(state, spec, command, ctx.definition);
-  return [...events, ...fire(ctx, requireActive(afterEvents(state, events)), trigger, failure ?? {})];
+  const { events, trigger, failure } = interpret(state, spec, command, ctx.definition, ctx.extension);
+  return [...events, ...fire(ctx, requireActive(afterEvents(state, events, ctx)), trigger, failure ?? {})];
 }
 
-function stepGaveUp(state: TaskState, command: TaskCommandOf<"StepGaveUp">, ctx: DecideContext): Emitted[] {
+function stepGaveUp<S>(state: TaskState<S>, command: TaskCommandOf<"StepGaveUp">, ctx: DecideContext<S>): Emitted[] {
   if (state.status !== "active" || state.step?.id !== command.stepId) return [];
   return fire(ctx, state, "step_failed", { errorClass: command.errorClass, diagnosis: command.message });
 }
 
-function continueAt(state: TaskState, command: TaskCommandOf<"Continue">, ctx: DecideContext): Emitted[] {
+function continueAt<S>(state: TaskState<S>, command: TaskCommandOf<"Continue">, ctx: DecideContext<S>): Emitted[] {
   const active = requireActive(state);
   if (!ctx.definition.states[command.state]) {
     throw new AppError("INVALID_INPUT", `workflow ${ctx.definition.id} has no state "${command.state}"`);
@@ -141,7 +138,7 @@ function continueAt(state: TaskState, command: TaskCommandOf<"Continue">, ctx: D
   });
 }
 
-function resume(state: TaskState, command: TaskCommandOf<"Resume">, ctx: DecideContext): Emitted[] {
+function resume<S>(state: TaskState<S>, command: TaskCommandOf<"Resume">, ctx: DecideContext<S>): Emitted[] {
   if (state.status === "none") throw new AppError("NOT_FOUND", "no such task session");
   if (state.status !== "finished") throw new AppError("CONFLICT", `the session is still running (in "${state.fsm}"): nothing to resume`);
   if (!INTERRUPTED_OUTCOMES.includes(state.outcome)) {
@@ -155,8 +152,8 @@ function resume(state: TaskState, command: TaskCommandOf<"Resume">, ctx: DecideC
     data: { from: state.outcome, state: command.state, ...(command.budget ? { budget: command.budget } : {}) },
   };
   // The wall clock starts again when the session resumes (evolve reads it from the event's time).
-  const after = requireActive(afterEvents(state, [resumed]));
-  const active = { ...after, pipeline: { ...after.pipeline, startedAtMs: ctx.now?.() ?? after.pipeline.startedAtMs } };
+  const after = requireActive(afterEvents(state, [resumed], ctx));
+  const active = { ...after, startedAtMs: ctx.now?.() ?? after.startedAtMs };
   const spent = budgetSpent(ctx, active);
   if (spent) {
     const { calls, tokens } = spent.used;
@@ -178,77 +175,20 @@ function resume(state: TaskState, command: TaskCommandOf<"Resume">, ctx: DecideC
   ];
 }
 
-function requireActive(state: TaskState): ActiveTask {
+/** The running task, or the refusal any action on a session without one, or a finished one, gets (an extension's commands too). */
+export function requireActive<S>(state: TaskState<S>): ActiveTask<S> {
   if (state.status === "none") throw new AppError("NOT_FOUND", "no such task session");
   if (state.status === "finished") throw new AppError("CONFLICT", `the session already finished (${state.outcome}): it moved on`);
   return state;
 }
 
 /** The state once `events` (about to be emitted) are appended. */
-function afterEvents(state: TaskState, events: Emitted[]): TaskState {
-  return applyEmitted(state, events);
-}
-
-/** The stage whose artifact `path` is, in a staged workflow. */
-function stageOwning(ctx: DecideContext, path: string): string | undefined {
-  return Object.entries(ctx.definition.stages ?? {}).find(([, s]) => s.artifacts.includes(path))?.[0];
-}
-
-/**
- * A person's edit of a draft, taken while the stage waits for a person (its gate, or a
- * stop). A completed stage's artifacts are immutable: the write is refused and the refusal
- * recorded (the caller appends it, then reports the refusal). An edit made on another
- * version than the current one is stale.
- */
-function editArtifact(state: TaskState, command: TaskCommandOf<"EditArtifact">, ctx: DecideContext): Emitted[] {
-  const active = requireActive(state);
-  const stage = stageOwning(ctx, command.path);
-  if (!stage) throw new AppError("INVALID_INPUT", `"${command.path}" is no artifact of workflow ${ctx.definition.id}`);
-  if (active.pipeline.completed.includes(stage)) {
-    return [
-      {
-        type: "ArtifactWriteRefused",
-        data: { stage, by: "person", paths: [command.path], reason: `stage ${stage} is complete: its artifacts are immutable` },
-      },
-    ];
-  }
-  const spec = currentState(ctx.definition, active);
-  if (spec.type !== "wait" || spec.stage !== stage)
-    throw new AppError(
-      "CONFLICT",
-      `${command.path} can be edited while the ${stage} draft waits for a person; the session is in "${active.fsm}"`,
-      { state: active.fsm },
-    );
-  const current = active.pipeline.artifacts[command.path]?.hash ?? null;
-  if (command.baseHash !== current)
-    throw new AppError(
-      "CONFLICT",
-      `stale edit: ${command.path} changed since it was opened (it is now ${current?.slice(0, 12) ?? "absent"})`,
-      {
-        current,
-      },
-    );
-  if (command.hash === current) throw new AppError("INVALID_INPUT", "the edit changes nothing");
-  const { json, problems } = parseArtifact(command.path, command.content);
-  return [
-    {
-      type: "ArtifactEdited",
-      data: {
-        stage,
-        path: command.path,
-        baseHash: command.baseHash,
-        hash: command.hash,
-        blob: command.blob,
-        size: command.blob.size,
-        problems,
-        ...(json !== undefined ? { json: json as never } : {}),
-      },
-    },
-  ];
+function afterEvents<S>(state: TaskState<S>, events: Emitted[], ctx: DecideContext<S>): TaskState<S> {
+  return applyEmitted(ctx.extension, state, events);
 }
 
 /** The wait state the session is in, when it takes `trigger` from a person. */
-function waitingFor(state: TaskState, ctx: DecideContext, trigger: string, what: string) {
+function waitingFor<S>(state: TaskState<S>, ctx: DecideContext<S>, trigger: string, what: string) {
   const active = requireActive(state);
   const spec = currentState(ctx.definition, active);
   if (spec.type !== "wait" || !spec.on[trigger]) {
@@ -262,25 +202,25 @@ function waitingFor(state: TaskState, ctx: DecideContext, trigger: string, what:
   return { active, spec };
 }
 
-function passGate(state: TaskState, ctx: DecideContext): Emitted[] {
+function passGate<S>(state: TaskState<S>, ctx: DecideContext<S>): Emitted[] {
   const { active, spec } = waitingFor(state, ctx, "pass", "pass");
-  const passed: Emitted = { type: "GatePassed", data: { stage: spec.stage ?? active.pipeline.stage ?? active.fsm } };
-  return [passed, ...fire(ctx, requireActive(afterEvents(active, [passed])), "pass")];
+  const passed: Emitted = { type: "GatePassed", data: { stage: spec.stage ?? active.stages.current ?? active.fsm } };
+  return [passed, ...fire(ctx, requireActive(afterEvents(active, [passed], ctx)), "pass")];
 }
 
-function giveFeedback(state: TaskState, command: TaskCommandOf<"GiveFeedback">, ctx: DecideContext): Emitted[] {
+function giveFeedback<S>(state: TaskState<S>, command: TaskCommandOf<"GiveFeedback">, ctx: DecideContext<S>): Emitted[] {
   const { active, spec } = waitingFor(state, ctx, "feedback", "give feedback on");
   const given: Emitted = {
     type: "FeedbackGiven",
     data: {
-      stage: spec.stage ?? active.pipeline.stage,
+      stage: spec.stage ?? active.stages.current,
       iteration: active.iteration,
       source: "person",
       severity: "normal",
       text: command.text,
     },
   };
-  return [given, ...fire(ctx, requireActive(afterEvents(active, [given])), "feedback")];
+  return [given, ...fire(ctx, requireActive(afterEvents(active, [given], ctx)), "feedback")];
 }
 
 /**
@@ -288,21 +228,21 @@ function giveFeedback(state: TaskState, command: TaskCommandOf<"GiveFeedback">, 
  * or guidance (recorded as critical feedback) then retry, after an agent failed beyond its
  * retries — the failed step's state is entered again.
  */
-function choose(state: TaskState, command: TaskCommandOf<"Choose">, ctx: DecideContext): Emitted[] {
+function choose<S>(state: TaskState<S>, command: TaskCommandOf<"Choose">, ctx: DecideContext<S>): Emitted[] {
   const chose: Emitted = { type: "PersonChose", data: { choice: command.choice } };
   if (command.choice === "abort") {
     const { active } = waitingFor(state, ctx, "abort", "abort");
-    const needed = active.pipeline.needed;
+    const needed = active.needed;
     return [
       chose,
-      ...fire(ctx, requireActive(afterEvents(active, [chose])), "abort", {
+      ...fire(ctx, requireActive(afterEvents(active, [chose], ctx)), "abort", {
         ...(needed?.errorClass ? { errorClass: needed.errorClass } : {}),
         diagnosis: needed ? `aborted by a person after: ${needed.message}` : "aborted by a person",
       }),
     ];
   }
   const active = requireActive(state);
-  const resume = active.pipeline.needed?.resume;
+  const resume = active.needed?.resume;
   if (active.fsm !== ctx.definition.global.step_failed || !resume)
     throw new AppError("CONFLICT", `nothing to ${command.choice}: no failed agent waits for a person (the session is in "${active.fsm}")`, {
       state: active.fsm,
@@ -313,10 +253,10 @@ function choose(state: TaskState, command: TaskCommandOf<"Choose">, ctx: DecideC
     if (!text) throw new AppError("INVALID_INPUT", "guidance needs a text: what should the agent do differently?");
     events.push({
       type: "FeedbackGiven",
-      data: { stage: active.pipeline.stage, iteration: active.iteration, source: "guidance", severity: "critical", text },
+      data: { stage: active.stages.current, iteration: active.iteration, source: "guidance", severity: "critical", text },
     });
   }
-  const after = requireActive(afterEvents(active, events));
+  const after = requireActive(afterEvents(active, events, ctx));
   return [
     ...events,
     ...enter(ctx, after, resume, {

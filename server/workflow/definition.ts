@@ -280,7 +280,7 @@ function pathOf(keys: readonly PropertyKey[]): string {
 /** Parses and checks a definition (built-in or user JSON); throws with every problem listed. */
 export function loadDefinition(input: unknown): WorkflowDefinition {
   const parsed = ZWorkflowDefinition.safeParse(input);
-  const id = typeof (input as { id?: unknown })?.id === "string" ? (input as { id: string }).id : "(unnamed)";
+  const id = typeof input === "object" && input !== null && "id" in input && typeof input.id === "string" ? input.id : "(unnamed)";
   if (!parsed.success) {
     throw new InvalidWorkflowError(
       id,

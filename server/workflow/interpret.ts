@@ -1,34 +1,24 @@
 // Reading a step's output against what its state requires: the events that record it and
 // the trigger it fires (done, approve, schema_invalid, tests_failed, ...). Strict JSON is
 // parsed and checked here, and the orchestrator's checks are made from git and the
-// manifests, never from the agent's word.
+// manifests, never from the agent's word. The kinds the extension owns (a stage's draft, a
+// critique, a failed check's route) are read by the extension (extension.ts).
 import type { AgentRole } from "../agents/types";
-import { AppError, type ErrorClass } from "../errors";
+import { AppError } from "../errors";
 import { ZReviewVerdict, ZTaskSpec, ZTestPlan, type ParsedOutput } from "../events/agent-outputs";
 import type { AgentStepOutput } from "../events/step-contract";
 import type { Emitted, TaskCommandOf } from "./commands";
-import type { StageSpec, StateSpec, WorkflowDefinition } from "./definition";
-import { ARTIFACT_PATHS, parseArtifact, ZCritique, ZRoute, type CodeMetadata, type Plan } from "../forge/artifacts";
-import { judgeLoop } from "../forge/loop";
-import { cascadeFeatureStatus, STAGE_RULES, type RuleFinding } from "../forge/rules";
-import { applyEmitted } from "./state";
-import { enforceReviewRule, filesOutside, parseStrictJson } from "./outputs";
+import type { StateSpec, WorkflowDefinition } from "./definition";
+import type { Interpretation, WorkflowExtension } from "./extension";
+import { enforceReviewRule, filesOutside, parseStrictJson, schemaFailure } from "./outputs";
 import type { ActiveTask } from "./state";
 
-export interface Interpretation {
-  events: Emitted[];
-  trigger: string;
-  /** Why the output was rejected, when it was: carried into the outcome if the session ends. */
-  failure?: { errorClass?: ErrorClass; diagnosis: string };
-}
-
-const schemaFailure = (errors: string[]) => ({ errorClass: "schema_invalid" as const, diagnosis: errors.join("; ").slice(0, 500) });
-
-export function interpret(
-  state: ActiveTask,
+export function interpret<S>(
+  state: ActiveTask<S>,
   stateSpec: Extract<StateSpec, { type: "step" }>,
   cmd: TaskCommandOf<"StepSucceeded">,
   def: WorkflowDefinition,
+  extension: WorkflowExtension<S>,
 ): Interpretation {
   const spec = stateSpec.step;
   const { stepId, attempt, output } = cmd;
@@ -126,170 +116,24 @@ export function interpret(
       }
       return { events, trigger: "execution_done" };
     }
-    case "route": {
-      const parsed = parseStrictJson(text, ZRoute);
-      if (!parsed.ok)
-        return { events: [recordOutput(null, parsed.errors), ...committed], trigger: "step_failed", failure: schemaFailure(parsed.errors) };
-      return {
-        events: [recordOutput(null, []), ...committed, { type: "CheckRouted", data: { stepId, ...parsed.value } }],
-        trigger: `goto_${parsed.value.goto}`,
-      };
-    }
     case "draft":
-    case "critique": {
-      const stageName = stateSpec.stage;
-      const stage = stageName ? def.stages?.[stageName] : undefined;
-      if (!stageName || !stage) throw new AppError("INTERNAL", `workflow ${def.id}: a ${spec.output} step outside any stage`);
-      const staged = { name: stageName, spec: stage };
-      return spec.output === "draft"
-        ? interpretDraft(state, staged, cmd, [recordOutput(null, []), ...committed])
-        : interpretCritique(state, staged, cmd, text, recordOutput, committed);
+    case "critique":
+    case "route": {
+      const stageSpec = stateSpec.stage ? def.stages?.[stateSpec.stage] : undefined;
+      const stage = stateSpec.stage && stageSpec ? { name: stateSpec.stage, spec: stageSpec } : null;
+      return extension.outputs[spec.output]({ state, stateSpec, stage, command: cmd, definition: def, text, recordOutput, committed });
     }
     case "commands":
       throw new AppError("INTERNAL", "a commands step returned agent output");
   }
 }
 
-interface Staged {
-  name: string;
-  spec: StageSpec;
-}
-
-/**
- * An actor's draft: each changed artifact of the stage recorded by hash (with its schema
- * problems), writes outside the stage refused, redrafts that would overwrite a person's
- * edit held back, progress cascaded from code metadata. An actor that left a required
- * artifact missing failed its step: a person is asked (retry, guidance, abort).
- */
-function interpretDraft(state: ActiveTask, stage: Staged, cmd: TaskCommandOf<"StepSucceeded">, recorded: Emitted[]): Interpretation {
-  const { stepId, output } = cmd;
-  const forge = output.kind === "agent" ? output.forge : undefined;
-  const events = [...recorded];
-  if (forge?.refusedWrites.length)
-    events.push({
-      type: "ArtifactWriteRefused",
-      data: {
-        stage: stage.name,
-        stepId,
-        by: "agent",
-        paths: forge.refusedWrites,
-        reason: `the ${stage.name} stage may write only ${stage.spec.writes.join(" ") || "nothing"}`,
-      },
-    });
-  for (const a of forge?.artifacts ?? []) {
-    if (!stage.spec.artifacts.includes(a.path) || state.pipeline.artifacts[a.path]?.hash === a.hash) continue;
-    // JSON artifacts are read and checked; markdown is stored, and only an empty one is a problem.
-    const text = cmd.artifactTexts?.[a.path];
-    const { json, problems } =
-      text !== undefined ? parseArtifact(a.path, text) : { json: undefined, problems: a.size ? [] : [`${a.path} is empty`] };
-    events.push({
-      type: "ArtifactRecorded",
-      data: { stepId, stage: stage.name, ...a, problems, ...(json !== undefined ? { json: json as never } : {}) },
-    });
-  }
-  for (const h of forge?.held ?? []) events.push({ type: "ArtifactDraftHeld", data: { stepId, stage: stage.name, ...h } });
-  for (const message of forge?.warnings ?? []) events.push({ type: "ForgeWarning", data: { stage: stage.name, message } });
-  const after = applyEmitted(state, events);
-  const pipeline = after.status === "none" ? state.pipeline : after.pipeline;
-  const metadata = pipeline.artifacts[ARTIFACT_PATHS.codeMetadata];
-  const plan = pipeline.artifacts[ARTIFACT_PATHS.plan]?.json as Plan | undefined;
-  if (metadata && metadata !== state.pipeline.artifacts[ARTIFACT_PATHS.codeMetadata] && metadata.json && plan) {
-    const { tasks } = metadata.json as CodeMetadata;
-    events.push({ type: "ProgressRecorded", data: { stepId, tasks, features: cascadeFeatureStatus(plan, tasks) } });
-  }
-  const missing = stage.spec.artifacts.filter((p) => !pipeline.artifacts[p]);
-  if (missing.length)
-    return {
-      events,
-      trigger: "step_failed",
-      failure: { errorClass: "tool_error", diagnosis: `the ${stage.name} actor wrote no ${missing.join(", ")}` },
-    };
-  return { events, trigger: "done" };
-}
-
-/** The rules checked by code for a stage, on the artifacts as they are now: blocking findings. */
-export function ruleFindings(state: ActiveTask, stage: Staged): RuleFinding[] {
-  const { artifacts } = state.pipeline;
-  const findings: RuleFinding[] = [];
-  for (const path of stage.spec.artifacts) {
-    const a = artifacts[path];
-    if (!a) findings.push({ id: `rule:missing:${path}`, message: `${path} is missing` });
-    else a.problems.forEach((message, i) => findings.push({ id: `rule:schema:${path}:${i}`, message }));
-  }
-  const json = Object.fromEntries(Object.entries(artifacts).flatMap(([path, a]) => (a.json !== undefined ? [[path, a.json]] : [])));
-  const rules = STAGE_RULES[stage.name];
-  if (rules) findings.push(...rules({ idea: state.config.prompt, json, changedFiles: state.pipeline.changed[stage.name] ?? [] }));
-  return findings;
-}
-
-/**
- * A critic's verdict: strict JSON (findings with stable ids) joined by the rules checked by
- * code, which the critic cannot wave through; blocking findings forbid a pass. A revise
- * is judged by the anti-loop (loop.ts): a warning at the second critique, a person asked
- * at the third — or at once when a resolved finding comes back. Output that is not valid
- * JSON fails the step: a person is asked.
- */
-function interpretCritique(
-  state: ActiveTask,
-  stage: Staged,
-  cmd: TaskCommandOf<"StepSucceeded">,
-  text: string,
-  recordOutput: (parsed: ParsedOutput | null, errors: string[]) => Emitted,
-  committed: Emitted[],
-): Interpretation {
-  const parsed = parseStrictJson(text, ZCritique);
-  if (!parsed.ok)
-    return { events: [recordOutput(null, parsed.errors), ...committed], trigger: "step_failed", failure: schemaFailure(parsed.errors) };
-  const findings = [
-    ...parsed.value.findings.map((f) => ({ ...f, source: "critic" as const })),
-    ...ruleFindings(state, stage).map((f) => ({ ...f, severity: "blocking" as const, source: "rule" as const })),
-  ];
-  const blocking = findings.filter((f) => f.severity === "blocking").map((f) => f.id);
-  const revise = blocking.length > 0 || parsed.value.decision === "revise";
-  const history = state.pipeline.critiques[stage.name] ?? [];
-  const memory = { blocking, text: [parsed.value.summary, ...findings.map((f) => f.message)].join("\n") };
-  const loop = revise
-    ? judgeLoop([...history, memory])
-    : { round: history.length + 1, similarity: null, persisted: [], reopened: [], stalled: false, warning: null, escalate: null };
-  const decision = !revise ? "pass" : loop.escalate ? "escalate" : "revise";
-  const events: Emitted[] = [
-    recordOutput(null, []),
-    ...committed,
-    {
-      type: "CritiqueRecorded",
-      data: {
-        stepId: cmd.stepId,
-        stage: stage.name,
-        round: loop.round,
-        decision,
-        modelDecision: parsed.value.decision,
-        summary: parsed.value.summary,
-        findings,
-        loop: {
-          similarity: loop.similarity,
-          persisted: loop.persisted,
-          reopened: loop.reopened,
-          stalled: loop.stalled,
-          warning: loop.warning,
-          escalate: loop.escalate,
-        },
-      },
-    },
-  ];
-  if (loop.warning) events.push({ type: "ForgeWarning", data: { stage: stage.name, message: loop.warning } });
-  return {
-    events,
-    trigger: decision,
-    ...(decision === "escalate" ? { failure: { diagnosis: loop.escalate ?? "" } } : {}),
-  };
-}
-
-function manifestGlobs(state: ActiveTask, role: AgentRole): string[] | null {
+function manifestGlobs<S>(state: ActiveTask<S>, role: AgentRole): string[] | null {
   return state.config.agents[role]?.manifest?.allowedFiles ?? null;
 }
 
 /** The orchestrator's check of an executor's work: from git, never from the agent's word. */
-function executionProblems(state: ActiveTask, output: AgentStepOutput): string[] {
+function executionProblems<S>(state: ActiveTask<S>, output: AgentStepOutput): string[] {
   const changed = (output.commit?.changedFiles ?? []).flatMap((f) => (f.previousPath ? [f.path, f.previousPath] : [f.path]));
   if (changed.length === 0) return ["no files changed: the TaskSpec was not carried out"];
   const problems: string[] = [];

@@ -7,6 +7,11 @@ import type { ReviewVerdict } from "../events/agent-outputs";
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
+/** An output that failed its schema, as the session's outcome carries it if the session ends. */
+export function schemaFailure(errors: string[]): { errorClass: "schema_invalid"; diagnosis: string } {
+  return { errorClass: "schema_invalid", diagnosis: errors.join("; ").slice(0, 500) };
+}
+
 /**
  * Strict JSON: the whole reply must be one JSON document (one surrounding ```json fence is
  * tolerated, nothing else), and it must match the schema exactly.
@@ -18,7 +23,7 @@ export function parseStrictJson<T>(text: string, schema: z.ZodType<T>): Parsed<T
   try {
     json = JSON.parse(fenced ? fenced[1]! : trimmed);
   } catch (err) {
-    return { ok: false, errors: [`not valid JSON: ${(err as Error).message}`] };
+    return { ok: false, errors: [`not valid JSON: ${err instanceof Error ? err.message : String(err)}`] };
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {

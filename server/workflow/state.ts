@@ -1,77 +1,46 @@
-// A session as the workflow engine sees it, folded from its events by `evolve`: a union on
-// `status` (the Decider pattern), each member carrying only what exists then. `none`: no
+// A session as the workflow engine sees it, folded from its events by `evolveWith`: a union
+// on `status` (the Decider pattern), each member carrying only what exists then. `none`: no
 // task started (yet), only the workflow state and a step; `active`: the task runs, with its
 // configuration and the loop's progress; `finished`: the same, plus its outcome.
+//
+// The engine's fields are what the definition language has for any workflow: the FSM, steps
+// and iterations, stages (where the session is, iterations per stage, the stages completed),
+// a person asked, the budget. A started task also carries an extension's slice, `pipeline`
+// (its type `S`; Forge's is server/forge/state.ts), folded by the extension (extension.ts)
+// from the same events: the engine starts it, resets it on a rerun, and hands it every other
+// event of a started task.
 import type { AgentRole, ThreadMessage } from "../agents/types";
 import type { TaskSpec } from "../events/agent-outputs";
-import { CHANGE_STAGE } from "../forge/artifacts";
 import type { BlobRef } from "../events/blobs";
-import type { AppEvent, AppEventOf } from "../events/catalog";
+import { isAppEvent, type AppEventOf, type AppFoldEvent } from "../events/catalog";
 import { isWorkflowStep } from "../events/step-contract";
 import type { FoldEvent, RecordedEvent } from "../events/types";
 
 /** What a task started with (TaskStarted): workflow, mode, prompt, project and agents. */
 export type TaskConfig = AppEventOf<"TaskStarted">["data"];
 
-/** One version of a staged workflow's artifact, as the log recorded it (agent draft or person edit). */
-export interface ArtifactEntry {
-  stage: string;
-  hash: string;
-  blob: BlobRef;
-  size: number;
-  by: "agent" | "person";
-  json?: unknown;
-  problems: string[];
-}
-
-/** A person's edit of an artifact: what it was made on, and the person's text. */
-export interface PersonEdit {
-  base: BlobRef | null;
-  edited: BlobRef;
-}
-
-/** What a staged workflow (the Forge pipeline) adds to a task's progress; empty for other workflows. */
-export interface Pipeline {
-  /** The stage the session is in (null before the first, and for unstaged workflows). */
-  stage: string | null;
+/** Where a staged workflow is; for an unstaged one, no stage ever starts. */
+export interface Stages {
+  /** The stage the session is in (null before the first). */
+  current: string | null;
   /** Iterations per stage: 1 when the stage starts. */
   iterations: Record<string, number>;
   completed: string[];
-  /** path → its current version. */
-  artifacts: Record<string, ArtifactEntry>;
-  /** path → a person's edits of it, oldest first (kept by every later redraft). */
-  edits: Record<string, PersonEdit[]>;
-  /** path → an agent's redraft held back because it conflicted with a person's edit. */
-  held: Record<string, { hash: string; blob: BlobRef; conflicts: number }>;
-  feedback: Array<{ stage: string | null; iteration: number; source: "person" | "guidance" | "critic"; severity: string; text: string }>;
-  /** stage → its critiques, oldest first. */
-  critiques: Record<string, Array<{ blocking: string[]; text: string }>>;
-  /** stage → the files its commits changed. */
-  changed: Record<string, string[]>;
-  /** Why the session waits for a person, while it does. */
-  needed: AppEventOf<"PersonNeeded">["data"] | null;
-  usage: { calls: number; tokens: number; byStage: Record<string, { calls: number; inputTokens: number; outputTokens: number }> };
-  /** When the task started (ms since epoch), for the wall-time budget. */
-  startedAtMs: number | null;
-  /** A modify fork's change request (null in every other session). */
-  change: Omit<AppEventOf<"ChangeRequested">["data"], "fingerprint"> | null;
 }
 
-export const emptyPipeline: Pipeline = {
-  stage: null,
-  iterations: {},
-  completed: [],
-  artifacts: {},
-  edits: {},
-  held: {},
-  feedback: [],
-  critiques: {},
-  changed: {},
-  needed: null,
-  usage: { calls: 0, tokens: 0, byStage: {} },
-  startedAtMs: null,
-  change: null,
-};
+export const noStages: Stages = { current: null, iterations: {}, completed: [] };
+
+/** Why the session waits for a person (PersonNeeded). */
+export type PersonNeeded = AppEventOf<"PersonNeeded">["data"];
+
+/** What the session spent, against its budget: agent calls (reserved when scheduled) and tokens, in all and per stage. */
+export interface Usage {
+  calls: number;
+  tokens: number;
+  byStage: Record<string, { calls: number; inputTokens: number; outputTokens: number }>;
+}
+
+export const noUsage: Usage = { calls: 0, tokens: 0, byStage: {} };
 
 /** The step being worked on: scheduled, and its state not left yet. */
 export interface StepRef {
@@ -92,8 +61,8 @@ export interface NoTask extends SessionBase {
   status: "none";
 }
 
-/** Everything a started task has, running or finished. */
-interface TaskProgress extends SessionBase {
+/** Everything a started task has, running or finished; `S` is the extension's slice. */
+interface TaskProgress<S> extends SessionBase {
   config: TaskConfig;
   iteration: number;
   thread: ThreadMessage[];
@@ -110,25 +79,48 @@ interface TaskProgress extends SessionBase {
   /** Problems of the latest round: shown to the coder next time, listed if the cap is hit. */
   openIssues: string[];
   taskSpec: TaskSpec | null;
-  pipeline: Pipeline;
+  stages: Stages;
+  /** Why the session waits for a person, while it does. */
+  needed: PersonNeeded | null;
+  usage: Usage;
+  /** When the task started (ms since epoch), for the wall-time budget. */
+  startedAtMs: number | null;
+  /** The extension's slice (Forge's pipeline: its artifacts, critiques, feedback). */
+  pipeline: S;
 }
 
-export interface ActiveTask extends TaskProgress {
+export interface ActiveTask<S> extends TaskProgress<S> {
   status: "active";
 }
 
-export interface FinishedTask extends TaskProgress {
+export interface FinishedTask<S> extends TaskProgress<S> {
   status: "finished";
   outcome: string;
 }
 
-export type StartedTask = ActiveTask | FinishedTask;
-export type TaskState = NoTask | StartedTask;
+export type StartedTask<S> = ActiveTask<S> | FinishedTask<S>;
+export type TaskState<S> = NoTask | StartedTask<S>;
 
-export const initialTaskState: TaskState = { status: "none", version: 0, fsm: "", step: null };
+export const initialTaskState: NoTask = { status: "none", version: 0, fsm: "", step: null };
+
+/**
+ * An extension's slice and its fold (the part of WorkflowExtension, extension.ts, that the
+ * fold reads). Pure, like evolve: no reads, no parsing (the log's data is typed already).
+ */
+export interface SliceFold<S> {
+  /** The slice of a task that just started (and of a rerun). */
+  initial: S;
+  /**
+   * One event of a started task folded into the slice, given the task as it was before the
+   * event; the same slice back when the event is none of its business.
+   */
+  evolve(slice: S, event: AppFoldEvent, task: StartedTask<S>): S;
+  /** The problems one of its events leaves for the next round (a critique's findings); null for the others. */
+  openIssues(event: AppFoldEvent): string[] | null;
+}
 
 /** The progress of a task that just started. */
-function started(state: NoTask, config: TaskConfig, recordedAt: string): ActiveTask {
+function started<S>(slice: SliceFold<S>, state: NoTask, config: TaskConfig, recordedAt: string): ActiveTask<S> {
   return {
     ...state,
     status: "active",
@@ -144,7 +136,11 @@ function started(state: NoTask, config: TaskConfig, recordedAt: string): ActiveT
     lastTestPlan: null,
     openIssues: [],
     taskSpec: null,
-    pipeline: { ...emptyPipeline, startedAtMs: msOf(recordedAt) },
+    stages: noStages,
+    needed: null,
+    usage: noUsage,
+    startedAtMs: msOf(recordedAt),
+    pipeline: slice.initial,
   };
 }
 
@@ -153,27 +149,24 @@ function msOf(recordedAt: string): number | null {
   return Number.isFinite(ms) ? ms : null;
 }
 
-function restartedBudget(pipeline: Pipeline, recordedAt: string): Pipeline {
-  return { ...pipeline, usage: emptyPipeline.usage, startedAtMs: msOf(recordedAt) ?? pipeline.startedAtMs };
-}
-
 /** A started task running again (a fork of a finished one continues past its end). */
-function resumed(state: StartedTask): ActiveTask {
+function resumed<S>(state: StartedTask<S>): ActiveTask<S> {
   if (state.status === "active") return state;
   const { outcome: _outcome, ...progress } = state;
   return { ...progress, status: "active" };
 }
 
 /** Reads only what a replay fetches (FoldEvent): version, type, data and recordedAt. */
-export function evolve(state: TaskState, recorded: FoldEvent): TaskState {
-  const event = recorded as FoldEvent & AppEvent;
-  const next: TaskState = { ...state, version: recorded.version };
+export function evolveWith<S>(slice: SliceFold<S>, state: TaskState<S>, recorded: FoldEvent): TaskState<S> {
+  const next: TaskState<S> = { ...state, version: recorded.version };
+  if (!isAppEvent(recorded)) return next;
+  const event = recorded;
   switch (event.type) {
     case "SessionCreated":
       return { ...next, fsm: event.data.state };
     case "TaskStarted":
       return next.status === "none"
-        ? started(next, event.data, recorded.recordedAt)
+        ? started(slice, next, event.data, recorded.recordedAt)
         : { ...resumed(next), config: event.data, head: event.data.project.baseCommit, iteration: 1 };
     case "SessionForked": {
       // A fork continues from the state inherited at its position; a rerun restarts the loop
@@ -181,8 +174,9 @@ export function evolve(state: TaskState, recorded: FoldEvent): TaskState {
       // its own: spending and the wall clock start again.
       if (next.status === "none") return { ...next, fsm: event.data.state, step: null };
       if (next.status === "finished" && event.data.outcome) return { ...next, step: null };
-      const forked: ActiveTask = { ...resumed(next), fsm: event.data.state, step: null };
-      if (event.data.reason !== "rerun") return { ...forked, pipeline: restartedBudget(forked.pipeline, recorded.recordedAt) };
+      const forked: ActiveTask<S> = { ...resumed(next), fsm: event.data.state, step: null };
+      const startedAtMs = msOf(recorded.recordedAt) ?? forked.startedAtMs;
+      if (event.data.reason !== "rerun") return { ...forked, usage: noUsage, startedAtMs };
       return {
         ...forked,
         iteration: 1,
@@ -194,7 +188,11 @@ export function evolve(state: TaskState, recorded: FoldEvent): TaskState {
         lastTestPlan: null,
         taskSpec: null,
         head: forked.config.project.baseCommit,
-        pipeline: { ...emptyPipeline, startedAtMs: msOf(recorded.recordedAt) ?? forked.pipeline.startedAtMs },
+        stages: noStages,
+        needed: null,
+        usage: noUsage,
+        startedAtMs,
+        pipeline: slice.initial,
       };
     }
     case "SessionResumed": {
@@ -204,7 +202,7 @@ export function evolve(state: TaskState, recorded: FoldEvent): TaskState {
         ...active,
         step: null,
         config: event.data.budget ? { ...active.config, budget: event.data.budget } : active.config,
-        pipeline: { ...active.pipeline, startedAtMs: msOf(recorded.recordedAt) ?? active.pipeline.startedAtMs },
+        startedAtMs: msOf(recorded.recordedAt) ?? active.startedAtMs,
       };
     }
     case "SessionStateChanged":
@@ -212,30 +210,40 @@ export function evolve(state: TaskState, recorded: FoldEvent): TaskState {
       // decides on a history that already holds that outcome). A person's errand ends too.
       return next.status === "none"
         ? { ...next, fsm: event.data.to, step: null }
-        : { ...next, fsm: event.data.to, step: null, pipeline: next.pipeline.needed ? { ...next.pipeline, needed: null } : next.pipeline };
+        : { ...next, fsm: event.data.to, step: null, ...(next.needed ? { needed: null } : {}) };
     case "StepScheduled": {
       // Steps of other kinds (the runner's own) are no part of the workflow.
       if (!isWorkflowStep(event.data)) return next;
       const step = { id: event.data.stepId, state: event.data.input.state, role: event.data.input.role };
       if (next.status === "none" || event.data.kind !== "agent") return { ...next, step };
-      // Each agent call counts against the budget when it is scheduled (its reservation).
+      // Each agent call counts against the budget when it is scheduled (its reservation), in
+      // the stage its input names (a staged step's part of the contract, `input.forge`).
       const stage = event.data.input.forge?.stage ?? null;
-      return { ...next, step, pipeline: withUsage(next.pipeline, stage, { calls: 1, inputTokens: 0, outputTokens: 0 }) };
+      return { ...next, step, usage: withUsage(next.usage, stage, { calls: 1, inputTokens: 0, outputTokens: 0 }) };
     }
     default:
-      return next.status === "none" ? next : evolveTask(next, event);
+      return next.status === "none" ? next : evolveStarted(slice, next, event);
   }
 }
 
-/** The events that change a started task's progress. */
-function evolveTask(state: StartedTask, event: FoldEvent & AppEvent): TaskState {
+/** Any other event of a started task: the engine's fields, then the extension's slice. */
+function evolveStarted<S>(slice: SliceFold<S>, state: StartedTask<S>, event: AppFoldEvent): StartedTask<S> {
+  const next = evolveProgress(state, event);
+  const pipeline = slice.evolve(state.pipeline, event, state);
+  const openIssues = slice.openIssues(event);
+  if (pipeline === state.pipeline && openIssues === null) return next;
+  return { ...next, pipeline, ...(openIssues ? { openIssues } : {}) };
+}
+
+/** The engine's part of a started task's progress. */
+function evolveProgress<S>(state: StartedTask<S>, event: AppFoldEvent): StartedTask<S> {
   switch (event.type) {
     case "IterationStarted":
       return event.data.stage
         ? {
             ...state,
             iteration: event.data.iteration,
-            pipeline: { ...state.pipeline, iterations: { ...state.pipeline.iterations, [event.data.stage]: event.data.iteration } },
+            stages: { ...state.stages, iterations: { ...state.stages.iterations, [event.data.stage]: event.data.iteration } },
           }
         : { ...state, iteration: event.data.iteration };
     case "StepStarted":
@@ -244,7 +252,7 @@ function evolveTask(state: StartedTask, event: FoldEvent & AppEvent): TaskState 
     case "AgentOutputRecorded":
       return {
         ...state,
-        pipeline: event.data.usage ? withUsage(state.pipeline, state.pipeline.stage, { calls: 0, ...event.data.usage }) : state.pipeline,
+        usage: event.data.usage ? withUsage(state.usage, state.stages.current, { calls: 0, ...event.data.usage }) : state.usage,
         openIssues: event.data.validationErrors.length
           ? event.data.validationErrors.map((e) => `${event.data.role} output rejected: ${e}`)
           : state.openIssues,
@@ -259,17 +267,6 @@ function evolveTask(state: StartedTask, event: FoldEvent & AppEvent): TaskState 
     case "WorkspaceCommitted":
       return {
         ...state,
-        pipeline: state.pipeline.stage
-          ? {
-              ...state.pipeline,
-              changed: {
-                ...state.pipeline.changed,
-                [state.pipeline.stage]: [
-                  ...new Set([...(state.pipeline.changed[state.pipeline.stage] ?? []), ...event.data.changedFiles.map((f) => f.path)]),
-                ],
-              },
-            }
-          : state.pipeline,
         head: event.data.commit,
         lastCommit: { commit: event.data.commit, parent: event.data.parent },
         lastDiff: event.data.diff,
@@ -301,19 +298,33 @@ function evolveTask(state: StartedTask, event: FoldEvent & AppEvent): TaskState 
             ],
           };
     case "StageStarted":
-      return { ...state, iteration: 1, pipeline: evolvePipeline(state.pipeline, event, state.iteration) };
+      return {
+        ...state,
+        iteration: 1,
+        stages: {
+          current: event.data.stage,
+          iterations: { ...state.stages.iterations, [event.data.stage]: 1 },
+          completed: state.stages.completed.filter((s) => s !== event.data.stage),
+        },
+        needed: null,
+      };
     case "StageReopened":
       return {
         ...state,
-        iteration: state.pipeline.iterations[event.data.stage] ?? 1,
-        pipeline: evolvePipeline(state.pipeline, event, state.iteration),
+        iteration: state.stages.iterations[event.data.stage] ?? 1,
+        stages: { ...state.stages, current: event.data.stage, completed: state.stages.completed.filter((s) => s !== event.data.stage) },
+        needed: null,
       };
-    case "CritiqueRecorded":
+    case "StageCompleted":
       return {
         ...state,
-        openIssues: event.data.findings.filter((f) => f.severity !== "minor").map((f) => `[${f.severity}] ${f.id}: ${f.message}`),
-        pipeline: evolvePipeline(state.pipeline, event, state.iteration),
+        stages: { ...state.stages, completed: [...state.stages.completed.filter((s) => s !== event.data.stage), event.data.stage] },
       };
+    case "PersonNeeded":
+      return { ...state, needed: event.data };
+    case "PersonChose":
+    case "GatePassed":
+      return { ...state, needed: null };
     case "TaskSpecRecorded":
       return { ...state, taskSpec: event.data.spec };
     case "ExecutionRejected":
@@ -325,146 +336,55 @@ function evolveTask(state: StartedTask, event: FoldEvent & AppEvent): TaskState 
       return { ...state, thread: [...state.thread, { from: "system", text: event.data.text }] };
     case "SessionFinalized":
       return { ...state, status: "finished", outcome: event.data.outcome, step: null };
-    case "ChangeRequested": {
+    case "ChangeRequested":
       // A modify fork: the change is the next instruction, and the loop (each stage it runs,
       // for a staged workflow) counts its iterations again from the first.
-      const { fingerprint: _fingerprint, ...change } = event.data;
       return {
         ...state,
         iteration: 0,
         openIssues: [`Change requested: ${event.data.text}`],
         thread: [...state.thread, { from: "operator", text: `Change requested: ${event.data.text}` }],
-        // An earlier change's triage (a modify of a modify) is not this one's.
-        pipeline: {
-          ...state.pipeline,
-          change,
-          iterations: {},
-          artifacts: Object.fromEntries(Object.entries(state.pipeline.artifacts).filter(([, a]) => a.stage !== CHANGE_STAGE)),
-        },
+        stages: { ...state.stages, iterations: {} },
       };
-    }
     default:
-      return { ...state, pipeline: evolvePipeline(state.pipeline, event, state.iteration) };
+      return state;
   }
 }
 
-function withUsage(p: Pipeline, stage: string | null, add: { calls: number; inputTokens: number; outputTokens: number }): Pipeline {
+function withUsage(usage: Usage, stage: string | null, add: { calls: number; inputTokens: number; outputTokens: number }): Usage {
   const key = stage ?? "(none)";
-  const was = p.usage.byStage[key] ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
+  const was = usage.byStage[key] ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
   return {
-    ...p,
-    usage: {
-      calls: p.usage.calls + add.calls,
-      tokens: p.usage.tokens + add.inputTokens + add.outputTokens,
-      byStage: {
-        ...p.usage.byStage,
-        [key]: {
-          calls: was.calls + add.calls,
-          inputTokens: was.inputTokens + add.inputTokens,
-          outputTokens: was.outputTokens + add.outputTokens,
-        },
+    calls: usage.calls + add.calls,
+    tokens: usage.tokens + add.inputTokens + add.outputTokens,
+    byStage: {
+      ...usage.byStage,
+      [key]: {
+        calls: was.calls + add.calls,
+        inputTokens: was.inputTokens + add.inputTokens,
+        outputTokens: was.outputTokens + add.outputTokens,
       },
     },
   };
 }
 
-/** The events of a staged workflow (stages, artifacts, critiques, a person's part). */
-function evolvePipeline(p: Pipeline, event: FoldEvent & AppEvent, iteration: number): Pipeline {
-  switch (event.type) {
-    case "StageStarted":
-      return {
-        ...p,
-        stage: event.data.stage,
-        iterations: { ...p.iterations, [event.data.stage]: 1 },
-        completed: p.completed.filter((s) => s !== event.data.stage),
-        needed: null,
-      };
-    case "StageReopened":
-      return { ...p, stage: event.data.stage, completed: p.completed.filter((s) => s !== event.data.stage), needed: null };
-    case "StageCompleted":
-      return { ...p, completed: [...p.completed.filter((s) => s !== event.data.stage), event.data.stage] };
-    case "ArtifactRecorded":
-    case "ArtifactEdited": {
-      const { stage, hash, blob, size, json, problems, path } = event.data;
-      const by = event.type === "ArtifactEdited" ? "person" : "agent";
-      const entry: ArtifactEntry = { stage, hash, blob, size, by, problems, ...(json !== undefined ? { json } : {}) };
-      const { [path]: _held, ...held } = p.held;
-      // A person who takes the agent's held-back version over their own lets go of their
-      // earlier edits of that file; any other edit joins them, to be kept by every redraft.
-      const accepted = event.type === "ArtifactEdited" && p.held[path]?.hash === hash;
-      const edits =
-        event.type !== "ArtifactEdited"
-          ? p.edits
-          : accepted
-            ? { ...p.edits, [path]: [] }
-            : { ...p.edits, [path]: [...(p.edits[path] ?? []), { base: p.artifacts[path]?.blob ?? null, edited: blob }] };
-      // A person's edit settles what was held back for that file; an agent's draft does not.
-      return { ...p, artifacts: { ...p.artifacts, [path]: entry }, edits, held: event.type === "ArtifactEdited" ? held : p.held };
-    }
-    case "ArtifactDraftHeld":
-      return {
-        ...p,
-        held: { ...p.held, [event.data.path]: { hash: event.data.hash, blob: event.data.blob, conflicts: event.data.conflicts } },
-      };
-    case "FeedbackGiven":
-      return {
-        ...p,
-        feedback: [
-          ...p.feedback,
-          {
-            stage: event.data.stage,
-            iteration: event.data.iteration,
-            source: event.data.source,
-            severity: event.data.severity,
-            text: event.data.text,
-          },
-        ],
-      };
-    case "CritiqueRecorded": {
-      const blocking = event.data.findings.filter((f) => f.severity === "blocking").map((f) => f.id);
-      const text = [event.data.summary, ...event.data.findings.map((f) => f.message)].join("\n");
-      const stageCritiques = [...(p.critiques[event.data.stage] ?? []), { blocking, text }];
-      return {
-        ...p,
-        critiques: { ...p.critiques, [event.data.stage]: stageCritiques },
-        feedback:
-          event.data.decision === "pass"
-            ? p.feedback
-            : [...p.feedback, { stage: event.data.stage, iteration, source: "critic", severity: "normal", text }],
-      };
-    }
-    case "CheckRouted":
-      // The triage's reason is feedback to the stage it sends the pipeline back to.
-      return {
-        ...p,
-        feedback: [
-          ...p.feedback,
-          { stage: event.data.goto, iteration, source: "critic", severity: "normal", text: `check failed: ${event.data.reason}` },
-        ],
-      };
-    case "PersonNeeded":
-      return { ...p, needed: event.data };
-    case "PersonChose":
-    case "GatePassed":
-      return { ...p, needed: null };
-    default:
-      return p;
-  }
-}
-
 /** The task's part of a state, null before a task started: for readers that show any session. */
-export function startedTask(state: TaskState): StartedTask | null {
+export function startedTask<S>(state: TaskState<S>): StartedTask<S> | null {
   return state.status === "none" ? null : state;
 }
 
 /** How a finished task ended; null while it runs or before it started. */
-export function outcomeOf(state: TaskState): string | null {
+export function outcomeOf<S>(state: TaskState<S>): string | null {
   return state.status === "finished" ? state.outcome : null;
 }
 
 /** The state once `events` (about to be emitted) are appended: the decider reuses evolve on them. */
-export function applyEmitted<S extends TaskState>(state: S, events: ReadonlyArray<{ type: string; data: unknown }>): TaskState {
-  return events.reduce<TaskState>((s, e, i) => evolve(s, recordedAs(e, state.version + i + 1)), state);
+export function applyEmitted<S>(
+  slice: SliceFold<S>,
+  state: TaskState<S>,
+  events: ReadonlyArray<{ type: string; data: unknown }>,
+): TaskState<S> {
+  return events.reduce<TaskState<S>>((s, e, i) => evolveWith(slice, s, recordedAs(e, state.version + i + 1)), state);
 }
 
 /** Only type, data, version and recordedAt are read by evolve. */
@@ -482,6 +402,6 @@ function recordedAs(e: { type: string; data: unknown }, version: number): Record
   };
 }
 
-export function foldTask(events: RecordedEvent[]): TaskState {
-  return events.reduce(evolve, initialTaskState);
+export function foldWith<S>(slice: SliceFold<S>, events: readonly FoldEvent[]): TaskState<S> {
+  return events.reduce<TaskState<S>>((state, event) => evolveWith(slice, state, event), initialTaskState);
 }

@@ -1,16 +1,21 @@
-// The workflow engine's fold (state.ts `evolve`) as a replay fold with snapshots
-// (server/events/snapshots.ts). TASK_FOLD_VERSION is part of every snapshot's key: bump it
-// whenever evolve's behaviour or TaskState's shape changes, and snapshots folded by the old
-// code are ignored from then on. test/unit/task-fold.unit.test.ts pins state.ts's text so
-// that no change to it goes by without that question being asked.
+// The workflow engine's fold (state.ts `evolveWith`, with an extension's slice) as a replay
+// fold with snapshots (server/events/snapshots.ts). TASK_FOLD_VERSION is part of every
+// snapshot's key: bump it whenever the fold's behaviour or TaskState's shape changes — the
+// engine's or the extension's slice's — and snapshots folded by the old code are ignored from
+// then on. test/unit/task-fold.unit.test.ts pins the text of state.ts and of Forge's slice
+// (server/forge/state.ts) so that no change to them goes by without that question being asked.
 import type { StreamFold } from "../events/snapshots";
-import { evolve, initialTaskState, type TaskState } from "./state";
+import { evolveWith, initialTaskState, type SliceFold, type TaskState } from "./state";
 
-export const TASK_FOLD_VERSION = 1;
+/** 2: the Forge pipeline's slice apart from the engine's stages, person needed and budget. */
+export const TASK_FOLD_VERSION = 2;
 
-export const taskFold: StreamFold<TaskState> = {
-  name: "task",
-  version: TASK_FOLD_VERSION,
-  initial: initialTaskState,
-  evolve,
-};
+/** The task fold of the engine composed with `slice`. */
+export function taskFoldOf<S>(slice: SliceFold<S>): StreamFold<TaskState<S>> {
+  return {
+    name: "task",
+    version: TASK_FOLD_VERSION,
+    initial: initialTaskState,
+    evolve: (state, event) => evolveWith(slice, state, event),
+  };
+}

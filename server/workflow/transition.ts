@@ -2,17 +2,15 @@
 // transition, a new iteration when the transition counts one, and what entering the target
 // means: the step it runs is scheduled, or the session is finalized with its outcome.
 import { AppError, type ErrorClass } from "../errors";
-import type { ForgeStepInput, StepInput } from "../events/step-contract";
-import { ARTIFACT_PATHS, type ChangeRequest, type CodeMetadata } from "../forge/artifacts";
-import { planDelta, planDigest } from "../forge/patch";
+import type { StepInput } from "../events/step-contract";
 import type { DecideContext, Emitted } from "./commands";
-import type { StageSpec, StateSpec, StepSpec, Transition, WorkflowDefinition } from "./definition";
+import type { StateSpec, StepSpec, Transition, WorkflowDefinition } from "./definition";
 import { promptFor, threadContext } from "./prompt";
 import { SUCCESS_OUTCOMES } from "../../lib/outcomes";
 import type { AppEventOf } from "../events/catalog";
-import { applyEmitted, type ActiveTask, type TaskState } from "./state";
+import { applyEmitted, type ActiveTask, type TaskConfig, type TaskState } from "./state";
 
-export function currentState(def: WorkflowDefinition, state: TaskState): StateSpec {
+export function currentState<S>(def: WorkflowDefinition, state: TaskState<S>): StateSpec {
   const spec = def.states[state.fsm];
   if (!spec) throw new AppError("INTERNAL", `session is in state "${state.fsm}", which workflow ${def.id} does not define`);
   return spec;
@@ -25,20 +23,21 @@ export function stageOf(def: WorkflowDefinition, stateName: string): string | un
 }
 
 /** A stage's iteration cap: the session's own (TaskStarted.stageCaps), else the definition's. */
-export function stageCap(def: WorkflowDefinition, state: Pick<ActiveTask, "config">, stage: string): number {
+export function stageCap(def: WorkflowDefinition, state: { config: TaskConfig }, stage: string): number {
   return state.config.stageCaps?.[stage] ?? def.stages?.[stage]?.maxIterations ?? state.config.maxIterations;
 }
 
 /** Whether the session has a person's gate at its current stage (every gate unless TaskStarted.gates says otherwise). */
-export function gated(state: ActiveTask): boolean {
-  const stage = state.pipeline.stage;
+export function gated<S>(state: ActiveTask<S>): boolean {
+  const stage = state.stages.current;
   return !state.config.gates || (stage !== null && state.config.gates.includes(stage));
 }
 
-function guardHolds(def: WorkflowDefinition, transition: Transition, state: ActiveTask): boolean {
+function guardHolds<S>(ctx: DecideContext<S>, transition: Transition, state: ActiveTask<S>): boolean {
+  const def = ctx.definition;
   // A staged workflow counts iterations per stage: the cap is the target stage's.
   const stage = def.stages ? stageOf(def, transition.target) : undefined;
-  const iteration = stage ? (state.pipeline.iterations[stage] ?? 0) : state.iteration;
+  const iteration = stage ? (state.stages.iterations[stage] ?? 0) : state.iteration;
   const cap = stage ? stageCap(def, state, stage) : state.config.maxIterations;
   switch (transition.guard) {
     case undefined:
@@ -55,21 +54,10 @@ function guardHolds(def: WorkflowDefinition, transition: Transition, state: Acti
       return gated(state);
     case "gate_off":
       return !gated(state);
-    case "modifying":
-      return state.pipeline.change !== null;
-    case "change_invalid":
-      return !changeRequest(state);
-    case "layer_prd":
-    case "layer_design":
-    case "layer_plan":
-      return !!changeRequest(state)?.layers.includes(transition.guard.slice("layer_".length) as ChangeRequest["layers"][number]);
+    default:
+      // A guard on what the steps produced (a modify session's change request): the extension's.
+      return ctx.extension.guards[transition.guard](state);
   }
-}
-
-/** A modify session's change request, when its triage wrote a valid one. */
-function changeRequest(state: ActiveTask): ChangeRequest | null {
-  const entry = state.pipeline.artifacts[ARTIFACT_PATHS.changeRequest];
-  return entry && !entry.problems.length ? (entry.json as ChangeRequest) : null;
 }
 
 /** Why a session ends, when it ends by cancel or by a failure: carried into SessionFinalized. */
@@ -79,7 +67,7 @@ export interface Ending {
 }
 
 /** Fires `trigger` in the current state: the transition, then entering the target. */
-export function fire(ctx: DecideContext, state: ActiveTask, trigger: string, ending: Ending = {}): Emitted[] {
+export function fire<S>(ctx: DecideContext<S>, state: ActiveTask<S>, trigger: string, ending: Ending = {}): Emitted[] {
   const def = ctx.definition;
   const spec = currentState(def, state);
   let target: string;
@@ -88,7 +76,7 @@ export function fire(ctx: DecideContext, state: ActiveTask, trigger: string, end
     target = def.global[trigger];
   } else {
     if (spec.type === "terminal") throw new AppError("CONFLICT", `the session already finished (${state.fsm}): it moved on`);
-    transition = spec.on[trigger]?.find((t) => guardHolds(def, t, state));
+    transition = spec.on[trigger]?.find((t) => guardHolds(ctx, t, state));
     if (!transition) throw new AppError("INTERNAL", `workflow ${def.id}: no transition from "${state.fsm}" on "${trigger}"`);
     target = transition.target;
   }
@@ -136,7 +124,7 @@ export interface Entry {
  * reopening, a new iteration when the transition counts one, then what the target means:
  * a step scheduled (or the budget found spent), a person asked, or the session finalized.
  */
-export function enter(ctx: DecideContext, state: ActiveTask, target: string, entry: Entry): Emitted[] {
+export function enter<S>(ctx: DecideContext<S>, state: ActiveTask<S>, target: string, entry: Entry): Emitted[] {
   const def = ctx.definition;
   let targetSpec = def.states[target];
   if (!targetSpec) throw new AppError("INTERNAL", `workflow ${def.id}: "${state.fsm}" leads to "${target}", which it does not define`);
@@ -156,22 +144,22 @@ export function enter(ctx: DecideContext, state: ActiveTask, target: string, ent
     type: "SessionStateChanged",
     data: { from: state.fsm, to: target, reason, ...(waitsForPerson ? { waitsFor: "person" as const } : {}) },
   });
-  events.push(...stageEvents(def, state, targetSpec, reason));
-  let entered = requireStarted(applyEmitted(state, events));
+  events.push(...stageEvents(ctx, state, targetSpec, reason));
+  let entered = requireStarted(applyEmitted(ctx.extension, state, events));
   const targetStage = targetSpec.type === "terminal" ? undefined : targetSpec.stage;
   if (entry.iterate) {
-    const iteration = (targetStage ? (entered.pipeline.iterations[targetStage] ?? 0) : entered.iteration) + 1;
+    const iteration = (targetStage ? (entered.stages.iterations[targetStage] ?? 0) : entered.iteration) + 1;
     const iterated: Emitted = {
       type: "IterationStarted",
       data: { iteration, reason: entry.reason, ...(targetStage ? { stage: targetStage } : {}) },
     };
     events.push(iterated);
-    entered = requireStarted(applyEmitted(entered, [iterated]));
+    entered = requireStarted(applyEmitted(ctx.extension, entered, [iterated]));
   }
   if (targetSpec.type === "step") {
     events.push(scheduleStep(ctx, entered, target, targetSpec.step));
   } else if (waitsForPerson) {
-    if (entry.needed) events.push({ type: "PersonNeeded", data: { stage: entered.pipeline.stage, ...entry.needed } });
+    if (entry.needed) events.push({ type: "PersonNeeded", data: { stage: entered.stages.current, ...entry.needed } });
     events.push(
       ...notifyStep(ctx, entered, { attention: "waiting", state: target, outcome: null, reason: spent ? reason : entry.finalReason }),
     );
@@ -203,7 +191,7 @@ export function enter(ctx: DecideContext, state: ActiveTask, target: string, ent
   return events;
 }
 
-function requireStarted(state: TaskState): ActiveTask {
+function requireStarted<S>(state: TaskState<S>): ActiveTask<S> {
   if (state.status !== "active") throw new AppError("INTERNAL", "a transition left the task inactive");
   return state;
 }
@@ -213,26 +201,24 @@ function requireStarted(state: TaskState): ActiveTask {
  * artifacts frozen) when the target is a later stage or the successful end; the target's
  * stage starts, or is reopened when it was entered before.
  */
-function stageEvents(def: WorkflowDefinition, state: ActiveTask, spec: StateSpec, reason: string): Emitted[] {
+function stageEvents<S>(ctx: DecideContext<S>, state: ActiveTask<S>, spec: StateSpec, reason: string): Emitted[] {
+  const def = ctx.definition;
   if (!def.stages) return [];
-  const { pipeline } = state;
+  const { stages } = state;
   const events: Emitted[] = [];
   const targetStage = spec.type === "terminal" ? undefined : spec.stage;
-  const leaving = pipeline.stage && !pipeline.completed.includes(pipeline.stage) ? pipeline.stage : null;
+  const leaving = stages.current && !stages.completed.includes(stages.current) ? stages.current : null;
   const success = spec.type === "terminal" && SUCCESS_OUTCOMES.includes(spec.outcome);
   // Moving on (to a later stage, or the successful end) completes the stage left; going back
   // (a failed check's replan) leaves it open, to be entered again.
   const order = Object.keys(def.stages);
   const forward = !!targetStage && order.indexOf(targetStage) > order.indexOf(leaving ?? "");
   if (leaving && (forward || success)) {
-    const artifacts = Object.entries(pipeline.artifacts)
-      .filter(([, a]) => a.stage === leaving)
-      .map(([path, a]) => ({ path, hash: a.hash }));
-    events.push({ type: "StageCompleted", data: { stage: leaving, artifacts } });
+    events.push({ type: "StageCompleted", data: { stage: leaving, artifacts: ctx.extension.frozen(state, leaving) } });
   }
-  if (targetStage && targetStage !== pipeline.stage) {
+  if (targetStage && targetStage !== stages.current) {
     events.push(
-      pipeline.iterations[targetStage]
+      stages.iterations[targetStage]
         ? { type: "StageReopened", data: { stage: targetStage, reason } }
         : { type: "StageStarted", data: { stage: targetStage } },
     );
@@ -241,10 +227,10 @@ function stageEvents(def: WorkflowDefinition, state: ActiveTask, spec: StateSpec
 }
 
 /** What the budget says about one more agent call: null while it may be made. */
-export function budgetSpent(ctx: DecideContext, state: ActiveTask): AppEventOf<"BudgetExhausted">["data"] | null {
+export function budgetSpent<S>(ctx: DecideContext<S>, state: ActiveTask<S>): AppEventOf<"BudgetExhausted">["data"] | null {
   const budget = state.config.budget;
   if (!budget) return null;
-  const { usage, startedAtMs } = state.pipeline;
+  const { usage, startedAtMs } = state;
   const now = ctx.now?.();
   const used = {
     calls: usage.calls,
@@ -271,9 +257,9 @@ export function attentionOf(outcome: string): "escalated" | "failed" | null {
 export const WEBHOOK_STEP = { timeoutMs: 10_000, maxAttempts: 5, backoffMs: [1_000, 5_000, 15_000, 60_000] };
 
 /** Tells the project's webhook (when it had one at the start) that the session needs a person. */
-function notifyStep(
-  ctx: DecideContext,
-  state: ActiveTask,
+function notifyStep<S>(
+  ctx: DecideContext<S>,
+  state: ActiveTask<S>,
   news: { attention: "waiting" | "escalated" | "failed"; state: string; outcome: string | null; reason: string | null },
 ): Emitted[] {
   if (!state.config.notify) return [];
@@ -290,24 +276,21 @@ function notifyStep(
   ];
 }
 
-function scheduleStep(ctx: DecideContext, state: ActiveTask, stateName: string, spec: StepSpec): Emitted {
+function scheduleStep<S>(ctx: DecideContext<S>, state: ActiveTask<S>, stateName: string, spec: StepSpec): Emitted {
   const { config } = state;
   // The limits the task started with; a session from before they were recorded keeps the defaults.
   const limits = config.limits;
   const stageName = stageOf(ctx.definition, stateName);
-  const stage = stageName ? ctx.definition.stages?.[stageName] : undefined;
-  const reviewsCode = spec.phase === "critique" && !!stage?.writes.includes("**");
+  const stageSpec = stageName ? ctx.definition.stages?.[stageName] : undefined;
+  const stage = stageName && stageSpec ? { name: stageName, spec: stageSpec } : null;
+  const reviewsCode = spec.phase === "critique" && !!stage?.spec.writes.includes("**");
   const input: StepInput = {
     workflow: ctx.definition.id,
     state: stateName,
     role: spec.role,
     phase: spec.phase,
     output: spec.output,
-    prompt: promptFor(
-      state,
-      spec,
-      stage && stageName ? { name: stageName, spec: stage, cap: stageCap(ctx.definition, state, stageName) } : null,
-    ),
+    prompt: promptFor(ctx.extension, state, spec, stage ? { ...stage, cap: stageCap(ctx.definition, state, stage.name) } : null),
     context: threadContext(state),
     agent: config.agents[spec.role] ?? null,
     invocation: state.invocations[spec.role] ?? 0,
@@ -319,11 +302,12 @@ function scheduleStep(ctx: DecideContext, state: ActiveTask, stateName: string, 
       ...(config.project.branchPrefix !== undefined ? { branchPrefix: config.project.branchPrefix } : {}),
     },
     diff: spec.phase === "verdict" || spec.phase === "test" || reviewsCode ? state.lastDiff : null,
-    commands: spec.output === "commands" ? (forgeChecks(state) ?? state.lastTestPlan?.commands ?? []) : [],
+    commands: spec.output === "commands" ? (ctx.extension.commands(state) ?? state.lastTestPlan?.commands ?? []) : [],
     allowlist: config.project.allowlist,
     ...(limits && spec.output === "commands" ? { commandTimeoutMs: limits.commandTimeoutMs } : {}),
     ...(config.mcpServers?.length && spec.output !== "commands" ? { mcpServers: config.mcpServers } : {}),
-    ...(stage && stageName ? { forge: forgeInput(state, stageName, stage, spec) } : {}),
+    // A staged step's part, as the extension makes it (the contract names it `forge`).
+    ...(stage ? { forge: ctx.extension.stagedInput(state, stage, spec) } : {}),
   };
   return {
     type: "StepScheduled",
@@ -336,49 +320,5 @@ function scheduleStep(ctx: DecideContext, state: ActiveTask, stateName: string, 
       maxAttempts: spec.output === "commands" ? 1 : (limits?.maxAttempts ?? ctx.maxAttempts),
       ...(limits && spec.output !== "commands" ? { backoffMs: limits.backoffMs } : {}),
     },
-  };
-}
-
-/** The Check commands the coder listed in code_metadata.json, when it did. */
-function forgeChecks(state: ActiveTask): StepInput["commands"] | null {
-  const metadata = state.pipeline.artifacts[ARTIFACT_PATHS.codeMetadata]?.json as CodeMetadata | undefined;
-  if (!metadata?.checks.length) return null;
-  return metadata.checks.map((c) => ({ argv: c.argv, expect: { exitCode: c.expect?.exitCode ?? 0 } }));
-}
-
-/**
- * What the runner does around a staged step: the artifacts as recorded are written first
- * (a person's edits among them), only the stage's globs may be written (by its actor; a
- * critic writes nothing), the person's edits are kept through a redraft, and the stage's
- * artifacts are collected after.
- */
-function forgeInput(state: ActiveTask, stageName: string, stage: StageSpec, spec: StepSpec): ForgeStepInput {
-  const { pipeline } = state;
-  const drafts = spec.output === "draft";
-  const artifacts = Object.entries(pipeline.artifacts);
-  return {
-    stage: stageName,
-    iteration: pipeline.iterations[stageName] ?? 1,
-    writes: drafts ? stage.writes : [],
-    collect: drafts ? stage.artifacts : [],
-    materialize: artifacts.filter(([, a]) => a.by === "person").map(([path, a]) => ({ path, blob: a.blob })),
-    protect: drafts
-      ? stage.artifacts.flatMap((path) => (pipeline.edits[path] ?? []).map((e) => ({ path, base: e.base, edited: e.edited })))
-      : [],
-    // A stage reads its own drafts and the completed stages' artifacts: the earlier stages', and
-    // in a replan the later ones' too (an open stage's drafts, never).
-    attach: artifacts
-      .filter(([, a]) => a.stage === stageName || pipeline.completed.includes(a.stage))
-      .map(([path, a]) => ({ path, blob: a.blob })),
-    feedbackHistory: `${JSON.stringify(pipeline.feedback, null, 2)}\n`,
-    ...(pipeline.change ? { modifying: true } : {}),
-    ...(pipeline.change && drafts && stage.artifacts.includes(ARTIFACT_PATHS.patch)
-      ? {
-          patch: {
-            baseCommit: pipeline.change.baseCommit,
-            tasks: planDelta(pipeline.change.basePlan, planDigest(pipeline.artifacts[ARTIFACT_PATHS.plan]?.json)),
-          },
-        }
-      : {}),
   };
 }

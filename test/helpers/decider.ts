@@ -12,8 +12,9 @@ import type { RecordedEvent } from "../../server/events/types";
 import type { AgentRole } from "../../server/agents/types";
 import type { ParsedOutput } from "../../server/events/agent-outputs";
 import type { AgentStepOutput, ChangedFile, CommandResultOutput, CommandsStepOutput, StepInput } from "../../server/events/step-contract";
+import { forgeExtension } from "../../server/forge/extension";
 import type { WorkflowDefinition } from "../../server/workflow/definition";
-import { decide, foldTask, type DecideContext, type StartedTask, type TaskCommand } from "../../server/workflow/engine";
+import { decide, type DecideContext, foldTask, type StartedTask, type TaskCommand } from "../../server/task-engine";
 
 type EventOf<T extends AppEventType> = Extract<AppEvent, { type: T }>;
 export type TaskConfig = EventOf<"TaskStarted">["data"];
@@ -33,7 +34,7 @@ export function decidedId(n: number): string {
 }
 
 export function testContext(definition: WorkflowDefinition): DecideContext {
-  return { definition, newId: counterIds(), maxAttempts: 4, stepTimeoutMs: 600_000 };
+  return { definition, extension: forgeExtension, newId: counterIds(), maxAttempts: 4, stepTimeoutMs: 600_000 };
 }
 
 /** Events as the store hands them back: versions 1, 2, 3, ... in one stream. */

@@ -11,7 +11,7 @@ import { projectWebhook, upsertProject, type TProjectInput } from "../../server/
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
 import { stepKindRegistry } from "../../server/runner/step-kinds";
 import { appStepKinds } from "../../server/app-runner";
-import { foldTask, type ActiveTask, type FinishedTask, type NoTask } from "../../server/workflow/engine";
+import { type ActiveTask, type FinishedTask, foldTask, type NoTask } from "../../server/task-engine";
 import type { RecordedEvent } from "../../server/events/types";
 import type { TestDatabase } from "./db";
 

@@ -14,7 +14,7 @@ import { editArtifact, forgeStatus, newForge, passGate } from "../../server/task
 import { compareSessions } from "../../server/tasks/compare";
 import { releaseOrphanedLease } from "../../server/runner/liveness";
 import { modifySession, resumeSession, revertSession } from "../../server/tasks/fork";
-import { foldTask, type StartedTask } from "../../server/workflow/engine";
+import { foldTask, type StartedTask } from "../../server/task-engine";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { forgeAgents, quickForgeScripts, type ForgeScripts } from "../helpers/forge";
 import { createHarness, gitIn, ofType, type Harness, type TaskView } from "../helpers/tasks";

@@ -10,7 +10,7 @@ import { releaseOrphanedLease } from "../../server/runner/liveness";
 import { replayAt } from "../../server/sessions/replay";
 import { cancelTask, confirmTask, startTask } from "../../server/tasks/commands";
 import { forkSession, modifySession, resumeSession, revertSession } from "../../server/tasks/fork";
-import { foldTask, type StartedTask } from "../../server/workflow/engine";
+import { foldTask, type StartedTask } from "../../server/task-engine";
 import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, gitIn, ofType, reviewApprove, reviewChanges, testPlan, type Harness } from "../helpers/tasks";
 

@@ -6,7 +6,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../server/events/types";
 import { startTask } from "../../server/tasks/commands";
-import type { TaskState } from "../../server/workflow/engine";
+import type { TaskState } from "../../server/task-engine";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { BUGGY_SUM, createHarness, FIXED_SUM, testPlan, type Harness, type Script, ofType } from "../helpers/tasks";
 

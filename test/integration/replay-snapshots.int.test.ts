@@ -12,7 +12,7 @@ import { defineEvent, EventRegistry } from "../../server/events/registry";
 import { snapshotKey, type StreamFold } from "../../server/events/snapshots";
 import { EventStore } from "../../server/events/store";
 import type { FoldEvent } from "../../server/events/types";
-import { foldTask, startedTask, taskFold, type TaskState } from "../../server/workflow/engine";
+import { foldTask, startedTask, taskFold, type TaskState } from "../../server/task-engine";
 import { longTaskSession, reviewRound } from "../../bench/lib/task-fixtures";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 
@@ -60,7 +60,7 @@ describe("snapshot + tail equals the full fold", () => {
     // Each read kept the highest snapshot version it folded past (none before the first).
     expect(await snapshotVersions(sessionId)).toEqual([100, 200, 300, 600, 700, 900, 1000, 1100, 1200]);
     const state = startedTask(await expectSameState(sessionId, LENGTH));
-    expect(state?.pipeline.startedAtMs).toEqual(expect.any(Number)); // TaskStarted's time went through the lean read
+    expect(state?.startedAtMs).toEqual(expect.any(Number)); // TaskStarted's time went through the lean read
   });
 
   it("the store's stateAt with the task fold (snapshots every 1,000) is the full fold too", async () => {

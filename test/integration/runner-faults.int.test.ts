@@ -16,6 +16,7 @@ import type { StepExecutor } from "../../server/runner/executors";
 import { Runner } from "../../server/runner/runner";
 import { stepKindRegistry } from "../../server/runner/step-kinds";
 import { workflowStepKinds, type WorkflowStepKindDeps } from "../../server/runner/workflow-executors";
+import { reactToReactionFailure, reactToStepOutcome } from "../../server/task-engine";
 import { startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { isAlive, waitUntil } from "../helpers/processes";
@@ -90,8 +91,11 @@ function spawnRunner(id: string, env: Record<string, string> = {}): ChildProcess
   return child;
 }
 
+const reactor = { reactToStepOutcome, reactToReactionFailure };
+
 /** The workflow's executors by kind, as a runner's registry holds them. */
-const workflowExecutors = (deps: WorkflowStepKindDeps) => stepKindRegistry(workflowStepKinds(deps)).executors;
+const workflowExecutors = (deps: Omit<WorkflowStepKindDeps, "reactor">) =>
+  stepKindRegistry(workflowStepKinds({ ...deps, reactor })).executors;
 
 describe("runners under faults", () => {
   it("kill -9 of a runner while its test command runs: the next runner ends the orphaned test process, re-runs the one-attempt step, and the session is approved", async () => {

@@ -20,6 +20,7 @@ import { claimNextStep, recordStepOutcome, scheduleStep, type ClaimedStep } from
 import { StepExecutionError } from "../../server/runner/executors";
 import { stepKindRegistry } from "../../server/runner/step-kinds";
 import { workflowStepKinds } from "../../server/runner/workflow-executors";
+import { reactToReactionFailure, reactToStepOutcome } from "../../server/task-engine";
 import { claimWorkspace } from "../../server/workspaces";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { forgeStepInput } from "../helpers/forge";
@@ -174,7 +175,10 @@ async function held(stepInput: StepInput, kind: "agent" | "commands" = "agent", 
   return claimed!;
 }
 
-const executors = () => stepKindRegistry(workflowStepKinds({ pool: db.pool, store: db.store, workspacesRoot })).executors;
+const executors = () =>
+  stepKindRegistry(
+    workflowStepKinds({ pool: db.pool, store: db.store, workspacesRoot, reactor: { reactToStepOutcome, reactToReactionFailure } }),
+  ).executors;
 const live = () => ({ signal: new AbortController().signal });
 
 async function agentStep(stepInput: StepInput, sessionId?: string): Promise<{ step: ClaimedStep; output: AgentStepOutput }> {

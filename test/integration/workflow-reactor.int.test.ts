@@ -12,10 +12,15 @@ import { putBlob } from "../../server/events/blobs";
 import type { AgentStepOutput } from "../../server/events/step-contract";
 import type { RecordedEvent } from "../../server/events/types";
 import { claimNextStep, recordStepOutcome, type OutcomeReactor, type StepOutcome } from "../../server/runner/dispatch";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
-import { decideContext } from "../../server/workflow/context";
-import { decide, foldTask } from "../../server/workflow/engine";
-import { reactToReactionFailure, reactToStepOutcome, WORKFLOW_ACTOR } from "../../server/workflow/reactor";
+import {
+  BUILTIN_WORKFLOWS,
+  decide,
+  decideContext,
+  foldTask,
+  reactToReactionFailure,
+  reactToStepOutcome,
+  WORKFLOW_ACTOR,
+} from "../../server/task-engine";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { BASE_COMMIT, blobRef } from "../helpers/decider";
 

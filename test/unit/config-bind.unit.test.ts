@@ -21,7 +21,7 @@ import {
   type ProjectConfig,
 } from "../../server/config";
 import type { AppEvent } from "../../server/events/catalog";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "../../server/task-engine";
 import { expectValidEvents, recorded } from "../helpers/decider";
 
 const FULL = path.resolve(import.meta.dirname, "../fixtures/config/valid/full");

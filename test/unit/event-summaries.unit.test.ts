@@ -7,8 +7,11 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appRegistry, type AppEventOf, type AppEventType } from "../../server/events/catalog";
+import { configCatalog } from "../../server/events/config-catalog";
 import { conversationCatalog } from "../../server/events/conversation-catalog";
 import { deliveryCatalog } from "../../server/events/delivery-catalog";
+import { forgeCatalog } from "../../server/events/forge-catalog";
+import { stepCatalog } from "../../server/events/step-catalog";
 import { defineEvent, EventRegistry } from "../../server/events/registry";
 import { BASE_COMMIT, blobRef, commandResult } from "../helpers/decider";
 
@@ -700,7 +703,8 @@ describe("event summaries", () => {
 
   it("the table has a row for every event type the registry knows, and for no other", () => {
     const known = Object.keys(appRegistry.catalog);
-    for (const type of [...Object.keys(conversationCatalog), ...Object.keys(deliveryCatalog)]) expect(known).toContain(type);
+    const composed = [conversationCatalog, deliveryCatalog, stepCatalog, configCatalog, forgeCatalog].flatMap((c) => Object.keys(c));
+    for (const type of composed) expect(known).toContain(type);
     expect([...new Set(ROWS.map(([type]) => type))].sort()).toEqual(known.sort());
   });
 });

@@ -2,9 +2,7 @@
 // the order their ids sort, so that each insert lands on the newest leaf page (docs/scaling.md).
 import { describe, expect, it } from "vitest";
 import { timeOrderedId } from "../../server/events/ids";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
-import { decideContext } from "../../server/workflow/context";
-import { decide, foldTask } from "../../server/workflow/engine";
+import { BUILTIN_WORKFLOWS, decide, decideContext, foldTask } from "../../server/task-engine";
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -41,6 +41,12 @@ describe("the layers of server/", () => {
     expect(layerOf("server/sessions/view/load.ts")).toBe("sessions");
   });
 
+  it("keep the generic workflow engine free of Forge: nothing in server/workflow imports server/forge", () => {
+    const forgeImport = /from "(\.\.\/)+forge\//;
+    const offending = serverFiles("server/workflow").filter((f) => forgeImport.test(fs.readFileSync(path.join(root, f), "utf8")));
+    expect(offending).toEqual([]);
+  });
+
   it("are all named in docs/architecture.md's code map", () => {
     const doc = fs.readFileSync(path.join(root, "docs/architecture.md"), "utf8");
     const map = doc.slice(doc.indexOf("## Where the code is"));

@@ -1,7 +1,8 @@
 // The task fold's snapshot key must change whenever the fold does (server/workflow/task-fold.ts):
-// this pins the text of state.ts (evolve and TaskState), so that changing it fails here
-// until someone has asked "do snapshots folded by the old code still hold?" — if not, bump
-// TASK_FOLD_VERSION — and then updates the pinned hash.
+// this pins the text of state.ts (evolve and TaskState) and of Forge's slice of a task
+// (server/forge/state.ts, folded with it), so that changing either fails here until someone
+// has asked "do snapshots folded by the old code still hold?" — if not, bump
+// TASK_FOLD_VERSION — and then updates the pinned hashes.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -9,16 +10,24 @@ import { describe, expect, it } from "vitest";
 import { TASK_FOLD_VERSION } from "../../server/workflow/task-fold";
 
 const STATE_TS = path.resolve(import.meta.dirname, "../../server/workflow/state.ts");
-const PINNED = { version: 1, stateTs: "a1d64ec6d4a2d10e874fe752065f9a06210873c3a44455aeb29232f5b18ba836" };
+const FORGE_STATE_TS = path.resolve(import.meta.dirname, "../../server/forge/state.ts");
+const PINNED = {
+  version: 2,
+  stateTs: "83639d246a160e39526490e17e039a19e02d9f1778fab80a35be0cc81fc88b14",
+  forgeStateTs: "4ffc81dd0cfde32f130d81664bbee12182548c09699d2e44a1bb0b92916a6486",
+};
+
+function hashOf(file: string): string {
+  const text = fs.readFileSync(file, "utf8").replace(/\r\n/g, "\n");
+  return crypto.createHash("sha256").update(text).digest("hex");
+}
 
 describe("task fold version", () => {
-  it("state.ts is the text TASK_FOLD_VERSION was last decided for", () => {
-    const text = fs.readFileSync(STATE_TS, "utf8").replace(/\r\n/g, "\n");
-    const hash = crypto.createHash("sha256").update(text).digest("hex");
+  it("state.ts and Forge's state.ts are the texts TASK_FOLD_VERSION was last decided for", () => {
     expect(
-      { version: TASK_FOLD_VERSION, stateTs: hash },
-      "server/workflow/state.ts changed: if evolve folds differently or TaskState changed shape, bump TASK_FOLD_VERSION " +
-        "(stale replay snapshots are then ignored); then pin the new hash here",
+      { version: TASK_FOLD_VERSION, stateTs: hashOf(STATE_TS), forgeStateTs: hashOf(FORGE_STATE_TS) },
+      "server/workflow/state.ts or server/forge/state.ts changed: if the fold folds differently or TaskState (or Forge's " +
+        "slice) changed shape, bump TASK_FOLD_VERSION (stale replay snapshots are then ignored); then pin the new hashes here",
     ).toEqual(PINNED);
   });
 });

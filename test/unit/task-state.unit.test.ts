@@ -1,11 +1,14 @@
-// The task fold (server/workflow/state.ts), event by event: what each event changes in a
+// The task fold (server/workflow/state.ts, with Forge's slice: server/forge/state.ts), event by event: what each event changes in a
 // session's state and what it leaves alone. The decider tests see these only through the
 // decisions they lead to; here each is asserted on the folded state itself, so that a fold
 // that keeps, drops or sums the wrong thing fails by name.
 import { describe, expect, it } from "vitest";
 import { CHANGE_STAGE } from "../../server/forge/artifacts";
 import type { AppEvent } from "../../server/events/catalog";
-import { applyEmitted, emptyPipeline, evolve, foldTask, type StartedTask, type TaskState } from "../../server/workflow/state";
+import { forgeExtension } from "../../server/forge/extension";
+import { emptyPipeline } from "../../server/forge/state";
+import { evolve, foldTask, type StartedTask, type TaskState } from "../../server/task-engine";
+import { applyEmitted as engineApplyEmitted, noStages, noUsage } from "../../server/workflow/state";
 import { BASE_COMMIT, blobRef, buildCommit, commandResult, expectValidEvents, recorded, type TaskConfig } from "../helpers/decider";
 
 const STEP = "22222222-0000-4000-8000-000000000001";
@@ -25,6 +28,13 @@ const START: AppEvent[] = [
   { type: "SessionCreated", data: { title: "T", workflow: "forge", state: "start" } },
   { type: "TaskStarted", data: config },
 ];
+
+/** applyEmitted with the application's extension (Forge's slice). */
+const applyEmitted = (state: TaskState, events: ReadonlyArray<{ type: string; data: unknown }>) =>
+  engineApplyEmitted(forgeExtension, state, events);
+
+/** What the engine keeps of a task's progress beside the extension's slice: stages, a person needed, the budget. */
+const progressOf = (s: StartedTask) => ({ stages: s.stages, needed: s.needed, usage: s.usage, startedAtMs: s.startedAtMs });
 
 /** The recorded time of version `v` in `recorded()`: one second per version from 2026-01-01. */
 const at = (v: number) => Date.UTC(2026, 0, 1, 0, 0, v);
@@ -150,7 +160,8 @@ describe("task fold: starting, forking and resuming", () => {
   it("a started task has no open issues, an empty pipeline and the start's time as its wall-clock start", () => {
     const s = started();
     expect(s).toMatchObject({ status: "active", iteration: 1, openIssues: [], thread: [], head: BASE_COMMIT, version: 2 });
-    expect(s.pipeline).toEqual({ ...emptyPipeline, startedAtMs: at(2) });
+    expect(s.pipeline).toEqual(emptyPipeline);
+    expect(progressOf(s)).toEqual({ stages: noStages, needed: null, usage: noUsage, startedAtMs: at(2) });
   });
 
   it("a modify fork keeps the progress, restarts the budget's spending and clock, and leaves the step", () => {
@@ -158,13 +169,13 @@ describe("task fold: starting, forking and resuming", () => {
       type: "ExecutionRejected",
       data: { stepId: STEP, reasons: ["broken"] },
     });
-    expect(before.pipeline.usage.calls).toBe(1);
+    expect(before.usage.calls).toBe(1);
     const after = thenStarted(before, forked("modify"));
     expect(after).toMatchObject({ status: "active", fsm: "forked_state", step: null, openIssues: ["broken"], iteration: 1 });
     expect(after.thread).toEqual(before.thread);
-    expect(after.pipeline.usage).toEqual(emptyPipeline.usage);
-    expect(after.pipeline.startedAtMs).toBe(at(after.version));
-    expect(after.pipeline.startedAtMs).not.toBe(before.pipeline.startedAtMs);
+    expect(after.usage).toEqual(noUsage);
+    expect(after.startedAtMs).toBe(at(after.version));
+    expect(after.startedAtMs).not.toBe(before.startedAtMs);
   });
 
   it("a rerun starts the loop from scratch: iteration 1, no issues, no commits, an empty pipeline from the fork's time", () => {
@@ -186,7 +197,8 @@ describe("task fold: starting, forking and resuming", () => {
       bundle: null,
       head: BASE_COMMIT,
     });
-    expect(after.pipeline).toEqual({ ...emptyPipeline, startedAtMs: at(after.version) });
+    expect(after.pipeline).toEqual(emptyPipeline);
+    expect(progressOf(after)).toEqual({ stages: noStages, needed: null, usage: noUsage, startedAtMs: at(after.version) });
   });
 
   it("a fork of a finished position is a finished copy; a rerun of a finished task runs again", () => {
@@ -209,7 +221,7 @@ describe("task fold: starting, forking and resuming", () => {
     const budget = { maxCalls: 9 };
     const resumed = thenStarted(finished, { type: "SessionResumed", data: { from: "failed", state: "drafting", budget } });
     expect(resumed).toMatchObject({ status: "active", step: null, config: { ...config, budget } });
-    expect(resumed.pipeline.startedAtMs).toBe(at(resumed.version));
+    expect(resumed.startedAtMs).toBe(at(resumed.version));
     const again = thenStarted(resumed, { type: "SessionResumed", data: { from: "failed", state: "drafting" } });
     expect(again.config.budget).toEqual(budget);
   });
@@ -237,7 +249,7 @@ describe("task fold: starting, forking and resuming", () => {
     ]);
     const { fingerprint: _f, ...change } = data;
     expect(after.pipeline.change).toEqual(change);
-    expect(after.pipeline.iterations).toEqual({});
+    expect(after.stages.iterations).toEqual({});
     expect(Object.keys(after.pipeline.artifacts)).toEqual(["docs/prd.md"]);
   });
 });
@@ -248,7 +260,7 @@ describe("task fold: steps, outputs and the loop's issues", () => {
     expect(noTask).toEqual({ status: "none", version: 2, fsm: "start", step: { id: STEP, state: "drafting", role: "planner" } });
 
     const s = started(agentStep(STEP, "prd"), agentStep(OTHER_STEP));
-    expect(s.pipeline.usage).toEqual({
+    expect(s.usage).toEqual({
       calls: 2,
       tokens: 0,
       byStage: { prd: { calls: 1, inputTokens: 0, outputTokens: 0 }, "(none)": { calls: 1, inputTokens: 0, outputTokens: 0 } },
@@ -256,7 +268,7 @@ describe("task fold: steps, outputs and the loop's issues", () => {
     const commands = agentStep("22222222-0000-4000-8000-000000000003");
     if (commands.type !== "StepScheduled") throw new Error("unreachable");
     const afterCommands = thenStarted(s, { ...commands, data: { ...commands.data, kind: "commands" } });
-    expect(afterCommands.pipeline.usage).toEqual(s.pipeline.usage);
+    expect(afterCommands.usage).toEqual(s.usage);
     expect(afterCommands.step?.id).toBe("22222222-0000-4000-8000-000000000003");
   });
 
@@ -270,7 +282,7 @@ describe("task fold: steps, outputs and the loop's issues", () => {
       agentOutput({ usage: { inputTokens: 7, outputTokens: 3 } }),
     );
     expect(s.invocations).toEqual({ planner: 1 });
-    expect(s.pipeline.usage).toEqual({ calls: 1, tokens: 130, byStage: { prd: { calls: 1, inputTokens: 107, outputTokens: 23 } } });
+    expect(s.usage).toEqual({ calls: 1, tokens: 130, byStage: { prd: { calls: 1, inputTokens: 107, outputTokens: 23 } } });
   });
 
   it("an invalid output is marked in the thread and its errors become the open issues", () => {
@@ -359,7 +371,7 @@ describe("task fold: steps, outputs and the loop's issues", () => {
     expect(after.version).toBe(s.version + 2);
     // An emitted event has no recorded time yet: the clock of the budget stays.
     const resumed = applyEmitted(s, [{ type: "SessionResumed", data: { from: "failed", state: "x" } }]);
-    expect(resumed.status !== "none" && resumed.pipeline.startedAtMs).toBe(s.pipeline.startedAtMs);
+    expect(resumed.status !== "none" && resumed.startedAtMs).toBe(s.startedAtMs);
   });
 });
 
@@ -373,13 +385,13 @@ describe("task fold: stages, artifacts and a person's part", () => {
       { type: "StageCompleted", data: { stage: "prd", artifacts: [] } },
       { type: "StageCompleted", data: { stage: "prd", artifacts: [] } },
     );
-    expect(s.pipeline.completed).toEqual(["idea", "prd"]);
+    expect(s.stages.completed).toEqual(["idea", "prd"]);
     expect(s.iteration).toBe(3);
     const again = thenStarted(s, { type: "StageStarted", data: { stage: "prd" } });
     expect(again.iteration).toBe(1);
-    expect(again.pipeline).toMatchObject({ stage: "prd", completed: ["idea"], iterations: { prd: 1 } });
+    expect(again.stages).toMatchObject({ current: "prd", completed: ["idea"], iterations: { prd: 1 } });
     const reopened = thenStarted(s, { type: "StageReopened", data: { stage: "idea", reason: "check" } });
-    expect(reopened.pipeline).toMatchObject({ stage: "idea", completed: ["prd"] });
+    expect(reopened.stages).toMatchObject({ current: "idea", completed: ["prd"] });
   });
 
   it("an artifact's entry carries its JSON only when it has one", () => {
@@ -461,14 +473,14 @@ describe("task fold: stages, artifacts and a person's part", () => {
       data: { stage: "prd", cause: "cap", message: "cap reached", errorClass: null, resume: null },
     };
     const waiting = started(needed);
-    expect(waiting.pipeline.needed).toEqual(needed.data);
+    expect(waiting.needed).toEqual(needed.data);
     for (const ends of [
       { type: "GatePassed", data: { stage: "prd" } },
       { type: "PersonChose", data: { choice: "retry" } },
       { type: "StageStarted", data: { stage: "design" } },
       { type: "SessionStateChanged", data: { from: "a", to: "b", reason: "r" } },
     ] as AppEvent[]) {
-      expect(thenStarted(waiting, ends).pipeline.needed, ends.type).toBeNull();
+      expect(thenStarted(waiting, ends).needed, ends.type).toBeNull();
     }
   });
 });

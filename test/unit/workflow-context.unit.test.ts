@@ -3,9 +3,7 @@
 // no built-in, is an internal error that says so.
 import { describe, expect, it } from "vitest";
 import type { AppEvent } from "../../server/events/catalog";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
-import { definitionFor } from "../../server/workflow/context";
-import { foldTask, type TaskState } from "../../server/workflow/state";
+import { BUILTIN_WORKFLOWS, definitionFor, foldTask, type TaskState } from "../../server/task-engine";
 import { BASE_COMMIT, expectValidEvents, recorded, type TaskConfig } from "../helpers/decider";
 
 /** A small user workflow, as a session's TaskStarted holds it. */

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEMO_RUNTIMES } from "../../server/demo/content";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "../../server/task-engine";
 import { checkDefinition, InvalidWorkflowError, loadDefinition, type DefinitionProblem } from "../../server/workflow/definition";
 import { mini, type DefinitionJson, type Loose } from "../helpers/workflow-json";
 

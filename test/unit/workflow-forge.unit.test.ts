@@ -3,6 +3,7 @@
 // event checked against the catalog.
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS as A } from "../../server/forge/artifacts";
+import { forgeExtension } from "../../server/forge/extension";
 import {
   FORGE_CODE_METADATA,
   FORGE_CRITIQUES,
@@ -14,8 +15,7 @@ import {
 } from "../../server/demo/forge-content";
 import type { AppEvent, Budget } from "../../server/events/catalog";
 import type { RecordedEvent } from "../../server/events/types";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
-import { decide, foldTask, type ActiveTask, type TaskCommand } from "../../server/workflow/engine";
+import { type ActiveTask, BUILTIN_WORKFLOWS, decide, foldTask, type TaskCommand } from "../../server/task-engine";
 import { attentionOf, budgetSpent } from "../../server/workflow/transition";
 import {
   agentOutput,
@@ -66,6 +66,7 @@ class Pipeline {
   do(command: TaskCommand): AppEvent[] {
     const emitted = decide(foldTask(this.history), command, {
       definition: forge,
+      extension: forgeExtension,
       newId: this.ids,
       maxAttempts: 4,
       stepTimeoutMs: 600_000,
@@ -173,7 +174,7 @@ describe("forge: stage by stage", () => {
       "StageStarted",
       "StepScheduled",
     ]);
-    expect(p.state).toMatchObject({ fsm: "idea_draft", pipeline: { stage: "idea", iterations: { idea: 1 } } });
+    expect(p.state).toMatchObject({ fsm: "idea_draft", stages: { current: "idea", iterations: { idea: 1 } } });
     const input = (p.history[4]!.data as { input: { forge: { stage: string; writes: string[]; collect: string[] } } }).input;
     expect(input.forge).toMatchObject({ stage: "idea", writes: [A.idea], collect: [A.idea] });
   });
@@ -344,7 +345,7 @@ describe("forge: stage by stage", () => {
     const prompt = (routed[5]!.data as { input: { prompt: string } }).input.prompt;
     expect(prompt).toContain("Resolve these from the previous round");
     expect(prompt).toContain("check failed: count() miscounts a final newline");
-    expect(p.state.pipeline.completed).not.toContain("check");
+    expect(p.state.stages.completed).not.toContain("check");
     p.draft({ [A.codeMetadata]: FORGE_CODE_METADATA }, { changed: ["src/count.js"] });
     p.critique(FORGE_CRITIQUES.codingPass);
     p.checks(false);
@@ -387,7 +388,7 @@ describe("forge: stage by stage", () => {
     expect(foldTask(p.history)).toMatchObject({
       status: "finished",
       outcome: "completed",
-      pipeline: { completed: ["idea", "prd", "design", "plan", "coding", "check", "delivery"] },
+      stages: { completed: ["idea", "prd", "design", "plan", "coding", "check", "delivery"] },
     });
   });
 
@@ -440,7 +441,7 @@ describe("forge: stage by stage", () => {
     const checks = through("check", { budget: { maxCalls: 9 } });
     expect(checks.state.fsm).toBe("check_run");
     expect(lastStep(checks)).toMatchObject({ kind: "commands", input: { state: "check_run" } });
-    expect(checks.state.pipeline.usage.calls).toBe(9);
+    expect(checks.state.usage.calls).toBe(9);
   });
 
   it("resume after the budget ran out: refused with the sums while the budget is still spent; with a larger one the interrupted stage runs again", () => {
@@ -849,7 +850,7 @@ describe("forge: what each step is scheduled with, and who is told", () => {
     const r = through("check");
     r.checks(false);
     r.critique(JSON.stringify({ goto: "plan", reason: "no task reads the file" }));
-    expect(r.state.pipeline.completed).toContain("coding");
+    expect(r.state.stages.completed).toContain("coding");
     expect(lastStep(r).input.forge.attach.map((a) => a.path)).toEqual(expect.arrayContaining([A.plan, A.codeMetadata]));
     expect(completed(r, "prd").artifacts.map((a) => a.path)).toEqual([A.prd, A.requirements, A.features]);
 
@@ -858,7 +859,7 @@ describe("forge: what each step is scheduled with, and who is told", () => {
     back.draft({ [A.design]: "# Design\n", [A.designSpec]: FORGE_DESIGN_JSON });
     expect(back.state.fsm).toBe("design_review");
     back.do({ type: "Continue", state: "prd_draft", reason: "the PRD first", iterate: true });
-    expect(back.state.pipeline.completed).toEqual(["idea"]);
+    expect(back.state.stages.completed).toEqual(["idea"]);
     expect(
       lastStep(back)
         .input.forge.attach.map((a) => a.path)
@@ -914,7 +915,8 @@ describe("transition: attention and the budget", () => {
         {
           ...base,
           config: { ...base.config, budget },
-          pipeline: { ...base.pipeline, usage: { ...base.pipeline.usage, ...usage }, startedAtMs },
+          usage: { ...base.usage, ...usage },
+          startedAtMs,
         },
       );
     expect(at({ maxTokens: 100 }, { calls: 0, tokens: 99 }, null)).toBeNull();

@@ -1,4 +1,5 @@
-// Reading a step's output (server/workflow/interpret.ts), called directly: the events each
+// Reading a step's output (server/workflow/interpret.ts; drafts, critiques and routes by
+// Forge's readers, server/forge/outputs.ts), called directly: the events each
 // output records, the trigger it fires and the failure it carries, with the exact texts a
 // person reads (diagnoses, refusal reasons), for commands, strict JSON, an executor's work
 // and a staged workflow's drafts and critiques.
@@ -7,11 +8,12 @@ import { FORGE_DESIGN_JSON } from "../../server/demo/forge-content";
 import { ARTIFACT_PATHS as A, parseArtifact } from "../../server/forge/artifacts";
 import type { AppEvent } from "../../server/events/catalog";
 import type { AgentStepOutput } from "../../server/events/step-contract";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
+import { forgeExtension } from "../../server/forge/extension";
+import { BUILTIN_WORKFLOWS, foldTask, type ActiveTask } from "../../server/task-engine";
 import type { TaskCommandOf } from "../../server/workflow/commands";
 import { ZWorkflowDefinition, type StateSpec, type WorkflowDefinition } from "../../server/workflow/definition";
-import { interpret as interpretOutput } from "../../server/workflow/interpret";
-import { foldTask, type ActiveTask } from "../../server/workflow/state";
+import type { Interpretation } from "../../server/workflow/engine";
+import { interpret as engineInterpret } from "../../server/workflow/interpret";
 import {
   agentOutput,
   BASE_COMMIT,
@@ -25,6 +27,16 @@ import {
 } from "../helpers/decider";
 
 const STEP = "22222222-0000-4000-8000-000000000001";
+
+/** The engine's interpret with the application's extension (Forge reads drafts, critiques and routes). */
+function interpretOutput(
+  state: ActiveTask,
+  stateSpec: Extract<StateSpec, { type: "step" }>,
+  cmd: TaskCommandOf<"StepSucceeded">,
+  def: WorkflowDefinition,
+): Interpretation {
+  return engineInterpret(state, stateSpec, cmd, def, forgeExtension);
+}
 
 /** interpret, with every event it emits checked against the catalog (as an append would). */
 const interpret: typeof interpretOutput = (...args) => {

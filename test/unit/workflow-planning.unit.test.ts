@@ -3,7 +3,7 @@
 // changes checked (from git) against its manifest and the TaskSpec, a bounded loop.
 import { describe, expect, it } from "vitest";
 import type { AppEvent } from "../../server/events/catalog";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
+import { BUILTIN_WORKFLOWS } from "../../server/task-engine";
 import type { TaskSpec, TestPlan } from "../../server/events/agent-outputs";
 import type { ChangedFile } from "../../server/events/step-contract";
 import {

@@ -1,15 +1,21 @@
-// What a step's agent is told (server/workflow/prompt.ts), called directly: the TaskSpec only
+// What a step's agent is told (server/workflow/prompt.ts, with Forge's lines from
+// server/forge/steps.ts), called directly: the TaskSpec only
 // for those who carry it out, the previous round's issues only for those who change the work
 // (or route a failed check), and the end of the thread, each message shortened.
 import { describe, expect, it } from "vitest";
 import type { AppEvent } from "../../server/events/catalog";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
+import { forgeExtension } from "../../server/forge/extension";
+import { BUILTIN_WORKFLOWS, foldTask, type ActiveTask } from "../../server/task-engine";
 import type { StepSpec, WorkflowDefinition } from "../../server/workflow/definition";
-import { promptFor, threadContext } from "../../server/workflow/prompt";
-import { foldTask, type ActiveTask } from "../../server/workflow/state";
+import { promptFor as enginePrompt, threadContext, type PromptStage } from "../../server/workflow/prompt";
 import { BASE_COMMIT, expectValidEvents, recorded, type TaskConfig } from "../helpers/decider";
 
 const STEP = "22222222-0000-4000-8000-000000000001";
+
+/** The prompt as the application's engine writes it: with Forge's lines for a staged step. */
+function promptFor(state: ActiveTask, spec: StepSpec, stage: PromptStage | null = null): string {
+  return enginePrompt(forgeExtension, state, spec, stage);
+}
 const reviewLoop = BUILTIN_WORKFLOWS.review_loop!;
 const planning = BUILTIN_WORKFLOWS.planning!;
 const forge = BUILTIN_WORKFLOWS.forge!;

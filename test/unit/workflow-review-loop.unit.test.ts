@@ -3,8 +3,7 @@
 // definition is covered; every emitted event is checked against the event catalog.
 import { describe, expect, it } from "vitest";
 import type { AppEvent } from "../../server/events/catalog";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
-import { hasConfirmSignal } from "../../server/workflow/engine";
+import { BUILTIN_WORKFLOWS, hasConfirmSignal } from "../../server/task-engine";
 import type { ReviewVerdict, TestPlan } from "../../server/events/agent-outputs";
 import {
   BASE_COMMIT,

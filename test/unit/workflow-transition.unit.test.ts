@@ -5,9 +5,8 @@
 import { describe, expect, it } from "vitest";
 import type { AppEvent } from "../../server/events/catalog";
 import type { RecordedEvent } from "../../server/events/types";
-import { BUILTIN_WORKFLOWS } from "../../server/workflow/builtin";
+import { type ActiveTask, BUILTIN_WORKFLOWS, decide, foldTask, type TaskCommand } from "../../server/task-engine";
 import { loadDefinition, type WorkflowDefinition } from "../../server/workflow/definition";
-import { decide, foldTask, type ActiveTask, type TaskCommand } from "../../server/workflow/engine";
 import { currentState, enter, fire } from "../../server/workflow/transition";
 import { mini } from "../helpers/workflow-json";
 import { agentOutput, BASE_COMMIT, blobRef, expectValidEvents, recorded, testContext, type TaskConfig } from "../helpers/decider";
@@ -287,7 +286,7 @@ describe("transition: a modify session of a staged user workflow", () => {
         },
       },
     ]);
-    expect(s.state.pipeline).toMatchObject({ stage: "build", completed: ["build"] });
+    expect(s.state.stages).toMatchObject({ current: "build", completed: ["build"] });
     const entered = s.do({ type: "Continue", state: def.modify!.state, reason: "change requested", iterate: false });
     expect(entered.map((e) => e.type)).toEqual(["SessionStateChanged", "StageStarted", "StepScheduled"]);
     expect(entered[1]).toEqual({ type: "StageStarted", data: { stage: "polish" } });

@@ -19,7 +19,7 @@ import {
 import { rerunTask } from "../../tasks/fork";
 import { runtimeContextFromEvents } from "../../config/runtime-context";
 import { AppError } from "../../errors";
-import { foldTask, outcomeOf, startedTask, type TaskState } from "../../workflow/engine";
+import { foldTask, outcomeOf, startedTask, type TaskState } from "../../task-engine";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 
 export function actorOf(user: CurrentUser): Actor {

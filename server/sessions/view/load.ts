@@ -9,7 +9,7 @@ import { AppError } from "../../errors";
 import type { EventStore } from "../../events/store";
 import type { RecordedEvent } from "../../events/types";
 import { toSessionEntry, type SessionEntry } from "./entries";
-import { startedTask } from "../../workflow/engine";
+import { startedTask } from "../../task-engine";
 import { lastPage } from "./pages";
 import { foldProgress, statusOf, type SessionStatus } from "./progress";
 

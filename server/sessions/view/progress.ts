@@ -3,8 +3,7 @@
 // for how long" line) and how the session ended. `statusOf` is the browser-safe part that
 // the session view shows and every live update carries.
 import type { RecordedEvent } from "../../events/types";
-import { definitionFor } from "../../workflow/context";
-import { evolve, initialTaskState, outcomeOf, startedTask, type StartedTask, type TaskState } from "../../workflow/engine";
+import { definitionFor, evolve, initialTaskState, outcomeOf, startedTask, type StartedTask, type TaskState } from "../../task-engine";
 import { stageCap } from "../../workflow/transition";
 import { failureOf, type Failure } from "./entries";
 
@@ -142,9 +141,9 @@ function hasModifyEntry(task: StartedTask): boolean {
 }
 
 function capOf(task: StartedTask): number {
-  if (!task.pipeline.stage) return task.config.maxIterations;
+  if (!task.stages.current) return task.config.maxIterations;
   try {
-    return stageCap(definitionFor(task), task, task.pipeline.stage);
+    return stageCap(definitionFor(task), task, task.stages.current);
   } catch {
     return task.config.maxIterations;
   }

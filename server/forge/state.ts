@@ -1,0 +1,161 @@
+// Forge's slice of a task (docs/forge.md): what the pipeline's steps produced, folded from
+// the session's events beside the engine's own fields (server/workflow/state.ts holds the
+// stage the session is in, iterations per stage, the stages completed, a person asked and
+// the budget). Every workflow's tasks carry it; it stays empty outside a staged workflow.
+// Pure and cheap like the engine's fold: the events' data is typed by the catalog already.
+import type { BlobRef } from "../events/blobs";
+import type { AppEventOf, AppFoldEvent } from "../events/catalog";
+import type { ArtifactJson } from "../events/forge-catalog";
+import type { SliceFold, StartedTask } from "../workflow/engine";
+import { CHANGE_STAGE } from "./artifacts";
+
+/** One version of a stage's artifact, as the log recorded it (agent draft or person edit). */
+export interface ArtifactEntry {
+  stage: string;
+  hash: string;
+  blob: BlobRef;
+  size: number;
+  by: "agent" | "person";
+  json?: ArtifactJson;
+  problems: string[];
+}
+
+/** A person's edit of an artifact: what it was made on, and the person's text. */
+export interface PersonEdit {
+  base: BlobRef | null;
+  edited: BlobRef;
+}
+
+/** Feedback to a stage's actor: a person's, guidance after a failure, or a critic's revise. */
+export interface Feedback {
+  stage: string | null;
+  iteration: number;
+  source: "person" | "guidance" | "critic";
+  severity: string;
+  text: string;
+}
+
+/** What the Forge pipeline adds to a task's progress. */
+export interface Pipeline {
+  /** path → its current version. */
+  artifacts: Record<string, ArtifactEntry>;
+  /** path → a person's edits of it, oldest first (kept by every later redraft). */
+  edits: Record<string, PersonEdit[]>;
+  /** path → an agent's redraft held back because it conflicted with a person's edit. */
+  held: Record<string, { hash: string; blob: BlobRef; conflicts: number }>;
+  feedback: Feedback[];
+  /** stage → its critiques, oldest first. */
+  critiques: Record<string, Array<{ blocking: string[]; text: string }>>;
+  /** stage → the files its commits changed. */
+  changed: Record<string, string[]>;
+  /** A modify fork's change request (null in every other session). */
+  change: Omit<AppEventOf<"ChangeRequested">["data"], "fingerprint"> | null;
+}
+
+export const emptyPipeline: Pipeline = {
+  artifacts: {},
+  edits: {},
+  held: {},
+  feedback: [],
+  critiques: {},
+  changed: {},
+  change: null,
+};
+
+/** One event of a started task folded into its pipeline, the task as it was before the event. */
+export function evolvePipeline(p: Pipeline, event: AppFoldEvent, task: StartedTask<Pipeline>): Pipeline {
+  switch (event.type) {
+    case "ArtifactRecorded":
+    case "ArtifactEdited": {
+      const { stage, hash, blob, size, json, problems, path } = event.data;
+      const by = event.type === "ArtifactEdited" ? "person" : "agent";
+      const entry: ArtifactEntry = { stage, hash, blob, size, by, problems, ...(json !== undefined ? { json } : {}) };
+      const { [path]: _held, ...held } = p.held;
+      // A person who takes the agent's held-back version over their own lets go of their
+      // earlier edits of that file; any other edit joins them, to be kept by every redraft.
+      const accepted = event.type === "ArtifactEdited" && p.held[path]?.hash === hash;
+      const edits =
+        event.type !== "ArtifactEdited"
+          ? p.edits
+          : accepted
+            ? { ...p.edits, [path]: [] }
+            : { ...p.edits, [path]: [...(p.edits[path] ?? []), { base: p.artifacts[path]?.blob ?? null, edited: blob }] };
+      // A person's edit settles what was held back for that file; an agent's draft does not.
+      return { ...p, artifacts: { ...p.artifacts, [path]: entry }, edits, held: event.type === "ArtifactEdited" ? held : p.held };
+    }
+    case "ArtifactDraftHeld":
+      return {
+        ...p,
+        held: { ...p.held, [event.data.path]: { hash: event.data.hash, blob: event.data.blob, conflicts: event.data.conflicts } },
+      };
+    case "FeedbackGiven":
+      return {
+        ...p,
+        feedback: [
+          ...p.feedback,
+          {
+            stage: event.data.stage,
+            iteration: event.data.iteration,
+            source: event.data.source,
+            severity: event.data.severity,
+            text: event.data.text,
+          },
+        ],
+      };
+    case "CritiqueRecorded": {
+      const blocking = event.data.findings.filter((f) => f.severity === "blocking").map((f) => f.id);
+      const text = [event.data.summary, ...event.data.findings.map((f) => f.message)].join("\n");
+      const stageCritiques = [...(p.critiques[event.data.stage] ?? []), { blocking, text }];
+      return {
+        ...p,
+        critiques: { ...p.critiques, [event.data.stage]: stageCritiques },
+        feedback:
+          event.data.decision === "pass"
+            ? p.feedback
+            : [...p.feedback, { stage: event.data.stage, iteration: task.iteration, source: "critic", severity: "normal", text }],
+      };
+    }
+    case "CheckRouted":
+      // The triage's reason is feedback to the stage it sends the pipeline back to.
+      return {
+        ...p,
+        feedback: [
+          ...p.feedback,
+          {
+            stage: event.data.goto,
+            iteration: task.iteration,
+            source: "critic",
+            severity: "normal",
+            text: `check failed: ${event.data.reason}`,
+          },
+        ],
+      };
+    case "WorkspaceCommitted": {
+      // The files each stage's commits changed (the Coding rules read them).
+      const stage = task.stages.current;
+      if (!stage) return p;
+      const files = [...new Set([...(p.changed[stage] ?? []), ...event.data.changedFiles.map((f) => f.path)])];
+      return { ...p, changed: { ...p.changed, [stage]: files } };
+    }
+    case "ChangeRequested": {
+      // A modify fork's change; an earlier change's triage (a modify of a modify) is not this one's.
+      const { fingerprint: _fingerprint, ...change } = event.data;
+      return {
+        ...p,
+        change,
+        artifacts: Object.fromEntries(Object.entries(p.artifacts).filter(([, a]) => a.stage !== CHANGE_STAGE)),
+      };
+    }
+    default:
+      return p;
+  }
+}
+
+/** A critique's findings other than minor are the round's open issues (the actor's next prompt). */
+export function critiqueIssues(event: AppFoldEvent): string[] | null {
+  if (event.type !== "CritiqueRecorded") return null;
+  return event.data.findings.filter((f) => f.severity !== "minor").map((f) => `[${f.severity}] ${f.id}: ${f.message}`);
+}
+
+/** The pipeline as a slice of the engine's fold (server/workflow/state.ts). */
+export const pipelineFold: SliceFold<Pipeline> = { initial: emptyPipeline, evolve: evolvePipeline, openIssues: critiqueIssues };
