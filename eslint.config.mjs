@@ -4,6 +4,22 @@ import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
 import layers from "./eslint.layers.mjs";
 
+/**
+ * A cast that tells the compiler nothing is checked (`x as never`, `x as unknown as T`) is a
+ * missing schema or a missing type parameter (docs/architecture.md, "Where the code is"): refused
+ * in the application's code. A test may still build a deliberately wrong value with one.
+ */
+const noBlindCasts = [
+  {
+    selector: "TSAsExpression[typeAnnotation.type='TSNeverKeyword']",
+    message: "`as never` hides a type error: give the value its type (a schema, a type parameter)",
+  },
+  {
+    selector: "TSAsExpression[expression.type='TSAsExpression'][expression.typeAnnotation.type='TSUnknownKeyword']",
+    message: "`as unknown as` hides a type error: parse the value with a schema or type it properly",
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -67,18 +83,24 @@ export default tseslint.config(
     },
   },
   {
-    // Issue 18, WCAG AA: no text under 12 px, and no light grey text that fails 4.5:1 on our
-    // surfaces (zinc-300/400 on white; zinc-500/600 on the dark panels).
+    files: ["server/**/*.ts", "cli/**/*.ts", "lib/**/*.{ts,tsx}", "app/**/*.ts"],
+    rules: { "no-restricted-syntax": ["error", ...noBlindCasts] },
+  },
+  {
+    // WCAG AA (docs/session-view.md): no text under 12 px, and no light grey text that fails
+    // 4.5:1 on our surfaces (zinc-300/400 on white; zinc-500/600 on the dark panels). And no
+    // blind casts, as everywhere (this rule's list replaces the one above for these files).
     files: ["app/**/*.tsx", "components/**/*.{ts,tsx}"],
     rules: {
       "no-restricted-syntax": [
         "error",
+        ...noBlindCasts,
         ...["Literal", "TemplateElement"].flatMap((node) => {
           const value = node === "Literal" ? "value" : "value.raw";
           return [
             {
               selector: `${node}[${value}=/text-\\[(?:[0-9]|1[01])(?:\\.[0-9]+)?px\\]/]`,
-              message: "text under 12 px: use text-xs or larger (issue 18, WCAG)",
+              message: "text under 12 px: use text-xs or larger (WCAG AA)",
             },
             {
               selector: `${node}[${value}=/(?:^|[\\s"'\x60])text-zinc-[34]00(?![0-9\\/])/]`,
