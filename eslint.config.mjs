@@ -87,7 +87,7 @@ export default tseslint.config(
     rules: { "no-restricted-syntax": ["error", ...noBlindCasts] },
   },
   {
-    // WCAG AA (docs/session-view.md): no text under 12 px, and no light grey text that fails
+    // WCAG AA: no text under 12 px, and no light grey text that fails
     // 4.5:1 on our surfaces (zinc-300/400 on white; zinc-500/600 on the dark panels). And no
     // blind casts, as everywhere (this rule's list replaces the one above for these files).
     files: ["app/**/*.tsx", "components/**/*.{ts,tsx}"],
