@@ -2,7 +2,6 @@
 // status codes, JSON bodies, `{ error: { code, message, fieldErrors? } }`, and the same
 // sign-in (cookie or Bearer token) and role rules as the tRPC procedures.
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ContextSource } from "../../server/api/context";
 import { createModeRestHandlers, createSessionExportHandler, createTaskRestHandlers } from "../../server/api/rest";
 import { startConversation } from "../../server/conversations/service";
 import type { CurrentUser } from "../../server/auth/request";
@@ -163,24 +162,25 @@ describe("REST task aliases", () => {
 
   it("an action the session no longer admits is 409 CONFLICT (one rule: moved on or finished); a follow-up racing another lands too; NOT_FOUND is 404", async () => {
     const id = await startOne();
-    // A store that lets another operator's follow-up land between this request's read and its append.
-    let raced = false;
-    const racing = Object.create(db.store) as EventStore;
-    racing.readStream = async (streamId, ...rest) => {
-      const events = await db.store.readStream(streamId, ...rest);
-      if (!raced) {
-        raced = true;
-        await followUpTask(
-          { store: db.store, pool: db.pool },
-          { sessionId: streamId, text: "I was first" },
-          { kind: "user", id: "someone-else" },
-        );
-      }
-      return events;
+    // Another operator's follow-up holds the session (decided, its append under way) when this
+    // request arrives: this one waits for it, is decided on the session with it, and lands.
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const slow = Object.create(db.store) as EventStore;
+    slow.appendInTx = async (...args) => {
+      holding();
+      await new Promise((r) => setTimeout(r, 200));
+      return db.store.appendInTx(...args);
     };
-    const racingRest = createTaskRestHandlers((): ContextSource => ({ ...api.source(), deps: { ...api.deps, store: racing } }));
-    // Nothing about the first follow-up changes the second: it is decided again and lands.
-    expect((await call(racingRest.followUp, id, "followup", { text: "me too" })).status).toBe(200);
+    const first = followUpTask(
+      { store: slow, pool: db.pool },
+      { sessionId: id, text: "I was first" },
+      { kind: "user", id: "someone-else" },
+    );
+    await held;
+    // Nothing about the first follow-up changes the second: it is decided after it and lands.
+    expect((await call(rest.followUp, id, "followup", { text: "me too" })).status).toBe(200);
+    await first;
     const texts = (await db.store.readStream(id))
       .filter((e) => e.type === "OperatorMessagePosted")
       .map((e) => (e.data as { text: string }).text);
