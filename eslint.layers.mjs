@@ -41,7 +41,7 @@ const layers = {
     pattern: "server/tasks",
     allow: [...base, "events", "agents", "workflow", "task-engine", "config", "projects", "workspaces", "forge"],
   },
-  export: { pattern: "server/export", allow: [...base, "events", "workflow", "task-engine", "sessions"] },
+  export: { pattern: "server/export", allow: [...base, "events", "task-engine", "sessions"] },
   /** Usage and cost (docs/delivery.md): the agent_usage projection and its totals, priced with the settings' table. */
   usage: { pattern: "server/usage", allow: [...base, "events", "config"] },
   runner: {
@@ -56,16 +56,16 @@ const layers = {
   /** Delivering an approved session's work (docs/delivery.md): its branch pushed, a pull request, a local merge. */
   delivery: {
     pattern: "server/delivery",
-    allow: [...base, "process", "events", "workspaces", "runner", "workflow", "task-engine", "config", "projects"],
+    allow: [...base, "process", "events", "workspaces", "runner", "task-engine", "config", "projects"],
   },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner", "usage"] },
   /** The list of every step kind the runners run, each with its executor and reaction (docs/architecture.md, "Step kinds"). */
   "app-runner": {
     pattern: "server/app-runner.ts",
-    allow: [...base, "events", "runner", "workflow", "task-engine", "conversations", "delivery"],
+    allow: [...base, "events", "runner", "task-engine", "conversations", "delivery"],
   },
   /** The runner process's entry point: composes the store and the registry of the step kinds. */
-  "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "workflow", "projects", "runner", "store", "app-runner"] },
+  "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "projects", "runner", "store", "app-runner"] },
   health: { pattern: "server/health.ts", allow: [...base, "runner"] },
   demo: {
     pattern: "server/demo",
