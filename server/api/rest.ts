@@ -18,16 +18,8 @@ import {
   ZStartTaskInput,
 } from "../tasks/commands";
 import { releaseOrphanedLease } from "../runner/liveness";
-import {
-  modifySession,
-  rerunTask,
-  resumeSession,
-  revertSession,
-  ZForkInput,
-  ZModifyInput,
-  ZResumeInput,
-  ZRevertInput,
-} from "../tasks/fork";
+import { modifySession, rerunTask, revertSession, ZForkInput, ZModifyInput, ZRevertInput } from "../tasks/fork";
+import { resumeSession, ZResumeInput } from "../tasks/resume";
 import type { ContextSource } from "./context";
 import { forkAnySession } from "./fork";
 import { deliverSession, ZDeliverRequest } from "../delivery/service";

@@ -12,7 +12,7 @@ import type { EventStore } from "../events/store";
 import { serverOverride } from "../projects/config-edits";
 import { getProject } from "../projects/projects";
 import type { ForgeSettings } from "../config/schemas";
-import type { NewEvent } from "../events/types";
+import type { NewEvent, RecordedEvent } from "../events/types";
 import { decide, decideContext, foldTask, taskCommands, taskDecision, type TaskConfig, type TaskState } from "../task-engine";
 import { resolveBaseCommit } from "../workspaces";
 import { newRunId } from "../config/runtime-context";
@@ -63,6 +63,13 @@ export async function loadTask(store: EventStore, sessionId: string): Promise<Ta
   const state = foldTask(await store.readStream(sessionId));
   if (state.status === "none") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
   return state;
+}
+
+/** A session's whole history (its lineage's events included); NOT_FOUND for no such session. */
+export async function sessionHistory(deps: TaskDeps, sessionId: string): Promise<RecordedEvent[]> {
+  const history = await deps.store.readStream(sessionId);
+  if (!history.length) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
+  return history;
 }
 
 /**

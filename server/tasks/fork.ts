@@ -1,15 +1,16 @@
-// Forks (req E5, F5–F7): a new session that inherits another's events up to a position
-// without copying them (SessionForked, O(1) in the event store), then goes on on its own. The
-// parent never changes. Four ways to make one:
+// A task's forks (req E5, F5, F7): a new session that inherits another's events up to a
+// position without copying them, then goes on on its own; the parent never changes. The fork
+// itself is the fork service's (events/forks.ts); here are a task's hooks: where its fork may
+// start (a started task, outside a step still running) and how the child goes on, for the four
+// ways to make one:
 //   - fork at any event: the state there, continued (a step in progress runs again);
 //   - revert to a stage or state: everything before it kept, it runs again;
 //   - modify a finished session: the change request, then the workflow's modify entry;
-//   - rerun (./commands.ts): a fork where the task started.
-// And resume, which is no fork: an interrupted session goes on in its own stream.
+//   - rerun: a fork where the task started.
+// Resume is no fork: ./resume.ts.
 import { z } from "zod";
-import { INTERRUPTED_OUTCOMES } from "../../lib/outcomes";
 import { AppError } from "../errors";
-import { ZBudget, type Actor, type AppEventOf } from "../events/catalog";
+import type { Actor, AppEventOf } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
 import { ARTIFACT_PATHS } from "../forge/artifacts";
 import { planDigest } from "../forge/patch";
@@ -28,7 +29,7 @@ import type { WorkflowDefinition } from "../workflow/definition";
 import { forkStream } from "../events/forks";
 import { ensureCommit, fingerprintProject } from "../workspaces";
 import { getBlob } from "../events/blobs";
-import { decideOnTask, newSessionId, type TaskDeps, ZSessionRef } from "./commands";
+import { newSessionId, sessionHistory, type TaskDeps, ZSessionRef } from "./commands";
 
 const ZNote = z.string().trim().max(2000).optional();
 
@@ -50,25 +51,12 @@ export const ZModifyInput = ZSessionRef.extend({
   change: z.string().trim().min(1, "say what should change").max(20_000),
   note: ZNote,
 });
-export const ZResumeInput = z.object({
-  /** Default: the latest session (of `workflow`, when given) that was interrupted. */
-  sessionId: z.string().min(1).max(100).optional(),
-  workflow: z.string().min(1).max(100).optional(),
-  /** A new budget for a session that ran out of it. */
-  budget: ZBudget.optional(),
-});
 
 export interface Forked {
   sessionId: string;
   parentId: string;
   atVersion: number;
   version: number;
-}
-
-async function readHistory(deps: TaskDeps, sessionId: string): Promise<RecordedEvent[]> {
-  const history = await deps.store.readStream(sessionId);
-  if (!history.length) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
-  return history;
 }
 
 /** Where any task's fork may start: a started task's position. */
@@ -193,7 +181,7 @@ export async function rerunTask(
   actor: Actor,
 ): Promise<{ sessionId: string; version: number; parentId: string }> {
   const { sessionId: parentId } = ZSessionRef.parse(raw);
-  const started = (await readHistory(deps, parentId)).find((e) => e.type === "TaskStarted");
+  const started = (await sessionHistory(deps, parentId)).find((e) => e.type === "TaskStarted");
   if (!started) throw new AppError("NOT_FOUND", `session ${parentId} is not a task`);
   const forked = await forkTask(
     deps,
@@ -284,7 +272,7 @@ function revertEntry(def: WorkflowDefinition, history: RecordedEvent[], to: stri
  */
 export async function revertSession(deps: TaskDeps, raw: z.input<typeof ZRevertInput>, actor: Actor): Promise<Forked & { to: string }> {
   const input = ZRevertInput.parse(raw);
-  const history = await readHistory(deps, input.sessionId);
+  const history = await sessionHistory(deps, input.sessionId);
   const now = foldTask(history);
   if (now.status === "none") throw new AppError("NOT_FOUND", `session ${input.sessionId} is not a task`);
   const entry = revertEntry(definitionFor(now), history, input.to, input.iteration);
@@ -370,121 +358,5 @@ async function changeRequest(deps: TaskDeps, baseSessionId: string, base: Starte
       fingerprint,
       basePlan: planDigest(base.pipeline.artifacts[ARTIFACT_PATHS.plan]?.json),
     },
-  };
-}
-
-export interface Resumed {
-  sessionId: string;
-  /** resumed: it runs again; released: a dead runner's step was handed to the others; else nothing was needed. */
-  status: "resumed" | "released" | "running" | "queued" | "waiting";
-  message: string;
-  version: number;
-}
-
-/**
- * The state whose work an interrupted session stopped in: the one the budget could not pay
- * for, else the one left for the cancel or the failure (before a person's stop after a failure).
- */
-function interruptedIn(def: WorkflowDefinition, history: RecordedEvent[], outcome: string): string | null {
-  if (outcome === "budget_exhausted") {
-    const unpaid = (history.findLast((e) => e.type === "BudgetExhausted")?.data as { state?: string } | undefined)?.state;
-    if (unpaid) return unpaid;
-  }
-  const moves = history.filter((e) => e.type === "SessionStateChanged").map((e) => e.data as { from: string; to: string });
-  for (const move of moves.reverse()) {
-    const spec = def.states[move.from];
-    if (!spec || spec.type === "terminal" || move.from === def.global.step_failed) continue;
-    return move.from;
-  }
-  return null;
-}
-
-async function latestInterrupted(deps: TaskDeps, workflow: string | undefined): Promise<string> {
-  const r = await deps.pool.query<{ id: string }>(
-    `SELECT s.id FROM sessions s JOIN streams st ON st.id = s.id
-     WHERE ($1::text IS NULL OR s.workflow = $1)
-       AND (s.outcome = ANY($2::text[]) OR (s.outcome IS NULL AND s.state = 'agent_failed'))
-     ORDER BY st.updated_at DESC LIMIT 1`,
-    [workflow ?? null, [...INTERRUPTED_OUTCOMES]],
-  );
-  const id = r.rows[0]?.id;
-  if (!id) throw new AppError("NOT_FOUND", `no interrupted ${workflow ? `${workflow} ` : ""}session to resume`);
-  return id;
-}
-
-/** What the runners' side says of a step's lease (server/runner/liveness.ts `releaseOrphanedLease`). */
-export interface StepLease {
-  /** released: its runner was gone and the lease is handed over now. */
-  state: "running" | "released" | "queued" | "done";
-  attempt: number;
-  liveRunners: number;
-}
-
-export interface ResumeDeps extends TaskDeps {
-  lease: (stepId: string) => Promise<StepLease>;
-}
-
-/**
- * Resume (req F6): an interrupted session goes on from the first step that did not
- * complete; nothing completed runs again. What "interrupted" means decides what is done:
- *   - it ended cancelled, failed or out of budget: SessionResumed, and the state whose work
- *     stopped is entered again (with a new budget, when it was spent);
- *   - it waits for a person after an agent failure: the retry is chosen;
- *   - its step's runner died (killed, machine gone): the lease is released now, so a
- *     runner takes the step over at once instead of when the lease expires;
- *   - its step runs or waits for a runner, or it waits for a person's decision: nothing to
- *     do, and the answer says so.
- */
-export async function resumeSession(deps: ResumeDeps, raw: z.input<typeof ZResumeInput>, actor: Actor): Promise<Resumed> {
-  const input = ZResumeInput.parse(raw);
-  const sessionId = input.sessionId ?? (await latestInterrupted(deps, input.workflow));
-  const history = await readHistory(deps, sessionId);
-  const state = foldTask(history);
-  if (state.status === "finished") {
-    // The decider refuses a session that was not interrupted, and a budget still spent.
-    const target = interruptedIn(definitionFor(state), history, state.outcome) ?? state.fsm;
-    const r = await decideOnTask(deps, sessionId, actor, {
-      type: "Resume",
-      state: target,
-      ...(input.budget ? { budget: input.budget } : {}),
-    });
-    return { sessionId, status: "resumed", message: `resumed: ${target} runs again (it had ended ${state.outcome})`, version: r.version };
-  }
-  if (state.status !== "active") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
-  if (state.needed?.cause === "agent_failed") {
-    const r = await decideOnTask(deps, sessionId, actor, { type: "Choose", choice: "retry" });
-    return {
-      sessionId,
-      status: "resumed",
-      message: `resumed: ${state.needed.resume ?? "the failed step"} is tried again`,
-      version: r.version,
-    };
-  }
-  if (!state.step) {
-    return { sessionId, status: "waiting", message: `nothing to resume: it waits for a person in "${state.fsm}"`, version: state.version };
-  }
-  const lease = await deps.lease(state.step.id);
-  const noRunner = lease.liveRunners === 0 ? " No runner is live: start one (npm run runner)." : "";
-  if (lease.state === "released") {
-    return {
-      sessionId,
-      status: "released",
-      message: `the runner that held ${state.step.state} (attempt ${lease.attempt}) is gone: its lease is released, and the next runner continues it.${noRunner}`,
-      version: state.version,
-    };
-  }
-  if (lease.state === "running") {
-    return {
-      sessionId,
-      status: "running",
-      message: `nothing to resume: ${state.step.state} is running (attempt ${lease.attempt})`,
-      version: state.version,
-    };
-  }
-  return {
-    sessionId,
-    status: "queued",
-    message: `nothing to resume: ${state.step.state} waits for a runner.${noRunner}`,
-    version: state.version,
   };
 }

@@ -9,7 +9,8 @@ import { rebuildProjections, snapshotProjections } from "../../server/events/reb
 import { releaseOrphanedLease } from "../../server/runner/liveness";
 import { replayAt } from "../../server/sessions/replay";
 import { cancelTask, confirmTask, startTask } from "../../server/tasks/commands";
-import { forkSession, modifySession, resumeSession, revertSession } from "../../server/tasks/fork";
+import { forkSession, modifySession, revertSession } from "../../server/tasks/fork";
+import { resumeSession } from "../../server/tasks/resume";
 import { foldTask, type StartedTask } from "../../server/task-engine";
 import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, gitIn, ofType, reviewApprove, reviewChanges, testPlan, type Harness } from "../helpers/tasks";

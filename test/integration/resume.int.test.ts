@@ -10,7 +10,7 @@ import type { RecordedEvent } from "../../server/events/types";
 import { releaseOrphanedLease } from "../../server/runner/liveness";
 import { startTask } from "../../server/tasks/commands";
 import { newForge } from "../../server/tasks/forge";
-import { resumeSession } from "../../server/tasks/fork";
+import { resumeSession } from "../../server/tasks/resume";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { forgeAgents, quickForgeScripts } from "../helpers/forge";
 import { spawnRunnerProcess } from "../helpers/runner-process";
