@@ -9,7 +9,7 @@ import crypto from "node:crypto";
 import { z } from "zod";
 import { AppError } from "../errors";
 import type { Actor } from "../events/catalog";
-import { forkStream } from "../events/forks";
+import { forkStream, type Forked } from "../events/forks";
 import { decideConversation } from "../modes/conversation";
 import { conversationFold } from "./fold";
 import { conversationContext, CONVERSATION_WORKFLOW, recordable, type ConversationDeps } from "./record";
@@ -38,11 +38,7 @@ async function betweenDecisions(deps: ConversationDeps, sessionId: string, atVer
   );
 }
 
-export async function forkConversation(
-  deps: ConversationDeps,
-  raw: z.input<typeof ZForkConversationInput>,
-  actor: Actor,
-): Promise<{ sessionId: string; parentId: string; atVersion: number; version: number }> {
+export async function forkConversation(deps: ConversationDeps, raw: z.input<typeof ZForkConversationInput>, actor: Actor): Promise<Forked> {
   const input = ZForkConversationInput.parse(raw);
   const childId = `c-${crypto.randomBytes(6).toString("hex")}`;
   const title = async () => {
@@ -50,16 +46,17 @@ export async function forkConversation(
     return created?.type === "SessionCreated" ? (created.data as { title?: string }).title : undefined;
   };
   const parentTitle = (await title()) ?? input.sessionId;
-  const { inherited: _inherited, ...forked } = await forkStream(
+  return forkStream(
     deps.store,
     {
       fold: conversationFold,
       parentId: input.sessionId,
       atVersion: input.atVersion,
       childId,
-      async mayStart(record, { atVersion }) {
+      async startsFrom(record, { atVersion }) {
         await betweenDecisions(deps, input.sessionId, atVersion);
         if (!record.setup) throw new AppError("NOT_FOUND", `session ${input.sessionId} is not a conversation`);
+        return record;
       },
       forked({ state }) {
         const status = state.status === "terminated" ? "terminated" : state.stalled ? "stalled" : "open";
@@ -73,7 +70,7 @@ export async function forkConversation(
         };
       },
       // The calls in flight at the position (and a pending deadline) are made again by the child.
-      continuation: (record, at) =>
+      continuation: (record, _from, at) =>
         recordable(
           at.db,
           { id: at.childId, ...record },
@@ -83,5 +80,4 @@ export async function forkConversation(
     },
     { actor },
   );
-  return forked;
 }

@@ -14,36 +14,35 @@ import type { AppendMetadata, NewEvent } from "./types";
 /** SessionForked's facts besides the parent and the position. */
 export type ForkFacts = Omit<AppEventOf<"SessionForked">["data"], "parentId" | "atVersion">;
 
-export interface ForkRequest<S> {
+export interface ForkRequest<S, T> {
   fold: StreamFold<S>;
   parentId: string;
   /** The parent's event position (inherited events counted): the child inherits events 1..atVersion. */
   atVersion: number;
   childId: string;
   /**
-   * Where a fork may start: given the state at the position, refuses (with a domain error that
-   * names where a fork may start instead) a position from which this kind cannot go on.
+   * Where a fork may start: given the state at the position, what the child starts from (that
+   * state, as the kind sees it) — or a domain error that names where a fork may start instead,
+   * for a position from which this kind cannot go on.
    */
-  mayStart?(inherited: S, position: { parentId: string; atVersion: number; head: number }): void | Promise<void>;
-  /** SessionForked's title, workflow, state and reason, from the state inherited. */
-  forked(inherited: S): ForkFacts;
-  /** Recorded right after SessionForked, before the continuation (a modify's change request), from the state inherited. */
-  first?(inherited: S): NewEvent[] | Promise<NewEvent[]>;
+  startsFrom(inherited: S, position: { parentId: string; atVersion: number; head: number }): T | Promise<T>;
+  /** SessionForked's title, workflow, state and reason. */
+  forked(from: T): ForkFacts;
+  /** Recorded right after SessionForked, before the continuation (a modify's change request). */
+  first?(from: T): NewEvent[] | Promise<NewEvent[]>;
   /**
    * How the child goes on: decided on the inherited state with SessionForked (and `first`)
    * folded in, appended with them in one transaction. `version` is the child's version then.
    */
-  continuation(state: S, at: { childId: string; version: number; db: Queryable }): NewEvent[] | Promise<NewEvent[]>;
+  continuation(state: S, from: T, at: { childId: string; version: number; db: Queryable }): NewEvent[] | Promise<NewEvent[]>;
 }
 
-export interface Forked<S> {
+export interface Forked {
   sessionId: string;
   parentId: string;
   atVersion: number;
   /** The child's version once created. */
   version: number;
-  /** The state the child inherited at the position. */
-  inherited: S;
 }
 
 /**
@@ -69,19 +68,19 @@ export async function stateAtPosition<S>(
 }
 
 /** Creates the child: SessionForked, `first`, then the continuation, in one transaction. */
-export async function forkStream<S>(store: EventStore, request: ForkRequest<S>, metadata: AppendMetadata): Promise<Forked<S>> {
+export async function forkStream<S, T>(store: EventStore, request: ForkRequest<S, T>, metadata: AppendMetadata): Promise<Forked> {
   const { fold, parentId, atVersion, childId } = request;
   const { state: inherited, head } = await stateAtPosition(store, fold, parentId, atVersion);
-  await request.mayStart?.(inherited, { parentId, atVersion, head });
-  const forked: NewEvent = { type: "SessionForked", data: { parentId, atVersion, ...request.forked(inherited) } };
-  const first = (await request.first?.(inherited)) ?? [];
+  const from = await request.startsFrom(inherited, { parentId, atVersion, head });
+  const forked: NewEvent = { type: "SessionForked", data: { parentId, atVersion, ...request.forked(from) } };
+  const first = (await request.first?.(from)) ?? [];
   // Folded as they will be recorded (SessionForked's time starts the child's own budget clock).
   const recordedAt = new Date().toISOString();
   const opened = [forked, ...first].reduce(
     (state, e, i) => fold.evolve(state, { version: atVersion + 1 + i, type: e.type, data: e.data, recordedAt }),
     inherited,
   );
-  const then = await request.continuation(opened, { childId, version: atVersion + 1 + first.length, db: store.pool });
+  const then = await request.continuation(opened, from, { childId, version: atVersion + 1 + first.length, db: store.pool });
   const result = await store.fork({ parentId, atVersion, childId, event: [forked, ...first, ...then], metadata });
-  return { sessionId: childId, parentId, atVersion, version: result.version, inherited };
+  return { sessionId: childId, parentId, atVersion, version: result.version };
 }

@@ -26,7 +26,7 @@ import {
   type TaskState,
 } from "../task-engine";
 import type { WorkflowDefinition } from "../workflow/definition";
-import { forkStream } from "../events/forks";
+import { forkStream, type Forked } from "../events/forks";
 import { ensureCommit, fingerprintProject } from "../workspaces";
 import { getBlob } from "../events/blobs";
 import { newSessionId, sessionHistory, type TaskDeps, ZSessionRef } from "./commands";
@@ -51,13 +51,6 @@ export const ZModifyInput = ZSessionRef.extend({
   change: z.string().trim().min(1, "say what should change").max(20_000),
   note: ZNote,
 });
-
-export interface Forked {
-  sessionId: string;
-  parentId: string;
-  atVersion: number;
-  version: number;
-}
 
 /** Where any task's fork may start: a started task's position. */
 async function requireStartedAt(deps: TaskDeps, sessionId: string, state: TaskState, atVersion: number): Promise<StartedTask> {
@@ -84,49 +77,45 @@ interface TaskFork {
   reason: AppEventOf<"SessionForked">["data"]["reason"];
   note?: string;
   /** The state SessionForked names (default: the one inherited). */
-  state?(inherited: StartedTask): string;
+  state?(task: StartedTask): string;
   /** Besides being a started task's: where this kind of fork may start. */
-  mayStart?(inherited: StartedTask, head: number): void | Promise<void>;
-  /** A fork of a finished position stays finished, with the parent's outcome. */
-  finished?(inherited: StartedTask): boolean;
+  mayStart?(task: StartedTask, head: number): void | Promise<void>;
+  /** A fork of a finished position stays finished, with the parent's outcome (a copy, not a continuation). */
+  keepsOutcome?: boolean;
   /** Events recorded between SessionForked and what `then` decides (a change request). */
-  first?(inherited: StartedTask): Promise<Emitted[]>;
+  first?(task: StartedTask): Promise<Emitted[]>;
   /** What follows SessionForked in the child, decided on the forked state. */
-  then(forked: TaskState, ctx: DecideContext, inherited: StartedTask): Emitted[];
+  then(forked: TaskState, ctx: DecideContext, task: StartedTask): Emitted[];
 }
 
 /** A task's fork through the fork service (events/forks.ts): SessionForked, `first`, then what `then` decides, in one transaction. */
 async function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor): Promise<Forked> {
   const title = await firstTitle(deps, fork.parentId);
-  let inheritedTask: StartedTask | undefined;
-  const forked = await forkStream(
+  return forkStream(
     deps.store,
     {
       fold: taskFold,
       parentId: fork.parentId,
       atVersion: fork.atVersion,
       childId: newSessionId(),
-      async mayStart(inherited, { head }) {
-        inheritedTask = await requireStartedAt(deps, fork.parentId, inherited, fork.atVersion);
-        await fork.mayStart?.(inheritedTask, head);
+      async startsFrom(inherited, { head }) {
+        const task = await requireStartedAt(deps, fork.parentId, inherited, fork.atVersion);
+        await fork.mayStart?.(task, head);
+        return task;
       },
-      forked() {
-        const task = inheritedTask!;
-        return {
-          reason: fork.reason,
-          title: `${title} (${fork.reason === "manual" ? "fork" : fork.reason})`,
-          workflow: definitionFor(task).id,
-          state: fork.state?.(task) ?? task.fsm,
-          ...(fork.note ? { note: fork.note } : {}),
-          ...(fork.finished?.(task) && task.status === "finished" ? { outcome: task.outcome } : {}),
-        };
-      },
-      first: async () => (fork.first ? fork.first(inheritedTask!) : []),
-      continuation: (state) => fork.then(state, decideContext(definitionFor(inheritedTask!)), inheritedTask!),
+      forked: (task) => ({
+        reason: fork.reason,
+        title: `${title} (${fork.reason === "manual" ? "fork" : fork.reason})`,
+        workflow: definitionFor(task).id,
+        state: fork.state?.(task) ?? task.fsm,
+        ...(fork.note ? { note: fork.note } : {}),
+        ...(fork.keepsOutcome && task.status === "finished" ? { outcome: task.outcome } : {}),
+      }),
+      first: async (task) => (fork.first ? fork.first(task) : []),
+      continuation: (state, task) => fork.then(state, decideContext(definitionFor(task)), task),
     },
     { actor },
   );
-  return { sessionId: forked.sessionId, parentId: forked.parentId, atVersion: forked.atVersion, version: forked.version };
 }
 
 /**
@@ -158,7 +147,7 @@ export async function forkSession(deps: TaskDeps, raw: z.input<typeof ZForkInput
           { stepId: inherited.step.id },
         );
       },
-      finished: (inherited) => inherited.status === "finished",
+      keepsOutcome: true,
       then(forked, ctx, inherited) {
         if (inherited.status === "finished") return [];
         const spec = ctx.definition.states[inherited.fsm];
