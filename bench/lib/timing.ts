@@ -37,6 +37,18 @@ export function combine(parts: readonly Throughput[]): Throughput {
   return { units, calls, elapsedMs, perSecond: Math.round((units * 1000) / elapsedMs) };
 }
 
+/** `reads` timings (ms) of `op`, one after another, after one warm-up call (plans, caches). */
+export async function timed(reads: number, op: () => Promise<unknown>): Promise<number[]> {
+  await op();
+  const times: number[] = [];
+  for (let i = 0; i < reads; i++) {
+    const t0 = performance.now();
+    await op();
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+
 /** Polls `probe` every `intervalMs` until it returns true; throws after `timeoutMs`. */
 export async function waitUntil(what: string, probe: () => Promise<boolean>, timeoutMs: number, intervalMs = 2): Promise<void> {
   const deadline = performance.now() + timeoutMs;

@@ -12,21 +12,11 @@ import { foldStreamAt } from "../../server/events/fold-read";
 import { longConversation } from "../lib/conversation-fixtures";
 import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
+import { timed } from "../lib/timing";
 import { percentiles } from "../lib/percentiles";
 
 const EVENTS = 10_000;
 const READS = 20;
-
-async function timed(reads: number, op: () => Promise<unknown>): Promise<number[]> {
-  await op();
-  const times: number[] = [];
-  for (let i = 0; i < reads; i++) {
-    const t0 = performance.now();
-    await op();
-    times.push(performance.now() - t0);
-  }
-  return times;
-}
 
 export const conversationReplay: Measurement = {
   name: "conversation_replay",

@@ -16,6 +16,7 @@ import { bulkTaskSession } from "../lib/bulk-session";
 import { openEmmettReplayPeer } from "../peers/emmett-aggregate";
 import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
+import { timed } from "../lib/timing";
 import { percentiles, round } from "../lib/percentiles";
 import { longTaskSession } from "../lib/task-fixtures";
 
@@ -24,17 +25,6 @@ const READS = 15;
 const LONG_EVENTS = 100_000;
 const PEER_ROUNDS = 4;
 const READS_PER_ROUND = 6;
-
-async function timed(reads: number, op: () => Promise<unknown>): Promise<number[]> {
-  await op(); // warm-up: plans, caches
-  const times: number[] = [];
-  for (let i = 0; i < reads; i++) {
-    const t0 = performance.now();
-    await op();
-    times.push(performance.now() - t0);
-  }
-  return times;
-}
 
 export const replayReads: Measurement = {
   name: "replay_reads",
