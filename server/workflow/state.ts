@@ -14,7 +14,7 @@ import type { TaskSpec } from "../events/agent-outputs";
 import type { BlobRef } from "../events/blobs";
 import { isAppEvent, type AppEventOf, type AppFoldEvent } from "../events/catalog";
 import { isWorkflowStep } from "../events/step-contract";
-import type { FoldEvent, RecordedEvent } from "../events/types";
+import type { FoldEvent } from "../events/types";
 
 /** What a task started with (TaskStarted): workflow, mode, prompt, project and agents. */
 export type TaskConfig = AppEventOf<"TaskStarted">["data"];
@@ -378,28 +378,20 @@ export function outcomeOf<S>(state: TaskState<S>): string | null {
   return state.status === "finished" ? state.outcome : null;
 }
 
-/** The state once `events` (about to be emitted) are appended: the decider reuses evolve on them. */
+/**
+ * The state once `events` (about to be emitted) are appended: the decider reuses evolve on them,
+ * as the versions they will be recorded at (evolve reads a FoldEvent: no ids, no metadata; the
+ * time is not known yet).
+ */
 export function applyEmitted<S>(
   slice: SliceFold<S>,
   state: TaskState<S>,
   events: ReadonlyArray<{ type: string; data: unknown }>,
 ): TaskState<S> {
-  return events.reduce<TaskState<S>>((s, e, i) => evolveWith(slice, s, recordedAs(e, state.version + i + 1)), state);
-}
-
-/** Only type, data, version and recordedAt are read by evolve. */
-function recordedAs(e: { type: string; data: unknown }, version: number): RecordedEvent {
-  return {
-    position: 0,
-    txId: 0,
-    eventId: "",
-    streamId: "",
-    version,
-    type: e.type,
-    data: e.data,
-    metadata: { actor: { kind: "system", id: "engine" }, correlationId: "", causationId: null, schemaVersion: 1 },
-    recordedAt: "",
-  };
+  return events.reduce<TaskState<S>>(
+    (s, e, i) => evolveWith(slice, s, { version: state.version + i + 1, type: e.type, data: e.data, recordedAt: "" }),
+    state,
+  );
 }
 
 export function foldWith<S>(slice: SliceFold<S>, events: readonly FoldEvent[]): TaskState<S> {

@@ -13,7 +13,7 @@ const STATE_TS = path.resolve(import.meta.dirname, "../../server/workflow/state.
 const FORGE_STATE_TS = path.resolve(import.meta.dirname, "../../server/forge/state.ts");
 const PINNED = {
   version: 2,
-  stateTs: "83639d246a160e39526490e17e039a19e02d9f1778fab80a35be0cc81fc88b14",
+  stateTs: "6d2bba114d1a30306132ef1fc84e09f04f290dbb644151b7ff0cf380f5c1b500",
   forgeStateTs: "4ffc81dd0cfde32f130d81664bbee12182548c09699d2e44a1bb0b92916a6486",
 };
 

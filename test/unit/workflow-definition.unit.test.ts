@@ -471,6 +471,8 @@ describe("workflow definitions: which guards cover every case, and where globals
     def.states.spent = { type: "terminal", outcome: "budget_exhausted" };
     def.global.budget_exhausted = "spent";
     expect(problemsOrNone(def)).toEqual([]);
+    def.global.budget_exhausted = "nowhere";
+    expect(problemsOrNone(def)).toContainEqual({ path: "global.budget_exhausted", message: 'unknown state "nowhere"' });
     const modify = mini();
     modify.states.triage = { type: "wait", on: { start: [{ target: "work" }] } };
     modify.modify = { state: "triage" };

@@ -200,4 +200,20 @@ describe("the engine with an extension of its own", () => {
     // What the extension says one of its events leaves open becomes the round's open issues.
     expect(foldWith(toy, s.history)).toMatchObject({ status: "finished", openIssues: ["the toy read: draft of write"] });
   });
+
+  it("what an extension's event leaves open is the round's open issues, also when the event leaves its slice as it was", () => {
+    const unchanged: WorkflowExtension<Seen> = { ...toy, evolve: (slice) => slice };
+    const history = recorded([...created, { type: "SystemReplied", data: { text: "a note" } }], 1);
+    const before = foldWith(unchanged, history.slice(0, -1));
+    const after = foldWith(unchanged, history);
+    if (before.status !== "active" || after.status !== "active") throw new Error("the task did not start");
+    expect(after.pipeline).toBe(before.pipeline);
+    expect(after.openIssues).toEqual(["the toy read: a note"]);
+    // An event it has nothing to say about leaves the state's issues alone.
+    const quiet = foldWith(unchanged, [
+      ...history,
+      ...recorded([{ type: "OperatorMessagePosted", data: { text: "ok" } }], history.length + 1),
+    ]);
+    expect(quiet).toMatchObject({ openIssues: ["the toy read: a note"], version: history.length + 1 });
+  });
 });
