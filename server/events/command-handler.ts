@@ -92,39 +92,34 @@ export interface CommandHandler<S> {
   /** Decides on the stream as it is and appends what was decided. NOT_FOUND when it does not exist. */
   handle(store: EventStore, streamId: string, decide: Decision<S>, metadata: AppendMetadata, options?: HandleOptions): Promise<Handled<S>>;
   /** Decides on a stream that does not exist yet (its initial state) and creates it with what was decided. */
-  create(
-    store: EventStore,
-    streamId: string,
-    decide: Decision<S>,
-    metadata: AppendMetadata,
-    options?: HandleOptions & { streamType?: string },
-  ): Promise<Handled<S>>;
+  create(store: EventStore, streamId: string, decide: Decision<S>, metadata: AppendMetadata, options?: HandleOptions): Promise<Handled<S>>;
 }
 
 export function commandHandler<S>(source: StateSource<S>): CommandHandler<S> {
+  /** Reads, decides and appends in `tx`, which holds the stream's lock. */
+  const decideAndAppend = async (tx: Tx, store: EventStore, streamId: string, decide: Decision<S>, metadata: AppendMetadata) => {
+    const { state, version } = await source.read(store, tx, streamId, true);
+    const events = await decide(state, { streamId, version, db: tx });
+    if (!events.length) return { streamId, state, version, events, recorded: [] };
+    const appended = await store.appendInTx(tx, streamId, version, events, metadata);
+    return { streamId, state, version: appended.version, events, recorded: appended.events };
+  };
   return {
     async handle(store, streamId, decide, metadata, options = {}) {
-      const run = async (tx: Tx, locked: boolean): Promise<Handled<S>> => {
-        if (!locked) {
-          const row = await tx.query("SELECT version FROM streams WHERE id = $1 FOR UPDATE", [streamId]);
-          if (!row.rowCount) throw new AppError("NOT_FOUND", `stream ${streamId} does not exist`, { streamId });
-        }
-        const { state, version } = await source.read(store, tx, streamId, true);
-        const events = await decide(state, { streamId, version, db: tx });
-        if (!events.length) return { streamId, state, version, events, recorded: [] };
-        const appended = await store.appendInTx(tx, streamId, version, events, metadata);
-        return { streamId, state, version: appended.version, events, recorded: appended.events };
-      };
-      return options.tx ? run(options.tx, true) : withTransaction(store.pool, (tx) => run(tx, false));
+      if (options.tx) return decideAndAppend(options.tx, store, streamId, decide, metadata);
+      return withTransaction(store.pool, async (tx) => {
+        // No row, no lock: the read that follows says the stream does not exist (NOT_FOUND).
+        await tx.query("SELECT version FROM streams WHERE id = $1 FOR UPDATE", [streamId]);
+        return decideAndAppend(tx, store, streamId, decide, metadata);
+      });
     },
 
     async create(store, streamId, decide, metadata, options = {}) {
       const run = async (tx: Tx): Promise<Handled<S>> => {
         const state = source.initial;
         const events = await decide(state, { streamId, version: 0, db: tx });
-        if (!events.length) throw new AppError("INVALID_INPUT", `nothing to create stream ${streamId} with`);
-        const streamType = options.streamType ? { streamType: options.streamType } : {};
-        const appended = await store.appendInTx(tx, streamId, "no_stream", events, metadata, streamType);
+        if (!events.length) throw new AppError("INVALID_INPUT", `nothing to create stream ${streamId} with`, { streamId });
+        const appended = await store.appendInTx(tx, streamId, "no_stream", events, metadata);
         return { streamId, state, version: appended.version, events, recorded: appended.events };
       };
       return options.tx ? run(options.tx) : withTransaction(store.pool, run);

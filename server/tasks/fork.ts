@@ -89,8 +89,7 @@ interface TaskFork {
 }
 
 /** A task's fork through the fork service (events/forks.ts): SessionForked, `first`, then what `then` decides, in one transaction. */
-async function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor): Promise<Forked> {
-  const title = await firstTitle(deps, fork.parentId);
+function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor): Promise<Forked> {
   return forkStream(
     deps.store,
     {
@@ -101,9 +100,9 @@ async function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor): Promise<F
       async startsFrom(inherited, { head }) {
         const task = await requireStartedAt(deps, fork.parentId, inherited, fork.atVersion);
         await fork.mayStart?.(task, head);
-        return task;
+        return { task, title: await firstTitle(deps, fork.parentId) };
       },
-      forked: (task) => ({
+      forked: ({ task, title }) => ({
         reason: fork.reason,
         title: `${title} (${fork.reason === "manual" ? "fork" : fork.reason})`,
         workflow: definitionFor(task).id,
@@ -111,8 +110,8 @@ async function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor): Promise<F
         ...(fork.note ? { note: fork.note } : {}),
         ...(fork.keepsOutcome && task.status === "finished" ? { outcome: task.outcome } : {}),
       }),
-      first: async (task) => (fork.first ? fork.first(task) : []),
-      continuation: (state, task) => fork.then(state, decideContext(definitionFor(task)), task),
+      first: async ({ task }) => (fork.first ? fork.first(task) : []),
+      continuation: (state, { task }) => fork.then(state, decideContext(definitionFor(task)), task),
     },
     { actor },
   );

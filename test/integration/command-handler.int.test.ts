@@ -3,12 +3,13 @@
 // the state comes from the nearest snapshot, and a snapshot it folds past is kept inside its
 // transaction without ever undoing the decision; in the caller's transaction the decision
 // commits or rolls back with the caller's writes; a refusal or an empty decision changes
-// nothing; a stream that does not exist is NOT_FOUND, and create() makes one only once.
+// nothing; a stream that does not exist is NOT_FOUND (whatever the state is read from), and
+// create() makes one only once.
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { withTransaction } from "../../server/db/pool";
 import { AppError } from "../../server/errors";
-import { commandHandler, foldedState } from "../../server/events/command-handler";
+import { commandHandler, foldedState, historyState, streamVersion } from "../../server/events/command-handler";
 import { defineEvent, EventRegistry } from "../../server/events/registry";
 import { saveSnapshot, snapshotKey, SNAPSHOT_EVERY, type StreamFold } from "../../server/events/snapshots";
 import { EventStore } from "../../server/events/store";
@@ -118,13 +119,25 @@ describe("the command handler", () => {
     expect(await numbers(id)).toEqual([1, 2]);
   });
 
-  it("a stream that does not exist is NOT_FOUND; create() decides on the initial state and makes it once", async () => {
+  it("a stream that does not exist is NOT_FOUND, whatever the state is read from; create() decides on the initial state and makes it once", async () => {
     const id = uniqueId("count");
-    expect((await rejection(counting.handle(store, id, next, { actor: testActor }))).code).toBe("NOT_FOUND");
+    const history = commandHandler(historyState(0, (events) => events.length));
+    const versionOnly = commandHandler(streamVersion);
+    for (const handled of [
+      counting.handle(store, id, next, { actor: testActor }),
+      history.handle(store, id, () => [], { actor: testActor }),
+      versionOnly.handle(store, id, () => [], { actor: testActor }),
+    ]) {
+      expect(await rejection(handled)).toMatchObject({ code: "NOT_FOUND", message: `stream ${id} does not exist` });
+    }
     const created = await counting.create(store, id, (state) => next(state), { actor: testActor });
     expect(created).toMatchObject({ version: 1, state: { count: 0, last: 0 } });
     expect((await rejection(counting.create(store, id, next, { actor: testActor }))).code).toBe("CONFLICT");
-    expect((await rejection(counting.create(store, uniqueId("count"), () => [], { actor: testActor }))).code).toBe("INVALID_INPUT");
+    const empty = uniqueId("count");
+    expect(await rejection(counting.create(store, empty, () => [], { actor: testActor }))).toMatchObject({
+      code: "INVALID_INPUT",
+      message: `nothing to create stream ${empty} with`,
+    });
     expect(await numbers(id)).toEqual([1]);
   });
 });
