@@ -131,6 +131,8 @@ describe("the command handler", () => {
     ]) {
       expect(await rejection(handle())).toMatchObject({ code: "NOT_FOUND", message: `stream ${id} does not exist` });
     }
+    // The version alone says which stream it looked for.
+    expect((await rejection(versionOnly.handle(store, id, () => [], { actor: testActor }))).details).toEqual({ streamId: id });
     const created = await counting.create(store, id, (state) => next(state), { actor: testActor });
     expect(created).toMatchObject({ version: 1, state: { count: 0, last: 0 } });
     expect((await rejection(counting.create(store, id, next, { actor: testActor }))).code).toBe("CONFLICT");
@@ -138,6 +140,7 @@ describe("the command handler", () => {
     expect(await rejection(counting.create(store, empty, () => [], { actor: testActor }))).toMatchObject({
       code: "INVALID_INPUT",
       message: `nothing to create stream ${empty} with`,
+      details: { streamId: empty },
     });
     expect(await numbers(id)).toEqual([1]);
   });

@@ -92,6 +92,8 @@ describe("the fork service", () => {
       expect(await rejection(forkStream(store, req, { actor: testActor }))).toMatchObject({
         code: "INVALID_INPUT",
         message: `session ${parentId} has events 1..2: there is no event ${at} to fork at`,
+        // What a form shows beside its field.
+        details: { atVersion: at, head: 2, fieldErrors: { atVersion: ["between 1 and 2"] } },
       });
       expect(await store.streamVersion(req.childId)).toBeNull();
     }
@@ -99,6 +101,7 @@ describe("the fork service", () => {
     expect(await rejection(forkStream(store, request(missing, 1), { actor: testActor }))).toMatchObject({
       code: "NOT_FOUND",
       message: `no session ${missing}`,
+      details: { sessionId: missing },
     });
   });
 

@@ -3,10 +3,10 @@
 // more per branch of its summary (optional parts, ternaries, joins, cuts), each with the
 // exact line written out, so that any change to a summary's wording or logic fails a row.
 // Also: the table names every type the registry knows, and summarize's own 200-character
-// cut and its fallback to the type name.
+// cut and its fallback to the type name; and how an actor is labelled (actorLabel).
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { appRegistry, type AppEventOf, type AppEventType } from "../../server/events/catalog";
+import { actorLabel, appRegistry, type AppEventOf, type AppEventType } from "../../server/events/catalog";
 import { configCatalog } from "../../server/events/config-catalog";
 import { conversationCatalog } from "../../server/events/conversation-catalog";
 import { deliveryCatalog } from "../../server/events/delivery-catalog";
@@ -722,5 +722,14 @@ describe("summarize", () => {
     const registry = new EventRegistry({ Bare: defineEvent({ version: 1, schema: z.object({}) }) });
     expect(registry.summarize("Bare", {})).toBe("Bare");
     expect(appRegistry.summarize("NoSuchEvent", {})).toBe("NoSuchEvent");
+  });
+});
+
+describe("actorLabel", () => {
+  it("is kind:id for a person, an agent or a runner, and the kind alone for the system", () => {
+    expect(actorLabel({ kind: "user", id: "42" })).toBe("user:42");
+    expect(actorLabel({ kind: "agent", id: "coder-sim" })).toBe("agent:coder-sim");
+    expect(actorLabel({ kind: "runner", id: "r-1" })).toBe("runner:r-1");
+    expect(actorLabel({ kind: "system", id: "engine" })).toBe("system");
   });
 });
