@@ -11,12 +11,13 @@ import { AppError } from "../errors";
 import type { Actor } from "../events/catalog";
 import { forkStream, type Forked } from "../events/forks";
 import { decideConversation } from "../modes/conversation";
+import { ZEventVersion } from "../events/versions";
 import { conversationFold } from "./fold";
 import { conversationContext, CONVERSATION_WORKFLOW, recordable, type ConversationDeps } from "./record";
 
 export const ZForkConversationInput = z.object({
   sessionId: z.string().min(1).max(100),
-  atVersion: z.number().int().min(1),
+  atVersion: ZEventVersion,
   note: z.string().trim().min(1).max(2000).optional(),
 });
 

@@ -13,6 +13,7 @@ import { LINEAGE_CTE } from "./lineage";
 import type { EventRegistry } from "./registry";
 import { findSnapshot, saveSnapshot, SNAPSHOT_EVERY, snapshotKey, type StreamFold } from "./snapshots";
 import type { FoldEvent } from "./types";
+import { MAX_VERSION } from "./versions";
 
 /** Versions `$2..$3` of a stream through its lineage, per member by index (as store.ts READ_STREAM_SQL). */
 const READ_FOLD_EVENTS_SQL = `WITH RECURSIVE ${LINEAGE_CTE}
@@ -76,7 +77,7 @@ export async function readFoldEvents(deps: FoldReadDeps, streamId: string, fromV
 }
 
 /** A version past every stream's last (versions are PostgreSQL integers): "up to the latest". */
-export const LATEST_VERSION = 2_147_483_647;
+export const LATEST_VERSION = MAX_VERSION;
 
 export interface FoldAtOptions {
   /** false: fold from the first event, and keep no snapshot (for comparisons). */

@@ -14,6 +14,7 @@ import { withTransaction, type Db, type Queryable } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEventOf } from "../events/catalog";
 import type { EventStore } from "../events/store";
+import { ZEventVersion, ZVersion } from "../events/versions";
 import { getProject, maskedUrl, upsertProject, ZProjectInput, ZWebhook, type Project } from "./projects";
 
 export const SERVER_CONFIG_STREAM = "config-server";
@@ -46,7 +47,7 @@ const ZSettingsFields = z.object({
   rateLimitMs: ZLooseNumber,
 });
 /** The version of the configuration the form was filled from: a save over a newer one is refused. */
-const ZExpectedVersion = { expectedVersion: z.number().int().nonnegative().optional() };
+const ZExpectedVersion = { expectedVersion: ZVersion.optional() };
 export const ZConfigureServerInput = ZSettingsFields.extend(ZExpectedVersion);
 export const ZConfigureProjectInput = ZSettingsFields.extend({
   ...ZExpectedVersion,
@@ -65,7 +66,7 @@ export const ZRevertInput = z.object({
   scope: z.enum(["project", "server"]),
   projectId: z.string().min(1).max(100).optional(),
   /** The stream version of the change to undo. */
-  version: z.number().int().positive(),
+  version: ZEventVersion,
 });
 
 // --- documents and their differences --------------------------------------------------

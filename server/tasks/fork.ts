@@ -29,13 +29,14 @@ import type { WorkflowDefinition } from "../workflow/definition";
 import { forkStream, type Forked } from "../events/forks";
 import { ensureCommit, fingerprintProject } from "../workspaces";
 import { getBlob } from "../events/blobs";
+import { MAX_VERSION, ZEventVersion } from "../events/versions";
 import { newSessionId, sessionHistory, type TaskDeps, ZSessionRef } from "./commands";
 
 const ZNote = z.string().trim().max(2000).optional();
 
 export const ZForkInput = ZSessionRef.extend({
   /** The parent's event position (inherited events counted): the fork inherits events 1..atVersion. */
-  atVersion: z.number().int().min(1),
+  atVersion: ZEventVersion,
   /** manual: go on from there; revert: run again from there. (A rerun starts over: tasks.rerun.) */
   reason: z.enum(["manual", "revert"]).default("manual"),
   note: ZNote,
@@ -44,7 +45,7 @@ export const ZRevertInput = ZSessionRef.extend({
   /** A stage (staged workflows) or a state of the session's workflow. */
   to: z.string().trim().min(1).max(100),
   /** Which entry into a state: the one in this iteration (default: the latest). */
-  iteration: z.number().int().min(1).optional(),
+  iteration: z.number().int().min(1).max(MAX_VERSION).optional(),
   note: ZNote,
 });
 export const ZModifyInput = ZSessionRef.extend({

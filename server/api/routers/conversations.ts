@@ -24,6 +24,7 @@ import { listConversations, readConversation, type ConversationView } from "../.
 import { listModes } from "../../modes/registry";
 import { sessionEventsListener } from "../../sessions/view/listener";
 import { wakeSignal } from "../../sessions/view/follow";
+import { ZEventVersion } from "../../events/versions";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
 
@@ -41,7 +42,7 @@ export const conversationsRouter = router({
   agents: viewerProcedure.input(z.object({ projectId: z.string().min(1) })).query(({ ctx, input }) => projectAgents(ctx, input.projectId)),
   /** Now, or as it was at an event (`atVersion`: a replay, moved to the end of its decision). */
   get: viewerProcedure
-    .input(ZRef.extend({ atVersion: z.number().int().min(1).optional() }))
+    .input(ZRef.extend({ atVersion: ZEventVersion.optional() }))
     .query(({ ctx, input }) => readConversation(ctx.store, input.sessionId, input.atVersion)),
   /** GET /api/sessions/:id/mode (req C7). */
   mode: viewerProcedure.input(ZRef).query(({ ctx, input }) => getMode(ctx, input.sessionId)),

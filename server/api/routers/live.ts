@@ -11,6 +11,7 @@ import { sessionEventsListener } from "../../sessions/view/listener";
 import { DEFAULT_ENTRY_LIMIT, loadOlderEntries, loadSessionView } from "../../sessions/view/load";
 import { PAGE_ENTRY_LIMIT } from "../../sessions/view/pages";
 import { OUTPUT_DEFAULT_BYTES, OUTPUT_MAX_BYTES, readSessionOutput } from "../../sessions/view/output";
+import { MAX_VERSION, ZVersion } from "../../events/versions";
 import { router, viewerProcedure } from "../trpc";
 
 const ZSessionId = z.string().min(1).max(100);
@@ -24,12 +25,12 @@ export const ZSessionViewInput = z.object({
 export const ZSessionUpdatesInput = z.object({
   sessionId: ZSessionId,
   /** Send entries after this version (the `status.version` of `live.session`). */
-  afterVersion: z.number().int().nonnegative().max(2_147_483_647).default(0),
+  afterVersion: ZVersion.default(0),
   /** Set by the tRPC client when it reconnects: the version of the last batch it received. */
   lastEventId: z
     .string()
     .regex(/^\d{1,10}$/)
-    .refine((v) => Number(v) <= 2_147_483_647, "beyond any version")
+    .refine((v) => Number(v) <= MAX_VERSION, "beyond any version")
     .nullish(),
 });
 

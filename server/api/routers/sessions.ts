@@ -20,12 +20,13 @@ import {
   ZApproveDelivery,
   ZDeliverRequest,
 } from "../../delivery/service";
+import { ZVersion } from "../../events/versions";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
 
 export const ZTimelineInput = z.object({
   sessionId: z.string().min(1).max(100),
-  afterVersion: z.number().int().nonnegative().default(0),
+  afterVersion: ZVersion.default(0),
   limit: z.number().int().min(1).max(1000).default(100),
 });
 
