@@ -133,9 +133,7 @@ export function createSessionExportHandler(source: () => ContextSource): Handler
         headers: { ...NO_STORE, "Content-Type": "application/zip", "Content-Disposition": `attachment; filename="${sessionId}.zip"` },
       });
     } catch (err) {
-      const { status, body, internal } = toRestError(err);
-      if (internal) logger.error({ err, route: "GET /api/sessions/:id/export" }, "export failed");
-      return Response.json(body, { status, headers: NO_STORE });
+      return errorResponse(err, "GET /api/sessions/:id/export");
     }
   };
 }

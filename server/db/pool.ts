@@ -141,15 +141,28 @@ async function insideTransaction<T>(pool: pg.Pool, fn: () => Promise<T>): Promis
 const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH"]);
 
 /**
+ * Prisma's codes for a database it cannot reach or lost: P1001 cannot reach, P1002 timed out,
+ * P1017 the server closed the connection, P2024 no pooled connection within the wait.
+ */
+const PRISMA_CONNECTION_CODES = new Set(["P1001", "P1002", "P1017", "P2024"]);
+/** What Prisma's PostgreSQL adapter (@prisma/adapter-pg) makes of a socket error or a full server. */
+const ADAPTER_CONNECTION_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections"]);
+
+/**
  * True when `err` says the database could not be reached or the connection broke, as
  * opposed to a query's own fault: SQLSTATE class 08, admin/crash shutdown and "cannot
  * connect now" (57P01-57P03), too many connections (53300), socket errors, and pg's own
- * messages for a dead or timed-out connection. Such work is retried, not failed.
+ * messages for a dead or timed-out connection. Such work is retried, not failed. Prisma's
+ * errors say the same in their own codes, or carry the driver's error as
+ * `meta.driverAdapterError.cause` (a PostgreSQL code, or a kind such as DatabaseNotReachable).
  */
 export function isConnectionError(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown } | null;
+  const e = err as { code?: unknown; message?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown } } } } | null;
   const code = typeof e?.code === "string" ? e.code : "";
-  if (/^08|^57P0[123]$|^53300$/.test(code) || CONNECTION_CODES.has(code)) return true;
+  if (/^08|^57P0[123]$|^53300$/.test(code) || CONNECTION_CODES.has(code) || PRISMA_CONNECTION_CODES.has(code)) return true;
+  const driver = e?.meta?.driverAdapterError?.cause;
+  if (driver && (ADAPTER_CONNECTION_KINDS.has(String(driver.kind)) || (driver.kind === "postgres" && isConnectionError({ code: driver.code }))))
+    return true;
   const message = typeof e?.message === "string" ? e.message : "";
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (?:starting up|shutting down)/i.test(
     message,

@@ -9,6 +9,10 @@ export interface TcpProxy {
   url(databaseUrl: string): string;
   cut(): void;
   restore(): void;
+  /** As a stopped server: open connections dropped, new ones refused (ECONNREFUSED) until `start()`. */
+  stop(): Promise<void>;
+  /** Listens again on the same port after `stop()`. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,8 +47,17 @@ export async function startTcpProxy(targetPort: number, targetHost = "127.0.0.1"
       open = false;
       for (const s of sockets) s.destroy();
     },
+    async stop() {
+      open = false;
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
     restore() {
       open = true;
+    },
+    async start() {
+      open = true;
+      await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
     },
     async close() {
       open = false;
