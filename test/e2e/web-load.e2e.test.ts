@@ -81,6 +81,26 @@ describe("the web server under load", () => {
     expect(await again.json()).toMatchObject({ error: { code: "CONFLICT" } });
   });
 
+  it("a path that is not percent-encoded UTF-8, or holds a NUL, is a 400 naming its segment, on every route, signed in or not", async () => {
+    const paths = [
+      ["GET", "/api/sessions/%ED%A0%80/export", "%ED%A0%80"],
+      ["GET", "/api/sessions/%FF/export", "%FF"],
+      ["GET", "/api/sessions/a%00b/export", "a%00b"],
+      ["POST", "/api/tasks/%ED%A0%80/confirm", "%ED%A0%80"],
+      ["POST", "/api/tasks/a%00b/confirm", "a%00b"],
+      ["GET", "/api/modes/%FF", "%FF"],
+    ] as const;
+    for (const [method, path, segment] of paths) {
+      for (const headers of [{ authorization: `Bearer ${token}` }, {}] as Array<Record<string, string>>) {
+        const r = await fetch(`${server.url}${path}`, { method, headers: { ...headers, "content-type": "application/json" } });
+        expect([path, r.status]).toEqual([path, 400]);
+        expect(await r.json()).toEqual({ error: { code: "INVALID_INPUT", message: expect.stringContaining(`"${segment}"`) } });
+      }
+    }
+    const page = await fetch(`${server.url}/sessions/%ED%A0%80`);
+    expect([page.status, await page.text()]).toEqual([400, expect.stringContaining("not percent-encoded UTF-8")]);
+  });
+
   it("the web server and the runner do not keep ADMIN_PASSWORD in their environment after start", () => {
     const children = processesMentioning(server.dataDir).filter((p) => /next|runner\/main\.ts/.test(p.commandLine));
     expect(children.length).toBeGreaterThanOrEqual(2);
