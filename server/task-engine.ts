@@ -95,7 +95,7 @@ export const { reactToStepOutcome, reactToReactionFailure } = workflowReactor(fo
  * decision on it, appended at the version read. Operators' actions (server/tasks) decide this
  * way, as the runners' reaction above does.
  */
-export const taskCommands = commandHandler(foldedState(taskFold));
+export const taskCommands = commandHandler(foldedState(taskFold, (task) => ({ fsm: task.fsm, status: task.status })));
 
 /** The task of a session, or NOT_FOUND naming it. */
 export function requireTask(sessionId: string, state: TaskState): StartedTask {

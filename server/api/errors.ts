@@ -47,6 +47,16 @@ export function appFieldErrors(cause: unknown): { formErrors: string[]; fieldErr
   return fieldErrors && typeof fieldErrors === "object" ? { formErrors: [], fieldErrors: fieldErrors as FieldErrors } : null;
 }
 
+/**
+ * Where the stream stood when a command on it was refused as a conflict (`details.current`,
+ * set by the command handler, events/command-handler.ts): a 409 answers it as `current`, so
+ * the client sees the version and state it lost to. Null for any other error.
+ */
+export function conflictCurrent(cause: unknown): Record<string, unknown> | null {
+  const current = cause instanceof AppError && cause.code === "CONFLICT" ? cause.details?.current : undefined;
+  return current !== null && typeof current === "object" ? (current as Record<string, unknown>) : null;
+}
+
 /** A zod error as a person reads it: the first problems, each with where it is. */
 export function zodSummary(error: z.ZodError, max = 3): string {
   const problems = error.issues.slice(0, max).map((i) => `${i.path.length ? i.path.join(".") : "input"}: ${i.message}`);
@@ -74,7 +84,7 @@ export function toTRPCError(error: TRPCError): TRPCError {
 }
 
 export interface RestErrorBody {
-  error: { code: AppErrorCode; message: string; fieldErrors?: FieldErrors };
+  error: { code: AppErrorCode; message: string; fieldErrors?: FieldErrors; current?: Record<string, unknown> };
 }
 
 /** The REST form of any error: `{ error: { code, message, fieldErrors? } }` and its HTTP status. */
@@ -82,9 +92,17 @@ export function toRestError(raw: unknown): { status: number; body: RestErrorBody
   const err = unavailableFrom(raw);
   if (err instanceof AppError) {
     const fields = appFieldErrors(err);
+    const current = conflictCurrent(err);
     return {
       status: HTTP_STATUS[err.code],
-      body: { error: { code: err.code, message: err.message, ...(fields ? { fieldErrors: fields.fieldErrors } : {}) } },
+      body: {
+        error: {
+          code: err.code,
+          message: err.message,
+          ...(fields ? { fieldErrors: fields.fieldErrors } : {}),
+          ...(current ? { current } : {}),
+        },
+      },
       internal: err.code === "INTERNAL",
     };
   }

@@ -6,7 +6,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { hasRole, type Role } from "../../lib/roles";
 import type { Context } from "./context";
-import { appFieldErrors, clientMessage, flattenZodError, toTRPCError } from "./errors";
+import { appFieldErrors, clientMessage, conflictCurrent, flattenZodError, toTRPCError } from "./errors";
 import { unstorableText } from "./text-input";
 
 const t = initTRPC.context<Context>().create({
@@ -14,6 +14,7 @@ const t = initTRPC.context<Context>().create({
   sse: { ping: { enabled: true, intervalMs: 15_000 } },
   errorFormatter({ shape, error }) {
     const cause = error.cause;
+    const current = conflictCurrent(cause);
     return {
       ...shape,
       // Bad input reads as its first problems, not as a JSON dump of zod's issues; unknown
@@ -24,6 +25,8 @@ const t = initTRPC.context<Context>().create({
         httpStatus: shape.data.httpStatus,
         path: shape.data.path,
         zodError: cause instanceof z.ZodError ? flattenZodError(cause) : appFieldErrors(cause),
+        // A conflict says where the session stands now (its version and state).
+        ...(current ? { current } : {}),
       },
     };
   },

@@ -35,7 +35,13 @@ export interface LoadedConversation extends ConversationRecord {
 }
 
 /** Decisions on conversations: one at a time under the stream's lock, on the state folded from the nearest snapshot. */
-export const conversationCommands = commandHandler(foldedState(conversationFold));
+export const conversationCommands = commandHandler(
+  foldedState(conversationFold, (record) => ({
+    status: record.state.status,
+    mode: record.state.mode,
+    inFlight: Object.keys(record.state.inFlight).length,
+  })),
+);
 
 /** The conversation as it is now, from the nearest snapshot; NOT_FOUND when the session is no conversation. */
 export async function loadConversation(store: EventStore, id: string): Promise<LoadedConversation> {

@@ -10,7 +10,7 @@
 // having raced another; a runner's claim or result waits for the lock like any append. A
 // decision that no longer applies is the decider's own refusal ("it already moved on").
 import { withTransaction, type Queryable, type Tx } from "../db/pool";
-import { AppError } from "../errors";
+import { AppError, isAppError } from "../errors";
 import { foldStream, LATEST_VERSION } from "./fold-read";
 import type { StreamFold } from "./snapshots";
 import type { EventStore } from "./store";
@@ -22,12 +22,18 @@ export interface StateSource<S> {
   initial: S;
   /** The stream's state and its version, read through `db`; NOT_FOUND when there is no such stream. */
   read(store: EventStore, db: Queryable, streamId: string, inTransaction: boolean): Promise<{ state: S; version: number }>;
+  /**
+   * What a refusal tells the client of the state it was decided on (where the stream stands,
+   * e.g. `{ fsm }`), beside the version: a 409's body (docs/api.md, "Conflicts").
+   */
+  describe?: (state: S) => Record<string, unknown>;
 }
 
 /** The state a fold gives: the lean read from the nearest snapshot (events/fold-read.ts). */
-export function foldedState<S>(fold: StreamFold<S>): StateSource<S> {
+export function foldedState<S>(fold: StreamFold<S>, describe?: (state: S) => Record<string, unknown>): StateSource<S> {
   return {
     initial: fold.initial,
+    ...(describe ? { describe } : {}),
     read: (store, db, streamId, inTransaction) =>
       foldStream({ pool: db, registry: store.registry }, fold, streamId, LATEST_VERSION, { inTransaction }),
   };
@@ -95,11 +101,28 @@ export interface CommandHandler<S> {
   create(store: EventStore, streamId: string, decide: Decision<S>, metadata: AppendMetadata, options?: HandleOptions): Promise<Handled<S>>;
 }
 
+/** Where a stream stood when a command on it was refused: its version and what its source describes. */
+export type CurrentState = { version: number } & Record<string, unknown>;
+
 export function commandHandler<S>(source: StateSource<S>): CommandHandler<S> {
+  /**
+   * The decision's events; its refusal as a conflict (CONFLICT) carries the state it was
+   * decided on as `details.current`, so the client refused sees where the stream stands
+   * without asking again.
+   */
+  const decided = async (decide: Decision<S>, state: S, at: DecisionContext): Promise<NewEvent[]> => {
+    try {
+      return await decide(state, at);
+    } catch (err) {
+      if (!isAppError(err, "CONFLICT")) throw err;
+      const current: CurrentState = { version: at.version, ...source.describe?.(state) };
+      throw new AppError("CONFLICT", err.message, { ...err.details, current });
+    }
+  };
   /** Reads, decides and appends in `tx`, which holds the stream's lock. */
   const decideAndAppend = async (tx: Tx, store: EventStore, streamId: string, decide: Decision<S>, metadata: AppendMetadata) => {
     const { state, version } = await source.read(store, tx, streamId, true);
-    const events = await decide(state, { streamId, version, db: tx });
+    const events = await decided(decide, state, { streamId, version, db: tx });
     if (!events.length) return { streamId, state, version, events, recorded: [] };
     const appended = await store.appendInTx(tx, streamId, version, events, metadata);
     return { streamId, state, version: appended.version, events, recorded: appended.events };
