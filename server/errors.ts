@@ -11,6 +11,8 @@ export const APP_ERROR_CODES = [
   "UNAUTHORIZED",
   "FORBIDDEN",
   "PRECONDITION_FAILED",
+  /** A request that cannot be taken as sent, though well formed: an idempotency key reused for another request. */
+  "UNPROCESSABLE",
   /** The database (or another dependency) cannot be reached right now: retry after a while. */
   "UNAVAILABLE",
   "INTERNAL",
@@ -36,6 +38,7 @@ export const HTTP_STATUS: Record<AppErrorCode, number> = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   PRECONDITION_FAILED: 412,
+  UNPROCESSABLE: 422,
   UNAVAILABLE: 503,
   INTERNAL: 500,
 };

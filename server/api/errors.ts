@@ -14,6 +14,7 @@ export const TRPC_CODE: Record<AppErrorCode, TRPC_ERROR_CODE_KEY> = {
   UNAUTHORIZED: "UNAUTHORIZED",
   FORBIDDEN: "FORBIDDEN",
   PRECONDITION_FAILED: "PRECONDITION_FAILED",
+  UNPROCESSABLE: "UNPROCESSABLE_CONTENT",
   UNAVAILABLE: "SERVICE_UNAVAILABLE",
   INTERNAL: "INTERNAL_SERVER_ERROR",
 };
@@ -57,6 +58,12 @@ export function conflictCurrent(cause: unknown): Record<string, unknown> | null 
   return current !== null && typeof current === "object" ? (current as Record<string, unknown>) : null;
 }
 
+/** The seconds a refusal asks the client to wait before trying again (AppError details.retryAfter); null for none. */
+export function retryAfterOf(cause: unknown): number | null {
+  const after = cause instanceof AppError ? cause.details?.retryAfter : undefined;
+  return typeof after === "number" ? after : null;
+}
+
 /** A zod error as a person reads it: the first problems, each with where it is. */
 export function zodSummary(error: z.ZodError, max = 3): string {
   const problems = error.issues.slice(0, max).map((i) => `${i.path.length ? i.path.join(".") : "input"}: ${i.message}`);
@@ -84,7 +91,7 @@ export function toTRPCError(error: TRPCError): TRPCError {
 }
 
 export interface RestErrorBody {
-  error: { code: AppErrorCode; message: string; fieldErrors?: FieldErrors; current?: Record<string, unknown> };
+  error: { code: AppErrorCode; message: string; fieldErrors?: FieldErrors; current?: Record<string, unknown>; retryAfter?: number };
 }
 
 /** The REST form of any error: `{ error: { code, message, fieldErrors? } }` and its HTTP status. */
@@ -93,6 +100,7 @@ export function toRestError(raw: unknown): { status: number; body: RestErrorBody
   if (err instanceof AppError) {
     const fields = appFieldErrors(err);
     const current = conflictCurrent(err);
+    const retryAfter = retryAfterOf(err);
     return {
       status: HTTP_STATUS[err.code],
       body: {
@@ -101,6 +109,7 @@ export function toRestError(raw: unknown): { status: number; body: RestErrorBody
           message: err.message,
           ...(fields ? { fieldErrors: fields.fieldErrors } : {}),
           ...(current ? { current } : {}),
+          ...(retryAfter !== null ? { retryAfter } : {}),
         },
       },
       internal: err.code === "INTERNAL",

@@ -18,6 +18,7 @@ import { APP_VERSION } from "../version";
 import type { ApiDeps, ContextSource } from "./context";
 import { clientMessage } from "./errors";
 import { MAX_BODY_BYTES } from "./handler";
+import { idempotent } from "./idempotency";
 import { errorResponse } from "./rest";
 import { createCaller } from "./root";
 
@@ -81,7 +82,8 @@ export function createMcpHandlers(source: () => ContextSource) {
       try {
         const ctx = source();
         const user = await tokenUser(req, ctx);
-        return await serve(req, callerBackend(ctx.deps, user));
+        // A tool call sent with an Idempotency-Key (the MCP server of lib/client sends one per call) is carried out once.
+        return await idempotent(ctx.deps.pool, req, user.id, (r) => serve(r, callerBackend(ctx.deps, user)));
       } catch (err) {
         return errorResponse(err, ROUTE);
       }

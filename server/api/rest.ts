@@ -26,7 +26,8 @@ import { deliverSession, ZDeliverRequest } from "../delivery/service";
 import { getMode, setMode, ZSetModeInput } from "../conversations/service";
 import { listModes } from "../modes/registry";
 import { exportArchive, exportSession } from "../export";
-import { toRestError } from "./errors";
+import { retryAfterOf, toRestError } from "./errors";
+import { idempotent } from "./idempotency";
 import { unstorableText } from "./text-input";
 import { actorOf } from "./routers/tasks";
 
@@ -38,8 +39,16 @@ export interface TaskRouteContext {
 
 type Handler<C> = (req: Request, route: C) => Promise<Response>;
 
+/** Who sent `req`, looked up once per request (the idempotency key and the role check both ask). */
+const requestUsers = new WeakMap<Request, Promise<CurrentUser | null>>();
+function requestUser(req: Request, source: ContextSource): Promise<CurrentUser | null> {
+  let user = requestUsers.get(req);
+  if (!user) requestUsers.set(req, (user = authenticateRequest(req, { prisma: source.deps.prisma, secret: source.secret })));
+  return user;
+}
+
 async function requireRole(req: Request, source: ContextSource, role: "viewer" | "operator"): Promise<CurrentUser> {
-  const user = await authenticateRequest(req, { prisma: source.deps.prisma, secret: source.secret });
+  const user = await requestUser(req, source);
   if (!user) throw new AppError("UNAUTHORIZED", "sign in, or send an API token as `Authorization: Bearer ...`");
   if (!hasRole(user.role, role)) throw new AppError("FORBIDDEN", `this needs the ${role} role (you are ${user.role})`);
   return user;
@@ -103,15 +112,33 @@ export function errorResponse(err: unknown, route: string): Response {
   if (internal) logger.error({ err, route }, "REST handler failed");
   const headers: Record<string, string> = { ...NO_STORE };
   if (status === 401) headers["WWW-Authenticate"] = 'Bearer realm="catcafe"';
-  if (status === 503) headers["Retry-After"] = String(RETRY_AFTER_SECONDS);
+  if (status === 503 || retryAfterOf(err) !== null) headers["Retry-After"] = String(RETRY_AFTER_SECONDS);
   return Response.json(body, { status, headers });
 }
 
-function respond<C>(name: string, run: (req: Request, route: C) => Promise<{ status: number; body: unknown }>): Handler<C> {
-  return async (req, route) => {
+/**
+ * A route's handler: `run`'s answer as JSON, any error in the API's error shape; a request
+ * that changes something and carries an `Idempotency-Key` is carried out once per key
+ * (./idempotency.ts), for the user who sent it.
+ */
+function respond<C>(
+  source: () => ContextSource,
+  name: string,
+  run: (req: Request, route: C) => Promise<{ status: number; body: unknown }>,
+): Handler<C> {
+  const answer = async (req: Request, route: C) => {
     try {
       const { status, body } = await run(req, route);
       return Response.json(body, { status, headers: NO_STORE });
+    } catch (err) {
+      return errorResponse(err, name);
+    }
+  };
+  return async (req, route) => {
+    try {
+      const ctx = source();
+      const user = req.method === "GET" ? null : await requestUser(req, ctx);
+      return user ? await idempotent(ctx.deps.pool, req, user.id, (r) => answer(r, route)) : await answer(req, route);
     } catch (err) {
       return errorResponse(err, name);
     }
@@ -144,7 +171,7 @@ export function createTaskRestHandlers(source: () => ContextSource) {
     name: string,
     act: (deps: ContextSource["deps"], input: z.output<S>, user: CurrentUser) => Promise<{ status: number; body: unknown }>,
   ) =>
-    respond<TaskRouteContext>(name, async (req, route) => {
+    respond<TaskRouteContext>(source, name, async (req, route) => {
       const ctx = source();
       const user = await requireOperator(req, ctx);
       const { id } = await route.params;
@@ -202,7 +229,7 @@ export function createTaskRestHandlers(source: () => ContextSource) {
       body: await resumeSession({ ...deps, lease: (stepId) => releaseOrphanedLease(deps.pool, stepId) }, input, actorOf(user)),
     })),
     /** POST /api/tasks `{ projectId, prompt, mode, workflow? }` → 201 `{ sessionId, version }` */
-    start: respond<unknown>("POST /api/tasks", async (req) => {
+    start: respond<unknown>(source, "POST /api/tasks", async (req) => {
       const ctx = source();
       const user = await requireOperator(req, ctx);
       const input = ZStartTaskInput.parse(await readBody(req));
@@ -224,16 +251,16 @@ export function createModeRestHandlers(source: () => ContextSource) {
     return id;
   };
   return {
-    listModes: respond<unknown>("GET /api/modes", async (req) => {
+    listModes: respond<unknown>(source, "GET /api/modes", async (req) => {
       await requireRole(req, source(), "viewer");
       return { status: 200, body: listModes() };
     }),
-    getSessionMode: respond<TaskRouteContext>("GET /api/sessions/:id/mode", async (req, route) => {
+    getSessionMode: respond<TaskRouteContext>(source, "GET /api/sessions/:id/mode", async (req, route) => {
       const ctx = source();
       await requireRole(req, ctx, "viewer");
       return { status: 200, body: await getMode(ctx.deps, await sessionIdOf(route)) };
     }),
-    setSessionMode: respond<TaskRouteContext>("PUT /api/sessions/:id/mode", async (req, route) => {
+    setSessionMode: respond<TaskRouteContext>(source, "PUT /api/sessions/:id/mode", async (req, route) => {
       const ctx = source();
       const user = await requireOperator(req, ctx);
       const input = ZSetModeInput.parse({ ...(await readBody(req)), sessionId: await sessionIdOf(route) });

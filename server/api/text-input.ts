@@ -22,7 +22,8 @@ export function unstorableText(value: unknown, path: string[] = []): { path: str
       if (item.includes(NUL)) return { path: where(at), problem: "contains a NUL byte" };
       if (LONE_SURROGATE.test(item)) return { path: where(at), problem: "contains a lone surrogate (not valid Unicode)" };
     } else if (item !== null && typeof item === "object") {
-      if (at.length - path.length >= MAX_INPUT_DEPTH) return { path: where(at), problem: `is nested deeper than ${MAX_INPUT_DEPTH} levels` };
+      if (at.length - path.length >= MAX_INPUT_DEPTH)
+        return { path: where(at), problem: `is nested deeper than ${MAX_INPUT_DEPTH} levels` };
       // Pushed last to first, so the first problem in document order is found first.
       const entries = Array.isArray(item) ? item.map((v, i) => [String(i), v] as const) : Object.entries(item);
       for (const [key, v] of entries.reverse()) {

@@ -6,7 +6,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { hasRole, type Role } from "../../lib/roles";
 import type { Context } from "./context";
-import { appFieldErrors, clientMessage, conflictCurrent, flattenZodError, toTRPCError } from "./errors";
+import { appFieldErrors, clientMessage, conflictCurrent, flattenZodError, retryAfterOf, toTRPCError } from "./errors";
 import { unstorableText } from "./text-input";
 
 const t = initTRPC.context<Context>().create({
@@ -15,6 +15,7 @@ const t = initTRPC.context<Context>().create({
   errorFormatter({ shape, error }) {
     const cause = error.cause;
     const current = conflictCurrent(cause);
+    const retryAfter = retryAfterOf(cause);
     return {
       ...shape,
       // Bad input reads as its first problems, not as a JSON dump of zod's issues; unknown
@@ -27,6 +28,8 @@ const t = initTRPC.context<Context>().create({
         zodError: cause instanceof z.ZodError ? flattenZodError(cause) : appFieldErrors(cause),
         // A conflict says where the session stands now (its version and state).
         ...(current ? { current } : {}),
+        // A request whose idempotency key is still being carried out: when to try again.
+        ...(retryAfter !== null ? { retryAfter } : {}),
       },
     };
   },

@@ -7,6 +7,7 @@ import type pg from "pg";
 import { AppError } from "../errors";
 import { withTransaction, type Db, type Queryable, type Tx } from "../db/pool";
 import { appRegistry } from "./catalog";
+import { hasCommandKey, recordKeyEffect } from "./command-keys";
 import { foldStreamAt, LATEST_VERSION } from "./fold-read";
 import { LINEAGE_CTE } from "./lineage";
 import { timeOrderedId } from "./ids";
@@ -126,8 +127,9 @@ export class EventStore {
     try {
       // A single statement is its own transaction: when no projection reacts to these
       // events, the append is one round trip; otherwise projections join a transaction.
+      // So does an append under a command's idempotency key, whose row notes it (./command-keys.ts).
       const needsProjections = events.some((e) => this.appProjections.some((p) => p.handles.includes(e.type)));
-      return needsProjections
+      return needsProjections || hasCommandKey()
         ? await withTransaction(this.pool, (tx) => this.appendInTx(tx, streamId, expected, events, metadata, options))
         : await this.appendInTx(this.pool, streamId, expected, events, metadata, options);
     } catch (err) {
@@ -185,7 +187,9 @@ export class EventStore {
     for (const projection of this.appProjections) {
       if (recorded.some((e) => projection.handles.includes(e.type))) await projection.apply(tx as Tx, recorded, "live");
     }
-    return { streamId, version: recorded.at(-1)!.version, events: recorded, duplicate: false };
+    const version = recorded.at(-1)!.version;
+    await recordKeyEffect(tx, streamId, version);
+    return { streamId, version, events: recorded, duplicate: false };
   }
 
   /** Runs a statement that appends; a projection applied in the database that refuses it throws its own error. */
