@@ -2,12 +2,13 @@
 // over server-sent events (the `eventsource` package, so Node can send the token as a
 // header, which a browser EventSource cannot). A dropped subscription is retried with
 // backoff for a while and resumes after the last event it got (tRPC sends `lastEventId`);
-// an authorization, not-found or input error is final. A 503 (the server's database away
-// or busy) is retried after Retry-After (./retry.ts). No transformer: plain JSON.
+// an authorization, not-found or input error is final. Each mutation carries an
+// `Idempotency-Key` of its own and is sent again, with that key, when the network fails or the
+// server answers 503 (./retry.ts): it is carried out once. No transformer: plain JSON.
 import { createTRPCClient, httpLink, httpSubscriptionLink, retryLink, splitLink, type TRPCClient } from "@trpc/client";
 import { EventSource } from "eventsource";
 import type { AppRouter } from "./types";
-import { retryUnavailable } from "./retry";
+import { retrying } from "./retry";
 import { normalizeServerUrl } from "./url";
 
 export interface CatCafeClientOptions {
@@ -44,7 +45,7 @@ export function authHeaders(options: Pick<CatCafeClientOptions, "token" | "cooki
 export function createCatCafeClient(options: CatCafeClientOptions): CatCafeClient {
   const url = `${normalizeServerUrl(options.url)}/api/trpc`;
   const headers = authHeaders(options);
-  const fetchImpl = retryUnavailable(options.fetch ?? globalThis.fetch);
+  const fetchImpl = retrying(options.fetch ?? globalThis.fetch);
   return createTRPCClient<AppRouter>({
     links: [
       splitLink({
