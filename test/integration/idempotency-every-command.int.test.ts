@@ -1,0 +1,210 @@
+// Every command is safe to repeat (docs/api.md, "Repeating a command"), proved procedure by
+// procedure: the mutations are read from the router itself, so a new one fails here until it is
+// given an example input below. For each, over HTTP as a client sends it:
+// - the same command twice at once with one key: carried out once (exactly one answer is not a
+//   replay), the same status and body twice, and sending it a third time records nothing more
+//   (events and rows counted across the database);
+// - the same key with another body: 422 naming the key, nothing recorded;
+// - another key: carried out again (no replay), as the domain decides a second time.
+// The REST routes that change something are enumerated from their handler factories alike.
+// Most examples change something (a session started, forked, cancelled; a user, token or
+// setting written); a few are sent where the domain refuses them (Forge's person actions on a
+// session no stage waits on, a confirm, a delivery of an unfinished session), which is a
+// command too: its refusal is answered once and the same again.
+import crypto from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createContextFactory } from "../../server/api/context";
+import { handleTrpc } from "../../server/api/handler";
+import { createModeRestHandlers, createTaskRestHandlers } from "../../server/api/rest";
+import { appRouter } from "../../server/api/root";
+import type { CurrentUser } from "../../server/auth/request";
+import { createApiFixture, type ApiFixture } from "../helpers/api";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { createHarness, type Harness } from "../helpers/tasks";
+
+let db: TestDatabase;
+let api: ApiFixture;
+let h: Harness;
+let admin: CurrentUser;
+let cookie: string;
+let token: string;
+let projectId: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  api = createApiFixture(db);
+  h = createHarness(db);
+  admin = await api.user("admin");
+  cookie = await api.sessionCookie(admin.id);
+  projectId = await h.project("every", {
+    coder: [{ reply: "p" }],
+    reviewer: [{ reply: "r" }],
+    tester: [{ reply: "t" }],
+    planner: [{ reply: "i" }],
+  });
+  token = (await api.caller(admin).tokens.create({ name: "every" })).token;
+});
+
+/** The router's mutations, by path. */
+function mutations(): string[] {
+  const procedures = (appRouter as unknown as { _def: { procedures: Record<string, { _def: { type: string } }> } })._def.procedures;
+  return Object.entries(procedures)
+    .filter(([, p]) => p._def.type === "mutation")
+    .map(([path]) => path)
+    .sort();
+}
+
+const caller = () => api.caller(admin);
+const startTask = async (prompt = "Fix sum()") => (await caller().tasks.start({ projectId, prompt, mode: "proposal" })).sessionId;
+const finishedTask = async () => {
+  const sessionId = await startTask();
+  await caller().tasks.cancel({ sessionId });
+  return sessionId;
+};
+const startConversation = async () => (await caller().conversations.start({ projectId, title: "talk" })).sessionId;
+
+/** What each mutation is sent: fresh for every round, so each round has its own subject. */
+const examples: Record<string, () => Promise<unknown>> = {
+  "tasks.start": async () => ({ projectId, prompt: `start ${crypto.randomUUID()}`, mode: "proposal" }),
+  "tasks.confirm": async () => ({ sessionId: await startTask() }),
+  "tasks.followUp": async () => ({ sessionId: await startTask(), text: "and the docs" }),
+  "tasks.cancel": async () => ({ sessionId: await startTask() }),
+  "tasks.rerun": async () => ({ sessionId: await startTask() }),
+  "forge.new": async () => ({ projectId, idea: `idea ${crypto.randomUUID()}` }),
+  "forge.edit": async () => ({ sessionId: await startTask(), path: "docs/prd.md", content: "# PRD", baseHash: null }),
+  "forge.feedback": async () => ({ sessionId: await startTask(), text: "more detail" }),
+  "forge.pass": async () => ({ sessionId: await startTask() }),
+  "forge.choose": async () => ({ sessionId: await startTask(), choice: "retry" }),
+  "sessions.fork": async () => ({ sessionId: await startTask(), atVersion: 2 }),
+  "sessions.deliver": async () => ({ sessionId: await startTask() }),
+  "sessions.approveDelivery": async () => ({ sessionId: await startTask() }),
+  "sessions.revert": async () => ({ sessionId: await startTask(), to: "proposal_coder" }),
+  "sessions.modify": async () => ({ sessionId: await finishedTask(), change: "also the docs" }),
+  "sessions.resume": async () => ({ sessionId: await startTask() }),
+  "projects.upsert": async () => ({
+    id: `p-${crypto.randomBytes(4).toString("hex")}`,
+    name: "Another",
+    repoPath: h.repo,
+    allowlist: [],
+    agents: {},
+  }),
+  "tokens.create": async () => ({ name: `token ${crypto.randomUUID()}` }),
+  "tokens.revoke": async () => ({ id: (await caller().tokens.create({ name: "to revoke" })).id }),
+  "users.create": async () => ({ email: `u-${crypto.randomUUID()}@cats.test`, name: "New", password: "a long password 123" }),
+  "users.setRole": async () => ({ userId: (await api.user("viewer")).id, role: "operator" }),
+  "users.disable": async () => ({ userId: (await api.user("viewer")).id }),
+  "ops.validateConfig": async () => ({ projectId }),
+  "ops.checkBrains": async () => ({ projectId }),
+  "ops.go": async () => ({ agent: "coder-sim", prompt: `go ${crypto.randomUUID()}`, projectId }),
+  "ops.rebuildProjections": async () => undefined,
+  "settings.configureProject": async () => ({ projectId, stepTimeoutMs: 60_000 + Math.floor(Math.random() * 1000) }),
+  "settings.configureServer": async () => ({ rateLimitMs: Math.floor(Math.random() * 1000) }),
+  "settings.revert": async () => ({ scope: "server", version: 1 }),
+  "settings.checkBrain": async () => ({ projectId, source: "project", brainId: "role:coder" }),
+  "inbox.acknowledge": async () => ({ sessionId: await startTask() }),
+  "conversations.start": async () => ({ projectId, title: `talk ${crypto.randomUUID()}` }),
+  "conversations.post": async () => ({ sessionId: await startConversation(), text: "hello" }),
+  "conversations.setMode": async () => ({ sessionId: await startConversation(), mode: "voting" }),
+  "conversations.progress": async () => ({ sessionId: await startConversation(), kind: "decision", detail: "we go" }),
+  "conversations.terminate": async () => ({ sessionId: await startConversation() }),
+};
+
+/** A mutation over HTTP as the signed-in admin's browser sends it, with `key`. */
+async function send(path: string, input: unknown, key: string) {
+  const res = await handleTrpc(
+    new Request(`http://cats.test/api/trpc/${path}`, {
+      method: "POST",
+      headers: { cookie, origin: "http://cats.test", "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify(input ?? {}),
+    }),
+    createContextFactory(api.source),
+  );
+  return { status: res.status, body: await res.text(), replayed: res.headers.get("idempotent-replayed") === "true" };
+}
+
+/** Rows in every table but the keys' own, and events: what "nothing more recorded" is measured by. */
+async function recorded(): Promise<Record<string, number>> {
+  const tables = await db.pool.query<{ tablename: string }>(
+    "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('command_keys', '_prisma_migrations', 'sign_in_attempts')",
+  );
+  const counts: Record<string, number> = {};
+  for (const { tablename } of tables.rows)
+    counts[tablename] = Number((await db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM "${tablename}"`)).rows[0]!.n);
+  return counts;
+}
+
+describe("every mutation is safe to repeat with one key", () => {
+  it("every mutation of the router has an example here", () => {
+    expect(mutations().filter((path) => !(path in examples))).toEqual([]);
+  });
+
+  it.each(mutations())(
+    "%s: one key twice at once is carried out once and answered the same; another body is a 422; another key runs again",
+    async (path) => {
+      const example = examples[path];
+      if (!example) throw new Error(`no example input for ${path}: add one to this test`);
+      const input = await example();
+      const key = crypto.randomUUID();
+      const pair = await Promise.all([send(path, input, key), send(path, input, key)]);
+      expect(pair[0].status, pair[0].body).toBeLessThan(500);
+      expect(pair[1]).toMatchObject({ status: pair[0].status, body: pair[0].body });
+      expect(pair.filter((a) => !a.replayed)).toHaveLength(1);
+
+      const before = await recorded();
+      expect(await send(path, input, key)).toEqual({ ...pair[0], replayed: true });
+      const other = await send(path, { ...(input as object), otherwise: true }, key);
+      expect(other.status).toBe(422);
+      expect(other.body).toContain(key);
+      expect(await recorded()).toEqual(before);
+
+      expect((await send(path, input, crypto.randomUUID())).replayed).toBe(false);
+    },
+  );
+});
+
+describe("every REST route that changes something is safe to repeat with one key", () => {
+  const routes = () => {
+    const tasks = createTaskRestHandlers(api.source);
+    const modes = createModeRestHandlers(api.source);
+    return { ...tasks, setSessionMode: modes.setSessionMode };
+  };
+  const bodies: Record<string, (id: string) => unknown> = {
+    start: () => ({ projectId, prompt: `rest ${crypto.randomUUID()}`, mode: "proposal" }),
+    followUp: () => ({ text: "and the docs" }),
+    rerun: () => ({}),
+    confirm: () => ({}),
+    cancel: () => ({}),
+    fork: () => ({ atVersion: 2 }),
+    revert: () => ({ to: "proposal_coder" }),
+    modify: () => ({ change: "also the docs" }),
+    deliver: () => ({}),
+    resume: () => ({}),
+    setSessionMode: () => ({ mode: "voting" }),
+  };
+
+  it("every route has a body here", () => {
+    expect(Object.keys(routes()).filter((name) => !(name in bodies))).toEqual([]);
+  });
+
+  it.each(Object.keys(bodies))("%s: one key twice at once is one answer, carried out once", async (name) => {
+    const handler = routes()[name as keyof ReturnType<typeof routes>] as (req: Request, route: unknown) => Promise<Response>;
+    const id = name === "setSessionMode" ? await startConversation() : name === "modify" ? await finishedTask() : await startTask();
+    const body = JSON.stringify(bodies[name]!(id));
+    const key = crypto.randomUUID();
+    const post = async () => {
+      const res = await handler(
+        new Request(`http://cats.test/api/x/${id}`, {
+          method: name === "setSessionMode" ? "PUT" : "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": key },
+          body,
+        }),
+        { params: Promise.resolve({ id }) },
+      );
+      return { status: res.status, body: await res.text(), replayed: res.headers.get("idempotent-replayed") === "true" };
+    };
+    const pair = await Promise.all([post(), post()]);
+    expect(pair[0].status, pair[0].body).toBeLessThan(500);
+    expect(pair[1]).toMatchObject({ status: pair[0].status, body: pair[0].body });
+    expect(pair.filter((a) => !a.replayed)).toHaveLength(1);
+  });
+});
