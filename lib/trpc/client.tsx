@@ -1,13 +1,26 @@
 "use client";
-// The browser's tRPC client: queries and mutations batched over HTTP, subscriptions over
-// Server-Sent Events (`httpSubscriptionLink`), both at /api/trpc with the session cookie.
+// The browser's tRPC client: queries batched over HTTP, mutations one request each with an
+// `Idempotency-Key` per intent (./intent-keys.ts: a double click is carried out once),
+// subscriptions over Server-Sent Events (`httpSubscriptionLink`), all at /api/trpc with the
+// session cookie.
 // A dropped subscription is retried with backoff and resumes after the last event it got
 // (tRPC sends it as `lastEventId`); an authorization or not-found error is final.
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { createTRPCClient, httpBatchLink, httpSubscriptionLink, retryLink, splitLink, type TRPCClientError } from "@trpc/client";
+import {
+  createTRPCClient,
+  httpBatchLink,
+  httpLink,
+  httpSubscriptionLink,
+  retryLink,
+  splitLink,
+  type TRPCClientError,
+  type TRPCLink,
+} from "@trpc/client";
+import { observable } from "@trpc/server/observable";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import type { AppRouter } from "@/server/api/root";
+import { IntentKeys } from "./intent-keys";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
@@ -36,6 +49,31 @@ function makeQueryClient(): QueryClient {
   });
 }
 
+/** Gives each mutation its intent's key (op.context.idempotencyKey), released when it is answered. */
+function intentLink(intents: IntentKeys): TRPCLink<AppRouter> {
+  return () =>
+    ({ op, next }) =>
+      observable((observer) => {
+        if (op.type !== "mutation") return next(op).subscribe(observer);
+        const intent = intents.take(op.path, op.input);
+        const subscription = next({ ...op, context: { ...op.context, idempotencyKey: intent.key } }).subscribe({
+          next: (value) => observer.next(value),
+          error: (err) => {
+            intent.settle();
+            observer.error(err);
+          },
+          complete: () => {
+            intent.settle();
+            observer.complete();
+          },
+        });
+        return () => {
+          intent.settle();
+          subscription.unsubscribe();
+        };
+      });
+}
+
 function makeTrpcClient() {
   return createTRPCClient<AppRouter>({
     links: [
@@ -48,7 +86,17 @@ function makeTrpcClient() {
           }),
           httpSubscriptionLink({ url: ENDPOINT }),
         ],
-        false: httpBatchLink({ url: ENDPOINT }),
+        false: [
+          intentLink(new IntentKeys()),
+          splitLink({
+            condition: (op) => op.type === "mutation",
+            true: httpLink({
+              url: ENDPOINT,
+              headers: ({ op }) => (typeof op.context.idempotencyKey === "string" ? { "Idempotency-Key": op.context.idempotencyKey } : {}),
+            }),
+            false: httpBatchLink({ url: ENDPOINT }),
+          }),
+        ],
       }),
     ],
   });

@@ -251,6 +251,95 @@ describe("the session view", () => {
     await screenshot(page, "forge-completed.png");
   });
 
+  /** A tRPC query with the page's cookie: its data. */
+  async function query<T>(page: Page, procedure: string, input: unknown): Promise<T> {
+    const body = await page.evaluate(
+      async ([name, json]) => (await fetch(`/api/trpc/${name}?input=${encodeURIComponent(json)}`)).text(),
+      [procedure, JSON.stringify(input)] as const,
+    );
+    return (JSON.parse(body) as { result: { data: T } }).result.data;
+  }
+
+  /** How many events of `type` the session has recorded. */
+  async function countEvents(page: Page, sessionId: string, type: string): Promise<number> {
+    const entries = await query<Array<{ type: string }>>(page, "sessions.timeline", { sessionId, limit: 1000 });
+    return entries.filter((e) => e.type === type).length;
+  }
+
+  /** No error said on the page: no alert, no "internal error". */
+  async function noErrorShown(page: Page, what: string): Promise<void> {
+    // (Next.js's route announcer is an alert too: it reads the new page's title.)
+    const alerts = page.locator("body > :not(next-route-announcer)").getByRole("alert").filter({ hasText: /\S/ });
+    expect(await alerts.allInnerTexts(), what).toEqual([]);
+    expect(await page.locator("body").innerText(), what).not.toMatch(/internal error/i);
+  }
+
+  it("double clicks do each thing once and show no error: Start task, Confirm in its dialog, Post, Forge feedback and Pass, settings Save, Deliver", async () => {
+    const page = await adminAt("/sessions/new");
+
+    // Start task: one session, and the page lands on it.
+    const prompt = `Double-clicked start ${Date.now()}`;
+    await page.getByLabel("Project").selectOption("demo");
+    await page.getByLabel("What should the cats do?").fill(prompt);
+    await Promise.all([page.waitForURL(/\/sessions\/s-[0-9a-f]+$/, { timeout: 15_000 }), page.getByRole("button", { name: "Start task" }).dblclick()]);
+    const sessionId = page.url().split("/").pop()!;
+    const started = await query<{ items: Array<{ id: string }> }>(page, "sessions.list", { q: prompt });
+    expect(started.items.map((i) => i.id)).toEqual([sessionId]);
+
+    // Confirm, in its dialog: one OperatorConfirmed.
+    await awaitingConfirm(page);
+    await page.getByTestId("confirm-button").click();
+    await page.getByTestId("confirm-dialog-action").dblclick();
+    await expect.poll(() => badge(page).getAttribute("data-state"), { timeout: 30_000 }).not.toBe("awaiting_operator_confirm");
+    expect(await countEvents(page, sessionId, "OperatorConfirmed")).toBe(1);
+    await noErrorShown(page, "after Confirm");
+    await screenshot(page, "double-click-confirm.png");
+
+    // Post in a conversation: one message.
+    const conversation = await mutate(page, "conversations.start", { projectId: "demo", title: "Double clicks" });
+    expect(conversation.status, conversation.body).toBe(200);
+    const conversationId = (JSON.parse(conversation.body) as { result: { data: { sessionId: string } } }).result.data.sessionId;
+    await page.goto(`${app.baseUrl}/conversations/${conversationId}`);
+    await page.getByLabel("Message").fill("Posted with a double click");
+    await page.getByRole("button", { name: "Post" }).dblclick();
+    await entries(page, "person").filter({ hasText: "Posted with a double click" }).first().waitFor({ timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 1_000)); // a second post, had there been one, would be there by now
+    expect(await entries(page, "person").filter({ hasText: "Posted with a double click" }).count()).toBe(1);
+    expect(await countEvents(page, conversationId, "MessagePosted")).toBe(1);
+    await noErrorShown(page, "after Post");
+
+    // Forge: Pass at its first gate (the idea's, which takes edits only), then feedback at the PRD's.
+    const forge = await mutate(page, "forge.new", { projectId: "demo", idea: "A word counter, double-clicked" });
+    expect(forge.status, forge.body).toBe(200);
+    const forgeId = (JSON.parse(forge.body) as { result: { data: { sessionId: string } } }).result.data.sessionId;
+    await page.goto(`${app.baseUrl}/sessions/${forgeId}`);
+    await expect.poll(() => page.getByTestId("gate-actions").isVisible(), { timeout: 30_000 }).toBe(true);
+    await page.getByTestId("gate-pass").dblclick();
+    await expect.poll(() => countEvents(page, forgeId, "GatePassed"), { timeout: 10_000 }).toBe(1);
+    await page.getByTestId("gate-text").waitFor({ timeout: 30_000 });
+    expect(await countEvents(page, forgeId, "GatePassed")).toBe(1);
+    await page.getByTestId("gate-text").fill("Say who counts the words.");
+    await page.getByTestId("gate-feedback").dblclick();
+    await expect.poll(() => countEvents(page, forgeId, "FeedbackGiven"), { timeout: 10_000 }).toBe(1);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await countEvents(page, forgeId, "FeedbackGiven")).toBe(1);
+    await noErrorShown(page, "after the Forge gate");
+    await screenshot(page, "double-click-forge.png");
+
+    // Settings: one change saved.
+    await page.goto(`${app.baseUrl}/settings/projects`);
+    const demo = page.locator('section[aria-label="Settings of demo"]');
+    const historyLength = async () => (await query<unknown[]>(page, "settings.history", { projectId: "demo" })).length;
+    const before = await historyLength();
+    await demo.locator('[id="project-demo-maxIterations"]').fill("4");
+    await demo.getByRole("button", { name: "Save" }).dblclick();
+    await demo.getByRole("status").filter({ hasText: "Saved 1 change(s)" }).waitFor({ timeout: 10_000 });
+    expect(await historyLength()).toBe(before + 1);
+    await noErrorShown(page, "after Save");
+    await screenshot(page, "double-click-settings.png");
+    await page.context().close();
+  }, 120_000);
+
   it("a viewer sees no Confirm button, and a forged confirm with the viewer's cookie is refused with 403", async () => {
     const adminPage = await adminAt("/");
     const sessionId = await newProposal(adminPage);
@@ -768,11 +857,14 @@ describe("the session view", () => {
       const sessionId = (JSON.parse(started.body) as { result: { data: { sessionId: string } } }).result.data.sessionId;
       await page.goto(`${app.baseUrl}/sessions/${sessionId}`);
       await expect.poll(() => badge(page).getAttribute("data-state"), { timeout: 30_000 }).toBe("approved");
-      await page.getByTestId("deliver-button").click();
+      // A double click delivers once (one idempotency key for both).
+      await page.getByTestId("deliver-button").dblclick();
       const link = page.getByTestId("pull-request-link");
       await link.waitFor({ timeout: 30_000 });
       expect(await link.getAttribute("href")).toBe("https://github.test/acme/app/pull/42");
       expect(stub.requests.map((r) => r.method)).toEqual(["GET", "POST"]);
+      expect(await countEvents(page, sessionId, "DeliveryRequested")).toBe(1);
+      await noErrorShown(page, "after Deliver");
       await screenshot(page, "session-delivered.png");
 
       await ensureViewer(page);
