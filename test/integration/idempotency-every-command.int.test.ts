@@ -16,9 +16,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createContextFactory } from "../../server/api/context";
 import { handleTrpc } from "../../server/api/handler";
 import { createModeRestHandlers, createTaskRestHandlers } from "../../server/api/rest";
-import { appRouter } from "../../server/api/root";
 import type { CurrentUser } from "../../server/auth/request";
 import { createApiFixture, type ApiFixture } from "../helpers/api";
+import { commandExamples, proceduresOf } from "../helpers/command-examples";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { createHarness, type Harness } from "../helpers/tasks";
 
@@ -45,69 +45,18 @@ beforeAll(async () => {
   token = (await api.caller(admin).tokens.create({ name: "every" })).token;
 });
 
-/** The router's mutations, by path. */
-function mutations(): string[] {
-  const procedures = (appRouter as unknown as { _def: { procedures: Record<string, { _def: { type: string } }> } })._def.procedures;
-  return Object.entries(procedures)
-    .filter(([, p]) => p._def.type === "mutation")
-    .map(([path]) => path)
-    .sort();
-}
-
-const caller = () => api.caller(admin);
-const startTask = async (prompt = "Fix sum()") => (await caller().tasks.start({ projectId, prompt, mode: "proposal" })).sessionId;
+let examples: Record<string, () => Promise<unknown>>;
+beforeAll(() => {
+  examples = commandExamples({ api, admin, projectId, repo: h.repo });
+});
+const mutations = () => proceduresOf("mutation");
+const startTask = async () => (await api.caller(admin).tasks.start({ projectId, prompt: "Fix sum()", mode: "proposal" })).sessionId;
 const finishedTask = async () => {
   const sessionId = await startTask();
-  await caller().tasks.cancel({ sessionId });
+  await api.caller(admin).tasks.cancel({ sessionId });
   return sessionId;
 };
-const startConversation = async () => (await caller().conversations.start({ projectId, title: "talk" })).sessionId;
-
-/** What each mutation is sent: fresh for every round, so each round has its own subject. */
-const examples: Record<string, () => Promise<unknown>> = {
-  "tasks.start": async () => ({ projectId, prompt: `start ${crypto.randomUUID()}`, mode: "proposal" }),
-  "tasks.confirm": async () => ({ sessionId: await startTask() }),
-  "tasks.followUp": async () => ({ sessionId: await startTask(), text: "and the docs" }),
-  "tasks.cancel": async () => ({ sessionId: await startTask() }),
-  "tasks.rerun": async () => ({ sessionId: await startTask() }),
-  "forge.new": async () => ({ projectId, idea: `idea ${crypto.randomUUID()}` }),
-  "forge.edit": async () => ({ sessionId: await startTask(), path: "docs/prd.md", content: "# PRD", baseHash: null }),
-  "forge.feedback": async () => ({ sessionId: await startTask(), text: "more detail" }),
-  "forge.pass": async () => ({ sessionId: await startTask() }),
-  "forge.choose": async () => ({ sessionId: await startTask(), choice: "retry" }),
-  "sessions.fork": async () => ({ sessionId: await startTask(), atVersion: 2 }),
-  "sessions.deliver": async () => ({ sessionId: await startTask() }),
-  "sessions.approveDelivery": async () => ({ sessionId: await startTask() }),
-  "sessions.revert": async () => ({ sessionId: await startTask(), to: "proposal_coder" }),
-  "sessions.modify": async () => ({ sessionId: await finishedTask(), change: "also the docs" }),
-  "sessions.resume": async () => ({ sessionId: await startTask() }),
-  "projects.upsert": async () => ({
-    id: `p-${crypto.randomBytes(4).toString("hex")}`,
-    name: "Another",
-    repoPath: h.repo,
-    allowlist: [],
-    agents: {},
-  }),
-  "tokens.create": async () => ({ name: `token ${crypto.randomUUID()}` }),
-  "tokens.revoke": async () => ({ id: (await caller().tokens.create({ name: "to revoke" })).id }),
-  "users.create": async () => ({ email: `u-${crypto.randomUUID()}@cats.test`, name: "New", password: "a long password 123" }),
-  "users.setRole": async () => ({ userId: (await api.user("viewer")).id, role: "operator" }),
-  "users.disable": async () => ({ userId: (await api.user("viewer")).id }),
-  "ops.validateConfig": async () => ({ projectId }),
-  "ops.checkBrains": async () => ({ projectId }),
-  "ops.go": async () => ({ agent: "coder-sim", prompt: `go ${crypto.randomUUID()}`, projectId }),
-  "ops.rebuildProjections": async () => undefined,
-  "settings.configureProject": async () => ({ projectId, stepTimeoutMs: 60_000 + Math.floor(Math.random() * 1000) }),
-  "settings.configureServer": async () => ({ rateLimitMs: Math.floor(Math.random() * 1000) }),
-  "settings.revert": async () => ({ scope: "server", version: 1 }),
-  "settings.checkBrain": async () => ({ projectId, source: "project", brainId: "role:coder" }),
-  "inbox.acknowledge": async () => ({ sessionId: await startTask() }),
-  "conversations.start": async () => ({ projectId, title: `talk ${crypto.randomUUID()}` }),
-  "conversations.post": async () => ({ sessionId: await startConversation(), text: "hello" }),
-  "conversations.setMode": async () => ({ sessionId: await startConversation(), mode: "voting" }),
-  "conversations.progress": async () => ({ sessionId: await startConversation(), kind: "decision", detail: "we go" }),
-  "conversations.terminate": async () => ({ sessionId: await startConversation() }),
-};
+const startConversation = async () => (await api.caller(admin).conversations.start({ projectId, title: "talk" })).sessionId;
 
 /** A mutation over HTTP as the signed-in admin's browser sends it, with `key`. */
 async function send(path: string, input: unknown, key: string) {

@@ -1,0 +1,81 @@
+// An example input for every mutation of the router, made fresh for each use (a new session
+// to act on, a new name), for the tests that send every command: the idempotency test and the
+// fuzz test. A mutation without one fails those tests until it is given one here.
+import crypto from "node:crypto";
+import { appRouter } from "../../server/api/root";
+import type { CurrentUser } from "../../server/auth/request";
+import type { ApiFixture } from "./api";
+
+/** The router's procedures of `type`, by path. */
+export function proceduresOf(type: "query" | "mutation"): string[] {
+  const procedures = (appRouter as unknown as { _def: { procedures: Record<string, { _def: { type: string } }> } })._def.procedures;
+  return Object.entries(procedures)
+    .filter(([, p]) => p._def.type === type)
+    .map(([path]) => path)
+    .sort();
+}
+
+export interface ExampleContext {
+  api: ApiFixture;
+  admin: CurrentUser;
+  /** A project with scripted coder, reviewer, tester and planner. */
+  projectId: string;
+  /** A git repository a new project may point at. */
+  repo: string;
+}
+
+export function commandExamples({ api, admin, projectId, repo }: ExampleContext): Record<string, () => Promise<unknown>> {
+  const caller = () => api.caller(admin);
+  const startTask = async (prompt = "Fix sum()") => (await caller().tasks.start({ projectId, prompt, mode: "proposal" })).sessionId;
+  const finishedTask = async () => {
+    const sessionId = await startTask();
+    await caller().tasks.cancel({ sessionId });
+    return sessionId;
+  };
+  const startConversation = async () => (await caller().conversations.start({ projectId, title: "talk" })).sessionId;
+
+  return {
+    "tasks.start": async () => ({ projectId, prompt: `start ${crypto.randomUUID()}`, mode: "proposal" }),
+    "tasks.confirm": async () => ({ sessionId: await startTask() }),
+    "tasks.followUp": async () => ({ sessionId: await startTask(), text: "and the docs" }),
+    "tasks.cancel": async () => ({ sessionId: await startTask() }),
+    "tasks.rerun": async () => ({ sessionId: await startTask() }),
+    "forge.new": async () => ({ projectId, idea: `idea ${crypto.randomUUID()}` }),
+    "forge.edit": async () => ({ sessionId: await startTask(), path: "docs/prd.md", content: "# PRD", baseHash: null }),
+    "forge.feedback": async () => ({ sessionId: await startTask(), text: "more detail" }),
+    "forge.pass": async () => ({ sessionId: await startTask() }),
+    "forge.choose": async () => ({ sessionId: await startTask(), choice: "retry" }),
+    "sessions.fork": async () => ({ sessionId: await startTask(), atVersion: 2 }),
+    "sessions.deliver": async () => ({ sessionId: await startTask() }),
+    "sessions.approveDelivery": async () => ({ sessionId: await startTask() }),
+    "sessions.revert": async () => ({ sessionId: await startTask(), to: "proposal_coder" }),
+    "sessions.modify": async () => ({ sessionId: await finishedTask(), change: "also the docs" }),
+    "sessions.resume": async () => ({ sessionId: await startTask() }),
+    "projects.upsert": async () => ({
+      id: `p-${crypto.randomBytes(4).toString("hex")}`,
+      name: "Another",
+      repoPath: repo,
+      allowlist: [],
+      agents: {},
+    }),
+    "tokens.create": async () => ({ name: `token ${crypto.randomUUID()}` }),
+    "tokens.revoke": async () => ({ id: (await caller().tokens.create({ name: "to revoke" })).id }),
+    "users.create": async () => ({ email: `u-${crypto.randomUUID()}@cats.test`, name: "New", password: "a long password 123" }),
+    "users.setRole": async () => ({ userId: (await api.user("viewer")).id, role: "operator" }),
+    "users.disable": async () => ({ userId: (await api.user("viewer")).id }),
+    "ops.validateConfig": async () => ({ projectId }),
+    "ops.checkBrains": async () => ({ projectId }),
+    "ops.go": async () => ({ agent: "coder-sim", prompt: `go ${crypto.randomUUID()}`, projectId }),
+    "ops.rebuildProjections": async () => undefined,
+    "settings.configureProject": async () => ({ projectId, stepTimeoutMs: 60_000 + Math.floor(Math.random() * 1000) }),
+    "settings.configureServer": async () => ({ rateLimitMs: Math.floor(Math.random() * 1000) }),
+    "settings.revert": async () => ({ scope: "server", version: 1 }),
+    "settings.checkBrain": async () => ({ projectId, source: "project", brainId: "role:coder" }),
+    "inbox.acknowledge": async () => ({ sessionId: await startTask() }),
+    "conversations.start": async () => ({ projectId, title: `talk ${crypto.randomUUID()}` }),
+    "conversations.post": async () => ({ sessionId: await startConversation(), text: "hello" }),
+    "conversations.setMode": async () => ({ sessionId: await startConversation(), mode: "voting" }),
+    "conversations.progress": async () => ({ sessionId: await startConversation(), kind: "decision", detail: "we go" }),
+    "conversations.terminate": async () => ({ sessionId: await startConversation() }),
+  };
+}
