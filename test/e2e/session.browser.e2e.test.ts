@@ -253,10 +253,10 @@ describe("the session view", () => {
 
   /** A tRPC query with the page's cookie: its data. */
   async function query<T>(page: Page, procedure: string, input: unknown): Promise<T> {
-    const body = await page.evaluate(
-      async ([name, json]) => (await fetch(`/api/trpc/${name}?input=${encodeURIComponent(json)}`)).text(),
-      [procedure, JSON.stringify(input)] as const,
-    );
+    const body = await page.evaluate(async ([name, json]) => (await fetch(`/api/trpc/${name}?input=${encodeURIComponent(json)}`)).text(), [
+      procedure,
+      JSON.stringify(input),
+    ] as const);
     return (JSON.parse(body) as { result: { data: T } }).result.data;
   }
 
@@ -281,7 +281,10 @@ describe("the session view", () => {
     const prompt = `Double-clicked start ${Date.now()}`;
     await page.getByLabel("Project").selectOption("demo");
     await page.getByLabel("What should the cats do?").fill(prompt);
-    await Promise.all([page.waitForURL(/\/sessions\/s-[0-9a-f]+$/, { timeout: 15_000 }), page.getByRole("button", { name: "Start task" }).dblclick()]);
+    await Promise.all([
+      page.waitForURL(/\/sessions\/s-[0-9a-f]+$/, { timeout: 15_000 }),
+      page.getByRole("button", { name: "Start task" }).dblclick(),
+    ]);
     const sessionId = page.url().split("/").pop()!;
     const started = await query<{ items: Array<{ id: string }> }>(page, "sessions.list", { q: prompt });
     expect(started.items.map((i) => i.id)).toEqual([sessionId]);

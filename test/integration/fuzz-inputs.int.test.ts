@@ -39,7 +39,8 @@ beforeAll(async () => {
 /** Stands for JSON nested DEPTH deep, put in the request's text (JSON.stringify itself cannot nest that deep). */
 const DEEP = "\u0001deep";
 const DEPTH = 10_000;
-const asJson = (input: unknown) => (JSON.stringify(input) ?? "null").replaceAll(JSON.stringify(DEEP), "[".repeat(DEPTH) + "]".repeat(DEPTH));
+const asJson = (input: unknown) =>
+  (JSON.stringify(input) ?? "null").replaceAll(JSON.stringify(DEEP), "[".repeat(DEPTH) + "]".repeat(DEPTH));
 
 /** The values each field is replaced by, by name (for the failure message). */
 const HOSTILE: Array<[string, () => unknown]> = [
