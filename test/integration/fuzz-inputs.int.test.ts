@@ -10,9 +10,11 @@ import { handleTrpc } from "../../server/api/handler";
 import type { CurrentUser } from "../../server/auth/request";
 import { createApiFixture, type ApiFixture } from "../helpers/api";
 import { commandExamples, proceduresOf } from "../helpers/command-examples";
+import { watchErrorLog } from "../helpers/error-log";
 import { createTestDatabase } from "../helpers/db";
 import { createHarness } from "../helpers/tasks";
 
+const errorLog = watchErrorLog();
 let api: ApiFixture;
 let admin: CurrentUser;
 let cookie: string;
@@ -148,4 +150,10 @@ describe("hostile input at every procedure", () => {
     },
     120_000,
   );
+});
+
+describe("the server log", () => {
+  it("logged nothing above as an error: every refusal was answered as what it is", () => {
+    expect(errorLog()).toEqual([]);
+  });
 });

@@ -19,9 +19,11 @@ import { createModeRestHandlers, createTaskRestHandlers } from "../../server/api
 import type { CurrentUser } from "../../server/auth/request";
 import { createApiFixture, type ApiFixture } from "../helpers/api";
 import { commandExamples, proceduresOf } from "../helpers/command-examples";
+import { watchErrorLog } from "../helpers/error-log";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { createHarness, type Harness } from "../helpers/tasks";
 
+const errorLog = watchErrorLog();
 let db: TestDatabase;
 let api: ApiFixture;
 let h: Harness;
@@ -155,5 +157,11 @@ describe("every REST route that changes something is safe to repeat with one key
     expect(pair[0].status, pair[0].body).toBeLessThan(500);
     expect(pair[1]).toMatchObject({ status: pair[0].status, body: pair[0].body });
     expect(pair.filter((a) => !a.replayed)).toHaveLength(1);
+  });
+});
+
+describe("the server log", () => {
+  it("logged nothing above as an error: no conflict and no refusal was taken for an internal error", () => {
+    expect(errorLog()).toEqual([]);
   });
 });
