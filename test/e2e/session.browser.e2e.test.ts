@@ -275,6 +275,7 @@ describe("the session view", () => {
   }
 
   it("double clicks do each thing once and show no error: Start task, Confirm in its dialog, Post, Forge feedback and Pass, settings Save, Deliver", async () => {
+    const logFrom = app.proc.output().length;
     const page = await adminAt("/sessions/new");
 
     // Start task: one session, and the page lands on it.
@@ -340,6 +341,13 @@ describe("the session view", () => {
     expect(await historyLength()).toBe(before + 1);
     await noErrorShown(page, "after Save");
     await screenshot(page, "double-click-settings.png");
+    // Nor did the server log any of it as a failure (a conflict taken for an internal error).
+    const failures = app.proc
+      .output()
+      .slice(logFrom)
+      .split("\n")
+      .filter((line) => /procedure failed|handler failed|MCP tool failed/.test(line));
+    expect(failures).toEqual([]);
     await page.context().close();
   }, 120_000);
 
