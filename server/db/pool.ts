@@ -157,11 +157,18 @@ const ADAPTER_CONNECTION_KINDS = new Set(["DatabaseNotReachable", "ConnectionClo
  * `meta.driverAdapterError.cause` (a PostgreSQL code, or a kind such as DatabaseNotReachable).
  */
 export function isConnectionError(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown } } } } | null;
+  const e = err as {
+    code?: unknown;
+    message?: unknown;
+    meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown } } };
+  } | null;
   const code = typeof e?.code === "string" ? e.code : "";
   if (/^08|^57P0[123]$|^53300$/.test(code) || CONNECTION_CODES.has(code) || PRISMA_CONNECTION_CODES.has(code)) return true;
   const driver = e?.meta?.driverAdapterError?.cause;
-  if (driver && (ADAPTER_CONNECTION_KINDS.has(String(driver.kind)) || (driver.kind === "postgres" && isConnectionError({ code: driver.code }))))
+  if (
+    driver &&
+    (ADAPTER_CONNECTION_KINDS.has(String(driver.kind)) || (driver.kind === "postgres" && isConnectionError({ code: driver.code })))
+  )
     return true;
   const message = typeof e?.message === "string" ? e.message : "";
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (?:starting up|shutting down)/i.test(

@@ -22,7 +22,11 @@ beforeAll(async () => {
   api = createApiFixture(db);
   operator = await api.user("operator");
   token = (await api.caller(operator).tokens.create({ name: "conflicts" })).token;
-  projectId = await createHarness(db).project("conflicts", { coder: [{ reply: "p" }], reviewer: [{ reply: "r" }], tester: [{ reply: "t" }] });
+  projectId = await createHarness(db).project("conflicts", {
+    coder: [{ reply: "p" }],
+    reviewer: [{ reply: "r" }],
+    tester: [{ reply: "t" }],
+  });
 });
 
 const start = async () => (await api.caller(operator).tasks.start({ projectId, prompt: "Fix sum()", mode: "proposal" })).sessionId;

@@ -20,7 +20,11 @@ beforeAll(async () => {
   api = createApiFixture(db);
   admin = await api.user("admin");
   cookie = await api.sessionCookie(admin.id);
-  const projectId = await createHarness(db).project("edge", { coder: [{ reply: "p" }], reviewer: [{ reply: "r" }], tester: [{ reply: "t" }] });
+  const projectId = await createHarness(db).project("edge", {
+    coder: [{ reply: "p" }],
+    reviewer: [{ reply: "r" }],
+    tester: [{ reply: "t" }],
+  });
   sessionId = (await api.caller(admin).tasks.start({ projectId, prompt: "Fix sum()", mode: "proposal" })).sessionId;
 });
 
@@ -30,7 +34,11 @@ async function call(path: string, input: unknown, kind: "query" | "mutation") {
   const init: RequestInit =
     kind === "query"
       ? { headers: { cookie } }
-      : { method: "POST", headers: { cookie, "content-type": "application/json", origin: "http://cats.test" }, body: JSON.stringify(input) };
+      : {
+          method: "POST",
+          headers: { cookie, "content-type": "application/json", origin: "http://cats.test" },
+          body: JSON.stringify(input),
+        };
   const res = await handleTrpc(
     new Request(kind === "query" ? `${url}?input=${encodeURIComponent(JSON.stringify(input))}` : url, init),
     createContextFactory(api.source),
@@ -50,7 +58,9 @@ describe("versions at the edge", () => {
     ["settings.configureServer", "mutation", "expectedVersion", (v) => ({ expectedVersion: v })],
   ];
   const withSession = (input: unknown) =>
-    Object.fromEntries(Object.entries(input as Record<string, unknown>).map(([k, v]) => [k, typeof v === "function" ? (v as () => string)() : v]));
+    Object.fromEntries(
+      Object.entries(input as Record<string, unknown>).map(([k, v]) => [k, typeof v === "function" ? (v as () => string)() : v]),
+    );
 
   it.each(cases)("%s: a %s's %s past an int4 is a 400 naming it", async (path, kind, field, input) => {
     for (const v of [...tooBig, -1]) {

@@ -90,7 +90,9 @@ describe("the same key twice", () => {
     ] as const) {
       const again = await trpc(path, input, key);
       expect(again.status).toBe(422);
-      expect(JSON.parse(again.body)).toMatchObject({ error: { message: expect.stringContaining(key), data: { code: "UNPROCESSABLE_CONTENT" } } });
+      expect(JSON.parse(again.body)).toMatchObject({
+        error: { message: expect.stringContaining(key), data: { code: "UNPROCESSABLE_CONTENT" } },
+      });
     }
     expect(await sessionsPrompted(`another ${key}`)).toEqual([]);
   });
