@@ -125,11 +125,11 @@ async function carryOut(pool: Db, userId: string, key: string, req: Request, run
   try {
     response = await withCommandKey({ userId, key }, () => run(req));
   } catch (err) {
-    await letGo(pool, userId, key);
+    letGo(pool, userId, key);
     throw err;
   }
   if (response.status >= 500) {
-    await letGo(pool, userId, key);
+    letGo(pool, userId, key);
     return response;
   }
   const body = Buffer.from(await response.arrayBuffer());
@@ -141,13 +141,31 @@ async function carryOut(pool: Db, userId: string, key: string, req: Request, run
   return new Response(body, { status: response.status, headers: response.headers });
 }
 
-/** A request that failed on the server's side lets its key go, unless it recorded something (then the key keeps that). */
-async function letGo(pool: Db, userId: string, key: string): Promise<void> {
-  await pool
-    .query("DELETE FROM command_keys WHERE user_id = $1 AND key = $2 AND status IS NULL AND effects = '[]'::jsonb", [userId, key])
-    .catch(() => {
-      // The database away: the key stays held and is taken over once abandoned.
-    });
+/** Tries to let a key go, in the background, while the database is busy or away: the tries' waits in ms. */
+export const LET_GO_WAITS_MS = [0, 250, 500, 1_000, 2_000, 4_000, 8_000];
+
+/**
+ * A request that failed on the server's side lets its key go, unless it recorded something
+ * (then the key keeps that), so that the client's retry with the key carries the command out.
+ * Often it failed because the database was busy or away, and then so may the release: it is
+ * tried again in the background (LET_GO_WAITS_MS) rather than left for the key to be taken
+ * over only once abandoned; the client's retry meanwhile waits for it like for any holder.
+ */
+function letGo(pool: Db, userId: string, key: string): void {
+  void (async () => {
+    for (const wait of LET_GO_WAITS_MS) {
+      await new Promise((r) => setTimeout(r, wait));
+      try {
+        await pool.query("DELETE FROM command_keys WHERE user_id = $1 AND key = $2 AND status IS NULL AND effects = '[]'::jsonb", [
+          userId,
+          key,
+        ]);
+        return;
+      } catch {
+        // Busy or away: try again after the next wait (after the last, it is taken over once abandoned).
+      }
+    }
+  })();
 }
 
 function replay(row: KeyRow): Response {

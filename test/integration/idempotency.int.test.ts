@@ -178,13 +178,53 @@ describe("a key's lifecycle (idempotent() with a command of the test's own)", ()
   it("an answer that says the server failed (5xx) lets the key go: the retry carries the command out", async () => {
     const key = newKey();
     expect((await idempotent(db.pool, request(key), operator.id, () => ok("down", 503))).status).toBe(503);
-    expect(await keyRow(key)).toBeUndefined();
+    // Let go in the background; a retry right away waits for it like for any holder.
     const retried = await idempotent(db.pool, request(key), operator.id, () => ok("done"));
     expect([retried.status, await retried.text()]).toEqual([200, "done"]);
     // A thrown error lets it go as well.
     const other = newKey();
     await expect(idempotent(db.pool, request(other), operator.id, () => Promise.reject(new Error("bug")))).rejects.toThrow("bug");
-    expect(await keyRow(other)).toBeUndefined();
+    await expect.poll(() => keyRow(other)).toBeUndefined();
+  });
+
+  it("a failed request's key is let go again and again while the database refuses, until it answers", async () => {
+    const key = newKey();
+    let refusals = 2;
+    // The pool as a busy one: its first two deletes of the key fail as a pool wait does.
+    const busy = new Proxy(db.pool, {
+      get(target, prop, receiver) {
+        if (prop !== "query") return Reflect.get(target, prop, receiver) as unknown;
+        return (text: unknown, values?: unknown[]) => {
+          if (typeof text === "string" && text.startsWith("DELETE FROM command_keys WHERE user_id") && refusals-- > 0)
+            return Promise.reject(new Error("timeout exceeded when trying to connect"));
+          return target.query(text as string, values);
+        };
+      },
+    });
+    expect((await idempotent(busy, request(key), operator.id, () => ok("down", 503))).status).toBe(503);
+    await expect.poll(() => keyRow(key), { timeout: 5_000 }).toBeUndefined();
+    expect(refusals).toBe(-1);
+  });
+
+  it("the answer to a failed request does not wait for its key to be let go; a retry meanwhile waits for the release, then carries the command out", async () => {
+    const key = newKey();
+    // The release meets a lock on the key's row, held until the retry is under way.
+    const blocker = await db.pool.connect();
+    try {
+      const answer = idempotent(db.pool, request(key), operator.id, async () => {
+        await blocker.query("BEGIN");
+        await blocker.query("SELECT 1 FROM command_keys WHERE key = $1 FOR UPDATE", [key]);
+        return ok("down", 503);
+      });
+      expect((await answer).status).toBe(503);
+      const retried = idempotent(db.pool, request(key), operator.id, () => ok("done"));
+      await new Promise((r) => setTimeout(r, 300));
+      await blocker.query("COMMIT");
+      const done = await retried;
+      expect([done.status, await done.text()]).toEqual([200, "done"]);
+    } finally {
+      blocker.release();
+    }
   });
 
   it(`a holder gone for ${ABANDONED_AFTER_MS / 1000} s with nothing recorded is replaced; with something recorded, the repeat is told what`, async () => {
