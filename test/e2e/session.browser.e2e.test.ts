@@ -732,7 +732,9 @@ describe("the session view", () => {
   /** The demo's conversation in `mode` (one per mode is seeded), opened from the Chat page. */
   async function openDemoConversation(page: Page, mode: string): Promise<void> {
     await page.goto(`${app.baseUrl}/conversations`);
-    const row = page.getByTestId("conversation-list").locator("li", { hasText: mode }).first();
+    // The list is newest first: the demo's, seeded at the start, is the last one in its mode
+    // (other tests start conversations of their own).
+    const row = page.getByTestId("conversation-list").locator("li", { hasText: mode }).last();
     await Promise.all([page.waitForURL(/\/conversations\/c-[0-9a-f]+$/, { timeout: 15_000 }), row.getByRole("link").click()]);
     await expect.poll(() => page.getByTestId("conversation-mode").innerText()).toBe(mode);
   }
