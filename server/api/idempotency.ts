@@ -7,7 +7,8 @@
 // request gets that answer again, whether it comes after the first finished or while it is
 // still being carried out (then it waits for it, up to IN_FLIGHT_WAIT_MS, else a 409 to try
 // again after); the same key with another request is a 422 naming the key. Keys are kept
-// KEY_LIFETIME_HOURS.
+// KEY_LIFETIME_HOURS. The answer is kept, and a failed request's key let go, in the background:
+// a busy database never turns an answer the client is owed into a 503.
 //
 // What is not kept: an answer that said the server could not do it (5xx), which did nothing
 // (nothing was noted on the key), so the key is let go and a retry carries the command out.
@@ -85,19 +86,38 @@ export async function idempotent(pool: Db, req: Request, userId: string, run: (r
 }
 
 /** Takes the key for this request; false when someone holds it (or held it: a kept answer). */
+/**
+ * Takes the key for this request, in one statement (a busy pool is met once): a new key, or
+ * one past its lifetime, which is forgotten and taken afresh. False when someone holds it (or
+ * held it: a kept answer).
+ */
 async function claim(pool: Db, userId: string, key: string, command: string, requestHash: string): Promise<boolean> {
-  // A key past its lifetime is forgotten, and so are a few others (nothing else sweeps them).
-  await pool.query(
-    `DELETE FROM command_keys WHERE (user_id, key) IN (
-       SELECT user_id, key FROM command_keys WHERE created_at < now() - make_interval(hours => $3)
-       ORDER BY (user_id = $1 AND key = $2) DESC LIMIT 20)`,
-    [userId, key, KEY_LIFETIME_HOURS],
-  );
   const taken = await pool.query(
-    `INSERT INTO command_keys (user_id, key, command, request_hash) VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, key) DO NOTHING`,
-    [userId, key, command, requestHash],
+    `INSERT INTO command_keys (user_id, key, command, request_hash) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (user_id, key) DO UPDATE SET command = EXCLUDED.command, request_hash = EXCLUDED.request_hash,
+       effects = '[]'::jsonb, status = NULL, content_type = NULL, body = NULL, answered_at = NULL,
+       claimed_at = now(), created_at = now()
+     WHERE command_keys.created_at < now() - make_interval(hours => $5)`,
+    [userId, key, command, requestHash, KEY_LIFETIME_HOURS],
   );
+  if (taken.rowCount === 1) sweepSometimes(pool);
   return taken.rowCount === 1;
+}
+
+/** The keys of everyone past their lifetime, forgotten a batch at a time: at most once a minute per process. */
+let lastSweep = 0;
+function sweepSometimes(pool: Db): void {
+  if (Date.now() - lastSweep < 60_000) return;
+  lastSweep = Date.now();
+  pool
+    .query(
+      `DELETE FROM command_keys WHERE (user_id, key) IN (
+         SELECT user_id, key FROM command_keys WHERE created_at < now() - make_interval(hours => $1) LIMIT 1000)`,
+      [KEY_LIFETIME_HOURS],
+    )
+    .catch(() => {
+      // Busy or away: the next sweep takes them.
+    });
 }
 
 async function readKey(pool: Db, userId: string, key: string): Promise<KeyRow | null> {
@@ -133,39 +153,58 @@ async function carryOut(pool: Db, userId: string, key: string, req: Request, run
     return response;
   }
   const body = Buffer.from(await response.arrayBuffer());
-  const contentType = response.headers.get("content-type");
-  await pool.query(
-    `UPDATE command_keys SET status = $3, content_type = $4, body = $5, answered_at = now() WHERE user_id = $1 AND key = $2`,
-    [userId, key, response.status, contentType, body],
-  );
+  keep(pool, userId, key, response.status, response.headers.get("content-type"), body);
   return new Response(body, { status: response.status, headers: response.headers });
 }
 
-/** Tries to let a key go, in the background, while the database is busy or away: the tries' waits in ms. */
-export const LET_GO_WAITS_MS = [0, 250, 500, 1_000, 2_000, 4_000, 8_000];
+/** Tries to keep an answer, or let a key go, in the background while the database is busy or away: the tries' waits in ms. */
+export const BACKGROUND_WAITS_MS = [0, 250, 500, 1_000, 2_000, 4_000, 8_000];
+
+/** Runs `query` until it succeeds, waiting BACKGROUND_WAITS_MS between tries; after the last, gives up quietly. */
+function inBackground(query: () => Promise<unknown>): void {
+  void (async () => {
+    for (const wait of BACKGROUND_WAITS_MS) {
+      await new Promise((r) => setTimeout(r, wait));
+      try {
+        await query();
+        return;
+      } catch {
+        // Busy or away: try again after the next wait.
+      }
+    }
+  })();
+}
+
+/**
+ * Keeps the answer of a request carried out, for repeats of its key. The request is answered
+ * at once: the database that just carried it out may be too busy to keep its answer right
+ * away, and the client, which has it, must not be told otherwise. A repeat meanwhile waits for
+ * it; one that never comes (the process gone, every try failed) leaves a key that says what
+ * its command recorded.
+ */
+function keep(pool: Db, userId: string, key: string, status: number, contentType: string | null, body: Buffer): void {
+  inBackground(() =>
+    pool.query(`UPDATE command_keys SET status = $3, content_type = $4, body = $5, answered_at = now() WHERE user_id = $1 AND key = $2`, [
+      userId,
+      key,
+      status,
+      contentType,
+      body,
+    ]),
+  );
+}
 
 /**
  * A request that failed on the server's side lets its key go, unless it recorded something
  * (then the key keeps that), so that the client's retry with the key carries the command out.
  * Often it failed because the database was busy or away, and then so may the release: it is
- * tried again in the background (LET_GO_WAITS_MS) rather than left for the key to be taken
- * over only once abandoned; the client's retry meanwhile waits for it like for any holder.
+ * tried again in the background rather than left for the key to be taken over only once
+ * abandoned; the client's retry meanwhile waits for it like for any holder.
  */
 function letGo(pool: Db, userId: string, key: string): void {
-  void (async () => {
-    for (const wait of LET_GO_WAITS_MS) {
-      await new Promise((r) => setTimeout(r, wait));
-      try {
-        await pool.query("DELETE FROM command_keys WHERE user_id = $1 AND key = $2 AND status IS NULL AND effects = '[]'::jsonb", [
-          userId,
-          key,
-        ]);
-        return;
-      } catch {
-        // Busy or away: try again after the next wait (after the last, it is taken over once abandoned).
-      }
-    }
-  })();
+  inBackground(() =>
+    pool.query("DELETE FROM command_keys WHERE user_id = $1 AND key = $2 AND status IS NULL AND effects = '[]'::jsonb", [userId, key]),
+  );
 }
 
 function replay(row: KeyRow): Response {
