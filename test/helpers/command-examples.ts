@@ -15,6 +15,25 @@ export function proceduresOf(type: "query" | "mutation"): string[] {
     .sort();
 }
 
+/** A zod schema as much of it as the keys need: its definition's kind, its shape, what it wraps. */
+interface SchemaLike {
+  def?: { type?: string; innerType?: SchemaLike; shape?: Record<string, unknown> };
+}
+
+/**
+ * The top-level fields of a procedure's input (its zod object, through optional, default and
+ * prefault wrappers); null when it takes no input or not an object.
+ */
+export function inputFields(path: string): string[] | null {
+  const procedures = (appRouter as unknown as { _def: { procedures: Record<string, { _def: { inputs: SchemaLike[] } }> } })._def.procedures;
+  const fields = new Set<string>();
+  for (let schema of procedures[path]?._def.inputs ?? []) {
+    while (schema.def?.innerType && schema.def.type !== "object") schema = schema.def.innerType;
+    for (const key of Object.keys(schema.def?.shape ?? {})) fields.add(key);
+  }
+  return fields.size ? [...fields] : null;
+}
+
 export interface ExampleContext {
   api: ApiFixture;
   admin: CurrentUser;
