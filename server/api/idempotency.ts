@@ -85,7 +85,6 @@ export async function idempotent(pool: Db, req: Request, userId: string, run: (r
   }
 }
 
-/** Takes the key for this request; false when someone holds it (or held it: a kept answer). */
 /**
  * Takes the key for this request, in one statement (a busy pool is met once): a new key, or
  * one past its lifetime, which is forgotten and taken afresh. False when someone holds it (or
