@@ -8,7 +8,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { appStepKinds } from "../../server/app-runner";
 import { createAppEventStore } from "../../server/app-store";
+import { CALL_STEP, TIMER_STEP } from "../../server/conversations/record";
+import { DELIVER_STEP } from "../../server/delivery/steps";
 import { createPool, type Tx } from "../../server/db/pool";
 import type { EventStore } from "../../server/events/store";
 import { scheduleStep } from "../../server/runner/dispatch";
@@ -193,5 +196,14 @@ describe("a kind without an entry", () => {
     });
     expect(of(reactions, stepId)).toEqual([]);
     expect(of(fallbacks, stepId)).toEqual([]);
+  });
+});
+
+describe("the application's step kinds", () => {
+  it("are registered under the names steps are recorded with (a renamed kind would leave queued steps without an executor)", () => {
+    const kinds = stepKindRegistry(
+      appStepKinds({ pool: db.pool, store: db.store, workspacesRoot: os.tmpdir(), webhook: { webhookFor: async () => null } }),
+    ).kinds;
+    expect([...kinds].sort()).toEqual(["agent", "commands", CALL_STEP, TIMER_STEP, DELIVER_STEP, "echo", "webhook"].sort());
   });
 });
