@@ -548,7 +548,7 @@ describe("forge: a modify session", () => {
     expect(layer([])).toEqual(["modify_triage→change_stopped"]);
   });
 
-  it("its steps are told they modify; after the checks the change report, not the delivery report, is written", () => {
+  it("its steps are told they modify; after the checks the change report, not the delivery report, is written, given the base and the plan's change", () => {
     const p = modified();
     expect(lastStep(p).input.forge).toMatchObject({ stage: "change", modifying: true });
     p.draft({ [A.changeRequest]: changeRequest(["code"]) });
@@ -556,6 +556,10 @@ describe("forge: a modify session", () => {
     p.draft({ [A.codeMetadata]: FORGE_CODE_METADATA }, { changed: ["src/count.js", A.codeMetadata] });
     p.critique(FORGE_CRITIQUES.codingPass);
     expect(stateChange(p.checks(true))).toEqual(["check_run→change_report"]);
+    // The change report is given the base commit and how the plan moved since it (the base had none: 5 tasks added).
+    expect(lastStep(p).input.forge).toMatchObject({
+      patch: { baseCommit: "b".repeat(40), tasks: { kept: 0, changed: 0, added: 5, removed: 0 } },
+    });
     // A session that modifies nothing is told nothing of it.
     expect(lastStep(through("prd")).input.forge).not.toHaveProperty("modifying");
   });
