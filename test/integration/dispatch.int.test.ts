@@ -357,6 +357,12 @@ describe("the fence's refusal", () => {
     expect(await typesOf(step.sessionId)).toEqual(before);
   });
 
+  it("is not met by an attempt's progress while it holds the step: it lands, and the answer says so", async () => {
+    const step = await claimedStep();
+    expect(await appendWhileHeld(db.store, step, [waited(step.id)], { actor: runner })).toBe(true);
+    expect((await typesOf(step.sessionId)).at(-1)).toBe(waited(step.id).type);
+  });
+
   it("of an attempt's progress after its step ended: nothing lands", async () => {
     const step = await claimedStep();
     await recordStepOutcome(db.store, step, { kind: "completed", output: {} }, runner);

@@ -743,3 +743,49 @@ describe("a commands step's results", () => {
     await expect(executors().commands!(step, { signal: controller.signal })).rejects.toBe(reason);
   });
 });
+
+describe("the workflow step kinds' reactions", () => {
+  /** The kinds with a reactor that records what it is given and answers with `appended`. */
+  function kindsWith(appended: Array<{ type: string }>) {
+    const calls: string[] = [];
+    const kinds = workflowStepKinds({
+      pool: db.pool,
+      store: db.store,
+      workspacesRoot: tempDir("wfx-react"),
+      reactor: {
+        reactToStepOutcome: async (_tx, _store, sessionId, recorded) => {
+          calls.push(`react ${sessionId} ${recorded.map((e) => e.type).join(",")}`);
+          return appended as never;
+        },
+        reactToReactionFailure: async (_tx, _store, sessionId, recorded, message) => {
+          calls.push(`fallback ${sessionId} ${recorded.map((e) => e.type).join(",")} ${message}`);
+        },
+      },
+      onSessionFinalized: async (_tx, _store, sessionId) => void calls.push(`finalized ${sessionId}`),
+    });
+    return { calls, agent: kinds.find((k) => k.kind === "agent")! };
+  }
+  const failed = {
+    type: "StepFailed",
+    data: { stepId: "st-1", attempt: 1, errorClass: "timeout", message: "too slow", retryAt: null },
+  } as never;
+
+  it("the outcome goes to the workflow's reactor; a session it finalizes is handed on (delivery), any other is not", async () => {
+    const r = repo();
+    const step = { kind: "agent", input: input(r) };
+    const tx = {} as never;
+    const ended = kindsWith([{ type: "StepScheduled" }, { type: "SessionFinalized" }]);
+    await ended.agent.react(tx, db.store, "s-1", failed, step);
+    expect(ended.calls).toEqual(["react s-1 StepFailed", "finalized s-1"]);
+    const going = kindsWith([{ type: "StepScheduled" }]);
+    await going.agent.react(tx, db.store, "s-2", failed, step);
+    expect(going.calls).toEqual(["react s-2 StepFailed"]);
+  });
+
+  it("when reacting failed, the fallback gets the outcome and the message", async () => {
+    const r = repo();
+    const { calls, agent } = kindsWith([]);
+    await agent.onReactFailure({} as never, db.store, "s-3", failed, { kind: "agent", input: input(r) }, "the reaction broke");
+    expect(calls).toEqual(["fallback s-3 StepFailed the reaction broke"]);
+  });
+});
