@@ -5,7 +5,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll } from "vitest";
-import { createPool } from "../../server/db/pool";
+import { createPool, type Queryable } from "../../server/db/pool";
 import { createAppEventStore } from "../../server/app-store";
 import { projectWebhook, upsertProject, type TProjectInput } from "../../server/projects/projects";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
@@ -26,6 +26,15 @@ export function tempDir(prefix: string): string {
 }
 
 /** The data of a stream's events of one type, in order. */
+/** The sessions whose task was started with `prompt` (how a test counts the starts of one request). */
+export async function sessionsPrompted(db: Queryable, prompt: string): Promise<string[]> {
+  const r = await db.query<{ stream_id: string }>(
+    "SELECT stream_id FROM events WHERE type = 'TaskStarted' AND data->>'prompt' = $1 ORDER BY stream_id",
+    [prompt],
+  );
+  return r.rows.map((row) => row.stream_id);
+}
+
 export function ofType<T = Record<string, unknown>>(events: readonly RecordedEvent[], type: string): T[] {
   return events.filter((e) => e.type === type).map((e) => e.data as T);
 }

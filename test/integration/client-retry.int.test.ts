@@ -13,7 +13,7 @@ import { createApiFixture, type ApiFixture } from "../helpers/api";
 import { startApiServer, startDroppingProxy, type ApiServer } from "../helpers/api-server";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { cleanEnv, run } from "../helpers/live-server";
-import { createHarness } from "../helpers/tasks";
+import { createHarness, sessionsPrompted } from "../helpers/tasks";
 
 const BIN = path.resolve(import.meta.dirname, "../../bin/catcafe.mjs");
 
@@ -42,13 +42,6 @@ afterAll(async () => {
 
 const env = (url: string) => cleanEnv({ HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), CATCAFE_URL: url, CATCAFE_TOKEN: token });
 
-async function sessionsPrompted(prompt: string): Promise<string[]> {
-  const r = await db.pool.query<{ stream_id: string }>(`SELECT stream_id FROM events WHERE type = 'TaskStarted' AND data->>'prompt' = $1`, [
-    prompt,
-  ]);
-  return r.rows.map((row) => row.stream_id);
-}
-
 /** A proxy that loses the answer to the first task start. */
 const losingFirstStart = () =>
   startDroppingProxy(server.url, (request, seen) => request.path.startsWith("/api/trpc/tasks.start") && !seen.some((s) => s.dropped));
@@ -60,7 +53,7 @@ describe("a lost answer, retried with the same key", () => {
       const prompt = "Fix sum() from the CLI";
       const r = await run(BIN, ["task", "start", "--project", projectId, prompt, "--json"], { env: env(proxy.url), timeoutMs: 60_000 });
       expect(r.code, r.stderr).toBe(0);
-      const sessions = await sessionsPrompted(prompt);
+      const sessions = await sessionsPrompted(db.pool, prompt);
       expect(sessions).toHaveLength(1);
       expect(JSON.parse(r.stdout)).toMatchObject({ sessionId: sessions[0] });
       const starts = proxy.seen.filter((s) => s.path.startsWith("/api/trpc/tasks.start"));
@@ -83,7 +76,7 @@ describe("a lost answer, retried with the same key", () => {
       const started = await client.callTool({ name: "start_task", arguments: { projectId, prompt, mode: "proposal" } });
       const text = (started.content as Array<{ text: string }>)[0]!.text;
       expect(started.isError, text).toBeFalsy();
-      const sessions = await sessionsPrompted(prompt);
+      const sessions = await sessionsPrompted(db.pool, prompt);
       expect(sessions).toHaveLength(1);
       expect(JSON.parse(text)).toMatchObject({ sessionId: sessions[0] });
       const starts = proxy.seen.filter((s) => s.path.startsWith("/api/trpc/tasks.start"));

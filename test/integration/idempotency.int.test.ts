@@ -13,7 +13,7 @@ import { createTaskRestHandlers } from "../../server/api/rest";
 import type { CurrentUser } from "../../server/auth/request";
 import { createApiFixture, type ApiFixture } from "../helpers/api";
 import { createTestDatabase, rejection, type TestDatabase } from "../helpers/db";
-import { createHarness } from "../helpers/tasks";
+import { createHarness, sessionsPrompted } from "../helpers/tasks";
 
 let db: TestDatabase;
 let api: ApiFixture;
@@ -42,15 +42,6 @@ async function trpc(path: string, input: unknown, key: string | null) {
   return { status: res.status, body: await res.text(), replayed: res.headers.get("idempotent-replayed") === "true" };
 }
 
-/** Sessions of this project whose prompt is `prompt`. */
-async function sessionsPrompted(prompt: string): Promise<string[]> {
-  const r = await db.pool.query<{ stream_id: string }>(
-    `SELECT stream_id FROM events WHERE type = 'TaskStarted' AND data->>'prompt' = $1 ORDER BY stream_id`,
-    [prompt],
-  );
-  return r.rows.map((row) => row.stream_id);
-}
-
 const keyRow = async (key: string) =>
   (
     await db.pool.query<{ effects: Array<{ streamId: string; version: number }>; status: number | null }>(
@@ -68,13 +59,13 @@ describe("the same key twice", () => {
     expect(a.status).toBe(200);
     expect(b).toMatchObject({ status: a.status, body: a.body });
     expect([a.replayed, b.replayed].sort()).toEqual([false, true]);
-    const sessions = await sessionsPrompted(prompt);
+    const sessions = await sessionsPrompted(db.pool, prompt);
     expect(sessions).toHaveLength(1);
     expect(JSON.parse(a.body)).toMatchObject({ result: { data: { sessionId: sessions[0] } } });
 
     // Later again: the kept answer, nothing new.
     expect(await trpc("tasks.start", input, key)).toEqual({ ...a, replayed: true });
-    expect(await sessionsPrompted(prompt)).toHaveLength(1);
+    expect(await sessionsPrompted(db.pool, prompt)).toHaveLength(1);
     // The key's row notes what the command recorded: the new session at its version.
     const { version } = JSON.parse(a.body).result.data as { version: number };
     expect(await keyRow(key)).toEqual({ effects: [{ streamId: sessions[0], version }], status: 200 });
@@ -94,7 +85,7 @@ describe("the same key twice", () => {
         error: { message: expect.stringContaining(key), data: { code: "UNPROCESSABLE_CONTENT" } },
       });
     }
-    expect(await sessionsPrompted(`another ${key}`)).toEqual([]);
+    expect(await sessionsPrompted(db.pool, `another ${key}`)).toEqual([]);
   });
 
   it("two keys are two commands: the domain decides the second (a second cancel is a 409)", async () => {
@@ -126,7 +117,7 @@ describe("the same key twice", () => {
     const bodies = await Promise.all(answers.map((r) => r.text()));
     expect(answers.map((r) => r.status)).toEqual([201, 201]);
     expect(bodies[1]).toBe(bodies[0]);
-    expect(await sessionsPrompted(prompt)).toHaveLength(1);
+    expect(await sessionsPrompted(db.pool, prompt)).toHaveLength(1);
   });
 
   it("a key that is not 1–200 printable ASCII characters is a 400", async () => {
