@@ -9,6 +9,7 @@ import { ZMcpServers } from "../agents/mcp";
 import { isServerSecret, SERVER_SECRET_ENV } from "../process/env";
 import { AGENT_ROLES, MAX_AGENT_OUTPUT_BYTES } from "../agents/types";
 import { ZAllowlist } from "../commands/allowlist";
+import { parseHostRule } from "../net/hosts";
 import { globProblem, versionRangeProblem } from "./checks";
 
 /** The configuration format this build writes and reads; any 1.x file is compatible. */
@@ -169,6 +170,41 @@ export const ZPricingSettings = z.strictObject({
 });
 export type PricingSettings = z.output<typeof ZPricingSettings>;
 
+/** Each provider's documented key variable: what agents may receive when an admin says nothing else. */
+export const PROVIDER_KEY_ENV = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"] as const;
+
+/** A variable name, or a pattern of them with `*` for any run of characters. */
+const ZEnvPattern = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z_*][A-Za-z0-9_*]*$/, "must be the name of an environment variable, '*' allowed as a wildcard");
+
+const ZHostRuleText = z
+  .string()
+  .max(300)
+  .superRefine((text, ctx) => {
+    const rule = parseHostRule(text);
+    if ("error" in rule) ctx.addIssue({ code: "custom", message: rule.error });
+  });
+
+/**
+ * Least privilege for agents and the server's own calls (docs/security.md): which of the
+ * runner's variables an agent may receive (passEnv, a brain's or a CLI's apiKeyEnv), which
+ * hosts agents may reach besides their provider's and MCP servers', and which hosts on
+ * loopback or private addresses webhooks and brains may call. Set by an admin only: a
+ * repository's `.catcafe/` can name what is on these lists, never add to them. Each level
+ * (settings.json, the server's overrides, a project's) adds to the one below.
+ */
+export const ZAccessSettings = z.strictObject({
+  agentEnv: z
+    .array(ZEnvPattern)
+    .max(100)
+    .default([...PROVIDER_KEY_ENV]),
+  agentHosts: z.array(ZHostRuleText).max(100).default([]),
+  privateHosts: z.array(ZHostRuleText).max(100).default([]),
+});
+export type AccessSettings = z.output<typeof ZAccessSettings>;
+
 export const ZSettings = z.strictObject({
   ...schemaKey,
   version: ZConfigVersion.default(CONFIG_VERSION),
@@ -196,6 +232,7 @@ export const ZSettings = z.strictObject({
   forge: ZForgeSettings.prefault({}),
   delivery: ZDeliverySettings.prefault({}),
   pricing: ZPricingSettings.prefault({}),
+  access: ZAccessSettings.prefault({}),
   /** MCP servers handed to the agent CLIs that take them (claude, codex, gemini); none by default. */
   mcpServers: ZMcpServers.default([]),
 });
@@ -225,6 +262,8 @@ export const ZSettingsOverride = z.strictObject({
   delivery: ZDeliverySettings.partial().optional(),
   /** Replaces the list of settings.json (an empty list: none for this project). */
   mcpServers: ZMcpServers.optional(),
+  /** Adds to the lists below it. */
+  access: ZAccessSettings.partial().optional(),
 });
 export type SettingsOverride = z.output<typeof ZSettingsOverride>;
 
@@ -241,7 +280,16 @@ export function withOverride(settings: Settings, override: SettingsOverride | un
       : settings.forge,
     delivery: { ...settings.delivery, ...override.delivery },
     mcpServers: override.mcpServers ?? settings.mcpServers,
+    access: {
+      agentEnv: union(settings.access.agentEnv, override.access?.agentEnv),
+      agentHosts: union(settings.access.agentHosts, override.access?.agentHosts),
+      privateHosts: union(settings.access.privateHosts, override.access?.privateHosts),
+    },
   };
+}
+
+function union(below: readonly string[], added: readonly string[] | undefined): string[] {
+  return [...new Set([...below, ...(added ?? [])])];
 }
 
 // --- version.json -----------------------------------------------------------------------
