@@ -10,7 +10,7 @@ const base = ["base", "db", "lib"];
 
 /** element → what it may import (besides itself). Order: lowest first. */
 const layers = {
-  base: { pattern: "server/{errors,env,log,version,agent-calls,deadline}.ts", allow: ["lib"] },
+  base: { pattern: "server/{errors,env,log,version,agent-calls,deadline,redact}.ts", allow: ["lib"] },
   db: { pattern: "server/{db,net}", allow: ["base", "lib"] },
   process: { pattern: "server/process", allow: base },
   events: { pattern: "server/events", allow: base },
@@ -46,7 +46,7 @@ const layers = {
   usage: { pattern: "server/usage", allow: [...base, "events", "config"] },
   runner: {
     pattern: "server/runner",
-    allow: [...base, "process", "events", "agents", "brains", "commands", "workspaces", "workflow", "forge"],
+    allow: [...base, "process", "events", "agents", "brains", "commands", "workspaces", "workflow", "forge", "config"],
   },
   /** Conversations (req C1–C8): modes on the event store, their calls run as steps by the runners. */
   conversations: {

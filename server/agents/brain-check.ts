@@ -7,6 +7,8 @@ import { readCapped } from "../brains/call";
 import { providerErrorDetail, redact, retryAfterMs } from "../brains/errors";
 import { brainApiKey, brainProtocol, parseBrainConfig } from "./brain";
 import type { BrainAgentConfig, BrainAgentConfigInput } from "./config";
+import type { AgentEnvPolicy } from "../process/env";
+import { DEFAULT_AGENT_ENV_POLICY } from "./access";
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
 const MAX_MODELS_BODY_BYTES = 4 * 1024 * 1024;
@@ -39,8 +41,8 @@ export interface CheckBrainOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   env?: NodeJS.ProcessEnv;
-  /** The variables a key may be read from (default: CATCAFE_BRAIN_KEY_ENV). */
-  allowedKeyEnv?: readonly string[];
+  /** Which variables a key may be read from (settings access.agentEnv: server/agents/access.ts `agentEnvPolicy`). */
+  keyPolicy?: AgentEnvPolicy;
   /** False: check without sending the key (a repository-defined endpoint, checked by a non-admin). */
   sendKey?: boolean;
 }
@@ -61,7 +63,7 @@ export async function checkBrain(input: BrainAgentConfigInput, options: CheckBra
   let apiKey: string | undefined;
   let keyProblem: string | null = null;
   try {
-    if (options.sendKey !== false) apiKey = brainApiKey(config, options.env, options.allowedKeyEnv);
+    if (options.sendKey !== false) apiKey = brainApiKey(config, options.env ?? process.env, options.keyPolicy ?? DEFAULT_AGENT_ENV_POLICY);
   } catch (err) {
     if (!(err instanceof AgentError)) throw err;
     result.auth = "missing_key";

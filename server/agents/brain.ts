@@ -7,7 +7,7 @@ import { streamBrainCall } from "../brains/call";
 import { openaiProtocol } from "../brains/openai";
 import type { BrainProtocol } from "../brains/protocol";
 import { ZAnthropicAgentConfig, ZOpenAIAgentConfig, type BrainAgentConfig, type BrainAgentConfigInput } from "./config";
-import { brainKeyEnvAllowlist, keyEnvRefusal } from "../process/env";
+import { agentEnvRefusal, noteHandedSecret, type AgentEnvPolicy } from "../process/env";
 import { AgentError, type Agent, type AgentRequest, type AgentResponse } from "./types";
 
 export function brainProtocol(kind: BrainAgentConfig["kind"]): BrainProtocol {
@@ -16,16 +16,13 @@ export function brainProtocol(kind: BrainAgentConfig["kind"]): BrainProtocol {
 
 /**
  * The key named by `apiKeyEnv`, undefined for a brain without one; a named but unset
- * variable is an auth error, and so is a name outside `allowedNames` (CATCAFE_BRAIN_KEY_ENV)
- * or one of the server's own secrets: the value is never read.
+ * variable is an auth error, and so is a name the admin's rule refuses (`policy`, settings
+ * access.agentEnv: server/agents/access.ts): the value is never read. A key read is noted as handed (process/env.ts), so
+ * a provider echoing it back is redacted from what is recorded.
  */
-export function brainApiKey(
-  config: BrainAgentConfig,
-  env: NodeJS.ProcessEnv = process.env,
-  allowedNames: readonly string[] = brainKeyEnvAllowlist(env),
-): string | undefined {
+export function brainApiKey(config: BrainAgentConfig, env: NodeJS.ProcessEnv, policy: AgentEnvPolicy): string | undefined {
   if (!config.apiKeyEnv) return undefined;
-  const refusal = keyEnvRefusal(config.apiKeyEnv, allowedNames);
+  const refusal = agentEnvRefusal(config.apiKeyEnv, policy);
   if (refusal) throw new AgentError("provider_auth_error", `brain ${config.id}: ${refusal}`, false);
   const key = env[config.apiKeyEnv];
   if (!key) {
@@ -35,8 +32,12 @@ export function brainApiKey(
       false,
     );
   }
+  noteHandedSecret(config.apiKeyEnv, key);
   return key;
 }
+
+/** Every name but the server's, sign-in and delivery secrets: what is left once the runner has checked the list. */
+const CHECKED_BY_RUNNER: AgentEnvPolicy = { allowed: ["*"] };
 
 export function parseBrainConfig(config: BrainAgentConfigInput): BrainAgentConfig {
   return config.kind === "openai" ? ZOpenAIAgentConfig.parse(config) : ZAnthropicAgentConfig.parse(config);
@@ -65,7 +66,8 @@ export class BrainAgent implements Agent {
         brainId: config.id,
         baseUrl: config.baseUrl,
         body: protocol.requestBody(config, request),
-        apiKey: brainApiKey(config),
+        // The runner applied the admin's list before this run (server/agents/access.ts `assertAgentAccess`).
+        apiKey: brainApiKey(config, process.env, CHECKED_BY_RUNNER),
         minIntervalMs: config.rateLimit.minIntervalMs,
       },
       request,

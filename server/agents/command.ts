@@ -10,6 +10,7 @@ import { minimalEnv } from "../process/env";
 import { unwrapExit } from "../process/sandbox";
 import { spawnProcess, type ProcessEnd, type StopCause } from "../process/spawn";
 import { PROMPT_PLACEHOLDER, ZCommandAgentConfig, type CommandAgentConfig, type CommandAgentConfigInput } from "./config";
+import { PROVIDER_HOSTS, urlHostRule, type EgressRules } from "./egress";
 import { runTmpDir, sandboxAgent, withRunDir } from "./sandbox";
 import { AgentError, MAX_AGENT_OUTPUT_BYTES, type Agent, type AgentRequest, type AgentResponse } from "./types";
 
@@ -38,6 +39,18 @@ export class CommandAgent implements Agent {
     return minimalEnv({ source, home, tmp, pass: this.config.passEnv, extra: this.config.env });
   }
 
+  /**
+   * Where it may connect: the brain it is bound to (its base URL, else its provider's API)
+   * and what the admin allows (docs/security.md "Network").
+   */
+  egressRules(request: Pick<AgentRequest, "egress">): EgressRules {
+    const env = this.config.env ?? {};
+    const provider = env.CATCAFE_BRAIN_PROVIDER;
+    const base = urlHostRule(env.CATCAFE_BRAIN_BASE_URL);
+    const needed = base ? [base] : provider === "openai" || provider === "anthropic" ? [...PROVIDER_HOSTS[provider]] : [];
+    return { needed, allowed: request.egress?.hosts ?? [], ...(request.egress?.resolve ? { resolve: request.egress.resolve } : {}) };
+  }
+
   /** Executable and arguments for one prompt ({prompt} substituted in arguments with prompt "arg"). */
   argv(prompt: string): [file: string, args: string[]] {
     const [file = "", ...args] = this.config.argv;
@@ -63,8 +76,15 @@ export class CommandAgent implements Agent {
     const [file, args] = this.argv(request.prompt);
     const home = path.join(runDir, "home");
     await fs.mkdir(home);
-    const env = this.environment(home, process.env, runTmpDir(runDir));
-    const boxed = await sandboxAgent({ file, args, workspace: request.workspace, env, runDir, network: this.config.network });
+    const boxed = await sandboxAgent({
+      file,
+      args,
+      workspace: request.workspace,
+      env: this.environment(home, process.env, runTmpDir(runDir)),
+      runDir,
+      ...(this.config.network ? { egress: this.egressRules(request) } : {}),
+    });
+    const env = boxed.env;
     let stdout = "";
     let stdoutBytes = 0;
     const decoder = new StringDecoder("utf8");
@@ -99,7 +119,7 @@ export class CommandAgent implements Agent {
       }
     };
 
-    const ended = await run.done;
+    const ended = await run.done.finally(() => boxed.close());
     const end = ended.kind === "exited" ? unwrapExit(ended, boxed.sandboxed) : ended;
     if (!run.stoppedBy) emit(decoder.end());
     if (run.stoppedBy) throw stopError(run.stoppedBy, stdout);

@@ -7,7 +7,8 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { repositoryView } from "../process/git-dir";
-import { agentHomesPath, inSandbox } from "../process/sandbox";
+import { agentHomesPath, inSandbox, sandboxStatus } from "../process/sandbox";
+import { startEgress, type EgressRules } from "./egress";
 
 /** The run's temporary directory (TMPDIR): inside its run directory, gone with it. */
 export function runTmpDir(runDir: string): string {
@@ -40,18 +41,44 @@ export interface AgentSandboxInput {
   runDir: string;
   /** More writable places (an agent CLI's own login, when it does not run with a HOME of its own). */
   writable?: string[];
-  network: boolean;
+  /** Where it may connect (server/agents/egress.ts); absent: nowhere but its own loopback. */
+  egress?: EgressRules;
 }
 
-export async function sandboxAgent(input: AgentSandboxInput): Promise<{ file: string; args: string[]; sandboxed: boolean }> {
+export interface SandboxedAgent {
+  file: string;
+  args: string[];
+  /** The environment with the proxy variables added when the agent has egress. */
+  env: Record<string, string>;
+  sandboxed: boolean;
+  /** Connections the egress proxy refused so far (`host:port`). */
+  refused: readonly string[];
+  /** Stops the egress proxy: call when the process has ended. */
+  close(): Promise<void>;
+}
+
+/**
+ * `input` ready to spawn in the sandbox: with egress, the run's proxy started and the agent
+ * pointed at it. Without bubblewrap nothing is contained, the network included (the runner
+ * and the dashboard say so: docs/security.md).
+ */
+export async function sandboxAgent(input: AgentSandboxInput): Promise<SandboxedAgent> {
   const view = await repositoryView(input.workspace, input.runDir);
   const named = namedFiles(input.args).map((file) => ({ source: file, target: file }));
-  return inSandbox(input.file, input.args, input.workspace, input.env, {
+  const spec = {
     writable: [input.workspace, input.runDir, ...(input.writable ?? [])],
     ...(view.readOnly ? { readOnly: view.readOnly } : {}),
     overlays: [...(view.overlays ?? []), ...named],
-    network: input.network,
-  });
+  };
+  if (!input.egress || !sandboxStatus().available) {
+    const boxed = inSandbox(input.file, input.args, input.workspace, input.env, { ...spec, network: false });
+    return { ...boxed, env: input.env, refused: [], close: async () => {} };
+  }
+  const egress = await startEgress(input.runDir, input.egress);
+  const env = { ...input.env, ...egress.env };
+  const boxed = inSandbox(input.file, input.args, input.workspace, env, { ...spec, network: { egress: egress.bridge } });
+  if (!boxed.sandboxed) await egress.close();
+  return { ...boxed, env, refused: egress.refused, close: egress.close };
 }
 
 /**

@@ -1,6 +1,7 @@
 // The agent interface every shell (claude, codex, gemini, command) and brain (HTTP models,
 // scripted) implements. The runner calls `invoke`; failures are AgentErrors classified by
 // the error taxonomy, so a network drop is never mistaken for bad output.
+import type { Resolve } from "../net/hosts";
 import type { AgentResponse, AgentRole, ProviderRetryNotice, ThreadMessage } from "../agent-calls";
 import type { BrainCallGate } from "../brains/call";
 import type { McpServer } from "./mcp";
@@ -43,6 +44,12 @@ export interface AgentRequest {
    * runners (req R5). Without it a brain calls at once. Other agents ignore it.
    */
   callGate?: BrainCallGate;
+  /**
+   * Where the agent's process may connect besides its provider and its MCP servers (settings
+   * access.agentHosts, read by the runner when the step runs): server/agents/egress.ts.
+   * Absent: nowhere else.
+   */
+  egress?: { hosts: readonly string[]; resolve?: Resolve };
   /** Each retry an agent CLI makes of its provider request (the executor records it). */
   onProviderRetry?: (notice: ProviderRetryNotice) => void;
   /** MCP servers the task recorded, for agent CLIs that take them (others ignore them). */

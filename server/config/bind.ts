@@ -3,6 +3,7 @@
 // and shell provide what the manifest requires, the FSM answers the runner's events, the
 // agent plays the role and output the workflow step needs) and turned into the runtime
 // agent configuration the runner executes (server/agents/config.ts).
+import { agentAccessRefusals, agentEnvPolicy, type AccessRefusal } from "../agents/access";
 import { ZAgentConfig, type AgentConfig } from "../agents/config";
 import type { AgentRole } from "../agents/types";
 import type { OutputKind, WorkflowDefinition } from "../workflow/definition";
@@ -308,6 +309,11 @@ export function bindAgent(config: ProjectConfig, agentId: string, options: BindO
     const issues = runtime.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
     return { binding: null, errors: [{ file: agentsFile, path: at(), message: `cannot be turned into a runnable agent: ${issues}` }] };
   }
+  // The variables it would be handed: the one rule the runner applies again before each run.
+  const refused = agentAccessRefusals(runtime.data, agentEnvPolicy(config.settings));
+  if (refused.length) {
+    return { binding: null, errors: refused.map((r) => ({ ...accessLocation(agent, shell, brain, r), message: r.message })) };
+  }
   return {
     binding: {
       agentId: agent.id,
@@ -381,6 +387,23 @@ export function bindWorkflowRoles(
     result.errors.push(...bound.errors);
   }
   return result;
+}
+
+/** The line that named a refused variable: the shell's passEnv or apiKeyEnv, the brain's apiKeyEnv, else the agent. */
+function accessLocation(
+  agent: ResolvedAgent,
+  shell: ResolvedShell | null,
+  brain: ResolvedBrain | null,
+  refused: AccessRefusal,
+): { file: string; path: string } {
+  const k = shell?.passEnv.indexOf(refused.name) ?? -1;
+  if (shell && !shell.builtin && k >= 0)
+    return { file: configFilePath("shells.json"), path: formatJsonPath(["shells", shell.id, "passEnv", k]) };
+  if (brain?.apiKeyEnv === refused.name)
+    return { file: configFilePath("brains.json"), path: formatJsonPath(["brains", brain.id, "apiKeyEnv"]) };
+  if (shell && !shell.builtin && shell.kind !== "command" && shell.apiKeyEnv === refused.name)
+    return { file: configFilePath("shells.json"), path: formatJsonPath(["shells", shell.id, "apiKeyEnv"]) };
+  return { file: configFilePath("agents.json"), path: formatJsonPath(["agents", agent.index]) };
 }
 
 /** The entries of `fields` that are set. */

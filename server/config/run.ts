@@ -3,6 +3,7 @@
 // workflow needs bound to its agent (highest priority first), and the runtime execution
 // context snapshotted for the session's events. Roles without a `.catcafe/` agent keep the
 // project record's agent.
+import { agentAccessRefusals, agentEnvPolicy } from "../agents/access";
 import { ZAgentConfig } from "../agents/config";
 import type { McpServer } from "../agents/mcp";
 import type { AgentRole } from "../agents/types";
@@ -161,6 +162,14 @@ export function bindRun(input: {
       throw new AppError(
         "PRECONDITION_FAILED",
         `project ${project.id} has no valid agent for role "${role}"${hint} (needed by ${definition.id}): ${parsed.error.issues[0]?.message ?? "missing"}`,
+      );
+    }
+    // The project record's agents (an admin's) are held to the same rule as the repository's.
+    const refused = input.settings ? agentAccessRefusals(parsed.data, agentEnvPolicy(input.settings)) : [];
+    if (refused.length) {
+      throw new AppError(
+        "PRECONDITION_FAILED",
+        `project ${project.id}'s agent for role "${role}" cannot run: ${refused.map((r) => `${r.field} ${r.name}: ${r.message}`).join("; ")}`,
       );
     }
     // Recorded as the project configures it (defaults are applied where the agent is created),

@@ -5,6 +5,7 @@
 // is usually a typo, and silently ignoring it would run something other than intended).
 import { z } from "zod";
 import { oneBaseUrl, ZCliProviderFields, ZScriptEntry, ZSkills } from "../agents/config";
+import { PROVIDER_KEY_ENV } from "../agents/access";
 import { ZMcpServers } from "../agents/mcp";
 import { isServerSecret, SERVER_SECRET_ENV } from "../process/env";
 import { AGENT_ROLES, MAX_AGENT_OUTPUT_BYTES } from "../agents/types";
@@ -169,9 +170,6 @@ export const ZPricingSettings = z.strictObject({
   models: z.record(z.string().min(1).max(200), z.strictObject({ inputPerMillion: ZPerMillion, outputPerMillion: ZPerMillion })).default({}),
 });
 export type PricingSettings = z.output<typeof ZPricingSettings>;
-
-/** Each provider's documented key variable: what agents may receive when an admin says nothing else. */
-export const PROVIDER_KEY_ENV = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"] as const;
 
 /** A variable name, or a pattern of them with `*` for any run of characters. */
 const ZEnvPattern = z

@@ -15,6 +15,7 @@ import type { Db } from "../db/pool";
 import { putBlob, ZBlobRef } from "../events/blobs";
 import { ZAgentSnapshot } from "../events/step-contract";
 import { recordableOutput } from "../process/env";
+import { checkedAgentAccess } from "../runner/agent-access";
 import type { ClaimedStep } from "../runner/dispatch";
 import { StepExecutionError, type StepContext } from "../runner/executors";
 import { withWorktreeLock } from "../runner/repo-lock";
@@ -106,6 +107,7 @@ export function callExecutor(
         false,
       );
     }
+    const access = await checkedAgentAccess(deps.pool, step.sessionId, config.data);
     const agent = createAgent(config.data);
     const workspace = await conversationWorkspace(deps, step, input, config.data);
     try {
@@ -120,6 +122,7 @@ export function callExecutor(
         signal: ctx.signal,
         deadline: Date.now() + step.timeoutMs,
         callGate: databaseCallGate(deps.pool),
+        egress: { hosts: access.hosts },
       });
       // Whatever the agent could read, the server's secrets never reach the record.
       const { text, redactions } = recordableOutput(response.text);

@@ -1,5 +1,6 @@
 // Content-addressed storage for large payloads (raw agent output, logs, diffs). Events
 // carry a BlobRef; list and timeline queries never load the content.
+import { redactKnownSecrets } from "../redact";
 import crypto from "node:crypto";
 import { z } from "zod";
 import { withTransaction, type Queryable } from "../db/pool";
@@ -15,7 +16,8 @@ export type BlobRef = z.infer<typeof ZBlobRef>;
 
 /** Stores `content` once (same bytes, same hash) and returns its reference. */
 export async function putBlob(db: Queryable, content: string | Buffer, mediaType = "text/plain; charset=utf-8"): Promise<BlobRef> {
-  const bytes = typeof content === "string" ? Buffer.from(content, "utf8") : content;
+  // Text is stored as it may be recorded: no value the server knows to be a secret (process/env.ts).
+  const bytes = typeof content === "string" ? Buffer.from(redactKnownSecrets(content).text, "utf8") : content;
   const hash = crypto.createHash("sha256").update(bytes).digest("hex");
   // Storing existing content again refreshes its age: the collector's grace period counts from here.
   await db.query(

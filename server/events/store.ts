@@ -13,6 +13,7 @@ import { LINEAGE_CTE } from "./lineage";
 import { timeOrderedId } from "./ids";
 import type { EventRegistry } from "./registry";
 import type { Projection } from "./projection";
+import { redactKnownSecretsDeep } from "../redact";
 import type { StreamFold } from "./snapshots";
 import type { AppendMetadata, AppendResult, EventMetadata, ExpectedVersion, GlobalCheckpoint, NewEvent, RecordedEvent } from "./types";
 
@@ -153,7 +154,8 @@ export class EventStore {
     options: { streamType?: string } = {},
   ): Promise<AppendResult> {
     if (events.length === 0) throw new AppError("INVALID_INPUT", "append needs at least one event");
-    const encoded = events.map((e) => ({ ...e, ...this.registry.encode(e.type, e.data) }));
+    // Nothing the server knows to be a secret is recorded, whoever wrote it into an event (process/env.ts).
+    const encoded = events.map((e) => ({ ...e, ...this.registry.encode(e.type, redactKnownSecretsDeep(e.data)) }));
     const correlationId = metadata.correlationId ?? crypto.randomUUID();
     const isNew = expected === "no_stream" || expected === 0;
     const rows = await this.refusedByProjection(() =>

@@ -4,15 +4,15 @@
 // the caller added, so DATABASE_URL, NEXTAUTH_SECRET and ADMIN_PASSWORD never reach a child
 // (req N4). The one fallback PATH and the one test for secret-looking names live here.
 import path from "node:path";
+import { SERVER_SECRET_ENV, noteHandedSecret, redactKnownSecrets } from "../redact";
+
+export { SERVER_SECRET_ENV, knownSecretValues, noteHandedSecret, redactKnownSecrets, redactKnownSecretsDeep } from "../redact";
 
 /** Where variables are read: process.env, or a stand-in for it. */
 export type EnvSource = Readonly<Record<string, string | undefined>>;
 
 /** PATH when the server has none. */
 export const FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-/** Variables of the web server and runner that no child process may ever receive (req N4). */
-export const SERVER_SECRET_ENV = ["DATABASE_URL", "NEXTAUTH_SECRET", "ADMIN_PASSWORD"] as const;
 
 /** Names that hold secrets by convention (refused where a project configures variables for commands). */
 const SECRET_NAME =
@@ -27,33 +27,10 @@ export function isServerSecret(name: string): boolean {
 }
 
 /**
- * `text` with every value of the server's own secrets (and the password inside
- * DATABASE_URL) replaced by `[redacted NAME]`, and how many were replaced: output of agents
- * and test commands is scanned with it before it is recorded, whatever channel a value
- * leaked through. Values shorter than 8 characters are left alone (they would match noise).
+ * Sign-in and client secrets of the web server and the CLI (docs/auth.md): never handed to an
+ * agent, whatever an admin's list of variables says.
  */
-export function redactServerSecrets(text: string, source: EnvSource = process.env): { text: string; redactions: number } {
-  const values: Array<[string, string]> = [];
-  for (const name of SERVER_SECRET_ENV) {
-    const value = source[name];
-    if (value && value.length >= 8) values.push([name, value]);
-  }
-  try {
-    const password = source.DATABASE_URL ? decodeURIComponent(new URL(source.DATABASE_URL).password) : "";
-    if (password.length >= 8) values.push(["the database password", password]);
-  } catch {
-    // not a URL: the whole value is covered above
-  }
-  let redactions = 0;
-  let out = text;
-  // Longest first, so a password inside DATABASE_URL does not break the URL's own match.
-  for (const [name, value] of values.sort((a, b) => b[1].length - a[1].length)) {
-    const parts = out.split(value);
-    redactions += parts.length - 1;
-    out = parts.join(`[redacted ${name}]`);
-  }
-  return { text: out, redactions };
-}
+export const AUTH_SECRET_ENV = ["GITHUB_SECRET", "OIDC_CLIENT_SECRET", "CATCAFE_TOKEN"] as const;
 
 /** NUL and UTF-16 surrogates without their other half: what PostgreSQL's text and jsonb cannot hold. */
 // eslint-disable-next-line no-control-regex -- NUL is exactly what must go
@@ -61,37 +38,36 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 
 /**
  * Output of an agent or a command as it may be recorded: the server's secrets redacted
- * (redactServerSecrets) and what the database cannot store (a NUL byte — `/proc/<pid>/environ`
+ * (redactKnownSecrets) and what the database cannot store (a NUL byte — `/proc/<pid>/environ`
  * and binary files are full of them — or a broken surrogate) replaced by U+FFFD, so that such
  * output is recorded rather than failing the step's every attempt.
  */
 export function recordableOutput(text: string, source: EnvSource = process.env): { text: string; redactions: number } {
-  const redacted = redactServerSecrets(text, source);
+  const redacted = redactKnownSecrets(text, source);
   return { text: redacted.text.replace(UNSTORABLE, "\uFFFD"), redactions: redacted.redactions };
 }
 
-/**
- * The variables a brain's `apiKeyEnv` may name: CATCAFE_BRAIN_KEY_ENV, comma-separated
- * patterns (`*` matches any run of characters), by default `*_API_KEY`. A repository
- * chooses its brains' endpoints, so it must not be able to name any variable of the
- * server's; the server's own secrets are refused whatever this says.
- */
-export function brainKeyEnvAllowlist(source: EnvSource = process.env): string[] {
-  const patterns = (source.CATCAFE_BRAIN_KEY_ENV ?? "*_API_KEY")
-    .split(",")
-    .map((p) => p.trim())
-    .filter((p) => /^[A-Za-z0-9_*]+$/.test(p));
-  return patterns.length ? patterns : ["*_API_KEY"];
+/** What an agent may receive from the runner's environment (settings access.agentEnv, docs/security.md). */
+export interface AgentEnvPolicy {
+  /** The admin's list: names, `*` matching any run of characters. */
+  allowed: readonly string[];
+  /** Names never handed whatever the list says besides the server's and sign-in secrets: the delivery token variables. */
+  never?: readonly string[];
 }
 
 /**
- * Why `name` may not be read as a brain's API key, or null when it may: it must match one of
- * `patterns` (the admin's allowlist, `*` a wildcard) and never be one of the server's secrets.
+ * Why `name` may not be handed to an agent (passEnv, a CLI's or a brain's apiKeyEnv), or null
+ * when it may: it must be on the admin's list and never one of the server's secrets, a
+ * sign-in secret or a delivery token. The one rule validation and the runner both apply.
  */
-export function keyEnvRefusal(name: string, patterns: readonly string[]): string | null {
-  if (isServerSecret(name)) return `${name} is one of the server's own secrets and is never sent to a brain`;
-  const allowed = patterns.some((p) => new RegExp(`^${p.split("*").map(escapeRegExp).join(".*")}$`).test(name));
-  return allowed ? null : `${name} is not allowed as a brain's key (allowed: ${patterns.join(", ")}; settings.json brainKeyEnv)`;
+export function agentEnvRefusal(name: string, policy: AgentEnvPolicy): string | null {
+  if (isServerSecret(name)) return `${name} is one of the server's own secrets and is never handed to an agent`;
+  if ((AUTH_SECRET_ENV as readonly string[]).includes(name)) return `${name} is a sign-in secret and is never handed to an agent`;
+  if (policy.never?.includes(name)) return `${name} holds the delivery token and is never handed to an agent`;
+  const allowed = policy.allowed.some((p) => new RegExp(`^${p.split("*").map(escapeRegExp).join(".*")}$`).test(name));
+  return allowed
+    ? null
+    : `${name} is not on the admin's list of variables agents may receive (settings access.agentEnv: ${policy.allowed.join(", ") || "empty"})`;
 }
 
 function escapeRegExp(text: string): string {
@@ -136,7 +112,9 @@ export function minimalEnv(options: MinimalEnvOptions): Record<string, string> {
   };
   for (const name of options.pass ?? []) {
     const value = source[name];
-    if (value !== undefined) env[name] = value;
+    if (value === undefined) continue;
+    env[name] = value;
+    noteHandedSecret(name, value);
   }
   Object.assign(env, options.extra);
   for (const name of SERVER_SECRET_ENV) delete env[name];

@@ -4,7 +4,8 @@
 // worktree, the run's own HOME), what else it names read-only (an agent CLI's installation,
 // the repository's git directory), a private /tmp, its own user namespace as an unprivileged
 // uid (nobody), its own PID namespace (no other process visible, so no /proc/<pid>/environ
-// of the web server or the runner) and, unless asked for, no network. The data directory,
+// of the web server or the runner) and its own network namespace: no network but its own
+// loopback, and for agents that call out, a bridge to the runner's egress proxy. The data directory,
 // the server's files and every other home directory are simply not there.
 //
 // Where bubblewrap is missing (or cannot create namespaces) the process runs as before and
@@ -22,8 +23,12 @@ export interface SandboxSpec {
   readOnly?: string[];
   /** Files shown in place of others, read-only (a sanitized git config over the real one). */
   overlays?: Array<{ source: string; target: string }>;
-  /** Network access (off for test commands and for agents that call no provider). */
-  network: boolean;
+  /**
+   * Network access: false (test commands, agents that call no provider) leaves only the
+   * sandbox's own loopback; `egress` (agents that call out) the same, plus the bridge to the
+   * runner's egress proxy, which runs first and starts the program (server/agents/egress.ts).
+   */
+  network: false | { egress: { script: string; config: string } };
 }
 
 /** The uid and gid inside the sandbox: nobody, the classic unprivileged user. */
@@ -203,7 +208,7 @@ export function inSandbox(
     args: [
       "--die-with-parent",
       ...NAMESPACES,
-      ...(spec.network ? [] : ["--unshare-net"]),
+      "--unshare-net",
       ...systemMounts(),
       "--proc",
       "/proc",
@@ -218,6 +223,7 @@ export function inSandbox(
       "--chdir",
       fs.realpathSync(cwd),
       "--",
+      ...(spec.network ? [process.execPath, spec.network.egress.script, spec.network.egress.config, "--"] : []),
       program,
       ...args,
     ],

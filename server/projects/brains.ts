@@ -6,6 +6,7 @@
 // check (server/agents/brain-check.ts), with the server's environment holding the keys; scripted
 // brains have nothing to reach and say so. Never a secret: only the key's variable name.
 import { z } from "zod";
+import { agentEnvPolicy, type AgentEnvPolicy } from "../agents/access";
 import { ZAgentConfig, type BrainAgentConfigInput } from "../agents/config";
 import { checkBrain, type BrainCheckResult } from "../agents/brain-check";
 import { loadConfigAtHead } from "../config/at-head";
@@ -72,11 +73,11 @@ function fromProjectRecord(agents: Record<string, unknown>): Candidate[] {
   });
 }
 
-async function runCheck(candidate: Candidate): Promise<BrainCheckItem> {
+async function runCheck(candidate: Candidate, keyPolicy: AgentEnvPolicy): Promise<BrainCheckItem> {
   const { config, ...item } = candidate;
   if (!config) return { ...item, result: null, ok: true, message: "scripted (simulated) brain: no endpoint to check" };
   try {
-    const result = await checkBrain(config);
+    const result = await checkBrain(config, { keyPolicy });
     return { ...item, result, ok: result.ok, message: result.message };
   } catch (err) {
     // An invalid definition (already reported by `config validate`) is a failed check, not a crash.
@@ -110,7 +111,8 @@ export async function checkProjectBrains(pool: Db, raw: z.input<typeof ZCheckBra
         `project ${project.id} has no brain ${unknown.join(", ")} (brains: ${candidates.map((c) => c.brain).join(", ") || "none"})`,
       );
   }
-  return Promise.all(candidates.filter((c) => !wanted || wanted.has(c.brain)).map(runCheck));
+  const keyPolicy = agentEnvPolicy(settings.settings);
+  return Promise.all(candidates.filter((c) => !wanted || wanted.has(c.brain)).map((c) => runCheck(c, keyPolicy)));
 }
 
 // --- every project's brains, for the settings pages -------------------------------------

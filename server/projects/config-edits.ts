@@ -10,14 +10,16 @@ import { z } from "zod";
 import { zodIssuesToConfigErrors } from "../config/issues";
 import { DEFAULT_SETTINGS, withOverride, ZSettingsOverride, type Settings, type SettingsOverride } from "../config/schemas";
 import { loadSettings, webSettingsPath } from "../config/settings";
-import { withTransaction, type Db, type Queryable } from "../db/pool";
+import { withTransaction, type Db } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEventOf } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import { ZEventVersion, ZVersion } from "../events/versions";
 import { getProject, maskedUrl, upsertProject, ZProjectInput, ZWebhook, type Project } from "./projects";
+import { isObject, readConfigStream, SERVER_CONFIG_STREAM, serverOverride, setAtPath } from "../config/overrides";
 
-export const SERVER_CONFIG_STREAM = "config-server";
+export { SERVER_CONFIG_STREAM, serverOverride, setAtPath };
+
 export const projectConfigStream = (projectId: string) => `config-project-${projectId}`;
 
 type Path = Array<string | number>;
@@ -71,10 +73,6 @@ export const ZRevertInput = z.object({
 
 // --- documents and their differences --------------------------------------------------
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** Every leaf that differs between two JSON documents (arrays are leaves), with its path. */
 export function diffDocuments(before: unknown, after: unknown, path: Path = []): ConfigChange[] {
   if (isObject(before) && isObject(after)) {
@@ -88,17 +86,6 @@ export function diffDocuments(before: unknown, after: unknown, path: Path = []):
 
 export function valueAtPath(doc: unknown, path: readonly (string | number)[]): unknown {
   return path.reduce<unknown>((v, k) => (isObject(v) || Array.isArray(v) ? (v as Record<string, unknown>)[k] : undefined), doc);
-}
-
-/** A copy of `doc` with `path` set to `value` (deleted when undefined; emptied objects go too). */
-export function setAtPath<T>(doc: T, path: readonly (string | number)[], value: unknown): T {
-  const [head, ...rest] = path;
-  if (head === undefined) return value as T;
-  const base: Record<string | number, unknown> = isObject(doc) ? { ...doc } : {};
-  const next = rest.length ? setAtPath(base[head], rest, value) : value;
-  if (next === undefined || (isObject(next) && Object.keys(next).length === 0)) delete base[head];
-  else base[head] = next;
-  return base as T;
 }
 
 /** Field values onto a settings override: a number sets, null clears, absent keeps. */
@@ -139,30 +126,6 @@ function checkOverride(label: string, doc: unknown, prefix: string, extra: Array
 }
 
 // --- the server's overrides --------------------------------------------------------------
-
-/** A configuration stream's events; none before its first change. */
-async function readConfigStream(
-  store: EventStore,
-  stream: string,
-  options: { fromVersion?: number; toVersion?: number; db?: Queryable } = {},
-) {
-  if ((await store.streamVersion(stream, options.db)) === null) return [];
-  return store.readStream(stream, options);
-}
-
-/**
- * The server's settings overrides: its config stream folded (every change applied in order).
- * Read through `db` (a transaction's client) when given, else through the store's pool.
- */
-export async function serverOverride(store: EventStore, db?: Queryable): Promise<{ override: SettingsOverride; version: number }> {
-  const events = await readConfigStream(store, SERVER_CONFIG_STREAM, { db });
-  let doc: Record<string, unknown> = {};
-  for (const e of events) {
-    if (e.type !== "ConfigChanged") continue;
-    for (const c of (e.data as AppEventOf<"ConfigChanged">["data"]).changes) doc = setAtPath(doc, c.path, c.to);
-  }
-  return { override: ZSettingsOverride.parse(doc), version: events.at(-1)?.version ?? 0 };
-}
 
 interface Deps {
   store: EventStore;

@@ -10,6 +10,9 @@ import { loadFromTexts, validateConfig, validateProjectConfig } from "../config/
 import { CONFIG_DIR } from "../config/schemas";
 import { loadSettings, webSettingsPath } from "../config/settings";
 import { MAX_CONFIG_FILE_BYTES } from "../config/sources";
+import { withOverride } from "../config/schemas";
+import { EventStore } from "../events/store";
+import { serverOverride } from "./config-edits";
 import { getProject } from "./projects";
 
 const ZConfigFileName = z.string().regex(/^[A-Za-z0-9._-]{1,100}\.json$/, "a file name in .catcafe/ ending in .json");
@@ -41,7 +44,8 @@ export interface ConfigValidation {
 export async function validateConfigSource(pool: Db, raw: z.input<typeof ZValidateConfigInput>): Promise<ConfigValidation> {
   const input = ZValidateConfigInput.parse(raw);
   if (input.files) {
-    const settings = loadSettings(webSettingsPath());
+    const file = loadSettings(webSettingsPath());
+    const settings = { ...file, settings: withOverride(file.settings, (await serverOverride(new EventStore(pool))).override) };
     const loaded = loadFromTexts(
       { found: true, texts: input.files, errors: [] },
       { settings: settings.settings, settingsFile: settings.file },
@@ -54,8 +58,12 @@ export async function validateConfigSource(pool: Db, raw: z.input<typeof ZValida
       errors,
     };
   }
+  // Checked as a task of the project would start: the settings in force, its record's allowlist.
   const project = await getProject(pool, input.projectId!);
-  const errors = await validateProjectConfig(project.repoPath, { settingsFile: webSettingsPath() });
+  const file = loadSettings(webSettingsPath());
+  const { override } = await serverOverride(new EventStore(pool));
+  const settings = { ...file, settings: withOverride(withOverride(file.settings, override), project.settings) };
+  const errors = await validateProjectConfig(project.repoPath, { settings, project });
   const found = fs.existsSync(path.join(project.repoPath, CONFIG_DIR));
   return { source: `project ${project.id} (${project.repoPath})`, found, ok: errors.length === 0, errors };
 }

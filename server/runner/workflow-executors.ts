@@ -28,6 +28,7 @@ import { bundleSession, claimWorkspace, commitWorkspace, createWorkspace, diffSi
 import { withWorktreeLock } from "./repo-lock";
 import { logger } from "../log";
 import { recordableOutput } from "../process/env";
+import { checkedAgentAccess } from "./agent-access";
 import { appendWhileHeld, type ClaimedStep } from "./dispatch";
 import type { WorkflowReactor } from "../workflow/reactor";
 import { StepExecutionError, type StepContext } from "./executors";
@@ -106,6 +107,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
         false,
       );
     }
+    const access = await checkedAgentAccess(deps.pool, step.sessionId, config.data);
     const agent = createAgent(config.data);
     const workspace = await prepareWorkspace(deps, step, input);
     let prompt = input.prompt;
@@ -146,6 +148,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
         invocation: input.invocation + step.attempt - 1,
         output: input.output,
         ...(mcpServers.data.length ? { mcpServers: mcpServers.data } : {}),
+        egress: { hosts: access.hosts },
         ...(input.forge
           ? { stage: { name: input.forge.stage, iteration: input.forge.iteration, ...(input.forge.modifying ? { modifying: true } : {}) } }
           : {}),

@@ -1,6 +1,9 @@
 // What a session changed in its workspace, as git sees it: committing everything an agent
 // left there, and listing or diffing the changes since a commit. The changed-file list is
 // always computed by git, never taken from the agent's own report (req M7 manifest checks).
+import fs from "node:fs/promises";
+import path from "node:path";
+import { knownSecretValues } from "../redact";
 import { AppError } from "../errors";
 import { runGit } from "./git";
 import { assertFullCommitId, pinCommit, requireRepository, requireWorkspace, resolveCommit } from "./repo";
@@ -139,6 +142,7 @@ export async function commitWorkspace(input: CommitWorkspaceInput): Promise<Work
   const parent = input.expect ? await checkExpectations(input.path, cwd, input.expect) : await resolveCommit(cwd, "HEAD");
 
   await runGit(cwd, ["add", "--all"]);
+  await scrubStaged(cwd);
   const staged = await runGit(cwd, ["diff", "--cached", "--quiet", "--no-ext-diff"], { allowFailure: true });
   if (staged.exitCode === 0) {
     if (input.branch) await moveBranch(cwd, input.branch, parent);
@@ -175,6 +179,47 @@ export async function commitWorkspace(input: CommitWorkspaceInput): Promise<Work
     diff: await diffBetween(cwd, parent, commit),
     empty: false,
   };
+}
+
+/**
+ * Replaces, in every staged file, each value the server knows to be a secret — its own, and
+ * every value handed to an agent (server/process/env.ts) — by `[redacted NAME]`, and stages the
+ * file again: an agent that wrote a key into a file does not get it into a commit, a diff, a
+ * bundle or an export. Whatever the file's encoding, the bytes are compared.
+ */
+async function scrubStaged(cwd: string): Promise<void> {
+  const secrets = knownSecretValues().map((s) => ({ bytes: Buffer.from(s.value, "utf8"), with: Buffer.from(`[redacted ${s.name}]`) }));
+  if (!secrets.length) return;
+  const listed = await runGit(cwd, ["diff", "--cached", "--name-only", "-z", "--no-renames", "--diff-filter=AM"]);
+  const scrubbed: string[] = [];
+  for (const file of listed.stdout.split("\0").filter(Boolean)) {
+    const full = path.join(cwd, file);
+    let content: Buffer;
+    try {
+      const stat = await fs.lstat(full);
+      if (!stat.isFile()) continue;
+      content = await fs.readFile(full);
+    } catch {
+      continue;
+    }
+    let changed = false;
+    for (const secret of secrets) {
+      if (content.indexOf(secret.bytes) < 0) continue;
+      const parts: Buffer[] = [];
+      let from = 0;
+      for (let at = content.indexOf(secret.bytes); at >= 0; at = content.indexOf(secret.bytes, from)) {
+        parts.push(content.subarray(from, at), secret.with);
+        from = at + secret.bytes.length;
+      }
+      parts.push(content.subarray(from));
+      content = Buffer.concat(parts);
+      changed = true;
+    }
+    if (!changed) continue;
+    await fs.writeFile(full, content);
+    scrubbed.push(file);
+  }
+  if (scrubbed.length) await runGit(cwd, ["add", "--", ...scrubbed]);
 }
 
 /** Checks what the committer expects; returns HEAD afterwards (always the expected commit). */

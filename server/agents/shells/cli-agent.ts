@@ -8,11 +8,12 @@ import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { minimalEnv } from "../../process/env";
+import { minimalEnv, noteHandedSecret } from "../../process/env";
 import { agentHomesPath, unwrapExit } from "../../process/sandbox";
 import { RUN_MARKER_ENV } from "../../process/tree";
 import { assertDirectory } from "../command";
 import { mcpSecrets, resolveMcpServers, type ResolvedMcpServer } from "../mcp";
+import { PROVIDER_HOSTS, urlHostRule, type EgressRules } from "../egress";
 import { runTmpDir, sandboxAgent, withRunDir } from "../sandbox";
 import type { CliShellAgentConfig } from "../config";
 import type { BrainTurn } from "../../brains/call";
@@ -125,23 +126,26 @@ export abstract class CliShellAgent implements Agent {
     }
     const baseUrl = this.baseUrl();
     const mcpServers = resolveMcpServers(`${this.kind} agent ${this.id}`, request.mcpServers ?? [], process.env);
+    // What the CLI is handed is redacted from everything recorded from now on (process/env.ts).
+    noteHandedSecret(this.apiKeyEnv(), apiKey);
+    for (const value of mcpSecrets(mcpServers)) noteHandedSecret("an MCP server's secret", value);
     return withRunDir(this.kind, async (runDir) => {
       const ctx: ShellRunContext = { workspace: request.workspace, runDir, apiKey, baseUrl, mcpServers };
       await this.prepareRun(ctx);
       if (this.config.isolateHome) await this.prepareHome(ctx);
       const runId = randomUUID();
       const file = this.executable();
-      const env = this.environment(ctx, runId);
-      // The CLI talks to its provider: the one sandbox whose network is on.
+      // The CLI talks to its provider (and its MCP servers) through the run's egress proxy, nothing else.
       const boxed = await sandboxAgent({
         file,
         args: this.args(ctx),
         workspace: request.workspace,
-        env,
+        env: this.environment(ctx, runId),
         runDir,
-        writable: this.config.isolateHome ? [] : this.ownLogin(env.HOME ?? os.homedir()),
-        network: true,
+        writable: this.config.isolateHome ? [] : this.ownLogin(process.env.HOME ?? os.homedir()),
+        egress: this.egressRules(ctx, request),
       });
+      const env = boxed.env;
       // The provider's rate limit, shared with every runner through PostgreSQL: the run starts
       // on its turn and hands the turn on once the provider has answered (or the run ends).
       const turn = await this.waitTurn(request, baseUrl);
@@ -172,8 +176,20 @@ export abstract class CliShellAgent implements Agent {
         throw err;
       } finally {
         release();
+        await boxed.close();
       }
     });
+  }
+
+  /** Its provider's API (or its base URL), its MCP servers' URLs, and what the admin allows. */
+  egressRules(ctx: ShellRunContext, request: Pick<AgentRequest, "egress">): EgressRules {
+    const base = urlHostRule(ctx.baseUrl);
+    const mcp = ctx.mcpServers.flatMap((s) => (s.kind === "url" ? [urlHostRule(s.url)] : [])).filter((r): r is string => r !== null);
+    return {
+      needed: [...(base ? [base] : PROVIDER_HOSTS[this.kind]), ...mcp],
+      allowed: request.egress?.hosts ?? [],
+      ...(request.egress?.resolve ? { resolve: request.egress.resolve } : {}),
+    };
   }
 
   /** This agent's turn under its provider's shared rate limit (none without a gate or with minIntervalMs 0). */

@@ -1,0 +1,86 @@
+// What the server knows to be secret, and the one place that redacts it (docs/security.md
+// "Credentials"): the values of its own secrets (the environment variables below and the
+// password inside DATABASE_URL), and every value this process handed to an agent — a passEnv
+// variable, a CLI's or a brain's key, an MCP server's secret — noted as it is handed. Agent
+// output, events (server/events/store.ts), blobs, committed files (server/workspaces/changes.ts)
+// and log lines (server/log.ts) pass through it before they are recorded, whatever channel a
+// value leaked through; each hit becomes `[redacted NAME]`.
+
+/** Where variables are read: process.env, or a stand-in for it. */
+type EnvSource = Readonly<Record<string, string | undefined>>;
+
+/** Variables of the web server and runner that no child process may ever receive (req N4). */
+export const SERVER_SECRET_ENV = ["DATABASE_URL", "NEXTAUTH_SECRET", "ADMIN_PASSWORD"] as const;
+
+/** Values this process handed to an agent (or a brain's request), by value → the variable's name. */
+const handed = new Map<string, string>();
+
+/**
+ * Notes that `value` (of variable `name`) was handed to an agent process or sent as a brain's
+ * key: from now on it is redacted from everything this process records (redactKnownSecrets).
+ * Values shorter than 8 characters are left alone (they would match noise).
+ */
+export function noteHandedSecret(name: string, value: string | undefined): void {
+  if (value && value.length >= 8 && !handed.has(value)) handed.set(value, name);
+}
+
+/**
+ * `text` with every value of the server's own secrets (and the password inside
+ * DATABASE_URL), and every value this process handed to an agent (noteHandedSecret),
+ * replaced by `[redacted NAME]`, and how many were replaced: output of agents and test
+ * commands, events the runner appends, blobs and commits are scanned with it before they
+ * are recorded, whatever channel a value leaked through.
+ */
+export function redactKnownSecrets(text: string, source: EnvSource = process.env): { text: string; redactions: number } {
+  let redactions = 0;
+  let out = text;
+  // Longest first, so a password inside DATABASE_URL does not break the URL's own match.
+  for (const { name, value } of knownSecretValues(source)) {
+    if (!out.includes(value)) continue;
+    const parts = out.split(value);
+    redactions += parts.length - 1;
+    out = parts.join(`[redacted ${name}]`);
+  }
+  return { text: out, redactions };
+}
+
+let known: { source: EnvSource; handed: number; env: string; values: Array<{ name: string; value: string }> } | undefined;
+
+/** Every value redactKnownSecrets looks for, longest first (computed again only when one was added or the secrets changed). */
+export function knownSecretValues(source: EnvSource = process.env): ReadonlyArray<{ name: string; value: string }> {
+  const env = SERVER_SECRET_ENV.map((n) => source[n] ?? "").join("\0");
+  if (known && known.source === source && known.handed === handed.size && known.env === env) return known.values;
+  const values = [...handed].map(([value, name]) => ({ name, value }));
+  for (const name of SERVER_SECRET_ENV) {
+    const value = source[name];
+    if (value && value.length >= 8) values.push({ name, value });
+  }
+  try {
+    const password = source.DATABASE_URL ? decodeURIComponent(new URL(source.DATABASE_URL).password) : "";
+    if (password.length >= 8) values.push({ name: "the database password", value: password });
+  } catch {
+    // not a URL: the whole value is covered above
+  }
+  values.sort((a, b) => b.value.length - a.value.length);
+  known = { source, handed: handed.size, env, values };
+  return values;
+}
+
+/**
+ * `value` (JSON data: an event's) with every string in it passed through redactKnownSecrets;
+ * `value` itself when none holds a secret (one scan of its JSON text, the common case).
+ */
+export function redactKnownSecretsDeep<T>(value: T, source: EnvSource = process.env): T {
+  const values = knownSecretValues(source);
+  if (!values.length) return value;
+  const json = JSON.stringify(value) ?? "";
+  if (!values.some((v) => json.includes(v.value) || json.includes(JSON.stringify(v.value).slice(1, -1)))) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return redactKnownSecrets(v, source).text;
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === "object")
+      return Object.fromEntries(Object.entries(v).map(([k, inner]) => [walk(k) as string, walk(inner)]));
+    return v;
+  };
+  return walk(value) as T;
+}
