@@ -136,12 +136,16 @@ export async function startEgress(runDir: string, rules: EgressRules): Promise<E
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
+        // A response cut short upstream is cut short here too, never ended as if it were whole.
+        answer.on("aborted", () => res.destroy());
+        answer.on("error", () => res.destroy());
       },
     );
     upstream.on("error", () => {
-      if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
-      res.end();
+      if (res.headersSent) res.destroy();
+      else res.writeHead(502, { "content-type": "text/plain" }).end();
     });
+    res.on("close", () => upstream.destroy());
     req.pipe(upstream);
   });
 

@@ -58,6 +58,8 @@ describe("agent CLIs under the shared rate limit", () => {
             signal: new AbortController().signal,
             deadline: Date.now() + 120_000,
             callGate,
+            // The stub on the host's loopback, allowed as an admin would (settings access.agentHosts).
+            egress: { hosts: [new URL(stub.baseUrl).host] },
           }),
         );
       });

@@ -131,8 +131,12 @@ export function describeShellWithStub(profile: ShellProfile): void {
     fs.rmSync(scratch, { recursive: true, force: true });
   });
 
+  /** The stubs' addresses, allowed to the agents the way an admin allows a provider on the host (settings access.agentHosts). */
+  const stubHosts: string[] = [];
+
   async function withStub(turns: StubTurn[]): Promise<ProviderStub> {
     stub = await startProviderStub(profile.api, turns);
+    stubHosts.push(new URL(stub.baseUrl).host);
     return stub;
   }
 
@@ -156,6 +160,7 @@ export function describeShellWithStub(profile: ShellProfile): void {
       invocation: 0,
       signal: new AbortController().signal,
       deadline: Date.now() + 90_000,
+      egress: { hosts: [...stubHosts] },
       ...overrides,
     };
   }
