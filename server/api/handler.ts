@@ -24,16 +24,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export async function handleTrpc(req: Request, createContext: (opts: { req: Request }) => Promise<Context>): Promise<Response> {
   const length = Number(req.headers.get("content-length") ?? 0);
   if (length > MAX_BODY_BYTES) {
-    return Response.json(
-      {
-        error: {
-          message: `the request body is ${length} bytes; at most ${MAX_BODY_BYTES} are accepted`,
-          code: -32600,
-          data: { code: "PAYLOAD_TOO_LARGE", httpStatus: 413 },
-        },
-      },
-      { status: 413 },
-    );
+    const message = `the request body is ${length} bytes; at most ${MAX_BODY_BYTES} are accepted`;
+    return refused(req, new TRPCError({ code: "PAYLOAD_TOO_LARGE", message }));
   }
   // Before the sign-in, the key's claim and the procedure: a forged request reads and records nothing.
   const crossSite = crossSiteRefusal(req);
