@@ -13,6 +13,8 @@ export const APP_ERROR_CODES = [
   "PRECONDITION_FAILED",
   /** A request that cannot be taken as sent, though well formed: an idempotency key reused for another request. */
   "UNPROCESSABLE",
+  /** A body not sent as JSON where only JSON is taken: a cookie-signed command as a form or text (CSRF, docs/auth.md). */
+  "UNSUPPORTED_MEDIA_TYPE",
   /** The database (or another dependency) cannot be reached right now: retry after a while. */
   "UNAVAILABLE",
   "INTERNAL",
@@ -39,6 +41,7 @@ export const HTTP_STATUS: Record<AppErrorCode, number> = {
   FORBIDDEN: 403,
   PRECONDITION_FAILED: 412,
   UNPROCESSABLE: 422,
+  UNSUPPORTED_MEDIA_TYPE: 415,
   UNAVAILABLE: 503,
   INTERNAL: 500,
 };

@@ -1,14 +1,17 @@
 // The tRPC endpoint over HTTP, the one place its limits are set: a batch may hold at most
 // MAX_BATCH_SIZE calls, and a request whose Content-Length says its body is larger than
 // MAX_BODY_BYTES is refused (413) before anything reads it. A 503 (and a 409 for a request
-// whose idempotency key is still being carried out) tells clients when to retry. A POST with
-// an `Idempotency-Key` is carried out once per key (./idempotency.ts). The route
-// (app/api/trpc) and the tests call it the same way.
-import { TRPCError } from "@trpc/server";
+// whose idempotency key is still being carried out) tells clients when to retry. A mutation
+// signed in by the session cookie is taken only as same-site JSON (./csrf.ts, docs/auth.md),
+// refused before anything else reads it. A POST with an `Idempotency-Key` is carried out once
+// per key (./idempotency.ts). The route (app/api/trpc) and the tests call it the same way.
+import { getErrorShape, TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { AppError, RETRY_AFTER_SECONDS } from "../errors";
 import { logger } from "../log";
 import type { Context } from "./context";
+import { crossSiteRefusal } from "./csrf";
 import { retryAfterOf, TRPC_CODE, unavailableFrom } from "./errors";
 import { idempotent } from "./idempotency";
 import { appRouter } from "./root";
@@ -21,17 +24,12 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export async function handleTrpc(req: Request, createContext: (opts: { req: Request }) => Promise<Context>): Promise<Response> {
   const length = Number(req.headers.get("content-length") ?? 0);
   if (length > MAX_BODY_BYTES) {
-    return Response.json(
-      {
-        error: {
-          message: `the request body is ${length} bytes; at most ${MAX_BODY_BYTES} are accepted`,
-          code: -32600,
-          data: { code: "PAYLOAD_TOO_LARGE", httpStatus: 413 },
-        },
-      },
-      { status: 413 },
-    );
+    const message = `the request body is ${length} bytes; at most ${MAX_BODY_BYTES} are accepted`;
+    return refused(req, new TRPCError({ code: "PAYLOAD_TOO_LARGE", message }));
   }
+  // Before the sign-in, the key's claim and the procedure: a forged request reads and records nothing.
+  const crossSite = crossSiteRefusal(req);
+  if (crossSite) return refused(req, new TRPCError({ code: TRPC_CODE[crossSite.code], message: crossSite.message, cause: crossSite }));
   let ctx: Context;
   try {
     ctx = await createContext({ req });
@@ -47,6 +45,13 @@ export async function handleTrpc(req: Request, createContext: (opts: { req: Requ
     if (!(refusal instanceof AppError)) throw err;
     return serve(req, () => Promise.reject(new TRPCError({ code: TRPC_CODE[refusal.code], message: refusal.message, cause: refusal })));
   }
+}
+
+/** The answer to a request refused before tRPC reads it, in the shape of every other tRPC error (the router's formatter). */
+function refused(req: Request, error: TRPCError): Response {
+  const path = new URL(req.url).pathname.replace(/^\/api\/trpc\/?/, "");
+  const shape = getErrorShape({ config: appRouter._def._config, error, type: "unknown", path, input: undefined, ctx: undefined });
+  return Response.json({ error: shape }, { status: getHTTPStatusCodeFromError(error) });
 }
 
 /** tRPC's fetch handler for `req`, with the context `createContext` gives (or the error it throws, answered in tRPC's shape). */

@@ -27,6 +27,7 @@ import { getMode, setMode, ZSetModeInput } from "../conversations/service";
 import { listModes } from "../modes/registry";
 import { exportArchive, exportSession } from "../export";
 import { retryAfterOf, toRestError } from "./errors";
+import { crossSiteRefusal } from "./csrf";
 import { idempotent } from "./idempotency";
 import { unstorableText } from "./text-input";
 import { actorOf } from "./routers/tasks";
@@ -51,41 +52,6 @@ async function requireRole(req: Request, source: ContextSource, role: "viewer" |
   const user = await requestUser(req, source);
   if (!user) throw new AppError("UNAUTHORIZED", "sign in, or send an API token as `Authorization: Bearer ...`");
   if (!hasRole(user.role, role)) throw new AppError("FORBIDDEN", `this needs the ${role} role (you are ${user.role})`);
-  return user;
-}
-
-/**
- * A state-changing call signed in by cookie must come from this site as JSON: a browser
- * sends the cookie with a cross-site form or a `text/plain` fetch too (CSRF), but never lets
- * another origin send JSON with it unasked, and always names the origin of a POST. Calls
- * with an API token carry no ambient credential and are not checked.
- */
-function assertSameSiteJson(req: Request): void {
-  const origin = req.headers.get("origin");
-  const host = req.headers.get("x-forwarded-host") ?? req.headers.get("host");
-  if (origin !== null) {
-    let originHost: string | null = null;
-    try {
-      originHost = new URL(origin).host;
-    } catch {
-      // "null" (a sandboxed page) or garbage: not this site
-    }
-    if (originHost === null || originHost !== host) {
-      throw new AppError("FORBIDDEN", `cross-site request refused: Origin ${origin} is not this site (use an API token for scripts)`);
-    }
-  } else {
-    const site = req.headers.get("sec-fetch-site");
-    if (site !== null && site !== "same-origin" && site !== "none") throw new AppError("FORBIDDEN", "cross-site request refused");
-  }
-  const type = req.headers.get("content-type") ?? "";
-  if (!/^application\/json\b/i.test(type) && req.headers.get("content-length") !== "0") {
-    throw new AppError("INVALID_INPUT", "send the body as JSON (Content-Type: application/json)");
-  }
-}
-
-async function requireOperator(req: Request, source: ContextSource): Promise<CurrentUser> {
-  const user = await requireRole(req, source, "operator");
-  if (user.via === "session") assertSameSiteJson(req);
   return user;
 }
 
@@ -136,6 +102,9 @@ function respond<C>(
   };
   return async (req, route) => {
     try {
+      // CSRF (docs/auth.md): refused before the sign-in, the key's claim and the command.
+      const crossSite = crossSiteRefusal(req);
+      if (crossSite) throw crossSite;
       const ctx = source();
       const user = req.method === "GET" ? null : await requestUser(req, ctx);
       return user ? await idempotent(ctx.deps.pool, req, user.id, (r) => answer(r, route)) : await answer(req, route);
@@ -173,7 +142,7 @@ export function createTaskRestHandlers(source: () => ContextSource) {
   ) =>
     respond<TaskRouteContext>(source, name, async (req, route) => {
       const ctx = source();
-      const user = await requireOperator(req, ctx);
+      const user = await requireRole(req, ctx, "operator");
       const { id } = await route.params;
       const bad = unstorableText(id);
       if (bad) throw new AppError("INVALID_INPUT", `the session id in the path ${bad.problem}`);
@@ -231,7 +200,7 @@ export function createTaskRestHandlers(source: () => ContextSource) {
     /** POST /api/tasks `{ projectId, prompt, mode, workflow? }` → 201 `{ sessionId, version }` */
     start: respond<unknown>(source, "POST /api/tasks", async (req) => {
       const ctx = source();
-      const user = await requireOperator(req, ctx);
+      const user = await requireRole(req, ctx, "operator");
       const input = ZStartTaskInput.parse(await readBody(req));
       return { status: 201, body: await startTask(ctx.deps, input, actorOf(user)) };
     }),
@@ -262,7 +231,7 @@ export function createModeRestHandlers(source: () => ContextSource) {
     }),
     setSessionMode: respond<TaskRouteContext>(source, "PUT /api/sessions/:id/mode", async (req, route) => {
       const ctx = source();
-      const user = await requireOperator(req, ctx);
+      const user = await requireRole(req, ctx, "operator");
       const input = ZSetModeInput.parse({ ...(await readBody(req)), sessionId: await sessionIdOf(route) });
       return { status: 200, body: await setMode(ctx.deps, input, actorOf(user)) };
     }),

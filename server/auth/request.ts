@@ -18,13 +18,22 @@ export interface RequestAuthDeps {
   secret: string | undefined;
 }
 
+/**
+ * The token of an `Authorization: Bearer <token>` header, null without one. A request that
+ * sends it is judged by the token alone and its cookie never read: no ambient credential
+ * rides on it, which is why the CSRF rule passes it (docs/auth.md, "Cross-site requests").
+ */
+export function bearerToken(req: Request): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.get("authorization") ?? "");
+  return match?.[1] ?? null;
+}
+
 export async function authenticateRequest(req: Request, deps: RequestAuthDeps): Promise<CurrentUser | null> {
-  const authorization = req.headers.get("authorization");
-  if (authorization !== null) {
+  if (req.headers.get("authorization") !== null) {
     // A request that presents credentials is judged by them alone: a bad token never
     // falls back to whatever cookie the client also sent.
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    const found = match?.[1] ? await authenticateApiToken(deps.prisma, match[1]) : null;
+    const token = bearerToken(req);
+    const found = token ? await authenticateApiToken(deps.prisma, token) : null;
     return found ? { ...found.user, via: "token" } : null;
   }
   if (!deps.secret) return null;

@@ -151,7 +151,13 @@ describe("over HTTP (fetch adapter)", () => {
       createContextFactory(api.source),
     );
     expect(res.status).toBe(413);
-    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/at most 1048576 are accepted/);
+    expect(await res.json()).toEqual({
+      error: {
+        message: expect.stringMatching(/at most 1048576 are accepted/),
+        code: -32013,
+        data: { code: "PAYLOAD_TOO_LARGE", httpStatus: 413, path: "tasks.start", zodError: null },
+      },
+    });
   });
 
   it("401 without credentials, 403 for a viewer's mutation, 200 with a session cookie", async () => {

@@ -105,7 +105,7 @@ describe("REST task aliases", () => {
     expect(res.status).toBe(200);
   });
 
-  it("CSRF: a cookie-signed POST from another origin, or not as JSON, is refused and records nothing; same-origin JSON and token calls pass", async () => {
+  it("CSRF: a cookie-signed POST from another origin (403), or not as JSON (415), is refused and records nothing; same-origin JSON and token calls pass", async () => {
     const id = await startOne();
     const cookie = await api.sessionCookie(operator.id);
     const before = (await db.store.readStream(id)).length;
@@ -114,8 +114,11 @@ describe("REST task aliases", () => {
     const crossSite = await followUpWith({ origin: "http://cats.test:3001", host: "cats.test" });
     expect(crossSite).toMatchObject({ status: 403, body: { error: { code: "FORBIDDEN" } } });
     expect((await followUpWith({ "sec-fetch-site": "same-site" })).status).toBe(403);
+    expect((await followUpWith({ "sec-fetch-site": "cross-site" })).status).toBe(403);
     const plain = await followUpWith({ "content-type": "text/plain" }, JSON.stringify({ text: "a form post" }));
-    expect(plain).toMatchObject({ status: 400, body: { error: { code: "INVALID_INPUT" } } });
+    expect(plain).toMatchObject({ status: 415, body: { error: { code: "UNSUPPORTED_MEDIA_TYPE" } } });
+    const form = await followUpWith({ "content-type": "application/x-www-form-urlencoded" }, "text=a+form+post");
+    expect(form).toMatchObject({ status: 415, body: { error: { code: "UNSUPPORTED_MEDIA_TYPE" } } });
     expect((await db.store.readStream(id)).length).toBe(before);
 
     const sameSite = await followUpWith({ origin: "http://cats.test", host: "cats.test" });
