@@ -22,16 +22,35 @@ const LABELS: Record<string, { label: string; unit: string; hint: string }> = {
   maxAttempts: { label: "Attempts per step", unit: "", hint: "the first included; 1 = never retry" },
   backoffMs: { label: "Backoff", unit: "ms, comma-separated", hint: "waits before the 2nd, 3rd, … attempt; the last repeats" },
   rateLimitMs: { label: "Brain rate limit", unit: "ms between calls", hint: "for brains that set none" },
+  agentEnv: {
+    label: "Variables agents may receive",
+    unit: "comma-separated, * a wildcard",
+    hint: "the runner's variables a passEnv or apiKeyEnv may name; adds to the level below",
+  },
+  agentHosts: {
+    label: "Hosts agents may reach",
+    unit: "host, *.host, host:port",
+    hint: "besides their provider and MCP servers, on any address (a local model server); adds to the level below",
+  },
+  privateHosts: {
+    label: "Private hosts the server may call",
+    unit: "host, host:port",
+    hint: "webhooks and brains on loopback or private addresses; adds to the level below",
+  },
 };
+
+/** Fields holding a list of names rather than numbers. */
+const LIST_FIELDS = new Set(["agentEnv", "agentHosts", "privateHosts"]);
 
 const input =
   "w-full rounded-md border border-zinc-300 bg-white px-2 py-1 font-mono text-xs text-zinc-900 outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500 disabled:bg-zinc-50 disabled:text-zinc-500 aria-[invalid=true]:border-rose-500 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:disabled:bg-zinc-900";
 
 const show = (v: unknown) => (Array.isArray(v) ? v.join(", ") : v === undefined || v === null ? "" : String(v));
 
-function toValue(field: string, text: string): number | number[] | null {
+function toValue(field: string, text: string): number | number[] | string[] | null {
   const t = text.trim();
   if (!t) return null;
+  if (LIST_FIELDS.has(field)) return t.split(/[\s,]+/).filter(Boolean);
   if (field === "backoffMs")
     return t
       .split(/[\s,]+/)

@@ -32,6 +32,10 @@ export const SETTINGS_FIELDS = {
   maxAttempts: ["retry", "maxAttempts"],
   backoffMs: ["retry", "backoffMs"],
   rateLimitMs: ["rateLimit", "minIntervalMs"],
+  // Each level adds to the lists below it (docs/security.md).
+  agentEnv: ["access", "agentEnv"],
+  agentHosts: ["access", "agentHosts"],
+  privateHosts: ["access", "privateHosts"],
 } as const satisfies Record<string, readonly [string, string]>;
 export type SettingsField = keyof typeof SETTINGS_FIELDS;
 
@@ -47,6 +51,9 @@ const ZSettingsFields = z.object({
   maxAttempts: ZLooseNumber,
   backoffMs: z.array(z.number()).nullable().optional(),
   rateLimitMs: ZLooseNumber,
+  agentEnv: z.array(z.string()).nullable().optional(),
+  agentHosts: z.array(z.string()).nullable().optional(),
+  privateHosts: z.array(z.string()).nullable().optional(),
 });
 /** The version of the configuration the form was filled from: a save over a newer one is refused. */
 const ZExpectedVersion = { expectedVersion: ZVersion.optional() };
