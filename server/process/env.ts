@@ -13,6 +13,44 @@ export const FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:
 
 /** Variables of the web server and runner that no child process may ever receive (req N4). */
 export const SERVER_SECRET_ENV = ["DATABASE_URL", "NEXTAUTH_SECRET", "ADMIN_PASSWORD"] as const;
+export type ServerSecretName = (typeof SERVER_SECRET_ENV)[number];
+
+/**
+ * The server's secrets a runner never uses: the web server's session key and the first
+ * admin's password. `npm start` does not pass them to its runner; a runner started with them
+ * takes them out of its environment first thing (server/runner/withhold-secrets.ts).
+ */
+export const WEB_ONLY_SECRET_ENV = ["NEXTAUTH_SECRET", "ADMIN_PASSWORD"] as const satisfies readonly ServerSecretName[];
+
+/** Secret values this process took out of its environment, or knows from elsewhere: still redacted. */
+const withheld: Array<[ServerSecretName, string]> = [];
+
+/**
+ * Takes `names` out of `env` (this process's environment), so that no code of this process
+ * reads them and no child inherits them, and keeps their values, with `alsoRedact`'s (the
+ * same secrets known from elsewhere), for redactServerSecrets only. Returns the names that
+ * were set. What the process was started with stays in /proc/<pid>/environ whatever it does
+ * later: the launcher must not pass them (scripts/lib/child-env.ts).
+ */
+export function withholdServerSecrets(
+  names: readonly ServerSecretName[],
+  options: { env?: Record<string, string | undefined>; alsoRedact?: Partial<Record<ServerSecretName, string>> } = {},
+): ServerSecretName[] {
+  const env = options.env ?? process.env;
+  const found: ServerSecretName[] = [];
+  for (const name of names) {
+    const value = env[name];
+    if (value === undefined) continue;
+    found.push(name);
+    if (value) withheld.push([name, value]);
+    delete env[name];
+  }
+  for (const name of SERVER_SECRET_ENV) {
+    const value = options.alsoRedact?.[name];
+    if (value) withheld.push([name, value]);
+  }
+  return found;
+}
 
 /** Names that hold secrets by convention (refused where a project configures variables for commands). */
 const SECRET_NAME =
@@ -27,8 +65,9 @@ export function isServerSecret(name: string): boolean {
 }
 
 /**
- * `text` with every value of the server's own secrets (and the password inside
- * DATABASE_URL) replaced by `[redacted NAME]`, and how many were replaced: output of agents
+ * `text` with every value of the server's own secrets (in `source`, or withheld from this
+ * process's environment: withholdServerSecrets) and the password inside DATABASE_URL
+ * replaced by `[redacted NAME]`, and how many were replaced: output of agents
  * and test commands is scanned with it before it is recorded, whatever channel a value
  * leaked through. Values shorter than 8 characters are left alone (they would match noise).
  */
@@ -38,6 +77,7 @@ export function redactServerSecrets(text: string, source: EnvSource = process.en
     const value = source[name];
     if (value && value.length >= 8) values.push([name, value]);
   }
+  for (const [name, value] of withheld) if (value.length >= 8) values.push([name, value]);
   try {
     const password = source.DATABASE_URL ? decodeURIComponent(new URL(source.DATABASE_URL).password) : "";
     if (password.length >= 8) values.push(["the database password", password]);
