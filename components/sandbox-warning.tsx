@@ -23,7 +23,8 @@ export function SandboxWarning({ runners }: { runners: UnsandboxedRunner[] }) {
       <ul className="mt-1 space-y-0.5">
         {runners.map((r) => (
           <li key={r.id} data-testid="unsandboxed-runner">
-            <code className="font-mono">{r.id}</code> on <code className="font-mono">{r.host}</code>: {r.reason ?? "no reason given"}
+            <code className="font-mono break-all">{r.id}</code> on <code className="font-mono break-all">{r.host}</code>:{" "}
+            {r.reason ?? "no reason given"}
           </li>
         ))}
       </ul>
