@@ -102,6 +102,14 @@ describe("the sandbox warning", () => {
       if (pathname === "/") await screenshot(admin, "sandbox-warning-admin.png");
     }
 
+    // At a phone's width the banner wraps: the page does not scroll sideways.
+    await admin.setViewportSize({ width: 390, height: 844 });
+    await admin.goto(`${app.url}/`);
+    await admin.getByTestId("sandbox-warning").waitFor();
+    expect(await admin.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await screenshot(admin, "sandbox-warning-phone.png");
+    await admin.setViewportSize({ width: 1280, height: 900 });
+
     // A viewer starts nothing and could not act on it: no banner.
     const created = await admin.evaluate(async (viewer) => {
       const res = await fetch("/api/trpc/users.create", {
