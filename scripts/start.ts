@@ -19,6 +19,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { z } from "zod";
 import { buildFingerprint, buildIsCurrent, writeBuildStamp } from "./lib/build";
+import { childEnvironments } from "./lib/child-env";
 import { DATA_DIR, loadOrCreateSecrets, openLocalDatabase, type LocalDatabase } from "../server/db/local";
 import { migrate } from "../server/db/migrate";
 import { isRunnerRegistered } from "../server/runner/liveness";
@@ -471,29 +472,27 @@ async function main(): Promise<void> {
   if (access.kind === "setup")
     say(`no user yet: create the first admin at ${access.url}  (the link works once, until ${access.expiresAt.toISOString()})`);
   // --- end access
-  const childEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: db.url,
-    NEXTAUTH_SECRET: secret,
-    NEXTAUTH_URL: appUrl,
-    NEXT_TELEMETRY_DISABLED: "1",
-    CATCAFE_RUN_ID: runId,
-    CATCAFE_DATA_DIR: DATA_DIR,
-    CATCAFE_WORKSPACES_DIR: process.env.CATCAFE_WORKSPACES_DIR ?? path.join(DATA_DIR, "workspaces"),
-  };
-  delete childEnv[FRONT_PID_VAR];
-  // The admin was set up above: the web server and the runner never need the password, and
-  // a process's environment can be read by anything running as the same user.
-  delete childEnv.ADMIN_PASSWORD;
+  // The admin was set up above: neither child gets ADMIN_PASSWORD, and the runner gets no
+  // NEXTAUTH_SECRET either (scripts/lib/child-env.ts): a process's environment can be read by
+  // anything running as the same user.
+  const childEnv = childEnvironments(process.env, {
+    databaseUrl: db.url,
+    nextauthSecret: secret,
+    nextauthUrl: appUrl,
+    runId,
+    dataDir: DATA_DIR,
+    workspacesDir: process.env.CATCAFE_WORKSPACES_DIR ?? path.join(DATA_DIR, "workspaces"),
+    drop: [FRONT_PID_VAR],
+  });
 
   if (!dev) {
-    if (!fs.existsSync(BUILD_ID)) await runBuild(childEnv, "no production build found (.next/BUILD_ID)");
-    else if (!buildIsCurrent(ROOT)) await runBuild(childEnv, "the code changed since the last build");
+    if (!fs.existsSync(BUILD_ID)) await runBuild(childEnv.web, "no production build found (.next/BUILD_ID)");
+    else if (!buildIsCurrent(ROOT)) await runBuild(childEnv.web, "the code changed since the last build");
     else say("using the existing build in .next");
   }
   const listen = ["-p", String(env.PORT), "-H", env.CATCAFE_HOST];
-  startChild("web", [NEXT_BIN, dev ? "dev" : "start", ...listen], childEnv, { restart: true });
-  startChild("runner", ["--import", "tsx", "server/runner/main.ts"], childEnv, { restart: true });
+  startChild("web", [NEXT_BIN, dev ? "dev" : "start", ...listen], childEnv.web, { restart: true });
+  startChild("runner", ["--import", "tsx", "server/runner/main.ts"], childEnv.runner, { restart: true });
   writeRunFile();
 
   const probeHost = ["0.0.0.0", "::"].includes(env.CATCAFE_HOST) ? "127.0.0.1" : env.CATCAFE_HOST;

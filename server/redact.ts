@@ -11,6 +11,44 @@ type EnvSource = Readonly<Record<string, string | undefined>>;
 
 /** Variables of the web server and runner that no child process may ever receive (req N4). */
 export const SERVER_SECRET_ENV = ["DATABASE_URL", "NEXTAUTH_SECRET", "ADMIN_PASSWORD"] as const;
+export type ServerSecretName = (typeof SERVER_SECRET_ENV)[number];
+
+/**
+ * The server's secrets a runner never uses: the web server's session key and the first
+ * admin's password. `npm start` does not pass them to its runner; a runner started with them
+ * takes them out of its environment first thing (server/runner/withhold-secrets.ts).
+ */
+export const WEB_ONLY_SECRET_ENV = ["NEXTAUTH_SECRET", "ADMIN_PASSWORD"] as const satisfies readonly ServerSecretName[];
+
+/** Secret values this process took out of its environment, or knows from elsewhere: still redacted. */
+const withheld: Array<[ServerSecretName, string]> = [];
+
+/**
+ * Takes `names` out of `env` (this process's environment), so that no code of this process
+ * reads them and no child inherits them, and keeps their values, with `alsoRedact`'s (the
+ * same secrets known from elsewhere), for redaction only. Returns the names that were set.
+ * What the process was started with stays in /proc/<pid>/environ whatever it does later:
+ * the launcher must not pass them (scripts/lib/child-env.ts).
+ */
+export function withholdServerSecrets(
+  names: readonly ServerSecretName[],
+  options: { env?: Record<string, string | undefined>; alsoRedact?: Partial<Record<ServerSecretName, string>> } = {},
+): ServerSecretName[] {
+  const env = options.env ?? process.env;
+  const found: ServerSecretName[] = [];
+  for (const name of names) {
+    const value = env[name];
+    if (value === undefined) continue;
+    found.push(name);
+    if (value) withheld.push([name, value]);
+    delete env[name];
+  }
+  for (const name of SERVER_SECRET_ENV) {
+    const value = options.alsoRedact?.[name];
+    if (value) withheld.push([name, value]);
+  }
+  return found;
+}
 
 /** Values this process handed to an agent (or a brain's request), by value → the variable's name. */
 const handed = new Map<string, string>();
@@ -48,9 +86,10 @@ let known: { source: EnvSource; handed: number; env: string; values: Array<{ nam
 
 /** Every value redactKnownSecrets looks for, longest first (computed again only when one was added or the secrets changed). */
 export function knownSecretValues(source: EnvSource = process.env): ReadonlyArray<{ name: string; value: string }> {
-  const env = SERVER_SECRET_ENV.map((n) => source[n] ?? "").join("\0");
+  const env = [...SERVER_SECRET_ENV.map((n) => source[n] ?? ""), withheld.length].join("\0");
   if (known && known.source === source && known.handed === handed.size && known.env === env) return known.values;
   const values = [...handed].map(([value, name]) => ({ name, value }));
+  for (const [name, value] of withheld) if (value.length >= 8) values.push({ name, value });
   for (const name of SERVER_SECRET_ENV) {
     const value = source[name];
     if (value && value.length >= 8) values.push({ name, value });

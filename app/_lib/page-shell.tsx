@@ -2,15 +2,18 @@
 // the main column. Health is read here, so each page shows whether the database and the
 // runners are up without asking for it; `ReadFailure` is what a page shows in the frame
 // when its read (app/_lib/page-context.ts) failed. A "Skip to content" link comes first, so
-// a keyboard or screen-reader user need not pass the navigation on every page.
+// a keyboard or screen-reader user need not pass the navigation on every page. Operators and
+// admins also see, on every page, which live runners run agents without the sandbox.
 import type { ReactNode } from "react";
 import { AppHeader } from "@/components/app-header";
 import { DatabaseDown } from "@/components/database-down";
 import { Panel } from "@/components/panel";
+import { SandboxWarning, type UnsandboxedRunner } from "@/components/sandbox-warning";
+import { hasRole } from "@/lib/roles";
 import type { CurrentUser } from "@/server/auth/request";
 import { getWebPool } from "@/server/db/web-pool";
 import { logger } from "@/server/log";
-import { countLiveRunners } from "@/server/runner/liveness";
+import { countLiveRunners, listRunners } from "@/server/runner/liveness";
 import { countInbox } from "@/server/sessions/inbox";
 import { APP_VERSION } from "@/server/version";
 import type { PageRead } from "./page-context";
@@ -48,6 +51,7 @@ export async function PageShell({
       logger.warn({ err }, "page header: could not count the inbox");
     }
   }
+  const unsandboxed = user && dbOk && hasRole(user.role, "operator") ? await unsandboxedRunners() : [];
   return (
     <>
       <a
@@ -66,10 +70,22 @@ export async function PageShell({
         inboxCount={inboxCount}
       />
       <main id="main" tabIndex={-1} className={`mx-auto space-y-4 px-5 py-5 outline-none ${wide ? "max-w-[1600px]" : "max-w-[1400px]"}`}>
+        <SandboxWarning runners={unsandboxed} />
         {children}
       </main>
     </>
   );
+}
+
+/** Live runners whose agents run outside the sandbox (docs/operations.md, "The sandbox"). */
+async function unsandboxedRunners(): Promise<UnsandboxedRunner[]> {
+  try {
+    const { runners } = await listRunners(getWebPool(), { liveOnly: true });
+    return runners.flatMap((r) => (r.sandbox && !r.sandbox.on ? [{ id: r.id, host: r.host, reason: r.sandbox.reason }] : []));
+  } catch (err) {
+    logger.warn({ err }, "page shell: could not read the runners' sandbox state");
+    return [];
+  }
 }
 
 /** A failed page read: the database is down, or the procedure refused (its message). */

@@ -186,7 +186,7 @@ export function registerOpsCommands(program: Command): void {
     .command("runners")
     .description("runner processes")
     .command("list", { isDefault: true })
-    .description("runners heard from in the last day, and whether each is live")
+    .description("runners heard from in the last day, whether each is live, and whether it runs agents sandboxed")
     .addHelpText("after", examples(["catcafe runners list", "catcafe runners list --json"]))
     .action(async (_options: unknown, command: Command) => {
       const ctx = CliContext.of(command);
@@ -194,7 +194,7 @@ export function registerOpsCommands(program: Command): void {
       ctx.out.result(runners, () =>
         runners.length
           ? table(
-              ["ID", "HOST", "PID", "VERSION", "LIVE", "STARTED", "HEARTBEAT"],
+              ["ID", "HOST", "PID", "VERSION", "LIVE", "STARTED", "HEARTBEAT", "SANDBOX"],
               runners.map((r) => [
                 r.id,
                 r.host,
@@ -203,6 +203,8 @@ export function registerOpsCommands(program: Command): void {
                 yesNo(r.live),
                 shortTime(r.startedAt),
                 shortTime(r.heartbeatAt),
+                // Last, as off says why (docs/operations.md, "The sandbox"); "—": the runner did not report it.
+                r.sandbox === null ? "—" : r.sandbox.on ? "on" : `off: ${r.sandbox.reason ?? "no reason given"}`,
               ]),
             )
           : "No runners: start one with `npm run runner`.",

@@ -3,6 +3,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { z } from "zod";
 import { startEmbeddedPostgres } from "./embedded";
 
 export const DATA_DIR = path.resolve(process.env.CATCAFE_DATA_DIR ?? path.join(import.meta.dirname, "../../.data"));
@@ -13,6 +14,21 @@ export const EMBEDDED_DATABASE = "catcafe";
 export interface LocalSecrets {
   nextauthSecret: string;
   postgresPassword: string;
+}
+
+const ZLocalSecrets = z.object({ nextauthSecret: z.string(), postgresPassword: z.string() }).partial();
+
+/**
+ * What an earlier `npm start` generated, without creating anything; null when there is none
+ * or it cannot be read (a runner under an OS user of its own, as docs/security.md advises).
+ */
+export function readLocalSecrets(): Partial<LocalSecrets> | null {
+  try {
+    const parsed = ZLocalSecrets.safeParse(JSON.parse(fs.readFileSync(SECRETS_FILE, "utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Generated on first run and kept, so sessions and the database survive restarts. */

@@ -6,7 +6,16 @@
 import path from "node:path";
 import { SERVER_SECRET_ENV, noteHandedSecret, redactKnownSecrets } from "../redact";
 
-export { SERVER_SECRET_ENV, knownSecretValues, noteHandedSecret, redactKnownSecrets, redactKnownSecretsDeep } from "../redact";
+export {
+  SERVER_SECRET_ENV,
+  WEB_ONLY_SECRET_ENV,
+  knownSecretValues,
+  noteHandedSecret,
+  redactKnownSecrets,
+  redactKnownSecretsDeep,
+  withholdServerSecrets,
+  type ServerSecretName,
+} from "../redact";
 
 /** Where variables are read: process.env, or a stand-in for it. */
 export type EnvSource = Readonly<Record<string, string | undefined>>;

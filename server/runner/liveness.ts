@@ -1,8 +1,9 @@
 // Runner liveness, decided in one place: a runner is live while it has not stopped and its
 // last heartbeat is less than RUNNER_LIVENESS_MS old by the *database* clock (`now()`), the
 // clock runners heartbeat with, so a web server with a skewed clock judges alike. Health
-// (`/api/health`), the page header, the dashboard and `runners.list` all read runners here;
-// the runner process itself (./runner.ts) writes their rows.
+// (`/api/health`), the page header, the dashboard and `runners.list` all read runners here,
+// with whether each runs agents sandboxed; the runner process itself (./runner.ts) writes
+// their rows.
 import type pg from "pg";
 import type { Queryable } from "../db/pool";
 
@@ -15,6 +16,16 @@ export const RUNNER_LISTED_FOR_MS = 24 * 60 * 60 * 1000;
 /** `$1`: the window in milliseconds. */
 const HEARD_WITHIN_SQL = `r.stopped_at IS NULL AND r.heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)`;
 
+/**
+ * Whether a runner runs agents and test commands in the bubblewrap sandbox, as it found at
+ * registration (server/process/sandbox.ts): `{ on: false, reason }` says why not. The one
+ * shape of it in /api/health, runners.list / runners.live, the dashboard and the CLI.
+ */
+export interface RunnerSandbox {
+  on: boolean;
+  reason: string | null;
+}
+
 export interface RunnerInfo {
   id: string;
   host: string;
@@ -26,6 +37,8 @@ export interface RunnerInfo {
   /** Agent CLIs this runner found on its machine at start (null until detected). */
   shells: unknown;
   shellsDetectedAt: Date | null;
+  /** null: not reported (a runner older than the record of it). */
+  sandbox: RunnerSandbox | null;
 }
 
 export interface RunnerList {
@@ -50,6 +63,8 @@ interface RunnerRow {
   live: boolean;
   shells: unknown;
   shells_detected_at: Date | null;
+  sandbox_on: boolean | null;
+  sandbox_reason: string | null;
 }
 
 /**
@@ -60,7 +75,7 @@ export async function listRunners(db: Queryable, options: { liveOnly?: boolean }
   const result = await db.query<RunnerRow>(
     `WITH clock AS (SELECT now() AS now)
      SELECT clock.now, r.id, r.host, r.pid, r.version, r.started_at, r.heartbeat_at, r.shells, r.shells_detected_at,
-            r.heartbeat_at > clock.now - make_interval(secs => $2::double precision / 1000) AS live
+            r.sandbox_on, r.sandbox_reason, r.heartbeat_at > clock.now - make_interval(secs => $2::double precision / 1000) AS live
      FROM clock LEFT JOIN runners r ON ${HEARD_WITHIN_SQL}
      ORDER BY r.started_at, r.id`,
     [options.liveOnly ? RUNNER_LIVENESS_MS : RUNNER_LISTED_FOR_MS, RUNNER_LIVENESS_MS],
@@ -80,6 +95,7 @@ export async function listRunners(db: Queryable, options: { liveOnly?: boolean }
             live: r.live,
             shells: r.shells ?? null,
             shellsDetectedAt: r.shells_detected_at,
+            sandbox: r.sandbox_on === null ? null : { on: r.sandbox_on, reason: r.sandbox_on ? null : r.sandbox_reason },
           },
         ],
   );

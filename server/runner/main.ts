@@ -1,5 +1,7 @@
 // `npm run runner`: one runner process against DATABASE_URL. Run as many as you like,
 // on as many machines as you like. SIGTERM/SIGINT stop it gracefully.
+// First, before any other module reads the environment: the web server's secrets out of it.
+import { withheldAtStart } from "./withhold-secrets";
 import { createPool, isConnectionError } from "../db/pool";
 import { parseEnv, ZRunnerEnv } from "../env";
 import { createAppEventStore } from "../app-store";
@@ -14,6 +16,13 @@ import { stepKindRegistry } from "./step-kinds";
 const env = parseEnv(ZRunnerEnv);
 const pool = createPool(env.DATABASE_URL, env.CATCAFE_RUNNER_CONCURRENCY + 4);
 const log = logger.child({ component: "runner" });
+if (withheldAtStart.length) {
+  // Out of process.env now, but still in /proc/<pid>/environ, readable by this user's processes.
+  log.warn(
+    { withheld: withheldAtStart },
+    "started with the web server's secrets in its environment: taken out of it; start runners without them (docs/security.md)",
+  );
+}
 const store = createAppEventStore(pool);
 // What this runner runs, and how outcomes are reacted to: the application's step kinds.
 const stepKinds = stepKindRegistry(

@@ -125,10 +125,15 @@ export class Runner {
   async start(): Promise<void> {
     // What runners killed on this host left running (their agents, their test commands).
     this.endLeftovers();
+    // Agents and test commands run in a bubblewrap sandbox where it works. Whether they do is
+    // recorded with the registration, for /api/health, runners.list and the dashboard's
+    // warning (docs/operations.md, "The sandbox"), and said here when they do not.
+    const sandbox = sandboxStatus();
     await this.pool.query(
-      `INSERT INTO runners (id, host, pid, version) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL`,
-      [this.id, os.hostname(), process.pid, this.opts.version],
+      `INSERT INTO runners (id, host, pid, version, sandbox_on, sandbox_reason) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL,
+         sandbox_on = EXCLUDED.sandbox_on, sandbox_reason = EXCLUDED.sandbox_reason`,
+      [this.id, os.hostname(), process.pid, this.opts.version, sandbox.available, sandbox.reason],
     );
     this.listening = this.listen();
     this.timers.push(setInterval(() => void this.beat(), RUNNER_HEARTBEAT_MS));
@@ -138,8 +143,6 @@ export class Runner {
     this.timers.push(setInterval(() => void collectUnreferencedBlobs(this.pool).catch(() => 0), this.opts.blobCollectionMs));
     this.loopDone = this.loop();
     this.opts.log("runner started", { runnerId: this.id });
-    // Agents and test commands run in a bubblewrap sandbox where it works; say so when it does not.
-    const sandbox = sandboxStatus();
     if (!sandbox.available) {
       this.opts.log("no sandbox: agents and test commands run as this user, with its view of the machine (docs/security.md)", {
         runnerId: this.id,

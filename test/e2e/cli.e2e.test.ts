@@ -416,7 +416,14 @@ describe("catcafe against a live server", () => {
             worktree: expect.stringMatching(new RegExp(`workspaces/${approvedId}$`)),
           }),
       ],
-      [["runners", "list"], (v) => expect((v as Array<{ live: boolean }>).some((r) => r.live)).toBe(true)],
+      [
+        ["runners", "list"],
+        (v) => {
+          // npm start's runner, sandboxed (bubblewrap works here).
+          const runners = v as Array<{ live: boolean; sandbox: unknown }>;
+          expect(runners.filter((r) => r.live)).toContainEqual(expect.objectContaining({ sandbox: { on: true, reason: null } }));
+        },
+      ],
       [["projects", "list"], (v) => expect(v).toEqual([{ id: "demo", name: expect.any(String), simulated: true }])],
       [
         ["projects", "show", "demo"],
@@ -475,6 +482,14 @@ describe("catcafe against a live server", () => {
       check(json(r));
     }
   }, 120_000);
+
+  it("runners list shows, last, whether each runner runs agents sandboxed", async () => {
+    const r = await catcafe(["runners", "list"]);
+    expect(r.code, show(r)).toBe(0);
+    const [header, ...rows] = r.stdout.trimEnd().split("\n");
+    expect(header).toMatch(/^ID +HOST +PID +VERSION +LIVE +STARTED +HEARTBEAT +SANDBOX$/);
+    expect(rows.filter((row) => / yes /.test(row))).toContainEqual(expect.stringMatching(/ on$/));
+  });
 
   it("projects add registers a project with an agent per role and checks its .catcafe/ on the spot; a bad agent flag is a usage error", async () => {
     const repo = homeDir("own-repo");

@@ -1,7 +1,9 @@
 // Every way the server starts a child process goes through server/process, and none of them
 // hands the child the server's secrets: the command agent, each CLI shell (a stand-in CLI
 // that writes out its environment), shell detection, the allowlisted command runner and
-// git. Each child writes its whole environment to a file; the test reads it back.
+// git. Each child writes its whole environment to a file; the test reads it back. And the
+// runner itself holds none of the web server's secrets: `npm start` gives it none, and one
+// started by hand with them takes them out of its environment (still redacting their values).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -13,7 +15,11 @@ import { detectShell } from "../../server/agents/shells/detect";
 import { GeminiAgent } from "../../server/agents/shells/gemini";
 import { runCommand } from "../../server/commands/run";
 import { observeProcesses } from "../../server/process/spawn";
+import { redactKnownSecrets, withholdServerSecrets } from "../../server/process/env";
 import { runGit } from "../../server/workspaces/git";
+import { childEnvironments } from "../../scripts/lib/child-env";
+import { createTestDatabase } from "../helpers/db";
+import { startProcess, waitForExit, waitForOutput } from "../helpers/processes";
 
 /** Set in this (the parent's) environment for the whole file; none may reach a child. */
 const PARENT_SECRETS = {
@@ -164,5 +170,74 @@ describe("observing processes", () => {
     expect(spawned).toMatch(/^spawned \d+$/);
     expect(exited).toBe(spawned.replace("spawned", "exited"));
     expect(outside).toEqual(["ran"]);
+  });
+});
+
+describe("the runner's own environment holds none of the web server's secrets", () => {
+  it("npm start gives the web server NEXTAUTH_SECRET and the runner neither it nor ADMIN_PASSWORD", () => {
+    const { web, runner } = childEnvironments(
+      { ...process.env, CATCAFE_START_FRONT_PID: "4242" },
+      {
+        databaseUrl: PARENT_SECRETS.DATABASE_URL,
+        nextauthSecret: "generated-secret-5772",
+        nextauthUrl: "http://localhost:3000",
+        runId: "run-1",
+        dataDir: dir,
+        workspacesDir: path.join(dir, "workspaces"),
+        drop: ["CATCAFE_START_FRONT_PID"],
+      },
+    );
+    expect(web.NEXTAUTH_SECRET).toBe("generated-secret-5772");
+    expect(runner).not.toHaveProperty("NEXTAUTH_SECRET");
+    expect(Object.values(runner)).not.toContain("generated-secret-5772");
+    expect(Object.values(runner)).not.toContain(PARENT_SECRETS.NEXTAUTH_SECRET);
+    for (const env of [web, runner]) {
+      expect(env).not.toHaveProperty("ADMIN_PASSWORD");
+      expect(env).not.toHaveProperty("CATCAFE_START_FRONT_PID");
+      expect(env).toMatchObject({ DATABASE_URL: PARENT_SECRETS.DATABASE_URL, CATCAFE_RUN_ID: "run-1", CATCAFE_DATA_DIR: dir });
+    }
+  });
+
+  it("withholding takes the names out of the environment and keeps their values for redaction only", () => {
+    const env: Record<string, string | undefined> = { NEXTAUTH_SECRET: "withheld-secret-8128", KEEP: "kept" };
+    expect(
+      withholdServerSecrets(["NEXTAUTH_SECRET", "ADMIN_PASSWORD"], { env, alsoRedact: { NEXTAUTH_SECRET: "from-the-file-9973" } }),
+    ).toEqual(["NEXTAUTH_SECRET"]);
+    expect(env).toEqual({ KEEP: "kept" });
+    const said = redactKnownSecrets("a withheld-secret-8128 and from-the-file-9973 here", {});
+    expect(said).toEqual({ text: "a [redacted NEXTAUTH_SECRET] and [redacted NEXTAUTH_SECRET] here", redactions: 2 });
+  });
+
+  it("a runner started by hand with them takes them out of its environment first thing, and says so", async () => {
+    const db = await createTestDatabase();
+    const proc = startProcess(process.execPath, ["--import", "tsx", "server/runner/main.ts"], {
+      cwd: path.resolve(import.meta.dirname, "../.."),
+      env: {
+        NODE_ENV: "test",
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATABASE_URL: db.url,
+        NEXTAUTH_SECRET: PARENT_SECRETS.NEXTAUTH_SECRET,
+        ADMIN_PASSWORD: PARENT_SECRETS.ADMIN_PASSWORD,
+        CATCAFE_DATA_DIR: dir,
+        CATCAFE_RUNNER_DETECT_SHELLS: "0",
+        CATCAFE_LOG_LEVEL: "info",
+      },
+    });
+    try {
+      await waitForOutput(proc, /"msg":"runner started"/, 30_000);
+      const warning = proc
+        .output()
+        .split("\n")
+        .find((line) => line.includes("started with the web server's secrets"));
+      expect(warning, proc.output()).toBeDefined();
+      expect(JSON.parse(warning!)).toMatchObject({ level: 40, withheld: ["NEXTAUTH_SECRET", "ADMIN_PASSWORD"] });
+      // It names them, never their values.
+      expect(proc.output()).not.toContain(PARENT_SECRETS.NEXTAUTH_SECRET);
+      expect(proc.output()).not.toContain(PARENT_SECRETS.ADMIN_PASSWORD);
+    } finally {
+      proc.child.kill("SIGTERM");
+      await waitForExit(proc, 20_000);
+    }
   });
 });

@@ -151,6 +151,20 @@ describe("npm start", () => {
     expect(fs.statSync(secretsFile).mode & 0o777).toBe(0o600);
     // The web server and the runner are separate processes, plus postgres.
     expect(descendantsOf(proc.pid).length).toBeGreaterThanOrEqual(3);
+    // The web server signs sessions with the generated secret; the runner has no use for it,
+    // and its environment is readable by every process of this user (scripts/lib/child-env.ts).
+    const { nextauthSecret } = JSON.parse(secretsAfterFirstRun) as { nextauthSecret: string };
+    const environOf = (text: string) => {
+      const pid = descendantRunning(proc.pid, text);
+      expect(pid, `a process running ${text} under the start script`).toBeDefined();
+      return fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+    };
+    const webEnv = environOf("next-server");
+    const runnerEnv = environOf("server/runner/main.ts");
+    expect(webEnv).toContain(`NEXTAUTH_SECRET=${nextauthSecret}`);
+    expect(runnerEnv.filter((entry) => entry.startsWith("NEXTAUTH_SECRET="))).toEqual([]);
+    expect(runnerEnv.join("\n")).not.toContain(nextauthSecret);
+    expect(runnerEnv.some((entry) => entry.startsWith("DATABASE_URL="))).toBe(true);
 
     await stopWith("ctrl-c", proc);
     // The runner stopped while the database was still up: it could record that it stopped.

@@ -5,7 +5,7 @@
 // stream or session is NOT_FOUND for the fold and the timeline; a timeline page is 100 entries
 // by default; one blob collector at a time, `limit` blobs per call; a rebuild keeps a
 // projection's operational columns, holds appends until it commits, and says (sorted) which
-// projection tables it changed.
+// projection tables it changed, compared under its lock while sessions are appended alongside.
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createPool, type Tx } from "../../server/db/pool";
 import { putBlob, collectUnreferencedBlobs } from "../../server/events/blobs";
@@ -413,6 +413,35 @@ describe("rebuildAndCompare", () => {
     expect(mended.changedTables).toEqual(["sessions"]);
     const title = await db.pool.query<{ title: string }>("SELECT title FROM sessions WHERE id = $1", [id]);
     expect(title.rows[0]!.title).toBe("as recorded");
+  });
+
+  it("compares under its own lock: sessions appended all the while (as runners do) are not reported as changes", async () => {
+    await rebuildAndCompare(db.store); // this file's other streams, as above
+    let writing = true;
+    let appended = 0;
+    // Three writers, each creating sessions and posting to them through the app's store, so
+    // that the sessions projection changes between any two moments the rebuild does not hold.
+    const writers = Array.from({ length: 3 }, async () => {
+      while (writing) {
+        const id = uniqueId();
+        await db.store.append(id, "no_stream", [created("while rebuilding")], { actor: testActor });
+        await db.store.append(id, 1, [message("still going")], { actor: testActor });
+        appended++;
+      }
+    });
+    try {
+      for (let run = 0; run < 3; run++) {
+        const before = appended;
+        const report = await rebuildAndCompare(db.store);
+        expect(report.changedTables, `run ${run + 1}`).toEqual([]);
+        // Appends went on around this run (and waited for it while it held the lock).
+        await vi.waitFor(() => expect(appended).toBeGreaterThan(before + 3), { timeout: 5_000 });
+      }
+    } finally {
+      writing = false;
+      await Promise.all(writers);
+    }
+    expect((await rebuildAndCompare(db.store)).changedTables).toEqual([]);
   });
 });
 

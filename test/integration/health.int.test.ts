@@ -1,13 +1,20 @@
-// getHealth against a real database: live-runner counting by the database clock, and a
-// dead database answering "down" quickly instead of hanging.
+// getHealth against a real database: live-runner counting by the database clock, each live
+// runner's sandbox state as its process registered it (also in runners.list), and a dead
+// database answering "down" quickly instead of hanging.
+import type { ChildProcess } from "node:child_process";
+import fs from "node:fs";
 import net from "node:net";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPool } from "../../server/db/pool";
 import { getHealth } from "../../server/health";
 import { claimNextStep, recordStepOutcome, scheduleStep } from "../../server/runner/dispatch";
 import { countLiveRunners, isRunnerRegistered, listRunners, releaseOrphanedLease, RUNNER_LIVENESS_MS } from "../../server/runner/liveness";
 import { APP_VERSION } from "../../server/version";
+import { createApiFixture } from "../helpers/api";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
+import { spawnRunnerProcess } from "../helpers/runner-process";
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -29,12 +36,19 @@ async function insertRunner(fields: { heartbeatAgoMs?: number; stopped?: boolean
 
 describe("getHealth with a reachable database", () => {
   it("reports ok with no runners", async () => {
-    expect(await getHealth(db.pool)).toEqual({ ok: true, db: "ok", runners: 0, version: APP_VERSION });
+    expect(await getHealth(db.pool)).toEqual({ ok: true, db: "ok", runners: 0, liveRunners: [], version: APP_VERSION });
   });
 
   it("counts a runner with a fresh heartbeat", async () => {
-    await insertRunner();
-    expect(await getHealth(db.pool)).toEqual({ ok: true, db: "ok", runners: 1, version: APP_VERSION });
+    const id = await insertRunner();
+    // Registered without a sandbox state (as a runner older than that record): not reported.
+    expect(await getHealth(db.pool)).toEqual({
+      ok: true,
+      db: "ok",
+      runners: 1,
+      liveRunners: [{ id, sandbox: null }],
+      version: APP_VERSION,
+    });
   });
 
   it("does not count a runner whose heartbeat is older than the liveness window", async () => {
@@ -84,6 +98,47 @@ describe("one liveness rule (server/runner/liveness.ts) for health, the header, 
     expect(runners).toEqual([]);
     expect(Math.abs(now.getTime() - before)).toBeLessThan(60_000);
   });
+});
+
+describe("each live runner's sandbox state, as its process found it at registration", () => {
+  it("a runner started with CATCAFE_SANDBOX=off is off with the reason, one started without it on (bubblewrap works here): in health and runners.list", async () => {
+    const api = createApiFixture(db);
+    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-health-sandbox-"));
+    const off = uniqueId("unsandboxed");
+    const on = uniqueId("sandboxed");
+    const children: ChildProcess[] = [
+      spawnRunnerProcess({ databaseUrl: db.url, id: off, stateDir, env: { CATCAFE_SANDBOX: "off" } }),
+      spawnRunnerProcess({ databaseUrl: db.url, id: on, stateDir }),
+    ];
+    try {
+      const expected = [
+        { id: off, sandbox: { on: false, reason: "turned off (CATCAFE_SANDBOX=off)" } },
+        { id: on, sandbox: { on: true, reason: null } },
+      ].sort((a, b) => a.id.localeCompare(b.id));
+      await vi.waitFor(
+        async () => {
+          const health = await getHealth(db.pool);
+          expect(health.ok && [...health.liveRunners].sort((a, b) => a.id.localeCompare(b.id))).toEqual(expected);
+        },
+        { timeout: 30_000, interval: 200 },
+      );
+      // The same state for every role (a viewer sees host pseudonyms, not less of the sandbox).
+      for (const role of ["viewer", "operator"] as const) {
+        const listed = await api.caller(await api.user(role)).runners.list();
+        const live = await api.caller(await api.user(role)).runners.live();
+        for (const runners of [listed, live.runners]) {
+          const states = runners.map((r) => ({ id: r.id, sandbox: r.sandbox })).sort((a, b) => a.id.localeCompare(b.id));
+          expect(states, role).toEqual(expected);
+        }
+      }
+    } finally {
+      for (const child of children) child.kill("SIGTERM");
+      await Promise.all(children.map((c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.once("exit", resolve)))));
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    }
+    // Stopped runners are no longer live: nothing of theirs is reported.
+    expect(await getHealth(db.pool)).toMatchObject({ runners: 0, liveRunners: [] });
+  }, 60_000);
 });
 
 describe("a runner's registration and a step's orphaned lease", () => {

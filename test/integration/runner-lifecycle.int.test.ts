@@ -208,10 +208,16 @@ describe("a runner's start and stop", () => {
     await Promise.all([runner.stop(), runner.stop()]);
     await runner.stop();
     expect(messages(logs).filter((m) => m === "runner stopped")).toHaveLength(1);
-    const row = await db.pool.query<{ stopped_at: Date | null; version: string }>(
-      "SELECT stopped_at, version FROM runners WHERE id = 'announcer'",
+    const row = await db.pool.query<{ stopped_at: Date | null; version: string; sandbox_on: boolean; sandbox_reason: string }>(
+      "SELECT stopped_at, version, sandbox_on, sandbox_reason FROM runners WHERE id = 'announcer'",
     );
-    expect(row.rows[0]).toEqual({ stopped_at: expect.any(Date), version: "0.0.0" });
+    // What it said at start is also recorded with its registration (for health, runners.list, the dashboard).
+    expect(row.rows[0]).toEqual({
+      stopped_at: expect.any(Date),
+      version: "0.0.0",
+      sandbox_on: false,
+      sandbox_reason: "turned off (CATCAFE_SANDBOX=off)",
+    });
   });
 
   it("where the sandbox works, says nothing about it", async () => {

@@ -2,10 +2,11 @@
 // rule is server/runner/liveness.ts's, judged by the database clock), and the live ones
 // with that clock for pages that show heartbeat ages. Where runners run (host names, pids,
 // the CLIs' paths) is for operators, like the settings pages; a viewer sees each host as a
-// stable pseudonym (so "2 hosts" still counts right) and no pid or shells.
+// stable pseudonym (so "2 hosts" still counts right) and no pid or shells. Whether a runner's
+// agents run sandboxed is shown to everyone.
 import { createHash } from "node:crypto";
 import { hasRole } from "../../../lib/roles";
-import { listRunners, RUNNER_LIVENESS_MS, type RunnerInfo } from "../../runner/liveness";
+import { listRunners, RUNNER_LIVENESS_MS, type RunnerInfo, type RunnerSandbox } from "../../runner/liveness";
 import { router, viewerProcedure } from "../trpc";
 
 export interface RunnerListItem {
@@ -21,6 +22,8 @@ export interface RunnerListItem {
   /** Agent CLIs this runner found on its machine at start (null until detected). */
   shells: unknown;
   shellsDetectedAt: string | null;
+  /** Whether its agents and test commands run sandboxed, and why not (null: not reported). Everyone sees it. */
+  sandbox: RunnerSandbox | null;
 }
 
 function toItem(r: RunnerInfo, operator: boolean): RunnerListItem {

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "runners" ADD COLUMN     "sandbox_on" BOOLEAN,
+ADD COLUMN     "sandbox_reason" TEXT;
