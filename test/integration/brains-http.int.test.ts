@@ -21,6 +21,9 @@ import {
 } from "../helpers/brains-stub";
 
 const KEY_ENV = "CATCAFE_TEST_BRAIN_API_KEY";
+/** The check as the settings page makes it, with the test's key variables allowed as an admin would (settings access.agentEnv). */
+const check = (input: Parameters<typeof checkBrain>[0], options: Parameters<typeof checkBrain>[1] = {}) =>
+  checkBrain(input, { keyPolicy: { allowed: ["CATCAFE_TEST_*"] }, ...options });
 // Not shaped like a provider key, so only the exact-secret redaction can hide it.
 const KEY = `key_${crypto.randomBytes(12).toString("hex")}`;
 
@@ -418,7 +421,7 @@ describe("checkBrain", () => {
 
   it("OpenAI-compatible: reachable, key accepted, model listed (Ollama's name:latest too)", async () => {
     listing(["other", "stub-model"], { "x-ratelimit-limit-requests": "500" });
-    const result = await checkBrain(openai());
+    const result = await check(openai());
     expect(result).toMatchObject({
       ok: true,
       connectivity: "ok",
@@ -429,26 +432,26 @@ describe("checkBrain", () => {
     expect(result.latencyMs).toBeGreaterThanOrEqual(0);
     expect(stub.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     listing(["llama3:latest"]);
-    expect((await checkBrain(openai({ model: "llama3" }))).modelExists).toBe(true);
+    expect((await check(openai({ model: "llama3" }))).modelExists).toBe(true);
   });
 
   it("OpenAI-compatible: a model the server does not list", async () => {
     listing(["other"]);
-    const result = await checkBrain(openai());
+    const result = await check(openai());
     expect(result).toMatchObject({ ok: false, connectivity: "ok", auth: "ok", modelExists: false });
     expect(result.message).toMatch(/not among the models/);
   });
 
   it("a rate limit looser than the provider's is flagged", async () => {
     listing(["stub-model"], { "x-ratelimit-limit-requests": "10" });
-    const result = await checkBrain(openai({ rateLimit: { minIntervalMs: 1000 } }));
+    const result = await check(openai({ rateLimit: { minIntervalMs: 1000 } }));
     expect(result.ok).toBe(false);
     expect(result.rateLimit.warning).toMatch(/use at least 6000/);
   });
 
   it("a refused key, with the key nowhere in the result", async () => {
     stub.handle((_req, res) => sendError(res, "openai", 401, `Incorrect API key provided: ${KEY}`));
-    const result = await checkBrain(openai());
+    const result = await check(openai());
     expect(result).toMatchObject({ ok: false, connectivity: "ok", auth: "rejected", modelExists: null });
     expect(JSON.stringify(result)).not.toContain(KEY);
   });
@@ -462,24 +465,24 @@ describe("checkBrain", () => {
       }
       sendError(res, "anthropic", 404, "model not found", {}, "not_found_error");
     });
-    expect(await checkBrain(anthropic())).toMatchObject({
+    expect(await check(anthropic())).toMatchObject({
       ok: true,
       auth: "ok",
       modelExists: true,
       rateLimit: { providerRequestsPerMinute: 50 },
     });
-    expect(await checkBrain(anthropic({ model: "claude-nope" }))).toMatchObject({ ok: false, auth: "ok", modelExists: false });
+    expect(await check(anthropic({ model: "claude-nope" }))).toMatchObject({ ok: false, auth: "ok", modelExists: false });
   });
 
   it("an unreachable endpoint and a missing key variable", async () => {
     const port = await freePort();
-    expect(await checkBrain(openai({ baseUrl: `http://127.0.0.1:${port}` }))).toMatchObject({
+    expect(await check(openai({ baseUrl: `http://127.0.0.1:${port}` }))).toMatchObject({
       ok: false,
       connectivity: "unreachable",
       latencyMs: null,
     });
     listing(["stub-model"]);
-    const missing = await checkBrain(openai({ apiKeyEnv: "CATCAFE_TEST_UNSET_API_KEY" }));
+    const missing = await check(openai({ apiKeyEnv: "CATCAFE_TEST_UNSET_API_KEY" }));
     expect(missing).toMatchObject({ ok: false, connectivity: "ok", auth: "missing_key" });
     expect(missing.message).toContain("CATCAFE_TEST_UNSET_API_KEY");
   });
@@ -489,6 +492,6 @@ describe("checkBrain", () => {
       await sleep(2_000);
       res.end();
     });
-    expect(await checkBrain(openai(), { timeoutMs: 200 })).toMatchObject({ ok: false, connectivity: "timeout" });
+    expect(await check(openai(), { timeoutMs: 200 })).toMatchObject({ ok: false, connectivity: "timeout" });
   });
 });

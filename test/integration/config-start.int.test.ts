@@ -10,6 +10,7 @@ import { getRuntimeContext } from "../../server/config";
 import { isAppError } from "../../server/errors";
 import { cancelTask, startTask } from "../../server/tasks/commands";
 import { rerunTask } from "../../server/tasks/fork";
+import { allowAgents } from "../helpers/access";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { BUGGY_SUM, createHarness, FIXED_SUM, gitIn, reviewApprove, tempDir, type Harness, ofType } from "../helpers/tasks";
 
@@ -25,6 +26,8 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(dataDir, "settings.json"), JSON.stringify({ retry: { maxAttempts: 3 } }));
   process.env.CATCAFE_IT_OPENAI_API_KEY = KEY_VALUE;
   db = await createTestDatabase();
+  // The brains' key variable, allowed as an admin would (settings access.agentEnv).
+  await allowAgents(db, { agentEnv: ["CATCAFE_IT_*"] });
   h = createHarness(db);
   await h.project(PROJECT, {}); // no agents in the project record: .catcafe/ supplies them
 });

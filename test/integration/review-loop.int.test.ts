@@ -5,6 +5,7 @@ import { isAppError } from "../../server/errors";
 import type { RecordedEvent } from "../../server/events/types";
 import { cancelTask, confirmTask, followUpTask, startTask } from "../../server/tasks/commands";
 import { rerunTask } from "../../server/tasks/fork";
+import { allowAgents } from "../helpers/access";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, reviewApprove, reviewChanges, testPlan, type Harness, ofType } from "../helpers/tasks";
 
@@ -12,6 +13,8 @@ let db: TestDatabase;
 let h: Harness;
 beforeAll(async () => {
   db = await createTestDatabase();
+  // The key variable its agents are given, allowed as an admin would (settings access.agentEnv).
+  await allowAgents(db, { agentEnv: ["CATCAFE_TEST_FAKE_CODEX_API_KEY"] });
   h = createHarness(db);
   await h.startRunner();
 });

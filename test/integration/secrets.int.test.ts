@@ -9,6 +9,7 @@ import { exportSession } from "../../server/export";
 import { startTask } from "../../server/tasks/commands";
 import { startConversation } from "../../server/conversations/service";
 import { startBrainStub, startEventStream, streamOf, type BrainStub } from "../helpers/brains-stub";
+import { allowAgents } from "../helpers/access";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, testPlan, type Harness } from "../helpers/tasks";
 
@@ -30,6 +31,8 @@ beforeAll(async () => {
     process.env[k] = v;
   }
   db = await createTestDatabase();
+  // The key variable its agents are given, allowed as an admin would (settings access.agentEnv).
+  await allowAgents(db, { agentEnv: ["CATCAFE_TEST_PROVIDER_API_KEY"] });
   h = createHarness(db);
   await h.startRunner((line) => logs.push(line));
   // The reviewer is an OpenAI-compatible brain behind a local stub: it approves.

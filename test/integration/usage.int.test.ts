@@ -10,6 +10,7 @@ import { rebuildAndCompare } from "../../server/events/rebuild";
 import { startTask } from "../../server/tasks/commands";
 import { sessionUsage, usageReport } from "../../server/usage/totals";
 import type { BrainStub } from "../helpers/brains-stub";
+import { allowAgents } from "../helpers/access";
 import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, testPlan, type Harness } from "../helpers/tasks";
 import {
@@ -32,6 +33,8 @@ const KEY_ENV = "CATCAFE_TEST_USAGE_KEY";
 beforeAll(async () => {
   process.env[KEY_ENV] = "usage-test-key";
   db = await createTestDatabase();
+  // The key variable its agents are given, allowed as an admin would (settings access.agentEnv).
+  await allowAgents(db, { agentEnv: [KEY_ENV] });
   h = createHarness(db);
   await h.startRunner(undefined, { concurrency: 2 });
   brain = await startUsageBrain();

@@ -22,6 +22,7 @@ import { stepKindRegistry } from "../../server/runner/step-kinds";
 import { workflowStepKinds } from "../../server/runner/workflow-executors";
 import { reactToReactionFailure, reactToStepOutcome } from "../../server/task-engine";
 import { claimWorkspace } from "../../server/workspaces";
+import { allowAgents } from "../helpers/access";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { forgeStepInput } from "../helpers/forge";
 import { claimedStep } from "../helpers/steps";
@@ -44,6 +45,8 @@ beforeAll(async () => {
     process.env[k] = v;
   }
   db = await createTestDatabase();
+  // The agents' key variable, allowed as an admin would (settings access.agentEnv).
+  await allowAgents(db, { agentEnv: [KEY_ENV] });
   root = tempDir("catcafe-wfx-");
   fs.chmodSync(root, 0o755);
   workspacesRoot = path.join(root, "workspaces");
@@ -272,6 +275,8 @@ describe("an agent step's output", () => {
     };
     const { output } = await agentStep(input(r, { agent: claude(plan) }));
     const recorded = reply.replace(SECRET, "[redacted NEXTAUTH_SECRET]");
+    // The step's input (this fake CLI's script included) is an event: the secret was redacted
+    // when it was recorded, so the CLI already said the redacted text (server/redact.ts).
     expect(output).toStrictEqual({
       kind: "agent",
       agentId: "claude-wfx",
@@ -279,7 +284,6 @@ describe("an agent step's output", () => {
       preview: recorded,
       simulated: false,
       usage: { inputTokens: 120, outputTokens: 7, model: "claude-wfx-model" },
-      redactions: 1,
       sandboxed: sandboxStatus().available,
       tools: { calls: 2, failed: 1 },
       commit: {

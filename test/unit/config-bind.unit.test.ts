@@ -81,7 +81,7 @@ describe("bindAgent maps shell + brain to the runtime agent kind", () => {
       prompt: "arg",
       network: false, // no brain bound: the sandbox keeps it offline
       env: { AGENT_MODE: "ci" },
-      passEnv: ["HOME"],
+      passEnv: ["GEMINI_API_KEY"],
     });
     const config = configOf({
       "shells.json": { shells: { wrapper: { kind: "command", command: "./agent.sh" } } },

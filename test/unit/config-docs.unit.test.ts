@@ -8,6 +8,7 @@ import { ZAgentConfig } from "../../server/agents/config";
 import { bindAgent } from "../../server/config/bind";
 import { formatConfigErrors } from "../../server/config/errors";
 import { parseProjectConfig } from "../../server/config/project-config";
+import { ZSettings } from "../../server/config/schemas";
 
 const DOC = fs.readFileSync(path.resolve(import.meta.dirname, "../../docs/configuration.md"), "utf8");
 
@@ -26,7 +27,9 @@ describe("docs/configuration.md's example per agent CLI", () => {
   });
 
   it("loads without a problem and binds each agent to the CLI it names, with its endpoint, key variable, retries and permissions", () => {
-    const result = parseProjectConfig(blocks);
+    // With the settings the docs give beside it: the admin lets agents receive the example's own key variables.
+    const settingsBlock = /<!-- tested: settings\.json -->\s*```json\n([\s\S]*?)```/.exec(DOC)![1]!;
+    const result = parseProjectConfig(blocks, { settings: ZSettings.parse(JSON.parse(settingsBlock)) });
     expect(formatConfigErrors(result.errors)).toEqual([]);
     const runtime = (id: string) => {
       const bound = bindAgent(result.config!, id);
