@@ -10,6 +10,7 @@ import { startTask } from "../../server/tasks/commands";
 import { startConversation } from "../../server/conversations/service";
 import { startBrainStub, startEventStream, streamOf, type BrainStub } from "../helpers/brains-stub";
 import { allowAgents } from "../helpers/access";
+import { leaksOf as leaksOfAnywhere } from "../helpers/leaks";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, testPlan, type Harness } from "../helpers/tasks";
 
@@ -51,27 +52,7 @@ afterAll(async () => {
   }
 });
 
-/** Where any of `secrets` appears: every table's rows as text, every blob, the session's export (as member and viewer), the runner's log. */
-async function leaksOf(sessionId: string, secrets: string[]): Promise<string[]> {
-  const leaks: string[] = [];
-  const tables = await db.pool.query<{ table_name: string }>(
-    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
-  );
-  for (const { table_name } of tables.rows) {
-    const dump = await db.pool.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
-    for (const { row } of dump.rows) for (const s of secrets) if (row.includes(s)) leaks.push(`${table_name}: ${s}`);
-  }
-  const blobs = await db.pool.query<{ content: Buffer }>("SELECT content FROM blobs");
-  expect(blobs.rowCount).toBeGreaterThan(0);
-  for (const { content } of blobs.rows) for (const s of secrets) if (content.toString("utf8").includes(s)) leaks.push(`blob: ${s}`);
-  for (const audience of ["member", "viewer"] as const) {
-    for (const [file, content] of await exportSession(db.store, db.pool, sessionId, { audience })) {
-      for (const s of secrets) if (String(content).includes(s)) leaks.push(`export (${audience}) ${file}: ${s}`);
-    }
-  }
-  for (const line of logs) for (const s of secrets) if (line.includes(s)) leaks.push(`log: ${s}`);
-  return leaks;
-}
+const leaksOf = (sessionId: string, secrets: string[]) => leaksOfAnywhere(db, sessionId, secrets, logs);
 
 /** A task run to its end on a project whose coder is `coder` (a scripted approving reviewer, the usual test plan). */
 async function runWithCoder(project: string, coder: Record<string, unknown>) {
