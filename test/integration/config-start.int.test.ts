@@ -10,6 +10,7 @@ import { getRuntimeContext } from "../../server/config";
 import { isAppError } from "../../server/errors";
 import { cancelTask, startTask } from "../../server/tasks/commands";
 import { rerunTask } from "../../server/tasks/fork";
+import { validateConfigSource } from "../../server/projects/validate-config";
 import { allowAgents } from "../helpers/access";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { BUGGY_SUM, createHarness, FIXED_SUM, gitIn, reviewApprove, tempDir, type Harness, ofType } from "../helpers/tasks";
@@ -118,9 +119,12 @@ describe("startTask with .catcafe/ committed in the project repository", () => {
     expect(secret.message).not.toContain(KEY_VALUE);
 
     commitConfig({ ...config, "projects.json": { ...config["projects.json"], allowlist: [["node", "**"]] } });
-    expect((await refusal()).lines).toEqual([
+    const wider = [
       ".catcafe/projects.json: allowlist[0]: rule \"node **\" is not allowed by the project's allowlist (set by an admin); the repository's allowlist can only narrow it",
-    ]);
+    ];
+    expect((await refusal()).lines).toEqual(wider);
+    // Validation says what the start would: the same check, the same words.
+    expect((await validateConfigSource(db.pool, { projectId: PROJECT })).errors).toEqual(wider);
   });
 
   it("valid configuration: bound agents and the redacted runtime context are recorded; later edits change nothing; the run uses the snapshot", async () => {
