@@ -6,6 +6,7 @@
 // brains) unless a rule names the host; the ranges come from node's BlockList.
 import dns from "node:dns/promises";
 import net from "node:net";
+import os from "node:os";
 
 export interface HostRule {
   /** Lower-case name or address (IPv6 without brackets); for a wildcard, the suffix after `*.`. */
@@ -98,6 +99,8 @@ for (const [address, prefix] of [
   ["198.18.0.0", 15],
   ["198.51.100.0", 24],
   ["203.0.113.0", 24],
+  // Azure's platform endpoint (the others' metadata addresses are link-local or shared).
+  ["168.63.129.16", 32],
   ["224.0.0.0", 4],
   ["240.0.0.0", 4],
 ] as const)
@@ -112,17 +115,29 @@ for (const [address, prefix] of [
 ] as const)
   NOT_PUBLIC.addSubnet(address, prefix, "ipv6");
 
+/** The addresses of this host's own interfaces: a service bound to 0.0.0.0 answers on each as on loopback. */
+function ownAddresses(): Set<string> {
+  return new Set(
+    Object.values(os.networkInterfaces())
+      .flat()
+      .map((i) => i?.address.toLowerCase().replace(/%.*$/, ""))
+      .filter((a): a is string => Boolean(a)),
+  );
+}
+
 /**
- * True for an address that is not on the public internet: loopback, link-local (cloud
- * metadata at 169.254.169.254), private, shared, documentation, multicast and reserved
- * ranges, IPv4 ones also when written as IPv4-mapped IPv6.
+ * True for an address that is not on the public internet, or is this host's own: loopback,
+ * link-local (cloud metadata at 169.254.169.254), private, shared, documentation, multicast
+ * and reserved ranges, IPv4 ones also when written as IPv4-mapped IPv6, and every address of
+ * this host's interfaces (a public one included).
  */
 export function isNonPublicAddress(address: string): boolean {
   const ip = normalHost(address);
+  if (ownAddresses().has(ip)) return true;
   if (net.isIPv4(ip)) return NOT_PUBLIC.check(ip, "ipv4");
   if (!net.isIPv6(ip)) return false;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
-  if (mapped) return NOT_PUBLIC.check(mapped[1]!, "ipv4");
+  if (mapped) return isNonPublicAddress(mapped[1]!);
   return NOT_PUBLIC.check(ip, "ipv6");
 }
 
