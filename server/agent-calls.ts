@@ -39,6 +39,8 @@ export interface AgentResponse {
   sandboxed?: boolean;
   /** For agent CLIs: how many of their tool calls ran, how many failed, and the last failure. */
   tools?: AgentToolCalls;
+  /** For agents with network: the connections the run's egress proxy refused (`host:port`, docs/security.md). */
+  egressRefused?: string[];
 }
 
 /** An agent CLI said it is retrying a request to its provider (its own retry, within providerRetries). */

@@ -124,7 +124,8 @@ export class CommandAgent implements Agent {
     if (!run.stoppedBy) emit(decoder.end());
     if (run.stoppedBy) throw stopError(run.stoppedBy, stdout);
     if (end.kind === "not_started") throw spawnError(file, end.code, end.message);
-    if (end.exitCode === 0) return { text: stdout, sandboxed: boxed.sandboxed };
+    if (end.exitCode === 0)
+      return { text: stdout, sandboxed: boxed.sandboxed, ...(boxed.refused.length ? { egressRefused: [...boxed.refused] } : {}) };
     throw new AgentError("command_failed", `${file} ${describeExit(end)}; ${stderrOrNone(stderrTail)}`, false, stdout);
   }
 }

@@ -66,7 +66,7 @@ export interface Egress {
   bridge: { script: string; config: string };
   /** Variables pointing the agent's HTTP clients at the proxy (HTTPS_PROXY and friends). */
   env: Record<string, string>;
-  /** Connections refused so far, as `host:port` (for the step's record). */
+  /** Connections refused so far, as `host:port`, each once, the first 20 (for the step's record). */
   refused: string[];
   close(): Promise<void>;
 }
@@ -94,11 +94,15 @@ export async function startEgress(runDir: string, rules: EgressRules): Promise<E
   await fs.writeFile(config, JSON.stringify({ socket, proxyPort: PROXY_PORT, forwards: loopbackForwards(allowed) }));
 
   /** Where host:port may be reached, or null (counted as refused). */
+  const refuse = (name: string, port: number) => {
+    const target = name.includes(":") ? `[${name}]:${port}` : `${name}:${port}`;
+    if (refused.length < 20 && !refused.includes(target)) refused.push(target);
+  };
   const destination = async (host: string, port: number): Promise<string | null> => {
     const name = normalHost(host);
     const admin = hostAllowed(allowed, name, port);
     if (!admin && !hostAllowed(needed, name, port)) {
-      refused.push(`${name}:${port}`);
+      refuse(name, port);
       return null;
     }
     const checked = await checkDestination(name, port, admin ? allowed : [], {
@@ -106,7 +110,7 @@ export async function startEgress(runDir: string, rules: EgressRules): Promise<E
       ...(rules.resolve ? { resolve: rules.resolve } : {}),
     });
     if (!checked.ok) {
-      refused.push(`${name}:${port}`);
+      refuse(name, port);
       return null;
     }
     return checked.address;

@@ -51,7 +51,7 @@ export interface SandboxedAgent {
   /** The environment with the proxy variables added when the agent has egress. */
   env: Record<string, string>;
   sandboxed: boolean;
-  /** Connections the egress proxy refused so far (`host:port`). */
+  /** Connections the egress proxy refused so far (`host:port`, each once, the first 20). */
   refused: readonly string[];
   /** Stops the egress proxy: call when the process has ended. */
   close(): Promise<void>;

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ZAgentRole } from "../agent-calls";
 import { ZErrorClass } from "../errors";
 import { defineEvent } from "./registry";
-import { ZStepResult, ZStepScheduled } from "./step-contract";
+import { ZAgentStepOutput, ZStepResult, ZStepScheduled } from "./step-contract";
 
 export const stepCatalog = {
   StepScheduled: defineEvent({
@@ -31,7 +31,11 @@ export const stepCatalog = {
   StepCompleted: defineEvent({
     version: 1,
     schema: z.object({ stepId: z.uuid(), attempt: z.number().int().positive(), output: ZStepResult }),
-    summary: (d) => `Step completed (attempt ${d.attempt})`,
+    summary: (d) => {
+      const parsed = ZAgentStepOutput.pick({ egressRefused: true }).safeParse(d.output);
+      const refused = parsed.success ? (parsed.data.egressRefused ?? []) : [];
+      return `Step completed (attempt ${d.attempt})${refused.length ? `; the egress proxy refused ${refused.join(", ")}` : ""}`;
+    },
   }),
   StepFailed: defineEvent({
     version: 1,

@@ -180,6 +180,8 @@ export const ZAgentStepOutput = z.object({
   sandboxed: z.boolean().optional(),
   /** An agent CLI's tool calls: how many finished, how many failed. */
   tools: z.object({ calls: z.number().int().nonnegative(), failed: z.number().int().nonnegative() }).optional(),
+  /** Connections the run's egress proxy refused (`host:port`, each once, the first 20): where the agent tried to go and may not. */
+  egressRefused: z.array(z.string()).max(20).optional(),
   commit: ZWorkspaceCommit.optional(),
   /** A staged workflow's step: what it produced and what the runner refused or held back. */
   forge: z

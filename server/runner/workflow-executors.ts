@@ -122,6 +122,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
     let usage: AgentStepOutput["usage"];
     let sandboxed: boolean | undefined;
     let tools: AgentResponse["tools"];
+    let egressRefused: AgentResponse["egressRefused"];
     const streamer = new OutputStreamer(
       store,
       { sessionId: step.sessionId, stepId: step.id, attempt: step.attempt, role: input.role },
@@ -173,6 +174,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
       usage = usageOf(response, config.data);
       sandboxed = response.sandboxed;
       tools = response.tools;
+      egressRefused = response.egressRefused;
     } catch (err) {
       if (err instanceof AgentError) throw new StepExecutionError(err.errorClass, err.message, err.retryable, err.retryAfterMs);
       throw err;
@@ -192,6 +194,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
       ...(redactions ? { redactions } : {}),
       ...(sandboxed !== undefined ? { sandboxed } : {}),
       ...(tools ? { tools: { calls: tools.calls, failed: tools.failed } } : {}),
+      ...(egressRefused?.length ? { egressRefused } : {}),
     };
     // A staged step's rules hold whatever the agent did: writes outside the stage undone,
     // a person's edits kept, artifacts collected; then its changes are committed like a build.

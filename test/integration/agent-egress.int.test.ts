@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CommandAgent } from "../../server/agents/command";
+import { appRegistry } from "../../server/events/catalog";
 import { sandboxStatus } from "../../server/process/sandbox";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 
@@ -147,6 +148,26 @@ describe("a sandboxed agent's network (bubblewrap is installed where the tests r
       "metadata address": "proxy 403",
       "a name not given": "proxy 403",
     });
+    // What the proxy refused, each once, for the step's record.
+    expect(answer.egressRefused).toEqual([
+      `127.0.0.1:${dbPort}`,
+      `127.0.0.1:${web}`,
+      `localhost:${other}`,
+      "169.254.169.254:80",
+      `elsewhere.example.test:${external}`,
+    ]);
+    // The timeline's line for the step says so.
+    const output = {
+      kind: "agent",
+      agentId: "prober",
+      raw: { blob: "0".repeat(64), size: 1, mediaType: "text/plain" },
+      preview: "",
+      simulated: false,
+      egressRefused: answer.egressRefused,
+    };
+    expect(appRegistry.summarize("StepCompleted", { stepId: crypto.randomUUID(), attempt: 1, output })).toBe(
+      `Step completed (attempt 1); the egress proxy refused ${answer.egressRefused!.join(", ")}`,
+    );
     fs.rmSync(workspace, { recursive: true, force: true });
   }, 60_000);
 

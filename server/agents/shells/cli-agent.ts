@@ -169,7 +169,11 @@ export abstract class CliShellAgent implements Agent {
           },
           parser,
         );
-        return { ...parser.finish(unwrapExit(exit, boxed.sandboxed), file), sandboxed: boxed.sandboxed };
+        return {
+          ...parser.finish(unwrapExit(exit, boxed.sandboxed), file),
+          sandboxed: boxed.sandboxed,
+          ...(boxed.refused.length ? { egressRefused: [...boxed.refused] } : {}),
+        };
       } catch (err) {
         // A provider that asked to wait: nobody sharing its limit goes before that.
         release(err instanceof AgentError ? err.retryAfterMs : undefined);
