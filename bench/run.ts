@@ -29,6 +29,7 @@ import { runnerPeers } from "./measure/runner-peers";
 import { sessionPage } from "./measure/session-page";
 import { reviewLoop } from "./measure/review-loop";
 import { sandboxOverhead } from "./measure/sandbox-overhead";
+import { egressOverhead } from "./measure/egress-overhead";
 import { livePaint } from "./measure/live-paint";
 import { singleAppend } from "./measure/single-append";
 import { stepFloor } from "./measure/step-floor";
@@ -53,6 +54,7 @@ const MEASUREMENTS: Measurement[] = [
   concurrentAppends,
   livePaint,
   sandboxOverhead,
+  egressOverhead,
   pickupVsPeer,
   runnerPeers,
   // Last: it appends events of types no reader knows, on sessions of its own.

@@ -96,6 +96,16 @@ export interface BenchReportFigures {
     /** No bubblewrap here (or no namespaces): why, instead of a difference of zero. */
     | { unavailable: string }
     | null;
+  /** What an agent's way out adds to its start: the run's egress proxy and the bridge in its sandbox. */
+  egress_overhead_ms:
+    | {
+        overhead_p50: number;
+        overhead_p95: number;
+        egress: { p50: number; p95: number; max: number; n: number };
+        offline: { p50: number; p95: number; max: number; n: number };
+      }
+    | { unavailable: string }
+    | null;
   pickup_vs_peer_ms: (PeerPair<{ p50: number; p99: number; n: number }> & { ratio_p50: number; ratio_p99: number }) | null;
   step_throughput_per_s: PerChainMode<PeerFigure> | null;
   step_statements_per_step: PerChainMode<
@@ -166,6 +176,7 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   concurrent_appends: null,
   live_commit_to_paint_ms: null,
   sandbox_overhead_ms: null,
+  egress_overhead_ms: null,
   pickup_vs_peer_ms: null,
   step_throughput_per_s: null,
   step_statements_per_step: null,
@@ -218,6 +229,8 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "p95 <= 100 ms (an event committed → its timeline entry painted on the open session page in chromium, timed in the browser; sse/dom/paint_p50: commit → SSE message in the page → entry in the DOM → the frame after it; in_view: commit → the entry first in the viewport; see meta.notes.live_paint)",
   sandbox_overhead_ms:
     "overhead_p50 <= 20 ms (runCommand(['true']) as the runner runs a test command, bubblewrap on minus off, alternating sample by sample; bare_spawn: bwrap's own cost; see meta.notes.sandbox_overhead)",
+  egress_overhead_ms:
+    "overhead_p50 <= 150 ms (CommandAgent.invoke of `true` with network — the run's egress proxy and the bridge started first inside the sandbox — minus the same without network; an agent step takes seconds; see meta.notes.egress_overhead)",
   pickup_vs_peer_ms:
     "ratio = catcafe / graphile_worker, goal p50 and p99 <= 1 (scheduling committed → the step's executor / the task function entered, both consumers idle; see meta.notes.pickup_vs_peer)",
   step_throughput_per_s:
