@@ -62,6 +62,8 @@ export interface ConversationExecutorDeps {
   workspacesRoot: string;
   /** This runner's clone of a project registered at `repoPath` (CATCAFE_REPOSITORY_PATHS). */
   repositoryPath?: (repoPath: string) => string;
+  /** access.privateHosts in force for the conversation's project, read when a call runs (absent: none). */
+  privateHostsFor?: (sessionId: string) => Promise<readonly string[]>;
 }
 
 /** Whether the agent reads or writes files: an HTTP brain never does, nor a script that writes none. */
@@ -120,6 +122,7 @@ export function callExecutor(
         signal: ctx.signal,
         deadline: Date.now() + step.timeoutMs,
         callGate: databaseCallGate(deps.pool),
+        privateHosts: (await deps.privateHostsFor?.(step.sessionId)) ?? [],
       });
       // Whatever the agent could read, the server's secrets never reach the record.
       const { text, redactions } = recordableOutput(response.text);

@@ -8,7 +8,14 @@
 import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
 import { zodIssuesToConfigErrors } from "../config/issues";
-import { DEFAULT_SETTINGS, withOverride, ZSettingsOverride, type Settings, type SettingsOverride } from "../config/schemas";
+import {
+  DEFAULT_SETTINGS,
+  withOverride,
+  ZSettingsOverride,
+  type AccessSettings,
+  type Settings,
+  type SettingsOverride,
+} from "../config/schemas";
 import { loadSettings, webSettingsPath } from "../config/settings";
 import { withTransaction, type Db, type Queryable } from "../db/pool";
 import { AppError } from "../errors";
@@ -429,4 +436,22 @@ export function effectiveSettings(file: Settings, server: SettingsOverride, proj
 /** settings.json as the web process reads it (defaults when it is invalid: its errors are reported elsewhere). */
 export function fileSettings(): Settings {
   return loadSettings(webSettingsPath()).settings;
+}
+
+/**
+ * The admin's access lists in force over a project's override (none: the server's own):
+ * settings.json, the server's overrides and the project's, each adding to the one below,
+ * read now. An invalid settings.json counts as the defaults, which allow no private host
+ * (its errors are reported where it is validated): a broken file never widens access.
+ * Runners keep the default settings file (as their other settings are read); the web
+ * process passes `webSettingsPath()`.
+ */
+export async function accessInForce(
+  store: EventStore,
+  project: SettingsOverride | undefined,
+  options: { settingsFile?: string; db?: Queryable } = {},
+): Promise<AccessSettings> {
+  const { settings } = loadSettings(options.settingsFile);
+  const { override } = await serverOverride(store, options.db);
+  return withOverride(withOverride(settings, override), project).access;
 }
