@@ -3,8 +3,10 @@
 // (working tree) and the HTTP model agents of its project record. `brainsOverview` and
 // `checkConfiguredBrain` serve the settings pages: every project's brains, with
 // `.catcafe/` read at HEAD, and the Check button for one of them. One cheap request per
-// check (server/agents/brain-check.ts), with the server's environment holding the keys; scripted
-// brains have nothing to reach and say so. Never a secret: only the key's variable name.
+// check (server/agents/brain-check.ts), with the server's environment holding the keys, and
+// none to a host on a non-public address unless the project's access.privateHosts in force
+// allows it; scripted brains have nothing to reach and say so. Never a secret: only the key's
+// variable name.
 import { z } from "zod";
 import { ZAgentConfig, type BrainAgentConfigInput } from "../agents/config";
 import { checkBrain, type BrainCheckResult } from "../agents/brain-check";
@@ -14,6 +16,9 @@ import type { ResolvedBrain } from "../config/project-config";
 import { loadSettings, webSettingsPath } from "../config/settings";
 import type { Db, Queryable } from "../db/pool";
 import { AppError } from "../errors";
+import type { EventStore } from "../events/store";
+import { projectPrivateHosts } from "./access";
+import { accessInForce } from "./config-edits";
 import { getProject, listProjectRecords } from "./projects";
 
 export const ZCheckBrainsInput = z.object({
@@ -72,11 +77,11 @@ function fromProjectRecord(agents: Record<string, unknown>): Candidate[] {
   });
 }
 
-async function runCheck(candidate: Candidate): Promise<BrainCheckItem> {
+async function runCheck(candidate: Candidate, privateHosts: readonly string[]): Promise<BrainCheckItem> {
   const { config, ...item } = candidate;
   if (!config) return { ...item, result: null, ok: true, message: "scripted (simulated) brain: no endpoint to check" };
   try {
-    const result = await checkBrain(config);
+    const result = await checkBrain(config, { privateHosts });
     return { ...item, result, ok: result.ok, message: result.message };
   } catch (err) {
     // An invalid definition (already reported by `config validate`) is a failed check, not a crash.
@@ -89,8 +94,15 @@ async function runCheck(candidate: Candidate): Promise<BrainCheckItem> {
   }
 }
 
-export async function checkProjectBrains(pool: Db, raw: z.input<typeof ZCheckBrainsInput>): Promise<BrainCheckItem[]> {
+/** What a check reads: the projects, and the server's settings overrides (for access.privateHosts). */
+interface CheckDeps {
+  pool: Db;
+  store: EventStore;
+}
+
+export async function checkProjectBrains(deps: CheckDeps, raw: z.input<typeof ZCheckBrainsInput>): Promise<BrainCheckItem[]> {
   const input = ZCheckBrainsInput.parse(raw);
+  const { pool } = deps;
   const project = await getProject(pool, input.projectId);
   const settings = loadSettings(webSettingsPath());
   const loaded = await loadProjectConfig(project.repoPath, { settings: settings.settings, settingsFile: settings.file });
@@ -110,7 +122,8 @@ export async function checkProjectBrains(pool: Db, raw: z.input<typeof ZCheckBra
         `project ${project.id} has no brain ${unknown.join(", ")} (brains: ${candidates.map((c) => c.brain).join(", ") || "none"})`,
       );
   }
-  return Promise.all(candidates.filter((c) => !wanted || wanted.has(c.brain)).map(runCheck));
+  const { privateHosts } = await accessInForce(deps.store, project.settings, { settingsFile: webSettingsPath() });
+  return Promise.all(candidates.filter((c) => !wanted || wanted.has(c.brain)).map((c) => runCheck(c, privateHosts)));
 }
 
 // --- every project's brains, for the settings pages -------------------------------------
@@ -236,12 +249,12 @@ export type TCheckBrainInput = z.input<typeof ZCheckBrainInput>;
  * else's check goes without one (the key is the admin's to risk, never an operator's).
  */
 export async function checkConfiguredBrain(
-  db: Queryable,
+  deps: CheckDeps,
   raw: TCheckBrainInput,
   options: { asAdmin: boolean } = { asAdmin: false },
 ): Promise<BrainCheckResult & { brain: BrainOverview }> {
   const input = ZCheckBrainInput.parse(raw);
-  const target = (await brainTargets(db)).find(
+  const target = (await brainTargets(deps.pool)).find(
     (t) => t.overview.projectId === input.projectId && t.overview.source === input.source && t.overview.id === input.brainId,
   );
   if (!target) throw new AppError("NOT_FOUND", `no brain "${input.brainId}" in project ${input.projectId} (${input.source})`);
@@ -252,6 +265,7 @@ export async function checkConfiguredBrain(
     );
   const result = await checkBrain(target.input, {
     sendKey: options.asAdmin || target.overview.source !== "config",
+    privateHosts: await projectPrivateHosts(deps.pool, deps.store, input.projectId, { settingsFile: webSettingsPath() }),
   });
   return { ...result, brain: target.overview };
 }
