@@ -95,7 +95,7 @@ export async function checkBrain(input: BrainAgentConfigInput, options: CheckBra
     if (options.signal?.aborted) throw options.signal.reason;
     if (err instanceof OutboundRefused && err.why === "non_public") {
       result.connectivity = "refused";
-      result.message = `${protocol.provider} at ${origin} not checked: ${err.message}`;
+      result.message = [`${protocol.provider} at ${origin} not checked: ${err.message}`, keyProblem].filter(Boolean).join("; ");
       return result;
     }
     result.connectivity = timeout.aborted ? "timeout" : "unreachable";
