@@ -1,12 +1,13 @@
 // HTTP brains against stand-in providers on 127.0.0.1: streaming, every failure class of
-// the taxonomy, cancel and deadline reaching the server, and the API key kept to its header.
+// the taxonomy, cancel and deadline reaching the server, the API key kept to its header, and
+// the stub's loopback host reached only with the admin's access.privateHosts.
 import crypto from "node:crypto";
 import os from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAgent } from "../../server/agents";
 import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentRequest } from "../../server/agents/types";
-import { checkBrain } from "../../server/agents/brain-check";
+import { checkBrain, type CheckBrainOptions } from "../../server/agents/brain-check";
 import { freePort } from "../helpers/ports";
 import {
   deltasOf,
@@ -14,6 +15,7 @@ import {
   startBrainStub,
   startEventStream,
   streamOf,
+  STUB_PRIVATE_HOSTS,
   wallClock,
   writeStream,
   type BrainStub,
@@ -64,6 +66,8 @@ function request(overrides: Partial<AgentRequest> = {}): AgentRequest {
     invocation: 0,
     signal: new AbortController().signal,
     deadline: Date.now() + 10_000,
+    // What a runner hands the call when the admin allows the stub's host.
+    privateHosts: STUB_PRIVATE_HOSTS,
     ...overrides,
   };
 }
@@ -383,6 +387,17 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
     expect(stub.requests).toHaveLength(0);
   });
 
+  it("a host on a loopback address without the admin's allowance: tool_error naming access.privateHosts, no request at all", async () => {
+    for (const privateHosts of [undefined, [], ["127.0.0.2"], [`127.0.0.1:${Number(new URL(stub.url).port) + 1}`]]) {
+      const err = await failure(brain(provider).invoke(request({ privateHosts })));
+      expect(err).toMatchObject({ errorClass: "tool_error", retryable: false });
+      expect(err.message).toBe(
+        `brain stub-${provider} refused: ${stub.url} is on a loopback, link-local or private address; an admin can allow its host in access.privateHosts`,
+      );
+    }
+    expect(stub.requests).toHaveLength(0);
+  });
+
   it("already cancelled or past the deadline: no request at all", async () => {
     const controller = new AbortController();
     controller.abort();
@@ -393,6 +408,9 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
 });
 
 describe("checkBrain", () => {
+  /** A check with the stub's host allowed, as the project's access.privateHosts in force would. */
+  const check = (input: Parameters<typeof checkBrain>[0], options: CheckBrainOptions = {}) =>
+    checkBrain(input, { privateHosts: STUB_PRIVATE_HOSTS, ...options });
   const openai = (extra: Record<string, unknown> = {}) => ({
     kind: "openai" as const,
     id: "check-openai",
@@ -418,7 +436,7 @@ describe("checkBrain", () => {
 
   it("OpenAI-compatible: reachable, key accepted, model listed (Ollama's name:latest too)", async () => {
     listing(["other", "stub-model"], { "x-ratelimit-limit-requests": "500" });
-    const result = await checkBrain(openai());
+    const result = await check(openai());
     expect(result).toMatchObject({
       ok: true,
       connectivity: "ok",
@@ -429,26 +447,26 @@ describe("checkBrain", () => {
     expect(result.latencyMs).toBeGreaterThanOrEqual(0);
     expect(stub.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     listing(["llama3:latest"]);
-    expect((await checkBrain(openai({ model: "llama3" }))).modelExists).toBe(true);
+    expect((await check(openai({ model: "llama3" }))).modelExists).toBe(true);
   });
 
   it("OpenAI-compatible: a model the server does not list", async () => {
     listing(["other"]);
-    const result = await checkBrain(openai());
+    const result = await check(openai());
     expect(result).toMatchObject({ ok: false, connectivity: "ok", auth: "ok", modelExists: false });
     expect(result.message).toMatch(/not among the models/);
   });
 
   it("a rate limit looser than the provider's is flagged", async () => {
     listing(["stub-model"], { "x-ratelimit-limit-requests": "10" });
-    const result = await checkBrain(openai({ rateLimit: { minIntervalMs: 1000 } }));
+    const result = await check(openai({ rateLimit: { minIntervalMs: 1000 } }));
     expect(result.ok).toBe(false);
     expect(result.rateLimit.warning).toMatch(/use at least 6000/);
   });
 
   it("a refused key, with the key nowhere in the result", async () => {
     stub.handle((_req, res) => sendError(res, "openai", 401, `Incorrect API key provided: ${KEY}`));
-    const result = await checkBrain(openai());
+    const result = await check(openai());
     expect(result).toMatchObject({ ok: false, connectivity: "ok", auth: "rejected", modelExists: null });
     expect(JSON.stringify(result)).not.toContain(KEY);
   });
@@ -462,26 +480,36 @@ describe("checkBrain", () => {
       }
       sendError(res, "anthropic", 404, "model not found", {}, "not_found_error");
     });
-    expect(await checkBrain(anthropic())).toMatchObject({
+    expect(await check(anthropic())).toMatchObject({
       ok: true,
       auth: "ok",
       modelExists: true,
       rateLimit: { providerRequestsPerMinute: 50 },
     });
-    expect(await checkBrain(anthropic({ model: "claude-nope" }))).toMatchObject({ ok: false, auth: "ok", modelExists: false });
+    expect(await check(anthropic({ model: "claude-nope" }))).toMatchObject({ ok: false, auth: "ok", modelExists: false });
   });
 
   it("an unreachable endpoint and a missing key variable", async () => {
     const port = await freePort();
-    expect(await checkBrain(openai({ baseUrl: `http://127.0.0.1:${port}` }))).toMatchObject({
+    expect(await check(openai({ baseUrl: `http://127.0.0.1:${port}` }))).toMatchObject({
       ok: false,
       connectivity: "unreachable",
       latencyMs: null,
     });
     listing(["stub-model"]);
-    const missing = await checkBrain(openai({ apiKeyEnv: "CATCAFE_TEST_UNSET_API_KEY" }));
+    const missing = await check(openai({ apiKeyEnv: "CATCAFE_TEST_UNSET_API_KEY" }));
     expect(missing).toMatchObject({ ok: false, connectivity: "ok", auth: "missing_key" });
     expect(missing.message).toContain("CATCAFE_TEST_UNSET_API_KEY");
+  });
+
+  it("a host on a loopback address without the admin's allowance: refused, naming access.privateHosts, and nothing reaches it", async () => {
+    listing(["stub-model"]);
+    const result = await checkBrain(openai());
+    expect(result).toMatchObject({ ok: false, connectivity: "refused", auth: "unknown", modelExists: null, latencyMs: null });
+    expect(result.message).toBe(
+      `OpenAI-compatible endpoint at ${stub.url} not checked: 127.0.0.1 is on a loopback, link-local or private address (127.0.0.1); an admin can allow it in the settings (access.privateHosts)`,
+    );
+    expect(stub.requests).toHaveLength(0);
   });
 
   it("a slow endpoint: timeout", async () => {
@@ -489,6 +517,6 @@ describe("checkBrain", () => {
       await sleep(2_000);
       res.end();
     });
-    expect(await checkBrain(openai(), { timeoutMs: 200 })).toMatchObject({ ok: false, connectivity: "timeout" });
+    expect(await check(openai(), { timeoutMs: 200 })).toMatchObject({ ok: false, connectivity: "timeout" });
   });
 });
