@@ -11,7 +11,7 @@ import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 import { Readable } from "node:stream";
-import { checkDestination, hostRules, urlPort, type Resolve } from "./hosts";
+import { checkDestination, hostRules, resolveHost, urlPort, type Resolve } from "./hosts";
 
 /** The setting that allows hosts on non-public addresses, as messages name it. */
 export const PRIVATE_HOSTS_SETTING = "access.privateHosts";
@@ -45,6 +45,23 @@ export class OutboundRefused extends Error {
   }
 }
 
+/** How long a save waits for a name to resolve before it leaves the judgement to the call. */
+const SAVE_LOOKUP_MS = 3_000;
+
+/** `resolve`, given up when `signal` aborts (a lookup cannot be cancelled, only no longer waited for). */
+function bounded(resolve: Resolve, signal: AbortSignal | undefined): Resolve {
+  if (!signal) return resolve;
+  return (host) =>
+    new Promise<string[]>((done, fail) => {
+      const stop = () => fail(signal.reason);
+      if (signal.aborted) return stop();
+      signal.addEventListener("abort", stop, { once: true });
+      resolve(host)
+        .then(done, fail)
+        .finally(() => signal.removeEventListener("abort", stop));
+    });
+}
+
 /** Statuses whose response has no body (a web Response refuses one). */
 const NULL_BODY_STATUS = new Set([204, 205, 304]);
 
@@ -55,7 +72,7 @@ export async function outboundFetch(url: string, request: OutboundRequest, polic
   request.signal?.throwIfAborted();
   const destination = await checkDestination(target.hostname, urlPort(target), hostRules(policy.privateHosts), {
     setting: PRIVATE_HOSTS_SETTING,
-    ...(policy.resolve ? { resolve: policy.resolve } : {}),
+    resolve: bounded(policy.resolve ?? resolveHost, request.signal),
   });
   if (!destination.ok) throw new OutboundRefused(destination.why, destination.reason);
   request.signal?.throwIfAborted();
@@ -105,7 +122,7 @@ export async function savedUrlProblem(url: string, policy: OutboundPolicy): Prom
   const target = new URL(url);
   const destination = await checkDestination(target.hostname, urlPort(target), hostRules(policy.privateHosts), {
     setting: PRIVATE_HOSTS_SETTING,
-    ...(policy.resolve ? { resolve: policy.resolve } : {}),
+    resolve: bounded(policy.resolve ?? resolveHost, AbortSignal.timeout(SAVE_LOOKUP_MS)),
   });
   return destination.ok || destination.why === "unresolved" ? null : destination.reason;
 }

@@ -197,13 +197,15 @@ describe("answers and failures", () => {
     ).toMatchObject(unreachable);
   });
 
-  it("no answer in time is unreachable too, retried", async () => {
+  it("no answer in time is unreachable too, retried, whether the receiver or the name's lookup is slow", async () => {
     answer = { status: 200, delayMs: 2_000 };
-    expect(await failure(deliver(hookAt("/hook"), { requestTimeoutMs: 200 }))).toMatchObject({
-      errorClass: "provider_network_error",
-      retryable: true,
-      message: "webhook not delivered: unreachable",
-    });
+    const unreachable = { errorClass: "provider_network_error", retryable: true, message: "webhook not delivered: unreachable" };
+    expect(await failure(deliver(hookAt("/hook"), { requestTimeoutMs: 200 }))).toMatchObject(unreachable);
+    const never: Resolve = () => new Promise(() => {});
+    const startedAt = Date.now();
+    const slowName = { url: "http://hooks.example.test/hook", format: "json" as const, privateHosts: [] };
+    expect(await failure(deliver(slowName, { requestTimeoutMs: 200, resolve: never }))).toMatchObject(unreachable);
+    expect(Date.now() - startedAt).toBeLessThan(2_000);
   });
 
   it("an attempt aborted by its runner ends with the runner's reason, not as the receiver's failure", async () => {
