@@ -126,7 +126,7 @@ describe("valid configurations load with defaults applied", () => {
     expect(config!.project).toEqual({});
   });
 
-  it("the settings defaults: timeouts, retry policy 1 s / 2 s / 4 s, one call per 2 s per brain, the Forge pipeline's own defaults, no MCP servers", () => {
+  it("the settings defaults: timeouts, retry policy 1 s / 2 s / 4 s, one call per 2 s per brain, the Forge pipeline's own defaults, no MCP servers, the providers' key variables and no extra or private hosts", () => {
     expect(DEFAULT_SETTINGS).toEqual({
       version: "1.0",
       timeouts: { stepMs: 600_000, commandMs: 30_000 },
@@ -135,6 +135,11 @@ describe("valid configurations load with defaults applied", () => {
       forge: {},
       delivery: { branchPrefix: "catcafe/", method: "merge", target: "main", approvals: 0, auto: false },
       pricing: { currency: "USD", models: {} },
+      access: {
+        agentEnv: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        agentHosts: [],
+        privateHosts: [],
+      },
       mcpServers: [],
     });
     expect(parseSettings(json({ retry: { maxAttempts: 2 } }), "s.json").settings.retry).toEqual({
