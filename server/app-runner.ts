@@ -23,6 +23,11 @@ export interface AppStepKindDeps {
   repositoryPath?: (repoPath: string) => string;
   /** Where webhook steps find the project's webhook (the projects table, which runner/ does not own). */
   webhook: WebhookDeps;
+  /**
+   * What a session's HTTP brains may reach on non-public addresses: access.privateHosts in
+   * force for its project, read at each call (server/projects/access.ts). Absent: nothing.
+   */
+  privateHostsFor?: (sessionId: string) => Promise<readonly string[]>;
 }
 
 /** Every step kind the application's runners run: one entry each (the registry refuses a kind twice). */

@@ -1,9 +1,12 @@
 // The "check" action of a brain (req M3): can the endpoint be reached, does it accept the
 // key, does it know the model, and how do our rate-limit settings compare with the
 // provider's. One cheap request (GET /v1/models for OpenAI-compatible servers, GET
-// /v1/models/{model} for Anthropic), never a completion, never through the rate limit.
+// /v1/models/{model} for Anthropic), never a completion, never through the rate limit; none
+// at all to a host on a non-public address the admin did not allow (access.privateHosts,
+// server/net/outbound.ts), so a check cannot probe the server's own network.
 import { AgentError } from "../agent-calls";
 import { readCapped } from "../brains/call";
+import { OutboundRefused, outboundFetch } from "../net/outbound";
 import { providerErrorDetail, redact, retryAfterMs } from "../brains/errors";
 import { brainApiKey, brainProtocol, parseBrainConfig } from "./brain";
 import type { BrainAgentConfig, BrainAgentConfigInput } from "./config";
@@ -16,7 +19,8 @@ const MAX_MODELS_BODY_BYTES = 4 * 1024 * 1024;
 export interface BrainCheckResult {
   /** Everything needed for a call is in place. */
   ok: boolean;
-  connectivity: "ok" | "unreachable" | "timeout";
+  /** refused: not called, its host is on a non-public address the admin did not allow. */
+  connectivity: "ok" | "unreachable" | "timeout" | "refused";
   /** missing_key: apiKeyEnv names a variable that is not set; unknown: the answer did not tell. */
   auth: "ok" | "rejected" | "missing_key" | "unknown";
   /** null when the endpoint could not tell (no model listing, or it refused to answer). */
@@ -45,6 +49,8 @@ export interface CheckBrainOptions {
   keyPolicy?: AgentEnvPolicy;
   /** False: check without sending the key (a repository-defined endpoint, checked by a non-admin). */
   sendKey?: boolean;
+  /** Hosts on non-public addresses the admin allows (access.privateHosts in force); absent: none. */
+  privateHosts?: readonly string[];
 }
 
 export async function checkBrain(input: BrainAgentConfigInput, options: CheckBrainOptions = {}): Promise<BrainCheckResult> {
@@ -80,11 +86,20 @@ export async function checkBrain(input: BrainAgentConfigInput, options: CheckBra
   let response: Response;
   let body: string;
   try {
-    response = await fetch(url, { headers: { ...headers, accept: "application/json" }, signal, redirect: "manual" });
+    response = await outboundFetch(
+      url,
+      { method: "GET", headers: { ...headers, accept: "application/json" }, signal },
+      { privateHosts: options.privateHosts ?? [] },
+    );
     result.latencyMs = Math.round(performance.now() - startedAt);
     body = await readCapped(response, MAX_MODELS_BODY_BYTES);
   } catch (err) {
     if (options.signal?.aborted) throw options.signal.reason;
+    if (err instanceof OutboundRefused && err.why === "non_public") {
+      result.connectivity = "refused";
+      result.message = [`${protocol.provider} at ${origin} not checked: ${err.message}`, keyProblem].filter(Boolean).join("; ");
+      return result;
+    }
     result.connectivity = timeout.aborted ? "timeout" : "unreachable";
     result.message = timeout.aborted
       ? `${protocol.provider} at ${origin} did not answer within ${options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS} ms`

@@ -50,6 +50,11 @@ export interface AgentRequest {
    * Absent: nowhere else.
    */
   egress?: { hosts: readonly string[]; resolve?: Resolve };
+  /**
+   * For HTTP brains: the hosts on non-public addresses the call may reach (access.privateHosts
+   * in force for the session's project, read when the step runs); absent: none. Other agents ignore it.
+   */
+  privateHosts?: readonly string[];
   /** Each retry an agent CLI makes of its provider request (the executor records it). */
   onProviderRetry?: (notice: ProviderRetryNotice) => void;
   /** MCP servers the task recorded, for agent CLIs that take them (others ignore them). */

@@ -1,8 +1,10 @@
 // One streamed call to a model provider over HTTP: waits for the brain's turn under the
-// shared rate limit, POSTs, feeds the event stream through the provider's reader, streams
+// shared rate limit, POSTs (to a host on a non-public address only when the admin allows it:
+// server/net/outbound.ts), feeds the event stream through the provider's reader, streams
 // text to onChunk as it arrives, and turns every way it can end into an answer or an
 // AgentError of the taxonomy. Cancel and deadline abort the HTTP request itself.
 import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentResponse, type AgentUsage } from "../agent-calls";
+import { OutboundRefused, outboundFetch, PRIVATE_HOSTS_SETTING } from "../net/outbound";
 import { connectionError, httpError, redact, streamError } from "./errors";
 import { StreamFormatError, type BrainProtocol } from "./protocol";
 import { SseParser } from "./sse";
@@ -47,6 +49,8 @@ export interface CallControl {
   onChunk?: (text: string) => void;
   /** Without one the call goes out at once. */
   callGate?: BrainCallGate;
+  /** Hosts on non-public addresses the admin allows (access.privateHosts in force); absent: none (server/net/outbound.ts). */
+  privateHosts?: readonly string[];
 }
 
 export interface BrainCall {
@@ -117,16 +121,22 @@ export async function streamBrainCall(call: BrainCall, request: CallControl): Pr
 
     let response: Response;
     try {
-      response = await fetch(protocol.callUrl(call.baseUrl), {
-        method: "POST",
-        headers: protocol.headers(call.apiKey),
-        body: JSON.stringify(call.body),
-        signal: http.signal,
-        // A redirect could carry the key to another host: never followed.
-        redirect: "manual",
-      });
+      // A redirect could carry the key to another host: never followed (outboundFetch never does).
+      response = await outboundFetch(
+        protocol.callUrl(call.baseUrl),
+        { method: "POST", headers: protocol.headers(call.apiKey), body: JSON.stringify(call.body), signal: http.signal },
+        { privateHosts: request.privateHosts ?? [] },
+      );
     } catch (err) {
-      throw stopped("") ?? connectionError(protocol.provider, origin, err, "");
+      const late = stopped("");
+      if (late) throw late;
+      if (err instanceof OutboundRefused && err.why === "non_public")
+        throw new AgentError(
+          "tool_error",
+          `brain ${call.brainId} refused: ${origin} is on a loopback, link-local or private address; an admin can allow its host in ${PRIVATE_HOSTS_SETTING}`,
+          false,
+        );
+      throw connectionError(protocol.provider, origin, err, "");
     }
     if (!response.ok) {
       const body = await readCapped(response, MAX_ERROR_BODY_BYTES).catch(() => "");

@@ -63,6 +63,8 @@ export interface ConversationExecutorDeps {
   workspacesRoot: string;
   /** This runner's clone of a project registered at `repoPath` (CATCAFE_REPOSITORY_PATHS). */
   repositoryPath?: (repoPath: string) => string;
+  /** access.privateHosts in force for the conversation's project, read when a call runs (absent: none). */
+  privateHostsFor?: (sessionId: string) => Promise<readonly string[]>;
 }
 
 /** Whether the agent reads or writes files: an HTTP brain never does, nor a script that writes none. */
@@ -123,6 +125,7 @@ export function callExecutor(
         deadline: Date.now() + step.timeoutMs,
         callGate: databaseCallGate(deps.pool),
         egress: { hosts: access.hosts },
+        privateHosts: (await deps.privateHostsFor?.(step.sessionId)) ?? [],
       });
       // Whatever the agent could read, the server's secrets never reach the record.
       const { text, redactions } = recordableOutput(response.text);

@@ -106,8 +106,11 @@ for (const [address, prefix] of [
 ] as const)
   NOT_PUBLIC.addSubnet(address, prefix, "ipv4");
 for (const [address, prefix] of [
-  ["::", 128],
+  // The unspecified address, loopback and the deprecated IPv4-compatible ones (::a.b.c.d).
+  ["::", 96],
   ["::1", 128],
+  ["64:ff9b:1::", 48],
+  ["100::", 64],
   ["fc00::", 7],
   ["fe80::", 10],
   ["ff00::", 8],
@@ -128,8 +131,9 @@ function ownAddresses(): Set<string> {
 /**
  * True for an address that is not on the public internet, or is this host's own: loopback,
  * link-local (cloud metadata at 169.254.169.254), private, shared, documentation, multicast
- * and reserved ranges, IPv4 ones also when written as IPv4-mapped IPv6, and every address of
- * this host's interfaces (a public one included).
+ * and reserved ranges, IPv4 ones also when written as IPv4-mapped IPv6 or behind the NAT64
+ * prefix (64:ff9b::/96 reaches the IPv4 address it ends with), and every address of this
+ * host's interfaces (a public one included).
  */
 export function isNonPublicAddress(address: string): boolean {
   const ip = normalHost(address);
@@ -138,7 +142,30 @@ export function isNonPublicAddress(address: string): boolean {
   if (!net.isIPv6(ip)) return false;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
   if (mapped) return isNonPublicAddress(mapped[1]!);
+  const nat64 = embeddedNat64(ip);
+  if (nat64) return isNonPublicAddress(nat64);
   return NOT_PUBLIC.check(ip, "ipv6");
+}
+
+/** The IPv4 address at the end of a 64:ff9b::/96 address, or null for any other. */
+function embeddedNat64(ip: string): string | null {
+  const groups = ipv6Groups(ip);
+  if (groups[0] !== 0x64 || groups[1] !== 0xff9b || groups.slice(2, 6).some((g) => g !== 0)) return null;
+  const [high, low] = [groups[6]!, groups[7]!];
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join(".");
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing dotted quad as two groups). */
+function ipv6Groups(ip: string): number[] {
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
+  const text = quad
+    ? `${ip.slice(0, quad.index)}${((+quad[1]! << 8) | +quad[2]!).toString(16)}:${((+quad[3]! << 8) | +quad[4]!).toString(16)}`
+    : ip;
+  const [head, tail] = text.includes("::") ? text.split("::") : [text, null];
+  const part = (s: string | undefined | null) => (s ? s.split(":").map((g) => parseInt(g, 16)) : []);
+  const left = part(head);
+  const right = part(tail);
+  return tail === null ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
 }
 
 export type Resolve = (host: string) => Promise<string[]>;
@@ -151,7 +178,11 @@ export const resolveHost: Resolve = async (host) => {
   return found.map((a) => a.address);
 };
 
-export type Destination = { ok: true; address: string } | { ok: false; reason: string };
+/**
+ * Where a connection may go, or why not: `unresolved` (the name has no address: a network
+ * failure, worth another try), `non_public` (on an address the admin did not allow).
+ */
+export type Destination = { ok: true; address: string } | { ok: false; why: "unresolved" | "non_public"; reason: string };
 
 /**
  * Where a connection to `host:port` may go: the first address it resolves to, when every
@@ -170,14 +201,15 @@ export async function checkDestination(
   try {
     addresses = await resolve(host);
   } catch {
-    return { ok: false, reason: `${host} does not resolve` };
+    return { ok: false, why: "unresolved", reason: `${host} does not resolve` };
   }
-  if (!addresses.length) return { ok: false, reason: `${host} does not resolve` };
+  if (!addresses.length) return { ok: false, why: "unresolved", reason: `${host} does not resolve` };
   if (hostAllowed(allowed, host, port)) return { ok: true, address: addresses[0]! };
   const internal = addresses.find(isNonPublicAddress);
   if (internal)
     return {
       ok: false,
+      why: "non_public",
       reason: `${host} is on a loopback, link-local or private address (${internal}); an admin can allow it in the settings (${options.setting})`,
     };
   return { ok: true, address: addresses[0]! };

@@ -3,8 +3,10 @@
 // (working tree) and the HTTP model agents of its project record. `brainsOverview` and
 // `checkConfiguredBrain` serve the settings pages: every project's brains, with
 // `.catcafe/` read at HEAD, and the Check button for one of them. One cheap request per
-// check (server/agents/brain-check.ts), with the server's environment holding the keys; scripted
-// brains have nothing to reach and say so. Never a secret: only the key's variable name.
+// check (server/agents/brain-check.ts), with the server's environment holding the keys, and
+// none to a host on a non-public address unless the project's access.privateHosts in force
+// allows it; scripted brains have nothing to reach and say so. Never a secret: only the key's
+// variable name.
 import { z } from "zod";
 import { agentEnvPolicy, type AgentEnvPolicy } from "../agents/access";
 import { ZAgentConfig, type BrainAgentConfigInput } from "../agents/config";
@@ -15,6 +17,10 @@ import type { ResolvedBrain } from "../config/project-config";
 import { loadSettings, webSettingsPath } from "../config/settings";
 import type { Db, Queryable } from "../db/pool";
 import { AppError } from "../errors";
+import type { EventStore } from "../events/store";
+import { projectPrivateHosts } from "./access";
+import { serverOverride } from "./config-edits";
+import { withOverride } from "../config/schemas";
 import { getProject, listProjectRecords } from "./projects";
 
 export const ZCheckBrainsInput = z.object({
@@ -73,11 +79,14 @@ function fromProjectRecord(agents: Record<string, unknown>): Candidate[] {
   });
 }
 
-async function runCheck(candidate: Candidate, keyPolicy: AgentEnvPolicy): Promise<BrainCheckItem> {
+async function runCheck(
+  candidate: Candidate,
+  allowed: { keyPolicy: AgentEnvPolicy; privateHosts: readonly string[] },
+): Promise<BrainCheckItem> {
   const { config, ...item } = candidate;
   if (!config) return { ...item, result: null, ok: true, message: "scripted (simulated) brain: no endpoint to check" };
   try {
-    const result = await checkBrain(config, { keyPolicy });
+    const result = await checkBrain(config, allowed);
     return { ...item, result, ok: result.ok, message: result.message };
   } catch (err) {
     // An invalid definition (already reported by `config validate`) is a failed check, not a crash.
@@ -90,8 +99,15 @@ async function runCheck(candidate: Candidate, keyPolicy: AgentEnvPolicy): Promis
   }
 }
 
-export async function checkProjectBrains(pool: Db, raw: z.input<typeof ZCheckBrainsInput>): Promise<BrainCheckItem[]> {
+/** What a check reads: the projects, and the server's settings overrides (for access.privateHosts). */
+interface CheckDeps {
+  pool: Db;
+  store: EventStore;
+}
+
+export async function checkProjectBrains(deps: CheckDeps, raw: z.input<typeof ZCheckBrainsInput>): Promise<BrainCheckItem[]> {
   const input = ZCheckBrainsInput.parse(raw);
+  const { pool } = deps;
   const project = await getProject(pool, input.projectId);
   const settings = loadSettings(webSettingsPath());
   const loaded = await loadProjectConfig(project.repoPath, { settings: settings.settings, settingsFile: settings.file });
@@ -111,8 +127,10 @@ export async function checkProjectBrains(pool: Db, raw: z.input<typeof ZCheckBra
         `project ${project.id} has no brain ${unknown.join(", ")} (brains: ${candidates.map((c) => c.brain).join(", ") || "none"})`,
       );
   }
-  const keyPolicy = agentEnvPolicy(settings.settings);
-  return Promise.all(candidates.filter((c) => !wanted || wanted.has(c.brain)).map((c) => runCheck(c, keyPolicy)));
+  // The settings in force for the project: which key variables a check may read, which private hosts it may reach.
+  const inForce = withOverride(withOverride(settings.settings, (await serverOverride(deps.store)).override), project.settings);
+  const allowed = { keyPolicy: agentEnvPolicy(inForce), privateHosts: inForce.access.privateHosts };
+  return Promise.all(candidates.filter((c) => !wanted || wanted.has(c.brain)).map((c) => runCheck(c, allowed)));
 }
 
 // --- every project's brains, for the settings pages -------------------------------------
@@ -238,12 +256,12 @@ export type TCheckBrainInput = z.input<typeof ZCheckBrainInput>;
  * else's check goes without one (the key is the admin's to risk, never an operator's).
  */
 export async function checkConfiguredBrain(
-  db: Queryable,
+  deps: CheckDeps,
   raw: TCheckBrainInput,
   options: { asAdmin: boolean } = { asAdmin: false },
 ): Promise<BrainCheckResult & { brain: BrainOverview }> {
   const input = ZCheckBrainInput.parse(raw);
-  const target = (await brainTargets(db)).find(
+  const target = (await brainTargets(deps.pool)).find(
     (t) => t.overview.projectId === input.projectId && t.overview.source === input.source && t.overview.id === input.brainId,
   );
   if (!target) throw new AppError("NOT_FOUND", `no brain "${input.brainId}" in project ${input.projectId} (${input.source})`);
@@ -254,6 +272,7 @@ export async function checkConfiguredBrain(
     );
   const result = await checkBrain(target.input, {
     sendKey: options.asAdmin || target.overview.source !== "config",
+    privateHosts: await projectPrivateHosts(deps.pool, deps.store, input.projectId, { settingsFile: webSettingsPath() }),
   });
   return { ...result, brain: target.overview };
 }

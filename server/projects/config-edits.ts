@@ -8,13 +8,21 @@
 import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
 import { zodIssuesToConfigErrors } from "../config/issues";
-import { DEFAULT_SETTINGS, withOverride, ZSettingsOverride, type Settings, type SettingsOverride } from "../config/schemas";
+import {
+  DEFAULT_SETTINGS,
+  withOverride,
+  ZSettingsOverride,
+  type AccessSettings,
+  type Settings,
+  type SettingsOverride,
+} from "../config/schemas";
 import { loadSettings, webSettingsPath } from "../config/settings";
-import { withTransaction, type Db } from "../db/pool";
+import { withTransaction, type Db, type Queryable } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEventOf } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import { ZEventVersion, ZVersion } from "../events/versions";
+import { savedUrlProblem } from "../net/outbound";
 import { getProject, maskedUrl, upsertProject, ZProjectInput, ZWebhook, type Project } from "./projects";
 import { isObject, readConfigStream, SERVER_CONFIG_STREAM, serverOverride, setAtPath } from "../config/overrides";
 
@@ -245,7 +253,43 @@ export async function registerProject(deps: Deps, input: z.input<typeof ZProject
     if (err instanceof AppError && err.code === "NOT_FOUND") return null;
     throw err;
   });
-  return saveProject(deps, before, { ...parsed, agents: input.agents as Record<string, unknown> }, actor);
+  const next = { ...parsed, agents: input.agents as Record<string, unknown> };
+  const problems = await outboundProblems(deps, before, next);
+  if (problems.length) throw invalid(problems.map((p) => ({ ...p, field: p.path.split(".")[0]! })));
+  return saveProject(deps, before, next, actor);
+}
+
+/** An HTTP brain of a project record that names its endpoint (one that names none calls its provider's). */
+const ZBrainBaseUrl = z.object({ kind: z.enum(["openai", "anthropic"]), baseUrl: z.string() });
+
+/**
+ * The URLs a save sets that the server's own calls would refuse (docs/configuration.md,
+ * "Outbound calls"): a new webhook URL, or an HTTP brain's new baseUrl, whose host is a
+ * non-public address (or resolves to one here) that access.privateHosts — in force with the
+ * override being saved — does not allow. URLs kept as they were are not judged again; each
+ * call checks its own.
+ */
+async function outboundProblems(
+  deps: Deps,
+  before: Project | null,
+  next: Pick<Project, "webhook" | "agents" | "settings">,
+): Promise<Array<{ path: string; message: string }>> {
+  const urls: Array<{ path: string; url: string }> = [];
+  if (next.webhook && next.webhook.url !== before?.webhook?.url) urls.push({ path: "webhook.url", url: next.webhook.url });
+  for (const [role, agent] of Object.entries(next.agents)) {
+    const baseUrl = ZBrainBaseUrl.safeParse(agent).data?.baseUrl;
+    if (baseUrl !== undefined && baseUrl !== ZBrainBaseUrl.safeParse(before?.agents[role]).data?.baseUrl)
+      urls.push({ path: `agents.${role}.baseUrl`, url: baseUrl });
+  }
+  if (!urls.length) return [];
+  const { privateHosts } = await accessInForce(deps.store, next.settings, { settingsFile: webSettingsPath() });
+  const problems = await Promise.all(
+    urls.map(async ({ path, url }) => {
+      const problem = await savedUrlProblem(url, { privateHosts });
+      return problem ? [{ path, message: problem }] : [];
+    }),
+  );
+  return problems.flat();
 }
 
 /** The dashboard's project form: iteration cap, settings overrides and its agents' models. */
@@ -259,6 +303,8 @@ export async function configureProject(deps: Deps, raw: TConfigureProjectInput, 
   const agents = { ...project.agents };
   for (const [role, model] of Object.entries(input.models ?? {})) agents[role] = { ...(agents[role] as object), model: model.trim() };
   const webhook = nextWebhook(project, input);
+  const problems = await outboundProblems(deps, project, { webhook, agents, settings });
+  if (problems.length) throw invalid(problems.map((p) => ({ ...p, field: "webhookUrl" })));
   return saveProject(
     deps,
     project,
@@ -399,4 +445,22 @@ export function effectiveSettings(file: Settings, server: SettingsOverride, proj
 /** settings.json as the web process reads it (defaults when it is invalid: its errors are reported elsewhere). */
 export function fileSettings(): Settings {
   return loadSettings(webSettingsPath()).settings;
+}
+
+/**
+ * The admin's access lists in force over a project's override (none: the server's own):
+ * settings.json, the server's overrides and the project's, each adding to the one below,
+ * read now. An invalid settings.json counts as the defaults, which allow no private host
+ * (its errors are reported where it is validated): a broken file never widens access.
+ * Runners keep the default settings file (as their other settings are read); the web
+ * process passes `webSettingsPath()`.
+ */
+export async function accessInForce(
+  store: EventStore,
+  project: SettingsOverride | undefined,
+  options: { settingsFile?: string; db?: Queryable } = {},
+): Promise<AccessSettings> {
+  const { settings } = loadSettings(options.settingsFile);
+  const { override } = await serverOverride(store, options.db);
+  return withOverride(withOverride(settings, override), project).access;
 }

@@ -2,16 +2,24 @@
 // schedules one, and a runner POSTs the news to the project's webhook — JSON, or a
 // Slack-compatible `{text}`. A receiver that fails (5xx, 408, 429, a timeout, a refused
 // connection) is retried with the step's backoff; each attempt is in the session's events
-// (StepStarted, StepFailed with the reason, StepCompleted with the status), so every
+// (StepStarted, StepFailed with the outcome's class, StepCompleted with the status), so every
 // delivery and every failure is recorded. The URL is looked up when the step runs and
-// never recorded: Slack-style URLs carry their token in the path.
+// never recorded: Slack-style URLs carry their token in the path. A failure is recorded as
+// its class only — unreachable, refused, http_error with the status — never in the
+// receiver's words: the timeline must not tell a reader what answers on a port
+// (docs/configuration.md, "Webhooks"). A receiver on a non-public address is refused unless
+// the admin allows its host (access.privateHosts, server/net/outbound.ts).
 import { z } from "zod";
+import type { Resolve } from "../net/hosts";
+import { OutboundRefused, outboundFetch, PRIVATE_HOSTS_SETTING } from "../net/outbound";
 import { StepExecutionError } from "./executors";
 import { defineStepKind, type StepKind } from "./step-kinds";
 
 export interface Webhook {
   url: string;
   format: "json" | "slack";
+  /** The hosts on non-public addresses the project's calls may reach now (access.privateHosts in force). */
+  privateHosts: readonly string[];
 }
 
 export interface WebhookDeps {
@@ -21,7 +29,14 @@ export interface WebhookDeps {
   publicUrl?: string;
   /** One POST may take this long. */
   requestTimeoutMs?: number;
+  /** How the receiver's name resolves (default: the system's resolver); tests inject one. */
+  resolve?: Resolve;
 }
+
+/** What a failed delivery records: its class (and for http_error the status), nothing the receiver said. */
+export type WebhookFailure = "unreachable" | "refused" | "http_error";
+
+const notDelivered = (failure: WebhookFailure, detail = "") => `webhook not delivered: ${failure}${detail}`;
 
 const ZWebhookInput = z.object({
   projectId: z.string(),
@@ -75,25 +90,33 @@ export function webhookStepKind(deps: WebhookDeps): StepKind {
       const timeout = AbortSignal.timeout(deps.requestTimeoutMs ?? 5_000);
       let response: Response;
       try {
-        response = await fetch(hook.url, {
-          method: "POST",
-          headers: { "content-type": "application/json", "user-agent": "catcafe-webhook" },
-          body: JSON.stringify(webhookBody(hook.format, step.sessionId, input, deps.publicUrl)),
-          signal: AbortSignal.any([ctx.signal, timeout]),
-          redirect: "error",
-        });
+        response = await outboundFetch(
+          hook.url,
+          {
+            method: "POST",
+            headers: { "content-type": "application/json", "user-agent": "catcafe-webhook" },
+            body: JSON.stringify(webhookBody(hook.format, step.sessionId, input, deps.publicUrl)),
+            signal: AbortSignal.any([ctx.signal, timeout]),
+          },
+          { privateHosts: hook.privateHosts, ...(deps.resolve ? { resolve: deps.resolve } : {}) },
+        );
       } catch (err) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
-        const why = timeout.aborted ? "no answer in time" : String((err as Error).cause ?? (err as Error).message);
-        throw new StepExecutionError(timeout.aborted ? "timeout" : "provider_network_error", `webhook not delivered: ${why}`, true);
+        if (err instanceof OutboundRefused && err.why === "non_public") {
+          const why = `: its host is on a loopback, link-local or private address; an admin can allow it in ${PRIVATE_HOSTS_SETTING}`;
+          throw new StepExecutionError("tool_error", notDelivered("refused", why), false);
+        }
+        // A name that does not resolve, a refused, reset or silent connection: one class, retried.
+        throw new StepExecutionError("provider_network_error", notDelivered("unreachable"), true);
       }
       await response.body?.cancel().catch(() => {});
       if (!response.ok) {
+        // A redirect too: never followed (the URL's token would go elsewhere), and not retried.
         const retry = retryable(response.status);
         const after = Number(response.headers.get("retry-after"));
         throw new StepExecutionError(
           retry ? "provider_network_error" : "tool_error",
-          `webhook answered HTTP ${response.status}${retry ? "" : " (not retried: the receiver refuses this request)"}`,
+          notDelivered("http_error", ` ${response.status}${retry ? "" : " (not retried: the receiver refuses this request)"}`),
           retry,
           Number.isFinite(after) && after > 0 ? Math.min(after, 300) * 1000 : undefined,
         );

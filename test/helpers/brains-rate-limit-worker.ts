@@ -5,6 +5,7 @@
 import { BrainAgent } from "../../server/agents/brain";
 import { databaseCallGate } from "../../server/brains/rate-limit";
 import { createPool } from "../../server/db/pool";
+import { STUB_PRIVATE_HOSTS } from "./brains-stub";
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -40,6 +41,8 @@ try {
       signal: new AbortController().signal,
       deadline: Date.now() + 30_000,
       callGate: gate,
+      // The stub's host, allowed as the admin would (access.privateHosts).
+      privateHosts: STUB_PRIVATE_HOSTS,
     });
     if (response.text !== "ok") throw new Error(`unexpected answer ${response.text}`);
   }

@@ -29,6 +29,15 @@ export interface BrainStub {
 
 export const wallClock = () => performance.timeOrigin + performance.now();
 
+/**
+ * The stub's host as an admin allows it (access.privateHosts, docs/configuration.md
+ * "Outbound calls"): a brain on 127.0.0.1 is called only with this allowance. `stubAccess`
+ * is a project's settings override giving it; `STUB_PRIVATE_HOSTS` is what a runner hands
+ * a brain call, or a check is given, when it is in force.
+ */
+export const STUB_PRIVATE_HOSTS: readonly string[] = ["127.0.0.1"];
+export const stubAccess = { access: { privateHosts: [...STUB_PRIVATE_HOSTS] } };
+
 export async function startBrainStub(handler: StubHandler = () => {}): Promise<BrainStub> {
   let current = handler;
   const requests: StubRequest[] = [];

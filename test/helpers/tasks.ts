@@ -7,7 +7,8 @@ import path from "node:path";
 import { afterAll } from "vitest";
 import { createPool, type Queryable } from "../../server/db/pool";
 import { createAppEventStore } from "../../server/app-store";
-import { projectWebhook, upsertProject, type TProjectInput } from "../../server/projects/projects";
+import { sessionPrivateHosts, webhookTarget } from "../../server/projects/access";
+import { upsertProject, type TProjectInput } from "../../server/projects/projects";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
 import { stepKindRegistry } from "../../server/runner/step-kinds";
 import { appStepKinds } from "../../server/app-runner";
@@ -139,7 +140,8 @@ export function createHarness(db: TestDatabase): Harness {
           pool,
           store,
           workspacesRoot,
-          webhook: { webhookFor: (id) => projectWebhook(pool, id), publicUrl: "http://catcafe.test", requestTimeoutMs: 1_000 },
+          webhook: { webhookFor: (id) => webhookTarget(pool, store, id), publicUrl: "http://catcafe.test", requestTimeoutMs: 1_000 },
+          privateHostsFor: (sessionId) => sessionPrivateHosts(pool, store, sessionId),
         }),
       );
       const runner = new Runner(store, pool, db.url, {

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { PricingSettings } from "../../server/config/schemas";
-import { startBrainStub, streamOf, type BrainStub } from "./brains-stub";
+import { startBrainStub, streamOf, stubAccess, type BrainStub } from "./brains-stub";
 import { FIXED_SUM, makeSumRepo, reviewApprove, testPlan } from "./tasks";
 
 export const CLI_MODEL = "claude-fake-4";
@@ -56,7 +56,8 @@ export function startUsageBrain(): Promise<BrainStub> {
 
 /**
  * A project (as projects.upsert takes it) in a new sum repository under `root` (world-readable):
- * the fake `claude` codes, a brain at `brainUrl` reviews, a scripted tester plans.
+ * the fake `claude` codes, a brain at `brainUrl` reviews, a scripted tester plans; its settings
+ * allow the brain stub's loopback host (access.privateHosts).
  */
 export function usageProject(id: string, name: string, root: string, brainUrl: string) {
   fs.chmodSync(root, 0o755);
@@ -71,5 +72,6 @@ export function usageProject(id: string, name: string, root: string, brainUrl: s
       reviewer: { kind: "openai" as const, id: "gpt-reviewer", baseUrl: brainUrl, model: BRAIN_MODEL, rateLimit: { minIntervalMs: 0 } },
       tester: { kind: "scripted" as const, id: `${id}-tester`, responses: [{ reply: testPlan() }] },
     },
+    settings: stubAccess,
   };
 }

@@ -1,12 +1,13 @@
 // HTTP brains against stand-in providers on 127.0.0.1: streaming, every failure class of
-// the taxonomy, cancel and deadline reaching the server, and the API key kept to its header.
+// the taxonomy, cancel and deadline reaching the server, the API key kept to its header, and
+// the stub's loopback host reached only with the admin's access.privateHosts.
 import crypto from "node:crypto";
 import os from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAgent } from "../../server/agents";
 import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentRequest } from "../../server/agents/types";
-import { checkBrain } from "../../server/agents/brain-check";
+import { checkBrain, type CheckBrainOptions } from "../../server/agents/brain-check";
 import { freePort } from "../helpers/ports";
 import {
   deltasOf,
@@ -14,6 +15,7 @@ import {
   startBrainStub,
   startEventStream,
   streamOf,
+  STUB_PRIVATE_HOSTS,
   wallClock,
   writeStream,
   type BrainStub,
@@ -67,6 +69,8 @@ function request(overrides: Partial<AgentRequest> = {}): AgentRequest {
     invocation: 0,
     signal: new AbortController().signal,
     deadline: Date.now() + 10_000,
+    // What a runner hands the call when the admin allows the stub's host.
+    privateHosts: STUB_PRIVATE_HOSTS,
     ...overrides,
   };
 }
@@ -386,6 +390,17 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
     expect(stub.requests).toHaveLength(0);
   });
 
+  it("a host on a loopback address without the admin's allowance: tool_error naming access.privateHosts, no request at all", async () => {
+    for (const privateHosts of [undefined, [], ["127.0.0.2"], [`127.0.0.1:${Number(new URL(stub.url).port) + 1}`]]) {
+      const err = await failure(brain(provider).invoke(request({ privateHosts })));
+      expect(err).toMatchObject({ errorClass: "tool_error", retryable: false });
+      expect(err.message).toBe(
+        `brain stub-${provider} refused: ${stub.url} is on a loopback, link-local or private address; an admin can allow its host in access.privateHosts`,
+      );
+    }
+    expect(stub.requests).toHaveLength(0);
+  });
+
   it("already cancelled or past the deadline: no request at all", async () => {
     const controller = new AbortController();
     controller.abort();
@@ -396,6 +411,9 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
 });
 
 describe("checkBrain", () => {
+  /** A check with the stub's host allowed, as the project's access.privateHosts in force would. */
+  const check = (input: Parameters<typeof checkBrain>[0], options: CheckBrainOptions = {}) =>
+    checkBrain(input, { privateHosts: STUB_PRIVATE_HOSTS, ...options });
   const openai = (extra: Record<string, unknown> = {}) => ({
     kind: "openai" as const,
     id: "check-openai",
@@ -485,6 +503,16 @@ describe("checkBrain", () => {
     const missing = await check(openai({ apiKeyEnv: "CATCAFE_TEST_UNSET_API_KEY" }));
     expect(missing).toMatchObject({ ok: false, connectivity: "ok", auth: "missing_key" });
     expect(missing.message).toContain("CATCAFE_TEST_UNSET_API_KEY");
+  });
+
+  it("a host on a loopback address without the admin's allowance: refused, naming access.privateHosts, and nothing reaches it", async () => {
+    listing(["stub-model"]);
+    const result = await checkBrain(openai());
+    expect(result).toMatchObject({ ok: false, connectivity: "refused", auth: "unknown", modelExists: null, latencyMs: null });
+    expect(result.message).toBe(
+      `OpenAI-compatible endpoint at ${stub.url} not checked: 127.0.0.1 is on a loopback, link-local or private address (127.0.0.1); an admin can allow it in the settings (access.privateHosts)`,
+    );
+    expect(stub.requests).toHaveLength(0);
   });
 
   it("a slow endpoint: timeout", async () => {

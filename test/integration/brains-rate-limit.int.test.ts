@@ -9,7 +9,16 @@ import { AgentError, type AgentRequest } from "../../server/agents/types";
 import { databaseCallGate, tryTakeTurn, type RateLimitWait } from "../../server/brains/rate-limit";
 import type { RecordedEvent } from "../../server/events/types";
 import { startTask } from "../../server/tasks/commands";
-import { sendError, startBrainStub, startEventStream, streamOf, writeStream, type BrainStub } from "../helpers/brains-stub";
+import {
+  sendError,
+  startBrainStub,
+  startEventStream,
+  streamOf,
+  STUB_PRIVATE_HOSTS,
+  stubAccess,
+  writeStream,
+  type BrainStub,
+} from "../helpers/brains-stub";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { startProcess, tail, waitForExit } from "../helpers/processes";
 import { createHarness, type Harness } from "../helpers/tasks";
@@ -46,6 +55,7 @@ function request(overrides: Partial<AgentRequest> = {}): AgentRequest {
     invocation: 0,
     signal: new AbortController().signal,
     deadline: Date.now() + 20_000,
+    privateHosts: STUB_PRIVATE_HOSTS,
     ...overrides,
   };
 }
@@ -170,7 +180,7 @@ describe("brains through the runner", () => {
   it("each wait for a brain's turn is a RateLimitWaited event; outputs are not simulated and carry usage", async () => {
     const stub = await okStub("A considered opinion.", { input: 42, output: 4 });
     const agent = { kind: "openai", id: "brain-e2e", baseUrl: stub.url, model: "stub-model", rateLimit: { minIntervalMs: 500 } };
-    const projectId = await h.project("brains-e2e", { coder: agent, reviewer: agent, tester: agent });
+    const projectId = await h.project("brains-e2e", { coder: agent, reviewer: agent, tester: agent }, { settings: stubAccess });
     const { sessionId } = await startTask(deps(), { projectId, prompt: "Discuss sum()", mode: "proposal" }, testActor);
     await h.waitFor(sessionId, "awaiting confirm", (s) => s.fsm === "awaiting_operator_confirm");
     const events = await db.store.readStream(sessionId);
@@ -200,7 +210,7 @@ describe("brains through the runner", () => {
     });
     const agent = { kind: "openai", id: "brain-e2e-429", baseUrl: stub.url, model: "stub-model", rateLimit: { minIntervalMs: 0 } };
     const scripted = [{ reply: "ok" }];
-    const projectId = await h.project("brains-e2e-429", { coder: agent, reviewer: scripted, tester: scripted });
+    const projectId = await h.project("brains-e2e-429", { coder: agent, reviewer: scripted, tester: scripted }, { settings: stubAccess });
     const { sessionId } = await startTask(deps(), { projectId, prompt: "Discuss sum()", mode: "proposal" }, testActor);
     await h.waitFor(sessionId, "awaiting confirm", (s) => s.fsm === "awaiting_operator_confirm");
     const events = await db.store.readStream(sessionId);

@@ -8,7 +8,7 @@ import { rebuildProjections, snapshotProjections } from "../../server/events/reb
 import { confirmTask, startTask } from "../../server/tasks/commands";
 import { rerunTask } from "../../server/tasks/fork";
 import { createApiFixture, outcomeOf, type ApiFixture } from "../helpers/api";
-import { startBrainStub } from "../helpers/brains-stub";
+import { startBrainStub, stubAccess } from "../helpers/brains-stub";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, reviewApprove, reviewChanges, testPlan, type Harness } from "../helpers/tasks";
 
@@ -149,9 +149,19 @@ describe("replay, lineage and settings procedures", () => {
     });
     try {
       const brainProject = `brains-${crypto.randomBytes(3).toString("hex")}`;
-      await h.project(brainProject, {
-        coder: { kind: "openai", id: "stub-brain", baseUrl: `${stub.url}/v1`, model: "stub-model", apiKeyEnv: "CATCAFE_TEST_STUB_API_KEY" },
-      });
+      await h.project(
+        brainProject,
+        {
+          coder: {
+            kind: "openai",
+            id: "stub-brain",
+            baseUrl: `${stub.url}/v1`,
+            model: "stub-model",
+            apiKeyEnv: "CATCAFE_TEST_STUB_API_KEY",
+          },
+        },
+        { settings: stubAccess },
+      );
       const viewer = api.caller(await api.user("viewer"));
       const operator = api.caller(await api.user("operator"));
       expect(await outcomeOf(viewer.settings.projects())).toBe("FORBIDDEN");

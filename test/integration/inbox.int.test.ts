@@ -143,6 +143,8 @@ describe("a project's webhook", () => {
         allowlist: [["node", "--test", "**"]],
         agents,
         webhook: { url: receiverUrl, format: "json" },
+        // The receiver is on 127.0.0.1: the admin allows it (docs/configuration.md, "Outbound calls").
+        settings: { access: { privateHosts: ["127.0.0.1"] } },
       },
       testActor,
     );
@@ -168,8 +170,8 @@ describe("a project's webhook", () => {
         (e.data as { message?: string }).message ?? null,
       ]),
     ).toEqual([
-      ["StepFailed", "timeout", "webhook not delivered: no answer in time"],
-      ["StepFailed", "provider_network_error", "webhook answered HTTP 500"],
+      ["StepFailed", "provider_network_error", "webhook not delivered: unreachable"],
+      ["StepFailed", "provider_network_error", "webhook not delivered: http_error 500"],
       ["StepCompleted", null, null],
     ]);
     expect((attempts[2]!.data as { output: unknown }).output).toEqual({ delivered: true, status: 200 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportSession } from "../../server/export";
 import { startTask } from "../../server/tasks/commands";
 import { startConversation } from "../../server/conversations/service";
-import { startBrainStub, startEventStream, streamOf, type BrainStub } from "../helpers/brains-stub";
+import { startBrainStub, startEventStream, streamOf, stubAccess, type BrainStub } from "../helpers/brains-stub";
 import { allowAgents } from "../helpers/access";
 import { leaksOf as leaksOfAnywhere } from "../helpers/leaks";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
@@ -85,11 +85,15 @@ describe("secrets", () => {
       const seen = { names: Object.keys(process.env).sort(), keyHash: require("node:crypto").createHash("sha256").update(key).digest("hex"), values: Object.values(process.env).join("\\n") };
       console.log("fixed sum; " + JSON.stringify({ names: seen.names, keyHash: seen.keyHash, dbUrlSeen: seen.values.includes(${JSON.stringify(SERVER_SECRETS.DATABASE_URL)}) }));`,
     );
-    const projectId = await h.project("secrets", {
-      coder: [{ reply: "Proposal: make it add." }],
-      reviewer: [{ reply: "Looks fine." }],
-      tester: [{ reply: "Run node --test." }, { reply: testPlan() }],
-    });
+    const projectId = await h.project(
+      "secrets",
+      {
+        coder: [{ reply: "Proposal: make it add." }],
+        reviewer: [{ reply: "Looks fine." }],
+        tester: [{ reply: "Run node --test." }, { reply: testPlan() }],
+      },
+      { settings: stubAccess },
+    );
     // Roles after the roundtable: a keyed command coder and a keyed HTTP reviewer.
     await db.pool.query(`UPDATE projects SET agents = agents || $2::jsonb WHERE id = $1`, [
       projectId,

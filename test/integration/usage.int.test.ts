@@ -9,7 +9,7 @@ import type { PricingSettings } from "../../server/config/schemas";
 import { rebuildAndCompare } from "../../server/events/rebuild";
 import { startTask } from "../../server/tasks/commands";
 import { sessionUsage, usageReport } from "../../server/usage/totals";
-import type { BrainStub } from "../helpers/brains-stub";
+import { stubAccess, type BrainStub } from "../helpers/brains-stub";
 import { allowAgents } from "../helpers/access";
 import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, testPlan, type Harness } from "../helpers/tasks";
@@ -59,11 +59,15 @@ describe("usage and cost", () => {
   let sessionId: string;
 
   beforeAll(async () => {
-    await h.project("usage", {
-      coder: { kind: "claude", id: "claude-coder", command: writeFakeClaude(path.join(path.dirname(h.repo), "bin")), apiKeyEnv: KEY_ENV },
-      reviewer: { kind: "openai", id: "gpt-reviewer", baseUrl: brain.url, model: BRAIN_MODEL, rateLimit: { minIntervalMs: 0 } },
-      tester: [{ reply: testPlan() }],
-    });
+    await h.project(
+      "usage",
+      {
+        coder: { kind: "claude", id: "claude-coder", command: writeFakeClaude(path.join(path.dirname(h.repo), "bin")), apiKeyEnv: KEY_ENV },
+        reviewer: { kind: "openai", id: "gpt-reviewer", baseUrl: brain.url, model: BRAIN_MODEL, rateLimit: { minIntervalMs: 0 } },
+        tester: [{ reply: testPlan() }],
+      },
+      { settings: stubAccess },
+    );
     sessionId = await approvedSession("usage");
   }, 60_000);
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkBrain } from "../../server/agents/brain-check";
 import { agentEnvRefusal } from "../../server/process/env";
-import { startBrainStub, type BrainStub } from "../helpers/brains-stub";
+import { startBrainStub, STUB_PRIVATE_HOSTS, type BrainStub } from "../helpers/brains-stub";
 
 let stub: BrainStub;
 beforeAll(async () => {
@@ -52,7 +52,7 @@ describe("which variables a brain's key may come from", () => {
     const before = stub.requests.length;
     const outcome = await checkBrain(
       { kind: "openai", id: "repo-brain", baseUrl: `${stub.url}/v1`, model: "m", apiKeyEnv: name },
-      { env: env as unknown as NodeJS.ProcessEnv, ...(allowed ? { keyPolicy: { allowed } } : {}) },
+      { env: env as unknown as NodeJS.ProcessEnv, privateHosts: STUB_PRIVATE_HOSTS, ...(allowed ? { keyPolicy: { allowed } } : {}) },
     ).then(
       (result) => ({ refused: result.auth === "missing_key", message: result.message }),
       // The server's secrets are refused already when the configuration is read.
@@ -69,10 +69,10 @@ describe("which variables a brain's key may come from", () => {
   it("an allowed key is sent; with sendKey false (a non-admin checking a repository's brain) it is not", async () => {
     const brain = { kind: "openai" as const, id: "repo-brain", baseUrl: `${stub.url}/v1`, model: "m", apiKeyEnv: "OPENAI_API_KEY" };
     let before = stub.requests.length;
-    await checkBrain(brain, { env: env as unknown as NodeJS.ProcessEnv });
+    await checkBrain(brain, { env: env as unknown as NodeJS.ProcessEnv, privateHosts: STUB_PRIVATE_HOSTS });
     expect(stub.requests.slice(before).map((r) => r.headers.authorization)).toEqual([`Bearer ${env.OPENAI_API_KEY}`]);
     before = stub.requests.length;
-    await checkBrain(brain, { env: env as unknown as NodeJS.ProcessEnv, sendKey: false });
+    await checkBrain(brain, { env: env as unknown as NodeJS.ProcessEnv, sendKey: false, privateHosts: STUB_PRIVATE_HOSTS });
     expect(stub.requests.slice(before).map((r) => r.headers.authorization)).toEqual([undefined]);
   });
 });

@@ -29,7 +29,7 @@ export const opsRouter = router({
     });
     return input.projectId ? [...found, ...(await detectConfiguredShells(ctx.pool, input.projectId))] : found;
   }),
-  checkBrains: adminProcedure.input(ZCheckBrainsInput).mutation(({ ctx, input }) => checkProjectBrains(ctx.pool, input)),
+  checkBrains: adminProcedure.input(ZCheckBrainsInput).mutation(({ ctx, input }) => checkProjectBrains(ctx, input)),
   go: operatorProcedure
     .input(ZStartForAgentInput)
     .mutation(({ ctx, input }) => startTaskForAgent({ store: ctx.store, pool: ctx.pool }, input, actorOf(ctx.user))),

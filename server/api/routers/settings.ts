@@ -70,6 +70,6 @@ export const settingsRouter = router({
   brains: operatorProcedure.query(({ ctx }) => brainsOverview(ctx.pool)),
   checkBrain: operatorProcedure
     .input(ZCheckBrainInput)
-    .mutation(({ ctx, input }) => checkConfiguredBrain(ctx.pool, input, { asAdmin: ctx.user.role === "admin" })),
+    .mutation(({ ctx, input }) => checkConfiguredBrain(ctx, input, { asAdmin: ctx.user.role === "admin" })),
   workflows: viewerProcedure.query(({ ctx }) => workflowsOverview(ctx.pool)),
 });
