@@ -23,9 +23,6 @@ import {
 } from "../helpers/brains-stub";
 
 const KEY_ENV = "CATCAFE_TEST_BRAIN_API_KEY";
-/** The check as the settings page makes it, with the test's key variables allowed as an admin would (settings access.agentEnv). */
-const check = (input: Parameters<typeof checkBrain>[0], options: Parameters<typeof checkBrain>[1] = {}) =>
-  checkBrain(input, { keyPolicy: { allowed: ["CATCAFE_TEST_*"] }, ...options });
 // Not shaped like a provider key, so only the exact-secret redaction can hide it.
 const KEY = `key_${crypto.randomBytes(12).toString("hex")}`;
 
@@ -411,9 +408,9 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
 });
 
 describe("checkBrain", () => {
-  /** A check with the stub's host allowed, as the project's access.privateHosts in force would. */
+  /** A check with the stub's host and the test's key variables allowed, as the project's access in force would. */
   const check = (input: Parameters<typeof checkBrain>[0], options: CheckBrainOptions = {}) =>
-    checkBrain(input, { privateHosts: STUB_PRIVATE_HOSTS, ...options });
+    checkBrain(input, { privateHosts: STUB_PRIVATE_HOSTS, keyPolicy: { allowed: ["CATCAFE_TEST_*"] }, ...options });
   const openai = (extra: Record<string, unknown> = {}) => ({
     kind: "openai" as const,
     id: "check-openai",
