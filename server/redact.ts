@@ -106,14 +106,15 @@ export function knownSecretValues(source: EnvSource = process.env): ReadonlyArra
 }
 
 /**
- * `value` (JSON data: an event's) with every string in it passed through redactKnownSecrets;
- * `value` itself when none holds a secret (one scan of its JSON text, the common case).
+ * `value` (JSON data: an event's) as JSON text, and whether a secret had to be redacted from
+ * it: one JSON.stringify when none is in it (the common case, and the text the caller needs
+ * anyway); otherwise every string in it passed through redactKnownSecrets.
  */
-export function redactKnownSecretsDeep<T>(value: T, source: EnvSource = process.env): T {
+export function redactedJson(value: unknown, source: EnvSource = process.env): { json: string; value: unknown; redacted: boolean } {
+  const json = JSON.stringify(value) ?? "null";
   const values = knownSecretValues(source);
-  if (!values.length) return value;
-  const json = JSON.stringify(value) ?? "";
-  if (!values.some((v) => json.includes(v.value) || json.includes(JSON.stringify(v.value).slice(1, -1)))) return value;
+  if (!values.some((v) => json.includes(v.value) || json.includes(JSON.stringify(v.value).slice(1, -1))))
+    return { json, value, redacted: false };
   const walk = (v: unknown): unknown => {
     if (typeof v === "string") return redactKnownSecrets(v, source).text;
     if (Array.isArray(v)) return v.map(walk);
@@ -121,5 +122,6 @@ export function redactKnownSecretsDeep<T>(value: T, source: EnvSource = process.
       return Object.fromEntries(Object.entries(v).map(([k, inner]) => [walk(k) as string, walk(inner)]));
     return v;
   };
-  return walk(value) as T;
+  const redacted = walk(value);
+  return { json: JSON.stringify(redacted), value: redacted, redacted: true };
 }

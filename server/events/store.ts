@@ -13,7 +13,7 @@ import { LINEAGE_CTE } from "./lineage";
 import { timeOrderedId } from "./ids";
 import type { EventRegistry } from "./registry";
 import type { Projection } from "./projection";
-import { redactKnownSecretsDeep } from "../redact";
+import { redactedJson } from "../redact";
 import type { StreamFold } from "./snapshots";
 import type { AppendMetadata, AppendResult, EventMetadata, ExpectedVersion, GlobalCheckpoint, NewEvent, RecordedEvent } from "./types";
 
@@ -154,8 +154,15 @@ export class EventStore {
     options: { streamType?: string } = {},
   ): Promise<AppendResult> {
     if (events.length === 0) throw new AppError("INVALID_INPUT", "append needs at least one event");
-    // Nothing the server knows to be a secret is recorded, whoever wrote it into an event (process/env.ts).
-    const encoded = events.map((e) => ({ ...e, ...this.registry.encode(e.type, redactKnownSecretsDeep(e.data)) }));
+    // Nothing the server knows to be a secret is recorded, whoever wrote it into an event (server/redact.ts).
+    const encoded = events.map((e) => {
+      const valid = this.registry.encode(e.type, e.data);
+      const text = redactedJson(valid.data);
+      if (!text.redacted) return { ...e, ...valid, json: text.json };
+      // Redacted data is validated again: what is stored is always what the schema allows.
+      const again = this.registry.encode(e.type, text.value);
+      return { ...e, ...again, json: JSON.stringify(again.data) };
+    });
     const correlationId = metadata.correlationId ?? crypto.randomUUID();
     const isNew = expected === "no_stream" || expected === 0;
     const rows = await this.refusedByProjection(() =>
@@ -169,7 +176,7 @@ export class EventStore {
           encoded.map((e) => e.eventId ?? timeOrderedId()),
           encoded.map((e) => e.type),
           encoded.map((e) => this.registry.summarize(e.type, e.data)),
-          encoded.map((e) => JSON.stringify(e.data)),
+          encoded.map((e) => e.json),
           encoded.map((e) =>
             JSON.stringify({
               actor: metadata.actor,

@@ -12,7 +12,7 @@ export {
   knownSecretValues,
   noteHandedSecret,
   redactKnownSecrets,
-  redactKnownSecretsDeep,
+  redactedJson,
   withholdServerSecrets,
   type ServerSecretName,
 } from "../redact";

@@ -17,6 +17,7 @@ import { snapshotKey, type StreamFold } from "../../server/events/snapshots";
 import { EventStore } from "../../server/events/store";
 import { readSessionTimeline } from "../../server/events/timeline";
 import { logger } from "../../server/log";
+import { noteHandedSecret } from "../../server/redact";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 
 let db: TestDatabase;
@@ -74,6 +75,27 @@ describe("appends", () => {
     } finally {
       await pool.end();
     }
+  });
+});
+
+describe("what an append records of a secret", () => {
+  it("a value handed to an agent is redacted from an event's data, its keys and its summary, whoever appends it; other events are stored as given", async () => {
+    const value = `handed-${uniqueId()}`;
+    noteHandedSecret("TEST_HANDED_KEY", value);
+    const id = uniqueId();
+    await db.store.append(id, "no_stream", [created(), message(`the key is ${value}, said twice: ${value}`)], { actor: testActor });
+    await db.store.append(id, 2, [message("nothing secret here")], { actor: testActor });
+    const rows = await db.pool.query<{ data: string; summary: string }>(
+      "SELECT data::text AS data, summary FROM events WHERE stream_id = $1 ORDER BY version",
+      [id],
+    );
+    expect(rows.rows.map((r) => r.data + r.summary).join("\n")).not.toContain(value);
+    const said = (await db.store.readStream(id)).map((e) => (e.data as { text?: string }).text);
+    expect(said).toEqual([
+      undefined,
+      "the key is [redacted TEST_HANDED_KEY], said twice: [redacted TEST_HANDED_KEY]",
+      "nothing secret here",
+    ]);
   });
 });
 
