@@ -31,13 +31,13 @@ import {
 /** The proxy's port inside the sandbox (its own network namespace: no clash with the host's). */
 const PROXY_PORT = 3128;
 
-/** The API hosts each agent CLI talks to when no base URL is configured. */
+/** The API hosts (HTTPS) each agent CLI and brain provider talks to when no base URL is configured. */
 export const PROVIDER_HOSTS = {
-  claude: ["api.anthropic.com"],
-  codex: ["api.openai.com", "chatgpt.com"],
-  gemini: ["generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"],
-  openai: ["api.openai.com"],
-  anthropic: ["api.anthropic.com"],
+  claude: ["api.anthropic.com:443"],
+  codex: ["api.openai.com:443", "chatgpt.com:443"],
+  gemini: ["generativelanguage.googleapis.com:443", "cloudcode-pa.googleapis.com:443", "oauth2.googleapis.com:443"],
+  openai: ["api.openai.com:443"],
+  anthropic: ["api.anthropic.com:443"],
 } as const;
 
 export interface EgressRules {
