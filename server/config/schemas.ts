@@ -193,14 +193,18 @@ const ZHostRuleText = z
  * repository's `.catcafe/` can name what is on these lists, never add to them. Each level
  * (settings.json, the server's overrides, a project's) adds to the one below.
  */
+const accessLists = {
+  agentEnv: z.array(ZEnvPattern).max(100),
+  agentHosts: z.array(ZHostRuleText).max(100),
+  privateHosts: z.array(ZHostRuleText).max(100),
+};
 export const ZAccessSettings = z.strictObject({
-  agentEnv: z
-    .array(ZEnvPattern)
-    .max(100)
-    .default([...PROVIDER_KEY_ENV]),
-  agentHosts: z.array(ZHostRuleText).max(100).default([]),
-  privateHosts: z.array(ZHostRuleText).max(100).default([]),
+  agentEnv: accessLists.agentEnv.default([...PROVIDER_KEY_ENV]),
+  agentHosts: accessLists.agentHosts.default([]),
+  privateHosts: accessLists.privateHosts.default([]),
 });
+/** An override's lists: only those it names (no defaults filled in). */
+const ZAccessOverride = z.strictObject(accessLists).partial();
 export type AccessSettings = z.output<typeof ZAccessSettings>;
 
 export const ZSettings = z.strictObject({
@@ -261,7 +265,7 @@ export const ZSettingsOverride = z.strictObject({
   /** Replaces the list of settings.json (an empty list: none for this project). */
   mcpServers: ZMcpServers.optional(),
   /** Adds to the lists below it. */
-  access: ZAccessSettings.partial().optional(),
+  access: ZAccessOverride.optional(),
 });
 export type SettingsOverride = z.output<typeof ZSettingsOverride>;
 

@@ -107,9 +107,9 @@ async function asTestCommand(): Promise<Seen> {
   return JSON.parse(outcome.stdoutTail) as Seen;
 }
 
-async function asAgent(network = false): Promise<Seen> {
+async function asAgent(network = false, hosts: string[] = []): Promise<Seen> {
   const agent = new CommandAgent({ kind: "command", id: "malicious", argv: [process.execPath, probeFile], network });
-  const response = await agent.invoke(request());
+  const response = await agent.invoke({ ...request(), egress: { hosts } });
   expect(response.sandboxed).toBe(true);
   return JSON.parse(response.text) as Seen;
 }
@@ -165,15 +165,20 @@ describe("untrusted code in the sandbox", () => {
     expect(fs.readFileSync(path.join(workspace, "written.txt"), "utf8")).toBe("x");
   });
 
-  it("a command agent is contained the same way; its network is on only when configured", async () => {
+  it("a command agent is contained the same way; with network it reaches a host's service only when an admin allows it", async () => {
     const before = connections;
-    const offline = await asAgent(false);
+    const offline = await asAgent(false, [`127.0.0.1:${port}`]);
     expectContained(offline);
     expect(String(offline.network)).toMatch(/^ERR /);
     expect(connections).toBe(before);
-    const online = await asAgent(true);
-    expectContained(online);
-    expect(online.network).toBe("connected");
+    // Network on, the service not on the admin's list (settings access.agentHosts): nothing reaches it.
+    const notAllowed = await asAgent(true);
+    expectContained(notAllowed);
+    expect(String(notAllowed.network)).toMatch(/^ERR /);
+    expect(connections).toBe(before);
+    const allowed = await asAgent(true, [`127.0.0.1:${port}`]);
+    expectContained(allowed);
+    expect(allowed.network).toBe("connected");
     expect(connections).toBe(before + 1);
   });
 

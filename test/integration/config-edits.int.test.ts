@@ -207,6 +207,9 @@ describe("the server's settings overrides", () => {
       maxAttempts: [2, "server"],
       backoffMs: [[1000, 2000, 4000], "built-in"],
       rateLimitMs: [500, "server"],
+      agentEnv: [["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"], "built-in"],
+      agentHosts: [[], "built-in"],
+      privateHosts: [[], "built-in"],
     });
 
     const { sessionId } = await startTask(deps(), { projectId: "cfg-d", prompt: "Make sum() add", mode: "implementation" }, testActor);
@@ -231,6 +234,22 @@ describe("the server's settings overrides", () => {
     ]);
     const bad = await fieldErrors(configureServer(deps(), { rateLimitMs: 3_600_001 }, admin));
     expect(bad).toEqual({ rateLimitMs: ["rateLimit.minIntervalMs: 3600001 is out of range: must be at most 3600000"] });
+  });
+
+  it("the access lists: an admin's save is a recorded change that adds to settings.json's; a bad host rule or name is refused under its field", async () => {
+    const saved = await configureServer(deps(), { agentEnv: ["TEAM_*_API_KEY"], agentHosts: ["127.0.0.1:11434"] }, admin);
+    expect(saved.changes).toEqual([{ path: ["access"], to: { agentEnv: ["TEAM_*_API_KEY"], agentHosts: ["127.0.0.1:11434"] } }]);
+    const inForce = effectiveSettings(loadSettings().settings, (await serverOverride(db.store)).override);
+    const field = (name: string) => inForce.find((s) => s.field === name);
+    expect(field("agentEnv")).toMatchObject({
+      value: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "TEAM_*_API_KEY"],
+      source: "server",
+    });
+    expect(field("agentHosts")).toMatchObject({ value: ["127.0.0.1:11434"], source: "server" });
+    const bad = await fieldErrors(configureServer(deps(), { agentHosts: ["http://x"], agentEnv: ["not a name"] }, admin));
+    expect(Object.keys(bad).sort()).toEqual(["agentEnv", "agentHosts"]);
+    expect(bad.agentHosts![0]).toMatch(/"http:\/\/x" is not a host rule/);
+    await configureServer(deps(), { agentEnv: null, agentHosts: null }, admin);
   });
 });
 
