@@ -63,8 +63,6 @@ export interface ConversationExecutorDeps {
   workspacesRoot: string;
   /** This runner's clone of a project registered at `repoPath` (CATCAFE_REPOSITORY_PATHS). */
   repositoryPath?: (repoPath: string) => string;
-  /** access.privateHosts in force for the conversation's project, read when a call runs (absent: none). */
-  privateHostsFor?: (sessionId: string) => Promise<readonly string[]>;
 }
 
 /** Whether the agent reads or writes files: an HTTP brain never does, nor a script that writes none. */
@@ -125,7 +123,7 @@ export function callExecutor(
         deadline: Date.now() + step.timeoutMs,
         callGate: databaseCallGate(deps.pool),
         egress: { hosts: access.hosts },
-        privateHosts: (await deps.privateHostsFor?.(step.sessionId)) ?? [],
+        privateHosts: access.privateHosts,
       });
       // Whatever the agent could read, the server's secrets never reach the record.
       const { text, redactions } = recordableOutput(response.text);

@@ -1,8 +1,9 @@
 // Which hosts on non-public addresses a project's outbound calls may reach now
 // (`access.privateHosts` in force: settings.json, the server's overrides, the project's;
-// accessInForce in ./config-edits.ts). Runners read it at each webhook delivery and each
-// HTTP brain call, so an allowance given or withdrawn applies to the next call, whatever
-// the session recorded when it started (docs/configuration.md, "Outbound calls").
+// accessInForce in ./config-edits.ts). Runners read it at each webhook delivery, and for
+// HTTP brains with the rest of the access rules when a step runs (server/runner/agent-access.ts),
+// so an allowance given or withdrawn applies to the next call, whatever the session recorded
+// when it started (docs/configuration.md, "Outbound calls").
 import type { Queryable } from "../db/pool";
 import type { EventStore } from "../events/store";
 import { accessInForce } from "./config-edits";
@@ -17,17 +18,6 @@ export async function projectPrivateHosts(
 ): Promise<string[]> {
   const project = await getProject(db, projectId);
   return (await accessInForce(store, project.settings, { ...options, db })).privateHosts;
-}
-
-/**
- * `access.privateHosts` in force for the project of a session (the sessions projection's
- * `project_id`); a session without a project gets the server's.
- */
-export async function sessionPrivateHosts(db: Queryable, store: EventStore, sessionId: string): Promise<string[]> {
-  const r = await db.query<{ project_id: string | null }>("SELECT project_id FROM sessions WHERE id = $1", [sessionId]);
-  const projectId = r.rows[0]?.project_id ?? null;
-  if (projectId === null) return (await accessInForce(store, undefined, { db })).privateHosts;
-  return projectPrivateHosts(db, store, projectId);
 }
 
 /** The project's webhook now, with the private hosts its delivery may reach (null: no project, or no webhook). */

@@ -18,6 +18,8 @@ export interface AgentAccess {
   env: AgentEnvPolicy;
   /** Host rules the agent may reach besides its provider's and its MCP servers' (settings access.agentHosts). */
   hosts: AccessSettings["agentHosts"];
+  /** Hosts on non-public addresses an HTTP brain the runner calls for it may reach (settings access.privateHosts). */
+  privateHosts: AccessSettings["privateHosts"];
 }
 
 /** The rules in force now for the agents of `sessionId`'s project. */
@@ -30,7 +32,7 @@ export async function currentAgentAccess(pool: Db, sessionId: string): Promise<A
   const { override } = await serverOverride(new EventStore(pool));
   const file = loadSettings(defaultSettingsPath());
   const settings = withOverride(withOverride(file.settings, override), project.success ? project.data : undefined);
-  return { env: agentEnvPolicy(settings), hosts: settings.access.agentHosts };
+  return { env: agentEnvPolicy(settings), hosts: settings.access.agentHosts, privateHosts: settings.access.privateHosts };
 }
 
 /** `config`'s access as the rules say now; a variable they refuse fails the step, not retryable, naming the rule. */

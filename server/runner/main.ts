@@ -9,7 +9,7 @@ import { logger } from "../log";
 import { APP_VERSION } from "../version";
 import { detectShells } from "../agents/shells/detect";
 import { appStepKinds } from "../app-runner";
-import { sessionPrivateHosts, webhookTarget } from "../projects/access";
+import { webhookTarget } from "../projects/access";
 import { Runner } from "./runner";
 import { stepKindRegistry } from "./step-kinds";
 
@@ -32,7 +32,6 @@ const stepKinds = stepKindRegistry(
     workspacesRoot: env.CATCAFE_WORKSPACES_DIR,
     repositoryPath: (repoPath) => env.CATCAFE_REPOSITORY_PATHS[repoPath] ?? repoPath,
     webhook: { webhookFor: (projectId) => webhookTarget(pool, store, projectId), publicUrl: process.env.NEXTAUTH_URL },
-    privateHostsFor: (sessionId) => sessionPrivateHosts(pool, store, sessionId),
   }),
 );
 const runner = new Runner(store, pool, env.DATABASE_URL, {

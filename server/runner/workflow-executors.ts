@@ -51,7 +51,6 @@ export interface WorkflowExecutorDeps {
    * The hosts on non-public addresses a session's HTTP brains may call: access.privateHosts
    * in force for its project, read when the step runs (server/projects/access.ts). Absent: none.
    */
-  privateHostsFor?: (sessionId: string) => Promise<readonly string[]>;
 }
 
 const PREVIEW_CHARS = 2000;
@@ -160,7 +159,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
           : {}),
         signal: ctx.signal,
         deadline: Date.now() + step.timeoutMs,
-        privateHosts: (await deps.privateHostsFor?.(step.sessionId)) ?? [],
+        privateHosts: access.privateHosts,
         // HTTP brains wait here for their turn under the shared rate limit; each wait is an event.
         callGate: databaseCallGate(deps.pool, {
           onWait: async ({ brain, waitedMs }) => {

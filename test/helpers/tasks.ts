@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll } from "vitest";
 import { createPool, type Queryable } from "../../server/db/pool";
 import { createAppEventStore } from "../../server/app-store";
-import { sessionPrivateHosts, webhookTarget } from "../../server/projects/access";
+import { webhookTarget } from "../../server/projects/access";
 import { upsertProject, type TProjectInput } from "../../server/projects/projects";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
 import { stepKindRegistry } from "../../server/runner/step-kinds";
@@ -141,7 +141,6 @@ export function createHarness(db: TestDatabase): Harness {
           store,
           workspacesRoot,
           webhook: { webhookFor: (id) => webhookTarget(pool, store, id), publicUrl: "http://catcafe.test", requestTimeoutMs: 1_000 },
-          privateHostsFor: (sessionId) => sessionPrivateHosts(pool, store, sessionId),
         }),
       );
       const runner = new Runner(store, pool, db.url, {

@@ -504,7 +504,8 @@ describe("checkBrain", () => {
 
   it("a host on a loopback address without the admin's allowance: refused, naming access.privateHosts, and nothing reaches it", async () => {
     listing(["stub-model"]);
-    const result = await checkBrain(openai());
+    // The key variable is allowed: only the address is in the way.
+    const result = await checkBrain(openai(), { keyPolicy: { allowed: ["CATCAFE_TEST_*"] } });
     expect(result).toMatchObject({ ok: false, connectivity: "refused", auth: "unknown", modelExists: null, latencyMs: null });
     expect(result.message).toBe(
       `OpenAI-compatible endpoint at ${stub.url} not checked: 127.0.0.1 is on a loopback, link-local or private address (127.0.0.1); an admin can allow it in the settings (access.privateHosts)`,
