@@ -46,6 +46,8 @@ const input =
   "w-full rounded-md border border-zinc-300 bg-white px-2 py-1 font-mono text-xs text-zinc-900 outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500 disabled:bg-zinc-50 disabled:text-zinc-500 aria-[invalid=true]:border-rose-500 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:disabled:bg-zinc-900";
 
 const show = (v: unknown) => (Array.isArray(v) ? v.join(", ") : v === undefined || v === null ? "" : String(v));
+/** A value as read beside a field: an empty list is "none". */
+const shown = (v: unknown) => (Array.isArray(v) && v.length === 0 ? "none" : show(v));
 
 function toValue(field: string, text: string): number | number[] | string[] | null {
   const t = text.trim();
@@ -173,9 +175,9 @@ export function ConfigForm(props: {
           s.field,
           `${meta.label}${meta.unit ? ` (${meta.unit})` : ""}`,
           meta.hint,
-          show(s.value),
+          shown(s.value),
           s.source,
-          s.source === own ? "" : `inherited: ${show(s.value)}`,
+          s.source === own ? "" : `inherited: ${shown(s.value)}`,
         );
       })}
       {(props.models ?? []).map((m) =>
