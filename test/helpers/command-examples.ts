@@ -4,7 +4,9 @@
 import crypto from "node:crypto";
 import { appRouter } from "../../server/api/root";
 import type { CurrentUser } from "../../server/auth/request";
-import type { ApiFixture } from "./api";
+import { createApiFixture, type ApiFixture } from "./api";
+import { createTestDatabase, type TestDatabase } from "./db";
+import { createHarness, type Harness } from "./tasks";
 
 /** The router's procedures of `type`, by path. */
 export function proceduresOf(type: "query" | "mutation"): string[] {
@@ -41,6 +43,35 @@ export interface ExampleContext {
   projectId: string;
   /** A git repository a new project may point at. */
   repo: string;
+}
+
+export interface CommandFixture {
+  db: TestDatabase;
+  api: ApiFixture;
+  h: Harness;
+  admin: CurrentUser;
+  /** The admin's session cookie and an API token of theirs. */
+  cookie: string;
+  token: string;
+  /** A project with scripted coder, reviewer, tester and planner. */
+  projectId: string;
+}
+
+/** What the tests that send every command start from: a database, a signed-in admin with a token, a project (`name`). */
+export async function createCommandFixture(name: string): Promise<CommandFixture> {
+  const db = await createTestDatabase();
+  const api = createApiFixture(db);
+  const h = createHarness(db);
+  const admin = await api.user("admin");
+  const cookie = await api.sessionCookie(admin.id);
+  const projectId = await h.project(name, {
+    coder: [{ reply: "p" }],
+    reviewer: [{ reply: "r" }],
+    tester: [{ reply: "t" }],
+    planner: [{ reply: "i" }],
+  });
+  const token = (await api.caller(admin).tokens.create({ name })).token;
+  return { db, api, h, admin, cookie, token, projectId };
 }
 
 export function commandExamples({ api, admin, projectId, repo }: ExampleContext): Record<string, () => Promise<unknown>> {

@@ -9,12 +9,12 @@
 import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CurrentUser } from "../../server/auth/request";
-import { createApiFixture, type ApiFixture } from "../helpers/api";
+import type { ApiFixture } from "../helpers/api";
 import { startApiServer, type ApiServer } from "../helpers/api-server";
-import { commandExamples, proceduresOf } from "../helpers/command-examples";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { commandExamples, createCommandFixture, proceduresOf } from "../helpers/command-examples";
+import type { TestDatabase } from "../helpers/db";
 import { watchErrorLog } from "../helpers/error-log";
-import { createHarness, sessionsPrompted, type Harness } from "../helpers/tasks";
+import { sessionsPrompted, type Harness } from "../helpers/tasks";
 
 const errorLog = watchErrorLog();
 /** A page on another port of this host: what a SameSite=Lax cookie is still sent from. */
@@ -34,18 +34,7 @@ let projectId: string;
 let examples: Record<string, () => Promise<unknown>>;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  api = createApiFixture(db);
-  h = createHarness(db);
-  admin = await api.user("admin");
-  cookie = await api.sessionCookie(admin.id);
-  projectId = await h.project("csrf", {
-    coder: [{ reply: "p" }],
-    reviewer: [{ reply: "r" }],
-    tester: [{ reply: "t" }],
-    planner: [{ reply: "i" }],
-  });
-  token = (await api.caller(admin).tokens.create({ name: "csrf" })).token;
+  ({ db, api, h, admin, cookie, token, projectId } = await createCommandFixture("csrf"));
   examples = commandExamples({ api, admin, projectId, repo: h.repo });
   server = await startApiServer(api.source);
 });

@@ -17,11 +17,11 @@ import { createContextFactory } from "../../server/api/context";
 import { handleTrpc } from "../../server/api/handler";
 import { createModeRestHandlers, createTaskRestHandlers } from "../../server/api/rest";
 import type { CurrentUser } from "../../server/auth/request";
-import { createApiFixture, type ApiFixture } from "../helpers/api";
-import { commandExamples, proceduresOf } from "../helpers/command-examples";
+import type { ApiFixture } from "../helpers/api";
+import { commandExamples, createCommandFixture, proceduresOf } from "../helpers/command-examples";
 import { watchErrorLog } from "../helpers/error-log";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { createHarness, type Harness } from "../helpers/tasks";
+import type { TestDatabase } from "../helpers/db";
+import type { Harness } from "../helpers/tasks";
 
 const errorLog = watchErrorLog();
 let db: TestDatabase;
@@ -33,18 +33,7 @@ let token: string;
 let projectId: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  api = createApiFixture(db);
-  h = createHarness(db);
-  admin = await api.user("admin");
-  cookie = await api.sessionCookie(admin.id);
-  projectId = await h.project("every", {
-    coder: [{ reply: "p" }],
-    reviewer: [{ reply: "r" }],
-    tester: [{ reply: "t" }],
-    planner: [{ reply: "i" }],
-  });
-  token = (await api.caller(admin).tokens.create({ name: "every" })).token;
+  ({ db, api, h, admin, cookie, token, projectId } = await createCommandFixture("every"));
 });
 
 let examples: Record<string, () => Promise<unknown>>;
