@@ -5,8 +5,7 @@
 // or a changed handler): both snapshots are taken under the same lock as the rebuild, or an
 // append committed between "before" and the lock (every busy runner's) would read as a change.
 import { withTransaction, type Queryable, type Tx } from "../db/pool";
-import type { EventStore } from "./store";
-import type { RecordedEvent } from "./types";
+import { EVENT_COLUMNS, type EventRow, type EventStore } from "./store";
 
 export interface RebuildResult {
   events: number;
@@ -47,33 +46,12 @@ async function rebuildLocked(tx: Tx, store: EventStore, batchSize: number): Prom
   let after = 0;
   let total = 0;
   for (;;) {
-    const batch = await tx.query<{
-      position: string;
-      tx_id: string;
-      event_id: string;
-      stream_id: string;
-      version: number;
-      type: string;
-      data: unknown;
-      metadata: RecordedEvent["metadata"];
-      recorded_at: Date;
-    }>(
-      `SELECT position, tx_id, event_id, stream_id, version, type, data, metadata, recorded_at
-       FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
-      [after, batchSize],
-    );
+    const batch = await tx.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2`, [
+      after,
+      batchSize,
+    ]);
     if (batch.rowCount === 0) break;
-    const events: RecordedEvent[] = batch.rows.map((r) => ({
-      position: Number(r.position),
-      txId: Number(r.tx_id),
-      eventId: r.event_id,
-      streamId: r.stream_id,
-      version: r.version,
-      type: r.type,
-      data: store.registry.decode(r.type, r.data, r.metadata.schemaVersion),
-      metadata: r.metadata,
-      recordedAt: r.recorded_at.toISOString(),
-    }));
+    const events = batch.rows.map((r) => store.toRecorded(r));
     for (const projection of store.projections) await projection.apply(tx, events, "rebuild");
     after = events.at(-1)!.position;
     total += events.length;

@@ -31,7 +31,8 @@ export function notifyWatchersSql(streamIdSql: string): string {
            WHERE stream_id = ${streamIdSql} AND expires_at > now() LIMIT 1)`;
 }
 
-interface EventRow {
+/** An `events` row as PostgreSQL returns it (also read by ./rebuild.ts). */
+export interface EventRow {
   position: string;
   tx_id: string;
   event_id: string;
@@ -43,7 +44,7 @@ interface EventRow {
   recorded_at: Date;
 }
 
-const EVENT_COLUMNS = "position, tx_id, event_id, stream_id, version, type, data, metadata, recorded_at";
+export const EVENT_COLUMNS = "position, tx_id, event_id, stream_id, version, type, data, metadata, recorded_at";
 
 /**
  * A stream's events through its lineage, `$2..$3`. Each lineage member's range is read
@@ -326,7 +327,8 @@ export class EventStore {
     return events.reduce(evolve, initial as S);
   }
 
-  private toRecorded(row: EventRow, decode = true): RecordedEvent {
+  /** A row as a recorded event, its data decoded (upcast and validated) unless `decode` is false. */
+  toRecorded(row: EventRow, decode = true): RecordedEvent {
     return {
       position: Number(row.position),
       txId: Number(row.tx_id),
