@@ -57,3 +57,22 @@ export async function waitUntil(what: string, probe: () => Promise<boolean>, tim
     await sleep(intervalMs);
   }
 }
+
+/**
+ * Samples of `op` in two modes, `pairs` pairs after `warmUp` runs of each, the pair's order
+ * swapped every time: whatever else loads the machine lands on both modes alike.
+ */
+export async function alternating<M extends string>(
+  modes: readonly [M, M],
+  pairs: number,
+  warmUp: number,
+  op: (mode: M) => Promise<number>,
+): Promise<Record<M, number[]>> {
+  const [a, b] = modes;
+  for (const mode of modes) for (let i = 0; i < warmUp; i++) await op(mode);
+  const samples = { [a]: [], [b]: [] } as unknown as Record<M, number[]>;
+  for (let pair = 0; pair < pairs; pair++) {
+    for (const mode of pair % 2 === 0 ? [a, b] : [b, a]) samples[mode].push(await op(mode));
+  }
+  return samples;
+}

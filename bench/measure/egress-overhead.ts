@@ -13,6 +13,7 @@ import { CommandAgent } from "../../server/agents/command";
 import { sandboxStatus } from "../../server/process/sandbox";
 import type { Measurement } from "../lib/context";
 import { percentiles, round, type LatencySummary } from "../lib/percentiles";
+import { alternating } from "../lib/timing";
 
 const PAIRS = 40;
 const WARM_UP = 3;
@@ -54,12 +55,7 @@ export const egressOverhead: Measurement = {
     }
     const workspace = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-bench-egress-"));
     try {
-      for (const mode of ["egress", "offline"] as const) for (let i = 0; i < WARM_UP; i++) await once(workspace, mode);
-      const samples: Record<Mode, number[]> = { egress: [], offline: [] };
-      for (let pair = 0; pair < PAIRS; pair++) {
-        const order: Mode[] = pair % 2 === 0 ? ["egress", "offline"] : ["offline", "egress"];
-        for (const mode of order) samples[mode].push(await once(workspace, mode));
-      }
+      const samples = await alternating(["egress", "offline"] as const, PAIRS, WARM_UP, (mode) => once(workspace, mode));
       const on = percentiles(samples.egress);
       const off = percentiles(samples.offline);
       ctx.note("egress_overhead", {

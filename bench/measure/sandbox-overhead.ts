@@ -21,6 +21,7 @@ import { inSandbox, sandboxStatus } from "../../server/process/sandbox";
 import { spawnProcess } from "../../server/process/spawn";
 import type { Measurement } from "../lib/context";
 import { percentiles, round, type LatencySummary } from "../lib/percentiles";
+import { alternating } from "../lib/timing";
 
 const PAIRS = 100;
 const WARM_UP = 3;
@@ -82,19 +83,9 @@ async function spawnOnce(workspace: string, home: string, mode: Mode): Promise<n
   return ms;
 }
 
-/**
- * `PAIRS` pairs, one sandboxed and one plain sample each, the pair's order
- * swapped every time, so that whatever else loads the machine lands on both alike (after a
- * warm-up of each).
- */
-async function alternate(op: (mode: Mode) => Promise<number>): Promise<Record<Mode, number[]>> {
-  const samples: Record<Mode, number[]> = { sandboxed: [], plain: [] };
-  for (const mode of ["sandboxed", "plain"] as const) for (let i = 0; i < WARM_UP; i++) await withSandbox(mode, () => op(mode));
-  for (let pair = 0; pair < PAIRS; pair++) {
-    const order: Mode[] = pair % 2 === 0 ? ["sandboxed", "plain"] : ["plain", "sandboxed"];
-    for (const mode of order) samples[mode].push(await withSandbox(mode, () => op(mode)));
-  }
-  return samples;
+/** `PAIRS` pairs of `op`, sandboxed and plain alternating (bench/lib/timing.ts), each under its mode's setting. */
+function alternate(op: (mode: Mode) => Promise<number>): Promise<Record<Mode, number[]>> {
+  return alternating(["sandboxed", "plain"] as const, PAIRS, WARM_UP, (mode) => withSandbox(mode, () => op(mode)));
 }
 
 const brief = (s: LatencySummary) => ({ p50: s.p50, p95: s.p95, max: s.max, n: s.n });
