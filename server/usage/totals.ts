@@ -1,7 +1,11 @@
-// Usage and cost (docs/delivery.md, "Usage and cost"): the tokens agents reported, added up per session, per project
-// and per day from the `agent_usage` projection, priced with the settings' price table when
-// read. A model the table does not list keeps its tokens in every total and is named in
-// `unpriced`, so a cost is never shown as complete when part of it is unknown.
+// Usage and cost (docs/delivery.md, "Usage and cost"): the agent calls and the tokens they
+// reported, added up per session (in all, per model, per stage), per project and per day from
+// the `agent_usage` projection, priced with the settings' price table when read. The one
+// source of these figures: the Usage page and `catcafe usage` read `usageReport`; the session
+// page, the Forge page and `forge status`, and summary.json read `sessionUsage`. A model the
+// table does not list keeps its tokens in every total and is named in `unpriced`, so a cost is
+// never shown as complete when part of it is unknown (a call that reported no tokens has
+// nothing to price).
 import { z } from "zod";
 import type { PricingSettings } from "../config/schemas";
 import type { Queryable } from "../db/pool";
@@ -21,10 +25,16 @@ export interface ModelUsage extends UsageFigures {
   model: string;
 }
 
+export interface StageUsage extends UsageFigures {
+  stage: string;
+}
+
 export interface SessionUsage {
   currency: string;
   total: UsageFigures;
   byModel: ModelUsage[];
+  /** A staged workflow's (the Forge pipeline's) calls per stage, in the order first called; empty for any other. */
+  byStage: StageUsage[];
 }
 
 export interface UsageReport {
@@ -63,7 +73,7 @@ function priced(row: UsageRow, pricing: PricingSettings): ModelUsage {
     inputTokens,
     outputTokens,
     cost: price ? roundCost((inputTokens * price.inputPerMillion + outputTokens * price.outputPerMillion) / 1e6) : 0,
-    unpriced: price ? [] : [model],
+    unpriced: price || inputTokens + outputTokens === 0 ? [] : [model],
   };
 }
 
@@ -88,13 +98,23 @@ function grouped<R extends UsageRow, K>(rows: R[], key: (row: R) => K, pricing: 
 export async function sessionUsage(db: Queryable, sessionId: string, pricing: PricingSettings): Promise<SessionUsage> {
   const exists = await db.query("SELECT 1 FROM sessions WHERE id = $1", [sessionId]);
   if (!exists.rowCount) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
-  const { rows } = await db.query<UsageRow>(
-    `SELECT model, count(*) AS calls, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
-     FROM agent_usage WHERE session_id = $1 GROUP BY model ORDER BY model NULLS LAST`,
+  const { rows } = await db.query<UsageRow & { stage: string | null; first_at: Date }>(
+    `SELECT stage, model, count(*) AS calls, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+            min(recorded_at) AS first_at
+     FROM agent_usage WHERE session_id = $1 GROUP BY stage, model ORDER BY first_at, model NULLS LAST`,
     [sessionId],
   );
-  const byModel = rows.map((row) => priced(row, pricing));
-  return { currency: pricing.currency, total: byModel.reduce(add, NONE), byModel };
+  const byModel = [...grouped(rows, (r) => r.model ?? UNKNOWN_MODEL, pricing)]
+    .map(([model, f]) => ({ model, ...f }))
+    .sort((a, b) => (a.model === UNKNOWN_MODEL ? 1 : b.model === UNKNOWN_MODEL ? -1 : a.model.localeCompare(b.model)));
+  const byStage = [
+    ...grouped(
+      rows.filter((r) => r.stage !== null),
+      (r) => r.stage!,
+      pricing,
+    ),
+  ].map(([stage, f]) => ({ stage, ...f }));
+  return { currency: pricing.currency, total: byModel.reduce(add, NONE), byModel, byStage };
 }
 
 export const ZUsageReportQuery = z.object({

@@ -1,8 +1,9 @@
 // Usage and cost (docs/delivery.md) through the real runner: the coder is an agent CLI (a fake
 // `claude` printing Claude Code's stream-json with its model and usage), the reviewer an HTTP
-// brain (a local OpenAI-compatible stub reporting usage). The session's totals, the project's
-// and the day's are the stubs' numbers, priced with the table; a model without a price is
-// counted and named; a stale attempt's result adds nothing; a rebuild gives the same rows.
+// brain (a local OpenAI-compatible stub reporting usage), the tester scripted (it reports no
+// tokens; its call counts). The session's totals, the project's and the day's are the stubs'
+// numbers, priced with the table; a model without a price is counted and named; a stale
+// attempt's result adds nothing; a rebuild gives the same rows.
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PricingSettings } from "../../server/config/schemas";
@@ -79,18 +80,21 @@ describe("usage and cost", () => {
         expect.objectContaining({ agentId: "gpt-reviewer", usage: { ...BRAIN_TOKENS, model: BRAIN_MODEL } }),
       ]),
     );
-    // The scripted tester reports nothing and counts nothing.
+    // The scripted tester reports no tokens (its call still counts: below).
     expect(recorded.find((d) => (d as { agentId: string }).agentId === "tester-sim")).not.toHaveProperty("usage");
   });
 
-  it("adds up the session per model and in all, priced with the table", async () => {
+  it("adds up the session per model and in all, priced with the table; a call that reported no tokens counts, with nothing to price", async () => {
     const usage = await sessionUsage(db.pool, sessionId, pricing);
     expect(usage.currency).toBe("EUR");
     expect(usage.byModel).toEqual([
       { model: CLI_MODEL, calls: 1, inputTokens: 1500, outputTokens: 450, cost: CLI_COST, unpriced: [] },
       { model: BRAIN_MODEL, calls: 1, inputTokens: 2000, outputTokens: 100, cost: BRAIN_COST, unpriced: [] },
+      { model: "unknown", calls: 1, inputTokens: 0, outputTokens: 0, cost: 0, unpriced: [] },
     ]);
-    expect(usage.total).toEqual({ calls: 2, inputTokens: 3500, outputTokens: 550, cost: CLI_COST + BRAIN_COST, unpriced: [] });
+    expect(usage.total).toEqual({ calls: 3, inputTokens: 3500, outputTokens: 550, cost: CLI_COST + BRAIN_COST, unpriced: [] });
+    // Not a staged workflow: no stages.
+    expect(usage.byStage).toEqual([]);
   });
 
   it("totals per project and per day; a model without a price is counted and named, its cost left out", async () => {
@@ -98,7 +102,7 @@ describe("usage and cost", () => {
     const onlyCli: PricingSettings = { currency: "EUR", models: { [CLI_MODEL]: pricing.models[CLI_MODEL]! } };
     const report = await usageReport(db.pool, { days: 1, projectId: "usage" }, onlyCli);
     const today = new Date().toISOString().slice(0, 10);
-    const figures = { calls: 4, inputTokens: 7000, outputTokens: 1100, cost: 2 * CLI_COST, unpriced: [BRAIN_MODEL] };
+    const figures = { calls: 6, inputTokens: 7000, outputTokens: 1100, cost: 2 * CLI_COST, unpriced: [BRAIN_MODEL] };
     expect(report.since).toBe(today);
     expect(report.total).toEqual(figures);
     expect(report.byProject).toEqual([{ projectId: "usage", projectName: "Project usage", ...figures }]);
@@ -128,7 +132,7 @@ describe("usage and cost", () => {
     expect(report.tables).toContain("agent_usage");
     expect(report.changedTables).toEqual([]);
     const rows = await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM agent_usage");
-    expect(Number(rows.rows[0]!.n)).toBe(4);
+    expect(Number(rows.rows[0]!.n)).toBe(6);
   });
 
   it("an unknown session is NOT_FOUND", async () => {
