@@ -39,9 +39,9 @@ const layers = {
   projects: { pattern: "server/projects", allow: [...base, "events", "agents", "commands", "config", "workflow", "task-engine"] },
   tasks: {
     pattern: "server/tasks",
-    allow: [...base, "events", "agents", "workflow", "task-engine", "config", "projects", "workspaces", "forge"],
+    allow: [...base, "events", "agents", "workflow", "task-engine", "config", "projects", "workspaces", "forge", "usage"],
   },
-  export: { pattern: "server/export", allow: [...base, "events", "task-engine", "sessions"] },
+  export: { pattern: "server/export", allow: [...base, "events", "config", "task-engine", "sessions", "usage"] },
   /** Usage and cost (docs/delivery.md): the agent_usage projection and its totals, priced with the settings' table. */
   usage: { pattern: "server/usage", allow: [...base, "events", "config"] },
   runner: {

@@ -45,6 +45,7 @@ export {
   type TaskConfig,
 } from "./workflow/engine";
 export type { Pipeline } from "./forge/state";
+export { allVerdicts, stageFigures, type StageFigures, type StageVerdicts } from "./forge/stage-figures";
 
 /** A session's task as the application's engine folds it: the engine's fields and Forge's pipeline. */
 export type TaskState = EngineTaskState<Pipeline>;

@@ -4,6 +4,8 @@
 import fs from "node:fs";
 import type { Command } from "commander";
 import type { RouterInputs } from "../../lib/client";
+import { versionCredit } from "../../lib/credit";
+import { usageLine } from "../../lib/usage";
 import { CliContext } from "../context";
 import { CliError } from "../errors";
 import { table } from "../output";
@@ -110,35 +112,42 @@ export function registerForgeCommands(program: Command): void {
           `${s.title} — ${s.status}${s.outcome ? ` (${s.outcome})` : ""}, in ${s.fsm}`,
           "",
           ...table(
-            ["STAGE", "STATE", "ITERATION", "CALLS", "TOKENS"],
+            ["STAGE", "STATE", "ITERATION", "RUNS", "VERDICTS", "CALLS", "TOKENS"],
             s.stages.map((st) => [
               st.name,
               st.state,
               st.iteration ? `${st.iteration}/${st.cap}` : "—",
+              String(st.runs),
+              verdictsOf(st.verdicts),
               String(st.usage.calls),
               String(st.usage.inputTokens + st.usage.outputTokens),
             ]),
           ),
+          "",
+          `Usage: ${usageLine(s.usage, s.usage.currency)}`,
         ];
         if (s.artifacts.length) {
           lines.push(
             "",
             ...table(
-              ["ARTIFACT", "STAGE", "BY", "VERSIONS", "HASH", "NOTES"],
-              s.artifacts.map((a) => [
-                a.path,
-                a.stage,
-                a.by,
-                String(a.versions.length),
-                a.hash.slice(0, 12),
-                [
-                  a.immutable ? "frozen" : "",
-                  a.problems.length ? `${a.problems.length} problem(s)` : "",
-                  a.held ? "agent's version held" : "",
-                ]
-                  .filter(Boolean)
-                  .join(", "),
-              ]),
+              ["ARTIFACT", "STAGE", "VERSION", "BY", "HASH", "NOTES"],
+              s.artifacts.map((a) => {
+                const current = a.versions[a.number - 1];
+                return [
+                  a.path,
+                  a.stage,
+                  `v${a.number}`,
+                  current ? versionCredit(current, s.names) : a.by,
+                  a.hash.slice(0, 12),
+                  [
+                    a.immutable ? "frozen" : "",
+                    a.problems.length ? `${a.problems.length} problem(s)` : "",
+                    a.held ? "agent's version held" : "",
+                  ]
+                    .filter(Boolean)
+                    .join(", "),
+                ];
+              }),
             ),
           );
         }
@@ -229,4 +238,10 @@ function readFile(file: string): string {
   } catch (err) {
     throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
   }
+}
+
+/** "2 pass · 1 revise", "—" when the stage had no critique. */
+function verdictsOf(v: { pass: number; revise: number; escalate: number }): string {
+  const parts = (["pass", "revise", "escalate"] as const).filter((k) => v[k] > 0).map((k) => `${v[k]} ${k}`);
+  return parts.length ? parts.join(" · ") : "—";
 }

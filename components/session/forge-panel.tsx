@@ -10,8 +10,13 @@ import { useEffect, useMemo, useState } from "react";
 import { Panel } from "@/components/panel";
 import { LineDiffView } from "@/components/line-diff-view";
 import { trpcErrorCode, useTRPC } from "@/lib/trpc/client";
-import type { ForgeAction, ForgeStatus } from "@/server/tasks/forge";
+import { versionCredit } from "@/lib/credit";
+import { formatCost, formatTokens } from "@/lib/usage";
+import type { ForgeAction, ForgeStatus as ForgeStatusData } from "@/server/tasks/forge";
 import { BUTTON_STYLES, NoticeBar, type Notice } from "./session-actions";
+
+/** forge.status's result: the pipeline, its usage, and the names of the people it credits. */
+type ForgeStatus = ForgeStatusData & { names: Record<string, string> };
 
 const STAGE_TONE: Record<ForgeStatus["stages"][number]["state"], string> = {
   pending: "border-zinc-200 bg-white text-zinc-600 dark:border-zinc-800 dark:bg-zinc-900 dark:text-zinc-400",
@@ -58,11 +63,18 @@ function ForgeView({ status, canOperate, onChanged }: { status: ForgeStatus; can
           Forge status: <b data-testid="forge-status">{status.status}</b>
           {status.outcome && status.outcome !== "completed" ? ` (${status.outcome})` : ""}
         </span>
-        <span>
-          {status.usage.calls} agent call{status.usage.calls === 1 ? "" : "s"}, {status.usage.tokens} tokens
-          {status.budget?.maxCalls ? ` of at most ${status.budget.maxCalls} calls` : ""}
-          {status.budget?.maxTokens ? ` / ${status.budget.maxTokens} tokens` : ""}
+        <span data-testid="forge-usage">
+          {status.usage.calls} agent call{status.usage.calls === 1 ? "" : "s"}, {formatTokens(status.usage.inputTokens)} in /{" "}
+          {formatTokens(status.usage.outputTokens)} out tokens, {formatCost(status.usage.cost, status.usage.currency)}
+          {status.usage.unpriced.length ? " + unpriced" : ""}
         </span>
+        {status.budget?.maxCalls || status.budget?.maxTokens ? (
+          <span>
+            Budget: {status.budgetUsed.calls}
+            {status.budget.maxCalls ? ` of ${status.budget.maxCalls}` : ""} calls
+            {status.budget.maxTokens ? `, ${status.budgetUsed.tokens} of ${status.budget.maxTokens} tokens` : ""}
+          </span>
+        ) : null}
         {status.parent ? (
           <span>
             {status.parent.changeType} of{" "}
@@ -96,7 +108,8 @@ function ForgeView({ status, canOperate, onChanged }: { status: ForgeStatus; can
                 >
                   <span className="block truncate font-mono">{a.path.replace(/^\.forge\//, "")}</span>
                   <span className="text-xs text-zinc-600 dark:text-zinc-400">
-                    {a.stage} · {a.by === "person" ? "edited by a person" : "draft"} · v{a.versions.length}
+                    {a.stage} · <span data-testid="artifact-number">v{a.number}</span>
+                    {a.versions[a.number - 1] ? ` · ${versionCredit(a.versions[a.number - 1]!, status.names)}` : ""}
                     {a.immutable ? " · frozen" : ""}
                     {a.problems.length ? ` · ${a.problems.length} problem(s)` : ""}
                     {a.held ? " · agent's version held" : ""}
@@ -143,6 +156,7 @@ function StageRail({ status }: { status: ForgeStatus }) {
           <span className="block text-xs">
             {STAGE_WORD[s.state]}
             {s.iteration > 1 ? ` · iteration ${s.iteration}/${s.cap}` : ""}
+            {s.runs > 1 ? <span data-testid={`stage-runs-${s.name}`}>{` · ran ${s.runs} times`}</span> : null}
             {s.gate ? " · gate" : ""}
           </span>
           {s.usage.calls ? (
@@ -196,7 +210,7 @@ function ArtifactViewer({
   const versions = artifact.versions;
   const [shown, setShown] = useState(artifact.hash);
   const [mode, setMode] = useState<"text" | "diff" | "edit">("text");
-  const index = versions.findIndex((v) => v.hash === shown && v.kind !== "held");
+  const index = versions.findLastIndex((v) => v.hash === shown);
   const previous = index > 0 ? versions[index - 1] : null;
   const current = useQuery(trpc.forge.artifact.queryOptions({ sessionId: status.sessionId, hash: shown }));
   const before = useQuery({
@@ -234,13 +248,11 @@ function ArtifactViewer({
             onChange={(e) => setShown(e.target.value)}
             className="rounded border border-zinc-300 bg-white px-1 py-0.5 font-mono dark:border-zinc-700 dark:bg-zinc-900"
           >
-            {versions
-              .filter((v) => v.kind !== "held")
-              .map((v, i) => (
-                <option key={v.version} value={v.hash}>
-                  v{i + 1} · {v.kind === "edit" ? "person" : "agent"} · {v.hash.slice(0, 8)}
-                </option>
-              ))}
+            {versions.map((v) => (
+              <option key={v.version} value={v.hash}>
+                v{v.number} · {versionCredit(v, status.names)} · {v.hash.slice(0, 8)}
+              </option>
+            ))}
           </select>
         </label>
       }

@@ -1,6 +1,8 @@
 // Session export (req E8): the export layout (req E8) for one session, as a file map, a folder
 // (CLI `--out <dir>`) or a zip (UI download).
+import { ZPricingSettings, type PricingSettings } from "../config/schemas";
 import type { Queryable } from "../db/pool";
+import { sessionUsage } from "../usage/totals";
 import { getBlob } from "../events/blobs";
 import type { EventStore } from "../events/store";
 import type { RecordedEvent } from "../events/types";
@@ -20,6 +22,8 @@ export { writeExportDir } from "./write-dir";
 export interface ExportOptions {
   /** "viewer": no repository paths, allowlists or agent configurations (viewerEventData). */
   audience?: "viewer" | "member";
+  /** The price table summary.json's cost is priced with (settings.json's; none priced by default). */
+  pricing?: PricingSettings;
 }
 
 /** Reads the session (with what it inherited from fork ancestors) and renders its export. */
@@ -31,5 +35,6 @@ export async function exportSession(
 ): Promise<ExportFiles> {
   const read = await store.readStream(sessionId);
   const events = options.audience === "viewer" ? read.map((e) => ({ ...e, data: viewerEventData(e.type, e.data) }) as RecordedEvent) : read;
-  return renderSessionExport(sessionId, events, async (hash) => (await getBlob(pool, hash)).content);
+  const usage = await sessionUsage(pool, sessionId, options.pricing ?? ZPricingSettings.parse({}));
+  return renderSessionExport(sessionId, events, async (hash) => (await getBlob(pool, hash)).content, usage);
 }

@@ -11,6 +11,7 @@ import { splitRounds, type PlacedEvent } from "../sessions/rounds";
 import { renderRound, type RoundMeta } from "./rounds";
 import { buildSummary, stateEventLines } from "./summary";
 import { conversationLines, conversationMarkdown, isConversationExport } from "./conversation";
+import type { SessionUsage } from "../usage/totals";
 import { jsonFile, jsonLines, type BlobLoader, type ExportFiles } from "./types";
 
 /** One entry of task-timeline.json: what the UI replays, without payloads. */
@@ -42,9 +43,15 @@ function timelineLines(placed: PlacedEvent[]): TimelineLine[] {
 /**
  * Renders a session's export. `events` is the session's whole stream as `readStream`
  * returns it (fork-inherited events included); blobs are loaded only for the files that
- * hold them (raw outputs, diffs).
+ * hold them (raw outputs, diffs); `usage` is the session's usage as the usage projection
+ * has it (exportSession reads it; null leaves summary.json's usage out).
  */
-export async function renderSessionExport(sessionId: string, events: RecordedEvent[], loadBlob: BlobLoader): Promise<ExportFiles> {
+export async function renderSessionExport(
+  sessionId: string,
+  events: RecordedEvent[],
+  loadBlob: BlobLoader,
+  usage: SessionUsage | null = null,
+): Promise<ExportFiles> {
   if (events.length === 0) throw new AppError("NOT_FOUND", `session ${sessionId} has no events to export`);
   const { rounds: slices, placed, final } = splitRounds(events);
   const roundFiles: ExportFiles = new Map();
@@ -52,7 +59,7 @@ export async function renderSessionExport(sessionId: string, events: RecordedEve
   for (const slice of slices) rounds.push(await renderRound(slice, loadBlob, roundFiles));
 
   const files: ExportFiles = new Map();
-  files.set("summary.json", jsonFile(buildSummary(sessionId, placed, final, rounds)));
+  files.set("summary.json", jsonFile(buildSummary(sessionId, placed, final, rounds, usage)));
   files.set("task-events.jsonl", jsonLines(stateEventLines(placed)));
   files.set("task-timeline.json", jsonFile(timelineLines(placed)));
   files.set("feedback_history.json", jsonFile(feedbackHistory(events)));

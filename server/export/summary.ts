@@ -1,9 +1,13 @@
 // summary.json (req W12): who, what and how it ended — outcome, rounds, state events,
 // unresolved items, the error class and diagnosis of a failure, timestamps and lineage.
-// Every field is read from the events; nothing comes from configuration or environment.
+// Every field is read from the events, but the usage: the calls, tokens and cost come from the
+// usage projection (server/usage/totals.ts, sessionUsage), the one source every reader of them
+// shares, handed in by the caller; the stages' runs and verdicts from stageFigures, as the
+// Forge page and the session's summary show them.
 import { SUCCESS_OUTCOMES } from "../../lib/outcomes";
 import { actorLabel } from "../events/catalog";
-import { startedTask, type TaskState } from "../task-engine";
+import { allVerdicts, stageFigures, startedTask, type TaskState } from "../task-engine";
+import type { SessionUsage } from "../usage/totals";
 import type { PlacedEvent } from "../sessions/rounds";
 import type { RoundMeta } from "./rounds";
 import type { SessionEvent, SessionEventOf } from "./types";
@@ -55,7 +59,7 @@ function agentsOf(started: SessionEventOf<"TaskStarted"> | undefined): Record<st
   );
 }
 
-export function buildSummary(sessionId: string, placed: PlacedEvent[], final: TaskState, rounds: RoundMeta[]) {
+export function buildSummary(sessionId: string, placed: PlacedEvent[], final: TaskState, rounds: RoundMeta[], usage: SessionUsage | null) {
   const events = placed.map((p) => p.event);
   const own = events.filter((e) => e.streamId === sessionId);
   const started = lastOf(events, "TaskStarted");
@@ -108,8 +112,10 @@ export function buildSummary(sessionId: string, placed: PlacedEvent[], final: Ta
       changedFiles: [...new Set(r.commits.flatMap((c) => c.changedFiles.map((f) => f.path)))],
       rejections: r.rejections,
     })),
-    /** A staged session (the Forge pipeline): each stage's iterations and cost, the artifacts by hash, the budget. */
-    pipeline: pipelineSummary(final),
+    /** The session's agent calls, tokens and cost (null when the export was rendered without the usage projection). */
+    usage: usage ? { currency: usage.currency, ...usage.total } : null,
+    /** A staged session (the Forge pipeline): each stage's runs, verdicts and usage, the artifacts by hash, the budget. */
+    pipeline: pipelineSummary(final, usage),
     stateEvents: stateEventLines(placed),
     timestamps: {
       createdAt: own[0]?.recordedAt ?? null,
@@ -137,21 +143,29 @@ export function buildSummary(sessionId: string, placed: PlacedEvent[], final: Ta
 
 export type SessionSummary = ReturnType<typeof buildSummary>;
 
-function pipelineSummary(final: TaskState) {
+function pipelineSummary(final: TaskState, usage: SessionUsage | null) {
   const task = startedTask(final);
   if (!task || !task.stages.current) return null;
-  const { pipeline, stages: progress, usage } = task;
-  const stages = [...new Set([...Object.keys(progress.iterations), ...progress.completed])];
+  const { pipeline } = task;
+  const figures = stageFigures(task);
+  const byStage = new Map(usage?.byStage.map((s) => [s.stage, s]));
   return {
-    stages: stages.map((name) => ({
-      name,
-      completed: progress.completed.includes(name),
-      iterations: progress.iterations[name] ?? 0,
-      calls: usage.byStage[name]?.calls ?? 0,
-      inputTokens: usage.byStage[name]?.inputTokens ?? 0,
-      outputTokens: usage.byStage[name]?.outputTokens ?? 0,
+    stages: figures.map((s) => ({
+      name: s.name,
+      completed: s.completed,
+      /** Every run of the stage (Check run again after a fix loop counts). */
+      iterations: s.runs,
+      /** The iteration the stage's cap counts. */
+      capIteration: s.iteration,
+      verdicts: s.verdicts,
+      calls: byStage.get(s.name)?.calls ?? 0,
+      inputTokens: byStage.get(s.name)?.inputTokens ?? 0,
+      outputTokens: byStage.get(s.name)?.outputTokens ?? 0,
+      cost: byStage.get(s.name)?.cost ?? 0,
     })),
-    usage: { calls: usage.calls, tokens: usage.tokens },
+    verdicts: allVerdicts(figures),
+    /** What the budget counts: agent calls reserved when scheduled, tokens reported. */
+    budgetUsed: { calls: task.usage.calls, tokens: task.usage.tokens },
     budget: task.config.budget ?? null,
     artifacts: Object.entries(pipeline.artifacts).map(([path, a]) => ({
       path,
@@ -159,6 +173,7 @@ function pipelineSummary(final: TaskState) {
       stage: a.stage,
       hash: a.hash,
       by: a.by,
+      version: pipeline.versions[path]?.length ?? 1,
     })),
   };
 }

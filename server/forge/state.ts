@@ -20,10 +20,24 @@ export interface ArtifactEntry {
   problems: string[];
 }
 
-/** A person's edit of an artifact: what it was made on, and the person's text. */
+/** A person's edit of an artifact: what it was made on, the person's text, and its event's version. */
 export interface PersonEdit {
   base: BlobRef | null;
   edited: BlobRef;
+  version: number;
+}
+
+/**
+ * One version of an artifact in its history (an agent's draft or a person's edit; a held-back
+ * redraft is not a version): the one list every reader numbers v1…vN from. `keptEdits`: the
+ * event versions of the person's edits an agent's draft kept (merged in), so the draft is
+ * credited to them too.
+ */
+export interface VersionEntry {
+  version: number;
+  hash: string;
+  kind: "draft" | "edit";
+  keptEdits: number[];
 }
 
 /** Feedback to a stage's actor: a person's, guidance after a failure, or a critic's revise. */
@@ -39,13 +53,15 @@ export interface Feedback {
 export interface Pipeline {
   /** path → its current version. */
   artifacts: Record<string, ArtifactEntry>;
+  /** path → its versions, oldest first. */
+  versions: Record<string, VersionEntry[]>;
   /** path → a person's edits of it, oldest first (kept by every later redraft). */
   edits: Record<string, PersonEdit[]>;
   /** path → an agent's redraft held back because it conflicted with a person's edit. */
   held: Record<string, { hash: string; blob: BlobRef; conflicts: number }>;
   feedback: Feedback[];
   /** stage → its critiques, oldest first. */
-  critiques: Record<string, Array<{ blocking: string[]; text: string }>>;
+  critiques: Record<string, Array<{ blocking: string[]; text: string; decision: AppEventOf<"CritiqueRecorded">["data"]["decision"] }>>;
   /** stage → the files its commits changed. */
   changed: Record<string, string[]>;
   /** A modify fork's change request (null in every other session). */
@@ -54,6 +70,7 @@ export interface Pipeline {
 
 export const emptyPipeline: Pipeline = {
   artifacts: {},
+  versions: {},
   edits: {},
   held: {},
   feedback: [],
@@ -79,9 +96,25 @@ export function evolvePipeline(p: Pipeline, event: AppFoldEvent, task: StartedTa
           ? p.edits
           : accepted
             ? { ...p.edits, [path]: [] }
-            : { ...p.edits, [path]: [...(p.edits[path] ?? []), { base: p.artifacts[path]?.blob ?? null, edited: blob }] };
+            : {
+                ...p.edits,
+                [path]: [...(p.edits[path] ?? []), { base: p.artifacts[path]?.blob ?? null, edited: blob, version: event.version }],
+              };
+      // An agent's draft keeps every edit the person made since they last took the agent's version.
+      const version: VersionEntry = {
+        version: event.version,
+        hash,
+        kind: event.type === "ArtifactEdited" ? "edit" : "draft",
+        keptEdits: event.type === "ArtifactEdited" ? [] : (p.edits[path] ?? []).map((e) => e.version),
+      };
       // A person's edit settles what was held back for that file; an agent's draft does not.
-      return { ...p, artifacts: { ...p.artifacts, [path]: entry }, edits, held: event.type === "ArtifactEdited" ? held : p.held };
+      return {
+        ...p,
+        artifacts: { ...p.artifacts, [path]: entry },
+        versions: { ...p.versions, [path]: [...(p.versions[path] ?? []), version] },
+        edits,
+        held: event.type === "ArtifactEdited" ? held : p.held,
+      };
     }
     case "ArtifactDraftHeld":
       return {
@@ -105,7 +138,7 @@ export function evolvePipeline(p: Pipeline, event: AppFoldEvent, task: StartedTa
     case "CritiqueRecorded": {
       const blocking = event.data.findings.filter((f) => f.severity === "blocking").map((f) => f.id);
       const text = [event.data.summary, ...event.data.findings.map((f) => f.message)].join("\n");
-      const stageCritiques = [...(p.critiques[event.data.stage] ?? []), { blocking, text }];
+      const stageCritiques = [...(p.critiques[event.data.stage] ?? []), { blocking, text, decision: event.data.decision }];
       return {
         ...p,
         critiques: { ...p.critiques, [event.data.stage]: stageCritiques },
@@ -140,10 +173,12 @@ export function evolvePipeline(p: Pipeline, event: AppFoldEvent, task: StartedTa
     case "ChangeRequested": {
       // A modify fork's change; an earlier change's triage (a modify of a modify) is not this one's.
       const { fingerprint: _fingerprint, ...change } = event.data;
+      const earlier = new Set(Object.entries(p.artifacts).flatMap(([path, a]) => (a.stage === CHANGE_STAGE ? [path] : [])));
       return {
         ...p,
         change,
-        artifacts: Object.fromEntries(Object.entries(p.artifacts).filter(([, a]) => a.stage !== CHANGE_STAGE)),
+        artifacts: Object.fromEntries(Object.entries(p.artifacts).filter(([path]) => !earlier.has(path))),
+        versions: Object.fromEntries(Object.entries(p.versions).filter(([path]) => !earlier.has(path))),
       };
     }
     default:

@@ -5,12 +5,15 @@
 import crypto from "node:crypto";
 import { z } from "zod";
 import { AppError } from "../errors";
-import type { Actor, AppEvent, AppEventOf } from "../events/catalog";
+import { actorLabel, type Actor, type AppEvent, type AppEventOf } from "../events/catalog";
 import { getBlob, putBlob } from "../events/blobs";
 import type { RecordedEvent } from "../events/types";
 import { answered, decideOnTask, startTask, type TaskDeps } from "./commands";
 import { currentState, stageCap } from "../workflow/transition";
-import { definitionFor, foldTask, type StartedTask } from "../task-engine";
+import { definitionFor, foldTask, stageFigures, type StageVerdicts, type StartedTask } from "../task-engine";
+import type { PricingSettings } from "../config/schemas";
+import { sessionUsage, type SessionUsage, type UsageFigures } from "../usage/totals";
+import { NO_VERDICTS } from "../forge/stage-figures";
 import { forgeStatusOf } from "../../lib/outcomes";
 import { FORGE_STAGES, MODIFY_STAGES } from "../forge/artifacts";
 
@@ -109,17 +112,25 @@ export async function choose(deps: TaskDeps, raw: z.input<typeof ZForgeChooseInp
 export type ForgeStageState = "pending" | "active" | "waiting" | "stopped" | "completed";
 export type ForgeAction = "edit" | "feedback" | "pass" | "abort" | "retry" | "guidance";
 
+/** One version of an artifact, as the artifact list and its version menu both show it. */
 export interface ArtifactVersion {
+  /** Its place in the artifact's history: v1, v2, … (a held-back redraft is not a version). */
+  number: number;
+  /** The event that recorded it. */
   version: number;
   hash: string;
   size: number;
-  kind: "draft" | "edit" | "held";
+  kind: "draft" | "edit";
+  /** Who made it (an actor label: `user:<id>` for a person's edit). */
   by: string;
+  /** An agent's draft that kept (merged in) people's edits: their actor labels, oldest first. */
+  keptEditsBy: string[];
   problems: string[];
   at: string;
 }
 
-export interface ForgeStatus {
+/** What forgeStatus reads from the log alone: everything but the calls, tokens and cost. */
+export interface ForgePipelineStatus {
   sessionId: string;
   title: string;
   /** Req F10: InProgress while it runs or waits (an interrupted session stays so and can go on), then Completed or Failed. */
@@ -133,16 +144,23 @@ export interface ForgeStatus {
     name: string;
     title: string;
     state: ForgeStageState;
+    /** The iteration the stage's cap counts. */
     iteration: number;
     cap: number;
+    /** How often the stage ran (stageFigures: the same count as the summary and summary.json). */
+    runs: number;
+    verdicts: StageVerdicts;
     gate: boolean;
-    usage: { calls: number; inputTokens: number; outputTokens: number };
   }>;
   artifacts: Array<{
     path: string;
     stage: string;
     hash: string;
+    /** The current version's number (v<number>), from the same list as `versions`. */
+    number: number;
     by: "agent" | "person";
+    /** For an agent's version that kept people's edits: their actor labels. */
+    keptEditsBy: string[];
     size: number;
     problems: string[];
     immutable: boolean;
@@ -154,15 +172,45 @@ export interface ForgeStatus {
   warnings: Array<{ stage: string | null; message: string }>;
   refusals: Array<Pick<AppEventOf<"ArtifactWriteRefused">["data"], "stage" | "by" | "paths" | "reason">>;
   progress: AppEventOf<"ProgressRecorded">["data"]["features"];
-  usage: { calls: number; tokens: number };
+  /** What the budget counts: agent calls reserved when scheduled, tokens reported. */
+  budgetUsed: { calls: number; tokens: number };
   budget: NonNullable<StartedTask["config"]["budget"]> | null;
   parent: { sessionId: string; changeType: string } | null;
   finalized: AppEventOf<"SessionFinalized">["data"] | null;
 }
 
+/** The pipeline with its calls, tokens and cost, in all and per stage, from the usage projection (sessionUsage). */
+export interface ForgeStatus extends Omit<ForgePipelineStatus, "stages"> {
+  stages: Array<ForgePipelineStatus["stages"][number] & { usage: UsageFigures }>;
+  usage: UsageFigures & { currency: string };
+}
+
 const typed = <E extends { type: string }>(events: E[]) => events as Array<E & AppEvent>;
 
-export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeStatus {
+const NO_FIGURES: UsageFigures = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0, unpriced: [] };
+
+/** The status with the session's usage, as every reader shows it: the one projection's figures (server/usage/totals.ts). */
+export function withUsage(status: ForgePipelineStatus, usage: SessionUsage): ForgeStatus {
+  const byStage = new Map(usage.byStage.map(({ stage, ...f }) => [stage, f]));
+  return {
+    ...status,
+    stages: status.stages.map((s) => ({ ...s, usage: byStage.get(s.name) ?? NO_FIGURES })),
+    usage: { currency: usage.currency, ...usage.total },
+  };
+}
+
+/** A Forge session's status with its usage (forge.status, `catcafe forge status`, the Forge page). */
+export async function readForgeStatus(deps: TaskDeps, sessionId: string, pricing: PricingSettings): Promise<ForgeStatus> {
+  const status = forgeStatus(sessionId, await deps.store.readStream(sessionId));
+  return withUsage(status, await sessionUsage(deps.pool, sessionId, pricing));
+}
+
+/** Every actor label a status shows (its versions' makers and the people whose edits were kept), to resolve to names. */
+export function statusActors(status: ForgePipelineStatus): string[] {
+  return [...new Set(status.artifacts.flatMap((a) => a.versions.flatMap((v) => [v.by, ...v.keptEditsBy])))];
+}
+
+export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgePipelineStatus {
   const state = foldTask(events);
   if (state.status === "none" || state.config.workflow !== "forge")
     throw new AppError("NOT_FOUND", `session ${sessionId} is not a Forge session`);
@@ -170,7 +218,7 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
   const { pipeline, stages, usage } = state;
   const spec = currentState(def, state);
   const log = typed(events);
-  let waiting: ForgeStatus["waiting"] = null;
+  let waiting: ForgePipelineStatus["waiting"] = null;
   if (state.status === "active" && spec.type === "wait" && state.fsm !== def.initial) {
     if (state.fsm === def.global.step_failed)
       waiting = { stage: stages.current, kind: "agent_failed", actions: ["retry", "guidance", "abort"] };
@@ -179,23 +227,29 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
       waiting = { stage: spec.stage ?? null, kind: state.fsm.endsWith("_stopped") ? "stopped" : "gate", actions };
     }
   }
-  const versions = new Map<string, ArtifactVersion[]>();
-  const kinds = { ArtifactRecorded: "draft", ArtifactEdited: "edit", ArtifactDraftHeld: "held" } as const;
-  for (const e of log) {
-    if (e.type !== "ArtifactRecorded" && e.type !== "ArtifactEdited" && e.type !== "ArtifactDraftHeld") continue;
-    versions.set(e.data.path, [
-      ...(versions.get(e.data.path) ?? []),
-      {
-        version: e.version,
-        hash: e.data.hash,
-        size: e.data.blob.size,
-        kind: kinds[e.type],
-        by: `${e.metadata.actor.kind}:${e.metadata.actor.id}`,
-        problems: e.type === "ArtifactDraftHeld" ? [] : e.data.problems,
-        at: e.recordedAt,
-      },
-    ]);
-  }
+  // The fold's list of versions (pipeline.versions), with who made each from the events' metadata.
+  const recorded = new Map(
+    log.flatMap((e) => (e.type === "ArtifactRecorded" || e.type === "ArtifactEdited" ? [[e.version, e] as const] : [])),
+  );
+  const actorAt = (version: number) => {
+    const e = recorded.get(version);
+    return e ? actorLabel(e.metadata.actor) : "system";
+  };
+  const versionsOf = (path: string): ArtifactVersion[] =>
+    (pipeline.versions[path] ?? []).map((v, i) => {
+      const e = recorded.get(v.version);
+      return {
+        number: i + 1,
+        version: v.version,
+        hash: v.hash,
+        size: e?.data.size ?? 0,
+        kind: v.kind,
+        by: actorAt(v.version),
+        keptEditsBy: [...new Set(v.keptEdits.map(actorAt))],
+        problems: e?.data.problems ?? [],
+        at: e?.recordedAt ?? "",
+      };
+    });
   const stageState = (name: string): ForgeStageState => {
     if (stages.completed.includes(name)) return "completed";
     if (stages.current !== name || !stages.iterations[name]) return "pending";
@@ -203,6 +257,7 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
     if (waiting) return "waiting";
     return state.status === "active" ? "active" : "stopped";
   };
+  const figures = new Map(stageFigures(state).map((f) => [f.name, f]));
   const forked = log.find((e) => e.type === "SessionForked");
   const progress = log.filter((e) => e.type === "ProgressRecorded").at(-1);
   const finalized = log.filter((e) => e.type === "SessionFinalized").at(-1);
@@ -224,22 +279,29 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
         state: stageState(name),
         iteration: stages.iterations[name] ?? 0,
         cap: stageCap(def, state, name),
+        runs: figures.get(name)?.runs ?? 0,
+        verdicts: figures.get(name)?.verdicts ?? NO_VERDICTS,
         gate:
           Object.values(def.states).some((s) => s.type === "wait" && s.stage === name && !!s.on.pass && !!s.on.abort) &&
           (!state.config.gates || state.config.gates.includes(name)),
-        usage: usage.byStage[name] ?? { calls: 0, inputTokens: 0, outputTokens: 0 },
       })),
-    artifacts: Object.entries(pipeline.artifacts).map(([path, a]) => ({
-      path,
-      stage: a.stage,
-      hash: a.hash,
-      by: a.by,
-      size: a.size,
-      problems: a.problems,
-      immutable: stages.completed.includes(a.stage),
-      versions: versions.get(path) ?? [],
-      held: pipeline.held[path] ? { hash: pipeline.held[path].hash, conflicts: pipeline.held[path].conflicts } : null,
-    })),
+    artifacts: Object.entries(pipeline.artifacts).map(([path, a]) => {
+      const versions = versionsOf(path);
+      const current = versions.findLast((v) => v.hash === a.hash);
+      return {
+        path,
+        stage: a.stage,
+        hash: a.hash,
+        number: current?.number ?? versions.length,
+        by: a.by,
+        keptEditsBy: current?.keptEditsBy ?? [],
+        size: a.size,
+        problems: a.problems,
+        immutable: stages.completed.includes(a.stage),
+        versions,
+        held: pipeline.held[path] ? { hash: pipeline.held[path].hash, conflicts: pipeline.held[path].conflicts } : null,
+      };
+    }),
     critiques: log
       .filter((e) => e.type === "CritiqueRecorded")
       .map((e) => ({
@@ -256,7 +318,7 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
       .filter((e) => e.type === "ArtifactWriteRefused")
       .map((e) => ({ stage: e.data.stage, by: e.data.by, paths: e.data.paths, reason: e.data.reason })),
     progress: progress?.type === "ProgressRecorded" ? progress.data.features : [],
-    usage: { calls: usage.calls, tokens: usage.tokens },
+    budgetUsed: { calls: usage.calls, tokens: usage.tokens },
     budget: state.config.budget ?? null,
     parent: forked?.type === "SessionForked" ? { sessionId: forked.data.parentId, changeType: forked.data.reason } : null,
     finalized: finalized?.type === "SessionFinalized" ? finalized.data : null,

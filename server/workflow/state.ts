@@ -23,12 +23,18 @@ export type TaskConfig = AppEventOf<"TaskStarted">["data"];
 export interface Stages {
   /** The stage the session is in (null before the first). */
   current: string | null;
-  /** Iterations per stage: 1 when the stage starts. */
+  /** Iterations per stage: 1 when the stage starts (what its cap counts). */
   iterations: Record<string, number>;
+  /**
+   * Runs per stage: each time its work (a step of the stage other than a critique) was
+   * scheduled. A stage entered again without a new iteration (Check after a fix loop in
+   * Coding) ran again though its iteration did not move.
+   */
+  runs: Record<string, number>;
   completed: string[];
 }
 
-export const noStages: Stages = { current: null, iterations: {}, completed: [] };
+export const noStages: Stages = { current: null, iterations: {}, runs: {}, completed: [] };
 
 /** Why the session waits for a person (PersonNeeded). */
 export type PersonNeeded = AppEventOf<"PersonNeeded">["data"];
@@ -215,11 +221,16 @@ export function evolveWith<S>(slice: SliceFold<S>, state: TaskState<S>, recorded
       // Steps of other kinds (the runner's own) are no part of the workflow.
       if (!isWorkflowStep(event.data)) return next;
       const step = { id: event.data.stepId, state: event.data.input.state, role: event.data.input.role };
-      if (next.status === "none" || event.data.kind !== "agent") return { ...next, step };
-      // Each agent call counts against the budget when it is scheduled (its reservation), in
-      // the stage its input names (a staged step's part of the contract, `input.forge`).
+      if (next.status === "none") return { ...next, step };
+      // The stage its input names (a staged step's part of the contract, `input.forge`) runs.
       const stage = event.data.input.forge?.stage ?? null;
-      return { ...next, step, usage: withUsage(next.usage, stage, { calls: 1, inputTokens: 0, outputTokens: 0 }) };
+      const stages =
+        stage && event.data.input.phase !== "critique"
+          ? { ...next.stages, runs: { ...next.stages.runs, [stage]: (next.stages.runs[stage] ?? 0) + 1 } }
+          : next.stages;
+      if (event.data.kind !== "agent") return { ...next, step, stages };
+      // Each agent call counts against the budget when it is scheduled (its reservation).
+      return { ...next, step, stages, usage: withUsage(next.usage, stage, { calls: 1, inputTokens: 0, outputTokens: 0 }) };
     }
     default:
       return next.status === "none" ? next : evolveStarted(slice, next, event);
@@ -302,6 +313,7 @@ function evolveProgress<S>(state: StartedTask<S>, event: AppFoldEvent): StartedT
         ...state,
         iteration: 1,
         stages: {
+          ...state.stages,
           current: event.data.stage,
           iterations: { ...state.stages.iterations, [event.data.stage]: 1 },
           completed: state.stages.completed.filter((s) => s !== event.data.stage),
@@ -344,7 +356,7 @@ function evolveProgress<S>(state: StartedTask<S>, event: AppFoldEvent): StartedT
         iteration: 0,
         openIssues: [`Change requested: ${event.data.text}`],
         thread: [...state.thread, { from: "operator", text: `Change requested: ${event.data.text}` }],
-        stages: { ...state.stages, iterations: {} },
+        stages: { ...state.stages, iterations: {}, runs: {} },
       };
     default:
       return state;

@@ -8,7 +8,8 @@ import type { StreamFold } from "../events/snapshots";
 import { evolveWith, initialTaskState, type SliceFold, type TaskState } from "./state";
 
 /** 2: the Forge pipeline's slice apart from the engine's stages, person needed and budget. */
-export const TASK_FOLD_VERSION = 2;
+/** 3: runs per stage; Forge's versions per artifact (with the person's edits a draft kept) and critiques' decisions. */
+export const TASK_FOLD_VERSION = 3;
 
 /** The task fold of the engine composed with `slice`. */
 export function taskFoldOf<S>(slice: SliceFold<S>): StreamFold<TaskState<S>> {

@@ -347,9 +347,9 @@ describe("the budget", () => {
       expect.objectContaining({ limit: "calls", used: expect.objectContaining({ calls: 1 }) }),
     ]);
     const status = forgeStatus(sessionId, log);
-    expect(status).toMatchObject({ status: "Failed", outcome: "budget_exhausted", usage: { calls: 1 } });
+    expect(status).toMatchObject({ status: "Failed", outcome: "budget_exhausted", budgetUsed: { calls: 1 } });
     expect(status.artifacts.map((a) => a.path)).toEqual([A.idea]);
-    expect(status.stages.find((s) => s.name === "idea")!.usage.calls).toBe(1);
+    expect(status.stages.find((s) => s.name === "idea")!.runs).toBe(1);
   });
 });
 

@@ -12,9 +12,9 @@ import { TASK_FOLD_VERSION } from "../../server/workflow/task-fold";
 const STATE_TS = path.resolve(import.meta.dirname, "../../server/workflow/state.ts");
 const FORGE_STATE_TS = path.resolve(import.meta.dirname, "../../server/forge/state.ts");
 const PINNED = {
-  version: 2,
-  stateTs: "6d2bba114d1a30306132ef1fc84e09f04f290dbb644151b7ff0cf380f5c1b500",
-  forgeStateTs: "4ffc81dd0cfde32f130d81664bbee12182548c09699d2e44a1bb0b92916a6486",
+  version: 3,
+  stateTs: "5cbab5e19f9e68b2c222f99e3d27405aac664c9a374bcc8c3fb64f0eec0b7992",
+  forgeStateTs: "dbc518595e27d62bf2f0f259e8d2dc08566b03d51b20f8798a65db855ec88ca7",
 };
 
 function hashOf(file: string): string {

@@ -63,16 +63,20 @@ function thenStarted(state: TaskState, event: AppEvent): StartedTask {
   return s;
 }
 
-const agentStep = (stepId: string, stage?: string): AppEvent => ({
+const agentStep = (
+  stepId: string,
+  stage?: string,
+  { kind = "agent", phase = "discussion" }: { kind?: "agent" | "commands"; phase?: "discussion" | "draft" | "critique" | "test" } = {},
+): AppEvent => ({
   type: "StepScheduled",
   data: {
     stepId,
-    kind: "agent",
+    kind,
     input: {
       workflow: "forge",
       state: "drafting",
       role: "planner",
-      phase: "discussion",
+      phase,
       output: "text",
       prompt: "p",
       context: [],
@@ -272,6 +276,27 @@ describe("task fold: steps, outputs and the loop's issues", () => {
     expect(afterCommands.step?.id).toBe("22222222-0000-4000-8000-000000000003");
   });
 
+  it("a stage's runs: each scheduled step of the stage but a critique, commands included; entering it again without an iteration counts", () => {
+    const step = (id: string, stage: string, phase: "draft" | "critique" | "test", kind: "agent" | "commands" = "agent") =>
+      agentStep(id, stage, { phase, kind });
+    const s = started(
+      { type: "StageStarted", data: { stage: "coding" } },
+      step("22222222-0000-4000-8000-000000000010", "coding", "draft"),
+      step("22222222-0000-4000-8000-000000000011", "coding", "critique"),
+      { type: "StageStarted", data: { stage: "check" } },
+      step("22222222-0000-4000-8000-000000000012", "check", "test", "commands"),
+      step("22222222-0000-4000-8000-000000000013", "check", "critique"),
+      { type: "StageReopened", data: { stage: "coding", reason: "check_failed" } },
+      { type: "IterationStarted", data: { iteration: 2, reason: "check_failed", stage: "coding" } },
+      step("22222222-0000-4000-8000-000000000014", "coding", "draft"),
+      { type: "StageReopened", data: { stage: "check", reason: "done" } },
+      step("22222222-0000-4000-8000-000000000015", "check", "test", "commands"),
+    );
+    expect(s.stages.runs).toEqual({ coding: 2, check: 2 });
+    // The cap counts iterations: Check's did not move.
+    expect(s.stages.iterations).toEqual({ coding: 2, check: 1 });
+  });
+
   it("an output's tokens add up per stage; a start counts an invocation of the current step's role only", () => {
     const s = started(
       { type: "StageStarted", data: { stage: "prd" } },
@@ -424,7 +449,7 @@ describe("task fold: stages, artifacts and a person's part", () => {
       "a.md": { hash: hashOf("A2"), blob: blobRef("A2"), conflicts: 2 },
       "b.md": { hash: hashOf("B2"), blob: blobRef("B2"), conflicts: 2 },
     });
-    expect(s.pipeline.edits["a.md"]).toEqual([{ base: blobRef("A1"), edited: blobRef("A-person") }]);
+    expect(s.pipeline.edits["a.md"]).toEqual([{ base: blobRef("A1"), edited: blobRef("A-person"), version: expect.any(Number) }]);
 
     const redrafted = thenStarted(s, artifact("ArtifactRecorded", "a.md", "A3"));
     expect(Object.keys(redrafted.pipeline.held)).toEqual(["a.md", "b.md"]);
@@ -437,23 +462,57 @@ describe("task fold: stages, artifacts and a person's part", () => {
 
     const own = thenStarted(s, artifact("ArtifactEdited", "a.md", "A-mine"));
     expect(own.pipeline.edits["a.md"]).toEqual([
-      { base: blobRef("A1"), edited: blobRef("A-person") },
-      { base: blobRef("A-person"), edited: blobRef("A-mine") },
+      { base: blobRef("A1"), edited: blobRef("A-person"), version: expect.any(Number) },
+      { base: blobRef("A-person"), edited: blobRef("A-mine"), version: expect.any(Number) },
     ]);
     expect(Object.keys(own.pipeline.held)).toEqual(["b.md"]);
+  });
+
+  it("versions: drafts and edits in order, a held redraft none; an agent's draft names the edits it kept, until the person takes the agent's version", () => {
+    const held: AppEvent = {
+      type: "ArtifactDraftHeld",
+      data: { stepId: STEP, stage: "prd", path: "a.md", hash: hashOf("A2"), blob: blobRef("A2"), conflicts: 1 },
+    };
+    const s = started(
+      artifact("ArtifactRecorded", "a.md", "A1"),
+      artifact("ArtifactEdited", "a.md", "A-person"),
+      held,
+      artifact("ArtifactRecorded", "a.md", "A3"),
+    );
+    const edit = s.pipeline.versions["a.md"]![1]!;
+    expect(s.pipeline.versions["a.md"]!.map((v) => [v.kind, v.hash, v.keptEdits])).toEqual([
+      ["draft", hashOf("A1"), []],
+      ["edit", hashOf("A-person"), []],
+      ["draft", hashOf("A3"), [edit.version]],
+    ]);
+    expect(s.pipeline.edits["a.md"]!.map((e) => e.version)).toEqual([edit.version]);
+    // Taking the agent's held version lets go of the edit: a later draft keeps none.
+    const taken = started(
+      artifact("ArtifactRecorded", "a.md", "A1"),
+      artifact("ArtifactEdited", "a.md", "A-person"),
+      held,
+      artifact("ArtifactEdited", "a.md", "A2"),
+      artifact("ArtifactRecorded", "a.md", "A4"),
+    );
+    expect(taken.pipeline.versions["a.md"]!.map((v) => [v.kind, v.keptEdits.length])).toEqual([
+      ["draft", 0],
+      ["edit", 0],
+      ["edit", 0],
+      ["draft", 0],
+    ]);
   });
 
   it("a critique: blocking ids and its text kept per stage; the open issues are its non-minor findings; only a non-pass is feedback", () => {
     const findings = [finding("F1", "blocking"), finding("F2", "major"), finding("F3", "minor")];
     const revise = started({ type: "IterationStarted", data: { iteration: 2, reason: "r" } }, critique("revise", findings));
     const text = "The PRD\nF1 is wrong\nF2 is wrong\nF3 is wrong";
-    expect(revise.pipeline.critiques).toEqual({ prd: [{ blocking: ["F1"], text }] });
+    expect(revise.pipeline.critiques).toEqual({ prd: [{ blocking: ["F1"], text, decision: "revise" }] });
     expect(revise.openIssues).toEqual(["[blocking] F1: F1 is wrong", "[major] F2: F2 is wrong"]);
     expect(revise.pipeline.feedback).toEqual([{ stage: "prd", iteration: 2, source: "critic", severity: "normal", text }]);
 
     const pass = started(critique("pass", []));
     expect(pass.pipeline.feedback).toEqual([]);
-    expect(pass.pipeline.critiques).toEqual({ prd: [{ blocking: [], text: "The PRD" }] });
+    expect(pass.pipeline.critiques).toEqual({ prd: [{ blocking: [], text: "The PRD", decision: "pass" }] });
   });
 
   it("a routed check is feedback to the stage it goes back to; a person's feedback keeps its own fields", () => {

@@ -5,10 +5,11 @@ import {
   artifactText,
   choose,
   editArtifact,
-  forgeStatus,
   giveFeedback,
   newForge,
   passGate,
+  readForgeStatus,
+  statusActors,
   ZForgeArtifactInput,
   ZForgeChooseInput,
   ZForgeEditInput,
@@ -17,6 +18,8 @@ import {
   ZForgeRef,
 } from "../../tasks/forge";
 import type { TaskDeps } from "../../tasks/commands";
+import { userNames } from "../../auth/users";
+import { fileSettings } from "../../projects/config-edits";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
 
@@ -28,9 +31,11 @@ export const forgeRouter = router({
   feedback: operatorProcedure.input(ZForgeFeedbackInput).mutation(({ ctx, input }) => giveFeedback(deps(ctx), input, actorOf(ctx.user))),
   pass: operatorProcedure.input(ZForgeRef).mutation(({ ctx, input }) => passGate(deps(ctx), input, actorOf(ctx.user))),
   choose: operatorProcedure.input(ZForgeChooseInput).mutation(({ ctx, input }) => choose(deps(ctx), input, actorOf(ctx.user))),
-  status: viewerProcedure
-    .input(ZForgeRef)
-    .query(async ({ ctx, input }) => forgeStatus(input.sessionId, await ctx.store.readStream(input.sessionId))),
+  /** The pipeline, its usage (the usage projection, as every reader shows it), and the names of the people it credits. */
+  status: viewerProcedure.input(ZForgeRef).query(async ({ ctx, input }) => {
+    const status = await readForgeStatus(deps(ctx), input.sessionId, fileSettings().pricing);
+    return { ...status, names: await userNames(ctx.prisma, statusActors(status)) };
+  }),
   /** One version of an artifact, by hash: the viewer and the diff between drafts load it when opened. */
   artifact: viewerProcedure
     .input(ZForgeArtifactInput)

@@ -3,7 +3,19 @@
 // for how long" line) and how the session ended. `statusOf` is the browser-safe part that
 // the session view shows and every live update carries.
 import type { RecordedEvent } from "../../events/types";
-import { definitionFor, evolve, initialTaskState, outcomeOf, startedTask, type StartedTask, type TaskState } from "../../task-engine";
+import {
+  allVerdicts,
+  definitionFor,
+  evolve,
+  initialTaskState,
+  outcomeOf,
+  stageFigures,
+  startedTask,
+  type StageFigures,
+  type StageVerdicts,
+  type StartedTask,
+  type TaskState,
+} from "../../task-engine";
 import { stageCap } from "../../workflow/transition";
 import { failureOf, type Failure } from "./entries";
 
@@ -129,6 +141,10 @@ export interface SessionStatus {
   final: SessionProgress["final"];
   /** Verdicts, test commands and state changes over the whole session. */
   tally: SessionTally;
+  /** A staged session's (the Forge pipeline's) stages: runs and verdicts each (stageFigures); null for any other. */
+  stages: StageFigures[] | null;
+  /** Their verdicts added up (allVerdicts); null for an unstaged session. */
+  stageVerdicts: StageVerdicts | null;
 }
 
 /** The cap the current iteration counts against: a staged workflow's stage's own, else the task's. */
@@ -152,6 +168,7 @@ function capOf(task: StartedTask): number {
 export function statusOf(progress: SessionProgress, fallbackState: string): SessionStatus {
   const { task, timing } = progress;
   const started = startedTask(task);
+  const figures = started?.stages.current ? stageFigures(started) : null;
   const step = task.step
     ? {
         id: task.step.id,
@@ -177,5 +194,7 @@ export function statusOf(progress: SessionProgress, fallbackState: string): Sess
     step,
     final: progress.final,
     tally: progress.tally,
+    stages: figures,
+    stageVerdicts: figures ? allVerdicts(figures) : null,
   };
 }
