@@ -213,7 +213,7 @@ describe("the session view", () => {
     await expect.poll(() => page.getByTestId("gate-actions").isVisible()).toBe(true);
     await screenshot(page, "forge-prd-gate.png");
 
-    // An edit: the person retitles the PRD; the list then says a person edited it.
+    // An edit: the person retitles the PRD; the list then says who edited it, as v2.
     const prd = page.getByTestId("artifact-.forge/prd.md");
     await prd.click();
     await page.getByTestId("artifact-tab-edit").click();
@@ -221,7 +221,7 @@ describe("the session view", () => {
     await expect.poll(() => editor.inputValue()).toContain("# PRD: word counter");
     await editor.fill((await editor.inputValue()).replace("# PRD: word counter", "# PRD: wc, a word counter"));
     await page.getByTestId("artifact-save").click();
-    await expect.poll(() => prd.textContent(), { timeout: 10_000 }).toContain("edited by a person");
+    await expect.poll(() => prd.textContent(), { timeout: 10_000 }).toContain(`v2 · edited by ${ADMIN.name}`);
 
     // Feedback: the actor drafts again; the gate comes back at iteration 2 with the person's title kept.
     await page.getByTestId("gate-text").fill("Drop the monitoring requirement: the idea does not ask for it.");
@@ -230,6 +230,12 @@ describe("the session view", () => {
     await expect.poll(() => stage("prd").getAttribute("data-state"), { timeout: 30_000 }).toBe("waiting");
     await prd.click();
     await expect.poll(() => page.getByTestId("artifact-text").textContent(), { timeout: 10_000 }).toContain("# PRD: wc, a word counter");
+    // The redraft kept the person's edit: v3, credited to both; the version menu is the same list.
+    expect(await prd.textContent()).toContain(`v3 · agent, with ${ADMIN.name}'s edit kept`);
+    const menu = (await page.getByTestId("artifact-version").locator("option").allTextContents()).map((o) =>
+      o.split(" · ").slice(0, 2).join(" · "),
+    );
+    expect(menu).toEqual(["v1 · agent", `v2 · edited by ${ADMIN.name}`, `v3 · agent, with ${ADMIN.name}'s edit kept`]);
     expect(await page.getByTestId("artifact-text").textContent()).not.toContain("monitoring dashboard");
     await page.getByTestId("artifact-tab-diff").click();
     await expect.poll(() => page.getByTestId("artifact-diff").textContent()).toContain("− Count the lines");
@@ -242,6 +248,9 @@ describe("the session view", () => {
       expect(await stage(name).getAttribute("data-state")).toBe("completed");
     expect(await page.getByTestId("gate-actions").count()).toBe(0);
     await expect.poll(() => badge(page).getAttribute("data-state")).toBe("completed");
+    // The summary counts each stage's runs and the critic's verdicts (the PRD drafted twice, then passed).
+    await expect.poll(() => page.getByTestId("summary-iterations").textContent()).toContain("prd 2");
+    expect(await page.getByTestId("summary-verdicts").textContent()).toBe("4 passed");
     await page.getByTestId("artifact-.forge/delivery_report.md").click();
     await expect.poll(() => page.getByTestId("artifact-text").textContent()).toContain("Delivery report");
     const download = page.waitForEvent("download");
@@ -912,18 +921,19 @@ describe("the session view", () => {
       await panel.waitFor({ timeout: 10_000 });
       await expect
         .poll(() => page.getByTestId("usage-model").allInnerTexts())
-        // 0.01125 and 0.006 EUR: to the cent, finer below a cent.
-        .toEqual([`${CLI_MODEL}\t1,500\t450\t0.01 EUR`, `${BRAIN_MODEL}\t2,000\t100\t0.0060 EUR`]);
+        // 0.01125 and 0.006 EUR: to the cent, finer below a cent. The scripted tester's call
+        // counts, with no tokens and nothing to price.
+        .toEqual([`${CLI_MODEL}\t1,500\t450\t0.01 EUR`, `${BRAIN_MODEL}\t2,000\t100\t0.0060 EUR`, `unknown\t0\t0\t0.00 EUR`]);
       expect(await page.getByTestId("usage-total").innerText()).toBe("All\t3,500\t550\t0.02 EUR");
       await panel.scrollIntoViewIfNeeded();
       await screenshot(page, "session-usage.png");
 
       await page.goto(`${app.baseUrl}/usage?days=7&project=usage-e2e`);
       const total = page.getByTestId("usage-total");
-      expect(await total.innerText()).toMatch(/Calls\s+2\s+Tokens in\s+3,500\s+Tokens out\s+550\s+Cost\s+0\.02 EUR/);
+      expect(await total.innerText()).toMatch(/Calls\s+3\s+Tokens in\s+3,500\s+Tokens out\s+550\s+Cost\s+0\.02 EUR/);
       const rows = await page.getByTestId("usage-row").allInnerTexts();
       const today = new Date().toISOString().slice(0, 10);
-      expect(rows).toEqual([`Usage e2e\t2\t3,500\t550\t0.02 EUR`, `${today}\t2\t3,500\t550\t0.02 EUR`]);
+      expect(rows).toEqual([`Usage e2e\t3\t3,500\t550\t0.02 EUR`, `${today}\t3\t3,500\t550\t0.02 EUR`]);
       expect(await page.locator('nav[aria-label="Main"] a[aria-current="page"]').innerText()).toBe("Usage");
       await screenshot(page, "usage-page.png");
       await page.context().close();
