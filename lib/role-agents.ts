@@ -50,7 +50,8 @@ export function choiceOf(agent: Record<string, unknown> | null): RoleChoice | nu
   if (!agent) return null;
   const str = (k: string) => (typeof agent[k] === "string" ? (agent[k] as string) : undefined);
   const kind = str("kind");
-  if (kind === "claude" || kind === "codex" || kind === "gemini") return { kind: "shell", shell: kind, ...(str("model") ? { model: str("model")! } : {}) };
+  if (kind === "claude" || kind === "codex" || kind === "gemini")
+    return { kind: "shell", shell: kind, ...(str("model") ? { model: str("model")! } : {}) };
   if (kind === "openai" || kind === "anthropic")
     return {
       kind: "brain",

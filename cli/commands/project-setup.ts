@@ -172,7 +172,7 @@ export function registerProjectSetupCommands(projects: Command): void {
     .option("--remote <remote>", "a remote of the repository (its name, URL or path)")
     .option("--target <branch>", "the branch merged into, or the pull request's base")
     .option("--token-env <name>", "the variable holding the token, from the admin's list (access.deliveryTokenEnv)")
-    .option("--pr-provider <provider>", "github or gitlab (\"\" removes the pull request settings)")
+    .option("--pr-provider <provider>", 'github or gitlab ("" removes the pull request settings)')
     .option("--pr-repository <repo>", "GitHub owner/name, GitLab group/name or id")
     .option("--pr-api-base-url <url>", "the provider's API (Enterprise, self-hosted)")
     .option("--test", "test the delivery: git ls-remote against the remote (and the provider's API) with the token")

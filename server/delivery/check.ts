@@ -164,7 +164,8 @@ async function testProviderApi(
       { privateHosts: options.privateHosts, ...(options.resolve ? { resolve: options.resolve } : {}) },
     );
     const text = await res.text();
-    if (!res.ok) return { what: "api", ok: false, message: clean(`${pr.provider} answered HTTP ${res.status}: ${text.slice(0, 300)}`, token) };
+    if (!res.ok)
+      return { what: "api", ok: false, message: clean(`${pr.provider} answered HTTP ${res.status}: ${text.slice(0, 300)}`, token) };
     const body = (text ? JSON.parse(text) : {}) as { default_branch?: string; full_name?: string; path_with_namespace?: string };
     const name = body.full_name ?? body.path_with_namespace ?? pr.repository;
     return {

@@ -281,12 +281,7 @@ async function saveProject(
 }
 
 /** projects.upsert: registers or replaces a project, its history recorded like any edit. */
-export async function registerProject(
-  deps: Deps,
-  input: z.input<typeof ZProjectInput>,
-  actor: Actor,
-  options: { role?: EditorRole } = {},
-) {
+export async function registerProject(deps: Deps, input: z.input<typeof ZProjectInput>, actor: Actor, options: { role?: EditorRole } = {}) {
   const parsed = ZProjectInput.parse(input);
   const before = await getProject(deps.pool, parsed.id).catch((err: unknown) => {
     if (err instanceof AppError && err.code === "NOT_FOUND") return null;
@@ -355,12 +350,7 @@ async function outboundProblems(
 }
 
 /** The dashboard's project form: iteration cap, settings overrides and its agents' models. */
-export async function configureProject(
-  deps: Deps,
-  raw: TConfigureProjectInput,
-  actor: Actor,
-  options: { role?: EditorRole } = {},
-) {
+export async function configureProject(deps: Deps, raw: TConfigureProjectInput, actor: Actor, options: { role?: EditorRole } = {}) {
   const input = ZConfigureProjectInput.parse(raw);
   const project = await getProject(deps.pool, input.projectId);
   const next = applySettingsFields(project.settings, input);
@@ -469,12 +459,7 @@ export async function configHistory(store: EventStore, stream: string): Promise<
  * Undoes one recorded change: each of its paths goes back to the value before it, provided
  * nothing changed that path since (else CONFLICT, naming it). The revert is a change too.
  */
-export async function revertChange(
-  deps: Deps,
-  raw: z.input<typeof ZRevertInput>,
-  actor: Actor,
-  options: { role?: EditorRole } = {},
-) {
+export async function revertChange(deps: Deps, raw: z.input<typeof ZRevertInput>, actor: Actor, options: { role?: EditorRole } = {}) {
   const input = ZRevertInput.parse(raw);
   const role = options.role ?? "admin";
   if (input.scope === "server" && role !== "admin")

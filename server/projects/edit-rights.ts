@@ -18,8 +18,7 @@ export function operatorMayChange(path: ChangePath): boolean {
   return path[0] === "agents" || (path[0] === "settings" && path[1] === "delivery");
 }
 
-const touchesAccess = (path: ChangePath) =>
-  (path[0] === "settings" && (path[1] === "access" || path.length === 1)) || path[0] === "access";
+const touchesAccess = (path: ChangePath) => (path[0] === "settings" && (path[1] === "access" || path.length === 1)) || path[0] === "access";
 
 /**
  * Refuses an operator's save whose changes go beyond their part. A new project (no record

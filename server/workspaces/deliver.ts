@@ -47,7 +47,11 @@ export async function remoteBranchHead(input: {
   const listed = await runGit(repo.top, ["ls-remote", "--heads", "--", input.remote, `refs/heads/${input.branch}`], {
     allowFailure: true,
     // No transport that runs a command (ext::), and ssh never waits for a person.
-    env: { ...authEnv(input.token), GIT_ALLOW_PROTOCOL: "file:git:http:https:ssh", GIT_SSH_COMMAND: "ssh -o BatchMode=yes -o ConnectTimeout=10" },
+    env: {
+      ...authEnv(input.token),
+      GIT_ALLOW_PROTOCOL: "file:git:http:https:ssh",
+      GIT_SSH_COMMAND: "ssh -o BatchMode=yes -o ConnectTimeout=10",
+    },
     timeoutMs: input.timeoutMs,
   });
   if (listed.exitCode !== 0) throw pushProblem(listed.stderr || listed.stdout || `git ls-remote exited with ${listed.exitCode}`);

@@ -119,11 +119,18 @@ describe("who wires a project", () => {
     const op = api.caller(operator);
     await op.projects.upsert({ id: "team-d", name: "D", repoPath: h.repo, allowlist: [], agents: {} });
     const bad = await refusal(
-      op.settings.configureProject({ projectId: "team-d", agents: { planner: { kind: "openai", id: "p", model: "gpt-5", apiKeyEnv: "SHOP_DB_PASSWORD" } } }),
+      op.settings.configureProject({
+        projectId: "team-d",
+        agents: { planner: { kind: "openai", id: "p", model: "gpt-5", apiKeyEnv: "SHOP_DB_PASSWORD" } },
+      }),
     );
     expect(bad.code).toBe("BAD_REQUEST");
-    expect(bad.fieldErrors?.["agents.planner"]?.join()).toMatch(/SHOP_DB_PASSWORD is not on the admin's list of variables agents may receive/);
-    const noArgv = await refusal(op.settings.configureProject({ projectId: "team-d", agents: { tester: { kind: "command", id: "t", argv: [] } } }));
+    expect(bad.fieldErrors?.["agents.planner"]?.join()).toMatch(
+      /SHOP_DB_PASSWORD is not on the admin's list of variables agents may receive/,
+    );
+    const noArgv = await refusal(
+      op.settings.configureProject({ projectId: "team-d", agents: { tester: { kind: "command", id: "t", argv: [] } } }),
+    );
     expect(noArgv.fieldErrors?.["agents.tester"]?.join()).toMatch(/agents\.tester\.argv/);
     expect((await getProject(db.pool, "team-d")).agents).toEqual({});
   });
@@ -134,7 +141,12 @@ describe("delivery settings", () => {
     const op = api.caller(operator);
     await op.projects.upsert({ id: "team-e", name: "E", repoPath: h.repo, allowlist: [], agents: {} });
     const refused = await refusal(
-      op.settings.configureProject({ projectId: "team-e", deliveryMethod: "push", deliveryRemote: "origin", deliveryTokenEnv: "GITHUB_TOKEN" }),
+      op.settings.configureProject({
+        projectId: "team-e",
+        deliveryMethod: "push",
+        deliveryRemote: "origin",
+        deliveryTokenEnv: "GITHUB_TOKEN",
+      }),
     );
     expect(refused.code).toBe("BAD_REQUEST");
     expect(refused.fieldErrors?.deliveryTokenEnv?.join()).toMatch(
