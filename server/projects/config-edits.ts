@@ -366,7 +366,11 @@ export async function configureProject(deps: Deps, raw: TConfigureProjectInput, 
     ...Object.entries(input.agents ?? {}).flatMap(([role, agent]) => (agent ? agentProblems(role, agent, inForce) : [])),
   ]);
   const agents = withAgentChanges(project.agents, input.agents ?? {});
-  for (const [role, model] of Object.entries(input.models ?? {})) agents[role] = { ...(agents[role] as object), model: model.trim() };
+  for (const [role, model] of Object.entries(input.models ?? {})) {
+    // An agent CLI left without a model runs with its own default.
+    const { model: _old, ...agent } = agents[role] as Record<string, unknown>;
+    agents[role] = model.trim() || !CLI_KINDS.includes(String(agent.kind)) ? { ...agent, model: model.trim() } : agent;
+  }
   const webhook = nextWebhook(project, input);
   const problems = await outboundProblems(deps, project, { webhook, agents, settings });
   if (problems.length) throw invalid(problems.map((p) => ({ ...p, field: outboundField(p.path) })));
@@ -412,6 +416,9 @@ function iterationProblems(value: number | undefined) {
   return [{ field: "maxIterations", path: "maxIterations", message: error?.message ?? "invalid" }];
 }
 
+/** Agent CLIs: a model is theirs to default. */
+const CLI_KINDS = ["claude", "codex", "gemini"];
+
 /** A model may be set only on an agent that names one (HTTP brains and agent CLIs). */
 function modelProblems(project: Project, models: Record<string, string>) {
   return Object.entries(models).flatMap(([role, model]) => {
@@ -421,6 +428,7 @@ function modelProblems(project: Project, models: Record<string, string>) {
     if (!agent) return [{ field, path, message: `project ${project.id} has no agent for the ${role} role` }];
     if (!["openai", "anthropic", "claude", "codex", "gemini"].includes(agent.kind ?? ""))
       return [{ field, path, message: `a ${agent.kind} agent has no model to set` }];
+    if (!model.trim() && CLI_KINDS.includes(agent.kind ?? "")) return [];
     if (!model.trim()) return [{ field, path, message: "must name a model (e.g. gpt-5, claude-sonnet-4-5)" }];
     if (model.length > 200 || /\s/.test(model.trim()))
       return [{ field, path, message: "a model id is one word of at most 200 characters" }];

@@ -125,6 +125,10 @@ export interface ProjectRoles {
   roles: RoleBinding[];
   /** The variables an agent may receive now (access.agentEnv in force): what a brain's key may be read from. */
   agentEnv: string[];
+  /** The variables a delivery token may be read from (access.deliveryTokenEnv in force). */
+  deliveryTokenEnv: string[];
+  /** Each agent CLI as the live runners found it (none when no runner reported). */
+  shells: Array<{ shell: string; sightings: ShellSighting[] }>;
   readiness: WorkflowReadiness[];
 }
 
@@ -135,7 +139,10 @@ function editable(agent: unknown): Record<string, unknown> | null {
   return env && typeof env === "object" ? { ...rest, env: Object.fromEntries(Object.keys(env).map((k) => [k, "…"])) } : rest;
 }
 
-export async function projectRoles(deps: { pool: Queryable; store: EventStore }, projectId: string): Promise<ProjectRoles> {
+export async function projectRoles(
+  deps: { pool: Queryable; store: EventStore; runnerShells?: RoleCheckDeps["runnerShells"] },
+  projectId: string,
+): Promise<ProjectRoles> {
   const project = await getProject(deps.pool, projectId);
   const { config } = await loadConfigAtHead(project.repoPath);
   const defs = [...Object.values(BUILTIN_WORKFLOWS), ...Object.values(config?.workflows ?? {})];
@@ -154,6 +161,11 @@ export async function projectRoles(deps: { pool: Queryable; store: EventStore },
     name: project.name,
     roles: roles.filter((r) => r.neededBy.length || r.record || r.repository),
     agentEnv: settings.access.agentEnv,
+    deliveryTokenEnv: settings.access.deliveryTokenEnv,
+    shells: await (async () => {
+      const recorded = deps.runnerShells ? await deps.runnerShells() : [];
+      return SHELL_KINDS.map((shell) => ({ shell, sightings: sightings(recorded, shell) }));
+    })(),
     readiness: defs.map((d) => readiness(project, config, d)),
   };
 }
@@ -166,6 +178,8 @@ export const ZCheckRoleInput = z.object({
   /** The agent as the picker would save it. */
   agent: z.record(z.string(), z.unknown()),
 });
+
+const SHELL_KINDS = ["claude", "codex", "gemini"] as const;
 
 /** What one runner (or the web server) found of an agent CLI. */
 export interface ShellSighting {

@@ -45,6 +45,11 @@ async function named(ctx: Context, entries: ConfigHistoryEntry[]) {
   return entries.map((e) => ({ ...e, actorName: names[actorLabel(e.actor)] ?? actorLabel(e.actor) }));
 }
 
+/** The agent CLIs each live runner recorded when it started (runners.shells). */
+async function liveRunnerShells(ctx: Context) {
+  return (await listRunners(ctx.pool, { liveOnly: true })).runners.map((r) => ({ where: `${r.host} (runner ${r.id})`, shells: r.shells }));
+}
+
 export const settingsRouter = router({
   projects: operatorProcedure.query(async ({ ctx }) => {
     const projects = await projectsOverview(ctx.pool, ctx.store);
@@ -75,19 +80,13 @@ export const settingsRouter = router({
   /** A project's roles, who plays each, and its workflows' readiness (the role pickers' page). */
   roles: operatorProcedure
     .input(z.object({ projectId: z.string().min(1).max(100) }))
-    .query(({ ctx, input }) => projectRoles(ctx, input.projectId)),
+    .query(({ ctx, input }) => projectRoles({ ...ctx, runnerShells: () => liveRunnerShells(ctx) }, input.projectId)),
   /** A role picker's Check: the agent judged as a save would, then its brain, CLI or command checked. */
-  checkRole: operatorProcedure.input(ZCheckRoleInput).mutation(({ ctx, input }) =>
-    checkRoleAgent(
-      {
-        ...ctx,
-        runnerShells: async () =>
-          (await listRunners(ctx.pool, { liveOnly: true })).runners.map((r) => ({ where: `${r.host} (runner ${r.id})`, shells: r.shells })),
-      },
-      input,
-      { asAdmin: ctx.user.role === "admin" },
+  checkRole: operatorProcedure
+    .input(ZCheckRoleInput)
+    .mutation(({ ctx, input }) =>
+      checkRoleAgent({ ...ctx, runnerShells: () => liveRunnerShells(ctx) }, input, { asAdmin: ctx.user.role === "admin" }),
     ),
-  ),
   /** The delivery settings' Test, run here in the web server with its environment (docs/delivery.md). */
   testDelivery: operatorProcedure.input(ZTestDeliveryInput).mutation(({ ctx, input }) => testDelivery(ctx, input)),
   shells: operatorProcedure.query(({ ctx }) => shellsOverview(ctx.pool)),
