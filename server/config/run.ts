@@ -109,7 +109,7 @@ export function workflowRoles(definition: WorkflowDefinition): AgentRole[] {
 }
 
 /**
- * The roles of `roles` no agent plays (req X2, docs/workflows.md "Readiness"): neither the
+ * The roles of `roles` no agent plays (req X2, docs/configuration.md "Roles and readiness"): neither the
  * repository's `.catcafe/agents.json` nor the project record binds them. What the New task
  * page shows before a start, and what the start refuses with, in the same words.
  */

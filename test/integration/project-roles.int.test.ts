@@ -12,7 +12,9 @@ import type { CurrentUser } from "../../server/auth/request";
 import { configHistory, projectConfigStream } from "../../server/projects/config-edits";
 import { getProject } from "../../server/projects/projects";
 import { createApiFixture, type ApiFixture } from "../helpers/api";
+import { startApiServer } from "../helpers/api-server";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { cleanEnv, run } from "../helpers/live-server";
 import { createHarness, tempDir, type Harness } from "../helpers/tasks";
 
 let db: TestDatabase;
@@ -228,4 +230,64 @@ describe("readiness", () => {
     const started = await op.forge.new({ projectId: "team-g", idea: "a tiny app" });
     expect(started.sessionId).toMatch(/^s-/);
   });
+});
+
+describe("from the CLI", () => {
+  it("catcafe projects agent binds a role and reports readiness; projects delivery sets and tests the delivery", async () => {
+    const BIN = path.resolve(import.meta.dirname, "../../bin/catcafe.mjs");
+    const token = (await api.caller(operator).tokens.create({ name: "cli" })).token;
+    const server = await startApiServer(api.source);
+    const home = tempDir("catcafe-roles-cli-");
+    const env = cleanEnv({ HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), CATCAFE_URL: server.url, CATCAFE_TOKEN: token });
+    const catcafe = (args: string[]) => run(BIN, [...args, "--json"], { env, timeoutMs: 60_000 });
+    try {
+      await api.caller(operator).projects.upsert({
+        id: "team-h",
+        name: "H",
+        repoPath: h.repo,
+        allowlist: [],
+        agents: { coder: sim("coder"), reviewer: sim("reviewer"), tester: sim("tester") },
+      });
+      const bound = await catcafe(["projects", "agent", "team-h", "planner", "--kind", "simulated"]);
+      expect(bound.code, bound.stderr).toBe(0);
+      const answer = JSON.parse(bound.stdout) as {
+        changes: Array<{ path: string[] }>;
+        readiness: Array<{ workflow: string; ready: boolean }>;
+      };
+      expect(answer.changes.map((c) => c.path.join("."))).toEqual(["agents.planner"]);
+      expect(answer.readiness.find((w) => w.workflow === "forge")).toMatchObject({ ready: true });
+      expect((await getProject(db.pool, "team-h")).agents.planner).toMatchObject({ kind: "scripted", id: "planner-sim" });
+
+      const refused = await catcafe([
+        "projects",
+        "agent",
+        "team-h",
+        "planner",
+        "--kind",
+        "brain",
+        "--model",
+        "m",
+        "--key-env",
+        "SECRET_THING",
+      ]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/SECRET_THING is not on the admin's list of variables agents may receive/);
+
+      const root = tempDir("catcafe-roles-cli-remote-");
+      const bare = path.join(root, "r.git");
+      execFileSync("git", ["init", "--bare", "-q", bare]);
+      execFileSync("git", ["-C", h.repo, "push", "-q", bare, "HEAD:refs/heads/main"]);
+      const head = execFileSync("git", ["-C", h.repo, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
+      const delivery = await catcafe(["projects", "delivery", "team-h", "--method", "push", "--remote", bare, "--test"]);
+      expect(delivery.code, delivery.stderr).toBe(0);
+      const shown = JSON.parse(delivery.stdout) as {
+        test: { ok: boolean; message: string };
+        delivery: Array<{ path: string; value: unknown }>;
+      };
+      expect(shown.test).toMatchObject({ ok: true, message: `reachable, main at ${head.slice(0, 7)}` });
+      expect(shown.delivery.find((d) => d.path === "delivery.remote")?.value).toBe(bare);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
 });

@@ -71,7 +71,6 @@ export default async function ProjectSetupPage({ params }: { params: Promise<{ i
             <section id="delivery" aria-label="Delivery">
               <Panel title="Delivery" meta={<span className="normal-case">docs/delivery.md</span>}>
                 <DeliveryForm
-                  key={JSON.stringify(data.effective.settings.filter((s) => s.field.startsWith("delivery")))}
                   projectId={id}
                   rows={data.effective.settings.filter((s) => s.field.startsWith("delivery"))}
                   tokenEnvAllowed={data.roles.deliveryTokenEnv}
