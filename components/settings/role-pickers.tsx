@@ -288,7 +288,7 @@ function RolePicker({ data, role: r, canEdit }: { data: ProjectRoles; role: Proj
           <button
             type="button"
             className={`${button} bg-sky-700 text-white hover:bg-sky-800`}
-            disabled={save.isPending}
+            disabled={save.isPending || (draft.kind === "none" && !r.record)}
             onClick={() => save.mutate({ projectId: data.projectId, agents: { [r.role]: agent } })}
           >
             {save.isPending ? "Saving…" : draft.kind === "none" ? `Unbind ${r.role}` : `Save ${r.role}`}

@@ -232,6 +232,36 @@ describe("readiness", () => {
   });
 });
 
+describe("readiness with the repository's agents", () => {
+  it("counts a role .catcafe/agents.json plays (at HEAD) as bound", async () => {
+    const repo = path.join(tempDir("catcafe-roles-repo-"), "repo");
+    execFileSync("git", ["clone", "-q", h.repo, repo]);
+    const dir = path.join(repo, ".catcafe");
+    fs.mkdirSync(dir);
+    const files = {
+      "version.json": { configVersion: "1.0" },
+      "brains.json": { brains: { "sim-planner": { provider: "scripted", responses: [{ reply: "a plan" }] } } },
+      "agents.json": { agents: [{ id: "planner-repo", role: "planner", defaultBrain: "sim-planner" }] },
+    };
+    for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), JSON.stringify(content));
+    const git = (...args: string[]) => execFileSync("git", ["-C", repo, ...args]);
+    git("add", "-A", ".catcafe");
+    git("-c", "user.name=t", "-c", "user.email=t@cats.test", "commit", "-q", "-m", "planner from the repository");
+    const op = api.caller(operator);
+    await op.projects.upsert({
+      id: "team-r",
+      name: "R",
+      repoPath: repo,
+      allowlist: [],
+      agents: { coder: sim("coder"), reviewer: sim("reviewer"), tester: sim("tester") },
+    });
+    const forge = (await op.projects.readiness({ projectId: "team-r" })).find((w) => w.workflow === "forge");
+    expect(forge).toMatchObject({ ready: true, missing: [] });
+    const roles = await op.settings.roles({ projectId: "team-r" });
+    expect(roles.roles.find((r) => r.role === "planner")).toMatchObject({ record: null, repository: { id: "planner-repo" } });
+  });
+});
+
 describe("from the CLI", () => {
   it("catcafe projects agent binds a role and reports readiness; projects delivery sets and tests the delivery", async () => {
     const BIN = path.resolve(import.meta.dirname, "../../bin/catcafe.mjs");
