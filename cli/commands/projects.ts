@@ -98,7 +98,17 @@ export function registerProjectCommands(program: Command): void {
         `.catcafe/: ${p.config.found ? `v${p.config.configVersion ?? "?"} at ${p.config.commit?.slice(0, 10)}` : "none"}${p.config.errors.length ? `\n  ${p.config.errors.join("\n  ")}` : ""}`,
         ...table(
           ["SETTING", "VALUE", "FROM"],
-          p.settings.map((s) => [s.path, Array.isArray(s.value) ? s.value.join(", ") : String(s.value), s.source]),
+          p.settings.map((s) => [
+            s.path,
+            Array.isArray(s.value)
+              ? s.value.join(", ")
+              : s.value === undefined
+                ? "—"
+                : typeof s.value === "object"
+                  ? JSON.stringify(s.value)
+                  : String(s.value),
+            s.source,
+          ]),
         ),
       ]);
     });
