@@ -11,8 +11,8 @@ import { agentPreset, PRESET_KINDS } from "@/lib/agent-presets";
 import type { AgentConfigInput } from "@/server/agents/config";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 
-// Every role a built-in workflow needs (review_loop: coder, reviewer, tester; forge and planning: planner too).
-const ROLES = ["coder", "reviewer", "tester", "planner"] as const;
+// Every role a built-in workflow needs (review_loop: coder, reviewer, tester; forge: planner too; planning: planner, executor).
+const ROLES = ["coder", "reviewer", "tester", "planner", "executor"] as const;
 const input =
   "w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500 aria-[invalid=true]:border-rose-500 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
 const label = "mb-1 block text-xs font-medium text-zinc-700 dark:text-zinc-300";
@@ -26,6 +26,7 @@ export function AddProjectForm() {
     reviewer: { kind: "claude", model: "" },
     tester: { kind: "claude", model: "" },
     planner: { kind: "claude", model: "" },
+    executor: { kind: "claude", model: "" },
   });
   const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
   const check = useMutation(trpc.ops.validateConfig.mutationOptions());
