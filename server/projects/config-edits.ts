@@ -1,6 +1,7 @@
-// Configuration an admin edits in the dashboard (or through the API), as events: a
-// project's record (iteration cap, settings overrides, its agents' models) and the server's
-// settings overrides, which sit between settings.json and each project's. Every save is
+// Configuration edited in the dashboard, the CLI or the API, as events: a project's record
+// (iteration cap, settings overrides, its agents per role, its delivery) and the server's
+// settings overrides, which sit between settings.json and each project's. Admins edit all of
+// it; a project's operators its agents and delivery (req X2, ./edit-rights.ts). Every save is
 // validated with the schemas the files use, with the same messages, and appends what changed
 // (path, before, after) with who did it — in the transaction that writes the record — so
 // the history is complete and any change can be reverted. The repository's `.catcafe/`
@@ -349,7 +350,7 @@ async function outboundProblems(
   return problems.flat();
 }
 
-/** The dashboard's project form: iteration cap, settings overrides and its agents' models. */
+/** The dashboard's project forms and `catcafe projects agent|delivery`: iteration cap, settings overrides, its agents and their models. */
 export async function configureProject(deps: Deps, raw: TConfigureProjectInput, actor: Actor, options: { role?: EditorRole } = {}) {
   const input = ZConfigureProjectInput.parse(raw);
   const project = await getProject(deps.pool, input.projectId);
