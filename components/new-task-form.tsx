@@ -1,6 +1,8 @@
 "use client";
 // The form that starts a task: project, workflow, mode and the prompt. Field errors from
-// the server's zod schema show under their field; on success the new session opens.
+// the server's zod schema show under their field; on success the new session opens. A
+// workflow whose roles are not all bound on the project is not ready (req X2): Start is
+// disabled with the reason the start itself would give, and a link to the role pickers.
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
@@ -16,12 +18,23 @@ interface WorkflowOption {
   projectId: string | null;
 }
 
+/** A workflow on a project: ready, or the roles no agent plays and why it cannot start. */
+interface Readiness {
+  projectId: string;
+  workflow: string;
+  ready: boolean;
+  missing: string[];
+  reason: string | null;
+}
+
 export function NewTaskForm({
   projects,
   workflows,
+  readiness = [],
 }: {
   projects: Array<{ id: string; name: string; simulated?: boolean }>;
   workflows: WorkflowOption[];
+  readiness?: Readiness[];
 }) {
   const trpc = useTRPC();
   const router = useRouter();
@@ -36,6 +49,7 @@ export function NewTaskForm({
   const start = useMutation(trpc.tasks.start.mutationOptions({ onSuccess: (r) => router.push(`/sessions/${r.sessionId}`) }));
   const fieldErrors = trpcFieldErrors(start.error);
   const effectiveMode = modes.includes(mode) ? mode : (modes[0] ?? "proposal");
+  const notReady = readiness.find((r) => r.projectId === projectId && r.workflow === workflow && !r.ready) ?? null;
 
   return (
     <Panel title="Task">
@@ -43,6 +57,7 @@ export function NewTaskForm({
         className="space-y-4 p-4"
         onSubmit={(e) => {
           e.preventDefault();
+          if (notReady) return;
           start.mutate({ projectId, workflow, mode: effectiveMode, prompt });
         }}
       >
@@ -72,6 +87,26 @@ export function NewTaskForm({
             </select>
           </div>
         </div>
+        {notReady ? (
+          <div
+            id="workflow-not-ready"
+            role="alert"
+            data-testid="workflow-not-ready"
+            className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:border-amber-900/70 dark:bg-amber-950/40 dark:text-amber-200"
+          >
+            <p>
+              <strong>{workflow}</strong> is not ready on this project: no agent plays {notReady.missing.join(", ")}.
+            </p>
+            <p className="mt-1 text-xs">{notReady.reason}</p>
+            <a className="mt-1 inline-block font-medium underline" href={`/settings/projects/${projectId}#roles`}>
+              Bind {notReady.missing.length === 1 ? "it" : "them"} in the project&apos;s roles →
+            </a>
+          </div>
+        ) : (
+          <p className="text-xs text-emerald-800 dark:text-emerald-300" data-testid="workflow-ready">
+            {workflow} is ready on this project: every role it needs has an agent.
+          </p>
+        )}
         {projects.find((p) => p.id === projectId)?.simulated ? (
           <p
             data-testid="simulated-note"
@@ -120,7 +155,8 @@ export function NewTaskForm({
         <div className="flex items-center justify-end gap-3">
           <button
             type="submit"
-            disabled={start.isPending}
+            disabled={start.isPending || notReady !== null}
+            aria-describedby={notReady ? "workflow-not-ready" : undefined}
             className="rounded-md bg-emerald-700 px-4 py-2 text-sm font-medium text-white shadow-sm hover:bg-emerald-800 disabled:opacity-60"
           >
             {start.isPending ? "Starting…" : "Start task"}

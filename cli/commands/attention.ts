@@ -73,7 +73,17 @@ export function registerConfigShow(config: Command): void {
       }
       const effective = await client.settings.effective.query(scope);
       ctx.out.result(effective, () => {
-        const rows = effective.settings.map((s) => [s.path, Array.isArray(s.value) ? s.value.join(", ") : String(s.value), s.source]);
+        const rows = effective.settings.map((s) => [
+          s.path,
+          Array.isArray(s.value)
+            ? s.value.join(", ")
+            : s.value === undefined
+              ? "—"
+              : typeof s.value === "object"
+                ? JSON.stringify(s.value)
+                : String(s.value),
+          s.source,
+        ]);
         if (effective.maxIterations !== null) rows.unshift(["maxIterations", String(effective.maxIterations), "project"]);
         return table(["SETTING", "VALUE", "FROM"], rows);
       });

@@ -1,4 +1,4 @@
-// `catcafe projects list|show|add`: the projects tasks run on. `add` registers one (admin):
+// `catcafe projects list|show|add`: the projects tasks run on. `add` registers one (operator):
 // a repository on the server, the commands its tests may run, and an agent per role — a
 // CLI (claude, codex, gemini), an HTTP model (openai:<model>, anthropic:<model>), or
 // `simulated`; anything else from a JSON file. Its `.catcafe/` is checked on the spot with
@@ -13,6 +13,7 @@ import { CliContext } from "../context";
 import { CliError } from "../errors";
 import { table } from "../output";
 import { examples } from "./help";
+import { registerProjectSetupCommands } from "./project-setup";
 
 type ProjectInput = RouterInputs["projects"]["upsert"];
 
@@ -97,14 +98,24 @@ export function registerProjectCommands(program: Command): void {
         `.catcafe/: ${p.config.found ? `v${p.config.configVersion ?? "?"} at ${p.config.commit?.slice(0, 10)}` : "none"}${p.config.errors.length ? `\n  ${p.config.errors.join("\n  ")}` : ""}`,
         ...table(
           ["SETTING", "VALUE", "FROM"],
-          p.settings.map((s) => [s.path, Array.isArray(s.value) ? s.value.join(", ") : String(s.value), s.source]),
+          p.settings.map((s) => [
+            s.path,
+            Array.isArray(s.value)
+              ? s.value.join(", ")
+              : s.value === undefined
+                ? "—"
+                : typeof s.value === "object"
+                  ? JSON.stringify(s.value)
+                  : String(s.value),
+            s.source,
+          ]),
         ),
       ]);
     });
 
   projects
     .command("add")
-    .description("register a project (admin): its repository on the server, the commands tests may run, an agent per role")
+    .description("register a project (operator): its repository on the server, the commands tests may run, an agent per role")
     .argument("<id>", "lowercase letters, digits and '-'")
     .requiredOption("-r, --repo <path>", "the git repository, as a path on the server")
     .option("-n, --name <name>", "a name people read (default: the id)")
@@ -178,8 +189,11 @@ export function registerProjectCommands(program: Command): void {
                 ? ".catcafe/ loads without a problem."
                 : `.catcafe/ has problems (tasks are refused until they are fixed):\n  ${check.errors.join("\n  ")}`,
             Object.keys(agents).length ? "" : "No agents given: every role must come from the repository's .catcafe/agents.json.",
+            `Roles and readiness: catcafe projects agents ${id}; bind one: catcafe projects agent ${id} <role> --kind …`,
           ].filter(Boolean),
         );
       },
     );
+
+  registerProjectSetupCommands(projects);
 }

@@ -1,5 +1,5 @@
 "use client";
-// Settings → Projects, "Add project" (admins): a repository on the server, the commands its
+// Settings → Projects, "Add project" (operators, req X2): a repository on the server, the commands its
 // tests may run, an agent per role in one word (an agent CLI, an HTTP model, simulated, or
 // none: the repository's .catcafe/agents.json plays it), and the iteration cap. Saved with
 // projects.upsert (recorded in the project's history); then the repository's .catcafe/ is
@@ -11,7 +11,8 @@ import { agentPreset, PRESET_KINDS } from "@/lib/agent-presets";
 import type { AgentConfigInput } from "@/server/agents/config";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 
-const ROLES = ["coder", "reviewer", "tester"] as const;
+// Every role a built-in workflow needs (review_loop: coder, reviewer, tester; forge: planner too; planning: planner, executor).
+const ROLES = ["coder", "reviewer", "tester", "planner", "executor"] as const;
 const input =
   "w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500 aria-[invalid=true]:border-rose-500 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
 const label = "mb-1 block text-xs font-medium text-zinc-700 dark:text-zinc-300";
@@ -24,6 +25,8 @@ export function AddProjectForm() {
     coder: { kind: "claude", model: "" },
     reviewer: { kind: "claude", model: "" },
     tester: { kind: "claude", model: "" },
+    planner: { kind: "claude", model: "" },
+    executor: { kind: "claude", model: "" },
   });
   const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
   const check = useMutation(trpc.ops.validateConfig.mutationOptions());
@@ -172,7 +175,10 @@ export function AddProjectForm() {
                 : check.data.ok
                   ? ".catcafe/ loads without a problem."
                   : ".catcafe/ has problems (tasks are refused until they are fixed):"
-              : "Checking .catcafe/…"}
+              : "Checking .catcafe/…"}{" "}
+            <a className="underline" href={`/settings/projects/${save.data.id}#roles`}>
+              Roles and delivery →
+            </a>
           </span>
         ) : null}
       </div>

@@ -37,10 +37,15 @@ const LABELS: Record<string, { label: string; unit: string; hint: string }> = {
     unit: "host, host:port",
     hint: "webhooks and brains on loopback or private addresses; adds to the level below",
   },
+  deliveryTokenEnvAllowed: {
+    label: "Delivery token variables",
+    unit: "comma-separated, * a wildcard",
+    hint: "the variables a project's delivery tokenEnv may name (docs/delivery.md); adds to the level below",
+  },
 };
 
 /** Fields holding a list of names rather than numbers. */
-const LIST_FIELDS = new Set(["agentEnv", "agentHosts", "privateHosts"]);
+const LIST_FIELDS = new Set(["agentEnv", "agentHosts", "privateHosts", "deliveryTokenEnvAllowed"]);
 
 const input =
   "w-full rounded-md border border-zinc-300 bg-white px-2 py-1 font-mono text-xs text-zinc-900 outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500 disabled:bg-zinc-50 disabled:text-zinc-500 aria-[invalid=true]:border-rose-500 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:disabled:bg-zinc-900";
@@ -77,8 +82,10 @@ export function ConfigForm(props: {
   const trpc = useTRPC();
   const router = useRouter();
   const own = props.scope;
+  // The fields this form edits; a project's delivery has its own form (components/settings/delivery-form.tsx).
+  const edited = props.settings.filter((s) => s.field in LABELS);
   const fill = (): Record<string, string> => ({
-    ...Object.fromEntries(props.settings.map((s) => [s.field, s.source === own ? show(s.value) : ""])),
+    ...Object.fromEntries(edited.map((s) => [s.field, s.source === own ? show(s.value) : ""])),
     ...(props.maxIterations ? { maxIterations: String(props.maxIterations.value) } : {}),
     ...Object.fromEntries((props.models ?? []).map((m) => [`models.${m.role}`, m.model])),
     webhookUrl: "",
@@ -104,7 +111,7 @@ export function ConfigForm(props: {
 
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
-    const settings = Object.fromEntries(props.settings.map((s) => [s.field, toValue(s.field, values[s.field] ?? "")]));
+    const settings = Object.fromEntries(edited.map((s) => [s.field, toValue(s.field, values[s.field] ?? "")]));
     if (props.scope === "server") {
       server.mutate({ ...settings, expectedVersion: props.version });
       return;
@@ -169,7 +176,7 @@ export function ConfigForm(props: {
             "",
           )
         : null}
-      {props.settings.map((s) => {
+      {edited.map((s) => {
         const meta = LABELS[s.field] ?? { label: s.field, unit: "", hint: "" };
         return row(
           s.field,

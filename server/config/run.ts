@@ -101,6 +101,36 @@ export function defaultMode(definition: WorkflowDefinition, projectMode: string 
   return definition.modes.includes("proposal") ? "proposal" : definition.modes[0]!;
 }
 
+/** The roles a workflow runs an agent for (the commands step runs none): each must be bound before a start. */
+export function workflowRoles(definition: WorkflowDefinition): AgentRole[] {
+  return [
+    ...new Set(Object.values(definition.states).flatMap((s) => (s.type === "step" && s.step.output !== "commands" ? [s.step.role] : []))),
+  ];
+}
+
+/**
+ * The roles of `roles` no agent plays (req X2, docs/configuration.md "Roles and readiness"): neither the
+ * repository's `.catcafe/agents.json` nor the project record binds them. What the New task
+ * page shows before a start, and what the start refuses with, in the same words.
+ */
+export function unboundRoles(
+  project: Pick<RunProject, "agents">,
+  config: Pick<ProjectConfig, "agents"> | null,
+  roles: readonly AgentRole[],
+): AgentRole[] {
+  return roles.filter((role) => project.agents[role] === undefined && !config?.agents.some((a) => a.role === role));
+}
+
+/** Why `workflow` cannot start on a project whose `missing` roles no agent plays. */
+export function notReadyMessage(projectId: string, workflow: string, missing: readonly string[]): string {
+  const roles = missing.length === 1 ? `the ${missing[0]} role` : `the ${missing.join(", ")} roles`;
+  return (
+    `${workflow} is not ready on project ${projectId}: no agent plays ${roles}; ` +
+    `bind ${missing.length === 1 ? "it" : "them"} in Settings → Projects → ${projectId} → Roles, ` +
+    `or with \`catcafe projects agent ${projectId} <role> --kind …\``
+  );
+}
+
 /** Agents whose calls (brains) or runs (agent CLIs) are spaced by a rate limit. */
 const RATE_LIMITED_KINDS: readonly string[] = ["openai", "anthropic", "claude", "codex", "gemini"];
 
@@ -148,6 +178,8 @@ export function bindRun(input: {
     maxIterations = effective.maxIterations;
   }
   // Every role the workflow uses must have a valid agent before anything starts.
+  const missing = unboundRoles(project, config, input.roles).filter((role) => !bindings[role]);
+  if (missing.length) throw new AppError("PRECONDITION_FAILED", notReadyMessage(project.id, definition.id, missing));
   const agents: AgentSnapshots = {};
   const projectAgents: Partial<Record<AgentRole, { id: string; kind: string }>> = {};
   for (const role of input.roles) {

@@ -126,30 +126,41 @@ const ZBranchPart = z
  * The token for the push (HTTPS) and the API is read from the environment variable named in
  * `tokenEnv` by the runner that delivers: never stored, never shown.
  */
-export const ZDeliverySettings = z.strictObject({
-  branchPrefix: ZBranchPart.default("catcafe/"),
-  method: z.enum(["push", "pull_request", "merge"]).default("merge"),
+const deliveryFields = {
+  branchPrefix: ZBranchPart,
+  method: z.enum(["push", "pull_request", "merge"]),
   /** A git remote of the project repository (its name or URL). */
-  remote: z.string().min(1).max(500).optional(),
-  target: ZBranchPart.min(1).default("main"),
-  tokenEnv: ZEnvVarName.optional(),
+  remote: z.string().min(1).max(500),
+  target: ZBranchPart.min(1),
+  tokenEnv: ZEnvVarName,
   /** Approvals by this many different people before a delivery (0: none needed). */
-  approvals: z.number().int().min(0).max(10).default(0),
+  approvals: z.number().int().min(0).max(10),
   /**
    * Deliver without being asked: when the session is approved, or, with `approvals`, when the
    * last approval needed is given. Off: an operator delivers (Deliver, `catcafe deliver`).
    */
-  auto: z.boolean().default(false),
-  pullRequest: z
-    .strictObject({
-      provider: z.enum(["github", "gitlab"]),
-      /** Default: https://api.github.com, https://gitlab.com/api/v4 (Enterprise and self-hosted: yours). */
-      apiBaseUrl: z.url().optional(),
-      /** GitHub: owner/name; GitLab: the project's path (group/name) or numeric id. */
-      repository: z.string().min(1).max(300),
-    })
-    .optional(),
+  auto: z.boolean(),
+  pullRequest: z.strictObject({
+    provider: z.enum(["github", "gitlab"]),
+    /** Default: https://api.github.com, https://gitlab.com/api/v4 (Enterprise and self-hosted: yours). */
+    apiBaseUrl: z.url().optional(),
+    /** GitHub: owner/name; GitLab: the project's path (group/name) or numeric id. */
+    repository: z.string().min(1).max(300),
+  }),
+};
+export const ZDeliverySettings = z.strictObject({
+  ...deliveryFields,
+  branchPrefix: deliveryFields.branchPrefix.default("catcafe/"),
+  method: deliveryFields.method.default("merge"),
+  remote: deliveryFields.remote.optional(),
+  target: deliveryFields.target.default("main"),
+  tokenEnv: deliveryFields.tokenEnv.optional(),
+  approvals: deliveryFields.approvals.default(0),
+  auto: deliveryFields.auto.default(false),
+  pullRequest: deliveryFields.pullRequest.optional(),
 });
+/** An override's delivery settings: only those it names (no defaults filled in, so the level below still applies). */
+const ZDeliveryOverride = z.strictObject(deliveryFields).partial();
 export type DeliverySettings = z.output<typeof ZDeliverySettings>;
 
 /** A price per million tokens, in the table's currency. */
@@ -197,11 +208,18 @@ const accessLists = {
   agentEnv: z.array(ZEnvPattern).max(100),
   agentHosts: z.array(ZHostRuleText).max(100),
   privateHosts: z.array(ZHostRuleText).max(100),
+  /**
+   * The variables a delivery's tokenEnv saved in the dashboard or the CLI may name (req X2,
+   * docs/delivery.md): an operator picks the token variable from this list, never any of the
+   * runner's variables (the token goes to a remote of their choosing). Empty by default.
+   */
+  deliveryTokenEnv: z.array(ZEnvPattern).max(100),
 };
 export const ZAccessSettings = z.strictObject({
   agentEnv: accessLists.agentEnv.default([...PROVIDER_KEY_ENV]),
   agentHosts: accessLists.agentHosts.default([]),
   privateHosts: accessLists.privateHosts.default([]),
+  deliveryTokenEnv: accessLists.deliveryTokenEnv.default([]),
 });
 /** An override's lists: only those it names (no defaults filled in). */
 const ZAccessOverride = z.strictObject(accessLists).partial();
@@ -261,7 +279,7 @@ export const ZSettingsOverride = z.strictObject({
     .partial()
     .optional(),
   forge: ZForgeSettings.optional(),
-  delivery: ZDeliverySettings.partial().optional(),
+  delivery: ZDeliveryOverride.optional(),
   /** Replaces the list of settings.json (an empty list: none for this project). */
   mcpServers: ZMcpServers.optional(),
   /** Adds to the lists below it. */
@@ -286,6 +304,7 @@ export function withOverride(settings: Settings, override: SettingsOverride | un
       agentEnv: union(settings.access.agentEnv, override.access?.agentEnv),
       agentHosts: union(settings.access.agentHosts, override.access?.agentHosts),
       privateHosts: union(settings.access.privateHosts, override.access?.privateHosts),
+      deliveryTokenEnv: union(settings.access.deliveryTokenEnv, override.access?.deliveryTokenEnv),
     },
   };
 }

@@ -1,6 +1,7 @@
-// Configuration an admin edits in the dashboard (or through the API), as events: a
-// project's record (iteration cap, settings overrides, its agents' models) and the server's
-// settings overrides, which sit between settings.json and each project's. Every save is
+// Configuration edited in the dashboard, the CLI or the API, as events: a project's record
+// (iteration cap, settings overrides, its agents per role, its delivery) and the server's
+// settings overrides, which sit between settings.json and each project's. Admins edit all of
+// it; a project's operators its agents and delivery (req X2, ./edit-rights.ts). Every save is
 // validated with the schemas the files use, with the same messages, and appends what changed
 // (path, before, after) with who did it — in the transaction that writes the record — so
 // the history is complete and any change can be reverted. The repository's `.catcafe/`
@@ -24,6 +25,10 @@ import type { EventStore } from "../events/store";
 import { ZEventVersion, ZVersion } from "../events/versions";
 import { savedUrlProblem } from "../net/outbound";
 import { getProject, maskedUrl, upsertProject, ZProjectInput, ZWebhook, type Project } from "./projects";
+import { ZAgentRole } from "../agents/types";
+import { deliveryTokenProblem } from "../config/delivery-token";
+import { assertMayChange, type EditorRole } from "./edit-rights";
+import { agentProblems, withAgentChanges } from "./roles";
 import { isObject, readConfigStream, SERVER_CONFIG_STREAM, serverOverride, setAtPath } from "../config/overrides";
 
 export { SERVER_CONFIG_STREAM, serverOverride, setAtPath };
@@ -44,6 +49,14 @@ export const SETTINGS_FIELDS = {
   agentEnv: ["access", "agentEnv"],
   agentHosts: ["access", "agentHosts"],
   privateHosts: ["access", "privateHosts"],
+  /** The variables a delivery's tokenEnv may name (an admin's list, like the three above). */
+  deliveryTokenEnvAllowed: ["access", "deliveryTokenEnv"],
+  // A project's delivery (docs/delivery.md): an operator's to set (req X2, docs/auth.md).
+  deliveryMethod: ["delivery", "method"],
+  deliveryRemote: ["delivery", "remote"],
+  deliveryTarget: ["delivery", "target"],
+  deliveryTokenEnv: ["delivery", "tokenEnv"],
+  deliveryPullRequest: ["delivery", "pullRequest"],
 } as const satisfies Record<string, readonly [string, string]>;
 export type SettingsField = keyof typeof SETTINGS_FIELDS;
 
@@ -62,6 +75,12 @@ const ZSettingsFields = z.object({
   agentEnv: z.array(z.string()).nullable().optional(),
   agentHosts: z.array(z.string()).nullable().optional(),
   privateHosts: z.array(z.string()).nullable().optional(),
+  deliveryTokenEnvAllowed: z.array(z.string()).nullable().optional(),
+  deliveryMethod: z.string().nullable().optional(),
+  deliveryRemote: z.string().nullable().optional(),
+  deliveryTarget: z.string().nullable().optional(),
+  deliveryTokenEnv: z.string().nullable().optional(),
+  deliveryPullRequest: z.record(z.string(), z.unknown()).nullable().optional(),
 });
 /** The version of the configuration the form was filled from: a save over a newer one is refused. */
 const ZExpectedVersion = { expectedVersion: ZVersion.optional() };
@@ -72,6 +91,11 @@ export const ZConfigureProjectInput = ZSettingsFields.extend({
   maxIterations: z.number().optional(),
   /** role → the model of the project record's agent for that role. */
   models: z.record(z.string(), z.string()).optional(),
+  /**
+   * role → the project record's agent for that role, whole (as ZAgentConfig accepts it; judged
+   * there, with the access rules in force); null unbinds the role. Roles left out stay.
+   */
+  agents: z.partialRecord(ZAgentRole, z.record(z.string(), z.unknown()).nullable()).optional(),
   /** A new webhook URL (null removes the webhook; left out, it stays). */
   webhookUrl: z.string().max(2000).nullable().optional(),
   webhookFormat: z.enum(["json", "slack"]).optional(),
@@ -115,7 +139,9 @@ function applySettingsFields(override: SettingsOverride, fields: z.infer<typeof 
 
 /** The form field a settings path belongs to (for messages shown beside it). */
 function fieldOf(path: string): SettingsField | null {
-  const entry = Object.entries(SETTINGS_FIELDS).find(([, p]) => path === p.join(".") || path.startsWith(`${p.join(".")}[`));
+  const entry = Object.entries(SETTINGS_FIELDS).find(
+    ([, p]) => path === p.join(".") || path.startsWith(`${p.join(".")}[`) || path.startsWith(`${p.join(".")}.`),
+  );
   return entry ? (entry[0] as SettingsField) : null;
 }
 
@@ -167,6 +193,8 @@ async function saveServerOverride(
   const revertOf = options.revertOf;
   const checked = checkOverride("server settings", next, "");
   const changes = diffDocuments(override, checked);
+  const tokenProblems = tokenEnvProblems(changes, withOverride(fileSettings(), checked), "");
+  if (tokenProblems.length) throw invalid(tokenProblems);
   if (!changes.length) return { version, changes };
   const result = await deps.store.append(
     SERVER_CONFIG_STREAM,
@@ -212,7 +240,7 @@ async function saveProject(
   before: Project | null,
   next: Record<string, unknown> & { id: string },
   actor: Actor,
-  options: { revertOf?: number; expectedVersion?: number } = {},
+  options: { revertOf?: number; expectedVersion?: number; role?: EditorRole } = {},
 ): Promise<{ version: number; changes: ConfigChange[] }> {
   const stream = projectConfigStream(next.id);
   const version = (await deps.store.streamVersion(stream)) ?? 0;
@@ -231,6 +259,13 @@ async function saveProject(
     (after.webhook as { url: string }).url = `${maskedUrl(parsed.webhook.url)} (new)`;
   const changes = diffDocuments(before ? recordDocument(before) : {}, after);
   if (!changes.length) return { version, changes };
+  assertMayChange(options.role ?? "admin", changes, { projectId: next.id, creating: before === null });
+  const tokenProblems = tokenEnvProblems(
+    changes,
+    withOverride(withOverride(fileSettings(), (await serverOverride(deps.store)).override), parsed.settings),
+    "settings.",
+  );
+  if (tokenProblems.length) throw invalid(tokenProblems);
   return withTransaction(deps.pool, async (tx) => {
     const data = { scope: "project" as const, projectId: next.id, changes, ...(revertOf ? { revertOf } : {}) };
     const result = await deps.store.appendInTx(
@@ -247,7 +282,7 @@ async function saveProject(
 }
 
 /** projects.upsert: registers or replaces a project, its history recorded like any edit. */
-export async function registerProject(deps: Deps, input: z.input<typeof ZProjectInput>, actor: Actor) {
+export async function registerProject(deps: Deps, input: z.input<typeof ZProjectInput>, actor: Actor, options: { role?: EditorRole } = {}) {
   const parsed = ZProjectInput.parse(input);
   const before = await getProject(deps.pool, parsed.id).catch((err: unknown) => {
     if (err instanceof AppError && err.code === "NOT_FOUND") return null;
@@ -256,7 +291,23 @@ export async function registerProject(deps: Deps, input: z.input<typeof ZProject
   const next = { ...parsed, agents: input.agents as Record<string, unknown> };
   const problems = await outboundProblems(deps, before, next);
   if (problems.length) throw invalid(problems.map((p) => ({ ...p, field: p.path.split(".")[0]! })));
-  return saveProject(deps, before, next, actor);
+  return saveProject(deps, before, next, actor, options);
+}
+
+/**
+ * A delivery tokenEnv a save sets must be on the admin's list in force with it
+ * (access.deliveryTokenEnv, docs/delivery.md "Token"); one kept as it was is not judged again.
+ */
+function tokenEnvProblems(changes: ConfigChange[], inForce: Settings, prefix: string) {
+  const path = `${prefix}delivery.tokenEnv`;
+  const changed = changes.some((c) => {
+    const p = c.path.join(".");
+    return p === path || path.startsWith(`${p}.`);
+  });
+  const name = inForce.delivery.tokenEnv;
+  if (!changed || !name) return [];
+  const problem = deliveryTokenProblem(name, inForce.access.deliveryTokenEnv);
+  return problem ? [{ field: "deliveryTokenEnv", path, message: problem }] : [];
 }
 
 /** An HTTP brain of a project record that names its endpoint (one that names none calls its provider's). */
@@ -275,6 +326,13 @@ async function outboundProblems(
   next: Pick<Project, "webhook" | "agents" | "settings">,
 ): Promise<Array<{ path: string; message: string }>> {
   const urls: Array<{ path: string; url: string }> = [];
+  // The delivery's remote (an http(s) URL) and its pull requests' API: called with its token.
+  const remote = next.settings.delivery?.remote;
+  if (remote && /^https?:\/\//.test(remote) && remote !== before?.settings.delivery?.remote)
+    urls.push({ path: "settings.delivery.remote", url: remote });
+  const api = next.settings.delivery?.pullRequest?.apiBaseUrl;
+  if (api && api !== before?.settings.delivery?.pullRequest?.apiBaseUrl)
+    urls.push({ path: "settings.delivery.pullRequest.apiBaseUrl", url: api });
   if (next.webhook && next.webhook.url !== before?.webhook?.url) urls.push({ path: "webhook.url", url: next.webhook.url });
   for (const [role, agent] of Object.entries(next.agents)) {
     const baseUrl = ZBrainBaseUrl.safeParse(agent).data?.baseUrl;
@@ -292,19 +350,31 @@ async function outboundProblems(
   return problems.flat();
 }
 
-/** The dashboard's project form: iteration cap, settings overrides and its agents' models. */
-export async function configureProject(deps: Deps, raw: TConfigureProjectInput, actor: Actor) {
+/** The dashboard's project forms and `catcafe projects agent|delivery`: iteration cap, settings overrides, its agents and their models. */
+export async function configureProject(deps: Deps, raw: TConfigureProjectInput, actor: Actor, options: { role?: EditorRole } = {}) {
   const input = ZConfigureProjectInput.parse(raw);
   const project = await getProject(deps.pool, input.projectId);
-  const settings = checkOverride(`project ${project.id}`, applySettingsFields(project.settings, input), "settings.", [
+  const next = applySettingsFields(project.settings, input);
+  // A role's new agent is judged with the access rules in force with this save's settings.
+  const parsedNext = ZSettingsOverride.safeParse(next);
+  const inForce = withOverride(
+    withOverride(fileSettings(), (await serverOverride(deps.store)).override),
+    parsedNext.success ? parsedNext.data : project.settings,
+  );
+  const settings = checkOverride(`project ${project.id}`, next, "settings.", [
     ...iterationProblems(input.maxIterations),
     ...modelProblems(project, input.models ?? {}),
+    ...Object.entries(input.agents ?? {}).flatMap(([role, agent]) => (agent ? agentProblems(role, agent, inForce) : [])),
   ]);
-  const agents = { ...project.agents };
-  for (const [role, model] of Object.entries(input.models ?? {})) agents[role] = { ...(agents[role] as object), model: model.trim() };
+  const agents = withAgentChanges(project.agents, input.agents ?? {});
+  for (const [role, model] of Object.entries(input.models ?? {})) {
+    // An agent CLI left without a model runs with its own default.
+    const { model: _old, ...agent } = agents[role] as Record<string, unknown>;
+    agents[role] = model.trim() || !CLI_KINDS.includes(String(agent.kind)) ? { ...agent, model: model.trim() } : agent;
+  }
   const webhook = nextWebhook(project, input);
   const problems = await outboundProblems(deps, project, { webhook, agents, settings });
-  if (problems.length) throw invalid(problems.map((p) => ({ ...p, field: "webhookUrl" })));
+  if (problems.length) throw invalid(problems.map((p) => ({ ...p, field: outboundField(p.path) })));
   return saveProject(
     deps,
     project,
@@ -312,8 +382,17 @@ export async function configureProject(deps: Deps, raw: TConfigureProjectInput, 
     actor,
     {
       expectedVersion: input.expectedVersion,
+      ...(options.role ? { role: options.role } : {}),
     },
   );
+}
+
+/** The form field a refused URL belongs to. */
+function outboundField(path: string): string {
+  if (path.startsWith("agents.")) return path.split(".").slice(0, 2).join(".");
+  if (path === "settings.delivery.remote") return "deliveryRemote";
+  if (path.startsWith("settings.delivery.pullRequest")) return "deliveryPullRequest";
+  return "webhookUrl";
 }
 
 /** The webhook after a save: a new URL (checked), another format, removed (null), or as it was. */
@@ -338,6 +417,9 @@ function iterationProblems(value: number | undefined) {
   return [{ field: "maxIterations", path: "maxIterations", message: error?.message ?? "invalid" }];
 }
 
+/** Agent CLIs: a model is theirs to default. */
+const CLI_KINDS = ["claude", "codex", "gemini"];
+
 /** A model may be set only on an agent that names one (HTTP brains and agent CLIs). */
 function modelProblems(project: Project, models: Record<string, string>) {
   return Object.entries(models).flatMap(([role, model]) => {
@@ -347,6 +429,7 @@ function modelProblems(project: Project, models: Record<string, string>) {
     if (!agent) return [{ field, path, message: `project ${project.id} has no agent for the ${role} role` }];
     if (!["openai", "anthropic", "claude", "codex", "gemini"].includes(agent.kind ?? ""))
       return [{ field, path, message: `a ${agent.kind} agent has no model to set` }];
+    if (!model.trim() && CLI_KINDS.includes(agent.kind ?? "")) return [];
     if (!model.trim()) return [{ field, path, message: "must name a model (e.g. gpt-5, claude-sonnet-4-5)" }];
     if (model.length > 200 || /\s/.test(model.trim()))
       return [{ field, path, message: "a model id is one word of at most 200 characters" }];
@@ -385,8 +468,11 @@ export async function configHistory(store: EventStore, stream: string): Promise<
  * Undoes one recorded change: each of its paths goes back to the value before it, provided
  * nothing changed that path since (else CONFLICT, naming it). The revert is a change too.
  */
-export async function revertChange(deps: Deps, raw: z.input<typeof ZRevertInput>, actor: Actor) {
+export async function revertChange(deps: Deps, raw: z.input<typeof ZRevertInput>, actor: Actor, options: { role?: EditorRole } = {}) {
   const input = ZRevertInput.parse(raw);
+  const role = options.role ?? "admin";
+  if (input.scope === "server" && role !== "admin")
+    throw new AppError("FORBIDDEN", "only an admin changes the server's settings (docs/auth.md): an operator reverts a project's changes");
   if (input.scope === "project" && !input.projectId) throw new AppError("INVALID_INPUT", "a project change is reverted with its projectId");
   const stream = input.scope === "server" ? SERVER_CONFIG_STREAM : projectConfigStream(input.projectId!);
   const [event] = await readConfigStream(deps.store, stream, { fromVersion: input.version, toVersion: input.version });
@@ -410,7 +496,7 @@ export async function revertChange(deps: Deps, raw: z.input<typeof ZRevertInput>
     next = setAtPath(next, c.path, c.from);
   }
   if (!project) return saveServerOverride(deps, next, actor, { revertOf: input.version });
-  return saveProject(deps, project, { ...(next as Project), id: project.id }, actor, { revertOf: input.version });
+  return saveProject(deps, project, { ...(next as Project), id: project.id }, actor, { revertOf: input.version, role });
 }
 
 // --- what is in force, and where it came from ----------------------------------------------

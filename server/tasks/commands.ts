@@ -16,7 +16,7 @@ import type { NewEvent, RecordedEvent } from "../events/types";
 import { decide, decideContext, foldTask, taskCommands, taskDecision, type TaskConfig, type TaskState } from "../task-engine";
 import { resolveBaseCommit } from "../workspaces";
 import { newRunId } from "../config/runtime-context";
-import { bindRun, defaultMode, loadRunConfig, resolveWorkflow, runLimits, runSettings } from "../config/run";
+import { bindRun, defaultMode, loadRunConfig, resolveWorkflow, runLimits, runSettings, workflowRoles } from "../config/run";
 
 export interface TaskDeps {
   store: EventStore;
@@ -104,9 +104,7 @@ export async function startTask(
   const repoConfig = await loadRunConfig(project, baseCommit, settings);
   const { definition, user } = resolveWorkflow(input.workflow ?? repoConfig?.project.workflow?.default ?? "review_loop", repoConfig);
   const mode = input.mode ?? defaultMode(definition, repoConfig?.project.workflow?.mode);
-  const roles = [
-    ...new Set(Object.values(definition.states).flatMap((s) => (s.type === "step" && s.step.output !== "commands" ? [s.step.role] : []))),
-  ];
+  const roles = workflowRoles(definition);
   const run = bindRun({
     project,
     config: repoConfig,

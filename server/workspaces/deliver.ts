@@ -25,10 +25,44 @@ export class DeliveryProblem extends Error {
 }
 
 /** `token` goes to git through its environment (GIT_CONFIG_*), never on a command line. */
-function authEnv(token: string | undefined): Record<string, string> {
+export function authEnv(token: string | undefined): Record<string, string> {
   if (!token) return {};
   const basic = Buffer.from(`x-access-token:${token}`).toString("base64");
   return { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` };
+}
+
+/**
+ * What `remote` says its `branch` points at (`git ls-remote`, with the token as a push sends
+ * it): the commit, or null when the remote has no such branch. A remote that cannot be reached
+ * or refuses the credentials is a DeliveryProblem, classed as a push's would be.
+ */
+export async function remoteBranchHead(input: {
+  repoPath: string;
+  remote: string;
+  branch: string;
+  token?: string;
+  timeoutMs: number;
+}): Promise<string | null> {
+  const repo = await requireRepository(input.repoPath);
+  const listed = await runGit(repo.top, ["ls-remote", "--heads", "--", input.remote, `refs/heads/${input.branch}`], {
+    allowFailure: true,
+    // No transport that runs a command (ext::), and ssh never waits for a person.
+    env: {
+      ...authEnv(input.token),
+      GIT_ALLOW_PROTOCOL: "file:git:http:https:ssh",
+      GIT_SSH_COMMAND: "ssh -o BatchMode=yes -o ConnectTimeout=10",
+    },
+    timeoutMs: input.timeoutMs,
+  });
+  if (listed.exitCode !== 0) throw pushProblem(listed.stderr || listed.stdout || `git ls-remote exited with ${listed.exitCode}`);
+  return listed.stdout.split("\n")[0]?.split("\t")[0]?.trim() || null;
+}
+
+/** The URL git pushes to for `remote` (a remote's name, or already a URL or path). */
+export async function remoteUrl(repoPath: string, remote: string): Promise<string> {
+  const repo = await requireRepository(repoPath);
+  const named = await runGit(repo.top, ["remote", "get-url", "--push", "--", remote], { allowFailure: true });
+  return named.exitCode === 0 ? named.stdout.trim() : remote;
 }
 
 /** What a failed push said, as a class (and without the token, which git never prints). */

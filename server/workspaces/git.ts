@@ -24,6 +24,8 @@ export interface RunGitOptions {
   allowFailure?: boolean;
   /** Written to git's standard input. */
   input?: string;
+  /** Less than the default limit, for a call a person waits on (a delivery's Test). */
+  timeoutMs?: number;
 }
 
 function gitEnv(extra: Record<string, string> | undefined): Record<string, string> {
@@ -47,7 +49,7 @@ export async function runGit(cwd: string, args: readonly string[], options: RunG
     args: fullArgs,
     cwd,
     env: gitEnv(options.env),
-    timeoutMs: GIT_TIMEOUT_MS,
+    timeoutMs: options.timeoutMs ?? GIT_TIMEOUT_MS,
     ...(options.input !== undefined ? { input: options.input } : {}),
   });
 
@@ -58,7 +60,7 @@ export async function runGit(cwd: string, args: readonly string[], options: RunG
       throw new AppError("PRECONDITION_FAILED", "git is not installed or not on PATH", { cwd });
     }
     const why = result.timedOut
-      ? `timed out after ${GIT_TIMEOUT_MS} ms`
+      ? `timed out after ${options.timeoutMs ?? GIT_TIMEOUT_MS} ms`
       : (result.notStarted?.message ?? `was killed by ${result.signal ?? "a signal"}`);
     throw new AppError("INTERNAL", `${describe(args)} ${why}`, { cwd, args: [...args] });
   }

@@ -28,4 +28,12 @@ export {
 export { bundleSession, ensureCommit } from "./bundles";
 export { assertValidSessionId, isInside } from "./paths";
 export { fingerprintProject, type Fingerprint } from "./fingerprint";
-export { DeliveryProblem, mergeInto, pushBranch, type DeliveryProblemClass, type MergeResult } from "./deliver";
+export {
+  DeliveryProblem,
+  mergeInto,
+  pushBranch,
+  remoteBranchHead,
+  remoteUrl,
+  type DeliveryProblemClass,
+  type MergeResult,
+} from "./deliver";

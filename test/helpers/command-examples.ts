@@ -121,6 +121,8 @@ export function commandExamples({ api, admin, projectId, repo }: ExampleContext)
     "settings.configureServer": async () => ({ rateLimitMs: Math.floor(Math.random() * 1000) }),
     "settings.revert": async () => ({ scope: "server", version: 1 }),
     "settings.checkBrain": async () => ({ projectId, source: "project", brainId: "role:coder" }),
+    "settings.checkRole": async () => ({ projectId, role: "planner", agent: { kind: "scripted", id: "p", responses: [{ reply: "x" }] } }),
+    "settings.testDelivery": async () => ({ projectId }),
     "inbox.acknowledge": async () => ({ sessionId: await startTask() }),
     "conversations.start": async () => ({ projectId, title: `talk ${crypto.randomUUID()}` }),
     "conversations.post": async () => ({ sessionId: await startConversation(), text: "hello" }),

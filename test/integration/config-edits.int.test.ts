@@ -210,6 +210,12 @@ describe("the server's settings overrides", () => {
       agentEnv: [["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"], "built-in"],
       agentHosts: [[], "built-in"],
       privateHosts: [[], "built-in"],
+      deliveryTokenEnvAllowed: [[], "built-in"],
+      deliveryMethod: ["merge", "built-in"],
+      deliveryRemote: [undefined, "built-in"],
+      deliveryTarget: ["main", "built-in"],
+      deliveryTokenEnv: [undefined, "built-in"],
+      deliveryPullRequest: [undefined, "built-in"],
     });
 
     const { sessionId } = await startTask(deps(), { projectId: "cfg-d", prompt: "Make sum() add", mode: "implementation" }, testActor);

@@ -136,7 +136,12 @@ describe("valid configurations load with defaults applied", () => {
       delivery: { branchPrefix: "catcafe/", method: "merge", target: "main", approvals: 0, auto: false },
       pricing: { currency: "USD", models: {} },
       // Agents receive each provider's key variable and nothing else of the runner's; they reach no host an admin did not add.
-      access: { agentEnv: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"], agentHosts: [], privateHosts: [] },
+      access: {
+        agentEnv: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        agentHosts: [],
+        privateHosts: [],
+        deliveryTokenEnv: [],
+      },
       mcpServers: [],
     });
     expect(parseSettings(json({ retry: { maxAttempts: 2 } }), "s.json").settings.retry).toEqual({

@@ -18,6 +18,8 @@ export default async function NewTaskPage() {
     projects: await caller.projects.list(),
     // Operators get each project's own workflows too; a viewer sees no form.
     workflows: hasRole(user.role, "operator") ? await caller.projects.workflows() : [],
+    // Which workflows each project's bound roles allow (req X2): Start is disabled, with the reason, for the others.
+    readiness: hasRole(user.role, "operator") ? await caller.projects.readiness() : [],
     liveRunners: (await caller.runners.live()).runners.length,
   }));
   if (!read.ok)
@@ -28,7 +30,7 @@ export default async function NewTaskPage() {
     );
   const {
     user,
-    data: { projects, workflows, liveRunners },
+    data: { projects, workflows, readiness, liveRunners },
   } = read;
   return (
     <PageShell user={user} path={NEW_TASK_PATH} liveRunners={liveRunners}>
@@ -49,7 +51,7 @@ export default async function NewTaskPage() {
             <EmptyState
               title="No project yet"
               hint={
-                hasRole(user.role, "admin") ? (
+                hasRole(user.role, "operator") ? (
                   <>
                     Add one in{" "}
                     <a className="underline" href="/settings/projects">
@@ -59,7 +61,7 @@ export default async function NewTaskPage() {
                     per role.
                   </>
                 ) : (
-                  "An admin adds projects in Settings → Projects (or with `catcafe projects add`); ask one to add yours."
+                  "An operator adds projects in Settings → Projects (or with `catcafe projects add`); ask one to add yours."
                 )
               }
             />
@@ -77,7 +79,7 @@ export default async function NewTaskPage() {
               </p>
             ) : null}
             <TRPCReactProvider>
-              <NewTaskForm projects={projects} workflows={workflows} />
+              <NewTaskForm projects={projects} workflows={workflows} readiness={readiness} />
             </TRPCReactProvider>
           </>
         )}

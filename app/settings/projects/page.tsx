@@ -33,6 +33,8 @@ export default async function ProjectsSettingsPage() {
   const projects = read.ok ? read.data.projects : null;
   const forbidden = !read.ok;
   const canEdit = read.user ? hasRole(read.user.role, "admin") : false;
+  // Operators add projects and wire their roles and delivery (docs/auth.md); the rest is an admin's.
+  const canAdd = read.user ? hasRole(read.user.role, "operator") : false;
   return (
     <PageShell user={read.user} path={path}>
       <SettingsFrame
@@ -44,7 +46,7 @@ export default async function ProjectsSettingsPage() {
         {projects?.length === 0 ? (
           <Panel title="No projects">
             <p className="p-4 text-sm text-zinc-600 dark:text-zinc-400">
-              No project yet. {canEdit ? "Add your first one below" : "An admin adds one here"} (or with{" "}
+              No project yet. {canAdd ? "Add your first one below" : "An operator adds one here"} (or with{" "}
               <code className="font-mono">catcafe projects add</code>); with the demo on, <code className="font-mono">npm start</code>{" "}
               registers a demo project.
             </p>
@@ -73,7 +75,7 @@ export default async function ProjectsSettingsPage() {
             {projects?.map((p) => (
               <ProjectCard key={p.id} project={p} canEdit={canEdit} />
             ))}
-            {canEdit ? (
+            {canAdd ? (
               <Panel title="Add project">
                 <AddProjectForm />
               </Panel>
@@ -88,7 +90,17 @@ export default async function ProjectsSettingsPage() {
 function ProjectCard({ project: p, canEdit }: { project: ProjectOverview & { history: HistoryRow[] }; canEdit: boolean }) {
   const roles = [...new Set(p.agents.map((a) => a.role))];
   return (
-    <Panel title={p.id} meta={<span className="normal-case">{p.name}</span>}>
+    <Panel
+      title={p.id}
+      meta={
+        <span className="normal-case">
+          {p.name} ·{" "}
+          <a href={`/settings/projects/${p.id}`} className="text-sky-700 hover:underline dark:text-sky-400">
+            Roles and delivery →
+          </a>
+        </span>
+      }
+    >
       <div className="grid grid-cols-1 gap-0 divide-y divide-zinc-100 lg:grid-cols-2 lg:divide-x lg:divide-y-0 dark:divide-zinc-800">
         <dl className="grid grid-cols-[8.5rem_minmax(0,1fr)] content-start gap-x-3 gap-y-2 p-4 text-xs">
           <dt className="text-zinc-500 dark:text-zinc-400">Repository</dt>

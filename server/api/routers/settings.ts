@@ -1,9 +1,10 @@
-// Configuration (req M1–M5, M9): projects with allowlists and agents, shells found on this
+// Configuration (req M1–M5, M9, X2): projects with allowlists and agents, shells found on this
 // machine, brains (with a connectivity check), workflow definitions and execution FSMs as
 // graphs. Repository paths, executables and endpoints are for operators and admins;
 // workflow definitions are for every member. Admins edit the server's settings overrides
-// and each project's record (iteration cap, settings overrides, its agents' models); every
-// edit is a ConfigChanged event with its actor, listed in the history and revertible.
+// and each project's record; operators edit a project's agents per role and its delivery
+// (docs/auth.md; the domain refuses the rest to them). Every edit is a ConfigChanged event
+// with its actor, listed in the history and revertible.
 // Thin: each procedure calls the projects domain (server/projects/), which owns them.
 import { z } from "zod";
 import { actorLabel } from "../../events/catalog";
@@ -25,6 +26,9 @@ import {
   type ConfigHistoryEntry,
 } from "../../projects/config-edits";
 import { projectsOverview } from "../../projects/overview";
+import { checkRoleAgent, projectRoles, ZCheckRoleInput } from "../../projects/roles";
+import { testDelivery, ZTestDeliveryInput } from "../../delivery/check";
+import { listRunners } from "../../runner/liveness";
 import { getProject } from "../../projects/projects";
 import { shellsOverview } from "../../projects/shells";
 import { workflowsOverview } from "../../projects/workflows";
@@ -39,6 +43,11 @@ async function named(ctx: Context, entries: ConfigHistoryEntry[]) {
     entries.map((e) => actorLabel(e.actor)),
   );
   return entries.map((e) => ({ ...e, actorName: names[actorLabel(e.actor)] ?? actorLabel(e.actor) }));
+}
+
+/** The agent CLIs each live runner recorded when it started (runners.shells). */
+async function liveRunnerShells(ctx: Context) {
+  return (await listRunners(ctx.pool, { liveOnly: true })).runners.map((r) => ({ where: `${r.host} (runner ${r.id})`, shells: r.shells }));
 }
 
 export const settingsRouter = router({
@@ -61,11 +70,25 @@ export const settingsRouter = router({
     .query(async ({ ctx, input }) =>
       named(ctx, await configHistory(ctx.store, input.projectId ? projectConfigStream(input.projectId) : SERVER_CONFIG_STREAM)),
     ),
-  configureProject: adminProcedure
+  configureProject: operatorProcedure
     .input(ZConfigureProjectInput)
-    .mutation(({ ctx, input }) => configureProject(ctx, input, actorOf(ctx.user))),
+    .mutation(({ ctx, input }) => configureProject(ctx, input, actorOf(ctx.user), { role: ctx.user.role })),
   configureServer: adminProcedure.input(ZConfigureServerInput).mutation(({ ctx, input }) => configureServer(ctx, input, actorOf(ctx.user))),
-  revert: adminProcedure.input(ZRevertInput).mutation(({ ctx, input }) => revertChange(ctx, input, actorOf(ctx.user))),
+  revert: operatorProcedure
+    .input(ZRevertInput)
+    .mutation(({ ctx, input }) => revertChange(ctx, input, actorOf(ctx.user), { role: ctx.user.role })),
+  /** A project's roles, who plays each, and its workflows' readiness (the role pickers' page). */
+  roles: operatorProcedure
+    .input(z.object({ projectId: z.string().min(1).max(100) }))
+    .query(({ ctx, input }) => projectRoles({ ...ctx, runnerShells: () => liveRunnerShells(ctx) }, input.projectId)),
+  /** A role picker's Check: the agent judged as a save would, then its brain, CLI or command checked. */
+  checkRole: operatorProcedure
+    .input(ZCheckRoleInput)
+    .mutation(({ ctx, input }) =>
+      checkRoleAgent({ ...ctx, runnerShells: () => liveRunnerShells(ctx) }, input, { asAdmin: ctx.user.role === "admin" }),
+    ),
+  /** The delivery settings' Test, run here in the web server with its environment (docs/delivery.md). */
+  testDelivery: operatorProcedure.input(ZTestDeliveryInput).mutation(({ ctx, input }) => testDelivery(ctx, input)),
   shells: operatorProcedure.query(({ ctx }) => shellsOverview(ctx.pool)),
   brains: operatorProcedure.query(({ ctx }) => brainsOverview(ctx.pool)),
   checkBrain: operatorProcedure
