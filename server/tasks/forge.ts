@@ -224,8 +224,12 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgeSt
         state: stageState(name),
         iteration: stages.iterations[name] ?? 0,
         cap: stageCap(def, state, name),
+        // A person's gate is where a draft waits for a person (a `gate_on` transition), not the
+        // stop every loop has: Coding has none (docs/forge.md, req F2).
         gate:
-          Object.values(def.states).some((s) => s.type === "wait" && s.stage === name && !!s.on.pass && !!s.on.abort) &&
+          Object.values(def.states).some(
+            (s) => s.type === "step" && s.stage === name && Object.values(s.on).some((ts) => ts?.some((t) => t.guard === "gate_on")),
+          ) &&
           (!state.config.gates || state.config.gates.includes(name)),
         usage: usage.byStage[name] ?? { calls: 0, inputTokens: 0, outputTokens: 0 },
       })),
