@@ -295,6 +295,25 @@ describe("the Forge page and simulated agents", () => {
     }, 60_000);
   }
 
+  it("a Forge page opened while its pipeline runs stays at its stage row as the events arrive", async () => {
+    const page = await open({ colorScheme: "light", width: 1280, height: 800, signedIn: true });
+    const { sessionId } = await trpc<{ sessionId: string }>(
+      page,
+      "forge.new",
+      { projectId: "demo", idea: "A tiny to-do list for the terminal" },
+      true,
+    );
+    // Opened at once (not after the network is idle): the idea's draft streams in while the page loads.
+    await page.goto(`${app.url}/sessions/${sessionId}`);
+    await page.getByTestId("gate-pass").waitFor({ timeout: 30_000 });
+    await sleep(1_500);
+    expect(await page.evaluate(() => window.scrollY), "the page scrolled by itself").toBe(0);
+    const pass = await page.getByTestId("gate-pass").boundingBox();
+    expect(pass!.y + pass!.height).toBeLessThanOrEqual(800);
+    await page.screenshot({ path: path.join(SCREENSHOTS_DIR, "forge-open-running-1280.png") });
+    await page.context().close();
+  }, 60_000);
+
   it("New task's warning about simulated agents names the chosen workflow", async () => {
     const page = await open({ colorScheme: "light", width: 1280, height: 800, signedIn: true });
     await visit(page, "/sessions/new");
