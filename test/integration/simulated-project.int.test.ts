@@ -13,15 +13,18 @@ import { getBlob } from "../../server/events/blobs";
 import { forgeStatus, newForge } from "../../server/tasks/forge";
 import { confirmTask, startTask } from "../../server/tasks/commands";
 import { upsertProject } from "../../server/projects/projects";
+import { createApiFixture, type ApiFixture } from "../helpers/api";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { commitFiles, createHarness, gitIn, ofType, tempDir, type Harness } from "../helpers/tasks";
 
 let db: TestDatabase;
 let h: Harness;
+let api: ApiFixture;
 const deps = () => ({ store: db.store, pool: db.pool });
 beforeAll(async () => {
   db = await createTestDatabase();
   h = createHarness(db);
+  api = createApiFixture(db);
   await h.startRunner();
 });
 
@@ -103,6 +106,11 @@ describe("simulated agents on a project a person added", () => {
     );
     expect(test).toMatchObject({ argv: ["npm", "test"], status: "ran", passed: true, exitCode: 0 });
     expect(test!.stdoutTail).toMatch(/# pass 1/);
+
+    // The page says so: the session's header (live.session, the session page's first paint).
+    const viewer = api.caller(await api.user("viewer"));
+    const view = await viewer.live.session({ sessionId });
+    expect(view.header).toMatchObject({ simulated: true, projectId: "shop", workflow: "review_loop" });
   });
 
   it("with nothing on the allowlist it can run, the test step is refused for real and the task does not pass", async () => {
@@ -128,5 +136,7 @@ describe("simulated agents on a project a person added", () => {
     expect(outputs.length).toBeGreaterThan(0);
     expect(outputs.every((o) => o.simulated)).toBe(true);
     expect(JSON.stringify(events)).not.toMatch(/word count/i);
+    const view = await api.caller(await api.user("viewer")).live.session({ sessionId });
+    expect(view.header).toMatchObject({ simulated: true, workflow: "forge" });
   });
 });
