@@ -8,6 +8,7 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { FIELD_CLASS, LABEL_CLASS } from "@/components/form-classes";
 import { Panel } from "@/components/panel";
+import { DEMO_PROJECT, simulatedWarning } from "@/lib/simulated";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 
 interface WorkflowOption {
@@ -110,12 +111,12 @@ export function NewTaskForm({
         {projects.find((p) => p.id === projectId)?.simulated ? (
           <p
             data-testid="simulated-note"
+            data-workflow={workflow}
             className="rounded-md border border-amber-200 bg-amber-50 px-3 py-2 text-xs text-amber-900 dark:border-amber-900/60 dark:bg-amber-950/30 dark:text-amber-200"
           >
-            This project&apos;s agents are <strong>simulated</strong>: canned replies, no AI model, no network. They follow the same script
-            whatever you ask — a roundtable about slugify(), its fix, an approving review and the real test run — so every task runs to its
-            end, but none does what your prompt says. For real work, register a project with real agents (Claude Code, Codex, Gemini CLI or
-            an HTTP model): see &quot;Using real agents&quot; in the README.
+            This project&apos;s agents are <strong>simulated</strong>: canned replies from a script, not an AI model, no network.{" "}
+            {simulatedWarning(workflow, projectId)} For real work, add a project with real agents (Claude Code, Codex, Gemini CLI or an HTTP
+            model): see &quot;Using real agents&quot; in the README.
           </p>
         ) : null}
         <fieldset>
@@ -141,7 +142,13 @@ export function NewTaskForm({
             className={`${FIELD_CLASS} min-h-40 font-mono`}
             value={prompt}
             onChange={(e) => setPrompt(e.target.value)}
-            placeholder="Fix the failing test in test/slugify.test.js without changing the tests."
+            placeholder={
+              workflow === "forge"
+                ? "The idea: what to build, and for whom."
+                : projectId === DEMO_PROJECT
+                  ? "Fix the failing test in test/slugify.test.js without changing the tests."
+                  : "What to change, and how you will know it is done."
+            }
           />
           {fieldErrors.prompt?.map((m) => (
             <p key={m} className="mt-1 text-xs text-rose-700 dark:text-rose-400">

@@ -18,12 +18,19 @@ export function agentPreset(role: string, kind: string, model?: string): { agent
   const id = `${role}-${kind}`;
   switch (kind) {
     case "simulated":
+      // Works on any repository (server/agents/stand-ins.ts): a build writes a note of the task,
+      // a review says it is canned, a test plan runs a command of the project's allowlist.
       return {
         agent: {
           kind: "scripted",
           id: `${role}-sim`,
           name: `${role} (simulated)`,
-          responses: [{ reply: `${role} (simulated): nothing to add.` }],
+          responses: [{ reply: `${role} (simulated: canned reply, no AI model): nothing to add.` }],
+          byOutput: {
+            build: [{ standIn: "task_note" }],
+            review_verdict: [{ standIn: "note_review" }],
+            test_plan: [{ standIn: "allowlist_test_plan" }],
+          },
         },
       };
     case "claude":

@@ -43,7 +43,10 @@ export default async function ConversationsPage() {
         </div>
         {hasRole(user.role, "operator") && data.projects.length ? (
           <TRPCReactProvider>
-            <StartConversationForm projects={data.projects.map((p) => ({ id: p.id, name: p.name }))} modes={data.modes} />
+            <StartConversationForm
+              projects={data.projects.map((p) => ({ id: p.id, name: p.name, simulated: p.simulated }))}
+              modes={data.modes}
+            />
           </TRPCReactProvider>
         ) : null}
         <Panel title="Latest">

@@ -11,6 +11,7 @@ import {
   type SessionListItem,
 } from "../../lib/client";
 import { usageLine } from "../../lib/usage";
+import { SESSION_WORKFLOW_IDS } from "../../lib/workflow-ids";
 import { CliContext } from "../context";
 import { shortTime, table } from "../output";
 import { registerForkCommands } from "./forks";
@@ -47,7 +48,7 @@ export function registerSessionCommands(program: Command): void {
     .command("list", { isDefault: true })
     .description("list sessions, newest first, with filters")
     .option("--state <state>", "only in this state (e.g. awaiting_operator_confirm, approved, failed)")
-    .option("--workflow <id>", "only of this workflow (review_loop, planning)")
+    .option("--workflow <id>", `only of this workflow (${SESSION_WORKFLOW_IDS.join(", ")}, or a project's own)`)
     .option("--created-by <actor>", "only started by this actor (as stored, e.g. user:<id>)")
     .option("--mine", "only the ones you started")
     .option("--limit <n>", "at most this many (1–200)", parseInteger("--limit", 1), 20)
@@ -57,6 +58,7 @@ export function registerSessionCommands(program: Command): void {
       examples([
         "catcafe sessions list",
         "catcafe sessions list --state awaiting_operator_confirm",
+        "catcafe sessions list --workflow forge",
         "catcafe sessions list --mine --limit 5 --json | jq -r '.items[].id'",
       ]),
     )

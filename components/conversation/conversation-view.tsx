@@ -16,6 +16,7 @@ import type { AppRouter } from "@/server/api/root";
 import { MentionComposer } from "./mention-composer";
 import { ModePicker } from "./mode-picker";
 import { NoteCard } from "./note-card";
+import { SimulatedNote } from "@/components/simulated-note";
 
 export type ConversationData = inferRouterOutputs<AppRouter>["conversations"]["get"];
 type Entry = ConversationData["entries"][number];
@@ -189,6 +190,8 @@ export function ConversationView({ initial, canOperate }: { initial: Conversatio
         </span>
         {view.project ? <span className="text-xs text-zinc-600 dark:text-zinc-400">on {view.project.name}</span> : null}
       </div>
+
+      {view.simulated ? <SimulatedNote workflow="conversation" projectId={view.project?.id ?? null} /> : null}
 
       <ReplayBanner view={view} canOperate={canOperate} />
 

@@ -8,6 +8,7 @@ import { useState } from "react";
 import { FIELD_CLASS, LABEL_CLASS } from "@/components/form-classes";
 import { Panel } from "@/components/panel";
 import { modeConfigExample } from "@/lib/mode-examples";
+import { simulatedWarning } from "@/lib/simulated";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 import { ModeConfigField, useModeConfig } from "./mode-config";
 
@@ -15,7 +16,7 @@ export function StartConversationForm({
   projects,
   modes,
 }: {
-  projects: Array<{ id: string; name: string }>;
+  projects: Array<{ id: string; name: string; simulated?: boolean }>;
   modes: Array<{ name: string; description: string }>;
 }) {
   const trpc = useTRPC();
@@ -77,6 +78,16 @@ export function StartConversationForm({
             <p className="mt-1 text-xs text-zinc-700 dark:text-zinc-300">{modes.find((m) => m.name === mode)?.description}</p>
           </div>
         </div>
+        {projects.find((p) => p.id === projectId)?.simulated ? (
+          <p
+            data-testid="simulated-note"
+            data-workflow="conversation"
+            className="rounded-md border border-amber-200 bg-amber-50 px-3 py-2 text-xs text-amber-900 dark:border-amber-900/60 dark:bg-amber-950/30 dark:text-amber-200"
+          >
+            This project&apos;s agents are <strong>simulated</strong>: canned replies from a script, not an AI model, no network.{" "}
+            {simulatedWarning("conversation", projectId)}
+          </p>
+        ) : null}
         <ModeConfigField id="conversation-config" label="Mode config (JSON)" config={config} serverErrors={errors.modeConfig} />
         <div>
           <label className={LABEL_CLASS} htmlFor="conversation-message">

@@ -1,5 +1,5 @@
 // The events around the replay position: those up to it (the latest first at the bottom),
-// the one at it highlighted, and those after it dimmed. Each is a link to its position.
+// the one at it highlighted, and those after it muted. Each is a link to its position.
 import Link from "next/link";
 import type { TimelineEntry } from "@/server/events/timeline";
 import { Panel } from "../panel";
@@ -10,6 +10,9 @@ const TYPE_TONE: Array<[RegExp, string]> = [
   [/Confirmed|Operator|SystemReplied/, "text-amber-700 dark:text-amber-400"],
   [/Verdict|TestCommand|TestPlan/, "text-emerald-700 dark:text-emerald-400"],
 ];
+
+/** Events after the position: one muted colour that still reads at AA (never opacity, which fails contrast). */
+const FUTURE_TONE = "text-zinc-500 dark:text-zinc-400";
 
 function typeTone(type: string): string {
   return TYPE_TONE.find(([re]) => re.test(type))?.[1] ?? "text-zinc-600 dark:text-zinc-400";
@@ -39,17 +42,24 @@ export function EventList({
         scroll={false}
         className={`grid grid-cols-[3rem_minmax(0,1fr)] gap-x-2 px-3 py-1 text-xs ${
           state === "current" ? "bg-sky-500/10 shadow-[inset_2px_0_0_0_var(--color-sky-500)]" : "hover:bg-zinc-50 dark:hover:bg-zinc-800/40"
-        } ${state === "future" ? "opacity-45" : ""}`}
+        } ${state === "future" ? `italic ${FUTURE_TONE}` : ""}`}
       >
-        <span className="pt-px text-right font-mono text-xs text-zinc-600 dark:text-zinc-400 tabular-nums">{e.version}</span>
+        <span
+          className={`pt-px text-right font-mono text-xs tabular-nums ${state === "future" ? FUTURE_TONE : "text-zinc-600 dark:text-zinc-400"}`}
+        >
+          {e.version}
+        </span>
         <span className="min-w-0">
-          <span className={`font-mono text-xs font-medium ${typeTone(e.type)}`}>{e.type}</span>
+          <span className={`font-mono text-xs font-medium ${state === "future" ? FUTURE_TONE : typeTone(e.type)}`}>{e.type}</span>
           {e.streamId !== sessionId ? (
             <span className="ml-1.5 text-xs text-violet-700 dark:text-violet-300" title={`inherited from ${e.streamId}`}>
               inherited
             </span>
           ) : null}
-          <span className="block truncate text-xs text-zinc-600 dark:text-zinc-400" title={e.summary}>
+          <span
+            className={`block truncate text-xs ${state === "future" ? FUTURE_TONE : "text-zinc-600 dark:text-zinc-400"}`}
+            title={e.summary}
+          >
             {e.summary}
           </span>
         </span>

@@ -26,7 +26,7 @@ export function RoundPanel({ view, hrefAt }: { view: ReplayView; hrefAt: (versio
                 className={`shrink-0 rounded-md px-2 py-1 text-xs ring-1 ring-inset ${current ? "bg-zinc-900 text-white ring-zinc-900 dark:bg-zinc-100 dark:text-zinc-900" : "text-zinc-600 ring-zinc-200 hover:bg-zinc-50 dark:text-zinc-300 dark:ring-zinc-800 dark:hover:bg-zinc-800/60"}`}
               >
                 <span className="font-semibold">#{r.iteration}</span>
-                <span className="ml-1.5 opacity-70">
+                <span className="ml-1.5">
                   {r.verdict ?? `${r.outputs} output${r.outputs === 1 ? "" : "s"}`}
                   {r.tests.passed + r.tests.failed > 0 ? ` · tests ${r.tests.passed}/${r.tests.passed + r.tests.failed}` : ""}
                 </span>
@@ -157,7 +157,7 @@ function Entry({ entry, href }: { entry: RoundEntry; href: string }) {
           label={
             <>
               <span className="font-semibold">{entry.passed ? "✓ passed" : entry.status === "refused" ? "⊘ refused" : "✗ failed"}</span>
-              <span className="font-mono opacity-80">$ {entry.argv.join(" ")}</span>
+              <span className="font-mono">$ {entry.argv.join(" ")}</span>
             </>
           }
         >

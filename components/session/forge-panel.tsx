@@ -6,7 +6,7 @@
 // session records a fact (`version`: the last event that is not streamed output), so it
 // follows the pipeline as it runs without a read per streamed chunk.
 import { useMutation, useQuery } from "@tanstack/react-query";
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { Panel } from "@/components/panel";
 import { LineDiffView } from "@/components/line-diff-view";
 import { trpcErrorCode, useTRPC } from "@/lib/trpc/client";
@@ -56,8 +56,18 @@ function ForgeView({ status, canOperate, onChanged }: { status: ForgeStatus; can
   }, [status.artifacts, waiting?.stage]);
   const path = selected && status.artifacts.some((a) => a.path === selected) ? selected : focus;
   const artifact = status.artifacts.find((a) => a.path === path) ?? null;
+  // The page opens at the pipeline when its stage row and gate would not fit under the
+  // session's header (a phone): once, and only if the reader has not scrolled yet.
+  const opened = useRef<HTMLElement>(null);
+  useEffect(() => {
+    const section = opened.current;
+    const gate = section?.querySelector("[data-testid=gate-actions]");
+    if (section && gate && window.scrollY === 0 && gate.getBoundingClientRect().bottom > window.innerHeight) {
+      section.scrollIntoView({ block: "start" });
+    }
+  }, []);
   return (
-    <section data-testid="forge" aria-label="Forge pipeline" className="space-y-3">
+    <section ref={opened} data-testid="forge" aria-label="Forge pipeline" className="scroll-mt-16 space-y-3">
       <p className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300">
         <span>
           Forge status: <b data-testid="forge-status">{status.status}</b>
@@ -86,6 +96,7 @@ function ForgeView({ status, canOperate, onChanged }: { status: ForgeStatus; can
       </p>
       <StageRail status={status} />
       {status.needed ? <StopNotice needed={status.needed} /> : null}
+      {canOperate && waiting ? <GateActions status={status} onChanged={onChanged} /> : null}
       {status.warnings.length && status.status === "InProgress" ? (
         <p
           data-testid="forge-warning"
@@ -133,7 +144,6 @@ function ForgeView({ status, canOperate, onChanged }: { status: ForgeStatus; can
           </Panel>
         )}
       </div>
-      {canOperate && waiting ? <GateActions status={status} onChanged={onChanged} /> : null}
       <CritiqueList status={status} />
     </section>
   );

@@ -7,6 +7,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { singleKeyShortcutsOn } from "@/components/keyboard-shortcuts";
 import { Kbd, Panel } from "@/components/panel";
+import { SimulatedNote } from "@/components/simulated-note";
 import { FEEDBACK_EVENT_TYPES } from "@/lib/feedback";
 import { DeliveryPanel } from "./delivery-panel";
 import { FeedbackPanel } from "./feedback-panel";
@@ -42,8 +43,10 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   const followUpRef = useRef<HTMLTextAreaElement>(null);
   const stateRef = useRef<HTMLSpanElement>(null);
   const timelineEnd = useRef<HTMLDivElement>(null);
-  // A long session (earlier pages not loaded) opens at its latest entries.
-  const [openAtLatest] = useState(initial.omitted > 0);
+  // A long session (earlier pages not loaded) opens at its latest entries; a Forge session
+  // opens at its pipeline view instead (the stage row and the gate's buttons, docs/forge.md).
+  const forge = initial.header.workflow === "forge";
+  const [openAtLatest] = useState(initial.omitted > 0 && !forge);
   const endAway = useTimelineEnd(timelineEnd, openAtLatest);
   const long = live.earlier > 0 || entries.length >= LONG_TIMELINE;
   // Set when an action succeeded: once its dialog has closed (and handed focus back to
@@ -85,15 +88,18 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   }, [canOperate, awaiting, dialog, status.status]);
 
   // Keep following the newest entries when the reader is already at the bottom (older
-  // entries loaded above do not count).
+  // entries loaded above do not count). On a Forge session only once the reader went down
+  // to the timeline: at the top, before the pipeline view has loaded, the page is short
+  // enough to count as "at the bottom", and following would carry the gate out of view.
   const newest = entries.at(-1)?.version ?? 0;
   const lastNewest = useRef(newest);
   useEffect(() => {
-    if (newest > lastNewest.current && window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160) {
+    const atBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160;
+    if (newest > lastNewest.current && atBottom && (!forge || window.scrollY > 0)) {
       requestAnimationFrame(() => window.scrollTo({ top: document.documentElement.scrollHeight, behavior: "smooth" }));
     }
     lastNewest.current = newest;
-  }, [newest]);
+  }, [newest, forge]);
 
   const hidden = entries.filter(isBookkeeping).length;
   // The pipeline view reads its status again when a fact is recorded, not for each chunk of streamed output.
@@ -113,6 +119,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
           eventCount={status.version}
           stateRef={stateRef}
         />
+        {initial.header.simulated ? <SimulatedNote workflow={initial.header.workflow} projectId={initial.header.projectId} /> : null}
         {live.connectionError ? (
           <NoticeBar
             notice={{ tone: "warn", text: `Live updates stopped: ${live.connectionError}. Reload the page to reconnect.` }}

@@ -79,10 +79,25 @@ export const ZScriptFault = z.strictObject({
   message: z.string().min(1).max(2_000).optional(),
 });
 
-export const ZScriptEntry = z.union([ZScriptReply, ZScriptFault]);
+/**
+ * Replies made from the request instead of a script (server/agents/stand-ins.ts), so that a
+ * simulated agent keeps its promise on any repository: `task_note` writes a note of what was
+ * asked (the only file it touches), `note_review` a valid verdict that says it is canned,
+ * `allowlist_test_plan` a plan with a command of the project's allowlist (run for real).
+ */
+export const STAND_INS = ["task_note", "note_review", "allowlist_test_plan"] as const;
+export type StandIn = (typeof STAND_INS)[number];
+
+export const ZScriptStandIn = z.strictObject({
+  standIn: z.enum(STAND_INS),
+  chunkDelayMs: z.number().int().nonnegative().max(600_000).default(0),
+});
+
+export const ZScriptEntry = z.union([ZScriptReply, ZScriptFault, ZScriptStandIn]);
 export type ScriptEntry = z.output<typeof ZScriptEntry>;
 export type ScriptReply = z.output<typeof ZScriptReply>;
 export type ScriptFaultEntry = z.output<typeof ZScriptFault>;
+export type ScriptStandInEntry = z.output<typeof ZScriptStandIn>;
 
 export const ZScriptedAgentConfig = ZAgentBase.extend({
   kind: z.literal("scripted"),

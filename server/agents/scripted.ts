@@ -11,6 +11,7 @@ import {
   type ScriptEntry,
   type ScriptFaultEntry,
 } from "./config";
+import { standInReply } from "./stand-ins";
 import { AgentError, MAX_AGENT_OUTPUT_BYTES, type Agent, type AgentRequest, type AgentResponse } from "./types";
 
 /** How many onChunk calls a reply is streamed in (fewer for very short replies). */
@@ -64,6 +65,12 @@ export class ScriptedAgent implements Agent {
     if (request.signal.aborted) throw interrupted("aborted", "");
     if (!(request.deadline > Date.now())) throw interrupted("deadline", ""); // NaN too
     if ("fault" in entry) return playFault(entry, request);
+    if ("standIn" in entry) {
+      const made = standInReply(entry.standIn, request);
+      if (made.files) await applyFiles(request.workspace, made.files, request.signal);
+      await stream(made.reply, entry.chunkDelayMs, request);
+      return { text: made.reply };
+    }
     if (entry.files) await applyFiles(request.workspace, entry.files, request.signal);
     await stream(entry.reply, entry.chunkDelayMs, request);
     return { text: entry.reply };

@@ -31,6 +31,8 @@ export interface AgentRequest {
   invocation: number;
   /** What the step must produce (text, build, review_verdict, test_plan, ...): the scripted brain answers by it. */
   output?: string;
+  /** The project's command allowlist (the simulated tester plans a command from it). */
+  allowlist?: readonly (readonly string[])[];
   /** A staged workflow's step: its stage, the stage's iteration, whether in a modify session (the scripted brain answers by them). */
   stage?: { name: string; iteration: number; modifying?: boolean };
   /** Aborted on cancel, lost lease, timeout or runner shutdown: stop at once. */

@@ -1,6 +1,7 @@
 // A conversation as people read it (dashboard, `catcafe chat watch`): its messages, the
 // calls in flight, what the mode noted where it happened (a routing with its candidates, a
 // vote's tally), mode switches, stalls and the end — folded from its events.
+import { allSimulated } from "../../lib/simulated";
 import type { Queryable } from "../db/pool";
 import type { AppEvent } from "../events/catalog";
 import type { EventStore } from "../events/store";
@@ -28,6 +29,8 @@ export interface ConversationView {
   id: string;
   title: string;
   project: { id: string; name: string } | null;
+  /** Every agent it calls is simulated (the scripted brain): the page says its content is canned. */
+  simulated: boolean;
   status: "open" | "stalled" | "terminated";
   mode: string;
   modeDescription: string;
@@ -88,6 +91,7 @@ export function conversationView(
     id,
     title: forked?.type === "SessionForked" ? forked.data.title : created.data.title,
     project: record.setup ? { id: record.setup.project.id, name: record.setup.project.name } : null,
+    simulated: allSimulated(Object.values(record.setup?.runtimes ?? {}).map((r) => r.config)),
     status: state.status === "terminated" ? "terminated" : state.stalled ? "stalled" : "open",
     mode: state.mode,
     modeDescription: MODES[state.mode]?.description ?? "",

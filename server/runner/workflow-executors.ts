@@ -152,6 +152,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
         workspace,
         invocation: input.invocation + step.attempt - 1,
         output: input.output,
+        allowlist: input.allowlist,
         ...(mcpServers.data.length ? { mcpServers: mcpServers.data } : {}),
         egress: { hosts: access.hosts },
         ...(input.forge

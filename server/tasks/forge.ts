@@ -281,8 +281,12 @@ export function forgeStatus(sessionId: string, events: RecordedEvent[]): ForgePi
         cap: stageCap(def, state, name),
         runs: figures.get(name)?.runs ?? 0,
         verdicts: figures.get(name)?.verdicts ?? NO_VERDICTS,
+        // A person's gate is where a draft waits for a person (a `gate_on` transition), not the
+        // stop every loop has: Coding has none (docs/forge.md, req F2).
         gate:
-          Object.values(def.states).some((s) => s.type === "wait" && s.stage === name && !!s.on.pass && !!s.on.abort) &&
+          Object.values(def.states).some(
+            (s) => s.type === "step" && s.stage === name && Object.values(s.on).some((ts) => ts?.some((t) => t.guard === "gate_on")),
+          ) &&
           (!state.config.gates || state.config.gates.includes(name)),
       })),
     artifacts: Object.entries(pipeline.artifacts).map(([path, a]) => {

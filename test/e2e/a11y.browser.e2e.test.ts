@@ -20,6 +20,8 @@ let browser: Browser;
 let approvedId = "";
 let awaitingId = "";
 let conversationHref = "";
+/** The Forge demo, waiting at its PRD gate. */
+let forgeId = "";
 
 interface PageCase {
   name: string;
@@ -35,6 +37,14 @@ const PAGES: PageCase[] = [
   { name: "session-awaiting", path: () => `/sessions/${awaitingId}`, signedIn: true, primary: (p) => p.getByTestId("confirm-button") },
   { name: "session-approved", path: () => `/sessions/${approvedId}`, signedIn: true, primary: (p) => p.getByTestId("rerun-button") },
   { name: "replay", path: () => `/sessions/${approvedId}/replay`, signedIn: true, primary: (p) => p.getByTestId("replay-scrubber") },
+  // Moved back: the events after the position are listed too, muted (they once were dimmed below AA).
+  {
+    name: "replay-earlier",
+    path: () => `/sessions/${approvedId}/replay?at=4`,
+    signedIn: true,
+    primary: (p) => p.getByTestId("replay-scrubber"),
+  },
+  { name: "forge", path: () => `/sessions/${forgeId}`, signedIn: true, primary: (p) => p.getByTestId("stage-rail") },
   { name: "tree", path: () => `/sessions/${approvedId}/tree`, signedIn: true, primary: (p) => p.getByTestId("fork-node").last() },
   { name: "settings", path: () => "/settings", signedIn: true, primary: (p) => p.getByRole("navigation", { name: "Settings" }) },
   {
@@ -135,6 +145,13 @@ beforeAll(async () => {
   await waitForTask(page, approvedId, (t) => t.status === "finished", "finished");
   awaitingId = (await trpc<{ sessionId: string }>(page, "tasks.rerun", { sessionId: approvedId }, true)).sessionId;
   await waitForTask(page, awaitingId, (t) => t.fsm === "awaiting_operator_confirm", "the rerun's awaiting_operator_confirm");
+  await visit(page, "/");
+  forgeId = ((await page.locator("[data-session-row]", { hasText: "Forge demo" }).first().getAttribute("data-href")) ?? "").replace(
+    /^\/sessions\//,
+    "",
+  );
+  expect(forgeId).not.toBe("");
+  await waitForTask(page, forgeId, (t) => t.fsm === "prd_review", "the Forge demo's PRD gate");
   await visit(page, "/conversations");
   conversationHref = (await page.getByTestId("conversation-list").locator("a").first().getAttribute("href")) ?? "";
   expect(conversationHref).toMatch(/^\/conversations\//);
@@ -245,6 +262,72 @@ describe("layout at a phone's and a laptop's width", () => {
     const tableBox = await table.boundingBox();
     const runners = await page.getByRole("heading", { name: "Runners" }).boundingBox();
     expect(runners!.y).toBeGreaterThan(tableBox!.y + tableBox!.height);
+    await page.context().close();
+  }, 60_000);
+});
+
+describe("the Forge page and simulated agents", () => {
+  for (const [width, height] of [
+    [390, 844],
+    [1280, 800],
+  ] as const) {
+    it(`the Forge page opens at its stage row with the gate's buttons in view at ${width} × ${height}, and says its agents are simulated`, async () => {
+      const page = await open({ colorScheme: "light", width, height, signedIn: true });
+      await visit(page, `/sessions/${forgeId}`);
+      const rail = page.getByTestId("stage-rail");
+      const pass = page.getByTestId("gate-pass");
+      await pass.waitFor({ timeout: 20_000 });
+      // Whatever loads or streams after the first paint: still where it opened a moment later.
+      await sleep(1_500);
+      const inView = async (what: string, locator: Locator) => {
+        const box = await locator.boundingBox();
+        expect(box, what).not.toBeNull();
+        expect(box!.y, `${what}'s top (scrolled ${await page.evaluate(() => window.scrollY)})`).toBeGreaterThanOrEqual(0);
+        expect(box!.y + box!.height, `${what}'s bottom`).toBeLessThanOrEqual(height);
+      };
+      await inView("the stage row", rail.locator("li").first());
+      await inView("the gate's pass button", pass);
+      const note = page.getByTestId("simulated-session-note");
+      expect(await note.innerText()).toMatch(/Simulated agents: canned content/);
+      expect(await note.innerText()).toMatch(/word counter/);
+      await page.screenshot({ path: path.join(SCREENSHOTS_DIR, `forge-open-${width}.png`) }); // the viewport as it opened
+      await page.context().close();
+    }, 60_000);
+  }
+
+  it("a Forge page opened while its pipeline runs stays at its stage row as the events arrive", async () => {
+    const page = await open({ colorScheme: "light", width: 1280, height: 800, signedIn: true });
+    const { sessionId } = await trpc<{ sessionId: string }>(
+      page,
+      "forge.new",
+      { projectId: "demo", idea: "A tiny to-do list for the terminal" },
+      true,
+    );
+    // Opened at once (not after the network is idle): the idea's draft streams in while the page loads.
+    await page.goto(`${app.url}/sessions/${sessionId}`);
+    await page.getByTestId("gate-pass").waitFor({ timeout: 30_000 });
+    await sleep(1_500);
+    expect(await page.evaluate(() => window.scrollY), "the page scrolled by itself").toBe(0);
+    const pass = await page.getByTestId("gate-pass").boundingBox();
+    expect(pass!.y + pass!.height).toBeLessThanOrEqual(800);
+    await page.screenshot({ path: path.join(SCREENSHOTS_DIR, "forge-open-running-1280.png") });
+    await page.context().close();
+  }, 60_000);
+
+  it("New task's warning about simulated agents names the chosen workflow", async () => {
+    const page = await open({ colorScheme: "light", width: 1280, height: 800, signedIn: true });
+    await visit(page, "/sessions/new");
+    await page.getByLabel("Project").selectOption("demo");
+    const note = page.getByTestId("simulated-note");
+    await page.getByLabel("Workflow").selectOption("review_loop");
+    expect(await note.getAttribute("data-workflow")).toBe("review_loop");
+    expect(await note.innerText()).toMatch(/simulated.*slugify\(\)/s);
+    expect(await note.innerText()).not.toMatch(/Forge|word counter/);
+    await page.getByLabel("Workflow").selectOption("forge");
+    await expect.poll(() => note.getAttribute("data-workflow")).toBe("forge");
+    expect(await note.innerText()).toMatch(/In Forge .*word counter/);
+    expect(await note.innerText()).not.toMatch(/slugify/);
+    await screenshot(page, "new-task-simulated-forge.png");
     await page.context().close();
   }, 60_000);
 });

@@ -8,6 +8,7 @@ import type { RecordedEvent } from "../../server/events/types";
 import { ARTIFACT_PATHS as A } from "../../server/forge/artifacts";
 import { artifactText, choose, editArtifact, forgeStatus, giveFeedback, newForge, passGate } from "../../server/tasks/forge";
 import { FORGE_CODE_FILES, FORGE_DEMO_IDEA, FORGE_PRD_MD, FORGE_REQUIREMENTS } from "../../server/demo/forge-content";
+import { startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { forgeAgents, quickForgeScripts, type ForgeScripts } from "../helpers/forge";
 import { createHarness, gitIn, ofType, type Harness, type TaskView } from "../helpers/tasks";
@@ -202,6 +203,29 @@ describe("a person's part at a gate", () => {
     expect(log).toHaveLength(before + 1);
     expect(log.at(-1)).toMatchObject({ type: "ArtifactWriteRefused", data: { by: "person", paths: [A.idea], stage: "idea" } });
     expect(forgeStatus(sessionId, log).artifacts.find((a) => a.path === A.idea)!.hash).toBe(idea.hash);
+  });
+});
+
+describe("gates as docs/forge.md says", () => {
+  it("a pipeline started as New task starts it (tasks.start, no gates given) has the gates of idea, PRD, design and plan, none on coding", async () => {
+    const projectId = await forgeProject("forge-ui-gates");
+    const { sessionId } = await startTask(
+      deps(),
+      { projectId, prompt: FORGE_DEMO_IDEA, workflow: "forge", mode: "new", title: "From New task" },
+      testActor,
+    );
+    await h.waitFor(sessionId, "the idea gate", atState("idea_review"));
+    const status = forgeStatus(sessionId, await events(sessionId));
+    expect(status.stages.filter((s) => s.gate).map((s) => s.name)).toEqual(["idea", "prd", "design", "plan"]);
+    expect(status.stages.find((s) => s.name === "coding")).toMatchObject({ gate: false });
+  });
+
+  it("gates given leave out the others (the demo's: the PRD's only)", async () => {
+    const projectId = await forgeProject("forge-prd-gate");
+    const { sessionId } = await newForge(deps(), { projectId, idea: FORGE_DEMO_IDEA, gates: ["prd"] }, testActor);
+    await h.waitFor(sessionId, "the PRD gate", atState("prd_review"));
+    const status = forgeStatus(sessionId, await events(sessionId));
+    expect(status.stages.filter((s) => s.gate).map((s) => s.name)).toEqual(["prd"]);
   });
 });
 

@@ -5,6 +5,7 @@
 import type { Db } from "../../db/pool";
 import type { PrismaClient } from "../../db/generated/client";
 import { userNames } from "../../auth/users";
+import { allSimulated } from "../../../lib/simulated";
 import { AppError } from "../../errors";
 import type { EventStore } from "../../events/store";
 import type { RecordedEvent } from "../../events/types";
@@ -32,7 +33,10 @@ export interface SessionHeader {
   createdBy: string;
   createdAt: string;
   project: string | null;
+  projectId: string | null;
   prompt: string | null;
+  /** Every agent the task started with is simulated (the scripted brain): the page says its content is canned. */
+  simulated: boolean;
   parent: (SessionLink & { atVersion: number; reason: string | null }) | null;
   children: Array<SessionLink & { atVersion: number | null }>;
 }
@@ -87,7 +91,9 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
       createdBy: session.createdBy,
       createdAt: session.createdAt.toISOString(),
       project: config?.project.name ?? null,
+      projectId: config?.project.id ?? null,
       prompt: config?.prompt ?? null,
+      simulated: allSimulated(Object.values(config?.agents ?? {})),
       parent: session.parentId
         ? {
             id: session.parentId,
