@@ -229,15 +229,11 @@ function sightings(recorded: Array<{ where: string; shells: unknown }>, kind: st
 
 /**
  * The Check button of a role picker: the agent judged as a save would judge it, then — a
- * brain — one cheap request to its endpoint (server/agents/brain-check.ts; the key is sent
- * only by an admin's check or to the provider's own endpoint, never by an operator's to a
- * URL they typed), an agent CLI's detection by the live runners, or a command's validation.
+ * brain — one cheap request to its endpoint (server/agents/brain-check.ts; with its key, which
+ * the judgement above lets go only to the provider's own API or a host an admin named), an
+ * agent CLI's detection by the live runners, or a command's validation.
  */
-export async function checkRoleAgent(
-  deps: RoleCheckDeps,
-  raw: z.input<typeof ZCheckRoleInput>,
-  options: { asAdmin: boolean },
-): Promise<RoleCheck> {
+export async function checkRoleAgent(deps: RoleCheckDeps, raw: z.input<typeof ZCheckRoleInput>): Promise<RoleCheck> {
   const input = ZCheckRoleInput.parse(raw);
   const project = await getProject(deps.pool, input.projectId);
   const settings = await settingsInForce(deps.store, project.settings);
@@ -248,10 +244,9 @@ export async function checkRoleAgent(
   switch (agent.kind) {
     case "openai":
     case "anthropic": {
-      const defaultEndpoint = ZAgentConfig.parse({ kind: agent.kind, id: "x", model: "m" }) as { baseUrl: string };
       const brain = await checkBrain(input.agent as Parameters<typeof checkBrain>[0], {
         keyPolicy: agentEnvPolicy(settings),
-        sendKey: options.asAdmin || agent.baseUrl === defaultEndpoint.baseUrl,
+        sendKey: true,
         privateHosts: settings.access.privateHosts,
       });
       return { ok: brain.ok, kind: agent.kind, message: brain.message, brain, problems: [] };

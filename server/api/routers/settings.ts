@@ -84,9 +84,7 @@ export const settingsRouter = router({
   /** A role picker's Check: the agent judged as a save would, then its brain, CLI or command checked. */
   checkRole: operatorProcedure
     .input(ZCheckRoleInput)
-    .mutation(({ ctx, input }) =>
-      checkRoleAgent({ ...ctx, runnerShells: () => liveRunnerShells(ctx) }, input, { asAdmin: ctx.user.role === "admin" }),
-    ),
+    .mutation(({ ctx, input }) => checkRoleAgent({ ...ctx, runnerShells: () => liveRunnerShells(ctx) }, input)),
   /** The delivery settings' Test, run here in the web server with its environment (docs/delivery.md). */
   testDelivery: operatorProcedure.input(ZTestDeliveryInput).mutation(({ ctx, input }) => testDelivery(ctx, input)),
   shells: operatorProcedure.query(({ ctx }) => shellsOverview(ctx.pool)),
