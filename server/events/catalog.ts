@@ -21,6 +21,7 @@ import { conversationCatalog } from "./conversation-catalog";
 import { deliveryCatalog } from "./delivery-catalog";
 import { forgeCatalog } from "./forge-catalog";
 import { stepCatalog } from "./step-catalog";
+import { teamCatalog } from "./team-catalog";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
 import type { FoldEvent } from "./types";
 
@@ -358,6 +359,7 @@ export const eventCatalog = {
   ...forgeCatalog,
   ...conversationCatalog,
   ...deliveryCatalog,
+  ...teamCatalog,
 } as const;
 
 export type AppEventCatalog = typeof eventCatalog;
