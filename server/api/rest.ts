@@ -26,6 +26,7 @@ import { deliverSession, ZDeliverRequest } from "../delivery/service";
 import { getMode, setMode, ZSetModeInput } from "../conversations/service";
 import { listModes } from "../modes/registry";
 import { exportArchive, exportSession } from "../export";
+import { userNames } from "../auth/users";
 import { retryAfterOf, toRestError } from "./errors";
 import { crossSiteRefusal } from "./csrf";
 import { idempotent } from "./idempotency";
@@ -123,7 +124,8 @@ export function createSessionExportHandler(source: () => ContextSource): Handler
       const { id } = await route.params;
       const sessionId = ZSessionRef.parse({ sessionId: id }).sessionId;
       const audience = user.role === "viewer" ? "viewer" : "member";
-      const zip = exportArchive(await exportSession(ctx.deps.store, ctx.deps.pool, sessionId, { audience }));
+      const names = (labels: string[]) => userNames(ctx.deps.prisma, labels);
+      const zip = exportArchive(await exportSession(ctx.deps.store, ctx.deps.pool, sessionId, { audience, names }));
       return new Response(new Uint8Array(zip), {
         status: 200,
         headers: { ...NO_STORE, "Content-Type": "application/zip", "Content-Disposition": `attachment; filename="${sessionId}.zip"` },

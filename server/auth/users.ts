@@ -1,6 +1,7 @@
 // Users and their role in the team. Every read has an explicit `select`: the password hash
 // is read in exactly one place (password sign-in) and never returned from this module.
 import { z } from "zod";
+import { FORMER_MEMBER } from "../../lib/people";
 import { ROLES, type Role } from "../../lib/roles";
 import type { PrismaClient } from "../db/generated/client";
 import type { Tx } from "../db/pool";
@@ -16,8 +17,7 @@ export const ZEmail = z.string().trim().toLowerCase().pipe(z.email("a valid emai
 export const ZUserName = z.string().trim().min(1, "say who this is").max(200);
 export const ZRole = z.enum(ROLES);
 export const ZUserRef = z.object({ userId: z.uuid() });
-/** How a person who is no longer known (deleted, or never a user here) is named. */
-export const FORMER_MEMBER = "a former member";
+export { FORMER_MEMBER };
 
 export const ZCreateUserInput = z.object({
   email: ZEmail,

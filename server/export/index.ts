@@ -1,6 +1,8 @@
 // Session export (req E8): the export layout (req E8) for one session, as a file map, a folder
 // (CLI `--out <dir>`) or a zip (UI download).
+import { userLabelsIn } from "../../lib/people";
 import type { Queryable } from "../db/pool";
+import { actorLabel } from "../events/catalog";
 import { getBlob } from "../events/blobs";
 import type { EventStore } from "../events/store";
 import type { RecordedEvent } from "../events/types";
@@ -20,6 +22,8 @@ export { writeExportDir } from "./write-dir";
 export interface ExportOptions {
   /** "viewer": no repository paths, allowlists or agent configurations (viewerEventData). */
   audience?: "viewer" | "member";
+  /** People's names by actor label (req X2), asked once for every label the session holds. */
+  names?: (labels: string[]) => Promise<Record<string, string>>;
 }
 
 /** Reads the session (with what it inherited from fork ancestors) and renders its export. */
@@ -31,5 +35,7 @@ export async function exportSession(
 ): Promise<ExportFiles> {
   const read = await store.readStream(sessionId);
   const events = options.audience === "viewer" ? read.map((e) => ({ ...e, data: viewerEventData(e.type, e.data) }) as RecordedEvent) : read;
-  return renderSessionExport(sessionId, events, async (hash) => (await getBlob(pool, hash)).content);
+  const labels = new Set(events.flatMap((e) => [actorLabel(e.metadata.actor), ...userLabelsIn(JSON.stringify(e.data))]));
+  const names = options.names ? await options.names([...labels]) : {};
+  return renderSessionExport(sessionId, events, async (hash) => (await getBlob(pool, hash)).content, names);
 }

@@ -4,7 +4,7 @@
 // pages are read on demand (`loadOlderEntries`, ./pages.ts says what a page holds).
 import type { Db } from "../../db/pool";
 import type { PrismaClient } from "../../db/generated/client";
-import { userNames } from "../../auth/users";
+import { withUserNames } from "../../auth/names";
 import { AppError } from "../../errors";
 import type { EventStore } from "../../events/store";
 import type { RecordedEvent } from "../../events/types";
@@ -100,9 +100,8 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
       children: children.map((c) => ({ id: c.id, title: c.title, state: c.state, atVersion: c.forkVersion })),
     },
     status,
-    entries,
+    ...(await namedEntries(deps, entries, [session.createdBy])),
     omitted: earlier,
-    names: await userNames(deps.prisma, [session.createdBy, ...entries.map((e) => e.actor)]),
   };
 }
 
@@ -133,12 +132,15 @@ export async function loadOlderEntries(
   const { shown, earlier } = lastPage(events, limit);
   const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
   const entries = shown.map((e) => toSessionEntry(e, summarize));
-  return {
-    entries,
-    omitted: Math.max(0, from - 1) + earlier,
-    names: await userNames(
-      deps.prisma,
-      entries.map((e) => e.actor),
-    ),
-  };
+  return { ...(await namedEntries(deps, entries)), omitted: Math.max(0, from - 1) + earlier };
+}
+
+/** Entries with the people they name resolved (req X2): labels in summaries and details replaced, actors' names beside them. */
+export async function namedEntries(
+  deps: Pick<SessionViewDeps, "prisma">,
+  entries: SessionEntry[],
+  also: string[] = [],
+): Promise<{ entries: SessionEntry[]; names: Record<string, string> }> {
+  const { value, names } = await withUserNames(deps.prisma, entries, also);
+  return { entries: value, names };
 }
