@@ -4,6 +4,9 @@
 // made it — never a token, a token's hash or a password.
 import crypto from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
+import { createContextFactory } from "../../server/api/context";
+import { handleTrpc } from "../../server/api/handler";
+import { SHOWN_ONCE } from "../../server/api/idempotency";
 import { createAuthOptions } from "../../server/auth/options";
 import { authenticateRequest } from "../../server/auth/request";
 import { authorizeCredentials, FORMER_MEMBER, userNames } from "../../server/auth/users";
@@ -61,7 +64,9 @@ describe("invitations", () => {
       anonymous.invitations.accept({ token: created.token, name: "Wrong", email: email("other"), password: PASSWORD }),
     ).rejects.toMatchObject({ code: "BAD_REQUEST" });
     // The password rules of every account.
-    await expect(anonymous.invitations.accept({ token: created.token, name: "Short", email: invited, password: "short" })).rejects.toMatchObject({
+    await expect(
+      anonymous.invitations.accept({ token: created.token, name: "Short", email: invited, password: "short" }),
+    ).rejects.toMatchObject({
       code: "BAD_REQUEST",
     });
 
@@ -105,7 +110,9 @@ describe("invitations", () => {
     expect(rejected[0]!.reason).toMatchObject({ code: "CONFLICT", message: expect.stringContaining("already been used") });
     const created = await api.prisma.user.count({ where: { email: { in: [a, b] } } });
     expect(created).toBe(1);
-    const accepted = (await db.store.readStream(TEAM_STREAM)).filter((e) => e.type === "InvitationAccepted" && [a, b].includes((e.data as { email: string }).email));
+    const accepted = (await db.store.readStream(TEAM_STREAM)).filter(
+      (e) => e.type === "InvitationAccepted" && [a, b].includes((e.data as { email: string }).email),
+    );
     expect(accepted).toHaveLength(1);
   });
 
@@ -220,7 +227,11 @@ describe("last sign-in", () => {
     expect(await listed(viaPassword.id)).toBeNull();
     const options = createAuthOptions({ prisma: () => api.prisma, env: { NEXTAUTH_SECRET: TEST_SECRET, OIDC_NAME: "SSO" } });
     const started = Date.now();
-    await options.callbacks!.jwt!({ token: { sub: viaPassword.id }, user: { id: viaPassword.id }, account: { type: "credentials" } } as never);
+    await options.callbacks!.jwt!({
+      token: { sub: viaPassword.id },
+      user: { id: viaPassword.id },
+      account: { type: "credentials" },
+    } as never);
     await options.callbacks!.jwt!({
       token: { sub: "oidc-subject" },
       user: { id: "oidc-subject", email: viaOidc.email },
@@ -249,5 +260,57 @@ describe("names of people", () => {
       [unknown]: FORMER_MEMBER,
       "user:not-a-uuid": FORMER_MEMBER,
     });
+  });
+});
+
+describe("secrets shown once are not kept with an idempotency key", () => {
+  it("an invitation and a token created with an Idempotency-Key: the answer has them, the database never does; a repeat does not show them again", async () => {
+    const admin = await api.user("admin");
+    const cookie = await api.sessionCookie(admin.id);
+    const send = async (path: string, input: unknown, key: string) => {
+      const res = await handleTrpc(
+        new Request(`http://cats.test/api/trpc/${path}`, {
+          method: "POST",
+          headers: {
+            cookie,
+            "content-type": "application/json",
+            "idempotency-key": key,
+            origin: "http://cats.test",
+            "sec-fetch-site": "same-origin",
+          },
+          body: JSON.stringify(input),
+        }),
+        createContextFactory(api.source),
+      );
+      return { status: res.status, body: await res.text() };
+    };
+    const invitationKey = crypto.randomUUID();
+    const first = await send("invitations.create", { role: "viewer" }, invitationKey);
+    expect(first.status, first.body).toBe(200);
+    const invitationToken = /"token":"(ci_[A-Za-z0-9_-]+)"/.exec(first.body)![1]!;
+    const tokenKey = crypto.randomUUID();
+    const created = await send("tokens.create", { name: "keyed" }, tokenKey);
+    expect(created.status, created.body).toBe(200);
+    const apiToken = /"token":"(cc_[A-Za-z0-9_-]+)"/.exec(created.body)![1]!;
+    // The answer is kept in the background: wait for it, then look at every table.
+    await expect
+      .poll(
+        async () =>
+          (
+            await db.pool.query(`SELECT count(*)::int AS n FROM command_keys WHERE key IN ($1, $2) AND status IS NOT NULL`, [
+              invitationKey,
+              tokenKey,
+            ])
+          ).rows[0].n,
+      )
+      .toBe(2);
+    const dump = await api.dumpDatabase();
+    expect(dump).not.toContain(invitationToken);
+    expect(dump).not.toContain(apiToken);
+    const again = await send("tokens.create", { name: "keyed" }, tokenKey);
+    expect(again.status).toBe(200);
+    expect(again.body).not.toContain(apiToken);
+    expect(again.body).toContain(SHOWN_ONCE);
+    expect(await api.prisma.apiToken.count({ where: { userId: admin.id, name: "keyed" } })).toBe(1);
   });
 });
