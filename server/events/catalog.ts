@@ -1,7 +1,8 @@
 // Every event type Cat Cafe records, declared once. Sessions, tasks and the workflow
 // engine's facts are here; the steps' life (step-catalog.ts), the configuration
-// (config-catalog.ts), Forge (forge-catalog.ts), conversations and deliveries have catalogs
-// of their own, composed below, so that one registry validates every append and every read.
+// (config-catalog.ts), Forge (forge-catalog.ts), conversations, deliveries and the team's
+// administration (team-catalog.ts) have catalogs of their own, composed below, so that one
+// registry validates every append and every read.
 import { z } from "zod";
 import { ZAgentRole, ZAgentUsage } from "../agent-calls";
 import { ZErrorClass } from "../errors";
