@@ -129,7 +129,7 @@ function TokenTable({
         </div>
       ) : null}
       {tokens.length === 0 ? (
-        <EmptyState title="No tokens" hint="Create one above, or with `catcafe login` from a terminal." />
+        <EmptyState title="No tokens" hint="Create one above, or with catcafe login from a terminal." />
       ) : (
         <div className="overflow-x-auto">
           <table className="w-full min-w-[640px] text-left text-sm" data-testid={testId}>

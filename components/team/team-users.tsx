@@ -79,7 +79,7 @@ function UsersTable({ users, me }: { users: UserItem[]; me: string }) {
                     value={u.role}
                     disabled={pending}
                     onChange={(e) => setRole.mutate({ userId: u.id, role: e.target.value as Role })}
-                    className={`${FIELD_CLASS} w-auto py-1`}
+                    className="rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 shadow-sm outline-none focus:border-sky-600 focus:ring-2 focus:ring-sky-600 disabled:opacity-60 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
                   >
                     {ROLES.map((r) => (
                       <option key={r} value={r}>

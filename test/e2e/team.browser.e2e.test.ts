@@ -220,7 +220,7 @@ describe("the team, administered in the browser", () => {
   }, 180_000);
 
   it("signing out at 127.0.0.1 lands on 127.0.0.1's sign-in page", async () => {
-    await visit(admin, "/settings/tokens", "[data-testid=all-tokens]");
+    await visit(admin, "/settings/tokens", "form[aria-label='Create a token']");
     expect(new URL(app.url).hostname).toBe("127.0.0.1");
     await Promise.all([
       admin.waitForURL((url) => url.pathname === "/signin", { timeout: 30_000 }),

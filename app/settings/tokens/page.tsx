@@ -3,6 +3,7 @@
 import type { Metadata } from "next";
 import { SettingsFrame } from "@/components/settings/settings-frame";
 import { ApiTokens } from "@/components/team/api-tokens";
+import { TRPCReactProvider } from "@/lib/trpc/client";
 import { readPage } from "../../_lib/page-context";
 import { PageShell, ReadFailure } from "../../_lib/page-shell";
 
@@ -28,7 +29,9 @@ export default async function TokensSettingsPage() {
         title="API tokens"
         description="Personal tokens for scripts, CI and the catcafe CLI: each acts as you, with your role. The value is shown once; revoke a token the moment it may have leaked."
       >
-        <ApiTokens mine={read.data.mine} everyone={read.data.everyone} now={new Date().toISOString()} />
+        <TRPCReactProvider>
+          <ApiTokens mine={read.data.mine} everyone={read.data.everyone} now={new Date().toISOString()} />
+        </TRPCReactProvider>
       </SettingsFrame>
     </PageShell>
   );

@@ -3,6 +3,7 @@
 import type { Metadata } from "next";
 import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
 import { TeamUsers } from "@/components/team/team-users";
+import { TRPCReactProvider } from "@/lib/trpc/client";
 import { readPage } from "../../_lib/page-context";
 import { PageShell, ReadFailure } from "../../_lib/page-shell";
 
@@ -30,7 +31,9 @@ export default async function UsersSettingsPage() {
         description="Who is on the team and with which role: viewers read, operators run and review work, admins also manage configuration, users and tokens. Every change is recorded with who made it."
       >
         {read.ok ? (
-          <TeamUsers users={read.data.users} invitations={read.data.invitations} me={read.data.me} />
+          <TRPCReactProvider>
+            <TeamUsers users={read.data.users} invitations={read.data.invitations} me={read.data.me} />
+          </TRPCReactProvider>
         ) : (
           <NeedsRole role="admin" what="The team's users" />
         )}
