@@ -131,7 +131,7 @@ function TokenTable({
       {tokens.length === 0 ? (
         <EmptyState title="No tokens" hint="Create one above, or with catcafe login from a terminal." />
       ) : (
-        <div className="overflow-x-auto">
+        <div className="relative overflow-x-auto">
           <table className="w-full min-w-[640px] text-left text-sm" data-testid={testId}>
             <thead>
               <tr className={THEAD_ROW_CLASS}>

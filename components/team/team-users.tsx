@@ -52,7 +52,7 @@ function UsersTable({ users, me }: { users: UserItem[]; me: string }) {
           <ErrorLine>{error.message}</ErrorLine>
         </div>
       ) : null}
-      <div className="overflow-x-auto">
+      <div className="relative overflow-x-auto">
         <table className="w-full min-w-[640px] text-left text-sm" data-testid="users">
           <thead>
             <tr className={THEAD_ROW_CLASS}>

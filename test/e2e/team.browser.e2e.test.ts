@@ -202,7 +202,7 @@ describe("the team, administered in the browser", () => {
       [`/conversations/${conversationId}`, "[data-kind=terminated]"],
       ["/inbox", "main"],
       ["/settings/users", "[data-testid=users]"],
-      ["/settings/tokens", "[data-testid=all-tokens]"],
+      ["/settings/tokens", "form[aria-label='Create a token']"],
     ];
     const found: string[] = [];
     for (const [pathname, ready] of pages) {
