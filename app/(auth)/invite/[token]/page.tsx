@@ -77,7 +77,16 @@ export default async function InvitePage({ params }: { params: Promise<{ token: 
 
 async function readInvitation(token: string) {
   const { user, caller } = await visitor();
-  return { user, view: await caller.invitations.view({ token: decodeURIComponent(token).slice(0, 200) }) };
+  return { user, view: await caller.invitations.view({ token: decoded(token).slice(0, 200) }) };
+}
+
+/** The token as typed in the link; one that does not decode is taken as it is (and reads as unknown). */
+function decoded(token: string): string {
+  try {
+    return decodeURIComponent(token);
+  } catch {
+    return token;
+  }
 }
 
 function SignInLink() {
