@@ -18,7 +18,8 @@ const layers = {
   workspaces: { pattern: "server/workspaces", allow: [...base, "process"] },
   brains: { pattern: "server/brains", allow: base },
   agents: { pattern: "server/agents", allow: [...base, "process", "brains"] },
-  auth: { pattern: "server/auth", allow: base },
+  /** Users, roles, tokens and invitations; each change to the team is an event (docs/auth.md, "Audit"). */
+  auth: { pattern: "server/auth", allow: [...base, "events"] },
 
   /** Collaboration modes and the conversation decider: pure, like the workflow engine. */
   modes: { pattern: "server/modes", allow: base },

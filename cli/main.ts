@@ -18,6 +18,7 @@ import { registerSessionCommands } from "./commands/sessions";
 import { registerTaskCommands } from "./commands/tasks";
 import { registerTokenCommands } from "./commands/tokens";
 import { registerUsageCommand } from "./commands/usage";
+import { registerUserCommands } from "./commands/users";
 import { registerWatchCommand } from "./commands/watch";
 import { EXIT, exitCodeOf, formatReport, reportOf } from "./errors";
 import { Output } from "./output";
@@ -34,6 +35,7 @@ const MORE_HELP = `${examples([
   'catcafe forge new --project demo "A command-line word counter"',
   "catcafe sessions list --state approved --json",
   "catcafe export s-1a2b3c4d5e6f --out ./export",
+  "catcafe users invite --role operator --email ada@example.com",
 ])}
 Environment:
   CATCAFE_URL       server URL (instead of the saved one)
@@ -47,7 +49,7 @@ Exit codes: 0 ok, 1 failed, 2 bad command line, 3 a watched session ended withou
 
 export function buildProgram(): Command {
   const program = new Command("catcafe")
-    .description("Drive Cat Cafe from the terminal: start and confirm tasks, watch and export sessions, manage tokens.")
+    .description("Drive Cat Cafe from the terminal: start and confirm tasks, watch and export sessions, manage tokens and the team.")
     .version(packageVersion(), "-V, --version")
     .option("--json", "machine-readable output: JSON on stdout, errors as JSON on stderr")
     .option("--url <url>", "server URL (default: CATCAFE_URL, the saved one, or http://localhost:3000)")
@@ -59,6 +61,7 @@ export function buildProgram(): Command {
     .addHelpText("after", MORE_HELP);
   registerAuthCommands(program);
   registerTokenCommands(program);
+  registerUserCommands(program);
   registerTaskCommands(program);
   registerForgeCommands(program);
   registerChatCommands(program);

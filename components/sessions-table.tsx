@@ -139,7 +139,7 @@ export function SessionsTable({ sessions, now, empty }: { sessions: SessionRow[]
               <td className={`${WIDE_CELL} px-2 py-1.5 text-right font-mono text-xs tabular-nums text-zinc-600 dark:text-zinc-300`}>
                 {s.iteration ?? "—"}
               </td>
-              <td className={`${WIDE_CELL} truncate px-3 py-1.5 text-xs text-zinc-600 dark:text-zinc-300`} title={s.createdBy}>
+              <td className={`${WIDE_CELL} truncate px-3 py-1.5 text-xs text-zinc-600 dark:text-zinc-300`} title={s.startedBy}>
                 {s.startedBy}
                 {s.mine ? <span className="ml-1 text-xs text-zinc-500 dark:text-zinc-400">(you)</span> : null}
               </td>

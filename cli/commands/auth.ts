@@ -36,12 +36,21 @@ async function password(options: LoginOptions): Promise<string> {
 }
 
 /** Signs in with email + password and creates a token (shared with `token create`). */
-export async function mintToken(ctx: CliContext, options: { email?: string; passwordStdin?: boolean; name?: string }) {
+export async function mintToken(
+  ctx: CliContext,
+  options: { email?: string; passwordStdin?: boolean; name?: string; expiresInDays?: number },
+) {
   const url = ctx.serverUrl();
   const email = options.email ?? (await ask("Email: ", { missing: "no email: pass --email (or --token to use a token you already have)" }));
   const secret = await password(options);
   ctx.out.progress(`signing in to ${url} as ${email}…`);
-  return createTokenWithPassword({ url, email, password: secret, name: options.name ?? defaultTokenName() });
+  return createTokenWithPassword({
+    url,
+    email,
+    password: secret,
+    name: options.name ?? defaultTokenName(),
+    ...(options.expiresInDays ? { expiresInDays: options.expiresInDays } : {}),
+  });
 }
 
 async function login(ctx: CliContext, options: LoginOptions): Promise<void> {

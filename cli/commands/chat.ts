@@ -53,7 +53,7 @@ export function entryLine(e: Entry): string {
   const at = `${e.at.slice(11, 19)}  `;
   switch (e.kind) {
     case "person":
-      return `${at}${e.by}: ${oneLine(e.text)}`;
+      return `${at}${e.byName}: ${oneLine(e.text)}`;
     case "agent":
       return `${at}@${e.agent}: ${oneLine(e.text)}`;
     case "system":
@@ -71,7 +71,7 @@ export function entryLine(e: Entry): string {
     case "stalled":
       return `${at}⏸ stalled: ${e.reason}. Nobody is called until a person writes (catcafe chat say).`;
     case "terminated":
-      return `${at}■ ended by ${e.by}: ${e.reason}`;
+      return `${at}■ ended by ${e.byName}: ${e.reason}`;
   }
 }
 

@@ -133,7 +133,7 @@ export function registerSessionCommands(program: Command): void {
         `  usage     ${usageLine(usage.total, usage.currency)}${usage.byModel.length === 1 ? ` (${usage.byModel[0]?.model})` : ""}`,
         ...(usage.byModel.length > 1 ? usage.byModel.map((m) => `            ${m.model}: ${usageLine(m, usage.currency)}`) : []),
         ...(timeline.length
-          ? ["", ...timeline.map((e) => `  ${shortTime(e.recordedAt)}  #${e.version}  ${e.type}  ${e.actor}  ${oneLine(e.summary)}`)]
+          ? ["", ...timeline.map((e) => `  ${shortTime(e.recordedAt)}  #${e.version}  ${e.type}  ${e.actorName}  ${oneLine(e.summary)}`)]
           : []),
       ]);
     });

@@ -1,4 +1,5 @@
-// `catcafe token create | list | revoke`: personal API tokens (req U3). A token is created
+// `catcafe token create | list | revoke` (also `catcafe tokens ...`): personal API tokens
+// (req U3), with an expiry; `list --all` shows everyone's to an admin. A token is created
 // by a signed-in session only (a token cannot mint tokens), so `create` signs in with
 // email and password; the token is printed once and never again.
 import type { Command } from "commander";
@@ -25,13 +26,21 @@ async function resolveTokenId(ctx: CliContext, ref: string): Promise<string> {
 
 function tokenRows(tokens: TokenItem[]): string[] {
   return table(
-    ["ID", "PREFIX", "NAME", "CREATED", "LAST USED", "REVOKED"],
-    tokens.map((t) => [t.id, `${t.prefix}…`, t.name, shortTime(t.createdAt), shortTime(t.lastUsedAt), shortTime(t.revokedAt)]),
+    ["ID", "PREFIX", "NAME", "CREATED", "LAST USED", "EXPIRES", "REVOKED"],
+    tokens.map((t) => [
+      t.id,
+      `${t.prefix}…`,
+      t.name,
+      shortTime(t.createdAt),
+      shortTime(t.lastUsedAt),
+      shortTime(t.expiresAt),
+      shortTime(t.revokedAt),
+    ]),
   );
 }
 
 export function registerTokenCommands(program: Command): void {
-  const token = program.command("token").description("personal API tokens: create, list, revoke");
+  const token = program.command("token").alias("tokens").description("personal API tokens: create, list, revoke");
 
   token
     .command("create")
@@ -39,17 +48,21 @@ export function registerTokenCommands(program: Command): void {
     .option("--name <name>", "what the token is for (default: catcafe CLI on <host> (<date>))")
     .option("--email <email>", "your email (default: the signed-in user's)")
     .option("--password-stdin", "read the password from stdin")
+    .option("--expires-days <n>", "days until the token stops working, 1 to 365 (default: it does not expire)")
     .addHelpText(
       "after",
       examples([
-        'catcafe token create --name "nightly CI"',
+        'catcafe token create --name "nightly CI" --expires-days 90',
         'echo "$PASSWORD" | catcafe token create --name ci --email me@example.com --password-stdin --json',
       ]),
     )
-    .action(async (options: { name?: string; email?: string; passwordStdin?: boolean }, command: Command) => {
+    .action(async (options: { name?: string; email?: string; passwordStdin?: boolean; expiresDays?: string }, command: Command) => {
       const ctx = CliContext.of(command);
       const email = options.email ?? ctx.config()?.user?.email;
-      const created = await mintToken(ctx, { ...options, ...(email ? { email } : {}) });
+      const expiresInDays = options.expiresDays === undefined ? undefined : Number(options.expiresDays);
+      if (expiresInDays !== undefined && !Number.isInteger(expiresInDays))
+        throw new CliError(`--expires-days takes a whole number of days, not ${options.expiresDays}`, { code: "USAGE" });
+      const created = await mintToken(ctx, { ...options, ...(email ? { email } : {}), ...(expiresInDays ? { expiresInDays } : {}) });
       ctx.out.result(created, () => [
         `Created token "${created.name}" (${created.id}). It is shown only now; store it somewhere safe:`,
         created.token,
@@ -58,10 +71,32 @@ export function registerTokenCommands(program: Command): void {
 
   token
     .command("list")
-    .description("your tokens, with when each was last used")
-    .addHelpText("after", examples(["catcafe token list", "catcafe token list --json"]))
-    .action(async (_options: unknown, command: Command) => {
+    .description("your tokens, with when each was last used and expires (--all: everyone's, admin)")
+    .option("--all", "everyone's tokens, with their owner (admin)")
+    .addHelpText("after", examples(["catcafe token list", "catcafe tokens list --all --json"]))
+    .action(async (options: { all?: boolean }, command: Command) => {
       const ctx = CliContext.of(command);
+      if (options.all) {
+        const all = await ctx.client().tokens.listAll.query();
+        ctx.out.result(all, () =>
+          all.length
+            ? table(
+                ["ID", "OWNER", "PREFIX", "NAME", "CREATED", "LAST USED", "EXPIRES", "REVOKED"],
+                all.map((t) => [
+                  t.id,
+                  t.ownerName,
+                  `${t.prefix}…`,
+                  t.name,
+                  shortTime(t.createdAt),
+                  shortTime(t.lastUsedAt),
+                  shortTime(t.expiresAt),
+                  shortTime(t.revokedAt),
+                ]),
+              )
+            : "No tokens.",
+        );
+        return;
+      }
       const tokens = await ctx.client().tokens.list.query();
       ctx.out.result(tokens, () => (tokens.length ? tokenRows(tokens) : "No tokens."));
     });

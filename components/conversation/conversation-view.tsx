@@ -49,7 +49,7 @@ function EntryRow({ entry, replayHref }: { entry: Entry; replayHref: string | nu
         <li className="flex justify-end" data-kind="person">
           <div className="max-w-[85%] rounded-lg bg-sky-700 px-3 py-2 text-sm break-words whitespace-pre-wrap text-white">
             <div className="mb-0.5 text-xs text-sky-100">
-              {entry.by} · {time(entry.at)}
+              {entry.byName} · {time(entry.at)}
               <ReplayLink href={replayHref} tone="text-sky-100" />
             </div>
             {entry.text}
@@ -116,7 +116,7 @@ function EntryRow({ entry, replayHref }: { entry: Entry; replayHref: string | nu
     case "terminated":
       return (
         <li className="text-center text-sm font-medium text-zinc-800 dark:text-zinc-200" data-kind="terminated">
-          Ended by {entry.by}: {entry.reason}
+          Ended by {entry.byName}: {entry.reason}
         </li>
       );
   }

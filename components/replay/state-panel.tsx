@@ -3,12 +3,13 @@
 // at the position itself.
 import type { ReactNode } from "react";
 import type { ReplayView } from "@/server/sessions/replay";
+import { actorName } from "../session/format";
 import { formatTimestamp } from "@/lib/format-time";
 import { Panel } from "../panel";
 import { StateBadge } from "../state-badge";
 import { SUCCESS_OUTCOMES } from "@/lib/outcomes";
 
-export function StatePanel({ view }: { view: ReplayView }) {
+export function StatePanel({ view }: { view: ReplayView & { names: Record<string, string> } }) {
   const s = view.state;
   const inherited = view.fork && view.version <= view.fork.forkVersion;
   return (
@@ -54,7 +55,7 @@ export function StatePanel({ view }: { view: ReplayView }) {
           >
             <div className="flex items-center gap-2 text-xs">
               <span className="font-mono font-semibold text-sky-800 dark:text-sky-300">{view.event.type}</span>
-              <span className="ml-auto font-mono text-zinc-500 dark:text-zinc-400">{view.event.actor}</span>
+              <span className="ml-auto text-zinc-500 dark:text-zinc-400">{actorName(view.event.actor, view.names)}</span>
             </div>
             <p className="mt-1 text-xs leading-relaxed break-words text-zinc-700 dark:text-zinc-300">{view.event.summary}</p>
             <p className="mt-1 font-mono text-xs text-zinc-500 dark:text-zinc-400">

@@ -80,7 +80,7 @@ export function DeliveryPanel({ sessionId, outcome, canOperate }: { sessionId: s
             {list.map((d) => (
               <li key={d.stepId} className="text-zinc-800 dark:text-zinc-200">
                 <span className="font-mono">{d.requested.method.replace("_", " ")}</span> of{" "}
-                <span className="font-mono">{d.requested.branch}</span> by {d.requested.by}: <Outcome d={d} />
+                <span className="font-mono">{d.requested.branch}</span> by {d.requested.byName}: <Outcome d={d} />
               </li>
             ))}
           </ul>

@@ -44,7 +44,7 @@ export function FeedbackPanel({ sessionId, version }: { sessionId: string; versi
               <span className="ml-auto font-mono">#{f.version}</span>
             </div>
             <p className="leading-snug break-words whitespace-pre-wrap text-zinc-800 dark:text-zinc-200">{f.text}</p>
-            <p className="text-xs text-zinc-500 dark:text-zinc-400" title={f.by}>
+            <p className="text-xs text-zinc-500 dark:text-zinc-400" title={f.name}>
               {f.name}
             </p>
           </li>

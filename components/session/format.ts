@@ -1,5 +1,6 @@
 // Small formatting rules shared by the session view's parts. Times are shown in UTC (as on
 // the dashboard), so a server-rendered page and the browser never disagree.
+import { FORMER_MEMBER } from "@/lib/people";
 
 /** "12:03:04" (UTC). */
 export function timeOfDay(iso: string): string {
@@ -35,7 +36,8 @@ export function actorName(label: string, names: Record<string, string>): string 
   if (colon < 0) return label;
   const kind = label.slice(0, colon);
   const id = label.slice(colon + 1);
-  if (kind === "user") return `user ${id.slice(0, 8)}`;
+  // The server names every user it knows (server/auth/names.ts); one it does not is no longer on the team.
+  if (kind === "user") return FORMER_MEMBER;
   if (kind === "system") return `system (${id})`;
   return `${kind} ${id}`;
 }

@@ -1,7 +1,7 @@
 // The settings pages' frame: a section list on the left, the section on the right.
 import type { ReactNode } from "react";
 
-export type SettingsSection = "projects" | "agents" | "shells" | "brains" | "workflows";
+export type SettingsSection = "projects" | "agents" | "shells" | "brains" | "workflows" | "users" | "tokens";
 
 const SECTIONS: Array<{ id: SettingsSection; label: string; hint: string }> = [
   { id: "projects", label: "Projects", hint: "repositories and allowlists" },
@@ -9,6 +9,8 @@ const SECTIONS: Array<{ id: SettingsSection; label: string; hint: string }> = [
   { id: "shells", label: "Shells", hint: "agent CLIs on this machine" },
   { id: "brains", label: "Brains", hint: "models and their check" },
   { id: "workflows", label: "Workflows", hint: "FSM definitions, drawn" },
+  { id: "users", label: "Users", hint: "people, roles, invitations" },
+  { id: "tokens", label: "API tokens", hint: "for scripts and the CLI" },
 ];
 
 export function SettingsFrame({
@@ -64,8 +66,8 @@ export function SettingsFrame({
 export function NeedsRole({ role, what }: { role: string; what: string }) {
   return (
     <div className="rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm text-amber-900 dark:border-amber-900/60 dark:bg-amber-950/30 dark:text-amber-200">
-      {what} is shown to the <span className="font-mono">{role}</span> role and above. Ask an admin for access; workflow definitions are
-      open to everyone.
+      {what} is shown to the <span className="font-mono">{role}</span> role and above. Ask an admin for access; workflow definitions and
+      your own API tokens are open to everyone.
     </div>
   );
 }

@@ -147,7 +147,7 @@ function NodeCard({
           <span className="tabular-nums">{node.version} events</span>
         </div>
         <div className="flex items-center gap-2 text-xs text-zinc-500 dark:text-zinc-400">
-          <span className="truncate" title={`${node.createdBy}, ${formatTimestamp(created)}`}>
+          <span className="truncate" title={`${startedBy}, ${formatTimestamp(created)}`}>
             {startedBy} · {formatAgo(created, now)}
           </span>
           <span className="ml-auto flex shrink-0 gap-2">

@@ -71,8 +71,11 @@ export function defaultTokenName(purpose = "catcafe CLI"): string {
 }
 
 /** Signs in with email + password and creates a personal API token (shown only in this answer). */
-export async function createTokenWithPassword(input: PasswordSignIn & { name?: string }): Promise<CreatedToken> {
+export async function createTokenWithPassword(input: PasswordSignIn & { name?: string; expiresInDays?: number }): Promise<CreatedToken> {
   const cookie = await signInWithPassword(input);
   const options: CatCafeClientOptions = { url: input.url, cookie, ...(input.fetch ? { fetch: input.fetch } : {}) };
-  return createCatCafeClient(options).tokens.create.mutate({ name: input.name ?? defaultTokenName() });
+  return createCatCafeClient(options).tokens.create.mutate({
+    name: input.name ?? defaultTokenName(),
+    ...(input.expiresInDays ? { expiresInDays: input.expiresInDays } : {}),
+  });
 }

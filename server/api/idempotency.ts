@@ -11,7 +11,10 @@
 // a busy database never turns an answer the client is owed into a 503.
 //
 // What is not kept: an answer that said the server could not do it (5xx), which did nothing
-// (nothing was noted on the key), so the key is let go and a retry carries the command out.
+// (nothing was noted on the key), so the key is let go and a retry carries the command out;
+// and the secrets an answer shows once (an API token, an invitation's link): the kept answer
+// has them replaced (SHOWN_ONCE), so they are never stored in clear, and a repeat learns that
+// the command was carried out without getting the secret a second time.
 import crypto from "node:crypto";
 import type { Db } from "../db/pool";
 import { AppError, RETRY_AFTER_SECONDS } from "../errors";
@@ -28,6 +31,17 @@ export const ABANDONED_AFTER_MS = 60_000;
 const KEY_FORMAT = /^[\x21-\x7e]{1,200}$/;
 /** The header the answer to a repeat carries. */
 export const REPLAYED_HEADER = "Idempotent-Replayed";
+/** API tokens (`cc_`) and invitation tokens (`ci_`): 32 random bytes, base64url. */
+const SECRET_TOKENS = /\b(?:cc|ci)_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g;
+/** What a kept answer holds instead of a secret it showed once. */
+export const SHOWN_ONCE = "(shown once, not kept)";
+
+/** An answer as it is kept: every token it shows once replaced. */
+export function keptBody(body: Buffer): Buffer {
+  const text = body.toString("utf8");
+  const kept = text.replace(SECRET_TOKENS, SHOWN_ONCE);
+  return kept === text ? body : Buffer.from(kept, "utf8");
+}
 
 interface KeyRow {
   command: string;
@@ -152,7 +166,7 @@ async function carryOut(pool: Db, userId: string, key: string, req: Request, run
     return response;
   }
   const body = Buffer.from(await response.arrayBuffer());
-  keep(pool, userId, key, response.status, response.headers.get("content-type"), body);
+  keep(pool, userId, key, response.status, response.headers.get("content-type"), keptBody(body));
   return new Response(body, { status: response.status, headers: response.headers });
 }
 

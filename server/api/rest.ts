@@ -27,6 +27,7 @@ import { getMode, setMode, ZSetModeInput } from "../conversations/service";
 import { listModes } from "../modes/registry";
 import { exportArchive, exportSession } from "../export";
 import { fileSettings } from "../projects/config-edits";
+import { userNames } from "../auth/users";
 import { retryAfterOf, toRestError } from "./errors";
 import { crossSiteRefusal } from "./csrf";
 import { idempotent } from "./idempotency";
@@ -124,8 +125,9 @@ export function createSessionExportHandler(source: () => ContextSource): Handler
       const { id } = await route.params;
       const sessionId = ZSessionRef.parse({ sessionId: id }).sessionId;
       const audience = user.role === "viewer" ? "viewer" : "member";
+      const names = (labels: string[]) => userNames(ctx.deps.prisma, labels);
       const zip = exportArchive(
-        await exportSession(ctx.deps.store, ctx.deps.pool, sessionId, { audience, pricing: fileSettings().pricing }),
+        await exportSession(ctx.deps.store, ctx.deps.pool, sessionId, { audience, pricing: fileSettings().pricing, names }),
       );
       return new Response(new Uint8Array(zip), {
         status: 200,

@@ -3,6 +3,7 @@ import { authRouter } from "./routers/auth";
 import { conversationsRouter, modesRouter } from "./routers/conversations";
 import { forgeRouter } from "./routers/forge";
 import { inboxRouter } from "./routers/inbox";
+import { invitationsRouter } from "./routers/invitations";
 import { lineageRouter } from "./routers/lineage";
 import { liveRouter } from "./routers/live";
 import { opsRouter } from "./routers/ops";
@@ -26,6 +27,7 @@ export const appRouter = router({
   runners: runnersRouter,
   tokens: tokensRouter,
   users: usersRouter,
+  invitations: invitationsRouter,
   live: liveRouter,
   ops: opsRouter,
   replay: replayRouter,

@@ -15,7 +15,7 @@ import type { PrismaClient } from "../db/generated/client";
 import { logger } from "../log";
 import type { AuthEnv } from "./env";
 import { authorizeWithBackoff, requestAddress } from "./sign-in-limit";
-import { currentSessionVersion, endBrowserSessions, findActiveUserByEmail, resolveSessionUser } from "./users";
+import { currentSessionVersion, endBrowserSessions, findActiveUserByEmail, recordSignIn, resolveSessionUser } from "./users";
 
 declare module "next-auth" {
   interface Session {
@@ -130,7 +130,9 @@ export function createAuthOptions(deps: { prisma: () => PrismaClient; env: AuthE
         if (user && account && account.type !== "credentials") {
           token.sub = (await findActiveUserByEmail(deps.prisma(), user.email ?? ""))?.id ?? "";
         }
-        // A new session carries the user's current session version (raised at sign-out).
+        // A new session carries the user's current session version (raised at sign-out), and
+        // the sign-in is noted for the users page, whichever provider it came through.
+        if (user) await recordSignIn(deps.prisma(), token.sub);
         const sv = user ? await currentSessionVersion(deps.prisma(), token.sub) : token.sv;
         return { sub: token.sub, sv, iat: token.iat, exp: token.exp, jti: token.jti };
       },

@@ -69,7 +69,7 @@ export async function completeSetup(prisma: PrismaClient, raw: TSetupInput): Pro
     if ((await tx.user.count()) > 0) throw new AppError("PRECONDITION_FAILED", ALREADY_SET_UP);
     const user = await tx.user.create({
       data: { email: input.email, name: input.name, passwordHash, memberships: { create: { teamId: DEFAULT_TEAM_ID, role: "admin" } } },
-      select: { id: true, email: true, name: true, createdAt: true, disabledAt: true },
+      select: { id: true, email: true, name: true, createdAt: true, disabledAt: true, lastSignInAt: true },
     });
     return { ...user, role: "admin" as const };
   });

@@ -1,10 +1,14 @@
 // Users and their role in the team. Every read has an explicit `select`: the password hash
 // is read in exactly one place (password sign-in) and never returned from this module.
 import { z } from "zod";
+import { FORMER_MEMBER } from "../../lib/people";
 import { ROLES, type Role } from "../../lib/roles";
-import type { Prisma, PrismaClient } from "../db/generated/client";
+import type { PrismaClient } from "../db/generated/client";
+import type { Tx } from "../db/pool";
 import { AppError } from "../errors";
+import type { NewEvent } from "../events/types";
 import { hashPassword, verifyPassword, ZPassword } from "./passwords";
+import { changeTeam, userActor, type TeamDeps } from "./team-changes";
 
 /** The one team for now (inserted by the users migration); roles are per team. */
 export const DEFAULT_TEAM_ID = "default";
@@ -13,6 +17,7 @@ export const ZEmail = z.string().trim().toLowerCase().pipe(z.email("a valid emai
 export const ZUserName = z.string().trim().min(1, "say who this is").max(200);
 export const ZRole = z.enum(ROLES);
 export const ZUserRef = z.object({ userId: z.uuid() });
+export { FORMER_MEMBER };
 
 export const ZCreateUserInput = z.object({
   email: ZEmail,
@@ -36,6 +41,7 @@ export interface AuthUser {
 export interface UserSummary extends AuthUser {
   createdAt: Date;
   disabledAt: Date | null;
+  lastSignInAt: Date | null;
 }
 
 const userSummarySelect = {
@@ -44,10 +50,19 @@ const userSummarySelect = {
   name: true,
   createdAt: true,
   disabledAt: true,
+  lastSignInAt: true,
   memberships: { where: { teamId: DEFAULT_TEAM_ID }, select: { role: true } },
 } as const;
 
-type UserRow = { id: string; email: string; name: string; createdAt: Date; disabledAt: Date | null; memberships: Array<{ role: Role }> };
+type UserRow = {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: Date;
+  disabledAt: Date | null;
+  lastSignInAt: Date | null;
+  memberships: Array<{ role: Role }>;
+};
 
 function toSummary(row: UserRow): UserSummary {
   return {
@@ -57,6 +72,7 @@ function toSummary(row: UserRow): UserSummary {
     role: row.memberships[0]?.role ?? "viewer",
     createdAt: row.createdAt,
     disabledAt: row.disabledAt,
+    lastSignInAt: row.lastSignInAt,
   };
 }
 
@@ -127,12 +143,24 @@ export async function authorizeCredentials(
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Names of the users behind `user:<id>` actor labels; others (runners, system) need none. */
+/**
+ * Names of the users behind `user:<id>` actor labels, in one query; others (runners, system)
+ * need none. Every user label gets a name, so no page shows a raw id (req X2): a disabled
+ * user keeps theirs, and one no longer known reads as {@link FORMER_MEMBER}.
+ */
 export async function userNames(prisma: PrismaClient, labels: Iterable<string>): Promise<Record<string, string>> {
-  const ids = [...new Set([...labels].filter((l) => l.startsWith("user:")).map((l) => l.slice(5)))].filter((id) => UUID.test(id));
-  if (ids.length === 0) return {};
-  const users = await prisma.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } });
-  return Object.fromEntries(users.map((u) => [`user:${u.id}`, u.name]));
+  const userLabels = [...new Set([...labels].filter((l) => typeof l === "string" && l.startsWith("user:")))];
+  if (userLabels.length === 0) return {};
+  const ids = userLabels.map((l) => l.slice(5)).filter((id) => UUID.test(id));
+  const users = ids.length ? await prisma.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }) : [];
+  const known = new Map(users.map((u) => [`user:${u.id}`, u.name]));
+  return Object.fromEntries(userLabels.map((l) => [l, known.get(l) ?? FORMER_MEMBER]));
+}
+
+/** A successful sign-in (password, GitHub, OIDC): the users page shows when each person last signed in. */
+export async function recordSignIn(prisma: PrismaClient, userId: string | undefined | null): Promise<void> {
+  if (!userId || !z.uuid().safeParse(userId).success) return;
+  await prisma.user.updateMany({ where: { id: userId }, data: { lastSignInAt: new Date() } });
 }
 
 export async function listUsers(prisma: PrismaClient): Promise<UserSummary[]> {
@@ -186,54 +214,71 @@ export async function upsertAdmin(
   });
 }
 
-/** Serialises changes that could leave the team without an admin. */
-const ADMIN_CHANGES_LOCK = 0x63617441; // "catA"
-
-/**
- * Runs `change` and then checks that an enabled admin remains; rolls back otherwise, so
- * no sequence of role changes or disables can lock everyone out of administration.
- */
-async function keepingAnAdmin<T>(prisma: PrismaClient, change: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
-  return prisma.$transaction(async (tx) => {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ADMIN_CHANGES_LOCK})`;
-    const result = await change(tx);
-    const admins = await tx.membership.count({ where: { teamId: DEFAULT_TEAM_ID, role: "admin", user: { disabledAt: null } } });
-    if (admins === 0) throw new AppError("PRECONDITION_FAILED", "at least one enabled admin must remain");
-    return result;
-  });
+/** The user's role and whether they are disabled, read under the team's lock; NOT_FOUND for an unknown user. */
+async function userState(tx: Tx, userId: string): Promise<{ role: Role | null; disabled: boolean }> {
+  const { rows } = await tx.query<{ role: Role | null; disabled: boolean }>(
+    `SELECT m.role, u.disabled_at IS NOT NULL AS disabled
+     FROM users u LEFT JOIN memberships m ON m.user_id = u.id AND m.team_id = $2 WHERE u.id = $1`,
+    [userId, DEFAULT_TEAM_ID],
+  );
+  const row = rows[0];
+  if (!row) throw new AppError("NOT_FOUND", `no user ${userId}`);
+  return row;
 }
 
-export async function setUserRole(prisma: PrismaClient, raw: z.input<typeof ZSetRoleInput>): Promise<UserSummary> {
+/** After a change, under the team's lock: refused (and rolled back) when no enabled admin would remain. */
+async function requireAnAdmin(tx: Tx): Promise<void> {
+  const { rows } = await tx.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM memberships m JOIN users u ON u.id = m.user_id
+     WHERE m.team_id = $1 AND m.role = 'admin' AND u.disabled_at IS NULL`,
+    [DEFAULT_TEAM_ID],
+  );
+  if ((rows[0]?.n ?? 0) === 0) throw new AppError("PRECONDITION_FAILED", "at least one enabled admin must remain");
+}
+
+async function userSummary(prisma: PrismaClient, userId: string): Promise<UserSummary> {
+  return toSummary(await prisma.user.findUniqueOrThrow({ where: { id: userId }, select: userSummarySelect }));
+}
+
+/** Gives a user a role (recorded as UserRoleChanged); the same role again changes and records nothing. */
+export async function setUserRole(
+  deps: TeamDeps & { prisma: PrismaClient },
+  raw: z.input<typeof ZSetRoleInput>,
+  by: { userId: string },
+): Promise<UserSummary> {
   const input = ZSetRoleInput.parse(raw);
-  return keepingAnAdmin(prisma, async (tx) => {
-    const exists = await tx.user.findUnique({ where: { id: input.userId }, select: { id: true } });
-    if (!exists) throw new AppError("NOT_FOUND", `no user ${input.userId}`);
-    await tx.membership.upsert({
-      where: { userId_teamId: { userId: input.userId, teamId: DEFAULT_TEAM_ID } },
-      create: { userId: input.userId, teamId: DEFAULT_TEAM_ID, role: input.role },
-      update: { role: input.role },
-    });
-    return toSummary(await tx.user.findUniqueOrThrow({ where: { id: input.userId }, select: userSummarySelect }));
+  await changeTeam(deps, userActor(by.userId), async (tx) => {
+    const before = await userState(tx, input.userId);
+    if (before.role === input.role) return { result: null, events: [] };
+    await tx.query(
+      `INSERT INTO memberships (user_id, team_id, role) VALUES ($1, $2, $3::role)
+       ON CONFLICT (user_id, team_id) DO UPDATE SET role = EXCLUDED.role`,
+      [input.userId, DEFAULT_TEAM_ID, input.role],
+    );
+    await requireAnAdmin(tx);
+    const events: NewEvent[] = [{ type: "UserRoleChanged", data: { userId: input.userId, from: before.role, to: input.role } }];
+    return { result: null, events };
   });
+  return userSummary(deps.prisma, input.userId);
 }
 
+/** Disables or enables a user (UserDisabled / UserEnabled); nobody disables themselves, and an enabled admin remains. */
 export async function setUserDisabled(
-  prisma: PrismaClient,
+  deps: TeamDeps & { prisma: PrismaClient },
   raw: z.input<typeof ZSetDisabledInput>,
   by: { userId: string },
 ): Promise<UserSummary> {
   const input = ZSetDisabledInput.parse(raw);
   if (input.disabled && input.userId === by.userId) throw new AppError("PRECONDITION_FAILED", "you cannot disable yourself");
-  return keepingAnAdmin(prisma, async (tx) => {
-    const exists = await tx.user.findUnique({ where: { id: input.userId }, select: { id: true } });
-    if (!exists) throw new AppError("NOT_FOUND", `no user ${input.userId}`);
-    const row = await tx.user.update({
-      where: { id: input.userId },
-      data: { disabledAt: input.disabled ? new Date() : null },
-      select: userSummarySelect,
-    });
-    return toSummary(row);
+  await changeTeam(deps, userActor(by.userId), async (tx) => {
+    const before = await userState(tx, input.userId);
+    if (before.disabled === input.disabled) return { result: null, events: [] };
+    await tx.query(`UPDATE users SET disabled_at = ${input.disabled ? "now()" : "NULL"} WHERE id = $1`, [input.userId]);
+    await requireAnAdmin(tx);
+    const events: NewEvent[] = [{ type: input.disabled ? "UserDisabled" : "UserEnabled", data: { userId: input.userId } }];
+    return { result: null, events };
   });
+  return userSummary(deps.prisma, input.userId);
 }
 
 export async function countUsers(prisma: PrismaClient): Promise<number> {

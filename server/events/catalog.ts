@@ -1,7 +1,8 @@
 // Every event type Cat Cafe records, declared once. Sessions, tasks and the workflow
 // engine's facts are here; the steps' life (step-catalog.ts), the configuration
-// (config-catalog.ts), Forge (forge-catalog.ts), conversations and deliveries have catalogs
-// of their own, composed below, so that one registry validates every append and every read.
+// (config-catalog.ts), Forge (forge-catalog.ts), conversations, deliveries and the team's
+// administration (team-catalog.ts) have catalogs of their own, composed below, so that one
+// registry validates every append and every read.
 import { z } from "zod";
 import { ZAgentRole, ZAgentUsage } from "../agent-calls";
 import { ZErrorClass } from "../errors";
@@ -21,6 +22,7 @@ import { conversationCatalog } from "./conversation-catalog";
 import { deliveryCatalog } from "./delivery-catalog";
 import { forgeCatalog } from "./forge-catalog";
 import { stepCatalog } from "./step-catalog";
+import { teamCatalog } from "./team-catalog";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
 import type { FoldEvent } from "./types";
 
@@ -358,6 +360,7 @@ export const eventCatalog = {
   ...forgeCatalog,
   ...conversationCatalog,
   ...deliveryCatalog,
+  ...teamCatalog,
 } as const;
 
 export type AppEventCatalog = typeof eventCatalog;

@@ -3,6 +3,8 @@
 import { ZPricingSettings, type PricingSettings } from "../config/schemas";
 import type { Queryable } from "../db/pool";
 import { sessionUsage } from "../usage/totals";
+import { userLabelsIn } from "../../lib/people";
+import { actorLabel } from "../events/catalog";
 import { getBlob } from "../events/blobs";
 import type { EventStore } from "../events/store";
 import type { RecordedEvent } from "../events/types";
@@ -24,6 +26,8 @@ export interface ExportOptions {
   audience?: "viewer" | "member";
   /** The price table summary.json's cost is priced with (settings.json's; none priced by default). */
   pricing?: PricingSettings;
+  /** People's names by actor label (req X2), asked once for every label the session holds. */
+  names?: (labels: string[]) => Promise<Record<string, string>>;
 }
 
 /** Reads the session (with what it inherited from fork ancestors) and renders its export. */
@@ -35,6 +39,8 @@ export async function exportSession(
 ): Promise<ExportFiles> {
   const read = await store.readStream(sessionId);
   const events = options.audience === "viewer" ? read.map((e) => ({ ...e, data: viewerEventData(e.type, e.data) }) as RecordedEvent) : read;
+  const labels = new Set(events.flatMap((e) => [actorLabel(e.metadata.actor), ...userLabelsIn(JSON.stringify(e.data))]));
+  const names = options.names ? await options.names([...labels]) : {};
   const usage = await sessionUsage(pool, sessionId, options.pricing ?? ZPricingSettings.parse({}));
-  return renderSessionExport(sessionId, events, async (hash) => (await getBlob(pool, hash)).content, usage);
+  return renderSessionExport(sessionId, events, async (hash) => (await getBlob(pool, hash)).content, usage, names);
 }

@@ -1,6 +1,7 @@
 // The export layout (req E8), as a pure function of a session's events and a blob
 // loader: summary.json, task-events.jsonl, task-timeline.json, feedback_history.json and
 // rounds/<nn>/.
+import { nameLabelsIn } from "../../lib/people";
 import { actorLabel, appRegistry } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
 import { startedTask } from "../task-engine";
@@ -20,6 +21,8 @@ export interface TimelineLine {
   streamId: string;
   type: string;
   actor: string;
+  /** The actor as people read it: a person's name (req X2), else the label. */
+  actorName: string;
   summary: string;
   recordedAt: string;
   round: number;
@@ -27,13 +30,14 @@ export interface TimelineLine {
   state: string;
 }
 
-function timelineLines(placed: PlacedEvent[]): TimelineLine[] {
+function timelineLines(placed: PlacedEvent[], names: Record<string, string>): TimelineLine[] {
   return placed.map(({ event: e, round, state }) => ({
     version: e.version,
     streamId: e.streamId,
     type: e.type,
     actor: actorLabel(e.metadata.actor),
-    summary: appRegistry.summarize(e.type, e.data),
+    actorName: nameLabelsIn(actorLabel(e.metadata.actor), names),
+    summary: nameLabelsIn(appRegistry.summarize(e.type, e.data), names),
     recordedAt: e.recordedAt,
     round,
     state,
@@ -44,13 +48,16 @@ function timelineLines(placed: PlacedEvent[]): TimelineLine[] {
  * Renders a session's export. `events` is the session's whole stream as `readStream`
  * returns it (fork-inherited events included); blobs are loaded only for the files that
  * hold them (raw outputs, diffs); `usage` is the session's usage as the usage projection
- * has it (exportSession reads it; null leaves summary.json's usage out).
+ * has it (exportSession reads it; null leaves summary.json's usage out). `names`: people's
+ * names by actor label (req X2), for what people read (the timeline, the feedback, the
+ * transcript); a person not in it reads as a former member. The raw events keep their labels.
  */
 export async function renderSessionExport(
   sessionId: string,
   events: RecordedEvent[],
   loadBlob: BlobLoader,
   usage: SessionUsage | null = null,
+  names: Record<string, string> = {},
 ): Promise<ExportFiles> {
   if (events.length === 0) throw new AppError("NOT_FOUND", `session ${sessionId} has no events to export`);
   const { rounds: slices, placed, final } = splitRounds(events);
@@ -61,8 +68,8 @@ export async function renderSessionExport(
   const files: ExportFiles = new Map();
   files.set("summary.json", jsonFile(buildSummary(sessionId, placed, final, rounds, usage)));
   files.set("task-events.jsonl", jsonLines(stateEventLines(placed)));
-  files.set("task-timeline.json", jsonFile(timelineLines(placed)));
-  files.set("feedback_history.json", jsonFile(feedbackHistory(events)));
+  files.set("task-timeline.json", jsonFile(timelineLines(placed, names)));
+  files.set("feedback_history.json", jsonFile(feedbackHistory(events).map((f) => ({ ...f, name: nameLabelsIn(f.by, names) }))));
   for (const [name, content] of roundFiles) files.set(name, content);
   // A staged session (the Forge pipeline): each artifact as it stands, under forge/.
   const task = startedTask(final);
@@ -71,7 +78,7 @@ export async function renderSessionExport(
   }
   // A conversation: its transcript and its conversation events.
   if (isConversationExport(events)) {
-    files.set("conversation.md", conversationMarkdown(sessionId, events));
+    files.set("conversation.md", nameLabelsIn(conversationMarkdown(sessionId, events), names));
     files.set("conversation.jsonl", jsonLines(conversationLines(events)));
   }
   for (const name of files.keys()) assertExportPath(name);

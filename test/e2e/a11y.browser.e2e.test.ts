@@ -62,6 +62,18 @@ const PAGES: PageCase[] = [
     signedIn: true,
     primary: (p) => p.locator('[data-testid=workflow-diagram][data-workflow="review_loop"]'),
   },
+  {
+    name: "settings-users",
+    path: () => "/settings/users",
+    signedIn: true,
+    primary: (p) => p.getByRole("button", { name: "Create invitation link" }),
+  },
+  {
+    name: "settings-tokens",
+    path: () => "/settings/tokens",
+    signedIn: true,
+    primary: (p) => p.getByRole("button", { name: "Create token" }),
+  },
   { name: "new-task", path: () => "/sessions/new", signedIn: true, primary: (p) => p.getByRole("button", { name: "Start task" }) },
   { name: "inbox", path: () => "/inbox", signedIn: true, primary: (p) => p.getByTestId("inbox-item").first() },
   { name: "usage", path: () => "/usage", signedIn: true, primary: (p) => p.getByTestId("usage-total") },

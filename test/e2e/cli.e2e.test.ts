@@ -93,6 +93,7 @@ describe("catcafe --help", () => {
       "brains",
       "runners",
       "token",
+      "users",
       "projections",
       "projects",
       "inbox",
@@ -110,6 +111,8 @@ describe("catcafe --help", () => {
       ["export"],
       ["go"],
       ["token", "create"],
+      ["users", "invite"],
+      ["users", "role"],
       ["projections", "rebuild"],
       ["config", "validate"],
       ["config", "show"],
@@ -393,6 +396,36 @@ describe("catcafe against a live server", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("UNAUTHORIZED");
     expect(refused.stderr).toContain("revoked");
+  });
+
+  it("users: invite prints a one-time link on the CLI's server URL; an invitee accepts it; role, disable, enable by email; invitations listed and revoked", async () => {
+    const invited = await catcafe(["users", "invite", "--role", "operator", "--expires-days", "3", "--json"]);
+    expect(invited.code, show(invited)).toBe(0);
+    const invitation = json<{ id: string; role: string; link: string; token: string }>(invited);
+    expect(invitation.link).toBe(`${server.url}/invite/${invitation.token}`);
+    const pending = json<Array<{ id: string }>>(await catcafe(["users", "invitations", "--json"]));
+    expect(pending.map((i) => i.id)).toContain(invitation.id);
+
+    const client = createCatCafeClient({ url: server.url });
+    const email = `invited-${Date.now()}@cats.test`;
+    await client.invitations.accept.mutate({ token: invitation.token, name: "Invited Cat", email, password: "invited-password-123" });
+    const listed = await catcafe(["users", "list"]);
+    expect(listed.stdout).toContain(email);
+    expect(listed.stdout).toContain("operator");
+
+    expect(json<{ role: string }>(await catcafe(["users", "role", email.toUpperCase(), "viewer", "--json"])).role).toBe("viewer");
+    expect(json<{ disabledAt: string | null }>(await catcafe(["users", "disable", email, "--json"])).disabledAt).not.toBeNull();
+    expect(json<{ disabledAt: string | null }>(await catcafe(["users", "enable", email, "--json"])).disabledAt).toBeNull();
+    const nobody = await catcafe(["users", "role", "nobody@cats.test", "admin"]);
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toContain("no user with the email nobody@cats.test");
+    const badRole = await catcafe(["users", "role", email, "owner"]);
+    expect(badRole.code).toBe(2);
+
+    const another = json<{ id: string }>(await catcafe(["users", "invite", "--role", "viewer", "--json"]));
+    const revoked = await catcafe(["users", "revoke-invitation", another.id]);
+    expect(revoked.code, show(revoked)).toBe(0);
+    expect(json<Array<{ id: string }>>(await catcafe(["users", "invitations", "--json"])).map((i) => i.id)).not.toContain(another.id);
   });
 
   it("invalid input shows zod's field errors", async () => {

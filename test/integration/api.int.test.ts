@@ -196,6 +196,8 @@ describe("no procedure returns a password hash or a token hash", () => {
     conversationId: string;
     userId: string;
     tokenId: string;
+    invitationId: string;
+    invitationToken: string;
   }): Record<string, unknown> => ({
     "auth.me": undefined,
     "tasks.start": { projectId, prompt: "scan", mode: "proposal" },
@@ -226,6 +228,17 @@ describe("no procedure returns a password hash or a token hash", () => {
     "users.create": { email: `scan-${Date.now()}@cats.test`, name: "Scan", password: "correct horse battery" },
     "users.setRole": { userId: s.userId, role: "operator" },
     "users.disable": { userId: s.userId, disabled: false },
+    "tokens.listAll": undefined,
+    "invitations.create": { role: "viewer" },
+    "invitations.list": undefined,
+    "invitations.revoke": { id: s.invitationId },
+    "invitations.view": { token: s.invitationToken },
+    "invitations.accept": {
+      token: s.invitationToken,
+      name: "Scan",
+      email: `scan-i-${Date.now()}@cats.test`,
+      password: "correct horse battery",
+    },
     "replay.at": { sessionId: s.sessionId },
     "lineage.tree": { sessionId: s.sessionId },
     "settings.projects": undefined,
@@ -286,12 +299,22 @@ describe("no procedure returns a password hash or a token hash", () => {
     const forgeId = (await api.caller(operator).forge.new({ projectId, idea: "scan" })).sessionId;
     const token = await api.caller(admin).tokens.create({ name: "to revoke" });
     const conversationId = (await api.caller(operator).conversations.start({ projectId })).sessionId;
-    const calls = validCalls({ sessionId, forgeId, conversationId, userId: viewer.id, tokenId: token.id });
+    const toRevoke = await api.caller(admin).invitations.create({ role: "viewer" });
+    const toAccept = await api.caller(admin).invitations.create({ role: "viewer" });
+    const calls = validCalls({
+      sessionId,
+      forgeId,
+      conversationId,
+      userId: viewer.id,
+      tokenId: token.id,
+      invitationId: toRevoke.id,
+      invitationToken: toAccept.token,
+    });
     expect(Object.keys(calls).sort()).toEqual(Object.keys(appRouter._def.procedures).sort());
 
     const secrets = (
       await db.pool.query<{ s: string }>(
-        "SELECT password_hash AS s FROM users WHERE password_hash IS NOT NULL UNION ALL SELECT token_hash FROM api_tokens",
+        "SELECT password_hash AS s FROM users WHERE password_hash IS NOT NULL UNION ALL SELECT token_hash FROM api_tokens UNION ALL SELECT token_hash FROM invitations",
       )
     ).rows.map((r) => r.s);
     expect(secrets.length).toBeGreaterThan(3);

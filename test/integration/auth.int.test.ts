@@ -234,7 +234,7 @@ describe("API tokens", () => {
     const [listed] = await api.caller(user).tokens.list();
     expect(listed).toMatchObject({ id: created.id, name: "ci", prefix: created.prefix, revokedAt: null });
     expect(listed!.lastUsedAt).not.toBeNull();
-    expect(Object.keys(listed!).sort()).toEqual(["createdAt", "id", "lastUsedAt", "name", "prefix", "revokedAt"]);
+    expect(Object.keys(listed!).sort()).toEqual(["createdAt", "expiresAt", "id", "lastUsedAt", "name", "prefix", "revokedAt"]);
   });
 
   it("a revoked token, an unknown token, a malformed header and a disabled owner are refused; a bad token never falls back to the cookie", async () => {

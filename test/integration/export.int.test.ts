@@ -205,7 +205,17 @@ describe("session export", () => {
       stored.map((s) => [s.version, s.type, s.actor, s.summary, s.recordedAt]),
     );
     for (const entry of timeline)
-      expect(Object.keys(entry).sort()).toEqual(["actor", "recordedAt", "round", "state", "streamId", "summary", "type", "version"]);
+      expect(Object.keys(entry).sort()).toEqual([
+        "actor",
+        "actorName",
+        "recordedAt",
+        "round",
+        "state",
+        "streamId",
+        "summary",
+        "type",
+        "version",
+      ]);
     expect(timeline.at(-1)).toMatchObject({ type: "SessionFinalized", state: "approved", round: 2 });
   });
 

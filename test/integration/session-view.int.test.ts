@@ -201,7 +201,7 @@ describe("live.updates", () => {
   it("ends with UNAUTHORIZED at the next batch once the token is revoked or the user disabled (nothing more is sent)", async () => {
     const { sessionId, view } = await proposalAwaitingConfirm("sv-revoke");
     const reader = await api.user("viewer");
-    const { token, id: tokenId } = await createApiToken(api.prisma, reader.id, { name: "stream" });
+    const { token, id: tokenId } = await createApiToken(api.deps, reader.id, { name: "stream" });
     // Through the real context factory: the stream asks the request's own credentials again.
     const ctx = await createContextFactory(api.source)({
       req: new Request("http://cats.test/api/trpc/live.updates", { headers: { authorization: `Bearer ${token}` } }),
@@ -214,7 +214,7 @@ describe("live.updates", () => {
     expect((await userStream.next()).done).toBe(false);
 
     // The token revoked: its stream ends; the same user's cookie stream goes on.
-    await revokeApiToken(api.prisma, { id: tokenId }, { userId: reader.id, isAdmin: false });
+    await revokeApiToken(api.deps, { id: tokenId }, { userId: reader.id, isAdmin: false });
     await operator.tasks.followUp({ sessionId, text: "anyone still watching?" });
     await expect(tokenStream.next()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     expect((await userStream.next()).done).toBe(false);

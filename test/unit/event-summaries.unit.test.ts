@@ -12,11 +12,15 @@ import { conversationCatalog } from "../../server/events/conversation-catalog";
 import { deliveryCatalog } from "../../server/events/delivery-catalog";
 import { forgeCatalog } from "../../server/events/forge-catalog";
 import { stepCatalog } from "../../server/events/step-catalog";
+import { teamCatalog } from "../../server/events/team-catalog";
 import { defineEvent, EventRegistry } from "../../server/events/registry";
 import { BASE_COMMIT, blobRef, commandResult } from "../helpers/decider";
 
 const STEP = "22222222-0000-4000-8000-000000000001";
 const CALL = "33333333-0000-4000-8000-000000000001";
+const INVITE = "44444444-0000-4000-8000-000000000001";
+const USER = "55555555-0000-4000-8000-000000000001";
+const TOKEN = "66666666-0000-4000-8000-000000000001";
 /** Hex digests whose cut (first 10 or 12 characters) is easy to read. */
 const HASH = "0123456789abcdef".repeat(4);
 const OTHER_HASH = "fedcba9876543210".repeat(4);
@@ -661,6 +665,35 @@ const ROWS: Row[] = [
     { stepId: STEP, method: "push", errorClass: "push_rejected", message: "non-fast-forward", files: [] },
     "Delivery failed (push_rejected): non-fast-forward",
   ),
+
+  // ---- The team (docs/auth.md, "Audit") ---------------------------------------------------
+  row(
+    "InvitationCreated",
+    { invitationId: INVITE, role: "operator", email: "ada@cats.test", expiresAt: "2026-12-05T10:00:00.000Z" },
+    "Invitation 44444444 created: operator for ada@cats.test, until 2026-12-05T10:00:00.000Z",
+  ),
+  row(
+    "InvitationCreated",
+    { invitationId: INVITE, role: "viewer", email: null, expiresAt: "2026-12-05T10:00:00.000Z" },
+    "Invitation 44444444 created: viewer, until 2026-12-05T10:00:00.000Z",
+  ),
+  row("InvitationRevoked", { invitationId: INVITE }, "Invitation 44444444 revoked"),
+  row(
+    "InvitationAccepted",
+    { invitationId: INVITE, userId: USER, email: "ada@cats.test", name: "Ada", role: "operator" },
+    "Invitation 44444444 accepted by Ada <ada@cats.test> as operator",
+  ),
+  row("UserRoleChanged", { userId: USER, from: "viewer", to: "admin" }, "Role of user 55555555: viewer → admin"),
+  row("UserRoleChanged", { userId: USER, from: null, to: "viewer" }, "Role of user 55555555: none → viewer"),
+  row("UserDisabled", { userId: USER }, "User 55555555 disabled"),
+  row("UserEnabled", { userId: USER }, "User 55555555 enabled"),
+  row(
+    "ApiTokenCreated",
+    { tokenId: TOKEN, ownerId: USER, name: "ci", expiresAt: "2027-01-01T00:00:00.000Z" },
+    'API token "ci" (66666666) created, until 2027-01-01T00:00:00.000Z',
+  ),
+  row("ApiTokenCreated", { tokenId: TOKEN, ownerId: USER, name: "ci", expiresAt: null }, 'API token "ci" (66666666) created'),
+  row("ApiTokenRevoked", { tokenId: TOKEN, ownerId: USER }, "API token 66666666 revoked"),
 ];
 
 // Texts longer than the line: summarize cuts every line at 200 characters (197 and an ellipsis).
@@ -703,7 +736,9 @@ describe("event summaries", () => {
 
   it("the table has a row for every event type the registry knows, and for no other", () => {
     const known = Object.keys(appRegistry.catalog);
-    const composed = [conversationCatalog, deliveryCatalog, stepCatalog, configCatalog, forgeCatalog].flatMap((c) => Object.keys(c));
+    const composed = [conversationCatalog, deliveryCatalog, stepCatalog, configCatalog, forgeCatalog, teamCatalog].flatMap((c) =>
+      Object.keys(c),
+    );
     for (const type of composed) expect(known).toContain(type);
     expect([...new Set(ROWS.map(([type]) => type))].sort()).toEqual(known.sort());
   });

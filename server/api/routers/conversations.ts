@@ -5,7 +5,9 @@
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { hasRole } from "../../../lib/roles";
+import { withUserNames } from "../../auth/names";
 import { resolveUser } from "../../auth/users";
+import type { PrismaClient } from "../../db/generated/client";
 import {
   getMode,
   noteProgress,
@@ -43,7 +45,7 @@ export const conversationsRouter = router({
   /** Now, or as it was at an event (`atVersion`: a replay, moved to the end of its decision). */
   get: viewerProcedure
     .input(ZRef.extend({ atVersion: ZEventVersion.optional() }))
-    .query(({ ctx, input }) => readConversation(ctx.store, input.sessionId, input.atVersion)),
+    .query(async ({ ctx, input }) => named(ctx.prisma, await readConversation(ctx.store, input.sessionId, input.atVersion))),
   /** GET /api/sessions/:id/mode (req C7). */
   mode: viewerProcedure.input(ZRef).query(({ ctx, input }) => getMode(ctx, input.sessionId)),
   /** The whole view at once, then again after every change (coalesced). */
@@ -55,7 +57,7 @@ export const conversationsRouter = router({
     try {
       let sent = -1;
       while (!signal?.aborted) {
-        const view: ConversationView = await readConversation(ctx.store, input.sessionId);
+        const view = await named(ctx.prisma, await readConversation(ctx.store, input.sessionId));
         if (view.version !== sent) {
           // Sent only to whoever the credentials still name (a revoked token ends the stream).
           const now = await principal();
@@ -74,6 +76,16 @@ export const conversationsRouter = router({
     }
   }),
 });
+
+/**
+ * The conversation with its people by name (req X2): each message's and the end's `byName`,
+ * and labels in system lines ("Mode switched … by …") replaced; `by` stays the actor label.
+ */
+async function named(prisma: PrismaClient, view: ConversationView) {
+  const { value, names } = await withUserNames(prisma, view);
+  const entries = value.entries.map((e) => (e.kind === "person" || e.kind === "terminated" ? { ...e, byName: names[e.by] ?? e.by } : e));
+  return { ...value, entries };
+}
 
 /** The mode registry (req C7: GET /api/modes). */
 export const modesRouter = router({

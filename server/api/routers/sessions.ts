@@ -2,6 +2,7 @@
 // newest first), the counts by state, a session's timeline, and what a person makes of a
 // session's history (server/tasks/fork.ts): fork at an event, revert, modify, resume.
 import { z } from "zod";
+import { withUserNames } from "../../auth/names";
 import { userNames } from "../../auth/users";
 import { AppError } from "../../errors";
 import { readSessionTimeline } from "../../events/timeline";
@@ -49,9 +50,12 @@ export const sessionsRouter = router({
 
   counts: viewerProcedure.input(ZSessionFilters.prefault({})).query(({ ctx, input }) => countSessions(ctx.pool, input)),
 
-  timeline: viewerProcedure
-    .input(ZTimelineInput)
-    .query(({ ctx, input }) => readSessionTimeline(ctx.pool, input.sessionId, { afterVersion: input.afterVersion, limit: input.limit })),
+  /** Each entry with its actor's name (`actorName`), and people named in summaries (req X2). */
+  timeline: viewerProcedure.input(ZTimelineInput).query(async ({ ctx, input }) => {
+    const entries = await readSessionTimeline(ctx.pool, input.sessionId, { afterVersion: input.afterVersion, limit: input.limit });
+    const { value, names } = await withUserNames(ctx.prisma, entries);
+    return value.map((e) => ({ ...e, actorName: names[e.actor] ?? e.actor }));
+  }),
 
   /** Every piece of feedback the session's events hold, in order (server/sessions/feedback.ts). */
   feedback: viewerProcedure.input(z.object({ sessionId: z.string().min(1).max(100) })).query(async ({ ctx, input }) => {

@@ -1,7 +1,15 @@
 // Personal API tokens: everyone manages their own; an admin may revoke anyone's.
 import { TRPCError } from "@trpc/server";
-import { createApiToken, listApiTokens, revokeApiToken, ZCreateTokenInput, ZTokenRef, type ApiTokenInfo } from "../../auth/tokens";
-import { router, viewerProcedure } from "../trpc";
+import {
+  createApiToken,
+  listAllApiTokens,
+  listApiTokens,
+  revokeApiToken,
+  ZCreateTokenInput,
+  ZTokenRef,
+  type ApiTokenInfo,
+} from "../../auth/tokens";
+import { adminProcedure, router, viewerProcedure } from "../trpc";
 
 export interface TokenListItem {
   id: string;
@@ -10,6 +18,7 @@ export interface TokenListItem {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  expiresAt: string | null;
 }
 
 function toItem(t: ApiTokenInfo): TokenListItem {
@@ -20,6 +29,7 @@ function toItem(t: ApiTokenInfo): TokenListItem {
     createdAt: t.createdAt.toISOString(),
     lastUsedAt: t.lastUsedAt?.toISOString() ?? null,
     revokedAt: t.revokedAt?.toISOString() ?? null,
+    expiresAt: t.expiresAt?.toISOString() ?? null,
   };
 }
 
@@ -32,13 +42,22 @@ export const tokensRouter = router({
         code: "FORBIDDEN",
         message: "API tokens are created from a signed-in browser session, not with another token",
       });
-    const created = await createApiToken(ctx.prisma, ctx.user.id, input);
+    const created = await createApiToken(ctx, ctx.user.id, input);
     return { ...toItem(created), token: created.token };
   }),
   list: viewerProcedure.query(async ({ ctx }) => (await listApiTokens(ctx.prisma, ctx.user.id)).map(toItem)),
+  /** Everyone's tokens with their owner (admin), to revoke any of them. */
+  listAll: adminProcedure.query(async ({ ctx }) =>
+    (await listAllApiTokens(ctx.prisma)).map((t) => ({
+      ...toItem(t),
+      ownerId: t.userId,
+      ownerName: t.ownerName,
+      ownerEmail: t.ownerEmail,
+    })),
+  ),
   revoke: viewerProcedure
     .input(ZTokenRef)
     .mutation(async ({ ctx, input }) =>
-      toItem(await revokeApiToken(ctx.prisma, input, { userId: ctx.user.id, isAdmin: ctx.user.role === "admin" })),
+      toItem(await revokeApiToken(ctx, input, { userId: ctx.user.id, isAdmin: ctx.user.role === "admin" })),
     ),
 });

@@ -1,4 +1,4 @@
-// Users of the team (admin): list, create, change role, disable / enable.
+// Users of the team (admin, req X2): list (with the last sign-in), create, change role, disable / enable.
 import { z } from "zod";
 import {
   createUser,
@@ -20,6 +20,7 @@ export interface UserListItem {
   role: UserSummary["role"];
   createdAt: string;
   disabledAt: string | null;
+  lastSignInAt: string | null;
 }
 
 function toItem(u: UserSummary): UserListItem {
@@ -30,6 +31,7 @@ function toItem(u: UserSummary): UserListItem {
     role: u.role,
     createdAt: u.createdAt.toISOString(),
     disabledAt: u.disabledAt?.toISOString() ?? null,
+    lastSignInAt: u.lastSignInAt?.toISOString() ?? null,
   };
 }
 
@@ -40,8 +42,12 @@ export const usersRouter = router({
     .input(z.object({ limit: z.number().int().min(1).max(1000).default(100) }).default({ limit: 100 }))
     .query(async ({ ctx, input }) => (await recentSignInAttempts(ctx.prisma, input.limit)).map((a) => ({ ...a, at: a.at.toISOString() }))),
   create: adminProcedure.input(ZCreateUserInput).mutation(async ({ ctx, input }) => toItem(await createUser(ctx.prisma, input))),
-  setRole: adminProcedure.input(ZSetRoleInput).mutation(async ({ ctx, input }) => toItem(await setUserRole(ctx.prisma, input))),
+  /** Recorded as UserRoleChanged in the `team` stream (docs/auth.md, "Audit"). */
+  setRole: adminProcedure
+    .input(ZSetRoleInput)
+    .mutation(async ({ ctx, input }) => toItem(await setUserRole(ctx, input, { userId: ctx.user.id }))),
+  /** `disabled: false` enables the user again. Recorded as UserDisabled / UserEnabled. */
   disable: adminProcedure
     .input(ZSetDisabledInput)
-    .mutation(async ({ ctx, input }) => toItem(await setUserDisabled(ctx.prisma, input, { userId: ctx.user.id }))),
+    .mutation(async ({ ctx, input }) => toItem(await setUserDisabled(ctx, input, { userId: ctx.user.id }))),
 });

@@ -4,8 +4,7 @@
 // at once (possibly without entries), so a client that reconnects is in sync immediately.
 import { toSessionEntry, type SessionEntry } from "./entries";
 import type { SessionEventsListener } from "./listener";
-import { userNames } from "../../auth/users";
-import type { SessionViewDeps } from "./load";
+import { namedEntries, type SessionViewDeps } from "./load";
 import { foldProgress, statusOf, type SessionStatus } from "./progress";
 
 export interface LiveBatch {
@@ -54,15 +53,14 @@ export async function* followSession(
     let progress = foldProgress(history);
     const known = new Set<string>();
     const batch = async (events: typeof history): Promise<LiveBatch> => {
-      const entries = events.map((e) => toSessionEntry(e, summarize));
-      const unseen = entries.map((e) => e.actor).filter((a) => !known.has(a));
-      unseen.forEach((a) => known.add(a));
-      return {
-        version: progress.task.version,
-        status: statusOf(progress, fallbackState),
-        entries,
-        names: await userNames(deps.prisma, unseen),
-      };
+      const named = await namedEntries(
+        deps,
+        events.map((e) => toSessionEntry(e, summarize)),
+      );
+      // Each batch sends the names the client has not had yet.
+      const names = Object.fromEntries(Object.entries(named.names).filter(([label]) => !known.has(label)));
+      Object.keys(names).forEach((label) => known.add(label));
+      return { version: progress.task.version, status: statusOf(progress, fallbackState), entries: named.entries, names };
     };
     yield await batch(history.filter((e) => e.version > afterVersion));
     while (!signal?.aborted) {

@@ -4,8 +4,8 @@
 // pages are read on demand (`loadOlderEntries`, ./pages.ts says what a page holds).
 import type { Db } from "../../db/pool";
 import type { PrismaClient } from "../../db/generated/client";
-import { userNames } from "../../auth/users";
 import { allSimulated } from "../../../lib/simulated";
+import { withUserNames } from "../../auth/names";
 import { AppError } from "../../errors";
 import type { EventStore } from "../../events/store";
 import type { RecordedEvent } from "../../events/types";
@@ -106,9 +106,8 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
       children: children.map((c) => ({ id: c.id, title: c.title, state: c.state, atVersion: c.forkVersion })),
     },
     status,
-    entries,
+    ...(await namedEntries(deps, entries, [session.createdBy])),
     omitted: earlier,
-    names: await userNames(deps.prisma, [session.createdBy, ...entries.map((e) => e.actor)]),
   };
 }
 
@@ -139,12 +138,15 @@ export async function loadOlderEntries(
   const { shown, earlier } = lastPage(events, limit);
   const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
   const entries = shown.map((e) => toSessionEntry(e, summarize));
-  return {
-    entries,
-    omitted: Math.max(0, from - 1) + earlier,
-    names: await userNames(
-      deps.prisma,
-      entries.map((e) => e.actor),
-    ),
-  };
+  return { ...(await namedEntries(deps, entries)), omitted: Math.max(0, from - 1) + earlier };
+}
+
+/** Entries with the people they name resolved (req X2): labels in summaries and details replaced, actors' names beside them. */
+export async function namedEntries(
+  deps: Pick<SessionViewDeps, "prisma">,
+  entries: SessionEntry[],
+  also: string[] = [],
+): Promise<{ entries: SessionEntry[]; names: Record<string, string> }> {
+  const { value, names } = await withUserNames(deps.prisma, entries, also);
+  return { entries: value, names };
 }
