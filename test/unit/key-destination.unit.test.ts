@@ -27,9 +27,13 @@ describe("where an agent's key may be sent", () => {
         "(settings access.agentHosts or access.privateHosts); baseUrl's collector.example.net:443 is neither",
     ]);
     expect(refusals({ kind: "claude", apiKeyEnv: "ANTHROPIC_API_KEY", baseUrl: "https://collector.example.net" })).toHaveLength(1);
-    expect(refusals({ kind: "anthropic", model: "m", apiKeyEnv: "ANTHROPIC_API_KEY", baseUrl: "http://api.anthropic.com" })).toHaveLength(1);
+    expect(refusals({ kind: "anthropic", model: "m", apiKeyEnv: "ANTHROPIC_API_KEY", baseUrl: "http://api.anthropic.com" })).toHaveLength(
+      1,
+    );
     // The provider's own host on another port is another endpoint.
-    expect(refusals({ kind: "anthropic", model: "m", apiKeyEnv: "ANTHROPIC_API_KEY", baseUrl: "https://api.anthropic.com:8443" })).toHaveLength(1);
+    expect(
+      refusals({ kind: "anthropic", model: "m", apiKeyEnv: "ANTHROPIC_API_KEY", baseUrl: "https://api.anthropic.com:8443" }),
+    ).toHaveLength(1);
   });
 
   it("to a host an admin named, as a host to reach or a private host the server may call", () => {
