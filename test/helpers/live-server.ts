@@ -34,6 +34,8 @@ export interface LiveServer {
   admin: { email: string; password: string };
   /** The demo's proposal task, started by `npm start`. */
   demoSessionId: string;
+  /** Started without an admin (`firstRun`): the one-time link `npm start` printed to create one. */
+  setupUrl: string | null;
   process: StartedProcess;
   stop(): Promise<void>;
 }
@@ -51,14 +53,26 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
     "VITEST_WORKER_ID",
     "CATCAFE_DEMO",
     "CATCAFE_WORKSPACES_DIR",
+    "ADMIN_EMAIL",
+    "ADMIN_PASSWORD",
   ]) {
     if (!(name in extra)) delete env[name];
   }
   return env;
 }
 
-/** `extraEnv`: more settings for the server (a small web pool, say). */
-export async function startLiveServer(label: string, extraEnv: Record<string, string> = {}): Promise<LiveServer> {
+const SETUP_LINE = /create the first admin at (\S+)/;
+
+/**
+ * `extraEnv`: more settings for the server (a small web pool, say). `firstRun`: no
+ * ADMIN_EMAIL / ADMIN_PASSWORD, as a team's first `npm start`: the admin is made in the
+ * browser from `setupUrl`.
+ */
+export async function startLiveServer(
+  label: string,
+  extraEnv: Record<string, string> = {},
+  options: { firstRun?: boolean } = {},
+): Promise<LiveServer> {
   await ensureWebBuild();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `catcafe-${label}-`));
   const port = await freePort();
@@ -71,8 +85,7 @@ export async function startLiveServer(label: string, extraEnv: Record<string, st
     PORT: String(port),
     CATCAFE_PG_PORT: String(await freePort()),
     CATCAFE_LOG_LEVEL: "info",
-    ADMIN_EMAIL: admin.email,
-    ADMIN_PASSWORD: admin.password,
+    ...(options.firstRun ? {} : { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password }),
     ...extraEnv,
   });
   // Its own process group, like a job a terminal started: stop() signals the whole group.
@@ -104,7 +117,15 @@ export async function startLiveServer(label: string, extraEnv: Record<string, st
     await stop();
     throw err;
   }
-  return { url: `http://127.0.0.1:${port}`, dataDir, admin, demoSessionId: DEMO_LINE.exec(proc.output())![1]!, process: proc, stop };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    dataDir,
+    admin,
+    demoSessionId: DEMO_LINE.exec(proc.output())![1]!,
+    setupUrl: options.firstRun ? (SETUP_LINE.exec(proc.output())?.[1] ?? null) : null,
+    process: proc,
+    stop,
+  };
 }
 
 export interface RunResult {
