@@ -156,5 +156,17 @@ describe("an operator wires a project's roles and delivery", () => {
     expect(await page.getByRole("button", { name: "Start task" }).isDisabled()).toBe(false);
     expect(await seriousViolations(page), "axe on New task").toEqual([]);
     await screenshot(page, "new-task-forge-ready-1280.png");
+    // And it starts: the pipeline's page opens with its planner's first stage under way or done.
+    await page.locator("#prompt").fill("A command that prints the word count of a file");
+    await Promise.all([
+      page.waitForURL(/\/sessions\/s-[0-9a-f]+/, { timeout: 30_000 }),
+      page.getByRole("button", { name: "Start task" }).click(),
+    ]);
+    await page.getByTestId("stage-idea").waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.getByTestId("stage-idea").getAttribute("data-state"), { timeout: 30_000 }).not.toBe("pending");
+    expect(
+      stub.requests.some((r) => r.url === "/v1/chat/completions"),
+      "the planner was called",
+    ).toBe(true);
   }, 180_000);
 });
