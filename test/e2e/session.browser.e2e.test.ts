@@ -870,6 +870,8 @@ describe("the session view", () => {
           tester: { kind: "scripted", id: "tester-e2e", responses: [{ reply: testPlan() }] },
         },
         settings: {
+          // The stand-in provider runs on this machine: the admin allows it (docs/security.md).
+          access: { privateHosts: ["127.0.0.1"] },
           delivery: { method: "pull_request", remote, pullRequest: { provider: "github", apiBaseUrl: stub.url, repository: "acme/app" } },
         },
       });
