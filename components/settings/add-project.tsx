@@ -10,12 +10,10 @@ import { useState } from "react";
 import { agentPreset, PRESET_KINDS } from "@/lib/agent-presets";
 import type { AgentConfigInput } from "@/server/agents/config";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
+import { SETTINGS_FIELD_CLASS as input, SETTINGS_LABEL_CLASS as label } from "@/components/form-classes";
 
 // Every role a built-in workflow needs (review_loop: coder, reviewer, tester; forge: planner too; planning: planner, executor).
 const ROLES = ["coder", "reviewer", "tester", "planner", "executor"] as const;
-const input =
-  "w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500 aria-[invalid=true]:border-rose-500 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
-const label = "mb-1 block text-xs font-medium text-zinc-700 dark:text-zinc-300";
 
 export function AddProjectForm() {
   const trpc = useTRPC();

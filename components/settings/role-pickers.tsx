@@ -11,12 +11,7 @@ import { useState } from "react";
 import { agentForChoice, argvFromText, argvToText, choiceOf, PROVIDERS, SHELLS, type RoleChoice } from "@/lib/role-agents";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 import type { ProjectRoles, RoleCheck } from "@/server/projects/roles";
-
-const input =
-  "w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 outline-none focus:border-sky-500 focus:ring-2 focus:ring-sky-500 disabled:bg-zinc-50 aria-[invalid=true]:border-rose-500 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100";
-const label = "mb-1 block text-xs font-medium text-zinc-700 dark:text-zinc-300";
-const button =
-  "rounded-md px-3 py-1.5 text-sm font-medium shadow-sm disabled:cursor-not-allowed disabled:opacity-60 focus:outline-none focus:ring-2 focus:ring-sky-500";
+import { SETTINGS_FIELD_CLASS as input, SETTINGS_LABEL_CLASS as label, SETTINGS_BUTTON_CLASS as button } from "@/components/form-classes";
 
 type Kind = RoleChoice["kind"] | "none";
 const KIND_LABELS: Record<Kind, string> = {

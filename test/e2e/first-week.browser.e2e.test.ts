@@ -16,10 +16,10 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBrainStub, streamOf, writeStream, type BrainStub } from "../helpers/brains-stub";
-import { launchChromium, screenshot, signIn } from "../helpers/browser";
-import { LIVE_SERVER_TIMEOUT_MS, ROOT, startLiveServer, type LiveServer } from "../helpers/live-server";
+import { launchChromium, signIn } from "../helpers/browser";
+import { layoutProblems } from "../helpers/axe";
+import { LIVE_SERVER_TIMEOUT_MS, startLiveServer, type LiveServer } from "../helpers/live-server";
 
-const AXE_SOURCE = path.join(ROOT, "node_modules/axe-core/axe.min.js");
 const ADMIN = { name: "Grace Admin", email: "grace@team.test", password: "first week admin password" };
 const OPERATOR = { name: "Olga Operator", email: "olga@team.test", password: "first week operator password" };
 const VIEWER = { name: "Victor Viewer", email: "victor@team.test", password: "first week viewer password" };
@@ -105,47 +105,6 @@ async function visit(page: Page, pathname: string, ready: string): Promise<void>
   await page.locator(ready).first().waitFor({ timeout: 30_000 });
 }
 
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE_SOURCE });
-  return page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run: (d: Document) => Promise<{ violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: string[] }> }> }>;
-        };
-      }
-    ).axe;
-    const { violations } = await axe.run(document);
-    return violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  });
-}
-
-/**
- * What a person would see wrong on the page as it is, at a phone's and a laptop's width:
- * serious axe violations, a sideways scroll, a person named by id. A screenshot of each.
- */
-async function pageProblems(page: Page, name: string): Promise<string[]> {
-  const problems: string[] = [];
-  const original = page.viewportSize() ?? { width: 1280, height: 800 };
-  for (const width of [390, 1280]) {
-    await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
-    await page.waitForTimeout(150);
-    problems.push(...(await seriousViolations(page)).map((v) => `${name} at ${width}: ${v}`));
-    const { scrollWidth, clientWidth } = await page.evaluate(() => ({
-      scrollWidth: document.documentElement.scrollWidth,
-      clientWidth: document.documentElement.clientWidth,
-    }));
-    if (scrollWidth > clientWidth) problems.push(`${name} at ${width}: ${scrollWidth} px wide in a ${clientWidth} px window`);
-    const ids = (await page.locator("body").innerText()).match(/user:[0-9a-f-]{8,}/g);
-    if (ids) problems.push(`${name} at ${width}: names people by id (${ids.join(", ")})`);
-    await screenshot(page, `first-week-${name}-${width}.png`);
-  }
-  await page.setViewportSize(original);
-  return problems;
-}
-
 /** The value of a field labelled `label` inside `testId` (a one-time link or token, shown once). */
 async function createInvitation(admin: Page, role: "operator" | "viewer"): Promise<string> {
   await admin.getByLabel("Role", { exact: true }).selectOption(role);
@@ -202,7 +161,7 @@ describe("a team's first week, from the browser only", () => {
       admin.waitForURL((url) => url.pathname === "/", { timeout: 30_000 }),
       admin.getByRole("button", { name: "Create admin and sign in" }).click(),
     ]);
-    problems.push(...(await pageProblems(admin, "dashboard")));
+    problems.push(...(await layoutProblems(admin, "first-week-dashboard")));
 
     // The stub model server runs on this machine: an admin allows it (docs/security.md).
     await visit(admin, "/settings/projects", 'form[aria-label="Add project"]');
@@ -214,7 +173,7 @@ describe("a team's first week, from the browser only", () => {
     const operatorLink = await createInvitation(admin, "operator");
     const viewerLink = await createInvitation(admin, "viewer");
     expect(operatorLink).not.toBe(viewerLink);
-    problems.push(...(await pageProblems(admin, "users")));
+    problems.push(...(await layoutProblems(admin, "first-week-users")));
 
     operator = await acceptInvitation(operatorLink, OPERATOR, 1280);
     const viewer = await acceptInvitation(viewerLink, VIEWER, 390);
@@ -269,7 +228,7 @@ describe("a team's first week, from the browser only", () => {
       );
     }
     expect(stub.requests.filter((r) => r.url === "/v1/models").length).toBeGreaterThanOrEqual(2);
-    problems.push(...(await pageProblems(operator, "project")));
+    problems.push(...(await layoutProblems(operator, "first-week-project")));
   }, 180_000);
 
   it("the operator starts a task, confirms the proposal, and sees it approved", async () => {
@@ -278,7 +237,7 @@ describe("a team's first week, from the browser only", () => {
     await operator.locator("#workflow").selectOption("review_loop");
     await operator.getByTestId("workflow-ready").waitFor();
     await operator.locator("#prompt").fill("Add hello.txt that says hello");
-    problems.push(...(await pageProblems(operator, "new-task")));
+    problems.push(...(await layoutProblems(operator, "first-week-new-task")));
     await Promise.all([
       operator.waitForURL(/\/sessions\/s-[0-9a-f]+/, { timeout: 30_000 }),
       operator.getByRole("button", { name: "Start task" }).click(),
@@ -286,7 +245,7 @@ describe("a team's first week, from the browser only", () => {
     sessionId = /\/sessions\/(s-[0-9a-f]+)/.exec(operator.url())![1]!;
     const badge = operator.getByTestId("state-badge");
     await expect.poll(() => badge.getAttribute("data-state"), { timeout: 90_000 }).toBe("awaiting_operator_confirm");
-    problems.push(...(await pageProblems(operator, "session-proposal")));
+    problems.push(...(await layoutProblems(operator, "first-week-session-proposal")));
     await operator.getByTestId("confirm-button").click();
     const dialog = operator.getByTestId("confirm-dialog");
     if (await dialog.count()) await dialog.getByRole("button", { name: /Confirm/ }).click();
@@ -296,7 +255,7 @@ describe("a team's first week, from the browser only", () => {
       .filter((r) => r.url.endsWith("/chat/completions"))
       .map((r) => (JSON.parse(r.body) as { model: string }).model);
     expect(new Set(models)).toEqual(new Set(["stub-reviewer", "stub-tester"]));
-    problems.push(...(await pageProblems(operator, "session-approved")));
+    problems.push(...(await layoutProblems(operator, "first-week-session-approved")));
   }, 300_000);
 
   it("the operator sets delivery to the bare remote, tests it, delivers, and the commit is in the remote", async () => {
@@ -313,7 +272,7 @@ describe("a team's first week, from the browser only", () => {
     await delivery.getByRole("button", { name: "Test delivery" }).click();
     const tested = operator.getByTestId("delivery-test-result");
     await expect.poll(() => tested.innerText(), { timeout: 30_000 }).toMatch(new RegExp(`reachable, main at ${before.slice(0, 7)}`));
-    problems.push(...(await pageProblems(operator, "project-delivery")));
+    problems.push(...(await layoutProblems(operator, "first-week-project-delivery")));
 
     await visit(operator, `/sessions/${sessionId}`, "[data-testid=delivery-panel]");
     await operator.getByTestId("deliver-button").click();
@@ -333,7 +292,7 @@ describe("a team's first week, from the browser only", () => {
     const log = execFileSync("git", ["-C", remote, "log", "--format=%s", `main..${branch}`], { encoding: "utf8" });
     expect(log.trim().split("\n").length).toBeGreaterThanOrEqual(1);
     await expect.poll(() => operator.getByTestId("delivery-panel").innerText(), { timeout: 30_000 }).toMatch(/pushed|Delivered/i);
-    problems.push(...(await pageProblems(operator, "session-delivered")));
+    problems.push(...(await layoutProblems(operator, "first-week-session-delivered")));
   }, 240_000);
 
   it("the viewer sees the team's work and can act on none of it; a forced request is refused with 403", async () => {
@@ -344,16 +303,16 @@ describe("a team's first week, from the browser only", () => {
     expect(text).toContain(OPERATOR.name); // who started and confirmed it, by name
     for (const id of ["confirm-button", "rerun-button", "cancel-button", "deliver-button", "approve-delivery-button", "follow-up"])
       expect(await viewer.getByTestId(id).count(), id).toBe(0);
-    problems.push(...(await pageProblems(viewer, "viewer-session")));
+    problems.push(...(await layoutProblems(viewer, "first-week-viewer-session")));
 
     await visit(viewer, `/sessions/${sessionId}/replay`, "[data-testid=replay-scrubber]");
-    problems.push(...(await pageProblems(viewer, "viewer-replay")));
+    problems.push(...(await layoutProblems(viewer, "first-week-viewer-replay")));
     await visit(viewer, `/settings/projects/${PROJECT}`, "main");
     for (const name of [/^Save /, /^Check /, /Test delivery/, /Add project/])
       expect(await viewer.getByRole("button", { name }).count(), String(name)).toBe(0);
-    problems.push(...(await pageProblems(viewer, "viewer-project")));
+    problems.push(...(await layoutProblems(viewer, "first-week-viewer-project")));
     await visit(viewer, "/", "main");
-    problems.push(...(await pageProblems(viewer, "viewer-dashboard")));
+    problems.push(...(await layoutProblems(viewer, "first-week-viewer-dashboard")));
 
     const forced = await viewer.evaluate(async (id) => {
       const res = await fetch("/api/trpc/sessions.deliver", {

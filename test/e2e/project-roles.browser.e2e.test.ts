@@ -13,9 +13,9 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBrainStub, STUB_PRIVATE_HOSTS, type BrainStub } from "../helpers/brains-stub";
 import { launchChromium, screenshot, signIn } from "../helpers/browser";
-import { LIVE_SERVER_TIMEOUT_MS, ROOT, startLiveServer, type LiveServer } from "../helpers/live-server";
+import { seriousViolations } from "../helpers/axe";
+import { LIVE_SERVER_TIMEOUT_MS, startLiveServer, type LiveServer } from "../helpers/live-server";
 
-const AXE_SOURCE = path.join(ROOT, "node_modules/axe-core/axe.min.js");
 const OPERATOR = { email: "olga@cats.test", password: "operator-roles-password-42", name: "Olga Operator" };
 
 let app: LiveServer;
@@ -51,23 +51,6 @@ async function signedIn(email: string, password: string, width: number): Promise
   const page = await context.newPage();
   await signIn(page, app.url, email, password, "/");
   return page;
-}
-
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE_SOURCE });
-  return page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run: (d: Document) => Promise<{ violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: string[] }> }> }>;
-        };
-      }
-    ).axe;
-    const { violations } = await axe.run(document);
-    return violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  });
 }
 
 async function chooseForge(page: Page) {

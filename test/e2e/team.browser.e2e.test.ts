@@ -5,13 +5,12 @@
 // shows a person as `user:<id>`; signing out at 127.0.0.1 stays on 127.0.0.1 (the server's
 // NEXTAUTH_URL says localhost); axe finds nothing serious on the new pages at 390 and 1280 px.
 // Screenshots land in test/e2e/screenshots/team-*.png (look at them).
-import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, screenshot, signIn } from "../helpers/browser";
-import { LIVE_SERVER_TIMEOUT_MS, ROOT, startLiveServer, type LiveServer } from "../helpers/live-server";
+import { layoutProblems } from "../helpers/axe";
+import { LIVE_SERVER_TIMEOUT_MS, startLiveServer, type LiveServer } from "../helpers/live-server";
 
-const AXE_SOURCE = path.join(ROOT, "node_modules/axe-core/axe.min.js");
 const PASSWORD = "a long password for the new cat";
 
 let app: LiveServer;
@@ -45,44 +44,6 @@ async function visit(page: Page, pathname: string, ready: string): Promise<void>
   await page.locator(ready).first().waitFor({ timeout: 30_000 });
 }
 
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE_SOURCE });
-  return page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run: (
-            ctx: Document,
-            opts: object,
-          ) => Promise<{ violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: string[] }> }> }>;
-        };
-      }
-    ).axe;
-    const { violations } = await axe.run(document, { resultTypes: ["violations"] });
-    return violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  });
-}
-
-/** At a phone's and a laptop's width: no serious axe violation, no sideways scroll, a screenshot of each. */
-async function checkLayouts(page: Page, name: string): Promise<string[]> {
-  const problems: string[] = [];
-  for (const width of [390, 1280]) {
-    await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
-    await page.waitForTimeout(150);
-    problems.push(...(await seriousViolations(page)).map((v) => `${name} at ${width}: ${v}`));
-    const { scrollWidth, clientWidth } = await page.evaluate(() => ({
-      scrollWidth: document.documentElement.scrollWidth,
-      clientWidth: document.documentElement.clientWidth,
-    }));
-    if (scrollWidth > clientWidth) problems.push(`${name} at ${width}: ${scrollWidth} px wide in a ${clientWidth} px window`);
-    await screenshot(page, `team-${name}-${width}.png`);
-  }
-  await page.setViewportSize({ width: 1280, height: 800 });
-  return problems;
-}
-
 async function visibleText(page: Page): Promise<string> {
   return page.locator("body").innerText();
 }
@@ -102,13 +63,13 @@ describe("the team, administered in the browser", () => {
     // Built on the host the admin is using, not the server's configured URL.
     expect(link).toMatch(new RegExp(`^${app.url.replace(/[.]/g, "\\.")}/invite/ci_[A-Za-z0-9_-]{40,}$`));
     await admin.getByTestId("invitations").getByText("anyone with the link").waitFor();
-    expect(await checkLayouts(admin, "users")).toEqual([]);
+    expect(await layoutProblems(admin, "team-users")).toEqual([]);
 
     member = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
     await member.goto(link);
     await member.getByRole("heading", { name: "Join Cat Cafe as an operator" }).waitFor();
     expect(await visibleText(member)).toContain("invited you");
-    expect(await checkLayouts(member, "invite")).toEqual([]);
+    expect(await layoutProblems(member, "team-invite")).toEqual([]);
     invitedEmail = `ada-${Date.now()}@cats.test`;
     await member.locator('input[name="name"]').fill("Ada Invited");
     await member.locator('input[name="email"]').fill(invitedEmail);
@@ -164,7 +125,7 @@ describe("the team, administered in the browser", () => {
     expect(token).toMatch(/^cc_[A-Za-z0-9_-]{40,}$/);
     const row = member.locator('[data-testid=my-tokens] tr[data-token="e2e script"]');
     await expect.poll(() => row.innerText()).toContain("active");
-    expect(await checkLayouts(member, "tokens")).toEqual([]);
+    expect(await layoutProblems(member, "team-tokens")).toEqual([]);
     // Shown once: a reload lists it without its value.
     await visit(member, "/settings/tokens", "[data-testid=my-tokens]");
     expect(await member.getByTestId("new-token").count()).toBe(0);
