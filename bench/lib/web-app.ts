@@ -9,7 +9,9 @@ import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { chromium, type Browser, type BrowserContext } from "playwright-core";
 import { buildFingerprint, buildIsCurrent, writeBuildStamp } from "../../scripts/lib/build";
+import { createAppEventStore } from "../../server/app-store";
 import { createUser } from "../../server/auth/users";
+import { createPool } from "../../server/db/pool";
 import { PrismaClient } from "../../server/db/generated/client";
 import { freePort } from "../../server/net/free-port";
 import { sleep } from "./timing";
@@ -96,15 +98,21 @@ export interface Credentials {
 
 /** A new operator account in the bench database. */
 export async function createOperator(databaseUrl: string): Promise<Credentials> {
-  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: 2 }) });
+  const pool = createPool(databaseUrl, 2);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const operator = {
     email: `bench-${crypto.randomBytes(4).toString("hex")}@cats.test`,
     password: crypto.randomBytes(12).toString("hex"),
   };
   try {
-    await createUser(prisma, { ...operator, name: "Bench Operator", role: "operator" });
+    await createUser(
+      { prisma, pool, store: createAppEventStore(pool) },
+      { ...operator, name: "Bench Operator", role: "operator" },
+      { kind: "system", id: "bench" },
+    );
   } finally {
     await prisma.$disconnect();
+    await pool.end();
   }
   return operator;
 }

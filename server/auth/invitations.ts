@@ -12,7 +12,7 @@ import type { PrismaClient } from "../db/generated/client";
 import { AppError } from "../errors";
 import { hashPassword, ZPassword } from "./passwords";
 import { changeTeam, userActor, type TeamDeps } from "./team-changes";
-import { DEFAULT_TEAM_ID, FORMER_MEMBER, ZEmail, ZRole, ZUserName } from "./users";
+import { DEFAULT_TEAM_ID, FORMER_MEMBER, insertUser, ZEmail, ZRole, ZUserName } from "./users";
 
 export const INVITATION_TOKEN_PREFIX = "ci_";
 export const INVITATION_PATH = "/invite";
@@ -222,19 +222,11 @@ export async function acceptInvitation(deps: TeamDeps & { prisma: PrismaClient }
       throw new AppError("CONFLICT", `a user with the email ${input.email} already exists: sign in instead`, {
         fieldErrors: { email: ["a user with this email already exists: sign in instead"] },
       });
-    await tx
-      .query(`INSERT INTO users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)`, [userId, input.email, input.name, passwordHash])
-      .catch((err: unknown) => {
-        // Created meanwhile by an admin (users.create does not take the team's lock).
-        if ((err as { code?: unknown }).code === "23505")
-          throw new AppError("CONFLICT", `a user with the email ${input.email} already exists: sign in instead`);
-        throw err;
-      });
-    await tx.query(`INSERT INTO memberships (user_id, team_id, role) VALUES ($1, $2, $3::role)`, [
-      userId,
-      DEFAULT_TEAM_ID,
-      invitation.role,
-    ]);
+    await insertUser(
+      tx,
+      { id: userId, email: input.email, name: input.name, passwordHash, role: invitation.role },
+      `a user with the email ${input.email} already exists: sign in instead`,
+    );
     const data = { invitationId: invitation.id, userId, email: input.email, name: input.name, role: invitation.role };
     return {
       result: { id: userId, email: input.email, name: input.name, role: invitation.role },

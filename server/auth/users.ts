@@ -6,6 +6,7 @@ import { ROLES, type Role } from "../../lib/roles";
 import type { PrismaClient } from "../db/generated/client";
 import type { Tx } from "../db/pool";
 import { AppError } from "../errors";
+import type { Actor } from "../events/catalog";
 import type { NewEvent } from "../events/types";
 import { hashPassword, verifyPassword, ZPassword } from "./passwords";
 import { changeTeam, userActor, type TeamDeps } from "./team-changes";
@@ -74,10 +75,6 @@ function toSummary(row: UserRow): UserSummary {
     disabledAt: row.disabledAt,
     lastSignInAt: row.lastSignInAt,
   };
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === "P2002";
 }
 
 /**
@@ -168,19 +165,41 @@ export async function listUsers(prisma: PrismaClient): Promise<UserSummary[]> {
   return rows.map(toSummary);
 }
 
-export async function createUser(prisma: PrismaClient, raw: TCreateUserInput): Promise<UserSummary> {
+/**
+ * An admin adds a user with a password and a role (recorded as UserCreated, with the admin as
+ * the actor); an email already taken is a CONFLICT. The invitation's accept makes its user
+ * through the same insert (`insertUser`).
+ */
+export async function createUser(deps: TeamDeps & { prisma: PrismaClient }, raw: TCreateUserInput, by: Actor): Promise<UserSummary> {
   const input = ZCreateUserInput.parse(raw);
   const passwordHash = await hashPassword(input.password);
-  try {
-    const row = await prisma.user.create({
-      data: { email: input.email, name: input.name, passwordHash, memberships: { create: { teamId: DEFAULT_TEAM_ID, role: input.role } } },
-      select: userSummarySelect,
+  const userId = crypto.randomUUID();
+  await changeTeam(deps, by, async (tx) => {
+    await insertUser(tx, { id: userId, email: input.email, name: input.name, passwordHash, role: input.role });
+    const events: NewEvent[] = [{ type: "UserCreated", data: { userId, email: input.email, name: input.name, role: input.role } }];
+    return { result: null, events };
+  });
+  return userSummary(deps.prisma, userId);
+}
+
+/** A new user and their role in the team, in the caller's transaction; CONFLICT when the email is taken. */
+export async function insertUser(
+  tx: Tx,
+  user: { id: string; email: string; name: string; passwordHash: string; role: Role },
+  conflict = `a user with the email ${user.email} already exists`,
+): Promise<void> {
+  await tx
+    .query(`INSERT INTO users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)`, [
+      user.id,
+      user.email,
+      user.name,
+      user.passwordHash,
+    ])
+    .catch((err: unknown) => {
+      if ((err as { code?: unknown }).code === "23505") throw new AppError("CONFLICT", conflict, { fieldErrors: { email: [conflict] } });
+      throw err;
     });
-    return toSummary(row);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw new AppError("CONFLICT", `a user with the email ${input.email} already exists`);
-    throw err;
-  }
+  await tx.query(`INSERT INTO memberships (user_id, team_id, role) VALUES ($1, $2, $3::role)`, [user.id, DEFAULT_TEAM_ID, user.role]);
 }
 
 /**

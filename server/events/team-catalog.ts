@@ -1,5 +1,5 @@
 // The team's administration as events (req X2, U2–U4; docs/auth.md, "Audit"): invitations
-// made, revoked and accepted, roles changed, users disabled and enabled, API tokens created
+// made, revoked and accepted, users created, roles changed, users disabled and enabled, API tokens created
 // and revoked. All in one stream, `team`, appended in the transaction that makes the change,
 // with the person who made it as the actor. Never a token, a token's hash or a password:
 // only ids, roles, names and emails.
@@ -28,6 +28,12 @@ export const teamCatalog = {
     version: 1,
     schema: z.object({ invitationId: z.uuid(), userId: z.uuid(), email: z.string(), name: z.string(), role: ZRole }),
     summary: (d) => `Invitation ${d.invitationId.slice(0, 8)} accepted by ${d.name} <${d.email}> as ${d.role}`,
+  }),
+  /** An admin added the user with a password (users.create, `catcafe` scripts). */
+  UserCreated: defineEvent({
+    version: 1,
+    schema: z.object({ userId: z.uuid(), email: z.string(), name: z.string(), role: ZRole }),
+    summary: (d) => `User ${d.name} <${d.email}> created as ${d.role}`,
   }),
   UserRoleChanged: defineEvent({
     version: 1,

@@ -40,12 +40,11 @@ export function createApiFixture(db: TestDatabase): ApiFixture {
     source: () => ({ deps, secret: TEST_SECRET }),
     async user(role, fields = {}) {
       const password = fields.password ?? `pw-${crypto.randomBytes(9).toString("base64url")}`;
-      const created = await createUser(prisma, {
-        email: fields.email ?? `${role}-${crypto.randomUUID()}@cats.test`,
-        name: `Test ${role}`,
-        password,
-        role,
-      });
+      const created = await createUser(
+        deps,
+        { email: fields.email ?? `${role}-${crypto.randomUUID()}@cats.test`, name: `Test ${role}`, password, role },
+        { kind: "system", id: "test" },
+      );
       return { id: created.id, email: created.email, name: created.name, role: created.role, via: "session", password };
     },
     caller(user) {

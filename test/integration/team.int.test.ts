@@ -176,16 +176,36 @@ describe("audit of role, disable and token changes", () => {
     ]);
   });
 
+  it("an admin's users.create is an event with the admin as actor, never the password; a taken email is a CONFLICT and records nothing", async () => {
+    const admin = await api.user("admin");
+    const caller = api.caller(admin);
+    const before = await teamVersion();
+    const address = email("created");
+    const created = await caller.users.create({ email: address, name: "Cleo Created", password: PASSWORD, role: "operator" });
+    expect(created).toMatchObject({ email: address, name: "Cleo Created", role: "operator", disabledAt: null });
+    await expect(caller.users.create({ email: address, name: "Again", password: PASSWORD })).rejects.toMatchObject({ code: "CONFLICT" });
+    expect((await teamEventsAfter(before)).map((e) => [e.type, e.data, e.metadata.actor])).toEqual([
+      ["UserCreated", { userId: created.id, email: address, name: "Cleo Created", role: "operator" }, { kind: "user", id: admin.id }],
+    ]);
+    expect(await eventsText()).not.toContain(PASSWORD);
+    expect(await authorizeCredentials(api.prisma, { email: address, password: PASSWORD })).toMatchObject({
+      id: created.id,
+      role: "operator",
+    });
+  });
+
   it("the last enabled admin cannot be demoted: refused, and nothing is recorded", async () => {
     const solo = createApiFixture(await createTestDatabase());
     const admin = await solo.user("admin");
+    const count = async () =>
+      (await solo.deps.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1`, [TEAM_STREAM])).rows[0]!.n;
+    const before = await count();
     await expect(solo.caller(admin).users.setRole({ userId: admin.id, role: "viewer" })).rejects.toMatchObject({
       code: "PRECONDITION_FAILED",
       message: "at least one enabled admin must remain",
     });
     expect(await solo.prisma.membership.findFirst({ where: { userId: admin.id }, select: { role: true } })).toEqual({ role: "admin" });
-    const { rows } = await solo.deps.pool.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1`, [TEAM_STREAM]);
-    expect(rows[0].n).toBe(0);
+    expect(await count()).toBe(before);
   });
 
   it("tokens: created (with an expiry) and revoked as events, never with the token or its hash; an expired token no longer works", async () => {

@@ -683,6 +683,11 @@ const ROWS: Row[] = [
     { invitationId: INVITE, userId: USER, email: "ada@cats.test", name: "Ada", role: "operator" },
     "Invitation 44444444 accepted by Ada <ada@cats.test> as operator",
   ),
+  row(
+    "UserCreated",
+    { userId: USER, email: "cleo@cats.test", name: "Cleo", role: "operator" },
+    "User Cleo <cleo@cats.test> created as operator",
+  ),
   row("UserRoleChanged", { userId: USER, from: "viewer", to: "admin" }, "Role of user 55555555: viewer → admin"),
   row("UserRoleChanged", { userId: USER, from: null, to: "viewer" }, "Role of user 55555555: none → viewer"),
   row("UserDisabled", { userId: USER }, "User 55555555 disabled"),

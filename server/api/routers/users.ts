@@ -11,6 +11,7 @@ import {
   type UserSummary,
 } from "../../auth/users";
 import { recentSignInAttempts } from "../../auth/sign-in-limit";
+import { userActor } from "../../auth/team-changes";
 import { adminProcedure, router } from "../trpc";
 
 export interface UserListItem {
@@ -41,7 +42,9 @@ export const usersRouter = router({
   signIns: adminProcedure
     .input(z.object({ limit: z.number().int().min(1).max(1000).default(100) }).default({ limit: 100 }))
     .query(async ({ ctx, input }) => (await recentSignInAttempts(ctx.prisma, input.limit)).map((a) => ({ ...a, at: a.at.toISOString() }))),
-  create: adminProcedure.input(ZCreateUserInput).mutation(async ({ ctx, input }) => toItem(await createUser(ctx.prisma, input))),
+  create: adminProcedure
+    .input(ZCreateUserInput)
+    .mutation(async ({ ctx, input }) => toItem(await createUser(ctx, input, userActor(ctx.user.id)))),
   /** Recorded as UserRoleChanged in the `team` stream (docs/auth.md, "Audit"). */
   setRole: adminProcedure
     .input(ZSetRoleInput)
