@@ -188,6 +188,8 @@ export interface ShellSighting {
   version: string | null;
   supported: boolean;
   problems: string[];
+  /** The CLI's default key variable on that runner and whether it is set (null: not reported). */
+  keyEnv: { name: string; set: boolean } | null;
 }
 
 export type RoleCheck =
@@ -209,12 +211,17 @@ interface RecordedShell {
   version: string | null;
   supported: boolean;
   problems?: string[];
+  /** Absent in what runners of earlier versions recorded. */
+  keyEnv?: { name: string; set: boolean };
 }
 
 function sightings(recorded: Array<{ where: string; shells: unknown }>, kind: string): ShellSighting[] {
   return recorded.flatMap(({ where, shells }) => {
     const found = Array.isArray(shells) ? (shells as RecordedShell[]).find((s) => s?.shell === kind) : undefined;
-    if (!found) return Array.isArray(shells) ? [{ where, installed: false, version: null, supported: false, problems: ["not found"] }] : [];
+    if (!found)
+      return Array.isArray(shells)
+        ? [{ where, installed: false, version: null, supported: false, problems: ["not found"], keyEnv: null }]
+        : [];
     return [
       {
         where,
@@ -222,9 +229,21 @@ function sightings(recorded: Array<{ where: string; shells: unknown }>, kind: st
         version: found.version,
         supported: found.supported,
         problems: found.problems ?? [],
+        keyEnv: found.keyEnv ?? null,
       },
     ];
   });
+}
+
+/**
+ * Whether the CLI can authenticate on a runner: its runs have a HOME of their own, so only the
+ * key variable counts, and runners report whether the CLI's default one is set (never its value).
+ */
+function keyWords(sighting: ShellSighting, keyEnv: string): string {
+  if (sighting.keyEnv?.name !== keyEnv) return `${sighting.where}: whether ${keyEnv} is set there is not reported (it signs in with it)`;
+  return sighting.keyEnv.set
+    ? `${sighting.where}: ${keyEnv} is set (it signs in with it)`
+    : `${sighting.where}: ${keyEnv} is not set, so it cannot sign in there`;
 }
 
 /**
@@ -260,9 +279,11 @@ export async function checkRoleAgent(deps: RoleCheckDeps, raw: z.input<typeof ZC
       const message = !shells.length
         ? `no live runner has reported its agent CLIs yet: ${agent.kind} is looked for when a runner starts`
         : usable.length
-          ? `${agent.kind} ${usable[0]!.version ?? ""} is installed on ${usable.map((s) => s.where).join(", ")}; it reads its key from ${keyEnv} there (signed in or not shows at its first run)`
+          ? `${agent.kind} ${usable[0]!.version ?? ""} is installed on ${usable.map((s) => s.where).join(", ")}; ${usable.map((s) => keyWords(s, keyEnv)).join("; ")}`
           : `${agent.kind} is not usable on any live runner: ${shells.map((s) => `${s.where}: ${s.problems.join("; ") || "not found"}`).join(" | ")}`;
-      return { ok: usable.length > 0, kind: agent.kind, message, shells, keyEnv, problems: [] };
+      // Not ok when every runner that could run it says its key variable is not set there.
+      const signsIn = usable.some((s) => s.keyEnv?.name !== keyEnv || s.keyEnv.set);
+      return { ok: usable.length > 0 && signsIn, kind: agent.kind, message, shells, keyEnv, problems: [] };
     }
     case "command":
       return {

@@ -92,7 +92,16 @@ describe("detectShells", () => {
       supported: false,
       capabilities: { nonInteractive: false, editFiles: false, workingDirectory: false },
       problems: ['not found: "codex-not-installed-xyz" is not in node_modules/.bin or on PATH'],
+      keyEnv: { name: "OPENAI_API_KEY", set: false },
     });
+    // Whether its key variable is set where it was looked for, never the value.
+    const keyed = await detectShell("codex", {
+      env: { PATH: dir, OPENAI_API_KEY: "sk-secret-value" },
+      cwd: dir,
+      commands: { codex: "nope" },
+    });
+    expect(keyed.keyEnv).toEqual({ name: "OPENAI_API_KEY", set: true });
+    expect(JSON.stringify(keyed)).not.toContain("sk-secret-value");
   });
 
   it("finds a configured name on PATH (after node_modules/.bin, which holds the pinned CLIs)", async () => {

@@ -138,6 +138,49 @@ describe("who wires a project", () => {
   });
 });
 
+describe("a CLI shell's Check", () => {
+  it("names the live runners that have it and whether its key variable is set on each (never its value); not ok where none can sign in", async () => {
+    await api.caller(operator).projects.upsert({ id: "cli-check", name: "CLI check", repoPath: h.repo, allowlist: [], agents: {} });
+    const claude = (keySet: boolean) =>
+      JSON.stringify([
+        {
+          shell: "claude",
+          path: "/opt/cli/claude",
+          version: "2.1.0",
+          requiredRange: ">=2.0.0 <3.0.0",
+          supported: true,
+          capabilities: { nonInteractive: true, editFiles: true, workingDirectory: true },
+          problems: [],
+          keyEnv: { name: "ANTHROPIC_API_KEY", set: keySet },
+        },
+      ]);
+    const check = (agent: Record<string, unknown>) =>
+      api.caller(operator).settings.checkRole({ projectId: "cli-check", role: "coder", agent });
+    await db.pool.query(
+      `INSERT INTO runners (id, host, pid, version, heartbeat_at, shells) VALUES ('r-nokey', 'box-a', 1, '0.0.0', now(), $1)`,
+      [claude(false)],
+    );
+    const without = await check({ kind: "claude", id: "c" });
+    expect(without.ok).toBe(false);
+    expect(without.message).toMatch(
+      /claude 2\.1\.0 is installed on box-a \(runner r-nokey\); .*ANTHROPIC_API_KEY is not set, so it cannot sign in there/,
+    );
+
+    await db.pool.query(
+      `INSERT INTO runners (id, host, pid, version, heartbeat_at, shells) VALUES ('r-key', 'box-b', 2, '0.0.0', now(), $1)`,
+      [claude(true)],
+    );
+    const withKey = await check({ kind: "claude", id: "c" });
+    expect(withKey.ok).toBe(true);
+    expect(withKey.message).toMatch(/box-b \(runner r-key\): ANTHROPIC_API_KEY is set \(it signs in with it\)/);
+    // Another key variable: the runners did not say whether it is set.
+    const other = await check({ kind: "claude", id: "c", apiKeyEnv: "OPENAI_API_KEY" });
+    expect(other.ok).toBe(true);
+    expect(other.message).toMatch(/whether OPENAI_API_KEY is set there is not reported/);
+    await db.pool.query(`DELETE FROM runners WHERE id IN ('r-nokey', 'r-key')`);
+  });
+});
+
 describe("delivery settings", () => {
   it("an operator sets them; a token variable must be on the admin's list", async () => {
     const op = api.caller(operator);

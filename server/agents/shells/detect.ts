@@ -10,6 +10,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import semver from "semver";
+import { CLI_DEFAULT_KEY_ENV } from "../access";
 import { agentHomesDir, type ShellName } from "./cli-agent";
 import { locateExecutable, type EnvSource } from "./locate";
 import { minimalEnv } from "../../process/env";
@@ -48,6 +49,12 @@ export interface DetectedShell {
   capabilities: ShellCapabilities;
   /** Why it is not supported, or what is odd about it; empty when all is well. */
   problems: string[];
+  /**
+   * The variable the CLI reads its key from by default, and whether it is set here. Runs have a
+   * HOME of their own (isolateHome), so a CLI's own sign-in does not carry over: without the
+   * variable (or the configured apiKeyEnv) it cannot authenticate. Never the value.
+   */
+  keyEnv: { name: string; set: boolean };
 }
 
 export interface DetectOptions {
@@ -171,7 +178,8 @@ export async function detectShell(shell: ShellName, options: DetectOptions = {})
   const requiredRange = options.ranges?.[shell] ?? SUPPORTED_VERSION_RANGES[shell];
   const command = options.commands?.[shell] ?? shell;
   const file = locateExecutable(command, env, cwd);
-  const base = { shell, requiredRange, capabilities: NONE };
+  const keyName = CLI_DEFAULT_KEY_ENV[shell];
+  const base = { shell, requiredRange, capabilities: NONE, keyEnv: { name: keyName, set: Boolean(env[keyName]) } };
   if (!file) {
     const where = command.includes("/") ? `${command} is not an executable file` : `"${command}" is not in node_modules/.bin or on PATH`;
     return { ...base, path: null, version: null, supported: false, problems: [`not found: ${where}`] };
