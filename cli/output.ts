@@ -49,3 +49,10 @@ export function table(headers: string[], rows: string[][]): string[] {
 export function shortTime(iso: string | null | undefined): string {
   return iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}` : "-";
 }
+
+/** A setting's value as a table cell: a list joined, an object as JSON, "—" for none. */
+export function settingText(value: unknown): string {
+  if (Array.isArray(value)) return value.join(", ");
+  if (value === undefined) return "—";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}

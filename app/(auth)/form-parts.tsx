@@ -42,6 +42,33 @@ export function Field({
   );
 }
 
+/** A new password and its confirmation (setup, an invitation's account). */
+export function NewPasswordFields({ minLength, errors }: { minLength: number; errors: { password?: string[]; confirm?: string[] } }) {
+  return (
+    <>
+      <Field
+        label="Password"
+        name="password"
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={minLength}
+        hint={`At least ${minLength} characters.`}
+        errors={errors.password}
+      />
+      <Field
+        label="Confirm password"
+        name="confirm"
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={minLength}
+        errors={errors.confirm}
+      />
+    </>
+  );
+}
+
 export function PrimaryButton({ pending, children }: { pending: boolean; children: ReactNode }) {
   return (
     <button

@@ -3,7 +3,7 @@
 // settings procedures of server/api/routers/inbox.ts and settings.ts.
 import type { Command } from "commander";
 import { CliContext } from "../context";
-import { shortTime, table } from "../output";
+import { settingText, shortTime, table } from "../output";
 import { examples } from "./help";
 
 export function registerAttentionCommands(program: Command): void {
@@ -73,17 +73,7 @@ export function registerConfigShow(config: Command): void {
       }
       const effective = await client.settings.effective.query(scope);
       ctx.out.result(effective, () => {
-        const rows = effective.settings.map((s) => [
-          s.path,
-          Array.isArray(s.value)
-            ? s.value.join(", ")
-            : s.value === undefined
-              ? "—"
-              : typeof s.value === "object"
-                ? JSON.stringify(s.value)
-                : String(s.value),
-          s.source,
-        ]);
+        const rows = effective.settings.map((s) => [s.path, settingText(s.value), s.source]);
         if (effective.maxIterations !== null) rows.unshift(["maxIterations", String(effective.maxIterations), "project"]);
         return table(["SETTING", "VALUE", "FROM"], rows);
       });

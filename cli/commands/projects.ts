@@ -11,7 +11,7 @@ import type { CatCafeClient, RouterInputs } from "../../lib/client";
 import type { AgentConfigInput } from "../../server/agents/config";
 import { CliContext } from "../context";
 import { CliError } from "../errors";
-import { table } from "../output";
+import { settingText, table } from "../output";
 import { examples } from "./help";
 import { registerProjectSetupCommands } from "./project-setup";
 
@@ -98,17 +98,7 @@ export function registerProjectCommands(program: Command): void {
         `.catcafe/: ${p.config.found ? `v${p.config.configVersion ?? "?"} at ${p.config.commit?.slice(0, 10)}` : "none"}${p.config.errors.length ? `\n  ${p.config.errors.join("\n  ")}` : ""}`,
         ...table(
           ["SETTING", "VALUE", "FROM"],
-          p.settings.map((s) => [
-            s.path,
-            Array.isArray(s.value)
-              ? s.value.join(", ")
-              : s.value === undefined
-                ? "—"
-                : typeof s.value === "object"
-                  ? JSON.stringify(s.value)
-                  : String(s.value),
-            s.source,
-          ]),
+          p.settings.map((s) => [s.path, settingText(s.value), s.source]),
         ),
       ]);
     });

@@ -11,6 +11,7 @@ import { gates } from "../../cli/commands/forge";
 import { agentFromFlag, agentsFromFile } from "../../cli/commands/projects";
 import { configPath, readConfig, writeConfig } from "../../cli/config-file";
 import { CliError, EXIT, exitCodeOf, formatReport, reportOf } from "../../cli/errors";
+import { settingText } from "../../cli/output";
 import { muteEcho } from "../../cli/prompt";
 import {
   CatCafeHttpError,
@@ -202,5 +203,15 @@ describe("catcafe forge new --gates", () => {
           options: { code: "USAGE" },
         }),
       );
+  });
+});
+
+describe("a setting's value in the CLI's tables (config show, projects show)", () => {
+  it("joins a list, shows an object as JSON, a missing value as a dash, anything else as text", () => {
+    expect(settingText(["ANTHROPIC_API_KEY", "OPENAI_API_KEY"])).toBe("ANTHROPIC_API_KEY, OPENAI_API_KEY");
+    expect(settingText({ provider: "github" })).toBe('{"provider":"github"}');
+    expect(settingText(undefined)).toBe("—");
+    expect(settingText(600000)).toBe("600000");
+    expect(settingText(false)).toBe("false");
   });
 });

@@ -3,7 +3,7 @@
 // with the same credentials and opens the dashboard.
 import { signIn } from "next-auth/react";
 import { useState, type FormEvent } from "react";
-import { Field, Notice, PrimaryButton } from "../form-parts";
+import { Field, NewPasswordFields, Notice, PrimaryButton } from "../form-parts";
 import { createFirstAdmin } from "./actions";
 
 type Errors = Record<string, string[] | undefined>;
@@ -45,25 +45,7 @@ export function SetupForm({ token, minPasswordLength }: { token: string; minPass
       {message ? <Notice tone="error">{message}</Notice> : null}
       <Field label="Name" name="name" autoComplete="name" required autoFocus placeholder="Ada Lovelace" errors={errors.name} />
       <Field label="Email" name="email" type="email" autoComplete="username" required placeholder="you@example.com" errors={errors.email} />
-      <Field
-        label="Password"
-        name="password"
-        type="password"
-        autoComplete="new-password"
-        required
-        minLength={minPasswordLength}
-        hint={`At least ${minPasswordLength} characters.`}
-        errors={errors.password}
-      />
-      <Field
-        label="Confirm password"
-        name="confirm"
-        type="password"
-        autoComplete="new-password"
-        required
-        minLength={minPasswordLength}
-        errors={errors.confirm}
-      />
+      <NewPasswordFields minLength={minPasswordLength} errors={errors} />
       <div className="pt-1">
         <PrimaryButton pending={pending}>{pending ? "Creating…" : "Create admin and sign in"}</PrimaryButton>
       </div>

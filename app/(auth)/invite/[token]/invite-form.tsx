@@ -4,7 +4,7 @@
 // credentials and land on the dashboard (docs/auth.md, "Invitations").
 import { signIn } from "next-auth/react";
 import { useState, type FormEvent } from "react";
-import { Field, Notice, PrimaryButton } from "../../form-parts";
+import { Field, NewPasswordFields, Notice, PrimaryButton } from "../../form-parts";
 import { acceptInvitationAction } from "./actions";
 
 type Errors = Record<string, string[] | undefined>;
@@ -72,25 +72,7 @@ export function InviteForm({ token, email, minPasswordLength }: { token: string;
           errors={errors.email}
         />
       )}
-      <Field
-        label="Password"
-        name="password"
-        type="password"
-        autoComplete="new-password"
-        required
-        minLength={minPasswordLength}
-        hint={`At least ${minPasswordLength} characters.`}
-        errors={errors.password}
-      />
-      <Field
-        label="Confirm password"
-        name="confirm"
-        type="password"
-        autoComplete="new-password"
-        required
-        minLength={minPasswordLength}
-        errors={errors.confirm}
-      />
+      <NewPasswordFields minLength={minPasswordLength} errors={errors} />
       <div className="pt-1">
         <PrimaryButton pending={pending}>{pending ? "Creating…" : "Create account and sign in"}</PrimaryButton>
       </div>
