@@ -4,6 +4,7 @@
 // project's delivery settings say how). Read again every second while one is running.
 import { useMutation, useQuery } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
+import { useEffect } from "react";
 import { Panel } from "@/components/panel";
 import { useTRPC } from "@/lib/trpc/client";
 import type { AppRouter } from "@/server/api/root";
@@ -47,7 +48,21 @@ function Outcome({ d }: { d: Delivery }) {
   return <span className="text-emerald-800 dark:text-emerald-300">pushed to {o.pushed?.remote}</span>;
 }
 
-export function DeliveryPanel({ sessionId, outcome, canOperate }: { sessionId: string; outcome: string | null; canOperate: boolean }) {
+/**
+ * `version`: the session's latest recorded fact; its delivery events are among them, so the list
+ * is read again when one is appended, whoever asked (this page, the CLI, auto-delivery).
+ */
+export function DeliveryPanel({
+  sessionId,
+  outcome,
+  canOperate,
+  version,
+}: {
+  sessionId: string;
+  outcome: string | null;
+  canOperate: boolean;
+  version: number;
+}) {
   const trpc = useTRPC();
   const deliveries = useQuery(
     trpc.sessions.deliveries.queryOptions(
@@ -55,6 +70,10 @@ export function DeliveryPanel({ sessionId, outcome, canOperate }: { sessionId: s
       { refetchInterval: (q) => (q.state.data?.some((d) => d.outcome === null) ? 1000 : false) },
     ),
   );
+  const { refetch } = deliveries;
+  useEffect(() => {
+    void refetch();
+  }, [version, refetch]);
   const deliver = useMutation(trpc.sessions.deliver.mutationOptions({ onSettled: () => void deliveries.refetch() }));
   const approvals = useQuery(trpc.sessions.deliveryApprovals.queryOptions({ sessionId }));
   // The last approval needed may deliver at once (delivery on approval): both are read again.

@@ -175,7 +175,9 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
                 </p>
               </Panel>
             )}
-            {status.status === "finished" ? <DeliveryPanel sessionId={sessionId} outcome={status.outcome} canOperate={canOperate} /> : null}
+            {status.status === "finished" ? (
+              <DeliveryPanel sessionId={sessionId} outcome={status.outcome} canOperate={canOperate} version={factVersion} />
+            ) : null}
             <SummaryPanel status={status} entries={entries} />
             <UsagePanel sessionId={sessionId} version={usageVersion} />
             <FeedbackPanel sessionId={sessionId} version={feedbackVersion} />

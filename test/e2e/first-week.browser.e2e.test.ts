@@ -198,8 +198,10 @@ describe("a team's first week, from the browser only", () => {
     await form.locator("#add-project-allowlist").fill("npm test");
     await form.getByRole("button", { name: "Add project" }).click();
     await operator.getByTestId("add-project-done").waitFor({ timeout: 20_000 });
-    await operator.getByTestId("add-project-done").getByRole("link").first().click();
-    await operator.waitForURL(new RegExp(`/settings/projects/${PROJECT}`));
+    // The page says where to bind the roles; follow its link (read first: the list re-renders as the page refreshes).
+    const rolesLink = await operator.getByTestId("add-project-done").getByRole("link").first().getAttribute("href");
+    expect(rolesLink).toMatch(new RegExp(`^/settings/projects/${PROJECT}`));
+    await operator.goto(`${app.url}${rolesLink}`);
     await operator.getByTestId("role-coder").waitFor();
 
     const stubBase = `${stub.url}/v1`;
