@@ -14,6 +14,6 @@ describeShellWithStub({
   runCommand: (command) => ({ name: "Bash", input: { command, description: "Wait for the test" } }),
   commandPermissions: "full",
   streamsDeltas: true,
-  reportsRetries: true,
+  reportsRetryDelay: true,
   retriesBrokenStream: true,
 });

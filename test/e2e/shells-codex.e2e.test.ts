@@ -27,6 +27,6 @@ describeShellWithStub({
   runCommand: (command) => ({ name: "exec_command", input: { cmd: command, yield_time_ms: 30_000 } }),
   commandPermissions: "edit",
   streamsDeltas: false,
-  reportsRetries: true,
+  reportsRetryDelay: false,
   retriesBrokenStream: true,
 });

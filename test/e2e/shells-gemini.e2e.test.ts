@@ -15,7 +15,8 @@ describeShellWithStub({
   // Gemini reports a shell command that exits non-zero as a tool that succeeded; a missing file it reports as failed.
   failingTool: { name: "read_file", input: { file_path: "catcafe-no-such-file" } },
   streamsDeltas: true,
-  // Gemini CLI 0.61 retries a request that failed (reset, 429, 5xx: after 5 s and more), not a stream that broke after it began.
-  reportsRetries: false,
+  // Gemini CLI 0.61 retries a request that failed (reset, 429, 5xx: after 5 s and more, or the
+  // wait the provider asked), not a stream that broke after it began.
+  reportsRetryDelay: true,
   retriesBrokenStream: false,
 });

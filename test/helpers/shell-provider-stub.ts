@@ -57,7 +57,12 @@ function wantsStream(api: ProviderApi, url: string, body: unknown): boolean {
   return typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true;
 }
 
-function errorBody(api: ProviderApi, status: number, message: string): unknown {
+/**
+ * The provider's own error shape for `status`. Google's API says how long to wait in the body
+ * (a google.rpc.RetryInfo detail), not in a Retry-After header: a Gemini error given a
+ * Retry-After carries it both ways.
+ */
+function errorBody(api: ProviderApi, status: number, message: string, retryAfter?: string): unknown {
   if (api === "anthropic") {
     const type =
       status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : status === 529 ? "overloaded_error" : "api_error";
@@ -65,7 +70,8 @@ function errorBody(api: ProviderApi, status: number, message: string): unknown {
   }
   if (api === "openai") return { error: { message, type: status === 429 ? "rate_limit_exceeded" : "invalid_request_error", code: null } };
   const grpcStatus = status === 401 ? "UNAUTHENTICATED" : status === 429 ? "RESOURCE_EXHAUSTED" : "INTERNAL";
-  return { error: { code: status, message, status: grpcStatus } };
+  const details = retryAfter ? [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${retryAfter}s` }] : undefined;
+  return { error: { code: status, message, status: grpcStatus, ...(details ? { details } : {}) } };
 }
 
 function defaultMessage(status: number): string {
@@ -306,7 +312,7 @@ export async function startProviderStub(api: ProviderApi, turns: StubTurn[]): Pr
           return;
         case "error":
           res.writeHead(turn.status, { "content-type": "application/json", ...turn.headers });
-          res.end(JSON.stringify(errorBody(api, turn.status, turn.message ?? defaultMessage(turn.status))));
+          res.end(JSON.stringify(errorBody(api, turn.status, turn.message ?? defaultMessage(turn.status), turn.headers?.["retry-after"])));
           return;
         default:
           if (wantsStream(api, recorded.url, body)) streamTurn(api, turn, res, n, model);

@@ -34,8 +34,8 @@ export interface ShellProfile {
   runCommand(command: string): ToolCall;
   /** The permissions the adapter needs for runCommand to run without asking. */
   commandPermissions: "edit" | "full";
-  /** Whether the CLI's stream reports its own retries of a provider request (Claude Code, Codex). */
-  reportsRetries: boolean;
+  /** Whether a retry notice says how long the CLI waits (Codex's do not). */
+  reportsRetryDelay: boolean;
   /** A tool call the CLI itself reports as failed (default: runCommand of `ls` on a missing file). */
   failingTool?: ToolCall;
   /** True when the CLI streams text deltas; false when it reports whole messages (Codex). */
@@ -304,34 +304,36 @@ export function describeShellWithStub(profile: ShellProfile): void {
       expect(Date.now() - startedAt).toBeLessThan(10_000);
     });
 
-    // Gemini CLI reports no retries of its own in its stream: nothing to check there.
-    if (profile.reportsRetries)
-      it("a provider that keeps answering 429 with Retry-After: 3: the CLI's one retry and the runner's next attempt each wait ≥ 3 s, the attempt ends as provider_rate_limit within 10 s, every retry reported", async () => {
-        const s = await withStub(
-          Array.from({ length: 8 }, () => ({ kind: "error" as const, status: 429, headers: { "retry-after": "3" } })),
-        );
-        const retries: ProviderRetryNotice[] = [];
-        const attempt = async () => {
-          const startedAt = Date.now();
-          const err = await agentError(agentFor(s).invoke(request({ onProviderRetry: (n) => retries.push(n) })));
-          expect(err).toMatchObject({ errorClass: "provider_rate_limit", retryable: true });
-          expect(Date.now() - startedAt).toBeLessThan(10_000);
-          return err;
-        };
-        const first = await attempt();
-        // The runner's next attempt waits what its retry policy says, Retry-After included.
-        expect(first.retryAfterMs).toBeGreaterThanOrEqual(3_000);
-        await sleep(retryWaitMs(1, { baseMs: 100, retryAfterMs: first.retryAfterMs }));
-        await attempt();
-        const at = s.modelRequests().map((r) => r.at);
-        expect(at).toHaveLength(4); // two attempts, each one request and the CLI's one retry
-        for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!, `gap ${i}`).toBeGreaterThanOrEqual(2_900);
-        expect(retries.map((r) => [r.retry, r.maxRetries])).toEqual([
-          [1, 1],
-          [1, 1],
-        ]);
-        expect(retries[0]!.error).toMatch(/429|rate|limit|Too Many/i);
-      });
+    // Each CLI reports its own retries: Claude Code and Codex in their stream, Gemini CLI on stderr.
+    it("a provider that keeps answering 429 with Retry-After: 3: the CLI's one retry and the runner's next attempt each wait ≥ 3 s, the attempt ends as provider_rate_limit within 10 s, every retry reported", async () => {
+      const s = await withStub(Array.from({ length: 8 }, () => ({ kind: "error" as const, status: 429, headers: { "retry-after": "3" } })));
+      const retries: ProviderRetryNotice[] = [];
+      const attempt = async () => {
+        const startedAt = Date.now();
+        const err = await agentError(agentFor(s).invoke(request({ onProviderRetry: (n) => retries.push(n) })));
+        expect(err).toMatchObject({ errorClass: "provider_rate_limit", retryable: true });
+        expect(Date.now() - startedAt).toBeLessThan(10_000);
+        return err;
+      };
+      const first = await attempt();
+      // The runner's next attempt waits what its retry policy says, Retry-After included.
+      expect(first.retryAfterMs).toBeGreaterThanOrEqual(3_000);
+      await sleep(retryWaitMs(1, { baseMs: 100, retryAfterMs: first.retryAfterMs }));
+      await attempt();
+      const at = s.modelRequests().map((r) => r.at);
+      expect(at).toHaveLength(4); // two attempts, each one request and the CLI's one retry
+      for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!, `gap ${i}`).toBeGreaterThanOrEqual(2_900);
+      expect(retries.map((r) => [r.retry, r.maxRetries])).toEqual([
+        [1, 1],
+        [1, 1],
+      ]);
+      expect(retries[0]!.error).toMatch(/429|rate|limit|Too Many/i);
+      // The wait each retry announced, where the CLI states it: what the provider asked, or more.
+      for (const r of retries) {
+        if (profile.reportsRetryDelay) expect(r.delayMs).toBeGreaterThanOrEqual(3_000);
+        else expect(r.delayMs).toBeNull();
+      }
+    });
 
     it("leaves nothing of a run in the system temp directory, after a failing and a succeeding run, with the sandbox on and off", async () => {
       const marker = `catcafe-tmp-marker-${profile.kind}-${Date.now()}`;

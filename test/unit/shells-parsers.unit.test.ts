@@ -8,7 +8,7 @@ import { CodexStreamParser } from "../../server/agents/shells/codex";
 import { GeminiStreamParser } from "../../server/agents/shells/gemini";
 import type { CliExit } from "../../server/agents/shells/run-cli";
 import type { CliStreamParser } from "../../server/agents/shells/stream";
-import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentResponse } from "../../server/agents/types";
+import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentResponse, type ProviderRetryNotice } from "../../server/agents/types";
 
 const FIXTURES = path.resolve(import.meta.dirname, "../fixtures/shells");
 const OK: CliExit = { exitCode: 0, signal: null, stderrTail: "" };
@@ -234,5 +234,24 @@ describe("gemini stream parser details", () => {
     const ok = JSON.stringify({ type: "result", status: "success", stats: { input_tokens: 1, output_tokens: 2 } });
     expect(replay("gemini", [msg("Reading. "), tool, msg("It says hi."), ok]).response?.text).toBe("It says hi.");
     expect(replay("gemini", [msg("Reading. "), tool, ok]).response?.text).toBe("Reading. ");
+  });
+
+  it("its own retries, reported on stderr only, are retry notices: with the wait when it states one, across writes and lines", () => {
+    const notices: ProviderRetryNotice[] = [];
+    const parser = new GeminiStreamParser(undefined, ["key-123"], { onRetry: (n) => notices.push(n), maxRetries: 3 });
+    parser.stderr("Ripgrep is not available. Falling back to GrepTool.\nAttempt 1 failed: Number of requests has exceeded");
+    expect(notices).toEqual([]); // not whole yet
+    parser.stderr(" your rate limit (key-123)\nSuggested retry after 3s.. Retrying after 3412ms...\n");
+    parser.stderr('Attempt 2 failed with status 503. Retrying with backoff... _ApiError: {"error":{"code":503}}\n    at x (y.js:1:1)\n');
+    expect(notices).toEqual([
+      {
+        retry: 1,
+        maxRetries: 3,
+        delayMs: 3412,
+        error: "Number of requests has exceeded your rate limit ([redacted]) Suggested retry after 3s.",
+      },
+      { retry: 2, maxRetries: 3, delayMs: null, error: "with status 503" },
+    ]);
+    expect(parser.retryNotice()).toBe("attempt 2 failed: with status 503");
   });
 });

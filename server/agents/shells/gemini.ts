@@ -18,6 +18,11 @@
 //   {"type":"tool_result","tool_id":..,"status":"success"|"error",...}
 //   {"type":"error",...}                                    a non-fatal warning
 //   {"type":"result","status":"success"|"error","error":{"type","message"},"stats":{"input_tokens","output_tokens",...}}
+// Its own retries of a provider request it reports on stderr only (its stream-json has no
+// event for them), in one of two forms, the message possibly over several lines:
+//   Attempt 1 failed: <message>. Retrying after 3412ms...        the provider said how long
+//                                                                 (RetryInfo, "Please retry in")
+//   Attempt 1 failed with status 429. Retrying with backoff...   its own backoff, a wait it does not state
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ZGeminiAgentConfig } from "../config";
@@ -93,8 +98,14 @@ export class GeminiAgent extends CliShellAgent {
   }
 }
 
+/** A retry notice on stderr (see the header): its attempt, what failed, and the wait when stated. */
+const RETRY_NOTICE = /Attempt (\d+) failed(?::\s*|\s+)([\s\S]*?)\.\s*Retrying (?:after (\d+)ms|with backoff)/;
+/** How much unmatched stderr is kept to find a notice split across writes. */
+const STDERR_SCAN_CHARS = 16 * 1024;
+
 export class GeminiStreamParser extends CliStreamParser {
   protected readonly shell = "gemini";
+  private stderrPending = "";
   private allText = "";
   /** The answer: what the model said after its last tool call. */
   private finalText = "";
@@ -131,9 +142,21 @@ export class GeminiStreamParser extends CliStreamParser {
       }
       case "result":
         this.result = event;
+        if (event.status !== "success") this.failedAfterRetry();
         return;
       default:
         return;
+    }
+  }
+
+  /** Finds the CLI's retry notices in its stderr (recorded as ProviderRetried, with the wait when stated). */
+  stderr(text: string): void {
+    this.stderrPending = (this.stderrPending + text).slice(-STDERR_SCAN_CHARS);
+    for (let m = RETRY_NOTICE.exec(this.stderrPending); m; m = RETRY_NOTICE.exec(this.stderrPending)) {
+      this.stderrPending = this.stderrPending.slice(m.index + m[0].length);
+      const message = m[2]!.replace(/\s+/g, " ").trim() || "a provider request failed";
+      this.notice = `attempt ${m[1]} failed: ${message}`;
+      this.retried({ message }, m[3] !== undefined ? Number(m[3]) : undefined);
     }
   }
 

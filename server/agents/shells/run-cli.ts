@@ -34,6 +34,8 @@ export interface CliExit {
 export interface CliObserver {
   /** One complete stdout line (without its newline). May throw to stop the run (the error is rethrown). */
   line(line: string): void;
+  /** Text the CLI wrote to stderr, as it arrives (a CLI that reports its retries only there: Gemini CLI). */
+  stderr?(text: string): void;
   /** What the CLI was last doing about a provider failure (a retry notice), to explain a timeout. */
   retryNotice(): string | undefined;
   /** Output so far, kept with a cancel or timeout error. */
@@ -63,6 +65,7 @@ export async function runCli(invocation: CliInvocation, observer: CliObserver): 
     }
   };
   let stderrTail = Buffer.alloc(0);
+  const stderrDecoder = new StringDecoder("utf8");
   const run = spawnProcess<CliStop>({
     file,
     args,
@@ -80,6 +83,12 @@ export async function runCli(invocation: CliInvocation, observer: CliObserver): 
     },
     onStderr: (bytes) => {
       stderrTail = Buffer.concat([stderrTail, bytes]).subarray(-STDERR_TAIL_BYTES);
+      if (!observer.stderr || run.stoppedBy) return;
+      try {
+        observer.stderr(stderrDecoder.write(bytes));
+      } catch (error) {
+        run.stop({ kind: "observer_failed", error });
+      }
     },
   });
 
