@@ -1,9 +1,10 @@
 // expert_routing (req C6): a person's message goes to the agents whose skill tags it names.
 // Each agent scores the number of its tags found in the message (a tag matches as a word or
 // phrase, case-insensitive); the best score at or above `minScore` wins (ties: the first by
-// id, or up to `maxAgents`). Every routing is recorded with the candidates, their scores and
-// the reason; no match asks a person instead of guessing.
+// id in code-point order, or up to `maxAgents`). Every routing is recorded with the
+// candidates, their scores and the reason; no match asks a person instead of guessing.
 import { z } from "zod";
+import { byCodePoint } from "./order";
 import type { CollaborationMode, ConversationAgent, NoCustomState } from "./types";
 
 export const ZExpertRoutingConfig = z.strictObject({
@@ -30,7 +31,7 @@ export const expertRouting: CollaborationMode<ExpertRoutingConfig, NoCustomState
         const matched = matchedTags(agent, message.text);
         return { agent: agent.id, score: matched.length, matched };
       })
-      .sort((a, b) => b.score - a.score || a.agent.localeCompare(b.agent));
+      .sort((a, b) => b.score - a.score || byCodePoint(a.agent, b.agent));
     const best = candidates[0]?.score ?? 0;
     if (best < config.minScore) {
       const reason = `no agent's skills match the message (best score ${best}, at least ${config.minScore} needed)`;

@@ -7,8 +7,11 @@
 //   - fewer valid ballots than the quorum: no winner (`no_quorum`), said as such;
 //   - ties break, in this order: the larger weight, more ballots, the larger summed
 //     confidence, then the choice's name in code-point order — the same ballots always give
-//     the same winner, on every replay.
+//     the same winner, on every replay and in whatever order they came: weights and
+//     confidences are added as whole millionths (order.ts), so a sum does not depend on the
+//     order of its terms as a floating-point sum does (0.1 + 0.2 + 0.3 is not 0.6).
 import { z } from "zod";
+import { byCodePoint, fromMillionths, toMillionths } from "./order";
 import type { CollaborationMode, ConversationAgent, ModeContext, ModeDecision, ModeNote, ModeState } from "./types";
 
 export const ZVotingConfig = z.strictObject({
@@ -80,6 +83,7 @@ export function tally(
   voters: string[],
   evidence: Record<string, boolean> = {},
 ): Extract<ModeNote, { kind: "tallied" }> {
+  // Summed in whole millionths: exact, so the same in any order.
   const byChoice = new Map<string, { choice: string; weight: number; ballots: number; confidence: number; testsPassed: boolean | null }>();
   for (const [voter, ballot] of Object.entries(ballots)) {
     const t = byChoice.get(ballot.choice) ?? {
@@ -89,18 +93,14 @@ export function tally(
       confidence: 0,
       testsPassed: evidence[ballot.choice] ?? null,
     };
-    t.weight += weightOf(voter);
+    t.weight += toMillionths(weightOf(voter));
     t.ballots += 1;
-    t.confidence += ballot.confidence;
+    t.confidence += toMillionths(ballot.confidence);
     byChoice.set(ballot.choice, t);
   }
-  const totals = [...byChoice.values()].sort(
-    (a, b) =>
-      b.weight - a.weight ||
-      b.ballots - a.ballots ||
-      b.confidence - a.confidence ||
-      (a.choice < b.choice ? -1 : a.choice > b.choice ? 1 : 0),
-  );
+  const totals = [...byChoice.values()]
+    .sort((a, b) => b.weight - a.weight || b.ballots - a.ballots || b.confidence - a.confidence || byCodePoint(a.choice, b.choice))
+    .map((t) => ({ ...t, weight: fromMillionths(t.weight), confidence: fromMillionths(t.confidence) }));
   const absent = voters.filter((v) => !ballots[v]);
   const valid = Object.keys(ballots).length;
   if (valid < quorum) {

@@ -371,6 +371,48 @@ describe("voting", () => {
     expect(tested).toMatchObject({ winner: "c", reason: "the choice whose tests passed with the most weight (1)" });
   });
 
+  it("property: every order of the same ballots gives the same winner, tally and reason (sums are exact, ties by code point)", () => {
+    // The float case: 0.1 + 0.2 + 0.3 is 0.6000000000000001 in one order and 0.6 in another;
+    // a's 0.6 + 0 + 0 ties b's summed confidence exactly, so the name decides: a.
+    const tied: Array<[string, Ballot]> = [
+      ["v1", { choice: "b", rationale: "r", confidence: 0.1 }],
+      ["v2", { choice: "b", rationale: "r", confidence: 0.2 }],
+      ["v3", { choice: "b", rationale: "r", confidence: 0.3 }],
+      ["v4", { choice: "a", rationale: "r", confidence: 0.6 }],
+      ["v5", { choice: "a", rationale: "r", confidence: 0 }],
+      ["v6", { choice: "a", rationale: "r", confidence: 0 }],
+    ];
+    const tallies = new Set(permutations(tied).map((order) => JSON.stringify(tally(1, Object.fromEntries(order), () => 1, 1, []))));
+    expect(tallies.size).toBe(1);
+    expect(JSON.parse([...tallies][0]!)).toMatchObject({ winner: "a", reason: "a full tie, broken by the choice's name" });
+
+    // Random ballots over 300 seeds: choices, confidences and weights with up to three decimals.
+    const weights = [0.1, 0.2, 0.3, 0.7, 1, 1.1, 2.3];
+    for (let seed = 1; seed <= 300; seed++) {
+      const random = rng(seed);
+      const n = 2 + Math.floor(random() * 5);
+      const ballots: Array<[string, Ballot]> = Array.from({ length: n }, (_, i) => [
+        `voter-${i}`,
+        { choice: ["x", "y", "z"][Math.floor(random() * 3)]!, rationale: "r", confidence: Math.floor(random() * 1000) / 1000 },
+      ]);
+      const weightOf = new Map(ballots.map(([voter]) => [voter, weights[Math.floor(random() * weights.length)]!]));
+      const seen = new Set(
+        permutations(ballots).map((order) => JSON.stringify(tally(1, Object.fromEntries(order), (v) => weightOf.get(v)!, 1, []))),
+      );
+      expect(seen.size, `seed ${seed}`).toBe(1);
+    }
+  });
+
+  it("a full tie goes to the first choice in code-point order, not UTF-16 or locale order", () => {
+    // U+FF5A (fullwidth z) comes before U+1F600 (an emoji) by code point; as UTF-16 code units
+    // the emoji's surrogate pair (0xD83D...) comes first.
+    const ballots: Record<string, Ballot> = {
+      ada: { choice: "\u{1F600}", rationale: "r", confidence: 0.5 },
+      bo: { choice: "\u{FF5A}", rationale: "r", confidence: 0.5 },
+    };
+    expect(tally(1, ballots, () => 1, 1, ["ada", "bo"]).winner).toBe("\u{FF5A}");
+  });
+
   it("a replay of the whole conversation reaches the same state and the same tally", () => {
     const chat = new Chat("voting");
     chat.run({ type: "Post", by: "user:1", text: "Which?" });
@@ -397,6 +439,27 @@ describe("expert_routing", () => {
         reason: "best match (score 1): ada: sql",
       },
     ]);
+  });
+
+  it("a tie on score goes to the first agent by id in code-point order", () => {
+    const agents = [
+      { id: "\u{1F600}", name: "Emoji", skills: ["sql"] },
+      { id: "\u{FF5A}", name: "Zed", skills: ["sql"] },
+      { id: "Zoe", name: "Zoe", skills: ["sql"] },
+    ];
+    const events: ConversationEvent[] = [];
+    let n = 0;
+    const ctx = { newId: () => `c${++n}` };
+    for (const command of [
+      { type: "Start", agents, mode: "expert_routing" },
+      { type: "Post", by: "user:1", text: "Which SQL index?" },
+    ] as ConversationCommand[])
+      events.push(...decideConversation(foldConversation(events), command, ctx));
+    // "Zoe" < U+FF5A < U+1F600 by code point; localeCompare would put the letters before or after the emoji by locale.
+    expect(notes(events).find((note) => note.kind === "routed")).toMatchObject({
+      candidates: [{ agent: "Zoe" }, { agent: "\u{FF5A}" }, { agent: "\u{1F600}" }],
+      chosen: ["Zoe"],
+    });
   });
 
   it("no match asks a person and calls nobody", () => {
@@ -520,3 +583,9 @@ describe("property: agents that always mention each other", () => {
     }
   });
 });
+
+/** Every order of `items` (n! of them). */
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
+}
