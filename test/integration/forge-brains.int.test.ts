@@ -20,7 +20,7 @@ import {
   FORGE_PRD_MD,
   FORGE_REQUIREMENTS,
 } from "../../server/demo/forge-content";
-import { forgeStatus, newForge } from "../../server/tasks/forge";
+import { choose, forgeStatus, newForge } from "../../server/tasks/forge";
 import { startTask } from "../../server/tasks/commands";
 import { startBrainStub, startEventStream, streamOf, stubAccess, writeStream, type BrainStub } from "../helpers/brains-stub";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
@@ -156,6 +156,7 @@ describe("brains as a Forge's planner, coder and critic", () => {
       expect(prompts("planner")[0]).toContain("How to write files: you cannot write them yourself.");
       expect(prompts("planner")[0]).toContain(`- Write: ${A.idea}.`);
       expect(prompts("coder")[0]).toContain(`- Write: ${A.codeMetadata}.`);
+      expect(prompts("coder")[0]).toContain(`- You may write only paths matching: ** !.forge/** ${A.codeMetadata} (gitignore-style`);
       expect(prompts("reviewer")).toHaveLength(4);
       for (const p of prompts("reviewer")) expect(p).not.toContain("How to write files");
       expect(prompts("reviewer")[0]).toContain(`--- ${A.prd} ---\n${FORGE_PRD_MD}`);
@@ -224,6 +225,16 @@ describe("brains as a Forge's planner, coder and critic", () => {
       }),
     ]);
     expect(ofType(log, "ArtifactRecorded")).toEqual([]);
+    // Abort keeps the named problem as the session's diagnosis.
+    await choose(deps(), { sessionId, choice: "abort" }, testActor);
+    expect((await h.waitFor(sessionId, "the end", (s) => s.status === "finished")).outcome).toBe("failed");
+    expect(ofType(await events(sessionId), "SessionFinalized")).toEqual([
+      expect.objectContaining({
+        outcome: "failed",
+        errorClass: "schema_invalid",
+        diagnosis: expect.stringContaining("files.0.path: Invalid input: expected string, received number"),
+      }),
+    ]);
   });
 });
 
