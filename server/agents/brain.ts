@@ -46,6 +46,7 @@ export function parseBrainConfig(config: BrainAgentConfigInput): BrainAgentConfi
 export class BrainAgent implements Agent {
   readonly kind: BrainAgentConfig["kind"];
   readonly simulated = false;
+  readonly fileWrites = "reply" as const;
   readonly id: string;
   readonly name: string;
   readonly config: BrainAgentConfig;

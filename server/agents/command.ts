@@ -24,6 +24,7 @@ type AgentStop = { kind: "oversized" } | { kind: "chunk_failed"; error: unknown 
 export class CommandAgent implements Agent {
   readonly kind = "command";
   readonly simulated = false;
+  readonly fileWrites = "workspace" as const;
   readonly id: string;
   readonly name: string;
   private readonly config: CommandAgentConfig;

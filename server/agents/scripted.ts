@@ -33,6 +33,7 @@ type WaitOutcome = "elapsed" | "aborted" | "deadline";
 export class ScriptedAgent implements Agent {
   readonly kind = "scripted";
   readonly simulated = true;
+  readonly fileWrites = "workspace" as const;
   readonly id: string;
   readonly name: string;
   private readonly config: ScriptedAgentConfig;

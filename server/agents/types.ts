@@ -63,11 +63,20 @@ export interface AgentRequest {
   mcpServers?: readonly McpServer[];
 }
 
+export type FileWrites = "workspace" | "reply";
+
 export interface Agent {
   readonly id: string;
   /** scripted, command, claude, codex, gemini, openai, anthropic. */
   readonly kind: string;
   /** True for the scripted brain: the UI labels its output as simulated. */
   readonly simulated: boolean;
+  /**
+   * How the agent changes files in a step that writes them (a build, a Forge stage's draft):
+   * `workspace`, itself, in the worktree (a CLI, a command, the scripted brain); `reply`, as the
+   * files named in its one JSON reply, which the runner writes for it (an HTTP brain, which
+   * has no hands: server/runner/files-reply.ts, docs/forge.md "Who can act in a stage").
+   */
+  readonly fileWrites: FileWrites;
   invoke(request: AgentRequest): Promise<AgentResponse>;
 }

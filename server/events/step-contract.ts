@@ -125,7 +125,7 @@ export const ZStepInput = z.object({
       materialize: z.array(z.object({ path: z.string(), blob: ZBlobRef })),
       /** A person's edits the agent's redraft must keep: merged three-way (git merge-file), the person's text winning. */
       protect: z.array(z.object({ path: z.string(), base: ZBlobRef.nullable(), edited: ZBlobRef })),
-      /** Artifacts whose text is added to the prompt (an HTTP brain cannot read the worktree). */
+      /** Artifacts whose text is added to the prompt (written in the worktree too; an HTTP brain sees only its prompt). */
       attach: z.array(z.object({ path: z.string(), blob: ZBlobRef })),
       /** feedback_history.json as the session's events say it is. */
       feedbackHistory: z.string(),

@@ -16,33 +16,14 @@ import { ARTIFACT_PATHS, FORGE_DIR, type Patch } from "../forge/artifacts";
 import { patchSection } from "../forge/patch";
 import { pathAllowed } from "../forge/loop";
 import { recordableOutput } from "../process/env";
-import { isInside } from "../workspaces";
 import { runGit } from "../workspaces/git";
+import { insideWorkspace, writeInside } from "./workspace-files";
 
 type ForgeOutput = NonNullable<AgentStepOutput["forge"]>;
 
 /** An artifact larger than this is not read (a warning), so a runaway file cannot fill an event's blob. */
 const MAX_ARTIFACT_BYTES = 1024 * 1024;
 const MAX_ATTACHED_CHARS = 60_000;
-
-/**
- * The path of `relative` inside `root`, refusing one that leaves it — by `..`, as an absolute
- * path, or through a symbolic link an agent planted (resolved as the system would:
- * workspaces/paths.ts `isInside`). The runner reads and writes artifacts with its own
- * rights, so a link must never lead it out of the worktree. The path is not normalized, so
- * the system resolves it exactly as `isInside` did.
- */
-function insideWorkspace(root: string, relative: string): string {
-  if (path.isAbsolute(relative) || !isInside(root, relative))
-    throw new Error(`refused path "${relative}": it leaves the workspace (a "..", an absolute path, or a symbolic link out)`);
-  return `${root}${path.sep}${relative}`;
-}
-
-async function writeInside(root: string, relative: string, content: Buffer | string): Promise<void> {
-  const target = insideWorkspace(root, relative);
-  await fs.mkdir(path.dirname(target), { recursive: true });
-  await fs.writeFile(insideWorkspace(root, relative), content);
-}
 
 /** Writes the recorded artifacts and the feedback history; returns the text to add to the prompt. */
 export async function prepareForgeStep(pool: Db, workspace: string, forge: ForgeStepInput): Promise<{ attached: string }> {

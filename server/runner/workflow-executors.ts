@@ -32,6 +32,7 @@ import { checkedAgentAccess } from "./agent-access";
 import { appendWhileHeld, type ClaimedStep } from "./dispatch";
 import type { WorkflowReactor } from "../workflow/reactor";
 import { StepExecutionError, type StepContext } from "./executors";
+import { filesReplyInstruction, writeFilesReply, writesFiles } from "./files-reply";
 import { finishForgeStep, prepareForgeStep } from "./forge-steps";
 import { OutputStreamer } from "./output-streamer";
 import { defineStepKind, type InvalidInput, type ReactionFailure, type StepKind, type StepReaction } from "./step-kinds";
@@ -116,6 +117,10 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
     const workspace = await prepareWorkspace(deps, step, input);
     let prompt = input.prompt;
     if (input.forge) prompt += (await prepareForgeStep(deps.pool, workspace, input.forge)).attached;
+    // An agent without hands writes by its reply: it is told how, and the runner writes for it.
+    const builds = writesFiles(input);
+    const writesByReply = builds && agent.fileWrites === "reply";
+    if (writesByReply) prompt += filesReplyInstruction(input);
     if (input.diff) {
       // The whole change since the task began, not only the last round's commit.
       const diff = await diffSince(workspace, input.workspace.baseCommit);
@@ -189,6 +194,8 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
       await streamer.flush();
       await retriesRecorded;
     }
+    // Written from the reply as recorded: the server's secrets are redacted from the files too.
+    const replied = writesByReply ? await writeFilesReply(workspace, agent.id, text) : null;
     const raw = await putBlob(deps.pool, text);
     const output: AgentStepOutput = {
       kind: "agent",
@@ -205,11 +212,11 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
     // A staged step's rules hold whatever the agent did: writes outside the stage undone,
     // a person's edits kept, artifacts collected; then its changes are committed like a build.
     if (input.forge) output.forge = await finishForgeStep(deps.pool, workspace, input.forge);
-    const builds = input.phase === "build" || input.phase === "execute" || input.phase === "draft";
     if (builds || input.forge) {
+      const headline = replied ? (replied.summary ?? "") : text;
       const committed = await commitWorkspace({
         path: workspace,
-        message: `${input.role} (${input.state}): ${text.split("\n")[0]?.slice(0, 72) || "changes"}`,
+        message: `${input.role} (${input.state}): ${headline.split("\n")[0]?.slice(0, 72) || "changes"}`,
         author: { name: `${agent.id} (${input.role})`, email: `${agent.id}@agents.catcafe.local` },
         expect: { head: input.workspace.head, owner: ownerOf(step) },
         ...(input.workspace.branchPrefix !== undefined ? { branch: `${input.workspace.branchPrefix}${step.sessionId}` } : {}),

@@ -6,8 +6,10 @@
 // before its result, the stage, MCP servers and diff handed to the agent, the session's
 // workspace reset on a later step, a build's commit (its message, renames, the session's
 // branch), a commit refused because another attempt took the workspace, and a build whose every
-// tool call failed; a commands step's results: refused, an exit code other than the expected
-// one, a timeout, a signal, the tails cut and their secrets counted, an aborted signal's reason.
+// tool call failed; an HTTP brain's files reply written and committed, or refused as invalid
+// output (a link out, a directory in the way, not JSON), and read as it is where nothing is
+// written; a commands step's results: refused, an exit code other than the expected one, a
+// timeout, a signal, the tails cut and their secrets counted, an aborted signal's reason.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -23,6 +25,7 @@ import { workflowStepKinds } from "../../server/runner/workflow-executors";
 import { reactToReactionFailure, reactToStepOutcome } from "../../server/task-engine";
 import { claimWorkspace } from "../../server/workspaces";
 import { allowAgents } from "../helpers/access";
+import { startBrainStub, startEventStream, streamOf, STUB_PRIVATE_HOSTS, writeStream, type BrainStub } from "../helpers/brains-stub";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { forgeStepInput } from "../helpers/forge";
 import { claimedStep } from "../helpers/steps";
@@ -336,6 +339,84 @@ describe("an agent step's output", () => {
       { path: "old.txt", status: "deleted" },
     ]);
     expect(messageOf(r.dir, output.commit!.commit)).toBe("coder (coding): Drafted.");
+  });
+});
+
+describe("an HTTP brain's files reply (server/runner/files-reply.ts)", () => {
+  let stub: BrainStub;
+  let reply = "";
+  const prompts: string[] = [];
+  beforeAll(async () => {
+    // The stub's loopback host, allowed as an admin would (settings access.privateHosts).
+    await allowAgents(db, { agentEnv: [KEY_ENV], privateHosts: [...STUB_PRIVATE_HOSTS] });
+    stub = await startBrainStub((req, res) => {
+      const body = JSON.parse(req.body) as { messages: Array<{ content: string }> };
+      prompts.push(body.messages.at(-1)!.content);
+      startEventStream(res);
+      return writeStream(res, streamOf("openai", [reply]));
+    });
+  });
+  afterAll(async () => {
+    await stub?.close();
+  });
+  const brain = () => ({ kind: "openai", id: "brain-wfx", baseUrl: stub.url, model: "stub", rateLimit: { minIntervalMs: 0 } });
+  const files = (entries: Record<string, string>, summary?: string) =>
+    JSON.stringify({ files: Object.entries(entries).map(([path, content]) => ({ path, content })), ...(summary ? { summary } : {}) });
+
+  it("in a build: told the format, its files written and committed with its summary, the server's secrets redacted from them", async () => {
+    const r = repo({ "README.md": "# Project\n", "src/a.js": "old\n" });
+    reply = files({ "src/a.js": "new\n", "src/deep/b.js": `const key = "${SECRET}";\n` }, "Rewrote a, added b");
+    const { output } = await agentStep(input(r, { agent: brain() }));
+    expect(prompts.at(-1)).toContain("How to write files: you cannot write them yourself.");
+    expect(output.commit?.changedFiles).toStrictEqual([
+      { path: "src/a.js", status: "modified" },
+      { path: "src/deep/b.js", status: "added" },
+    ]);
+    expect(messageOf(r.dir, output.commit!.commit)).toBe("coder (coding): Rewrote a, added b");
+    expect(gitIn(r.dir, "show", `${output.commit!.commit}:src/a.js`)).toBe("new");
+    const b = gitIn(r.dir, "show", `${output.commit!.commit}:src/deep/b.js`);
+    expect(b).not.toContain(SECRET);
+    expect(b).toContain("[redacted NEXTAUTH_SECRET]");
+    expect(await text(output.raw)).not.toContain(SECRET);
+  });
+
+  it("a path through a symbolic link out of the worktree: invalid output, retried, nothing written outside, nothing committed", async () => {
+    const outside = fs.mkdtempSync(path.join(root, "outside-"));
+    const r = repo();
+    fs.symlinkSync(outside, path.join(r.dir, "link"));
+    gitIn(r.dir, "add", "link");
+    gitIn(r.dir, "commit", "-q", "-m", "link");
+    const head = gitIn(r.dir, "rev-parse", "HEAD");
+    reply = files({ "link/evil.txt": "pwned\n" });
+    const err = await failure(agentStep(input({ dir: r.dir, head }, { agent: brain() })));
+    expect({ errorClass: err.errorClass, retryable: err.retryable }).toEqual({ errorClass: "schema_invalid", retryable: true });
+    expect(err.message).toBe(
+      'the files reply of brain-wfx is invalid: files.0.path: cannot write "link/evil.txt": refused path "link/evil.txt": it leaves the workspace (a "..", an absolute path, or a symbolic link out)',
+    );
+    expect(fs.readdirSync(outside)).toEqual([]);
+    expect(gitIn(r.dir, "log", "--format=%s", "--all")).toBe("link\nbase");
+  });
+
+  it("a directory where a file is to be written, and a reply that is not JSON: invalid output naming the problem", async () => {
+    const r = repo({ "src/a.js": "a\n" });
+    reply = files({ src: "not a directory\n" });
+    expect((await failure(agentStep(input(r, { agent: brain() })))).message).toBe(
+      'the files reply of brain-wfx is invalid: files.0.path: cannot write "src": a directory is there',
+    );
+    reply = "I changed src/a.js as asked.";
+    const err = await failure(agentStep(input(r, { agent: brain() })));
+    expect({ errorClass: err.errorClass, retryable: err.retryable }).toEqual({ errorClass: "schema_invalid", retryable: true });
+    expect(err.message).toMatch(/^the files reply of brain-wfx is invalid: not valid JSON: /);
+  });
+
+  it("in a step that writes nothing: not told the format, its reply read as it is, nothing written", async () => {
+    const r = repo();
+    reply = files({ "notes.txt": "mine\n" });
+    const { output } = await agentStep(input(r, { role: "reviewer", phase: "verdict", output: "review_verdict", agent: brain() }));
+    expect(prompts.at(-1)).not.toContain("How to write files");
+    expect(await text(output.raw)).toBe(reply);
+    expect(output.commit).toBeUndefined();
+    expect(gitIn(r.dir, "log", "--format=%s", "--all")).toBe("base");
   });
 });
 

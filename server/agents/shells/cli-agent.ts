@@ -41,6 +41,7 @@ export interface ShellRunContext {
 export abstract class CliShellAgent implements Agent {
   abstract readonly kind: ShellName;
   readonly simulated = false;
+  readonly fileWrites = "workspace" as const;
   readonly id: string;
   readonly name: string;
 
