@@ -4,11 +4,14 @@
 // step's own rules (forge-steps.ts: refused writes, a person's edits, artifacts, redaction)
 // and its commit, as if the agent had written them. The format, what a brain is told of it,
 // and its reading live here alone (docs/forge.md "Who can act in a stage").
+import fs from "node:fs/promises";
 import { z } from "zod";
 import type { StepInput } from "../events/step-contract";
+import { pathAllowed } from "../forge/loop";
+import { runGit } from "../workspaces/git";
 import { parseStrictJson, type Parsed } from "../workflow/outputs";
 import { StepExecutionError } from "./executors";
-import { writeInside } from "./workspace-files";
+import { insideWorkspace, writeInside } from "./workspace-files";
 
 /** At most this many files in one reply. */
 export const MAX_REPLY_FILES = 200;
@@ -106,6 +109,60 @@ export function filesReplyInstruction(input: Pick<StepInput, "forge" | "agent">)
   ]
     .filter(Boolean)
     .join("\n");
+}
+
+/** How much of the worktree a brain is shown: file names, one file's text, all files' text. */
+const VIEW_MAX_NAMES = 400;
+const VIEW_MAX_FILE_CHARS = 20_000;
+const VIEW_MAX_CHARS = 60_000;
+
+/**
+ * What a brain sees of the worktree before it writes (a CLI reads the files itself): the
+ * tracked files' names, then the text of the files it is most likely to change — those the
+ * session changed since its base commit, then those it may write (all, when it is not
+ * limited), smallest first — within a budget. Only regular files inside the worktree are
+ * read (a link is never followed: it could lead to the runner's own files), and no binary file.
+ */
+export async function worktreeView(workspace: string, input: Pick<StepInput, "forge" | "agent">, baseCommit: string): Promise<string> {
+  const tracked = (await runGit(workspace, ["ls-files", "-z"])).stdout.split("\0").filter(Boolean);
+  const changed = (await runGit(workspace, ["diff", "--name-only", "-z", baseCommit, "HEAD"], { allowFailure: true })).stdout
+    .split("\0")
+    .filter(Boolean);
+  const { may } = scopeOf(input);
+  const sized: Array<{ path: string; target: string; size: number; changed: boolean }> = [];
+  for (const p of new Set([...changed, ...tracked])) {
+    if (may && !pathAllowed(p, may)) continue;
+    const target = readableInside(workspace, p);
+    const stat = target ? await fs.lstat(target).catch(() => null) : null;
+    if (target && stat?.isFile()) sized.push({ path: p, target, size: stat.size, changed: changed.includes(p) });
+  }
+  sized.sort((a, b) => Number(b.changed) - Number(a.changed) || a.size - b.size || (a.path < b.path ? -1 : 1));
+  const shown: string[] = [];
+  let budget = VIEW_MAX_CHARS;
+  for (const file of sized) {
+    if (file.size > Math.min(budget, VIEW_MAX_FILE_CHARS) * 4) continue;
+    const content = await fs.readFile(file.target);
+    if (content.subarray(0, 8192).includes(0)) continue;
+    const text = content.toString("utf8");
+    if (text.length > Math.min(budget, VIEW_MAX_FILE_CHARS)) continue;
+    shown.push(`--- ${file.path} ---\n${text}`);
+    budget -= text.length;
+  }
+  const names =
+    tracked.length > VIEW_MAX_NAMES ? [...tracked.slice(0, VIEW_MAX_NAMES), `… and ${tracked.length - VIEW_MAX_NAMES} more`] : tracked;
+  return [
+    `\n\nThe repository's files (${tracked.length}):\n${names.join("\n")}`,
+    shown.length ? `\n\nTheir text as it is now (${shown.length} of them):\n${shown.join("\n\n")}` : "",
+  ].join("");
+}
+
+/** The file's path when it stays inside the worktree, else null (a link out: its name is shown, never its target). */
+function readableInside(workspace: string, p: string): string | null {
+  try {
+    return insideWorkspace(workspace, p);
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -32,7 +32,7 @@ import { checkedAgentAccess } from "./agent-access";
 import { appendWhileHeld, type ClaimedStep } from "./dispatch";
 import type { WorkflowReactor } from "../workflow/reactor";
 import { StepExecutionError, type StepContext } from "./executors";
-import { filesReplyInstruction, writeFilesReply, writesFiles } from "./files-reply";
+import { filesReplyInstruction, worktreeView, writeFilesReply, writesFiles } from "./files-reply";
 import { finishForgeStep, prepareForgeStep } from "./forge-steps";
 import { OutputStreamer } from "./output-streamer";
 import { defineStepKind, type InvalidInput, type ReactionFailure, type StepKind, type StepReaction } from "./step-kinds";
@@ -120,7 +120,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
     // An agent without hands writes by its reply: it is told how, and the runner writes for it.
     const builds = writesFiles(input);
     const writesByReply = builds && agent.fileWrites === "reply";
-    if (writesByReply) prompt += filesReplyInstruction(input);
+    if (writesByReply) prompt += (await worktreeView(workspace, input, input.workspace.baseCommit)) + filesReplyInstruction(input);
     if (input.diff) {
       // The whole change since the task began, not only the last round's commit.
       const diff = await diffSince(workspace, input.workspace.baseCommit);

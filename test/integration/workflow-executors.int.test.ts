@@ -380,6 +380,29 @@ describe("an HTTP brain's files reply (server/runner/files-reply.ts)", () => {
     expect(await text(output.raw)).not.toContain(SECRET);
   });
 
+  it("is shown the worktree it writes in: every tracked name, the text of the files it may write, never a link's target or a binary", async () => {
+    const outside = fs.mkdtempSync(path.join(root, "secret-"));
+    fs.writeFileSync(path.join(outside, "runner.env"), "RUNNER_ONLY=yes\n");
+    const r = repo({ "README.md": "# Project\n", "src/sum.js": "module.exports = (a, b) => a - b;\n", "docs/guide.md": "How to.\n" });
+    fs.symlinkSync(path.join(outside, "runner.env"), path.join(r.dir, "src/env.js"));
+    fs.writeFileSync(path.join(r.dir, "src/logo.png"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1]));
+    gitIn(r.dir, "add", "-A");
+    gitIn(r.dir, "commit", "-q", "-m", "more");
+    const head = gitIn(r.dir, "rev-parse", "HEAD");
+    reply = files({ "src/sum.js": "module.exports = (a, b) => a + b;\n" });
+    await agentStep(
+      input({ dir: r.dir, head }, { agent: { ...brain(), manifest: { allowedFiles: ["src/**"] } } as ReturnType<typeof brain> }),
+    );
+    const prompt = prompts.at(-1)!;
+    expect(prompt).toMatch(/The repository's files \(5\):\n(.+\n){4}.+/);
+    for (const name of ["README.md", "docs/guide.md", "src/env.js", "src/logo.png", "src/sum.js"]) expect(prompt).toContain(`${name}\n`);
+    expect(prompt).toContain("--- src/sum.js ---\nmodule.exports = (a, b) => a - b;\n");
+    // Outside what it may write (docs/), a link (whose target is the runner's), a binary: names only.
+    expect(prompt).not.toContain("How to.");
+    expect(prompt).not.toContain("RUNNER_ONLY");
+    expect(prompt).not.toContain("--- src/logo.png ---");
+  });
+
   it("a path through a symbolic link out of the worktree: invalid output, retried, nothing written outside, nothing committed", async () => {
     const outside = fs.mkdtempSync(path.join(root, "outside-"));
     const r = repo();
