@@ -146,7 +146,9 @@ export function registerChatCommands(program: Command): void {
 
   chat
     .command("say")
-    .description("post a message; @name calls an agent in free discussion; `/task <prompt>` starts a task with the conversation as context (operator)")
+    .description(
+      "post a message; @name calls an agent in free discussion; `/task <prompt>` starts a task with the conversation as context (operator)",
+    )
     .argument("<conversation>", "conversation id")
     .argument("<message...>", "the message")
     .option("--watch", "follow it until no call is in flight")

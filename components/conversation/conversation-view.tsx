@@ -260,8 +260,8 @@ export function ConversationView({ initial, canOperate }: { initial: Conversatio
             ))}
             <div className="flex flex-wrap items-center justify-between gap-2">
               <p className="text-xs text-zinc-600 dark:text-zinc-400">
-                Agents: {view.agents.map((a) => `@${a.id}`).join(", ")}. Type @ to pick one;{" "}
-                <code className="font-mono">/task …</code> starts a task with this conversation as context.
+                Agents: {view.agents.map((a) => `@${a.id}`).join(", ")}. Type @ to pick one; <code className="font-mono">/task …</code>{" "}
+                starts a task with this conversation as context.
               </p>
               <button
                 type="submit"

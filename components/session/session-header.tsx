@@ -99,7 +99,10 @@ export function SessionHeader({
         </Fact>
       </dl>
       {header.conversation ? (
-        <p className="mt-3 border-t border-zinc-100 pt-2.5 text-xs text-zinc-600 dark:border-zinc-800 dark:text-zinc-300" data-testid="from-conversation">
+        <p
+          className="mt-3 border-t border-zinc-100 pt-2.5 text-xs text-zinc-600 dark:border-zinc-800 dark:text-zinc-300"
+          data-testid="from-conversation"
+        >
           Started by <code className="font-mono">/task</code> in the conversation{" "}
           <Link
             href={`/conversations/${header.conversation.id}#entry-${header.conversation.version}`}

@@ -122,7 +122,12 @@ export async function postMessage(deps: ConversationDeps, raw: z.input<typeof ZP
   // `/task <prompt>` starts a task rather than speaking to the agents (req W13, ./task-command.ts).
   const command = parseTaskCommand(input.text);
   if (command) {
-    const started = await startTaskFromConversation(deps, { sessionId: input.sessionId, text: input.text, prompt: command.prompt }, actor, byOf(actor));
+    const started = await startTaskFromConversation(
+      deps,
+      { sessionId: input.sessionId, text: input.text, prompt: command.prompt },
+      actor,
+      byOf(actor),
+    );
     return { sessionId: started.sessionId, version: started.version, posted: started.posted, calls: 0, task: started.task };
   }
   const { version, events, state } = await decideOn(deps, input.sessionId, actor, { type: "Post", by: byOf(actor), text: input.text });

@@ -58,7 +58,9 @@ async function post(who: "operator" | "viewer", input: { sessionId: string; text
 
 /** A conversation on the project where ada answered a question: its last messages are the context. */
 async function talkedConversation(title: string) {
-  const { sessionId } = await api.caller(operator).conversations.start({ projectId: "chattask", title, message: "@ada how do we split slugify()?" });
+  const { sessionId } = await api
+    .caller(operator)
+    .conversations.start({ projectId: "chattask", title, message: "@ada how do we split slugify()?" });
   await waitForConversation(db.store, sessionId, "ada's reply", (c) => c.thread.length === 2 && Object.keys(c.state.inFlight).length === 0);
   return sessionId;
 }

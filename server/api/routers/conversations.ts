@@ -83,7 +83,9 @@ export const conversationsRouter = router({
  */
 async function named(prisma: PrismaClient, view: ConversationView) {
   const { value, names } = await withUserNames(prisma, view);
-  const entries = value.entries.map((e) => (e.kind === "person" || e.kind === "terminated" || e.kind === "task" ? { ...e, byName: names[e.by] ?? e.by } : e));
+  const entries = value.entries.map((e) =>
+    e.kind === "person" || e.kind === "terminated" || e.kind === "task" ? { ...e, byName: names[e.by] ?? e.by } : e,
+  );
   return { ...value, entries };
 }
 
