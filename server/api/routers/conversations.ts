@@ -78,7 +78,7 @@ export const conversationsRouter = router({
 });
 
 /**
- * The conversation with its people by name (req X2): each message's and the end's `byName`,
+ * The conversation with its people by name (req X2): each message's, `/task`'s and the end's `byName`,
  * and labels in system lines ("Mode switched … by …") replaced; `by` stays the actor label.
  */
 async function named(prisma: PrismaClient, view: ConversationView) {
