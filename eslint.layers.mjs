@@ -49,10 +49,10 @@ const layers = {
     pattern: "server/runner",
     allow: [...base, "process", "events", "agents", "brains", "commands", "workspaces", "workflow", "forge", "config"],
   },
-  /** Conversations (req C1–C8): modes on the event store, their calls run as steps by the runners. */
+  /** Conversations (req C1–C8): modes on the event store, their calls run as steps by the runners; `/task` starts a task (req W13). */
   conversations: {
     pattern: "server/conversations",
-    allow: [...base, "process", "events", "agents", "brains", "modes", "config", "projects", "workspaces", "runner"],
+    allow: [...base, "process", "events", "agents", "brains", "modes", "config", "projects", "workspaces", "runner", "tasks"],
   },
   /** Delivering an approved session's work (docs/delivery.md): its branch pushed, a pull request, a local merge. */
   delivery: {

@@ -72,6 +72,8 @@ export function entryLine(e: Entry): string {
       return `${at}⏸ stalled: ${e.reason}. Nobody is called until a person writes (catcafe chat say).`;
     case "terminated":
       return `${at}■ ended by ${e.byName}: ${e.reason}`;
+    case "task":
+      return `${at}${e.byName}: ${oneLine(e.text)}\n${" ".repeat(at.length)}▶ task ${e.sessionId} started (catcafe session ${e.sessionId})`;
   }
 }
 
@@ -144,19 +146,31 @@ export function registerChatCommands(program: Command): void {
 
   chat
     .command("say")
-    .description("post a message; @name calls an agent in free discussion (operator)")
+    .description(
+      "post a message; @name calls an agent in free discussion; `/task <prompt>` starts a task with the conversation as context (operator)",
+    )
     .argument("<conversation>", "conversation id")
     .argument("<message...>", "the message")
     .option("--watch", "follow it until no call is in flight")
-    .addHelpText("after", examples(['catcafe chat say c-1a2b3c4d5e6f "@reviewer-sim is this safe?" --watch']))
+    .addHelpText(
+      "after",
+      examples([
+        'catcafe chat say c-1a2b3c4d5e6f "@reviewer-sim is this safe?" --watch',
+        'catcafe chat say c-1a2b3c4d5e6f "/task split slugify() as discussed"',
+      ]),
+    )
     .action(async (sessionId: string, words: string[], options: { watch?: boolean }, command: Command) => {
       const ctx = CliContext.of(command);
       const r = await ctx.client().conversations.post.mutate({ sessionId, text: words.join(" ") });
+      // `/task <prompt>` starts a task instead of calling the agents (req W13).
+      const said = r.task
+        ? `Task ${r.task.sessionId} started from the conversation: catcafe session ${r.task.sessionId}`
+        : `Posted; ${r.calls} agent call(s) made.`;
       if (!options.watch) {
-        ctx.out.result(r, () => `Posted; ${r.calls} agent call(s) made.`);
+        ctx.out.result(r, () => said);
         return;
       }
-      ctx.out.stream({ type: "posted", ...r }, `Posted; ${r.calls} agent call(s) made.`);
+      ctx.out.stream({ type: "posted", ...r }, said);
       await watch(ctx, sessionId, { untilIdle: true, after: r.posted - 1 });
     });
 

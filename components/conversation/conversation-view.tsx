@@ -1,7 +1,7 @@
 "use client";
 // A conversation, live: messages as they come (the `conversations.live` subscription), what
 // the mode decided where it happened (a routing with its candidates and scores, a vote's
-// tally), mode switches as system lines, a banner when the loop guard stalled it, and, for
+// tally), mode switches as system lines, a person's `/task` with a link to the task it started, a banner when the loop guard stalled it, and, for
 // operators, the composer (@mention completion from the conversation's agents), the mode
 // picker with its config, and the end.
 import { useMutation } from "@tanstack/react-query";
@@ -117,6 +117,25 @@ function EntryRow({ entry, replayHref }: { entry: Entry; replayHref: string | nu
       return (
         <li className="text-center text-sm font-medium text-zinc-800 dark:text-zinc-200" data-kind="terminated">
           Ended by {entry.byName}: {entry.reason}
+        </li>
+      );
+    case "task":
+      // A person's `/task` (req W13): a command, which no agent answers, and the session it started.
+      return (
+        <li className="flex flex-col items-end gap-1" data-kind="task" id={`entry-${entry.version}`}>
+          <div className="max-w-[85%] rounded-lg border border-sky-700 bg-sky-50 px-3 py-2 text-sm break-words whitespace-pre-wrap text-sky-950 dark:border-sky-500 dark:bg-sky-950/40 dark:text-sky-50">
+            <div className="mb-0.5 text-xs text-sky-800 dark:text-sky-200">
+              {entry.byName} · command · {time(entry.at)}
+            </div>
+            <code className="font-mono">{entry.text}</code>
+          </div>
+          <a
+            href={`/sessions/${entry.sessionId}`}
+            className="text-xs font-medium text-sky-800 underline-offset-2 hover:underline dark:text-sky-300"
+            data-testid="task-link"
+          >
+            Task started: <span className="font-mono">{entry.sessionId}</span> →
+          </a>
         </li>
       );
   }
@@ -241,7 +260,8 @@ export function ConversationView({ initial, canOperate }: { initial: Conversatio
             ))}
             <div className="flex flex-wrap items-center justify-between gap-2">
               <p className="text-xs text-zinc-600 dark:text-zinc-400">
-                Agents: {view.agents.map((a) => `@${a.id}`).join(", ")}. Type @ to pick one.
+                Agents: {view.agents.map((a) => `@${a.id}`).join(", ")}. Type @ to pick one; <code className="font-mono">/task …</code>{" "}
+                starts a task with this conversation as context.
               </p>
               <button
                 type="submit"

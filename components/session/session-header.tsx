@@ -1,6 +1,7 @@
 "use client";
 // The session's header: title, live state, the facts that frame it (workflow, mode,
-// iteration against its cap, outcome, who started it, lineage both ways) and the ways out
+// iteration against its cap, outcome, who started it, lineage both ways, the conversation a
+// `/task` started it from) and the ways out
 // (Replay, Fork tree, Export). The state is a polite live region: a screen reader hears it
 // change, and the view moves focus to it after an action (Confirm, Cancel).
 import Link from "next/link";
@@ -97,6 +98,21 @@ export function SessionHeader({
           {eventCount}
         </Fact>
       </dl>
+      {header.conversation ? (
+        <p
+          className="mt-3 border-t border-zinc-100 pt-2.5 text-xs text-zinc-600 dark:border-zinc-800 dark:text-zinc-300"
+          data-testid="from-conversation"
+        >
+          Started by <code className="font-mono">/task</code> in the conversation{" "}
+          <Link
+            href={`/conversations/${header.conversation.id}#entry-${header.conversation.version}`}
+            className="font-medium text-sky-700 hover:underline dark:text-sky-400"
+            data-testid="conversation-link"
+          >
+            {header.conversation.title}
+          </Link>
+        </p>
+      ) : null}
       {header.parent || header.children.length ? (
         <div
           className="mt-3 flex flex-wrap items-center gap-x-4 gap-y-1 border-t border-zinc-100 pt-2.5 text-xs text-zinc-600 dark:border-zinc-800 dark:text-zinc-300"

@@ -1,5 +1,5 @@
-// The audit of a conversation's log: its commands (a post, a reply, a timeout, a switch, an
-// end, a fork's reissue) replayed through the decider with the ids it recorded, and every
+// The audit of a conversation's log: its commands (a post, a `/task`, a reply, a timeout, a
+// switch, an end, a fork's reissue) replayed through the decider with the ids it recorded, and every
 // conversation event compared with what was decided, in order, none missing and none extra.
 // Used by the tests and by `npm run chaos` after runners and the database were killed.
 import { isDeepStrictEqual } from "node:util";
@@ -42,6 +42,8 @@ function commandOf(event: ConversationEvent): ConversationCommand | null {
       };
     case "ModeSwitched":
       return { type: "SwitchMode", mode: event.data.to, config: event.data.config, by: event.data.by };
+    case "TaskStartedFromConversation":
+      return { type: "StartTask", by: event.data.by, text: event.data.text, sessionId: event.data.sessionId };
     case "ConversationTerminated":
       return { type: "Terminate", reason: event.data.reason, by: event.data.by, unclaimed: event.data.cancelled };
     default:

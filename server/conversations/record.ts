@@ -30,6 +30,12 @@ export async function isConversation(db: Queryable, sessionId: string): Promise<
   return r.rows[0]?.workflow === CONVERSATION_WORKFLOW;
 }
 
+/** The session's title as the sessions projection holds it (null: no such session). */
+export async function sessionTitle(db: Queryable, sessionId: string): Promise<string | null> {
+  const r = await db.query<{ title: string }>("SELECT title FROM sessions WHERE id = $1", [sessionId]);
+  return r.rows[0]?.title ?? null;
+}
+
 export interface LoadedConversation extends ConversationRecord {
   id: string;
 }

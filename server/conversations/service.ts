@@ -12,6 +12,7 @@ import { serverOverride } from "../projects/config-edits";
 import { getProject } from "../projects/projects";
 import { resolveBaseCommit } from "../workspaces";
 import { conversationCast } from "./setup";
+import { parseTaskCommand, startTaskFromConversation } from "./task-command";
 import {
   CONVERSATION_WORKFLOW,
   conversationCommands,
@@ -118,6 +119,17 @@ export async function startConversation(
 
 export async function postMessage(deps: ConversationDeps, raw: z.input<typeof ZPostInput>, actor: Actor) {
   const input = ZPostInput.parse(raw);
+  // `/task <prompt>` starts a task rather than speaking to the agents (req W13, ./task-command.ts).
+  const command = parseTaskCommand(input.text);
+  if (command) {
+    const started = await startTaskFromConversation(
+      deps,
+      { sessionId: input.sessionId, text: input.text, prompt: command.prompt },
+      actor,
+      byOf(actor),
+    );
+    return { sessionId: started.sessionId, version: started.version, posted: started.posted, calls: 0, task: started.task };
+  }
   const { version, events, state } = await decideOn(deps, input.sessionId, actor, { type: "Post", by: byOf(actor), text: input.text });
   // `posted`: the message's own version (what came before it was read at state.version).
   return {
@@ -125,6 +137,7 @@ export async function postMessage(deps: ConversationDeps, raw: z.input<typeof ZP
     version,
     posted: state.version + 1,
     calls: events.filter((e) => e.type === "AgentCallScheduled").length,
+    task: null,
   };
 }
 

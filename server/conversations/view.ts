@@ -23,6 +23,8 @@ export type ConversationEntry = { version: number; at: string } & (
   | { kind: "progress"; progress: string; detail: string }
   | { kind: "stalled"; reason: string; cycle: string[] | null }
   | { kind: "terminated"; reason: string; by: string }
+  /** A person's `/task <prompt>` and the task session it started (req W13). */
+  | { kind: "task"; by: string; text: string; sessionId: string }
 );
 
 export interface ConversationView {
@@ -69,6 +71,8 @@ function entryOf(event: RecordedEvent & AppEvent): ConversationEntry | null {
       return { ...at, kind: "stalled", reason: event.data.reason, cycle: event.data.cycle };
     case "ConversationTerminated":
       return { ...at, kind: "terminated", reason: event.data.reason, by: event.data.by };
+    case "TaskStartedFromConversation":
+      return { ...at, kind: "task", by: event.data.by, text: event.data.text, sessionId: event.data.sessionId };
     default:
       return null;
   }

@@ -182,6 +182,11 @@ export const eventCatalog = {
       stageCaps: z.record(z.string(), z.number().int().positive().max(50)).optional(),
       /** Spending limits, each reserved before an agent call is scheduled, so the overspend is at most one call. */
       budget: ZBudget.optional(),
+      /**
+       * Started from a conversation by `/task` (req W13): the conversation and the version of
+       * its TaskStartedFromConversation, the command as recorded there. Absent: started as a task.
+       */
+      origin: z.object({ conversationId: z.string().min(1).max(100), version: z.number().int().positive() }).optional(),
     }),
     summary: (d) => `Task started (${d.workflow}, ${d.mode} mode) on ${d.project.name}: ${d.prompt}`,
   }),

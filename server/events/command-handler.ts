@@ -101,6 +101,15 @@ export interface CommandHandler<S> {
   create(store: EventStore, streamId: string, decide: Decision<S>, metadata: AppendMetadata, options?: HandleOptions): Promise<Handled<S>>;
 }
 
+/**
+ * Takes the stream's row lock in `tx`, as its first write: for a caller that decides on the
+ * stream with `{ tx }` after writing elsewhere first. No row, no lock: the read that follows
+ * says the stream does not exist (NOT_FOUND).
+ */
+export async function lockStream(tx: Tx, streamId: string): Promise<void> {
+  await tx.query("SELECT version FROM streams WHERE id = $1 FOR UPDATE", [streamId]);
+}
+
 /** Where a stream stood when a command on it was refused: its version and what its source describes. */
 export type CurrentState = { version: number } & Record<string, unknown>;
 
@@ -131,8 +140,7 @@ export function commandHandler<S>(source: StateSource<S>): CommandHandler<S> {
     async handle(store, streamId, decide, metadata, options = {}) {
       if (options.tx) return decideAndAppend(options.tx, store, streamId, decide, metadata);
       return withTransaction(store.pool, async (tx) => {
-        // No row, no lock: the read that follows says the stream does not exist (NOT_FOUND).
-        await tx.query("SELECT version FROM streams WHERE id = $1 FOR UPDATE", [streamId]);
+        await lockStream(tx, streamId);
         return decideAndAppend(tx, store, streamId, decide, metadata);
       });
     },

@@ -126,6 +126,15 @@ export const conversationCatalog = {
     }),
     summary: (d) => `Reply${d.agent ? ` of @${d.agent}` : ""} discarded (${d.errorClass}): ${d.reason}`,
   }),
+  /**
+   * A person's `/task <prompt>` (req W13): the command as they posted it and the task session it
+   * started (in the same transaction). Not a message to the agents: no mode hears it.
+   */
+  TaskStartedFromConversation: defineEvent({
+    version: 1,
+    schema: z.object({ by: z.string().min(1), text: z.string().min(1).max(20_000), sessionId: z.string().min(1).max(100) }),
+    summary: (d) => `${d.by} started task ${d.sessionId}: ${d.text}`,
+  }),
   ModeNoted: defineEvent({
     version: 1,
     schema: z.object({ note: ZModeNote }),

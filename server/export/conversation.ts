@@ -50,6 +50,8 @@ function line(e: RecordedEvent & AppEvent): string | null {
       return `*progress (${e.data.kind}): ${e.data.detail}*`;
     case "SystemMessage":
       return `*${e.data.text}*`;
+    case "TaskStartedFromConversation":
+      return `**${e.data.by}** (${at}), a command:\n\n${quote(e.data.text)}\n\n*started task ${e.data.sessionId}*`;
     case "ConversationStalled":
       return `*stalled: ${e.data.reason}*`;
     case "ConversationTerminated":

@@ -50,6 +50,8 @@ export type ConversationEvent =
   | { type: "ProgressNoted"; data: { kind: "artifact" | "test_result" | "decision"; detail: string; choice?: string; passed?: boolean } }
   | { type: "ModeSwitched"; data: { from: string; to: string; config: unknown; by: string } }
   | { type: "SystemMessage"; data: { text: string } }
+  /** A person's `/task <prompt>` started the task `sessionId` (req W13): a command, not a message to the agents. */
+  | { type: "TaskStartedFromConversation"; data: { by: string; text: string; sessionId: string } }
   | { type: "ConversationStalled"; data: { reason: string; turns: number; cycle: string[] | null } }
   /** `cancelled`: the calls no runner had claimed, cancelled with it (a claimed one runs out; its reply is discarded). */
   | { type: "ConversationTerminated"; data: { reason: string; by: string; cancelled: string[] } };
@@ -63,6 +65,8 @@ export type ConversationCommand =
   | { type: "Timeout"; token: string }
   | { type: "NoteProgress"; kind: "artifact" | "test_result" | "decision"; detail: string; choice?: string; passed?: boolean }
   | { type: "SwitchMode"; mode: string; config?: unknown; by: string }
+  /** `/task <prompt>` posted by `by`: the task `sessionId` is started with it (server/conversations/task-command.ts). */
+  | { type: "StartTask"; by: string; text: string; sessionId: string }
   /** `unclaimed`: the calls no runner has claimed yet (from the steps queue): they are cancelled. */
   | { type: "Terminate"; reason: string; by: string; unclaimed?: string[] }
   /** A fork goes on: the calls in flight at its position are made again (and a pending deadline set again). */
@@ -164,7 +168,9 @@ export function evolveConversation(state: ConversationState, event: Conversation
       const inFlight = Object.fromEntries(Object.entries(state.inFlight).filter(([id]) => !event.data.cancelled.includes(id)));
       return { ...state, status: "terminated", inFlight };
     }
+    // Neither is heard by the mode: no turn, no progress, no call.
     case "SystemMessage":
+    case "TaskStartedFromConversation":
       return state;
   }
 }
@@ -354,6 +360,9 @@ export function decideConversation(state: ConversationState, command: Conversati
         { type: "SystemMessage", data: { text: `Mode switched from ${state.mode} to ${mode} by ${command.by}: ${description}` } },
       ];
     }
+    case "StartTask":
+      requireOpen(state);
+      return [{ type: "TaskStartedFromConversation", data: { by: command.by, text: command.text, sessionId: command.sessionId } }];
     case "Reissue": {
       if (state.status !== "open") return [];
       const again: ConversationEvent[] = Object.entries(state.inFlight).map(([callId, { agent, chain, prompt, caller }]) => ({

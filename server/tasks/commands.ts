@@ -4,7 +4,7 @@
 // second is refused by the workflow ("it already moved on", CONFLICT).
 import crypto from "node:crypto";
 import { z } from "zod";
-import type { Db } from "../db/pool";
+import type { Db, Tx } from "../db/pool";
 import { AppError } from "../errors";
 import type { AgentRole } from "../agents/types";
 import type { Actor } from "../events/catalog";
@@ -15,7 +15,8 @@ import type { ForgeSettings } from "../config/schemas";
 import type { NewEvent, RecordedEvent } from "../events/types";
 import { decide, decideContext, foldTask, taskCommands, taskDecision, type TaskConfig, type TaskState } from "../task-engine";
 import { resolveBaseCommit } from "../workspaces";
-import { newRunId } from "../config/runtime-context";
+import type { WorkflowDefinition } from "../workflow/definition";
+import { newRunId, type RuntimeContextData } from "../config/runtime-context";
 import { bindRun, defaultMode, loadRunConfig, resolveWorkflow, runLimits, runSettings, workflowRoles } from "../config/run";
 
 export interface TaskDeps {
@@ -94,6 +95,23 @@ export async function startTask(
   actor: Actor,
   options: StartOptions = {},
 ): Promise<{ sessionId: string; version: number }> {
+  return createTask(deps, await prepareTask(deps, raw, options), actor);
+}
+
+/**
+ * A task ready to be created: its session id, title and configuration, bound from the
+ * project, its settings and its repository as they are now. Reads through the pool (and git):
+ * made before any transaction the creation joins.
+ */
+export interface PreparedTask {
+  sessionId: string;
+  title: string;
+  config: TaskConfig;
+  definition: WorkflowDefinition;
+  context: RuntimeContextData | null;
+}
+
+export async function prepareTask(deps: TaskDeps, raw: TStartTaskInput, options: StartOptions = {}): Promise<PreparedTask> {
   const input = ZStartTaskInput.parse(raw);
   const project = await getProject(deps.pool, input.projectId);
   const baseCommit = await resolveBaseCommit(project.repoPath);
@@ -117,7 +135,6 @@ export async function startTask(
     settings: settings.settings,
     ...(options.chosen ? { chosen: options.chosen } : {}),
   });
-  const sessionId = newSessionId();
   const title = input.title ?? (input.prompt.split("\n")[0] ?? input.prompt).slice(0, 120);
   const config: TaskConfig = {
     workflow: definition.id,
@@ -142,6 +159,17 @@ export async function startTask(
     // A user workflow runs from its snapshot: editing runtimes.json later changes nothing here.
     ...(user ? { definition: JSON.parse(JSON.stringify(definition)) as Record<string, unknown> } : {}),
   };
+  return { sessionId: newSessionId(), title, config, definition, context: run.context };
+}
+
+/** Creates the prepared task's session: in a transaction of its own, or in `tx` (a conversation's `/task`, one commit for both). */
+export async function createTask(
+  deps: TaskDeps,
+  prepared: PreparedTask,
+  actor: Actor,
+  tx?: Tx,
+): Promise<{ sessionId: string; version: number }> {
+  const { sessionId, title, config, definition, context } = prepared;
   const result = await taskCommands.create(
     deps.store,
     sessionId,
@@ -149,10 +177,11 @@ export async function startTask(
       const events: NewEvent[] = decide(state, { type: "StartTask", title, config }, decideContext(definition));
       // The runtime context goes right after SessionCreated, before TaskStarted, so a rerun
       // (a fork at TaskStarted) inherits it with the rest of the start.
-      if (run.context) events.splice(1, 0, { type: "RuntimeContextRecorded", data: run.context });
+      if (context) events.splice(1, 0, { type: "RuntimeContextRecorded", data: context });
       return events;
     },
     { actor },
+    tx ? { tx } : {},
   );
   return { sessionId, version: result.version };
 }

@@ -577,6 +577,11 @@ const ROWS: Row[] = [
     "Stalled: ada and bob call each other — nobody is called until a person writes",
   ),
   row("ConversationTerminated", { reason: "done", by: "user:1", cancelled: [] }, "Terminated by user:1: done"),
+  row(
+    "TaskStartedFromConversation",
+    { by: "user:1", text: "/task split slugify()", sessionId: "s-0123456789ab" },
+    "user:1 started task s-0123456789ab: /task split slugify()",
+  ),
 
   // ---- Deliveries ------------------------------------------------------------------------
   row("DeliveryApproved", {}, "Delivery approved"),

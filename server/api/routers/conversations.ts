@@ -78,12 +78,14 @@ export const conversationsRouter = router({
 });
 
 /**
- * The conversation with its people by name (req X2): each message's and the end's `byName`,
+ * The conversation with its people by name (req X2): each message's, `/task`'s and the end's `byName`,
  * and labels in system lines ("Mode switched … by …") replaced; `by` stays the actor label.
  */
 async function named(prisma: PrismaClient, view: ConversationView) {
   const { value, names } = await withUserNames(prisma, view);
-  const entries = value.entries.map((e) => (e.kind === "person" || e.kind === "terminated" ? { ...e, byName: names[e.by] ?? e.by } : e));
+  const entries = value.entries.map((e) =>
+    e.kind === "person" || e.kind === "terminated" || e.kind === "task" ? { ...e, byName: names[e.by] ?? e.by } : e,
+  );
   return { ...value, entries };
 }
 

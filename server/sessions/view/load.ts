@@ -39,6 +39,8 @@ export interface SessionHeader {
   simulated: boolean;
   parent: (SessionLink & { atVersion: number; reason: string | null }) | null;
   children: Array<SessionLink & { atVersion: number | null }>;
+  /** The conversation whose `/task` started it (req W13), and the command's version there. */
+  conversation: (SessionLink & { version: number }) | null;
 }
 
 export interface SessionView {
@@ -83,6 +85,10 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
   const entries = shown.map((e) => toSessionEntry(e, summarize));
   const forked = events.find((e) => e.type === "SessionForked" && e.streamId === sessionId)?.data as { reason?: string } | undefined;
   const config = startedTask(progress.task)?.config ?? null;
+  const origin = config?.origin ?? null;
+  const conversation = origin
+    ? await deps.prisma.session.findUnique({ where: { id: origin.conversationId }, select: { id: true, title: true, state: true } })
+    : null;
   return {
     header: {
       id: session.id,
@@ -104,6 +110,14 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
           }
         : null,
       children: children.map((c) => ({ id: c.id, title: c.title, state: c.state, atVersion: c.forkVersion })),
+      conversation: origin
+        ? {
+            id: origin.conversationId,
+            title: conversation?.title ?? origin.conversationId,
+            state: conversation?.state ?? "unknown",
+            version: origin.version,
+          }
+        : null,
     },
     status,
     ...(await namedEntries(deps, entries, [session.createdBy])),
