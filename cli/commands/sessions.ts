@@ -1,4 +1,5 @@
-// `catcafe sessions list`, `catcafe session show <id>` and `catcafe export <id> --out <dir>`:
+// `catcafe sessions list`, `catcafe session show <id>`, `catcafe session state <id>` and
+// `catcafe export <id> --out <dir>`:
 // reading sessions (viewer).
 import path from "node:path";
 import type { Command } from "commander";
@@ -136,6 +137,20 @@ export function registerSessionCommands(program: Command): void {
           ? ["", ...timeline.map((e) => `  ${shortTime(e.recordedAt)}  #${e.version}  ${e.type}  ${e.actorName}  ${oneLine(e.summary)}`)]
           : []),
       ]);
+    });
+
+  session
+    .command("state")
+    .description(
+      "where the session is now, as one JSON document (req M10): workflow, state, iteration, stage, roles, step, budget, outcome, fork",
+    )
+    .argument("<session>", "session id (s-…)")
+    .addHelpText("after", examples(["catcafe session state s-1a2b3c4d5e6f", "catcafe session state s-1a2b3c4d5e6f | jq '.step, .budget'"]))
+    .action(async (sessionId: string, _options: unknown, command: Command) => {
+      const ctx = CliContext.of(command);
+      const document = await ctx.client().sessions.state.query({ sessionId });
+      // JSON with or without --json: the document is the answer (the seed's state file, read).
+      ctx.out.result(document, () => JSON.stringify(document, null, 2));
     });
 
   program

@@ -26,6 +26,8 @@ import { deliverSession, ZDeliverRequest } from "../delivery/service";
 import { getMode, setMode, ZSetModeInput } from "../conversations/service";
 import { listModes } from "../modes/registry";
 import { exportArchive, exportSession } from "../export";
+import { readSessionState } from "../sessions/state-document";
+import { sessionUsage } from "../usage/totals";
 import { fileSettings } from "../projects/config-edits";
 import { userNames } from "../auth/users";
 import { retryAfterOf, toRestError } from "./errors";
@@ -137,6 +139,20 @@ export function createSessionExportHandler(source: () => ContextSource): Handler
       return errorResponse(err, "GET /api/sessions/:id/export");
     }
   };
+}
+
+/** GET /api/sessions/:id/state → 200 the session's state document (req M10; `sessions.state`, viewer). */
+export function createSessionStateHandler(source: () => ContextSource): Handler<TaskRouteContext> {
+  return respond<TaskRouteContext>(source, "GET /api/sessions/:id/state", async (req, route) => {
+    const ctx = source();
+    await requireRole(req, ctx, "viewer");
+    const { id } = await route.params;
+    const bad = unstorableText(id);
+    if (bad) throw new AppError("INVALID_INPUT", `the session id in the path ${bad.problem}`);
+    const { sessionId } = ZSessionRef.parse({ sessionId: id });
+    const usageOf = (id: string) => sessionUsage(ctx.deps.pool, id, fileSettings().pricing);
+    return { status: 200, body: await readSessionState(ctx.deps, sessionId, usageOf) };
+  });
 }
 
 export function createTaskRestHandlers(source: () => ContextSource) {

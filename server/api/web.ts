@@ -10,7 +10,7 @@ import { createAppEventStore } from "../app-store";
 import type { EventStore } from "../events/store";
 import { createContextFactory, type ContextSource } from "./context";
 import { createMcpHandlers } from "./mcp";
-import { createModeRestHandlers, createSessionExportHandler, createTaskRestHandlers } from "./rest";
+import { createModeRestHandlers, createSessionExportHandler, createSessionStateHandler, createTaskRestHandlers } from "./rest";
 
 const cache = globalThis as typeof globalThis & { __catcafeEventStore?: EventStore };
 
@@ -26,6 +26,7 @@ export const taskRestHandlers = createTaskRestHandlers(webSource);
 export const modeRestHandlers = createModeRestHandlers(webSource);
 
 export const sessionExportHandler = createSessionExportHandler(webSource);
+export const sessionStateHandler = createSessionStateHandler(webSource);
 
 export const mcpHandlers = createMcpHandlers(webSource);
 

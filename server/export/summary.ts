@@ -3,11 +3,13 @@
 // Every field is read from the events, but the usage: the calls, tokens and cost come from the
 // usage projection (server/usage/totals.ts, sessionUsage), the one source every reader of them
 // shares, handed in by the caller; the stages' runs and verdicts from stageFigures, as the
-// Forge page and the session's summary show them.
+// Forge page and the session's summary show them. `runtime` is the session's state document
+// (server/sessions/state-document.ts), the object `sessions.state` returns.
 import { SUCCESS_OUTCOMES } from "../../lib/outcomes";
 import { actorLabel } from "../events/catalog";
 import { allVerdicts, stageFigures, startedTask, type TaskState } from "../task-engine";
 import type { SessionUsage } from "../usage/totals";
+import { sessionStateDocument } from "../sessions/state-document";
 import type { PlacedEvent } from "../sessions/rounds";
 import type { RoundMeta } from "./rounds";
 import type { SessionEvent, SessionEventOf } from "./types";
@@ -138,6 +140,8 @@ export function buildSummary(sessionId: string, placed: PlacedEvent[], final: Ta
         }
       : null,
     events: { count: events.length, lastVersion: events.at(-1)?.version ?? 0, inherited: events.length - own.length },
+    /** Where the session is now: the state document `sessions.state` returns (req M10, docs/session-view.md). */
+    runtime: sessionStateDocument(sessionId, events, final, usage),
   };
 }
 

@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCatCafeClient } from "../../lib/client";
 import { cleanEnv, LIVE_SERVER_TIMEOUT_MS, ROOT, run, startLiveServer, type LiveServer, type RunResult } from "../helpers/live-server";
+import { ZSessionStateDocument, type SessionStateDocument } from "../../server/sessions/state-document";
 import { gitIn } from "../helpers/tasks";
 import { BRAIN_COST, BRAIN_MODEL, CLI_COST, CLI_MODEL, startUsageBrain, USAGE_PRICING, usageProject } from "../helpers/usage";
 
@@ -171,6 +172,53 @@ describe("catcafe against a live server", () => {
     const wrong = await login(homeDir("wrong"), server.admin.email, "not the password");
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain("wrong email or password");
+  });
+
+  it("session state prints the state document as JSON (with or without --json), the object GET /api/sessions/:id/state returns", async () => {
+    const home = homeDir("state-reader");
+    const signedIn = await login(home, server.admin.email, server.admin.password);
+    expect(signedIn.code, show(signedIn)).toBe(0);
+    const { token } = JSON.parse(fs.readFileSync(path.join(home, ".config", "catcafe", "config.json"), "utf8")) as { token: string };
+    // The demo's proposal task: its roundtable runs, then it waits for a person's confirm.
+    const sessionId = server.demoSessionId;
+    const read = async () => {
+      const r = await catcafe(["session", "state", sessionId], { home });
+      expect(r.code, show(r)).toBe(0);
+      return json<SessionStateDocument>(r);
+    };
+    let document = await read();
+    for (let i = 0; i < 100 && document.state !== "awaiting_operator_confirm"; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      document = await read();
+    }
+    expect(ZSessionStateDocument.parse(document)).toEqual(document);
+    expect(document).toMatchObject({
+      format: { name: "catcafe-session-state", version: 1 },
+      sessionId,
+      workflow: { id: "review_loop" },
+      mode: "proposal",
+      status: "active",
+      state: "awaiting_operator_confirm",
+      iteration: 1,
+      stage: null,
+      roles: {
+        coder: { agentId: "coder-sim", kind: "scripted" },
+        reviewer: { agentId: "reviewer-sim" },
+        tester: { agentId: "tester-sim" },
+      },
+      step: null,
+      outcome: null,
+      fork: null,
+      budget: { iterations: { used: 1 } },
+    });
+    expect(json<SessionStateDocument>(await catcafe(["session", "state", sessionId, "--json"], { home }))).toEqual(document);
+    const rest = await fetch(`${server.url}/api/sessions/${sessionId}/state`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(rest.status).toBe(200);
+    expect(await rest.json()).toEqual(document);
+
+    const missing = await catcafe(["session", "state", "s-000000000000"], { home });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("s-000000000000");
   });
 
   it("task start, watch --stop-at-confirm, task confirm, then watch follows it to approved and exits 0", async () => {

@@ -32,6 +32,7 @@ const REQUIRED: Record<string, "public" | Role> = {
   "sessions.counts": "viewer",
   "sessions.timeline": "viewer",
   "sessions.feedback": "viewer",
+  "sessions.state": "viewer",
   "sessions.compare": "viewer",
   "sessions.fork": "operator",
   "sessions.deliver": "operator",

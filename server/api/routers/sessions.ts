@@ -22,6 +22,9 @@ import {
   ZDeliverRequest,
 } from "../../delivery/service";
 import { ZVersion } from "../../events/versions";
+import { fileSettings } from "../../projects/config-edits";
+import { readSessionState } from "../../sessions/state-document";
+import { sessionUsage } from "../../usage/totals";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
 
@@ -56,6 +59,11 @@ export const sessionsRouter = router({
     const { value, names } = await withUserNames(ctx.prisma, entries);
     return value.map((e) => ({ ...e, actorName: names[e.actor] ?? e.actor }));
   }),
+
+  /** Where the session is now, as one document (req M10; server/sessions/state-document.ts): summary.json's `runtime`. */
+  state: viewerProcedure
+    .input(z.object({ sessionId: z.string().min(1).max(100) }))
+    .query(({ ctx, input }) => readSessionState(ctx, input.sessionId, (id) => sessionUsage(ctx.pool, id, fileSettings().pricing))),
 
   /** Every piece of feedback the session's events hold, in order (server/sessions/feedback.ts). */
   feedback: viewerProcedure.input(z.object({ sessionId: z.string().min(1).max(100) })).query(async ({ ctx, input }) => {
