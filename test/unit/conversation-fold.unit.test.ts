@@ -19,7 +19,7 @@ const FOLD_FILES = [
     .sort()
     .map((f) => `server/modes/${f}`),
 ];
-const PINNED = { version: 1, files: "c76eec16fcf20bff0d99e1cd0aa1ddd2da0e6224d7bf69bf5e075c7479a55bf9" };
+const PINNED = { version: 2, files: "fed3208dcbd582f4633155fcc806f60fcfd89774c2e5765028aa18a8eccffa65" };
 
 describe("conversation fold version", () => {
   it("fold.ts and the modes are the text CONVERSATION_FOLD_VERSION was last decided for", () => {
