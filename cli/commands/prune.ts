@@ -18,10 +18,15 @@ interface PruneOptions {
 export function registerPruneCommand(sessions: Command): void {
   sessions
     .command("prune")
-    .description("clean up the workspaces (worktree, branch, pins) of failed sessions that ended more than N days ago; events stay (operator)")
+    .description(
+      "clean up the workspaces (worktree, branch, pins) of failed sessions that ended more than N days ago; events stay (operator)",
+    )
     .option("--failed", "sessions that ended failed")
-    .option("--outcome <list>", "sessions that ended with one of these outcomes, comma-separated (e.g. failed,cancelled,max_iterations_reached)")
-    .option("--older-than <days>", "that ended more than this many days ago", parseInteger("--older-than", 1))
+    .option(
+      "--outcome <list>",
+      "sessions that ended with one of these outcomes, comma-separated (e.g. failed,cancelled,max_iterations_reached)",
+    )
+    .option("--older-than <days>", "that ended more than this many days ago (0: every one that ended)", parseInteger("--older-than", 0))
     .option("--dry-run", "list what would be cleaned up; change nothing")
     .addHelpText(
       "after",
@@ -41,7 +46,8 @@ export function registerPruneCommand(sessions: Command): void {
         .sessions.prune.mutate({ olderThanDays: options.olderThan, outcomes: [...new Set(outcomes)], dryRun: options.dryRun ?? false });
       ctx.out.result(result, () => {
         const what = `${result.outcomes.join(", ")} sessions that ended more than ${result.olderThanDays} days ago`;
-        if (!result.sessions.length && !result.skipped.length) return `Nothing to clean up: no ${what} (or their workspaces were cleaned up already).`;
+        if (!result.sessions.length && !result.skipped.length)
+          return `Nothing to clean up: no ${what} (or their workspaces were cleaned up already).`;
         return [
           result.dryRun
             ? `Would clean up ${result.sessions.length} workspace(s) of ${what} (dry run: nothing asked):`

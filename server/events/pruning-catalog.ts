@@ -15,12 +15,12 @@ export const pruningCatalog = {
       stepId: z.uuid(),
       reason: ZPruneReason,
       /** The threshold the session was older than (days since it ended), for a bulk or automatic clean-up. */
-      olderThanDays: z.number().int().positive().nullable(),
+      olderThanDays: z.number().int().nonnegative().nullable(),
       /** The git refs to delete besides the worktree: the pins of the session's own commits, its branch. */
       refs: z.array(z.string().min(1)),
     }),
     summary: (d) =>
-      `Workspace clean-up asked${d.olderThanDays ? ` (ended more than ${d.olderThanDays} days ago${d.reason === "automatic" ? ", automatic" : ""})` : ""}`,
+      `Workspace clean-up asked${d.olderThanDays !== null ? ` (ended more than ${d.olderThanDays} days ago${d.reason === "automatic" ? ", automatic" : ""})` : ""}`,
   }),
   SessionPruned: defineEvent({
     version: 1,

@@ -39,8 +39,8 @@ export type TPruneSessionInput = z.input<typeof ZPruneSessionInput>;
 
 /** `sessions.prune`'s input (the CLI's `catcafe sessions prune`). */
 export const ZPruneSessionsInput = z.object({
-  /** Sessions that ended more than this many days ago. */
-  olderThanDays: z.number().int().min(1).max(36_500),
+  /** Sessions that ended more than this many days ago (0: every one that ended). */
+  olderThanDays: z.number().int().min(0).max(36_500),
   /** The outcomes cleaned up (`--failed`: failed); a successful outcome (its work may still be delivered) never. */
   outcomes: z
     .array(z.string().trim().min(1).max(100))
@@ -58,7 +58,14 @@ export type TPruneSessionsInput = z.input<typeof ZPruneSessionsInput>;
 /** Where a session's clean-up stands, as its page shows it. */
 export type PruneStatus =
   | { status: "none" }
-  | { status: "asked" | "pruned" | "failed"; stepId: string; askedAt: string; askedBy: string; prunedAt: string | null; message: string | null };
+  | {
+      status: "asked" | "pruned" | "failed";
+      stepId: string;
+      askedAt: string;
+      askedBy: string;
+      prunedAt: string | null;
+      message: string | null;
+    };
 
 /**
  * The latest clean-up of the session's workspace since it last ended, from its own events (a
@@ -136,7 +143,9 @@ interface PruneSubject {
 }
 
 /** Decisions on a session's clean-up, one at a time under its stream's lock (events/command-handler.ts). */
-const pruneCommands = commandHandler(historyState<PruneSubject>({ events: [], task: foldTask([]) }, (events) => ({ events, task: foldTask(events) })));
+const pruneCommands = commandHandler(
+  historyState<PruneSubject>({ events: [], task: foldTask([]) }, (events) => ({ events, task: foldTask(events) })),
+);
 
 type Why = { reason: "session"; olderThanDays: null } | { reason: "older_than" | "automatic"; olderThanDays: number };
 
@@ -296,7 +305,12 @@ export async function pruneOnSchedule(
         const days = settings.sessions.pruneFailedAfterDays;
         if (days === null) continue;
         const endedBefore = new Date(now.getTime() - days * DAY_MS);
-        const candidates = await pruneCandidates(deps.pool, { outcomes: AUTO_OUTCOMES, endedBefore, projectId: project.id, retryFailed: false });
+        const candidates = await pruneCandidates(deps.pool, {
+          outcomes: AUTO_OUTCOMES,
+          endedBefore,
+          projectId: project.id,
+          retryFailed: false,
+        });
         const done = await requestEach(deps, candidates, { reason: "automatic", olderThanDays: days }, AUTO_PRUNE_ACTOR);
         sessions.push(...done.sessions.map((s) => s.sessionId));
         skipped.push(...done.skipped);
