@@ -49,7 +49,8 @@ export function WorkspacePanel({
       <div className="space-y-2 px-4 py-3 text-xs text-zinc-800 dark:text-zinc-200" data-testid="workspace-panel">
         {s.status === "pruned" ? (
           <p data-testid="workspace-pruned">
-            Workspace cleaned up {when(s.prunedAt ?? s.askedAt)} by {s.askedByName}. Its events stay: replay and forks rebuild what they need.
+            Workspace cleaned up {when(s.prunedAt ?? s.askedAt)} by {s.askedByName}. Its events stay: replay and forks rebuild what they
+            need.
           </p>
         ) : s.status === "asked" ? (
           <p data-testid="workspace-pruning">

@@ -90,7 +90,8 @@ for (let failures = 1; ; failures++) {
 async function prunePass(): Promise<void> {
   try {
     const pass = await pruneOnSchedule({ store, pool });
-    if (pass.sessions.length || pass.skipped.length) log.info({ sessions: pass.sessions, skipped: pass.skipped }, "failed sessions' workspaces asked to be cleaned up");
+    if (pass.sessions.length || pass.skipped.length)
+      log.info({ sessions: pass.sessions, skipped: pass.skipped }, "failed sessions' workspaces asked to be cleaned up");
   } catch (err) {
     log.warn({ err: String(err) }, "automatic clean-up of failed sessions did not run; it is tried again next interval");
   }

@@ -183,7 +183,10 @@ describe("sessions prune", () => {
     expect(pass.sessions).toContain(auto.sessionId);
     expect(pass.sessions).not.toContain(off.sessionId);
     expect(await waitPruned(auto.sessionId)).toMatchObject({ status: "pruned", askedBy: "system" });
-    const requested = ofType<{ reason: string; olderThanDays: number }>(await db.store.readStream(auto.sessionId), "WorkspacePruneRequested");
+    const requested = ofType<{ reason: string; olderThanDays: number }>(
+      await db.store.readStream(auto.sessionId),
+      "WorkspacePruneRequested",
+    );
     expect(requested).toEqual([expect.objectContaining({ reason: "automatic", olderThanDays: 2 })]);
     expect(fs.existsSync(auto.dir)).toBe(false);
     expect(fs.existsSync(off.dir)).toBe(true);

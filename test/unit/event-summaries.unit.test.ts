@@ -766,8 +766,8 @@ describe("event summaries", () => {
 
   it("the table has a row for every event type the registry knows, and for no other", () => {
     const known = Object.keys(appRegistry.catalog);
-    const composed = [conversationCatalog, deliveryCatalog, pruningCatalog, stepCatalog, configCatalog, forgeCatalog, teamCatalog].flatMap((c) =>
-      Object.keys(c),
+    const composed = [conversationCatalog, deliveryCatalog, pruningCatalog, stepCatalog, configCatalog, forgeCatalog, teamCatalog].flatMap(
+      (c) => Object.keys(c),
     );
     for (const type of composed) expect(known).toContain(type);
     expect([...new Set(ROWS.map(([type]) => type))].sort()).toEqual(known.sort());
