@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { pruneOnSchedule, pruneSession, pruneSessions, pruneStatusOf } from "../../server/pruning/service";
 import { replayAt } from "../../server/sessions/replay";
 import { startTask } from "../../server/tasks/commands";
-import { forkSession } from "../../server/tasks/fork";
+import { forkSession, modifySession } from "../../server/tasks/fork";
 import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, gitIn, ofType, reviewApprove, testPlan, type Harness, type TaskView } from "../helpers/tasks";
 
@@ -63,7 +63,7 @@ const hasCommit = (commit: string) =>
   spawnSync("git", ["cat-file", "-e", `${commit}^{commit}`], { cwd: h.repo, stdio: "ignore" }).status === 0;
 
 describe("sessions prune", () => {
-  it("cleans up an old failed session only: worktree, pins and branch gone, every event kept, replay unchanged, a fork rebuilt from its bundle", async () => {
+  it("cleans up an old failed session only: worktree, pins and branch gone, every event kept, replay unchanged, a fork and a modify rebuilt from its bundle", async () => {
     const old = await failedSession("prune-old", FIXED_SUM.replace("a + b", "b + a"));
     const newer = await failedSession("prune-newer", FIXED_SUM.replace("a + b", "(a + b)"));
     // A running one (waits for a person) and an approved one.
@@ -155,6 +155,16 @@ describe("sessions prune", () => {
     const forkDir = path.join(h.workspacesRoot, fork.sessionId);
     expect(gitIn(forkDir, "rev-parse", "HEAD")).toBe(old.commit);
     expect(fs.readFileSync(path.join(forkDir, "src/sum.js"), "utf8")).toBe(FIXED_SUM.replace("a + b", "b + a"));
+    // A modify of it builds on its last commit, which the repository has again (fetched above) — and from the bundle when not.
+    gitIn(h.repo, "update-ref", "-d", `refs/catcafe/pins/${old.commit}`);
+    gitIn(h.repo, "worktree", "remove", "--force", forkDir);
+    spawnSync("git", ["branch", "-D", `catcafe/${fork.sessionId}`], { cwd: h.repo, stdio: "ignore" });
+    gitIn(h.repo, "reflog", "expire", "--expire=now", "--all");
+    gitIn(h.repo, "gc", "--prune=now", "--quiet");
+    expect(hasCommit(old.commit)).toBe(false);
+    const modified = await modifySession(deps(), { sessionId: old.sessionId, change: "also handle strings" }, testActor);
+    expect(modified.sessionId).toMatch(/^s-/);
+    expect(hasCommit(old.commit)).toBe(true);
     // The fork has a workspace of its own: it does not inherit its parent's clean-up.
     expect(pruneStatusOf(fork.sessionId, await db.store.readStream(fork.sessionId)).status).toBe("none");
   }, 240_000);
