@@ -62,7 +62,7 @@ export function WorkspacePanel({
               <p role="alert" className="text-rose-700 dark:text-rose-300">
                 The clean-up asked {when(s.askedAt)} by {s.askedByName} failed: {s.message}
               </p>
-            ) : (
+            ) : asking ? null : (
               <p className="text-zinc-700 dark:text-zinc-300">Its worktree and git refs stay on the runner until they are cleaned up.</p>
             )}
             {canOperate && !asking ? (
