@@ -59,14 +59,19 @@ const layers = {
     pattern: "server/delivery",
     allow: [...base, "process", "events", "workspaces", "runner", "task-engine", "config", "projects"],
   },
+  /** Cleaning up failed sessions' workspaces (req F14, docs/operations.md): asked as events, run as a step by a runner. */
+  pruning: {
+    pattern: "server/pruning",
+    allow: [...base, "process", "events", "workspaces", "runner", "task-engine", "config", "projects"],
+  },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner", "usage"] },
   /** The list of every step kind the runners run, each with its executor and reaction (docs/architecture.md, "Step kinds"). */
   "app-runner": {
     pattern: "server/app-runner.ts",
-    allow: [...base, "events", "runner", "task-engine", "conversations", "delivery"],
+    allow: [...base, "events", "runner", "task-engine", "conversations", "delivery", "pruning"],
   },
   /** The runner process's entry point: composes the store and the registry of the step kinds. */
-  "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "projects", "runner", "store", "app-runner"] },
+  "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "projects", "runner", "store", "app-runner", "pruning"] },
   health: { pattern: "server/health.ts", allow: [...base, "runner"] },
   demo: {
     pattern: "server/demo",
@@ -77,7 +82,7 @@ const layers = {
     allow: [
       ...base,
       ...["events", "agents", "brains", "auth", "workflow", "task-engine", "config", "sessions", "projects", "tasks", "export", "runner"],
-      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "usage"],
+      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage"],
     ],
   },
 };

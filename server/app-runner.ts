@@ -1,6 +1,7 @@
 // What every runner of the application runs: the list of its step kinds (docs/architecture.md,
 // "Step kinds") — the runner's own (echo, webhook), the workflow's (agents, test commands), the
-// conversations' (agent calls, mode timers) and the delivery's (push, pull request, merge) —
+// conversations' (agent calls, mode timers), the delivery's (push, pull request, merge) and the
+// workspace clean-up's (req F14) —
 // each with its executor and its reaction. The runner process (runner/main.ts), the tests' and
 // the benchmarks' runners are composed from it: `stepKindRegistry(appStepKinds(deps))` gives the
 // Runner its executors and reactions, looked up by kind.
@@ -10,6 +11,7 @@ import type { EventStore } from "./events/store";
 import { conversationStepKinds } from "./conversations/step-kinds";
 import { deliverOnApproval } from "./delivery/service";
 import { deliverStepKind } from "./delivery/step-kinds";
+import { pruneStepKind } from "./pruning/step-kinds";
 import { echoStepKind } from "./runner/echo";
 import type { StepKind } from "./runner/step-kinds";
 import { webhookStepKind, type WebhookDeps } from "./runner/webhook";
@@ -38,6 +40,7 @@ export function appStepKinds(deps: AppStepKindDeps): StepKind[] {
     ...workflowStepKinds({ ...deps, reactor: { reactToStepOutcome, reactToReactionFailure }, onSessionFinalized: deliverIfAuto }),
     ...conversationStepKinds(deps),
     deliverStepKind(deps),
+    pruneStepKind(deps),
   ];
 }
 

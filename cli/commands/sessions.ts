@@ -1,6 +1,6 @@
 // `catcafe sessions list`, `catcafe session show <id>`, `catcafe session state <id>` and
-// `catcafe export <id> --out <dir>`:
-// reading sessions (viewer).
+// `catcafe export <id> --out <dir>`: reading sessions (viewer); `catcafe sessions prune`
+// (./prune.ts) cleans up failed ones.
 import path from "node:path";
 import type { Command } from "commander";
 import {
@@ -16,6 +16,7 @@ import { SESSION_WORKFLOW_IDS } from "../../lib/workflow-ids";
 import { CliContext } from "../context";
 import { shortTime, table } from "../output";
 import { registerForkCommands } from "./forks";
+import { registerPruneCommand } from "./prune";
 import { examples } from "./help";
 import { oneLine, parseInteger } from "./watch";
 
@@ -43,9 +44,9 @@ function sessionRows(items: SessionListItem[]): string[] {
 }
 
 export function registerSessionCommands(program: Command): void {
-  program
-    .command("sessions")
-    .description("sessions, newest first")
+  const sessions = program.command("sessions").description("sessions, newest first; clean up failed ones' workspaces");
+  registerPruneCommand(sessions);
+  sessions
     .command("list", { isDefault: true })
     .description("list sessions, newest first, with filters")
     .option("--state <state>", "only in this state (e.g. awaiting_operator_confirm, approved, failed)")

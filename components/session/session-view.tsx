@@ -10,6 +10,7 @@ import { Kbd, Panel } from "@/components/panel";
 import { SimulatedNote } from "@/components/simulated-note";
 import { FEEDBACK_EVENT_TYPES } from "@/lib/feedback";
 import { DeliveryPanel } from "./delivery-panel";
+import { WorkspacePanel } from "./workspace-panel";
 import { FeedbackPanel } from "./feedback-panel";
 import { ForgePanel } from "./forge-panel";
 import type { SessionView as View } from "@/server/sessions/view/load";
@@ -177,6 +178,9 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
             )}
             {status.status === "finished" ? (
               <DeliveryPanel sessionId={sessionId} outcome={status.outcome} canOperate={canOperate} version={factVersion} />
+            ) : null}
+            {status.status === "finished" ? (
+              <WorkspacePanel sessionId={sessionId} outcome={status.outcome} canOperate={canOperate} version={factVersion} />
             ) : null}
             <SummaryPanel status={status} entries={entries} />
             <UsagePanel sessionId={sessionId} version={usageVersion} />

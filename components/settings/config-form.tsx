@@ -22,6 +22,11 @@ const LABELS: Record<string, { label: string; unit: string; hint: string }> = {
   maxAttempts: { label: "Attempts per step", unit: "", hint: "the first included; 1 = never retry" },
   backoffMs: { label: "Backoff", unit: "ms, comma-separated", hint: "waits before the 2nd, 3rd, … attempt; the last repeats" },
   rateLimitMs: { label: "Brain rate limit", unit: "ms between calls", hint: "for brains that set none" },
+  pruneFailedAfterDays: {
+    label: "Clean up failed sessions after",
+    unit: "days",
+    hint: "their worktrees and refs are removed on their own; empty: never (docs/operations.md)",
+  },
   agentEnv: {
     label: "Variables agents may receive",
     unit: "comma-separated, * a wildcard",

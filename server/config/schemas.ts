@@ -225,6 +225,13 @@ export const ZAccessSettings = z.strictObject({
 const ZAccessOverride = z.strictObject(accessLists).partial();
 export type AccessSettings = z.output<typeof ZAccessSettings>;
 
+/**
+ * Sessions' upkeep (req F14, docs/operations.md "Cleaning up failed sessions"): the workspaces of
+ * sessions that failed more than this many days ago are cleaned up on their own; null: never.
+ */
+const ZPruneFailedAfterDays = z.number().int().min(1).max(3650).nullable();
+const ZSessionsSettings = z.strictObject({ pruneFailedAfterDays: ZPruneFailedAfterDays.default(null) });
+
 export const ZSettings = z.strictObject({
   ...schemaKey,
   version: ZConfigVersion.default(CONFIG_VERSION),
@@ -255,6 +262,7 @@ export const ZSettings = z.strictObject({
   access: ZAccessSettings.prefault({}),
   /** MCP servers handed to the agent CLIs that take them (claude, codex, gemini); none by default. */
   mcpServers: ZMcpServers.default([]),
+  sessions: ZSessionsSettings.prefault({}),
 });
 export type Settings = z.output<typeof ZSettings>;
 export type SettingsInput = z.input<typeof ZSettings>;
@@ -284,6 +292,7 @@ export const ZSettingsOverride = z.strictObject({
   mcpServers: ZMcpServers.optional(),
   /** Adds to the lists below it. */
   access: ZAccessOverride.optional(),
+  sessions: z.strictObject({ pruneFailedAfterDays: ZPruneFailedAfterDays }).partial().optional(),
 });
 export type SettingsOverride = z.output<typeof ZSettingsOverride>;
 
@@ -300,6 +309,7 @@ export function withOverride(settings: Settings, override: SettingsOverride | un
       : settings.forge,
     delivery: { ...settings.delivery, ...override.delivery },
     mcpServers: override.mcpServers ?? settings.mcpServers,
+    sessions: { ...settings.sessions, ...override.sessions },
     access: {
       agentEnv: union(settings.access.agentEnv, override.access?.agentEnv),
       agentHosts: union(settings.access.agentHosts, override.access?.agentHosts),

@@ -22,6 +22,7 @@ import { conversationCatalog } from "./conversation-catalog";
 import { deliveryCatalog } from "./delivery-catalog";
 import { forgeCatalog } from "./forge-catalog";
 import { stepCatalog } from "./step-catalog";
+import { pruningCatalog } from "./pruning-catalog";
 import { teamCatalog } from "./team-catalog";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
 import type { FoldEvent } from "./types";
@@ -365,6 +366,7 @@ export const eventCatalog = {
   ...forgeCatalog,
   ...conversationCatalog,
   ...deliveryCatalog,
+  ...pruningCatalog,
   ...teamCatalog,
 } as const;
 

@@ -57,6 +57,8 @@ export const SETTINGS_FIELDS = {
   deliveryTarget: ["delivery", "target"],
   deliveryTokenEnv: ["delivery", "tokenEnv"],
   deliveryPullRequest: ["delivery", "pullRequest"],
+  // Sessions' upkeep (req F14, docs/operations.md): an admin's, like every field but agents and delivery.
+  pruneFailedAfterDays: ["sessions", "pruneFailedAfterDays"],
 } as const satisfies Record<string, readonly [string, string]>;
 export type SettingsField = keyof typeof SETTINGS_FIELDS;
 
@@ -81,6 +83,7 @@ const ZSettingsFields = z.object({
   deliveryTarget: z.string().nullable().optional(),
   deliveryTokenEnv: z.string().nullable().optional(),
   deliveryPullRequest: z.record(z.string(), z.unknown()).nullable().optional(),
+  pruneFailedAfterDays: ZLooseNumber,
 });
 /** The version of the configuration the form was filled from: a save over a newer one is refused. */
 const ZExpectedVersion = { expectedVersion: ZVersion.optional() };

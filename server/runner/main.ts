@@ -10,6 +10,7 @@ import { APP_VERSION } from "../version";
 import { detectShells } from "../agents/shells/detect";
 import { appStepKinds } from "../app-runner";
 import { webhookTarget } from "../projects/access";
+import { AUTO_PRUNE_INTERVAL_MS, pruneOnSchedule } from "../pruning/service";
 import { Runner } from "./runner";
 import { stepKindRegistry } from "./step-kinds";
 
@@ -82,3 +83,18 @@ for (let failures = 1; ; failures++) {
     await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** failures, 5_000)));
   }
 }
+
+// The setting sessions.pruneFailedAfterDays (req F14, docs/operations.md "Cleaning up failed
+// sessions"): every runner tries a pass each interval; the first to take the advisory lock
+// does it, the others skip theirs.
+async function prunePass(): Promise<void> {
+  try {
+    const pass = await pruneOnSchedule({ store, pool });
+    if (pass.sessions.length || pass.skipped.length)
+      log.info({ sessions: pass.sessions, skipped: pass.skipped }, "failed sessions' workspaces asked to be cleaned up");
+  } catch (err) {
+    log.warn({ err: String(err) }, "automatic clean-up of failed sessions did not run; it is tried again next interval");
+  }
+}
+setTimeout(() => void prunePass(), 60_000).unref();
+setInterval(() => void prunePass(), AUTO_PRUNE_INTERVAL_MS).unref();

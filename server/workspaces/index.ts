@@ -5,6 +5,7 @@ export { resolveBaseCommit } from "./repo";
 export {
   claimWorkspace,
   createWorkspace,
+  deleteRefs,
   workspaceOwner,
   forkWorkspace,
   removeWorkspace,

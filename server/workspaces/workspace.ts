@@ -211,3 +211,33 @@ async function worktreeGitDir(workspacePath: string): Promise<string> {
   }
   return (await requireWorkspace(workspacePath)).gitDir;
 }
+
+/** The refs a session's clean-up may delete: its commits' pins and its own branches, nothing else. */
+const SESSION_REF = /^refs\/(catcafe\/pins\/[0-9a-f]{40}|heads\/[A-Za-z0-9._/-]{1,250})$/;
+
+/**
+ * Deletes `refs` from the repository at `repoPath` (req F14): those that exist, are a pin or a
+ * branch, and are no worktree's checked-out branch (deleting it would leave that worktree's
+ * HEAD pointing nowhere). Deleting a ref that is already gone is not an error. The refs deleted.
+ */
+export async function deleteRefs(repoPath: string, refs: readonly string[]): Promise<string[]> {
+  const repo = await requireRepository(repoPath);
+  const bad = refs.filter((r) => !SESSION_REF.test(r));
+  if (bad.length) throw new AppError("INVALID_INPUT", `not a session's pin or branch: ${bad.join(", ")}`, { refs: bad });
+  const listed = await runGit(repo.top, ["worktree", "list", "--porcelain"]);
+  const checkedOut = new Set(
+    listed.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("branch "))
+      .map((l) => l.slice("branch ".length)),
+  );
+  const deleted: string[] = [];
+  for (const ref of refs) {
+    if (checkedOut.has(ref)) continue;
+    const exists = await runGit(repo.top, ["show-ref", "--verify", "--quiet", ref], { allowFailure: true });
+    if (exists.exitCode !== 0) continue;
+    await runGit(repo.top, ["update-ref", "-d", ref]);
+    deleted.push(ref);
+  }
+  return deleted;
+}

@@ -2,7 +2,8 @@
 // HOME and XDG_CONFIG_HOME of its own, against a live `npm start` (embedded PostgreSQL, web
 // server, runner, demo project). Login with email + password (token saved 0600), a demo task
 // started, confirmed and watched to approved (exit 0), a failing session makes watch exit
-// non-zero, export writes the export layout's files, a viewer's confirm is FORBIDDEN, a revoked
+// non-zero, `sessions prune` cleans up an unsuccessful session's worktree, export writes the
+// export layout's files, a viewer's confirm is FORBIDDEN, a revoked
 // token is refused, and --json output parses. The MCP tools, over stdio (`catcafe mcp`) and
 // over HTTP (`/api/mcp`), with the official SDK's client.
 import fs from "node:fs";
@@ -52,6 +53,11 @@ function json<T>(r: RunResult): T {
   } catch {
     throw new Error(`stdout is not JSON:\n${show(r)}`);
   }
+}
+
+/** The API token `catcafe login` saved in `home`. */
+function savedToken(home: string): string {
+  return (JSON.parse(fs.readFileSync(path.join(home, ".config", "catcafe", "config.json"), "utf8")) as { token: string }).token;
 }
 
 /** stdout as JSON lines (watch --json). */
@@ -268,6 +274,55 @@ describe("catcafe against a live server", () => {
     const missing = await catcafe(["watch", "s-000000000000"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("NOT_FOUND");
+  }, 120_000);
+
+  it("sessions prune: --dry-run lists an unsuccessful session and changes nothing; then a runner removes its worktree and the session shows who cleaned it up; again, nothing more; bad asks are refused", async () => {
+    // Cancelled once its roundtable ran (in its worktree): an unsuccessful session with a workspace.
+    const started = await catcafe(["task", "start", "-p", "demo", "-m", "proposal", "--json", "Fix slugify(), then stop"]);
+    const cancelledId = json<{ sessionId: string }>(started).sessionId;
+    const waited = await catcafe(["watch", cancelledId, "--stop-at-confirm"]);
+    expect(waited.code, show(waited)).toBe(0);
+    expect((await catcafe(["task", "cancel", cancelledId])).code).toBe(0);
+    expect((await catcafe(["watch", cancelledId])).code).toBe(3);
+    const worktree = path.join(server.dataDir, "workspaces", cancelledId);
+    expect(fs.existsSync(worktree)).toBe(true);
+    const args = ["sessions", "prune", "--outcome", "cancelled", "--older-than", "0"];
+    const dry = await catcafe([...args, "--dry-run", "--json"]);
+    expect(dry.code, show(dry)).toBe(0);
+    const listed = json<{ dryRun: boolean; sessions: Array<{ sessionId: string; stepId: string | null }> }>(dry);
+    expect(listed.dryRun).toBe(true);
+    expect(listed.sessions.map((s) => s.sessionId)).toContain(cancelledId);
+    expect(fs.existsSync(worktree)).toBe(true);
+
+    const pruned = await catcafe(args);
+    expect(pruned.code, show(pruned)).toBe(0);
+    expect(pruned.stdout).toMatch(/^Cleaning up \d+ workspace\(s\) of cancelled sessions that ended more than 0 days ago/);
+    expect(pruned.stdout).toContain(cancelledId);
+    const client = createCatCafeClient({ url: server.url, token: savedToken(adminHome) });
+    for (const deadline = Date.now() + 30_000; ;) {
+      const status = await client.sessions.cleanUpStatus.query({ sessionId: cancelledId });
+      if (status.status === "pruned") {
+        expect(status).toMatchObject({ askedBy: expect.stringMatching(/^user:/), askedByName: expect.any(String) });
+        break;
+      }
+      expect(status.status).not.toBe("failed");
+      if (Date.now() > deadline) throw new Error(`not cleaned up: ${JSON.stringify(status)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(fs.existsSync(worktree)).toBe(false);
+    const timeline = await catcafe(["session", "show", cancelledId, "--events", "5"]);
+    expect(timeline.stdout).toContain("Workspace cleaned up: worktree removed");
+
+    const again = await catcafe(args);
+    expect(again.code, show(again)).toBe(0);
+    expect(again.stdout).not.toContain(cancelledId);
+
+    const which = await catcafe(["sessions", "prune", "--older-than", "30"]);
+    expect(which.code).toBe(1);
+    expect(which.stderr).toContain("say which sessions: --failed, or --outcome <list>");
+    const approved = await catcafe(["sessions", "prune", "--outcome", "approved", "--older-than", "1"]);
+    expect(approved.code).toBe(1);
+    expect(approved.stderr).toContain("is never cleaned up: its work may still be delivered");
   }, 120_000);
 
   it("export writes the export layout (req E8) into a new directory, and refuses a non-empty one", async () => {

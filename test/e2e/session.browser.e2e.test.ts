@@ -3,7 +3,8 @@
 // confirm) and sees the roundtable as discussion; a viewer sees no Confirm button and a
 // forged confirm from the viewer's cookie is refused (403); the admin confirms with the
 // keyboard and watches the session go to `approved` live, without a reload; the export
-// downloads a zip holding summary.json; an admin edits settings (a viewer cannot); the demo's
+// downloads a zip holding summary.json; a cancelled session's workspace is cleaned up from its
+// page; an admin edits settings (a viewer cannot); the demo's
 // conversations, one per collaboration mode, are read and driven in the browser. Then a
 // start without ADMIN_* prints a setup link that creates the first admin. Screenshots land in test/e2e/screenshots/.
 import { execFileSync } from "node:child_process";
@@ -14,6 +15,7 @@ import { unzipSync } from "fflate";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stateLabel } from "../../lib/state-labels";
+import { layoutProblems } from "../helpers/axe";
 import { launchChromium, screenshot, signIn } from "../helpers/browser";
 import { freePort } from "../helpers/ports";
 import {
@@ -608,6 +610,36 @@ describe("the session view", () => {
     const acked = (await timeline()).filter((e) => e.type === "AttentionAcknowledged");
     expect(acked.map((e) => [e.summary, e.actor.startsWith("user:")])).toEqual([["Acknowledged (waiting)", true]]);
     await adminPage.context().close();
+  }, 90_000);
+
+  it("cleans up a cancelled session's workspace from its page, after a confirm step; the page then says when and by whom; a phone and a laptop show it without problems", async () => {
+    const page = await adminAt("/");
+    const sessionId = await newProposal(page, "Start, then stop: nothing to keep");
+    await page.goto(`${app.baseUrl}/sessions/${sessionId}`);
+    await awaitingConfirm(page);
+    const cancelled = await mutate(page, "tasks.cancel", { sessionId });
+    expect(cancelled.status, cancelled.body).toBe(200);
+    await expect.poll(() => badge(page).getAttribute("data-state"), { timeout: 30_000 }).toBe("cancelled");
+    const worktree = path.join(app.dataDir, "workspaces", sessionId);
+    expect(fs.existsSync(worktree)).toBe(true);
+
+    const panel = page.getByTestId("workspace-panel");
+    await page.getByTestId("clean-up-button").click();
+    // Nothing happens before the confirm; "Keep it" takes the question back.
+    await page.getByRole("button", { name: "Keep it" }).click();
+    expect(fs.existsSync(worktree)).toBe(true);
+    await page.getByTestId("clean-up-button").click();
+    await screenshot(page, "workspace-clean-up-confirm.png");
+    await page.getByTestId("clean-up-confirm").click();
+    const pruned = page.getByTestId("workspace-pruned");
+    await pruned.waitFor({ timeout: 30_000 });
+    expect(await pruned.innerText()).toMatch(
+      new RegExp(`^Workspace cleaned up \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC by ${ADMIN.name}\\.`),
+    );
+    expect(fs.existsSync(worktree)).toBe(false);
+    expect(await panel.getByTestId("clean-up-button").count()).toBe(0);
+    expect(await layoutProblems(page, "workspace-cleaned-up")).toEqual([]);
+    await page.context().close();
   }, 90_000);
 
   it("Export downloads a zip holding summary.json", async () => {

@@ -101,6 +101,8 @@ export function commandExamples({ api, admin, projectId, repo }: ExampleContext)
     "sessions.revert": async () => ({ sessionId: await startTask(), to: "proposal_coder" }),
     "sessions.modify": async () => ({ sessionId: await finishedTask(), change: "also the docs" }),
     "sessions.resume": async () => ({ sessionId: await startTask() }),
+    "sessions.cleanUp": async () => ({ sessionId: await finishedTask() }),
+    "sessions.prune": async () => ({ olderThanDays: 1, outcomes: ["cancelled"] }),
     "projects.upsert": async () => ({
       id: `p-${crypto.randomBytes(4).toString("hex")}`,
       name: "Another",

@@ -290,6 +290,9 @@ describe("no procedure returns a password hash or a token hash", () => {
     "sessions.deliveries": { sessionId: s.sessionId },
     "sessions.approveDelivery": { sessionId: s.sessionId },
     "sessions.deliveryApprovals": { sessionId: s.sessionId },
+    "sessions.cleanUp": { sessionId: s.sessionId },
+    "sessions.cleanUpStatus": { sessionId: s.sessionId },
+    "sessions.prune": { olderThanDays: 30 },
     "usage.session": { sessionId: s.sessionId },
     "usage.report": { days: 7 },
   });
@@ -339,6 +342,7 @@ describe("no procedure returns a password hash or a token hash", () => {
       "inbox.acknowledge: CONFLICT", // the session needs nobody yet: its roundtable is running
       "live.output: NOT_FOUND", // no output blob of this session has that hash
       "sessions.approveDelivery: PRECONDITION_FAILED", // only an approved session's delivery is approved
+      "sessions.cleanUp: PRECONDITION_FAILED", // resumed above: only a finished session's workspace is cleaned up
       "sessions.deliver: PRECONDITION_FAILED", // only an approved session can be delivered
       "settings.checkBrain: NOT_FOUND", // no such brain: checking a real one would call it
       "tasks.confirm: CONFLICT", // the proposal's roundtable has not finished

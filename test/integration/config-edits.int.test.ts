@@ -216,6 +216,7 @@ describe("the server's settings overrides", () => {
       deliveryTarget: ["main", "built-in"],
       deliveryTokenEnv: [undefined, "built-in"],
       deliveryPullRequest: [undefined, "built-in"],
+      pruneFailedAfterDays: [null, "built-in"],
     });
 
     const { sessionId } = await startTask(deps(), { projectId: "cfg-d", prompt: "Make sum() add", mode: "implementation" }, testActor);
@@ -240,6 +241,23 @@ describe("the server's settings overrides", () => {
     ]);
     const bad = await fieldErrors(configureServer(deps(), { rateLimitMs: 3_600_001 }, admin));
     expect(bad).toEqual({ rateLimitMs: ["rateLimit.minIntervalMs: 3600001 is out of range: must be at most 3600000"] });
+  });
+
+  it("sessions.pruneFailedAfterDays (docs/operations.md): an admin's recorded change, in force for every project; out of range refused under its field; not an operator's to set for a project", async () => {
+    const saved = await configureServer(deps(), { pruneFailedAfterDays: 14 }, admin);
+    expect(saved.changes).toEqual([{ path: ["sessions"], to: { pruneFailedAfterDays: 14 } }]);
+    const inForce = effectiveSettings(loadSettings().settings, (await serverOverride(db.store)).override);
+    expect(inForce.find((f) => f.field === "pruneFailedAfterDays")).toMatchObject({ value: 14, source: "server" });
+    expect(await fieldErrors(configureServer(deps(), { pruneFailedAfterDays: 0 }, admin))).toEqual({
+      pruneFailedAfterDays: ["sessions.pruneFailedAfterDays: 0 is out of range: must be at least 1"],
+    });
+    const refused = await configureProject(deps(), { projectId: "cfg-a", pruneFailedAfterDays: 3 }, admin, { role: "operator" }).catch(
+      (err: unknown) => err,
+    );
+    expect(isAppError(refused, "FORBIDDEN")).toBe(true);
+    // Cleared (null): off again, as built in.
+    await configureServer(deps(), { pruneFailedAfterDays: null }, admin);
+    expect((await serverOverride(db.store)).override.sessions).toBeUndefined();
   });
 
   it("the access lists: an admin's save is a recorded change that adds to settings.json's; a bad host rule or name is refused under its field", async () => {

@@ -126,7 +126,7 @@ describe("valid configurations load with defaults applied", () => {
     expect(config!.project).toEqual({});
   });
 
-  it("the settings defaults: timeouts, retry policy 1 s / 2 s / 4 s, one call per 2 s per brain, the Forge pipeline's own defaults, no MCP servers, the providers' key variables and no extra or private hosts", () => {
+  it("the settings defaults: timeouts, retry policy 1 s / 2 s / 4 s, one call per 2 s per brain, the Forge pipeline's own defaults, no MCP servers, the providers' key variables and no extra or private hosts, no automatic clean-up", () => {
     expect(DEFAULT_SETTINGS).toEqual({
       version: "1.0",
       timeouts: { stepMs: 600_000, commandMs: 30_000 },
@@ -143,6 +143,8 @@ describe("valid configurations load with defaults applied", () => {
         deliveryTokenEnv: [],
       },
       mcpServers: [],
+      // Failed sessions' workspaces are kept until someone cleans them up (docs/operations.md).
+      sessions: { pruneFailedAfterDays: null },
     });
     expect(parseSettings(json({ retry: { maxAttempts: 2 } }), "s.json").settings.retry).toEqual({
       maxAttempts: 2,

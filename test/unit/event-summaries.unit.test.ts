@@ -12,6 +12,7 @@ import { conversationCatalog } from "../../server/events/conversation-catalog";
 import { deliveryCatalog } from "../../server/events/delivery-catalog";
 import { forgeCatalog } from "../../server/events/forge-catalog";
 import { stepCatalog } from "../../server/events/step-catalog";
+import { pruningCatalog } from "../../server/events/pruning-catalog";
 import { teamCatalog } from "../../server/events/team-catalog";
 import { defineEvent, EventRegistry } from "../../server/events/registry";
 import { BASE_COMMIT, blobRef, commandResult } from "../helpers/decider";
@@ -671,6 +672,30 @@ const ROWS: Row[] = [
     "Delivery failed (push_rejected): non-fast-forward",
   ),
 
+  // ---- Cleaning up failed sessions (req F14, docs/operations.md) -----------------------------
+  row("WorkspacePruneRequested", { stepId: STEP, reason: "session", olderThanDays: null, refs: [] }, "Workspace clean-up asked"),
+  row(
+    "WorkspacePruneRequested",
+    { stepId: STEP, reason: "older_than", olderThanDays: 30, refs: ["refs/heads/catcafe/s-1"] },
+    "Workspace clean-up asked (ended more than 30 days ago)",
+  ),
+  row(
+    "WorkspacePruneRequested",
+    { stepId: STEP, reason: "automatic", olderThanDays: 7, refs: [] },
+    "Workspace clean-up asked (ended more than 7 days ago, automatic)",
+  ),
+  row(
+    "SessionPruned",
+    { stepId: STEP, requestedBy: "user:1", worktree: "/w/s-1", refsDeleted: ["refs/heads/catcafe/s-1", `refs/catcafe/pins/${COMMIT}`] },
+    "Workspace cleaned up: worktree removed, 2 git refs deleted",
+  ),
+  row(
+    "SessionPruned",
+    { stepId: STEP, requestedBy: "system", worktree: null, refsDeleted: ["refs/heads/catcafe/s-1"] },
+    "Workspace cleaned up: no worktree left, 1 git ref deleted",
+  ),
+  row("WorkspacePruneFailed", { stepId: STEP, message: "not a session workspace" }, "Workspace clean-up failed: not a session workspace"),
+
   // ---- The team (docs/auth.md, "Audit") ---------------------------------------------------
   row(
     "InvitationCreated",
@@ -746,8 +771,8 @@ describe("event summaries", () => {
 
   it("the table has a row for every event type the registry knows, and for no other", () => {
     const known = Object.keys(appRegistry.catalog);
-    const composed = [conversationCatalog, deliveryCatalog, stepCatalog, configCatalog, forgeCatalog, teamCatalog].flatMap((c) =>
-      Object.keys(c),
+    const composed = [conversationCatalog, deliveryCatalog, pruningCatalog, stepCatalog, configCatalog, forgeCatalog, teamCatalog].flatMap(
+      (c) => Object.keys(c),
     );
     for (const type of composed) expect(known).toContain(type);
     expect([...new Set(ROWS.map(([type]) => type))].sort()).toEqual(known.sort());

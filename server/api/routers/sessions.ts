@@ -1,6 +1,7 @@
 // Sessions: the list (server/sessions/list.ts: filters, search, keyset pages both ways,
 // newest first), the counts by state, a session's timeline, and what a person makes of a
-// session's history (server/tasks/fork.ts): fork at an event, revert, modify, resume.
+// session's history (server/tasks/fork.ts): fork at an event, revert, modify, resume; and the
+// clean-up of failed sessions' workspaces (server/pruning/service.ts, req F14).
 import { z } from "zod";
 import { withUserNames } from "../../auth/names";
 import { userNames } from "../../auth/users";
@@ -25,6 +26,7 @@ import { ZVersion } from "../../events/versions";
 import { fileSettings } from "../../projects/config-edits";
 import { readSessionState } from "../../sessions/state-document";
 import { sessionUsage } from "../../usage/totals";
+import { pruneSession, pruneSessions, pruneStatusOf, ZPruneSessionInput, ZPruneSessionsInput } from "../../pruning/service";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
 
@@ -110,6 +112,22 @@ export const sessionsRouter = router({
       deliveries.map((d) => d.requested.by),
     );
     return deliveries.map((d) => ({ ...d, requested: { ...d.requested, byName: names[d.requested.by] ?? d.requested.by } }));
+  }),
+  /** Clean up one finished, unsuccessful session's workspace (the session page's button). */
+  cleanUp: operatorProcedure.input(ZPruneSessionInput).mutation(({ ctx, input }) => pruneSession(ctx, input, actorOf(ctx.user))),
+  /** Clean up the workspaces of sessions with these outcomes that ended more than N days ago (`catcafe sessions prune`). */
+  prune: operatorProcedure.input(ZPruneSessionsInput).mutation(async ({ ctx, input }) => {
+    const result = await pruneSessions(ctx, input, actorOf(ctx.user));
+    return { ...result, sessions: result.sessions.map((s) => ({ ...s, endedAt: s.endedAt.toISOString() })) };
+  }),
+  /** Where the session's workspace clean-up stands, with who asked by name. */
+  cleanUpStatus: viewerProcedure.input(ZPruneSessionInput).query(async ({ ctx, input }) => {
+    const events = await ctx.store.readStream(input.sessionId);
+    if (!events.length) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
+    const status = pruneStatusOf(input.sessionId, events);
+    if (status.status === "none") return { ...status, askedByName: null };
+    const names = await userNames(ctx.prisma, [status.askedBy]);
+    return { ...status, askedByName: names[status.askedBy] ?? status.askedBy };
   }),
   revert: operatorProcedure.input(ZRevertInput).mutation(({ ctx, input }) => revertSession(ctx, input, actorOf(ctx.user))),
   modify: operatorProcedure.input(ZModifyInput).mutation(({ ctx, input }) => modifySession(ctx, input, actorOf(ctx.user))),
