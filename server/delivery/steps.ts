@@ -1,11 +1,12 @@
 // What a runner does with a `deliver` step (docs/delivery.md): the session's commit made present in
-// this runner's clone (from the session's bundle when it was made elsewhere), then pushed,
+// this runner's clone (from the session's bundles when it was made elsewhere), then pushed,
 // pushed with a pull request opened or updated, or merged locally. A problem worth trying
 // again (the remote unreachable, a rate limit, a server error, a target that moved) fails the
 // attempt as retryable; any other is the step's result, recorded by the reactor with its class.
 import { z } from "zod";
 import type { Db } from "../db/pool";
-import { getBlob, ZBlobRef } from "../events/blobs";
+import { ZBlobRef } from "../events/blobs";
+import { sessionBundles } from "../events/bundle-chain";
 import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
 import type { ClaimedStep } from "../runner/dispatch";
 import { StepExecutionError, type StepContext } from "../runner/executors";
@@ -69,10 +70,9 @@ export interface DeliveryExecutorDeps {
 export function deliveryExecutor(
   deps: DeliveryExecutorDeps,
 ): (step: ClaimedStep, input: DeliverInput, ctx: StepContext) => Promise<DeliverOutput> {
-  return async (_step, input, ctx) => {
+  return async (step, input, ctx) => {
     const repoPath = deps.repositoryPath?.(input.repoPath) ?? input.repoPath;
-    const bundle = input.bundle;
-    await ensureCommit(repoPath, input.commit, async () => (bundle ? (await getBlob(deps.pool, bundle.blob)).content : null));
+    await ensureCommit(repoPath, input.commit, sessionBundles(deps.pool, step.sessionId));
     const token = input.tokenEnv ? (deps.env ?? process.env)[input.tokenEnv] : undefined;
     try {
       if (input.method === "merge") {

@@ -11,7 +11,8 @@ import { AgentError, type AgentResponse } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
 import { classifyCommandOutcome, type CommandFailure } from "../commands/classify";
 import { runCommand, type CommandRun } from "../commands/run";
-import { getBlob, putBlob } from "../events/blobs";
+import { putBlob } from "../events/blobs";
+import { sessionBundles } from "../events/bundle-chain";
 import {
   ZAgentStepOutput,
   ZCommandsStepOutput,
@@ -65,10 +66,9 @@ const MAX_DIFF_IN_PROMPT = 200_000;
  */
 async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, input: StepInput): Promise<string> {
   const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
-  // A step may start from a commit made on another runner's machine: fetch it from the
-  // session's bundle when this clone lacks it.
-  const bundle = input.workspace.bundle;
-  await ensureCommit(repoPath, input.workspace.head, async () => (bundle ? (await getBlob(deps.pool, bundle.blob)).content : null));
+  // A step may start from a commit made on another runner's machine: fetch the chain of the
+  // session's bundles that leads to it when this clone lacks it.
+  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId));
   const target = path.join(deps.workspacesRoot, step.sessionId);
   if (fs.existsSync(target)) {
     await claimWorkspace(target, ownerOf(step));
@@ -235,7 +235,9 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
         );
       }
       const diff = await putBlob(deps.pool, committed.diff, "text/x-diff; charset=utf-8");
-      const packed = await bundleSession(workspace, input.workspace.baseCommit, committed.commit);
+      // Only what this build added: since the commit it started from (docs/scaling.md#bundles).
+      const bundleSince = input.workspace.head;
+      const packed = await bundleSession(workspace, bundleSince, committed.commit);
       const bundle = packed ? await putBlob(deps.pool, packed, "application/x-git-bundle") : undefined;
       output.commit = {
         commit: committed.commit,
@@ -247,7 +249,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
           ...("previousPath" in f ? { previousPath: f.previousPath } : {}),
         })),
         diff,
-        ...(bundle ? { bundle } : {}),
+        ...(bundle ? { bundle, bundleSince } : {}),
       };
     }
     return output;

@@ -26,7 +26,7 @@ export {
   type CommitWorkspaceInput,
   type WorkspaceCommit,
 } from "./changes";
-export { bundleSession, ensureCommit } from "./bundles";
+export { bundlePrerequisites, bundleSession, ensureCommit, type BundleChain, type BundleLink } from "./bundles";
 export { assertValidSessionId, isInside } from "./paths";
 export { fingerprintProject, type Fingerprint } from "./fingerprint";
 export {
