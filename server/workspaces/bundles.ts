@@ -57,7 +57,8 @@ export interface BundleChain {
   bundleOf(commit: string): Promise<BundleLink | null>;
 }
 
-async function hasCommit(cwd: string, commit: string): Promise<boolean> {
+/** Whether the repository at `cwd` has `commit` (one git process). */
+export async function hasCommit(cwd: string, commit: string): Promise<boolean> {
   const r = await runGit(cwd, ["cat-file", "-e", `${commit}^{commit}`], { allowFailure: true });
   return r.exitCode === 0;
 }

@@ -27,11 +27,13 @@ export {
   type WorkspaceCommit,
 } from "./changes";
 export { bundlePrerequisites, bundleSession, ensureCommit, type BundleChain, type BundleLink } from "./bundles";
+export { fetchSessionCommit, mergeIntoRemote, pushSessionBranch, type SessionRemote } from "./remote-home";
 export { assertValidSessionId, isInside } from "./paths";
 export { fingerprintProject, type Fingerprint } from "./fingerprint";
 export {
   DeliveryProblem,
   mergeInto,
+  mergedCommit,
   pushBranch,
   remoteBranchHead,
   remoteUrl,
