@@ -422,3 +422,9 @@ export async function appendWhileHeld(
     throw err;
   }
 }
+
+/** Whether `step`'s attempt still holds it (running, this attempt): a check, not a lock. */
+export async function holdsStep(db: Queryable, step: { id: string; attempt: number }): Promise<boolean> {
+  const held = await db.query("SELECT 1 FROM steps WHERE id = $1 AND attempt = $2 AND state = 'running'", [step.id, step.attempt]);
+  return held.rowCount === 1;
+}

@@ -25,12 +25,24 @@ import {
 } from "../events/step-contract";
 import type { EventStore } from "../events/store";
 import { isAppError } from "../errors";
-import { bundleSession, claimWorkspace, commitWorkspace, createWorkspace, diffSince, ensureCommit, resetWorkspace } from "../workspaces";
+import {
+  bundleSession,
+  claimWorkspace,
+  commitWorkspace,
+  createWorkspace,
+  DeliveryProblem,
+  diffSince,
+  ensureCommit,
+  fetchSessionCommit,
+  pushSessionBranch,
+  resetWorkspace,
+  type SessionRemote,
+} from "../workspaces";
 import { withWorktreeLock } from "./repo-lock";
 import { logger } from "../log";
 import { recordableOutput } from "../process/env";
 import { checkedAgentAccess } from "./agent-access";
-import { appendWhileHeld, type ClaimedStep } from "./dispatch";
+import { appendWhileHeld, holdsStep, type ClaimedStep } from "./dispatch";
 import type { WorkflowReactor } from "../workflow/reactor";
 import { StepExecutionError, type StepContext } from "./executors";
 import { filesReplyInstruction, worktreeView, writeFilesReply, writesFiles } from "./files-reply";
@@ -50,6 +62,12 @@ export interface WorkflowExecutorDeps {
    */
   repositoryPath?: (repoPath: string) => string;
   /**
+   * The remote that is the home of a session's branch (its project's delivery remote, with the
+   * token from this runner's environment), read when a step needs it; absent or null: none, the
+   * registered repository is the home (docs/delivery.md, "The remote is the home").
+   */
+  sessionRemote?: (sessionId: string) => Promise<SessionRemote | null>;
+  /**
    * The hosts on non-public addresses a session's HTTP brains may call: access.privateHosts
    * in force for its project, read when the step runs (server/projects/access.ts). Absent: none.
    */
@@ -66,8 +84,10 @@ const MAX_DIFF_IN_PROMPT = 200_000;
  */
 async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, input: StepInput): Promise<string> {
   const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
-  // A step may start from a commit made on another runner's machine: fetch the chain of the
-  // session's bundles that leads to it when this clone lacks it.
+  // A step may start from a commit made on another runner's machine: fetch it from the
+  // project's remote, else the chain of the session's bundles that leads to it, when this
+  // clone lacks it.
+  await fetchFromRemote(deps, step.sessionId, repoPath, input);
   await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId));
   const target = path.join(deps.workspacesRoot, step.sessionId);
   if (fs.existsSync(target)) {
@@ -85,6 +105,59 @@ async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, i
   );
   await claimWorkspace(ws.path, ownerOf(step));
   return ws.path;
+}
+
+/**
+ * The step's head from the session's branch on the project's remote, when this clone lacks it
+ * and the project has one. Only tried: a remote that cannot be reached (or lacks the branch)
+ * leaves it to the session's bundle (ensureCommit), logged.
+ */
+async function fetchFromRemote(deps: WorkflowExecutorDeps, sessionId: string, repoPath: string, input: StepInput): Promise<void> {
+  const { sessionRemote } = deps;
+  if (!sessionRemote || input.workspace.branchPrefix === undefined || !fs.existsSync(repoPath)) return;
+  const fetched = await fetchSessionCommit({
+    repoPath,
+    remote: () => sessionRemote(sessionId),
+    branch: `${input.workspace.branchPrefix}${sessionId}`,
+    commit: input.workspace.head,
+  });
+  if (fetched.outcome === "unreachable")
+    logger.warn({ sessionId, reason: fetched.reason }, "the project's remote could not be reached; the session's bundle is used");
+}
+
+/**
+ * A build's commit pushed to the session's branch on the project's remote (req: branches the
+ * same from every host; docs/delivery.md, "The remote is the home"), with the step's expected
+ * head as the lease's ground: a stale attempt never moves it back. A failure does not fail the
+ * build: the commit is committed and bundled, so the session goes on and other runners still
+ * get it (from the bundle); retrying the step would run the agent again for a push. The failure
+ * is recorded (SessionBranchPushFailed) and mended by the next build's push (it carries every
+ * earlier commit) or by the delivery (which pushes the branch again).
+ */
+async function pushToRemote(deps: WorkflowExecutorDeps, step: ClaimedStep, input: StepInput, commit: string): Promise<void> {
+  const { sessionRemote } = deps;
+  if (!sessionRemote || input.workspace.branchPrefix === undefined) return;
+  const branch = `${input.workspace.branchPrefix}${step.sessionId}`;
+  const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
+  let remote: string | null = null;
+  try {
+    const home = await sessionRemote(step.sessionId);
+    if (!home) return;
+    remote = home.remote;
+    const pushed = await pushSessionBranch({ repoPath, remote: home, branch, commit, stillHeld: () => holdsStep(deps.pool, step) });
+    if (pushed === "stale") logger.info({ sessionId: step.sessionId, stepId: step.id, branch }, "a stale attempt's build: not pushed");
+  } catch (err) {
+    const message = (err instanceof Error ? err.message : String(err)).slice(0, 2000);
+    const errorClass = err instanceof DeliveryProblem ? err.problemClass : "internal_error";
+    logger.warn(
+      { sessionId: step.sessionId, stepId: step.id, branch, errorClass, err: message },
+      "could not push the build to the project's remote",
+    );
+    const data = { stepId: step.id, attempt: step.attempt, branch, commit, remote: remote ?? "", errorClass, message };
+    await appendWhileHeld(deps.store, step, [{ type: "SessionBranchPushFailed", data }], {
+      actor: { kind: "runner", id: "session-branch" },
+    });
+  }
 }
 
 const ownerOf = (step: ClaimedStep) => `${step.id}:${step.attempt}`;
@@ -239,6 +312,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
       const bundleSince = input.workspace.head;
       const packed = await bundleSession(workspace, bundleSince, committed.commit);
       const bundle = packed ? await putBlob(deps.pool, packed, "application/x-git-bundle") : undefined;
+      await pushToRemote(deps, step, input, committed.commit);
       output.commit = {
         commit: committed.commit,
         parent: committed.parent,
