@@ -266,6 +266,31 @@ describe("no remote: the registered repository is the home", () => {
     expect(refIn(path.join(h.repo, ".git"), "reviewed")).toBe(head);
     expect(refIn(path.join(clone, ".git"), "reviewed")).toBeNull();
   });
+
+  it("when no runner with the registered repository takes it within the retry policy, the delivery is recorded as failed, needs_registered_repository", async () => {
+    gitIn(h.repo, "branch", "reviewed-once", "main");
+    const clone = hostClone("host-mapped-once", h.repo);
+    await h.project(
+      "no-remote-once",
+      {
+        coder: [{ reply: "Fixed.", files: { "src/sum.js": FIXED_SUM } }],
+        reviewer: [{ reply: reviewApprove }],
+        tester: [{ reply: testPlan() }],
+      },
+      { settings: { retry: { maxAttempts: 1, backoffMs: [50] }, delivery: { method: "merge", target: "reviewed-once" } } },
+    );
+    await startHost(hostExecutors(clone, "workspaces-mapped-once"));
+    const { sessionId } = await startTask(deps(), { projectId: "no-remote-once", prompt: "Fix sum()", mode: "implementation" }, testActor);
+    await h.waitFor(sessionId, "approved", (s) => s.status === "finished");
+    const main = refIn(path.join(h.repo, ".git"), "main");
+    await deliverSession(deps(), { sessionId }, testActor);
+    const events = await eventsUntil(sessionId, "the delivery", (e) => deliveryOutcome(e) !== undefined);
+    expect(deliveryOutcome(events)).toMatchObject({
+      type: "DeliveryFailed",
+      data: { errorClass: "needs_registered_repository", message: expect.stringContaining("or set delivery.remote") },
+    });
+    expect(refIn(path.join(h.repo, ".git"), "reviewed-once")).toBe(main);
+  });
 });
 
 describe("a remote that cannot be reached", () => {
