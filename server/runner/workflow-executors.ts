@@ -139,21 +139,22 @@ async function pushToRemote(deps: WorkflowExecutorDeps, step: ClaimedStep, input
   if (!sessionRemote || input.workspace.branchPrefix === undefined) return;
   const branch = `${input.workspace.branchPrefix}${step.sessionId}`;
   const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
-  let remote: string | null = null;
+  let home: SessionRemote | null = null;
   try {
-    const home = await sessionRemote(step.sessionId);
+    home = await sessionRemote(step.sessionId);
     if (!home) return;
-    remote = home.remote;
     const pushed = await pushSessionBranch({ repoPath, remote: home, branch, commit, stillHeld: () => holdsStep(deps.pool, step) });
     if (pushed === "stale") logger.info({ sessionId: step.sessionId, stepId: step.id, branch }, "a stale attempt's build: not pushed");
   } catch (err) {
-    const message = (err instanceof Error ? err.message : String(err)).slice(0, 2000);
+    // Git never prints the token (it goes in GIT_CONFIG_*); taken out all the same, as the delivery's Test does.
+    const said = err instanceof Error ? err.message : String(err);
+    const message = (home?.token ? said.split(home.token).join("[token]") : said).slice(0, 2000);
     const errorClass = err instanceof DeliveryProblem ? err.problemClass : "internal_error";
     logger.warn(
       { sessionId: step.sessionId, stepId: step.id, branch, errorClass, err: message },
       "could not push the build to the project's remote",
     );
-    const data = { stepId: step.id, attempt: step.attempt, branch, commit, remote: remote ?? "", errorClass, message };
+    const data = { stepId: step.id, attempt: step.attempt, branch, commit, remote: home?.remote ?? "", errorClass, message };
     await appendWhileHeld(deps.store, step, [{ type: "SessionBranchPushFailed", data }], {
       actor: { kind: "runner", id: "session-branch" },
     });
