@@ -96,11 +96,16 @@ export async function fetchSessionCommit(input: {
   const home = await input.remote();
   if (!home) return { outcome: "absent" };
   assertRemote(home.remote);
-  const fetched = await runGit(repo.top, ["fetch", "--quiet", "--no-tags", "--", home.remote, `refs/heads/${input.branch}`], {
-    allowFailure: true,
-    env: remoteEnv(home.token),
-    timeoutMs: REMOTE_TIMEOUT_MS,
-  });
+  // Into no ref and not FETCH_HEAD (steps fetch into one clone at once): the commit is pinned below.
+  const fetched = await runGit(
+    repo.top,
+    ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", home.remote, `refs/heads/${input.branch}`],
+    {
+      allowFailure: true,
+      env: remoteEnv(home.token),
+      timeoutMs: REMOTE_TIMEOUT_MS,
+    },
+  );
   if (fetched.exitCode !== 0) {
     // No such branch there (nothing was pushed yet) is an absence, not a failure.
     if (/couldn't find remote ref/i.test(fetched.stderr)) return { outcome: "absent" };
@@ -141,7 +146,7 @@ export async function mergeIntoRemote(input: {
     });
     if (!before) throw new DeliveryProblem("not_configured", `the target branch ${input.target} does not exist on ${remote}`);
     if (!(await hasCommit(repo.top, before))) {
-      const fetched = await runGit(repo.top, ["fetch", "--quiet", "--no-tags", "--", remote, ref], {
+      const fetched = await runGit(repo.top, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", remote, ref], {
         allowFailure: true,
         env: remoteEnv(token),
         timeoutMs: REMOTE_TIMEOUT_MS,
