@@ -90,7 +90,7 @@ export async function pushBranch(input: {
   await moveBranch(repo.top, input.branch, input.commit);
   const pushed = await runGit(repo.top, ["push", "--porcelain", input.remote, `+refs/heads/${input.branch}:refs/heads/${input.branch}`], {
     allowFailure: true,
-    env: authEnv(input.token),
+    env: remoteEnv(input.token),
   });
   if (pushed.exitCode !== 0) throw pushProblem(pushed.stderr || pushed.stdout);
   return { remoteCommit: input.commit };
