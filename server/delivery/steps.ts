@@ -9,8 +9,8 @@ import { ZBlobRef } from "../events/blobs";
 import { sessionBundles } from "../events/bundle-chain";
 import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
 import type { ClaimedStep } from "../runner/dispatch";
-import { StepExecutionError, type StepContext } from "../runner/executors";
-import { DeliveryProblem, ensureCommit, mergeInto, pushBranch } from "../workspaces";
+import { notRunnableWhenNotFound, StepExecutionError, StepNotRunnableHere, type StepContext } from "../runner/executors";
+import { DeliveryProblem, ensureCommit, mergeInto, missingClone, pushBranch, repositoryMapping } from "../workspaces";
 import { PullRequestProblem, upsertPullRequest } from "./pull-requests";
 
 export const DELIVER_STEP = "deliver";
@@ -72,7 +72,10 @@ export function deliveryExecutor(
 ): (step: ClaimedStep, input: DeliverInput, ctx: StepContext) => Promise<DeliverOutput> {
   return async (step, input, ctx) => {
     const repoPath = deps.repositoryPath?.(input.repoPath) ?? input.repoPath;
-    await ensureCommit(repoPath, input.commit, sessionBundles(deps.pool, step.sessionId));
+    // A runner without the clone, or the commit, hands the delivery to one that has them.
+    const missing = await missingClone(repoPath, repositoryMapping(input.repoPath, repoPath));
+    if (missing) throw new StepNotRunnableHere(missing);
+    await ensureCommit(repoPath, input.commit, sessionBundles(deps.pool, step.sessionId)).catch(notRunnableWhenNotFound);
     const token = input.tokenEnv ? (deps.env ?? process.env)[input.tokenEnv] : undefined;
     try {
       if (input.method === "merge") {

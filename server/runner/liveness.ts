@@ -14,7 +14,7 @@ export const RUNNER_LIVENESS_MS = 15_000;
 export const RUNNER_LISTED_FOR_MS = 24 * 60 * 60 * 1000;
 
 /** `$1`: the window in milliseconds. */
-const HEARD_WITHIN_SQL = `r.stopped_at IS NULL AND r.heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)`;
+export const HEARD_WITHIN_SQL = `r.stopped_at IS NULL AND r.heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)`;
 
 /**
  * Whether a runner runs agents and test commands in the bubblewrap sandbox, as it found at

@@ -25,14 +25,24 @@ import {
 } from "../events/step-contract";
 import type { EventStore } from "../events/store";
 import { isAppError } from "../errors";
-import { bundleSession, claimWorkspace, commitWorkspace, createWorkspace, diffSince, ensureCommit, resetWorkspace } from "../workspaces";
+import {
+  bundleSession,
+  claimWorkspace,
+  commitWorkspace,
+  createWorkspace,
+  diffSince,
+  ensureCommit,
+  missingClone,
+  repositoryMapping,
+  resetWorkspace,
+} from "../workspaces";
 import { withWorktreeLock } from "./repo-lock";
 import { logger } from "../log";
 import { recordableOutput } from "../process/env";
 import { checkedAgentAccess } from "./agent-access";
 import { appendWhileHeld, type ClaimedStep } from "./dispatch";
 import type { WorkflowReactor } from "../workflow/reactor";
-import { StepExecutionError, type StepContext } from "./executors";
+import { notRunnableWhenNotFound, StepExecutionError, StepNotRunnableHere, type StepContext } from "./executors";
 import { filesReplyInstruction, worktreeView, writeFilesReply, writesFiles } from "./files-reply";
 import { finishForgeStep, prepareForgeStep } from "./forge-steps";
 import { OutputStreamer } from "./output-streamer";
@@ -67,8 +77,12 @@ const MAX_DIFF_IN_PROMPT = 200_000;
 async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, input: StepInput): Promise<string> {
   const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
   // A step may start from a commit made on another runner's machine: fetch the chain of the
-  // session's bundles that leads to it when this clone lacks it.
-  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId));
+  // session's bundles that leads to it when this clone lacks it. A clone that is not here, or
+  // a commit it cannot restore, hands the step to another runner (StepNotRunnableHere)
+  // instead of failing the session (docs/scaling.md, "Which runner runs a step").
+  const missing = await missingClone(repoPath, repositoryMapping(input.workspace.repoPath, repoPath));
+  if (missing) throw new StepNotRunnableHere(missing);
+  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId)).catch(notRunnableWhenNotFound);
   const target = path.join(deps.workspacesRoot, step.sessionId);
   if (fs.existsSync(target)) {
     await claimWorkspace(target, ownerOf(step));
