@@ -47,7 +47,7 @@ export function RunnersPanel({ runners, now, livenessMs }: { runners: RunnerRow[
                     <span title={`started ${formatTimestamp(r.startedAt)}`}>up {formatAge(now.getTime() - r.startedAt.getTime())}</span>
                   </div>
                   {r.labels.length > 0 && (
-                    <ul className="mt-1 flex flex-wrap gap-1" aria-label={`labels of runner ${r.id}`}>
+                    <ul className="mt-1 flex flex-wrap gap-1" aria-label={`labels of runner ${r.id}`} data-testid="runner-labels">
                       {r.labels.map((label) => (
                         <li
                           key={label}
@@ -59,7 +59,7 @@ export function RunnersPanel({ runners, now, livenessMs }: { runners: RunnerRow[
                     </ul>
                   )}
                   {r.unservedProjects && r.unservedProjects.length > 0 && (
-                    <div className="mt-1 text-xs text-amber-800 dark:text-amber-300">
+                    <div className="mt-1 text-xs text-amber-800 dark:text-amber-300" data-testid="runner-unserved">
                       <div className="font-medium">Cannot serve</div>
                       <ul aria-label={`projects runner ${r.id} cannot serve`}>
                         {r.unservedProjects.map((u) => (
