@@ -51,7 +51,7 @@ export function RunnersPanel({ runners, now, livenessMs }: { runners: RunnerRow[
                       {r.labels.map((label) => (
                         <li
                           key={label}
-                          className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[11px] text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300"
+                          className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-xs text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300"
                         >
                           {label}
                         </li>

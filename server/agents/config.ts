@@ -29,7 +29,10 @@ const ZAgentBase = z.object({
   manifest: ZAgentManifest.optional(),
   skills: ZSkills.optional(),
   /** Only runners with all these labels (CATCAFE_RUNNER_LABELS) run this agent's steps (docs/scaling.md). */
-  runnerLabels: z.array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "use letters, digits, '.', '_' and '-'")).max(20).optional(),
+  runnerLabels: z
+    .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "use letters, digits, '.', '_' and '-'"))
+    .max(20)
+    .optional(),
 });
 
 /**

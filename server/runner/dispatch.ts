@@ -384,7 +384,13 @@ function outcomeEvent(
         : null;
       return {
         type: "StepFailed",
-        data: { ...data, errorClass: outcome.errorClass, message: outcome.message, retryAt, ...(outcome.unrunnable ? { unrunnable: true } : {}) },
+        data: {
+          ...data,
+          errorClass: outcome.errorClass,
+          message: outcome.message,
+          retryAt,
+          ...(outcome.unrunnable ? { unrunnable: true } : {}),
+        },
       };
     }
     case "released":

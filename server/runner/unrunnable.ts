@@ -147,7 +147,13 @@ export async function failUnrunnableSteps(
     }
     const message = unrunnableMessage(step, runners, released);
     if (!message) continue;
-    const outcome = { kind: "failed" as const, errorClass: "internal_error" as const, message, retryable: false, unrunnable: true as const };
+    const outcome = {
+      kind: "failed" as const,
+      errorClass: "internal_error" as const,
+      message,
+      retryable: false,
+      unrunnable: true as const,
+    };
     if (await recordStepOutcome(store, { id: step.id, attempt: step.attempt + 1 }, outcome, actor, record)) failed++;
   }
   return failed;

@@ -253,9 +253,11 @@ describe("capability-aware claims", () => {
     });
     children.push(child);
     const holder = async () =>
-      (await db.pool.query<{ lease_owner: string | null }>("SELECT lease_owner FROM steps WHERE session_id = $1 AND state = 'running'", [
-        sessionId,
-      ])).rows[0]?.lease_owner;
+      (
+        await db.pool.query<{ lease_owner: string | null }>("SELECT lease_owner FROM steps WHERE session_id = $1 AND state = 'running'", [
+          sessionId,
+        ])
+      ).rows[0]?.lease_owner;
     for (let i = 0; i < 600 && (await holder()) !== capableId; i++) await sleep(50);
     expect(await holder()).toBe(capableId);
     await sleep(300); // mid-step: its agent is replying
