@@ -238,7 +238,8 @@ describe("capability-aware claims", () => {
       { reply: "Fixing slowly.", files: { "src/sum.js": FIXED_SUM }, chunkDelayMs: 20_000 },
       { reply: "Fixed.", files: { "src/sum.js": FIXED_SUM } },
     ]);
-    const hostA = await startHost("a", { [repo]: missing }, { unrunnableGraceMs: 300, reclaimBackoffMs: 50 });
+    // (its grace before failing a step no live runner can run is the default minute: the capable runner is on its way)
+    const hostA = await startHost("a", { [repo]: missing }, { reclaimBackoffMs: 50 });
     const sessionId = await startSession(p);
     // The capable runner: a process (server/runner/main.ts, its clone at the registered path), killed with -9.
     const capableId = `capable-${uniqueId()}`;
