@@ -622,7 +622,7 @@ describe("catcafe against a live server", () => {
     }
   }, 120_000);
 
-  it("runners list shows, last, whether each runner runs agents sandboxed", async () => {
+  it("runners list shows each runner's labels, the projects it cannot serve and, last, whether it runs agents sandboxed", async () => {
     const r = await catcafe(["runners", "list"]);
     expect(r.code, show(r)).toBe(0);
     const [header, ...rows] = r.stdout.trimEnd().split("\n");
