@@ -11,8 +11,17 @@ import { ZBlobRef } from "../events/blobs";
 import { sessionBundles } from "../events/bundle-chain";
 import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
 import type { ClaimedStep } from "../runner/dispatch";
-import { StepExecutionError, type StepContext } from "../runner/executors";
-import { DeliveryProblem, ensureCommit, fetchSessionCommit, mergeInto, mergeIntoRemote, pushBranch } from "../workspaces";
+import { notRunnableWhenNotFound, StepExecutionError, StepNotRunnableHere, type StepContext } from "../runner/executors";
+import {
+  DeliveryProblem,
+  ensureCommit,
+  fetchSessionCommit,
+  mergeInto,
+  mergeIntoRemote,
+  missingClone,
+  pushBranch,
+  repositoryMapping,
+} from "../workspaces";
 import { PullRequestProblem, upsertPullRequest } from "./pull-requests";
 
 export const DELIVER_STEP = "deliver";
@@ -82,12 +91,15 @@ export function deliveryExecutor(
   return async (step, input, ctx) => {
     const repoPath = deps.repositoryPath?.(input.repoPath) ?? input.repoPath;
     refuseMappedClone(input, repoPath);
+    // A runner without the clone, or the commit, hands the delivery to one that has them.
+    const missing = await missingClone(repoPath, repositoryMapping(input.repoPath, repoPath));
+    if (missing) throw new StepNotRunnableHere(missing);
     const token = input.tokenEnv ? (deps.env ?? process.env)[input.tokenEnv] : undefined;
     const home = input.remote ? { remote: input.remote, ...(token ? { token } : {}) } : null;
     try {
       // The commit from the remote's session branch first, the session's bundle if need be.
       await fetchSessionCommit({ repoPath, remote: async () => home, branch: input.branch, commit: input.commit });
-      await ensureCommit(repoPath, input.commit, sessionBundles(deps.pool, step.sessionId));
+      await ensureCommit(repoPath, input.commit, sessionBundles(deps.pool, step.sessionId)).catch(notRunnableWhenNotFound);
       if (input.method === "merge") {
         if (!home) {
           const merged = await mergeInto({ repoPath, target: input.target, commit: input.commit, message: input.mergeMessage });

@@ -34,7 +34,9 @@ import {
   diffSince,
   ensureCommit,
   fetchSessionCommit,
+  missingClone,
   pushSessionBranch,
+  repositoryMapping,
   resetWorkspace,
   type SessionRemote,
 } from "../workspaces";
@@ -44,7 +46,7 @@ import { recordableOutput } from "../process/env";
 import { checkedAgentAccess } from "./agent-access";
 import { appendWhileHeld, holdsStep, type ClaimedStep } from "./dispatch";
 import type { WorkflowReactor } from "../workflow/reactor";
-import { StepExecutionError, type StepContext } from "./executors";
+import { notRunnableWhenNotFound, StepExecutionError, StepNotRunnableHere, type StepContext } from "./executors";
 import { filesReplyInstruction, worktreeView, writeFilesReply, writesFiles } from "./files-reply";
 import { finishForgeStep, prepareForgeStep } from "./forge-steps";
 import { OutputStreamer } from "./output-streamer";
@@ -86,9 +88,13 @@ async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, i
   const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
   // A step may start from a commit made on another runner's machine: fetch it from the
   // project's remote, else the chain of the session's bundles that leads to it, when this
-  // clone lacks it.
+  // clone lacks it. A clone that is not here, or a commit it cannot restore, hands the step
+  // to another runner (StepNotRunnableHere) instead of failing the session (docs/scaling.md,
+  // "Which runner runs a step").
+  const missing = await missingClone(repoPath, repositoryMapping(input.workspace.repoPath, repoPath));
+  if (missing) throw new StepNotRunnableHere(missing);
   await fetchFromRemote(deps, step.sessionId, repoPath, input);
-  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId));
+  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId)).catch(notRunnableWhenNotFound);
   const target = path.join(deps.workspacesRoot, step.sessionId);
   if (fs.existsSync(target)) {
     await claimWorkspace(target, ownerOf(step));

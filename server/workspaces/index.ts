@@ -1,7 +1,7 @@
 // Session workspaces (DESIGN "Workspaces"): the public API. Each session works in its own
 // detached git worktree of the project at a recorded commit; a fork starts from the commit
 // recorded at its fork point.
-export { resolveBaseCommit } from "./repo";
+export { missingClone, repositoryMapping, resolveBaseCommit } from "./repo";
 export {
   claimWorkspace,
   createWorkspace,
