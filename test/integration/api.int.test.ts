@@ -211,6 +211,7 @@ describe("no procedure returns a password hash or a token hash", () => {
     "sessions.counts": {},
     "sessions.timeline": { sessionId: s.sessionId },
     "sessions.feedback": { sessionId: s.sessionId },
+    "sessions.state": { sessionId: s.sessionId },
     "sessions.compare": { a: s.sessionId, b: s.forgeId },
     "sessions.fork": { sessionId: s.sessionId, atVersion: 3 },
     "sessions.revert": { sessionId: s.sessionId, to: "proposal_coder" },
