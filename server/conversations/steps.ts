@@ -88,7 +88,9 @@ async function conversationWorkspace(
   const target = path.join(deps.workspacesRoot, step.sessionId);
   if (!touchesFiles(config) || fs.existsSync(target)) return target;
   const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
-  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId));
+  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId), (fn) =>
+    withWorktreeLock(deps.pool, repoPath, fn),
+  );
   const ws = await withWorktreeLock(deps.pool, repoPath, () =>
     createWorkspace({ repoPath, workspacesRoot: deps.workspacesRoot, sessionId: step.sessionId, baseCommit: input.workspace.head }),
   );

@@ -11,6 +11,7 @@ import { ZBlobRef } from "../events/blobs";
 import { sessionBundles } from "../events/bundle-chain";
 import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
 import type { ClaimedStep } from "../runner/dispatch";
+import { withWorktreeLock } from "../runner/repo-lock";
 import { notRunnableWhenNotFound, StepExecutionError, StepNotRunnableHere, type StepContext } from "../runner/executors";
 import {
   DeliveryProblem,
@@ -99,7 +100,9 @@ export function deliveryExecutor(
     try {
       // The commit from the remote's session branch first, the session's bundle if need be.
       await fetchSessionCommit({ repoPath, remote: async () => home, branch: input.branch, commit: input.commit });
-      await ensureCommit(repoPath, input.commit, sessionBundles(deps.pool, step.sessionId)).catch(notRunnableWhenNotFound);
+      await ensureCommit(repoPath, input.commit, sessionBundles(deps.pool, step.sessionId), (fn) =>
+        withWorktreeLock(deps.pool, repoPath, fn),
+      ).catch(notRunnableWhenNotFound);
       if (input.method === "merge") {
         if (!home) {
           const merged = await mergeInto({ repoPath, target: input.target, commit: input.commit, message: input.mergeMessage });

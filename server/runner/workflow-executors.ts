@@ -94,7 +94,9 @@ async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, i
   const missing = await missingClone(repoPath, repositoryMapping(input.workspace.repoPath, repoPath));
   if (missing) throw new StepNotRunnableHere(missing);
   await fetchFromRemote(deps, step.sessionId, repoPath, input);
-  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId)).catch(notRunnableWhenNotFound);
+  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId), (fn) =>
+    withWorktreeLock(deps.pool, repoPath, fn),
+  ).catch(notRunnableWhenNotFound);
   const target = path.join(deps.workspacesRoot, step.sessionId);
   if (fs.existsSync(target)) {
     await claimWorkspace(target, ownerOf(step));

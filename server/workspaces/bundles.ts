@@ -118,11 +118,29 @@ async function missingLinks(repoPath: string, commit: string, chain: BundleChain
  * the commit pinned. NOT_FOUND naming the missing commit and the session when a link is
  * missing, its blob is gone, or a prerequisite is in neither the clone nor the chain.
  */
-export async function ensureCommit(repoPath: string, commit: string, chain: BundleChain): Promise<"present" | "fetched"> {
+export async function ensureCommit(
+  repoPath: string,
+  commit: string,
+  chain: BundleChain,
+  exclusive: Exclusive = (fn) => fn(),
+): Promise<"present" | "fetched"> {
   assertFullCommitId(commit, "commit");
   // The common case (this clone has it) costs one git process.
   if (fs.existsSync(repoPath) && (await hasCommit(repoPath, commit))) return "present";
   const repo = await requireRepository(repoPath);
+  // Two steps restoring into one clone at once would update the same pins (a fork's chain
+  // shares its parent's links): one at a time, the second finding the commit there.
+  return exclusive(async () => ((await hasCommit(repo.top, commit)) ? "present" : fetchChain(repo.top, commit, chain)));
+}
+
+/**
+ * Runs `fn` alone among those that change one clone's refs (the runner's: its repository's
+ * advisory lock, runner/repo-lock.ts); the default runs it as it is.
+ */
+export type Exclusive = <T>(fn: () => Promise<T>) => Promise<T>;
+
+async function fetchChain(top: string, commit: string, chain: BundleChain): Promise<"fetched"> {
+  const repo = { top };
   const links = await missingLinks(repo.top, commit, chain);
   const bundles = await Promise.all(links.map(async (l) => ({ commit: l.commit, bytes: await l.link.load() })));
   await withTempFile(async (file) => {
@@ -136,7 +154,7 @@ export async function ensureCommit(repoPath: string, commit: string, chain: Bund
         );
       }
       fs.writeFileSync(file, bundle.bytes);
-      await runGit(repo.top, ["fetch", "--quiet", "--no-tags", file, `+refs/catcafe/pins/*:refs/catcafe/pins/*`]);
+      await runGit(repo.top, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", file, `+refs/catcafe/pins/*:refs/catcafe/pins/*`]);
     }
   });
   if (!(await hasCommit(repo.top, commit))) {

@@ -13,6 +13,7 @@ import { createPool } from "../../server/db/pool";
 import { putBlob } from "../../server/events/blobs";
 import { sessionBundles } from "../../server/events/bundle-chain";
 import type { Runner } from "../../server/runner/runner";
+import { withWorktreeLock } from "../../server/runner/repo-lock";
 import { stepKindRegistry } from "../../server/runner/step-kinds";
 import { workflowStepKinds } from "../../server/runner/workflow-executors";
 import { reactToReactionFailure, reactToStepOutcome } from "../../server/task-engine";
@@ -124,6 +125,17 @@ describe("incremental bundles", () => {
     expect(filesOf(ws.path)).toEqual(built);
     // A clone that has the commit now asks for nothing.
     expect(await ensureCommit(clone, third.commit, { sessionId, bundleOf: () => Promise.reject(new Error("asked")) })).toBe("present");
+
+    // Steps of two sessions restoring into one clone at once (a fork's chain shares its
+    // parent's links, so the same pins): one at a time under the repository's lock, the
+    // second finding the commit the first fetched.
+    const shared = freshClone("shared");
+    const locked = <T>(fn: () => Promise<T>) => withWorktreeLock(db.pool, shared, fn);
+    const both = await Promise.all(
+      [third.commit, third.commit, second.commit].map((c) => ensureCommit(shared, c, sessionBundles(db.pool, sessionId), locked)),
+    );
+    expect(both.filter((r) => r === "fetched")).toHaveLength(1);
+    expect(both.filter((r) => r === "present")).toHaveLength(2);
   }, 120_000);
 
   it("a broken chain is a clear NOT_FOUND naming the missing commit and the session: a link's blob gone, a prerequisite no bundle provides; a bundle recorded before bundles were incremental is still restored", async () => {
