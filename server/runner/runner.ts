@@ -35,6 +35,11 @@ import { CANCEL_CHANNEL, STEPS_CHANNEL } from "./steps-projection";
 
 export interface RunnerOptions {
   id?: string;
+  /**
+   * The host recorded on the runner's row (CATCAFE_RUNNER_HOST; the machine's hostname by
+   * default): where its worktrees live, for the clean-up of each host (docs/scaling.md).
+   */
+  host?: string;
   version?: string;
   leaseMs?: number;
   pollMs?: number;
@@ -83,8 +88,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()
 
 export class Runner {
   readonly id: string;
+  readonly host: string;
   readonly actor: Actor;
-  private readonly opts: Required<Omit<RunnerOptions, "id" | "onClaim" | "react" | "onReactionError" | "detectShells">> &
+  private readonly opts: Required<Omit<RunnerOptions, "id" | "host" | "onClaim" | "react" | "onReactionError" | "detectShells">> &
     Pick<RunnerOptions, "onClaim" | "react" | "onReactionError" | "detectShells">;
   private listener: pg.Client | null = null;
   private readonly inFlight = new Map<string, Flight>();
@@ -103,7 +109,8 @@ export class Runner {
     private readonly databaseUrl: string,
     options: RunnerOptions,
   ) {
-    this.id = options.id ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString("hex")}`;
+    this.host = options.host ?? os.hostname();
+    this.id = options.id ?? `${this.host}-${process.pid}-${crypto.randomBytes(3).toString("hex")}`;
     this.actor = { kind: "runner", id: this.id };
     this.opts = {
       version: "0.0.0",
@@ -133,7 +140,7 @@ export class Runner {
       `INSERT INTO runners (id, host, pid, version, sandbox_on, sandbox_reason) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL,
          sandbox_on = EXCLUDED.sandbox_on, sandbox_reason = EXCLUDED.sandbox_reason`,
-      [this.id, os.hostname(), process.pid, this.opts.version, sandbox.available, sandbox.reason],
+      [this.id, this.host, process.pid, this.opts.version, sandbox.available, sandbox.reason],
     );
     this.listening = this.listen();
     this.timers.push(setInterval(() => void this.beat(), RUNNER_HEARTBEAT_MS));

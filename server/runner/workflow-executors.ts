@@ -25,6 +25,7 @@ import {
 import type { EventStore } from "../events/store";
 import { isAppError } from "../errors";
 import { bundleSession, claimWorkspace, commitWorkspace, createWorkspace, diffSince, ensureCommit, resetWorkspace } from "../workspaces";
+import { recordWorktreePlaced, runnerHost } from "../pruning/worktrees";
 import { withWorktreeLock } from "./repo-lock";
 import { logger } from "../log";
 import { recordableOutput } from "../process/env";
@@ -48,6 +49,8 @@ export interface WorkflowExecutorDeps {
    * for runners on other machines; the registered path itself by default.
    */
   repositoryPath?: (repoPath: string) => string;
+  /** This runner's host, recorded with each worktree it creates (pruning/worktrees.ts); the hostname by default. */
+  host?: string;
   /**
    * The hosts on non-public addresses a session's HTTP brains may call: access.privateHosts
    * in force for its project, read when the step runs (server/projects/access.ts). Absent: none.
@@ -84,6 +87,7 @@ async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, i
     }),
   );
   await claimWorkspace(ws.path, ownerOf(step));
+  await recordWorktreePlaced(deps.store, step, runnerHost(deps.host), ws.path);
   return ws.path;
 }
 

@@ -217,6 +217,7 @@ describe("the server's settings overrides", () => {
       deliveryTokenEnv: [undefined, "built-in"],
       deliveryPullRequest: [undefined, "built-in"],
       pruneFailedAfterDays: [null, "built-in"],
+      keepFinishedDays: [7, "built-in"],
     });
 
     const { sessionId } = await startTask(deps(), { projectId: "cfg-d", prompt: "Make sum() add", mode: "implementation" }, testActor);
