@@ -19,7 +19,7 @@ import { checkedAgentAccess } from "../runner/agent-access";
 import type { ClaimedStep } from "../runner/dispatch";
 import { StepExecutionError, type StepContext } from "../runner/executors";
 import { withWorktreeLock } from "../runner/repo-lock";
-import { recordWorktreePlaced, runnerHost } from "../pruning/worktrees";
+import { recordWorktreePlaced, runnerHost } from "../runner/worktree-placement";
 import type { EventStore } from "../events/store";
 import { createWorkspace, ensureCommit } from "../workspaces";
 

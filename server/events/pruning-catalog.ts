@@ -37,7 +37,11 @@ export const pruningCatalog = {
     }),
     summary: (d) =>
       `${d.removed ? `Worktree removed from ${d.host} (${d.path})` : `No worktree left on ${d.host}`}: ${
-        d.reason === "not_last_host" ? "a later step ran on another host" : d.reason === "pruned" ? "the session was cleaned up" : "kept long enough after the session ended"
+        d.reason === "not_last_host"
+          ? "a later step ran on another host"
+          : d.reason === "pruned"
+            ? "the session was cleaned up"
+            : "kept long enough after the session ended"
       }${d.refsDeleted.length ? `; ${d.refsDeleted.length} git ref${d.refsDeleted.length === 1 ? "" : "s"} deleted` : ""}`,
   }),
   WorkspacePruneRequested: defineEvent({

@@ -16,7 +16,6 @@ import path from "node:path";
 import { SUCCESS_OUTCOMES } from "../../lib/outcomes";
 import { runSettings } from "../config/run";
 import type { Db, Queryable } from "../db/pool";
-import { DELIVER_STEP } from "../delivery/steps";
 import type { AppEvent } from "../events/catalog";
 import { commandHandler, historyState } from "../events/command-handler";
 import type { EventStore } from "../events/store";
@@ -61,8 +60,11 @@ export interface HostGcResult {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const HOST_GC_ACTOR = { kind: "system", id: "workspace-gc" } as const;
-/** Steps that use no worktree: where they ran says nothing of where the session's work is. */
-const NO_WORKTREE_KINDS = new Set([PRUNE_STEP, DELIVER_STEP]);
+/**
+ * Steps that use no worktree: where they ran says nothing of where the session's work is. The
+ * delivery's step kind is named here, not imported: delivery/ is not this layer's to import.
+ */
+const NO_WORKTREE_KINDS = new Set([PRUNE_STEP, "deliver"]);
 
 /** One pass per host and workspaces directory at a time; other hosts' passes never wait for it. */
 const lockKey = (deps: HostGcDeps) => `catcafe-workspace-gc:${deps.host}:${path.resolve(deps.workspacesRoot)}`;

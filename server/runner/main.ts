@@ -12,8 +12,8 @@ import { appStepKinds } from "../app-runner";
 import { webhookTarget } from "../projects/access";
 import { collectHostWorkspaces } from "../pruning/host-gc";
 import { AUTO_PRUNE_INTERVAL_MS, pruneOnSchedule } from "../pruning/service";
-import { runnerHost } from "../pruning/worktrees";
 import { DEAD_RUNNERS_KEPT_MS, forgetDeadRunners } from "./liveness";
+import { runnerHost } from "./worktree-placement";
 import { Runner } from "./runner";
 import { stepKindRegistry } from "./step-kinds";
 
@@ -93,7 +93,8 @@ for (let failures = 1; ; failures++) {
 
 // The setting sessions.pruneFailedAfterDays (req F14, docs/operations.md "Cleaning up failed
 // sessions"): every runner tries a pass each interval; the first to take the advisory lock
-// does it, the others skip theirs.
+// does it, the others skip theirs. Then this host's own worktrees (a lock per host, so every
+// host runs its own) and the rows of runners long dead.
 async function prunePass(): Promise<void> {
   try {
     const pass = await pruneOnSchedule({ store, pool });
@@ -105,7 +106,8 @@ async function prunePass(): Promise<void> {
   // This host's own worktrees (docs/operations.md, "Worktrees on every host"): each host runs its pass.
   try {
     const gc = await collectHostWorkspaces({ store, pool, host, workspacesRoot: env.CATCAFE_WORKSPACES_DIR, repositoryPath });
-    if (gc.removed.length || gc.failed.length) log.info({ host, removed: gc.removed, failed: gc.failed }, "this host's worktrees cleaned up");
+    if (gc.removed.length || gc.failed.length)
+      log.info({ host, removed: gc.removed, failed: gc.failed }, "this host's worktrees cleaned up");
   } catch (err) {
     log.warn({ err: String(err) }, "this host's worktree clean-up did not run; it is tried again next interval");
   }

@@ -25,8 +25,8 @@ import {
 import type { EventStore } from "../events/store";
 import { isAppError } from "../errors";
 import { bundleSession, claimWorkspace, commitWorkspace, createWorkspace, diffSince, ensureCommit, resetWorkspace } from "../workspaces";
-import { recordWorktreePlaced, runnerHost } from "../pruning/worktrees";
 import { withWorktreeLock } from "./repo-lock";
+import { recordWorktreePlaced, runnerHost } from "./worktree-placement";
 import { logger } from "../log";
 import { recordableOutput } from "../process/env";
 import { checkedAgentAccess } from "./agent-access";
