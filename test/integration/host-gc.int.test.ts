@@ -175,7 +175,11 @@ describe("each host cleans up its own worktrees", () => {
     await configureProject(deps(), { projectId: "gc-approved", keepFinishedDays: 2 }, { kind: "user", id: "admin" });
     const later = new Date(endedAt + 3 * DAY_MS);
     const laterB = await collectHostWorkspaces(gcOf(b), { now: later });
-    expect(laterB.removed.find((r) => r.sessionId === approved)).toMatchObject({ path: dir(b, approved), removed: true, reason: "finished" });
+    expect(laterB.removed.find((r) => r.sessionId === approved)).toMatchObject({
+      path: dir(b, approved),
+      removed: true,
+      reason: "finished",
+    });
     expect(fs.existsSync(dir(b, approved))).toBe(false);
     expect(hasRef(cloneB, pin)).toBe(false);
     expect(refsOf(cloneB).filter((r) => r.includes(approved))).toEqual([]);
@@ -228,7 +232,8 @@ describe("each host cleans up its own worktrees", () => {
     ]);
     // A second pass on each host does nothing more.
     const counts = [(await db.store.readStream(approved)).length, (await db.store.readStream(failed)).length];
-    for (const host of [a, b]) expect(await collectHostWorkspaces(gcOf(host), { now: later })).toEqual({ locked: false, removed: [], failed: [] });
+    for (const host of [a, b])
+      expect(await collectHostWorkspaces(gcOf(host), { now: later })).toEqual({ locked: false, removed: [], failed: [] });
     expect([(await db.store.readStream(approved)).length, (await db.store.readStream(failed)).length]).toEqual(counts);
 
     // Replay reads events and blobs: every position shows what it showed before.
@@ -248,8 +253,12 @@ describe("each host cleans up its own worktrees", () => {
     ]);
   }, 240_000);
 
-  it("one pass per host at a time: a pass held on one host makes that host's next one wait its turn, never another host's", async () => {
-    const hostDeps = (host: string): HostGcDeps => ({ ...deps(), host, workspacesRoot: path.join(path.dirname(h.repo), `gc-lock-${host}`) });
+  it("one pass per host at a time: while a pass holds one host's lock, that host's next pass skips and another host's runs", async () => {
+    const hostDeps = (host: string): HostGcDeps => ({
+      ...deps(),
+      host,
+      workspacesRoot: path.join(path.dirname(h.repo), `gc-lock-${host}`),
+    });
     const key = (d: HostGcDeps) => `catcafe-workspace-gc:${d.host}:${path.resolve(d.workspacesRoot)}`;
     const [one, two] = [hostDeps("lock-one"), hostDeps("lock-two")];
     const other = await db.pool.connect();
