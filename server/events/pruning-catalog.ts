@@ -65,6 +65,8 @@ export const pruningCatalog = {
       requestedBy: z.string().min(1),
       /** The worktree removed; null when there was none on the runner that cleaned up. */
       worktree: z.string().nullable(),
+      /** That runner's host (absent: recorded before hosts were). */
+      host: z.string().min(1).optional(),
       refsDeleted: z.array(z.string()),
     }),
     summary: (d) =>

@@ -28,6 +28,10 @@ import { deleteRefs, removeWorkspace } from "../workspaces";
 import { assertValidSessionId } from "../workspaces/paths";
 import { inspectCheckout } from "../workspaces/repo";
 import { pruneStatusOf, sessionRefs } from "./service";
+import { pruningCatalog } from "../events/pruning-catalog";
+import { isAppError } from "../errors";
+
+const ZRemoved = pruningCatalog.WorktreeRemoved.schema;
 import { PRUNE_STEP } from "./steps";
 
 export interface HostGcDeps {
@@ -93,7 +97,7 @@ async function pass(deps: HostGcDeps, now: Date): Promise<Omit<HostGcResult, "lo
   const keepDays = await keepDaysByProject(deps);
   const removed: HostGcRemoval[] = [];
   const failed: HostGcResult["failed"] = [];
-  for (const sessionId of await candidates(deps)) {
+  for (const sessionId of candidates(deps)) {
     try {
       const done = await collectSession(deps, sessionId, keepDays, now);
       if (done) removed.push(done);
@@ -116,30 +120,43 @@ async function keepDaysByProject(deps: HostGcDeps): Promise<Map<string, number |
 }
 
 /**
- * Sessions this host may hold something of: a directory in its workspaces root, or a worktree
- * it recorded placing whose session it has not cleaned up for good since (its clone may still
- * hold the session's pins and branch after the worktree went).
+ * Where a host notes the sessions whose worktree it removed while their pins and branch stay in
+ * its clone (not the last host): one empty file per session, in a directory whose name is no
+ * session id. Host-local, like the worktrees and the clone it speaks of.
  */
-async function candidates(deps: HostGcDeps): Promise<string[]> {
-  const ids = new Set<string>();
+const PENDING_DIR = "+refs-pending";
+
+const rootOf = (deps: HostGcDeps) => {
   const root = path.resolve(deps.workspacesRoot);
-  if (fs.existsSync(root)) {
-    for (const entry of fs.readdirSync(root, { withFileTypes: true })) {
-      if (entry.isDirectory() && isSessionId(entry.name)) ids.add(entry.name);
-    }
+  return fs.existsSync(root) ? fs.realpathSync(root) : root;
+};
+
+function sessionNames(dir: string, kind: "directories" | "files"): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((e) => (kind === "directories" ? e.isDirectory() : e.isFile()) && isSessionId(e.name))
+    .map((e) => e.name);
+}
+
+/**
+ * Sessions this host may hold something of: a worktree in its workspaces directory, or pins and
+ * a branch left in its clone after their worktree went (the pending notes). Read from the host's
+ * own directories: no pass reads the whole event log.
+ */
+function candidates(deps: HostGcDeps): string[] {
+  const root = rootOf(deps);
+  return [...new Set([...sessionNames(root, "directories"), ...sessionNames(path.join(root, PENDING_DIR), "files")])].sort();
+}
+
+function notePending(deps: HostGcDeps, sessionId: string, pending: boolean): void {
+  const note = path.join(rootOf(deps), PENDING_DIR, sessionId);
+  if (pending) {
+    fs.mkdirSync(path.dirname(note), { recursive: true });
+    fs.writeFileSync(note, "");
+  } else {
+    fs.rmSync(note, { force: true });
   }
-  const placed = await deps.pool.query<{ stream_id: string }>(
-    `SELECT p.stream_id FROM events p
-     WHERE p.type = 'WorktreePlaced' AND p.data->>'host' = $1
-     GROUP BY p.stream_id
-     HAVING max(p.version) > COALESCE((
-       SELECT max(r.version) FROM events r
-       WHERE r.stream_id = p.stream_id AND r.type = 'WorktreeRemoved' AND r.data->>'host' = $1 AND r.data->>'reason' <> 'not_last_host'
-     ), 0)`,
-    [deps.host],
-  );
-  for (const row of placed.rows) ids.add(row.stream_id);
-  return [...ids].sort();
 }
 
 function isSessionId(name: string): boolean {
@@ -235,11 +252,17 @@ async function collectSession(
   keepDays: Map<string, number | null>,
   now: Date,
 ): Promise<HostGcRemoval | null> {
-  const target = path.join(path.resolve(deps.workspacesRoot), sessionId);
-  const events = await deps.store.readStream(sessionId);
+  const target = path.join(rootOf(deps), sessionId);
+  const events = await deps.store.readStream(sessionId).catch((err: unknown) => {
+    if (isAppError(err, "NOT_FOUND")) return [];
+    throw err;
+  });
   if (!events.some((e) => e.streamId === sessionId)) return null; // not a session of this database: left alone
   const subject = { events, task: foldTask(events) };
-  if (doneHere(sessionId, events, deps.host) && !fs.existsSync(target)) return null;
+  if (doneHere(sessionId, events, deps.host) && !fs.existsSync(target)) {
+    notePending(deps, sessionId, false);
+    return null;
+  }
   const verdict = await verdictOf(deps, deps.pool, sessionId, subject, keepDays, now, fs.existsSync(target));
   if (!verdict) return null;
 
@@ -270,7 +293,9 @@ async function collectSession(
     return handled.recorded[0] ?? null;
   });
   if (!done) return null;
-  const data = done.data as Omit<HostGcRemoval, "sessionId">;
+  const data = ZRemoved.parse(done.data);
+  // Its pins and branch stay here until the session goes for good: noted, so a later pass finds them.
+  notePending(deps, sessionId, data.reason === "not_last_host");
   return { sessionId, path: data.path, removed: data.removed, reason: data.reason, refsDeleted: data.refsDeleted };
 }
 

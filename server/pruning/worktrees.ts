@@ -1,6 +1,7 @@
 // Where each session's worktrees live (docs/operations.md, "Worktrees on every host"): a runner
 // that creates one records WorktreePlaced, its host and path (runner/worktree-placement.ts); a host's
-// clean-up pass (./host-gc.ts) records WorktreeRemoved. The live ones are those placed and not
+// clean-up pass (./host-gc.ts) records WorktreeRemoved, a clean-up step (./steps.ts) SessionPruned
+// with its host. The live ones are those placed and not
 // removed since, as `catcafe session show` and the session page list them: on the host that has
 // them, not on the host that asks.
 import type { AppEvent } from "../events/catalog";
@@ -23,6 +24,8 @@ export function liveWorktrees(sessionId: string, events: readonly RecordedEvent[
     if (e.type === "WorktreePlaced")
       live.set(keyOf(e.data.host, e.data.path), { host: e.data.host, path: e.data.path, placedAt: e.recordedAt });
     else if (e.type === "WorktreeRemoved") live.delete(keyOf(e.data.host, e.data.path));
+    // The clean-up step removed the worktree of the host whose runner ran it.
+    else if (e.type === "SessionPruned" && e.data.host && e.data.worktree) live.delete(keyOf(e.data.host, e.data.worktree));
   }
   return [...live.values()];
 }

@@ -164,6 +164,9 @@ describe("each host cleans up its own worktrees", () => {
     });
     expect(fs.existsSync(dir(a, approved))).toBe(false);
     expect(gitIn(h.repo, "worktree", "list", "--porcelain")).not.toContain(dir(a, approved));
+    // Its pins stay in host A's clone until the session goes for good; the host notes that, for its later passes.
+    expect(hasRef(h.repo, pin)).toBe(true);
+    expect(fs.existsSync(path.join(fs.realpathSync(a.workspaces), "+refs-pending", approved))).toBe(true);
     const passB = await collectHostWorkspaces(gcOf(b), { now: dayAfter });
     expect(passB.removed.filter((r) => r.sessionId === approved)).toEqual([]);
     expect(fs.existsSync(dir(b, approved))).toBe(true);
@@ -210,7 +213,11 @@ describe("each host cleans up its own worktrees", () => {
     const prunedOnA = prunedA.removed.find((r) => r.sessionId === failed);
     expect(prunedOnA).toMatchObject({ path: dir(a, failed), removed: false, reason: "pruned" });
     expect(prunedOnA?.refsDeleted.sort()).toEqual([`refs/catcafe/pins/${failedCommit}`, `refs/heads/catcafe/${failed}`]);
-    await collectHostWorkspaces(gcOf(b), { now: dayAfter });
+    // Host B's worktree went with the prune step, which ran there: its record names the host.
+    expect(ofType<{ host?: string; worktree: string | null }>(await db.store.readStream(failed), "SessionPruned")).toEqual([
+      expect.objectContaining({ host: "host-b", worktree: dir(b, failed) }),
+    ]);
+    expect((await collectHostWorkspaces(gcOf(b), { now: dayAfter })).removed).toEqual([]);
     for (const repo of [h.repo, cloneB]) {
       expect(hasRef(repo, `refs/catcafe/pins/${failedCommit}`)).toBe(false);
       expect(refsOf(repo).filter((r) => r.includes(failed))).toEqual([]);
@@ -228,8 +235,10 @@ describe("each host cleans up its own worktrees", () => {
     expect(removals(await db.store.readStream(failed)).map((r) => [r.host, r.reason])).toEqual([
       ["host-a", "not_last_host"],
       ["host-a", "pruned"],
-      ["host-b", "pruned"],
     ]);
+    expect(liveWorktrees(failed, await db.store.readStream(failed))).toEqual([]);
+    // Host A noted the sessions whose pins stayed after their worktree went; gone once it removed them.
+    expect(fs.readdirSync(path.join(fs.realpathSync(a.workspaces), "+refs-pending"))).toEqual([]);
     // A second pass on each host does nothing more.
     const counts = [(await db.store.readStream(approved)).length, (await db.store.readStream(failed)).length];
     for (const host of [a, b])
