@@ -16,9 +16,11 @@ import path from "node:path";
 import { SUCCESS_OUTCOMES } from "../../lib/outcomes";
 import { runSettings } from "../config/run";
 import type { Db, Queryable } from "../db/pool";
+import { isAppError } from "../errors";
 import type { AppEvent } from "../events/catalog";
 import { commandHandler, historyState } from "../events/command-handler";
 import type { EventStore } from "../events/store";
+import { pruningCatalog } from "../events/pruning-catalog";
 import type { NewEvent, RecordedEvent } from "../events/types";
 import { serverOverride } from "../projects/config-edits";
 import { listProjectRecords } from "../projects/projects";
@@ -28,10 +30,6 @@ import { deleteRefs, removeWorkspace } from "../workspaces";
 import { assertValidSessionId } from "../workspaces/paths";
 import { inspectCheckout } from "../workspaces/repo";
 import { pruneStatusOf, sessionRefs } from "./service";
-import { pruningCatalog } from "../events/pruning-catalog";
-import { isAppError } from "../errors";
-
-const ZRemoved = pruningCatalog.WorktreeRemoved.schema;
 import { PRUNE_STEP } from "./steps";
 
 export interface HostGcDeps {
@@ -63,6 +61,7 @@ export interface HostGcResult {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const ZRemoved = pruningCatalog.WorktreeRemoved.schema;
 export const HOST_GC_ACTOR = { kind: "system", id: "workspace-gc" } as const;
 /**
  * Steps that use no worktree: where they ran says nothing of where the session's work is. The
@@ -268,7 +267,6 @@ async function collectSession(
 
   const repoPath = await repositoryOf(deps, target, subject.task);
   if (repoPath === null) return null;
-  const refs = verdict.final ? refsToDelete(deps, sessionId, subject) : [];
   // One worktree operation per repository at a time, as creating one is (runner/repo-lock.ts);
   // and under the session's stream lock, so no step of it is claimed while its worktree goes.
   const done = await withWorktreeLock(deps.pool, repoPath, async () => {
@@ -280,6 +278,7 @@ async function collectSession(
         const again = await verdictOf(deps, at.db, sessionId, current, keepDays, now, fs.existsSync(target));
         if (!again || (again.final && doneHere(sessionId, current.events, deps.host))) return [];
         const { removed } = fs.existsSync(target) ? await removeWorkspace({ repoPath, path: target }) : { removed: false };
+        const refs = again.final ? refsToDelete(deps, sessionId, current) : [];
         const refsDeleted = refs.length ? await deleteRefs(repoPath, refs) : [];
         if (!removed && !again.final) return [];
         const event: NewEvent = {
