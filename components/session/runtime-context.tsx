@@ -64,7 +64,8 @@ export function RuntimeContextPanel({ context: c }: { context: Context }) {
             </>
           ) : null}
         </dl>
-        <div className="mt-3 overflow-x-auto">
+        {/* Wider than a phone: scrolled sideways, so reachable by keyboard too (axe: scrollable-region-focusable). */}
+        <div className="mt-3 overflow-x-auto" role="region" aria-label="Agents by role" tabIndex={0}>
           <table className="w-full text-left">
             <thead className="text-xs text-zinc-600 uppercase dark:text-zinc-400">
               <tr>
