@@ -1,4 +1,5 @@
-// Live runner processes: identity, where they run, and how fresh their heartbeat is.
+// Live runner processes: identity, where they run, how fresh their heartbeat is, their labels
+// and the projects each cannot serve, with why (docs/scaling.md, "Which runner runs a step").
 import { formatAge, formatAgo, formatTimestamp } from "@/lib/format-time";
 import { EmptyState, Kbd, Panel } from "./panel";
 
@@ -10,6 +11,9 @@ export interface RunnerRow {
   version: string;
   startedAt: Date;
   heartbeatAt: Date;
+  labels: string[];
+  /** null: not reported; reason null when the viewer may not see paths. */
+  unservedProjects: Array<{ projectId: string; reason: string | null }> | null;
 }
 
 export function RunnersPanel({ runners, now, livenessMs }: { runners: RunnerRow[]; now: Date; livenessMs: number }) {
@@ -42,6 +46,31 @@ export function RunnersPanel({ runners, now, livenessMs }: { runners: RunnerRow[
                     <span className="font-mono">v{r.version}</span>
                     <span title={`started ${formatTimestamp(r.startedAt)}`}>up {formatAge(now.getTime() - r.startedAt.getTime())}</span>
                   </div>
+                  {r.labels.length > 0 && (
+                    <ul className="mt-1 flex flex-wrap gap-1" aria-label={`labels of runner ${r.id}`} data-testid="runner-labels">
+                      {r.labels.map((label) => (
+                        <li
+                          key={label}
+                          className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-xs text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300"
+                        >
+                          {label}
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                  {r.unservedProjects && r.unservedProjects.length > 0 && (
+                    <div className="mt-1 text-xs text-amber-800 dark:text-amber-300" data-testid="runner-unserved">
+                      <div className="font-medium">Cannot serve</div>
+                      <ul aria-label={`projects runner ${r.id} cannot serve`}>
+                        {r.unservedProjects.map((u) => (
+                          <li key={u.projectId} className="break-words">
+                            <span className="font-mono">{u.projectId}</span>
+                            {u.reason && <span>: {u.reason}</span>}
+                          </li>
+                        ))}
+                      </ul>
+                    </div>
+                  )}
                 </div>
                 <div
                   className="shrink-0 text-right text-xs tabular-nums text-zinc-500 dark:text-zinc-400"

@@ -14,6 +14,10 @@
 //   conversations  conversations in every collaboration mode while runners are killed at
 //              random moments and PostgreSQL once, each audited after (its events exactly
 //              what its mode decided: server/conversations/audit.ts)
+//   hosts      two runner hosts (each its own clone of a shared bare remote, mapped with
+//              CATCAFE_REPOSITORY_PATHS, its own workspaces and state) while their runners
+//              are killed at random: sessions hop between hosts; after, every session's
+//              `catcafe/<id>` on the remote must point at the session's head (docs/scaling.md)
 //
 // In kills, every fourth session is a fork of a finished one (at a random event), a revert or
 // a modify, killed like the others.
@@ -144,8 +148,17 @@ function spawnSyncOk(file: string, argv: string[], cwd: string): void {
   if (r.status !== 0) throw new Error(`${file} ${argv.join(" ")} failed`);
 }
 
-function startRunner(databaseUrl: string): string {
-  const id = `chaos-${++runnerSeq}`;
+/** A runner host of the hosts scenario: its own clone, workspaces and state, its name. */
+interface Host {
+  name: string;
+  workspaces: string;
+  stateDir: string;
+  /** CATCAFE_REPOSITORY_PATHS: the registered repository → this host's clone. */
+  repositoryPaths: Record<string, string>;
+}
+
+function startRunner(databaseUrl: string, host?: Host): string {
+  const id = `chaos-${host ? `${host.name}-` : ""}${++runnerSeq}`;
   const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "server/runner/main.ts")], {
     cwd: ROOT,
     env: {
@@ -158,8 +171,9 @@ function startRunner(databaseUrl: string): string {
       CATCAFE_RUNNER_RECLAIM_BACKOFF_MS: "200",
       CATCAFE_RUNNER_CONCURRENCY: "4",
       CATCAFE_RUNNER_DETECT_SHELLS: "0",
-      CATCAFE_RUNNER_STATE_DIR: stateDir,
-      CATCAFE_WORKSPACES_DIR: workspaces,
+      CATCAFE_RUNNER_STATE_DIR: host?.stateDir ?? stateDir,
+      CATCAFE_WORKSPACES_DIR: host?.workspaces ?? workspaces,
+      ...(host ? { CATCAFE_REPOSITORY_PATHS: JSON.stringify(host.repositoryPaths) } : {}),
       CATCAFE_LOG_LEVEL: "error",
     },
     stdio: ["ignore", "ignore", "inherit"],
@@ -188,11 +202,16 @@ const coderFix = { reply: "Changed sum to add.", files: { "src/sum.js": "module.
 const approve = JSON.stringify({ decision: "approve", summary: "Looks right.", findings: [] });
 const plan = JSON.stringify({ summary: "Run the tests.", commands: [{ argv: ["node", "--test", "test/"] }] });
 
-async function makeProject(pool: ReturnType<typeof createPool>, repo: string): Promise<void> {
+async function makeProject(
+  pool: ReturnType<typeof createPool>,
+  repo: string,
+  options: { id?: string; settings?: Record<string, unknown> } = {},
+): Promise<void> {
   await upsertProject(pool, {
-    id: "chaos",
+    id: options.id ?? "chaos",
     name: "Chaos",
     repoPath: repo,
+    ...(options.settings ? { settings: options.settings } : {}),
     allowlist: [["node", "--test", "**"]],
     agents: {
       // One answer each, repeated: a step re-run after a lost runner (a later invocation) gets the same.
@@ -210,11 +229,16 @@ async function makeProject(pool: ReturnType<typeof createPool>, repo: string): P
   });
 }
 
-async function start(store: EventStore, pool: ReturnType<typeof createPool>, mode: "proposal" | "implementation" | "forge"): Promise<Ack> {
+async function start(
+  store: EventStore,
+  pool: ReturnType<typeof createPool>,
+  mode: "proposal" | "implementation" | "forge",
+  projectId = "chaos",
+): Promise<Ack> {
   for (;;) {
     try {
-      if (mode === "forge") return await newForge({ store, pool }, { projectId: "chaos", idea: FORGE_DEMO_IDEA, gates: [] }, actor);
-      return await startTask({ store, pool }, { projectId: "chaos", prompt: "Fix sum()", mode }, actor);
+      if (mode === "forge") return await newForge({ store, pool }, { projectId, idea: FORGE_DEMO_IDEA, gates: [] }, actor);
+      return await startTask({ store, pool }, { projectId, prompt: "Fix sum()", mode }, actor);
     } catch (err) {
       if (isAppError(err)) throw err;
       await sleep(200); // the database is away: try again, as a client would
@@ -263,12 +287,12 @@ async function startMany(
   pool: ReturnType<typeof createPool>,
   n: number,
   into: { sessions: string[]; acks: Ack[] },
-  options: { forge?: boolean; forks?: boolean } = {},
+  options: { forge?: boolean; forks?: boolean; projectId?: string } = {},
 ): Promise<void> {
   for (let i = 0; i < n; i++) {
     const position = into.sessions.length;
     const forked = options.forks && position % 4 === 3 ? await forkOne(store, pool, into.sessions, (position - 3) / 4) : null;
-    const ack = forked ?? (await start(store, pool, options.forge && position % 3 === 2 ? "forge" : "implementation"));
+    const ack = forked ?? (await start(store, pool, options.forge && position % 3 === 2 ? "forge" : "implementation", options.projectId));
     into.sessions.push(ack.sessionId);
     into.acks.push(ack);
   }
@@ -323,11 +347,10 @@ async function outcomes(store: EventStore, sessions: string[]): Promise<{ approv
   return counts;
 }
 
-function sideEffectLines(sessions: string[]): { overlaps: number; runs: number } {
+function sideEffectLines(sessions: string[], dirs = [workspaces]): { overlaps: number; runs: number } {
   let overlaps = 0;
   let runs = 0;
-  for (const session of sessions) {
-    const file = path.join(workspaces, session, ".chaos", "log");
+  for (const file of sessions.flatMap((session) => dirs.map((dir) => path.join(dir, session, ".chaos", "log")))) {
     const lines = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n") : [];
     for (const line of lines) {
       const [what] = line.split(" ");
@@ -345,9 +368,10 @@ async function sessionFigures(
   pool: ReturnType<typeof createPool>,
   run: { sessions: string[]; acks: Ack[] },
   from = Date.now(),
+  workspaceDirs?: string[],
 ): Promise<Figures & { testRuns: number }> {
   const { stuck, settleMs } = await settle(store, run.sessions, from);
-  const { overlaps, runs } = sideEffectLines(run.sessions);
+  const { overlaps, runs } = sideEffectLines(run.sessions, workspaceDirs);
   const ended = await outcomes(store, run.sessions);
   return {
     scenario,
@@ -731,6 +755,71 @@ async function scenarioConversations(store: EventStore, pool: ReturnType<typeof 
 
 // --- main -----------------------------------------------------------------------------------
 
+async function scenarioHosts(store: EventStore, pool: ReturnType<typeof createPool>, url: string, repo: string): Promise<Figures> {
+  // The shared runners step aside: only the two hosts' runners run this project's steps.
+  await Promise.all([...runners.keys()].map(killRunner));
+  const remote = path.join(work, "remote.git");
+  spawnSyncOk("git", ["clone", "-q", "--bare", repo, remote], work);
+  const hosts: Host[] = ["a", "b"].map((name) => {
+    const dir = path.join(work, `host-${name}`);
+    const clone = path.join(dir, "clone");
+    fs.mkdirSync(dir, { recursive: true });
+    spawnSyncOk("git", ["clone", "-q", remote, clone], dir);
+    return { name, workspaces: path.join(dir, "workspaces"), stateDir: path.join(dir, "runners"), repositoryPaths: { [repo]: clone } };
+  });
+  // The bare remote is the home of the sessions' branches: each build is pushed there.
+  await makeProject(pool, repo, { id: "chaos-hosts", settings: { delivery: { remote, method: "push" } } });
+  for (const host of hosts) for (let i = 0; i < 2; i++) startRunner(url, host);
+  const sessions: string[] = [];
+  const acks: Ack[] = [];
+  const kills = QUICK ? 10 : 40;
+  const began = Date.now();
+  for (let k = 0; k < kills; k++) {
+    const open = (await Promise.all(sessions.slice(-8).map((id) => taskState(store, id)))).filter((s) => s.status !== "finished");
+    await startMany(store, pool, 8 - open.length, { sessions, acks }, { forge: true, forks: true, projectId: "chaos-hosts" });
+    await sleep(200 + Math.random() * 500);
+    const victim = [...runners.keys()][Math.floor(Math.random() * runners.size)];
+    if (!victim) continue;
+    await killRunner(victim);
+    startRunner(
+      url,
+      hosts.find((h) => victim.startsWith(`chaos-${h.name}-`)),
+    );
+  }
+  say(`hosts: ${kills} runner kills over ${sessions.length} sessions on 2 hosts in ${Math.round((Date.now() - began) / 1000)} s; settling`);
+  const figures = await sessionFigures(
+    "hosts",
+    store,
+    pool,
+    { sessions, acks },
+    Date.now(),
+    hosts.map((h) => h.workspaces),
+  );
+  // Every session's branch on the remote is at its head, whichever host built it last.
+  let branchMismatches = 0;
+  let hopped = 0;
+  for (const id of sessions) {
+    const state = await taskState(store, id);
+    if (state.status === "none") continue;
+    const onRemote = spawnSync("git", ["--git-dir", remote, "rev-parse", "--verify", "--quiet", `refs/heads/catcafe/${id}`], {
+      encoding: "utf8",
+    }).stdout.trim();
+    const expected = state.head === state.config.project.baseCommit ? "" : state.head;
+    if (onRemote !== expected) {
+      branchMismatches++;
+      say(`  ${id}: catcafe/${id} on the remote is ${onRemote || "missing"}, the session's head ${expected || "its base (no branch)"}`);
+    }
+    const { rows } = await pool.query<{ hosts: number }>(
+      `SELECT count(DISTINCT split_part(data->>'runnerId', '-', 2))::int AS hosts FROM events WHERE stream_id = $1 AND type = 'StepStarted'`,
+      [id],
+    );
+    if ((rows[0]?.hosts ?? 0) > 1) hopped++;
+  }
+  await Promise.all([...runners.keys()].map(killRunner));
+  for (let i = 0; i < RUNNERS; i++) startRunner(url);
+  return { ...figures, kills, hopped, branchMismatches };
+}
+
 async function main(): Promise<void> {
   const began = Date.now();
   pgPort = await freePort();
@@ -755,6 +844,7 @@ async function main(): Promise<void> {
     races: () => scenarioRaces(store, pool),
     resumes: () => scenarioResumes(store, pool),
     conversations: () => scenarioConversations(store, pool, url),
+    hosts: () => scenarioHosts(store, pool, url, repo),
   };
   const chosen = args.only ? [args.only] : Object.keys(scenarios);
   const figures: Figures[] = [];
@@ -778,7 +868,8 @@ async function main(): Promise<void> {
       Number(f.failed ?? 0) +
       Number(f.otherErrors ?? 0) +
       Number(f.doubleResumes ?? 0) +
-      Number(f.auditProblems ?? 0),
+      Number(f.auditProblems ?? 0) +
+      Number(f.branchMismatches ?? 0),
     0,
   );
   const report = {

@@ -10,6 +10,7 @@ import { logger } from "./log";
 import type { EventStore } from "./events/store";
 import { conversationStepKinds } from "./conversations/step-kinds";
 import { deliverOnApproval } from "./delivery/service";
+import { sessionRemote } from "./delivery/settings";
 import { deliverStepKind } from "./delivery/step-kinds";
 import { pruneStepKind } from "./pruning/step-kinds";
 import { echoStepKind } from "./runner/echo";
@@ -39,7 +40,12 @@ export function appStepKinds(deps: AppStepKindDeps): StepKind[] {
   return [
     echoStepKind,
     webhookStepKind(deps.webhook),
-    ...workflowStepKinds({ ...deps, reactor: { reactToStepOutcome, reactToReactionFailure }, onSessionFinalized: deliverIfAuto }),
+    ...workflowStepKinds({
+      ...deps,
+      reactor: { reactToStepOutcome, reactToReactionFailure },
+      onSessionFinalized: deliverIfAuto,
+      sessionRemote: (sessionId) => sessionRemote(deps.pool, deps.store, sessionId),
+    }),
     ...conversationStepKinds(deps),
     deliverStepKind(deps),
     pruneStepKind(deps),

@@ -44,6 +44,22 @@ export const ZRunnerEnv = z.object({
       }
       return parsed.data;
     }),
+  /**
+   * This runner's labels, comma-separated (e.g. `gpu,linux`): a step whose agent asks for
+   * labels (runnerLabels) goes only to a runner that has them all.
+   */
+  CATCAFE_RUNNER_LABELS: z
+    .string()
+    .optional()
+    .transform((text) => [
+      ...new Set(
+        (text ?? "")
+          .split(",")
+          .map((l) => l.trim())
+          .filter(Boolean),
+      ),
+    ])
+    .pipe(z.array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "labels use letters, digits, '.', '_' and '-', separated by commas"))),
   /** Process ledgers of this host's runners (what a killed runner left running is ended from them). */
   CATCAFE_RUNNER_STATE_DIR: z
     .string()

@@ -186,7 +186,9 @@ export function registerOpsCommands(program: Command): void {
     .command("runners")
     .description("runner processes")
     .command("list", { isDefault: true })
-    .description("runners heard from in the last day, whether each is live, and whether it runs agents sandboxed")
+    .description(
+      "runners heard from in the last day, whether each is live, whether it runs agents sandboxed, its labels and the projects it cannot serve",
+    )
     .addHelpText("after", examples(["catcafe runners list", "catcafe runners list --json"]))
     .action(async (_options: unknown, command: Command) => {
       const ctx = CliContext.of(command);
@@ -194,7 +196,7 @@ export function registerOpsCommands(program: Command): void {
       ctx.out.result(runners, () =>
         runners.length
           ? table(
-              ["ID", "HOST", "PID", "VERSION", "LIVE", "STARTED", "HEARTBEAT", "SANDBOX"],
+              ["ID", "HOST", "PID", "VERSION", "LIVE", "STARTED", "HEARTBEAT", "LABELS", "CANNOT SERVE", "SANDBOX"],
               runners.map((r) => [
                 r.id,
                 r.host,
@@ -203,6 +205,13 @@ export function registerOpsCommands(program: Command): void {
                 yesNo(r.live),
                 shortTime(r.startedAt),
                 shortTime(r.heartbeatAt),
+                r.labels.length ? r.labels.join(",") : "—",
+                // "—": not reported; each project with why (operators see the paths).
+                r.unservedProjects === null
+                  ? "—"
+                  : r.unservedProjects.length
+                    ? r.unservedProjects.map((u) => (u.reason ? `${u.projectId}: ${u.reason}` : u.projectId)).join("; ")
+                    : "none",
                 // Last, as off says why (docs/operations.md, "The sandbox"); "—": the runner did not report it.
                 r.sandbox === null ? "—" : r.sandbox.on ? "on" : `off: ${r.sandbox.reason ?? "no reason given"}`,
               ]),

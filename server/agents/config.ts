@@ -28,6 +28,11 @@ const ZAgentBase = z.object({
   name: z.string().min(1).max(200).optional(),
   manifest: ZAgentManifest.optional(),
   skills: ZSkills.optional(),
+  /** Only runners with all these labels (CATCAFE_RUNNER_LABELS) run this agent's steps (docs/scaling.md). */
+  runnerLabels: z
+    .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "use letters, digits, '.', '_' and '-'"))
+    .max(20)
+    .optional(),
 });
 
 /**

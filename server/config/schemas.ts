@@ -129,8 +129,18 @@ const ZBranchPart = z
 const deliveryFields = {
   branchPrefix: ZBranchPart,
   method: z.enum(["push", "pull_request", "merge"]),
-  /** A git remote of the project repository (its name or URL). */
-  remote: z.string().min(1).max(500),
+  /**
+   * A git remote of the project repository (its name or URL). Never with credentials in it:
+   * the remote is recorded (settings, delivery and push events), the token is not.
+   */
+  remote: z
+    .string()
+    .min(1)
+    .max(500)
+    .refine(
+      (remote) => !/^[a-z][a-z0-9+.-]*:\/\/[^/@]*@/i.test(remote) || /^ssh:\/\/[^/:@]+@/i.test(remote),
+      "must not carry credentials (user:password@ or token@): name the variable that holds the token in tokenEnv",
+    ),
   target: ZBranchPart.min(1),
   tokenEnv: ZEnvVarName,
   /** Approvals by this many different people before a delivery (0: none needed). */

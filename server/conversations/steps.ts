@@ -22,6 +22,7 @@ import { withWorktreeLock } from "../runner/repo-lock";
 import { recordWorktreePlaced, runnerHost } from "../runner/worktree-placement";
 import type { EventStore } from "../events/store";
 import { createWorkspace, ensureCommit } from "../workspaces";
+import { sessionBundles } from "../events/bundle-chain";
 
 export const CALL_OUTPUTS = ["reply", "ballot", "sop"] as const;
 export type CallOutput = (typeof CALL_OUTPUTS)[number];
@@ -93,7 +94,7 @@ async function conversationWorkspace(
   const target = path.join(deps.workspacesRoot, step.sessionId);
   if (!touchesFiles(config) || fs.existsSync(target)) return target;
   const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
-  await ensureCommit(repoPath, input.workspace.head, async () => null);
+  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId));
   const ws = await withWorktreeLock(deps.pool, repoPath, () =>
     createWorkspace({ repoPath, workspacesRoot: deps.workspacesRoot, sessionId: step.sessionId, baseCommit: input.workspace.head }),
   );

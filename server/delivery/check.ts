@@ -1,6 +1,6 @@
 // The Test of a project's delivery settings (req X2, docs/delivery.md "Test"): can a delivery
-// reach what it would reach? A merge: the target branch in the project repository. A push
-// or a pull request: `git ls-remote` against the remote, with the token as the push sends it
+// reach what it would reach? A merge with no remote: the target branch in the project
+// repository. A push, a pull request, or a merge with a remote (merged there): `git ls-remote` against the remote, with the token as the push sends it
 // (server/workspaces/deliver.ts), then — a pull request — the provider's API, one GET of the
 // repository with the token. Each with a timeout; an http(s) remote or API on a loopback or
 // private address only when access.privateHosts allows it (server/net/outbound.ts). It runs in
@@ -89,7 +89,7 @@ export async function testDelivery(deps: TestDeps, raw: z.input<typeof ZTestDeli
     tokenSet,
   });
 
-  if (delivery.method === "merge") {
+  if (delivery.method === "merge" && !delivery.remote) {
     const head = await resolveCommit(project.repoPath, `refs/heads/${delivery.target}`).catch(() => null);
     steps.push(
       head
@@ -123,11 +123,19 @@ export async function testDelivery(deps: TestDeps, raw: z.input<typeof ZTestDeli
       ...(token && /^https?:/i.test(url) ? { token } : {}),
       timeoutMs,
     });
-    steps.push({
-      what: "remote",
-      ok: true,
-      message: head ? `reachable, ${delivery.target} at ${head.slice(0, 7)}` : `reachable; it has no branch ${delivery.target} yet`,
-    });
+    // A merge moves the remote's target: it must be there. A push or a pull request makes its own branch.
+    if (!head && delivery.method === "merge")
+      steps.push({
+        what: "target",
+        ok: false,
+        message: `reachable, but the target branch ${delivery.target} does not exist on the remote`,
+      });
+    else
+      steps.push({
+        what: "remote",
+        ok: true,
+        message: head ? `reachable, ${delivery.target} at ${head.slice(0, 7)}` : `reachable; it has no branch ${delivery.target} yet`,
+      });
   } catch (err) {
     const message = err instanceof DeliveryProblem || err instanceof Error ? err.message : String(err);
     steps.push({ what: "remote", ok: false, message: clean(message, token) });

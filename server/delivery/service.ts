@@ -5,7 +5,7 @@
 // a runner carries it out (it has the clone and the token) and records the outcome.
 import { z } from "zod";
 import { runSettings } from "../config/run";
-import type { DeliverySettings, Settings } from "../config/schemas";
+import type { DeliverySettings } from "../config/schemas";
 import type { Db, Queryable, Tx } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEvent, AppEventOf } from "../events/catalog";
@@ -13,9 +13,10 @@ import { timeOrderedId } from "../events/ids";
 import type { EventStore } from "../events/store";
 import type { NewEvent, RecordedEvent } from "../events/types";
 import { serverOverride } from "../projects/config-edits";
-import { getProject, type Project } from "../projects/projects";
+import { getProject } from "../projects/projects";
 import { commandHandler, historyState } from "../events/command-handler";
 import { foldTask, type TaskState } from "../task-engine";
+import { deliverySettings } from "./settings";
 import { DELIVER_STEP, ZDeliverInput, type DeliverInput } from "./steps";
 
 export interface DeliveryDeps {
@@ -184,17 +185,6 @@ interface DeliveryPlan {
   events: NewEvent[];
 }
 
-/** The project's delivery settings in force (settings.json, the server's and the project's overrides). */
-async function deliverySettings(
-  db: Queryable,
-  store: EventStore,
-  projectId: string,
-): Promise<{ project: Project; delivery: DeliverySettings; retry: Settings["retry"] }> {
-  const project = await getProject(db, projectId);
-  const { settings } = runSettings(project, { server: (await serverOverride(store, db)).override });
-  return { project, delivery: settings.delivery, retry: settings.retry };
-}
-
 /**
  * The request and its step for a finished session's work, as the settings say; refused
  * (PRECONDITION_FAILED) when the session changed nothing, lacks approvals, or the settings
@@ -244,6 +234,8 @@ async function planDelivery(
     tokenEnv: delivery.tokenEnv ?? null,
     pullRequest: pr ? { provider: pr.provider, apiBaseUrl: pr.apiBaseUrl ?? null, repository: pr.repository, title, body } : null,
     mergeMessage: `Merge ${branch}: ${title}`,
+    // With no remote, the merge is into the registered repository itself, never a runner's clone of it.
+    needsRegisteredRepository: delivery.method === "merge" && !delivery.remote,
   });
   return {
     stepId,

@@ -1,15 +1,27 @@
 // What a runner does with a `deliver` step (docs/delivery.md): the session's commit made present in
-// this runner's clone (from the session's bundle when it was made elsewhere), then pushed,
-// pushed with a pull request opened or updated, or merged locally. A problem worth trying
+// this runner's clone (from the remote's session branch, else the session's bundles, when it
+// was made elsewhere), then pushed, pushed with a pull request opened or updated, or merged
+// (on the remote when there is one, else in the registered repository itself). A problem worth trying
 // again (the remote unreachable, a rate limit, a server error, a target that moved) fails the
 // attempt as retryable; any other is the step's result, recorded by the reactor with its class.
+import path from "node:path";
 import { z } from "zod";
 import type { Db } from "../db/pool";
-import { getBlob, ZBlobRef } from "../events/blobs";
+import { ZBlobRef } from "../events/blobs";
+import { sessionBundles } from "../events/bundle-chain";
 import { DELIVERY_PROBLEM_CLASSES } from "../events/delivery-catalog";
 import type { ClaimedStep } from "../runner/dispatch";
-import { StepExecutionError, type StepContext } from "../runner/executors";
-import { DeliveryProblem, ensureCommit, mergeInto, pushBranch } from "../workspaces";
+import { notRunnableWhenNotFound, StepExecutionError, StepNotRunnableHere, type StepContext } from "../runner/executors";
+import {
+  DeliveryProblem,
+  ensureCommit,
+  fetchSessionCommit,
+  mergeInto,
+  mergeIntoRemote,
+  missingClone,
+  pushBranch,
+  repositoryMapping,
+} from "../workspaces";
 import { PullRequestProblem, upsertPullRequest } from "./pull-requests";
 
 export const DELIVER_STEP = "deliver";
@@ -34,6 +46,13 @@ export const ZDeliverInput = z.object({
     })
     .nullable(),
   mergeMessage: z.string(),
+  /**
+   * The step runs only where the registered `repoPath` is the runner's own repository, not a
+   * clone mapped to it (CATCAFE_REPOSITORY_PATHS): a merge with no remote moves the registered
+   * repository's target. A runner with a mapped clone refuses the attempt (retried, for a
+   * runner that has it). Absent in steps recorded before it: read as such for a merge with no remote.
+   */
+  needsRegisteredRepository: z.boolean().optional(),
 });
 export type DeliverInput = z.infer<typeof ZDeliverInput>;
 
@@ -69,15 +88,34 @@ export interface DeliveryExecutorDeps {
 export function deliveryExecutor(
   deps: DeliveryExecutorDeps,
 ): (step: ClaimedStep, input: DeliverInput, ctx: StepContext) => Promise<DeliverOutput> {
-  return async (_step, input, ctx) => {
+  return async (step, input, ctx) => {
     const repoPath = deps.repositoryPath?.(input.repoPath) ?? input.repoPath;
-    const bundle = input.bundle;
-    await ensureCommit(repoPath, input.commit, async () => (bundle ? (await getBlob(deps.pool, bundle.blob)).content : null));
+    refuseMappedClone(input, repoPath);
+    // A runner without the clone, or the commit, hands the delivery to one that has them.
+    const missing = await missingClone(repoPath, repositoryMapping(input.repoPath, repoPath));
+    if (missing) throw new StepNotRunnableHere(missing);
     const token = input.tokenEnv ? (deps.env ?? process.env)[input.tokenEnv] : undefined;
+    const home = input.remote ? { remote: input.remote, ...(token ? { token } : {}) } : null;
     try {
+      // The commit from the remote's session branch first, the session's bundle if need be.
+      await fetchSessionCommit({ repoPath, remote: async () => home, branch: input.branch, commit: input.commit });
+      await ensureCommit(repoPath, input.commit, sessionBundles(deps.pool, step.sessionId)).catch(notRunnableWhenNotFound);
       if (input.method === "merge") {
-        const merged = await mergeInto({ repoPath, target: input.target, commit: input.commit, message: input.mergeMessage });
-        return { kind: "delivery", ok: true, pushed: null, merged, pullRequest: null };
+        if (!home) {
+          const merged = await mergeInto({ repoPath, target: input.target, commit: input.commit, message: input.mergeMessage });
+          return { kind: "delivery", ok: true, pushed: null, merged, pullRequest: null };
+        }
+        // With a remote, the merge is the remote's (docs/delivery.md, "The remote is the home"): the
+        // session's branch pushed there too, then the target merged there; no clone's branch moves.
+        await pushBranch({ repoPath, remote: home.remote, branch: input.branch, commit: input.commit, ...(token ? { token } : {}) });
+        const merged = await mergeIntoRemote({
+          repoPath,
+          remote: home,
+          target: input.target,
+          commit: input.commit,
+          message: input.mergeMessage,
+        });
+        return { kind: "delivery", ok: true, pushed: { remote: home.remote }, merged, pullRequest: null };
       }
       if (!input.remote) return { kind: "delivery", ok: false, errorClass: "not_configured", message: "no remote to push to", files: [] };
       await pushBranch({ repoPath, remote: input.remote, branch: input.branch, commit: input.commit, ...(token ? { token } : {}) });
@@ -116,4 +154,22 @@ export function deliveryExecutor(
       throw err;
     }
   };
+}
+
+/** Whether the step must run on the registered repository itself (see ZDeliverInput). */
+const needsRegisteredRepository = (input: DeliverInput) => input.needsRegisteredRepository ?? (input.method === "merge" && !input.remote);
+
+/**
+ * Refuses, as a retryable attempt (another runner may have the registered repository), a step
+ * that must merge into the registered repository on a runner whose repository for the project
+ * is a clone mapped to it: merging there would move a cache's branch, not the project's.
+ */
+function refuseMappedClone(input: DeliverInput, repoPath: string): void {
+  if (!needsRegisteredRepository(input) || path.resolve(repoPath) === path.resolve(input.repoPath)) return;
+  throw new StepExecutionError(
+    "internal_error",
+    `[needs_registered_repository] merging into ${input.target} with no delivery remote moves the registered repository ${input.repoPath}; ` +
+      `this runner has a clone of it (${repoPath}, CATCAFE_REPOSITORY_PATHS): left to a runner whose repository is the registered one, or set delivery.remote`,
+    true,
+  );
 }

@@ -20,10 +20,29 @@ export const DELIVERY_PROBLEM_CLASSES = [
   "pr_invalid",
   "rate_limited",
   "api_unavailable",
+  "needs_registered_repository",
   "internal_error",
 ] as const;
 
 export const deliveryCatalog = {
+  /**
+   * A build's commit could not be pushed to the session's branch on the project's remote
+   * (docs/delivery.md, "The remote is the home"): the build stands (committed and bundled); the
+   * next build's push or the delivery pushes the branch again. Recorded by the attempt that built.
+   */
+  SessionBranchPushFailed: defineEvent({
+    version: 1,
+    schema: z.object({
+      stepId: z.uuid(),
+      attempt: z.number().int().positive(),
+      branch: z.string().min(1),
+      commit: ZCommit,
+      remote: z.string(),
+      errorClass: z.enum(DELIVERY_PROBLEM_CLASSES),
+      message: z.string(),
+    }),
+    summary: (d) => `Could not push ${d.branch} (${d.commit.slice(0, 12)}) to ${d.remote} (${d.errorClass}): ${d.message}`,
+  }),
   /** A person approves the delivery of an approved session (the project may need several). */
   DeliveryApproved: defineEvent({
     version: 1,

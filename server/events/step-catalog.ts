@@ -46,12 +46,23 @@ export const stepCatalog = {
       message: z.string(),
       /** When set, the step goes back to pending and may be claimed again from then on. */
       retryAt: z.iso.datetime({ offset: true }).nullable(),
+      /** No live runner can run the step: it fails as this attempt without having started (docs/scaling.md). */
+      unrunnable: z.boolean().optional(),
     }),
     summary: (d) => `Step failed (attempt ${d.attempt}): ${d.errorClass}: ${d.message}${d.retryAt ? " — will retry" : ""}`,
   }),
   StepReleased: defineEvent({
     version: 1,
-    schema: z.object({ stepId: z.uuid(), attempt: z.number().int().positive(), reason: z.string() }),
+    schema: z.object({
+      stepId: z.uuid(),
+      attempt: z.number().int().positive(),
+      reason: z.string(),
+      /**
+       * The runner found at run time that it cannot run the step (its clone lacks a commit, or
+       * is gone): which runner, on which host, what it lacks. It never claims the step again.
+       */
+      unable: z.object({ runnerId: z.string().min(1), host: z.string().min(1), missing: z.string().min(1) }).optional(),
+    }),
     summary: (d) => `Step released by its runner (attempt ${d.attempt}): ${d.reason}`,
   }),
   StepCancelled: defineEvent({

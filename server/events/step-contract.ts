@@ -93,7 +93,7 @@ export const ZStepInput = z.object({
   agent: ZAgentSnapshot.nullable(),
   /** Earlier invocations of this role in the session (the runner adds attempt − 1). */
   invocation: z.number().int().nonnegative(),
-  /** `bundle`: the session's commits since its base as a git bundle, for a runner whose clone lacks `head`. */
+  /** `bundle`: the latest bundle of the session (informational: a runner whose clone lacks `head` restores the chain from the session's events, server/events/bundle-chain.ts). */
   workspace: z.object({
     repoPath: z.string(),
     baseCommit: z.string(),
@@ -160,10 +160,17 @@ export const ZWorkspaceCommit = z.object({
   changedFiles: z.array(ZChangedFile),
   diff: ZBlobRef,
   /**
-   * Every commit of the session since its base as a git bundle: how the work reaches a
-   * runner on another machine (absent before bundles existed).
+   * The commits this build added as a git bundle, made since `bundleSince`: how the work
+   * reaches a runner on another machine, which fetches the chain of bundles it lacks
+   * (docs/scaling.md#bundles; absent before bundles existed).
    */
   bundle: ZBlobRef.optional(),
+  /**
+   * The bundle's prerequisite: the commit the build started from (the previous bundle's
+   * commit, the base commit for the first, a fork's starting commit for a fork's first).
+   * Absent with a bundle: every commit since the base (recorded before bundles were incremental).
+   */
+  bundleSince: z.string().optional(),
 });
 
 /** What an agent step hands back: its reply (a blob) and, for builds, the commit it made. */

@@ -80,6 +80,20 @@ export interface ClaimOptions {
   leaseMs: number;
   /** Base delay before an expired lease is taken over, doubled per loss (capped at 30 s). */
   reclaimBackoffMs: number;
+  /** What the runner can run; absent: anything (a runner that does not report it). */
+  capabilities?: ClaimCapabilities;
+}
+
+/**
+ * What a runner can run, as its claim passes it to `catcafe_pick_step` (docs/scaling.md,
+ * "Which runner runs a step"); null in a field: not known, no step is refused for it.
+ */
+export interface ClaimCapabilities {
+  /** The registered repoPaths it has clones of. */
+  repos: readonly string[] | null;
+  /** The agent CLI kinds it found supported. */
+  clis: readonly string[] | null;
+  labels: readonly string[];
 }
 
 /**
@@ -117,9 +131,12 @@ const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
  * statement rolls back. The event is built here in SQL; its shape and summary are the
  * catalog's StepStarted (runner.int reads it back through the registry).
  * $1 reclaim backoff, $2 max lost, $3 lease ms, $4 runner id, $5 StepStarted's schema version,
- * $6 the event's id (time-ordered, see timeOrderedId).
+ * $6 the event's id (time-ordered, see timeOrderedId); $7 the registered repoPaths the runner
+ * has clones of, $8 the agent CLIs it has (NULL: any), $9 its labels: the pick
+ * (migration 20261129024922) passes over steps that need what the runner lacks and steps it
+ * released as unable.
  */
-const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1, $2)),
+const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1, $2, $4, $7, $8, $9)),
   bump AS (
     UPDATE streams s SET version = s.version + 1, updated_at = now() FROM pick WHERE s.id = pick.session_id
     RETURNING s.version, to_char((now() + $3 * interval '1 millisecond') AT TIME ZONE 'UTC', ${ISO_MS}) AS lease_expires_at),
@@ -156,6 +173,9 @@ export async function claimNextStep(store: EventStore, opts: ClaimOptions, db: Q
             opts.runnerId,
             store.registry.definition("StepStarted").version,
             timeOrderedId(),
+            opts.capabilities?.repos ?? null,
+            opts.capabilities?.clis ?? null,
+            opts.capabilities?.labels ?? [],
           ],
         }),
       );
@@ -216,8 +236,8 @@ export type ReactionFallback = (
 
 export type StepOutcome =
   | { kind: "completed"; output: unknown }
-  | { kind: "failed"; errorClass: ErrorClass; message: string; retryable: boolean; retryAfterMs?: number }
-  | { kind: "released"; reason: string };
+  | { kind: "failed"; errorClass: ErrorClass; message: string; retryable: boolean; retryAfterMs?: number; unrunnable?: true }
+  | { kind: "released"; reason: string; unable?: { runnerId: string; host: string; missing: string } };
 
 /** The runner's default backoff before retrying a failed attempt: 1 s, 2 s, 4 s, ... (capped at 60 s). */
 export function retryDelayMs(attempt: number, baseMs = 1000): number {
@@ -362,10 +382,19 @@ function outcomeEvent(
               }),
           ).toISOString()
         : null;
-      return { type: "StepFailed", data: { ...data, errorClass: outcome.errorClass, message: outcome.message, retryAt } };
+      return {
+        type: "StepFailed",
+        data: {
+          ...data,
+          errorClass: outcome.errorClass,
+          message: outcome.message,
+          retryAt,
+          ...(outcome.unrunnable ? { unrunnable: true } : {}),
+        },
+      };
     }
     case "released":
-      return { type: "StepReleased", data: { ...data, reason: outcome.reason } };
+      return { type: "StepReleased", data: { ...data, reason: outcome.reason, ...(outcome.unable ? { unable: outcome.unable } : {}) } };
   }
 }
 
@@ -421,4 +450,10 @@ export async function appendWhileHeld(
     if (err instanceof StaleAttemptError) return false;
     throw err;
   }
+}
+
+/** Whether `step`'s attempt still holds it (running, this attempt): a check, not a lock. */
+export async function holdsStep(db: Queryable, step: { id: string; attempt: number }): Promise<boolean> {
+  const held = await db.query("SELECT 1 FROM steps WHERE id = $1 AND attempt = $2 AND state = 'running'", [step.id, step.attempt]);
+  return held.rowCount === 1;
 }

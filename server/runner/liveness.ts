@@ -6,6 +6,7 @@
 // their rows.
 import type pg from "pg";
 import type { Queryable } from "../db/pool";
+import type { UnservedProject } from "./capabilities";
 
 /** A runner whose heartbeat is older than this is not counted as live. */
 export const RUNNER_LIVENESS_MS = 15_000;
@@ -17,7 +18,7 @@ export const RUNNER_LISTED_FOR_MS = 24 * 60 * 60 * 1000;
 export const DEAD_RUNNERS_KEPT_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** `$1`: the window in milliseconds. */
-const HEARD_WITHIN_SQL = `r.stopped_at IS NULL AND r.heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)`;
+export const HEARD_WITHIN_SQL = `r.stopped_at IS NULL AND r.heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)`;
 
 /**
  * Whether a runner runs agents and test commands in the bubblewrap sandbox, as it found at
@@ -42,6 +43,10 @@ export interface RunnerInfo {
   shellsDetectedAt: Date | null;
   /** null: not reported (a runner older than the record of it). */
   sandbox: RunnerSandbox | null;
+  /** CATCAFE_RUNNER_LABELS. */
+  labels: string[];
+  /** Registered projects it cannot serve, with the reason (null: not reported; docs/scaling.md). */
+  unservedProjects: UnservedProject[] | null;
 }
 
 export interface RunnerList {
@@ -68,6 +73,9 @@ interface RunnerRow {
   shells_detected_at: Date | null;
   sandbox_on: boolean | null;
   sandbox_reason: string | null;
+  labels: string[] | null;
+  unserved_repos: UnservedProject[] | null;
+  capabilities_at: Date | null;
 }
 
 /**
@@ -78,7 +86,7 @@ export async function listRunners(db: Queryable, options: { liveOnly?: boolean }
   const result = await db.query<RunnerRow>(
     `WITH clock AS (SELECT now() AS now)
      SELECT clock.now, r.id, r.host, r.pid, r.version, r.started_at, r.heartbeat_at, r.shells, r.shells_detected_at,
-            r.sandbox_on, r.sandbox_reason, r.heartbeat_at > clock.now - make_interval(secs => $2::double precision / 1000) AS live
+            r.sandbox_on, r.sandbox_reason, r.labels, r.unserved_repos, r.capabilities_at, r.heartbeat_at > clock.now - make_interval(secs => $2::double precision / 1000) AS live
      FROM clock LEFT JOIN runners r ON ${HEARD_WITHIN_SQL}
      ORDER BY r.started_at, r.id`,
     [options.liveOnly ? RUNNER_LIVENESS_MS : RUNNER_LISTED_FOR_MS, RUNNER_LIVENESS_MS],
@@ -99,6 +107,8 @@ export async function listRunners(db: Queryable, options: { liveOnly?: boolean }
             shells: r.shells ?? null,
             shellsDetectedAt: r.shells_detected_at,
             sandbox: r.sandbox_on === null ? null : { on: r.sandbox_on, reason: r.sandbox_on ? null : r.sandbox_reason },
+            labels: r.labels ?? [],
+            unservedProjects: r.capabilities_at ? (r.unserved_repos ?? []) : null,
           },
         ],
   );

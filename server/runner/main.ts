@@ -10,6 +10,8 @@ import { APP_VERSION } from "../version";
 import { detectShells } from "../agents/shells/detect";
 import { appStepKinds } from "../app-runner";
 import { webhookTarget } from "../projects/access";
+import { listProjectRecords } from "../projects/projects";
+import { projectsServed } from "./capabilities";
 import { collectHostWorkspaces } from "../pruning/host-gc";
 import { AUTO_PRUNE_INTERVAL_MS, pruneOnSchedule } from "../pruning/service";
 import { DEAD_RUNNERS_KEPT_MS, forgetDeadRunners } from "./liveness";
@@ -29,8 +31,8 @@ if (withheldAtStart.length) {
 }
 const store = createAppEventStore(pool);
 const host = runnerHost(env.CATCAFE_RUNNER_HOST);
-const repositoryPath = (repoPath: string) => env.CATCAFE_REPOSITORY_PATHS[repoPath] ?? repoPath;
 // What this runner runs, and how outcomes are reacted to: the application's step kinds.
+const repositoryPath = (repoPath: string) => env.CATCAFE_REPOSITORY_PATHS[repoPath] ?? repoPath;
 const stepKinds = stepKindRegistry(
   appStepKinds({
     pool,
@@ -54,6 +56,9 @@ const runner = new Runner(store, pool, env.DATABASE_URL, {
   react: stepKinds.react,
   onReactionError: stepKinds.onReactionError,
   stateDir: env.CATCAFE_RUNNER_STATE_DIR,
+  // What it can run: clones of the registered projects, its labels (docs/scaling.md, "Which runner runs a step").
+  projectsServed: async () => projectsServed(await listProjectRecords(pool), repositoryPath),
+  labels: env.CATCAFE_RUNNER_LABELS,
   ...(env.CATCAFE_RUNNER_DETECT_SHELLS === "1" ? { detectShells: () => detectShells() } : {}),
   log: (msg, fields) => log.info(fields ?? {}, msg),
 });

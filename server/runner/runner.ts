@@ -24,22 +24,20 @@ import {
   heartbeatStep,
   recordStepOutcome,
   retryWaitMs,
+  type ClaimCapabilities,
   type ClaimedStep,
   type OutcomeReactor,
   type ReactionFallback,
   type StepOutcome,
 } from "./dispatch";
 import { ProcessLedger } from "./process-ledger";
-import { StepExecutionError, type StepExecutor } from "./executors";
+import { StepExecutionError, StepNotRunnableHere, type StepExecutor } from "./executors";
+import { supportedClis, type ServedProjects } from "./capabilities";
+import { failUnrunnableSteps, UNRUNNABLE_GRACE_MS } from "./unrunnable";
 import { CANCEL_CHANNEL, STEPS_CHANNEL } from "./steps-projection";
 
 export interface RunnerOptions {
   id?: string;
-  /**
-   * The host recorded on the runner's row (CATCAFE_RUNNER_HOST; the machine's hostname by
-   * default): where its worktrees live, for the clean-up of each host (docs/scaling.md).
-   */
-  host?: string;
   version?: string;
   leaseMs?: number;
   pollMs?: number;
@@ -64,6 +62,20 @@ export interface RunnerOptions {
   blobCollectionMs?: number;
   /** Finds the agent CLIs on this machine; the result is stored on the runner's row. */
   detectShells?: () => Promise<unknown>;
+  /**
+   * Which registered projects this runner has clones of (./capabilities.ts projectsServed),
+   * registered at start and every `capabilityRefreshMs`; its claims then take only steps of
+   * those projects. Absent: it claims steps of any project (docs/scaling.md, "Which runner runs a step").
+   */
+  projectsServed?: () => Promise<ServedProjects>;
+  /** CATCAFE_RUNNER_LABELS: steps whose agent asks for labels (runnerLabels) go to runners that have them all. */
+  labels?: string[];
+  /** The host name recorded and named in events (default: os.hostname()). */
+  host?: string;
+  /** How often the projects served are checked again: projects may be added while it runs (ms). */
+  capabilityRefreshMs?: number;
+  /** How long a step no live runner can run waits before it fails (./unrunnable.ts; ms). */
+  unrunnableGraceMs?: number;
 }
 
 /** Well within the liveness window (./liveness.ts), so one late heartbeat does not count a runner dead. */
@@ -88,10 +100,13 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()
 
 export class Runner {
   readonly id: string;
-  readonly host: string;
   readonly actor: Actor;
-  private readonly opts: Required<Omit<RunnerOptions, "id" | "host" | "onClaim" | "react" | "onReactionError" | "detectShells">> &
-    Pick<RunnerOptions, "onClaim" | "react" | "onReactionError" | "detectShells">;
+  private readonly opts: Required<Omit<RunnerOptions, "id" | "onClaim" | "react" | "onReactionError" | "detectShells" | "projectsServed">> &
+    Pick<RunnerOptions, "onClaim" | "react" | "onReactionError" | "detectShells" | "projectsServed">;
+  /** What this runner's claims say it can run (./dispatch.ts ClaimCapabilities); undefined: anything. */
+  private claimCapabilities: ClaimCapabilities | undefined;
+  /** Projects already warned about as not served (the warning is said once per project). */
+  private readonly warnedUnserved = new Set<string>();
   private listener: pg.Client | null = null;
   private readonly inFlight = new Map<string, Flight>();
   private stopping = false;
@@ -109,8 +124,7 @@ export class Runner {
     private readonly databaseUrl: string,
     options: RunnerOptions,
   ) {
-    this.host = options.host ?? os.hostname();
-    this.id = options.id ?? `${this.host}-${process.pid}-${crypto.randomBytes(3).toString("hex")}`;
+    this.id = options.id ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString("hex")}`;
     this.actor = { kind: "runner", id: this.id };
     this.opts = {
       version: "0.0.0",
@@ -122,11 +136,23 @@ export class Runner {
       shutdownGraceMs: 10_000,
       cancelPollMs: 500,
       blobCollectionMs: 10 * 60 * 1000,
+      labels: [],
+      host: os.hostname(),
+      capabilityRefreshMs: 30_000,
+      unrunnableGraceMs: UNRUNNABLE_GRACE_MS,
       stateDir: path.resolve(process.env.CATCAFE_DATA_DIR ?? ".data", "runners"),
       log: () => {},
       ...options,
     };
     this.ledger = new ProcessLedger(this.opts.stateDir, this.id);
+    if (this.opts.projectsServed || this.opts.labels.length || this.opts.detectShells) {
+      // Until registered: no project, and no CLI until detected.
+      this.claimCapabilities = {
+        repos: this.opts.projectsServed ? [] : null,
+        clis: this.opts.detectShells ? [] : null,
+        labels: this.opts.labels,
+      };
+    }
   }
 
   async start(): Promise<void> {
@@ -140,12 +166,16 @@ export class Runner {
       `INSERT INTO runners (id, host, pid, version, sandbox_on, sandbox_reason) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL,
          sandbox_on = EXCLUDED.sandbox_on, sandbox_reason = EXCLUDED.sandbox_reason`,
-      [this.id, this.host, process.pid, this.opts.version, sandbox.available, sandbox.reason],
+      [this.id, this.opts.host, process.pid, this.opts.version, sandbox.available, sandbox.reason],
     );
+    // What it can run, before its first claim (and a warning for each project it cannot serve).
+    await this.registerCapabilities();
     this.listening = this.listen();
     this.timers.push(setInterval(() => void this.beat(), RUNNER_HEARTBEAT_MS));
     this.timers.push(setInterval(() => this.heartbeatSteps(), this.heartbeatIntervalMs()));
     this.timers.push(setInterval(() => void this.pollCancels(), this.opts.cancelPollMs));
+    if (this.opts.projectsServed)
+      this.timers.push(setInterval(() => void this.registerCapabilities().catch(() => {}), this.opts.capabilityRefreshMs));
     // Blobs of results that were never recorded (a rejected attempt's output): one runner at a time.
     this.timers.push(setInterval(() => void collectUnreferencedBlobs(this.pool).catch(() => 0), this.opts.blobCollectionMs));
     this.loopDone = this.loop();
@@ -177,12 +207,41 @@ export class Runner {
     return Math.max(50, Math.floor(this.opts.leaseMs / 3));
   }
 
+  /**
+   * Records what this runner can run on its row (labels, the projects it serves and why not the
+   * others) and takes it for its claims; warns once for each registered project it cannot serve.
+   */
+  private async registerCapabilities(): Promise<void> {
+    const projects = this.opts.projectsServed ? await this.opts.projectsServed() : null;
+    if (this.stopping) return;
+    await this.pool.query(
+      `UPDATE runners SET labels = $2, served_repos = $3, unserved_repos = $4, capabilities_at = CASE WHEN $5 THEN now() END WHERE id = $1`,
+      [this.id, this.opts.labels, projects?.served ?? [], JSON.stringify(projects?.unserved ?? []), projects !== null],
+    );
+    if (this.claimCapabilities && projects) this.claimCapabilities = { ...this.claimCapabilities, repos: projects.served };
+    for (const u of projects?.unserved ?? []) {
+      if (this.warnedUnserved.has(`${u.projectId}\0${u.reason}`)) continue;
+      this.warnedUnserved.add(`${u.projectId}\0${u.reason}`);
+      this.opts.log(`project ${u.projectId} is not served by this runner: ${u.reason}; its steps go to other runners (docs/scaling.md)`, {
+        runnerId: this.id,
+        projectId: u.projectId,
+        repoPath: u.repoPath,
+      });
+    }
+  }
+
   private async recordShells(): Promise<void> {
     if (!this.opts.detectShells) return;
     try {
       const shells = await this.opts.detectShells();
       if (this.stopping) return;
-      await this.pool.query("UPDATE runners SET shells = $2, shells_detected_at = now() WHERE id = $1", [this.id, JSON.stringify(shells)]);
+      const clis = supportedClis(shells);
+      await this.pool.query("UPDATE runners SET shells = $2, shells_detected_at = now(), agent_clis = $3 WHERE id = $1", [
+        this.id,
+        JSON.stringify(shells),
+        clis,
+      ]);
+      if (this.claimCapabilities) this.claimCapabilities = { ...this.claimCapabilities, clis };
     } catch (err) {
       this.opts.log("shell detection failed", { runnerId: this.id, err: String(err) });
     }
@@ -280,6 +339,11 @@ export class Runner {
           lastSweep = Date.now();
           this.endLeftovers();
           await failExhaustedSteps(this.store, this.actor, { react: this.opts.react, onReactionError: this.opts.onReactionError });
+          await failUnrunnableSteps(this.store, this.actor, {
+            react: this.opts.react,
+            onReactionError: this.opts.onReactionError,
+            graceMs: this.opts.unrunnableGraceMs,
+          });
         }
         failures = 0;
       } catch (err) {
@@ -299,7 +363,12 @@ export class Runner {
     const claimedAt = Date.now();
     const step = await claimNextStep(
       this.store,
-      { runnerId: this.id, leaseMs: this.opts.leaseMs, reclaimBackoffMs: this.opts.reclaimBackoffMs },
+      {
+        runnerId: this.id,
+        leaseMs: this.opts.leaseMs,
+        reclaimBackoffMs: this.opts.reclaimBackoffMs,
+        ...(this.claimCapabilities ? { capabilities: this.claimCapabilities } : {}),
+      },
       db,
     );
     if (!step) return false;
@@ -391,6 +460,20 @@ export class Runner {
       if (reason instanceof ShutdownSignal) {
         await this.record(flight, { kind: "released", reason: "runner shutting down" }, false);
         log("step released on shutdown");
+        return;
+      }
+      if (!abort.signal.aborted && err instanceof StepNotRunnableHere) {
+        // Not the step's fault, nor the session's: another runner may have what this one
+        // lacks. Handed back uncharged, and this runner never takes it again (the pick skips
+        // it); ./unrunnable.ts fails it if no live runner can run it.
+        const unable = { runnerId: this.id, host: this.opts.host, missing: err.missing };
+        await this.record(
+          flight,
+          { kind: "released", reason: `runner ${this.id} on ${this.opts.host} cannot run it: ${err.missing}`, unable },
+          false,
+        );
+        log("step released: this runner cannot run it", { missing: err.missing });
+        this.signalWake();
         return;
       }
       if (!abort.signal.aborted && isConnectionError(err)) {

@@ -11,7 +11,8 @@ import { AgentError, type AgentResponse } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
 import { classifyCommandOutcome, type CommandFailure } from "../commands/classify";
 import { runCommand, type CommandRun } from "../commands/run";
-import { getBlob, putBlob } from "../events/blobs";
+import { putBlob } from "../events/blobs";
+import { sessionBundles } from "../events/bundle-chain";
 import {
   ZAgentStepOutput,
   ZCommandsStepOutput,
@@ -24,15 +25,29 @@ import {
 } from "../events/step-contract";
 import type { EventStore } from "../events/store";
 import { isAppError } from "../errors";
-import { bundleSession, claimWorkspace, commitWorkspace, createWorkspace, diffSince, ensureCommit, resetWorkspace } from "../workspaces";
+import {
+  bundleSession,
+  claimWorkspace,
+  commitWorkspace,
+  createWorkspace,
+  DeliveryProblem,
+  diffSince,
+  ensureCommit,
+  fetchSessionCommit,
+  missingClone,
+  pushSessionBranch,
+  repositoryMapping,
+  resetWorkspace,
+  type SessionRemote,
+} from "../workspaces";
 import { withWorktreeLock } from "./repo-lock";
 import { recordWorktreePlaced, runnerHost } from "./worktree-placement";
 import { logger } from "../log";
 import { recordableOutput } from "../process/env";
 import { checkedAgentAccess } from "./agent-access";
-import { appendWhileHeld, type ClaimedStep } from "./dispatch";
+import { appendWhileHeld, holdsStep, type ClaimedStep } from "./dispatch";
 import type { WorkflowReactor } from "../workflow/reactor";
-import { StepExecutionError, type StepContext } from "./executors";
+import { notRunnableWhenNotFound, StepExecutionError, StepNotRunnableHere, type StepContext } from "./executors";
 import { filesReplyInstruction, worktreeView, writeFilesReply, writesFiles } from "./files-reply";
 import { finishForgeStep, prepareForgeStep } from "./forge-steps";
 import { OutputStreamer } from "./output-streamer";
@@ -52,6 +67,12 @@ export interface WorkflowExecutorDeps {
   /** This runner's host, recorded with each worktree it creates (pruning/worktrees.ts); the hostname by default. */
   host?: string;
   /**
+   * The remote that is the home of a session's branch (its project's delivery remote, with the
+   * token from this runner's environment), read when a step needs it; absent or null: none, the
+   * registered repository is the home (docs/delivery.md, "The remote is the home").
+   */
+  sessionRemote?: (sessionId: string) => Promise<SessionRemote | null>;
+  /**
    * The hosts on non-public addresses a session's HTTP brains may call: access.privateHosts
    * in force for its project, read when the step runs (server/projects/access.ts). Absent: none.
    */
@@ -69,9 +90,14 @@ const MAX_DIFF_IN_PROMPT = 200_000;
 async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, input: StepInput): Promise<string> {
   const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
   // A step may start from a commit made on another runner's machine: fetch it from the
-  // session's bundle when this clone lacks it.
-  const bundle = input.workspace.bundle;
-  await ensureCommit(repoPath, input.workspace.head, async () => (bundle ? (await getBlob(deps.pool, bundle.blob)).content : null));
+  // project's remote, else the chain of the session's bundles that leads to it, when this
+  // clone lacks it. A clone that is not here, or a commit it cannot restore, hands the step
+  // to another runner (StepNotRunnableHere) instead of failing the session (docs/scaling.md,
+  // "Which runner runs a step").
+  const missing = await missingClone(repoPath, repositoryMapping(input.workspace.repoPath, repoPath));
+  if (missing) throw new StepNotRunnableHere(missing);
+  await fetchFromRemote(deps, step.sessionId, repoPath, input);
+  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId)).catch(notRunnableWhenNotFound);
   const target = path.join(deps.workspacesRoot, step.sessionId);
   if (fs.existsSync(target)) {
     await claimWorkspace(target, ownerOf(step));
@@ -89,6 +115,60 @@ async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, i
   await claimWorkspace(ws.path, ownerOf(step));
   await recordWorktreePlaced(deps.store, step, runnerHost(deps.host), ws.path);
   return ws.path;
+}
+
+/**
+ * The step's head from the session's branch on the project's remote, when this clone lacks it
+ * and the project has one. Only tried: a remote that cannot be reached (or lacks the branch)
+ * leaves it to the session's bundle (ensureCommit), logged.
+ */
+async function fetchFromRemote(deps: WorkflowExecutorDeps, sessionId: string, repoPath: string, input: StepInput): Promise<void> {
+  const { sessionRemote } = deps;
+  if (!sessionRemote || input.workspace.branchPrefix === undefined || !fs.existsSync(repoPath)) return;
+  const fetched = await fetchSessionCommit({
+    repoPath,
+    remote: () => sessionRemote(sessionId),
+    branch: `${input.workspace.branchPrefix}${sessionId}`,
+    commit: input.workspace.head,
+  });
+  if (fetched.outcome === "unreachable")
+    logger.warn({ sessionId, reason: fetched.reason }, "the project's remote could not be reached; the session's bundle is used");
+}
+
+/**
+ * A build's commit pushed to the session's branch on the project's remote (req: branches the
+ * same from every host; docs/delivery.md, "The remote is the home"), with the step's expected
+ * head as the lease's ground: a stale attempt never moves it back. A failure does not fail the
+ * build: the commit is committed and bundled, so the session goes on and other runners still
+ * get it (from the bundle); retrying the step would run the agent again for a push. The failure
+ * is recorded (SessionBranchPushFailed) and mended by the next build's push (it carries every
+ * earlier commit) or by the delivery (which pushes the branch again).
+ */
+async function pushToRemote(deps: WorkflowExecutorDeps, step: ClaimedStep, input: StepInput, commit: string): Promise<void> {
+  const { sessionRemote } = deps;
+  if (!sessionRemote || input.workspace.branchPrefix === undefined) return;
+  const branch = `${input.workspace.branchPrefix}${step.sessionId}`;
+  const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
+  let home: SessionRemote | null = null;
+  try {
+    home = await sessionRemote(step.sessionId);
+    if (!home) return;
+    const pushed = await pushSessionBranch({ repoPath, remote: home, branch, commit, stillHeld: () => holdsStep(deps.pool, step) });
+    if (pushed === "stale") logger.info({ sessionId: step.sessionId, stepId: step.id, branch }, "a stale attempt's build: not pushed");
+  } catch (err) {
+    // Git never prints the token (it goes in GIT_CONFIG_*); taken out all the same, as the delivery's Test does.
+    const said = err instanceof Error ? err.message : String(err);
+    const message = (home?.token ? said.split(home.token).join("[token]") : said).slice(0, 2000);
+    const errorClass = err instanceof DeliveryProblem ? err.problemClass : "internal_error";
+    logger.warn(
+      { sessionId: step.sessionId, stepId: step.id, branch, errorClass, err: message },
+      "could not push the build to the project's remote",
+    );
+    const data = { stepId: step.id, attempt: step.attempt, branch, commit, remote: home?.remote ?? "", errorClass, message };
+    await appendWhileHeld(deps.store, step, [{ type: "SessionBranchPushFailed", data }], {
+      actor: { kind: "runner", id: "session-branch" },
+    });
+  }
 }
 
 const ownerOf = (step: ClaimedStep) => `${step.id}:${step.attempt}`;
@@ -239,8 +319,11 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
         );
       }
       const diff = await putBlob(deps.pool, committed.diff, "text/x-diff; charset=utf-8");
-      const packed = await bundleSession(workspace, input.workspace.baseCommit, committed.commit);
+      // Only what this build added: since the commit it started from (docs/scaling.md#bundles).
+      const bundleSince = input.workspace.head;
+      const packed = await bundleSession(workspace, bundleSince, committed.commit);
       const bundle = packed ? await putBlob(deps.pool, packed, "application/x-git-bundle") : undefined;
+      await pushToRemote(deps, step, input, committed.commit);
       output.commit = {
         commit: committed.commit,
         parent: committed.parent,
@@ -251,7 +334,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
           ...("previousPath" in f ? { previousPath: f.previousPath } : {}),
         })),
         diff,
-        ...(bundle ? { bundle } : {}),
+        ...(bundle ? { bundle, bundleSince } : {}),
       };
     }
     return output;

@@ -1,11 +1,12 @@
 // Two branches of a fork tree side by side (req E5): where they diverged (the events both
 // read, and whose they are), each one's state, verdict and test results, their artifacts'
 // texts (a staged workflow's), and the code between their last commits (git, in the project's
-// repository, the commits fetched from a session's bundle when this clone lacks them).
+// repository, the commits fetched from a session's bundles when this clone lacks them).
 import { z } from "zod";
 import { AppError } from "../errors";
 import { appRegistry } from "../events/catalog";
 import { getBlob } from "../events/blobs";
+import { sessionBundles } from "../events/bundle-chain";
 import type { RecordedEvent } from "../events/types";
 import { FORGE_DIR } from "../forge/artifacts";
 import { foldTask, type StartedTask } from "../task-engine";
@@ -123,15 +124,16 @@ async function artifactPairs(deps: TaskDeps, a: StartedTask, b: StartedTask): Pr
   );
 }
 
-async function codeBetween(deps: TaskDeps, a: StartedTask, b: StartedTask): Promise<Comparison["code"]> {
-  if (a.head === b.head) return { same: true, files: [], diff: "", truncated: false, error: null };
-  const repo = a.config.project.repoPath;
+async function codeBetween(
+  deps: TaskDeps,
+  a: { sessionId: string; state: StartedTask },
+  b: { sessionId: string; state: StartedTask },
+): Promise<Comparison["code"]> {
+  if (a.state.head === b.state.head) return { same: true, files: [], diff: "", truncated: false, error: null };
+  const repo = a.state.config.project.repoPath;
   try {
-    for (const s of [a, b]) {
-      const bundle = s.bundle;
-      await ensureCommit(repo, s.head, async () => (bundle ? (await getBlob(deps.pool, bundle.blob)).content : null));
-    }
-    const { diff, files } = await diffCommits(repo, a.head, b.head, [FORGE_DIR]);
+    for (const s of [a, b]) await ensureCommit(repo, s.state.head, sessionBundles(deps.pool, s.sessionId));
+    const { diff, files } = await diffCommits(repo, a.state.head, b.state.head, [FORGE_DIR]);
     return { same: files.length === 0, files, diff: diff.slice(0, MAX_DIFF), truncated: diff.length > MAX_DIFF, error: null };
   } catch (err) {
     return { same: false, files: [], diff: "", truncated: false, error: `the code cannot be compared here: ${(err as Error).message}` };
@@ -156,7 +158,10 @@ export async function compareSessions(deps: TaskDeps, raw: z.input<typeof ZCompa
   let shared = 0;
   while (shared < ea.length && shared < eb.length && ea[shared]!.eventId === eb[shared]!.eventId) shared++;
   const last = shared ? ea[shared - 1]! : null;
-  const [artifacts, code] = await Promise.all([artifactPairs(deps, a.state, b.state), codeBetween(deps, a.state, b.state)]);
+  const [artifacts, code] = await Promise.all([
+    artifactPairs(deps, a.state, b.state),
+    codeBetween(deps, { sessionId: input.a, state: a.state }, { sessionId: input.b, state: b.state }),
+  ]);
   return {
     a: a.view,
     b: b.view,

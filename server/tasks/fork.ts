@@ -28,7 +28,7 @@ import {
 import type { WorkflowDefinition } from "../workflow/definition";
 import { forkStream, type Forked } from "../events/forks";
 import { ensureCommit, fingerprintProject } from "../workspaces";
-import { getBlob } from "../events/blobs";
+import { sessionBundles } from "../events/bundle-chain";
 import { MAX_VERSION, ZEventVersion } from "../events/versions";
 import { newSessionId, sessionHistory, type TaskDeps, ZSessionRef } from "./commands";
 
@@ -323,10 +323,7 @@ export async function modifySession(deps: TaskDeps, raw: z.input<typeof ZModifyI
  */
 async function changeRequest(deps: TaskDeps, baseSessionId: string, base: StartedTask, text: string): Promise<Emitted> {
   const { repoPath, baseCommit: started } = base.config.project;
-  const bundle = base.bundle;
-  const available = await ensureCommit(repoPath, base.head, async () =>
-    bundle ? (await getBlob(deps.pool, bundle.blob)).content : null,
-  ).then(
+  const available = await ensureCommit(repoPath, base.head, sessionBundles(deps.pool, baseSessionId)).then(
     () => true,
     () => false,
   );

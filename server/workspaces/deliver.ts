@@ -31,6 +31,11 @@ export function authEnv(token: string | undefined): Record<string, string> {
   return { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` };
 }
 
+/** The environment of a git call that reaches a remote: the token, no transport that runs a command (ext::), and an ssh that never waits for a person. */
+export function remoteEnv(token: string | undefined): Record<string, string> {
+  return { ...authEnv(token), GIT_ALLOW_PROTOCOL: "file:git:http:https:ssh", GIT_SSH_COMMAND: "ssh -o BatchMode=yes -o ConnectTimeout=10" };
+}
+
 /**
  * What `remote` says its `branch` points at (`git ls-remote`, with the token as a push sends
  * it): the commit, or null when the remote has no such branch. A remote that cannot be reached
@@ -46,12 +51,7 @@ export async function remoteBranchHead(input: {
   const repo = await requireRepository(input.repoPath);
   const listed = await runGit(repo.top, ["ls-remote", "--heads", "--", input.remote, `refs/heads/${input.branch}`], {
     allowFailure: true,
-    // No transport that runs a command (ext::), and ssh never waits for a person.
-    env: {
-      ...authEnv(input.token),
-      GIT_ALLOW_PROTOCOL: "file:git:http:https:ssh",
-      GIT_SSH_COMMAND: "ssh -o BatchMode=yes -o ConnectTimeout=10",
-    },
+    env: remoteEnv(input.token),
     timeoutMs: input.timeoutMs,
   });
   if (listed.exitCode !== 0) throw pushProblem(listed.stderr || listed.stdout || `git ls-remote exited with ${listed.exitCode}`);
@@ -66,7 +66,7 @@ export async function remoteUrl(repoPath: string, remote: string): Promise<strin
 }
 
 /** What a failed push said, as a class (and without the token, which git never prints). */
-function pushProblem(stderr: string): DeliveryProblem {
+export function pushProblem(stderr: string): DeliveryProblem {
   const text = stderr.slice(0, 2000);
   if (/authentication failed|could not read username|401|403|permission denied|access denied/i.test(text))
     return new DeliveryProblem("auth_failed", `the remote refused the credentials: ${text}`);
@@ -90,7 +90,7 @@ export async function pushBranch(input: {
   await moveBranch(repo.top, input.branch, input.commit);
   const pushed = await runGit(repo.top, ["push", "--porcelain", input.remote, `+refs/heads/${input.branch}:refs/heads/${input.branch}`], {
     allowFailure: true,
-    env: authEnv(input.token),
+    env: remoteEnv(input.token),
   });
   if (pushed.exitCode !== 0) throw pushProblem(pushed.stderr || pushed.stdout);
   return { remoteCommit: input.commit };
@@ -136,38 +136,9 @@ export async function mergeInto(input: { repoPath: string; target: string; commi
       `${input.target} is checked out in ${holder}: merging would change it under whoever works there; deliver to another branch, or merge it yourself`,
     );
   }
-  const isAncestor = async (a: string, b: string) =>
-    (await runGit(cwd, ["merge-base", "--is-ancestor", a, b], { allowFailure: true })).exitCode === 0;
-  if (await isAncestor(input.commit, before)) return { target: input.target, commit: before, how: "already_merged" };
-  let next: string;
-  let how: MergeResult["how"];
-  if (await isAncestor(before, input.commit)) {
-    next = input.commit;
-    how = "fast_forward";
-  } else {
-    const merged = await runGit(cwd, ["merge-tree", "--write-tree", "--name-only", "--no-messages", before, input.commit], {
-      allowFailure: true,
-    });
-    const [tree = "", ...rest] = merged.stdout.split("\n").filter(Boolean);
-    if (merged.exitCode === 1) {
-      throw new DeliveryProblem(
-        "merge_conflict",
-        `merging into ${input.target} conflicts in ${rest.length} file(s): ${rest.join(", ")}`,
-        rest,
-      );
-    }
-    if (merged.exitCode !== 0) throw new AppError("INTERNAL", `git merge-tree failed: ${merged.stderr}`);
-    const commitTree = await runGit(cwd, ["commit-tree", tree, "-p", before, "-p", input.commit, "-m", input.message], {
-      env: {
-        GIT_AUTHOR_NAME: "Cat Cafe",
-        GIT_AUTHOR_EMAIL: "deliver@catcafe.local",
-        GIT_COMMITTER_NAME: "Cat Cafe",
-        GIT_COMMITTER_EMAIL: "deliver@catcafe.local",
-      },
-    });
-    next = commitTree.stdout.trim();
-    how = "merge_commit";
-  }
+  const merged = await mergedCommit(cwd, { target: input.target, before, commit: input.commit, message: input.message });
+  if (merged.how === "already_merged") return { target: input.target, commit: before, how: "already_merged" };
+  const { next, how } = merged;
   // Moved only if it is still where it was read: someone else's push meanwhile is not overwritten.
   const moved = await runGit(cwd, ["update-ref", ref, next, before], { allowFailure: true });
   if (moved.exitCode !== 0) {
@@ -180,4 +151,41 @@ export async function mergeInto(input: { repoPath: string; target: string; commi
     );
   }
   return { target: input.target, commit: next, how };
+}
+
+/**
+ * The commit `target` (at `before`) becomes when `commit` is merged into it, computed without a
+ * working tree: `commit` itself when the target is behind (fast-forward), a merge commit made by
+ * `git merge-tree` otherwise, `before` when it has the commit already. A conflict is a
+ * DeliveryProblem naming the files. Nothing is moved: the caller moves the target (a local
+ * update-ref, or a push to the remote).
+ */
+export async function mergedCommit(
+  cwd: string,
+  input: { target: string; before: string; commit: string; message: string },
+): Promise<{ next: string; how: MergeResult["how"] }> {
+  const { before, commit } = input;
+  const isAncestor = async (a: string, b: string) =>
+    (await runGit(cwd, ["merge-base", "--is-ancestor", a, b], { allowFailure: true })).exitCode === 0;
+  if (await isAncestor(commit, before)) return { next: before, how: "already_merged" };
+  if (await isAncestor(before, commit)) return { next: commit, how: "fast_forward" };
+  const merged = await runGit(cwd, ["merge-tree", "--write-tree", "--name-only", "--no-messages", before, commit], { allowFailure: true });
+  const [tree = "", ...rest] = merged.stdout.split("\n").filter(Boolean);
+  if (merged.exitCode === 1) {
+    throw new DeliveryProblem(
+      "merge_conflict",
+      `merging into ${input.target} conflicts in ${rest.length} file(s): ${rest.join(", ")}`,
+      rest,
+    );
+  }
+  if (merged.exitCode !== 0) throw new AppError("INTERNAL", `git merge-tree failed: ${merged.stderr}`);
+  const commitTree = await runGit(cwd, ["commit-tree", tree, "-p", before, "-p", commit, "-m", input.message], {
+    env: {
+      GIT_AUTHOR_NAME: "Cat Cafe",
+      GIT_AUTHOR_EMAIL: "deliver@catcafe.local",
+      GIT_COMMITTER_NAME: "Cat Cafe",
+      GIT_COMMITTER_EMAIL: "deliver@catcafe.local",
+    },
+  });
+  return { next: commitTree.stdout.trim(), how: "merge_commit" };
 }

@@ -1,7 +1,7 @@
 // Session workspaces (DESIGN "Workspaces"): the public API. Each session works in its own
 // detached git worktree of the project at a recorded commit; a fork starts from the commit
 // recorded at its fork point.
-export { resolveBaseCommit } from "./repo";
+export { missingClone, repositoryMapping, resolveBaseCommit } from "./repo";
 export {
   claimWorkspace,
   createWorkspace,
@@ -26,12 +26,14 @@ export {
   type CommitWorkspaceInput,
   type WorkspaceCommit,
 } from "./changes";
-export { bundleSession, ensureCommit } from "./bundles";
+export { bundlePrerequisites, bundleSession, ensureCommit, type BundleChain, type BundleLink } from "./bundles";
+export { fetchSessionCommit, mergeIntoRemote, pushSessionBranch, type SessionRemote } from "./remote-home";
 export { assertValidSessionId, isInside } from "./paths";
 export { fingerprintProject, type Fingerprint } from "./fingerprint";
 export {
   DeliveryProblem,
   mergeInto,
+  mergedCommit,
   pushBranch,
   remoteBranchHead,
   remoteUrl,

@@ -56,6 +56,24 @@ export async function inspectCheckout(dir: string): Promise<Checkout | null> {
   return { top: real, gitDir: realGitDir, commonDir: realCommonDir, linked: realGitDir !== realCommonDir };
 }
 
+/**
+ * What a machine lacks to work on a project in its clone at `repoPath`, or null: the clone is
+ * there and is the top of a git checkout (docs/scaling.md, "Which runner runs a step").
+ * Whether it holds a session's commits is ensureCommit's to find. `mapping`: how the path
+ * was chosen (CATCAFE_REPOSITORY_PATHS), for the message.
+ */
+export async function missingClone(repoPath: string, mapping?: string): Promise<string | null> {
+  const mapped = mapping ? ` (${mapping})` : "";
+  if (!fs.existsSync(repoPath)) return `no clone at ${repoPath}${mapped}`;
+  if (!(await inspectCheckout(repoPath))) return `${repoPath} is not the top of a git repository${mapped}`;
+  return null;
+}
+
+/** How a registered repoPath became this machine's clone, for messages; undefined when it is the path itself. */
+export function repositoryMapping(registered: string, local: string): string | undefined {
+  return local === registered ? undefined : `CATCAFE_REPOSITORY_PATHS maps ${registered} to ${local}`;
+}
+
 /** The project repository at `repoPath`, which must be the top of a (non-bare) git checkout. */
 export async function requireRepository(repoPath: string): Promise<Checkout> {
   const checkout = await inspectCheckout(repoPath);

@@ -629,12 +629,14 @@ describe("catcafe against a live server", () => {
     }
   }, 120_000);
 
-  it("runners list shows, last, whether each runner runs agents sandboxed", async () => {
+  it("runners list shows each runner's labels, the projects it cannot serve and, last, whether it runs agents sandboxed", async () => {
     const r = await catcafe(["runners", "list"]);
     expect(r.code, show(r)).toBe(0);
     const [header, ...rows] = r.stdout.trimEnd().split("\n");
-    expect(header).toMatch(/^ID +HOST +PID +VERSION +LIVE +STARTED +HEARTBEAT +SANDBOX$/);
+    expect(header).toMatch(/^ID +HOST +PID +VERSION +LIVE +STARTED +HEARTBEAT +LABELS +CANNOT SERVE +SANDBOX$/);
     expect(rows.filter((row) => / yes /.test(row))).toContainEqual(expect.stringMatching(/ on$/));
+    // npm start's runner has a clone of every project (the demo's is at its registered path): it serves them all.
+    expect(rows.filter((row) => / yes /.test(row))).toContainEqual(expect.stringMatching(/ — +none +on$/));
   });
 
   it("projects add registers a project with an agent per role and checks its .catcafe/ on the spot; a bad agent flag is a usage error", async () => {

@@ -115,12 +115,15 @@ describe("workspaces under faults", () => {
     const clone = path.join(root, "clone");
     execFileSync("git", ["clone", "-q", "--no-local", repo, clone]); // objects reachable from branches only
     let loads = 0;
-    const load = async () => (loads++, bundle);
-    expect(await ensureCommit(clone, built.commit, load)).toBe("fetched");
-    expect(await ensureCommit(clone, built.commit, load)).toBe("present");
+    const chain = {
+      sessionId: "s-bundle",
+      bundleOf: async (commit: string) => (commit === built.commit ? { since: base, load: async () => (loads++, bundle!) } : null),
+    };
+    expect(await ensureCommit(clone, built.commit, chain)).toBe("fetched");
+    expect(await ensureCommit(clone, built.commit, chain)).toBe("present");
     expect(loads).toBe(1);
     expect(git(clone, "show", `${built.commit}:e.txt`)).toBe("e");
-    const missing = await ensureCommit(clone, "f".repeat(40), async () => null).catch((e: unknown) => e);
+    const missing = await ensureCommit(clone, "f".repeat(40), chain).catch((e: unknown) => e);
     expect(isAppError(missing, "NOT_FOUND")).toBe(true);
   });
 });

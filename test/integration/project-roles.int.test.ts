@@ -236,6 +236,20 @@ describe("delivery settings", () => {
     const reachable = await op.settings.testDelivery({ projectId: "team-f" });
     expect(reachable).toMatchObject({ ok: true, method: "push", message: `reachable, main at ${head.slice(0, 7)}` });
 
+    // A merge with a remote merges there: its target must be on the remote.
+    await op.settings.configureProject({ projectId: "team-f", deliveryMethod: "merge" });
+    expect(await op.settings.testDelivery({ projectId: "team-f" })).toMatchObject({
+      ok: true,
+      method: "merge",
+      message: `reachable, main at ${head.slice(0, 7)}`,
+    });
+    await op.settings.configureProject({ projectId: "team-f", deliveryTarget: "release" });
+    expect(await op.settings.testDelivery({ projectId: "team-f" })).toMatchObject({
+      ok: false,
+      message: "reachable, but the target branch release does not exist on the remote",
+    });
+    await op.settings.configureProject({ projectId: "team-f", deliveryMethod: "push", deliveryTarget: "main" });
+
     await op.settings.configureProject({ projectId: "team-f", deliveryRemote: path.join(root, "missing.git") });
     const missing = await op.settings.testDelivery({ projectId: "team-f" });
     expect(missing.ok).toBe(false);

@@ -296,6 +296,8 @@ describe("an agent step's output", () => {
         changedFiles: [{ path: "greet.js", status: "added" }],
         diff: { blob: expect.any(String), size: expect.any(Number), mediaType: "text/x-diff; charset=utf-8" },
         bundle: { blob: expect.any(String), size: expect.any(Number), mediaType: "application/x-git-bundle" },
+        // Only what this build added: since the commit it started from.
+        bundleSince: r.head,
       },
     });
     const commit = output.commit!.commit;

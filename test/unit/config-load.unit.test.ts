@@ -17,6 +17,7 @@ import {
   validateProjectConfig,
 } from "../../server/config";
 import { parseJson } from "../../server/config/json";
+import { ZDeliverySettings } from "../../server/config/schemas";
 import { findSecrets, looksLikeKeyValue, looksLikeSecret, redactSecrets } from "../../server/config/secrets";
 
 const FIXTURES = path.resolve(import.meta.dirname, "../fixtures/config");
@@ -337,6 +338,22 @@ describe("secrets are refused, and never repeated in the error", () => {
     for (const e of formatConfigErrors(errors)) {
       expect(e).not.toContain(KEY.slice(10));
       expect(e).not.toContain("hunter2");
+    }
+  });
+
+  it("a delivery remote with credentials in its URL is refused (the remote is recorded, the token never): names, scp and ssh users are fine", () => {
+    for (const remote of [
+      "origin",
+      "git@github.com:acme/shop.git",
+      "ssh://git@github.com/acme/shop.git",
+      "https://github.com/acme/shop.git",
+    ])
+      expect(ZDeliverySettings.safeParse({ remote }).success, remote).toBe(true);
+    for (const remote of ["https://x-access-token:ghp_abc@github.com/acme/shop.git", "https://ghp_abc@github.com/acme/shop.git"]) {
+      const parsed = ZDeliverySettings.safeParse({ remote });
+      expect(parsed.success, remote).toBe(false);
+      expect(parsed.error?.issues[0]?.message).toMatch(/^must not carry credentials/);
+      expect(JSON.stringify(parsed.error?.issues)).not.toContain("ghp_abc");
     }
   });
 

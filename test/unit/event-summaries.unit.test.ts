@@ -671,6 +671,19 @@ const ROWS: Row[] = [
     { stepId: STEP, method: "push", errorClass: "push_rejected", message: "non-fast-forward", files: [] },
     "Delivery failed (push_rejected): non-fast-forward",
   ),
+  row(
+    "SessionBranchPushFailed",
+    {
+      stepId: STEP,
+      attempt: 1,
+      branch: "catcafe/s-1",
+      commit: COMMIT,
+      remote: "origin",
+      errorClass: "remote_unreachable",
+      message: "the remote could not be reached",
+    },
+    "Could not push catcafe/s-1 (0123456789ab) to origin (remote_unreachable): the remote could not be reached",
+  ),
 
   // ---- Cleaning up failed sessions (req F14, docs/operations.md) -----------------------------
   row("WorkspacePruneRequested", { stepId: STEP, reason: "session", olderThanDays: null, refs: [] }, "Workspace clean-up asked"),

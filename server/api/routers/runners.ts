@@ -24,6 +24,12 @@ export interface RunnerListItem {
   shellsDetectedAt: string | null;
   /** Whether its agents and test commands run sandboxed, and why not (null: not reported). Everyone sees it. */
   sandbox: RunnerSandbox | null;
+  labels: string[];
+  /**
+   * Registered projects it cannot serve and why (docs/scaling.md, "Which runner runs a step");
+   * null: not reported. A viewer sees the project ids, not the paths (reason null).
+   */
+  unservedProjects: Array<{ projectId: string; repoPath: string | null; reason: string | null }> | null;
 }
 
 function toItem(r: RunnerInfo, operator: boolean): RunnerListItem {
@@ -34,7 +40,13 @@ function toItem(r: RunnerInfo, operator: boolean): RunnerListItem {
     shellsDetectedAt: r.shellsDetectedAt?.toISOString() ?? null,
   };
   if (operator) return item;
-  return { ...item, host: `host-${createHash("sha256").update(r.host).digest("hex").slice(0, 8)}`, pid: null, shells: null };
+  return {
+    ...item,
+    host: `host-${createHash("sha256").update(r.host).digest("hex").slice(0, 8)}`,
+    pid: null,
+    shells: null,
+    unservedProjects: r.unservedProjects?.map((u) => ({ projectId: u.projectId, repoPath: null, reason: null })) ?? null,
+  };
 }
 
 export const runnersRouter = router({
