@@ -95,6 +95,9 @@ async function startHost(host: Host, options: { buildsOnly?: boolean } = {}): Pr
     react: kinds.react,
     onReactionError: kinds.onReactionError,
     shutdownGraceMs: 50,
+    // One step at a time: two sessions' first steps on a host both fetch bundles into its one
+    // clone, and two concurrent fetches there can collide on its refs (not what this test is about).
+    ...(options.buildsOnly ? {} : { concurrency: 1 }),
   });
 }
 
