@@ -23,6 +23,8 @@ export interface AppStepKindDeps {
   pool: Db;
   store: EventStore;
   workspacesRoot: string;
+  /** This runner's host (CATCAFE_RUNNER_HOST), recorded with each worktree it creates; the hostname by default. */
+  host?: string;
   repositoryPath?: (repoPath: string) => string;
   /** Where webhook steps find the project's webhook (the projects table, which runner/ does not own). */
   webhook: WebhookDeps;

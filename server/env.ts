@@ -8,6 +8,11 @@ const int = (def: number) => z.coerce.number().int().positive().default(def);
 export const ZRunnerEnv = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL"),
   CATCAFE_RUNNER_ID: z.string().min(1).optional(),
+  /**
+   * The host this runner records (its row, the worktrees it creates; docs/scaling.md): the
+   * machine's hostname by default. Set it when hostnames are not unique (containers).
+   */
+  CATCAFE_RUNNER_HOST: z.string().trim().min(1).max(255).optional(),
   CATCAFE_RUNNER_LEASE_MS: int(15_000),
   CATCAFE_RUNNER_POLL_MS: int(1_000).pipe(z.number().max(1_000, "the fallback poll must be at most 1000 ms")),
   CATCAFE_RUNNER_CONCURRENCY: int(4),

@@ -114,7 +114,7 @@ export function registerSessionCommands(program: Command): void {
         return;
       }
       const task = await client.tasks.get.query({ sessionId });
-      // Its worktree, for an operator (a viewer may not see paths on the server).
+      // Its live worktrees, host and path, for an operator (a viewer may not see paths on the runners).
       const context = await client.tasks.runtimeContext.query({ sessionId }).catch(() => null);
       const usage = await client.usage.session.query({ sessionId });
       const timeline =
@@ -125,12 +125,12 @@ export function registerSessionCommands(program: Command): void {
               limit: Math.min(options.events, 1000),
             })
           : [];
-      ctx.out.result({ task, usage, timeline, ...(context ? { worktree: context.workspace } : {}) }, () => [
+      ctx.out.result({ task, usage, timeline, ...(context ? { worktrees: context.worktrees } : {}) }, () => [
         `${sessionId}  ${task.status === "finished" ? `finished: ${task.outcome}` : `${task.status}, in ${task.fsm}`}`,
         `  project   ${task.project ? `${task.project.id} (${task.project.name})` : "-"}`,
         `  workflow  ${task.workflow ?? "-"} (${task.mode ?? "-"} mode), iteration ${task.iteration}`,
         `  step      ${task.step ? `${task.step.role} in ${task.step.state}` : "-"}`,
-        ...(context ? [`  worktree  ${context.workspace}`] : []),
+        ...(context ? worktreeLines(context.worktrees, "  worktree  ") : []),
         `  prompt    ${(task.prompt ?? "-").split("\n")[0]}`,
         `  usage     ${usageLine(usage.total, usage.currency)}${usage.byModel.length === 1 ? ` (${usage.byModel[0]?.model})` : ""}`,
         ...(usage.byModel.length > 1 ? usage.byModel.map((m) => `            ${m.model}: ${usageLine(m, usage.currency)}`) : []),
@@ -180,6 +180,12 @@ export function registerSessionCommands(program: Command): void {
 
 type RuntimeContextOutput = NonNullable<RouterOutputs["tasks"]["runtimeContext"]>;
 
+/** Each live worktree as `host:path` (docs/scaling.md: on the host of the runner that made it), or that there is none. */
+function worktreeLines(worktrees: RuntimeContextOutput["worktrees"], label: string): string[] {
+  if (!worktrees.length) return [`${label}none on any runner host`];
+  return worktrees.map((w, i) => `${i === 0 ? label : " ".repeat(label.length)}${w.host}:${w.path}`);
+}
+
 /** The runtime execution context (req M6) as a person reads it; secrets are never in it (key variables by name only). */
 function contextLines(c: RuntimeContextOutput): string[] {
   const source = c.source.dir
@@ -194,7 +200,7 @@ function contextLines(c: RuntimeContextOutput): string[] {
     `  workflow   ${c.workflow.id} v${c.workflow.version}${c.workflow.userDefined ? " (the repository's own, snapshotted)" : ""}`,
     `  config     ${source}`,
     `  limits     ${limits}`,
-    `  worktree   ${c.workspace}`,
+    ...worktreeLines(c.worktrees, "  worktree   "),
     "",
     ...table(
       ["ROLE", "AGENT", "KIND", "SHELL", "BRAIN / MODEL", "FSM", "FROM"],

@@ -1,6 +1,6 @@
 // The runtime execution context of a session (req M6), for operators: the run id and when
 // it started, the workflow (and whether it is the repository's own), the configuration it
-// came from, the limits in force, the worktree, each role's agent with its shell, brain,
+// came from, the limits in force, its live worktrees (host and path), each role's agent with its shell, brain,
 // model and FSM, and each agent step's run through its FSM. Read when the page is rendered;
 // the configuration snapshot never holds a secret (key variables by name only).
 import type { RouterOutputs } from "@/lib/client";
@@ -42,8 +42,21 @@ export function RuntimeContextPanel({ context: c }: { context: Context }) {
           <dd className="font-mono" data-testid="runtime-limits">
             {limits}
           </dd>
-          <dt className="text-zinc-600 dark:text-zinc-400">Worktree</dt>
-          <dd className="font-mono break-all">{c.workspace}</dd>
+          <dt className="text-zinc-600 dark:text-zinc-400">Worktrees</dt>
+          <dd className="font-mono break-all" data-testid="runtime-worktrees">
+            {c.worktrees.length ? (
+              <ul>
+                {c.worktrees.map((w) => (
+                  <li key={`${w.host}:${w.path}`}>
+                    <span className="text-zinc-600 dark:text-zinc-400">{w.host}:</span>
+                    {w.path}
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              "none on any runner host"
+            )}
+          </dd>
           {c.inheritedFrom ? (
             <>
               <dt className="text-zinc-600 dark:text-zinc-400">Inherited from</dt>
@@ -51,7 +64,8 @@ export function RuntimeContextPanel({ context: c }: { context: Context }) {
             </>
           ) : null}
         </dl>
-        <div className="mt-3 overflow-x-auto">
+        {/* Wider than a phone: scrolled sideways, so reachable by keyboard too (axe: scrollable-region-focusable). */}
+        <div className="mt-3 overflow-x-auto" role="region" aria-label="Agents by role" tabIndex={0}>
           <table className="w-full text-left">
             <thead className="text-xs text-zinc-600 uppercase dark:text-zinc-400">
               <tr>

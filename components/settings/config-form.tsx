@@ -27,6 +27,11 @@ const LABELS: Record<string, { label: string; unit: string; hint: string }> = {
     unit: "days",
     hint: "their worktrees and refs are removed on their own; empty: never (docs/operations.md)",
   },
+  keepFinishedDays: {
+    label: "Keep finished sessions' worktrees for",
+    unit: "days",
+    hint: "on every runner host, after the session ended, whatever its outcome (0: at once); their work stays in commits and bundles (docs/operations.md)",
+  },
   agentEnv: {
     label: "Variables agents may receive",
     unit: "comma-separated, * a wildcard",

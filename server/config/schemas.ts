@@ -242,6 +242,14 @@ export type AccessSettings = z.output<typeof ZAccessSettings>;
 const ZPruneFailedAfterDays = z.number().int().min(1).max(3650).nullable();
 const ZSessionsSettings = z.strictObject({ pruneFailedAfterDays: ZPruneFailedAfterDays.default(null) });
 
+/**
+ * What every runner host keeps (docs/operations.md, "Worktrees on every host"): a finished
+ * session's worktree (whatever its outcome: its work is in its commits and bundles) is removed
+ * this many days after it ended, with its pins and local branch; null: kept.
+ */
+const ZKeepFinishedDays = z.number().int().min(0).max(3650).nullable();
+const ZWorkspacesSettings = z.strictObject({ keepFinishedDays: ZKeepFinishedDays.default(7) });
+
 export const ZSettings = z.strictObject({
   ...schemaKey,
   version: ZConfigVersion.default(CONFIG_VERSION),
@@ -273,6 +281,7 @@ export const ZSettings = z.strictObject({
   /** MCP servers handed to the agent CLIs that take them (claude, codex, gemini); none by default. */
   mcpServers: ZMcpServers.default([]),
   sessions: ZSessionsSettings.prefault({}),
+  workspaces: ZWorkspacesSettings.prefault({}),
 });
 export type Settings = z.output<typeof ZSettings>;
 export type SettingsInput = z.input<typeof ZSettings>;
@@ -303,6 +312,7 @@ export const ZSettingsOverride = z.strictObject({
   /** Adds to the lists below it. */
   access: ZAccessOverride.optional(),
   sessions: z.strictObject({ pruneFailedAfterDays: ZPruneFailedAfterDays }).partial().optional(),
+  workspaces: z.strictObject({ keepFinishedDays: ZKeepFinishedDays }).partial().optional(),
 });
 export type SettingsOverride = z.output<typeof ZSettingsOverride>;
 
@@ -320,6 +330,7 @@ export function withOverride(settings: Settings, override: SettingsOverride | un
     delivery: { ...settings.delivery, ...override.delivery },
     mcpServers: override.mcpServers ?? settings.mcpServers,
     sessions: { ...settings.sessions, ...override.sessions },
+    workspaces: { ...settings.workspaces, ...override.workspaces },
     access: {
       agentEnv: union(settings.access.agentEnv, override.access?.agentEnv),
       agentHosts: union(settings.access.agentHosts, override.access?.agentHosts),

@@ -19,6 +19,8 @@ import { checkedAgentAccess } from "../runner/agent-access";
 import type { ClaimedStep } from "../runner/dispatch";
 import { StepExecutionError, type StepContext } from "../runner/executors";
 import { withWorktreeLock } from "../runner/repo-lock";
+import { recordWorktreePlaced, runnerHost } from "../runner/worktree-placement";
+import type { EventStore } from "../events/store";
 import { createWorkspace, ensureCommit } from "../workspaces";
 import { sessionBundles } from "../events/bundle-chain";
 
@@ -61,6 +63,10 @@ export type TimerStepOutput = z.infer<typeof ZTimerStepOutput>;
 
 export interface ConversationExecutorDeps {
   pool: Db;
+  /** Where the worktree's creation is recorded (pruning/worktrees.ts). */
+  store: EventStore;
+  /** This runner's host; the hostname by default. */
+  host?: string;
   workspacesRoot: string;
   /** This runner's clone of a project registered at `repoPath` (CATCAFE_REPOSITORY_PATHS). */
   repositoryPath?: (repoPath: string) => string;
@@ -94,6 +100,7 @@ async function conversationWorkspace(
   const ws = await withWorktreeLock(deps.pool, repoPath, () =>
     createWorkspace({ repoPath, workspacesRoot: deps.workspacesRoot, sessionId: step.sessionId, baseCommit: input.workspace.head }),
   );
+  await recordWorktreePlaced(deps.store, step, runnerHost(deps.host), ws.path);
   return ws.path;
 }
 

@@ -8,7 +8,42 @@ import { defineEvent } from "./registry";
 /** Why a workspace is cleaned up: a person asked for this session, or for every one older than a threshold. */
 export const ZPruneReason = z.enum(["session", "older_than", "automatic"]);
 
+/** Why a host removed its worktree of a session (docs/operations.md, "Worktrees on every host"). */
+export const ZWorktreeRemovalReason = z.enum(["not_last_host", "finished", "pruned"]);
+
 export const pruningCatalog = {
+  WorktreePlaced: defineEvent({
+    version: 1,
+    schema: z.object({
+      /** The step whose runner created the worktree. */
+      stepId: z.uuid(),
+      /** The runner's host (CATCAFE_RUNNER_HOST, its hostname by default). */
+      host: z.string().min(1),
+      path: z.string().min(1),
+    }),
+    summary: (d) => `Worktree created on ${d.host} at ${d.path}`,
+  }),
+  WorktreeRemoved: defineEvent({
+    version: 1,
+    schema: z.object({
+      host: z.string().min(1),
+      /** Where the session's worktree is (or was) on that host. */
+      path: z.string().min(1),
+      /** Whether a worktree was there to remove (false: only refs, or nothing, were left). */
+      removed: z.boolean(),
+      reason: ZWorktreeRemovalReason,
+      /** The pins and local branch deleted from that host's clone. */
+      refsDeleted: z.array(z.string()),
+    }),
+    summary: (d) =>
+      `${d.removed ? `Worktree removed from ${d.host} (${d.path})` : `No worktree left on ${d.host}`}: ${
+        d.reason === "not_last_host"
+          ? "a later step ran on another host"
+          : d.reason === "pruned"
+            ? "the session was cleaned up"
+            : "kept long enough after the session ended"
+      }${d.refsDeleted.length ? `; ${d.refsDeleted.length} git ref${d.refsDeleted.length === 1 ? "" : "s"} deleted` : ""}`,
+  }),
   WorkspacePruneRequested: defineEvent({
     version: 1,
     schema: z.object({
@@ -30,6 +65,8 @@ export const pruningCatalog = {
       requestedBy: z.string().min(1),
       /** The worktree removed; null when there was none on the runner that cleaned up. */
       worktree: z.string().nullable(),
+      /** That runner's host (absent: recorded before hosts were). */
+      host: z.string().min(1).optional(),
       refsDeleted: z.array(z.string()),
     }),
     summary: (d) =>

@@ -59,6 +59,7 @@ export const SETTINGS_FIELDS = {
   deliveryPullRequest: ["delivery", "pullRequest"],
   // Sessions' upkeep (req F14, docs/operations.md): an admin's, like every field but agents and delivery.
   pruneFailedAfterDays: ["sessions", "pruneFailedAfterDays"],
+  keepFinishedDays: ["workspaces", "keepFinishedDays"],
 } as const satisfies Record<string, readonly [string, string]>;
 export type SettingsField = keyof typeof SETTINGS_FIELDS;
 
@@ -84,6 +85,7 @@ const ZSettingsFields = z.object({
   deliveryTokenEnv: z.string().nullable().optional(),
   deliveryPullRequest: z.record(z.string(), z.unknown()).nullable().optional(),
   pruneFailedAfterDays: ZLooseNumber,
+  keepFinishedDays: ZLooseNumber,
 });
 /** The version of the configuration the form was filled from: a save over a newer one is refused. */
 const ZExpectedVersion = { expectedVersion: ZVersion.optional() };

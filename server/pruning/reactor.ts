@@ -23,6 +23,7 @@ export async function reactToPruneStep(tx: Tx, reaction: StepReaction<PruneInput
             stepId,
             requestedBy: reaction.step.input.requestedBy,
             worktree: outcome.data.output.worktree,
+            ...(outcome.data.output.host ? { host: outcome.data.output.host } : {}),
             refsDeleted: outcome.data.output.refsDeleted,
           },
         };

@@ -118,7 +118,7 @@ function requirePrunable(sessionId: string, task: TaskState): asserts task is Fi
  * The refs only this session needed: the pins of the commits it made (each is in the bundle its
  * WorkspaceCommitted recorded, so it can be restored) and its delivery branch, if one was made.
  */
-function sessionRefs(sessionId: string, events: readonly RecordedEvent[], task: Finished): string[] {
+export function sessionRefs(sessionId: string, events: readonly RecordedEvent[], task: Finished): string[] {
   const pins = new Set<string>();
   for (const e of events as (RecordedEvent & AppEvent)[]) {
     if (e.streamId !== sessionId || e.type !== "WorkspaceCommitted") continue;

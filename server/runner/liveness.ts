@@ -14,6 +14,9 @@ export const RUNNER_LIVENESS_MS = 15_000;
 /** Runners are listed while heard from in the last day: one killed with -9 never marks itself stopped. */
 export const RUNNER_LISTED_FOR_MS = 24 * 60 * 60 * 1000;
 
+/** A runner dead (stopped, or silent) this long is forgotten (forgetDeadRunners): a week. */
+export const DEAD_RUNNERS_KEPT_MS = 7 * 24 * 60 * 60 * 1000;
+
 /** `$1`: the window in milliseconds. */
 export const HEARD_WITHIN_SQL = `r.stopped_at IS NULL AND r.heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)`;
 
@@ -146,4 +149,23 @@ export async function releaseOrphanedLease(
   if (!row) return { state: "done", attempt: 0, liveRunners };
   const state = row.released ? "released" : row.state === "running" ? "running" : row.state === "pending" ? "queued" : "done";
   return { state, attempt: row.attempt, liveRunners };
+}
+
+/**
+ * Forgets runners dead for more than `olderThanMs` by the database clock (stopped, or not heard
+ * from, that long ago): each restart adds a row, so without this the table only grows
+ * (docs/operations.md, "Worktrees on every host"). The Runners page lists the last day's only,
+ * and events keep the runner ids they name; a runner still holding a step's lease is kept.
+ * The ids forgotten.
+ */
+export async function forgetDeadRunners(db: Queryable, olderThanMs: number): Promise<string[]> {
+  const result = await db.query<{ id: string }>(
+    `DELETE FROM runners r
+     WHERE COALESCE(r.stopped_at, r.heartbeat_at) < now() - make_interval(secs => $1::double precision / 1000)
+       AND r.heartbeat_at < now() - make_interval(secs => $1::double precision / 1000)
+       AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.lease_owner = r.id AND s.state = 'running')
+     RETURNING r.id`,
+    [olderThanMs],
+  );
+  return result.rows.map((r) => r.id).sort();
 }

@@ -12,7 +12,10 @@ import { appStepKinds } from "../app-runner";
 import { webhookTarget } from "../projects/access";
 import { listProjectRecords } from "../projects/projects";
 import { projectsServed } from "./capabilities";
+import { collectHostWorkspaces } from "../pruning/host-gc";
 import { AUTO_PRUNE_INTERVAL_MS, pruneOnSchedule } from "../pruning/service";
+import { DEAD_RUNNERS_KEPT_MS, forgetDeadRunners } from "./liveness";
+import { runnerHost } from "./worktree-placement";
 import { Runner } from "./runner";
 import { stepKindRegistry } from "./step-kinds";
 
@@ -27,6 +30,7 @@ if (withheldAtStart.length) {
   );
 }
 const store = createAppEventStore(pool);
+const host = runnerHost(env.CATCAFE_RUNNER_HOST);
 // What this runner runs, and how outcomes are reacted to: the application's step kinds.
 const repositoryPath = (repoPath: string) => env.CATCAFE_REPOSITORY_PATHS[repoPath] ?? repoPath;
 const stepKinds = stepKindRegistry(
@@ -34,12 +38,14 @@ const stepKinds = stepKindRegistry(
     pool,
     store,
     workspacesRoot: env.CATCAFE_WORKSPACES_DIR,
+    host,
     repositoryPath,
     webhook: { webhookFor: (projectId) => webhookTarget(pool, store, projectId), publicUrl: process.env.NEXTAUTH_URL },
   }),
 );
 const runner = new Runner(store, pool, env.DATABASE_URL, {
   id: env.CATCAFE_RUNNER_ID,
+  host,
   version: APP_VERSION,
   leaseMs: env.CATCAFE_RUNNER_LEASE_MS,
   pollMs: env.CATCAFE_RUNNER_POLL_MS,
@@ -92,7 +98,8 @@ for (let failures = 1; ; failures++) {
 
 // The setting sessions.pruneFailedAfterDays (req F14, docs/operations.md "Cleaning up failed
 // sessions"): every runner tries a pass each interval; the first to take the advisory lock
-// does it, the others skip theirs.
+// does it, the others skip theirs. Then this host's own worktrees (a lock per host, so every
+// host runs its own) and the rows of runners long dead.
 async function prunePass(): Promise<void> {
   try {
     const pass = await pruneOnSchedule({ store, pool });
@@ -100,6 +107,20 @@ async function prunePass(): Promise<void> {
       log.info({ sessions: pass.sessions, skipped: pass.skipped }, "failed sessions' workspaces asked to be cleaned up");
   } catch (err) {
     log.warn({ err: String(err) }, "automatic clean-up of failed sessions did not run; it is tried again next interval");
+  }
+  // This host's own worktrees (docs/operations.md, "Worktrees on every host"): each host runs its pass.
+  try {
+    const gc = await collectHostWorkspaces({ store, pool, host, workspacesRoot: env.CATCAFE_WORKSPACES_DIR, repositoryPath });
+    if (gc.removed.length || gc.failed.length)
+      log.info({ host, removed: gc.removed, failed: gc.failed }, "this host's worktrees cleaned up");
+  } catch (err) {
+    log.warn({ err: String(err) }, "this host's worktree clean-up did not run; it is tried again next interval");
+  }
+  try {
+    const forgotten = await forgetDeadRunners(pool, DEAD_RUNNERS_KEPT_MS);
+    if (forgotten.length) log.info({ runners: forgotten }, "dead runners forgotten");
+  } catch (err) {
+    log.warn({ err: String(err) }, "dead runners were not forgotten; tried again next interval");
   }
 }
 setTimeout(() => void prunePass(), 60_000).unref();

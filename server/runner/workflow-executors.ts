@@ -41,6 +41,7 @@ import {
   type SessionRemote,
 } from "../workspaces";
 import { withWorktreeLock } from "./repo-lock";
+import { recordWorktreePlaced, runnerHost } from "./worktree-placement";
 import { logger } from "../log";
 import { recordableOutput } from "../process/env";
 import { checkedAgentAccess } from "./agent-access";
@@ -63,6 +64,8 @@ export interface WorkflowExecutorDeps {
    * for runners on other machines; the registered path itself by default.
    */
   repositoryPath?: (repoPath: string) => string;
+  /** This runner's host, recorded with each worktree it creates (pruning/worktrees.ts); the hostname by default. */
+  host?: string;
   /**
    * The remote that is the home of a session's branch (its project's delivery remote, with the
    * token from this runner's environment), read when a step needs it; absent or null: none, the
@@ -112,6 +115,7 @@ async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, i
     }),
   );
   await claimWorkspace(ws.path, ownerOf(step));
+  await recordWorktreePlaced(deps.store, step, runnerHost(deps.host), ws.path);
   return ws.path;
 }
 

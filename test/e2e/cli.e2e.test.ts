@@ -552,7 +552,14 @@ describe("catcafe against a live server", () => {
           expect(v).toMatchObject({
             task: { sessionId: approvedId, outcome: "approved" },
             timeline: expect.any(Array),
-            worktree: expect.stringMatching(new RegExp(`workspaces/${approvedId}$`)),
+            // Its live worktree, on the host of the runner that made it (docs/scaling.md).
+            worktrees: [
+              {
+                host: expect.any(String),
+                path: expect.stringMatching(new RegExp(`workspaces/${approvedId}$`)),
+                placedAt: expect.any(String),
+              },
+            ],
           }),
       ],
       [

@@ -560,6 +560,11 @@ describe("the session view", () => {
       "reviewer",
       "tester",
     ]);
+    // Its live worktree, named by the host of the runner that made it and the path there (docs/scaling.md).
+    const worktrees = await context.getByTestId("runtime-worktrees").innerText();
+    expect(worktrees.startsWith(`${os.hostname()}:/`), worktrees).toBe(true);
+    expect(worktrees.endsWith(`/workspaces/${demoId}`), worktrees).toBe(true);
+    expect(await layoutProblems(adminPage, "session-runtime-worktrees")).toEqual([]);
 
     // A viewer does not see the project settings, and a forged save is refused.
     await ensureViewer(adminPage);

@@ -140,6 +140,8 @@ export function createHarness(db: TestDatabase): Harness {
           pool,
           store,
           workspacesRoot,
+          // A runner "host" of its own (docs/scaling.md): the worktrees it creates are recorded on it.
+          ...(overrides.host ? { host: overrides.host } : {}),
           webhook: { webhookFor: (id) => webhookTarget(pool, store, id), publicUrl: "http://catcafe.test", requestTimeoutMs: 1_000 },
         }),
       );

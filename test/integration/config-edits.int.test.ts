@@ -217,6 +217,7 @@ describe("the server's settings overrides", () => {
       deliveryTokenEnv: [undefined, "built-in"],
       deliveryPullRequest: [undefined, "built-in"],
       pruneFailedAfterDays: [null, "built-in"],
+      keepFinishedDays: [7, "built-in"],
     });
 
     const { sessionId } = await startTask(deps(), { projectId: "cfg-d", prompt: "Make sum() add", mode: "implementation" }, testActor);
@@ -258,6 +259,33 @@ describe("the server's settings overrides", () => {
     // Cleared (null): off again, as built in.
     await configureServer(deps(), { pruneFailedAfterDays: null }, admin);
     expect((await serverOverride(db.store)).override.sessions).toBeUndefined();
+  });
+
+  it("workspaces.keepFinishedDays (docs/operations.md, \"Worktrees on every host\"): an admin's recorded change, per project too; 0 is at once; out of range refused under its field; not an operator's to set", async () => {
+    const saved = await configureServer(deps(), { keepFinishedDays: 0 }, admin);
+    expect(saved.changes).toEqual([{ path: ["workspaces"], to: { keepFinishedDays: 0 } }]);
+    const project = await configureProject(deps(), { projectId: "cfg-a", keepFinishedDays: 30 }, admin);
+    expect(project.changes).toEqual([{ path: ["settings", "workspaces"], to: { keepFinishedDays: 30 } }]);
+    const server = (await serverOverride(db.store)).override;
+    expect(effectiveSettings(loadSettings().settings, server).find((f) => f.field === "keepFinishedDays")).toMatchObject({
+      value: 0,
+      source: "server",
+    });
+    expect(
+      effectiveSettings(loadSettings().settings, server, (await getProject(db.pool, "cfg-a")).settings).find(
+        (f) => f.field === "keepFinishedDays",
+      ),
+    ).toMatchObject({ value: 30, source: "project" });
+    expect(await fieldErrors(configureServer(deps(), { keepFinishedDays: -1 }, admin))).toEqual({
+      keepFinishedDays: ["workspaces.keepFinishedDays: -1 is out of range: must be at least 0"],
+    });
+    const refused = await configureProject(deps(), { projectId: "cfg-a", keepFinishedDays: 3 }, admin, { role: "operator" }).catch(
+      (err: unknown) => err,
+    );
+    expect(isAppError(refused, "FORBIDDEN")).toBe(true);
+    await configureServer(deps(), { keepFinishedDays: null }, admin);
+    await configureProject(deps(), { projectId: "cfg-a", keepFinishedDays: null }, admin);
+    expect((await serverOverride(db.store)).override.workspaces).toBeUndefined();
   });
 
   it("the access lists: an admin's save is a recorded change that adds to settings.json's; a bad host rule or name is refused under its field", async () => {

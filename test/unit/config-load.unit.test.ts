@@ -146,6 +146,8 @@ describe("valid configurations load with defaults applied", () => {
       mcpServers: [],
       // Failed sessions' workspaces are kept until someone cleans them up (docs/operations.md).
       sessions: { pruneFailedAfterDays: null },
+      // Each runner host removes a finished session's worktree a week after it ended.
+      workspaces: { keepFinishedDays: 7 },
     });
     expect(parseSettings(json({ retry: { maxAttempts: 2 } }), "s.json").settings.retry).toEqual({
       maxAttempts: 2,

@@ -708,6 +708,29 @@ const ROWS: Row[] = [
     "Workspace cleaned up: no worktree left, 1 git ref deleted",
   ),
   row("WorkspacePruneFailed", { stepId: STEP, message: "not a session workspace" }, "Workspace clean-up failed: not a session workspace"),
+  // Where each worktree lives, and each host's removal of its own (docs/operations.md, "Worktrees on every host").
+  row("WorktreePlaced", { stepId: STEP, host: "host-a", path: "/w/s-1" }, "Worktree created on host-a at /w/s-1"),
+  row(
+    "WorktreeRemoved",
+    { host: "host-a", path: "/w/s-1", removed: true, reason: "not_last_host", refsDeleted: [] },
+    "Worktree removed from host-a (/w/s-1): a later step ran on another host",
+  ),
+  row(
+    "WorktreeRemoved",
+    { host: "host-b", path: "/w/s-1", removed: false, reason: "finished", refsDeleted: [`refs/catcafe/pins/${COMMIT}`] },
+    "No worktree left on host-b: kept long enough after the session ended; 1 git ref deleted",
+  ),
+  row(
+    "WorktreeRemoved",
+    {
+      host: "host-b",
+      path: "/w/s-1",
+      removed: true,
+      reason: "pruned",
+      refsDeleted: ["refs/heads/catcafe/s-1", `refs/catcafe/pins/${COMMIT}`],
+    },
+    "Worktree removed from host-b (/w/s-1): the session was cleaned up; 2 git refs deleted",
+  ),
 
   // ---- The team (docs/auth.md, "Audit") ---------------------------------------------------
   row(

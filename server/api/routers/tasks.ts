@@ -1,6 +1,5 @@
 // Tasks (req W1–W13): operators start, confirm, follow up, cancel and rerun; viewers read the
 // state. Thin: the domain functions in server/tasks do the work and record the actor.
-import path from "node:path";
 import type { CurrentUser } from "../../auth/request";
 import type { Actor } from "../../events/catalog";
 import {
@@ -18,6 +17,7 @@ import {
 } from "../../tasks/commands";
 import { rerunTask } from "../../tasks/fork";
 import { runtimeContextFromEvents } from "../../config/runtime-context";
+import { liveWorktrees } from "../../pruning/worktrees";
 import { AppError } from "../../errors";
 import { foldTask, outcomeOf, startedTask, type TaskState } from "../../task-engine";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
@@ -76,8 +76,7 @@ export const tasksRouter = router({
     const events = await ctx.store.readStream(input.sessionId);
     if (foldTask(events).status === "none") throw new AppError("NOT_FOUND", `session ${input.sessionId} is not a task`);
     const context = runtimeContextFromEvents(input.sessionId, events);
-    // Where its worktree is on a runner of this host (CATCAFE_WORKSPACES_DIR, as `npm start` sets it).
-    const workspacesDir = process.env.CATCAFE_WORKSPACES_DIR ?? path.resolve(process.env.CATCAFE_DATA_DIR ?? ".data", "workspaces");
-    return context ? { ...context, workspace: path.join(workspacesDir, input.sessionId) } : null;
+    // Where its worktrees are: on the hosts of the runners that made them, as they recorded it (pruning/worktrees.ts).
+    return context ? { ...context, worktrees: liveWorktrees(input.sessionId, events) } : null;
   }),
 });
