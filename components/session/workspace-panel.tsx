@@ -7,11 +7,11 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { Panel } from "@/components/panel";
 import { SUCCESS_OUTCOMES } from "@/lib/outcomes";
+import { formatTimestamp } from "@/lib/format-time";
 import { useTRPC } from "@/lib/trpc/client";
 import { BUTTON_STYLES } from "./session-actions";
 
-/** "2026-11-29 02:33 UTC": times in UTC, as the rest of the page shows them. */
-const when = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+const when = (iso: string) => formatTimestamp(new Date(iso));
 
 /** `version`: the session's latest recorded fact; its clean-up events are among them. */
 export function WorkspacePanel({

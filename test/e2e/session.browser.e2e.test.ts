@@ -639,7 +639,7 @@ describe("the session view", () => {
     const pruned = page.getByTestId("workspace-pruned");
     await pruned.waitFor({ timeout: 30_000 });
     expect(await pruned.innerText()).toMatch(
-      new RegExp(`^Workspace cleaned up \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC by ${ADMIN.name}\\.`),
+      new RegExp(`^Workspace cleaned up \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2} UTC by ${ADMIN.name}\\.`),
     );
     expect(fs.existsSync(worktree)).toBe(false);
     expect(await panel.getByTestId("clean-up-button").count()).toBe(0);
