@@ -229,7 +229,14 @@ describe("a database written by the previous release, upgraded", () => {
     expect(ofType<{ host: string }>(resumed, "WorktreePlaced")).toEqual([expect.objectContaining({ host: HOST })]);
 
     for (let passes = 0; ; passes++) {
-      const events = await waitFor(forge, "a gate or the end", (e) => finished(e) || foldTask(e).fsm === "prd_review", 120_000);
+      // A PersonNeeded ends the wait too: a stage that failed for good waits for a choice.
+      const events = await waitFor(
+        forge,
+        "a gate or the end",
+        (e) => finished(e) || foldTask(e).fsm === "prd_review" || e.at(-1)?.type === "PersonNeeded",
+        120_000,
+      );
+      expect(events.at(-1)?.type === "PersonNeeded" ? events.at(-1)?.data : null, "the Forge asks for a person").toBeNull();
       if (finished(events)) {
         expect(foldTask(events)).toMatchObject({ outcome: "completed" });
         break;
