@@ -33,7 +33,12 @@ export interface MigrateResult {
   alreadyApplied: number;
 }
 
-export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}): Promise<MigrateResult> {
+/** `dir`: the migrations to apply (a test applies a past release's subset, test/helpers/upgrade-fixture.ts). */
+export async function migrate(
+  databaseUrl: string,
+  log: (line: string) => void = () => {},
+  dir: string = MIGRATIONS_DIR,
+): Promise<MigrateResult> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -52,7 +57,7 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
     );
     const byName = new Map(done.rows.map((r) => [r.migration_name, r]));
     const result: MigrateResult = { applied: [], alreadyApplied: 0 };
-    for (const m of listMigrations()) {
+    for (const m of listMigrations(dir)) {
       const prior = byName.get(m.name);
       if (prior?.finished_at) {
         if (prior.checksum !== m.checksum) {
