@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { trace } from "@opentelemetry/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTaskRestHandlers } from "../../server/api/rest";
 import type { CurrentUser } from "../../server/auth/request";
 import { flushTracing, startTracing, stopTracing, tracingOn, tracingWanted } from "../../server/tracing/sdk";
 import { createApiFixture, type ApiFixture } from "../helpers/api";
@@ -159,6 +160,20 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     const prompt = `Fix sum() ${crypto.randomUUID()}`;
     const { sessionId } = await api.caller(operator).tasks.start({ projectId: "traced", prompt, mode: "implementation" });
     await finished(sessionId);
+    // A command that fails, over tRPC and over REST (an API token's creation traced too): failed spans with the class only.
+    const op = api.caller(operator);
+    await expect(op.tasks.cancel({ sessionId })).rejects.toThrow();
+    const { token } = await op.tokens.create({ name: "tracing" });
+    const rest = createTaskRestHandlers(api.source);
+    const refused = await rest.cancel(
+      new Request(`http://cats.test/api/tasks/${sessionId}/cancel`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: "{}",
+      }),
+      { params: Promise.resolve({ id: sessionId }) },
+    );
+    expect(refused.status).toBe(409);
     // SIGTERM: the runner stops and exports what it still holds.
     runnerProcess.kill("SIGTERM");
     await exited;
@@ -218,8 +233,14 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     const reviewer = spans.find((s) => s.name === "invoke_agent gpt-reviewer");
     expect(chat?.parentSpanId).toBe(reviewer?.spanId);
 
-    // Nothing of the prompt (nor its size, which is opt-in) is exported.
+    const cancelled = spans.find((s) => s.name === "command tasks.cancel");
+    expect(cancelled?.attr["error.type"]).toBe("CONFLICT");
+    const overRest = spans.find((s) => s.name === "command POST /api/tasks/:id/cancel");
+    expect(overRest?.attr).toMatchObject({ "http.response.status_code": 409, "error.type": "409" });
+
+    // Nothing of the prompt (nor its size, which is opt-in), nor the API token, is exported.
     const exported = receiver.bodies.join("\n");
+    expect(exported).not.toContain(token);
     expect(exported).not.toContain(prompt);
     expect(exported).not.toContain("Fix sum()");
     expect(exported).not.toContain("catcafe.prompt.chars");
