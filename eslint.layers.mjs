@@ -11,7 +11,7 @@ const base = ["base", "db", "lib"];
 /** element → what it may import (besides itself). Order: lowest first. */
 const layers = {
   base: { pattern: "server/{errors,env,log,version,agent-calls,deadline,redact}.ts", allow: ["lib"] },
-  db: { pattern: "server/{db,net}", allow: ["base", "lib"] },
+  db: { pattern: "server/{db,net,tracing}", allow: ["base", "lib"] },
   process: { pattern: "server/process", allow: base },
   events: { pattern: "server/events", allow: base },
   commands: { pattern: "server/commands", allow: [...base, "process"] },

@@ -33,7 +33,8 @@ const config: NextConfig = {
   },
   // Server-side packages loaded by Node at runtime instead of being bundled: native or
   // dynamic-require code (pg, pino's worker threads), the embedded Postgres binaries, and
-  // Prisma's runtime and driver adapter.
+  // Prisma's runtime and driver adapter, and the OpenTelemetry SDK (instrumentation.ts: one
+  // copy of the API's global state for Next.js's spans and ours).
   serverExternalPackages: [
     "pg",
     "pino",
@@ -42,6 +43,10 @@ const config: NextConfig = {
     "@prisma/adapter-pg",
     "@prisma/driver-adapter-utils",
     "@prisma/schema-engine-wasm",
+    "@opentelemetry/api",
+    "@opentelemetry/sdk-trace-node",
+    "@opentelemetry/exporter-trace-otlp-http",
+    "@opentelemetry/resources",
   ],
   poweredByHeader: false,
   reactStrictMode: true,

@@ -65,6 +65,7 @@ export class BrainAgent implements Agent {
       {
         protocol,
         brainId: config.id,
+        model: config.model,
         baseUrl: config.baseUrl,
         body: protocol.requestBody(config, request),
         // The runner applied the admin's list before this run (server/agents/access.ts `assertAgentAccess`).

@@ -7,7 +7,10 @@ import { ScriptedAgent } from "./scripted";
 import { ClaudeAgent } from "./shells/claude";
 import { CodexAgent } from "./shells/codex";
 import { GeminiAgent } from "./shells/gemini";
-import type { Agent, AgentResponse, AgentUsage } from "./types";
+import { promptSizesRecorded } from "../tracing/sdk";
+import { GEN_AI, genAiProvider, providerAttributes, usageAttributes } from "../tracing/genai";
+import { inSpan } from "../tracing/spans";
+import type { Agent, AgentRequest, AgentResponse, AgentUsage } from "./types";
 
 export { BrainAgent } from "./brain";
 export { CommandAgent } from "./command";
@@ -49,4 +52,32 @@ export function usageOf(response: AgentResponse, config: AgentConfig): AgentUsag
   if (!response.usage) return undefined;
   const model = response.usage.model ?? ("model" in config ? config.model : undefined);
   return model ? { ...response.usage, model } : response.usage;
+}
+
+/**
+ * One call of an agent, as the runner makes it: in an `invoke_agent` span (the OpenTelemetry
+ * GenAI conventions, docs/operations.md "Traces") with the agent's kind, provider and model,
+ * and the tokens it reported. The prompt is never an attribute; its size only when
+ * CATCAFE_TRACE_PROMPT_SIZES=1. A CLI's process and an HTTP brain's call are spans inside it.
+ */
+export function invokeAgent(agent: Agent, config: AgentConfig, request: AgentRequest): Promise<AgentResponse> {
+  const model = "model" in config ? config.model : undefined;
+  const attributes = {
+    [GEN_AI.operation]: "invoke_agent",
+    [GEN_AI.agentId]: agent.id,
+    ...(config.name ? { [GEN_AI.agentName]: config.name } : {}),
+    ...providerAttributes(genAiProvider(agent.kind)),
+    ...(model ? { [GEN_AI.requestModel]: model } : {}),
+    "catcafe.agent.kind": agent.kind,
+    "catcafe.agent.role": request.role,
+    ...(promptSizesRecorded()
+      ? { "catcafe.prompt.chars": request.prompt.length, "catcafe.prompt.context_messages": request.context.length }
+      : {}),
+  };
+  return inSpan(`invoke_agent ${agent.id}`, { attributes }, async (span) => {
+    const response = await agent.invoke(request);
+    span.setAttributes(usageAttributes(usageOf(response, config)));
+    if (response.sandboxed !== undefined) span.setAttribute("catcafe.agent.sandboxed", response.sandboxed);
+    return response;
+  });
 }

@@ -34,6 +34,7 @@ import { retryAfterOf, toRestError } from "./errors";
 import { crossSiteRefusal } from "./csrf";
 import { idempotent } from "./idempotency";
 import { unstorableText } from "./text-input";
+import { inSpan, markFailed } from "../tracing/spans";
 import { actorOf } from "./routers/tasks";
 
 const NO_STORE = { "Cache-Control": "no-store" };
@@ -104,7 +105,7 @@ function respond<C>(
       return errorResponse(err, name);
     }
   };
-  return async (req, route) => {
+  const handle = async (req: Request, route: C) => {
     try {
       // CSRF (docs/auth.md): refused before the sign-in, the key's claim and the command.
       const crossSite = crossSiteRefusal(req);
@@ -116,6 +117,16 @@ function respond<C>(
       return errorResponse(err, name);
     }
   };
+  // A command is the root of its trace, as over tRPC (docs/operations.md, "Traces").
+  return (req, route) =>
+    req.method === "GET"
+      ? handle(req, route)
+      : inSpan(`command ${name}`, { attributes: { "http.request.method": req.method, "http.route": name } }, async (span) => {
+          const response = await handle(req, route);
+          span.setAttribute("http.response.status_code", response.status);
+          if (response.status >= 400) markFailed(span, null, String(response.status));
+          return response;
+        });
 }
 
 /** GET /api/sessions/:id/export → the session in the export layout (req E8), as a zip (viewer). */

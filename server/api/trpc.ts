@@ -8,6 +8,7 @@ import { hasRole, type Role } from "../../lib/roles";
 import type { Context } from "./context";
 import { appFieldErrors, clientMessage, conflictCurrent, flattenZodError, retryAfterOf, toTRPCError } from "./errors";
 import { unstorableText } from "./text-input";
+import { inSpan, markFailed } from "../tracing/spans";
 
 const t = initTRPC.context<Context>().create({
   // Live views are long SSE streams: a ping every 15 s keeps proxies from closing idle ones.
@@ -53,7 +54,20 @@ const refuseUnstorableText = t.middleware(async ({ getRawInput, next }) => {
   return next();
 });
 
-export const publicProcedure = t.procedure.use(mapDomainErrors).use(refuseUnstorableText);
+/**
+ * Each command (a mutation) is a span, the root of its trace: the steps it schedules carry
+ * its context to the runners (docs/operations.md, "Traces"). A no-op with tracing off.
+ */
+const traceCommands = t.middleware(({ type, path, next }) => {
+  if (type !== "mutation") return next();
+  return inSpan(`command ${path}`, { attributes: { "rpc.system": "trpc", "rpc.method": path } }, async (span) => {
+    const result = await next();
+    if (!result.ok) markFailed(span, result.error, result.error.code);
+    return result;
+  });
+});
+
+export const publicProcedure = t.procedure.use(traceCommands).use(mapDomainErrors).use(refuseUnstorableText);
 
 /** Signed in (every member of the team is at least a viewer). */
 export const viewerProcedure = publicProcedure.use(({ ctx, next }) => {

@@ -48,6 +48,7 @@ function shaped<T>(schema: z.ZodType<T>, json: unknown, type: string): T {
 
 export const anthropicProtocol: BrainProtocol = {
   provider: PROVIDER,
+  genAiProvider: "anthropic",
   callUrl: (baseUrl) => apiUrl(baseUrl, "/messages"),
   modelsUrl: (baseUrl, model) => apiUrl(baseUrl, `/models/${encodeURIComponent(model)}`),
   headers: (apiKey) => ({

@@ -9,6 +9,8 @@ import { connectionError, httpError, redact, streamError } from "./errors";
 import { StreamFormatError, type BrainProtocol } from "./protocol";
 import { SseParser } from "./sse";
 import { atTime } from "../deadline";
+import { GEN_AI, providerAttributes, usageAttributes } from "../tracing/genai";
+import { inSpan, SpanKind } from "../tracing/spans";
 
 /** Event-stream framing (JSON, field names) around the text; beyond this the stream is runaway. */
 const MAX_STREAM_BYTES = 8 * MAX_AGENT_OUTPUT_BYTES;
@@ -56,6 +58,8 @@ export interface CallControl {
 export interface BrainCall {
   protocol: BrainProtocol;
   brainId: string;
+  /** The model the body asks for (traces name it: `gen_ai.request.model`). */
+  model: string;
   baseUrl: string;
   /** The request body (JSON-serialisable). */
   body: unknown;
@@ -68,7 +72,28 @@ export interface BrainCall {
 /** Why we ended the call ourselves. */
 type Stop = { kind: "cancelled" } | { kind: "timeout" } | { kind: "oversized" } | { kind: "chunk_failed"; error: unknown };
 
+/**
+ * The call in a GenAI client span, `chat <model>` (docs/operations.md, "Traces"): provider,
+ * model, endpoint host and the tokens the provider reported; never the body or the answer.
+ */
 export async function streamBrainCall(call: BrainCall, request: CallControl): Promise<AgentResponse> {
+  const url = new URL(call.baseUrl);
+  const attributes = {
+    [GEN_AI.operation]: "chat",
+    ...providerAttributes(call.protocol.genAiProvider),
+    [GEN_AI.requestModel]: call.model,
+    "server.address": url.hostname,
+    ...(url.port ? { "server.port": Number(url.port) } : {}),
+    "catcafe.brain.id": call.brainId,
+  };
+  return inSpan(`chat ${call.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const response = await streamCall(call, request);
+    span.setAttributes(usageAttributes(response.usage));
+    return response;
+  });
+}
+
+async function streamCall(call: BrainCall, request: CallControl): Promise<AgentResponse> {
   const { protocol } = call;
   const secrets = call.apiKey ? [call.apiKey] : [];
   const origin = new URL(call.baseUrl).origin;

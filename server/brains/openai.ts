@@ -26,6 +26,7 @@ const ZChunk = z.object({
 
 export const openaiProtocol: BrainProtocol = {
   provider: PROVIDER,
+  genAiProvider: "openai",
   callUrl: (baseUrl) => apiUrl(baseUrl, "/chat/completions"),
   modelsUrl: (baseUrl) => apiUrl(baseUrl, "/models"),
   headers: (apiKey) => ({

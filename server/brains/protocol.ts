@@ -34,6 +34,8 @@ export interface BrainParams {
 export interface BrainProtocol {
   /** Names the provider in messages. */
   readonly provider: string;
+  /** Its `gen_ai.provider.name` in traces (the OpenTelemetry GenAI conventions). */
+  readonly genAiProvider: "openai" | "anthropic";
   /** The streaming endpoint under `baseUrl`. */
   callUrl(baseUrl: string): string;
   /** Where `checkBrain` looks the model up. */

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { ZAgentRole, ZAgentUsage, ZThreadMessage } from "../agent-calls";
-import { createAgent, usageOf, ZAgentConfig, type AgentConfig } from "../agents";
+import { createAgent, invokeAgent, usageOf, ZAgentConfig, type AgentConfig } from "../agents";
 import { AgentError } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
 import type { Db } from "../db/pool";
@@ -122,7 +122,7 @@ export function callExecutor(
     const workspace = await conversationWorkspace(deps, step, input, config.data);
     try {
       const role = ZAgentRole.catch("coder").parse(input.role);
-      const response = await agent.invoke({
+      const response = await invokeAgent(agent, config.data, {
         role,
         prompt: input.prompt,
         context: input.context,

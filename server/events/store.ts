@@ -14,6 +14,7 @@ import { timeOrderedId } from "./ids";
 import type { EventRegistry } from "./registry";
 import type { Projection } from "./projection";
 import { redactedJson } from "../redact";
+import { activeTraceparent } from "../tracing/spans";
 import type { StreamFold } from "./snapshots";
 import type { AppendMetadata, AppendResult, EventMetadata, ExpectedVersion, GlobalCheckpoint, NewEvent, RecordedEvent } from "./types";
 
@@ -165,6 +166,9 @@ export class EventStore {
       return { ...e, ...again, json: JSON.stringify(again.data) };
     });
     const correlationId = metadata.correlationId ?? crypto.randomUUID();
+    // Tracing on and in a span: the events carry its context (a step's StepScheduled takes the
+    // command's trace to the runner that claims it).
+    const traceparent = activeTraceparent();
     const isNew = expected === "no_stream" || expected === 0;
     const rows = await this.refusedByProjection(() =>
       tx.query<EventRow>({
@@ -184,6 +188,7 @@ export class EventStore {
               correlationId,
               causationId: metadata.causationId ?? null,
               schemaVersion: e.schemaVersion,
+              ...(traceparent ? { traceparent } : {}),
             } satisfies EventMetadata),
           ),
         ],

@@ -6,6 +6,11 @@ export interface EventMetadata {
   correlationId: string;
   causationId: string | null;
   schemaVersion: number;
+  /**
+   * The W3C trace context the append ran in, when tracing is on: a runner continues the
+   * trace of the command that scheduled its step (docs/operations.md, "Traces").
+   */
+  traceparent?: string;
 }
 
 /** What a caller supplies when appending: type + data, optionally a fixed id for idempotency. */

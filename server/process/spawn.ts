@@ -11,7 +11,9 @@
 // around agents and commands) wraps `file`/`args` in this one place.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { performance } from "node:perf_hooks";
+import path from "node:path";
 import { execa } from "execa";
+import { markFailed, tracer } from "../tracing/spans";
 import { atTime } from "../deadline";
 import { KILL_GRACE_MS, terminateProcessGroup, terminateRun, trackProcessGroup } from "./tree";
 
@@ -81,6 +83,11 @@ export function spawnProcess<C = never>(options: SpawnOptions<C>): ProcessHandle
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const observer = observers.getStore();
+  // A span per process (docs/operations.md, "Traces"): its executable's name and how it ended,
+  // never its arguments or environment (a prompt can be an argument).
+  const span = tracer().startSpan(`process ${path.basename(options.file)}`, {
+    attributes: { "process.executable.name": path.basename(options.file) },
+  });
   const subprocess = execa(options.file, options.args, {
     cwd: options.cwd,
     env: options.env,
@@ -154,11 +161,18 @@ export function spawnProcess<C = never>(options: SpawnOptions<C>): ProcessHandle
       subprocess.stderr.destroy();
       if (pid === undefined) {
         const code = result?.code ?? "UNKNOWN";
+        markFailed(span, null, code);
         return { kind: "not_started", code, message: result?.originalMessage ?? code, stoppedBy: state.stoppedBy, durationMs: elapsed() };
       }
       const status = state.exit ?? { code: subprocess.exitCode ?? null, signal: (subprocess.signalCode as NodeJS.Signals | null) ?? null };
+      span.setAttributes({
+        ...(status.code !== null ? { "process.exit.code": status.code } : {}),
+        ...(status.signal ? { "catcafe.process.signal": status.signal } : {}),
+        ...(state.stoppedBy ? { "catcafe.process.stopped_by": state.stoppedBy.kind } : {}),
+      });
       return { kind: "exited", exitCode: status.code, signal: status.signal, stoppedBy: state.stoppedBy, durationMs: elapsed() };
     } finally {
+      span.end();
       clearDeadline();
       options.signal?.removeEventListener("abort", onAbort);
       untrack();

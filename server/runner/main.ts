@@ -18,10 +18,13 @@ import { DEAD_RUNNERS_KEPT_MS, forgetDeadRunners } from "./liveness";
 import { runnerHost } from "./worktree-placement";
 import { Runner } from "./runner";
 import { stepKindRegistry } from "./step-kinds";
+import { startTracing, stopTracing } from "../tracing/sdk";
 
 const env = parseEnv(ZRunnerEnv);
 const pool = createPool(env.DATABASE_URL, env.CATCAFE_RUNNER_CONCURRENCY + 4);
 const log = logger.child({ component: "runner" });
+// Traces only when an OTLP endpoint is set (docs/operations.md, "Traces").
+if (startTracing("catcafe-runner")) log.info({}, "exporting traces over OTLP");
 if (withheldAtStart.length) {
   // Out of process.env now, but still in /proc/<pid>/environ, readable by this user's processes.
   log.warn(
@@ -70,6 +73,8 @@ async function shutdown(signal: string) {
   log.info({ signal }, "runner shutting down");
   await runner.stop();
   await pool.end();
+  // What is still buffered is exported before the process ends.
+  await stopTracing();
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));

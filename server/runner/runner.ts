@@ -31,6 +31,8 @@ import {
   type StepOutcome,
 } from "./dispatch";
 import { ProcessLedger } from "./process-ledger";
+import { scheduledTrace } from "./step-trace";
+import { inSpan, markFailed, SpanKind, type Span } from "../tracing/spans";
 import { StepExecutionError, StepNotRunnableHere, type StepExecutor } from "./executors";
 import { supportedClis, type ServedProjects } from "./capabilities";
 import { failUnrunnableSteps, UNRUNNABLE_GRACE_MS } from "./unrunnable";
@@ -87,6 +89,8 @@ interface Flight {
   done: Promise<void>;
   /** Local time until which the lease is known to hold (last confirmed heartbeat + lease). */
   confirmedUntil: number;
+  /** Local time the claim was sent: where the step's span begins. */
+  claimedAt: number;
   /** The claim behind this step's result looked for its successor (and started it, if there was one). */
   claimedBehind?: boolean;
 }
@@ -376,7 +380,7 @@ export class Runner {
     // running (its agent, its test command) ends before this attempt starts.
     if (step.reclaimed) this.endLeftovers();
     this.opts.onClaim?.(step);
-    this.execute(step, claimedAt + this.opts.leaseMs);
+    this.execute(step, claimedAt);
     return true;
   }
 
@@ -396,9 +400,9 @@ export class Runner {
     }
   }
 
-  private execute(step: ClaimedStep, confirmedUntil: number): void {
+  private execute(step: ClaimedStep, claimedAt: number): void {
     const abort = new AbortController();
-    const flight: Flight = { step, abort, done: Promise.resolve(), confirmedUntil };
+    const flight: Flight = { step, abort, done: Promise.resolve(), confirmedUntil: claimedAt + this.opts.leaseMs, claimedAt };
     flight.done = this.run(flight)
       .catch((err: unknown) =>
         this.opts.log("step ended with an unexpected error", { runnerId: this.id, stepId: step.id, err: String(err) }),
@@ -442,8 +446,28 @@ export class Runner {
     }
   }
 
+  /**
+   * The attempt in a span `step <kind>` continuing the trace of the command that scheduled it
+   * (./step-trace.ts); the outcome recorded in it schedules the next steps in the same trace.
+   */
   private async run(flight: Flight): Promise<void> {
+    const { step } = flight;
+    const attributes = {
+      "catcafe.session.id": step.sessionId,
+      "catcafe.step.id": step.id,
+      "catcafe.step.kind": step.kind,
+      "catcafe.step.attempt": step.attempt,
+      "catcafe.runner.id": this.id,
+    };
+    const parent = await scheduledTrace(this.pool, step);
+    await inSpan(`step ${step.kind}`, { parent, kind: SpanKind.CONSUMER, startTime: flight.claimedAt, attributes }, (span) =>
+      this.attempt(flight, span),
+    );
+  }
+
+  private async attempt(flight: Flight, span: Span): Promise<void> {
     const { step, abort } = flight;
+    const outcome = (what: "completed" | "failed" | "released" | "aborted") => span.setAttribute("catcafe.step.outcome", what);
     const log = (msg: string, fields: Record<string, unknown> = {}) =>
       this.opts.log(msg, { runnerId: this.id, stepId: step.id, sessionId: step.sessionId, attempt: step.attempt, ...fields });
     const executor = this.opts.executors[step.kind];
@@ -454,11 +478,13 @@ export class Runner {
       const output = await observeProcesses(this.ledger.observer, () => executor(step, { signal: abort.signal }));
       if (abort.signal.aborted) throw abort.signal.reason;
       const accepted = await this.record(flight, { kind: "completed", output }, true);
+      outcome("completed");
       log(accepted === true ? "step completed" : "step result not recorded: attempt no longer holds the step", { accepted });
     } catch (err) {
       const reason = abort.signal.reason;
       if (reason instanceof ShutdownSignal) {
         await this.record(flight, { kind: "released", reason: "runner shutting down" }, false);
+        outcome("released");
         log("step released on shutdown");
         return;
       }
@@ -472,6 +498,7 @@ export class Runner {
           { kind: "released", reason: `runner ${this.id} on ${this.opts.host} cannot run it: ${err.missing}`, unable },
           false,
         );
+        outcome("released");
         log("step released: this runner cannot run it", { missing: err.missing });
         this.signalWake();
         return;
@@ -480,12 +507,14 @@ export class Runner {
         // The database went away under the step (a blob, a lock, a rate-limit turn): not the
         // step's fault. Hand it back uncharged; it runs again once the database is back.
         await this.record(flight, { kind: "released", reason: `the database was unreachable: ${String((err as Error).message)}` }, false);
+        outcome("released");
         log("step released: the database was unreachable", { err: String(err) });
         setTimeout(() => this.signalWake(), 1_000).unref();
         return;
       }
       if (reason instanceof LeaseLostSignal || reason instanceof CancelSignal) {
         // The step is no longer ours (lease lost) or no longer wanted (cancelled, already recorded).
+        outcome("aborted");
         log(reason instanceof CancelSignal ? "step cancelled by an operator" : `step aborted: ${reason.message}`);
         return;
       }
@@ -496,6 +525,8 @@ export class Runner {
             ? { errorClass: err.errorClass, message: err.message, retryable: err.retryable, retryAfterMs: err.retryAfterMs }
             : { errorClass: "internal_error" as const, message: String((err as Error)?.message ?? err), retryable: false };
       await this.record(flight, { kind: "failed", ...failure }, true);
+      outcome("failed");
+      markFailed(span, err, failure.errorClass);
       log("step failed", failure);
       // Retries become claimable after their backoff; wake up then rather than at the next poll.
       if (failure.retryable)

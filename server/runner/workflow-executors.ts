@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Db, Tx } from "../db/pool";
-import { createAgent, usageOf, ZAgentConfig } from "../agents";
+import { createAgent, invokeAgent, usageOf, ZAgentConfig } from "../agents";
 import { ZMcpServers } from "../agents/mcp";
 import { AgentError, type AgentResponse } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
@@ -228,7 +228,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
     // An agent CLI's own retries, recorded in order as they are reported (awaited below).
     let retriesRecorded: Promise<unknown> = Promise.resolve();
     try {
-      const response = await agent.invoke({
+      const response = await invokeAgent(agent, config.data, {
         onChunk: streamer.push,
         onProviderRetry: (notice) => {
           const data = { stepId: step.id, attempt: step.attempt, agent: agent.id, ...notice };
