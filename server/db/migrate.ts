@@ -33,7 +33,19 @@ export interface MigrateResult {
   alreadyApplied: number;
 }
 
-export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}): Promise<MigrateResult> {
+export interface MigrateOptions {
+  /** Stop after this migration (a restore first brings an empty database to its backup's level). */
+  upTo?: string;
+}
+
+export async function migrate(
+  databaseUrl: string,
+  log: (line: string) => void = () => {},
+  options: MigrateOptions = {},
+): Promise<MigrateResult> {
+  const all = listMigrations();
+  const stop = options.upTo === undefined ? all.length : all.findIndex((m) => m.name === options.upTo) + 1;
+  if (stop === 0) throw new Error(`migration ${options.upTo} is not one of this version's migrations`);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -52,7 +64,7 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
     );
     const byName = new Map(done.rows.map((r) => [r.migration_name, r]));
     const result: MigrateResult = { applied: [], alreadyApplied: 0 };
-    for (const m of listMigrations()) {
+    for (const m of all.slice(0, stop)) {
       const prior = byName.get(m.name);
       if (prior?.finished_at) {
         if (prior.checksum !== m.checksum) {
