@@ -113,6 +113,7 @@ export async function restoreBackup(databaseUrl: string, dir: string, options: R
 
   await migrate(databaseUrl, log, { upTo: level });
   await copyIn(databaseUrl, dir, manifest, log);
+  await advanceTransactionIds(databaseUrl, log);
   const up = await migrate(databaseUrl, log);
   if (up.applied.length) log(`migrated up from the backup's level: ${up.applied.join(", ")}`);
 
@@ -198,6 +199,41 @@ async function copyIn(databaseUrl: string, dir: string, manifest: BackupManifest
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {});
     throw err;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Beyond this many, advancing would take minutes (about 300,000 a second): warn instead. */
+const MAX_TRANSACTION_IDS_TO_ADVANCE = 100_000_000;
+
+/**
+ * Events carry the id of the transaction that appended them (tx_id: the global read order,
+ * and "appended together" for conversations). A new cluster counts transactions from a few
+ * hundred, so the next appends would take ids the restored events already have, or lower
+ * ones: commit empty transactions until the counter is past every restored tx_id.
+ */
+async function advanceTransactionIds(databaseUrl: string, log: (line: string) => void): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: "catcafe-restore" });
+  await client.connect();
+  try {
+    const r = await client.query<{ gap: string }>(
+      "SELECT (COALESCE(max(tx_id), 0) - (pg_current_xact_id()::text)::bigint + 1)::text AS gap FROM events",
+    );
+    const gap = Number(r.rows[0]!.gap);
+    if (gap <= 0) return;
+    if (gap > MAX_TRANSACTION_IDS_TO_ADVANCE) {
+      log(
+        `warning: the restored events' transaction ids are ${gap} ahead of this cluster's; new appends may share one with a restored event`,
+      );
+      return;
+    }
+    log(`advancing this cluster's transaction ids by ${gap}, past the restored events'`);
+    await client.query("SET synchronous_commit = off");
+    for (let left = gap; left > 0; left -= 1_000_000) {
+      const n = Math.min(left, 1_000_000);
+      await client.query(`DO $$ BEGIN FOR i IN 1..${n} LOOP PERFORM pg_current_xact_id(); COMMIT; END LOOP; END $$`);
+    }
   } finally {
     await client.end();
   }
