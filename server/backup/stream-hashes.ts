@@ -1,4 +1,4 @@
-// Each stream's events reduced to one sha256 (position, id, version, type, data, metadata,
+// Each stream's events reduced to one sha256 (position, id, version, type, summary, data, metadata,
 // time; in version order): a backup records them and a restore must come out with the same.
 // jsonb's text form is canonical, so the hash does not depend on how the rows were written.
 import type pg from "pg";
@@ -7,7 +7,7 @@ import type { StreamHash } from "./manifest";
 const STREAM_HASHES_SQL = `
   SELECT stream_id AS id, count(*)::int AS events,
          encode(sha256(convert_to(string_agg(
-           concat_ws('|', position, event_id, version, type, data::text, metadata::text,
+           concat_ws('|', position, event_id, version, type, summary, data::text, metadata::text,
                      (extract(epoch FROM recorded_at) * 1000000)::bigint),
            E'\\n' ORDER BY version), 'UTF8')), 'hex') AS sha256
   FROM events GROUP BY stream_id ORDER BY stream_id`;
