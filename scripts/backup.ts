@@ -12,7 +12,10 @@ if (!dir) {
   console.error("usage: npm run backup -- <directory>   (a new or empty directory)");
   process.exit(2);
 }
-const db = await openLocalDatabase(say, { shareRunning: true });
+const db = await openLocalDatabase(say, { shareRunning: true }).catch((err: Error) => {
+  say(`failed: ${err.message}`);
+  process.exit(1);
+});
 try {
   say(db.embedded ? "backing up the embedded PostgreSQL" : "backing up DATABASE_URL");
   const { dir: where, manifest } = await takeBackup(db.url, dir, say);

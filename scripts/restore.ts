@@ -15,7 +15,10 @@ if (!dir || unknown.length) {
   console.error(`${unknown.length ? `unknown option ${unknown.join(", ")}; ` : ""}usage: npm run restore -- <backup directory> [--force]`);
   process.exit(2);
 }
-const db = await openLocalDatabase(say);
+const db = await openLocalDatabase(say).catch((err: Error) => {
+  say(`failed: ${err.message}`);
+  process.exit(1);
+});
 try {
   say(db.embedded ? "restoring into the embedded PostgreSQL" : "restoring into DATABASE_URL");
   const result = await restoreBackup(db.url, dir, { force: args.includes("--force"), log: say });

@@ -15,6 +15,8 @@ import { createAppEventStore } from "../../server/app-store";
 import { readBackup, restoreBackup } from "../../server/backup/restore-backup";
 import { streamHashes } from "../../server/backup/stream-hashes";
 import { takeBackup } from "../../server/backup/take-backup";
+import { startEmbeddedPostgres } from "../../server/db/embedded";
+import { EMBEDDED_DATABASE } from "../../server/db/local";
 import { createPool, type Db } from "../../server/db/pool";
 import { webhookTarget } from "../../server/projects/access";
 import type { StepExecutor } from "../../server/runner/executors";
@@ -23,6 +25,7 @@ import { replayAt } from "../../server/sessions/replay";
 import { confirmTask, startTask } from "../../server/tasks/commands";
 import { forkSession } from "../../server/tasks/fork";
 import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
+import { freePort } from "../helpers/ports";
 import { createHarness, FIXED_SUM, gitIn, ofType, reviewApprove, tempDir, testPlan, type Harness } from "../helpers/tasks";
 
 let source: TestDatabase;
@@ -37,6 +40,8 @@ beforeAll(async () => {
   source = await createTestDatabase();
   h = createHarness(source);
   root = tempDir("catcafe-backup-");
+  // postgres runs as its own user when we are root: it must reach a data directory in here.
+  fs.chmodSync(root, 0o755);
   freshClone = path.join(root, "fresh-clone");
   execFileSync("git", ["clone", "-q", "--no-local", "--single-branch", "--branch", "main", h.repo, freshClone]);
   backupDir = path.join(root, "backup");
@@ -69,7 +74,7 @@ function executorsOn(db: TestDatabase, workspaces: string, clone?: string): Reco
 /** Every event row as text, in position order: what "identical" means. */
 async function eventRows(db: TestDatabase): Promise<string[]> {
   const r = await db.pool.query<{ row: string }>(
-    "SELECT concat_ws('|', position, tx_id, event_id, stream_id, version, type, data::text, metadata::text, recorded_at) AS row FROM events ORDER BY position",
+    "SELECT concat_ws('|', position, tx_id, event_id, stream_id, version, type, summary, data::text, metadata::text, recorded_at) AS row FROM events ORDER BY position",
   );
   return r.rows.map((x) => x.row);
 }
@@ -146,6 +151,11 @@ describe("backup while Cat Cafe runs, restore into a new database", () => {
     // The sequence goes on after the restored positions: the next append takes the next one.
     const seq = await restored.pool.query<{ next: string }>("SELECT nextval(pg_get_serial_sequence('events', 'position'))::text AS next");
     expect(Number(seq.rows[0]!.next)).toBe(Number(sourceEvents.at(-1)!.split("|")[0]) + 1);
+    // The next transaction's id is past every restored event's (one cluster here, so trivially; a new cluster is advanced).
+    const xid = await restored.pool.query<{ ahead: boolean }>(
+      "SELECT (pg_current_xact_id()::text)::bigint > max(tx_id) AS ahead FROM events",
+    );
+    expect(xid.rows[0]!.ahead).toBe(true);
     // Caught in flight: the build is running under runner A's lease, the other session waits.
     const held = await restored.pool.query("SELECT state, lease_owner FROM steps WHERE id = $1", [heldStep]);
     expect(held.rows[0]).toEqual({ state: "running", lease_owner: runnerA.id });
@@ -197,7 +207,8 @@ describe("backup while Cat Cafe runs, restore into a new database", () => {
   }, 300_000);
 
   it("refuses a changed file (naming it), a newer version's backup, and a target that holds data unless --force", async () => {
-    expect(fs.existsSync(path.join(backupDir, "manifest.json"))).toBe(true);
+    // The first test's backup (taken here when this test runs alone).
+    if (!fs.existsSync(path.join(backupDir, "manifest.json"))) await takeBackup(source.url, backupDir);
     const manifest = await readBackup(backupDir);
 
     // One byte of the events' file changed: refused before anything is written, the file named.
@@ -244,4 +255,49 @@ describe("backup while Cat Cafe runs, restore into a new database", () => {
     expect(blobs.rows[0]!.n).toBe(manifest.tables.find((t) => t.name === "blobs")!.rows);
     expect(await streamHashes(target.pool)).toEqual(manifest.events.streams);
   }, 120_000);
+
+  it("npm run backup / npm run restore: DATABASE_URL into a new embedded data directory, its transaction ids advanced past the restored events'; a second restore is refused, exit 1", async () => {
+    // Events of this file's own (it may run alone), appended past the transaction ids a new cluster starts with.
+    await source.pool.query("DO $$ BEGIN FOR i IN 1..3000 LOOP PERFORM pg_current_xact_id(); COMMIT; END LOOP; END $$");
+    await h.project("bk-script", agents);
+    await startTask(deps(source), { projectId: "bk-script", prompt: "Fix sum() (by script)", mode: "proposal" }, testActor);
+    const dir = path.join(root, "by-script");
+    const dataDir = path.join(root, "restored-data");
+    const port = await freePort();
+    const script = (name: string, args: string[], env: Record<string, string>) =>
+      execFileSync(process.execPath, ["--import", "tsx", `scripts/${name}.ts`, ...args], {
+        env: { ...process.env, DATABASE_URL: "", ...env },
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    const backedUp = JSON.parse(script("backup", [dir], { DATABASE_URL: source.url })) as { events: number };
+    expect(backedUp.events).toBe((await eventRows(source)).length);
+    const embedded = { CATCAFE_DATA_DIR: dataDir, CATCAFE_PG_PORT: String(port) };
+    const restoredOut = JSON.parse(script("restore", [dir], embedded)) as { events: number; changedProjections: string[] };
+    expect(restoredOut).toMatchObject({ events: backedUp.events, changedProjections: [] });
+    let second: { status: number | null; stderr: string } | null = null;
+    try {
+      script("restore", [dir], embedded);
+    } catch (err) {
+      second = err as { status: number | null; stderr: string };
+    }
+    expect(second?.status).toBe(1);
+    expect(second?.stderr).toContain("[restore] failed: the target database is not empty");
+
+    const secrets = JSON.parse(fs.readFileSync(path.join(dataDir, "secrets.json"), "utf8")) as { postgresPassword: string };
+    const server = await startEmbeddedPostgres({ dataDir: path.join(dataDir, "pg"), port, password: secrets.postgresPassword });
+    const pool = createPool(server.urlFor(EMBEDDED_DATABASE), 2);
+    try {
+      const rows = await pool.query<{ row: string }>(
+        "SELECT concat_ws('|', position, tx_id, event_id, stream_id, version, type, summary, data::text, metadata::text, recorded_at) AS row FROM events ORDER BY position",
+      );
+      expect(rows.rows.map((r) => r.row)).toEqual(await eventRows(source));
+      // A new cluster counts transactions from a few hundred: the restore moved it past the events' tx_id.
+      const xid = await pool.query<{ ahead: boolean }>("SELECT (pg_current_xact_id()::text)::bigint > max(tx_id) AS ahead FROM events");
+      expect(xid.rows[0]!.ahead).toBe(true);
+    } finally {
+      await pool.end();
+      await server.stop();
+    }
+  }, 180_000);
 });
