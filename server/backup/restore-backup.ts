@@ -20,7 +20,7 @@ import { rebuildAndCompare } from "../events/rebuild";
 import { APP_VERSION } from "../version";
 import { MANIFEST_FILE, ZBackupManifest, type BackupManifest, type BackupTable } from "./manifest";
 import { differingStreams, streamHashes } from "./stream-hashes";
-import { columnList, MIGRATIONS_TABLE } from "./take-backup";
+import { columnList, COPY_SETTINGS, MIGRATIONS_TABLE } from "./take-backup";
 
 export interface RestoreOptions {
   /** Replace what the target database holds (refused without it when it holds any row). */
@@ -163,7 +163,7 @@ async function copyIn(databaseUrl: string, dir: string, manifest: BackupManifest
   await client.connect();
   try {
     await client.query("BEGIN");
-    await client.query("SET LOCAL TimeZone = 'UTC'");
+    await client.query(COPY_SETTINGS);
     const names = manifest.tables.map((t) => t.name);
     const present = await client.query<{ name: string }>(
       `SELECT relname AS name FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind IN ('r', 'p') AND relname <> $1`,

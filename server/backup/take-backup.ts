@@ -17,6 +17,9 @@ import { APP_VERSION } from "../version";
 import { BACKUP_FORMAT, MANIFEST_FILE, type BackupManifest, type BackupTable } from "./manifest";
 import { streamHashes } from "./stream-hashes";
 
+/** The same text for the same values whatever the server's defaults: backup and restore both set these. */
+export const COPY_SETTINGS = "SET LOCAL TimeZone = 'UTC'; SET LOCAL DateStyle = 'ISO, YMD'; SET LOCAL IntervalStyle = 'postgres'";
+
 /** Recorded as the migration level, not copied: a restore makes it by migrating. */
 export const MIGRATIONS_TABLE = "_prisma_migrations";
 
@@ -38,7 +41,7 @@ export async function takeBackup(databaseUrl: string, dir: string, log: (line: s
     // One snapshot for every table; READ ONLY so it can never write. Runners and the web
     // server go on working: a reader blocks no writer in PostgreSQL.
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
-    await client.query("SET LOCAL TimeZone = 'UTC'");
+    await client.query(COPY_SETTINGS);
     const migrations = await client.query<{ name: string; checksum: string }>(
       `SELECT migration_name AS name, checksum FROM "${MIGRATIONS_TABLE}"
        WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL ORDER BY migration_name`,
