@@ -73,6 +73,8 @@ const layers = {
   /** The runner process's entry point: composes the store and the registry of the step kinds. */
   "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "projects", "runner", "store", "app-runner", "pruning"] },
   health: { pattern: "server/health.ts", allow: [...base, "runner"] },
+  /** Backup and restore of the whole database (docs/operations.md): COPY out and in, then the projections rebuilt. */
+  backup: { pattern: "server/backup", allow: [...base, "events", "store"] },
   demo: {
     pattern: "server/demo",
     allow: [...base, "process", "events", "agents", "projects", "tasks", "workspaces", "store", "forge", "conversations"],

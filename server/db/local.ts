@@ -51,9 +51,23 @@ export interface LocalDatabase {
   stop(): Promise<void>;
 }
 
-export async function openLocalDatabase(log: (line: string) => void): Promise<LocalDatabase> {
+export interface OpenLocalDatabaseOptions {
+  /**
+   * When `npm start` already runs the embedded server on this data directory, connect to it
+   * (and leave it running) instead of refusing: a backup is taken while the app runs.
+   */
+  shareRunning?: boolean;
+}
+
+export async function openLocalDatabase(log: (line: string) => void, options: OpenLocalDatabaseOptions = {}): Promise<LocalDatabase> {
   if (process.env.DATABASE_URL) {
     return { url: process.env.DATABASE_URL, embedded: false, stop: async () => {} };
+  }
+  const running = options.shareRunning ? runningEmbeddedPort() : null;
+  if (running !== null) {
+    log(`using the embedded PostgreSQL already running on port ${running}`);
+    const password = encodeURIComponent(loadOrCreateSecrets().postgresPassword);
+    return { url: `postgresql://catcafe:${password}@127.0.0.1:${running}/${EMBEDDED_DATABASE}`, embedded: true, stop: async () => {} };
   }
   const secrets = loadOrCreateSecrets();
   const port = Number(process.env.CATCAFE_PG_PORT ?? DEFAULT_EMBEDDED_PORT);
@@ -65,4 +79,24 @@ export async function openLocalDatabase(log: (line: string) => void): Promise<Lo
   });
   await server.createDatabase(EMBEDDED_DATABASE);
   return { url: server.urlFor(EMBEDDED_DATABASE), embedded: true, stop: () => server.stop() };
+}
+
+/** The port of a live embedded server on DATA_DIR/pg (its postmaster.pid: pid on line 1, port on line 4), or null. */
+function runningEmbeddedPort(): number | null {
+  const dataDir = path.join(DATA_DIR, "pg");
+  let lines: string[];
+  try {
+    lines = fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n");
+  } catch {
+    return null;
+  }
+  const pid = Number.parseInt(lines[0] ?? "", 10);
+  const port = Number.parseInt(lines[3] ?? "", 10);
+  if (!Number.isInteger(pid) || !Number.isInteger(port)) return null;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EPERM") return null;
+  }
+  return port;
 }

@@ -33,12 +33,21 @@ export interface MigrateResult {
   alreadyApplied: number;
 }
 
-/** `dir`: the migrations to apply (a test applies a past release's subset, test/helpers/upgrade-fixture.ts). */
+export interface MigrateOptions {
+  /** The migrations to apply (a test applies a past release's subset, test/helpers/upgrade-fixture.ts). */
+  dir?: string;
+  /** Stop after this migration (a restore first brings an empty database to its backup's level). */
+  upTo?: string;
+}
+
 export async function migrate(
   databaseUrl: string,
   log: (line: string) => void = () => {},
-  dir: string = MIGRATIONS_DIR,
+  options: MigrateOptions = {},
 ): Promise<MigrateResult> {
+  const all = listMigrations(options.dir ?? MIGRATIONS_DIR);
+  const stop = options.upTo === undefined ? all.length : all.findIndex((m) => m.name === options.upTo) + 1;
+  if (stop === 0) throw new Error(`migration ${options.upTo} is not one of this version's migrations`);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -57,7 +66,7 @@ export async function migrate(
     );
     const byName = new Map(done.rows.map((r) => [r.migration_name, r]));
     const result: MigrateResult = { applied: [], alreadyApplied: 0 };
-    for (const m of listMigrations(dir)) {
+    for (const m of all.slice(0, stop)) {
       const prior = byName.get(m.name);
       if (prior?.finished_at) {
         if (prior.checksum !== m.checksum) {

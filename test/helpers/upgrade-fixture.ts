@@ -128,7 +128,7 @@ export async function loadUpgradeFixture(opts: {
 
   // Prisma's bookkeeping table (no migration applied), then the previous release's rows in it.
   const none = fs.mkdtempSync(path.join(opts.workDir, "no-migrations-"));
-  await migrate(url, () => {}, none);
+  await migrate(url, () => {}, { dir: none });
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   let oldMigrations: string[];
