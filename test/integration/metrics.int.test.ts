@@ -5,9 +5,13 @@
 // one wall time per step, the appended events, the stubs' tokens and their cost, the live
 // subscribers. A scrape without the token, when one is set, is refused. A runner process
 // started with CATCAFE_METRICS_PORT serves its own /metrics (its sandbox state, its pool).
+import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { metricsResponse } from "../../server/api/metrics";
+import { databaseCallGate } from "../../server/brains/rate-limit";
+import type { Runner } from "../../server/runner/runner";
+import { scheduleStep } from "../../server/runner/dispatch";
 import { startMetricsServer, type MetricsServer } from "../../server/metrics/server";
 import { sessionEventsListener } from "../../server/sessions/view/listener";
 import { startTask } from "../../server/tasks/commands";
@@ -37,13 +41,14 @@ let db: TestDatabase;
 let h: Harness;
 let brain: BrainStub;
 let runnerMetrics: MetricsServer;
+let runner: Runner;
 
 beforeAll(async () => {
   process.env[KEY_ENV] = "metrics-test-key";
   db = await createTestDatabase();
   await allowAgents(db, { agentEnv: [KEY_ENV] });
   h = createHarness(db);
-  await h.startRunner(undefined, { concurrency: 2 });
+  runner = await h.startRunner(undefined, { concurrency: 2 });
   brain = await startUsageBrain();
   runnerMetrics = await startMetricsServer({ port: 0, token: TOKEN });
 });
@@ -52,6 +57,24 @@ afterAll(async () => {
   await runnerMetrics?.close();
   await brain?.close();
 });
+
+/** The fake `claude` of the usage tests, retrying its provider request once first (Claude Code's api_retry event). */
+function writeRetryingClaude(dir: string): string {
+  const file = writeFakeClaude(dir);
+  const retry = {
+    type: "system",
+    subtype: "api_retry",
+    attempt: 1,
+    max_retries: 3,
+    retry_delay_ms: 10,
+    error_status: 429,
+    error: "rate_limit",
+  };
+  const script = fs.readFileSync(file, "utf8").replace("for (const line of [", `for (const line of [${JSON.stringify(retry)},`);
+  expect(script).toContain("api_retry");
+  fs.writeFileSync(file, script, { mode: 0o755 });
+  return file;
+}
 
 /** The web server's handler, as a scrape from `address` (X-Forwarded-For, as Next.js sets it) would reach it. */
 async function scrapeWeb(options: { address?: string; authorization?: string; token?: string } = {}): Promise<Response> {
@@ -86,7 +109,12 @@ describe("metrics during a review loop", () => {
     await h.project(
       projectId,
       {
-        coder: { kind: "claude", id: "claude-coder", command: writeFakeClaude(path.join(path.dirname(h.repo), "bin")), apiKeyEnv: KEY_ENV },
+        coder: {
+          kind: "claude",
+          id: "claude-coder",
+          command: writeRetryingClaude(path.join(path.dirname(h.repo), "bin")),
+          apiKeyEnv: KEY_ENV,
+        },
         reviewer: { kind: "openai", id: "gpt-reviewer", baseUrl: brain.url, model: BRAIN_MODEL, rateLimit: { minIntervalMs: 0 } },
         tester: [{ reply: testPlan() }],
       },
@@ -137,6 +165,13 @@ describe("metrics during a review loop", () => {
     expect(moved("web", "catcafe_step_outcomes_total")).toBe(moved("runner", "catcafe_step_outcomes_total"));
   });
 
+  it("counts the CLI's provider retry, by agent kind", async () => {
+    const retried = (await db.store.readStream(sessionId)).filter((e) => e.type === "ProviderRetried");
+    expect(retried).toHaveLength(1);
+    expect(moved("runner", "catcafe_provider_retries_total", { agent_kind: "claude" })).toBe(1);
+    expect(moved("runner", "catcafe_events_appended_total", { category: "step", type: "ProviderRetried" })).toBe(1);
+  });
+
   it("counts every event appended, by category and type", async () => {
     const events = await db.store.readStream(sessionId);
     for (const type of ["StepScheduled", "StepStarted", "StepCompleted"]) {
@@ -158,6 +193,22 @@ describe("metrics during a review loop", () => {
     expect(sample(after.web, "catcafe_usage_cost", { project: projectId, model: BRAIN_MODEL, currency: "EUR" })).toBeCloseTo(BRAIN_COST, 9);
   });
 
+  it("counts a call held back by a brain's shared rate limit, and the time it waited", async () => {
+    const gate = databaseCallGate(db.pool);
+    const brainTurn = { brainId: "metrics-brain", baseUrl: "http://brain.test", minIntervalMs: 300 };
+    const start = await runnerText();
+    const first = await gate.waitTurn(brainTurn, new AbortController().signal);
+    await first.release();
+    const second = await gate.waitTurn(brainTurn, new AbortController().signal);
+    await second.release();
+    const end = await runnerText();
+    expect(
+      sample(end, "catcafe_rate_limit_waits_total", { brain: "metrics-brain" }) -
+        sample(start, "catcafe_rate_limit_waits_total", { brain: "metrics-brain" }),
+    ).toBe(1);
+    expect(sample(end, "catcafe_rate_limit_wait_seconds_total", { brain: "metrics-brain" })).toBeGreaterThan(0.1);
+  });
+
   it("reads the queue, the pool and the default process metrics at scrape time", async () => {
     for (const name of [
       "catcafe_steps_pending",
@@ -165,16 +216,17 @@ describe("metrics during a review loop", () => {
       "catcafe_pg_pool_clients",
       "catcafe_pg_pool_idle_clients",
       "catcafe_pg_pool_waiting_clients",
-      "catcafe_provider_retries_total",
-      "catcafe_rate_limit_waits_total",
       "process_cpu_user_seconds_total",
       "nodejs_eventloop_lag_seconds",
     ])
       expect(hasFamily(after.web, name), name).toBe(true);
     expect(sample(after.web, "catcafe_pg_pool_clients", { pool: "web" })).toBeGreaterThan(0);
-    // Read from the steps table at each scrape.
-    const waiting = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM steps WHERE state = 'pending'");
-    expect(sample(await webText(), "catcafe_steps_pending")).toBe(waiting.rows[0]!.n);
+    // With no runner, a step scheduled waits: the pending gauge, read from the steps table at the scrape, shows it.
+    await runner.stop();
+    expect(sample(await webText(), "catcafe_steps_pending", { kind: "echo" })).toBe(0);
+    await scheduleStep(db.store, { sessionId, kind: "echo", input: { message: "waits", delayMs: 0 } }, { actor: testActor });
+    expect(sample(await webText(), "catcafe_steps_pending", { kind: "echo" })).toBe(1);
+    expect(sample(await webText(), "catcafe_steps_running")).toBe(0);
   });
 
   it("counts the live subscribers of this web process", async () => {
