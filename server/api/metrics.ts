@@ -33,12 +33,15 @@ export function attachWebScrapeSources(pool: pg.Pool, pricing: () => PricingSett
 
 /** GET /api/metrics: the families in Prometheus' text format, or the refusal (401, 403). */
 export async function metricsResponse(request: Request, pool: () => pg.Pool, options: WebMetricsOptions = {}): Promise<Response> {
-  const { CATCAFE_METRICS_TOKEN } = parseEnv(ZMetricsEnv, options.env ?? process.env);
-  const access = metricsAccess(
-    { authorization: request.headers.get("authorization"), address: requestAddress(request.headers) },
-    CATCAFE_METRICS_TOKEN,
-  );
   const headers = { "Cache-Control": "no-store", "Content-Type": "text/plain; charset=utf-8" };
+  let token: string | undefined;
+  try {
+    token = parseEnv(ZMetricsEnv, options.env ?? process.env).CATCAFE_METRICS_TOKEN;
+  } catch (err) {
+    // A malformed token refuses every scrape, saying which variable (never its value).
+    return new Response(`${(err as Error).message}\n`, { status: 500, headers });
+  }
+  const access = metricsAccess({ authorization: request.headers.get("authorization"), address: requestAddress(request.headers) }, token);
   if (!access.ok) return new Response(`${access.message}\n`, { status: access.status, headers });
   attachWebScrapeSources(pool(), options.pricing);
   const { contentType, body } = await metricsText();

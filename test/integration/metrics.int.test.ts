@@ -249,6 +249,12 @@ describe("metrics access", () => {
     const ok = await scrapeWeb({ token: TOKEN, address: "8.8.8.8", authorization: `Bearer ${TOKEN}` });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain("catcafe_events_appended_total");
+    // A token too short to be one refuses every scrape, naming the variable, never its value.
+    const malformed = await scrapeWeb({ token: "tiny-tok", authorization: "Bearer tiny-tok" });
+    expect(malformed.status).toBe(500);
+    const why = await malformed.text();
+    expect(why).toContain("CATCAFE_METRICS_TOKEN");
+    expect(why).not.toContain("tiny-tok");
     const outside = await scrapeWeb({ address: "8.8.8.8" });
     expect(outside.status).toBe(403);
     expect(await outside.text()).not.toContain("catcafe_");
