@@ -9,7 +9,7 @@ import crypto from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { createAppEventStore } from "../../server/app-store";
 import { createPool } from "../../server/db/pool";
-import { recordEventsAppended, recordStepOutcome, recordStepPickup, setMetricsRecording } from "../../server/metrics/registry";
+import { countStepOutcome, recordEventsAppended, recordStepPickup, setMetricsRecording } from "../../server/metrics/registry";
 import { scheduleStep } from "../../server/runner/dispatch";
 import { builtinExecutors } from "../../server/runner/echo";
 import { Runner } from "../../server/runner/runner";
@@ -84,7 +84,7 @@ export const metricsOverhead: Measurement = {
       recordEventsAppended([{ category: "step", type: "StepScheduled" }]);
       recordEventsAppended([{ category: "step", type: "StepStarted" }]);
       recordEventsAppended([{ category: "step", type: "StepCompleted" }]);
-      recordStepOutcome("echo", "completed", null, 0.004);
+      countStepOutcome("echo", "completed", null, 0.004);
     }
     const recordNsPerStep = Math.round(((performance.now() - t) * 1e6) / N);
     const on = percentiles(samples.on);

@@ -22,7 +22,6 @@ export interface ScrapeSources {
 }
 
 type Counter = client.Counter<string>;
-type Histogram = client.Histogram<string>;
 type Gauge = client.Gauge<string>;
 
 /** Pickup: milliseconds to seconds; step wall time: up to the longest agent runs. */
@@ -52,50 +51,50 @@ function families(registry: client.Registry) {
       help: "Step attempts whose outcome this runner recorded, by kind, outcome (completed, failed, released) and error class",
       labelNames: ["kind", "outcome", "error_class"],
       registers,
-    }) as Counter,
+    }),
     stepPickup: new client.Histogram({
       name: "catcafe_step_pickup_seconds",
       help: "From a step becoming claimable (scheduled, or its retry due) to a runner claiming it, by kind",
       labelNames: ["kind"],
       buckets: PICKUP_BUCKETS,
       registers,
-    }) as Histogram,
+    }),
     stepDuration: new client.Histogram({
       name: "catcafe_step_duration_seconds",
       help: "Wall time of a step attempt on this runner, from its claim to its recorded outcome, by kind and outcome",
       labelNames: ["kind", "outcome"],
       buckets: STEP_BUCKETS,
       registers,
-    }) as Histogram,
+    }),
     providerRetries: new client.Counter({
       name: "catcafe_provider_retries_total",
       help: "Provider requests an agent CLI retried itself (ProviderRetried), by agent CLI kind",
       labelNames: ["agent_kind"],
       registers,
-    }) as Counter,
+    }),
     rateLimitWaits: new client.Counter({
       name: "catcafe_rate_limit_waits_total",
       help: "Calls held back by a brain's shared rate limit (RateLimitWaited), by brain",
       labelNames: ["brain"],
       registers,
-    }) as Counter,
+    }),
     rateLimitWaitSeconds: new client.Counter({
       name: "catcafe_rate_limit_wait_seconds_total",
       help: "Time calls waited for a brain's shared rate limit, by brain",
       labelNames: ["brain"],
       registers,
-    }) as Counter,
+    }),
     eventsAppended: new client.Counter({
       name: "catcafe_events_appended_total",
       help: "Events this process appended, by category (the catalog they belong to) and type",
       labelNames: ["category", "type"],
       registers,
-    }) as Counter,
+    }),
     sandbox: new client.Gauge({
       name: "catcafe_runner_sandbox_on",
       help: "1 when this runner runs agents and test commands in the sandbox, 0 when not",
       registers,
-    }) as Gauge,
+    }),
     stepsPending: gauge("catcafe_steps_pending", "Steps waiting for a runner (all runners), by kind", ["kind"], async (g) => {
       for (const r of (await sources.queue?.()) ?? []) g.set({ kind: r.kind }, r.pending);
     }),
@@ -142,7 +141,7 @@ interface ProcessMetrics {
   /** False: every record function does nothing (the benchmark's comparison, `bench/run.ts --no-metrics`). */
   recording: boolean;
   /** Labelled children by key: a lookup in a Map instead of prom-client hashing the labels on every increment. */
-  children: Map<string, client.Counter<string> | { inc(n?: number): void }>;
+  children: Map<string, { inc(n?: number): void }>;
 }
 
 // One per process, on globalThis: Next.js may load this module once per route bundle, and
@@ -181,7 +180,7 @@ function counterChild(key: string, counter: Counter, labels: Record<string, stri
 }
 
 /** A step attempt's outcome was recorded by this runner (req R2: the runner after a step's result). */
-export function recordStepOutcome(
+export function countStepOutcome(
   kind: string,
   outcome: "completed" | "failed" | "released",
   errorClass: string | null,

@@ -14,7 +14,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { isConnectionError, type Db, type Tx } from "../db/pool";
-import { recordSandbox, recordStepOutcome } from "../metrics/registry";
+import { countStepOutcome, recordSandbox } from "../metrics/registry";
 import { sandboxStatus } from "../process/sandbox";
 import { observeProcesses } from "../process/spawn";
 import type { Actor } from "../events/catalog";
@@ -24,7 +24,7 @@ import {
   claimNextStep,
   failExhaustedSteps,
   heartbeatStep,
-  recordStepOutcome as recordOutcome,
+  recordStepOutcome,
   retryWaitMs,
   type ClaimCapabilities,
   type ClaimedStep,
@@ -426,7 +426,7 @@ export class Runner {
     const giveUpAt = Math.max(flight.confirmedUntil, Date.now()) + 4 * this.opts.leaseMs;
     for (let failures = 1; ; failures++) {
       try {
-        const recorded = await recordOutcome(this.store, flight.step, outcome, this.actor, {
+        const recorded = await recordStepOutcome(this.store, flight.step, outcome, this.actor, {
           retryBaseMs: this.opts.retryBaseMs,
           ...(react ? { react: this.opts.react, onReactionError: this.opts.onReactionError } : {}),
           // A released step is not replaced at once: its slot waits for the loop (a shutdown, or the database back).
@@ -435,7 +435,7 @@ export class Runner {
         // Counted once the outcome is recorded (docs/operations.md, "Metrics"): increments, no query.
         if (recorded) {
           const errorClass = outcome.kind === "failed" ? outcome.errorClass : null;
-          recordStepOutcome(flight.step.kind, outcome.kind, errorClass, (performance.now() - flight.claimedAt) / 1000);
+          countStepOutcome(flight.step.kind, outcome.kind, errorClass, (performance.now() - flight.claimedAt) / 1000);
         }
         return recorded;
       } catch (err) {
