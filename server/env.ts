@@ -87,3 +87,19 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, str
   }
   return parsed.data;
 }
+
+/**
+ * /metrics (docs/operations.md, "Metrics"): a runner serves it on CATCAFE_METRICS_PORT (none
+ * when unset) at CATCAFE_METRICS_HOST; the web server at /api/metrics. With
+ * CATCAFE_METRICS_TOKEN set, a scrape must bear it; without, only loopback and private
+ * addresses may scrape.
+ */
+export const ZMetricsEnv = z.object({
+  CATCAFE_METRICS_PORT: z.preprocess((v) => (v === "" ? undefined : v), z.coerce.number().int().min(0).max(65_535).optional()),
+  CATCAFE_METRICS_HOST: z.string().trim().min(1).default("127.0.0.1"),
+  CATCAFE_METRICS_TOKEN: z
+    .string()
+    .optional()
+    .transform((t) => (t ? t : undefined))
+    .pipe(z.string().min(16, "must be at least 16 characters").optional()),
+});

@@ -10,7 +10,7 @@
 type EnvSource = Readonly<Record<string, string | undefined>>;
 
 /** Variables of the web server and runner that no child process may ever receive (req N4). */
-export const SERVER_SECRET_ENV = ["DATABASE_URL", "NEXTAUTH_SECRET", "ADMIN_PASSWORD"] as const;
+export const SERVER_SECRET_ENV = ["DATABASE_URL", "NEXTAUTH_SECRET", "ADMIN_PASSWORD", "CATCAFE_METRICS_TOKEN"] as const;
 export type ServerSecretName = (typeof SERVER_SECRET_ENV)[number];
 
 /**

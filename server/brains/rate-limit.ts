@@ -9,6 +9,7 @@
 // jitter. A holder that dies is waited for at most `holdMs`.
 import crypto from "node:crypto";
 import type { Db } from "../db/pool";
+import { recordRateLimitWait } from "../metrics/registry";
 import type { BrainCallGate, BrainTurn, BrainTurnRequest } from "./call";
 
 /** How long a turn is held at most if its holder never releases it (a killed runner). */
@@ -115,6 +116,7 @@ export function databaseCallGate(
         { brainId: brain.brainId, baseUrl: brain.baseUrl },
         { minIntervalMs: brain.minIntervalMs, signal, holdMs: options.holdMs },
       );
+      if (turn.waitedMs > 0) recordRateLimitWait(brain.brainId, turn.waitedMs / 1000);
       if (turn.waitedMs > 0 && options.onWait) {
         try {
           await options.onWait({ brain, waitedMs: turn.waitedMs });

@@ -15,6 +15,8 @@ import type { EventRegistry } from "./registry";
 import type { Projection } from "./projection";
 import { redactedJson } from "../redact";
 import { activeTraceparent } from "../tracing/spans";
+import { recordEventsAppended } from "../metrics/registry";
+import { eventCategory } from "./categories";
 import type { StreamFold } from "./snapshots";
 import type { AppendMetadata, AppendResult, EventMetadata, ExpectedVersion, GlobalCheckpoint, NewEvent, RecordedEvent } from "./types";
 
@@ -199,6 +201,8 @@ export class EventStore {
       throw await this.conflict(tx, streamId, expected);
     }
     const recorded = rows.rows.map((r) => this.toRecorded(r, false));
+    // Counted here, in this process (docs/operations.md, "Metrics"): an increment, no query.
+    recordEventsAppended(recorded.map((e) => ({ category: eventCategory(e.type), type: e.type })));
     for (const projection of this.appProjections) {
       if (recorded.some((e) => projection.handles.includes(e.type))) await projection.apply(tx as Tx, recorded, "live");
     }

@@ -8,6 +8,7 @@ import type { Actor } from "../events/catalog";
 import type { AppendMetadata, NewEvent, RecordedEvent } from "../events/types";
 import { DEFAULT_STEP_TIMEOUT_MS } from "../workflow/context";
 import { timeOrderedId } from "../events/ids";
+import { recordEventsAppended, recordStepPickup } from "../metrics/registry";
 import type { OutcomeStep } from "../events/step-outcome";
 import { notifyWatchersSql, type EventStore } from "../events/store";
 import { StaleAttemptError } from "./steps-projection";
@@ -114,6 +115,7 @@ interface ClaimRow {
   backoff_ms: number[] | null;
   reclaimed: boolean;
   lease_expires_at: string;
+  pickup_ms: number | null;
 }
 
 /** Milliseconds in UTC with a Z, as Date.toISOString writes them (the event's schema wants an ISO time). */
@@ -134,7 +136,8 @@ const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
  * $6 the event's id (time-ordered, see timeOrderedId); $7 the registered repoPaths the runner
  * has clones of, $8 the agent CLIs it has (NULL: any), $9 its labels: the pick
  * (migration 20261129024922) passes over steps that need what the runner lacks and steps it
- * released as unable.
+ * released as unable. `pickup_ms` reads the row as the statement's snapshot saw it (the trigger's
+ * change is not visible to it): since when the step was claimable, for the pickup histogram.
  */
 const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1, $2, $4, $7, $8, $9)),
   bump AS (
@@ -150,7 +153,9 @@ const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1
                               'causationId', NULL, 'schemaVersion', $5::int)
     FROM pick, bump RETURNING stream_id)
   SELECT pick.id, pick.session_id, pick.kind, pick.input, pick.attempt, pick.max_attempts, pick.timeout_ms, pick.backoff_ms,
-         pick.reclaimed, bump.lease_expires_at, ${notifyWatchersSql("ins.stream_id")} AS notified
+         pick.reclaimed, bump.lease_expires_at, ${notifyWatchersSql("ins.stream_id")} AS notified,
+         (SELECT extract(epoch FROM clock_timestamp() - s.available_at)::float8 * 1000 FROM steps s
+          WHERE s.id = pick.id AND s.state = 'pending') AS pickup_ms
   FROM pick, bump, ins`;
 
 /**
@@ -186,6 +191,9 @@ export async function claimNextStep(store: EventStore, opts: ClaimOptions, db: Q
       throw err;
     }
     if (!row) return null;
+    // The claim is an append too (StepStarted), made here in SQL rather than by the store.
+    recordEventsAppended([{ category: "step", type: "StepStarted" }]);
+    if (row.pickup_ms !== null) recordStepPickup(row.kind, Math.max(0, row.pickup_ms) / 1000);
     return {
       id: row.id,
       sessionId: row.session_id,

@@ -3,7 +3,9 @@
 // First, before any other module reads the environment: the web server's secrets out of it.
 import { withheldAtStart } from "./withhold-secrets";
 import { createPool, isConnectionError } from "../db/pool";
-import { parseEnv, ZRunnerEnv } from "../env";
+import { parseEnv, ZMetricsEnv, ZRunnerEnv } from "../env";
+import { attachScrapeSources } from "../metrics/registry";
+import { startMetricsServer, type MetricsServer } from "../metrics/server";
 import { createAppEventStore } from "../app-store";
 import { logger } from "../log";
 import { APP_VERSION } from "../version";
@@ -66,12 +68,30 @@ const runner = new Runner(store, pool, env.DATABASE_URL, {
   log: (msg, fields) => log.info(fields ?? {}, msg),
 });
 
+// /metrics of this runner (docs/operations.md, "Metrics"): only when CATCAFE_METRICS_PORT is set.
+const metricsEnv = parseEnv(ZMetricsEnv);
+attachScrapeSources({ pools: { runner: pool } });
+let metricsServer: MetricsServer | null = null;
+if (metricsEnv.CATCAFE_METRICS_PORT !== undefined) {
+  metricsServer = await startMetricsServer({
+    port: metricsEnv.CATCAFE_METRICS_PORT,
+    host: metricsEnv.CATCAFE_METRICS_HOST,
+    token: metricsEnv.CATCAFE_METRICS_TOKEN,
+  });
+  const { address, port } = metricsServer.address;
+  log.info(
+    { address, port, token: metricsEnv.CATCAFE_METRICS_TOKEN ? "required" : "none: loopback and private addresses only" },
+    "metrics served at /metrics",
+  );
+}
+
 let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   log.info({ signal }, "runner shutting down");
   await runner.stop();
+  await metricsServer?.close();
   await pool.end();
   // What is still buffered is exported before the process ends.
   await stopTracing();

@@ -11,8 +11,10 @@
 import crypto from "node:crypto";
 import os from "node:os";
 import path from "node:path";
+import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { isConnectionError, type Db, type Tx } from "../db/pool";
+import { countStepOutcome, recordSandbox } from "../metrics/registry";
 import { sandboxStatus } from "../process/sandbox";
 import { observeProcesses } from "../process/spawn";
 import type { Actor } from "../events/catalog";
@@ -93,6 +95,8 @@ interface Flight {
   claimedAt: number;
   /** The claim behind this step's result looked for its successor (and started it, if there was one). */
   claimedBehind?: boolean;
+  /** performance.now() when the step was claimed: its wall time (metrics) is counted from here. */
+  claimedAtMonotonic: number;
 }
 
 /** Backoff while the database is away: 200 ms doubling to 5 s. */
@@ -166,6 +170,7 @@ export class Runner {
     // recorded with the registration, for /api/health, runners.list and the dashboard's
     // warning (docs/operations.md, "The sandbox"), and said here when they do not.
     const sandbox = sandboxStatus();
+    recordSandbox(sandbox.available);
     await this.pool.query(
       `INSERT INTO runners (id, host, pid, version, sandbox_on, sandbox_reason) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL,
@@ -402,7 +407,14 @@ export class Runner {
 
   private execute(step: ClaimedStep, claimedAt: number): void {
     const abort = new AbortController();
-    const flight: Flight = { step, abort, done: Promise.resolve(), confirmedUntil: claimedAt + this.opts.leaseMs, claimedAt };
+    const flight: Flight = {
+      step,
+      abort,
+      done: Promise.resolve(),
+      confirmedUntil: claimedAt + this.opts.leaseMs,
+      claimedAt,
+      claimedAtMonotonic: performance.now(),
+    };
     flight.done = this.run(flight)
       .catch((err: unknown) =>
         this.opts.log("step ended with an unexpected error", { runnerId: this.id, stepId: step.id, err: String(err) }),
@@ -425,12 +437,18 @@ export class Runner {
     const giveUpAt = Math.max(flight.confirmedUntil, Date.now()) + 4 * this.opts.leaseMs;
     for (let failures = 1; ; failures++) {
       try {
-        return await recordStepOutcome(this.store, flight.step, outcome, this.actor, {
+        const recorded = await recordStepOutcome(this.store, flight.step, outcome, this.actor, {
           retryBaseMs: this.opts.retryBaseMs,
           ...(react ? { react: this.opts.react, onReactionError: this.opts.onReactionError } : {}),
           // A released step is not replaced at once: its slot waits for the loop (a shutdown, or the database back).
           ...(outcome.kind === "released" ? {} : { behind: (db: Tx) => this.claimBehind(db, flight) }),
         });
+        // Counted once the outcome is recorded (docs/operations.md, "Metrics"): increments, no query.
+        if (recorded) {
+          const errorClass = outcome.kind === "failed" ? outcome.errorClass : null;
+          countStepOutcome(flight.step.kind, outcome.kind, errorClass, (performance.now() - flight.claimedAtMonotonic) / 1000);
+        }
+        return recorded;
       } catch (err) {
         if (!isConnectionError(err) || Date.now() > giveUpAt || (this.stopping && outcome.kind === "released")) {
           this.opts.log("outcome not recorded; the step goes to its next attempt", {

@@ -8,6 +8,7 @@
 // append plus an update (docs/scaling.md). A rebuild calls the same function for every recorded
 // Step* event. A refusal is SQLSTATE CCS01, turned here into StaleAttemptError.
 import type pg from "pg";
+import type { Queryable } from "../db/pool";
 import { AppError } from "../errors";
 import type { Projection } from "../events/projection";
 
@@ -62,3 +63,13 @@ export const stepsProjection: Projection = {
     }
   },
 };
+
+/** Steps waiting and running, by kind: the queue's depth, read at scrape time (docs/operations.md, "Metrics"). */
+export async function stepsQueueDepth(db: Queryable): Promise<{ kind: string; pending: number; running: number }[]> {
+  const { rows } = await db.query<{ kind: string; pending: number; running: number }>({
+    name: "catcafe_steps_queue_depth",
+    text: `SELECT kind, count(*) FILTER (WHERE state = 'pending')::int AS pending, count(*) FILTER (WHERE state = 'running')::int AS running
+           FROM steps WHERE state IN ('pending', 'running') GROUP BY kind`,
+  });
+  return rows;
+}

@@ -143,3 +143,26 @@ export async function usageReport(db: Queryable, query: UsageReportQuery, pricin
   const byDay = [...grouped(rows, (r) => r.day, pricing)].map(([day, f]) => ({ day, ...f })).sort((a, b) => b.day.localeCompare(a.day));
   return { currency: pricing.currency, since, total: byProject.reduce(add, NONE), byProject, byDay };
 }
+
+/** Every call's tokens and cost so far, by project and model: the metrics' usage gauges, read at scrape time (docs/operations.md, "Metrics"). */
+export async function usageTotals(
+  db: Queryable,
+  pricing: PricingSettings,
+): Promise<{ project: string; model: string; inputTokens: number; outputTokens: number; cost: number; currency: string }[]> {
+  const { rows } = await db.query<UsageRow & { project_id: string | null }>({
+    name: "catcafe_usage_totals",
+    text: `SELECT project_id, model, count(*) AS calls, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
+           FROM agent_usage GROUP BY 1, 2`,
+  });
+  return rows.map((r) => {
+    const f = priced(r, pricing);
+    return {
+      project: r.project_id ?? "none",
+      model: f.model,
+      inputTokens: f.inputTokens,
+      outputTokens: f.outputTokens,
+      cost: f.cost,
+      currency: pricing.currency,
+    };
+  });
+}

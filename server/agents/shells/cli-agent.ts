@@ -8,6 +8,7 @@ import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { recordProviderRetry } from "../../metrics/registry";
 import { minimalEnv, noteHandedSecret } from "../../process/env";
 import { agentHomesPath, unwrapExit } from "../../process/sandbox";
 import { RUN_MARKER_ENV } from "../../process/tree";
@@ -152,7 +153,10 @@ export abstract class CliShellAgent implements Agent {
       const turn = await this.waitTurn(request, baseUrl);
       const release = (notBeforeMs?: number) => void turn?.release(notBeforeMs === undefined ? undefined : { notBeforeMs });
       const parser = this.parser(request.onChunk, [...(apiKey ? [apiKey] : []), ...mcpSecrets(mcpServers)], {
-        onRetry: request.onProviderRetry,
+        onRetry: (notice) => {
+          recordProviderRetry(this.kind);
+          request.onProviderRetry?.(notice);
+        },
         maxRetries: this.config.providerRetries,
         onProgress: () => release(),
       });
