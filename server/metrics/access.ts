@@ -1,8 +1,10 @@
 // Who may scrape /metrics (docs/operations.md, "Metrics"): with CATCAFE_METRICS_TOKEN set,
 // a request bearing it (`Authorization: Bearer <token>`), from anywhere; without it, only a
 // request from a loopback or private address (127.0.0.0/8, ::1, 10/8, 172.16/12, 192.168/16,
-// fc00::/7, fe80::/10, and those as IPv4-mapped IPv6). Anything else is refused: 401 when a
-// token is wanted and missing or wrong, 403 for an address outside the private ranges.
+// fc00::/7, fe80::/10, and those as IPv4-mapped IPv6) — where the address is the socket's own
+// (a runner's server). An address a request only claims (X-Forwarded-For, on the web server)
+// proves nothing: there, no token means no scrape. Anything else is refused: 401 when a
+// token is wanted and missing or wrong, 403 otherwise.
 import crypto from "node:crypto";
 import net from "node:net";
 
@@ -11,7 +13,7 @@ export type MetricsAccess = { ok: true } | { ok: false; status: 401 | 403; messa
 export interface MetricsRequest {
   /** The Authorization header, if any. */
   authorization: string | null;
-  /** The client's address (the socket's; on the web server, what X-Forwarded-For says). */
+  /** The client's address: the socket's own, or null where only a claimed one is known (the web server). */
   address: string | null;
 }
 
@@ -41,6 +43,12 @@ export function metricsAccess(request: MetricsRequest, token: string | undefined
     return { ok: false, status: 401, message: "metrics need the bearer token (CATCAFE_METRICS_TOKEN)" };
   }
   if (request.address && isPrivateAddress(request.address)) return { ok: true };
+  if (request.address === null)
+    return {
+      ok: false,
+      status: 403,
+      message: "the web server's metrics need CATCAFE_METRICS_TOKEN: the address a request claims cannot be trusted",
+    };
   return {
     ok: false,
     status: 403,

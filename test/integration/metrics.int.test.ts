@@ -77,9 +77,12 @@ function writeRetryingClaude(dir: string): string {
 }
 
 /** The web server's handler, as a scrape from `address` (X-Forwarded-For, as Next.js sets it) would reach it. */
-async function scrapeWeb(options: { address?: string; authorization?: string; token?: string } = {}): Promise<Response> {
+async function scrapeWeb(
+  options: { address?: string; authorization?: string | null; token?: string } = { token: TOKEN },
+): Promise<Response> {
   const headers = new Headers({ "x-forwarded-for": options.address ?? "127.0.0.1" });
-  if (options.authorization) headers.set("authorization", options.authorization);
+  const authorization = options.authorization === undefined && options.token ? `Bearer ${options.token}` : options.authorization;
+  if (authorization) headers.set("authorization", authorization);
   return metricsResponse(new Request("http://localhost/api/metrics", { headers }), () => db.pool, {
     env: options.token ? { CATCAFE_METRICS_TOKEN: options.token } : {},
     pricing: () => USAGE_PRICING,
@@ -243,8 +246,8 @@ describe("metrics during a review loop", () => {
 });
 
 describe("metrics access", () => {
-  it("the web handler refuses a scrape without the token when one is set, and a public address when none is", async () => {
-    expect((await scrapeWeb({ token: TOKEN })).status).toBe(401);
+  it("the web handler serves only a bearer of the token: without it, or with none set, it refuses", async () => {
+    expect((await scrapeWeb({ token: TOKEN, authorization: null })).status).toBe(401);
     expect((await scrapeWeb({ token: TOKEN, authorization: "Bearer wrong-token-wrong-token" })).status).toBe(401);
     const ok = await scrapeWeb({ token: TOKEN, address: "8.8.8.8", authorization: `Bearer ${TOKEN}` });
     expect(ok.status).toBe(200);
@@ -255,9 +258,12 @@ describe("metrics access", () => {
     const why = await malformed.text();
     expect(why).toContain("CATCAFE_METRICS_TOKEN");
     expect(why).not.toContain("tiny-tok");
-    const outside = await scrapeWeb({ address: "8.8.8.8" });
-    expect(outside.status).toBe(403);
-    expect(await outside.text()).not.toContain("catcafe_");
+    // Without a token the web server serves nobody: the address a request claims proves nothing.
+    for (const address of ["8.8.8.8", "127.0.0.1", "10.0.0.7"]) {
+      const refused = await scrapeWeb({ address });
+      expect(refused.status, address).toBe(403);
+      expect(await refused.text()).toMatch(/^the web server's metrics need CATCAFE_METRICS_TOKEN/);
+    }
   });
 
   it("the runner's metrics server refuses a scrape without its token, and serves nothing but GET /metrics", async () => {

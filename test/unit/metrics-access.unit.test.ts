@@ -66,6 +66,12 @@ describe("metrics access: no token", () => {
       expect(access, String(address)).toMatchObject({ ok: false, status: 403 });
     }
     expect(metricsAccess({ authorization: null, address: "8.8.8.8" }, "")).toMatchObject({ ok: false, status: 403 });
+    // No socket address (the web server, where a client only claims one): no token, no scrape, said why.
+    expect(metricsAccess({ authorization: null, address: null }, undefined)).toEqual({
+      ok: false,
+      status: 403,
+      message: "the web server's metrics need CATCAFE_METRICS_TOKEN: the address a request claims cannot be trusted",
+    });
   });
 
   it("classifies addresses by their ranges", () => {

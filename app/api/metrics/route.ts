@@ -1,5 +1,5 @@
 // GET /api/metrics: Prometheus' text format (docs/operations.md, "Metrics"), for a bearer of
-// CATCAFE_METRICS_TOKEN or, without one set, for loopback and private addresses only.
+// CATCAFE_METRICS_TOKEN only (unset: every scrape refused).
 import { getWebPool } from "@/server/db/web-pool";
 import { metricsResponse } from "@/server/api/metrics";
 
