@@ -35,12 +35,14 @@ import { singleAppend } from "./measure/single-append";
 import { stepFloor } from "./measure/step-floor";
 import { stepPickup } from "./measure/step-pickup";
 import { metricsOverhead } from "./measure/metrics-overhead";
+import { tracingOverhead } from "./measure/tracing-overhead";
 
 const MEASUREMENTS: Measurement[] = [
   singleAppend,
   batchAppend,
   stepPickup,
   metricsOverhead,
+  tracingOverhead,
   fork,
   forkWorkspace,
   readAllLag,

@@ -116,6 +116,15 @@ export interface BenchReportFigures {
     n: number;
     record_ns_per_step: number;
   } | null;
+  tracing_overhead: {
+    on_p50_ms: number;
+    off_p50_ms: number;
+    ratio_p50: number;
+    on_p99_ms: number;
+    off_p99_ms: number;
+    ratio_p99: number;
+    n: number;
+  } | null;
   pickup_vs_peer_ms: (PeerPair<{ p50: number; p99: number; n: number }> & { ratio_p50: number; ratio_p99: number }) | null;
   step_throughput_per_s: PerChainMode<PeerFigure> | null;
   step_statements_per_step: PerChainMode<
@@ -188,6 +197,7 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   sandbox_overhead_ms: null,
   egress_overhead_ms: null,
   metrics_overhead: null,
+  tracing_overhead: null,
   pickup_vs_peer_ms: null,
   step_throughput_per_s: null,
   step_statements_per_step: null,
@@ -244,6 +254,8 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "overhead_p50 <= 150 ms (CommandAgent.invoke of `true` with network — the run's egress proxy and the bridge started first inside the sandbox — minus the same without network; an agent step takes seconds; see meta.notes.egress_overhead)",
   metrics_overhead:
     "ratio_p50 <= 1.1 (a step's round trip, scheduled → result recorded, on an idle in-process runner with metrics recorded / with every record function a no-op, blocks alternating; record_ns_per_step: the record functions alone; see meta.notes.metrics_overhead)",
+  tracing_overhead:
+    "ratio_p50 <= 1.1 (the same round trip as metrics_overhead with the OpenTelemetry SDK started — every span exported in batches over OTLP/HTTP to a local sink — / not started, blocks alternating; see meta.notes.tracing_overhead)",
   pickup_vs_peer_ms:
     "ratio = catcafe / graphile_worker, goal p50 and p99 <= 1 (scheduling committed → the step's executor / the task function entered, both consumers idle; see meta.notes.pickup_vs_peer)",
   step_throughput_per_s:

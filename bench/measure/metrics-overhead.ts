@@ -5,77 +5,21 @@
 // on the way). Blocks of steps alternate between recording on and off (setMetricsRecording:
 // every record function returns at once), so drift hits both alike. ratio = on / off; target
 // p50 within 10 %. Also the record functions alone, in nanoseconds per step.
-import crypto from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { createAppEventStore } from "../../server/app-store";
-import { createPool } from "../../server/db/pool";
 import { countStepOutcome, recordEventsAppended, recordStepPickup, setMetricsRecording } from "../../server/metrics/registry";
-import { scheduleStep } from "../../server/runner/dispatch";
-import { builtinExecutors } from "../../server/runner/echo";
-import { Runner } from "../../server/runner/runner";
 import type { Measurement } from "../lib/context";
-import { benchActor, createSessions } from "../lib/fixtures";
 import { percentiles } from "../lib/percentiles";
-import { sleep } from "../lib/timing";
+import { alternatingRoundTrips } from "../lib/step-round-trip";
 
 const BLOCKS = 20;
 const STEPS_PER_BLOCK = 15;
-const WARMUP_STEPS = 10;
-const SPACING_MS = 2;
-const TIMEOUT_MS = 5_000;
 
 export const metricsOverhead: Measurement = {
   name: "metrics_overhead",
   keys: ["metrics_overhead"],
   async run(ctx) {
-    const [session] = await createSessions(ctx.store, 1, "metrics");
-    let onCompleted: ((stepId: string) => void) | null = null;
-    const runnerPool = createPool(ctx.url, 4);
-    const runner = new Runner(createAppEventStore(runnerPool), runnerPool, ctx.url, {
-      id: `bench-metrics-${crypto.randomBytes(3).toString("hex")}`,
-      executors: builtinExecutors,
-      concurrency: 1,
-      log: (msg, fields) => {
-        if (msg === "step completed") onCompleted?.(String(fields?.stepId));
-      },
-    });
-    const roundTrip = async (i: number): Promise<number> => {
-      const stepId = crypto.randomUUID();
-      const done = new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`step ${i} did not complete within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
-        onCompleted = (id) => {
-          if (id !== stepId) return;
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      const t = performance.now();
-      await scheduleStep(
-        ctx.store,
-        { sessionId: session!.id, kind: "echo", input: { message: `m ${i}`, delayMs: 0 }, stepId },
-        { actor: benchActor },
-      );
-      await done;
-      return performance.now() - t;
-    };
-    const samples = { on: [] as number[], off: [] as number[] };
-    await runner.start();
-    try {
-      await sleep(50);
-      for (let i = 0; i < WARMUP_STEPS; i++) await roundTrip(-i);
-      for (let b = 0; b < BLOCKS; b++) {
-        const mode = b % 2 === 0 ? "off" : "on";
-        setMetricsRecording(mode === "on");
-        for (let i = 0; i < STEPS_PER_BLOCK; i++) {
-          samples[mode].push(await roundTrip(b * STEPS_PER_BLOCK + i));
-          await sleep(SPACING_MS);
-        }
-      }
-    } finally {
-      setMetricsRecording(true);
-      await runner.stop();
-      await runnerPool.end();
-    }
+    const samples = await alternatingRoundTrips(ctx, "metrics", (on) => setMetricsRecording(on), BLOCKS, STEPS_PER_BLOCK);
+    setMetricsRecording(true);
     // The record functions alone: what one step records (a pickup, its three events, an outcome).
     const N = 100_000;
     const t = performance.now();

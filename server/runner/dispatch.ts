@@ -9,6 +9,7 @@ import type { AppendMetadata, NewEvent, RecordedEvent } from "../events/types";
 import { DEFAULT_STEP_TIMEOUT_MS } from "../workflow/context";
 import { timeOrderedId } from "../events/ids";
 import { recordEventsAppended, recordStepPickup } from "../metrics/registry";
+import { tracingOn } from "../tracing/sdk";
 import type { OutcomeStep } from "../events/step-outcome";
 import { notifyWatchersSql, type EventStore } from "../events/store";
 import { StaleAttemptError } from "./steps-projection";
@@ -26,6 +27,8 @@ export interface ClaimedStep {
   leaseExpiresAt: string;
   /** True when this claim took the step over from a runner whose lease expired. */
   reclaimed: boolean;
+  /** The trace the command that scheduled it ran in (its StepScheduled's metadata), read by the claim while tracing is on. */
+  traceparent?: string;
 }
 
 export interface ScheduleStepInput {
@@ -116,6 +119,7 @@ interface ClaimRow {
   reclaimed: boolean;
   lease_expires_at: string;
   pickup_ms: number | null;
+  traceparent: string | null;
 }
 
 /** Milliseconds in UTC with a Z, as Date.toISOString writes them (the event's schema wants an ISO time). */
@@ -155,7 +159,11 @@ const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1
   SELECT pick.id, pick.session_id, pick.kind, pick.input, pick.attempt, pick.max_attempts, pick.timeout_ms, pick.backoff_ms,
          pick.reclaimed, bump.lease_expires_at, ${notifyWatchersSql("ins.stream_id")} AS notified,
          (SELECT extract(epoch FROM clock_timestamp() - s.available_at)::float8 * 1000 FROM steps s
-          WHERE s.id = pick.id AND s.state = 'pending') AS pickup_ms
+          WHERE s.id = pick.id AND s.state = 'pending') AS pickup_ms,
+         CASE WHEN $10::boolean THEN
+           (SELECT e.metadata->>'traceparent' FROM events e
+            WHERE e.type = 'StepScheduled' AND e.data->>'stepId' = pick.id::text AND e.stream_id = pick.session_id LIMIT 1)
+         END AS traceparent
   FROM pick, bump, ins`;
 
 /**
@@ -181,6 +189,7 @@ export async function claimNextStep(store: EventStore, opts: ClaimOptions, db: Q
             opts.capabilities?.repos ?? null,
             opts.capabilities?.clis ?? null,
             opts.capabilities?.labels ?? [],
+            tracingOn(),
           ],
         }),
       );
@@ -205,6 +214,7 @@ export async function claimNextStep(store: EventStore, opts: ClaimOptions, db: Q
       backoffMs: row.backoff_ms ?? [],
       leaseExpiresAt: row.lease_expires_at,
       reclaimed: row.reclaimed,
+      ...(row.traceparent ? { traceparent: row.traceparent } : {}),
     };
   }
   return null;

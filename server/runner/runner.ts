@@ -477,7 +477,7 @@ export class Runner {
       "catcafe.step.attempt": step.attempt,
       "catcafe.runner.id": this.id,
     };
-    const parent = await scheduledTrace(this.pool, step);
+    const parent = scheduledTrace(step);
     await inSpan(`step ${step.kind}`, { parent, kind: SpanKind.CONSUMER, startTime: flight.claimedAt, attributes }, (span) =>
       this.attempt(flight, span),
     );
