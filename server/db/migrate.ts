@@ -47,7 +47,7 @@ export async function migrate(
 ): Promise<MigrateResult> {
   const all = listMigrations(options.dir ?? MIGRATIONS_DIR);
   const stop = options.upTo === undefined ? all.length : all.findIndex((m) => m.name === options.upTo) + 1;
-  if (stop === 0) throw new Error(`migration ${options.upTo} is not one of this version's migrations`);
+  if (options.upTo !== undefined && stop === 0) throw new Error(`migration ${options.upTo} is not one of this version's migrations`);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

@@ -32,6 +32,9 @@ async function describeSchema(url: string) {
   }
 }
 
+/** Written by hand in their migrations (prisma/migrations/*_step_scheduled_by_step): a claim's lookup of a step's StepScheduled. */
+const HAND_WRITTEN_INDEXES = ["events_step_scheduled_step_id_idx"];
+
 let migrated: TestDatabase;
 let fromSchema: TestDatabase;
 beforeAll(async () => {
@@ -47,7 +50,11 @@ describe("migrations", () => {
     await fromSchema.pool.query(sql);
     const [a, b] = await Promise.all([describeSchema(migrated.url), describeSchema(fromSchema.url)]);
     expect(a.columns.length).toBeGreaterThan(40);
-    expect(a).toEqual(b);
+    // Indexes schema.prisma cannot say (partial, on an expression), written by hand in their
+    // migration: there, and nothing else differs.
+    const handWritten = a.indexes.filter((row) => HAND_WRITTEN_INDEXES.includes((JSON.parse(row) as { indexname: string }).indexname));
+    expect(handWritten).toHaveLength(HAND_WRITTEN_INDEXES.length);
+    expect({ ...a, indexes: a.indexes.filter((row) => !handWritten.includes(row)) }).toEqual(b);
   });
 
   it("records every migration in Prisma's _prisma_migrations table with its sha256 checksum", async () => {
