@@ -92,8 +92,8 @@ describe("MCP servers in the settings", () => {
         { ...DOCS, bearerTokenEnv: "NEXTAUTH_SECRET" },
       ]),
     ).toEqual([
-      "mcpServers.0.envFrom.DB: must not be one of the runner's own secrets (DATABASE_URL, NEXTAUTH_SECRET, ADMIN_PASSWORD)",
-      "mcpServers.1.bearerTokenEnv: must not be one of the runner's own secrets (DATABASE_URL, NEXTAUTH_SECRET, ADMIN_PASSWORD)",
+      "mcpServers.0.envFrom.DB: must not be one of the runner's own secrets (DATABASE_URL, NEXTAUTH_SECRET, ADMIN_PASSWORD, CATCAFE_METRICS_TOKEN)",
+      "mcpServers.1.bearerTokenEnv: must not be one of the runner's own secrets (DATABASE_URL, NEXTAUTH_SECRET, ADMIN_PASSWORD, CATCAFE_METRICS_TOKEN)",
     ]);
     expect(recordErrors([GITHUB, { name: "gitlab", command: "mcp-gitlab", envFrom: { TOKEN: "GITLAB_TOKEN" } }])).toEqual([
       'mcpServers.1.envFrom.TOKEN: TOKEN is taken from GITHUB_TOKEN by MCP server "github": one runner variable per name',
