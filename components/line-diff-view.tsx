@@ -5,7 +5,13 @@ import { lineDiff } from "@/lib/line-diff";
 export function LineDiffView({ before, after, testId = "artifact-diff" }: { before: string; after: string; testId?: string }) {
   const lines = lineDiff(before, after);
   return (
-    <pre data-testid={testId} className="max-h-96 overflow-auto rounded bg-zinc-50 py-2 font-mono text-xs dark:bg-zinc-950">
+    <pre
+      data-testid={testId}
+      tabIndex={0}
+      role="region"
+      aria-label="Changes"
+      className="max-h-96 overflow-auto rounded bg-zinc-50 py-2 font-mono text-xs dark:bg-zinc-950"
+    >
       {lines.map((l, i) => (
         <span
           key={i}

@@ -42,7 +42,7 @@ function DiffFileView({ file }: { file: DiffFile }) {
           <span className="text-rose-700 dark:text-rose-400">−{file.deletions}</span>
         </span>
       </div>
-      <div className="max-h-[520px] overflow-auto bg-white dark:bg-zinc-950">
+      <div className="max-h-[520px] overflow-auto bg-white dark:bg-zinc-950" role="region" aria-label="Diff" tabIndex={0}>
         <table className="w-full border-collapse font-mono text-xs leading-5">
           <tbody>
             {file.lines.map((line, i) => (

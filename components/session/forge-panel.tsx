@@ -330,6 +330,9 @@ function ArtifactViewer({
         ) : (
           <pre
             data-testid="artifact-text"
+            tabIndex={0}
+            role="region"
+            aria-label="Artifact"
             className="max-h-96 overflow-auto rounded bg-zinc-50 p-3 font-mono text-xs whitespace-pre-wrap dark:bg-zinc-950"
           >
             {current.data?.text ?? "…"}

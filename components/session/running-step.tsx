@@ -82,6 +82,9 @@ export function RunningStep({ status, entries }: { status: SessionStatus; entrie
         {streamed ? (
           <pre
             data-testid="streaming-output"
+            tabIndex={0}
+            role="region"
+            aria-label="What the agent wrote so far"
             className="max-h-48 overflow-auto border-t border-sky-200 bg-white/70 px-4 py-2 font-mono text-xs leading-5 whitespace-pre-wrap text-zinc-700 dark:border-sky-900/60 dark:bg-zinc-950/60 dark:text-zinc-300"
           >
             {streamed}

@@ -37,7 +37,12 @@ function LoadedOutput({ blob, children }: { blob: BlobRef; children: (text: stri
 
 export function RawText({ text }: { text: string }) {
   return (
-    <pre className="max-h-[480px] overflow-auto px-3 py-2 font-mono text-xs leading-5 whitespace-pre-wrap text-zinc-800 dark:text-zinc-200">
+    <pre
+      tabIndex={0}
+      role="region"
+      aria-label="Output"
+      className="max-h-[480px] overflow-auto px-3 py-2 font-mono text-xs leading-5 whitespace-pre-wrap text-zinc-800 dark:text-zinc-200"
+    >
       {text}
     </pre>
   );

@@ -94,7 +94,12 @@ function TestResultRow({ result }: { result: EntryOf<"test_command"> }) {
             Output tail
           </ToggleButton>
           {open ? (
-            <pre className="mt-1 max-h-72 overflow-auto rounded-md border border-zinc-200 bg-zinc-50 px-3 py-2 font-mono text-xs leading-[18px] whitespace-pre-wrap text-zinc-700 dark:border-zinc-800 dark:bg-zinc-950 dark:text-zinc-300">
+            <pre
+              tabIndex={0}
+              role="region"
+              aria-label="Command output"
+              className="mt-1 max-h-72 overflow-auto rounded-md border border-zinc-200 bg-zinc-50 px-3 py-2 font-mono text-xs leading-[18px] whitespace-pre-wrap text-zinc-700 dark:border-zinc-800 dark:bg-zinc-950 dark:text-zinc-300"
+            >
               {output}
             </pre>
           ) : null}

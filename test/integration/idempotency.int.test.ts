@@ -159,7 +159,14 @@ describe("a key's lifecycle (idempotent() with a command of the test's own)", ()
   it(`a repeat that waits past ${IN_FLIGHT_WAIT_MS} ms for the first is a 409 saying when to try again`, async () => {
     const key = newKey();
     let release!: () => void;
-    const first = idempotent(db.pool, request(key), operator.id, () => new Promise<Response>((r) => (release = () => void r(ok("late")))));
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const first = idempotent(db.pool, request(key), operator.id, () => {
+      started();
+      return new Promise<Response>((r) => (release = () => void r(ok("late"))));
+    });
+    // The repeat comes once the first holds the key (its command is running), not before.
+    await running;
     const refused = await rejection(idempotent(db.pool, request(key), operator.id, () => ok("never")));
     expect(refused).toMatchObject({ code: "CONFLICT", details: { retryAfter: expect.any(Number) } });
     release();
