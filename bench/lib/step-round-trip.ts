@@ -12,6 +12,7 @@ import { builtinExecutors } from "../../server/runner/echo";
 import { Runner } from "../../server/runner/runner";
 import type { BenchContext } from "./context";
 import { benchActor, createSessions } from "./fixtures";
+import { percentiles } from "./percentiles";
 import { sleep } from "./timing";
 
 const WARMUP_STEPS = 10;
@@ -75,4 +76,23 @@ export async function alternatingRoundTrips(
     await runnerPool.end();
   }
   return samples;
+}
+
+/** On against off: each side's p50 and p99, their ratios (3 decimals) and the samples' count; the means for the notes. */
+export function onOffFigures(samples: { on: number[]; off: number[] }) {
+  const on = percentiles(samples.on);
+  const off = percentiles(samples.off);
+  const round = (n: number) => Math.round(n * 1000) / 1000;
+  return {
+    figures: {
+      on_p50_ms: on.p50,
+      off_p50_ms: off.p50,
+      ratio_p50: round(on.p50 / off.p50),
+      on_p99_ms: on.p99,
+      off_p99_ms: off.p99,
+      ratio_p99: round(on.p99 / off.p99),
+      n: on.n + off.n,
+    },
+    means: { on_mean: on.mean, off_mean: off.mean },
+  };
 }

@@ -8,8 +8,7 @@
 import { performance } from "node:perf_hooks";
 import { countStepOutcome, recordEventsAppended, recordStepPickup, setMetricsRecording } from "../../server/metrics/registry";
 import type { Measurement } from "../lib/context";
-import { percentiles } from "../lib/percentiles";
-import { alternatingRoundTrips } from "../lib/step-round-trip";
+import { alternatingRoundTrips, onOffFigures } from "../lib/step-round-trip";
 
 const BLOCKS = 20;
 const STEPS_PER_BLOCK = 15;
@@ -31,21 +30,8 @@ export const metricsOverhead: Measurement = {
       countStepOutcome("echo", "completed", null, 0.004);
     }
     const recordNsPerStep = Math.round(((performance.now() - t) * 1e6) / N);
-    const on = percentiles(samples.on);
-    const off = percentiles(samples.off);
-    const round = (n: number) => Math.round(n * 1000) / 1000;
-    ctx.note("metrics_overhead", { blocks: BLOCKS, steps_per_block: STEPS_PER_BLOCK, on_mean: on.mean, off_mean: off.mean });
-    return {
-      metrics_overhead: {
-        on_p50_ms: on.p50,
-        off_p50_ms: off.p50,
-        ratio_p50: round(on.p50 / off.p50),
-        on_p99_ms: on.p99,
-        off_p99_ms: off.p99,
-        ratio_p99: round(on.p99 / off.p99),
-        n: on.n + off.n,
-        record_ns_per_step: recordNsPerStep,
-      },
-    };
+    const { figures, means } = onOffFigures(samples);
+    ctx.note("metrics_overhead", { blocks: BLOCKS, steps_per_block: STEPS_PER_BLOCK, ...means });
+    return { metrics_overhead: { ...figures, record_ns_per_step: recordNsPerStep } };
   },
 };

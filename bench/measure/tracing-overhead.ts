@@ -9,8 +9,7 @@ import type { AddressInfo } from "node:net";
 import { context, propagation, trace } from "@opentelemetry/api";
 import { startTracing, stopTracing } from "../../server/tracing/sdk";
 import type { Measurement } from "../lib/context";
-import { percentiles } from "../lib/percentiles";
-import { alternatingRoundTrips } from "../lib/step-round-trip";
+import { alternatingRoundTrips, onOffFigures } from "../lib/step-round-trip";
 
 const BLOCKS = 20;
 const STEPS_PER_BLOCK = 15;
@@ -44,21 +43,9 @@ export const tracingOverhead: Measurement = {
     };
     try {
       const samples = await alternatingRoundTrips(ctx, "tracing", toggle, BLOCKS, STEPS_PER_BLOCK);
-      const on = percentiles(samples.on);
-      const off = percentiles(samples.off);
-      const round = (n: number) => Math.round(n * 1000) / 1000;
-      ctx.note("tracing_overhead", { blocks: BLOCKS, steps_per_block: STEPS_PER_BLOCK, exports, on_mean: on.mean, off_mean: off.mean });
-      return {
-        tracing_overhead: {
-          on_p50_ms: on.p50,
-          off_p50_ms: off.p50,
-          ratio_p50: round(on.p50 / off.p50),
-          on_p99_ms: on.p99,
-          off_p99_ms: off.p99,
-          ratio_p99: round(on.p99 / off.p99),
-          n: on.n + off.n,
-        },
-      };
+      const { figures, means } = onOffFigures(samples);
+      ctx.note("tracing_overhead", { blocks: BLOCKS, steps_per_block: STEPS_PER_BLOCK, exports, ...means });
+      return { tracing_overhead: figures };
     } finally {
       if (saved === undefined) delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
       else process.env.OTEL_EXPORTER_OTLP_ENDPOINT = saved;
