@@ -7,7 +7,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { layoutProblems } from "../helpers/axe";
-import { launchChromium, signIn } from "../helpers/browser";
+import { launchChromium, signIn, trpcMutate as mutate } from "../helpers/browser";
 import { LIVE_SERVER_TIMEOUT_MS, startLiveServer, type LiveServer } from "../helpers/live-server";
 
 const OPERATOR = { name: "Otto Operator", email: "otto@cats.test", password: "operator password for tasks" };
@@ -30,17 +30,6 @@ async function signedIn(email: string, password: string, pathname: string): Prom
   const page = await context.newPage();
   await signIn(page, app.url, email, password, pathname);
   return page;
-}
-
-/** A tRPC mutation with the page's cookie. */
-async function mutate(page: Page, procedure: string, input: unknown): Promise<{ status: number; body: string }> {
-  return page.evaluate(
-    async ([name, body]) => {
-      const res = await fetch(`/api/trpc/${name}`, { method: "POST", headers: { "content-type": "application/json" }, body });
-      return { status: res.status, body: await res.text() };
-    },
-    [procedure, JSON.stringify(input)] as const,
-  );
 }
 
 describe("/task in a conversation", () => {

@@ -16,7 +16,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stateLabel } from "../../lib/state-labels";
 import { layoutProblems } from "../helpers/axe";
-import { launchChromium, screenshot, signIn } from "../helpers/browser";
+import { launchChromium, screenshot, signIn, trpcMutate as mutate } from "../helpers/browser";
 import { freePort } from "../helpers/ports";
 import {
   descendantRunning,
@@ -148,17 +148,6 @@ describe("the session view", () => {
     const { page } = await newPage(colorScheme);
     await signIn(page, app.baseUrl, ADMIN.email, ADMIN.password, pathname);
     return page;
-  }
-
-  /** Calls a tRPC mutation with the page's cookie. */
-  async function mutate(page: Page, procedure: string, input: unknown): Promise<{ status: number; body: string }> {
-    return page.evaluate(
-      async ([name, body]) => {
-        const res = await fetch(`/api/trpc/${name}`, { method: "POST", headers: { "content-type": "application/json" }, body });
-        return { status: res.status, body: await res.text() };
-      },
-      [procedure, JSON.stringify(input)] as const,
-    );
   }
 
   /** A new proposal task on the demo project, started by the admin; its id. */

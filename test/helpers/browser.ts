@@ -46,3 +46,14 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/** A tRPC mutation sent from `page`, with its cookie: the status and the body as text. */
+export async function trpcMutate(page: Page, procedure: string, input: unknown): Promise<{ status: number; body: string }> {
+  return page.evaluate(
+    async ([name, body]) => {
+      const res = await fetch(`/api/trpc/${name}`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      return { status: res.status, body: await res.text() };
+    },
+    [procedure, JSON.stringify(input)] as const,
+  );
+}
