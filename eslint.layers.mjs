@@ -66,11 +66,16 @@ const layers = {
     pattern: "server/pruning",
     allow: [...base, "process", "events", "workspaces", "runner", "task-engine", "config", "projects"],
   },
+  /** Intake from an issue tracker (docs/intake.md): webhook deliveries verified, rules, tasks started or held in the inbox. */
+  intake: {
+    pattern: "server/intake",
+    allow: [...base, "events", "task-engine", "config", "projects", "tasks", "delivery"],
+  },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner", "usage"] },
   /** The list of every step kind the runners run, each with its executor and reaction (docs/architecture.md, "Step kinds"). */
   "app-runner": {
     pattern: "server/app-runner.ts",
-    allow: [...base, "events", "runner", "task-engine", "conversations", "delivery", "pruning"],
+    allow: [...base, "events", "runner", "task-engine", "conversations", "delivery", "pruning", "intake"],
   },
   /** The runner process's entry point: composes the store and the registry of the step kinds. */
   "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "projects", "runner", "store", "app-runner", "pruning"] },
@@ -86,7 +91,7 @@ const layers = {
     allow: [
       ...base,
       ...["events", "agents", "brains", "auth", "workflow", "task-engine", "config", "sessions", "projects", "tasks", "export", "runner"],
-      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage"],
+      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage", "intake"],
     ],
   },
 };

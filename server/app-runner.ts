@@ -12,6 +12,7 @@ import { conversationStepKinds } from "./conversations/step-kinds";
 import { deliverOnApproval } from "./delivery/service";
 import { sessionRemote } from "./delivery/settings";
 import { deliverStepKind } from "./delivery/step-kinds";
+import { confirmIfIntakeAuto } from "./intake/auto-confirm";
 import { pruneStepKind } from "./pruning/step-kinds";
 import { echoStepKind } from "./runner/echo";
 import type { StepKind } from "./runner/step-kinds";
@@ -44,6 +45,7 @@ export function appStepKinds(deps: AppStepKindDeps): StepKind[] {
       ...deps,
       reactor: { reactToStepOutcome, reactToReactionFailure },
       onSessionFinalized: deliverIfAuto,
+      onSessionWaiting: confirmIfAuto,
       sessionRemote: (sessionId) => sessionRemote(deps.pool, deps.store, sessionId),
     }),
     ...conversationStepKinds(deps),
@@ -66,5 +68,21 @@ async function deliverIfAuto(tx: Tx, store: EventStore, sessionId: string): Prom
     await tx.query("ROLLBACK TO SAVEPOINT auto_delivery");
     if (isConnectionError(err)) throw err;
     logger.error({ err: String(err), sessionId }, "could not deliver an approved session automatically");
+  }
+}
+
+/**
+ * A task its intake rule confirms itself (docs/intake.md) is confirmed when it first waits for
+ * a person. Under a savepoint, like the delivery above: a defect leaves it waiting for a person.
+ */
+async function confirmIfAuto(tx: Tx, store: EventStore, sessionId: string): Promise<void> {
+  await tx.query("SAVEPOINT intake_auto_confirm");
+  try {
+    await confirmIfIntakeAuto(tx, store, sessionId);
+    await tx.query("RELEASE SAVEPOINT intake_auto_confirm");
+  } catch (err) {
+    await tx.query("ROLLBACK TO SAVEPOINT intake_auto_confirm");
+    if (isConnectionError(err)) throw err;
+    logger.error({ err: String(err), sessionId }, "could not confirm a task its intake rule confirms");
   }
 }

@@ -22,6 +22,8 @@ export interface Context extends ApiDeps {
    * or a user disabled since it began ends it). Without it, the user is read again by id.
    */
   principal?: () => Promise<CurrentUser | null>;
+  /** NEXTAUTH_SECRET, the key material webhook secrets are sealed with (server/intake/secret.ts); absent, none can be set. */
+  sealingKey?: string;
 }
 
 export interface ContextSource {
@@ -35,7 +37,12 @@ export function createContextFactory(source: () => ContextSource) {
     const { deps, secret } = source();
     try {
       const user = await authenticateRequest(req, { prisma: deps.prisma, secret });
-      return { ...deps, user, principal: () => authenticateRequest(req, { prisma: deps.prisma, secret }) };
+      return {
+        ...deps,
+        user,
+        principal: () => authenticateRequest(req, { prisma: deps.prisma, secret }),
+        ...(secret ? { sealingKey: secret } : {}),
+      };
     } catch (err) {
       // Signing in needs the database: when it is away, a retryable 503 rather than a 500.
       const mapped = unavailableFrom(err);

@@ -3,6 +3,7 @@ import { authRouter } from "./routers/auth";
 import { conversationsRouter, modesRouter } from "./routers/conversations";
 import { forgeRouter } from "./routers/forge";
 import { inboxRouter } from "./routers/inbox";
+import { intakeRouter } from "./routers/intake";
 import { invitationsRouter } from "./routers/invitations";
 import { lineageRouter } from "./routers/lineage";
 import { liveRouter } from "./routers/live";
@@ -34,6 +35,7 @@ export const appRouter = router({
   lineage: lineageRouter,
   settings: settingsRouter,
   inbox: inboxRouter,
+  intake: intakeRouter,
   conversations: conversationsRouter,
   modes: modesRouter,
   usage: usageRouter,

@@ -9,6 +9,7 @@ import { getWebPool } from "../db/web-pool";
 import { createAppEventStore } from "../app-store";
 import type { EventStore } from "../events/store";
 import { createContextFactory, type ContextSource } from "./context";
+import { createHookHandlers } from "./hooks";
 import { createMcpHandlers } from "./mcp";
 import { createModeRestHandlers, createSessionExportHandler, createSessionStateHandler, createTaskRestHandlers } from "./rest";
 
@@ -29,5 +30,7 @@ export const sessionExportHandler = createSessionExportHandler(webSource);
 export const sessionStateHandler = createSessionStateHandler(webSource);
 
 export const mcpHandlers = createMcpHandlers(webSource);
+
+export const hookHandlers = createHookHandlers(webSource);
 
 export const authOptions = createAuthOptions({ prisma: getPrisma, env: authEnv() });

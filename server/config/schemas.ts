@@ -287,6 +287,43 @@ export type Settings = z.output<typeof ZSettings>;
 export type SettingsInput = z.input<typeof ZSettings>;
 export const DEFAULT_SETTINGS: Settings = ZSettings.parse({});
 
+/** What one intake trigger starts (docs/intake.md): the workflow, and whether it is confirmed at once. */
+const ZIntakeTrigger = z.strictObject({
+  workflow: z.enum(["review_loop", "forge"]).default("review_loop"),
+  autoConfirm: z.boolean().default(false),
+});
+/**
+ * A project's intake from its issue tracker (docs/intake.md): which repository's webhook
+ * deliveries are its, and which triggers start a task. A trigger left out starts nothing.
+ */
+export const ZIntakeSettings = z.strictObject({
+  provider: z.enum(["github", "gitlab"]),
+  /** `owner/name` on GitHub; the project's path (`group/name`) or numeric id on GitLab. */
+  repository: z
+    .string()
+    .trim()
+    .min(1)
+    .max(300)
+    .regex(/^[A-Za-z0-9_.-]+(?:\/[A-Za-z0-9_.-]+)*$/, "owner/name on GitHub, group/project or the project id on GitLab"),
+  /** The tracker's API for the write-access check (GitHub Enterprise, a self-hosted GitLab). */
+  apiBaseUrl: z
+    .url({ protocol: /^https?$/ })
+    .max(2000)
+    .optional(),
+  /** The tracker user whose assignment starts a task (the assignment trigger). */
+  botUser: z.string().trim().min(1).max(100).optional(),
+  /** Tasks intake may start per hour for this project; more wait in the inbox. */
+  maxPerHour: z.number().int().min(1).max(1000).default(10),
+  triggers: z
+    .strictObject({
+      label: ZIntakeTrigger.extend({ name: z.string().trim().min(1).max(100).default("catcafe") }).optional(),
+      assignment: ZIntakeTrigger.optional(),
+      comment: ZIntakeTrigger.optional(),
+    })
+    .default({}),
+});
+export type IntakeSettings = z.output<typeof ZIntakeSettings>;
+
 /**
  * A project's overrides of the global settings (kept in the project record, set by an
  * admin): any of the timeouts, the retry policy and the rate limit, each value optional,
@@ -313,6 +350,8 @@ export const ZSettingsOverride = z.strictObject({
   access: ZAccessOverride.optional(),
   sessions: z.strictObject({ pruneFailedAfterDays: ZPruneFailedAfterDays }).partial().optional(),
   workspaces: z.strictObject({ keepFinishedDays: ZKeepFinishedDays }).partial().optional(),
+  /** A project's intake from its issue tracker (a project's only; docs/intake.md). */
+  intake: ZIntakeSettings.optional(),
 });
 export type SettingsOverride = z.output<typeof ZSettingsOverride>;
 

@@ -24,6 +24,7 @@ import { forgeCatalog } from "./forge-catalog";
 import { stepCatalog } from "./step-catalog";
 import { pruningCatalog } from "./pruning-catalog";
 import { teamCatalog } from "./team-catalog";
+import { intakeCatalog } from "./intake-catalog";
 import { defineEvent, EventRegistry, type EventUnionOf } from "./registry";
 import type { FoldEvent } from "./types";
 
@@ -368,6 +369,7 @@ export const eventCatalog = {
   ...deliveryCatalog,
   ...pruningCatalog,
   ...teamCatalog,
+  ...intakeCatalog,
 } as const;
 
 export type AppEventCatalog = typeof eventCatalog;

@@ -104,6 +104,8 @@ export const ZConfigureProjectInput = ZSettingsFields.extend({
   /** A new webhook URL (null removes the webhook; left out, it stays). */
   webhookUrl: z.string().max(2000).nullable().optional(),
   webhookFormat: z.enum(["json", "slack"]).optional(),
+  /** The project's intake rules, whole (judged by ZIntakeSettings; docs/intake.md); null removes them. */
+  intake: z.record(z.string(), z.unknown()).nullable().optional(),
 });
 export type TConfigureProjectInput = z.input<typeof ZConfigureProjectInput>;
 export type TConfigureServerInput = z.input<typeof ZConfigureServerInput>;
@@ -143,7 +145,8 @@ function applySettingsFields(override: SettingsOverride, fields: z.infer<typeof 
 }
 
 /** The form field a settings path belongs to (for messages shown beside it). */
-function fieldOf(path: string): SettingsField | null {
+function fieldOf(path: string): SettingsField | "intake" | null {
+  if (path === "intake" || path.startsWith("intake.")) return "intake";
   const entry = Object.entries(SETTINGS_FIELDS).find(
     ([, p]) => path === p.join(".") || path.startsWith(`${p.join(".")}[`) || path.startsWith(`${p.join(".")}.`),
   );
@@ -338,6 +341,8 @@ async function outboundProblems(
   const api = next.settings.delivery?.pullRequest?.apiBaseUrl;
   if (api && api !== before?.settings.delivery?.pullRequest?.apiBaseUrl)
     urls.push({ path: "settings.delivery.pullRequest.apiBaseUrl", url: api });
+  const intakeApi = next.settings.intake?.apiBaseUrl;
+  if (intakeApi && intakeApi !== before?.settings.intake?.apiBaseUrl) urls.push({ path: "settings.intake.apiBaseUrl", url: intakeApi });
   if (next.webhook && next.webhook.url !== before?.webhook?.url) urls.push({ path: "webhook.url", url: next.webhook.url });
   for (const [role, agent] of Object.entries(next.agents)) {
     const baseUrl = ZBrainBaseUrl.safeParse(agent).data?.baseUrl;
@@ -359,7 +364,8 @@ async function outboundProblems(
 export async function configureProject(deps: Deps, raw: TConfigureProjectInput, actor: Actor, options: { role?: EditorRole } = {}) {
   const input = ZConfigureProjectInput.parse(raw);
   const project = await getProject(deps.pool, input.projectId);
-  const next = applySettingsFields(project.settings, input);
+  const fields = applySettingsFields(project.settings, input);
+  const next = input.intake === undefined ? fields : setAtPath(fields, ["intake"], input.intake ?? undefined);
   // A role's new agent is judged with the access rules in force with this save's settings.
   const parsedNext = ZSettingsOverride.safeParse(next);
   const inForce = withOverride(
@@ -397,6 +403,7 @@ function outboundField(path: string): string {
   if (path.startsWith("agents.")) return path.split(".").slice(0, 2).join(".");
   if (path === "settings.delivery.remote") return "deliveryRemote";
   if (path.startsWith("settings.delivery.pullRequest")) return "deliveryPullRequest";
+  if (path.startsWith("settings.intake")) return "intake";
   return "webhookUrl";
 }
 

@@ -13,9 +13,9 @@ export type EditorRole = Role;
 /** A change's path, as ConfigChanged records it. */
 type ChangePath = ReadonlyArray<string | number>;
 
-/** What an operator may change in a project's record: its agents, and its delivery settings. */
+/** What an operator may change in a project's record: its agents, its delivery and its intake settings (docs/intake.md). */
 export function operatorMayChange(path: ChangePath): boolean {
-  return path[0] === "agents" || (path[0] === "settings" && path[1] === "delivery");
+  return path[0] === "agents" || (path[0] === "settings" && (path[1] === "delivery" || path[1] === "intake"));
 }
 
 const touchesAccess = (path: ChangePath) => (path[0] === "settings" && (path[1] === "access" || path.length === 1)) || path[0] === "access";
@@ -43,7 +43,7 @@ export function assertMayChange(
   if (others.length)
     throw new AppError(
       "FORBIDDEN",
-      `an operator changes a project's agents and delivery settings only (docs/auth.md); ` +
+      `an operator changes a project's agents, delivery and intake settings only (docs/auth.md); ` +
         `${others.map((c) => c.path.join(".")).join(", ")} of project ${options.projectId} is an admin's to change`,
     );
 }

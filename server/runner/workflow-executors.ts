@@ -2,6 +2,7 @@
 // workspace (committing a coder's edits), `commands` steps run a test plan through the
 // allowlist runner; the session's workflow decides on each outcome. Raw outputs go to blobs;
 // events carry references.
+import type { NewEvent } from "../events/types";
 import fs from "node:fs";
 import path from "node:path";
 import type { Db, Tx } from "../db/pool";
@@ -413,6 +414,16 @@ export interface WorkflowStepKindDeps extends WorkflowExecutorDeps {
    * (SessionFinalized): the application delivers an approved session there (app-runner.ts).
    */
   onSessionFinalized?: (tx: Tx, store: EventStore, sessionId: string) => Promise<void>;
+  /**
+   * Called in the reaction's transaction when the session has just come to wait for a person:
+   * the application confirms there a task its intake rule confirms itself (app-runner.ts).
+   */
+  onSessionWaiting?: (tx: Tx, store: EventStore, sessionId: string) => Promise<void>;
+}
+
+/** Whether `e` is the session coming to wait for a person (SessionStateChanged with waitsFor). */
+function waitsForPerson(e: NewEvent): boolean {
+  return e.type === "SessionStateChanged" && (e.data as { waitsFor?: string }).waitsFor === "person";
 }
 
 /** An input that is not a workflow step's: the engine validated it when scheduling, so this is a defect. */
@@ -432,6 +443,7 @@ export function workflowStepKinds(deps: WorkflowStepKindDeps): StepKind[] {
       // The workflow's reactor finds the outcome among the events recorded with it: here, the outcome alone.
       const appended = await deps.reactor.reactToStepOutcome(tx, store, sessionId, [outcome]);
       if (appended.some((e) => e.type === "SessionFinalized")) await deps.onSessionFinalized?.(tx, store, sessionId);
+      else if (appended.some(waitsForPerson)) await deps.onSessionWaiting?.(tx, store, sessionId);
     },
     async onReactFailure(tx: Tx, { store, sessionId, outcome }: ReactionFailure<StepInput>, message: string): Promise<void> {
       await deps.reactor.reactToReactionFailure(tx, store, sessionId, [outcome], message);

@@ -168,6 +168,8 @@ export async function createTask(
   prepared: PreparedTask,
   actor: Actor,
   tx?: Tx,
+  /** Recorded with the start, after it (an intake's TaskStartedFromIssue: docs/intake.md). */
+  extra: NewEvent[] = [],
 ): Promise<{ sessionId: string; version: number }> {
   const { sessionId, title, config, definition, context } = prepared;
   const result = await taskCommands.create(
@@ -178,7 +180,7 @@ export async function createTask(
       // The runtime context goes right after SessionCreated, before TaskStarted, so a rerun
       // (a fork at TaskStarted) inherits it with the rest of the start.
       if (context) events.splice(1, 0, { type: "RuntimeContextRecorded", data: context });
-      return events;
+      return [...events, ...extra];
     },
     { actor },
     tx ? { tx } : {},

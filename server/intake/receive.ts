@@ -1,0 +1,115 @@
+// The webhook receivers (`POST /api/hooks/github`, `POST /api/hooks/gitlab`; docs/intake.md):
+// the body is read up to MAX_BODY_BYTES (more: 413), the delivery's repository names the
+// projects whose intake rules are for it, and one of their secrets must verify it (else 401,
+// nothing recorded). A delivery id seen before answers `{ignored: "replayed"}` and records
+// nothing more: its row (provider, delivery id) is inserted in the transaction that records
+// what the delivery does. Issue events go to ./start.ts, pull-request events to
+// routePullRequestDelivery.
+import type { Db } from "../db/pool";
+import { logger } from "../log";
+import { ZIntakeSettings, type IntakeSettings } from "../config/schemas";
+import { githubDelivery, gitlabDelivery, type TrackerDelivery } from "./payloads";
+import { routePullRequestDelivery } from "./pull-requests";
+import type { IntakeProvider } from "./rules";
+import { webhookSecret, type SealingKey } from "./secret";
+import { handleIssueDelivery, recordDelivery, wasDelivered, type IntakeDeps } from "./start";
+import { isSigned, verifiedBy } from "./verify";
+
+/** A delivery's body is read up to this many bytes (GitHub caps issue bodies at 65,536 characters). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface ReceiverDeps extends IntakeDeps {
+  key: SealingKey;
+}
+
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store" } });
+
+const refused = (status: number, message: string) => json(status, { error: { message } });
+
+/** The body as text, or null when it is longer than `limit` bytes (read no further). */
+async function readCapped(request: Request, limit: number): Promise<string | null> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > limit) return null;
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+const HEADERS: Record<IntakeProvider, { id: string; event: string }> = {
+  github: { id: "x-github-delivery", event: "x-github-event" },
+  gitlab: { id: "x-gitlab-event-uuid", event: "x-gitlab-event" },
+};
+
+/** The projects whose intake rules name this repository (GitLab: its path or its numeric id). */
+async function candidates(db: Db, provider: IntakeProvider, repository: string, projectNumber?: number) {
+  const r = await db.query<{ id: string; intake: unknown }>(
+    `SELECT id, settings->'intake' AS intake FROM projects
+     WHERE settings->'intake'->>'provider' = $1
+       AND (lower(settings->'intake'->>'repository') = lower($2) OR settings->'intake'->>'repository' = $3)
+     ORDER BY id`,
+    [provider, repository, projectNumber !== undefined ? String(projectNumber) : null],
+  );
+  return r.rows.flatMap((row) => {
+    const rules = ZIntakeSettings.safeParse(row.intake);
+    return rules.success ? [{ projectId: row.id, rules: rules.data }] : [];
+  });
+}
+
+export async function receiveDelivery(deps: ReceiverDeps, provider: IntakeProvider, request: Request): Promise<Response> {
+  if (!isSigned(provider, request.headers))
+    return refused(401, provider === "github" ? "unsigned delivery: X-Hub-Signature-256 is missing" : "X-Gitlab-Token is missing");
+  const raw = await readCapped(request, MAX_BODY_BYTES);
+  if (raw === null) return refused(413, `a delivery is at most ${MAX_BODY_BYTES} bytes`);
+  let payload: unknown;
+  try {
+    payload = JSON.parse(raw);
+  } catch {
+    return refused(400, "the body is not JSON (set the webhook's content type to application/json)");
+  }
+  const deliveryId = request.headers.get(HEADERS[provider].id);
+  const eventHeader = request.headers.get(HEADERS[provider].event);
+  const objectKind = (payload as { object_kind?: unknown } | null)?.object_kind;
+  const event = provider === "gitlab" && typeof objectKind === "string" ? objectKind : eventHeader;
+  if (!deliveryId || deliveryId.length > 200 || !event)
+    return refused(400, `${HEADERS[provider].id} and ${HEADERS[provider].event} are required`);
+  const delivery: TrackerDelivery = provider === "github" ? githubDelivery(event, payload) : gitlabDelivery(payload);
+  if (!delivery.repository) return refused(401, "the delivery names no repository this server takes deliveries from");
+  // The project whose secret verifies the delivery: a secret that does not says nothing about which.
+  let project: { projectId: string; rules: IntakeSettings } | null = null;
+  for (const c of await candidates(deps.pool, provider, delivery.repository, delivery.projectNumber)) {
+    const secret = await webhookSecret(deps.pool, deps.key, c.projectId);
+    if (secret && (await verifiedBy(provider, secret, raw, request.headers))) {
+      project = c;
+      break;
+    }
+  }
+  if (!project) return refused(401, "the signature does not verify for any project taking deliveries from this repository");
+  const log = logger.child({ provider, deliveryId, event, projectId: project.projectId });
+  const ref = { provider, deliveryId, projectId: project.projectId, event };
+  if (event === "ping") return json(200, { pong: true });
+  if (await wasDelivered(deps.pool, provider, deliveryId)) return json(200, { ignored: "replayed" });
+  if (delivery.kind === "pull_request") {
+    if (!(await recordDelivery(deps.pool, ref, "pull_request"))) return json(200, { ignored: "replayed" });
+    return json(200, await routePullRequestDelivery({ ...ref, payload }));
+  }
+  if (delivery.kind === "other") {
+    if (!(await recordDelivery(deps.pool, ref, "ignored"))) return json(200, { ignored: "replayed" });
+    return json(200, { ignored: "event" });
+  }
+  const answer = await handleIssueDelivery(deps, { ...ref, rules: project.rules, delivery });
+  log.info({ answer }, "issue delivery");
+  return json(200, answer);
+}
