@@ -10,6 +10,7 @@ import { registerChatCommands } from "./commands/chat";
 import { registerDeliverCommand } from "./commands/deliver";
 import { registerMcpCommand } from "./commands/mcp";
 import { registerForgeCommands } from "./commands/forge";
+import { registerIntakeCommands } from "./commands/intake";
 import { registerProjectCommands } from "./commands/projects";
 import { registerAuthCommands } from "./commands/auth";
 import { examples } from "./commands/help";
@@ -71,6 +72,7 @@ export function buildProgram(): Command {
   registerAttentionCommands(program);
   registerUsageCommand(program);
   registerProjectCommands(program);
+  registerIntakeCommands(program);
   registerWatchCommand(program);
   registerOpsCommands(program);
   return program;

@@ -1,8 +1,10 @@
 // `/inbox`: the sessions that need a person — waiting for a confirm, escalated at the loop
 // limit, failed — that nobody has acknowledged yet; live, filterable by project and "mine"
-// (URL parameters, shareable). Operators acknowledge; viewers read.
+// (URL parameters, shareable). Operators acknowledge; viewers read. Below, the issues a
+// project's intake held rather than started (docs/intake.md), for an operator to start or dismiss.
 import type { Metadata } from "next";
 import { InboxList } from "@/components/inbox";
+import { IntakeHeldList } from "@/components/intake-held";
 import { Panel } from "@/components/panel";
 import { hasRole } from "@/lib/roles";
 import { readPage } from "../_lib/page-context";
@@ -21,6 +23,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Search
   const read = await readPage("/inbox", "/inbox", async ({ caller }) => ({
     inbox: await caller.inbox.list(filters),
     projects: await caller.projects.list(),
+    held: await caller.intake.held(projectId ? { projectId } : {}),
   }));
   if (!read.ok)
     return (
@@ -68,6 +71,9 @@ export default async function InboxPage({ searchParams }: { searchParams: Search
         </nav>
         <Panel title="Needs a person">
           <InboxList initial={data.inbox} filters={filters} canAcknowledge={hasRole(user.role, "operator")} />
+        </Panel>
+        <Panel title="Issues not started" meta={<span className="normal-case">{data.held.length} held · docs/intake.md</span>}>
+          <IntakeHeldList items={data.held} canAct={hasRole(user.role, "operator")} />
         </Panel>
       </div>
     </PageShell>

@@ -41,3 +41,25 @@ export async function intakeOverview(
     receivers: { github: `${base}/api/hooks/github`, gitlab: `${base}/api/hooks/gitlab` },
   };
 }
+
+export const ZSessionIssueRef = z.object({ sessionId: z.string().min(1).max(100) });
+
+export interface SessionIssue {
+  provider: "github" | "gitlab";
+  repository: string;
+  issueNumber: number;
+  issueUrl: string;
+  trigger: string;
+}
+
+/** The issue a session was started from (its TaskStartedFromIssue), or null. */
+export async function issueOfSession(db: Db, sessionId: string): Promise<SessionIssue | null> {
+  const r = await db.query<{ data: SessionIssue }>(
+    "SELECT data FROM events WHERE stream_id = $1 AND type = 'TaskStartedFromIssue' ORDER BY version LIMIT 1",
+    [sessionId],
+  );
+  const d = r.rows[0]?.data;
+  return d
+    ? { provider: d.provider, repository: d.repository, issueNumber: d.issueNumber, issueUrl: d.issueUrl, trigger: d.trigger }
+    : null;
+}

@@ -134,6 +134,11 @@ export function commandExamples({ api, admin, projectId, repo }: ExampleContext)
     "settings.checkRole": async () => ({ projectId, role: "planner", agent: { kind: "scripted", id: "p", responses: [{ reply: "x" }] } }),
     "settings.testDelivery": async () => ({ projectId }),
     "inbox.acknowledge": async () => ({ sessionId: await startTask() }),
+    "intake.setRules": async () => ({ projectId, rules: { provider: "github", repository: `acme/r-${crypto.randomUUID()}` } }),
+    "intake.setSecret": async () => ({ projectId, secret: `whsec-${crypto.randomUUID()}` }),
+    // Refused by the domain (nothing of this project was held): a refusal is answered once too.
+    "intake.startHeld": async () => ({ projectId, deliveryId: `d-${crypto.randomUUID()}` }),
+    "intake.dismissHeld": async () => ({ projectId, deliveryId: `d-${crypto.randomUUID()}` }),
     "conversations.start": async () => ({ projectId, title: `talk ${crypto.randomUUID()}` }),
     "conversations.post": async () => ({ sessionId: await startConversation(), text: "hello" }),
     "conversations.setMode": async () => ({ sessionId: await startConversation(), mode: "voting" }),

@@ -259,6 +259,13 @@ describe("no procedure returns a password hash or a token hash", () => {
     "inbox.list": {},
     "inbox.acknowledge": { sessionId: s.sessionId },
     "inbox.live": {},
+    "intake.show": { projectId },
+    "intake.setRules": { projectId, rules: { provider: "github", repository: "acme/scan" } },
+    "intake.setSecret": { projectId, secret: "scan-secret-0123456789abcdef" },
+    "intake.held": {},
+    "intake.issueOf": { sessionId: s.sessionId },
+    "intake.startHeld": { projectId, deliveryId: "no-such-delivery" },
+    "intake.dismissHeld": { projectId, deliveryId: "no-such-delivery" },
     "projects.upsert": { id: "scan", name: "Scan", repoPath: h.repo, allowlist: [], agents: {} },
     "live.session": { sessionId: s.sessionId },
     "live.updates": { sessionId: s.sessionId },
@@ -341,6 +348,9 @@ describe("no procedure returns a password hash or a token hash", () => {
       "forge.feedback: CONFLICT",
       "forge.pass: CONFLICT",
       "inbox.acknowledge: CONFLICT", // the session needs nobody yet: its roundtable is running
+      "intake.dismissHeld: NOT_FOUND", // no delivery of this project was held
+      "intake.setSecret: PRECONDITION_FAILED", // a caller without the web process's NEXTAUTH_SECRET cannot seal one
+      "intake.startHeld: NOT_FOUND", // no delivery of this project was held
       "live.output: NOT_FOUND", // no output blob of this session has that hash
       "sessions.approveDelivery: PRECONDITION_FAILED", // only an approved session's delivery is approved
       "sessions.cleanUp: PRECONDITION_FAILED", // resumed above: only a finished session's workspace is cleaned up

@@ -48,6 +48,9 @@ export default async function SessionPage({ params }: { params: Params }) {
 
   return (
     <Shell user={read.user} id={id}>
+      <Suspense fallback={null}>
+        <IssueLink id={id} />
+      </Suspense>
       <TRPCReactProvider>
         <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
       </TRPCReactProvider>
@@ -59,6 +62,22 @@ export default async function SessionPage({ params }: { params: Params }) {
         </Suspense>
       ) : null}
     </Shell>
+  );
+}
+
+/** The issue the session was started from (docs/intake.md), as a link; nothing for other sessions. */
+async function IssueLink({ id }: { id: string }) {
+  const issue = await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.intake.issueOf({ sessionId: id }));
+  if (!issue.ok || !issue.data) return null;
+  const { provider, repository, issueNumber, issueUrl, trigger } = issue.data;
+  return (
+    <p className="text-sm text-zinc-700 dark:text-zinc-300" data-testid="session-issue">
+      Started from {provider === "github" ? "GitHub" : "GitLab"} issue{" "}
+      <a href={issueUrl} rel="noreferrer" className="font-mono underline">
+        {repository}#{issueNumber}
+      </a>{" "}
+      ({trigger})
+    </p>
   );
 }
 

@@ -4,7 +4,7 @@
 import { AppError } from "../../errors";
 import { configureProject } from "../../projects/config-edits";
 import { dismissHeld, listHeld, startHeld, ZHeldFilters, ZHeldRef } from "../../intake/inbox";
-import { intakeOverview, ZIntakeProjectRef, ZSetIntakeRulesInput } from "../../intake/overview";
+import { intakeOverview, issueOfSession, ZIntakeProjectRef, ZSessionIssueRef, ZSetIntakeRulesInput } from "../../intake/overview";
 import { setWebhookSecret, ZSetSecretInput } from "../../intake/secret";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
@@ -29,6 +29,8 @@ export const intakeRouter = router({
       throw new AppError("PRECONDITION_FAILED", "NEXTAUTH_SECRET is not set on the server: webhook secrets cannot be sealed");
     return setWebhookSecret({ store: ctx.store, pool: ctx.pool, key: ctx.sealingKey }, input, actorOf(ctx.user));
   }),
+  /** The issue a session was started from (the session page's link), or null. */
+  issueOf: viewerProcedure.input(ZSessionIssueRef).query(({ ctx, input }) => issueOfSession(ctx.pool, input.sessionId)),
   held: viewerProcedure.input(ZHeldFilters.default({})).query(({ ctx, input }) => listHeld(ctx.pool, input)),
   startHeld: operatorProcedure.input(ZHeldRef).mutation(({ ctx, input }) => startHeld(ctx, input, actorOf(ctx.user))),
   dismissHeld: operatorProcedure.input(ZHeldRef).mutation(({ ctx, input }) => dismissHeld(ctx, input, actorOf(ctx.user))),

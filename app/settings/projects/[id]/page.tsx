@@ -1,10 +1,11 @@
 // `/settings/projects/<id>`: one project's agents per role and its delivery (req X2), edited by
 // its team's operators: a picker per role (an agent CLI the runners detected, a brain, a
-// command, simulated) with Check and Save, which workflows are ready, and the delivery
-// settings with Test. The access lists are an admin's (Settings → Projects).
+// command, simulated) with Check and Save, which workflows are ready, the delivery
+// settings with Test, and its intake from the issue tracker (docs/intake.md). The access lists are an admin's (Settings → Projects).
 import type { Metadata } from "next";
 import { Panel } from "@/components/panel";
 import { DeliveryForm } from "@/components/settings/delivery-form";
+import { IntakeForm } from "@/components/settings/intake-form";
 import { RolePickers } from "@/components/settings/role-pickers";
 import { NeedsRole, SettingsFrame } from "@/components/settings/settings-frame";
 import { hasRole } from "@/lib/roles";
@@ -21,6 +22,7 @@ export default async function ProjectSetupPage({ params }: { params: Promise<{ i
   const read = await readPage(path, path, async ({ caller }) => ({
     roles: await caller.settings.roles({ projectId: id }),
     effective: await caller.settings.effective({ projectId: id }),
+    intake: await caller.intake.show({ projectId: id }),
   }));
   if (!read.ok && read.code !== "FORBIDDEN")
     return (
@@ -76,6 +78,11 @@ export default async function ProjectSetupPage({ params }: { params: Promise<{ i
                   tokenEnvAllowed={data.roles.deliveryTokenEnv}
                   canEdit={canEdit}
                 />
+              </Panel>
+            </section>
+            <section id="intake" aria-label="Intake">
+              <Panel title="Intake from the issue tracker" meta={<span className="normal-case">docs/intake.md</span>}>
+                <IntakeForm overview={data.intake} canEdit={canEdit} />
               </Panel>
             </section>
           </TRPCReactProvider>
