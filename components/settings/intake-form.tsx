@@ -11,6 +11,9 @@ import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 import { SETTINGS_FIELD_CLASS as input, SETTINGS_LABEL_CLASS as label, SETTINGS_BUTTON_CLASS as button } from "@/components/form-classes";
 import type { IntakeOverview } from "@/server/intake/overview";
 
+/** The overview as `intake.show` answers it: who set the secret by name too. */
+export type IntakeShown = Omit<IntakeOverview, "secret"> & { secret: (NonNullable<IntakeOverview["secret"]> & { setByName: string }) | null };
+
 const TRIGGERS = [
   { key: "label", title: "Label", help: "adding the label to an issue" },
   { key: "assignment", title: "Assignment", help: "assigning the issue to the bot user" },
@@ -71,7 +74,7 @@ function rulesOf(v: Values): Record<string, unknown> | null {
   };
 }
 
-export function IntakeForm({ overview, canEdit }: { overview: IntakeOverview; canEdit: boolean }) {
+export function IntakeForm({ overview, canEdit }: { overview: IntakeShown; canEdit: boolean }) {
   const trpc = useTRPC();
   const router = useRouter();
   const [values, setValues] = useState(() => valuesOf(overview.rules));
@@ -256,7 +259,7 @@ export function IntakeForm({ overview, canEdit }: { overview: IntakeOverview; ca
           {overview.secret ? (
             <>
               set on <time dateTime={overview.secret.setAt}>{new Date(overview.secret.setAt).toUTCString()}</time> by{" "}
-              <span className="font-mono">{overview.secret.setBy}</span>
+              <span>{overview.secret.setByName}</span>
             </>
           ) : (
             "not set (deliveries are refused until it is)"

@@ -109,6 +109,7 @@ describe("catcafe --help", () => {
       "deliver",
       "mcp",
       "usage",
+      "intake",
     ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
@@ -134,6 +135,10 @@ describe("catcafe --help", () => {
       ["deliver"],
       ["mcp"],
       ["usage"],
+      ["intake", "show"],
+      ["intake", "rules"],
+      ["intake", "secret"],
+      ["intake", "inbox"],
     ]) {
       const sub = await catcafe([...args, "--help"]);
       expect(sub.code, show(sub)).toBe(0);
@@ -468,6 +473,86 @@ describe("catcafe against a live server", () => {
     // Reading is allowed.
     const list = await catcafe(["sessions", "list", "--json"], { home: viewerHome });
     expect(json<{ items: Array<{ id: string }> }>(list).items.map((s) => s.id)).toContain(server.demoSessionId);
+  });
+
+  it("intake: an operator sets a project's rules and webhook secret (from stdin, never echoed nor shown again); show and inbox read them; a viewer is FORBIDDEN", async () => {
+    const home = homeDir("intake-admin");
+    expect((await login(home, server.admin.email, server.admin.password)).code).toBe(0);
+    const admin = createCatCafeClient({ url: server.url, token: savedToken(home) });
+    const operator = { email: `intake-op-${Date.now()}@cats.test`, password: "intake-operator-123" };
+    const viewer = { email: `intake-viewer-${Date.now()}@cats.test`, password: "intake-viewer-123" };
+    await admin.users.create.mutate({ ...operator, name: "Intake operator", role: "operator" });
+    await admin.users.create.mutate({ ...viewer, name: "Intake viewer", role: "viewer" });
+    const opHome = homeDir("intake-operator");
+    const viewerHome = homeDir("intake-viewer");
+    expect((await login(opHome, operator.email, operator.password)).code).toBe(0);
+    expect((await login(viewerHome, viewer.email, viewer.password)).code).toBe(0);
+
+    const rules = await catcafe(
+      [
+        "intake",
+        "rules",
+        "demo",
+        "--provider",
+        "github",
+        "--repository",
+        "acme/demo",
+        "--label",
+        "ai-task",
+        "--comment",
+        "--auto-confirm",
+        "label",
+        "--json",
+      ],
+      { home: opHome },
+    );
+    expect(rules.code, show(rules)).toBe(0);
+    expect(json<{ changed: number; rules: unknown }>(rules)).toMatchObject({
+      rules: {
+        provider: "github",
+        repository: "acme/demo",
+        maxPerHour: 10,
+        triggers: {
+          label: { name: "ai-task", workflow: "review_loop", autoConfirm: true },
+          comment: { workflow: "review_loop", autoConfirm: false },
+        },
+      },
+    });
+    // Flags change what is saved: the comment trigger off, the rest kept.
+    const off = await catcafe(["intake", "rules", "demo", "--off", "comment", "--json"], { home: opHome });
+    expect(json<{ rules: { triggers: Record<string, unknown> } }>(off).rules.triggers).toEqual({
+      label: { name: "ai-task", workflow: "review_loop", autoConfirm: true },
+    });
+    const badTrigger = await catcafe(["intake", "rules", "demo", "--off", "mention"], { home: opHome });
+    expect(badTrigger.code).toBe(2);
+    expect(badTrigger.stderr).toContain("mention is not a trigger");
+
+    const secret = "cli-webhook-secret-0123456789abcdef";
+    const set = await catcafe(["intake", "secret", "demo", "--secret-stdin"], { home: opHome, input: `${secret}\n` });
+    expect(set.code, show(set)).toBe(0);
+    expect(set.stdout).toMatch(/^Webhook secret of demo set on .+ by user:/);
+    expect(set.stdout + set.stderr).not.toContain(secret);
+    const shown = await catcafe(["intake", "show", "demo"], { home: opHome });
+    expect(shown.stdout).toContain("github acme/demo (at most 10 tasks an hour)");
+    expect(shown.stdout).toMatch(/Webhook secret: set on .+ by user:/);
+    expect(shown.stdout).toContain("/api/hooks/github");
+    expect(shown.stdout).not.toContain(secret);
+    const held = await catcafe(["intake", "inbox", "--project", "demo"], { home: viewerHome });
+    expect(held.code, show(held)).toBe(0);
+    expect(held.stdout.trim()).toBe("No held delivery.");
+
+    const refused = await catcafe(["intake", "rules", "demo", "--max-per-hour", "3"], { home: viewerHome });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("FORBIDDEN");
+    const refusedSecret = await catcafe(["intake", "secret", "demo", "--secret-stdin"], {
+      home: viewerHome,
+      input: "viewer-secret-0123456789\n",
+    });
+    expect(refusedSecret.code).toBe(1);
+    expect(refusedSecret.stderr).toContain("FORBIDDEN");
+    expect(
+      json<{ rules: { maxPerHour: number } }>(await catcafe(["intake", "show", "demo", "--json"], { home: viewerHome })).rules.maxPerHour,
+    ).toBe(10);
   });
 
   it("a token from `token create` works until it is revoked, then it is refused", async () => {

@@ -283,6 +283,37 @@ describe("GitHub deliveries", () => {
     expect(resolved.rows.map((r) => r.data.resolution)).toEqual(["started", "dismissed"]);
   });
 
+  it("an assignment to the bot user starts a task; past maxPerHour, or on a project that cannot start one, the delivery is held with its reason", async () => {
+    const { id, repository, secret } = await intakeProject("github", { maxPerHour: 1 });
+    const assigned = githubExample("issues", (e) => e.action === "assigned") as ExamplePayload & { assignee: { login: string } };
+    assigned.repository.full_name = repository;
+    assigned.issue.number = 51;
+    assigned.issue.html_url = `https://github.com/${repository}/issues/51`;
+    assigned.assignee.login = "someone-else";
+    expect((await toGithub("issues", assigned, secret)).body).toEqual({ ignored: "no_rule" });
+    assigned.assignee.login = "catcafe-bot";
+    const first = await toGithub("issues", assigned, secret);
+    expect(first.body).toMatchObject({ trigger: "assignment" });
+    expect((await issueEvents(String(first.body.started)))[0]!.data).toMatchObject({ trigger: "assignment", issueNumber: 51 });
+    // The hour's one task is spent: the next issue is held, no session.
+    const before = await recorded();
+    const second = await toGithub("issues", labeled(repository, 52, "more"), secret);
+    expect(second.body).toEqual({ held: second.deliveryId, reason: "rate_limited" });
+    expect((await recorded()).sessions).toBe(before.sessions);
+    expect((await listHeld(db.pool, { projectId: id })).map((x) => x.detail)).toEqual([
+      "1 tasks started from issues in the last hour (maxPerHour 1)",
+    ]);
+
+    // A project whose roles no agent plays cannot start a task: held as not ready, with the reason.
+    const bare = uniqueId("intake-bare");
+    await h.project(bare, {}, { settings: { intake: { provider: "github", repository: `acme/${bare}`, triggers: { label: {} } } } });
+    const bareSecret = `whsec-${crypto.randomBytes(16).toString("hex")}`;
+    await setWebhookSecret({ store: db.store, pool: db.pool, key: TEST_SECRET }, { projectId: bare, secret: bareSecret }, testActor);
+    const notReady = await toGithub("issues", labeled(`acme/${bare}`, 1, "x"), bareSecret);
+    expect(notReady.body).toEqual({ held: notReady.deliveryId, reason: "not_ready" });
+    expect((await listHeld(db.pool, { projectId: bare }))[0]!.detail).toMatch(/coder/);
+  });
+
   it("refuses a bad signature, a missing one, an unknown repository and a 5 MB body with nothing recorded; cuts a long issue body with a visible marker", async () => {
     const { repository, secret } = await intakeProject("github");
     const payload = labeled(repository, 21, "short");
@@ -456,7 +487,7 @@ describe("the webhook secret", () => {
       repository: "acme/viewer-test",
       triggers: { label: { name: "ai", workflow: "review_loop", autoConfirm: false } },
     });
-    expect(shown.secret).toEqual({ setAt: set.setAt, setBy: `user:${operator.id}` });
+    expect(shown.secret).toEqual({ setAt: set.setAt, setBy: `user:${operator.id}`, setByName: "Test operator" });
     expect(JSON.stringify(shown)).not.toContain(newSecret);
     const history = await db.pool.query<{ data: { changes: Array<{ path: string[] }> } }>(
       "SELECT data FROM events WHERE stream_id = $1 AND type = 'ConfigChanged' ORDER BY position DESC LIMIT 1",

@@ -2,6 +2,7 @@
 // (viewers read, operators and admins set: docs/auth.md) and the held deliveries of the
 // inbox (operators start or dismiss them). Thin: the work is in server/intake/.
 import { AppError } from "../../errors";
+import { userNames } from "../../auth/users";
 import { configureProject } from "../../projects/config-edits";
 import { dismissHeld, listHeld, startHeld, ZHeldFilters, ZHeldRef } from "../../intake/inbox";
 import { intakeOverview, issueOfSession, ZIntakeProjectRef, ZSessionIssueRef, ZSetIntakeRulesInput } from "../../intake/overview";
@@ -10,7 +11,12 @@ import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
 
 export const intakeRouter = router({
-  show: viewerProcedure.input(ZIntakeProjectRef).query(({ ctx, input }) => intakeOverview(ctx, input.projectId)),
+  show: viewerProcedure.input(ZIntakeProjectRef).query(async ({ ctx, input }) => {
+    const overview = await intakeOverview(ctx, input.projectId);
+    // People by name, as every page shows them (the label stays for scripts).
+    const names = overview.secret ? await userNames(ctx.prisma, [overview.secret.setBy]) : {};
+    return { ...overview, secret: overview.secret ? { ...overview.secret, setByName: names[overview.secret.setBy] ?? overview.secret.setBy } : null };
+  }),
   setRules: operatorProcedure.input(ZSetIntakeRulesInput).mutation(async ({ ctx, input }) => {
     const saved = await configureProject(
       ctx,
