@@ -12,7 +12,9 @@ import { SETTINGS_FIELD_CLASS as input, SETTINGS_LABEL_CLASS as label, SETTINGS_
 import type { IntakeOverview } from "@/server/intake/overview";
 
 /** The overview as `intake.show` answers it: who set the secret by name too. */
-export type IntakeShown = Omit<IntakeOverview, "secret"> & { secret: (NonNullable<IntakeOverview["secret"]> & { setByName: string }) | null };
+export type IntakeShown = Omit<IntakeOverview, "secret"> & {
+  secret: (NonNullable<IntakeOverview["secret"]> & { setByName: string }) | null;
+};
 
 const TRIGGERS = [
   { key: "label", title: "Label", help: "adding the label to an issue" },

@@ -83,7 +83,7 @@ export async function receiveDelivery(deps: ReceiverDeps, provider: IntakeProvid
   const eventHeader = request.headers.get(HEADERS[provider].event);
   const objectKind = (payload as { object_kind?: unknown } | null)?.object_kind;
   const event = provider === "gitlab" && typeof objectKind === "string" ? objectKind : eventHeader;
-  if (!deliveryId || deliveryId.length > 200 || !event)
+  if (!deliveryId || deliveryId.length > 200 || !event || event.length > 100)
     return refused(400, `${HEADERS[provider].id} and ${HEADERS[provider].event} are required`);
   const delivery: TrackerDelivery = provider === "github" ? githubDelivery(event, payload) : gitlabDelivery(payload);
   if (!delivery.repository) return refused(401, "the delivery names no repository this server takes deliveries from");

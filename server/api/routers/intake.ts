@@ -15,7 +15,10 @@ export const intakeRouter = router({
     const overview = await intakeOverview(ctx, input.projectId);
     // People by name, as every page shows them (the label stays for scripts).
     const names = overview.secret ? await userNames(ctx.prisma, [overview.secret.setBy]) : {};
-    return { ...overview, secret: overview.secret ? { ...overview.secret, setByName: names[overview.secret.setBy] ?? overview.secret.setBy } : null };
+    return {
+      ...overview,
+      secret: overview.secret ? { ...overview.secret, setByName: names[overview.secret.setBy] ?? overview.secret.setBy } : null,
+    };
   }),
   setRules: operatorProcedure.input(ZSetIntakeRulesInput).mutation(async ({ ctx, input }) => {
     const saved = await configureProject(
