@@ -175,7 +175,8 @@ const waiting = (id: string) => h.waitFor(id, "waiting for a confirm", (s) => s.
 describe("GitHub deliveries", () => {
   it("a labelled issue starts a task waiting for a confirm, with the issue's text and TaskStartedFromIssue; a replay and a second label record nothing more", async () => {
     const { id, repository, secret } = await intakeProject("github");
-    const payload = labeled(repository, 7, "sum(2, 2) returns 5.\nIt should return 4.");
+    const leaked = "ghp_0123456789abcdefghijABCDEFGHIJ0123";
+    const payload = labeled(repository, 7, `sum(2, 2) returns 5.\nIt should return 4.\nMy token: ${leaked}`);
     const first = await toGithub("issues", payload, secret);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ trigger: "label" });
@@ -188,6 +189,9 @@ describe("GitHub deliveries", () => {
     expect(row.rows[0]).toMatchObject({ project_id: id, title: "#7 Fix sum() for issue 7", created_by: "system" });
     expect(row.rows[0]!.prompt).toContain("sum(2, 2) returns 5.\nIt should return 4.");
     expect(row.rows[0]!.prompt).toContain(`https://github.com/${repository}/issues/7`);
+    // A secret pasted into the issue is redacted from the prompt (server/redact.ts, server/config/secrets.ts).
+    expect(row.rows[0]!.prompt).toContain("My token: [redacted]");
+    expect(row.rows[0]!.prompt).not.toContain(leaked);
     const started = await issueEvents(sessionId);
     expect(started.map((e) => e.data)).toEqual([
       {
@@ -214,6 +218,23 @@ describe("GitHub deliveries", () => {
     expect(again.body).toEqual({ ignored: "open_session", sessionId });
     const after = await recorded();
     expect(after).toEqual({ ...before, deliveries: before.deliveries + 1 });
+  });
+
+  it("deliveries that arrive at once start one task: two label events on one issue, and one delivery id sent twice", async () => {
+    const { repository, secret } = await intakeProject("github");
+    const payload = labeled(repository, 61, "Race me.");
+    const answers = await Promise.all([toGithub("issues", payload, secret), toGithub("issues", payload, secret)]);
+    const started = answers.filter((a) => a.body.started);
+    expect(started).toHaveLength(1);
+    expect(answers.find((a) => !a.body.started)!.body).toEqual({ ignored: "open_session", sessionId: started[0]!.body.started });
+
+    const twice = labeled(repository, 62, "Same delivery twice.");
+    const id = crypto.randomUUID();
+    const same = await Promise.all([toGithub("issues", twice, secret, id), toGithub("issues", twice, secret, id)]);
+    expect(same.map((a) => Object.keys(a.body)[0]).sort()).toEqual(["ignored", "started"]);
+    expect(same.find((a) => !a.body.started)!.body).toEqual({ ignored: "replayed" });
+    const rows = await db.pool.query("SELECT 1 FROM events WHERE type = 'TaskStartedFromIssue' AND data->>'deliveryId' = $1", [id]);
+    expect(rows.rowCount).toBe(1);
   });
 
   it("with autoConfirm the task is confirmed by system:intake once its proposal is ready", async () => {
