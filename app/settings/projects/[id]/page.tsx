@@ -14,7 +14,7 @@ import { readPage } from "../../../_lib/page-context";
 import { PageShell, ReadFailure } from "../../../_lib/page-shell";
 
 export const dynamic = "force-dynamic";
-export const metadata: Metadata = { title: "Project roles and delivery · Settings" };
+export const metadata: Metadata = { title: "Project roles, delivery and intake · Settings" };
 
 export default async function ProjectSetupPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
@@ -36,11 +36,11 @@ export default async function ProjectSetupPage({ params }: { params: Promise<{ i
     <PageShell user={read.user} path={path}>
       <SettingsFrame
         active="projects"
-        title={data ? `${data.roles.name} — roles and delivery` : "Project"}
+        title={data ? `${data.roles.name} — roles, delivery and intake` : "Project"}
         description={
           <>
-            Who plays each role of <span className="font-mono">{id}</span>, and how its approved work is delivered. Each save is recorded in
-            the project&apos;s history (
+            Who plays each role of <span className="font-mono">{id}</span>, how its approved work is delivered, and which issues start its
+            tasks. Each save is recorded in the project&apos;s history (
             <a className="underline" href="/settings/projects">
               Settings → Projects
             </a>
@@ -48,7 +48,7 @@ export default async function ProjectSetupPage({ params }: { params: Promise<{ i
           </>
         }
       >
-        {!data ? <NeedsRole role="operator" what="A project's roles and delivery" /> : null}
+        {!data ? <NeedsRole role="operator" what="A project's roles, delivery and intake" /> : null}
         {data ? (
           <TRPCReactProvider>
             <Panel title="Workflows">
