@@ -12,8 +12,8 @@ import { z } from "zod";
 import { logger } from "../log";
 import { redactKnownSecrets } from "../redact";
 import { looksLikeSecret, REDACTED } from "../config/secrets";
-import { withTransaction, type Db } from "../db/pool";
-import { commandHandler, lockStream, streamVersion } from "../events/command-handler";
+import type { Db } from "../db/pool";
+import { commandHandler, streamVersion } from "../events/command-handler";
 import { timeOrderedId } from "../events/ids";
 import type { EventStore } from "../events/store";
 import { followUpTask } from "../tasks/commands";
@@ -163,65 +163,82 @@ export async function followUpFromPullRequestDelivery(
     return { outcome: "ignored", reason: `a comment by Cat Cafe's own user ${bot}` };
   if (review.text.includes("<!-- catcafe:")) return { outcome: "ignored", reason: "a comment Cat Cafe wrote" };
 
-  return withTransaction(deps.pool, async (tx) => {
-    // One delivery id at a time: a retried delivery waits for the first, then finds its record.
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`catcafe-pr-feedback:${provider}:${deliveryId}`]);
-    const seen = await tx.query<{ stream_id: string; data: { followUp: { sessionId: string; how: "modify" | "follow_up" } } }>(SEEN_SQL, [
-      provider,
-      deliveryId,
-    ]);
-    if (seen.rows[0]) return { outcome: "duplicate", deliveryId, sessionId: seen.rows[0].stream_id, followUp: seen.rows[0].data.followUp };
+  // One delivery id at a time (a session-level advisory lock, held on a connection of its own
+  // while the follow-up is made in transactions of their own): a retried delivery waits for the
+  // first, then finds its record.
+  const lock = await deps.pool.connect();
+  const key = `catcafe-pr-feedback:${provider}:${deliveryId}`;
+  try {
+    await lock.query("SELECT pg_advisory_lock(hashtext($1))", [key]);
+    return await followUpOnce(deps, provider, eventName, review, deliveryId);
+  } finally {
+    await lock.query("SELECT pg_advisory_unlock(hashtext($1))", [key]).catch(() => {});
+    lock.release();
+  }
+}
 
-    const owner = (await tx.query<{ stream_id: string }>(OWNER_SQL, [provider, review.number, review.repository])).rows[0]?.stream_id;
-    if (!owner) return { outcome: "ignored", reason: `no session delivered ${review.repository} #${review.number}` };
-    const text = reviewText(review.text);
+type Found = Exclude<Review, { ignored: string }>;
 
-    // A follow-up of the reviews still running takes the text; else the owner (or its last follow-up) goes on.
-    const running = (await tx.query<{ session_id: string }>(RUNNING_FOLLOW_UP_SQL, [owner])).rows[0]?.session_id;
-    const runningTask = running ? foldTask(await deps.store.readStream(running)) : null;
-    const deps0 = { store: deps.store, pool: deps.pool };
-    let followUp: { sessionId: string; how: "modify" | "follow_up" };
-    if (running && runningTask?.status === "active") {
-      await followUpTask(deps0, { sessionId: running, text }, TRACKER_ACTOR);
-      followUp = { sessionId: running, how: "follow_up" };
-    } else {
-      const base = running && runningTask?.status === "finished" ? running : owner;
-      const forked = await modifySession(
-        deps0,
-        { sessionId: base, change: text, note: `review on #${review.number} (${deliveryId})` },
-        TRACKER_ACTOR,
-      );
-      followUp = { sessionId: forked.sessionId, how: "modify" };
-    }
-    await lockStream(tx, owner);
-    await feedbackRecords.handle(
-      deps.store,
-      owner,
-      () => [
-        {
-          type: "PullRequestFeedbackReceived",
-          data: {
-            provider,
-            repository: review.repository,
-            number: review.number,
-            deliveryId,
-            event: eventName,
-            author: review.author,
-            text,
-            followUp,
-          },
+async function followUpOnce(
+  deps: ReviewFollowUpDeps,
+  provider: "github" | "gitlab",
+  eventName: string,
+  review: Found,
+  deliveryId: string,
+): Promise<ReviewFollowUpAnswer> {
+  const seen = await deps.pool.query<{ stream_id: string; data: { followUp: { sessionId: string; how: "modify" | "follow_up" } } }>(
+    SEEN_SQL,
+    [provider, deliveryId],
+  );
+  if (seen.rows[0]) return { outcome: "duplicate", deliveryId, sessionId: seen.rows[0].stream_id, followUp: seen.rows[0].data.followUp };
+
+  const owner = (await deps.pool.query<{ stream_id: string }>(OWNER_SQL, [provider, review.number, review.repository])).rows[0]?.stream_id;
+  if (!owner) return { outcome: "ignored", reason: `no session delivered ${review.repository} #${review.number}` };
+  const text = reviewText(review.text);
+
+  // A follow-up of the reviews still running takes the text; else the owner (or its last follow-up) goes on.
+  const running = (await deps.pool.query<{ session_id: string }>(RUNNING_FOLLOW_UP_SQL, [owner])).rows[0]?.session_id;
+  const runningTask = running ? foldTask(await deps.store.readStream(running)) : null;
+  const deps0 = { store: deps.store, pool: deps.pool };
+  let followUp: { sessionId: string; how: "modify" | "follow_up" };
+  if (running && runningTask?.status === "active") {
+    await followUpTask(deps0, { sessionId: running, text }, TRACKER_ACTOR);
+    followUp = { sessionId: running, how: "follow_up" };
+  } else {
+    const base = running && runningTask?.status === "finished" ? running : owner;
+    const forked = await modifySession(
+      deps0,
+      { sessionId: base, change: text, note: `review on #${review.number} (${deliveryId})` },
+      TRACKER_ACTOR,
+    );
+    followUp = { sessionId: forked.sessionId, how: "modify" };
+  }
+  await feedbackRecords.handle(
+    deps.store,
+    owner,
+    () => [
+      {
+        type: "PullRequestFeedbackReceived",
+        data: {
+          provider,
+          repository: review.repository,
+          number: review.number,
+          deliveryId,
+          event: eventName,
+          author: review.author,
+          text,
+          followUp,
         },
-      ],
-      { actor: TRACKER_ACTOR },
-      { tx },
-    );
-    // The follow-up's status is news for the tracker; failing to schedule it never undoes the follow-up (the next step's outcome schedules it).
-    await scheduleTrackerSteps(deps, followUp.sessionId, {
-      newId: timeOrderedId,
-      ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
-    }).catch((err: unknown) =>
-      logger.warn({ err: String(err), sessionId: followUp.sessionId }, "could not schedule the tracker's steps of a review follow-up"),
-    );
-    return { outcome: "followed_up", sessionId: owner, followUp };
-  });
+      },
+    ],
+    { actor: TRACKER_ACTOR },
+  );
+  // The follow-up's status is news for the tracker; failing to schedule it never undoes the follow-up (the next step's outcome schedules it).
+  await scheduleTrackerSteps(deps, followUp.sessionId, {
+    newId: timeOrderedId,
+    ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
+  }).catch((err: unknown) =>
+    logger.warn({ err: String(err), sessionId: followUp.sessionId }, "could not schedule the tracker's steps of a review follow-up"),
+  );
+  return { outcome: "followed_up", sessionId: owner, followUp };
 }
