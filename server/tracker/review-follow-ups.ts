@@ -9,6 +9,7 @@
 // a message. The bot's own comments (its user, CATCAFE_TRACKER_BOT_USER, and any comment carrying
 // Cat Cafe's marker) are ignored, so Cat Cafe never answers itself.
 import { z } from "zod";
+import { parseEnv, ZTrackerEnv } from "../env";
 import { logger } from "../log";
 import { redactKnownSecrets } from "../redact";
 import { looksLikeSecret, REDACTED } from "../config/secrets";
@@ -158,7 +159,7 @@ export async function followUpFromPullRequestDelivery(
 ): Promise<ReviewFollowUpAnswer> {
   const review = provider === "github" ? githubReview(eventName, payload) : gitlabReview(eventName, payload);
   if ("ignored" in review) return { outcome: "ignored", reason: review.ignored };
-  const bot = deps.botUser ?? process.env.CATCAFE_TRACKER_BOT_USER;
+  const bot = deps.botUser ?? parseEnv(ZTrackerEnv).CATCAFE_TRACKER_BOT_USER;
   if (bot && review.author.toLowerCase() === bot.toLowerCase())
     return { outcome: "ignored", reason: `a comment by Cat Cafe's own user ${bot}` };
   if (review.text.includes("<!-- catcafe:")) return { outcome: "ignored", reason: "a comment Cat Cafe wrote" };
