@@ -34,7 +34,6 @@ export interface ReviewFollowUpDeps {
 /** What the webhook route answers. */
 export type ReviewFollowUpAnswer =
   | { outcome: "followed_up"; sessionId: string; followUp: { sessionId: string; how: "modify" | "follow_up" } }
-  | { outcome: "duplicate"; deliveryId: string; sessionId: string; followUp: { sessionId: string; how: "modify" | "follow_up" } }
   | { outcome: "ignored"; reason: string };
 
 /** A reviewer's text is cut to this many characters. */
@@ -148,7 +147,7 @@ const feedbackRecords = commandHandler(streamVersion);
 /**
  * Turns a verified webhook delivery of a review on a pull request into a follow-up of the session
  * that delivered it (see the top of this file); the same delivery id twice follows up once and
- * answers the same.
+ * answers the same both times.
  */
 export async function followUpFromPullRequestDelivery(
   deps: ReviewFollowUpDeps,
@@ -191,7 +190,8 @@ async function followUpOnce(
     SEEN_SQL,
     [provider, deliveryId],
   );
-  if (seen.rows[0]) return { outcome: "duplicate", deliveryId, sessionId: seen.rows[0].stream_id, followUp: seen.rows[0].data.followUp };
+  // The same delivery again: nothing done, the same answer.
+  if (seen.rows[0]) return { outcome: "followed_up", sessionId: seen.rows[0].stream_id, followUp: seen.rows[0].data.followUp };
 
   const owner = (await deps.pool.query<{ stream_id: string }>(OWNER_SQL, [provider, review.number, review.repository])).rows[0]?.stream_id;
   if (!owner) return { outcome: "ignored", reason: `no session delivered ${review.repository} #${review.number}` };

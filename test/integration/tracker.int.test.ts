@@ -286,7 +286,7 @@ describe("GitHub", () => {
     const answer = await followUpFromPullRequestDelivery(deps(), "github", "pull_request_review", payload, "gh-delivery-1");
     expect(answer).toMatchObject({ outcome: "followed_up", sessionId, followUp: { how: "modify" } });
     const again = await followUpFromPullRequestDelivery(deps(), "github", "pull_request_review", payload, "gh-delivery-1");
-    expect(again).toMatchObject({ outcome: "duplicate", sessionId, followUp: answer.outcome === "followed_up" ? answer.followUp : {} });
+    expect(again).toEqual(answer);
     const bot = await followUpFromPullRequestDelivery(
       { ...deps(), botUser: "catcafe-bot" },
       "github",
@@ -447,15 +447,15 @@ describe("GitLab", () => {
     };
     const answer = await followUpFromPullRequestDelivery(deps(), "gitlab", "Note Hook", note, "gl-delivery-1");
     expect(answer).toMatchObject({ outcome: "followed_up", followUp: { how: "modify" } });
-    expect(await followUpFromPullRequestDelivery(deps(), "gitlab", "Note Hook", note, "gl-delivery-1")).toMatchObject({
-      outcome: "duplicate",
-    });
+    expect(await followUpFromPullRequestDelivery(deps(), "gitlab", "Note Hook", note, "gl-delivery-1")).toEqual(answer);
     const onIssue = { ...note, object_attributes: { ...note.object_attributes, noteable_type: "Issue" } };
     expect(await followUpFromPullRequestDelivery(deps(), "gitlab", "Note Hook", onIssue, "gl-delivery-2")).toEqual({
       outcome: "ignored",
       reason: "a note on a Issue, not a merge request",
     });
     const followUp = answer.outcome === "followed_up" ? answer.followUp.sessionId : "";
+    const forks = await db.pool.query("SELECT 1 FROM events WHERE type = 'ChangeRequested' AND data->>'baseSessionId' = $1", [sessionId]);
+    expect(forks.rowCount).toBe(1);
     const forked = await db.store.readStream(followUp);
     expect(ofType<{ text: string }>(forked, "ChangeRequested")[0]!.text).toContain(
       "jane commented on src/sum.js:2 on merge request !3:\n\nSay that it adds.",
