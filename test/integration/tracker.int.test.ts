@@ -361,7 +361,7 @@ describe("GitHub", () => {
 });
 
 describe("GitLab", () => {
-  it("opens the merge request with Closes #7, posts statuses named catcafe, and a note on it becomes a follow-up once", async () => {
+  it("delivered on approval: opens the merge request with Closes #7, posts statuses named catcafe; a note on it becomes a follow-up once, delivered onto the same merge request", async () => {
     const mergeRequests: Array<{ iid: number; source: string; description: string }> = [];
     const statuses: Array<{ sha: string; state: string; name: string }> = [];
     gitlab.handle((req, res) => {
@@ -409,6 +409,8 @@ describe("GitLab", () => {
           delivery: {
             method: "pull_request",
             remote: bareRemote("origin-gl"),
+            // Delivered on approval: the follow-up fork too, onto the same merge request.
+            auto: true,
             tokenEnv: TOKEN_ENV,
             pullRequest: { provider: "gitlab", apiBaseUrl: gitlab.url, repository: "acme/app" },
           },
@@ -422,7 +424,6 @@ describe("GitLab", () => {
     expect(statuses.filter((s) => s.sha === done.head).map((s) => s.state)).toEqual(["running", "success"]);
     expect(statuses.every((s) => s.name === "catcafe")).toBe(true);
 
-    await deliverSession(deps(), { sessionId }, testActor);
     expect(await delivered(sessionId)).toMatchObject({
       type: "DeliveryCompleted",
       data: { pullRequest: { provider: "gitlab", number: 3, updated: false } },
@@ -462,7 +463,6 @@ describe("GitLab", () => {
     );
     const end = await ended(followUp, "the follow-up approved");
     expect(end.outcome).toBe("approved");
-    await deliverSession(deps(), { sessionId: followUp }, testActor);
     expect(await delivered(followUp)).toMatchObject({ type: "DeliveryCompleted", data: { pullRequest: { number: 3, updated: true } } });
     expect(gitlab.requests.filter((r) => r.method === "POST" && r.url === "/projects/acme%2Fapp/merge_requests")).toHaveLength(1);
     expect(mergeRequests).toHaveLength(1);
