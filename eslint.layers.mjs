@@ -56,10 +56,18 @@ const layers = {
     pattern: "server/conversations",
     allow: [...base, "process", "events", "agents", "brains", "modes", "config", "projects", "workspaces", "runner", "tasks"],
   },
+  /**
+   * Back to the issue tracker (docs/delivery.md, "The tracker"): the GitHub and GitLab client, the
+   * issue comment and commit status steps, review comments as follow-ups.
+   */
+  tracker: {
+    pattern: "server/tracker",
+    allow: [...base, "events", "runner", "task-engine", "config", "projects", "tasks"],
+  },
   /** Delivering an approved session's work (docs/delivery.md): its branch pushed, a pull request, a local merge. */
   delivery: {
     pattern: "server/delivery",
-    allow: [...base, "process", "events", "workspaces", "runner", "task-engine", "config", "projects"],
+    allow: [...base, "process", "events", "workspaces", "runner", "task-engine", "config", "projects", "tracker"],
   },
   /** Cleaning up failed sessions' workspaces (req F14, docs/operations.md): asked as events, run as a step by a runner. */
   pruning: {
@@ -75,7 +83,7 @@ const layers = {
   /** The list of every step kind the runners run, each with its executor and reaction (docs/architecture.md, "Step kinds"). */
   "app-runner": {
     pattern: "server/app-runner.ts",
-    allow: [...base, "events", "runner", "task-engine", "conversations", "delivery", "pruning", "intake"],
+    allow: [...base, "events", "runner", "task-engine", "conversations", "delivery", "pruning", "intake", "tracker"],
   },
   /** The runner process's entry point: composes the store and the registry of the step kinds. */
   "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "projects", "runner", "store", "app-runner", "pruning"] },
@@ -91,7 +99,7 @@ const layers = {
     allow: [
       ...base,
       ...["events", "agents", "brains", "auth", "workflow", "task-engine", "config", "sessions", "projects", "tasks", "export", "runner"],
-      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage", "intake"],
+      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage", "intake", "tracker"],
     ],
   },
 };

@@ -1,7 +1,7 @@
 // What every runner of the application runs: the list of its step kinds (docs/architecture.md,
 // "Step kinds") — the runner's own (echo, webhook), the workflow's (agents, test commands), the
-// conversations' (agent calls, mode timers), the delivery's (push, pull request, merge) and the
-// workspace clean-up's (req F14) —
+// conversations' (agent calls, mode timers), the delivery's (push, pull request, merge), the
+// workspace clean-up's (req F14) and the tracker's (issue comment, commit status) —
 // each with its executor and its reaction. The runner process (runner/main.ts), the tests' and
 // the benchmarks' runners are composed from it: `stepKindRegistry(appStepKinds(deps))` gives the
 // Runner its executors and reactions, looked up by kind.
@@ -19,6 +19,10 @@ import type { StepKind } from "./runner/step-kinds";
 import { webhookStepKind, type WebhookDeps } from "./runner/webhook";
 import { workflowStepKinds } from "./runner/workflow-executors";
 import { reactToReactionFailure, reactToStepOutcome } from "./task-engine";
+import { timeOrderedId } from "./events/ids";
+import type { RecordedEvent } from "./events/types";
+import { scheduleTrackerSteps } from "./tracker/schedule";
+import { trackerStepKinds } from "./tracker/step-kinds";
 
 export interface AppStepKindDeps {
   pool: Db;
@@ -43,7 +47,7 @@ export function appStepKinds(deps: AppStepKindDeps): StepKind[] {
     webhookStepKind(deps.webhook),
     ...workflowStepKinds({
       ...deps,
-      reactor: { reactToStepOutcome, reactToReactionFailure },
+      reactor: { reactToStepOutcome: reactAndTellTracker, reactToReactionFailure },
       onSessionFinalized: deliverIfAuto,
       onSessionWaiting: confirmIfAuto,
       sessionRemote: (sessionId) => sessionRemote(deps.pool, deps.store, sessionId),
@@ -51,7 +55,27 @@ export function appStepKinds(deps: AppStepKindDeps): StepKind[] {
     ...conversationStepKinds(deps),
     deliverStepKind(deps),
     pruneStepKind(deps),
+    ...trackerStepKinds(),
   ];
+}
+
+/**
+ * The workflow's reaction to a step's outcome, then the tracker's steps the session's new state
+ * calls for (the issue comment, the commit status: server/tracker/schedule.ts), in the same
+ * transaction. Under a savepoint: a defect there never undoes the workflow's decision.
+ */
+async function reactAndTellTracker(tx: Tx, store: EventStore, sessionId: string, recorded: RecordedEvent[]) {
+  const appended = await reactToStepOutcome(tx, store, sessionId, recorded);
+  await tx.query("SAVEPOINT tracker_steps");
+  try {
+    await scheduleTrackerSteps({ store }, sessionId, { tx, newId: timeOrderedId });
+    await tx.query("RELEASE SAVEPOINT tracker_steps");
+  } catch (err) {
+    await tx.query("ROLLBACK TO SAVEPOINT tracker_steps");
+    if (isConnectionError(err)) throw err;
+    logger.error({ err: String(err), sessionId }, "could not schedule the tracker's steps of a session");
+  }
+  return appended;
 }
 
 /**

@@ -79,6 +79,14 @@ export const ZWebEnv = z.object({
   CATCAFE_WEB_POOL_WAIT_MS: int(5_000),
 });
 
+/**
+ * The tracker (docs/delivery.md, "Review comments"): the user the delivery token acts as on
+ * GitHub or GitLab; review comments by it are Cat Cafe's own and never followed up.
+ */
+export const ZTrackerEnv = z.object({
+  CATCAFE_TRACKER_BOT_USER: z.string().trim().min(1).max(100).optional(),
+});
+
 export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): z.infer<S> {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {

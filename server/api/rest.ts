@@ -35,7 +35,7 @@ import { crossSiteRefusal } from "./csrf";
 import { idempotent } from "./idempotency";
 import { unstorableText } from "./text-input";
 import { inSpan, markFailed } from "../tracing/spans";
-import { actorOf } from "./routers/tasks";
+import { actorOf, toldTracker } from "./routers/tasks";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 
@@ -197,12 +197,12 @@ export function createTaskRestHandlers(source: () => ContextSource) {
     /** POST /api/tasks/:id/confirm `{ via? }` → 200 `{ sessionId, version }` */
     confirm: withTask(ZConfirmInput, "POST /api/tasks/:id/confirm", async (deps, input, user) => ({
       status: 200,
-      body: await confirmTask(deps, input, actorOf(user)),
+      body: await toldTracker(deps, confirmTask(deps, input, actorOf(user))),
     })),
     /** POST /api/tasks/:id/cancel `{ reason? }` → 200 `{ sessionId, version }` */
     cancel: withTask(ZCancelInput, "POST /api/tasks/:id/cancel", async (deps, input, user) => ({
       status: 200,
-      body: await cancelTask(deps, input, actorOf(user)),
+      body: await toldTracker(deps, cancelTask(deps, input, actorOf(user))),
     })),
     /** POST /api/sessions/:id/fork `{ atVersion, reason?, note? }` → 201 `{ sessionId, parentId, atVersion, version }` */
     fork: withTask(ZForkInput, "POST /api/sessions/:id/fork", async (deps, input, user) => ({

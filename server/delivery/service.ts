@@ -16,6 +16,8 @@ import { serverOverride } from "../projects/config-edits";
 import { getProject } from "../projects/projects";
 import { commandHandler, historyState } from "../events/command-handler";
 import { foldTask, type TaskState } from "../task-engine";
+import { pullRequestBody } from "../tracker/pull-request-body";
+import { sessionIssue } from "../tracker/session-issue";
 import { deliverySettings } from "./settings";
 import { DELIVER_STEP, ZDeliverInput, type DeliverInput } from "./steps";
 
@@ -132,25 +134,19 @@ export async function deliveryApprovals(deps: DeliveryDeps, sessionId: string): 
   return { needed: settings.delivery.approvals, approvedBy: approversOf(events) };
 }
 
-function prBody(sessionId: string, events: readonly RecordedEvent[], publicUrl: string | undefined): { title: string; body: string } {
-  const state = foldTask(events as RecordedEvent[]);
-  const title = (events.find((e) => e.type === "SessionCreated")?.data as { title?: string } | undefined)?.title ?? sessionId;
-  const lines = [`Delivered by Cat Cafe from session \`${sessionId}\`.`, ""];
-  if (state.status !== "none") {
-    lines.push("## Task", "", state.config.prompt, "");
-    if (state.lastVerdict) lines.push("## Review", "", `**${state.lastVerdict.decision}**: ${state.lastVerdict.summary}`, "");
-    const tests = (events as (RecordedEvent & AppEvent)[]).filter((e) => e.type === "TestCommandRecorded");
-    if (tests.length) {
-      lines.push("## Tests", "");
-      for (const t of tests.slice(-10)) {
-        const d = t.data as { argv: string[]; passed: boolean; exitCode: number | null };
-        lines.push(`- \`${d.argv.join(" ")}\`: ${d.passed ? "passed" : "failed"} (exit ${d.exitCode ?? "none"})`);
-      }
-      lines.push("");
-    }
-  }
-  if (publicUrl) lines.push(`Session: ${publicUrl.replace(/\/+$/, "")}/sessions/${sessionId}`);
-  return { title, body: lines.join("\n") };
+/**
+ * The branch of the pull request this session's lineage opened on the same repository, if
+ * any: a follow-up of a delivered session (a modify fork, docs/delivery.md "Review comments")
+ * delivers onto it, so the pull request is updated rather than a second one opened.
+ */
+function pullRequestBranch(events: readonly RecordedEvent[], pr: { provider: string; repository: string }): string | null {
+  const delivered = deliveriesOf(events).filter(
+    (d) =>
+      d.outcome?.type === "DeliveryCompleted" &&
+      d.outcome.pullRequest?.provider === pr.provider &&
+      d.requested.pullRequest?.repository === pr.repository,
+  );
+  return delivered.at(-1)?.requested.branch ?? null;
 }
 
 type FinishedTask = Extract<ReturnType<typeof foldTask>, { status: "finished" }>;
@@ -219,10 +215,11 @@ async function planDelivery(
   if (delivery.method !== "merge" && !delivery.remote) throw setting("remote", "the git remote to push to");
   if (delivery.method === "pull_request" && !delivery.pullRequest)
     throw setting("pullRequest", "the provider and repository of the pull request");
-  const branch = sessionBranch(sessionId, state, delivery);
-  const stepId = timeOrderedId();
   const pr = delivery.method === "pull_request" && delivery.pullRequest ? delivery.pullRequest : null;
-  const { title, body } = prBody(sessionId, events, publicUrl);
+  const branch = (pr && pullRequestBranch(events, pr)) ?? sessionBranch(sessionId, state, delivery);
+  const stepId = timeOrderedId();
+  const issue = await sessionIssue(db, sessionId);
+  const { title, body } = pullRequestBody(sessionId, events, { publicUrl, issue, pullRequest: pr });
   const input: DeliverInput = ZDeliverInput.parse({
     method: delivery.method,
     repoPath: state.config.project.repoPath,
@@ -308,7 +305,9 @@ async function automatically(
 ): Promise<NewEvent[]> {
   const { delivery } = await deliverySettings(db, store, state.config.project.id);
   if (!delivery.auto || state.head === state.config.project.baseCommit) return [];
-  if (approvedBy.length < delivery.approvals || deliveriesOf(events).length > 0) return [];
+  // Its own deliveries: a follow-up fork inherits its parent's, and is delivered automatically all the same.
+  const own = events.filter((e) => e.streamId === sessionId);
+  if (approvedBy.length < delivery.approvals || deliveriesOf(own).length > 0) return [];
   try {
     return (await planDelivery(db, store, sessionId, events, state, approvedBy, publicUrl ?? process.env.NEXTAUTH_URL)).events;
   } catch (err) {

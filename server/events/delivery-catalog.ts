@@ -93,4 +93,27 @@ export const deliveryCatalog = {
     }),
     summary: (d) => `Delivery failed (${d.errorClass}): ${d.message}`,
   }),
+  /**
+   * A reviewer's text on the pull request a delivery of this session opened (a verified webhook
+   * delivery, docs/delivery.md "Review comments"), and the follow-up it became: a modify fork of
+   * the session (a new iteration that delivers onto the same pull request) or a message to the
+   * follow-up still running. Once per webhook delivery id.
+   */
+  PullRequestFeedbackReceived: defineEvent({
+    version: 1,
+    schema: z.object({
+      provider: z.enum(["github", "gitlab"]),
+      repository: z.string().min(1),
+      number: z.number().int().positive(),
+      deliveryId: z.string().min(1).max(200),
+      /** The webhook event's name (pull_request_review, pull_request_review_comment, note). */
+      event: z.string().min(1).max(100),
+      author: z.string().max(200),
+      /** The reviewer's text as the follow-up got it (redacted, size-limited). */
+      text: z.string().max(12_000),
+      followUp: z.object({ sessionId: z.string().min(1), how: z.enum(["modify", "follow_up"]) }),
+    }),
+    summary: (d) =>
+      `Review on ${d.provider === "github" ? "pull request" : "merge request"} #${d.number} by ${d.author}: ${d.followUp.how === "modify" ? `follow-up session ${d.followUp.sessionId}` : `sent to ${d.followUp.sessionId}`}`,
+  }),
 } as const;

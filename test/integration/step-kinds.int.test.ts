@@ -13,6 +13,7 @@ import { createAppEventStore } from "../../server/app-store";
 import { CALL_STEP, TIMER_STEP } from "../../server/conversations/record";
 import { DELIVER_STEP } from "../../server/delivery/steps";
 import { PRUNE_STEP } from "../../server/pruning/steps";
+import { COMMIT_STATUS_STEP, ISSUE_COMMENT_STEP } from "../../server/tracker/step-kinds";
 import { createPool, type Tx } from "../../server/db/pool";
 import type { EventStore } from "../../server/events/store";
 import { scheduleStep } from "../../server/runner/dispatch";
@@ -205,6 +206,19 @@ describe("the application's step kinds", () => {
     const kinds = stepKindRegistry(
       appStepKinds({ pool: db.pool, store: db.store, workspacesRoot: os.tmpdir(), webhook: { webhookFor: async () => null } }),
     ).kinds;
-    expect([...kinds].sort()).toEqual(["agent", "commands", CALL_STEP, TIMER_STEP, DELIVER_STEP, PRUNE_STEP, "echo", "webhook"].sort());
+    expect([...kinds].sort()).toEqual(
+      [
+        "agent",
+        "commands",
+        CALL_STEP,
+        TIMER_STEP,
+        DELIVER_STEP,
+        PRUNE_STEP,
+        ISSUE_COMMENT_STEP,
+        COMMIT_STATUS_STEP,
+        "echo",
+        "webhook",
+      ].sort(),
+    );
   });
 });

@@ -684,6 +684,34 @@ const ROWS: Row[] = [
     },
     "Could not push catcafe/s-1 (0123456789ab) to origin (remote_unreachable): the remote could not be reached",
   ),
+  row(
+    "PullRequestFeedbackReceived",
+    {
+      provider: "github",
+      repository: "acme/app",
+      number: 12,
+      deliveryId: "d-1",
+      event: "pull_request_review",
+      author: "jane",
+      text: "jane requested changes",
+      followUp: { sessionId: "s-2", how: "modify" },
+    },
+    "Review on pull request #12 by jane: follow-up session s-2",
+  ),
+  row(
+    "PullRequestFeedbackReceived",
+    {
+      provider: "gitlab",
+      repository: "acme/app",
+      number: 3,
+      deliveryId: "d-2",
+      event: "Note Hook",
+      author: "jane",
+      text: "say it",
+      followUp: { sessionId: "s-2", how: "follow_up" },
+    },
+    "Review on merge request #3 by jane: sent to s-2",
+  ),
 
   // ---- Cleaning up failed sessions (req F14, docs/operations.md) -----------------------------
   row("WorkspacePruneRequested", { stepId: STEP, reason: "session", olderThanDays: null, refs: [] }, "Workspace clean-up asked"),

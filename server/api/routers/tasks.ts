@@ -16,6 +16,7 @@ import {
   ZStartTaskInput,
 } from "../../tasks/commands";
 import { rerunTask } from "../../tasks/fork";
+import { tellTracker } from "../../tracker/schedule";
 import { runtimeContextFromEvents } from "../../config/runtime-context";
 import { liveWorktrees } from "../../pruning/worktrees";
 import { AppError } from "../../errors";
@@ -61,11 +62,22 @@ export function summarizeTask(sessionId: string, state: TaskState): TaskSummary 
 
 const deps = (ctx: TaskDeps) => ({ store: ctx.store, pool: ctx.pool });
 
+/** A confirm's or cancel's answer, once the tracker's steps for the session's new state are scheduled (server/tracker/schedule.ts). */
+export async function toldTracker<T extends { sessionId: string }>(ctx: TaskDeps, answer: Promise<T>): Promise<T> {
+  const done = await answer;
+  await tellTracker(ctx, done.sessionId);
+  return done;
+}
+
 export const tasksRouter = router({
   start: operatorProcedure.input(ZStartTaskInput).mutation(({ ctx, input }) => startTask(deps(ctx), input, actorOf(ctx.user))),
-  confirm: operatorProcedure.input(ZConfirmInput).mutation(({ ctx, input }) => confirmTask(deps(ctx), input, actorOf(ctx.user))),
+  confirm: operatorProcedure
+    .input(ZConfirmInput)
+    .mutation(({ ctx, input }) => toldTracker(ctx, confirmTask(deps(ctx), input, actorOf(ctx.user)))),
   followUp: operatorProcedure.input(ZFollowUpInput).mutation(({ ctx, input }) => followUpTask(deps(ctx), input, actorOf(ctx.user))),
-  cancel: operatorProcedure.input(ZCancelInput).mutation(({ ctx, input }) => cancelTask(deps(ctx), input, actorOf(ctx.user))),
+  cancel: operatorProcedure
+    .input(ZCancelInput)
+    .mutation(({ ctx, input }) => toldTracker(ctx, cancelTask(deps(ctx), input, actorOf(ctx.user)))),
   rerun: operatorProcedure.input(ZSessionRef).mutation(({ ctx, input }) => rerunTask(deps(ctx), input, actorOf(ctx.user))),
   get: viewerProcedure
     .input(ZSessionRef)
