@@ -77,7 +77,7 @@ const layers = {
   /** Intake from an issue tracker (docs/intake.md): webhook deliveries verified, rules, tasks started or held in the inbox. */
   intake: {
     pattern: "server/intake",
-    allow: [...base, "events", "task-engine", "config", "projects", "tasks", "delivery"],
+    allow: [...base, "events", "task-engine", "config", "projects", "tasks", "delivery", "tracker"],
   },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner", "usage"] },
   /** The list of every step kind the runners run, each with its executor and reaction (docs/architecture.md, "Step kinds"). */

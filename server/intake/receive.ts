@@ -102,8 +102,9 @@ export async function receiveDelivery(deps: ReceiverDeps, provider: IntakeProvid
   if (event === "ping") return json(200, { pong: true });
   if (await wasDelivered(deps.pool, provider, deliveryId)) return json(200, { ignored: "replayed" });
   if (delivery.kind === "pull_request") {
-    if (!(await recordDelivery(deps.pool, ref, "pull_request"))) return json(200, { ignored: "replayed" });
-    return json(200, await routePullRequestDelivery({ ...ref, payload }));
+    const answer = await routePullRequestDelivery(deps, { ...ref, payload });
+    log.info({ answer }, "pull-request delivery");
+    return json(200, answer);
   }
   if (delivery.kind === "other") {
     if (!(await recordDelivery(deps.pool, ref, "ignored"))) return json(200, { ignored: "replayed" });

@@ -355,12 +355,13 @@ describe("GitHub deliveries", () => {
     expect(prompt).not.toContain(" end");
   });
 
-  it("routes pull-request reviews to one function, verified and deduplicated like the rest", async () => {
+  it("hands pull-request reviews to the tracker's follow-ups, verified and deduplicated like the rest", async () => {
     const { repository, secret } = await intakeProject("github");
     const review = githubExample("pull_request_review", () => true);
     review.repository.full_name = repository;
     const first = await toGithub("pull_request_review", review, secret);
-    expect(first.body).toEqual({ ignored: "pull_request" });
+    // No session delivered that pull request: the follow-up says why it ignores it.
+    expect(first.body).toMatchObject({ outcome: "ignored" });
     expect((await toGithub("pull_request_review", review, secret, first.deliveryId)).body).toEqual({ ignored: "replayed" });
     expect((await toGithub("pull_request_review", review, "wrong-secret-value")).status).toBe(401);
   });
@@ -445,7 +446,7 @@ describe("GitLab deliveries", () => {
       ...noteHook(repository, 6, "looks good", { id: 7, username: "dev" }),
       object_attributes: { note: "ok", noteable_type: "MergeRequest" },
     };
-    expect((await toGitlab("Note Hook", mr, secret)).body).toEqual({ ignored: "pull_request" });
+    expect((await toGitlab("Note Hook", mr, secret)).body).toMatchObject({ outcome: "ignored" });
   });
 });
 

@@ -9,11 +9,8 @@ import { execFileSync } from "node:child_process";
 import path from "node:path";
 import examples from "@octokit/webhooks-examples";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { withTransaction } from "../../server/db/pool";
 import { deliverSession } from "../../server/delivery/service";
-import { appRegistry } from "../../server/events/catalog";
-import { defineEvent } from "../../server/events/registry";
 import type { FinishedTask } from "../../server/task-engine";
 import { confirmTask, createTask, prepareTask } from "../../server/tasks/commands";
 import { followUpFromPullRequestDelivery } from "../../server/tracker/review-follow-ups";
@@ -31,22 +28,6 @@ let gitlab: BrainStub;
 const TOKEN_ENV = "CATCAFE_TEST_TRACKER_TOKEN";
 const TOKEN = "test-tracker-token-0123456789";
 const PUBLIC_URL = "http://cats.test";
-
-// The intake's event (its catalog entry is the intake's): registered here as it records it, so
-// the sessions of this file carry it as an issue's sessions do.
-const ZTaskStartedFromIssue = z.object({
-  provider: z.enum(["github", "gitlab"]),
-  repository: z.string(),
-  issueNumber: z.number().int(),
-  issueUrl: z.string(),
-  title: z.string(),
-  trigger: z.string(),
-  deliveryId: z.string(),
-  sender: z.string(),
-});
-Object.assign(appRegistry.catalog, {
-  TaskStartedFromIssue: defineEvent({ version: 1, schema: ZTaskStartedFromIssue, summary: (d) => `Started from issue #${d.issueNumber}` }),
-});
 
 beforeAll(async () => {
   process.env[TOKEN_ENV] = TOKEN;
