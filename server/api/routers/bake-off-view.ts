@@ -1,0 +1,30 @@
+// The read side of a bake-off (viewer role, docs/bake-off.md): the comparison of its
+// contenders (`bakeOffView.comparison`) and the same, live (`bakeOffView.updates`, Server-Sent
+// Events fed by the web process's one LISTEN connection). Thin: server/agent-record does the work.
+import { TRPCError } from "@trpc/server";
+import { hasRole } from "../../../lib/roles";
+import { bakeOffComparison, followBakeOff, ZBakeOffRef } from "../../agent-record/comparison";
+import { resolveUser } from "../../auth/users";
+import { fileSettings } from "../../projects/config-edits";
+import { sessionEventsListener } from "../../sessions/view/listener";
+import { router, viewerProcedure } from "../trpc";
+
+export const bakeOffViewRouter = router({
+  comparison: viewerProcedure.input(ZBakeOffRef).query(({ ctx, input }) => bakeOffComparison(ctx, input.sessionId, fileSettings().pricing)),
+  updates: viewerProcedure.input(ZBakeOffRef).subscription(async function* ({ ctx, input, signal }) {
+    const user = ctx.user;
+    const principal = ctx.principal ?? (async () => (user ? await resolveUser(ctx.prisma, user.id) : null));
+    const pricing = () => fileSettings().pricing;
+    for await (const comparison of followBakeOff(ctx, sessionEventsListener(ctx.pool), input.sessionId, pricing, signal)) {
+      // As live.updates: a stream ends when its credentials no longer name a viewer.
+      const now = await principal();
+      if (!now || !hasRole(now.role, "viewer")) {
+        throw new TRPCError({
+          code: "UNAUTHORIZED",
+          message: "the credentials of this stream are no longer valid (revoked, disabled or signed out)",
+        });
+      }
+      yield comparison;
+    }
+  }),
+});
