@@ -5,6 +5,7 @@
 // contender (server/sessions/view/listener.ts), and the comparison is read again.
 import { z } from "zod";
 import type { PricingSettings } from "../config/schemas";
+import type { Queryable } from "../db/pool";
 import { AppError } from "../errors";
 import type { SessionEventsListener } from "../sessions/view/listener";
 import { wakeSignal } from "../sessions/view/follow";
@@ -39,6 +40,17 @@ export interface BakeOffComparison {
   pairs: Array<{ a: string; b: string }>;
   /** Some contender is still at work. */
   running: boolean;
+}
+
+/** `sessionId`'s part in a bake-off, read cheaply (no figures): its parent, and its contender id when it is one. */
+export async function bakeOffRole(
+  db: Queryable,
+  sessionId: string,
+): Promise<{ parentSessionId: string; contenderId: string | null; contenders: number } | null> {
+  const contender = await contenderOf(db, sessionId);
+  const bakeOff = await bakeOffOf(db, contender?.parentSessionId ?? sessionId);
+  if (!bakeOff) return null;
+  return { parentSessionId: bakeOff.parentSessionId, contenderId: contender?.contenderId ?? null, contenders: bakeOff.contenders.length };
 }
 
 /** The bake-off `sessionId` belongs to (its parent, or one of its contenders), side by side. */

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { ReviewVerdict, TestPlan } from "../../server/events/agent-outputs";
 import type { AppEvent } from "../../server/events/catalog";
+import type { AgentStepOutput } from "../../server/events/step-contract";
 import type { RecordedEvent } from "../../server/events/types";
 import { foldFigures, type SessionFigures } from "../../server/agent-record/figures";
 import { median, recordOf } from "../../server/agent-record/record";
@@ -80,21 +81,25 @@ function tested(h: SessionHistory, results: boolean[]): SessionHistory {
 
 /** Every agent call names its role's agent and reports 1000 in / 100 out of model-a (a tester's call: of an unpriced model). */
 function withUsage(events: AppEvent[]): AppEvent[] {
+  const agentCall = (e: AppEvent | undefined): AgentStepOutput | null =>
+    e?.type === "StepCompleted" && (e.data.output as { kind?: string } | null)?.kind === "agent"
+      ? (e.data.output as AgentStepOutput)
+      : null;
   return events
-    .map((e, i) => {
-      if (e.type !== "StepCompleted" || e.data.output.kind !== "agent") return e;
+    .map((e, i): AppEvent => {
+      const output = agentCall(e);
+      if (e.type !== "StepCompleted" || !output) return e;
       const next = events[i + 1];
       const role = next?.type === "AgentOutputRecorded" ? next.data.role : "unknown";
       const model = role === "tester" ? "model-x" : "model-a";
       return {
         ...e,
-        data: { ...e.data, output: { ...e.data.output, agentId: `${role}-agent`, usage: { inputTokens: 1000, outputTokens: 100, model } } },
+        data: { ...e.data, output: { ...output, agentId: `${role}-agent`, usage: { inputTokens: 1000, outputTokens: 100, model } } },
       };
     })
-    .map((e, i, all) => {
+    .map((e, i, all): AppEvent => {
       if (e.type !== "AgentOutputRecorded") return e;
-      const call = all[i - 1];
-      const usage = call?.type === "StepCompleted" && call.data.output.kind === "agent" ? call.data.output.usage : undefined;
+      const usage = agentCall(all[i - 1])?.usage;
       return { ...e, data: { ...e.data, agentId: `${e.data.role}-agent`, ...(usage ? { usage } : {}) } };
     });
 }

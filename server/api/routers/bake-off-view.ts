@@ -3,13 +3,15 @@
 // Events fed by the web process's one LISTEN connection). Thin: server/agent-record does the work.
 import { TRPCError } from "@trpc/server";
 import { hasRole } from "../../../lib/roles";
-import { bakeOffComparison, followBakeOff, ZBakeOffRef } from "../../agent-record/comparison";
+import { bakeOffComparison, bakeOffRole, followBakeOff, ZBakeOffRef } from "../../agent-record/comparison";
 import { resolveUser } from "../../auth/users";
 import { fileSettings } from "../../projects/config-edits";
 import { sessionEventsListener } from "../../sessions/view/listener";
 import { router, viewerProcedure } from "../trpc";
 
 export const bakeOffViewRouter = router({
+  /** Whether the session is a bake-off's parent or one of its contenders (null: neither): the session page's link. */
+  of: viewerProcedure.input(ZBakeOffRef).query(({ ctx, input }) => bakeOffRole(ctx.pool, input.sessionId)),
   comparison: viewerProcedure.input(ZBakeOffRef).query(({ ctx, input }) => bakeOffComparison(ctx, input.sessionId, fileSettings().pricing)),
   updates: viewerProcedure.input(ZBakeOffRef).subscription(async function* ({ ctx, input, signal }) {
     const user = ctx.user;
