@@ -109,6 +109,7 @@ describe("catcafe --help", () => {
       "deliver",
       "mcp",
       "usage",
+      "agents",
     ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
@@ -134,6 +135,7 @@ describe("catcafe --help", () => {
       ["deliver"],
       ["mcp"],
       ["usage"],
+      ["agents", "stats"],
     ]) {
       const sub = await catcafe([...args, "--help"]);
       expect(sub.code, show(sub)).toBe(0);
