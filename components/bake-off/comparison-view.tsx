@@ -152,7 +152,9 @@ function ContenderCard({
   );
 }
 
-export function ComparisonView({ initial, canOperate }: { initial: BakeOffComparison; canOperate: boolean }) {
+type NamedComparison = BakeOffComparison & { names: Record<string, string> };
+
+export function ComparisonView({ initial, canOperate }: { initial: NamedComparison; canOperate: boolean }) {
   const trpc = useTRPC();
   const [comparison, setComparison] = useState(initial);
   const actions = useBakeOffActions();
@@ -194,7 +196,8 @@ export function ComparisonView({ initial, canOperate }: { initial: BakeOffCompar
       ) : null}
       {comparison.chosen ? (
         <p className="text-sm text-zinc-800 dark:text-zinc-200" data-testid="chosen-summary">
-          <span className="font-semibold">{comparison.chosen.contenderId}</span> was chosen by {comparison.chosen.by}
+          <span className="font-semibold">{comparison.chosen.contenderId}</span> was chosen by{" "}
+          {comparison.names[comparison.chosen.by] ?? comparison.chosen.by}
           {comparison.chosen.reason ? `: ${comparison.chosen.reason}` : ""}.
         </p>
       ) : canOperate ? (

@@ -147,7 +147,9 @@ export default async function AgentRecordPage({ searchParams }: { searchParams: 
                         <td className="px-4 py-1.5 text-right">{a.medianWallMs === null ? "–" : formatAge(a.medianWallMs)}</td>
                         <td className="px-4 py-1.5 text-right">
                           {a.medianCostPerApprovedTask === null ? "–" : formatCost(a.medianCostPerApprovedTask, record.currency)}
-                          {a.unpriced.length ? <span className="text-zinc-600 dark:text-zinc-400"> + unpriced</span> : null}
+                          {a.medianCostPerApprovedTask !== null && a.unpriced.length ? (
+                            <span className="text-zinc-600 dark:text-zinc-400"> + unpriced</span>
+                          ) : null}
                         </td>
                         <td className="px-4 py-1.5 text-right">{a.bakeOffs}</td>
                         <td className="px-4 py-1.5 text-right">{a.chosen}</td>

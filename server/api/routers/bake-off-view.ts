@@ -3,16 +3,27 @@
 // Events fed by the web process's one LISTEN connection). Thin: server/agent-record does the work.
 import { TRPCError } from "@trpc/server";
 import { hasRole } from "../../../lib/roles";
-import { bakeOffComparison, bakeOffRole, followBakeOff, ZBakeOffRef } from "../../agent-record/comparison";
-import { resolveUser } from "../../auth/users";
+import { bakeOffComparison, bakeOffRole, followBakeOff, ZBakeOffRef, type BakeOffComparison } from "../../agent-record/comparison";
+import { resolveUser, userNames } from "../../auth/users";
+import type { PrismaClient } from "../../db/generated/client";
 import { fileSettings } from "../../projects/config-edits";
 import { sessionEventsListener } from "../../sessions/view/listener";
 import { router, viewerProcedure } from "../trpc";
 
+/** Who chose, by name (the events name people by id). */
+async function withNames(
+  prisma: PrismaClient,
+  comparison: BakeOffComparison,
+): Promise<BakeOffComparison & { names: Record<string, string> }> {
+  return { ...comparison, names: await userNames(prisma, comparison.chosen ? [comparison.chosen.by] : []) };
+}
+
 export const bakeOffViewRouter = router({
   /** Whether the session is a bake-off's parent or one of its contenders (null: neither): the session page's link. */
   of: viewerProcedure.input(ZBakeOffRef).query(({ ctx, input }) => bakeOffRole(ctx.pool, input.sessionId)),
-  comparison: viewerProcedure.input(ZBakeOffRef).query(({ ctx, input }) => bakeOffComparison(ctx, input.sessionId, fileSettings().pricing)),
+  comparison: viewerProcedure
+    .input(ZBakeOffRef)
+    .query(async ({ ctx, input }) => withNames(ctx.prisma, await bakeOffComparison(ctx, input.sessionId, fileSettings().pricing))),
   updates: viewerProcedure.input(ZBakeOffRef).subscription(async function* ({ ctx, input, signal }) {
     const user = ctx.user;
     const principal = ctx.principal ?? (async () => (user ? await resolveUser(ctx.prisma, user.id) : null));
@@ -26,7 +37,7 @@ export const bakeOffViewRouter = router({
           message: "the credentials of this stream are no longer valid (revoked, disabled or signed out)",
         });
       }
-      yield comparison;
+      yield await withNames(ctx.prisma, comparison);
     }
   }),
 });
