@@ -2,6 +2,8 @@
 // (2026-11-01, 2026-11-01T08:00:00Z) — turned into an ISO instant: the agent record's
 // `--since` / `--until` (CLI) and its page's period chips read the same way.
 const RELATIVE = /^(\d{1,4})([hdw])$/;
+/** A day (YYYY-MM-DD, midnight UTC) or an ISO 8601 instant with its zone: what the agent record's procedure accepts. */
+export const ABSOLUTE_TIME = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2}))?$/;
 const UNIT_MS = { h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 } as const;
 
 /** The instant `spec` names, counted back from `now` when relative; throws a message naming the accepted forms. */
@@ -11,7 +13,7 @@ export function instantOf(spec: string, now: Date): string {
     const ms = Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS];
     return new Date(now.getTime() - ms).toISOString();
   }
-  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2}))?$/.test(spec.trim())) {
+  if (ABSOLUTE_TIME.test(spec.trim())) {
     const ms = Date.parse(spec.trim());
     if (Number.isFinite(ms)) return new Date(ms).toISOString();
   }

@@ -6,6 +6,7 @@
 // and the bake-offs, ./bake-off-events.ts): the same events give the same record, and the
 // record is plain JSON (`catcafe agents stats --json`), nothing of it is stored.
 import { z } from "zod";
+import { ABSOLUTE_TIME } from "../../lib/time-window";
 import type { PricingSettings } from "../config/schemas";
 import { AppError } from "../errors";
 import { projectExists } from "../projects/projects";
@@ -16,7 +17,7 @@ import { loadSessionFigures, type FiguresDeps, type SessionFigures } from "./fig
 const ZInstant = z
   .string()
   .max(40)
-  .refine((s) => /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2}))?$/.test(s) && Number.isFinite(Date.parse(s)), {
+  .refine((s) => ABSOLUTE_TIME.test(s) && Number.isFinite(Date.parse(s)), {
     message: "an ISO 8601 instant with a time zone (2026-11-01T00:00:00Z) or a day (2026-11-01)",
   });
 
