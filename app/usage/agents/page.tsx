@@ -99,19 +99,25 @@ export default async function AgentRecordPage({ searchParams }: { searchParams: 
           <p className="text-sm text-zinc-600 dark:text-zinc-400">No project yet: register one in Settings → Projects.</p>
         ) : (
           <Panel
-            title={`Per agent and model · ${record.sessions} session${record.sessions === 1 ? "" : "s"}, ${record.bakeOffs} bake-off${record.bakeOffs === 1 ? "" : "s"}`}
+            title="Per agent and model"
             meta={
-              json ? (
-                <a href={json} className="text-sky-700 underline dark:text-sky-400" data-testid="agent-record-json">
-                  JSON
-                </a>
-              ) : null
+              <span className="flex items-center gap-2 whitespace-nowrap">
+                <span data-testid="agent-record-counts">
+                  {record.sessions} session{record.sessions === 1 ? "" : "s"} · {record.bakeOffs} bake-off{record.bakeOffs === 1 ? "" : "s"}
+                </span>
+                {json ? (
+                  <a href={json} className="text-sky-700 underline dark:text-sky-400" data-testid="agent-record-json">
+                    JSON
+                  </a>
+                ) : null}
+              </span>
             }
           >
             {record.agents.length === 0 ? (
               <p className="px-4 py-6 text-sm text-zinc-600 dark:text-zinc-400">No coder ran a task in this period.</p>
             ) : (
-              <div className="overflow-x-auto">
+              // Scrolls sideways on a phone: focusable, so a keyboard can scroll it too.
+              <div className="overflow-x-auto" tabIndex={0} role="region" aria-label="Agent record per agent and model">
                 <table className="w-full min-w-[48rem] text-left text-xs tabular-nums" data-testid="agent-record">
                   <thead className="text-xs tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
                     <tr>
@@ -134,8 +140,8 @@ export default async function AgentRecordPage({ searchParams }: { searchParams: 
                         data-agent={a.agentId}
                         data-model={a.model ?? ""}
                       >
-                        <td className="px-4 py-1.5 font-medium">{a.agentId}</td>
-                        <td className="px-4 py-1.5">{a.model ?? "unknown"}</td>
+                        <td className="px-4 py-1.5 font-medium whitespace-nowrap">{a.agentId}</td>
+                        <td className="px-4 py-1.5 whitespace-nowrap">{a.model ?? "unknown"}</td>
                         <td className="px-4 py-1.5 text-right">{a.tasks}</td>
                         <td className="px-4 py-1.5 text-right" title={`${a.approved} of ${a.finished} finished`}>
                           {percent(a.approvalRate)}{" "}
