@@ -47,6 +47,11 @@ const layers = {
   export: { pattern: "server/export", allow: [...base, "events", "config", "task-engine", "sessions", "usage"] },
   /** Usage and cost (docs/delivery.md): the agent_usage projection and its totals, priced with the settings' table. */
   usage: { pattern: "server/usage", allow: [...base, "events", "config"] },
+  /** Per-session figures, the bake-off comparison and the project's agent record (docs/bake-off.md): read models over the events. */
+  "agent-record": {
+    pattern: "server/agent-record",
+    allow: [...base, "events", "task-engine", "forge", "config", "workspaces", "usage", "projects", "sessions"],
+  },
   runner: {
     pattern: "server/runner",
     allow: [...base, "process", "events", "agents", "brains", "commands", "workspaces", "workflow", "forge", "config"],
@@ -99,7 +104,7 @@ const layers = {
     allow: [
       ...base,
       ...["events", "agents", "brains", "auth", "workflow", "task-engine", "config", "sessions", "projects", "tasks", "export", "runner"],
-      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage", "intake", "tracker"],
+      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage", "intake", "tracker", "agent-record"],
     ],
   },
 };

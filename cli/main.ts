@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError } from "commander";
+import { registerAgentsCommands } from "./commands/agents";
 import { registerAttentionCommands } from "./commands/attention";
 import { registerChatCommands } from "./commands/chat";
 import { registerDeliverCommand } from "./commands/deliver";
@@ -71,6 +72,7 @@ export function buildProgram(): Command {
   registerSessionCommands(program);
   registerAttentionCommands(program);
   registerUsageCommand(program);
+  registerAgentsCommands(program);
   registerProjectCommands(program);
   registerIntakeCommands(program);
   registerWatchCommand(program);

@@ -24,7 +24,7 @@ export function currentNavHref(path: string): string | null {
   if (p === NEW_TASK_PATH) return NEW_TASK_PATH;
   if (p === "/settings" || p.startsWith("/settings/")) return "/settings";
   if (p === "/inbox") return "/inbox";
-  if (p === "/usage") return "/usage";
+  if (p === "/usage" || p.startsWith("/usage/")) return "/usage";
   if (p === "/conversations" || p.startsWith("/conversations/")) return "/conversations";
   if (p === "/" || p.startsWith("/sessions/")) return "/";
   return null;

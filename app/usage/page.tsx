@@ -83,7 +83,15 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
         <div>
           <h1 className="text-lg font-semibold text-zinc-900 dark:text-zinc-100">Usage</h1>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">
-            Tokens the agents reported since {report.since} (UTC), and what they cost with the prices in settings.json.
+            Tokens the agents reported since {report.since} (UTC), and what they cost with the prices in settings.json. Which agent does
+            best on a project: the{" "}
+            <a
+              href={`/usage/agents${projectId ? `?project=${encodeURIComponent(projectId)}` : ""}`}
+              className="text-sky-700 underline dark:text-sky-400"
+            >
+              agent record
+            </a>
+            .
           </p>
         </div>
         <nav aria-label="Usage filters" className="flex flex-wrap items-center gap-1">

@@ -1,8 +1,8 @@
-// The title row of a session's sub-pages (replay, fork tree, compare): where you are, and the way
+// The title row of a session's sub-pages (replay, fork tree, compare, bake-off): where you are, and the way
 // to the session itself and to its other views.
 import type { ReactNode } from "react";
 
-export type SessionView = "replay" | "tree" | "compare";
+export type SessionView = "replay" | "tree" | "compare" | "bake-off";
 
 export function SessionCrumbs({
   sessionId,
@@ -41,7 +41,7 @@ export function SessionCrumbs({
           </a>
           <span aria-hidden>/</span>
           <span className="text-zinc-700 dark:text-zinc-300">
-            {view === "replay" ? "Replay" : view === "tree" ? "Fork tree" : "Compare"}
+            {view === "replay" ? "Replay" : view === "tree" ? "Fork tree" : view === "bake-off" ? "Bake-off" : "Compare"}
           </span>
         </nav>
         <h1 className="mt-1 text-lg font-semibold tracking-tight break-words" title={title ?? sessionId}>

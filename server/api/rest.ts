@@ -28,6 +28,7 @@ import { listModes } from "../modes/registry";
 import { exportArchive, exportSession } from "../export";
 import { readSessionState } from "../sessions/state-document";
 import { sessionUsage } from "../usage/totals";
+import { agentRecord } from "../agent-record/record";
 import { fileSettings } from "../projects/config-edits";
 import { userNames } from "../auth/users";
 import { retryAfterOf, toRestError } from "./errors";
@@ -163,6 +164,24 @@ export function createSessionStateHandler(source: () => ContextSource): Handler<
     const { sessionId } = ZSessionRef.parse({ sessionId: id });
     const usageOf = (id: string) => sessionUsage(ctx.deps.pool, id, fileSettings().pricing);
     return { status: 200, body: await readSessionState(ctx.deps, sessionId, usageOf) };
+  });
+}
+
+/** GET /api/projects/:id/agent-record?since=&until= → 200 the project's agent record (`agentRecord.stats`, viewer; docs/bake-off.md). */
+export function createAgentRecordHandler(source: () => ContextSource): Handler<TaskRouteContext> {
+  return respond<TaskRouteContext>(source, "GET /api/projects/:id/agent-record", async (req, route) => {
+    const ctx = source();
+    await requireRole(req, ctx, "viewer");
+    const { id } = await route.params;
+    const bad = unstorableText(id);
+    if (bad) throw new AppError("INVALID_INPUT", `the project id in the path ${bad.problem}`);
+    const query = new URL(req.url).searchParams;
+    const input = {
+      projectId: id,
+      ...(query.get("since") ? { since: query.get("since")! } : {}),
+      ...(query.get("until") ? { until: query.get("until")! } : {}),
+    };
+    return { status: 200, body: await agentRecord(ctx.deps, input, fileSettings().pricing) };
   });
 }
 

@@ -1,5 +1,7 @@
 // The application's tRPC router. `AppRouter` is the type clients (browser, CLI) import.
+import { agentRecordRouter } from "./routers/agent-record";
 import { authRouter } from "./routers/auth";
+import { bakeOffViewRouter } from "./routers/bake-off-view";
 import { conversationsRouter, modesRouter } from "./routers/conversations";
 import { forgeRouter } from "./routers/forge";
 import { inboxRouter } from "./routers/inbox";
@@ -39,6 +41,8 @@ export const appRouter = router({
   conversations: conversationsRouter,
   modes: modesRouter,
   usage: usageRouter,
+  bakeOffView: bakeOffViewRouter,
+  agentRecord: agentRecordRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -11,7 +11,13 @@ import type { EventStore } from "../events/store";
 import { createContextFactory, type ContextSource } from "./context";
 import { createHookHandlers } from "./hooks";
 import { createMcpHandlers } from "./mcp";
-import { createModeRestHandlers, createSessionExportHandler, createSessionStateHandler, createTaskRestHandlers } from "./rest";
+import {
+  createAgentRecordHandler,
+  createModeRestHandlers,
+  createSessionExportHandler,
+  createSessionStateHandler,
+  createTaskRestHandlers,
+} from "./rest";
 
 const cache = globalThis as typeof globalThis & { __catcafeEventStore?: EventStore };
 
@@ -28,6 +34,7 @@ export const modeRestHandlers = createModeRestHandlers(webSource);
 
 export const sessionExportHandler = createSessionExportHandler(webSource);
 export const sessionStateHandler = createSessionStateHandler(webSource);
+export const agentRecordHandler = createAgentRecordHandler(webSource);
 
 export const mcpHandlers = createMcpHandlers(webSource);
 

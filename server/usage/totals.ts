@@ -60,20 +60,31 @@ export const UNKNOWN_MODEL = "unknown";
 const NONE: UsageFigures = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0, unpriced: [] };
 
 /** Costs are kept to a millionth of the currency unit: sums of floats otherwise show noise. */
-const roundCost = (n: number) => Math.round(n * 1e6) / 1e6;
+export const roundCost = (n: number) => Math.round(n * 1e6) / 1e6;
+
+/** What `model`'s tokens cost with the table; a model without a price (or none named) is `unpriced` when it used tokens. */
+export function costOf(
+  model: string | null,
+  inputTokens: number,
+  outputTokens: number,
+  pricing: PricingSettings,
+): { cost: number; unpriced: string[] } {
+  const price = model === null ? undefined : pricing.models[model];
+  return {
+    cost: price ? roundCost((inputTokens * price.inputPerMillion + outputTokens * price.outputPerMillion) / 1e6) : 0,
+    unpriced: price || inputTokens + outputTokens === 0 ? [] : [model ?? UNKNOWN_MODEL],
+  };
+}
 
 function priced(row: UsageRow, pricing: PricingSettings): ModelUsage {
-  const model = row.model ?? UNKNOWN_MODEL;
   const inputTokens = Number(row.input_tokens);
   const outputTokens = Number(row.output_tokens);
-  const price = row.model === null ? undefined : pricing.models[row.model];
   return {
-    model,
+    model: row.model ?? UNKNOWN_MODEL,
     calls: Number(row.calls),
     inputTokens,
     outputTokens,
-    cost: price ? roundCost((inputTokens * price.inputPerMillion + outputTokens * price.outputPerMillion) / 1e6) : 0,
-    unpriced: price || inputTokens + outputTokens === 0 ? [] : [model],
+    ...costOf(row.model, inputTokens, outputTokens, pricing),
   };
 }
 

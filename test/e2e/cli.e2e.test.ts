@@ -110,6 +110,7 @@ describe("catcafe --help", () => {
       "mcp",
       "usage",
       "intake",
+      "agents",
     ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
@@ -139,6 +140,7 @@ describe("catcafe --help", () => {
       ["intake", "rules"],
       ["intake", "secret"],
       ["intake", "inbox"],
+      ["agents", "stats"],
     ]) {
       const sub = await catcafe([...args, "--help"]);
       expect(sub.code, show(sub)).toBe(0);

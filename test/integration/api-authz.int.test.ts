@@ -112,6 +112,10 @@ const REQUIRED: Record<string, "public" | Role> = {
   "modes.list": "viewer",
   "usage.session": "viewer",
   "usage.report": "viewer",
+  "bakeOffView.of": "viewer",
+  "bakeOffView.comparison": "viewer",
+  "bakeOffView.updates": "viewer",
+  "agentRecord.stats": "viewer",
 };
 
 type CallerRole = "anonymous" | Role;

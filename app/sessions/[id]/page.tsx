@@ -86,6 +86,29 @@ async function RuntimeContext({ id }: { id: string }) {
   return context.ok && context.data ? <RuntimeContextPanel context={context.data} /> : null;
 }
 
+/** A bake-off's parent or contender leads to the comparison page (docs/bake-off.md). */
+async function BakeOffLink({ id }: { id: string }) {
+  const read = await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.bakeOffView.of({ sessionId: id }));
+  if (!read.ok || !read.data) return null;
+  const { parentSessionId, contenderId, contenders } = read.data;
+  return (
+    <p
+      className="rounded-md border border-sky-200 bg-sky-50 px-3 py-2 text-sm dark:border-sky-900 dark:bg-sky-950/40"
+      data-testid="bake-off-link"
+    >
+      {contenderId
+        ? `Contender ${contenderId} of a bake-off of ${contenders}. `
+        : `This task was forked into a bake-off of ${contenders} contenders. `}
+      <Link
+        href={`/sessions/${encodeURIComponent(parentSessionId)}/bake-off`}
+        className="font-medium text-sky-800 underline dark:text-sky-300"
+      >
+        Compare the contenders side by side
+      </Link>
+    </p>
+  );
+}
+
 function Shell({ user, id, children }: { user: CurrentUser | null; id: string; children: ReactNode }) {
   return (
     <PageShell user={user} path={`/sessions/${id}`}>
@@ -96,6 +119,11 @@ function Shell({ user, id, children }: { user: CurrentUser | null; id: string; c
         <span aria-hidden>/</span>
         <span className="truncate font-mono text-zinc-700 dark:text-zinc-300">{id}</span>
       </nav>
+      {user ? (
+        <Suspense fallback={null}>
+          <BakeOffLink id={id} />
+        </Suspense>
+      ) : null}
       {children}
     </PageShell>
   );

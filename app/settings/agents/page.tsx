@@ -31,11 +31,31 @@ export default async function AgentsSettingsPage() {
       <SettingsFrame
         active="agents"
         title="Agents"
-        description="Who plays each role of a workflow. A .catcafe/ agent takes the role over the project record's one (highest priority first)."
+        description={
+          <>
+            Who plays each role of a workflow. A .catcafe/ agent takes the role over the project record&apos;s one (highest priority first).
+            How each coder did on a project&apos;s tasks and bake-offs:{" "}
+            <a href="/usage/agents" className="text-sky-700 underline dark:text-sky-400">
+              the agent record
+            </a>
+            .
+          </>
+        }
       >
         {forbidden ? <NeedsRole role="operator" what="Agent configuration" /> : null}
         {projects?.map((p) => (
-          <Panel key={p.id} title={p.id} meta={`${p.agents.length} agent${p.agents.length === 1 ? "" : "s"}`}>
+          <Panel
+            key={p.id}
+            title={p.id}
+            meta={
+              <>
+                {`${p.agents.length} agent${p.agents.length === 1 ? "" : "s"} · `}
+                <a href={`/usage/agents?project=${encodeURIComponent(p.id)}`} className="text-sky-700 underline dark:text-sky-400">
+                  record
+                </a>
+              </>
+            }
+          >
             {p.agents.length === 0 ? (
               <EmptyState title="No agents" hint="This project has no agent for any role yet." />
             ) : (
