@@ -72,6 +72,13 @@ describe.each([
     }
   });
 
+  it("a diff under review shows the code; a Forge step's .forge/ artifacts are attached above it, never repeated in it", () => {
+    const diffs = prompts.filter((p) => p.text.includes("The change under review (git diff):"));
+    expect(diffs.length).toBeGreaterThan(0);
+    for (const p of diffs) expect(p.text).not.toContain("diff --git a/.forge/");
+    if (workflow === "forge") expect(diffs.some((p) => p.text.includes("diff --git a/src/count.js"))).toBe(true);
+  });
+
   it(`the cacheable share (bytes equal to a prefix already sent, from the second call on) is at least ${FLOOR[workflow]}`, () => {
     const share = cacheableShare(prompts.map((p) => p.text));
     expect(share.calls).toBe(prompts.length - 1);
