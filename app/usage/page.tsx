@@ -22,7 +22,8 @@ interface UsageRow {
 
 function UsageTable({ label, rows, currency }: { label: string; rows: UsageRow[]; currency: string }) {
   return (
-    <div className="overflow-x-auto">
+    // Scrolls sideways on a narrow screen: focusable, so a keyboard can scroll it too.
+    <div className="overflow-x-auto" tabIndex={0} role="region" aria-label={`Usage by ${label.toLowerCase()}`}>
       <table className="w-full min-w-[38rem] text-left text-xs tabular-nums">
         <thead className="text-xs tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
           <tr>

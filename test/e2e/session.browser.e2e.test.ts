@@ -964,7 +964,7 @@ describe("the session view", () => {
       const rows = await page.getByTestId("usage-row").allInnerTexts();
       const today = new Date().toISOString().slice(0, 10);
       // The cached column: the tokens read from the prompt cache, and those written to it below.
-      const cached = "1,324\n+ 200 written";
+      const cached = "1,324\n+ 200 written\n";
       expect(rows).toEqual([`Usage e2e\t3\t3,500\t${cached}\t550\t0.02 EUR`, `${today}\t3\t3,500\t${cached}\t550\t0.02 EUR`]);
       expect(await page.locator('nav[aria-label="Main"] a[aria-current="page"]').innerText()).toBe("Usage");
       await screenshot(page, "usage-page.png");
