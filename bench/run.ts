@@ -21,6 +21,7 @@ import { conversationTurn } from "./measure/conversation-turn";
 import { dashboardList } from "./measure/dashboard-list";
 import { fork, forkWorkspace } from "./measure/fork";
 import { forgePipeline } from "./measure/forge";
+import { promptCacheableShare, tokensPerApprovedDemoTask } from "./measure/prompt-share";
 import { liveUpdates } from "./measure/live-updates";
 import { readAllLag } from "./measure/read-all-lag";
 import { pickupVsPeer } from "./measure/pickup-vs-peer";
@@ -48,6 +49,8 @@ const MEASUREMENTS: Measurement[] = [
   readAllLag,
   reviewLoop,
   forgePipeline,
+  promptCacheableShare,
+  tokensPerApprovedDemoTask,
   replayReads,
   dashboardList,
   liveUpdates,
