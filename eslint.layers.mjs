@@ -66,11 +66,16 @@ const layers = {
     pattern: "server/pruning",
     allow: [...base, "process", "events", "workspaces", "runner", "task-engine", "config", "projects"],
   },
+  /** Bake-offs (docs/bake-off.md): the judge's step, the pick that delivers the winner, the comparison's source and export. */
+  "bake-off": {
+    pattern: "server/bake-off",
+    allow: [...base, "process", "events", "agents", "brains", "workspaces", "workflow", "task-engine", "config", "runner", "tasks", "delivery", "usage"],
+  },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner", "usage"] },
   /** The list of every step kind the runners run, each with its executor and reaction (docs/architecture.md, "Step kinds"). */
   "app-runner": {
     pattern: "server/app-runner.ts",
-    allow: [...base, "events", "runner", "task-engine", "conversations", "delivery", "pruning"],
+    allow: [...base, "events", "runner", "task-engine", "conversations", "delivery", "pruning", "bake-off"],
   },
   /** The runner process's entry point: composes the store and the registry of the step kinds. */
   "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "projects", "runner", "store", "app-runner", "pruning"] },
@@ -86,7 +91,7 @@ const layers = {
     allow: [
       ...base,
       ...["events", "agents", "brains", "auth", "workflow", "task-engine", "config", "sessions", "projects", "tasks", "export", "runner"],
-      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage"],
+      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage", "bake-off"],
     ],
   },
 };

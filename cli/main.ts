@@ -7,6 +7,7 @@ import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { registerAttentionCommands } from "./commands/attention";
 import { registerChatCommands } from "./commands/chat";
+import { registerBakeOffCommands } from "./commands/bake-off";
 import { registerDeliverCommand } from "./commands/deliver";
 import { registerMcpCommand } from "./commands/mcp";
 import { registerForgeCommands } from "./commands/forge";
@@ -66,6 +67,7 @@ export function buildProgram(): Command {
   registerForgeCommands(program);
   registerChatCommands(program);
   registerDeliverCommand(program);
+  registerBakeOffCommands(program);
   registerMcpCommand(program);
   registerSessionCommands(program);
   registerAttentionCommands(program);

@@ -1,5 +1,6 @@
 // The application's tRPC router. `AppRouter` is the type clients (browser, CLI) import.
 import { authRouter } from "./routers/auth";
+import { bakeOffsRouter } from "./routers/bake-offs";
 import { conversationsRouter, modesRouter } from "./routers/conversations";
 import { forgeRouter } from "./routers/forge";
 import { inboxRouter } from "./routers/inbox";
@@ -37,6 +38,7 @@ export const appRouter = router({
   conversations: conversationsRouter,
   modes: modesRouter,
   usage: usageRouter,
+  bakeOffs: bakeOffsRouter,
 });
 
 export type AppRouter = typeof appRouter;

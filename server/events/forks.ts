@@ -5,7 +5,7 @@
 // nearest snapshot, as every replay's does) and two hooks: where a fork may start, and how the
 // child goes on. Tasks (fork, revert, modify, rerun) and conversations use it.
 import { AppError } from "../errors";
-import type { Queryable } from "../db/pool";
+import type { Queryable, Tx } from "../db/pool";
 import type { AppEventOf } from "./catalog";
 import type { StreamFold } from "./snapshots";
 import type { EventStore } from "./store";
@@ -67,8 +67,16 @@ export async function stateAtPosition<S>(
   return { state: await store.stateAt(streamId, atVersion, fold), head };
 }
 
-/** Creates the child: SessionForked, `first`, then the continuation, in one transaction. */
-export async function forkStream<S, T>(store: EventStore, request: ForkRequest<S, T>, metadata: AppendMetadata): Promise<Forked> {
+/**
+ * Creates the child: SessionForked, `first`, then the continuation, in one transaction (the
+ * caller's `tx` when given: a bake-off creates its contenders in its confirm's).
+ */
+export async function forkStream<S, T>(
+  store: EventStore,
+  request: ForkRequest<S, T>,
+  metadata: AppendMetadata,
+  options: { tx?: Tx } = {},
+): Promise<Forked> {
   const { fold, parentId, atVersion, childId } = request;
   const { state: inherited, head } = await stateAtPosition(store, fold, parentId, atVersion);
   const from = await request.startsFrom(inherited, { parentId, atVersion, head });
@@ -81,6 +89,7 @@ export async function forkStream<S, T>(store: EventStore, request: ForkRequest<S
     inherited,
   );
   const then = await request.continuation(opened, from, { childId, version: atVersion + 1 + first.length, db: store.pool });
-  const result = await store.fork({ parentId, atVersion, childId, event: [forked, ...first, ...then], metadata });
+  const input = { parentId, atVersion, childId, event: [forked, ...first, ...then], metadata };
+  const result = options.tx ? await store.forkInTx(options.tx, input) : await store.fork(input);
   return { sessionId: childId, parentId, atVersion, version: result.version };
 }

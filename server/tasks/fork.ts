@@ -9,6 +9,7 @@
 //   - rerun: a fork where the task started.
 // Resume is no fork: ./resume.ts.
 import { z } from "zod";
+import type { Tx } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEventOf } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
@@ -72,8 +73,12 @@ async function firstTitle(deps: TaskDeps, sessionId: string): Promise<string> {
   return (first?.data as { title?: string } | undefined)?.title ?? sessionId;
 }
 
-interface TaskFork {
+export interface TaskFork {
   parentId: string;
+  /** The child's id (default: a new one). */
+  childId?: string;
+  /** The child's title (default: the first title, with the reason). */
+  title?: string;
   atVersion: number;
   reason: AppEventOf<"SessionForked">["data"]["reason"];
   note?: string;
@@ -89,15 +94,18 @@ interface TaskFork {
   then(forked: TaskState, ctx: DecideContext, task: StartedTask): Emitted[];
 }
 
-/** A task's fork through the fork service (events/forks.ts): SessionForked, `first`, then what `then` decides, in one transaction. */
-function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor): Promise<Forked> {
+/**
+ * A task's fork through the fork service (events/forks.ts): SessionForked, `first`, then what
+ * `then` decides, in one transaction (the caller's `tx` when given).
+ */
+export function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor, options: { tx?: Tx } = {}): Promise<Forked> {
   return forkStream(
     deps.store,
     {
       fold: taskFold,
       parentId: fork.parentId,
       atVersion: fork.atVersion,
-      childId: newSessionId(),
+      childId: fork.childId ?? newSessionId(),
       async startsFrom(inherited, { head }) {
         const task = await requireStartedAt(deps, fork.parentId, inherited, fork.atVersion);
         await fork.mayStart?.(task, head);
@@ -105,7 +113,7 @@ function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor): Promise<Forked>
       },
       forked: ({ task, title }) => ({
         reason: fork.reason,
-        title: `${title} (${fork.reason === "manual" ? "fork" : fork.reason})`,
+        title: fork.title ?? `${title} (${fork.reason === "manual" ? "fork" : fork.reason})`,
         workflow: definitionFor(task).id,
         state: fork.state?.(task) ?? task.fsm,
         ...(fork.note ? { note: fork.note } : {}),
@@ -115,6 +123,7 @@ function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor): Promise<Forked>
       continuation: (state, { task }) => fork.then(state, decideContext(definitionFor(task)), task),
     },
     { actor },
+    options,
   );
 }
 

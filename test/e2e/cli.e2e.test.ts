@@ -107,6 +107,7 @@ describe("catcafe --help", () => {
       "forge",
       "chat",
       "deliver",
+      "bake-off",
       "mcp",
       "usage",
     ]) {
@@ -132,6 +133,7 @@ describe("catcafe --help", () => {
       ["chat", "start"],
       ["chat", "say"],
       ["deliver"],
+      ["bake-off", "pick"],
       ["mcp"],
       ["usage"],
     ]) {
@@ -827,7 +829,17 @@ describe("catcafe against a live server", () => {
     const admin = await connect(adminHome);
     try {
       const { tools } = await admin.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(["cancel", "confirm", "follow_up", "get_session", "list_sessions", "start_task"]);
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        "cancel",
+        "confirm",
+        "follow_up",
+        "get_bake_off",
+        "get_session",
+        "judge_bake_off",
+        "list_sessions",
+        "pick_winner",
+        "start_task",
+      ]);
       const started = await admin.callTool({
         name: "start_task",
         arguments: { projectId: "demo", prompt: "Fix slugify() via MCP", mode: "proposal" },
@@ -875,7 +887,17 @@ describe("catcafe against a live server", () => {
     const viewer = await connect(tokenOf(path.join(tmp, "viewer")));
     try {
       const { tools } = await admin.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(["cancel", "confirm", "follow_up", "get_session", "list_sessions", "start_task"]);
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        "cancel",
+        "confirm",
+        "follow_up",
+        "get_bake_off",
+        "get_session",
+        "judge_bake_off",
+        "list_sessions",
+        "pick_winner",
+        "start_task",
+      ]);
       const started = await admin.callTool({
         name: "start_task",
         arguments: { projectId: "demo", prompt: "Fix slugify() via MCP over HTTP", mode: "proposal" },
