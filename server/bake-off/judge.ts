@@ -122,7 +122,7 @@ function judgeAgent(agents: Record<string, AgentSnapshot | undefined>, name: str
   const wanted = name ?? "reviewer";
   const found = entries.find(([role, a]) => a.id === wanted || role === wanted);
   if (!found) {
-    const known = entries.map(([role, a]) => a.id ?? role);
+    const known = entries.map(([role, a]) => a.id ?? role).sort();
     throw new AppError("INVALID_INPUT", `no agent ${wanted} to judge with (this bake-off's agents: ${known.join(", ")})`, {
       fieldErrors: { judge: [`unknown agent ${wanted}`] },
     });

@@ -9,7 +9,7 @@
 //   - rerun: a fork where the task started.
 // Resume is no fork: ./resume.ts.
 import { z } from "zod";
-import type { Tx } from "../db/pool";
+import type { Queryable, Tx } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEventOf } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
@@ -55,9 +55,9 @@ export const ZModifyInput = ZSessionRef.extend({
 });
 
 /** Where any task's fork may start: a started task's position. */
-async function requireStartedAt(deps: TaskDeps, sessionId: string, state: TaskState, atVersion: number): Promise<StartedTask> {
+async function requireStartedAt(deps: TaskDeps, sessionId: string, state: TaskState, atVersion: number, db: Queryable): Promise<StartedTask> {
   if (state.status !== "none") return state;
-  const started = (await deps.store.readStream(sessionId)).find((e) => e.type === "TaskStarted");
+  const started = (await deps.store.readStream(sessionId, { db })).find((e) => e.type === "TaskStarted");
   throw new AppError(
     "INVALID_INPUT",
     started
@@ -68,8 +68,8 @@ async function requireStartedAt(deps: TaskDeps, sessionId: string, state: TaskSt
 }
 
 /** The title a fork takes after: the session's first title (its SessionCreated, inherited through every fork). */
-async function firstTitle(deps: TaskDeps, sessionId: string): Promise<string> {
-  const [first] = await deps.store.readStream(sessionId, { toVersion: 1 });
+async function firstTitle(deps: TaskDeps, sessionId: string, db: Queryable): Promise<string> {
+  const [first] = await deps.store.readStream(sessionId, { toVersion: 1, db });
   return (first?.data as { title?: string } | undefined)?.title ?? sessionId;
 }
 
@@ -106,10 +106,10 @@ export function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor, options: 
       parentId: fork.parentId,
       atVersion: fork.atVersion,
       childId: fork.childId ?? newSessionId(),
-      async startsFrom(inherited, { head }) {
-        const task = await requireStartedAt(deps, fork.parentId, inherited, fork.atVersion);
+      async startsFrom(inherited, { head, db }) {
+        const task = await requireStartedAt(deps, fork.parentId, inherited, fork.atVersion, db);
         await fork.mayStart?.(task, head);
-        return { task, title: await firstTitle(deps, fork.parentId) };
+        return { task, title: await firstTitle(deps, fork.parentId, db) };
       },
       forked: ({ task, title }) => ({
         reason: fork.reason,
