@@ -16,7 +16,7 @@ import type { NewEvent } from "../events/types";
 import { decide, decideContext, definitionFor, requireTask, type StartedTask, type TaskCommand, type TaskState } from "../task-engine";
 import { hasConfirmSignal } from "../workflow/decide";
 import { currentState } from "../workflow/transition";
-import type { TaskDeps } from "./commands";
+import type { TaskDeps } from "./session-ref";
 import { forkTask } from "./fork";
 
 /** The parent's state while its contenders run and until a person picks (no state of the workflow's own). */

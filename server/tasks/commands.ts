@@ -6,6 +6,7 @@ import crypto from "node:crypto";
 import { z } from "zod";
 import { withTransaction, type Db, type Tx } from "../db/pool";
 import { lockStream } from "../events/command-handler";
+import { newSessionId, type TaskDeps, ZSessionRef } from "./session-ref";
 import { bakeOffAwareDecision } from "./bake-off-confirm";
 import { AppError } from "../errors";
 import type { AgentRole } from "../agents/types";
@@ -22,10 +23,6 @@ import { newRunId, type RuntimeContextData } from "../config/runtime-context";
 import { bindContenders, ZBakeOffStart } from "./bake-off-contenders";
 import { bindRun, defaultMode, loadRunConfig, resolveWorkflow, runLimits, runSettings, workflowRoles } from "../config/run";
 
-export interface TaskDeps {
-  store: EventStore;
-  pool: Db;
-}
 
 export const ZStartTaskInput = z.object({
   projectId: z.string().min(1),
@@ -54,7 +51,8 @@ export interface StartOptions {
   staged?: Partial<Pick<TaskConfig, "gates" | "stageCaps" | "budget">>;
 }
 
-export const ZSessionRef = z.object({ sessionId: z.string().min(1).max(100) });
+export { newSessionId, sessionHistory, type TaskDeps, ZSessionRef } from "./session-ref";
+
 export const ZConfirmInput = ZSessionRef.extend({
   via: z.enum(["button", "command", "followup", "cli", "api"]).default("api"),
 });
@@ -64,9 +62,6 @@ export const ZCancelInput = ZSessionRef.extend({ reason: z.string().trim().max(5
 /** The mode a bake-off runs in: the roundtable's proposal, then the person's confirm, where it forks. */
 export const BAKE_OFF_MODE = "proposal";
 
-export function newSessionId(): string {
-  return `s-${crypto.randomBytes(6).toString("hex")}`;
-}
 
 export async function loadTask(store: EventStore, sessionId: string): Promise<TaskState> {
   const state = foldTask(await store.readStream(sessionId));
@@ -74,12 +69,6 @@ export async function loadTask(store: EventStore, sessionId: string): Promise<Ta
   return state;
 }
 
-/** A session's whole history (its lineage's events included); NOT_FOUND for no such session. */
-export async function sessionHistory(deps: TaskDeps, sessionId: string): Promise<RecordedEvent[]> {
-  const history = await deps.store.readStream(sessionId);
-  if (!history.length) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
-  return history;
-}
 
 /**
  * Decides `command` on the session as it is and appends what was decided, through the command

@@ -31,7 +31,7 @@ import { forkStream, type Forked } from "../events/forks";
 import { ensureCommit, fingerprintProject } from "../workspaces";
 import { sessionBundles } from "../events/bundle-chain";
 import { MAX_VERSION, ZEventVersion } from "../events/versions";
-import { newSessionId, sessionHistory, type TaskDeps, ZSessionRef } from "./commands";
+import { newSessionId, sessionHistory, type TaskDeps, ZSessionRef } from "./session-ref";
 
 const ZNote = z.string().trim().max(2000).optional();
 
