@@ -69,7 +69,21 @@ const layers = {
   /** Bake-offs (docs/bake-off.md): the judge's step, the pick that delivers the winner, the comparison's source and export. */
   "bake-off": {
     pattern: "server/bake-off",
-    allow: [...base, "process", "events", "agents", "brains", "workspaces", "workflow", "task-engine", "config", "runner", "tasks", "delivery", "usage"],
+    allow: [
+      ...base,
+      "process",
+      "events",
+      "agents",
+      "brains",
+      "workspaces",
+      "workflow",
+      "task-engine",
+      "config",
+      "runner",
+      "tasks",
+      "delivery",
+      "usage",
+    ],
   },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner", "usage"] },
   /** The list of every step kind the runners run, each with its executor and reaction (docs/architecture.md, "Step kinds"). */

@@ -845,14 +845,20 @@ function makeBakeOffRepo(): string {
     },
     "agents.json": {
       agents: [
-        ...["coder-a", "coder-b", "coder-c"].map((id) => ({ id, role: "coder", defaultBrain: id, manifest: { capabilities: ["code-generation"] } })),
+        ...["coder-a", "coder-b", "coder-c"].map((id) => ({
+          id,
+          role: "coder",
+          defaultBrain: id,
+          manifest: { capabilities: ["code-generation"] },
+        })),
         { id: "reviewer-sim", role: "reviewer", defaultBrain: "reviewer" },
         { id: "tester-sim", role: "tester", defaultBrain: "tester" },
       ],
     },
   };
   fs.mkdirSync(path.join(repo, ".catcafe"), { recursive: true });
-  for (const [name, content] of Object.entries(config)) fs.writeFileSync(path.join(repo, ".catcafe", name), JSON.stringify(content, null, 2));
+  for (const [name, content] of Object.entries(config))
+    fs.writeFileSync(path.join(repo, ".catcafe", name), JSON.stringify(content, null, 2));
   const git = (...a: string[]) =>
     spawnSyncOk("git", ["-c", "user.name=chaos", "-c", "user.email=chaos@localhost", "-c", "commit.gpgsign=false", ...a], repo);
   git("add", "-A");
@@ -898,7 +904,9 @@ async function scenarioBakeOff(store: EventStore, pool: ReturnType<typeof create
   for (const sessionId of parents) acks.push(await confirmTask({ store, pool }, { sessionId, via: "api" }, actor));
   const contenders: string[] = [];
   for (const id of parents) {
-    const forked = (await store.readStream(id)).find((e) => e.type === "BakeOffForked")!.data as { contenders: Array<{ sessionId: string }> };
+    const forked = (await store.readStream(id)).find((e) => e.type === "BakeOffForked")!.data as {
+      contenders: Array<{ sessionId: string }>;
+    };
     contenders.push(...forked.contenders.map((c) => c.sessionId));
   }
   const began = Date.now();
@@ -921,17 +929,28 @@ async function scenarioBakeOff(store: EventStore, pool: ReturnType<typeof create
   // Every bake-off: its first contender picked; the parent ends winner_chosen, the others not_chosen, nothing else.
   let pickProblems = 0;
   for (const parent of parents) {
-    const picked = await pickWinner({ store, pool }, { sessionId: parent, contenderId: "c1", reason: "chaos" }, actor).catch((err: unknown) => {
-      say(`  ${parent}: the pick failed: ${String(err)}`);
-      return null;
-    });
+    const picked = await pickWinner({ store, pool }, { sessionId: parent, contenderId: "c1", reason: "chaos" }, actor).catch(
+      (err: unknown) => {
+        say(`  ${parent}: the pick failed: ${String(err)}`);
+        return null;
+      },
+    );
     if (!picked) {
       pickProblems++;
       continue;
     }
-    const outcomesNow = await Promise.all([parent, picked.winnerSessionId, ...contenders.filter((c) => c.startsWith(`${parent}-`) && c !== picked.winnerSessionId)].map(async (id) => ((await taskState(store, id)) as { outcome?: string }).outcome));
+    const outcomesNow = await Promise.all(
+      [parent, picked.winnerSessionId, ...contenders.filter((c) => c.startsWith(`${parent}-`) && c !== picked.winnerSessionId)].map(
+        async (id) => ((await taskState(store, id)) as { outcome?: string }).outcome,
+      ),
+    );
     const [parentOutcome, winnerOutcome, ...others] = outcomesNow;
-    if (parentOutcome !== "winner_chosen" || winnerOutcome !== "approved" || others.length !== 2 || others.some((o) => o !== "not_chosen")) {
+    if (
+      parentOutcome !== "winner_chosen" ||
+      winnerOutcome !== "approved" ||
+      others.length !== 2 ||
+      others.some((o) => o !== "not_chosen")
+    ) {
       pickProblems++;
       say(`  ${parent}: after the pick ${JSON.stringify(outcomesNow)}`);
     }

@@ -29,9 +29,13 @@ function commitAgents(repo: string): void {
   const coders = Array.from({ length: CONTENDERS }, (_, i) => `coder-${i + 1}`);
   const brains: Record<string, unknown> = {
     reviewer: { provider: "scripted", responses: [{ reply: JSON.stringify({ decision: "approve", summary: "Fine.", findings: [] }) }] },
-    tester: { provider: "scripted", responses: [{ reply: JSON.stringify({ summary: "Unit tests.", commands: [{ argv: DEMO_TEST_ARGV }] }) }] },
+    tester: {
+      provider: "scripted",
+      responses: [{ reply: JSON.stringify({ summary: "Unit tests.", commands: [{ argv: DEMO_TEST_ARGV }] }) }],
+    },
   };
-  for (const id of coders) brains[id] = { provider: "scripted", responses: [{ reply: "Fixed slugify().", files: { "src/slugify.js": DEMO_FIXED_SOURCE } }] };
+  for (const id of coders)
+    brains[id] = { provider: "scripted", responses: [{ reply: "Fixed slugify().", files: { "src/slugify.js": DEMO_FIXED_SOURCE } }] };
   const files: Record<string, unknown> = {
     "version.json": { configVersion: "1.0" },
     "brains.json": { brains },
@@ -44,7 +48,8 @@ function commitAgents(repo: string): void {
     },
   };
   fs.mkdirSync(path.join(repo, ".catcafe"), { recursive: true });
-  for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(repo, ".catcafe", name), JSON.stringify(content, null, 2));
+  for (const [name, content] of Object.entries(files))
+    fs.writeFileSync(path.join(repo, ".catcafe", name), JSON.stringify(content, null, 2));
   const git = (...args: string[]) =>
     execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false", ...args], {
       cwd: repo,
@@ -72,18 +77,30 @@ export const bakeOffFanout: Measurement = {
     try {
       const repo = await ensureDemoRepo(root);
       commitAgents(repo.path);
-      await upsertProject(ctx.pool, { id: PROJECT_ID, name: "bench: bake-off fan-out", repoPath: repo.path, allowlist: DEMO_ALLOWLIST, agents: {} });
+      await upsertProject(ctx.pool, {
+        id: PROJECT_ID,
+        name: "bench: bake-off fan-out",
+        repoPath: repo.path,
+        allowlist: DEMO_ALLOWLIST,
+        agents: {},
+      });
       await timing.runner.start();
       const fanouts: number[] = [];
       const confirms: number[] = [];
       const contenders = Array.from({ length: CONTENDERS }, (_, i) => ({ coder: `coder-${i + 1}` }));
       for (let i = 0; i <= SAMPLES; i++) {
-        const { sessionId } = await startTask(deps, { projectId: PROJECT_ID, prompt: `Fix slugify() (bake-off ${i})`, bakeOff: { contenders } }, benchActor);
+        const { sessionId } = await startTask(
+          deps,
+          { projectId: PROJECT_ID, prompt: `Fix slugify() (bake-off ${i})`, bakeOff: { contenders } },
+          benchActor,
+        );
         await waitFor("the roundtable", async () => foldTask(await ctx.store.readStream(sessionId)).fsm === "awaiting_operator_confirm");
         const t0 = performance.now();
         await confirmTask(deps, { sessionId, via: "api" }, benchActor);
         const committed = performance.now();
-        const forked = (await ctx.store.readStream(sessionId)).find((e) => e.type === "BakeOffForked")!.data as { contenders: Array<{ sessionId: string }> };
+        const forked = (await ctx.store.readStream(sessionId)).find((e) => e.type === "BakeOffForked")!.data as {
+          contenders: Array<{ sessionId: string }>;
+        };
         const ids = new Set(forked.contenders.map((c) => c.sessionId));
         const firstClaims = () => {
           const first = new Map<string, number>();

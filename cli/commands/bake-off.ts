@@ -19,12 +19,17 @@ export function registerBakeOffCommands(program: Command): void {
       ctx.out.result(view, () => [
         `Bake-off ${sessionId} (${view.state}${view.outcome ? `, ${view.outcome}` : ""})`,
         ...view.contenders.map(
-          (c) => `  ${c.id}  ${c.label.padEnd(24)} ${c.sessionId ?? "(not forked yet)"}  ${c.finalOutcome ?? c.state ?? ""}${c.outcome && c.outcome !== c.finalOutcome ? ` (ended ${c.outcome})` : ""}`,
+          (c) =>
+            `  ${c.id}  ${c.label.padEnd(24)} ${c.sessionId ?? "(not forked yet)"}  ${c.finalOutcome ?? c.state ?? ""}${c.outcome && c.outcome !== c.finalOutcome ? ` (ended ${c.outcome})` : ""}`,
         ),
         ...(view.judge.recommendation
-          ? [`Judge ${view.judge.recommendation.agent}: ${view.judge.recommendation.winner} (${view.judge.recommendation.ranking.join(" > ")})`]
+          ? [
+              `Judge ${view.judge.recommendation.agent}: ${view.judge.recommendation.winner} (${view.judge.recommendation.ranking.join(" > ")})`,
+            ]
           : []),
-        ...(view.choice ? [`Chosen: ${view.choice.contenderId} by ${view.choice.by}${view.choice.reason ? ` — ${view.choice.reason}` : ""}`] : []),
+        ...(view.choice
+          ? [`Chosen: ${view.choice.contenderId} by ${view.choice.by}${view.choice.reason ? ` — ${view.choice.reason}` : ""}`]
+          : []),
       ]);
     });
 
@@ -49,7 +54,9 @@ export function registerBakeOffCommands(program: Command): void {
     .addHelpText("after", examples(['catcafe bake-off pick s-1a2b3c4d5e6f c2 --reason "smallest diff, all tests pass"']))
     .action(async (sessionId: string, contenderId: string, options: { reason?: string }, command: Command) => {
       const ctx = CliContext.of(command);
-      const picked = await ctx.client().bakeOffs.pick.mutate({ sessionId, contenderId, ...(options.reason ? { reason: options.reason } : {}) });
+      const picked = await ctx
+        .client()
+        .bakeOffs.pick.mutate({ sessionId, contenderId, ...(options.reason ? { reason: options.reason } : {}) });
       ctx.out.result(picked, () => [
         `Picked ${picked.contenderId} (${picked.winnerSessionId}); not chosen: ${picked.notChosen.join(", ") || "none"}.`,
         picked.delivery
@@ -63,7 +70,7 @@ export function registerBakeOffCommands(program: Command): void {
     .description("end the bake-off with no winner: every contender not_chosen, those still running stopped (operator)")
     .argument("<session>", "the bake-off's session id (s-…)")
     .option("--reason <text>", "why")
-    .addHelpText("after", examples(["catcafe bake-off dismiss s-1a2b3c4d5e6f --reason \"none is good enough\""]))
+    .addHelpText("after", examples(['catcafe bake-off dismiss s-1a2b3c4d5e6f --reason "none is good enough"']))
     .action(async (sessionId: string, options: { reason?: string }, command: Command) => {
       const ctx = CliContext.of(command);
       const result = await ctx.client().bakeOffs.dismiss.mutate({ sessionId, ...(options.reason ? { reason: options.reason } : {}) });

@@ -160,7 +160,8 @@ export function createCatCafeMcpServer(backend: McpBackend, version: string): Mc
   server.registerTool(
     "judge_bake_off",
     {
-      description: "Ask the judge agent (the reviewer by default) to recommend a bake-off's winner once every contender has ended (operator role).",
+      description:
+        "Ask the judge agent (the reviewer by default) to recommend a bake-off's winner once every contender has ended (operator role).",
       inputSchema: { sessionId: ZSessionId, judge: z.string().optional().describe("another agent to judge with") },
     },
     (args) => tool(() => calls.bakeOffs.judge({ sessionId: args.sessionId, ...(args.judge ? { judge: args.judge } : {}) })),
@@ -168,7 +169,8 @@ export function createCatCafeMcpServer(backend: McpBackend, version: string): Mc
   server.registerTool(
     "pick_winner",
     {
-      description: "Pick a bake-off's winner (c1…c6): it is delivered by the project's settings, the others end not_chosen (operator role).",
+      description:
+        "Pick a bake-off's winner (c1…c6): it is delivered by the project's settings, the others end not_chosen (operator role).",
       inputSchema: { sessionId: ZSessionId, contenderId: z.string().describe("c1 … c6"), reason: z.string().optional() },
     },
     (args) =>

@@ -68,7 +68,10 @@ const ofType = <T extends AppEvent["type"]>(events: readonly RecordedEvent[], ty
   events.filter((e): e is Recorded<T> => e.type === type);
 
 /** The judge's reply checked against the bake-off: its schema, then its ids (known, each once, the winner first). */
-export function parseRecommendation(text: string, contenderIds: readonly string[]): { ok: true; value: JudgeRecommendation } | { ok: false; errors: string[] } {
+export function parseRecommendation(
+  text: string,
+  contenderIds: readonly string[],
+): { ok: true; value: JudgeRecommendation } | { ok: false; errors: string[] } {
   const parsed = parseStrictJson(text, ZJudgeRecommendation);
   if (!parsed.ok) return parsed;
   const { winner, ranking } = parsed.value;
@@ -96,7 +99,9 @@ async function contenderBrief(deps: BakeOffDeps, c: { id: string; label: string;
     for (const f of lastVerdict.findings) lines.push(`- [${f.severity}] ${f.file}${f.line ? `:${f.line}` : ""}: ${f.message}`);
   }
   const tests = ofType(events, "TestCommandRecorded").slice(-10);
-  lines.push(`Tests: ${tests.length ? tests.map((t) => `${t.data.argv.join(" ")} ${t.data.passed ? "passed" : `failed (exit ${t.data.exitCode})`}`).join("; ") : "none ran"}`);
+  lines.push(
+    `Tests: ${tests.length ? tests.map((t) => `${t.data.argv.join(" ")} ${t.data.passed ? "passed" : `failed (exit ${t.data.exitCode})`}`).join("; ") : "none ran"}`,
+  );
   const { repoPath, baseCommit } = state.config.project;
   if (state.head === baseCommit) {
     lines.push("Diff: (no change)");
@@ -105,7 +110,12 @@ async function contenderBrief(deps: BakeOffDeps, c: { id: string; label: string;
       await ensureCommit(repoPath, state.head, sessionBundles(deps.pool, c.sessionId));
       const { diff, files } = await diffCommits(repoPath, baseCommit, state.head, [".forge"]);
       lines.push(`Files: ${files.map((f) => `${f.path} (+${f.added} -${f.removed})`).join(", ")}`);
-      lines.push("```diff", diff.slice(0, MAX_JUDGE_DIFF), diff.length > MAX_JUDGE_DIFF ? `(cut: ${diff.length - MAX_JUDGE_DIFF} more characters)` : "", "```");
+      lines.push(
+        "```diff",
+        diff.slice(0, MAX_JUDGE_DIFF),
+        diff.length > MAX_JUDGE_DIFF ? `(cut: ${diff.length - MAX_JUDGE_DIFF} more characters)` : "",
+        "```",
+      );
     } catch (err) {
       lines.push(`Diff: (not available here: ${(err as Error).message})`);
     }
@@ -143,11 +153,13 @@ export async function judgeBakeOff(
   const before = await deps.store.readStream(input.sessionId);
   if (!before.length) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
   const record = bakeOffRecord(input.sessionId, before);
-  if (!record.forked) throw new AppError("PRECONDITION_FAILED", `the bake-off ${input.sessionId} has not started: confirm its proposal first`);
+  if (!record.forked)
+    throw new AppError("PRECONDITION_FAILED", `the bake-off ${input.sessionId} has not started: confirm its proposal first`);
   const contenders = record.contenders.filter((c): c is typeof c & { sessionId: string } => c.sessionId !== null);
   const running = [];
   for (const c of contenders) if (foldTask(await deps.store.readStream(c.sessionId)).status !== "finished") running.push(c.id);
-  if (running.length) throw new AppError("PRECONDITION_FAILED", `the judge compares ended contenders: ${running.join(", ")} still run`, { running });
+  if (running.length)
+    throw new AppError("PRECONDITION_FAILED", `the judge compares ended contenders: ${running.join(", ")} still run`, { running });
   const recorded = record.task.config.agents as Record<string, AgentSnapshot | undefined>;
   const { id: agentId, agent } = judgeAgent(recorded, input.judge);
   const briefs = [];
@@ -166,7 +178,8 @@ export async function judgeBakeOff(
         const pending = judge.requests.at(-1);
         const settled = (id: string) =>
           now.some((e) => (e.type === "BakeOffJudged" || e.type === "BakeOffJudgeFailed") && (e.data as { stepId: string }).stepId === id);
-        if (pending && !settled(pending.stepId)) throw new AppError("CONFLICT", `the judge ${pending.agentId} is at work (asked at ${pending.at}): wait for its advice`);
+        if (pending && !settled(pending.stepId))
+          throw new AppError("CONFLICT", `the judge ${pending.agentId} is at work (asked at ${pending.at}): wait for its advice`);
         return judgeRequest(step, stepId);
       },
       { actor },
@@ -229,9 +242,17 @@ export function judgeExecutor(deps: JudgeExecutorDeps) {
 }
 
 /** Appends on the parent in the outcome's transaction (which holds its lock), caused by the outcome. */
-async function recordOnParent(tx: Tx, reaction: Pick<StepReaction<unknown, unknown>, "store" | "sessionId" | "outcome">, events: NewEvent[]) {
+async function recordOnParent(
+  tx: Tx,
+  reaction: Pick<StepReaction<unknown, unknown>, "store" | "sessionId" | "outcome">,
+  events: NewEvent[],
+) {
   const { outcome } = reaction;
-  const metadata = { actor: { kind: "system", id: "bake-off-judge" } as const, correlationId: outcome.metadata.correlationId, causationId: outcome.eventId };
+  const metadata = {
+    actor: { kind: "system", id: "bake-off-judge" } as const,
+    correlationId: outcome.metadata.correlationId,
+    causationId: outcome.eventId,
+  };
   await commandHandler(streamVersion).handle(reaction.store, reaction.sessionId, () => events, metadata, { tx });
 }
 
@@ -241,11 +262,16 @@ export async function reactToJudge(tx: Tx, reaction: StepReaction<JudgeStepInput
   const input = step.input;
   const result = await judgeResult(tx, outcome, input);
   if (result.ok) {
-    await recordOnParent(tx, reaction, [{ type: "BakeOffJudged", data: { stepId: step.id, recommendation: result.value, agent: input.agentId } }]);
+    await recordOnParent(tx, reaction, [
+      { type: "BakeOffJudged", data: { stepId: step.id, recommendation: result.value, agent: input.agentId } },
+    ]);
     return;
   }
   const retried = result.errorClass === "schema_invalid" && input.attempt < JUDGE_TRIES;
-  const failed: NewEvent = { type: "BakeOffJudgeFailed", data: { stepId: step.id, errorClass: result.errorClass, message: result.message, retried } };
+  const failed: NewEvent = {
+    type: "BakeOffJudgeFailed",
+    data: { stepId: step.id, errorClass: result.errorClass, message: result.message, retried },
+  };
   if (!retried) return recordOnParent(tx, reaction, [failed]);
   const again: JudgeStepInput = {
     ...input,
@@ -259,7 +285,10 @@ async function judgeResult(
   tx: Tx,
   outcome: FinalOutcome<JudgeStepOutput>,
   input: JudgeStepInput,
-): Promise<{ ok: true; value: JudgeRecommendation } | { ok: false; errorClass: "schema_invalid" | Recorded<"StepFailed">["data"]["errorClass"]; message: string }> {
+): Promise<
+  | { ok: true; value: JudgeRecommendation }
+  | { ok: false; errorClass: "schema_invalid" | Recorded<"StepFailed">["data"]["errorClass"]; message: string }
+> {
   if (outcome.type === "StepFailed") return { ok: false, errorClass: outcome.data.errorClass, message: outcome.data.message };
   const text = (await getBlob(tx, outcome.data.output.raw.blob)).content.toString("utf8");
   const parsed = parseRecommendation(text, input.contenderIds);

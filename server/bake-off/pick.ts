@@ -72,7 +72,10 @@ function notChosenEvents(parentId: string, c: Contender, winner: string | null):
   const events: NewEvent[] = [{ type: "BakeOffNotChosen", data: { parentSessionId: parentId, contenderId: c.id, winner, endedAs } }];
   if (state.status === "active" && state.step) events.push({ type: "StepCancelled", data: { stepId: state.step.id } });
   events.push(
-    { type: "SessionStateChanged", data: { from: state.fsm, to: NOT_CHOSEN, reason: winner ? `${winner} was chosen` : "the bake-off was dismissed" } },
+    {
+      type: "SessionStateChanged",
+      data: { from: state.fsm, to: NOT_CHOSEN, reason: winner ? `${winner} was chosen` : "the bake-off was dismissed" },
+    },
     {
       type: "SessionFinalized",
       data: {
@@ -137,17 +140,26 @@ export async function pickWinner(deps: BakeOffDeps, raw: z.input<typeof ZPickInp
     const { record, contenders } = await lockedBakeOff(deps, tx, input.sessionId);
     if (record.choice) {
       if (record.choice.contenderId === input.contenderId) return answerOf(input.sessionId, record, contenders, null);
-      throw new AppError("CONFLICT", `${record.choice.contenderId} was chosen already (by ${record.choice.by}): a bake-off has one winner`, {
-        chosen: record.choice.contenderId,
-      });
+      throw new AppError(
+        "CONFLICT",
+        `${record.choice.contenderId} was chosen already (by ${record.choice.by}): a bake-off has one winner`,
+        {
+          chosen: record.choice.contenderId,
+        },
+      );
     }
     if (record.dismissed) throw new AppError("CONFLICT", `the bake-off was dismissed (by ${record.dismissed.by}): nothing to pick`);
-    if (record.task.fsm !== BAKE_OFF_STATE) throw new AppError("CONFLICT", `the bake-off is not waiting for a pick (it is in "${record.task.fsm}")`);
+    if (record.task.fsm !== BAKE_OFF_STATE)
+      throw new AppError("CONFLICT", `the bake-off is not waiting for a pick (it is in "${record.task.fsm}")`);
     const pick = contenders.find((c) => c.id === input.contenderId);
     if (!pick) {
-      throw new AppError("INVALID_INPUT", `no contender ${input.contenderId} in this bake-off (contenders: ${contenders.map((c) => c.id).join(", ")})`, {
-        fieldErrors: { contenderId: ["unknown contender"] },
-      });
+      throw new AppError(
+        "INVALID_INPUT",
+        `no contender ${input.contenderId} in this bake-off (contenders: ${contenders.map((c) => c.id).join(", ")})`,
+        {
+          fieldErrors: { contenderId: ["unknown contender"] },
+        },
+      );
     }
     requirePickable(contenders, pick);
 
@@ -192,13 +204,17 @@ export async function dismissBakeOff(
   return withTransaction(deps.pool, async (tx) => {
     const { record, contenders } = await lockedBakeOff(deps, tx, input.sessionId);
     if (record.dismissed) return { sessionId: input.sessionId, notChosen: contenders.map((c) => c.id) };
-    if (record.choice) throw new AppError("CONFLICT", `${record.choice.contenderId} was chosen already (by ${record.choice.by}): nothing to dismiss`);
+    if (record.choice)
+      throw new AppError("CONFLICT", `${record.choice.contenderId} was chosen already (by ${record.choice.by}): nothing to dismiss`);
     const reason = input.reason ?? null;
     await deps.store.appendInTx(
       tx,
       input.sessionId,
       record.task.version,
-      [{ type: "BakeOffDismissed", data: { reason } }, ...parentEnding(record, BAKE_OFF_OUTCOMES.dismissed, reason ?? "dismissed: no winner")],
+      [
+        { type: "BakeOffDismissed", data: { reason } },
+        ...parentEnding(record, BAKE_OFF_OUTCOMES.dismissed, reason ?? "dismissed: no winner"),
+      ],
       { actor },
     );
     for (const c of contenders) {

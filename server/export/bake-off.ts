@@ -69,7 +69,13 @@ export async function bakeOffDocument(
     contenders,
     judge: judged ? { agent: judged.data.agent, recommendation: judged.data.recommendation, at: judged.recordedAt } : null,
     choice: chosen
-      ? { contenderId: chosen.data.contenderId, sessionId: chosen.data.sessionId, reason: chosen.data.reason, by: actorLabel(chosen.metadata.actor), at: chosen.recordedAt }
+      ? {
+          contenderId: chosen.data.contenderId,
+          sessionId: chosen.data.sessionId,
+          reason: chosen.data.reason,
+          by: actorLabel(chosen.metadata.actor),
+          at: chosen.recordedAt,
+        }
       : null,
     dismissed: dismissed ? { reason: dismissed.data.reason, by: actorLabel(dismissed.metadata.actor), at: dismissed.recordedAt } : null,
   };

@@ -32,7 +32,10 @@ function contenderSessionId(parentId: string, contender: BakeOffContenderSpec): 
 }
 
 /** Whether the command is the person's confirm of a bake-off that has not forked yet (a follow-up saying /confirm is one). */
-function confirmOf(task: StartedTask, command: TaskCommand): { via: "button" | "command" | "followup" | "cli" | "api"; text?: string } | null {
+function confirmOf(
+  task: StartedTask,
+  command: TaskCommand,
+): { via: "button" | "command" | "followup" | "cli" | "api"; text?: string } | null {
   if (!task.config.bakeOff || task.fsm === BAKE_OFF_STATE) return null;
   if (command.type === "Confirm") return { via: command.via };
   if (command.type !== "FollowUp" || !hasConfirmSignal(command.text)) return null;
@@ -79,7 +82,13 @@ async function forkContender(
   deps: TaskDeps,
   tx: Tx,
   actor: Actor,
-  at: { parentId: string; atVersion: number; sessionId: string; contender: BakeOffContenderSpec; via: "button" | "command" | "followup" | "cli" | "api" },
+  at: {
+    parentId: string;
+    atVersion: number;
+    sessionId: string;
+    contender: BakeOffContenderSpec;
+    via: "button" | "command" | "followup" | "cli" | "api";
+  },
 ): Promise<void> {
   const { contender } = at;
   await forkTask(

@@ -2,9 +2,8 @@
 // decided by the workflow engine on the session as it is, through the command handler
 // (events/command-handler.ts), so two conflicting actions (two confirms) cannot both win: the
 // second is refused by the workflow ("it already moved on", CONFLICT).
-import crypto from "node:crypto";
 import { z } from "zod";
-import { withTransaction, type Db, type Tx } from "../db/pool";
+import { withTransaction, type Tx } from "../db/pool";
 import { lockStream } from "../events/command-handler";
 import { newSessionId, type TaskDeps, ZSessionRef } from "./session-ref";
 import { bakeOffAwareDecision } from "./bake-off-confirm";
@@ -15,14 +14,13 @@ import type { EventStore } from "../events/store";
 import { serverOverride } from "../projects/config-edits";
 import { getProject } from "../projects/projects";
 import type { ForgeSettings } from "../config/schemas";
-import type { NewEvent, RecordedEvent } from "../events/types";
+import type { NewEvent } from "../events/types";
 import { decide, decideContext, foldTask, taskCommands, type TaskCommand, type TaskConfig, type TaskState } from "../task-engine";
 import { resolveBaseCommit } from "../workspaces";
 import type { WorkflowDefinition } from "../workflow/definition";
 import { newRunId, type RuntimeContextData } from "../config/runtime-context";
 import { bindContenders, ZBakeOffStart } from "./bake-off-contenders";
 import { bindRun, defaultMode, loadRunConfig, resolveWorkflow, runLimits, runSettings, workflowRoles } from "../config/run";
-
 
 export const ZStartTaskInput = z.object({
   projectId: z.string().min(1),
@@ -62,13 +60,11 @@ export const ZCancelInput = ZSessionRef.extend({ reason: z.string().trim().max(5
 /** The mode a bake-off runs in: the roundtable's proposal, then the person's confirm, where it forks. */
 export const BAKE_OFF_MODE = "proposal";
 
-
 export async function loadTask(store: EventStore, sessionId: string): Promise<TaskState> {
   const state = foldTask(await store.readStream(sessionId));
   if (state.status === "none") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
   return state;
 }
-
 
 /**
  * Decides `command` on the session as it is and appends what was decided, through the command

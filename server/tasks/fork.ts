@@ -55,7 +55,13 @@ export const ZModifyInput = ZSessionRef.extend({
 });
 
 /** Where any task's fork may start: a started task's position. */
-async function requireStartedAt(deps: TaskDeps, sessionId: string, state: TaskState, atVersion: number, db: Queryable): Promise<StartedTask> {
+async function requireStartedAt(
+  deps: TaskDeps,
+  sessionId: string,
+  state: TaskState,
+  atVersion: number,
+  db: Queryable,
+): Promise<StartedTask> {
   if (state.status !== "none") return state;
   const started = (await deps.store.readStream(sessionId, { db })).find((e) => e.type === "TaskStarted");
   throw new AppError(

@@ -67,7 +67,10 @@ function commitConfig(): void {
       shells: {
         fixer: shell(coderScript(`fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)});`, "Fixed sum().")),
         breaker: shell(
-          coderScript(`fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)}); fs.writeFileSync("test/sum.test.js", ${JSON.stringify(BROKEN_TEST)});`, "Fixed sum() and its test."),
+          coderScript(
+            `fs.writeFileSync("src/sum.js", ${JSON.stringify(FIXED_SUM)}); fs.writeFileSync("test/sum.test.js", ${JSON.stringify(BROKEN_TEST)});`,
+            "Fixed sum() and its test.",
+          ),
         ),
         idle: shell(coderScript("", "Nothing to change.")),
         reviewer: shell(reviewerScript),
@@ -144,9 +147,9 @@ describe("starting a bake-off", () => {
       "agent idle-coder (command) takes no model: only CLI shells and HTTP brains do",
     );
     expect((await start({ contenders: [{ coder: "idle-coder" }, { coder: "fixer-coder" }] }, "implementation")).code).toBe("INVALID_INPUT");
-    await expect(startTask(deps(), { projectId: PROJECT, prompt: "x", bakeOff: { contenders: [{ coder: "idle-coder" }] } }, testActor)).rejects.toThrow(
-      "a bake-off has 2 to 6 contenders",
-    );
+    await expect(
+      startTask(deps(), { projectId: PROJECT, prompt: "x", bakeOff: { contenders: [{ coder: "idle-coder" }] } }, testActor),
+    ).rejects.toThrow("a bake-off has 2 to 6 contenders");
   });
 });
 
@@ -164,7 +167,11 @@ describe("a bake-off of three command coders", () => {
       ["c3", "idle-coder", "idle-coder"],
     ]);
     // The roundtable ran once, on the parent.
-    expect(ofType<{ phase: string }>(before, "AgentOutputRecorded").map((o) => o.phase)).toEqual(["discussion", "discussion", "discussion"]);
+    expect(ofType<{ phase: string }>(before, "AgentOutputRecorded").map((o) => o.phase)).toEqual([
+      "discussion",
+      "discussion",
+      "discussion",
+    ]);
 
     const confirmed = await confirmTask(deps(), { sessionId: parent, via: "api" }, testActor);
     const after = await events(parent);
@@ -186,7 +193,12 @@ describe("a bake-off of three command coders", () => {
     for (const [cid, sessionId] of Object.entries(ids)) {
       const own = await events(sessionId);
       const start = own.findIndex((e) => e.type === "SessionForked");
-      expect(own.slice(start, start + 4).map((e) => e.type)).toEqual(["SessionForked", "BakeOffContender", "OperatorConfirmed", "SessionStateChanged"]);
+      expect(own.slice(start, start + 4).map((e) => e.type)).toEqual([
+        "SessionForked",
+        "BakeOffContender",
+        "OperatorConfirmed",
+        "SessionStateChanged",
+      ]);
       expect(own[start]!.data).toMatchObject({ parentId: parent, atVersion: before.length, reason: "bake_off" });
       expect(own[start + 1]!.data).toMatchObject({ parentSessionId: parent, contenderId: cid });
     }
@@ -194,7 +206,11 @@ describe("a bake-off of three command coders", () => {
     const done = await Promise.all(Object.values(ids).map((id) => h.waitFor(id, "its end", (s) => s.status === "finished", 60_000)));
     expect(done.map((s) => s.outcome)).toEqual(["approved", "max_iterations_reached", "max_iterations_reached"]);
     // Each built with its own coder, through the same reviewer and tester.
-    const agentsOf = async (id: string) => ofType<{ role: string; agentId: string; phase: string }>((await events(id)).filter((e) => e.type === "AgentOutputRecorded" && (e.data as { phase: string }).phase !== "discussion"), "AgentOutputRecorded").map((o) => `${o.role}:${o.agentId}`);
+    const agentsOf = async (id: string) =>
+      ofType<{ role: string; agentId: string; phase: string }>(
+        (await events(id)).filter((e) => e.type === "AgentOutputRecorded" && (e.data as { phase: string }).phase !== "discussion"),
+        "AgentOutputRecorded",
+      ).map((o) => `${o.role}:${o.agentId}`);
     expect(new Set(await agentsOf(ids.c1!))).toEqual(new Set(["coder:fixer-coder", "reviewer:cmd-reviewer", "tester:cmd-tester"]));
     expect((await agentsOf(ids.c2!)).filter((a) => a.startsWith("coder:"))).toEqual(["coder:breaker-coder", "coder:breaker-coder"]);
     expect((await agentsOf(ids.c3!)).filter((a) => a.startsWith("coder:"))).toEqual(["coder:idle-coder", "coder:idle-coder"]);
@@ -202,11 +218,22 @@ describe("a bake-off of three command coders", () => {
     const c2 = await events(ids.c2!);
     expect(ofType<{ passed: boolean }>(c2, "TestCommandRecorded").map((t) => t.passed)).toEqual([false, false]);
     const c3 = await events(ids.c3!);
-    expect(ofType<{ decision: string }>(c3, "ReviewVerdictRecorded").map((v) => v.decision)).toEqual(["changes_requested", "changes_requested"]);
+    expect(ofType<{ decision: string }>(c3, "ReviewVerdictRecorded").map((v) => v.decision)).toEqual([
+      "changes_requested",
+      "changes_requested",
+    ]);
     expect(ofType(c3, "TestCommandRecorded")).toEqual([]);
     // The contenders ran at the same time: each one's first step started before any of them ended.
-    const firstStarts = await Promise.all(Object.values(ids).map(async (id) => Date.parse((await events(id)).find((e) => e.type === "StepStarted" && e.version > before.length)!.recordedAt)));
-    const ends = await Promise.all(Object.values(ids).map(async (id) => Date.parse((await events(id)).find((e) => e.type === "SessionFinalized" && e.version > before.length)!.recordedAt)));
+    const firstStarts = await Promise.all(
+      Object.values(ids).map(async (id) =>
+        Date.parse((await events(id)).find((e) => e.type === "StepStarted" && e.version > before.length)!.recordedAt),
+      ),
+    );
+    const ends = await Promise.all(
+      Object.values(ids).map(async (id) =>
+        Date.parse((await events(id)).find((e) => e.type === "SessionFinalized" && e.version > before.length)!.recordedAt),
+      ),
+    );
     expect(Math.max(...firstStarts)).toBeLessThan(Math.min(...ends));
     // No contender was delivered on its own (only a pick delivers).
     for (const id of Object.values(ids)) expect(ofType(await events(id), "DeliveryRequested")).toEqual([]);
@@ -240,7 +267,9 @@ describe("a bake-off of three command coders", () => {
       recommendation: { winner: "c1", ranking: ["c1", "c2", "c3"], reasons: ["the only one approved with its tests passing"] },
     });
     // The prompt had each contender's outcome, verdicts, tests and diff.
-    const [scheduled] = ofType<{ stepId: string; input: { prompt: string } }>(await events(parent), "StepScheduled").filter((s) => s.stepId === asked.stepId);
+    const [scheduled] = ofType<{ stepId: string; input: { prompt: string } }>(await events(parent), "StepScheduled").filter(
+      (s) => s.stepId === asked.stepId,
+    );
     expect(scheduled!.input.prompt).toContain("## Contender c2: breaks a test");
     expect(scheduled!.input.prompt).toContain("node --test test/ failed");
     expect(scheduled!.input.prompt).toContain("+  return a + b;");
@@ -281,10 +310,15 @@ describe("a bake-off of three command coders", () => {
     expect(execFileSync("git", ["--git-dir", remote, "rev-parse", `refs/heads/catcafe/${ids.c1}`], { encoding: "utf8" }).trim()).toBe(head);
     expect(execFileSync("git", ["--git-dir", remote, "log", "--format=%H", `catcafe/${ids.c1}`], { encoding: "utf8" })).toContain(head);
 
-    for (const [cid, endedAs] of [["c2", "max_iterations_reached"], ["c3", "max_iterations_reached"]] as const) {
+    for (const [cid, endedAs] of [
+      ["c2", "max_iterations_reached"],
+      ["c3", "max_iterations_reached"],
+    ] as const) {
       const state = await h.state(ids[cid]!);
       expect(state).toMatchObject({ status: "finished", outcome: "not_chosen" });
-      expect(ofType(await events(ids[cid]!), "BakeOffNotChosen")).toEqual([{ parentSessionId: parent, contenderId: cid, winner: "c1", endedAs }]);
+      expect(ofType(await events(ids[cid]!), "BakeOffNotChosen")).toEqual([
+        { parentSessionId: parent, contenderId: cid, winner: "c1", endedAs },
+      ]);
       expect(ofType(await events(ids[cid]!), "DeliveryRequested")).toEqual([]);
     }
     const view = await getBakeOff(deps(), parent);
@@ -314,7 +348,11 @@ describe("a bake-off of three command coders", () => {
     const files = await exportSession(db.store, db.pool, parent);
     for (const [cid, id] of Object.entries(ids)) expect(files.has(`contenders/${cid}-${id}/summary.json`)).toBe(true);
     const doc = JSON.parse(String(files.get("bake-off.json"))) as {
-      contenders: Array<{ id: string; sessionId: string; figures: { outcome: string; finalOutcome: string; iterations: number; wallMs: number } }>;
+      contenders: Array<{
+        id: string;
+        sessionId: string;
+        figures: { outcome: string; finalOutcome: string; iterations: number; wallMs: number };
+      }>;
       judge: { agent: string; recommendation: { winner: string } };
       choice: { contenderId: string; by: string; reason: string };
     };
