@@ -22,6 +22,11 @@ export const ZBakeOffStart = z.object({
 });
 export type TBakeOffStart = z.input<typeof ZBakeOffStart>;
 
+/** A refusal of the contenders, its message also the field's error (the New task form shows it under the field). */
+function refused(message: string): AppError {
+  return new AppError("INVALID_INPUT", message, { fieldErrors: { "bakeOff.contenders": [message] } });
+}
+
 /** Kinds whose configuration takes a model: the CLI shells and the HTTP brains (a command or a script has none). */
 const MODEL_KINDS = new Set(["claude", "codex", "gemini", "openai", "anthropic"]);
 
@@ -49,26 +54,20 @@ function agentFor(name: string, sources: ContenderSources): AgentSnapshot {
   const configured = sources.config?.agents.find((a) => a.id === name);
   if (configured) {
     if (configured.role !== "coder") {
-      throw new AppError("INVALID_INPUT", `agent ${name} plays ${configured.role}, not coder: a contender codes`, {
-        fieldErrors: { "bakeOff.contenders": [`${name} is not a coder`] },
-      });
+      throw refused(`agent ${name} plays ${configured.role}, not coder: a contender codes`);
     }
     return sources.bindCoder(name);
   }
   const recorded = Object.values(sources.recordAgents).find((a) => (a as { id?: unknown })?.id === name);
   if (recorded) return recorded as AgentSnapshot;
   const known = knownCoders(sources);
-  throw new AppError("INVALID_INPUT", `no agent ${name} in this project (coders it knows: ${known.join(", ") || "none"})`, {
-    fieldErrors: { "bakeOff.contenders": [`unknown agent ${name}`] },
-  });
+  throw refused(`no agent ${name} in this project (coders it knows: ${known.join(", ") || "none"})`);
 }
 
 function withModel(agent: AgentSnapshot, name: string, model: string | undefined): AgentSnapshot {
   if (model === undefined) return agent;
   if (!MODEL_KINDS.has(String(agent.kind))) {
-    throw new AppError("INVALID_INPUT", `agent ${name} (${String(agent.kind)}) takes no model: only CLI shells and HTTP brains do`, {
-      fieldErrors: { "bakeOff.contenders": [`${name} takes no model`] },
-    });
+    throw refused(`agent ${name} (${String(agent.kind)}) takes no model: only CLI shells and HTTP brains do`);
   }
   return { ...agent, model };
 }
@@ -87,9 +86,7 @@ export function bindContenders(input: z.output<typeof ZBakeOffStart>, sources: C
     const key = `${c.coder}\u0000${c.model ?? ""}`;
     const twin = seen.get(key);
     if (twin) {
-      throw new AppError("INVALID_INPUT", `contenders ${twin} and ${c.id} are the same (${c.label}): give each another coder or model`, {
-        fieldErrors: { "bakeOff.contenders": ["two contenders are the same"] },
-      });
+      throw refused(`contenders ${twin} and ${c.id} are the same (${c.label}): give each another coder or model`);
     }
     seen.set(key, c.id);
   }
