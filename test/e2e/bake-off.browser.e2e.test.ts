@@ -2,8 +2,9 @@
 // against a real `npm start` (docs/bake-off.md): the field is offered in proposal mode; an
 // unknown coder is refused with the reason, shown on the form; two of the demo's agents start a
 // bake-off, whose confirm forks them: the parent waits in `bake_off` with two contender
-// sessions. The form is checked at 390 and 1280 px (axe: no serious violation, no sideways
-// scroll); screenshots land in test/e2e/screenshots/.
+// sessions, and its page offers no Cancel (a bake-off is picked or dismissed). The form is
+// checked at 390 and 1280 px (axe: no serious violation, no sideways scroll); screenshots land
+// in test/e2e/screenshots/.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { layoutProblems } from "../helpers/axe";
@@ -83,6 +84,9 @@ describe("a bake-off from New task", () => {
     const badge = page.locator("[data-state]").first();
     await expect.poll(() => badge.getAttribute("data-state"), { timeout: 15_000 }).toBe("bake_off");
     expect(await badge.innerText()).toContain("Bake-off running");
+    // It is picked or dismissed, never cancelled: no Cancel button.
+    await page.getByRole("button", { name: "Rerun" }).waitFor();
+    expect(await page.getByTestId("cancel-button").count()).toBe(0);
     await screenshot(page, "bake-off-parent.png");
     await context.close();
   }, 180_000);
