@@ -99,6 +99,7 @@ async function forkContender(
       atVersion: at.atVersion,
       reason: "bake_off",
       note: `contender ${contender.id}: ${contender.label}`,
+      title: (first) => `${first} (${contender.id}: ${contender.label})`,
       first: async () => [
         {
           type: "BakeOffContender",

@@ -83,8 +83,8 @@ export interface TaskFork {
   parentId: string;
   /** The child's id (default: a new one). */
   childId?: string;
-  /** The child's title (default: the first title, with the reason). */
-  title?: string;
+  /** The child's title from the session's first one (default: the first title, with the reason). */
+  title?(first: string): string;
   atVersion: number;
   reason: AppEventOf<"SessionForked">["data"]["reason"];
   note?: string;
@@ -119,7 +119,7 @@ export function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor, options: 
       },
       forked: ({ task, title }) => ({
         reason: fork.reason,
-        title: fork.title ?? `${title} (${fork.reason === "manual" ? "fork" : fork.reason})`,
+        title: fork.title?.(title) ?? `${title} (${fork.reason === "manual" ? "fork" : fork.reason})`,
         workflow: definitionFor(task).id,
         state: fork.state?.(task) ?? task.fsm,
         ...(fork.note ? { note: fork.note } : {}),

@@ -200,6 +200,7 @@ describe("a bake-off of three command coders", () => {
         "SessionStateChanged",
       ]);
       expect(own[start]!.data).toMatchObject({ parentId: parent, atVersion: before.length, reason: "bake_off" });
+      expect((own[start]!.data as { title: string }).title).toMatch(new RegExp(`^Fix sum\\(\\) so the test passes \\(${cid}: `));
       expect(own[start + 1]!.data).toMatchObject({ parentSessionId: parent, contenderId: cid });
     }
 
