@@ -947,7 +947,7 @@ describe("catcafe against a live server", () => {
     });
     expect(toolsList.status).toBe(200);
     expect(toolsList.headers.get("mcp-session-id")).toBeNull();
-    expect(((await toolsList.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(6);
+    expect(((await toolsList.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(9);
     const notJsonRpc = await fetch(endpoint, { method: "POST", headers: bearer, body: JSON.stringify({ hello: "world" }) });
     expect(notJsonRpc.status).toBe(400);
     expect(await notJsonRpc.json()).toMatchObject({
