@@ -20,6 +20,7 @@ import { conversationReplay } from "./measure/conversation-replay";
 import { conversationTurn } from "./measure/conversation-turn";
 import { dashboardList } from "./measure/dashboard-list";
 import { fork, forkWorkspace } from "./measure/fork";
+import { bakeOffFanout } from "./measure/bake-off";
 import { forgePipeline } from "./measure/forge";
 import { promptCacheableShare, tokensPerApprovedDemoTask } from "./measure/prompt-share";
 import { liveUpdates } from "./measure/live-updates";
@@ -46,6 +47,7 @@ const MEASUREMENTS: Measurement[] = [
   tracingOverhead,
   fork,
   forkWorkspace,
+  bakeOffFanout,
   readAllLag,
   reviewLoop,
   forgePipeline,

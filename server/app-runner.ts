@@ -8,6 +8,7 @@
 import { isConnectionError, type Db, type Tx } from "./db/pool";
 import { logger } from "./log";
 import type { EventStore } from "./events/store";
+import { judgeStepKind } from "./bake-off/step-kinds";
 import { conversationStepKinds } from "./conversations/step-kinds";
 import { deliverOnApproval } from "./delivery/service";
 import { sessionRemote } from "./delivery/settings";
@@ -58,6 +59,7 @@ export function appStepKinds(deps: AppStepKindDeps): StepKind[] {
     deliverStepKind(deps),
     pruneStepKind(deps),
     ...trackerStepKinds(),
+    judgeStepKind(deps),
   ];
 }
 

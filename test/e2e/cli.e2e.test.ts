@@ -107,6 +107,7 @@ describe("catcafe --help", () => {
       "forge",
       "chat",
       "deliver",
+      "bake-off",
       "mcp",
       "usage",
       "intake",
@@ -134,6 +135,7 @@ describe("catcafe --help", () => {
       ["chat", "start"],
       ["chat", "say"],
       ["deliver"],
+      ["bake-off", "pick"],
       ["mcp"],
       ["usage"],
       ["intake", "show"],
@@ -927,7 +929,17 @@ describe("catcafe against a live server", () => {
     const admin = await connect(adminHome);
     try {
       const { tools } = await admin.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(["cancel", "confirm", "follow_up", "get_session", "list_sessions", "start_task"]);
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        "cancel",
+        "confirm",
+        "follow_up",
+        "get_bake_off",
+        "get_session",
+        "judge_bake_off",
+        "list_sessions",
+        "pick_winner",
+        "start_task",
+      ]);
       const started = await admin.callTool({
         name: "start_task",
         arguments: { projectId: "demo", prompt: "Fix slugify() via MCP", mode: "proposal" },
@@ -975,7 +987,17 @@ describe("catcafe against a live server", () => {
     const viewer = await connect(tokenOf(path.join(tmp, "viewer")));
     try {
       const { tools } = await admin.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(["cancel", "confirm", "follow_up", "get_session", "list_sessions", "start_task"]);
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        "cancel",
+        "confirm",
+        "follow_up",
+        "get_bake_off",
+        "get_session",
+        "judge_bake_off",
+        "list_sessions",
+        "pick_winner",
+        "start_task",
+      ]);
       const started = await admin.callTool({
         name: "start_task",
         arguments: { projectId: "demo", prompt: "Fix slugify() via MCP over HTTP", mode: "proposal" },
@@ -1025,7 +1047,7 @@ describe("catcafe against a live server", () => {
     });
     expect(toolsList.status).toBe(200);
     expect(toolsList.headers.get("mcp-session-id")).toBeNull();
-    expect(((await toolsList.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(6);
+    expect(((await toolsList.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(9);
     const notJsonRpc = await fetch(endpoint, { method: "POST", headers: bearer, body: JSON.stringify({ hello: "world" }) });
     expect(notJsonRpc.status).toBe(400);
     expect(await notJsonRpc.json()).toMatchObject({

@@ -584,6 +584,53 @@ const ROWS: Row[] = [
     "user:1 started task s-0123456789ab: /task split slugify()",
   ),
 
+  // ---- Bake-offs -------------------------------------------------------------------------
+  row(
+    "BakeOffForked",
+    {
+      contenders: [
+        { id: "c1", sessionId: "s-1-c1-aaaa", coder: "claude-coder", label: "claude-coder" },
+        { id: "c2", sessionId: "s-1-c2-bbbb", coder: "codex-coder", model: "o3", label: "codex-coder:o3" },
+      ],
+    },
+    "Bake-off: c1 claude-coder (s-1-c1-aaaa), c2 codex-coder:o3 (s-1-c2-bbbb)",
+  ),
+  row(
+    "BakeOffContender",
+    { parentSessionId: "s-1", contenderId: "c2", coder: "codex-coder", model: "o3", label: "codex-coder:o3", agent: { kind: "codex" } },
+    "Contender c2 of the bake-off s-1: codex-coder:o3",
+  ),
+  row("BakeOffJudgeRequested", { stepId: STEP, agentId: "reviewer-gpt", attempt: 2 }, "The judge reviewer-gpt was asked (try 2)"),
+  row(
+    "BakeOffJudged",
+    { stepId: STEP, agent: "reviewer-gpt", recommendation: { winner: "c2", ranking: ["c2", "c1"], reasons: ["smaller"] } },
+    "The judge reviewer-gpt recommends c2 (ranking c2 > c1)",
+  ),
+  row(
+    "BakeOffJudgeFailed",
+    { stepId: STEP, errorClass: "schema_invalid", message: "winner: Required", retried: true },
+    "The judge failed (schema_invalid): winner: Required — asked again",
+  ),
+  row(
+    "BakeOffJudgeFailed",
+    { stepId: STEP, errorClass: "timeout", message: "no answer", retried: false },
+    "The judge failed (timeout): no answer",
+  ),
+  row(
+    "BakeOffWinnerChosen",
+    { contenderId: "c2", sessionId: "s-1-c2-bbbb", reason: "tests pass" },
+    "Winner chosen: c2 (s-1-c2-bbbb): tests pass",
+  ),
+  row("BakeOffWinnerChosen", { contenderId: "c1", sessionId: "s-1-c1-aaaa", reason: null }, "Winner chosen: c1 (s-1-c1-aaaa)"),
+  row("BakeOffDismissed", { reason: null }, "Bake-off dismissed: no winner"),
+  row("BakeOffDismissed", { reason: "none good" }, "Bake-off dismissed: no winner (none good)"),
+  row(
+    "BakeOffNotChosen",
+    { parentSessionId: "s-1", contenderId: "c1", winner: "c2", endedAs: "approved" },
+    "Not chosen (c2 won; it had ended approved)",
+  ),
+  row("BakeOffNotChosen", { parentSessionId: "s-1", contenderId: "c1", winner: null, endedAs: null }, "Not chosen (no winner; stopped)"),
+
   // ---- Deliveries ------------------------------------------------------------------------
   row("DeliveryApproved", {}, "Delivery approved"),
   row("DeliveryApproved", { note: "ship it" }, "Delivery approved: ship it"),
