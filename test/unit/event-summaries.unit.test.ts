@@ -760,6 +760,51 @@ const ROWS: Row[] = [
     "Review on merge request #3 by jane: sent to s-2",
   ),
 
+  // ---- Intake from the issue tracker (docs/intake.md) ------------------------------------------
+  row(
+    "TaskStartedFromIssue",
+    {
+      provider: "github",
+      repository: "acme/app",
+      issueNumber: 7,
+      issueUrl: "https://github.com/acme/app/issues/7",
+      title: "Fix slugify",
+      trigger: "label",
+      deliveryId: "d-1",
+      sender: "jane",
+    },
+    "Started from github issue acme/app#7 (label by jane)",
+  ),
+  row("IntakeAutoConfirm", { trigger: "label" }, "Confirmed automatically when the proposal is ready (the label rule's autoConfirm)"),
+  row("IntakeSecretSet", { projectId: "p-1", rotated: false }, "Webhook secret of project p-1 set"),
+  row("IntakeSecretSet", { projectId: "p-1", rotated: true }, "Webhook secret of project p-1 rotated"),
+  row(
+    "IntakeHeld",
+    {
+      provider: "gitlab",
+      repository: "acme/app",
+      issueNumber: 9,
+      issueUrl: "https://gitlab.com/acme/app/-/issues/9",
+      title: "Add a flag",
+      trigger: "comment",
+      deliveryId: "d-2",
+      sender: "rita",
+      projectId: "p-1",
+      reason: "no_permission",
+      detail: "rita has no write access",
+      prompt: "Add a flag",
+      workflow: "review_loop",
+      autoConfirm: false,
+    },
+    "Issue acme/app#9 held (no_permission): rita has no write access",
+  ),
+  row(
+    "IntakeResolved",
+    { deliveryId: "d-2", provider: "gitlab", resolution: "started", sessionId: "s-3" },
+    "Held issue delivery d-2 started as s-3",
+  ),
+  row("IntakeResolved", { deliveryId: "d-3", provider: "github", resolution: "dismissed" }, "Held issue delivery d-3 dismissed"),
+
   // ---- Cleaning up failed sessions (req F14, docs/operations.md) -----------------------------
   row("WorkspacePruneRequested", { stepId: STEP, reason: "session", olderThanDays: null, refs: [] }, "Workspace clean-up asked"),
   row(
