@@ -180,6 +180,16 @@ export async function followUpFromPullRequestDelivery(
 
 type Found = Exclude<Review, { ignored: string }>;
 
+/** The follow-up a delivery id made, as it was answered; null when it made none. */
+export async function recordedFollowUp(db: Db, provider: "github" | "gitlab", deliveryId: string): Promise<ReviewFollowUpAnswer | null> {
+  const seen = await db.query<{ stream_id: string; data: { followUp: { sessionId: string; how: "modify" | "follow_up" } } }>(SEEN_SQL, [
+    provider,
+    deliveryId,
+  ]);
+  const row = seen.rows[0];
+  return row ? { outcome: "followed_up", sessionId: row.stream_id, followUp: row.data.followUp } : null;
+}
+
 async function followUpOnce(
   deps: ReviewFollowUpDeps,
   provider: "github" | "gitlab",
@@ -187,12 +197,9 @@ async function followUpOnce(
   review: Found,
   deliveryId: string,
 ): Promise<ReviewFollowUpAnswer> {
-  const seen = await deps.pool.query<{ stream_id: string; data: { followUp: { sessionId: string; how: "modify" | "follow_up" } } }>(
-    SEEN_SQL,
-    [provider, deliveryId],
-  );
   // The same delivery again: nothing done, the same answer.
-  if (seen.rows[0]) return { outcome: "followed_up", sessionId: seen.rows[0].stream_id, followUp: seen.rows[0].data.followUp };
+  const seen = await recordedFollowUp(deps.pool, provider, deliveryId);
+  if (seen) return seen;
 
   const owner = (await deps.pool.query<{ stream_id: string }>(OWNER_SQL, [provider, review.number, review.repository])).rows[0]?.stream_id;
   if (!owner) return { outcome: "ignored", reason: `no session delivered ${review.repository} #${review.number}` };
