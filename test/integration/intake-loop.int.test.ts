@@ -280,7 +280,8 @@ describe("GitHub: issue → confirm → pull request → review → the same pul
       { reply: "Proposal: make sum add." },
       { reply: "First try.", files: { "src/sum.js": `${BUGGY_SUM}// looked at it\n` } },
       { reply: "Changed sum to add.", files: { "src/sum.js": FIXED_SUM } },
-      { reply: "Commented as the reviewer asked.", files: { "src/sum.js": `${FIXED_SUM}// adds two numbers\n` } },
+      // Slow enough for a review comment to find the follow-up still running.
+      { reply: "Commented as the reviewer asked.", files: { "src/sum.js": `${FIXED_SUM}// adds two numbers\n` }, chunkDelayMs: 300 },
     ],
     reviewer: [{ reply: "Fine." }, { reply: reviewChanges() }, { reply: reviewApprove }],
     tester: [{ reply: "One test is enough." }, { reply: testPlan() }],
@@ -348,7 +349,7 @@ describe("GitHub: issue → confirm → pull request → review → the same pul
     expect(api.comments).toHaveLength(1);
   });
 
-  it("a review requesting changes (pull_request_review, signed) → one follow-up (the same delivery id twice at once and once more: one fork, the same answer) → approved → the same pull request updated", async () => {
+  it("a review requesting changes (pull_request_review, signed) → one follow-up (the same delivery id twice at once and once more: one fork, the same answer); a review comment meanwhile → one message to it, even after a failure before its record → approved → the same pull request updated", async () => {
     const review = clone(examples.find((e) => e.name === "pull_request_review")!.examples[0]) as unknown as {
       action: string;
       review: { state: string; body: string | null; user: { login: string } };
@@ -381,6 +382,34 @@ describe("GitHub: issue → confirm → pull request → review → the same pul
     );
     const rows = await db.pool.query("SELECT outcome FROM intake_deliveries WHERE delivery_id = $1", [deliveryId]);
     expect(rows.rows).toEqual([{ outcome: "followed_up" }]);
+
+    // A review comment while the follow-up runs is a message to it. Failing between the message
+    // and its record, then sent again, it is posted once; once more: the same answer.
+    const comment = clone(
+      examples.find((e) => e.name === "pull_request_review_comment")!.examples.find((e) => (e as { action?: string }).action === "created"),
+    ) as unknown as {
+      comment: { body: string; path: string; line: number | null; user: { login: string } };
+      pull_request: { number: number };
+      repository: { full_name: string };
+    };
+    comment.comment = { ...comment.comment, body: "Keep the exports as they are.", path: "src/sum.js", line: 2 };
+    comment.comment.user = { ...comment.comment.user, login: "jane" };
+    comment.pull_request = { ...comment.pull_request, number: 40 };
+    comment.repository = { ...comment.repository, full_name: project.repository };
+    const commentId = crypto.randomUUID();
+    const messages = async () =>
+      ofType<{ text: string }>(await db.store.readStream(followUp), "OperatorMessagePosted").filter((m) =>
+        m.text.includes("Keep the exports as they are."),
+      );
+    await db.pool.query("INSERT INTO loop_faults (event_type) VALUES ('PullRequestFeedbackReceived')");
+    await expect(toGithub("pull_request_review_comment", comment, project.secret, commentId)).rejects.toThrow(/injected fault/);
+    await db.pool.query("DELETE FROM loop_faults");
+    expect(await messages()).toEqual([]);
+    const told = await toGithub("pull_request_review_comment", comment, project.secret, commentId);
+    expect(told).toEqual({ status: 200, body: { outcome: "followed_up", sessionId, followUp: { sessionId: followUp, how: "follow_up" } } });
+    expect(await toGithub("pull_request_review_comment", comment, project.secret, commentId)).toEqual(told);
+    expect((await messages()).map((m) => m.text)).toEqual(["jane commented on src/sum.js:2:\n\nKeep the exports as they are."]);
+    expect(await forksOf(sessionId)).toEqual([followUp]);
 
     const done = await ended(followUp, "the follow-up approved");
     expect(done.outcome).toBe("approved");
