@@ -300,11 +300,17 @@ export async function revertSession(deps: TaskDeps, raw: z.input<typeof ZRevertI
  * The project's files are fingerprinted against the commit the base session started from
  * (what changed in the project since), the base's last commit must still exist (in the
  * repository, or in the session's bundle), and the workflow's modify entry runs: the Forge
- * pipeline triages the change, a task builds it.
+ * pipeline triages the change, a task builds it. In the caller's `tx` when given (a review's
+ * follow-up records what it made of the review with the fork: server/tracker/review-follow-ups.ts).
  */
-export async function modifySession(deps: TaskDeps, raw: z.input<typeof ZModifyInput>, actor: Actor): Promise<Forked> {
+export async function modifySession(
+  deps: TaskDeps,
+  raw: z.input<typeof ZModifyInput>,
+  actor: Actor,
+  options: { tx?: Tx } = {},
+): Promise<Forked> {
   const input = ZModifyInput.parse(raw);
-  const head = await deps.store.streamVersion(input.sessionId);
+  const head = await deps.store.streamVersion(input.sessionId, options.tx);
   if (head === null) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
   return forkTask(
     deps,
@@ -328,6 +334,7 @@ export async function modifySession(deps: TaskDeps, raw: z.input<typeof ZModifyI
       },
     },
     actor,
+    options,
   );
 }
 
