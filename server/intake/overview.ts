@@ -11,9 +11,17 @@ import { webhookSecretStatus } from "./secret";
 
 export const ZIntakeProjectRef = z.object({ projectId: z.string().min(1).max(100) });
 
-/** The form's input: the rules whole (null removes them), judged by ZIntakeSettings where they are saved. */
+/** The form's input: the rules whole (null removes them), judged by ZIntakeSettings, so a refusal names `rules.<field>`. */
 export const ZSetIntakeRulesInput = ZIntakeProjectRef.extend({
-  rules: z.record(z.string(), z.unknown()).nullable(),
+  rules: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .superRefine((rules, ctx) => {
+      if (rules === null) return;
+      const judged = ZIntakeSettings.safeParse(rules);
+      if (!judged.success)
+        for (const issue of judged.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+    }),
   expectedVersion: z.number().int().nonnegative().optional(),
 });
 

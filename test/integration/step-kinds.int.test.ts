@@ -209,6 +209,7 @@ describe("the application's step kinds", () => {
     expect([...kinds].sort()).toEqual(
       [
         "agent",
+        "bake_off_judge",
         "commands",
         CALL_STEP,
         TIMER_STEP,
