@@ -40,7 +40,12 @@ async function fromTheWholeHistory(id: string, limit: number) {
   const status = statusOf(foldProgress(events), session.state);
   const page = lastPage(events, limit, status.status === "active" ? (status.step?.id ?? null) : null);
   const summarize = (type: string, data: unknown) => db.store.registry.summarize(type, data);
-  return { status, versions: page.shown.map((e) => e.version), entries: page.shown.map((e) => toSessionEntry(e, summarize)), omitted: page.earlier };
+  return {
+    status,
+    versions: page.shown.map((e) => e.version),
+    entries: page.shown.map((e) => toSessionEntry(e, summarize)),
+    omitted: page.earlier,
+  };
 }
 
 /** The store, with every readStream range it is asked for recorded. */
@@ -79,7 +84,9 @@ describe("the first view of a long session", () => {
     }
     expect(await progressSnapshots(sessionId)).toEqual([2000]);
     // The snapshot is what folding every event up to it gives.
-    const atSnapshot = await foldStream({ pool: db.pool, registry: db.store.registry }, progressFold, sessionId, 2000, { snapshots: false });
+    const atSnapshot = await foldStream({ pool: db.pool, registry: db.store.registry }, progressFold, sessionId, 2000, {
+      snapshots: false,
+    });
     expect(atSnapshot.state).toEqual(foldProgress(await db.store.readStream(sessionId, { toVersion: 2000 })));
   });
 
@@ -98,7 +105,7 @@ describe("the first view of a long session", () => {
     const view = await loadSessionView(deps, sessionId, { limit: PAGE_ENTRY_LIMIT });
     const seen = view.entries.map((e) => e.version);
     let before = seen[0]!;
-    for (let omitted = view.omitted; omitted > 0; ) {
+    for (let omitted = view.omitted; omitted > 0;) {
       const page = await loadOlderEntries(deps, sessionId, before, 500);
       seen.unshift(...page.entries.map((e) => e.version));
       omitted = page.omitted;
@@ -117,7 +124,14 @@ describe("the first view of a long session", () => {
       childId,
       event: {
         type: "SessionForked",
-        data: { parentId: sessionId, atVersion: 1500, reason: "revert", title: "Back to round 150", workflow: "review_loop", state: "building" },
+        data: {
+          parentId: sessionId,
+          atVersion: 1500,
+          reason: "revert",
+          title: "Back to round 150",
+          workflow: "review_loop",
+          state: "building",
+        },
       },
       metadata: { actor: testActor },
     });
