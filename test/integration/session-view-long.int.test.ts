@@ -1,6 +1,6 @@
 // A long session's page reads neither its whole stream nor folds every event (docs/scaling.md,
-// "Long sessions"): the status comes from the progress fold's nearest snapshot and the events
-// after it, the entries from the stream's tail. What the page shows is the same as what the
+// "Long sessions"): the status comes from the progress fold's nearest snapshot (kept small: no
+// conversation thread) and the events after it, the entries from the stream's tail. What the page shows is the same as what the
 // whole history read and folded gives: the status, the latest page of entries and how many
 // events come before it, for a session and for a fork of it (its reason included); the live
 // updates' first batch sends what the client lacks, nothing more.
@@ -83,6 +83,13 @@ describe("the first view of a long session", () => {
       }
     }
     expect(await progressSnapshots(sessionId)).toEqual([2000]);
+    // The conversation thread stays out of it (the view never shows it): a snapshot of a few KB,
+    // not one that grows with every message.
+    const size = await db.pool.query<{ bytes: number }>(
+      "SELECT length(state::text) AS bytes FROM stream_snapshots WHERE stream_id = $1 AND fold = $2",
+      [sessionId, snapshotKey(progressFold, db.store.registry)],
+    );
+    expect(size.rows[0]!.bytes).toBeLessThan(10_000);
     // The snapshot is what folding every event up to it gives.
     const atSnapshot = await foldStream({ pool: db.pool, registry: db.store.registry }, progressFold, sessionId, 2000, {
       snapshots: false,

@@ -43,6 +43,7 @@ export interface SessionTally {
 }
 
 export interface SessionProgress {
+  /** The task's state, its `thread` left empty. */
   task: TaskState;
   timing: StepTiming | null;
   final: { outcome: string; failure: Failure | null; unresolved: string[]; reason: string | null } | null;
@@ -67,8 +68,17 @@ function counted(tally: SessionTally, event: FoldEvent): SessionTally {
   }
 }
 
+/**
+ * The task state without its conversation thread: the view never shows it (prompts read it
+ * from the task fold), and it grows with every message, so a long session's snapshot would be
+ * mostly thread (about 1.1 MB at 10,000 events of a review loop, read on every page view).
+ */
+function withoutThread(task: TaskState): TaskState {
+  return "thread" in task && task.thread.length > 0 ? { ...task, thread: [] } : task;
+}
+
 export function advance(progress: SessionProgress, event: FoldEvent): SessionProgress {
-  const task = evolve(progress.task, event);
+  const task = withoutThread(evolve(progress.task, event));
   const data = event.data as Record<string, unknown>;
   let { timing, final } = progress;
   switch (event.type) {
