@@ -84,11 +84,30 @@ const layers = {
     pattern: "server/intake",
     allow: [...base, "events", "task-engine", "config", "projects", "tasks", "delivery", "tracker"],
   },
+  /** Bake-offs (docs/bake-off.md): the judge's step, the pick that delivers the winner, the comparison's source and export. */
+  "bake-off": {
+    pattern: "server/bake-off",
+    allow: [
+      ...base,
+      "process",
+      "events",
+      "agents",
+      "brains",
+      "workspaces",
+      "workflow",
+      "task-engine",
+      "config",
+      "runner",
+      "tasks",
+      "delivery",
+      "usage",
+    ],
+  },
   store: { pattern: "server/app-store.ts", allow: [...base, "events", "sessions", "runner", "usage"] },
   /** The list of every step kind the runners run, each with its executor and reaction (docs/architecture.md, "Step kinds"). */
   "app-runner": {
     pattern: "server/app-runner.ts",
-    allow: [...base, "events", "runner", "task-engine", "conversations", "delivery", "pruning", "intake", "tracker"],
+    allow: [...base, "events", "runner", "task-engine", "conversations", "delivery", "pruning", "intake", "tracker", "bake-off"],
   },
   /** The runner process's entry point: composes the store and the registry of the step kinds. */
   "runner-main": { pattern: "server/runner/main.ts", allow: [...base, "agents", "projects", "runner", "store", "app-runner", "pruning"] },
@@ -104,7 +123,7 @@ const layers = {
     allow: [
       ...base,
       ...["events", "agents", "brains", "auth", "workflow", "task-engine", "config", "sessions", "projects", "tasks", "export", "runner"],
-      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage", "intake", "tracker", "agent-record"],
+      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage", "intake", "tracker", "agent-record", "bake-off"],
     ],
   },
 };

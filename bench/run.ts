@@ -20,7 +20,9 @@ import { conversationReplay } from "./measure/conversation-replay";
 import { conversationTurn } from "./measure/conversation-turn";
 import { dashboardList } from "./measure/dashboard-list";
 import { fork, forkWorkspace } from "./measure/fork";
+import { bakeOffFanout } from "./measure/bake-off";
 import { forgePipeline } from "./measure/forge";
+import { promptCacheableShare, tokensPerApprovedDemoTask } from "./measure/prompt-share";
 import { liveUpdates } from "./measure/live-updates";
 import { readAllLag } from "./measure/read-all-lag";
 import { pickupVsPeer } from "./measure/pickup-vs-peer";
@@ -45,9 +47,12 @@ const MEASUREMENTS: Measurement[] = [
   tracingOverhead,
   fork,
   forkWorkspace,
+  bakeOffFanout,
   readAllLag,
   reviewLoop,
   forgePipeline,
+  promptCacheableShare,
+  tokensPerApprovedDemoTask,
   replayReads,
   dashboardList,
   liveUpdates,

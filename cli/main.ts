@@ -8,6 +8,7 @@ import { Command, CommanderError } from "commander";
 import { registerAgentsCommands } from "./commands/agents";
 import { registerAttentionCommands } from "./commands/attention";
 import { registerChatCommands } from "./commands/chat";
+import { registerBakeOffCommands } from "./commands/bake-off";
 import { registerDeliverCommand } from "./commands/deliver";
 import { registerMcpCommand } from "./commands/mcp";
 import { registerForgeCommands } from "./commands/forge";
@@ -68,6 +69,7 @@ export function buildProgram(): Command {
   registerForgeCommands(program);
   registerChatCommands(program);
   registerDeliverCommand(program);
+  registerBakeOffCommands(program);
   registerMcpCommand(program);
   registerSessionCommands(program);
   registerAttentionCommands(program);

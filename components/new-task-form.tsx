@@ -8,6 +8,7 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { FIELD_CLASS, LABEL_CLASS } from "@/components/form-classes";
 import { Panel } from "@/components/panel";
+import { parseContenders } from "@/lib/bake-off";
 import { DEMO_PROJECT, simulatedWarning } from "@/lib/simulated";
 import { trpcFieldErrors, useTRPC } from "@/lib/trpc/client";
 
@@ -47,6 +48,8 @@ export function NewTaskForm({
   const modes = offered.find((w) => w.id === workflow)?.modes ?? ["proposal"];
   const [mode, setMode] = useState(modes[0] ?? "proposal");
   const [prompt, setPrompt] = useState("");
+  // A bake-off (docs/bake-off.md): coders, comma-separated; empty, an ordinary task.
+  const [bakeOff, setBakeOff] = useState("");
   const start = useMutation(trpc.tasks.start.mutationOptions({ onSuccess: (r) => router.push(`/sessions/${r.sessionId}`) }));
   const fieldErrors = trpcFieldErrors(start.error);
   const effectiveMode = modes.includes(mode) ? mode : (modes[0] ?? "proposal");
@@ -59,7 +62,8 @@ export function NewTaskForm({
         onSubmit={(e) => {
           e.preventDefault();
           if (notReady) return;
-          start.mutate({ projectId, workflow, mode: effectiveMode, prompt });
+          const contenders = parseContenders(bakeOff);
+          start.mutate({ projectId, workflow, mode: effectiveMode, prompt, ...(contenders.length ? { bakeOff: { contenders } } : {}) });
         }}
       >
         <div className="grid gap-4 sm:grid-cols-2">
@@ -156,6 +160,30 @@ export function NewTaskForm({
             </p>
           ))}
         </div>
+        {effectiveMode === "proposal" ? (
+          <div>
+            <label className={LABEL_CLASS} htmlFor="bake-off">
+              Bake-off (optional)
+            </label>
+            <input
+              id="bake-off"
+              className={`${FIELD_CLASS} font-mono`}
+              value={bakeOff}
+              onChange={(e) => setBakeOff(e.target.value)}
+              placeholder="claude-coder, codex-coder, codex-coder:o3"
+              aria-describedby="bake-off-help"
+            />
+            <p id="bake-off-help" className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
+              2 to 6 coders of this project, each <code>coder</code> or <code>coder:model</code>: after your confirm, each builds the
+              proposal in its own branch through the same review and tests; you pick the winner.
+            </p>
+            {[...(fieldErrors.bakeOff ?? []), ...(fieldErrors["bakeOff.contenders"] ?? [])].map((m) => (
+              <p key={m} className="mt-1 text-xs text-rose-700 dark:text-rose-400">
+                {m}
+              </p>
+            ))}
+          </div>
+        ) : null}
         {start.error && !Object.keys(fieldErrors).length ? (
           <p className="text-sm text-rose-700 dark:text-rose-400">{start.error.message}</p>
         ) : null}
@@ -166,7 +194,7 @@ export function NewTaskForm({
             aria-describedby={notReady ? "workflow-not-ready" : undefined}
             className="rounded-md bg-emerald-700 px-4 py-2 text-sm font-medium text-white shadow-sm hover:bg-emerald-800 disabled:opacity-60"
           >
-            {start.isPending ? "Starting…" : "Start task"}
+            {start.isPending ? "Starting…" : bakeOff.trim() ? "Start bake-off" : "Start task"}
           </button>
         </div>
       </form>

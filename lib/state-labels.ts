@@ -27,6 +27,11 @@ const LABELS: Readonly<Record<string, string>> = {
   cancelled: "Cancelled",
   aborted: "Aborted",
   terminated: "Terminated",
+  // A bake-off (docs/bake-off.md): the parent while its contenders build, and how each ends.
+  bake_off: "Bake-off running",
+  winner_chosen: "Winner chosen",
+  bake_off_dismissed: "Bake-off dismissed",
+  not_chosen: "Not chosen",
   "(none)": "None yet",
 };
 

@@ -1,10 +1,13 @@
 // How usage and cost read, the same in the dashboard and the CLI: token counts grouped by
 // thousands, a cost in the table's currency (to the cent, finer below a cent), and a cost
-// that leaves out unpriced models saying so.
+// that leaves out unpriced models saying so. Cached input tokens (read from a provider's prompt
+// cache; written to it) are part of the input, shown beside it.
 export interface UsageFiguresView {
   calls: number;
   inputTokens: number;
   outputTokens: number;
+  cachedInputTokens: number;
+  cacheCreationInputTokens: number;
   cost: number;
   unpriced: string[];
 }
@@ -16,10 +19,20 @@ export function formatCost(cost: number, currency: string): string {
   return `${cost.toFixed(digits)} ${currency}`;
 }
 
-/** "1,200 in / 340 out tokens, 3 calls, 0.0123 USD" (+ what is not priced). */
+/** "900 read, 120 written": the cached part of the input, or "" when there is none. */
+export function cachedLine(u: Pick<UsageFiguresView, "cachedInputTokens" | "cacheCreationInputTokens">): string {
+  const parts = [
+    ...(u.cachedInputTokens ? [`${formatTokens(u.cachedInputTokens)} read`] : []),
+    ...(u.cacheCreationInputTokens ? [`${formatTokens(u.cacheCreationInputTokens)} written`] : []),
+  ];
+  return parts.join(", ");
+}
+
+/** "1,200 in (900 cached) / 340 out tokens, 3 calls, 0.0123 USD" (+ what is not priced). */
 export function usageLine(u: UsageFiguresView, currency: string): string {
   if (u.calls === 0) return "no usage reported";
   const cost =
     u.unpriced.length === 0 ? formatCost(u.cost, currency) : `${formatCost(u.cost, currency)} + unpriced (${u.unpriced.join(", ")})`;
-  return `${formatTokens(u.inputTokens)} in / ${formatTokens(u.outputTokens)} out tokens, ${u.calls} call${u.calls === 1 ? "" : "s"}, ${cost}`;
+  const cached = cachedLine(u);
+  return `${formatTokens(u.inputTokens)} in${cached ? ` (cache: ${cached})` : ""} / ${formatTokens(u.outputTokens)} out tokens, ${u.calls} call${u.calls === 1 ? "" : "s"}, ${cost}`;
 }

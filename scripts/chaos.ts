@@ -18,6 +18,9 @@
 //              CATCAFE_REPOSITORY_PATHS, its own workspaces and state) while their runners
 //              are killed at random: sessions hop between hosts; after, every session's
 //              `catcafe/<id>` on the remote must point at the session's head (docs/scaling.md)
+//   bake-off   bake-offs of three contenders (forked at one confirm) while runners are killed
+//              at random: every contender ends approved, no step runs or completes twice; then
+//              a pick each: the parent ends winner_chosen, the others not_chosen (docs/bake-off.md)
 //
 // In kills, every fourth session is a fork of a finished one (at a random event), a revert or
 // a modify, killed like the others.
@@ -47,6 +50,7 @@ import { upsertProject } from "../server/projects/projects";
 import { FORGE_DEMO_IDEA, FORGE_DEMO_SCRIPTS, instantScripts } from "../server/demo/forge-content";
 import { releaseOrphanedLease } from "../server/runner/liveness";
 import { cancelTask, confirmTask, startTask } from "../server/tasks/commands";
+import { pickWinner } from "../server/bake-off/pick";
 import { forkSession, modifySession, revertSession } from "../server/tasks/fork";
 import { resumeSession } from "../server/tasks/resume";
 import { newForge } from "../server/tasks/forge";
@@ -820,6 +824,158 @@ async function scenarioHosts(store: EventStore, pool: ReturnType<typeof createPo
   return { ...figures, kills, hopped, branchMismatches };
 }
 
+/**
+ * The bake-off's repository: the project's, with `.catcafe/` naming three scripted coders
+ * (each fixes sum() its own way), the scripted reviewer and tester of the other scenarios.
+ */
+function makeBakeOffRepo(): string {
+  const repo = path.join(work, "bake-off");
+  fs.cpSync(path.join(work, "project"), repo, { recursive: true });
+  const fix = (body: string) => ({ reply: "Changed sum.", files: { "src/sum.js": `module.exports = { sum: ${body} };\n` } });
+  const config: Record<string, unknown> = {
+    "version.json": { configVersion: "1.0" },
+    "brains.json": {
+      brains: {
+        "coder-a": { provider: "scripted", responses: [fix("(a, b) => a + b")] },
+        "coder-b": { provider: "scripted", responses: [fix("(a, b) => b + a")] },
+        "coder-c": { provider: "scripted", responses: [fix("(a, b) => [a, b].reduce((x, y) => x + y, 0)")] },
+        reviewer: { provider: "scripted", responses: [{ reply: approve }] },
+        tester: { provider: "scripted", responses: [{ reply: plan }] },
+      },
+    },
+    "agents.json": {
+      agents: [
+        ...["coder-a", "coder-b", "coder-c"].map((id) => ({
+          id,
+          role: "coder",
+          defaultBrain: id,
+          manifest: { capabilities: ["code-generation"] },
+        })),
+        { id: "reviewer-sim", role: "reviewer", defaultBrain: "reviewer" },
+        { id: "tester-sim", role: "tester", defaultBrain: "tester" },
+      ],
+    },
+  };
+  fs.mkdirSync(path.join(repo, ".catcafe"), { recursive: true });
+  for (const [name, content] of Object.entries(config))
+    fs.writeFileSync(path.join(repo, ".catcafe", name), JSON.stringify(content, null, 2));
+  const git = (...a: string[]) =>
+    spawnSyncOk("git", ["-c", "user.name=chaos", "-c", "user.email=chaos@localhost", "-c", "commit.gpgsign=false", ...a], repo);
+  git("add", "-A");
+  git("commit", "-q", "-m", "three coders");
+  return repo;
+}
+
+/** Steps completed twice (two StepCompleted events of one step): a step that ran to its end twice. */
+async function stepsCompletedTwice(pool: ReturnType<typeof createPool>, sessions: string[]): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT data->>'stepId' FROM events WHERE stream_id = ANY($1) AND type = 'StepCompleted'
+       GROUP BY data->>'stepId' HAVING count(*) > 1) twice`,
+    [sessions],
+  );
+  return rows[0]!.n;
+}
+
+/**
+ * Bake-offs (docs/bake-off.md) while runners are killed at random: three contenders each, forked
+ * at the confirm, run through the kills; every contender must still end approved, no step run
+ * twice (the test's side-effect log, and no step completed twice in the log); then a pick per
+ * bake-off must deliver nothing wrong: the parent ends winner_chosen, the others not_chosen.
+ */
+async function scenarioBakeOff(store: EventStore, pool: ReturnType<typeof createPool>, url: string): Promise<Figures> {
+  await makeProject(pool, makeBakeOffRepo(), { id: "chaos-bake" });
+  const n = QUICK ? 2 : 4;
+  const parents: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const ack = await startTask(
+      { store, pool },
+      {
+        projectId: "chaos-bake",
+        prompt: "Fix sum()",
+        bakeOff: { contenders: [{ coder: "coder-a" }, { coder: "coder-b" }, { coder: "coder-c" }] },
+      },
+      actor,
+    );
+    parents.push(ack.sessionId);
+  }
+  const ready = await settleInto(store, parents, "awaiting_operator_confirm");
+  if (ready.length) throw new Error(`bake-offs did not reach their confirm: ${ready.join(", ")}`);
+  const acks: Ack[] = [];
+  for (const sessionId of parents) acks.push(await confirmTask({ store, pool }, { sessionId, via: "api" }, actor));
+  const contenders: string[] = [];
+  for (const id of parents) {
+    const forked = (await store.readStream(id)).find((e) => e.type === "BakeOffForked")!.data as {
+      contenders: Array<{ sessionId: string }>;
+    };
+    contenders.push(...forked.contenders.map((c) => c.sessionId));
+  }
+  const began = Date.now();
+  let kills = 0;
+  const maxKills = QUICK ? 8 : 25;
+  while (kills < maxKills) {
+    const open = (await Promise.all(contenders.map((id) => taskState(store, id)))).filter((s) => s.status !== "finished");
+    if (!open.length) break;
+    await sleep(150 + Math.random() * 400);
+    const ids = [...runners.keys()];
+    const victim = ids[Math.floor(Math.random() * ids.length)];
+    if (victim) {
+      await killRunner(victim);
+      kills++;
+      startRunner(url);
+    }
+  }
+  say(`bake-off: ${kills} runner kills over ${parents.length} bake-offs (${contenders.length} contenders); settling`);
+  const figures = await sessionFigures("bake-off", store, pool, { sessions: contenders, acks: [] }, began);
+  // Every bake-off: its first contender picked; the parent ends winner_chosen, the others not_chosen, nothing else.
+  let pickProblems = 0;
+  for (const parent of parents) {
+    const picked = await pickWinner({ store, pool }, { sessionId: parent, contenderId: "c1", reason: "chaos" }, actor).catch(
+      (err: unknown) => {
+        say(`  ${parent}: the pick failed: ${String(err)}`);
+        return null;
+      },
+    );
+    if (!picked) {
+      pickProblems++;
+      continue;
+    }
+    const outcomesNow = await Promise.all(
+      [parent, picked.winnerSessionId, ...contenders.filter((c) => c.startsWith(`${parent}-`) && c !== picked.winnerSessionId)].map(
+        async (id) => ((await taskState(store, id)) as { outcome?: string }).outcome,
+      ),
+    );
+    const [parentOutcome, winnerOutcome, ...others] = outcomesNow;
+    if (
+      parentOutcome !== "winner_chosen" ||
+      winnerOutcome !== "approved" ||
+      others.length !== 2 ||
+      others.some((o) => o !== "not_chosen")
+    ) {
+      pickProblems++;
+      say(`  ${parent}: after the pick ${JSON.stringify(outcomesNow)}`);
+    }
+  }
+  return {
+    ...figures,
+    doubleExecutions: figures.doubleExecutions + (await stepsCompletedTwice(pool, contenders)),
+    writesLost: await writesLost(store, acks),
+    bakeOffs: parents.length,
+    kills,
+    pickProblems,
+  };
+}
+
+/** Waits until every session is in `fsm` (or SETTLE_MS passed); the ones that are not. */
+async function settleInto(store: EventStore, sessions: string[], fsm: string): Promise<string[]> {
+  const deadline = Date.now() + SETTLE_MS;
+  for (;;) {
+    const states = await Promise.all(sessions.map(async (id) => [id, await taskState(store, id)] as const));
+    const not = states.filter(([, s]) => s.fsm !== fsm).map(([id]) => id);
+    if (!not.length || Date.now() > deadline) return not;
+    await sleep(200);
+  }
+}
+
 async function main(): Promise<void> {
   const began = Date.now();
   pgPort = await freePort();
@@ -845,6 +1001,7 @@ async function main(): Promise<void> {
     resumes: () => scenarioResumes(store, pool),
     conversations: () => scenarioConversations(store, pool, url),
     hosts: () => scenarioHosts(store, pool, url, repo),
+    "bake-off": () => scenarioBakeOff(store, pool, url),
   };
   const chosen = args.only ? [args.only] : Object.keys(scenarios);
   const figures: Figures[] = [];
@@ -869,7 +1026,8 @@ async function main(): Promise<void> {
       Number(f.otherErrors ?? 0) +
       Number(f.doubleResumes ?? 0) +
       Number(f.auditProblems ?? 0) +
-      Number(f.branchMismatches ?? 0),
+      Number(f.branchMismatches ?? 0) +
+      Number(f.pickProblems ?? 0),
     0,
   );
   const report = {

@@ -26,11 +26,21 @@ export const MAX_AGENT_OUTPUT_BYTES = 1024 * 1024;
  * on (the one the agent reported, else the one it was configured with): what costs add up.
  */
 export const ZAgentUsage = z.object({
+  /** Every input token, those read from or written to the provider's prompt cache included. */
   inputTokens: z.number().nonnegative(),
   outputTokens: z.number().nonnegative(),
+  /** Of inputTokens, those read from the prompt cache (priced at the cache-read rate); absent: none reported. */
+  cachedInputTokens: z.number().nonnegative().optional(),
+  /** Of inputTokens, those written to the prompt cache (Anthropic: priced at the cache-write rate); absent: none reported. */
+  cacheCreationInputTokens: z.number().nonnegative().optional(),
   model: z.string().min(1).max(200).optional(),
 });
 export type AgentUsage = z.infer<typeof ZAgentUsage>;
+
+/** The cached-token fields of a usage, each only when it is more than 0 (a usage without them reads as none). */
+export function cachedTokenFields(read: number, written: number): Pick<AgentUsage, "cachedInputTokens" | "cacheCreationInputTokens"> {
+  return { ...(read > 0 ? { cachedInputTokens: read } : {}), ...(written > 0 ? { cacheCreationInputTokens: written } : {}) };
+}
 
 export interface AgentResponse {
   text: string;

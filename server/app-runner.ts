@@ -8,6 +8,7 @@
 import { isConnectionError, type Db, type Tx } from "./db/pool";
 import { logger } from "./log";
 import type { EventStore } from "./events/store";
+import { judgeStepKind } from "./bake-off/step-kinds";
 import { conversationStepKinds } from "./conversations/step-kinds";
 import { deliverOnApproval } from "./delivery/service";
 import { sessionRemote } from "./delivery/settings";
@@ -17,7 +18,7 @@ import { pruneStepKind } from "./pruning/step-kinds";
 import { echoStepKind } from "./runner/echo";
 import type { StepKind } from "./runner/step-kinds";
 import { webhookStepKind, type WebhookDeps } from "./runner/webhook";
-import { workflowStepKinds } from "./runner/workflow-executors";
+import { workflowStepKinds, type WorkflowExecutorDeps } from "./runner/workflow-executors";
 import { reactToReactionFailure, reactToStepOutcome } from "./task-engine";
 import { timeOrderedId } from "./events/ids";
 import type { RecordedEvent } from "./events/types";
@@ -38,6 +39,8 @@ export interface AppStepKindDeps {
    * force for its project, read at each call (server/projects/access.ts). Absent: nothing.
    */
   privateHostsFor?: (sessionId: string) => Promise<readonly string[]>;
+  /** Sees each workflow agent request (the bench's prompt figures); never changes it. */
+  observeAgentRequest?: WorkflowExecutorDeps["observeAgentRequest"];
 }
 
 /** Every step kind the application's runners run: one entry each (the registry refuses a kind twice). */
@@ -56,6 +59,7 @@ export function appStepKinds(deps: AppStepKindDeps): StepKind[] {
     deliverStepKind(deps),
     pruneStepKind(deps),
     ...trackerStepKinds(),
+    judgeStepKind(deps),
   ];
 }
 

@@ -3,7 +3,7 @@
 // table. Every signed-in person may read it.
 import type { Metadata } from "next";
 import { Panel } from "@/components/panel";
-import { formatCost, formatTokens, type UsageFiguresView } from "@/lib/usage";
+import { cachedLine, formatCost, formatTokens, type UsageFiguresView } from "@/lib/usage";
 import { readPage } from "../_lib/page-context";
 import { PageShell, ReadFailure } from "../_lib/page-shell";
 
@@ -22,13 +22,15 @@ interface UsageRow {
 
 function UsageTable({ label, rows, currency }: { label: string; rows: UsageRow[]; currency: string }) {
   return (
-    <div className="overflow-x-auto">
-      <table className="w-full min-w-[32rem] text-left text-xs tabular-nums">
+    // Scrolls sideways on a narrow screen: focusable, so a keyboard can scroll it too.
+    <div className="overflow-x-auto" tabIndex={0} role="region" aria-label={`Usage by ${label.toLowerCase()}`}>
+      <table className="w-full min-w-[38rem] text-left text-xs tabular-nums">
         <thead className="text-xs tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
           <tr>
             <th className="px-4 py-1.5 font-medium">{label}</th>
             <th className="px-4 py-1.5 text-right font-medium">Calls</th>
             <th className="px-4 py-1.5 text-right font-medium">Tokens in</th>
+            <th className="px-4 py-1.5 text-right font-medium">Cached in</th>
             <th className="px-4 py-1.5 text-right font-medium">Tokens out</th>
             <th className="px-4 py-1.5 text-right font-medium">Cost</th>
           </tr>
@@ -39,6 +41,12 @@ function UsageTable({ label, rows, currency }: { label: string; rows: UsageRow[]
               <td className="px-4 py-1.5">{name}</td>
               <td className="px-4 py-1.5 text-right">{u.calls}</td>
               <td className="px-4 py-1.5 text-right">{formatTokens(u.inputTokens)}</td>
+              <td className="px-4 py-1.5 text-right" data-testid="usage-cached">
+                {formatTokens(u.cachedInputTokens)}
+                {u.cacheCreationInputTokens ? (
+                  <span className="block text-zinc-600 dark:text-zinc-400">+ {formatTokens(u.cacheCreationInputTokens)} written</span>
+                ) : null}
+              </td>
               <td className="px-4 py-1.5 text-right">{formatTokens(u.outputTokens)}</td>
               <td className="px-4 py-1.5 text-right" data-testid="usage-cost">
                 {formatCost(u.cost, currency)}
@@ -83,8 +91,9 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
         <div>
           <h1 className="text-lg font-semibold text-zinc-900 dark:text-zinc-100">Usage</h1>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">
-            Tokens the agents reported since {report.since} (UTC), and what they cost with the prices in settings.json. Which agent does
-            best on a project: the{" "}
+            Tokens the agents reported since {report.since} (UTC), and what they cost with the prices in settings.json. Cached input (read
+            from a provider&apos;s prompt cache, or written to it) is part of the input, priced at the cache rates. Which agent does best on
+            a project: the{" "}
             <a
               href={`/usage/agents${projectId ? `?project=${encodeURIComponent(projectId)}` : ""}`}
               className="text-sky-700 underline dark:text-sky-400"
@@ -121,10 +130,11 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
           ))}
         </nav>
         <Panel title="In all" meta={<span className="tabular-nums">{formatCost(report.total.cost, report.currency)}</span>}>
-          <dl className="grid grid-cols-2 gap-x-4 gap-y-1.5 px-4 py-3 text-xs sm:grid-cols-4" data-testid="usage-total">
+          <dl className="grid grid-cols-2 gap-x-4 gap-y-1.5 px-4 py-3 text-xs sm:grid-cols-5" data-testid="usage-total">
             {[
               ["Calls", String(report.total.calls)],
               ["Tokens in", formatTokens(report.total.inputTokens)],
+              ["Cached in", cachedLine(report.total) || "0"],
               ["Tokens out", formatTokens(report.total.outputTokens)],
               ["Cost", formatCost(report.total.cost, report.currency)],
             ].map(([label, value]) => (

@@ -11,11 +11,17 @@ export interface BenchReportFigures {
   step_pickup_ms: { p50: number; p99: number; n: number; max: number } | null;
   fork_ms: { parent_10: number; parent_100000: number } | null;
   fork_workspace_ms: { p50: number; p99: number; n: number; max: number } | null;
+  bake_off_fanout_ms: { p50: number; p99: number; n: number; max: number } | null;
   read_all_lag_ms: { p95: number; p50: number; n: number; max: number; unseen: number } | null;
   notify_listeners: number | null;
   step_overhead_ms: { p50: number; p99: number; n: number; max: number } | null;
   review_loop_cycle_ms: { p50: number; p99: number; n: number; max: number } | null;
   forge_stage_overhead_ms: { p50: number; p99: number; n: number; max: number } | null;
+  prompt_cacheable_share: { review_loop: number; forge: number } | null;
+  tokens_per_approved_demo_task: Record<
+    "review_loop" | "forge",
+    { input: number; cached_input: number; output: number; calls: number; first_call_input: number }
+  > | null;
   timeline_first_page_ms: { p50: number; p95: number; n: number; last_page_p50: number } | null;
   state_at_position_ms: { at_5000_p50: number; at_10000_p50: number; at_10000_p95: number; replay_at_10000_p50: number } | null;
   state_at_10000_snapshot_ms: {
@@ -186,11 +192,14 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   step_pickup_ms: null,
   fork_ms: null,
   fork_workspace_ms: null,
+  bake_off_fanout_ms: null,
   read_all_lag_ms: null,
   notify_listeners: null,
   step_overhead_ms: null,
   review_loop_cycle_ms: null,
   forge_stage_overhead_ms: null,
+  prompt_cacheable_share: null,
+  tokens_per_approved_demo_task: null,
   timeline_first_page_ms: null,
   state_at_position_ms: null,
   state_at_10000_snapshot_ms: null,
@@ -229,6 +238,8 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
   fork_ms: "parent_100000 <= 1.1x parent_10 (O(1), nothing copied)",
   fork_workspace_ms:
     "informational: a finished session forked (sessions.fork) and the fork's git worktree ready at the recorded commit; see meta.notes.fork_workspace",
+  bake_off_fanout_ms:
+    "informational: a 6-contender bake-off's confirm committed → every contender's first step started (one runner, 8 slots); see meta.notes.bake_off_fanout",
   read_all_lag_ms: "p95 <= 100 ms, unseen = 0 (never skip an event)",
   notify_listeners: "informational: LISTENing connections while append_single ran",
   step_overhead_ms:
@@ -237,6 +248,10 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "informational: build → review → test plan → node --test → approved with instant scripted agents (git worktree and node --test dominate)",
   forge_stage_overhead_ms:
     "p50 <= 60 ms per stage (its steps' pickup, start, result with artifacts recorded and next decision; agents, git and node --test excluded: see meta.notes.forge_stage_overhead)",
+  prompt_cacheable_share:
+    ">= 0.7 for each: from a session's second agent call on, the share of prompt bytes equal to a prefix already sent in the session (demo-like sessions; see meta.notes.prompt_cacheable_share)",
+  tokens_per_approved_demo_task:
+    "informational: tokens per approved demo task (input, cacheable input, output), counted from the prompts at 4 bytes per token; see meta.notes.tokens_per_approved_demo_task",
   timeline_first_page_ms: "p50 <= 10 ms for a 10,000-event session (100 entries, no payloads read)",
   state_at_position_ms: "p50 <= 250 ms at event 10,000 (read up to the position and fold; nothing re-run)",
   state_at_10000_snapshot_ms:

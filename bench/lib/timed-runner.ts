@@ -11,7 +11,7 @@ import { createAppEventStore } from "../../server/app-store";
 import { z } from "zod";
 import { createPool } from "../../server/db/pool";
 import type { StepExecutor } from "../../server/runner/executors";
-import { Runner } from "../../server/runner/runner";
+import { Runner, type RunnerOptions } from "../../server/runner/runner";
 import { stepKindRegistry } from "../../server/runner/step-kinds";
 import { appStepKinds } from "../../server/app-runner";
 
@@ -38,7 +38,8 @@ export interface TimedRunner {
 /** The workflow state a step runs in (a workflow step's input says); other kinds go by their kind. */
 const ZStateOfStep = z.object({ state: z.string() });
 
-export function timedRunner(url: string, workspacesRoot: string, idPrefix: string): TimedRunner {
+/** `options`: over the runner's defaults (a measurement that needs more slots at once). */
+export function timedRunner(url: string, workspacesRoot: string, idPrefix: string, options: Partial<RunnerOptions> = {}): TimedRunner {
   const pool = createPool(url, 8);
   const store = createAppEventStore(pool);
   const steps = new Map<string, StepTiming>();
@@ -83,6 +84,7 @@ export function timedRunner(url: string, workspacesRoot: string, idPrefix: strin
         stepOf(String(fields?.stepId), sessionId).committedAt = at;
         timedRunner.onCommitted?.(sessionId);
       },
+      ...options,
     }),
     stepsOf(sessionId) {
       const own = [...steps.values()].filter((t) => t.sessionId === sessionId).sort((a, b) => (a.committedAt ?? 0) - (b.committedAt ?? 0));

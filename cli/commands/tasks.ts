@@ -2,6 +2,7 @@
 // operator's commands, each one tRPC mutation recorded with you as the actor.
 import fs from "node:fs";
 import { Option, type Command } from "commander";
+import { parseContenders } from "../../lib/bake-off";
 import type { CatCafeClient } from "../../lib/client";
 import { CliContext } from "../context";
 import { CliError } from "../errors";
@@ -40,6 +41,7 @@ interface StartOptions {
   title?: string;
   file?: string;
   watch?: boolean;
+  bakeOff?: string;
 }
 
 /** A mode of the workflow: the server checks it against the workflow's own modes. */
@@ -62,10 +64,15 @@ export function registerTaskCommands(program: Command): void {
     .option("-t, --title <title>", "title (default: the prompt's first line)")
     .option("-f, --file <file>", "read the prompt from a file (`-`: stdin)")
     .option("--watch", "then watch it until it ends (or waits for your confirm)")
+    .option(
+      "--bake-off <coders>",
+      "a bake-off (docs/bake-off.md): 2 to 6 coders, comma-separated, each coder or coder:model; forks at your confirm",
+    )
     .addHelpText(
       "after",
       examples([
         'catcafe task start --project demo "Fix slugify() so the tests pass"',
+        'catcafe task start -p demo --bake-off claude-coder,codex-coder,codex-coder:o3 "Fix slugify()"',
         "catcafe task start -p demo -m implementation -f task.md --watch",
         'catcafe task start -p demo "Add a --dry-run flag" --json | jq -r .sessionId',
       ]),
@@ -81,6 +88,7 @@ export function registerTaskCommands(program: Command): void {
         mode: options.mode,
         workflow: options.workflow,
         title: options.title,
+        ...(options.bakeOff ? { bakeOff: { contenders: parseContenders(options.bakeOff) } } : {}),
       });
       const summary = await client.tasks.get.query({ sessionId: started.sessionId });
       ctx.out.result({ ...started, workflow: summary.workflow, mode: summary.mode, projectId }, () => [

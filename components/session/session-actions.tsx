@@ -111,6 +111,8 @@ export function ActionsPanel({
   const [text, setText] = useState("");
   const awaiting = status.state === "awaiting_operator_confirm" && status.status === "active";
   const active = status.status === "active";
+  // A bake-off's parent is not cancelled: it is picked or dismissed (docs/bake-off.md).
+  const cancellable = active && status.state !== "bake_off";
   const isTask = status.status !== "none";
   const send = () => {
     const value = text.trim();
@@ -194,7 +196,7 @@ export function ActionsPanel({
                 {commands.resume.isPending ? "Resuming…" : "Resume"}
               </button>
             ) : null}
-            {active ? (
+            {cancellable ? (
               <button
                 type="button"
                 data-testid="cancel-button"

@@ -9,6 +9,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { CatCafeClient } from "./client";
+import { parseContenders } from "../bake-off";
 import { describeError } from "./errors";
 import type { RouterInputs, RouterOutputs } from "./types";
 
@@ -25,6 +26,11 @@ export interface McpToolCalls {
   };
   sessions: {
     list: Call<RouterInputs["sessions"]["list"], RouterOutputs["sessions"]["list"]>;
+  };
+  bakeOffs: {
+    get: Call<RouterInputs["bakeOffs"]["get"], RouterOutputs["bakeOffs"]["get"]>;
+    judge: Call<RouterInputs["bakeOffs"]["judge"], RouterOutputs["bakeOffs"]["judge"]>;
+    pick: Call<RouterInputs["bakeOffs"]["pick"], RouterOutputs["bakeOffs"]["pick"]>;
   };
 }
 
@@ -46,6 +52,11 @@ export function clientBackend(client: CatCafeClient): McpBackend {
         cancel: (input) => client.tasks.cancel.mutate(input),
       },
       sessions: { list: (input) => client.sessions.list.query(input) },
+      bakeOffs: {
+        get: (input) => client.bakeOffs.get.query(input),
+        judge: (input) => client.bakeOffs.judge.mutate(input),
+        pick: (input) => client.bakeOffs.pick.mutate(input),
+      },
     },
     describeError,
   };
@@ -77,9 +88,21 @@ export function createCatCafeMcpServer(backend: McpBackend, version: string): Mc
         projectId: z.string().min(1).describe("the project (see list_sessions or the dashboard)"),
         prompt: z.string().min(1).describe("what the agents should do"),
         mode: z.enum(["proposal", "implementation"]).optional().describe("default: the project's, else proposal"),
+        bakeOff: z
+          .string()
+          .optional()
+          .describe("a bake-off: 2 to 6 coders, comma-separated, each coder or coder:model (e.g. claude-coder,codex-coder:gpt-5)"),
       },
     },
-    (args) => tool(() => calls.tasks.start({ projectId: args.projectId, prompt: args.prompt, ...(args.mode ? { mode: args.mode } : {}) })),
+    (args) =>
+      tool(() =>
+        calls.tasks.start({
+          projectId: args.projectId,
+          prompt: args.prompt,
+          ...(args.mode ? { mode: args.mode } : {}),
+          ...(args.bakeOff ? { bakeOff: { contenders: parseContenders(args.bakeOff) } } : {}),
+        }),
+      ),
   );
   server.registerTool(
     "list_sessions",
@@ -125,6 +148,35 @@ export function createCatCafeMcpServer(backend: McpBackend, version: string): Mc
     "cancel",
     { description: "Cancel a running session (operator role).", inputSchema: { sessionId: ZSessionId, reason: z.string().optional() } },
     (args) => tool(() => calls.tasks.cancel({ sessionId: args.sessionId, ...(args.reason ? { reason: args.reason } : {}) })),
+  );
+  server.registerTool(
+    "get_bake_off",
+    {
+      description: "A bake-off: its contenders (coder, session, state, outcome), the judge's recommendation and the choice.",
+      inputSchema: { sessionId: ZSessionId },
+    },
+    (args) => tool(() => calls.bakeOffs.get({ sessionId: args.sessionId })),
+  );
+  server.registerTool(
+    "judge_bake_off",
+    {
+      description:
+        "Ask the judge agent (the reviewer by default) to recommend a bake-off's winner once every contender has ended (operator role).",
+      inputSchema: { sessionId: ZSessionId, judge: z.string().optional().describe("another agent to judge with") },
+    },
+    (args) => tool(() => calls.bakeOffs.judge({ sessionId: args.sessionId, ...(args.judge ? { judge: args.judge } : {}) })),
+  );
+  server.registerTool(
+    "pick_winner",
+    {
+      description:
+        "Pick a bake-off's winner (c1…c6): it is delivered by the project's settings, the others end not_chosen (operator role).",
+      inputSchema: { sessionId: ZSessionId, contenderId: z.string().describe("c1 … c6"), reason: z.string().optional() },
+    },
+    (args) =>
+      tool(() =>
+        calls.bakeOffs.pick({ sessionId: args.sessionId, contenderId: args.contenderId, ...(args.reason ? { reason: args.reason } : {}) }),
+      ),
   );
   return server;
 }

@@ -16,7 +16,7 @@ import { MAX_VERSION } from "../events/versions";
 import type { RecordedEvent } from "../events/types";
 import { FORGE_DIR } from "../forge/artifacts";
 import { evolve, type TaskState } from "../task-engine";
-import { costOf, roundCost } from "../usage/totals";
+import { modelCost, roundCost } from "../usage/totals";
 import { diffCommits, ensureCommit } from "../workspaces";
 import type { BakeOffContenderEntry } from "./bake-off-events";
 
@@ -62,8 +62,10 @@ export interface SessionFigures {
     calls: number;
     inputTokens: number;
     outputTokens: number;
-    /** The agents' usage reports carry no cached-token count yet: always null. */
-    cachedTokens: null;
+    /** Input tokens read from the provider's prompt cache (part of inputTokens), as the agents reported them. */
+    cachedInputTokens: number;
+    /** Input tokens written to the provider's prompt cache (part of inputTokens). */
+    cacheCreationInputTokens: number;
     cost: number;
     unpriced: string[];
   };
@@ -100,7 +102,7 @@ export function foldFigures(events: readonly RecordedEvent[], options: FoldFigur
   let startedAt: string | null = null;
   let endedAt: string | null = null;
   let observedCoder = null as { agentId: string; model: string | null } | null;
-  const byModel = new Map<string | null, { calls: number; input: number; output: number }>();
+  const byModel = new Map<string | null, { calls: number; input: number; output: number; cached: number; written: number }>();
 
   for (const event of events) {
     const own = event.streamId === sessionId;
@@ -139,10 +141,12 @@ export function foldFigures(events: readonly RecordedEvent[], options: FoldFigur
         const call = ZAgentStepOutput.pick({ agentId: true, usage: true }).safeParse(data<{ output: unknown }>(event).output);
         if (!call.success) break;
         const model = call.data.usage?.model ?? null;
-        const sum = byModel.get(model) ?? { calls: 0, input: 0, output: 0 };
+        const sum = byModel.get(model) ?? { calls: 0, input: 0, output: 0, cached: 0, written: 0 };
         sum.calls++;
         sum.input += Math.round(call.data.usage?.inputTokens ?? 0);
         sum.output += Math.round(call.data.usage?.outputTokens ?? 0);
+        sum.cached += Math.round(call.data.usage?.cachedInputTokens ?? 0);
+        sum.written += Math.round(call.data.usage?.cacheCreationInputTokens ?? 0);
         byModel.set(model, sum);
         break;
       }
@@ -164,17 +168,29 @@ export function foldFigures(events: readonly RecordedEvent[], options: FoldFigur
 
   const usage = [...byModel].reduce(
     (acc, [model, s]) => {
-      const priced = costOf(model, s.input, s.output, pricing);
+      const tokens = { inputTokens: s.input, outputTokens: s.output, cachedInputTokens: s.cached, cacheCreationInputTokens: s.written };
+      const priced = modelCost(model, tokens, pricing);
       return {
         ...acc,
         calls: acc.calls + s.calls,
         inputTokens: acc.inputTokens + s.input,
         outputTokens: acc.outputTokens + s.output,
+        cachedInputTokens: acc.cachedInputTokens + s.cached,
+        cacheCreationInputTokens: acc.cacheCreationInputTokens + s.written,
         cost: roundCost(acc.cost + priced.cost),
         unpriced: [...new Set([...acc.unpriced, ...priced.unpriced])].sort(),
       };
     },
-    { currency: pricing.currency, calls: 0, inputTokens: 0, outputTokens: 0, cachedTokens: null, cost: 0, unpriced: [] as string[] },
+    {
+      currency: pricing.currency,
+      calls: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      cachedInputTokens: 0,
+      cacheCreationInputTokens: 0,
+      cost: 0,
+      unpriced: [] as string[],
+    },
   );
   const started = task.status === "none" ? null : task;
   const snapshot = started?.config.agents.coder as { id?: string; model?: string } | undefined;

@@ -9,6 +9,7 @@ import type { McpServer } from "./mcp";
 export {
   AGENT_ROLES,
   AgentError,
+  cachedTokenFields,
   MAX_AGENT_OUTPUT_BYTES,
   ZAgentRole,
   ZThreadMessage,
@@ -23,6 +24,12 @@ export interface AgentRequest {
   role: AgentRole;
   /** The full instruction for this turn. */
   prompt: string;
+  /**
+   * The first characters of `prompt` that stay the same across the session's calls (docs/scaling.md,
+   * "Prompt economics"): shown before the thread, and marked for the provider's prompt cache by
+   * brains that take a marker. Absent: none, the thread comes first.
+   */
+  promptStableChars?: number;
   /** Earlier messages of the session's thread, oldest first. */
   context: ThreadMessage[];
   /** Absolute path of the session's workspace (a git worktree); cwd for processes. */

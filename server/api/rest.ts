@@ -23,6 +23,8 @@ import { resumeSession, ZResumeInput } from "../tasks/resume";
 import type { ContextSource } from "./context";
 import { forkAnySession } from "./fork";
 import { deliverSession, ZDeliverRequest } from "../delivery/service";
+import { judgeBakeOff, ZJudgeInput } from "../bake-off/judge";
+import { dismissBakeOff, pickWinner, ZDismissInput, ZPickInput } from "../bake-off/pick";
 import { getMode, setMode, ZSetModeInput } from "../conversations/service";
 import { listModes } from "../modes/registry";
 import { exportArchive, exportSession } from "../export";
@@ -242,6 +244,21 @@ export function createTaskRestHandlers(source: () => ContextSource) {
     deliver: withTask(ZDeliverRequest, "POST /api/sessions/:id/deliver", async (deps, input, user) => ({
       status: 202,
       body: await deliverSession(deps, input, actorOf(user), { publicUrl: process.env.NEXTAUTH_URL }),
+    })),
+    /** POST /api/sessions/:id/bake-off/judge `{ judge? }` → 202 `{ sessionId, stepId, agentId }` (a runner asks the judge) */
+    bakeOffJudge: withTask(ZJudgeInput, "POST /api/sessions/:id/bake-off/judge", async (deps, input, user) => ({
+      status: 202,
+      body: await judgeBakeOff(deps, input, actorOf(user)),
+    })),
+    /** POST /api/sessions/:id/bake-off/pick `{ contenderId, reason? }` → 200 `{ sessionId, contenderId, winnerSessionId, delivery, … }` */
+    bakeOffPick: withTask(ZPickInput, "POST /api/sessions/:id/bake-off/pick", async (deps, input, user) => ({
+      status: 200,
+      body: await pickWinner(deps, input, actorOf(user)),
+    })),
+    /** POST /api/sessions/:id/bake-off/dismiss `{ reason? }` → 200 `{ sessionId, notChosen }` */
+    bakeOffDismiss: withTask(ZDismissInput, "POST /api/sessions/:id/bake-off/dismiss", async (deps, input, user) => ({
+      status: 200,
+      body: await dismissBakeOff(deps, input, actorOf(user)),
     })),
     /** POST /api/sessions/:id/resume `{ budget? }` → 200 `{ sessionId, status, message, version }` */
     resume: withTask(ZResumeInput, "POST /api/sessions/:id/resume", async (deps, input, user) => ({

@@ -2,6 +2,7 @@
 import { agentRecordRouter } from "./routers/agent-record";
 import { authRouter } from "./routers/auth";
 import { bakeOffViewRouter } from "./routers/bake-off-view";
+import { bakeOffsRouter } from "./routers/bake-offs";
 import { conversationsRouter, modesRouter } from "./routers/conversations";
 import { forgeRouter } from "./routers/forge";
 import { inboxRouter } from "./routers/inbox";
@@ -43,6 +44,7 @@ export const appRouter = router({
   usage: usageRouter,
   bakeOffView: bakeOffViewRouter,
   agentRecord: agentRecordRouter,
+  bakeOffs: bakeOffsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -3,7 +3,7 @@
 // whose text_delta carry the answer, message_delta (stop reason, output usage),
 // message_stop; ping keeps it alive and `error` reports a failure mid-stream.
 import { z } from "zod";
-import { conversationFor } from "./conversation";
+import { conversationFor, type ChatTurn } from "./conversation";
 import { providerErrorDetail } from "./errors";
 import { apiUrl, parseEventJson, StreamFormatError, type BrainProtocol, type StreamSignal } from "./protocol";
 
@@ -35,8 +35,30 @@ function usageSignal(usage: Usage | null | undefined): StreamSignal[] {
       kind: "usage",
       inputTokens: input.length ? input.reduce((a, b) => a + b, 0) : undefined,
       outputTokens: usage.output_tokens ?? undefined,
+      cachedInputTokens: usage.cache_read_input_tokens ?? undefined,
+      cacheCreationInputTokens: usage.cache_creation_input_tokens ?? undefined,
     },
   ];
+}
+
+/**
+ * Where a cached prefix ends (docs/scaling.md, "Prompt economics"): Anthropic caches the
+ * request up to each block so marked (at most four), and bills a later request's matching
+ * prefix as a cache read.
+ */
+const CACHE_MARK = { cache_control: { type: "ephemeral" } } as const;
+
+/** A turn as content blocks: the stable part marked, the rest after it unmarked. */
+function messageFor(turn: ChatTurn) {
+  if (!turn.stableChars) return { role: turn.role, content: turn.content };
+  const rest = turn.content.slice(turn.stableChars);
+  return {
+    role: turn.role,
+    content: [
+      { type: "text", text: turn.content.slice(0, turn.stableChars), ...CACHE_MARK },
+      ...(rest ? [{ type: "text", text: rest }] : []),
+    ],
+  };
 }
 
 function shaped<T>(schema: z.ZodType<T>, json: unknown, type: string): T {
@@ -61,9 +83,10 @@ export const anthropicProtocol: BrainProtocol = {
     return {
       model: params.model,
       max_tokens: params.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
-      messages: conversationFor(request),
+      messages: conversationFor(request).map(messageFor),
       stream: true,
-      ...(params.systemPrompt ? { system: params.systemPrompt } : {}),
+      // The system prompt is the same on every call of the agent: marked, it is read from the cache.
+      ...(params.systemPrompt ? { system: [{ type: "text", text: params.systemPrompt, ...CACHE_MARK }] } : {}),
       ...(params.temperature === undefined ? {} : { temperature: params.temperature }),
     };
   },

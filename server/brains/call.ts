@@ -3,7 +3,7 @@
 // server/net/outbound.ts), feeds the event stream through the provider's reader, streams
 // text to onChunk as it arrives, and turns every way it can end into an answer or an
 // AgentError of the taxonomy. Cancel and deadline abort the HTTP request itself.
-import { AgentError, MAX_AGENT_OUTPUT_BYTES, type AgentResponse, type AgentUsage } from "../agent-calls";
+import { AgentError, cachedTokenFields, MAX_AGENT_OUTPUT_BYTES, type AgentResponse, type AgentUsage } from "../agent-calls";
 import { OutboundRefused, outboundFetch, PRIVATE_HOSTS_SETTING } from "../net/outbound";
 import { connectionError, httpError, redact, streamError } from "./errors";
 import { StreamFormatError, type BrainProtocol } from "./protocol";
@@ -210,6 +210,8 @@ async function streamCall(call: BrainCall, request: CallControl): Promise<AgentR
             case "usage":
               if (signal.inputTokens !== undefined) usage.inputTokens = signal.inputTokens;
               if (signal.outputTokens !== undefined) usage.outputTokens = signal.outputTokens;
+              if (signal.cachedInputTokens !== undefined) usage.cachedInputTokens = signal.cachedInputTokens;
+              if (signal.cacheCreationInputTokens !== undefined) usage.cacheCreationInputTokens = signal.cacheCreationInputTokens;
               break;
             case "finished":
               finished = true;
@@ -261,7 +263,11 @@ async function streamCall(call: BrainCall, request: CallControl): Promise<AgentR
       );
     }
     const complete = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
-    return { text, ...(complete ? { usage: { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 } } : {}) };
+    const cached = cachedTokenFields(usage.cachedInputTokens ?? 0, usage.cacheCreationInputTokens ?? 0);
+    return {
+      text,
+      ...(complete ? { usage: { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, ...cached } } : {}),
+    };
   } finally {
     release();
     clearDeadline();

@@ -20,7 +20,14 @@ const ZChunk = z.object({
       }),
     )
     .nullish(),
-  usage: z.object({ prompt_tokens: z.number().optional(), completion_tokens: z.number().optional() }).nullish(),
+  usage: z
+    .object({
+      prompt_tokens: z.number().optional(),
+      completion_tokens: z.number().optional(),
+      // The part of prompt_tokens read from OpenAI's automatic prefix cache.
+      prompt_tokens_details: z.object({ cached_tokens: z.number().nullish() }).nullish(),
+    })
+    .nullish(),
   error: z.unknown().optional(),
 });
 
@@ -38,7 +45,8 @@ export const openaiProtocol: BrainProtocol = {
     const system = params.systemPrompt ? [{ role: "system", content: params.systemPrompt }] : [];
     return {
       model: params.model,
-      messages: [...system, ...conversationFor(request)],
+      // No marker: OpenAI caches a prompt's prefix by itself; the stable part first is what it needs.
+      messages: [...system, ...conversationFor(request).map(({ role, content }) => ({ role, content }))],
       stream: true,
       stream_options: { include_usage: true },
       ...(params.temperature === undefined ? {} : { temperature: params.temperature }),
@@ -59,7 +67,10 @@ export const openaiProtocol: BrainProtocol = {
     if (text) signals.push({ kind: "text", text });
     if (choice?.finish_reason) signals.push({ kind: "finished" });
     const usage = chunk.data.usage;
-    if (usage) signals.push({ kind: "usage", inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens });
+    if (usage) {
+      const cached = usage.prompt_tokens_details?.cached_tokens ?? undefined;
+      signals.push({ kind: "usage", inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens, cachedInputTokens: cached });
+    }
     return signals;
   },
 };

@@ -8,7 +8,8 @@ import type { SseEvent } from "./sse";
 /** What one streamed event means for the answer. */
 export type StreamSignal =
   | { kind: "text"; text: string }
-  | { kind: "usage"; inputTokens?: number; outputTokens?: number }
+  /** inputTokens counts every input token; the cached ones are part of it. */
+  | { kind: "usage"; inputTokens?: number; outputTokens?: number; cachedInputTokens?: number; cacheCreationInputTokens?: number }
   /** The model stopped (a stop or finish reason); usage or an end marker may still follow. */
   | { kind: "finished" }
   /** The end marker: nothing more will come. */

@@ -176,9 +176,15 @@ export type DeliverySettings = z.output<typeof ZDeliverySettings>;
 /** A price per million tokens, in the table's currency. */
 const ZPerMillion = z.number().nonnegative().max(100_000);
 
+/** What a cached input token costs by default, as a share of the input price (docs/delivery.md, "Usage and cost"). */
+export const DEFAULT_CACHE_READ_SHARE = 0.1;
+export const DEFAULT_CACHE_WRITE_SHARE = 1.25;
+
 /**
  * What the models cost (docs/delivery.md, "Usage and cost"): per model name — as the brain or CLI is configured with it,
- * or as the CLI reports it — the price of a million input and of a million output tokens.
+ * or as the CLI reports it — the price of a million input and of a million output tokens, and of a million input
+ * tokens read from the provider's prompt cache (default 0.1× input: Anthropic's rate, and OpenAI's for its newer
+ * models) and written to it (default 1.25× input: Anthropic's five-minute cache; only Anthropic reports writes).
  * Costs are worked out when they are read, so a corrected price applies to past usage too; a
  * model not in the table has its tokens counted and its cost shown as unknown.
  */
@@ -188,7 +194,17 @@ export const ZPricingSettings = z.strictObject({
     .string()
     .regex(/^[A-Z]{3}$/, "a three-letter currency code such as USD")
     .default("USD"),
-  models: z.record(z.string().min(1).max(200), z.strictObject({ inputPerMillion: ZPerMillion, outputPerMillion: ZPerMillion })).default({}),
+  models: z
+    .record(
+      z.string().min(1).max(200),
+      z.strictObject({
+        inputPerMillion: ZPerMillion,
+        outputPerMillion: ZPerMillion,
+        cacheReadPerMillion: ZPerMillion.optional(),
+        cacheWritePerMillion: ZPerMillion.optional(),
+      }),
+    )
+    .default({}),
 });
 export type PricingSettings = z.output<typeof ZPricingSettings>;
 

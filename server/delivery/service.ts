@@ -305,6 +305,8 @@ async function automatically(
 ): Promise<NewEvent[]> {
   const { delivery } = await deliverySettings(db, store, state.config.project.id);
   if (!delivery.auto || state.head === state.config.project.baseCommit) return [];
+  // A bake-off's contender is delivered only if a person picks it (docs/bake-off.md).
+  if (events.some((e) => e.type === "BakeOffContender")) return [];
   // Its own deliveries: a follow-up fork inherits its parent's, and is delivered automatically all the same.
   const own = events.filter((e) => e.streamId === sessionId);
   if (approvedBy.length < delivery.approvals || deliveriesOf(own).length > 0) return [];
@@ -335,4 +337,31 @@ export async function deliverOnApproval(tx: Tx, store: EventStore, sessionId: st
     { actor: AUTO_DELIVERY_ACTOR },
     { tx },
   );
+}
+
+/**
+ * A bake-off's winner delivered as Deliver would (docs/bake-off.md), in the pick's transaction,
+ * which holds the session's stream lock: the request and its step, or the refusal (not
+ * deliverable, approvals missing, settings lacking what the method needs).
+ */
+export async function deliverInTx(
+  tx: Tx,
+  store: EventStore,
+  sessionId: string,
+  actor: Actor,
+): Promise<{ stepId: string; method: DeliverInput["method"]; branch: string }> {
+  let planned: DeliveryPlan | undefined;
+  await deliveryCommands.handle(
+    store,
+    sessionId,
+    async ({ events, task }, at) => {
+      requireDeliverable(sessionId, task);
+      planned = await planDelivery(at.db, store, sessionId, events, task, approversOf(events), process.env.NEXTAUTH_URL);
+      return planned.events;
+    },
+    { actor },
+    { tx },
+  );
+  const plan = planned!;
+  return { stepId: plan.stepId, method: plan.method, branch: plan.branch };
 }

@@ -19,6 +19,7 @@ import {
 } from "./step-contract";
 import { configCatalog } from "./config-catalog";
 import { conversationCatalog } from "./conversation-catalog";
+import { bakeOffCatalog, ZBakeOffConfig } from "./bake-off-catalog";
 import { deliveryCatalog } from "./delivery-catalog";
 import { forgeCatalog } from "./forge-catalog";
 import { stepCatalog } from "./step-catalog";
@@ -71,7 +72,8 @@ export const eventCatalog = {
     schema: z.object({
       parentId: z.string().min(1),
       atVersion: z.number().int().nonnegative(),
-      reason: z.enum(["rerun", "modify", "revert", "manual"]),
+      /** bake_off: a contender of a bake-off (docs/bake-off.md), forked at the confirm. */
+      reason: z.enum(["rerun", "modify", "revert", "manual", "bake_off"]),
       title: z.string().min(1).max(500),
       workflow: z.string().min(1),
       state: z.string().min(1),
@@ -189,6 +191,11 @@ export const eventCatalog = {
        * its TaskStartedFromConversation, the command as recorded there. Absent: started as a task.
        */
       origin: z.object({ conversationId: z.string().min(1).max(100), version: z.number().int().positive() }).optional(),
+      /**
+       * A bake-off (docs/bake-off.md): at the confirm the session forks into one contender per
+       * entry, each with its coder; a contender's own task has none (BakeOffContender clears it).
+       */
+      bakeOff: ZBakeOffConfig.optional(),
     }),
     summary: (d) => `Task started (${d.workflow}, ${d.mode} mode) on ${d.project.name}: ${d.prompt}`,
   }),
@@ -367,6 +374,7 @@ export const eventCatalog = {
   ...forgeCatalog,
   ...conversationCatalog,
   ...deliveryCatalog,
+  ...bakeOffCatalog,
   ...pruningCatalog,
   ...teamCatalog,
   ...intakeCatalog,

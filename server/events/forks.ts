@@ -5,8 +5,9 @@
 // nearest snapshot, as every replay's does) and two hooks: where a fork may start, and how the
 // child goes on. Tasks (fork, revert, modify, rerun) and conversations use it.
 import { AppError } from "../errors";
-import type { Queryable } from "../db/pool";
+import type { Queryable, Tx } from "../db/pool";
 import type { AppEventOf } from "./catalog";
+import { foldStreamAt } from "./fold-read";
 import type { StreamFold } from "./snapshots";
 import type { EventStore } from "./store";
 import type { AppendMetadata, NewEvent } from "./types";
@@ -25,7 +26,7 @@ export interface ForkRequest<S, T> {
    * state, as the kind sees it) — or a domain error that names where a fork may start instead,
    * for a position from which this kind cannot go on.
    */
-  startsFrom(inherited: S, position: { parentId: string; atVersion: number; head: number }): T | Promise<T>;
+  startsFrom(inherited: S, position: { parentId: string; atVersion: number; head: number; db: Queryable }): T | Promise<T>;
   /** SessionForked's title, workflow, state and reason. */
   forked(from: T): ForkFacts;
   /** Recorded right after SessionForked, before the continuation (a modify's change request). */
@@ -54,8 +55,9 @@ export async function stateAtPosition<S>(
   fold: StreamFold<S>,
   streamId: string,
   atVersion: number,
+  tx?: Tx,
 ): Promise<{ state: S; head: number }> {
-  const head = await store.streamVersion(streamId);
+  const head = await store.streamVersion(streamId, tx);
   if (head === null) throw new AppError("NOT_FOUND", `no session ${streamId}`, { sessionId: streamId });
   if (!Number.isInteger(atVersion) || atVersion < 1 || atVersion > head) {
     throw new AppError("INVALID_INPUT", `session ${streamId} has events 1..${head}: there is no event ${atVersion} to fork at`, {
@@ -64,14 +66,25 @@ export async function stateAtPosition<S>(
       fieldErrors: { atVersion: [`between 1 and ${head}`] },
     });
   }
-  return { state: await store.stateAt(streamId, atVersion, fold), head };
+  const state = tx
+    ? await foldStreamAt({ pool: tx, registry: store.registry }, fold, streamId, atVersion, { inTransaction: true })
+    : await store.stateAt(streamId, atVersion, fold);
+  return { state, head };
 }
 
-/** Creates the child: SessionForked, `first`, then the continuation, in one transaction. */
-export async function forkStream<S, T>(store: EventStore, request: ForkRequest<S, T>, metadata: AppendMetadata): Promise<Forked> {
+/**
+ * Creates the child: SessionForked, `first`, then the continuation, in one transaction (the
+ * caller's `tx` when given: a bake-off creates its contenders in its confirm's).
+ */
+export async function forkStream<S, T>(
+  store: EventStore,
+  request: ForkRequest<S, T>,
+  metadata: AppendMetadata,
+  options: { tx?: Tx } = {},
+): Promise<Forked> {
   const { fold, parentId, atVersion, childId } = request;
-  const { state: inherited, head } = await stateAtPosition(store, fold, parentId, atVersion);
-  const from = await request.startsFrom(inherited, { parentId, atVersion, head });
+  const { state: inherited, head } = await stateAtPosition(store, fold, parentId, atVersion, options.tx);
+  const from = await request.startsFrom(inherited, { parentId, atVersion, head, db: options.tx ?? store.pool });
   const forked: NewEvent = { type: "SessionForked", data: { parentId, atVersion, ...request.forked(from) } };
   const first = (await request.first?.(from)) ?? [];
   // Folded as they will be recorded (SessionForked's time starts the child's own budget clock).
@@ -80,7 +93,8 @@ export async function forkStream<S, T>(store: EventStore, request: ForkRequest<S
     (state, e, i) => fold.evolve(state, { version: atVersion + 1 + i, type: e.type, data: e.data, recordedAt }),
     inherited,
   );
-  const then = await request.continuation(opened, from, { childId, version: atVersion + 1 + first.length, db: store.pool });
-  const result = await store.fork({ parentId, atVersion, childId, event: [forked, ...first, ...then], metadata });
+  const then = await request.continuation(opened, from, { childId, version: atVersion + 1 + first.length, db: options.tx ?? store.pool });
+  const input = { parentId, atVersion, childId, event: [forked, ...first, ...then], metadata };
+  const result = options.tx ? await store.forkInTx(options.tx, input) : await store.fork(input);
   return { sessionId: childId, parentId, atVersion, version: result.version };
 }

@@ -87,6 +87,12 @@ export const ZStepInput = z.object({
   phase: ZStepPhase,
   output: ZStepOutputKind,
   prompt: z.string(),
+  /**
+   * The first characters of `prompt` that are the same for every call of the session (the task,
+   * the TaskSpec: docs/scaling.md, "Prompt economics"); the agent is shown them before the thread.
+   * Absent in steps scheduled before it was recorded: none.
+   */
+  promptStableChars: z.number().int().nonnegative().optional(),
   /** The end of the session's thread, oldest first. */
   context: z.array(ZThreadMessage),
   /** Null when the task recorded no agent for the role (the runner fails the step). */
@@ -125,7 +131,11 @@ export const ZStepInput = z.object({
       materialize: z.array(z.object({ path: z.string(), blob: ZBlobRef })),
       /** A person's edits the agent's redraft must keep: merged three-way (git merge-file), the person's text winning. */
       protect: z.array(z.object({ path: z.string(), base: ZBlobRef.nullable(), edited: ZBlobRef })),
-      /** Artifacts whose text is added to the prompt (written in the worktree too; an HTTP brain sees only its prompt). */
+      /**
+       * Artifacts whose text is added to the prompt (written in the worktree too; an HTTP brain sees
+       * only its prompt): the completed stages' first, then the stage's own drafts, so that a stage's
+       * artifacts sit where they will stay once it completes (docs/scaling.md, "Prompt economics").
+       */
       attach: z.array(z.object({ path: z.string(), blob: ZBlobRef })),
       /** feedback_history.json as the session's events say it is. */
       feedbackHistory: z.string(),

@@ -262,20 +262,23 @@ export class EventStore {
    * The child reads the parent's events up to `atVersion`, then its own.
    */
   async fork(input: ForkInput): Promise<AppendResult> {
-    return withTransaction(this.pool, async (tx) => {
-      const parent = await tx.query<{ version: number; type: string }>("SELECT version, type FROM streams WHERE id = $1", [input.parentId]);
-      const parentRow = parent.rows[0];
-      if (!parentRow) throw new AppError("NOT_FOUND", `cannot fork: stream ${input.parentId} does not exist`);
-      if (!Number.isInteger(input.atVersion) || input.atVersion < 1 || input.atVersion > parentRow.version) {
-        throw new AppError("INVALID_INPUT", `cannot fork ${input.parentId} at ${input.atVersion}: it has events 1..${parentRow.version}`);
-      }
-      const created = await tx.query(
-        `INSERT INTO streams (id, type, version, parent_id, fork_version) VALUES ($1, $2, $3, $4, $3) ON CONFLICT (id) DO NOTHING`,
-        [input.childId, parentRow.type, input.atVersion, input.parentId],
-      );
-      if (created.rowCount !== 1) throw new AppError("CONFLICT", `stream ${input.childId} already exists`);
-      return this.appendInTx(tx, input.childId, input.atVersion, Array.isArray(input.event) ? input.event : [input.event], input.metadata);
-    });
+    return withTransaction(this.pool, (tx) => this.forkInTx(tx, input));
+  }
+
+  /** The fork, in the caller's transaction (a bake-off's contenders are created in the confirm's). */
+  async forkInTx(tx: Tx, input: ForkInput): Promise<AppendResult> {
+    const parent = await tx.query<{ version: number; type: string }>("SELECT version, type FROM streams WHERE id = $1", [input.parentId]);
+    const parentRow = parent.rows[0];
+    if (!parentRow) throw new AppError("NOT_FOUND", `cannot fork: stream ${input.parentId} does not exist`);
+    if (!Number.isInteger(input.atVersion) || input.atVersion < 1 || input.atVersion > parentRow.version) {
+      throw new AppError("INVALID_INPUT", `cannot fork ${input.parentId} at ${input.atVersion}: it has events 1..${parentRow.version}`);
+    }
+    const created = await tx.query(
+      `INSERT INTO streams (id, type, version, parent_id, fork_version) VALUES ($1, $2, $3, $4, $3) ON CONFLICT (id) DO NOTHING`,
+      [input.childId, parentRow.type, input.atVersion, input.parentId],
+    );
+    if (created.rowCount !== 1) throw new AppError("CONFLICT", `stream ${input.childId} already exists`);
+    return this.appendInTx(tx, input.childId, input.atVersion, Array.isArray(input.event) ? input.event : [input.event], input.metadata);
   }
 
   /** A stream's events in order, including inherited ones from its fork ancestors. */

@@ -10,6 +10,8 @@ import type { EventStore } from "../events/store";
 import type { RecordedEvent } from "../events/types";
 import { viewerEventData } from "./redact";
 import { renderSessionExport } from "./layout";
+import { bakeOffDocument, forkedContenders } from "./bake-off";
+import { jsonFile } from "./types";
 import type { ExportFiles } from "./types";
 
 export { exportArchive, type ArchiveOptions } from "./archive";
@@ -41,6 +43,20 @@ export async function exportSession(
   const events = options.audience === "viewer" ? read.map((e) => ({ ...e, data: viewerEventData(e.type, e.data) }) as RecordedEvent) : read;
   const labels = new Set(events.flatMap((e) => [actorLabel(e.metadata.actor), ...userLabelsIn(JSON.stringify(e.data))]));
   const names = options.names ? await options.names([...labels]) : {};
-  const usage = await sessionUsage(pool, sessionId, options.pricing ?? ZPricingSettings.parse({}));
-  return renderSessionExport(sessionId, events, async (hash) => (await getBlob(pool, hash)).content, usage, names);
+  const pricing = options.pricing ?? ZPricingSettings.parse({});
+  const usage = await sessionUsage(pool, sessionId, pricing);
+  const files = await renderSessionExport(sessionId, events, async (hash) => (await getBlob(pool, hash)).content, usage, names);
+  const contenders = forkedContenders(read);
+  if (!contenders.length) return files;
+  // A bake-off (docs/bake-off.md): each contender's own export, and bake-off.json.
+  for (const c of contenders) {
+    const own = await exportSession(store, pool, c.sessionId, options);
+    for (const [name, content] of own) files.set(`contenders/${c.id}-${c.sessionId}/${name}`, content);
+  }
+  const document = await bakeOffDocument(sessionId, read, async (id) => ({
+    events: await store.readStream(id),
+    usage: await sessionUsage(pool, id, pricing),
+  }));
+  files.set("bake-off.json", jsonFile(document));
+  return files;
 }

@@ -1,6 +1,7 @@
 // Renders each round's folder of the export: raw outputs, parsed JSON, meta, events, test
 // results and diffs. The rounds themselves are server/sessions/rounds.ts's, the model the
 // replay panel shows too (one per workflow iteration; the proposal roundtable is round 1).
+import type { AgentUsage } from "../agent-calls";
 import { actorLabel } from "../events/catalog";
 import type { RoundSlice } from "../sessions/rounds";
 import { redactEventData } from "./redact";
@@ -36,7 +37,7 @@ export interface OutputMeta {
   phase: string;
   agentId: string;
   simulated: boolean;
-  usage: { inputTokens: number; outputTokens: number } | null;
+  usage: AgentUsage | null;
   validationErrors: string[];
   raw: { blob: string; size: number; mediaType: string };
 }

@@ -32,10 +32,15 @@ export function stagedInput(state: Task, stage: Staged, spec: StepSpec): StagedS
       ? stage.spec.artifacts.flatMap((path) => (pipeline.edits[path] ?? []).map((e) => ({ path, base: e.base, edited: e.edited })))
       : [],
     // A stage reads its own drafts and the completed stages' artifacts: the earlier stages', and
-    // in a replan the later ones' too (an open stage's drafts, never).
-    attach: artifacts
-      .filter(([, a]) => a.stage === stage.name || state.stages.completed.includes(a.stage))
-      .map(([path, a]) => ({ path, blob: a.blob })),
+    // in a replan the later ones' too (an open stage's drafts, never). The completed ones first,
+    // then the drafts: where they will stay once the stage completes, so the prompt's prefix
+    // holds from stage to stage (docs/scaling.md, "Prompt economics").
+    attach: [
+      ...artifacts
+        .filter(([, a]) => a.stage !== stage.name && state.stages.completed.includes(a.stage))
+        .map(([path, a]) => ({ path, blob: a.blob })),
+      ...artifacts.filter(([, a]) => a.stage === stage.name).map(([path, a]) => ({ path, blob: a.blob })),
+    ],
     feedbackHistory: `${JSON.stringify(pipeline.feedback, null, 2)}\n`,
     ...(pipeline.change ? { modifying: true } : {}),
     ...(pipeline.change && drafts && stage.spec.artifacts.includes(ARTIFACT_PATHS.patch)

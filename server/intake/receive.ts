@@ -2,13 +2,14 @@
 // the body is read up to MAX_BODY_BYTES (more: 413), the delivery's repository names the
 // projects whose intake rules are for it, and one of their secrets must verify it (else 401,
 // nothing recorded). A delivery id seen before answers `{ignored: "replayed"}` and records
-// nothing more: its row (provider, delivery id) is inserted in the transaction that records
-// what the delivery does. Issue events go to ./start.ts, pull-request events to
-// routePullRequestDelivery.
+// nothing more (a review that made a follow-up answers as it did the first time): its row
+// (provider, delivery id) is inserted in the transaction that records what the delivery does.
+// Issue events go to ./start.ts, pull-request events to routePullRequestDelivery.
 import type { Db } from "../db/pool";
 import { logger } from "../log";
 import { ZIntakeSettings, type IntakeSettings } from "../config/schemas";
 import { githubDelivery, gitlabDelivery, type TrackerDelivery } from "./payloads";
+import { recordedFollowUp } from "../tracker/review-follow-ups";
 import { routePullRequestDelivery } from "./pull-requests";
 import type { IntakeProvider } from "./rules";
 import { webhookSecret, type SealingKey } from "./secret";
@@ -100,7 +101,11 @@ export async function receiveDelivery(deps: ReceiverDeps, provider: IntakeProvid
   const log = logger.child({ provider, deliveryId, event, projectId: project.projectId });
   const ref = { provider, deliveryId, projectId: project.projectId, event };
   if (event === "ping") return json(200, { pong: true });
-  if (await wasDelivered(deps.pool, provider, deliveryId)) return json(200, { ignored: "replayed" });
+  if (await wasDelivered(deps.pool, provider, deliveryId)) {
+    // A review that made a follow-up answers a replay as it answered the delivery (the follow-up's own record).
+    const followedUp = delivery.kind === "pull_request" ? await recordedFollowUp(deps.pool, provider, deliveryId) : null;
+    return json(200, followedUp ?? { ignored: "replayed" });
+  }
   if (delivery.kind === "pull_request") {
     const answer = await routePullRequestDelivery(deps, { ...ref, payload });
     log.info({ answer }, "pull-request delivery");

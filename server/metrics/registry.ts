@@ -14,7 +14,17 @@ export interface ScrapeSources {
   /** Steps waiting and running, by kind (from the steps table). */
   queue?: () => Promise<{ kind: string; pending: number; running: number }[]>;
   /** Tokens and cost so far, by project and model (from the usage totals). */
-  usage?: () => Promise<{ project: string; model: string; inputTokens: number; outputTokens: number; cost: number; currency: string }[]>;
+  usage?: () => Promise<
+    {
+      project: string;
+      model: string;
+      inputTokens: number;
+      outputTokens: number;
+      cachedInputTokens: number;
+      cost: number;
+      currency: string;
+    }[]
+  >;
   /** Open live-update (SSE) subscriptions of this process. */
   subscribers?: () => number;
   /** The process's pg pools, by name. */
@@ -109,6 +119,8 @@ function families(registry: client.Registry) {
         for (const r of (await sources.usage?.()) ?? []) {
           g.set({ project: r.project, model: r.model, direction: "input" }, r.inputTokens);
           g.set({ project: r.project, model: r.model, direction: "output" }, r.outputTokens);
+          // Of the input, read from the provider's prompt cache (docs/scaling.md, "Prompt economics").
+          g.set({ project: r.project, model: r.model, direction: "cached_input" }, r.cachedInputTokens);
         }
       },
     ),

@@ -8,7 +8,7 @@ import path from "node:path";
 import type { Db, Tx } from "../db/pool";
 import { createAgent, invokeAgent, usageOf, ZAgentConfig } from "../agents";
 import { ZMcpServers } from "../agents/mcp";
-import { AgentError, type AgentResponse } from "../agents/types";
+import { AgentError, type AgentRequest, type AgentResponse } from "../agents/types";
 import { databaseCallGate } from "../brains/rate-limit";
 import { classifyCommandOutcome, type CommandFailure } from "../commands/classify";
 import { runCommand, type CommandRun } from "../commands/run";
@@ -51,6 +51,7 @@ import type { WorkflowReactor } from "../workflow/reactor";
 import { notRunnableWhenNotFound, StepExecutionError, StepNotRunnableHere, type StepContext } from "./executors";
 import { filesReplyInstruction, worktreeView, writeFilesReply, writesFiles } from "./files-reply";
 import { finishForgeStep, prepareForgeStep } from "./forge-steps";
+import { FORGE_DIR } from "../forge/artifacts";
 import { OutputStreamer } from "./output-streamer";
 import { defineStepKind, type InvalidInput, type ReactionFailure, type StepKind, type StepReaction } from "./step-kinds";
 
@@ -73,6 +74,8 @@ export interface WorkflowExecutorDeps {
    * registered repository is the home (docs/delivery.md, "The remote is the home").
    */
   sessionRemote?: (sessionId: string) => Promise<SessionRemote | null>;
+  /** Sees each agent request as it is made (the bench's prompt_cacheable_share reads the prompts); never changes it. */
+  observeAgentRequest?: (sessionId: string, request: Readonly<AgentRequest>) => void;
   /**
    * The hosts on non-public addresses a session's HTTP brains may call: access.privateHosts
    * in force for its project, read when the step runs (server/projects/access.ts). Absent: none.
@@ -202,17 +205,23 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
     const access = await checkedAgentAccess(deps.pool, step.sessionId, config.data);
     const agent = createAgent(config.data);
     const workspace = await prepareWorkspace(deps, step, input);
-    let prompt = input.prompt;
-    if (input.forge) prompt += (await prepareForgeStep(deps.pool, workspace, input.forge)).attached;
+    // Stable part first, then what changes from call to call (docs/scaling.md, "Prompt economics").
+    const stableChars = Math.min(input.promptStableChars ?? 0, input.prompt.length);
+    let stable = input.prompt.slice(0, stableChars);
+    let changing = input.prompt.slice(stableChars);
+    // A staged step's artifacts: the completed stages' and the stage's drafts, before the thread.
+    if (input.forge) stable += (await prepareForgeStep(deps.pool, workspace, input.forge)).attached;
     // An agent without hands writes by its reply: it is told how, and the runner writes for it.
     const builds = writesFiles(input);
     const writesByReply = builds && agent.fileWrites === "reply";
-    if (writesByReply) prompt += (await worktreeView(workspace, input, input.workspace.baseCommit)) + filesReplyInstruction(input);
+    if (writesByReply) changing += (await worktreeView(workspace, input, input.workspace.baseCommit)) + filesReplyInstruction(input);
     if (input.diff) {
-      // The whole change since the task began, not only the last round's commit.
-      const diff = await diffSince(workspace, input.workspace.baseCommit);
-      prompt += `\n\nThe change under review (git diff):\n${diff.length > MAX_DIFF_IN_PROMPT ? `${diff.slice(0, MAX_DIFF_IN_PROMPT)}\n[diff truncated]` : diff}`;
+      // The whole change since the task began, not only the last round's commit; a staged step's
+      // artifacts are in the prompt already (prepareForgeStep), so the diff shows the rest.
+      const diff = await diffSince(workspace, input.workspace.baseCommit, input.forge ? [FORGE_DIR] : []);
+      changing += `\n\nThe change under review (git diff):\n${diff.length > MAX_DIFF_IN_PROMPT ? `${diff.slice(0, MAX_DIFF_IN_PROMPT)}\n[diff truncated]` : diff}`;
     }
+    const prompt = stable + changing;
     let text: string;
     let redactions: number;
     let usage: AgentStepOutput["usage"];
@@ -229,7 +238,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
     // An agent CLI's own retries, recorded in order as they are reported (awaited below).
     let retriesRecorded: Promise<unknown> = Promise.resolve();
     try {
-      const response = await invokeAgent(agent, config.data, {
+      const request: AgentRequest = {
         onChunk: streamer.push,
         onProviderRetry: (notice) => {
           const data = { stepId: step.id, attempt: step.attempt, agent: agent.id, ...notice };
@@ -240,6 +249,7 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
         },
         role: input.role,
         prompt,
+        promptStableChars: stable.length,
         context: input.context,
         workspace,
         invocation: input.invocation + step.attempt - 1,
@@ -266,7 +276,9 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
             await appendWhileHeld(store, held, [{ type: "RateLimitWaited", data }], asAgent);
           },
         }),
-      });
+      };
+      deps.observeAgentRequest?.(step.sessionId, request);
+      const response = await invokeAgent(agent, config.data, request);
       // Whatever the agent could read, the server's secrets never reach the record.
       ({ text, redactions } = recordableOutput(response.text));
       usage = usageOf(response, config.data);

@@ -2,9 +2,11 @@
 // decided by the workflow engine on the session as it is, through the command handler
 // (events/command-handler.ts), so two conflicting actions (two confirms) cannot both win: the
 // second is refused by the workflow ("it already moved on", CONFLICT).
-import crypto from "node:crypto";
 import { z } from "zod";
-import type { Db, Tx } from "../db/pool";
+import { withTransaction, type Tx } from "../db/pool";
+import { lockStream } from "../events/command-handler";
+import { newSessionId, type TaskDeps, ZSessionRef } from "./session-ref";
+import { bakeOffAwareDecision } from "./bake-off-confirm";
 import { AppError } from "../errors";
 import type { AgentRole } from "../agents/types";
 import type { Actor } from "../events/catalog";
@@ -12,17 +14,13 @@ import type { EventStore } from "../events/store";
 import { serverOverride } from "../projects/config-edits";
 import { getProject } from "../projects/projects";
 import type { ForgeSettings } from "../config/schemas";
-import type { NewEvent, RecordedEvent } from "../events/types";
-import { decide, decideContext, foldTask, taskCommands, taskDecision, type TaskConfig, type TaskState } from "../task-engine";
+import type { NewEvent } from "../events/types";
+import { decide, decideContext, foldTask, taskCommands, type TaskCommand, type TaskConfig, type TaskState } from "../task-engine";
 import { resolveBaseCommit } from "../workspaces";
 import type { WorkflowDefinition } from "../workflow/definition";
 import { newRunId, type RuntimeContextData } from "../config/runtime-context";
+import { bindContenders, ZBakeOffStart } from "./bake-off-contenders";
 import { bindRun, defaultMode, loadRunConfig, resolveWorkflow, runLimits, runSettings, workflowRoles } from "../config/run";
-
-export interface TaskDeps {
-  store: EventStore;
-  pool: Db;
-}
 
 export const ZStartTaskInput = z.object({
   projectId: z.string().min(1),
@@ -36,6 +34,8 @@ export const ZStartTaskInput = z.object({
   /** Default: projects.json's workflow.default, else review_loop. */
   workflow: z.string().min(1).optional(),
   title: z.string().trim().min(1).max(200).optional(),
+  /** A bake-off (docs/bake-off.md): 2 to 6 contenders, each a coder (and model) that builds the confirmed proposal. */
+  bakeOff: ZBakeOffStart.optional(),
 });
 export type TStartTaskInput = z.input<typeof ZStartTaskInput>;
 
@@ -49,28 +49,21 @@ export interface StartOptions {
   staged?: Partial<Pick<TaskConfig, "gates" | "stageCaps" | "budget">>;
 }
 
-export const ZSessionRef = z.object({ sessionId: z.string().min(1).max(100) });
+export { newSessionId, sessionHistory, type TaskDeps, ZSessionRef } from "./session-ref";
+
 export const ZConfirmInput = ZSessionRef.extend({
   via: z.enum(["button", "command", "followup", "cli", "api"]).default("api"),
 });
 export const ZFollowUpInput = ZSessionRef.extend({ text: z.string().trim().min(1).max(20_000) });
 export const ZCancelInput = ZSessionRef.extend({ reason: z.string().trim().max(500).default("cancelled by an operator") });
 
-export function newSessionId(): string {
-  return `s-${crypto.randomBytes(6).toString("hex")}`;
-}
+/** The mode a bake-off runs in: the roundtable's proposal, then the person's confirm, where it forks. */
+export const BAKE_OFF_MODE = "proposal";
 
 export async function loadTask(store: EventStore, sessionId: string): Promise<TaskState> {
   const state = foldTask(await store.readStream(sessionId));
   if (state.status === "none") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
   return state;
-}
-
-/** A session's whole history (its lineage's events included); NOT_FOUND for no such session. */
-export async function sessionHistory(deps: TaskDeps, sessionId: string): Promise<RecordedEvent[]> {
-  const history = await deps.store.readStream(sessionId);
-  if (!history.length) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
-  return history;
 }
 
 /**
@@ -83,9 +76,13 @@ export async function decideOnTask(
   deps: TaskDeps,
   sessionId: string,
   actor: Actor,
-  command: Parameters<typeof taskDecision>[0],
+  command: TaskCommand,
 ): Promise<{ sessionId: string; version: number; events: NewEvent[] }> {
-  const { version, events } = await taskCommands.handle(deps.store, sessionId, taskDecision(command), { actor });
+  // In a transaction of its own, under the stream's lock: a bake-off's confirm creates its contenders in it (./bake-off-confirm.ts).
+  const { version, events } = await withTransaction(deps.store.pool, async (tx) => {
+    await lockStream(tx, sessionId);
+    return taskCommands.handle(deps.store, sessionId, bakeOffAwareDecision(deps, tx, actor, command), { actor }, { tx });
+  });
   return { sessionId, version, events };
 }
 
@@ -121,20 +118,37 @@ export async function prepareTask(deps: TaskDeps, raw: TStartTaskInput, options:
   const settings = runSettings(project, { server: (await serverOverride(deps.store)).override });
   const repoConfig = await loadRunConfig(project, baseCommit, settings);
   const { definition, user } = resolveWorkflow(input.workflow ?? repoConfig?.project.workflow?.default ?? "review_loop", repoConfig);
-  const mode = input.mode ?? defaultMode(definition, repoConfig?.project.workflow?.mode);
+  // A bake-off forks at the person's confirm, which only the proposal mode asks for (docs/bake-off.md).
+  const mode = input.mode ?? (input.bakeOff ? BAKE_OFF_MODE : defaultMode(definition, repoConfig?.project.workflow?.mode));
+  if (input.bakeOff && (mode !== BAKE_OFF_MODE || !definition.modes.includes(BAKE_OFF_MODE))) {
+    throw new AppError(
+      "INVALID_INPUT",
+      `a bake-off forks at the person's confirm of the proposal: start it in ${BAKE_OFF_MODE} mode of a workflow that has it (${definition.id} has: ${definition.modes.join(", ")})`,
+      { fieldErrors: { mode: [`a bake-off runs in ${BAKE_OFF_MODE} mode`] } },
+    );
+  }
   const roles = workflowRoles(definition);
-  const run = bindRun({
-    project,
-    config: repoConfig,
-    definition,
-    mode,
-    roles,
-    baseCommit,
-    runId: newRunId(),
-    now: new Date(),
-    settings: settings.settings,
-    ...(options.chosen ? { chosen: options.chosen } : {}),
-  });
+  const bind = (chosen: StartOptions["chosen"]) =>
+    bindRun({
+      project,
+      config: repoConfig,
+      definition,
+      mode,
+      roles,
+      baseCommit,
+      runId: newRunId(),
+      now: new Date(),
+      settings: settings.settings,
+      ...(chosen ? { chosen } : {}),
+    });
+  const run = bind(options.chosen);
+  const bakeOff = input.bakeOff
+    ? bindContenders(input.bakeOff, {
+        config: repoConfig,
+        recordAgents: project.agents,
+        bindCoder: (agentId) => bind({ ...options.chosen, coder: agentId }).agents.coder ?? {},
+      })
+    : null;
   const title = input.title ?? (input.prompt.split("\n")[0] ?? input.prompt).slice(0, 120);
   const config: TaskConfig = {
     workflow: definition.id,
@@ -155,6 +169,7 @@ export async function prepareTask(deps: TaskDeps, raw: TStartTaskInput, options:
     // Fixed now: every step, replay and fork of the session hands the CLIs these servers.
     ...(run.mcpServers.length ? { mcpServers: run.mcpServers } : {}),
     ...(project.webhook ? { notify: true } : {}),
+    ...(bakeOff ? { bakeOff: { contenders: bakeOff } } : {}),
     ...(definition.stages ? stagedSettings(settings.settings.forge, options.staged) : {}),
     // A user workflow runs from its snapshot: editing runtimes.json later changes nothing here.
     ...(user ? { definition: JSON.parse(JSON.stringify(definition)) as Record<string, unknown> } : {}),

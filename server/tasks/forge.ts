@@ -187,7 +187,15 @@ export interface ForgeStatus extends Omit<ForgePipelineStatus, "stages"> {
 
 const typed = <E extends { type: string }>(events: E[]) => events as Array<E & AppEvent>;
 
-const NO_FIGURES: UsageFigures = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0, unpriced: [] };
+const NO_FIGURES: UsageFigures = {
+  calls: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cachedInputTokens: 0,
+  cacheCreationInputTokens: 0,
+  cost: 0,
+  unpriced: [],
+};
 
 /** The status with the session's usage, as every reader shows it: the one projection's figures (server/usage/totals.ts). */
 export function withUsage(status: ForgePipelineStatus, usage: SessionUsage): ForgeStatus {

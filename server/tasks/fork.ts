@@ -9,6 +9,7 @@
 //   - rerun: a fork where the task started.
 // Resume is no fork: ./resume.ts.
 import { z } from "zod";
+import type { Queryable, Tx } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor, AppEventOf } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
@@ -30,7 +31,7 @@ import { forkStream, type Forked } from "../events/forks";
 import { ensureCommit, fingerprintProject } from "../workspaces";
 import { sessionBundles } from "../events/bundle-chain";
 import { MAX_VERSION, ZEventVersion } from "../events/versions";
-import { newSessionId, sessionHistory, type TaskDeps, ZSessionRef } from "./commands";
+import { newSessionId, sessionHistory, type TaskDeps, ZSessionRef } from "./session-ref";
 
 const ZNote = z.string().trim().max(2000).optional();
 
@@ -54,9 +55,15 @@ export const ZModifyInput = ZSessionRef.extend({
 });
 
 /** Where any task's fork may start: a started task's position. */
-async function requireStartedAt(deps: TaskDeps, sessionId: string, state: TaskState, atVersion: number): Promise<StartedTask> {
+async function requireStartedAt(
+  deps: TaskDeps,
+  sessionId: string,
+  state: TaskState,
+  atVersion: number,
+  db: Queryable,
+): Promise<StartedTask> {
   if (state.status !== "none") return state;
-  const started = (await deps.store.readStream(sessionId)).find((e) => e.type === "TaskStarted");
+  const started = (await deps.store.readStream(sessionId, { db })).find((e) => e.type === "TaskStarted");
   throw new AppError(
     "INVALID_INPUT",
     started
@@ -67,13 +74,17 @@ async function requireStartedAt(deps: TaskDeps, sessionId: string, state: TaskSt
 }
 
 /** The title a fork takes after: the session's first title (its SessionCreated, inherited through every fork). */
-async function firstTitle(deps: TaskDeps, sessionId: string): Promise<string> {
-  const [first] = await deps.store.readStream(sessionId, { toVersion: 1 });
+async function firstTitle(deps: TaskDeps, sessionId: string, db: Queryable): Promise<string> {
+  const [first] = await deps.store.readStream(sessionId, { toVersion: 1, db });
   return (first?.data as { title?: string } | undefined)?.title ?? sessionId;
 }
 
-interface TaskFork {
+export interface TaskFork {
   parentId: string;
+  /** The child's id (default: a new one). */
+  childId?: string;
+  /** The child's title from the session's first one (default: the first title, with the reason). */
+  title?(first: string): string;
   atVersion: number;
   reason: AppEventOf<"SessionForked">["data"]["reason"];
   note?: string;
@@ -89,23 +100,26 @@ interface TaskFork {
   then(forked: TaskState, ctx: DecideContext, task: StartedTask): Emitted[];
 }
 
-/** A task's fork through the fork service (events/forks.ts): SessionForked, `first`, then what `then` decides, in one transaction. */
-function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor): Promise<Forked> {
+/**
+ * A task's fork through the fork service (events/forks.ts): SessionForked, `first`, then what
+ * `then` decides, in one transaction (the caller's `tx` when given).
+ */
+export function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor, options: { tx?: Tx } = {}): Promise<Forked> {
   return forkStream(
     deps.store,
     {
       fold: taskFold,
       parentId: fork.parentId,
       atVersion: fork.atVersion,
-      childId: newSessionId(),
-      async startsFrom(inherited, { head }) {
-        const task = await requireStartedAt(deps, fork.parentId, inherited, fork.atVersion);
+      childId: fork.childId ?? newSessionId(),
+      async startsFrom(inherited, { head, db }) {
+        const task = await requireStartedAt(deps, fork.parentId, inherited, fork.atVersion, db);
         await fork.mayStart?.(task, head);
-        return { task, title: await firstTitle(deps, fork.parentId) };
+        return { task, title: await firstTitle(deps, fork.parentId, db) };
       },
       forked: ({ task, title }) => ({
         reason: fork.reason,
-        title: `${title} (${fork.reason === "manual" ? "fork" : fork.reason})`,
+        title: fork.title?.(title) ?? `${title} (${fork.reason === "manual" ? "fork" : fork.reason})`,
         workflow: definitionFor(task).id,
         state: fork.state?.(task) ?? task.fsm,
         ...(fork.note ? { note: fork.note } : {}),
@@ -115,6 +129,7 @@ function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor): Promise<Forked>
       continuation: (state, { task }) => fork.then(state, decideContext(definitionFor(task)), task),
     },
     { actor },
+    options,
   );
 }
 
@@ -285,11 +300,17 @@ export async function revertSession(deps: TaskDeps, raw: z.input<typeof ZRevertI
  * The project's files are fingerprinted against the commit the base session started from
  * (what changed in the project since), the base's last commit must still exist (in the
  * repository, or in the session's bundle), and the workflow's modify entry runs: the Forge
- * pipeline triages the change, a task builds it.
+ * pipeline triages the change, a task builds it. In the caller's `tx` when given (a review's
+ * follow-up records what it made of the review with the fork: server/tracker/review-follow-ups.ts).
  */
-export async function modifySession(deps: TaskDeps, raw: z.input<typeof ZModifyInput>, actor: Actor): Promise<Forked> {
+export async function modifySession(
+  deps: TaskDeps,
+  raw: z.input<typeof ZModifyInput>,
+  actor: Actor,
+  options: { tx?: Tx } = {},
+): Promise<Forked> {
   const input = ZModifyInput.parse(raw);
-  const head = await deps.store.streamVersion(input.sessionId);
+  const head = await deps.store.streamVersion(input.sessionId, options.tx);
   if (head === null) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
   return forkTask(
     deps,
@@ -313,6 +334,7 @@ export async function modifySession(deps: TaskDeps, raw: z.input<typeof ZModifyI
       },
     },
     actor,
+    options,
   );
 }
 

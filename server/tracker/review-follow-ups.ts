@@ -13,13 +13,14 @@ import { parseEnv, ZTrackerEnv } from "../env";
 import { logger } from "../log";
 import { redactKnownSecrets } from "../redact";
 import { looksLikeSecret, REDACTED } from "../config/secrets";
-import type { Db } from "../db/pool";
-import { commandHandler, streamVersion } from "../events/command-handler";
+import { withTransaction, type Db } from "../db/pool";
+import { commandHandler, lockStream, streamVersion } from "../events/command-handler";
 import { timeOrderedId } from "../events/ids";
 import type { EventStore } from "../events/store";
-import { followUpTask } from "../tasks/commands";
+import type { NewEvent } from "../events/types";
+import { ZFollowUpInput } from "../tasks/commands";
 import { modifySession } from "../tasks/fork";
-import { foldTask } from "../task-engine";
+import { foldTask, taskCommands, taskDecision } from "../task-engine";
 import { scheduleTrackerSteps, TRACKER_ACTOR } from "./schedule";
 
 export interface ReviewFollowUpDeps {
@@ -179,6 +180,16 @@ export async function followUpFromPullRequestDelivery(
 
 type Found = Exclude<Review, { ignored: string }>;
 
+/** The follow-up a delivery id made, as it was answered; null when it made none. */
+export async function recordedFollowUp(db: Db, provider: "github" | "gitlab", deliveryId: string): Promise<ReviewFollowUpAnswer | null> {
+  const seen = await db.query<{ stream_id: string; data: { followUp: { sessionId: string; how: "modify" | "follow_up" } } }>(SEEN_SQL, [
+    provider,
+    deliveryId,
+  ]);
+  const row = seen.rows[0];
+  return row ? { outcome: "followed_up", sessionId: row.stream_id, followUp: row.data.followUp } : null;
+}
+
 async function followUpOnce(
   deps: ReviewFollowUpDeps,
   provider: "github" | "gitlab",
@@ -186,12 +197,9 @@ async function followUpOnce(
   review: Found,
   deliveryId: string,
 ): Promise<ReviewFollowUpAnswer> {
-  const seen = await deps.pool.query<{ stream_id: string; data: { followUp: { sessionId: string; how: "modify" | "follow_up" } } }>(
-    SEEN_SQL,
-    [provider, deliveryId],
-  );
   // The same delivery again: nothing done, the same answer.
-  if (seen.rows[0]) return { outcome: "followed_up", sessionId: seen.rows[0].stream_id, followUp: seen.rows[0].data.followUp };
+  const seen = await recordedFollowUp(deps.pool, provider, deliveryId);
+  if (seen) return seen;
 
   const owner = (await deps.pool.query<{ stream_id: string }>(OWNER_SQL, [provider, review.number, review.repository])).rows[0]?.stream_id;
   if (!owner) return { outcome: "ignored", reason: `no session delivered ${review.repository} #${review.number}` };
@@ -201,39 +209,47 @@ async function followUpOnce(
   const running = (await deps.pool.query<{ session_id: string }>(RUNNING_FOLLOW_UP_SQL, [owner])).rows[0]?.session_id;
   const runningTask = running ? foldTask(await deps.store.readStream(running)) : null;
   const deps0 = { store: deps.store, pool: deps.pool };
-  let followUp: { sessionId: string; how: "modify" | "follow_up" };
-  if (running && runningTask?.status === "active") {
-    await followUpTask(deps0, { sessionId: running, text }, TRACKER_ACTOR);
-    followUp = { sessionId: running, how: "follow_up" };
-  } else {
-    const base = running && runningTask?.status === "finished" ? running : owner;
-    const forked = await modifySession(
-      deps0,
-      { sessionId: base, change: text, note: `review on #${review.number} (${deliveryId})` },
-      TRACKER_ACTOR,
-    );
-    followUp = { sessionId: forked.sessionId, how: "modify" };
-  }
-  await feedbackRecords.handle(
-    deps.store,
-    owner,
-    () => [
-      {
-        type: "PullRequestFeedbackReceived",
-        data: {
-          provider,
-          repository: review.repository,
-          number: review.number,
-          deliveryId,
-          event: eventName,
-          author: review.author,
-          text,
-          followUp,
-        },
+  // The follow-up (the fork, or the message) and its record in one transaction: a process that
+  // dies between the two leaves neither, so the delivery sent again makes one follow-up, not two.
+  const followUp = await withTransaction(deps.pool, async (tx) => {
+    await lockStream(tx, owner);
+    let made: { sessionId: string; how: "modify" | "follow_up" };
+    if (running && runningTask?.status === "active") {
+      await lockStream(tx, running);
+      await taskCommands.handle(
+        deps.store,
+        running,
+        taskDecision({ type: "FollowUp", text: ZFollowUpInput.parse({ sessionId: running, text }).text }),
+        { actor: TRACKER_ACTOR },
+        { tx },
+      );
+      made = { sessionId: running, how: "follow_up" };
+    } else {
+      const base = running && runningTask?.status === "finished" ? running : owner;
+      const forked = await modifySession(
+        deps0,
+        { sessionId: base, change: text, note: `review on #${review.number} (${deliveryId})` },
+        TRACKER_ACTOR,
+        { tx },
+      );
+      made = { sessionId: forked.sessionId, how: "modify" };
+    }
+    const record: NewEvent = {
+      type: "PullRequestFeedbackReceived",
+      data: {
+        provider,
+        repository: review.repository,
+        number: review.number,
+        deliveryId,
+        event: eventName,
+        author: review.author,
+        text,
+        followUp: made,
       },
-    ],
-    { actor: TRACKER_ACTOR },
-  );
+    };
+    await feedbackRecords.handle(deps.store, owner, () => [record], { actor: TRACKER_ACTOR }, { tx });
+    return made;
+  });
   // The follow-up's status is news for the tracker; failing to schedule it never undoes the follow-up (the next step's outcome schedules it).
   await scheduleTrackerSteps(deps, followUp.sessionId, {
     newId: timeOrderedId,

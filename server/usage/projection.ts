@@ -7,7 +7,8 @@
 // workflow the step was scheduled in (from the steps projection, applied first), so totals per
 // project, per day and per stage are one indexed query. Every reader of calls, tokens and cost
 // (the Usage page, `catcafe usage`, the session's and the Forge's figures, summary.json) reads
-// this table through server/usage/totals.ts.
+// this table through server/usage/totals.ts. Cached input tokens (read from or written to the
+// provider's prompt cache) are recorded where the agent reported them, else 0.
 import { z } from "zod";
 import { ZAgentUsage } from "../agent-calls";
 import type { AppEvent } from "../events/catalog";
@@ -31,9 +32,10 @@ export const usageProjection: Projection = {
       const usage = reported.success ? reported.data.usage : null;
       await tx.query({
         name: "catcafe_agent_usage_insert",
-        text: `INSERT INTO agent_usage (event_id, session_id, project_id, step_id, agent_id, model, stage, input_tokens, output_tokens, recorded_at)
+        text: `INSERT INTO agent_usage (event_id, session_id, project_id, step_id, agent_id, model, stage, input_tokens, output_tokens,
+                                        cached_input_tokens, cache_creation_input_tokens, recorded_at)
                VALUES ($1, $2, (SELECT project_id FROM sessions WHERE id = $2), $3, $4, $5,
-                       (SELECT input->'forge'->>'stage' FROM steps WHERE id = $3), $6, $7, $8)`,
+                       (SELECT input->'forge'->>'stage' FROM steps WHERE id = $3), $6, $7, $8, $9, $10)`,
         values: [
           event.eventId,
           event.streamId,
@@ -42,6 +44,8 @@ export const usageProjection: Projection = {
           usage?.model ?? null,
           Math.round(usage?.inputTokens ?? 0),
           Math.round(usage?.outputTokens ?? 0),
+          Math.round(usage?.cachedInputTokens ?? 0),
+          Math.round(usage?.cacheCreationInputTokens ?? 0),
           event.recordedAt,
         ],
       });

@@ -5,16 +5,22 @@
 // page, the Forge page and `forge status`, and summary.json read `sessionUsage`. A model the
 // table does not list keeps its tokens in every total and is named in `unpriced`, so a cost is
 // never shown as complete when part of it is unknown (a call that reported no tokens has
-// nothing to price).
+// nothing to price). Input tokens read from or written to a provider's prompt cache are part of
+// the input and priced at the table's cache rates (docs/scaling.md, "Prompt economics").
 import { z } from "zod";
-import type { PricingSettings } from "../config/schemas";
+import { DEFAULT_CACHE_READ_SHARE, DEFAULT_CACHE_WRITE_SHARE, type PricingSettings } from "../config/schemas";
 import type { Queryable } from "../db/pool";
 import { AppError } from "../errors";
 
 export interface UsageFigures {
   calls: number;
+  /** Every input token, the cached ones included. */
   inputTokens: number;
   outputTokens: number;
+  /** Of inputTokens, those read from the prompt cache. */
+  cachedInputTokens: number;
+  /** Of inputTokens, those written to the prompt cache. */
+  cacheCreationInputTokens: number;
   /** What the priced part cost, in the table's currency. */
   cost: number;
   /** Models without a price whose tokens are in the figures ("unknown": the agent named none). */
@@ -53,38 +59,71 @@ interface UsageRow {
   calls: string;
   input_tokens: string;
   output_tokens: string;
+  cached_input_tokens: string;
+  cache_creation_input_tokens: string;
 }
+
+/** The sums every grouped query selects (UsageRow's token columns). */
+const SUMS = `count(*) AS calls, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+  sum(cached_input_tokens) AS cached_input_tokens, sum(cache_creation_input_tokens) AS cache_creation_input_tokens`;
 
 export const UNKNOWN_MODEL = "unknown";
 
-const NONE: UsageFigures = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0, unpriced: [] };
+const NONE: UsageFigures = {
+  calls: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cachedInputTokens: 0,
+  cacheCreationInputTokens: 0,
+  cost: 0,
+  unpriced: [],
+};
+
+/** The cost of `tokens` at per-million `prices`: uncached input at the input rate, cache reads and writes at theirs. */
+export function costOf(
+  tokens: Pick<UsageFigures, "inputTokens" | "outputTokens" | "cachedInputTokens" | "cacheCreationInputTokens">,
+  price: PricingSettings["models"][string],
+): number {
+  const read = price.cacheReadPerMillion ?? price.inputPerMillion * DEFAULT_CACHE_READ_SHARE;
+  const write = price.cacheWritePerMillion ?? price.inputPerMillion * DEFAULT_CACHE_WRITE_SHARE;
+  const uncached = Math.max(0, tokens.inputTokens - tokens.cachedInputTokens - tokens.cacheCreationInputTokens);
+  return roundCost(
+    (uncached * price.inputPerMillion +
+      tokens.cachedInputTokens * read +
+      tokens.cacheCreationInputTokens * write +
+      tokens.outputTokens * price.outputPerMillion) /
+      1e6,
+  );
+}
 
 /** Costs are kept to a millionth of the currency unit: sums of floats otherwise show noise. */
 export const roundCost = (n: number) => Math.round(n * 1e6) / 1e6;
 
 /** What `model`'s tokens cost with the table; a model without a price (or none named) is `unpriced` when it used tokens. */
-export function costOf(
+export function modelCost(
   model: string | null,
-  inputTokens: number,
-  outputTokens: number,
+  tokens: Pick<UsageFigures, "inputTokens" | "outputTokens" | "cachedInputTokens" | "cacheCreationInputTokens">,
   pricing: PricingSettings,
 ): { cost: number; unpriced: string[] } {
   const price = model === null ? undefined : pricing.models[model];
   return {
-    cost: price ? roundCost((inputTokens * price.inputPerMillion + outputTokens * price.outputPerMillion) / 1e6) : 0,
-    unpriced: price || inputTokens + outputTokens === 0 ? [] : [model ?? UNKNOWN_MODEL],
+    cost: price ? costOf(tokens, price) : 0,
+    unpriced: price || tokens.inputTokens + tokens.outputTokens === 0 ? [] : [model ?? UNKNOWN_MODEL],
   };
 }
 
 function priced(row: UsageRow, pricing: PricingSettings): ModelUsage {
-  const inputTokens = Number(row.input_tokens);
-  const outputTokens = Number(row.output_tokens);
+  const tokens = {
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+    cachedInputTokens: Number(row.cached_input_tokens ?? 0),
+    cacheCreationInputTokens: Number(row.cache_creation_input_tokens ?? 0),
+  };
   return {
     model: row.model ?? UNKNOWN_MODEL,
     calls: Number(row.calls),
-    inputTokens,
-    outputTokens,
-    ...costOf(row.model, inputTokens, outputTokens, pricing),
+    ...tokens,
+    ...modelCost(row.model, tokens, pricing),
   };
 }
 
@@ -93,6 +132,8 @@ function add(a: UsageFigures, b: UsageFigures): UsageFigures {
     calls: a.calls + b.calls,
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
+    cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+    cacheCreationInputTokens: a.cacheCreationInputTokens + b.cacheCreationInputTokens,
     cost: roundCost(a.cost + b.cost),
     unpriced: [...new Set([...a.unpriced, ...b.unpriced])].sort(),
   };
@@ -110,8 +151,7 @@ export async function sessionUsage(db: Queryable, sessionId: string, pricing: Pr
   const exists = await db.query("SELECT 1 FROM sessions WHERE id = $1", [sessionId]);
   if (!exists.rowCount) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
   const { rows } = await db.query<UsageRow & { stage: string | null; first_at: Date }>(
-    `SELECT stage, model, count(*) AS calls, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
-            min(recorded_at) AS first_at
+    `SELECT stage, model, ${SUMS}, min(recorded_at) AS first_at
      FROM agent_usage WHERE session_id = $1 GROUP BY stage, model ORDER BY first_at, model NULLS LAST`,
     [sessionId],
   );
@@ -140,8 +180,7 @@ export async function usageReport(db: Queryable, query: UsageReportQuery, pricin
   const today = new Date((query.now ?? new Date()).toISOString().slice(0, 10));
   const since = new Date(today.getTime() - (query.days - 1) * 86_400_000).toISOString().slice(0, 10);
   const { rows } = await db.query<UsageRow & { project_id: string | null; project_name: string | null; day: string }>(
-    `SELECT u.project_id, p.name AS project_name, to_char(u.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, u.model,
-            count(*) AS calls, sum(u.input_tokens) AS input_tokens, sum(u.output_tokens) AS output_tokens
+    `SELECT u.project_id, p.name AS project_name, to_char(u.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, u.model, ${SUMS}
      FROM agent_usage u LEFT JOIN projects p ON p.id = u.project_id
      WHERE u.recorded_at >= $1::date AT TIME ZONE 'UTC' AND ($2::text IS NULL OR u.project_id = $2)
      GROUP BY 1, 2, 3, 4`,
@@ -159,11 +198,12 @@ export async function usageReport(db: Queryable, query: UsageReportQuery, pricin
 export async function usageTotals(
   db: Queryable,
   pricing: PricingSettings,
-): Promise<{ project: string; model: string; inputTokens: number; outputTokens: number; cost: number; currency: string }[]> {
+): Promise<
+  { project: string; model: string; inputTokens: number; outputTokens: number; cachedInputTokens: number; cost: number; currency: string }[]
+> {
   const { rows } = await db.query<UsageRow & { project_id: string | null }>({
     name: "catcafe_usage_totals",
-    text: `SELECT project_id, model, count(*) AS calls, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
-           FROM agent_usage GROUP BY 1, 2`,
+    text: `SELECT project_id, model, ${SUMS} FROM agent_usage GROUP BY 1, 2`,
   });
   return rows.map((r) => {
     const f = priced(r, pricing);
@@ -172,6 +212,7 @@ export async function usageTotals(
       model: f.model,
       inputTokens: f.inputTokens,
       outputTokens: f.outputTokens,
+      cachedInputTokens: f.cachedInputTokens,
       cost: f.cost,
       currency: pricing.currency,
     };

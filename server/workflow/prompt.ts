@@ -1,12 +1,18 @@
-// What a step's agent is told: the state's instruction, the task, a staged step's stage and
-// what the extension adds for it, the TaskSpec for those who carry it out, and what the
-// previous round left unresolved; plus the end of the session's thread as context.
+// What a step's agent is told, stable part first (docs/scaling.md, "Prompt economics"): the
+// session's context that stays byte-identical across its calls (the task, the TaskSpec for
+// those who carry it out), then what this call asks and what changed (the state's instruction,
+// a staged step's stage and iteration and what the extension adds for it, what the previous
+// round left unresolved). Providers cache prompts by exact prefix, so nothing that varies per
+// call may come before the end of the stable part. Plus the session's thread as context.
 import type { ThreadMessage } from "../agents/types";
 import type { StageSpec, StepSpec } from "./definition";
 import type { WorkflowExtension } from "./extension";
 import type { ActiveTask } from "./state";
 
+/** At least this many of the latest messages are shown. */
 const THREAD_MESSAGES = 20;
+/** The shown window starts on a multiple of this, so that its start stays put for this many calls (a stable prefix). */
+const THREAD_WINDOW_STEP = 10;
 const THREAD_PREVIEW_CHARS = 4000;
 
 /** The stage a staged workflow's step belongs to, with its cap. */
@@ -16,32 +22,56 @@ export interface PromptStage {
   cap: number;
 }
 
+/** A step's prompt in its two parts: `stable + changing` is what the agent is told. */
+export interface PromptParts {
+  /** The same for every call of the session that has it: the task and the TaskSpec. */
+  stable: string;
+  /** This call's instruction and what changed since the last one. */
+  changing: string;
+}
+
+export function promptParts<S>(
+  extension: Pick<WorkflowExtension<S>, "prompt">,
+  state: ActiveTask<S>,
+  spec: StepSpec,
+  stage: PromptStage | null = null,
+): PromptParts {
+  const stable = [`${stage ? "Idea" : "Task"}:\n${state.config.prompt}`];
+  if (state.taskSpec && (spec.role === "executor" || spec.role === "tester")) {
+    stable.push(`\nTaskSpec:\n${JSON.stringify(state.taskSpec, null, 2)}`);
+  }
+  const changing = [`\n${spec.instruction}`];
+  if (stage) {
+    changing.push(
+      `\nStage: ${stage.name} (${stage.spec.title}), iteration ${state.stages.iterations[stage.name] ?? 1} of at most ${stage.cap}.`,
+      ...extension.prompt(state, stage, spec),
+    );
+  }
+  if (
+    (spec.phase === "build" || spec.phase === "execute" || spec.phase === "draft" || spec.output === "route") &&
+    state.openIssues.length
+  ) {
+    changing.push(`\nResolve these from the previous round:\n${state.openIssues.map((i) => `- ${i}`).join("\n")}`);
+  }
+  return { stable: `${stable.join("\n")}\n`, changing: changing.join("\n") };
+}
+
+/** The whole prompt: the stable part, then the changing one. */
 export function promptFor<S>(
   extension: Pick<WorkflowExtension<S>, "prompt">,
   state: ActiveTask<S>,
   spec: StepSpec,
   stage: PromptStage | null = null,
 ): string {
-  const parts = [spec.instruction, `\n${stage ? "Idea" : "Task"}:\n${state.config.prompt}`];
-  if (stage) {
-    parts.push(
-      `\nStage: ${stage.name} (${stage.spec.title}), iteration ${state.stages.iterations[stage.name] ?? 1} of at most ${stage.cap}.`,
-      ...extension.prompt(state, stage, spec),
-    );
-  }
-  if (state.taskSpec && (spec.role === "executor" || spec.role === "tester")) {
-    parts.push(`\nTaskSpec:\n${JSON.stringify(state.taskSpec, null, 2)}`);
-  }
-  if (
-    (spec.phase === "build" || spec.phase === "execute" || spec.phase === "draft" || spec.output === "route") &&
-    state.openIssues.length
-  ) {
-    parts.push(`\nResolve these from the previous round:\n${state.openIssues.map((i) => `- ${i}`).join("\n")}`);
-  }
-  return parts.join("\n");
+  const { stable, changing } = promptParts(extension, state, spec, stage);
+  return stable + changing;
 }
 
-/** The latest messages of the thread, each shortened. */
+/**
+ * The latest messages of the thread, each shortened: at least the last THREAD_MESSAGES, from a
+ * start that moves in steps of THREAD_WINDOW_STEP so that successive calls share their start.
+ */
 export function threadContext<S>(state: ActiveTask<S>): ThreadMessage[] {
-  return state.thread.slice(-THREAD_MESSAGES).map((m) => ({ from: m.from, text: m.text.slice(0, THREAD_PREVIEW_CHARS) }));
+  const from = Math.floor(Math.max(0, state.thread.length - THREAD_MESSAGES) / THREAD_WINDOW_STEP) * THREAD_WINDOW_STEP;
+  return state.thread.slice(from).map((m) => ({ from: m.from, text: m.text.slice(0, THREAD_PREVIEW_CHARS) }));
 }

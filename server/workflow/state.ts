@@ -348,6 +348,11 @@ function evolveProgress<S>(state: StartedTask<S>, event: AppFoldEvent): StartedT
       return { ...state, thread: [...state.thread, { from: "system", text: event.data.text }] };
     case "SessionFinalized":
       return { ...state, status: "finished", outcome: event.data.outcome, step: null };
+    case "BakeOffContender": {
+      // A bake-off's contender (docs/bake-off.md): its own task, with its coder, and no bake-off of its own.
+      const { bakeOff: _bakeOff, ...config } = state.config;
+      return { ...state, config: { ...config, agents: { ...config.agents, coder: event.data.agent } } };
+    }
     case "ChangeRequested":
       // A modify fork: the change is the next instruction, and the loop (each stage it runs,
       // for a staged workflow) counts its iterations again from the first.

@@ -5,7 +5,7 @@ import { AppError, type ErrorClass } from "../errors";
 import type { StepInput } from "../events/step-contract";
 import type { DecideContext, Emitted } from "./commands";
 import type { StateSpec, StepSpec, Transition, WorkflowDefinition } from "./definition";
-import { promptFor, threadContext } from "./prompt";
+import { promptParts, threadContext } from "./prompt";
 import { SUCCESS_OUTCOMES } from "../../lib/outcomes";
 import type { AppEventOf } from "../events/catalog";
 import { applyEmitted, type ActiveTask, type TaskConfig, type TaskState } from "./state";
@@ -284,13 +284,15 @@ function scheduleStep<S>(ctx: DecideContext<S>, state: ActiveTask<S>, stateName:
   const stageSpec = stageName ? ctx.definition.stages?.[stageName] : undefined;
   const stage = stageName && stageSpec ? { name: stageName, spec: stageSpec } : null;
   const reviewsCode = spec.phase === "critique" && !!stage?.spec.writes.includes("**");
+  const prompt = promptParts(ctx.extension, state, spec, stage ? { ...stage, cap: stageCap(ctx.definition, state, stage.name) } : null);
   const input: StepInput = {
     workflow: ctx.definition.id,
     state: stateName,
     role: spec.role,
     phase: spec.phase,
     output: spec.output,
-    prompt: promptFor(ctx.extension, state, spec, stage ? { ...stage, cap: stageCap(ctx.definition, state, stage.name) } : null),
+    prompt: prompt.stable + prompt.changing,
+    promptStableChars: prompt.stable.length,
     context: threadContext(state),
     agent: config.agents[spec.role] ?? null,
     invocation: state.invocations[spec.role] ?? 0,

@@ -86,8 +86,9 @@ async function changedFilesBetween(cwd: string, from: string, to: string): Promi
   return parseNameStatus(result.stdout);
 }
 
-async function diffBetween(cwd: string, from: string, to: string): Promise<string> {
-  const result = await runGit(cwd, ["diff", ...DIFF_OPTIONS, from, to, "--"]);
+async function diffBetween(cwd: string, from: string, to: string, exclude: readonly string[] = []): Promise<string> {
+  const paths = exclude.length ? [".", ...exclude.map((p) => `:(exclude)${p}`)] : [];
+  const result = await runGit(cwd, ["diff", ...DIFF_OPTIONS, from, to, "--", ...paths]);
   return result.stdout;
 }
 
@@ -271,8 +272,8 @@ export async function changedFilesSince(workspacePath: string, baseCommit: strin
   return changedFilesBetween(cwd, base, head);
 }
 
-/** Unified diff between `baseCommit` and the workspace's HEAD (committed changes only). */
-export async function diffSince(workspacePath: string, baseCommit: string): Promise<string> {
+/** Unified diff between `baseCommit` and the workspace's HEAD (committed changes only), paths under `exclude` left out. */
+export async function diffSince(workspacePath: string, baseCommit: string, exclude: readonly string[] = []): Promise<string> {
   const { cwd, base, head } = await committedRange(workspacePath, baseCommit);
-  return diffBetween(cwd, base, head);
+  return diffBetween(cwd, base, head, exclude);
 }

@@ -107,6 +107,7 @@ describe("catcafe --help", () => {
       "forge",
       "chat",
       "deliver",
+      "bake-off",
       "mcp",
       "usage",
       "intake",
@@ -134,6 +135,7 @@ describe("catcafe --help", () => {
       ["chat", "start"],
       ["chat", "say"],
       ["deliver"],
+      ["bake-off", "pick"],
       ["mcp"],
       ["usage"],
       ["intake", "show"],
@@ -881,20 +883,33 @@ describe("catcafe against a live server", () => {
 
       const shown = await catcafe(["session", "show", sessionId, "--events", "0"]);
       expect(shown.code, show(shown)).toBe(0);
-      // 0.01125 + 0.006 EUR: to the cent, finer below a cent. The scripted tester's call counts, with no tokens.
+      // 0.01059 + 0.00472 EUR: to the cent, finer below a cent, the cached input at the cache rates. The scripted tester's call counts, with no tokens.
       const cost = "0.02";
-      expect(shown.stdout).toContain(`  usage     3,500 in / 550 out tokens, 3 calls, ${cost} EUR`);
-      expect(shown.stdout).toContain(`${CLI_MODEL}: 1,500 in / 450 out tokens, 1 call, 0.01 EUR`);
-      expect(shown.stdout).toContain(`${BRAIN_MODEL}: 2,000 in / 100 out tokens, 1 call, 0.0060 EUR`);
+      expect(shown.stdout).toContain(`  usage     3,500 in (cache: 1,324 read, 200 written) / 550 out tokens, 3 calls, ${cost} EUR`);
+      expect(shown.stdout).toContain(`${CLI_MODEL}: 1,500 in (cache: 300 read, 200 written) / 450 out tokens, 1 call, 0.01 EUR`);
+      expect(shown.stdout).toContain(`${BRAIN_MODEL}: 2,000 in (cache: 1,024 read) / 100 out tokens, 1 call, 0.0047 EUR`);
       const asJson = json<{ usage: { total: Record<string, unknown> } }>(
         await catcafe(["session", "show", sessionId, "--events", "0", "--json"]),
       );
-      expect(asJson.usage.total).toEqual({ calls: 3, inputTokens: 3500, outputTokens: 550, cost: CLI_COST + BRAIN_COST, unpriced: [] });
+      expect(asJson.usage.total).toEqual({
+        calls: 3,
+        inputTokens: 3500,
+        outputTokens: 550,
+        cachedInputTokens: 1324,
+        cacheCreationInputTokens: 200,
+        cost: CLI_COST + BRAIN_COST,
+        unpriced: [],
+      });
 
       const report = await catcafe(["usage", "--days", "7", "--project", "usage"]);
       expect(report.code, show(report)).toBe(0);
-      expect(report.stdout).toMatch(new RegExp(`^Since \\d{4}-\\d{2}-\\d{2}: 3,500 in / 550 out tokens, 3 calls, ${cost} EUR$`, "m"));
-      expect(report.stdout).toMatch(/^usage \(Usage\) +3,500 in \/ 550 out tokens/m);
+      expect(report.stdout).toMatch(
+        new RegExp(
+          `^Since \\d{4}-\\d{2}-\\d{2}: 3,500 in \\(cache: 1,324 read, 200 written\\) / 550 out tokens, 3 calls, ${cost} EUR$`,
+          "m",
+        ),
+      );
+      expect(report.stdout).toMatch(/^usage \(Usage\) +3,500 in \(cache: 1,324 read, 200 written\) \/ 550 out tokens/m);
     } finally {
       await brain.close();
     }
@@ -914,7 +929,17 @@ describe("catcafe against a live server", () => {
     const admin = await connect(adminHome);
     try {
       const { tools } = await admin.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(["cancel", "confirm", "follow_up", "get_session", "list_sessions", "start_task"]);
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        "cancel",
+        "confirm",
+        "follow_up",
+        "get_bake_off",
+        "get_session",
+        "judge_bake_off",
+        "list_sessions",
+        "pick_winner",
+        "start_task",
+      ]);
       const started = await admin.callTool({
         name: "start_task",
         arguments: { projectId: "demo", prompt: "Fix slugify() via MCP", mode: "proposal" },
@@ -962,7 +987,17 @@ describe("catcafe against a live server", () => {
     const viewer = await connect(tokenOf(path.join(tmp, "viewer")));
     try {
       const { tools } = await admin.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(["cancel", "confirm", "follow_up", "get_session", "list_sessions", "start_task"]);
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        "cancel",
+        "confirm",
+        "follow_up",
+        "get_bake_off",
+        "get_session",
+        "judge_bake_off",
+        "list_sessions",
+        "pick_winner",
+        "start_task",
+      ]);
       const started = await admin.callTool({
         name: "start_task",
         arguments: { projectId: "demo", prompt: "Fix slugify() via MCP over HTTP", mode: "proposal" },
@@ -1012,7 +1047,7 @@ describe("catcafe against a live server", () => {
     });
     expect(toolsList.status).toBe(200);
     expect(toolsList.headers.get("mcp-session-id")).toBeNull();
-    expect(((await toolsList.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(6);
+    expect(((await toolsList.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(9);
     const notJsonRpc = await fetch(endpoint, { method: "POST", headers: bearer, body: JSON.stringify({ hello: "world" }) });
     expect(notJsonRpc.status).toBe(400);
     expect(await notJsonRpc.json()).toMatchObject({

@@ -950,21 +950,27 @@ describe("the session view", () => {
       await panel.waitFor({ timeout: 10_000 });
       await expect
         .poll(() => page.getByTestId("usage-model").allInnerTexts())
-        // 0.01125 and 0.006 EUR: to the cent, finer below a cent. The scripted tester's call
-        // counts, with no tokens and nothing to price.
-        .toEqual([`${CLI_MODEL}\t1,500\t450\t0.01 EUR`, `${BRAIN_MODEL}\t2,000\t100\t0.0060 EUR`, `unknown\t0\t0\t0.00 EUR`]);
+        // 0.01059 and 0.00472 EUR (cached input at the cache rates): to the cent, finer below a
+        // cent. The scripted tester's call counts, with no tokens and nothing to price.
+        .toEqual([`${CLI_MODEL}\t1,500\t450\t0.01 EUR`, `${BRAIN_MODEL}\t2,000\t100\t0.0047 EUR`, `unknown\t0\t0\t0.00 EUR`]);
       expect(await page.getByTestId("usage-total").innerText()).toBe("All\t3,500\t550\t0.02 EUR");
       await panel.scrollIntoViewIfNeeded();
       await screenshot(page, "session-usage.png");
 
       await page.goto(`${app.baseUrl}/usage?days=7&project=usage-e2e`);
       const total = page.getByTestId("usage-total");
-      expect(await total.innerText()).toMatch(/Calls\s+3\s+Tokens in\s+3,500\s+Tokens out\s+550\s+Cost\s+0\.02 EUR/);
+      expect(await total.innerText()).toMatch(
+        /Calls\s+3\s+Tokens in\s+3,500\s+Cached in\s+1,324 read, 200 written\s+Tokens out\s+550\s+Cost\s+0\.02 EUR/,
+      );
       const rows = await page.getByTestId("usage-row").allInnerTexts();
       const today = new Date().toISOString().slice(0, 10);
-      expect(rows).toEqual([`Usage e2e\t3\t3,500\t550\t0.02 EUR`, `${today}\t3\t3,500\t550\t0.02 EUR`]);
+      // The cached column: the tokens read from the prompt cache, and those written to it below.
+      const cached = "1,324\n+ 200 written\n";
+      expect(rows).toEqual([`Usage e2e\t3\t3,500\t${cached}\t550\t0.02 EUR`, `${today}\t3\t3,500\t${cached}\t550\t0.02 EUR`]);
       expect(await page.locator('nav[aria-label="Main"] a[aria-current="page"]').innerText()).toBe("Usage");
       await screenshot(page, "usage-page.png");
+      // At 390 and 1280 px: axe, no sideways scroll, screenshots usage-page-390.png and usage-page-1280.png.
+      expect(await layoutProblems(page, "usage-page")).toEqual([]);
       await page.context().close();
     } finally {
       await brain.close();

@@ -80,8 +80,13 @@ export async function startBrainStub(handler: StubHandler = () => {}): Promise<B
 // --- streaming formats ------------------------------------------------------------------
 
 export interface Usage {
+  /** Every input token, the cached ones included (OpenAI's prompt_tokens; Anthropic's three input counts added up). */
   input: number;
   output: number;
+  /** Of `input`, read from the prompt cache: OpenAI's prompt_tokens_details.cached_tokens, Anthropic's cache_read_input_tokens. */
+  cached?: number;
+  /** Of `input`, written to the prompt cache: Anthropic's cache_creation_input_tokens. */
+  cacheWrite?: number;
 }
 
 export type Provider = "openai" | "anthropic";
@@ -108,7 +113,7 @@ function openaiStream(chunks: string[], usage?: Usage): string[] {
   ];
   if (usage) {
     events.push(
-      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "stub", choices: [], usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output } })}\n\n`,
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "stub", choices: [], usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output, ...(usage.cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cached, audio_tokens: 0 } }) } })}\n\n`,
     );
   }
   events.push("data: [DONE]\n\n");
@@ -132,7 +137,12 @@ function anthropicStream(chunks: string[], usage?: Usage): string[] {
         content: [],
         model: "stub",
         stop_reason: null,
-        usage: { input_tokens: usage?.input ?? 0, output_tokens: 1 },
+        usage: {
+          input_tokens: (usage?.input ?? 0) - (usage?.cached ?? 0) - (usage?.cacheWrite ?? 0),
+          cache_creation_input_tokens: usage?.cacheWrite ?? 0,
+          cache_read_input_tokens: usage?.cached ?? 0,
+          output_tokens: 1,
+        },
       },
     }),
     sse("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),

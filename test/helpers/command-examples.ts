@@ -97,6 +97,10 @@ export function commandExamples({ api, admin, projectId, repo }: ExampleContext)
     "forge.choose": async () => ({ sessionId: await startTask(), choice: "retry" }),
     "sessions.fork": async () => ({ sessionId: await startTask(), atVersion: 2 }),
     "sessions.deliver": async () => ({ sessionId: await startTask() }),
+    // Refused (the task is no bake-off): a refusal is a command's answer too.
+    "bakeOffs.judge": async () => ({ sessionId: await startTask() }),
+    "bakeOffs.pick": async () => ({ sessionId: await startTask(), contenderId: "c1" }),
+    "bakeOffs.dismiss": async () => ({ sessionId: await startTask() }),
     "sessions.approveDelivery": async () => ({ sessionId: await startTask() }),
     "sessions.revert": async () => ({ sessionId: await startTask(), to: "proposal_coder" }),
     "sessions.modify": async () => ({ sessionId: await finishedTask(), change: "also the docs" }),

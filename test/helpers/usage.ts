@@ -11,19 +11,25 @@ import { FIXED_SUM, makeSumRepo, reviewApprove, testPlan } from "./tasks";
 export const CLI_MODEL = "claude-fake-4";
 /** Claude Code counts cache reads and writes as input too: 1000 + 300 + 200. */
 export const CLI_USAGE = { input_tokens: 1000, cache_read_input_tokens: 300, cache_creation_input_tokens: 200, output_tokens: 450 };
-export const CLI_TOKENS = { inputTokens: 1500, outputTokens: 450 };
+export const CLI_TOKENS = { inputTokens: 1500, outputTokens: 450, cachedInputTokens: 300, cacheCreationInputTokens: 200 };
 export const BRAIN_MODEL = "gpt-test";
-export const BRAIN_TOKENS = { inputTokens: 2000, outputTokens: 100 };
+/** An OpenAI-compatible brain reporting 1,024 of its 2,000 prompt tokens read from the cache. */
+export const BRAIN_TOKENS = { inputTokens: 2000, outputTokens: 100, cachedInputTokens: 1024 };
 
+/** The CLI's model with the default cache rates (reads 0.1×, writes 1.25× input); the brain's with its own read rate (0.5×). */
 export const USAGE_PRICING: PricingSettings = {
   currency: "EUR",
   models: {
     [CLI_MODEL]: { inputPerMillion: 3, outputPerMillion: 15 },
-    [BRAIN_MODEL]: { inputPerMillion: 2.5, outputPerMillion: 10 },
+    [BRAIN_MODEL]: { inputPerMillion: 2.5, outputPerMillion: 10, cacheReadPerMillion: 1.25 },
   },
 };
-export const CLI_COST = (1500 * 3 + 450 * 15) / 1e6;
-export const BRAIN_COST = (2000 * 2.5 + 100 * 10) / 1e6;
+/** 1,000 uncached at 3, 300 read at 0.3, 200 written at 3.75, 450 out at 15. */
+export const CLI_COST = (1000 * 3 + 300 * 0.3 + 200 * 3.75 + 450 * 15) / 1e6;
+/** 976 uncached at 2.5, 1,024 read at 1.25, 100 out at 10. */
+export const BRAIN_COST = (976 * 2.5 + 1024 * 1.25 + 100 * 10) / 1e6;
+/** What the brain's calls would cost with no cache: every input token at the input rate. */
+export const BRAIN_COST_UNCACHED = (2000 * 2.5 + 100 * 10) / 1e6;
 
 /** Writes `<dir>/claude` (world-readable, as the sandbox needs a file named on its command line). */
 export function writeFakeClaude(dir: string): string {
@@ -48,8 +54,8 @@ export function writeFakeClaude(dir: string): string {
 export function startUsageBrain(): Promise<BrainStub> {
   return startBrainStub((_req, res) => {
     res.writeHead(200, { "Content-Type": "text/event-stream" });
-    for (const event of streamOf("openai", [reviewApprove], { input: BRAIN_TOKENS.inputTokens, output: BRAIN_TOKENS.outputTokens }))
-      res.write(event);
+    const usage = { input: BRAIN_TOKENS.inputTokens, output: BRAIN_TOKENS.outputTokens, cached: BRAIN_TOKENS.cachedInputTokens };
+    for (const event of streamOf("openai", [reviewApprove], usage)) res.write(event);
     res.end();
   });
 }

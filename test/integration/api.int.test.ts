@@ -307,6 +307,10 @@ describe("no procedure returns a password hash or a token hash", () => {
     "bakeOffView.comparison": { sessionId: s.sessionId },
     "bakeOffView.updates": { sessionId: s.sessionId },
     "agentRecord.stats": { projectId },
+    "bakeOffs.get": { sessionId: s.sessionId },
+    "bakeOffs.judge": { sessionId: s.sessionId },
+    "bakeOffs.pick": { sessionId: s.sessionId, contenderId: "c1" },
+    "bakeOffs.dismiss": { sessionId: s.sessionId },
   });
 
   it("covers every procedure, and no output (or error) contains a hash", async () => {
@@ -346,6 +350,11 @@ describe("no procedure returns a password hash or a token hash", () => {
     // reason (so no output goes unscanned because a call was refused for another one).
     expect(failed.sort()).toEqual([
       "bakeOffView.comparison: NOT_FOUND", // the session is no bake-off
+      // Neither is this one a bake-off's parent: its actions are refused, naming why.
+      "bakeOffs.dismiss: PRECONDITION_FAILED",
+      "bakeOffs.get: PRECONDITION_FAILED",
+      "bakeOffs.judge: PRECONDITION_FAILED",
+      "bakeOffs.pick: PRECONDITION_FAILED",
       // The pipeline's first draft is still to be written (no runner here): nothing waits for a person.
       "forge.artifact: NOT_FOUND", // no version of any artifact has that hash
       "forge.choose: CONFLICT",

@@ -140,9 +140,70 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
       expect(body).toMatchObject({ max_tokens: 256, stream_options: { include_usage: true } });
       expect(body.messages).toEqual([{ role: "system", content: "Answer briefly." }, ...conversation]);
     } else {
-      expect(body).toMatchObject({ max_tokens: 256, system: "Answer briefly." });
+      expect(body).toMatchObject({
+        max_tokens: 256,
+        system: [{ type: "text", text: "Answer briefly.", cache_control: { type: "ephemeral" } }],
+      });
       expect(body.messages).toEqual(conversation);
     }
+  });
+
+  it("sends the prompt's stable part first, before the thread; Anthropic marks it (and the system prompt) for its cache, never the changing part", async () => {
+    stub.handle(async (_req, res) => {
+      startEventStream(res);
+      await writeStream(res, streamOf(provider, ["ok"], { input: 11, output: 5 }));
+    });
+    const stable = "Task:\nFix sum().\n\nThe pipeline's artifacts so far:\n--- .forge/prd.md ---\n# PRD\n";
+    const changing = "\nReview the change (diff below).\n\nThe change under review (git diff):\n+ a + b";
+    const ask = (prompt: string) => brain(provider).invoke(request({ prompt, promptStableChars: stable.length }));
+    await ask(stable + changing);
+    await ask(`${stable}\nReview the change again, iteration 2.`);
+    const bodies = stub.requests.map(
+      (r) => JSON.parse(r.body) as { messages: Array<{ role: string; content: unknown }>; system?: unknown },
+    );
+    expect(bodies).toHaveLength(2);
+    for (const body of bodies) {
+      if (provider === "anthropic") {
+        expect(body.system).toEqual([{ type: "text", text: "Answer briefly.", cache_control: { type: "ephemeral" } }]);
+        // The stable part is the first block of the first turn, marked; the thread follows unmarked.
+        expect(body.messages[0]).toEqual({
+          role: "user",
+          content: [
+            { type: "text", text: stable, cache_control: { type: "ephemeral" } },
+            { type: "text", text: "\n\n[operator] Fix sum().\n\n[coder] Changed it to add." },
+          ],
+        });
+        expect(body.messages[1]).toEqual({ role: "assistant", content: "An earlier review." });
+        // At most four breakpoints, none after the stable part.
+        expect(JSON.stringify(body).split("cache_control").length - 1).toBe(2);
+      } else {
+        expect(body.messages[1]).toEqual({ role: "user", content: `${stable}\n\n[operator] Fix sum().\n\n[coder] Changed it to add.` });
+        expect(JSON.stringify(body)).not.toContain("cache_control");
+      }
+    }
+    // The changing part is the last turn, unmarked.
+    expect(bodies[0]!.messages.at(-1)).toEqual({ role: "user", content: changing });
+    expect(bodies[1]!.messages.at(-1)).toEqual({ role: "user", content: "\nReview the change again, iteration 2." });
+    // Both requests are byte-identical up to the end of the thread.
+    const upToThread = (body: (typeof bodies)[number]) => JSON.stringify({ system: body.system, messages: body.messages.slice(0, -1) });
+    expect(upToThread(bodies[1]!)).toBe(upToThread(bodies[0]!));
+  });
+
+  it("reports the input tokens read from (and, for Anthropic, written to) the prompt cache, part of the input", async () => {
+    stub.handle(async (_req, res) => {
+      startEventStream(res);
+      await writeStream(
+        res,
+        streamOf(provider, ["ok"], { input: 5000, output: 20, cached: 4096, ...(provider === "anthropic" ? { cacheWrite: 600 } : {}) }),
+      );
+    });
+    const response = await brain(provider).invoke(request());
+    expect(response.usage).toEqual({
+      inputTokens: 5000,
+      outputTokens: 20,
+      cachedInputTokens: 4096,
+      ...(provider === "anthropic" ? { cacheCreationInputTokens: 600 } : {}),
+    });
   });
 
   it("parses CRLF line endings split between reads", async () => {

@@ -53,7 +53,8 @@ beforeAll(async () => {
   // The critic: a brain that passes every stage and reports BRAIN_TOKENS per call.
   brain = await startBrainStub((_req, res) => {
     res.writeHead(200, { "Content-Type": "text/event-stream" });
-    for (const e of streamOf("openai", [CRITIC_PASS], { input: BRAIN_TOKENS.inputTokens, output: BRAIN_TOKENS.outputTokens })) res.write(e);
+    const usage = { input: BRAIN_TOKENS.inputTokens, output: BRAIN_TOKENS.outputTokens, cached: BRAIN_TOKENS.cachedInputTokens };
+    for (const e of streamOf("openai", [CRITIC_PASS], usage)) res.write(e);
     res.end();
   });
 });
@@ -88,7 +89,17 @@ async function summaryOf(sessionId: string) {
   const files = await exportSession(db.store, db.pool, sessionId, { pricing: USAGE_PRICING });
   return JSON.parse(files.get("summary.json")!.toString("utf8")) as {
     usage: Record<string, unknown>;
-    pipeline: { stages: Array<{ name: string; iterations: number; calls: number; inputTokens: number; outputTokens: number }> };
+    pipeline: {
+      stages: Array<{
+        name: string;
+        iterations: number;
+        calls: number;
+        inputTokens: number;
+        outputTokens: number;
+        cachedInputTokens: number;
+      }>;
+    };
+    rounds: Array<{ outputs: Array<{ role: string; usage: Record<string, unknown> | null }> }>;
   };
 }
 
@@ -104,7 +115,14 @@ describe("calls, tokens and cost: one projection, five readers", () => {
 
       // 12 agent calls: the idea, two PRD drafts (the rules reject the first), design, plan,
       // coding and delivery by the scripted agents (no tokens), and five critiques by the brain.
-      const expected = { calls: 12, inputTokens: 5 * BRAIN_TOKENS.inputTokens, outputTokens: 5 * BRAIN_TOKENS.outputTokens, unpriced: [] };
+      const expected = {
+        calls: 12,
+        inputTokens: 5 * BRAIN_TOKENS.inputTokens,
+        outputTokens: 5 * BRAIN_TOKENS.outputTokens,
+        cachedInputTokens: 5 * BRAIN_TOKENS.cachedInputTokens,
+        cacheCreationInputTokens: 0,
+        unpriced: [],
+      };
       const viewer = api.caller(await api.user("viewer"));
       const report = await viewer.usage.report({ days: 1, projectId });
       const session = await viewer.usage.session({ sessionId });
@@ -122,13 +140,24 @@ describe("calls, tokens and cost: one projection, five readers", () => {
 
       // Per stage: the Forge page's rail and summary.json's stages read the same rows.
       const perStage = Object.fromEntries(
-        session.byStage.map((s) => [s.stage, { calls: s.calls, in: s.inputTokens, out: s.outputTokens }]),
+        session.byStage.map((s) => [s.stage, { calls: s.calls, in: s.inputTokens, out: s.outputTokens, cached: s.cachedInputTokens }]),
       );
-      expect(perStage.prd).toEqual({ calls: 4, in: 2 * BRAIN_TOKENS.inputTokens, out: 2 * BRAIN_TOKENS.outputTokens });
+      expect(perStage.prd).toEqual({
+        calls: 4,
+        in: 2 * BRAIN_TOKENS.inputTokens,
+        out: 2 * BRAIN_TOKENS.outputTokens,
+        cached: 2 * BRAIN_TOKENS.cachedInputTokens,
+      });
       for (const s of forge.stages.filter((st) => st.usage.calls > 0))
-        expect({ calls: s.usage.calls, in: s.usage.inputTokens, out: s.usage.outputTokens }).toEqual(perStage[s.name]);
+        expect({ calls: s.usage.calls, in: s.usage.inputTokens, out: s.usage.outputTokens, cached: s.usage.cachedInputTokens }).toEqual(
+          perStage[s.name],
+        );
       for (const s of summary.pipeline.stages.filter((st) => st.calls > 0))
-        expect({ calls: s.calls, in: s.inputTokens, out: s.outputTokens }).toEqual(perStage[s.name]);
+        expect({ calls: s.calls, in: s.inputTokens, out: s.outputTokens, cached: s.cachedInputTokens }).toEqual(perStage[s.name]);
+      // summary.json per step: each critique's tokens as the brain reported them, cached ones included.
+      const critiques = summary.rounds.flatMap((r) => r.outputs).filter((o) => o.usage);
+      expect(critiques).toHaveLength(5);
+      for (const o of critiques) expect(o.usage).toEqual({ ...BRAIN_TOKENS, model: BRAIN_MODEL });
       expect(forge.stages.reduce((n, s) => n + s.usage.calls, 0)).toBe(12);
     },
   );

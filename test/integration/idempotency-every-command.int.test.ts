@@ -128,6 +128,9 @@ describe("every REST route that changes something is safe to repeat with one key
     revert: () => ({ to: "proposal_coder" }),
     modify: () => ({ change: "also the docs" }),
     deliver: () => ({}),
+    bakeOffJudge: () => ({}),
+    bakeOffPick: () => ({ contenderId: "c1" }),
+    bakeOffDismiss: () => ({}),
     resume: () => ({}),
     setSessionMode: () => ({ mode: "voting" }),
   };

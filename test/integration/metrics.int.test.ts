@@ -191,6 +191,8 @@ describe("metrics during a review loop", () => {
     expect(of(CLI_MODEL, "output")).toBe(CLI_TOKENS.outputTokens);
     expect(of(BRAIN_MODEL, "input")).toBe(BRAIN_TOKENS.inputTokens);
     expect(of(BRAIN_MODEL, "output")).toBe(BRAIN_TOKENS.outputTokens);
+    expect(of(BRAIN_MODEL, "cached_input")).toBe(BRAIN_TOKENS.cachedInputTokens);
+    expect(of(CLI_MODEL, "cached_input")).toBe(CLI_TOKENS.cachedInputTokens);
     expect(sample(before.web, "catcafe_usage_tokens", { project: projectId })).toBe(0);
     expect(sample(after.web, "catcafe_usage_cost", { project: projectId, model: CLI_MODEL, currency: "EUR" })).toBeCloseTo(CLI_COST, 9);
     expect(sample(after.web, "catcafe_usage_cost", { project: projectId, model: BRAIN_MODEL, currency: "EUR" })).toBeCloseTo(BRAIN_COST, 9);

@@ -16,6 +16,7 @@ import { createTestDatabase, rejection, testActor, type TestDatabase } from "../
 import { createHarness, testPlan, type Harness } from "../helpers/tasks";
 import {
   BRAIN_COST,
+  BRAIN_COST_UNCACHED,
   BRAIN_MODEL,
   BRAIN_TOKENS,
   CLI_COST,
@@ -87,14 +88,42 @@ describe("usage and cost", () => {
   it("adds up the session per model and in all, priced with the table; a call that reported no tokens counts, with nothing to price", async () => {
     const usage = await sessionUsage(db.pool, sessionId, pricing);
     expect(usage.currency).toBe("EUR");
+    const none = { cachedInputTokens: 0, cacheCreationInputTokens: 0 };
     expect(usage.byModel).toEqual([
-      { model: CLI_MODEL, calls: 1, inputTokens: 1500, outputTokens: 450, cost: CLI_COST, unpriced: [] },
-      { model: BRAIN_MODEL, calls: 1, inputTokens: 2000, outputTokens: 100, cost: BRAIN_COST, unpriced: [] },
-      { model: "unknown", calls: 1, inputTokens: 0, outputTokens: 0, cost: 0, unpriced: [] },
+      { model: CLI_MODEL, calls: 1, ...CLI_TOKENS, cost: CLI_COST, unpriced: [] },
+      { model: BRAIN_MODEL, calls: 1, ...none, ...BRAIN_TOKENS, cost: BRAIN_COST, unpriced: [] },
+      { model: "unknown", calls: 1, inputTokens: 0, outputTokens: 0, ...none, cost: 0, unpriced: [] },
     ]);
-    expect(usage.total).toEqual({ calls: 3, inputTokens: 3500, outputTokens: 550, cost: CLI_COST + BRAIN_COST, unpriced: [] });
+    expect(usage.total).toEqual({
+      calls: 3,
+      inputTokens: 3500,
+      outputTokens: 550,
+      cachedInputTokens: 1324,
+      cacheCreationInputTokens: 200,
+      cost: CLI_COST + BRAIN_COST,
+      unpriced: [],
+    });
     // Not a staged workflow: no stages.
     expect(usage.byStage).toEqual([]);
+  });
+
+  it("cached input tokens are priced at the cache rates: the table's own (the brain's reads) or the defaults (the CLI's reads 0.1×, writes 1.25× input)", async () => {
+    const usage = await sessionUsage(db.pool, sessionId, pricing);
+    const byModel = Object.fromEntries(usage.byModel.map((m) => [m.model, m]));
+    expect(byModel[BRAIN_MODEL]!.cost).toBeCloseTo(BRAIN_COST, 9);
+    expect(byModel[BRAIN_MODEL]!.cost).toBeLessThan(BRAIN_COST_UNCACHED);
+    expect(byModel[CLI_MODEL]!.cost).toBeCloseTo(CLI_COST, 9);
+    // The same tokens with every input token at the input rate cost more: the cache is what saved it.
+    const flat: PricingSettings = {
+      currency: "EUR",
+      models: Object.fromEntries(
+        Object.entries(pricing.models).map(([m, p]) => [
+          m,
+          { ...p, cacheReadPerMillion: p.inputPerMillion, cacheWritePerMillion: p.inputPerMillion },
+        ]),
+      ),
+    };
+    expect((await sessionUsage(db.pool, sessionId, flat)).total.cost).toBeCloseTo((1500 * 3 + 450 * 15) / 1e6 + BRAIN_COST_UNCACHED, 9);
   });
 
   it("totals per project and per day; a model without a price is counted and named, its cost left out", async () => {
@@ -102,7 +131,15 @@ describe("usage and cost", () => {
     const onlyCli: PricingSettings = { currency: "EUR", models: { [CLI_MODEL]: pricing.models[CLI_MODEL]! } };
     const report = await usageReport(db.pool, { days: 1, projectId: "usage" }, onlyCli);
     const today = new Date().toISOString().slice(0, 10);
-    const figures = { calls: 6, inputTokens: 7000, outputTokens: 1100, cost: 2 * CLI_COST, unpriced: [BRAIN_MODEL] };
+    const figures = {
+      calls: 6,
+      inputTokens: 7000,
+      outputTokens: 1100,
+      cachedInputTokens: 2648,
+      cacheCreationInputTokens: 400,
+      cost: 2 * CLI_COST,
+      unpriced: [BRAIN_MODEL],
+    };
     expect(report.since).toBe(today);
     expect(report.total).toEqual(figures);
     expect(report.byProject).toEqual([{ projectId: "usage", projectName: "Project usage", ...figures }]);

@@ -286,7 +286,7 @@ describe("an agent step's output", () => {
       raw: { blob: expect.any(String), size: Buffer.byteLength(recorded), mediaType: "text/plain; charset=utf-8" },
       preview: recorded,
       simulated: false,
-      usage: { inputTokens: 120, outputTokens: 7, model: "claude-wfx-model" },
+      usage: { inputTokens: 120, outputTokens: 7, cachedInputTokens: 20, model: "claude-wfx-model" },
       sandboxed: sandboxStatus().available,
       tools: { calls: 2, failed: 1 },
       commit: {

@@ -151,7 +151,8 @@ describe("a session's figures", () => {
       calls: 8,
       inputTokens: 8000,
       outputTokens: 800,
-      cachedTokens: null,
+      cachedInputTokens: 0,
+      cacheCreationInputTokens: 0,
       cost: (6 * (1000 * 3 + 100 * 15)) / 1e6,
       unpriced: ["model-x"],
     });

@@ -59,7 +59,7 @@ describe("reading provider events", () => {
       anthropicProtocol.read(
         ev({ type: "message_start", message: { usage: { input_tokens: 7, cache_read_input_tokens: 3, output_tokens: 1 } } }),
       ),
-    ).toEqual([{ kind: "usage", inputTokens: 10, outputTokens: 1 }]);
+    ).toEqual([{ kind: "usage", inputTokens: 10, outputTokens: 1, cachedInputTokens: 3 }]);
     expect(anthropicProtocol.read(ev({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "yo" } }))).toEqual([
       { kind: "text", text: "yo" },
     ]);

@@ -584,6 +584,53 @@ const ROWS: Row[] = [
     "user:1 started task s-0123456789ab: /task split slugify()",
   ),
 
+  // ---- Bake-offs -------------------------------------------------------------------------
+  row(
+    "BakeOffForked",
+    {
+      contenders: [
+        { id: "c1", sessionId: "s-1-c1-aaaa", coder: "claude-coder", label: "claude-coder" },
+        { id: "c2", sessionId: "s-1-c2-bbbb", coder: "codex-coder", model: "o3", label: "codex-coder:o3" },
+      ],
+    },
+    "Bake-off: c1 claude-coder (s-1-c1-aaaa), c2 codex-coder:o3 (s-1-c2-bbbb)",
+  ),
+  row(
+    "BakeOffContender",
+    { parentSessionId: "s-1", contenderId: "c2", coder: "codex-coder", model: "o3", label: "codex-coder:o3", agent: { kind: "codex" } },
+    "Contender c2 of the bake-off s-1: codex-coder:o3",
+  ),
+  row("BakeOffJudgeRequested", { stepId: STEP, agentId: "reviewer-gpt", attempt: 2 }, "The judge reviewer-gpt was asked (try 2)"),
+  row(
+    "BakeOffJudged",
+    { stepId: STEP, agent: "reviewer-gpt", recommendation: { winner: "c2", ranking: ["c2", "c1"], reasons: ["smaller"] } },
+    "The judge reviewer-gpt recommends c2 (ranking c2 > c1)",
+  ),
+  row(
+    "BakeOffJudgeFailed",
+    { stepId: STEP, errorClass: "schema_invalid", message: "winner: Required", retried: true },
+    "The judge failed (schema_invalid): winner: Required — asked again",
+  ),
+  row(
+    "BakeOffJudgeFailed",
+    { stepId: STEP, errorClass: "timeout", message: "no answer", retried: false },
+    "The judge failed (timeout): no answer",
+  ),
+  row(
+    "BakeOffWinnerChosen",
+    { contenderId: "c2", sessionId: "s-1-c2-bbbb", reason: "tests pass" },
+    "Winner chosen: c2 (s-1-c2-bbbb): tests pass",
+  ),
+  row("BakeOffWinnerChosen", { contenderId: "c1", sessionId: "s-1-c1-aaaa", reason: null }, "Winner chosen: c1 (s-1-c1-aaaa)"),
+  row("BakeOffDismissed", { reason: null }, "Bake-off dismissed: no winner"),
+  row("BakeOffDismissed", { reason: "none good" }, "Bake-off dismissed: no winner (none good)"),
+  row(
+    "BakeOffNotChosen",
+    { parentSessionId: "s-1", contenderId: "c1", winner: "c2", endedAs: "approved" },
+    "Not chosen (c2 won; it had ended approved)",
+  ),
+  row("BakeOffNotChosen", { parentSessionId: "s-1", contenderId: "c1", winner: null, endedAs: null }, "Not chosen (no winner; stopped)"),
+
   // ---- Deliveries ------------------------------------------------------------------------
   row("DeliveryApproved", {}, "Delivery approved"),
   row("DeliveryApproved", { note: "ship it" }, "Delivery approved: ship it"),
@@ -712,6 +759,51 @@ const ROWS: Row[] = [
     },
     "Review on merge request #3 by jane: sent to s-2",
   ),
+
+  // ---- Intake from the issue tracker (docs/intake.md) ------------------------------------------
+  row(
+    "TaskStartedFromIssue",
+    {
+      provider: "github",
+      repository: "acme/app",
+      issueNumber: 7,
+      issueUrl: "https://github.com/acme/app/issues/7",
+      title: "Fix slugify",
+      trigger: "label",
+      deliveryId: "d-1",
+      sender: "jane",
+    },
+    "Started from github issue acme/app#7 (label by jane)",
+  ),
+  row("IntakeAutoConfirm", { trigger: "label" }, "Confirmed automatically when the proposal is ready (the label rule's autoConfirm)"),
+  row("IntakeSecretSet", { projectId: "p-1", rotated: false }, "Webhook secret of project p-1 set"),
+  row("IntakeSecretSet", { projectId: "p-1", rotated: true }, "Webhook secret of project p-1 rotated"),
+  row(
+    "IntakeHeld",
+    {
+      provider: "gitlab",
+      repository: "acme/app",
+      issueNumber: 9,
+      issueUrl: "https://gitlab.com/acme/app/-/issues/9",
+      title: "Add a flag",
+      trigger: "comment",
+      deliveryId: "d-2",
+      sender: "rita",
+      projectId: "p-1",
+      reason: "no_permission",
+      detail: "rita has no write access",
+      prompt: "Add a flag",
+      workflow: "review_loop",
+      autoConfirm: false,
+    },
+    "Issue acme/app#9 held (no_permission): rita has no write access",
+  ),
+  row(
+    "IntakeResolved",
+    { deliveryId: "d-2", provider: "gitlab", resolution: "started", sessionId: "s-3" },
+    "Held issue delivery d-2 started as s-3",
+  ),
+  row("IntakeResolved", { deliveryId: "d-3", provider: "github", resolution: "dismissed" }, "Held issue delivery d-3 dismissed"),
 
   // ---- Cleaning up failed sessions (req F14, docs/operations.md) -----------------------------
   row("WorkspacePruneRequested", { stepId: STEP, reason: "session", olderThanDays: null, refs: [] }, "Workspace clean-up asked"),

@@ -261,7 +261,29 @@ describe("the prompt on stdin", () => {
       ],
     });
     expect(text).toBe(
-      "The conversation so far:\n\n[operator]\nAdd a parser.\n\n[coder (you)]\nAdded src/parser.ts.\n\n[reviewer]\nMissing tests.\n\n---\n\nYour task now:\n\nAddress the review.",
+      "The conversation so far:\n\n[operator]\nAdd a parser.\n\n[coder]\nAdded src/parser.ts.\n\n[reviewer]\nMissing tests.\n\n---\n\nYour task now, as the coder; what [coder] said above is yours:\n\nAddress the review.",
     );
+  });
+
+  it("puts the prompt's stable part before the thread, the same bytes for every role, and the rest after it", () => {
+    const context = [
+      { from: "coder" as const, text: "Proposal." },
+      { from: "reviewer" as const, text: "Critique." },
+    ];
+    const prompt = "Task:\nA word counter.\n\nCritique the proposal.";
+    const stableChars = "Task:\nA word counter.\n".length;
+    const asReviewer = cliPrompt({ role: "reviewer", context, prompt, promptStableChars: stableChars });
+    const asTester = cliPrompt({
+      role: "tester",
+      context,
+      prompt: "Task:\nA word counter.\n\nPlan the tests.",
+      promptStableChars: stableChars,
+    });
+    const shared =
+      "Task:\nA word counter.\n\n\nThe conversation so far:\n\n[coder]\nProposal.\n\n[reviewer]\nCritique.\n\n---\n\nYour task now, as the ";
+    expect(asReviewer).toBe(`${shared}reviewer; what [reviewer] said above is yours:\n\n\nCritique the proposal.`);
+    expect(asTester).toBe(`${shared}tester:\n\n\nPlan the tests.`);
+    // Without a thread the prompt is sent as it is, and it begins with the same stable part.
+    expect(cliPrompt({ role: "coder", context: [], prompt, promptStableChars: stableChars })).toBe(prompt);
   });
 });

@@ -58,6 +58,27 @@ describe.each(["claude", "codex", "gemini"] as const)("%s stream parser on recor
     expect(chunks.length).toBe(shell === "codex" ? 1 : 3);
   });
 
+  it("cached input tokens: the recorded result with its cache counts set is read into cachedInputTokens (and Claude Code's and Codex's cache writes)", () => {
+    // The recorded lines, their cache fields (0 in the recording) set as a warm cache would report them.
+    const warm = recording(shell, "answer").map((line) => {
+      const event = JSON.parse(line) as { type: string; usage?: Record<string, unknown>; stats?: Record<string, unknown> };
+      if (shell === "claude" && event.type === "result")
+        event.usage = { ...event.usage, input_tokens: 12, cache_read_input_tokens: 800, cache_creation_input_tokens: 150 };
+      if (shell === "codex" && event.type === "turn.completed")
+        event.usage = { ...event.usage, input_tokens: 812, cached_input_tokens: 800, cache_write_input_tokens: 0 };
+      if (shell === "gemini" && event.type === "result") event.stats = { ...event.stats, input_tokens: 812, cached: 800, input: 12 };
+      return JSON.stringify(event);
+    });
+    const usage = replay(shell, warm).response?.usage;
+    expect(usage).toMatchObject({ outputTokens: 7, cachedInputTokens: 800 });
+    // Every CLI counts the cached tokens in its input (Claude Code: input + reads + writes).
+    expect(usage?.inputTokens).toBe(shell === "claude" ? 962 : 812);
+    if (shell === "claude") expect(usage?.cacheCreationInputTokens).toBe(150);
+    else expect(usage).not.toHaveProperty("cacheCreationInputTokens");
+    // The recording itself (a cold cache) reports none: the fields are left out, read as 0.
+    expect(replay(shell, recording(shell, "answer")).response?.usage).not.toHaveProperty("cachedInputTokens");
+  });
+
   it("a tool edit: the answer is what came after the tool; the tool shows in the live view", () => {
     const { response, chunks } = replay(shell, recording(shell, "tool-edit"));
     expect(response?.text).toBe("Wrote hello.txt.");
@@ -133,7 +154,7 @@ describe("claude stream parser details", () => {
       ...extra,
     });
 
-  it("without partial messages, whole assistant messages stream; cache tokens count as input", () => {
+  it("without partial messages, whole assistant messages stream; cache tokens count as input, and are kept apart as cached", () => {
     const assistant = JSON.stringify({
       type: "assistant",
       message: { id: "msg_9", content: [{ type: "text", text: "whole message" }] },
@@ -141,7 +162,10 @@ describe("claude stream parser details", () => {
     });
     const { response, chunks } = replay("claude", [assistant, result({ result: "whole message" })]);
     expect(chunks).toEqual(["whole message"]);
-    expect(response).toEqual({ text: "whole message", usage: { inputTokens: 125, outputTokens: 3 } });
+    expect(response).toEqual({
+      text: "whole message",
+      usage: { inputTokens: 125, outputTokens: 3, cachedInputTokens: 100, cacheCreationInputTokens: 20 },
+    });
   });
 
   it("a message already streamed as deltas is not repeated", () => {

@@ -6,6 +6,8 @@ describe("stateLabel", () => {
     expect(stateLabel("awaiting_operator_confirm")).toBe("Waiting for your confirm");
     expect(stateLabel("max_iterations_reached")).toBe("Out of iterations");
     expect(stateLabel("approved")).toBe("Approved");
+    expect(stateLabel("bake_off")).toBe("Bake-off running");
+    expect(stateLabel("not_chosen")).toBe("Not chosen");
   });
 
   it("reads a workflow's own state id as words", () => {

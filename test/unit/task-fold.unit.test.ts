@@ -13,7 +13,7 @@ const STATE_TS = path.resolve(import.meta.dirname, "../../server/workflow/state.
 const FORGE_STATE_TS = path.resolve(import.meta.dirname, "../../server/forge/state.ts");
 const PINNED = {
   version: 3,
-  stateTs: "5cbab5e19f9e68b2c222f99e3d27405aac664c9a374bcc8c3fb64f0eec0b7992",
+  stateTs: "187d23dbdafbfa3e2e5c2db4a38c0ae7a53c3eec25a6b4014d969ef5d9837887",
   forgeStateTs: "dbc518595e27d62bf2f0f259e8d2dc08566b03d51b20f8798a65db855ec88ca7",
 };
 

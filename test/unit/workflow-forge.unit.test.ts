@@ -760,13 +760,15 @@ describe("forge: what each step is scheduled with, and who is told", () => {
   const promptOf = (events: AppEvent[]) =>
     (events.find((e) => e.type === "StepScheduled")!.data as { input: { prompt: string } }).input.prompt;
 
-  it("a stage's prompt: the instruction, the idea, the stage and its iteration, what to write, a person's edits to keep, and the stage's feedback", () => {
+  it("a stage's prompt: the idea (its stable part), then the instruction, the stage and its iteration, what to write, a person's edits to keep, and the stage's feedback", () => {
     const p = new Pipeline({ gates: ["prd"] });
-    const first = (p.history[4]!.data as { input: { prompt: string } }).input.prompt;
-    expect(first.split("\n").slice(1)).toEqual([
-      "",
+    const { prompt: first, promptStableChars } = (p.history[4]!.data as { input: { prompt: string; promptStableChars: number } }).input;
+    expect(first.slice(0, promptStableChars)).toBe(`Idea:\n${IDEA}\n`);
+    const lines = first.split("\n");
+    expect([...lines.slice(0, 3), ...lines.slice(4)]).toEqual([
       "Idea:",
       IDEA,
+      "",
       "",
       "Stage: idea (Idea), iteration 1 of at most 5.",
       "Write: .forge/idea.md. Anything outside .forge/idea.md is discarded.",

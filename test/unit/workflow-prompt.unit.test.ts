@@ -121,14 +121,34 @@ describe("prompt: a person's edits", () => {
 });
 
 describe("prompt: the thread as context", () => {
-  it("the last 20 messages, each cut at 4,000 characters", () => {
-    const messages: AppEvent[] = Array.from({ length: 22 }, (_, i) => ({
-      type: "OperatorMessagePosted",
-      data: { text: i === 21 ? "x".repeat(4_500) : `message ${i}` },
-    }));
-    const context = threadContext(task(reviewLoop, messages));
-    expect(context).toHaveLength(20);
-    expect(context[0]).toEqual({ from: "operator", text: "message 2" });
+  it("at least the last 20 messages, from a start that moves in steps of 10 (a stable prefix), each cut at 4,000 characters", () => {
+    const thread = (n: number) =>
+      threadContext(
+        task(
+          reviewLoop,
+          Array.from({ length: n }, (_, i) => ({
+            type: "OperatorMessagePosted" as const,
+            data: { text: i === n - 1 ? "x".repeat(4_500) : `message ${i}` },
+          })),
+        ),
+      );
+    expect(thread(20)).toHaveLength(20);
+    // 22 messages: the window still starts at the first (it moves once 30 are there).
+    expect(thread(22)).toHaveLength(22);
+    expect(thread(29)[0]).toEqual({ from: "operator", text: "message 0" });
+    expect(thread(30)).toHaveLength(20);
+    expect(thread(31)[0]).toEqual({ from: "operator", text: "message 10" });
+    // Two successive calls share their start: the earlier thread is a prefix of the later one.
+    expect(
+      thread(25)
+        .slice(0, 24)
+        .map((m) => m.text),
+    ).toEqual(
+      thread(24)
+        .slice(0, 24)
+        .map((m, i) => (i === 23 ? "message 23" : m.text)),
+    );
+    const context = thread(22);
     expect(context.at(-1)).toEqual({ from: "operator", text: "x".repeat(4_000) });
   });
 });

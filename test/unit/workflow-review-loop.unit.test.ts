@@ -165,7 +165,7 @@ function approvedSession(): SessionHistory {
 const stepInput = (events: AppEvent[]) => {
   const scheduled = events.find((e) => e.type === "StepScheduled");
   if (scheduled?.type !== "StepScheduled") throw new Error("no step scheduled");
-  return scheduled.data.input as { prompt: string; context: { from: string; text: string }[] };
+  return scheduled.data.input as { prompt: string; promptStableChars?: number; context: { from: string; text: string }[] };
 };
 
 // ---- W1: starting a task ----------------------------------------------------------------
@@ -208,14 +208,16 @@ describe("review_loop: StartTask", () => {
       ]);
   });
 
-  it("puts the instruction and the operator's prompt in the step's prompt", () => {
+  it("puts the operator's prompt (the stable part, its length recorded) and then the instruction in the step's prompt", () => {
     const { events } = spec
       .given([])
       .when({ type: "StartTask", title: "Verbose flag", config: config("proposal") })
       .then([{ type: "SessionCreated" }, { type: "TaskStarted" }, { type: "SessionStateChanged" }, { type: "StepScheduled" }]);
     const proposalCoder = reviewLoop.states.proposal_coder;
     if (proposalCoder?.type !== "step") throw new Error("proposal_coder is a step state");
-    expect(stepInput(events).prompt).toBe(`${proposalCoder.step.instruction}\n\nTask:\n${PROMPT}`);
+    const input = stepInput(events);
+    expect(input.prompt).toBe(`Task:\n${PROMPT}\n\n${proposalCoder.step.instruction}`);
+    expect(input.prompt.slice(0, input.promptStableChars)).toBe(`Task:\n${PROMPT}\n`);
   });
 
   it("the task's MCP servers go with every agent step, as TaskStarted recorded them, and never with a commands step", () => {

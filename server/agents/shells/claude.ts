@@ -23,7 +23,7 @@ import { ZClaudeAgentConfig } from "../config";
 import { mcpServersJson } from "../mcp";
 import { CliShellAgent, type ShellRunContext } from "./cli-agent";
 import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type ParserHooks, type StreamOutcome } from "./stream";
-import type { AgentUsage } from "../types";
+import { cachedTokenFields, type AgentUsage } from "../types";
 import type { z } from "zod";
 
 export type ClaudeAgentConfigInput = z.input<typeof ZClaudeAgentConfig>;
@@ -177,12 +177,13 @@ export class ClaudeStreamParser extends CliStreamParser {
   }
 }
 
-/** Tokens the whole run used; cache reads and writes are input the model processed too. */
+/** Tokens the whole run used; cache reads and writes are input the model processed too, and are priced at their own rates. */
 function claudeUsage(usage: unknown, model: string | undefined): AgentUsage | undefined {
   if (!isObject(usage)) return undefined;
   return {
     inputTokens: num(usage.input_tokens) + num(usage.cache_creation_input_tokens) + num(usage.cache_read_input_tokens),
     outputTokens: num(usage.output_tokens),
+    ...cachedTokenFields(num(usage.cache_read_input_tokens), num(usage.cache_creation_input_tokens)),
     ...(model ? { model } : {}),
   };
 }

@@ -16,13 +16,13 @@
 //       agent_message {text}, reasoning {text}, command_execution {command, exit_code, status},
 //       file_change {changes:[{path,kind}]}, mcp_tool_call, web_search, todo_list, error {message}
 //   {"type":"error","message":"Reconnecting... 1/5 (...)"}   a retry, or the failure itself
-//   {"type":"turn.completed","usage":{"input_tokens","cached_input_tokens","output_tokens"}}
+//   {"type":"turn.completed","usage":{"input_tokens","cached_input_tokens","cache_write_input_tokens","output_tokens",...}}
 //   {"type":"turn.failed","error":{"message":"..."}}
 import { ZCodexAgentConfig } from "../config";
 import type { ResolvedMcpServer } from "../mcp";
 import { CliShellAgent, type ShellRunContext } from "./cli-agent";
 import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type ParserHooks, type StreamOutcome } from "./stream";
-import type { AgentUsage } from "../types";
+import { cachedTokenFields, type AgentUsage } from "../types";
 import type { z } from "zod";
 
 export type CodexAgentConfigInput = z.input<typeof ZCodexAgentConfig>;
@@ -165,6 +165,10 @@ export class CodexStreamParser extends CliStreamParser {
         this.usage = {
           inputTokens: (this.usage?.inputTokens ?? 0) + num(usage.input_tokens),
           outputTokens: (this.usage?.outputTokens ?? 0) + num(usage.output_tokens),
+          ...cachedTokenFields(
+            (this.usage?.cachedInputTokens ?? 0) + num(usage.cached_input_tokens),
+            (this.usage?.cacheCreationInputTokens ?? 0) + num(usage.cache_write_input_tokens),
+          ),
         };
         return;
       }

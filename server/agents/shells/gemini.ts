@@ -17,7 +17,7 @@
 //   {"type":"tool_use","tool_name":"write_file","tool_id":..,"parameters":{...}}
 //   {"type":"tool_result","tool_id":..,"status":"success"|"error",...}
 //   {"type":"error",...}                                    a non-fatal warning
-//   {"type":"result","status":"success"|"error","error":{"type","message"},"stats":{"input_tokens","output_tokens",...}}
+//   {"type":"result","status":"success"|"error","error":{"type","message"},"stats":{"input_tokens","output_tokens","cached","input",...}}
 // Its own retries of a provider request it reports on stderr only (its stream-json has no
 // event for them), in one of two forms, the message possibly over several lines:
 //   Attempt 1 failed: <message>. Retrying after 3412ms...        the provider said how long
@@ -28,7 +28,7 @@ import path from "node:path";
 import { ZGeminiAgentConfig } from "../config";
 import { mcpServersJson } from "../mcp";
 import { CliShellAgent, type ShellRunContext } from "./cli-agent";
-import { AgentError } from "../types";
+import { AgentError, cachedTokenFields } from "../types";
 import { CliStreamParser, isObject, num, str, toolLine, type JsonObject, type ParserHooks, type StreamOutcome } from "./stream";
 import type { z } from "zod";
 
@@ -178,8 +178,10 @@ export class GeminiStreamParser extends CliStreamParser {
       ...(stats
         ? {
             usage: {
+              // input_tokens counts the cached ones too (`input` is the rest).
               inputTokens: num(stats.input_tokens),
               outputTokens: num(stats.output_tokens),
+              ...cachedTokenFields(num(stats.cached), 0),
               ...(this.model ? { model: this.model } : {}),
             },
           }

@@ -1,0 +1,93 @@
+// Starting a bake-off from New task in a real browser (Debian chromium through playwright-core)
+// against a real `npm start` (docs/bake-off.md): the field is offered in proposal mode; an
+// unknown coder is refused with the reason, shown on the form; two of the demo's agents start a
+// bake-off, whose confirm forks them: the parent waits in `bake_off` with two contender
+// sessions, and its page offers no Cancel (a bake-off is picked or dismissed). The form is
+// checked at 390 and 1280 px (axe: no serious violation, no sideways scroll); screenshots land
+// in test/e2e/screenshots/.
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { layoutProblems } from "../helpers/axe";
+import { launchChromium, screenshot, signIn, trpcMutate } from "../helpers/browser";
+import { LIVE_SERVER_TIMEOUT_MS, startLiveServer, type LiveServer } from "../helpers/live-server";
+
+let app: LiveServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  app = await startLiveServer("bake-off");
+  browser = await launchChromium();
+}, LIVE_SERVER_TIMEOUT_MS);
+
+afterAll(async () => {
+  await browser?.close().catch(() => {});
+  await app?.stop();
+}, 60_000);
+
+async function query<T>(page: Page, procedure: string, input: unknown): Promise<T> {
+  const res = await page.evaluate(
+    async ({ procedure, input }) => {
+      const r = await fetch(`/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`);
+      return { status: r.status, body: await r.text() };
+    },
+    { procedure, input },
+  );
+  expect(res.status, res.body).toBe(200);
+  return (JSON.parse(res.body) as { result: { data: T } }).result.data;
+}
+
+interface BakeOffView {
+  state: string;
+  contenders: Array<{ id: string; sessionId: string | null; coder: string; label: string }>;
+}
+
+describe("a bake-off from New task", () => {
+  it("is started from the form (an unknown coder refused on it), and its confirm forks the contenders", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await signIn(page, app.url, app.admin.email, app.admin.password, "/sessions/new");
+    await page.getByLabel("Project").selectOption("demo");
+    await page.getByLabel("What should the cats do?").fill("Fix slugify() (a bake-off)");
+    const field = page.getByLabel("Bake-off (optional)");
+    await field.fill("coder-sim, nobody");
+    expect(await layoutProblems(page, "new-task-bake-off")).toEqual([]);
+
+    await page.getByRole("button", { name: "Start bake-off" }).click();
+    await page.getByText("no agent nobody in this project").waitFor({ timeout: 10_000 });
+    expect(page.url()).toMatch(/\/sessions\/new$/);
+    await screenshot(page, "new-task-bake-off-refused.png");
+
+    await field.fill("coder-sim, planner-sim");
+    await Promise.all([
+      page.waitForURL(/\/sessions\/s-[0-9a-f]+$/, { timeout: 15_000 }),
+      page.getByRole("button", { name: "Start bake-off" }).click(),
+    ]);
+    const sessionId = page.url().split("/").pop()!;
+    const configured = await query<BakeOffView>(page, "bakeOffs.get", { sessionId });
+    expect(configured.contenders.map((c) => [c.id, c.coder, c.sessionId])).toEqual([
+      ["c1", "coder-sim", null],
+      ["c2", "planner-sim", null],
+    ]);
+
+    await expect
+      .poll(async () => (await query<{ fsm: string }>(page, "tasks.get", { sessionId })).fsm, { timeout: 30_000 })
+      .toBe("awaiting_operator_confirm");
+    const confirmed = await trpcMutate(page, "tasks.confirm", { sessionId, via: "button" });
+    expect(confirmed.status, confirmed.body).toBe(200);
+    const forked = await query<BakeOffView>(page, "bakeOffs.get", { sessionId });
+    expect(forked.state).toBe("bake_off");
+    expect(forked.contenders.map((c) => c.sessionId)).toEqual([
+      expect.stringMatching(new RegExp(`^${sessionId}-c1-`)),
+      expect.stringMatching(new RegExp(`^${sessionId}-c2-`)),
+    ]);
+    // The session's page shows where it is, in words.
+    const badge = page.locator("[data-state]").first();
+    await expect.poll(() => badge.getAttribute("data-state"), { timeout: 15_000 }).toBe("bake_off");
+    expect(await badge.innerText()).toContain("Bake-off running");
+    // It is picked or dismissed, never cancelled: no Cancel button.
+    await page.getByRole("button", { name: "Rerun" }).waitFor();
+    expect(await page.getByTestId("cancel-button").count()).toBe(0);
+    await screenshot(page, "bake-off-parent.png");
+    await context.close();
+  }, 180_000);
+});
