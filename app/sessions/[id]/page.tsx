@@ -1,7 +1,8 @@
 // `/sessions/[id]`: one session, live. The server renders the first view (header, status,
 // latest entries) for the signed-in user through `live.session`; the client part then
 // follows the session over SSE and offers the operator's actions when the user's role
-// allows them.
+// allows them. Nothing on the way to the first byte or the end of the HTML reads the whole
+// history of a long session (docs/scaling.md, "Long sessions").
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound, redirect } from "next/navigation";
@@ -53,14 +54,10 @@ export default async function SessionPage({ params }: { params: Params }) {
       </Suspense>
       <TRPCReactProvider>
         <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
+        {/* Operators also see the runtime execution context (agents, shells, brains, FSMs, limits):
+            read when opened, since it reads the session's whole history (docs/scaling.md). */}
+        {hasRole(read.user.role, "operator") ? <RuntimeContextPanel sessionId={id} /> : null}
       </TRPCReactProvider>
-      {hasRole(read.user.role, "operator") ? (
-        // Operators also see the runtime execution context (agents, shells, brains, FSMs,
-        // limits). It reads the session's events again: streamed in after the view, not before it.
-        <Suspense fallback={null}>
-          <RuntimeContext id={id} />
-        </Suspense>
-      ) : null}
     </Shell>
   );
 }
@@ -79,11 +76,6 @@ async function IssueLink({ id }: { id: string }) {
       ({trigger})
     </p>
   );
-}
-
-async function RuntimeContext({ id }: { id: string }) {
-  const context = await readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.tasks.runtimeContext({ sessionId: id }));
-  return context.ok && context.data ? <RuntimeContextPanel context={context.data} /> : null;
 }
 
 /** A bake-off's parent or contender leads to the comparison page (docs/bake-off.md). */

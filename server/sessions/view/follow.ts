@@ -1,11 +1,14 @@
-// A live session view: after subscribing to the shared listener, the session's history is
-// read once and folded; then every wake-up reads only the events after the last version
-// sent and yields them as entries with the updated status. The first batch always comes
+// A live session view: after subscribing to the shared listener, the session's status is
+// folded from the progress fold's nearest snapshot and the events after it, and the events
+// after `afterVersion` are read (not the whole history); then every wake-up reads only the
+// events after the last version sent and yields them as entries with the updated status. The first batch always comes
 // at once (possibly without entries), so a client that reconnects is in sync immediately.
+import { foldStream, LATEST_VERSION } from "../../events/fold-read";
 import { toSessionEntry, type SessionEntry } from "./entries";
+import type { RecordedEvent } from "../../events/types";
 import type { SessionEventsListener } from "./listener";
 import { namedEntries, type SessionViewDeps } from "./load";
-import { foldProgress, statusOf, type SessionStatus } from "./progress";
+import { foldProgress, progressFold, statusOf, type SessionStatus } from "./progress";
 
 export interface LiveBatch {
   version: number;
@@ -48,11 +51,11 @@ export async function* followSession(
   const unsubscribe = await listener.subscribe(sessionId, wake.wake);
   try {
     const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
-    const history = await deps.store.readStream(sessionId);
+    const folded = await foldStream({ pool: deps.pool, registry: deps.store.registry }, progressFold, sessionId, LATEST_VERSION);
     const fallbackState = (await deps.prisma.session.findUnique({ where: { id: sessionId }, select: { state: true } }))?.state ?? "unknown";
-    let progress = foldProgress(history);
+    let progress = folded.state;
     const known = new Set<string>();
-    const batch = async (events: typeof history): Promise<LiveBatch> => {
+    const batch = async (events: RecordedEvent[]): Promise<LiveBatch> => {
       const named = await namedEntries(
         deps,
         events.map((e) => toSessionEntry(e, summarize)),
@@ -62,7 +65,12 @@ export async function* followSession(
       Object.keys(names).forEach((label) => known.add(label));
       return { version: progress.task.version, status: statusOf(progress, fallbackState), entries: named.entries, names };
     };
-    yield await batch(history.filter((e) => e.version > afterVersion));
+    // What the client lacks up to where the fold ended; anything later comes with the next wake-up.
+    const missed =
+      afterVersion < folded.version
+        ? await deps.store.readStream(sessionId, { fromVersion: afterVersion + 1, toVersion: folded.version })
+        : [];
+    yield await batch(missed);
     while (!signal?.aborted) {
       await wake.wait(signal);
       if (signal?.aborted) break;

@@ -1,18 +1,21 @@
 // Loads what the session page shows at first paint: the session's header (title, lineage
 // both ways, who started it), its status, and its latest entries with the names of the
 // people who acted. Live updates then continue from `status.version` (./follow.ts); earlier
-// pages are read on demand (`loadOlderEntries`, ./pages.ts says what a page holds).
+// pages are read on demand (`loadOlderEntries`, ./pages.ts says what a page holds). Neither
+// reads the whole stream: the status comes from the progress fold's nearest snapshot and the
+// events after it, the entries from the stream's tail (docs/scaling.md, "Long sessions").
 import type { Db } from "../../db/pool";
 import type { PrismaClient } from "../../db/generated/client";
 import { allSimulated } from "../../../lib/simulated";
 import { withUserNames } from "../../auth/names";
 import { AppError } from "../../errors";
+import { foldStream, LATEST_VERSION } from "../../events/fold-read";
 import type { EventStore } from "../../events/store";
 import type { RecordedEvent } from "../../events/types";
 import { toSessionEntry, type SessionEntry } from "./entries";
 import { startedTask } from "../../task-engine";
-import { lastPage } from "./pages";
-import { foldProgress, statusOf, type SessionStatus } from "./progress";
+import { lastPage, type EventPage } from "./pages";
+import { progressFold, statusOf, type SessionStatus } from "./progress";
 
 export interface SessionViewDeps {
   pool: Db;
@@ -62,8 +65,8 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
     select: { id: true, title: true, workflow: true, state: true, parentId: true, forkVersion: true, createdBy: true, createdAt: true },
   });
   if (!session) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
-  const [events, parent, children] = await Promise.all([
-    deps.store.readStream(sessionId),
+  const [{ state: progress, version }, parent, children] = await Promise.all([
+    foldStream({ pool: deps.pool, registry: deps.store.registry }, progressFold, sessionId, LATEST_VERSION),
     session.parentId
       ? deps.prisma.session.findUnique({ where: { id: session.parentId }, select: { id: true, title: true, state: true } })
       : null,
@@ -74,16 +77,19 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
       take: MAX_CHILDREN,
     }),
   ]);
-  const progress = foldProgress(events);
   const status = statusOf(progress, session.state);
-  const { shown, earlier } = lastPage(
-    events,
-    options.limit ?? DEFAULT_ENTRY_LIMIT,
-    status.status === "active" ? (status.step?.id ?? null) : null,
-  );
+  const runningStepId = status.status === "active" ? (status.step?.id ?? null) : null;
+  // The page ends where the fold did: an event appended since comes with the live updates.
+  const [{ shown, earlier }, forkedEvent] = await Promise.all([
+    pageBefore(deps.store, sessionId, version + 1, options.limit ?? DEFAULT_ENTRY_LIMIT, runningStepId),
+    // A fork's own first event records why it was made (the events before it are its parent's).
+    session.parentId && session.forkVersion !== null
+      ? deps.store.readStream(sessionId, { fromVersion: session.forkVersion + 1, toVersion: session.forkVersion + 1 })
+      : [],
+  ]);
   const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
   const entries = shown.map((e) => toSessionEntry(e, summarize));
-  const forked = events.find((e) => e.type === "SessionForked" && e.streamId === sessionId)?.data as { reason?: string } | undefined;
+  const forked = forkedEvent.find((e) => e.type === "SessionForked" && e.streamId === sessionId)?.data as { reason?: string } | undefined;
   const config = startedTask(progress.task)?.config ?? null;
   const origin = config?.origin ?? null;
   const conversation = origin
@@ -139,20 +145,35 @@ export async function loadOlderEntries(
   beforeVersion: number,
   limit: number,
 ): Promise<OlderEntries> {
-  // Back from `beforeVersion` in growing ranges until one holds a page (streamed chunks do not count).
+  if (beforeVersion <= 1) await deps.store.readStream(sessionId, { toVersion: 0 }); // NOT_FOUND for no session
+  const { shown, earlier } = await pageBefore(deps.store, sessionId, beforeVersion, limit);
+  const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
+  const entries = shown.map((e) => toSessionEntry(e, summarize));
+  return { ...(await namedEntries(deps, entries)), omitted: earlier };
+}
+
+/**
+ * The page of events before `beforeVersion` (./pages.ts `lastPage`), read back from it in
+ * growing ranges until one holds a page (streamed chunks do not count); `earlier` counts
+ * every event before the page.
+ */
+async function pageBefore(
+  store: EventStore,
+  sessionId: string,
+  beforeVersion: number,
+  limit: number,
+  runningStepId: string | null = null,
+): Promise<EventPage> {
   let events: RecordedEvent[] = [];
   let from = beforeVersion;
   for (let span = limit * 2; from > 1; span *= 2) {
     const to = from - 1;
     from = Math.max(1, from - span);
-    events = [...(await deps.store.readStream(sessionId, { fromVersion: from, toVersion: to })), ...events];
+    events = [...(await store.readStream(sessionId, { fromVersion: from, toVersion: to })), ...events];
     if (lastPage(events, limit).earlier > 0) break;
   }
-  if (beforeVersion <= 1) await deps.store.readStream(sessionId, { toVersion: 0 }); // NOT_FOUND for no session
-  const { shown, earlier } = lastPage(events, limit);
-  const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
-  const entries = shown.map((e) => toSessionEntry(e, summarize));
-  return { ...(await namedEntries(deps, entries)), omitted: Math.max(0, from - 1) + earlier };
+  const page = lastPage(events, limit, runningStepId);
+  return { shown: page.shown, earlier: Math.max(0, from - 1) + page.earlier };
 }
 
 /** Entries with the people they name resolved (req X2): labels in summaries and details replaced, actors' names beside them. */

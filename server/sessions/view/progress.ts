@@ -1,8 +1,11 @@
 // Where a session stands, folded incrementally from its events: the workflow engine's
 // TaskState plus when the current step was scheduled and started (for the "who is working,
 // for how long" line) and how the session ended. `statusOf` is the browser-safe part that
-// the session view shows and every live update carries.
-import type { RecordedEvent } from "../../events/types";
+// the session view shows and every live update carries. `progressFold` is the same fold as a
+// replay fold with snapshots (server/events/snapshots.ts), so a long session's page starts from
+// the nearest snapshot instead of folding every event (docs/scaling.md, "Long sessions").
+import type { StreamFold } from "../../events/snapshots";
+import type { FoldEvent } from "../../events/types";
 import {
   allVerdicts,
   definitionFor,
@@ -16,6 +19,7 @@ import {
   type StartedTask,
   type TaskState,
 } from "../../task-engine";
+import { TASK_FOLD_VERSION } from "../../workflow/task-fold";
 import { stageCap } from "../../workflow/transition";
 import { failureOf, type Failure } from "./entries";
 
@@ -39,6 +43,7 @@ export interface SessionTally {
 }
 
 export interface SessionProgress {
+  /** The task's state, its `thread` left empty. */
   task: TaskState;
   timing: StepTiming | null;
   final: { outcome: string; failure: Failure | null; unresolved: string[]; reason: string | null } | null;
@@ -49,7 +54,7 @@ const NO_TALLY: SessionTally = { verdicts: 0, approvals: 0, testCommands: 0, tes
 
 export const initialProgress: SessionProgress = { task: initialTaskState, timing: null, final: null, tally: NO_TALLY };
 
-function counted(tally: SessionTally, event: RecordedEvent): SessionTally {
+function counted(tally: SessionTally, event: FoldEvent): SessionTally {
   const data = event.data as { decision?: unknown; passed?: unknown };
   switch (event.type) {
     case "ReviewVerdictRecorded":
@@ -63,8 +68,17 @@ function counted(tally: SessionTally, event: RecordedEvent): SessionTally {
   }
 }
 
-export function advance(progress: SessionProgress, event: RecordedEvent): SessionProgress {
-  const task = evolve(progress.task, event);
+/**
+ * The task state without its conversation thread: the view never shows it (prompts read it
+ * from the task fold), and it grows with every message, so a long session's snapshot would be
+ * mostly thread (about 1.1 MB at 10,000 events of a review loop, read on every page view).
+ */
+function withoutThread(task: TaskState): TaskState {
+  return "thread" in task && task.thread.length > 0 ? { ...task, thread: [] } : task;
+}
+
+export function advance(progress: SessionProgress, event: FoldEvent): SessionProgress {
+  const task = withoutThread(evolve(progress.task, event));
   const data = event.data as Record<string, unknown>;
   let { timing, final } = progress;
   switch (event.type) {
@@ -110,9 +124,20 @@ export function advance(progress: SessionProgress, event: RecordedEvent): Sessio
   return { task, timing, final, tally: counted(progress.tally, event) };
 }
 
-export function foldProgress(events: RecordedEvent[], from: SessionProgress = initialProgress): SessionProgress {
+export function foldProgress(events: readonly FoldEvent[], from: SessionProgress = initialProgress): SessionProgress {
   return events.reduce(advance, from);
 }
+
+/** Bump when `advance`'s behaviour or SessionProgress's shape changes (the task fold's own version is in the name). */
+const PROGRESS_FOLD_VERSION = 1;
+
+/** `advance` as a replay fold: its snapshots are keyed by the task fold's version too, since it folds TaskState. */
+export const progressFold: StreamFold<SessionProgress> = {
+  name: `session_progress+task@${TASK_FOLD_VERSION}`,
+  version: PROGRESS_FOLD_VERSION,
+  initial: initialProgress,
+  evolve: advance,
+};
 
 export interface SessionStatus {
   /** Stream version the status is as of. */
