@@ -2,16 +2,17 @@
 // apart from verdicts, names of who acted), live updates through the one shared LISTEN
 // connection (many subscribers, one connection; resume after `lastEventId`), outputs
 // opened on demand only for the session's own blobs, and failures with their class.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createContextFactory } from "../../server/api/context";
 import { createCaller } from "../../server/api/root";
 import { createApiToken, revokeApiToken } from "../../server/auth/tokens";
 import { putBlob } from "../../server/events/blobs";
 import type { LiveBatch } from "../../server/sessions/view/follow";
 import { sessionEventsListener } from "../../server/sessions/view/listener";
+import { forgetProgress, recalledProgress } from "../../server/sessions/view/progress-cache";
 import type { SessionView } from "../../server/sessions/view/load";
 import { createApiFixture, type ApiFixture } from "../helpers/api";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, reviewApprove, testPlan, type Harness } from "../helpers/tasks";
 
 let db: TestDatabase;
@@ -196,6 +197,40 @@ describe("live.updates", () => {
     );
     expect(resumed[0]!.entries[0]!.version).toBe(resumeAt + 1);
     await collect(c, () => true);
+  });
+
+  it("starts from the fold the page's render kept, reading only what came after it, with the same batches as a subscription that folds the whole history", async () => {
+    const { sessionId, view } = await proposalAwaitingConfirm("sv-kept");
+    // Events after the render, as a roundtable would add them before the page subscribes.
+    let version = view.status.version;
+    for (const text of ["one", "two"])
+      version = (await db.store.append(sessionId, version, [{ type: "OperatorMessagePosted", data: { text } }], { actor: testActor }))
+        .version;
+    const firstBatch = async (after: number) =>
+      (await collect((await viewer.live.updates({ sessionId, afterVersion: after })) as AsyncIterable<unknown>, () => true))[0]!;
+
+    expect(recalledProgress(sessionId)?.task.version).toBe(view.status.version);
+    const reads = vi.spyOn(db.store, "readStream");
+    let fromKept: LiveBatch[];
+    try {
+      fromKept = [await firstBatch(view.status.version), await firstBatch(view.status.version - 3)];
+      // Read from the kept fold (or from what the client asked for, when earlier), never the whole history.
+      expect(reads.mock.calls.filter(([id]) => id === sessionId).map(([, options]) => options?.fromVersion)).toEqual([
+        view.status.version + 1,
+        view.status.version - 2,
+      ]);
+    } finally {
+      reads.mockRestore();
+    }
+    // Each subscription keeps its fold too: the latest is kept.
+    expect(recalledProgress(sessionId)?.task.version).toBe(version);
+
+    forgetProgress();
+    const fromStart = [await firstBatch(view.status.version), await firstBatch(view.status.version - 3)];
+    expect(fromKept).toEqual(fromStart);
+    expect(fromStart[0]!.status).toMatchObject({ version, state: "awaiting_operator_confirm" });
+    expect(fromStart[0]!.entries.map((e) => e.version)).toEqual([view.status.version + 1, version]);
+    expect(fromStart[1]!.entries.map((e) => e.version)[0]).toBe(view.status.version - 2);
   });
 
   it("ends with UNAUTHORIZED at the next batch once the token is revoked or the user disabled (nothing more is sent)", async () => {

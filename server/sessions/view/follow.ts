@@ -1,11 +1,12 @@
 // A live session view: after subscribing to the shared listener, the session's history is
-// read once and folded; then every wake-up reads only the events after the last version
+// read once and folded (from the fold this process kept last, ./progress-cache.ts); then every wake-up reads only the events after the last version
 // sent and yields them as entries with the updated status. The first batch always comes
 // at once (possibly without entries), so a client that reconnects is in sync immediately.
 import { toSessionEntry, type SessionEntry } from "./entries";
 import type { SessionEventsListener } from "./listener";
 import { namedEntries, type SessionViewDeps } from "./load";
 import { foldProgress, statusOf, type SessionStatus } from "./progress";
+import { recalledProgress, rememberProgress } from "./progress-cache";
 
 export interface LiveBatch {
   version: number;
@@ -48,9 +49,22 @@ export async function* followSession(
   const unsubscribe = await listener.subscribe(sessionId, wake.wake);
   try {
     const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
-    const history = await deps.store.readStream(sessionId);
-    const fallbackState = (await deps.prisma.session.findUnique({ where: { id: sessionId }, select: { state: true } }))?.state ?? "unknown";
-    let progress = foldProgress(history);
+    // From the latest fold this process kept (the page's render made it a moment ago), else
+    // from the start: only what came after it is read and folded (./progress-cache.ts).
+    const kept = recalledProgress(sessionId);
+    const from = kept ? Math.min(kept.task.version, afterVersion) : 0;
+    const [history, session] = await Promise.all([
+      deps.store.readStream(sessionId, from > 0 ? { fromVersion: from + 1 } : {}),
+      deps.prisma.session.findUnique({ where: { id: sessionId }, select: { state: true } }),
+    ]);
+    const fallbackState = session?.state ?? "unknown";
+    let progress = kept
+      ? foldProgress(
+          history.filter((e) => e.version > kept.task.version),
+          kept,
+        )
+      : foldProgress(history);
+    rememberProgress(sessionId, progress);
     const known = new Set<string>();
     const batch = async (events: typeof history): Promise<LiveBatch> => {
       const named = await namedEntries(
@@ -69,6 +83,7 @@ export async function* followSession(
       const fresh = await deps.store.readStream(sessionId, { fromVersion: progress.task.version + 1 });
       if (fresh.length === 0) continue;
       progress = foldProgress(fresh, progress);
+      rememberProgress(sessionId, progress);
       yield await batch(fresh);
     }
   } finally {

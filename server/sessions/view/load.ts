@@ -13,6 +13,7 @@ import { toSessionEntry, type SessionEntry } from "./entries";
 import { startedTask } from "../../task-engine";
 import { lastPage } from "./pages";
 import { foldProgress, statusOf, type SessionStatus } from "./progress";
+import { rememberProgress } from "./progress-cache";
 
 export interface SessionViewDeps {
   pool: Db;
@@ -75,6 +76,8 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
     }),
   ]);
   const progress = foldProgress(events);
+  // The live subscription this page opens next starts from here (./progress-cache.ts).
+  rememberProgress(sessionId, progress);
   const status = statusOf(progress, session.state);
   const { shown, earlier } = lastPage(
     events,
