@@ -9,7 +9,7 @@ import { createApiToken, revokeApiToken } from "../../server/auth/tokens";
 import { putBlob } from "../../server/events/blobs";
 import type { LiveBatch } from "../../server/sessions/view/follow";
 import { sessionEventsListener } from "../../server/sessions/view/listener";
-import { forgetProgress, recalledProgress } from "../../server/sessions/view/progress-cache";
+import { forgetProgress, recalledProgress, rememberProgress } from "../../server/sessions/view/progress-cache";
 import type { SessionView } from "../../server/sessions/view/load";
 import { createApiFixture, type ApiFixture } from "../helpers/api";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
@@ -209,21 +209,21 @@ describe("live.updates", () => {
     const firstBatch = async (after: number) =>
       (await collect((await viewer.live.updates({ sessionId, afterVersion: after })) as AsyncIterable<unknown>, () => true))[0]!;
 
-    expect(recalledProgress(sessionId)?.task.version).toBe(view.status.version);
+    expect(recalledProgress(sessionId)?.progress.task.version).toBe(view.status.version);
     const reads = vi.spyOn(db.store, "readStream");
     let fromKept: LiveBatch[];
     try {
       fromKept = [await firstBatch(view.status.version), await firstBatch(view.status.version - 3)];
-      // Read from the kept fold (or from what the client asked for, when earlier), never the whole history.
+      // Read from the kept fold's last event (or from what the client asked for, when earlier), never the whole history.
       expect(reads.mock.calls.filter(([id]) => id === sessionId).map(([, options]) => options?.fromVersion)).toEqual([
-        view.status.version + 1,
+        view.status.version,
         view.status.version - 2,
       ]);
     } finally {
       reads.mockRestore();
     }
     // Each subscription keeps its fold too: the latest is kept.
-    expect(recalledProgress(sessionId)?.task.version).toBe(version);
+    expect(recalledProgress(sessionId)?.progress.task.version).toBe(version);
 
     forgetProgress();
     const fromStart = [await firstBatch(view.status.version), await firstBatch(view.status.version - 3)];
@@ -231,6 +231,33 @@ describe("live.updates", () => {
     expect(fromStart[0]!.status).toMatchObject({ version, state: "awaiting_operator_confirm" });
     expect(fromStart[0]!.entries.map((e) => e.version)).toEqual([view.status.version + 1, version]);
     expect(fromStart[1]!.entries.map((e) => e.version)[0]).toBe(view.status.version - 2);
+  });
+
+  it("does not start from a kept fold whose last event is no longer the one at its version (a database replaced under the web process)", async () => {
+    const { sessionId, view } = await proposalAwaitingConfirm("sv-stale");
+    const kept = recalledProgress(sessionId)!;
+    const first = async () =>
+      (await collect((await viewer.live.updates({ sessionId, afterVersion: 1 })) as AsyncIterable<unknown>, () => true))[0]!;
+    forgetProgress();
+    const truth = await first();
+    // A fold of another history at the same version: a different state, a different last event.
+    const other = { ...kept.progress, tally: { ...kept.progress.tally, verdicts: 99 } };
+    forgetProgress();
+    rememberProgress(sessionId, other, {
+      ...(await db.store.readStream(sessionId)).at(-1)!,
+      eventId: "00000000-0000-0000-0000-000000000000",
+    });
+    const reads = vi.spyOn(db.store, "readStream");
+    try {
+      expect(await first()).toEqual(truth);
+      // The kept fold's last event read again, found different, then the whole history.
+      expect(reads.mock.calls.filter(([id]) => id === sessionId).map(([, options]) => options?.fromVersion)).toEqual([2, undefined]);
+    } finally {
+      reads.mockRestore();
+    }
+    expect(truth.status).toMatchObject({ version: view.status.version, state: "awaiting_operator_confirm" });
+    expect(recalledProgress(sessionId)?.progress.task.version).toBe(view.status.version);
+    expect(recalledProgress(sessionId)?.lastEventId).not.toBe("00000000-0000-0000-0000-000000000000");
   });
 
   it("ends with UNAUTHORIZED at the next batch once the token is revoked or the user disabled (nothing more is sent)", async () => {

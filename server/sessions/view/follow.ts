@@ -5,8 +5,9 @@
 import { toSessionEntry, type SessionEntry } from "./entries";
 import type { SessionEventsListener } from "./listener";
 import { namedEntries, type SessionViewDeps } from "./load";
-import { foldProgress, statusOf, type SessionStatus } from "./progress";
-import { recalledProgress, rememberProgress } from "./progress-cache";
+import { foldProgress, statusOf, type SessionProgress, type SessionStatus } from "./progress";
+import type { RecordedEvent } from "../../events/types";
+import { forgetProgress, recalledProgress, rememberProgress } from "./progress-cache";
 
 export interface LiveBatch {
   version: number;
@@ -52,19 +53,27 @@ export async function* followSession(
     // From the latest fold this process kept (the page's render made it a moment ago), else
     // from the start: only what came after it is read and folded (./progress-cache.ts).
     const kept = recalledProgress(sessionId);
-    const from = kept ? Math.min(kept.task.version, afterVersion) : 0;
-    const [history, session] = await Promise.all([
-      deps.store.readStream(sessionId, from > 0 ? { fromVersion: from + 1 } : {}),
+    const keptVersion = kept?.progress.task.version ?? 0;
+    const [read, session] = await Promise.all([
+      // With a fold kept, from its last event on (read again: still the same event, the fold holds).
+      deps.store.readStream(sessionId, kept ? { fromVersion: Math.min(keptVersion, afterVersion + 1) } : {}),
       deps.prisma.session.findUnique({ where: { id: sessionId }, select: { state: true } }),
     ]);
+    let history: RecordedEvent[];
+    let progress: SessionProgress;
+    if (kept && read.find((e) => e.version === keptVersion)?.eventId === kept.lastEventId) {
+      history = read;
+      progress = foldProgress(
+        read.filter((e) => e.version > keptVersion),
+        kept.progress,
+      );
+    } else {
+      if (kept) forgetProgress(sessionId);
+      history = kept ? await deps.store.readStream(sessionId) : read;
+      progress = foldProgress(history);
+    }
     const fallbackState = session?.state ?? "unknown";
-    let progress = kept
-      ? foldProgress(
-          history.filter((e) => e.version > kept.task.version),
-          kept,
-        )
-      : foldProgress(history);
-    rememberProgress(sessionId, progress);
+    rememberProgress(sessionId, progress, history.at(-1));
     const known = new Set<string>();
     const batch = async (events: typeof history): Promise<LiveBatch> => {
       const named = await namedEntries(
@@ -83,7 +92,7 @@ export async function* followSession(
       const fresh = await deps.store.readStream(sessionId, { fromVersion: progress.task.version + 1 });
       if (fresh.length === 0) continue;
       progress = foldProgress(fresh, progress);
-      rememberProgress(sessionId, progress);
+      rememberProgress(sessionId, progress, fresh.at(-1));
       yield await batch(fresh);
     }
   } finally {

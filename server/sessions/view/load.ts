@@ -77,7 +77,7 @@ export async function loadSessionView(deps: SessionViewDeps, sessionId: string, 
   ]);
   const progress = foldProgress(events);
   // The live subscription this page opens next starts from here (./progress-cache.ts).
-  rememberProgress(sessionId, progress);
+  rememberProgress(sessionId, progress, events.at(-1));
   const status = statusOf(progress, session.state);
   const { shown, earlier } = lastPage(
     events,
