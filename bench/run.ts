@@ -33,6 +33,7 @@ import { reviewLoop } from "./measure/review-loop";
 import { sandboxOverhead } from "./measure/sandbox-overhead";
 import { egressOverhead } from "./measure/egress-overhead";
 import { livePaint } from "./measure/live-paint";
+import { firstOutput } from "./measure/first-output";
 import { singleAppend } from "./measure/single-append";
 import { stepFloor } from "./measure/step-floor";
 import { stepPickup } from "./measure/step-pickup";
@@ -62,6 +63,7 @@ const MEASUREMENTS: Measurement[] = [
   appendSinglePeer,
   concurrentAppends,
   livePaint,
+  firstOutput,
   sandboxOverhead,
   egressOverhead,
   pickupVsPeer,

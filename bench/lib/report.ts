@@ -101,6 +101,28 @@ export interface BenchReportFigures {
     in_view_p50: number;
     in_view_p95: number;
   } | null;
+  /** A roundtable's burst on a freshly opened page: each event's transaction start → its entry painted. */
+  live_tx_to_paint_burst_ms: {
+    p50: number;
+    p95: number;
+    n: number;
+    max: number;
+    target_p95: number;
+    met: boolean;
+    sse_p50: number;
+    sse_p95: number;
+  } | null;
+  first_output_ms: {
+    p50: number;
+    p95: number;
+    n: number;
+    max: number;
+    target_p95: number;
+    met: boolean;
+    /** click → confirm committed → claimed → process started → first output recorded → painted. */
+    stages_p50: Record<string, number>;
+    stages_p95: Record<string, number>;
+  } | null;
   sandbox_overhead_ms:
     | {
         overhead_p50: number;
@@ -213,6 +235,8 @@ export const EMPTY_FIGURES: BenchReportFigures = {
   append_single_vs_peer: null,
   concurrent_appends: null,
   live_commit_to_paint_ms: null,
+  live_tx_to_paint_burst_ms: null,
+  first_output_ms: null,
   sandbox_overhead_ms: null,
   egress_overhead_ms: null,
   metrics_overhead: null,
@@ -273,6 +297,10 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
     "ratio = catcafe / raw_insert >= 0.5 (appends/s with 32 writers on own streams vs a bare INSERT of the same row; raw_insert_notify = that INSERT + one pg_notify, the NOTIFY's price; emmett = Emmett's appendToStream, ratio_vs_emmett = catcafe / emmett; notifies_per_append = NOTIFYs received per Cat Cafe append; a LISTEN on the events channel is open throughout; see meta.notes.concurrent_appends)",
   live_commit_to_paint_ms:
     "p95 <= 100 ms (an event committed → its timeline entry painted on the open session page in chromium, timed in the browser; sse/dom/paint_p50: commit → SSE message in the page → entry in the DOM → the frame after it; in_view: commit → the entry first in the viewport; see meta.notes.live_paint)",
+  live_tx_to_paint_burst_ms:
+    "p95 <= 100 ms (bursts of 5 roundtable events, one transaction each, right after a freshly opened session page went live → each entry painted, timed from its transaction's start (recorded_at); sse: → the SSE message in the page; see meta.notes.live_paint_burst)",
+  first_output_ms:
+    "p95 <= 150 ms (Confirm clicked on an open session page in chromium → the coder's first line painted; the coder a command agent printing at once in the sandbox; stages: request → committed → claimed → process started → first output recorded → painted; see meta.notes.first_output)",
   sandbox_overhead_ms:
     "overhead_p50 <= 20 ms (runCommand(['true']) as the runner runs a test command, bubblewrap on minus off, alternating sample by sample; bare_spawn: bwrap's own cost; see meta.notes.sandbox_overhead)",
   egress_overhead_ms:

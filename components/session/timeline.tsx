@@ -4,7 +4,7 @@
 // run), with discussion, verdicts, tests, failures and people's actions each drawn their
 // own way. Step bookkeeping (scheduled, started, completed) is hidden unless asked for.
 import Link from "next/link";
-import type { ReactNode } from "react";
+import { memo, type ReactNode } from "react";
 import { StateBadge } from "@/components/state-badge";
 import type { SessionEntry } from "@/server/sessions/view/entries";
 import { AgentOutputCard, BuildCard, CommitSummary } from "./agent-cards";
@@ -112,34 +112,66 @@ export function Timeline({ entries, showBookkeeping }: { entries: SessionEntry[]
   const items = groupEntries(visible);
   return (
     <ol data-testid="timeline" className="divide-y divide-zinc-100 dark:divide-zinc-800/70">
-      {items.map((item) => {
-        const first = firstEntry(item);
-        const inherited = first.streamId !== sessionId;
-        const compact = item.kind === "entry" && isCompact(item.entry);
-        return (
-          <li
-            key={first.version}
-            data-testid="timeline-item"
-            data-kind={item.kind === "entry" ? item.entry.detail.kind : item.kind}
-            data-version={first.version}
-            className={`grid grid-cols-[52px_minmax(0,1fr)] gap-3 px-4 ${compact ? "py-1" : "py-2.5"} ${inherited ? "bg-zinc-50/70 dark:bg-zinc-900/30" : ""}`}
-          >
-            <div
-              className={`text-right font-mono text-xs leading-4 text-zinc-500 tabular-nums dark:text-zinc-400 ${compact ? "" : "pt-0.5"}`}
-              title={`${first.recordedAt} · ${first.type}${inherited ? ` · inherited from ${first.streamId}` : ""}`}
-            >
-              <div>v{first.version}</div>
-              {compact ? null : <div>{timeOfDay(first.recordedAt)}</div>}
-            </div>
-            <div className="min-w-0">
-              <ItemView item={item} />
-            </div>
-          </li>
-        );
-      })}
+      {items.map((item) => (
+        <TimelineRow key={firstEntry(item).version} item={item} sessionId={sessionId} />
+      ))}
     </ol>
   );
 }
+
+/** The entries an item draws, in order. */
+function entriesOf(item: Item): SessionEntry[] {
+  switch (item.kind) {
+    case "entry":
+      return [item.entry];
+    case "verdict":
+      return item.output ? [item.output, item.verdict] : [item.verdict];
+    case "plan":
+      return item.output ? [item.output, item.plan] : [item.plan];
+    case "build":
+      return item.commit ? [item.output, item.commit] : [item.output];
+    case "tests":
+      return item.results;
+  }
+}
+
+/**
+ * Items are made afresh at every render, their entries are not (the live state keeps each
+ * entry once): a row is drawn again only when its entries changed, so a batch of live
+ * events costs its new rows, not the whole timeline again (docs/scaling.md, "First output
+ * and live paint").
+ */
+function sameRow(a: { item: Item; sessionId: string }, b: { item: Item; sessionId: string }): boolean {
+  if (a.sessionId !== b.sessionId || a.item.kind !== b.item.kind) return false;
+  const x = entriesOf(a.item);
+  const y = entriesOf(b.item);
+  return x.length === y.length && x.every((e, i) => e === y[i]);
+}
+
+const TimelineRow = memo(function TimelineRow({ item, sessionId }: { item: Item; sessionId: string }) {
+  const first = firstEntry(item);
+  const inherited = first.streamId !== sessionId;
+  const compact = item.kind === "entry" && isCompact(item.entry);
+  return (
+    <li
+      data-testid="timeline-item"
+      data-kind={item.kind === "entry" ? item.entry.detail.kind : item.kind}
+      data-version={first.version}
+      className={`grid grid-cols-[52px_minmax(0,1fr)] gap-3 px-4 ${compact ? "py-1" : "py-2.5"} ${inherited ? "bg-zinc-50/70 dark:bg-zinc-900/30" : ""}`}
+    >
+      <div
+        className={`text-right font-mono text-xs leading-4 text-zinc-500 tabular-nums dark:text-zinc-400 ${compact ? "" : "pt-0.5"}`}
+        title={`${first.recordedAt} · ${first.type}${inherited ? ` · inherited from ${first.streamId}` : ""}`}
+      >
+        <div>v{first.version}</div>
+        {compact ? null : <div>{timeOfDay(first.recordedAt)}</div>}
+      </div>
+      <div className="min-w-0">
+        <ItemView item={item} />
+      </div>
+    </li>
+  );
+}, sameRow);
 
 /** Entries drawn as one short line. */
 function isCompact(entry: SessionEntry): boolean {

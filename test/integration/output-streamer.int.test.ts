@@ -1,5 +1,5 @@
 // An agent's output streamed into its session while it arrives (server/runner/output-streamer.ts):
-// coalesced into one event per interval or per maxChars, in order, split at 65,536 characters
+// the first output at once, then coalesced into one event per interval or per maxChars, in order, split at 65,536 characters
 // but never inside a surrogate pair, with the server's secrets redacted; nothing lands once
 // the attempt no longer holds its step, and a failed append never fails the step.
 import type pg from "pg";
@@ -52,18 +52,26 @@ async function streamed(target: StreamTarget): Promise<Streamed[]> {
 }
 
 describe("OutputStreamer", () => {
-  it("coalesces pushes within the interval into one event, and starts a new one after it", async () => {
+  it("appends the first output at once, coalesces what follows within the interval into one event, and starts afresh after a quiet interval", async () => {
     const target = await heldStep();
-    const streamer = new OutputStreamer(db.store, target, agent, { maxChars: 1_000, intervalMs: 150 });
+    const streamer = new OutputStreamer(db.store, target, agent, { maxChars: 1_000, intervalMs: 1_000 });
+    const texts = async () => (await streamed(target)).map((e) => e.text);
+    // The first line is what a person waits for: it is not held for the interval.
     streamer.push("Reading ");
-    streamer.push("the tests");
-    expect(await streamed(target)).toEqual([]);
-    await sleep(400);
+    await vi.waitFor(async () => expect(await texts()).toEqual(["Reading "]), { timeout: 900, interval: 20 });
+    streamer.push("the ");
+    streamer.push("tests");
+    expect(await texts()).toEqual(["Reading "]);
+    await vi.waitFor(async () => expect(await texts()).toEqual(["Reading ", "the tests"]), { timeout: 3_000, interval: 50 });
+    // Quiet for an interval: the next output goes at once again.
+    await sleep(1_100);
     streamer.push("...done");
+    await vi.waitFor(async () => expect(await texts()).toEqual(["Reading ", "the tests", "...done"]), { timeout: 900, interval: 20 });
     await streamer.flush();
     expect(await streamed(target)).toEqual([
-      { stepId: target.stepId, attempt: 1, role: "coder", seq: 0, text: "Reading the tests" },
-      { stepId: target.stepId, attempt: 1, role: "coder", seq: 1, text: "...done" },
+      { stepId: target.stepId, attempt: 1, role: "coder", seq: 0, text: "Reading " },
+      { stepId: target.stepId, attempt: 1, role: "coder", seq: 1, text: "the tests" },
+      { stepId: target.stepId, attempt: 1, role: "coder", seq: 2, text: "...done" },
     ]);
   });
 
