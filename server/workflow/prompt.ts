@@ -4,10 +4,7 @@
 import type { ThreadMessage } from "../agents/types";
 import type { StageSpec, StepSpec } from "./definition";
 import type { WorkflowExtension } from "./extension";
-import type { ActiveTask } from "./state";
-
-const THREAD_MESSAGES = 20;
-const THREAD_PREVIEW_CHARS = 4000;
+import { THREAD_KEPT, THREAD_TEXT_CHARS, type ActiveTask } from "./state";
 
 /** The stage a staged workflow's step belongs to, with its cap. */
 export interface PromptStage {
@@ -43,5 +40,5 @@ export function promptFor<S>(
 
 /** The latest messages of the thread, each shortened. */
 export function threadContext<S>(state: ActiveTask<S>): ThreadMessage[] {
-  return state.thread.slice(-THREAD_MESSAGES).map((m) => ({ from: m.from, text: m.text.slice(0, THREAD_PREVIEW_CHARS) }));
+  return state.thread.slice(-THREAD_KEPT).map((m) => ({ from: m.from, text: m.text.slice(0, THREAD_TEXT_CHARS) }));
 }

@@ -63,6 +63,20 @@ interface SessionBase {
   step: StepRef | null;
 }
 
+/** How many of the thread's latest messages a task's state keeps, and how much of each: all a prompt reads (prompt.ts threadContext). */
+export const THREAD_KEPT = 20;
+export const THREAD_TEXT_CHARS = 4000;
+
+/**
+ * The thread with `message` added, bounded: a long session's state (and each of its replay
+ * snapshots) stays the same size whatever its length, so its latest state is one small row
+ * to read (docs/scaling.md, "LangGraph side by side").
+ */
+function withMessage(thread: ThreadMessage[], message: ThreadMessage): ThreadMessage[] {
+  const kept = thread.length >= THREAD_KEPT ? thread.slice(thread.length - THREAD_KEPT + 1) : thread;
+  return [...kept, { from: message.from, text: message.text.slice(0, THREAD_TEXT_CHARS) }];
+}
+
 export interface NoTask extends SessionBase {
   status: "none";
 }
@@ -71,6 +85,7 @@ export interface NoTask extends SessionBase {
 interface TaskProgress<S> extends SessionBase {
   config: TaskConfig;
   iteration: number;
+  /** The latest THREAD_KEPT messages, each cut to THREAD_TEXT_CHARS: what prompts carry (prompt.ts); the log keeps them all. */
   thread: ThreadMessage[];
   invocations: Partial<Record<AgentRole, number>>;
   /** The commit the next step works from. */
@@ -267,13 +282,10 @@ function evolveProgress<S>(state: StartedTask<S>, event: AppFoldEvent): StartedT
         openIssues: event.data.validationErrors.length
           ? event.data.validationErrors.map((e) => `${event.data.role} output rejected: ${e}`)
           : state.openIssues,
-        thread: [
-          ...state.thread,
-          {
-            from: event.data.role,
-            text: event.data.validationErrors.length ? `(invalid output) ${event.data.preview}` : event.data.preview,
-          },
-        ],
+        thread: withMessage(state.thread, {
+          from: event.data.role,
+          text: event.data.validationErrors.length ? `(invalid output) ${event.data.preview}` : event.data.preview,
+        }),
       };
     case "WorkspaceCommitted":
       return {
@@ -343,9 +355,9 @@ function evolveProgress<S>(state: StartedTask<S>, event: AppFoldEvent): StartedT
       // The rejected changes are discarded: the next attempt starts from before them.
       return { ...state, openIssues: event.data.reasons, head: state.lastCommit?.parent ?? state.head };
     case "OperatorMessagePosted":
-      return { ...state, thread: [...state.thread, { from: "operator", text: event.data.text }] };
+      return { ...state, thread: withMessage(state.thread, { from: "operator", text: event.data.text }) };
     case "SystemReplied":
-      return { ...state, thread: [...state.thread, { from: "system", text: event.data.text }] };
+      return { ...state, thread: withMessage(state.thread, { from: "system", text: event.data.text }) };
     case "SessionFinalized":
       return { ...state, status: "finished", outcome: event.data.outcome, step: null };
     case "ChangeRequested":
@@ -355,7 +367,7 @@ function evolveProgress<S>(state: StartedTask<S>, event: AppFoldEvent): StartedT
         ...state,
         iteration: 0,
         openIssues: [`Change requested: ${event.data.text}`],
-        thread: [...state.thread, { from: "operator", text: `Change requested: ${event.data.text}` }],
+        thread: withMessage(state.thread, { from: "operator", text: `Change requested: ${event.data.text}` }),
         stages: { ...state.stages, iterations: {}, runs: {} },
       };
     default:

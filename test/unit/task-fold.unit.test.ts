@@ -12,8 +12,8 @@ import { TASK_FOLD_VERSION } from "../../server/workflow/task-fold";
 const STATE_TS = path.resolve(import.meta.dirname, "../../server/workflow/state.ts");
 const FORGE_STATE_TS = path.resolve(import.meta.dirname, "../../server/forge/state.ts");
 const PINNED = {
-  version: 3,
-  stateTs: "5cbab5e19f9e68b2c222f99e3d27405aac664c9a374bcc8c3fb64f0eec0b7992",
+  version: 4,
+  stateTs: "9af1d1c21746e649717eddf184dbedff7e2a0a2372981c22ccc9196dfe91318e",
   forgeStateTs: "dbc518595e27d62bf2f0f259e8d2dc08566b03d51b20f8798a65db855ec88ca7",
 };
 

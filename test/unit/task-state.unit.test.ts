@@ -8,7 +8,8 @@ import type { AppEvent } from "../../server/events/catalog";
 import { forgeExtension } from "../../server/forge/extension";
 import { emptyPipeline } from "../../server/forge/state";
 import { evolve, foldTask, type StartedTask, type TaskState } from "../../server/task-engine";
-import { applyEmitted as engineApplyEmitted, noStages, noUsage } from "../../server/workflow/state";
+import { threadContext } from "../../server/workflow/prompt";
+import { applyEmitted as engineApplyEmitted, noStages, noUsage, THREAD_KEPT, THREAD_TEXT_CHARS } from "../../server/workflow/state";
 import { BASE_COMMIT, blobRef, buildCommit, commandResult, expectValidEvents, recorded, type TaskConfig } from "../helpers/decider";
 
 const STEP = "22222222-0000-4000-8000-000000000001";
@@ -385,6 +386,18 @@ describe("task fold: steps, outputs and the loop's issues", () => {
       { from: "operator", text: "hi" },
       { from: "system", text: "finished" },
     ]);
+  });
+
+  it("the thread keeps its latest 20 messages, each cut to 4,000 characters: what a prompt reads of it is unchanged", () => {
+    const messages = Array.from({ length: 25 }, (_, i) => (i === 24 ? "y".repeat(5000) : `message ${i + 1}`));
+    const s = started(...messages.map((text): AppEvent => ({ type: "OperatorMessagePosted", data: { text } })));
+    expect(s.thread).toHaveLength(THREAD_KEPT);
+    expect(s.thread[0]).toEqual({ from: "operator", text: "message 6" });
+    expect(s.thread.at(-1)).toEqual({ from: "operator", text: "y".repeat(THREAD_TEXT_CHARS) });
+    // The prompt's context is the latest 20 messages, each cut: the same whether the state kept them all or not.
+    const everyMessage = messages.map((text) => ({ from: "operator", text }));
+    const active = s.status === "active" ? s : { ...s, status: "active" as const };
+    expect(threadContext(active)).toEqual(everyMessage.slice(-20).map((m) => ({ from: m.from, text: m.text.slice(0, 4000) })));
   });
 
   it("applyEmitted folds events as the next versions of the state it is given", () => {
