@@ -31,6 +31,7 @@ import { reviewLoop } from "./measure/review-loop";
 import { sandboxOverhead } from "./measure/sandbox-overhead";
 import { egressOverhead } from "./measure/egress-overhead";
 import { livePaint } from "./measure/live-paint";
+import { langgraph } from "./measure/langgraph";
 import { singleAppend } from "./measure/single-append";
 import { stepFloor } from "./measure/step-floor";
 import { stepPickup } from "./measure/step-pickup";
@@ -61,6 +62,7 @@ const MEASUREMENTS: Measurement[] = [
   egressOverhead,
   pickupVsPeer,
   runnerPeers,
+  langgraph,
   // Last: it appends events of types no reader knows, on sessions of its own.
   stepFloor,
 ];
