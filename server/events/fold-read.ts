@@ -97,7 +97,12 @@ export interface FoldAtOptions {
    * savepoint, so that a failed write cannot abort the caller's transaction.
    */
   inTransaction?: boolean;
+  /** A read of the head outside a transaction keeps the head's state once it folded this many events past a kept one. */
+  headAfter?: number;
 }
+
+/** See {@link FoldAtOptions.headAfter}: a latest-state read folds fewer events than this past one row. */
+export const HEAD_SNAPSHOT_AFTER = 100;
 
 /**
  * The state of `streamId` after its events up to `version` (inclusive), folded by `fold`:
@@ -137,7 +142,16 @@ export async function foldStream<S>(
     state = fold.evolve(state, event);
     if (keep.has(event.version)) kept.push({ version: event.version, state });
   }
-  if (kept.length > 0) await keepSnapshots(deps.pool, streamId, key, kept, options.inTransaction ?? false);
+  // The head's own state, off the spacing, for the next latest-state read: only by a read
+  // that reached the stream's end (asked past it) outside a transaction (a command's fold
+  // would write a row per decision), and once it folded HEAD_SNAPSHOT_AFTER events past the
+  // last state kept. It replaces the stream's earlier off-spacing rows (saveSnapshots).
+  const base = Math.max(from, ...keep);
+  const atHead = last < version && !options.inTransaction;
+  const head = useSnapshots && atHead && last % every !== 0 && last - base >= (options.headAfter ?? HEAD_SNAPSHOT_AFTER);
+  if (head) kept.push({ version: last, state });
+  if (kept.length > 0)
+    await keepSnapshots(deps.pool, streamId, key, kept, options.inTransaction ?? false, head ? { every, below: last } : undefined);
   return { state, version: last };
 }
 
@@ -163,12 +177,13 @@ async function keepSnapshots(
   key: string,
   kept: { version: number; state: unknown }[],
   inTransaction: boolean,
+  replacing?: { every: number; below: number },
 ) {
   try {
-    if (!inTransaction) return await saveSnapshots(db, streamId, key, kept);
+    if (!inTransaction) return await saveSnapshots(db, streamId, key, kept, replacing);
     await db.query("SAVEPOINT keep_snapshot");
     try {
-      await saveSnapshots(db, streamId, key, kept);
+      await saveSnapshots(db, streamId, key, kept, replacing);
       await db.query("RELEASE SAVEPOINT keep_snapshot");
     } catch (err) {
       await db.query("ROLLBACK TO SAVEPOINT keep_snapshot");

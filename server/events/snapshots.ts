@@ -9,7 +9,9 @@
 // that folds every session, read or not. A reader writes the snapshot versions it folded
 // past (at most MAX_SNAPSHOTS_PER_READ rows, in one statement after its read: a read of a
 // session's head leaves the states a fork in its middle starts from); a failure to write is
-// ignored.
+// ignored. A read of a session's latest state outside a transaction also keeps the head's
+// own state once it folded HEAD_SNAPSHOT_AFTER events past a kept one (fold-read.ts), in
+// place of the stream's earlier head row: the latest state is one row and a short tail.
 //
 // Validity:
 // - The log is append-only, so a stream's state at version v never changes: a snapshot at
@@ -90,19 +92,34 @@ export async function findSnapshot<S>(
   return r.rows[0] ?? null;
 }
 
-/** Keeps each state as the stream's state at its version, in one statement (a concurrent writer's equal row wins). */
+/**
+ * Keeps each state as the stream's state at its version, in one statement (a concurrent
+ * writer's equal row wins). `replacing`: the stream's rows off the `every` spacing below
+ * `below` (an earlier head's) are deleted in the same statement.
+ */
 export async function saveSnapshots(
   db: Queryable,
   streamId: string,
   key: string,
   kept: { version: number; state: unknown }[],
+  replacing?: { every: number; below: number },
 ): Promise<void> {
   await db.query({
     name: "catcafe_save_snapshots",
-    text: `INSERT INTO stream_snapshots (stream_id, fold, version, state)
+    text: `WITH gone AS (
+             DELETE FROM stream_snapshots
+             WHERE stream_id = $1 AND fold = $2 AND $5::int IS NOT NULL AND version < $5 AND version % $6 <> 0)
+           INSERT INTO stream_snapshots (stream_id, fold, version, state)
            SELECT $1, $2, s.version, s.state FROM unnest($3::int[], $4::json[]) AS s(version, state)
            ON CONFLICT DO NOTHING`,
-    values: [streamId, key, kept.map((k) => k.version), kept.map((k) => JSON.stringify(k.state))],
+    values: [
+      streamId,
+      key,
+      kept.map((k) => k.version),
+      kept.map((k) => JSON.stringify(k.state)),
+      replacing?.below ?? null,
+      replacing?.every ?? 1,
+    ],
   });
 }
 

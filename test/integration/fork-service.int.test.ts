@@ -136,7 +136,7 @@ describe("a fork in the middle of a long stream", () => {
     const kept = await db.pool.query<{ version: number }>("SELECT version FROM stream_snapshots WHERE stream_id = $1 ORDER BY version", [
       id,
     ]);
-    expect(kept.rows.map((r) => r.version)).toEqual([1000, 2000]);
+    expect(kept.rows.map((r) => r.version)).toEqual([1000, 2000, 2500]);
     calls = 0;
     let inherited: { n: number; last: number } | null = null;
     await forkStream(

@@ -5,7 +5,8 @@
 // older schema version — and deleting the snapshots changes no result.
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { foldStreamAt, snapshotVersions as snapshotVersionsKept } from "../../server/events/fold-read";
+import { withTransaction } from "../../server/db/pool";
+import { foldStreamAt, LATEST_VERSION, snapshotVersions as snapshotVersionsKept } from "../../server/events/fold-read";
 import { replayAt } from "../../server/sessions/replay";
 import { splitRounds } from "../../server/sessions/rounds";
 import { defineEvent, EventRegistry } from "../../server/events/registry";
@@ -222,6 +223,50 @@ describe("the lean read", () => {
     expect(calls).toBe(0);
     expect(await foldStreamAt(deps(), counting, other, 650, { every: EVERY })).toEqual({ n: 650 });
     expect(calls).toBe(50);
+  });
+
+  it("a read of the latest state keeps the head's state in place of the earlier head's; a read inside a transaction or at a given version does not", async () => {
+    const other = await longTaskSession(db.store, testActor, 250);
+    let calls = 0;
+    const counting: StreamFold<{ n: number }> = {
+      name: "count-head",
+      version: 1,
+      initial: { n: 0 },
+      evolve: (s) => {
+        calls++;
+        return { n: s.n + 1 };
+      },
+    };
+    const latest = () => foldStreamAt(deps(), counting, other, LATEST_VERSION, { every: EVERY, headAfter: 20 });
+    // Inside a transaction (a command's fold): the spacing only.
+    const inTx = await withTransaction(db.pool, (tx) =>
+      foldStreamAt({ pool: tx, registry: db.store.registry }, counting, other, LATEST_VERSION, {
+        every: EVERY,
+        headAfter: 20,
+        inTransaction: true,
+      }),
+    );
+    expect(inTx).toEqual({ n: 250 });
+    expect(await snapshotVersions(other)).toEqual([100, 200]);
+    // At a given version: the spacing only.
+    expect(await foldStreamAt(deps(), counting, other, 250, { every: EVERY, headAfter: 20 })).toEqual({ n: 250 });
+    expect(await snapshotVersions(other)).toEqual([100, 200]);
+    expect(await latest()).toEqual({ n: 250 });
+    expect(await snapshotVersions(other)).toEqual([100, 200, 250]);
+    calls = 0;
+    expect(await latest()).toEqual({ n: 250 });
+    expect(calls).toBe(0); // one row, nothing folded
+    // Ten more events: under headAfter, nothing kept; past it, the new head replaces 250.
+    let version = 250;
+    for (let n = 500; version < 262; n++) version = (await db.store.append(other, version, reviewRound(n), { actor: testActor })).version;
+    await latest();
+    expect(await snapshotVersions(other)).toEqual([100, 200, 250]);
+    for (let n = 600; version < 275; n++) version = (await db.store.append(other, version, reviewRound(n), { actor: testActor })).version;
+    calls = 0;
+    expect(await latest()).toEqual({ n: version });
+    expect(calls).toBe(version - 250);
+    expect(await snapshotVersions(other)).toEqual([100, 200, version]);
+    expect(await latest()).toEqual(await foldStreamAt(deps(), counting, other, version, { snapshots: false }));
   });
 
   it("a read keeps a bounded number of snapshots, evenly spread, the highest always", async () => {
