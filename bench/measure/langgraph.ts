@@ -257,7 +257,7 @@ export const langgraph: Measurement = {
         counted:
           "WAL: pg_current_wal_lsn diff over the window (a VACUUM and a CHECKPOINT before it); statements: pg_stat_statements calls (track=top) of the side's database, BEGIN/COMMIT included; Cat Cafe's window holds the first step's scheduling and the drain, LangGraph's the invocations",
       });
-      return {
+      const figures = {
         langgraph_side_by_side: {
           step_overhead_ms: { ...overhead, target: "informational", met: null },
           throughput_per_s: { ...throughput, target: ">= 1.5", met: throughput.ratio >= 1.5 },
@@ -267,6 +267,8 @@ export const langgraph: Measurement = {
           fork_at_middle_ms: { ...fork, target: "<= 1", met: fork.ratio <= 1 },
         },
       };
+      ctx.log(`langgraph: ${JSON.stringify(figures.langgraph_side_by_side)}`);
+      return figures;
     } finally {
       await fleet.close().catch(() => {});
       await ours.close();

@@ -71,6 +71,10 @@ export async function createPeerDatabase(url: string, database: string): Promise
 /** The checkpointer's tables created (PostgresSaver.setup), a pool sized as a Cat Cafe worker's (`concurrency` + 4). */
 export async function openLangGraphPeer(url: string, concurrency: number): Promise<LangGraphPeer> {
   const pool = new pg.Pool({ connectionString: url, max: concurrency + 4, application_name: "bench-langgraph" });
+  // A connection still closing when the bench stops its PostgreSQL reports the shutdown as an
+  // 'error' event on its client; unheard, it would end the bench before the report is written.
+  pool.on("connect", (client) => client.on("error", () => {}));
+  pool.on("error", () => {});
   const saver = new PostgresSaver(pool);
   await saver.setup();
   return {
