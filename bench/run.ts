@@ -34,6 +34,7 @@ import { sandboxOverhead } from "./measure/sandbox-overhead";
 import { egressOverhead } from "./measure/egress-overhead";
 import { livePaint } from "./measure/live-paint";
 import { firstOutput } from "./measure/first-output";
+import { langgraph } from "./measure/langgraph";
 import { singleAppend } from "./measure/single-append";
 import { stepFloor } from "./measure/step-floor";
 import { stepPickup } from "./measure/step-pickup";
@@ -68,6 +69,7 @@ const MEASUREMENTS: Measurement[] = [
   egressOverhead,
   pickupVsPeer,
   runnerPeers,
+  langgraph,
   // Last: it appends events of types no reader knows, on sessions of its own.
   stepFloor,
 ];

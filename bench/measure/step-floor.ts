@@ -13,7 +13,12 @@
 //   - projected_appends: the real StepStarted and StepCompleted of steps scheduled before
 //     the window, so the steps projection's trigger moves each step to running, then completed;
 //   - graphile_worker: 2,000 no-op jobs added before the window, drained by an in-process
-//     worker of concurrency 4.
+//     worker of concurrency 4;
+//   - start_with_result: one event per step that carries the start and the result together
+//     (Temporal's shape, which records an activity's start with its completion), under a type
+//     nothing projects: what writing them together would save, measured as an option only
+//     (docs/scaling.md, "Writing a step's start with its result").
+// With a step's start and its result two events (req E1, E3), bare_appends is the floor.
 // Not in any of them: the claim's pick, the runner, BEGIN/COMMIT around the result (those
 // are the rest of runner_peers' figure). Counted as in runner_peers: statements from
 // pg_stat_statements, WAL from pg_current_wal_lsn after a VACUUM and a CHECKPOINT, CPU from
@@ -51,7 +56,7 @@ const APPEND_SQL = `WITH bump AS (UPDATE streams SET version = version + 1, upda
   INSERT INTO events (event_id, stream_id, version, type, summary, data, metadata)
   SELECT $2, $1, bump.version, $3, $4, $5, $6 FROM bump`;
 
-type FloorSystem = "bare_appends" | "projected_appends" | "graphile_worker";
+type FloorSystem = "bare_appends" | "projected_appends" | "graphile_worker" | "start_with_result";
 
 interface Window {
   perSecond: number;
@@ -102,6 +107,27 @@ export const stepFloor: Measurement = {
       );
     };
 
+    /** One event per step, its start and its result together, WRITERS at a time. */
+    const oneEventPerStep = async () => {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: WRITERS }, async () => {
+          while (next < sessions.length) {
+            const sessionId = sessions[next++]!.id;
+            const leaseExpiresAt = new Date(Date.now() + 60_000).toISOString();
+            await append(sessionId, "BenchFloorRan", `Step ran (attempt 1) on runner ${RUNNER_ID}`, {
+              stepId: crypto.randomUUID(),
+              attempt: 1,
+              runnerId: RUNNER_ID,
+              leaseExpiresAt,
+              reclaimed: false,
+              output: { remaining: 0 },
+            });
+          }
+        }),
+      );
+    };
+
     const measure = async (prepare: () => Promise<void>, work: () => Promise<void>): Promise<Window> => {
       await counters.checkpoint();
       await prepare();
@@ -147,6 +173,11 @@ export const stepFloor: Measurement = {
           () => twoEventsPerStep(["StepStarted", "StepCompleted"], (sessionId) => stepIds.get(sessionId)!),
         );
       },
+      start_with_result: () =>
+        measure(
+          async () => {},
+          () => oneEventPerStep(),
+        ),
       graphile_worker: async () => {
         const pool = createPool(ctx.url, WRITERS + 4, { applicationName: "bench-floor-graphile" });
         try {
@@ -174,8 +205,8 @@ export const stepFloor: Measurement = {
       },
     };
 
-    const order: FloorSystem[] = ["bare_appends", "projected_appends", "graphile_worker"];
-    const rounds: Record<FloorSystem, Window[]> = { bare_appends: [], projected_appends: [], graphile_worker: [] };
+    const order: FloorSystem[] = ["bare_appends", "projected_appends", "graphile_worker", "start_with_result"];
+    const rounds: Record<FloorSystem, Window[]> = { bare_appends: [], projected_appends: [], graphile_worker: [], start_with_result: [] };
     try {
       for (let r = 0; r < ROUNDS; r++) {
         for (const name of r % 2 === 0 ? order : [...order].reverse()) rounds[name].push(await systems[name]());
@@ -218,6 +249,11 @@ export const stepFloor: Measurement = {
       bare_appends: figure("bare_appends"),
       projected_appends: figure("projected_appends"),
       graphile_worker: figure("graphile_worker"),
+      start_with_result: figure("start_with_result"),
+      start_with_result_vs_bare: {
+        wal: round(wal("start_with_result") / wal("bare_appends"), 2),
+        cpu: round(cpu("start_with_result") / cpu("bare_appends"), 2),
+      },
       wal_ratio_bare: round(wal("bare_appends") / wal("graphile_worker"), 2),
       wal_ratio_projected: round(wal("projected_appends") / wal("graphile_worker"), 2),
       cpu_ratio_bare: round(cpu("bare_appends") / cpu("graphile_worker"), 2),

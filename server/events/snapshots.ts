@@ -6,8 +6,12 @@
 // folded past a version with no snapshot (fold-read.ts), and never by an append: an inline
 // projection would run in the append's transaction (slower appends, and a failed write
 // would fail the append), and an asynchronous projection would need a process of its own
-// that folds every session, read or not. A reader writes at most one row per read, in its
-// own statement after its read; a failure to write is ignored.
+// that folds every session, read or not. A reader writes the snapshot versions it folded
+// past (at most MAX_SNAPSHOTS_PER_READ rows, in one statement after its read: a read of a
+// session's head leaves the states a fork in its middle starts from); a failure to write is
+// ignored. A read of a session's latest state outside a transaction also keeps the head's
+// own state once it folded HEAD_SNAPSHOT_AFTER events past a kept one (fold-read.ts), in
+// place of the stream's earlier head row: the latest state is one row and a short tail.
 //
 // Validity:
 // - The log is append-only, so a stream's state at version v never changes: a snapshot at
@@ -27,6 +31,8 @@ import type { FoldEvent } from "./types";
 
 /** One snapshot per this many versions of a stream. */
 export const SNAPSHOT_EVERY = 1000;
+/** At most this many snapshots kept by one read (fold-read.ts snapshotVersions spreads them). */
+export const MAX_SNAPSHOTS_PER_READ = 16;
 
 /** A fold that replay may start from a snapshot: pure, JSON-serializable state. */
 export interface StreamFold<S> {
@@ -86,11 +92,38 @@ export async function findSnapshot<S>(
   return r.rows[0] ?? null;
 }
 
-/** Keeps `state` as the stream's state at `version` (a concurrent writer's equal row wins). */
-export async function saveSnapshot(db: Queryable, streamId: string, key: string, version: number, state: unknown): Promise<void> {
+/**
+ * Keeps each state as the stream's state at its version, in one statement (a concurrent
+ * writer's equal row wins). `replacing`: the stream's rows off the `every` spacing below
+ * `below` (an earlier head's) are deleted in the same statement.
+ */
+export async function saveSnapshots(
+  db: Queryable,
+  streamId: string,
+  key: string,
+  kept: { version: number; state: unknown }[],
+  replacing?: { every: number; below: number },
+): Promise<void> {
   await db.query({
-    name: "catcafe_save_snapshot",
-    text: `INSERT INTO stream_snapshots (stream_id, fold, version, state) VALUES ($1, $2, $3, $4::json) ON CONFLICT DO NOTHING`,
-    values: [streamId, key, version, JSON.stringify(state)],
+    name: "catcafe_save_snapshots",
+    text: `WITH gone AS (
+             DELETE FROM stream_snapshots
+             WHERE stream_id = $1 AND fold = $2 AND $5::int IS NOT NULL AND version < $5 AND version % $6 <> 0)
+           INSERT INTO stream_snapshots (stream_id, fold, version, state)
+           SELECT $1, $2, s.version, s.state FROM unnest($3::int[], $4::json[]) AS s(version, state)
+           ON CONFLICT DO NOTHING`,
+    values: [
+      streamId,
+      key,
+      kept.map((k) => k.version),
+      kept.map((k) => JSON.stringify(k.state)),
+      replacing?.below ?? null,
+      replacing?.every ?? 1,
+    ],
   });
+}
+
+/** Keeps `state` as the stream's state at `version` (a concurrent writer's equal row wins). */
+export function saveSnapshot(db: Queryable, streamId: string, key: string, version: number, state: unknown): Promise<void> {
+  return saveSnapshots(db, streamId, key, [{ version, state }]);
 }

@@ -9,12 +9,6 @@ import type { StageSpec, StepSpec } from "./definition";
 import type { WorkflowExtension } from "./extension";
 import type { ActiveTask } from "./state";
 
-/** At least this many of the latest messages are shown. */
-const THREAD_MESSAGES = 20;
-/** The shown window starts on a multiple of this, so that its start stays put for this many calls (a stable prefix). */
-const THREAD_WINDOW_STEP = 10;
-const THREAD_PREVIEW_CHARS = 4000;
-
 /** The stage a staged workflow's step belongs to, with its cap. */
 export interface PromptStage {
   name: string;
@@ -68,10 +62,9 @@ export function promptFor<S>(
 }
 
 /**
- * The latest messages of the thread, each shortened: at least the last THREAD_MESSAGES, from a
- * start that moves in steps of THREAD_WINDOW_STEP so that successive calls share their start.
+ * The thread's window the task's state keeps (state.ts THREAD_SHOWN): at least its latest
+ * messages, each shortened, from a start that moves in steps so that successive calls share it.
  */
 export function threadContext<S>(state: ActiveTask<S>): ThreadMessage[] {
-  const from = Math.floor(Math.max(0, state.thread.length - THREAD_MESSAGES) / THREAD_WINDOW_STEP) * THREAD_WINDOW_STEP;
-  return state.thread.slice(from).map((m) => ({ from: m.from, text: m.text.slice(0, THREAD_PREVIEW_CHARS) }));
+  return state.thread.map((m) => ({ from: m.from, text: m.text }));
 }

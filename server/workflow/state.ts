@@ -63,6 +63,30 @@ interface SessionBase {
   step: StepRef | null;
 }
 
+/**
+ * The thread's window a task's state keeps, all a prompt reads of it (prompt.ts threadContext):
+ * at least the latest THREAD_SHOWN messages, from a start that moves in steps of
+ * THREAD_WINDOW_STEP, so that successive prompts share their start (a stable prefix a
+ * provider caches: docs/scaling.md, "Prompt economics"); each message cut to THREAD_TEXT_CHARS.
+ */
+export const THREAD_SHOWN = 20;
+export const THREAD_WINDOW_STEP = 10;
+export const THREAD_TEXT_CHARS = 4000;
+
+/**
+ * The thread with `message` added, bounded to its window: a long session's state (and each of
+ * its replay snapshots) stays the same size whatever its length, so its latest state is one
+ * small row to read (docs/scaling.md, "LangGraph side by side").
+ */
+function withMessage<S>(state: TaskProgress<S>, message: ThreadMessage): Pick<TaskProgress<S>, "thread" | "threadCount"> {
+  const threadCount = state.threadCount + 1;
+  const from = Math.floor(Math.max(0, threadCount - THREAD_SHOWN) / THREAD_WINDOW_STEP) * THREAD_WINDOW_STEP;
+  // The number, counted from the thread's first message, of the first one kept.
+  const firstKept = state.threadCount - state.thread.length;
+  const thread = [...state.thread, { from: message.from, text: message.text.slice(0, THREAD_TEXT_CHARS) }];
+  return { thread: thread.slice(Math.max(0, from - firstKept)), threadCount };
+}
+
 export interface NoTask extends SessionBase {
   status: "none";
 }
@@ -71,7 +95,10 @@ export interface NoTask extends SessionBase {
 interface TaskProgress<S> extends SessionBase {
   config: TaskConfig;
   iteration: number;
+  /** The thread's window (THREAD_SHOWN), each message cut to THREAD_TEXT_CHARS: what prompts carry (prompt.ts); the log keeps them all. */
   thread: ThreadMessage[];
+  /** How many messages the thread has had in all (the window's start is counted from it). */
+  threadCount: number;
   invocations: Partial<Record<AgentRole, number>>;
   /** The commit the next step works from. */
   head: string;
@@ -133,6 +160,7 @@ function started<S>(slice: SliceFold<S>, state: NoTask, config: TaskConfig, reco
     config,
     iteration: 1,
     thread: [],
+    threadCount: 0,
     invocations: {},
     head: config.project.baseCommit,
     lastCommit: null,
@@ -267,13 +295,10 @@ function evolveProgress<S>(state: StartedTask<S>, event: AppFoldEvent): StartedT
         openIssues: event.data.validationErrors.length
           ? event.data.validationErrors.map((e) => `${event.data.role} output rejected: ${e}`)
           : state.openIssues,
-        thread: [
-          ...state.thread,
-          {
-            from: event.data.role,
-            text: event.data.validationErrors.length ? `(invalid output) ${event.data.preview}` : event.data.preview,
-          },
-        ],
+        ...withMessage(state, {
+          from: event.data.role,
+          text: event.data.validationErrors.length ? `(invalid output) ${event.data.preview}` : event.data.preview,
+        }),
       };
     case "WorkspaceCommitted":
       return {
@@ -343,9 +368,9 @@ function evolveProgress<S>(state: StartedTask<S>, event: AppFoldEvent): StartedT
       // The rejected changes are discarded: the next attempt starts from before them.
       return { ...state, openIssues: event.data.reasons, head: state.lastCommit?.parent ?? state.head };
     case "OperatorMessagePosted":
-      return { ...state, thread: [...state.thread, { from: "operator", text: event.data.text }] };
+      return { ...state, ...withMessage(state, { from: "operator", text: event.data.text }) };
     case "SystemReplied":
-      return { ...state, thread: [...state.thread, { from: "system", text: event.data.text }] };
+      return { ...state, ...withMessage(state, { from: "system", text: event.data.text }) };
     case "SessionFinalized":
       return { ...state, status: "finished", outcome: event.data.outcome, step: null };
     case "BakeOffContender": {
@@ -360,7 +385,7 @@ function evolveProgress<S>(state: StartedTask<S>, event: AppFoldEvent): StartedT
         ...state,
         iteration: 0,
         openIssues: [`Change requested: ${event.data.text}`],
-        thread: [...state.thread, { from: "operator", text: `Change requested: ${event.data.text}` }],
+        ...withMessage(state, { from: "operator", text: `Change requested: ${event.data.text}` }),
         stages: { ...state.stages, iterations: {}, runs: {} },
       };
     default:

@@ -9,7 +9,8 @@ import { evolveWith, initialTaskState, type SliceFold, type TaskState } from "./
 
 /** 2: the Forge pipeline's slice apart from the engine's stages, person needed and budget. */
 /** 3: runs per stage; Forge's versions per artifact (with the person's edits a draft kept) and critiques' decisions. */
-export const TASK_FOLD_VERSION = 3;
+/** 4: the thread keeps its window only (state.ts THREAD_SHOWN, with threadCount), so a long session's state stays small. */
+export const TASK_FOLD_VERSION = 4;
 
 /** The task fold of the engine composed with `slice`. */
 export function taskFoldOf<S>(slice: SliceFold<S>): StreamFold<TaskState<S>> {

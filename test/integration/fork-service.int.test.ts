@@ -10,7 +10,8 @@ import { AppError } from "../../server/errors";
 import { eventCatalog } from "../../server/events/catalog";
 import { forkStream, type ForkRequest } from "../../server/events/forks";
 import { defineEvent, EventRegistry } from "../../server/events/registry";
-import type { StreamFold } from "../../server/events/snapshots";
+import { foldStreamAt, LATEST_VERSION } from "../../server/events/fold-read";
+import { SNAPSHOT_EVERY, type StreamFold } from "../../server/events/snapshots";
 import { EventStore } from "../../server/events/store";
 import { createTestDatabase, rejection, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 
@@ -114,5 +115,46 @@ describe("the fork service", () => {
     });
     expect((await rejection(forkStream(store, req, { actor: testActor }))).message).toBe("inside a step still running");
     expect(await store.streamVersion(req.childId)).toBeNull();
+  });
+});
+
+describe("a fork in the middle of a long stream", () => {
+  it("starts from the snapshot a read of the head left below it: nothing before it is folded again, and its state is the full fold's", async () => {
+    let calls = 0;
+    const counted: StreamFold<{ n: number; last: number }> = {
+      name: "fork-counted",
+      version: 1,
+      initial: { n: 0, last: 0 },
+      evolve: (s, e) => {
+        calls++;
+        return e.type === "Noted" ? { n: s.n + 1, last: (e.data as { n: number }).n } : s;
+      },
+    };
+    const id = await parent(2 * SNAPSHOT_EVERY + 500);
+    // A person opens the session (its head read), then forks it at its middle.
+    expect(await store.stateAt(id, LATEST_VERSION, counted)).toEqual({ n: 2500, last: 2500 });
+    const kept = await db.pool.query<{ version: number }>("SELECT version FROM stream_snapshots WHERE stream_id = $1 ORDER BY version", [
+      id,
+    ]);
+    expect(kept.rows.map((r) => r.version)).toEqual([1000, 2000, 2500]);
+    calls = 0;
+    let inherited: { n: number; last: number } | null = null;
+    await forkStream(
+      store,
+      {
+        fold: counted,
+        parentId: id,
+        atVersion: SNAPSHOT_EVERY,
+        childId: uniqueId("child"),
+        startsFrom: (s) => (inherited = s),
+        forked: () => ({ reason: "manual", title: "T (fork)", workflow: "test", state: "open" }),
+        continuation: () => [],
+      },
+      { actor: testActor },
+    );
+    // The head read kept 1,000 as well as 2,000 (one snapshot per read would have left only 2,000).
+    expect(calls).toBe(1); // SessionForked only, folded onto the snapshot at 1,000
+    expect(inherited).toEqual({ n: 1000, last: 1000 });
+    expect(inherited).toEqual(await foldStreamAt({ pool: db.pool, registry }, counted, id, SNAPSHOT_EVERY, { snapshots: false }));
   });
 });

@@ -5,11 +5,12 @@
 // older schema version — and deleting the snapshots changes no result.
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { foldStreamAt } from "../../server/events/fold-read";
+import { withTransaction } from "../../server/db/pool";
+import { foldStreamAt, LATEST_VERSION, snapshotVersions as snapshotVersionsKept } from "../../server/events/fold-read";
 import { replayAt } from "../../server/sessions/replay";
 import { splitRounds } from "../../server/sessions/rounds";
 import { defineEvent, EventRegistry } from "../../server/events/registry";
-import { snapshotKey, type StreamFold } from "../../server/events/snapshots";
+import { MAX_SNAPSHOTS_PER_READ, snapshotKey, type StreamFold } from "../../server/events/snapshots";
 import { EventStore } from "../../server/events/store";
 import type { FoldEvent } from "../../server/events/types";
 import { foldTask, startedTask, taskFold, type TaskState } from "../../server/task-engine";
@@ -57,8 +58,9 @@ describe("snapshot + tail equals the full fold", () => {
     await db.pool.query("DELETE FROM stream_snapshots");
     const positions = [1, 2, 57, 99, 100, 101, 250, 300, 299, 301, 999, 1000, 1001, 1150, 640, 777, LENGTH];
     for (const version of positions) await expectSameState(sessionId, version);
-    // Each read kept the highest snapshot version it folded past (none before the first).
-    expect(await snapshotVersions(sessionId)).toEqual([100, 200, 300, 600, 700, 900, 1000, 1100, 1200]);
+    // Each read kept every snapshot version it folded past (none before the first): the read
+    // at 999 kept 400..900, not only 900.
+    expect(await snapshotVersions(sessionId)).toEqual([100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1200]);
     const state = startedTask(await expectSameState(sessionId, LENGTH));
     expect(state?.startedAtMs).toEqual(expect.any(Number)); // TaskStarted's time went through the lean read
   });
@@ -118,7 +120,7 @@ describe("forks", () => {
     await db.pool.query("DELETE FROM stream_snapshots WHERE stream_id = $1", [parentId]);
     // The parent's snapshots, past the fork point too (600, 700).
     for (const v of [450, 650, 700]) await expectSameState(parentId, v);
-    expect(await snapshotVersions(parentId)).toEqual([400, 600, 700]);
+    expect(await snapshotVersions(parentId)).toEqual([100, 200, 300, 400, 500, 600, 700]);
 
     const childId = uniqueId("fork");
     await db.store.fork({
@@ -138,9 +140,9 @@ describe("forks", () => {
     }
     const positions = [1, 399, 400, 401, 549, 550, 551, 552, 599, 600, 601, 650, 699, 700, 701, version];
     for (const v of positions) await expectSameState(childId, v);
-    // 399 found no snapshot (the parent has none below 400) and kept 300; 400 to 499 start
-    // from the parent's 400; 500 and up are kept as the child's (never the parent's 600 or 700).
-    expect(await snapshotVersions(childId)).toEqual([300, 500, 600, 700]);
+    // Up to 599 the child starts from the parent's snapshots up to the fork point (300, 400,
+    // 500); 600 and up are kept as the child's (never the parent's 600 or 700).
+    expect(await snapshotVersions(childId)).toEqual([600, 700]);
     const child600 = await foldStreamAt(deps(), taskFold, childId, 600, { every: EVERY });
     const parent600 = await foldStreamAt(deps(), taskFold, parentId, 600, { every: EVERY });
     expect(child600).not.toEqual(parent600);
@@ -200,6 +202,82 @@ describe("the lean read", () => {
     expect(await now.stateAt(streamId, 2, (s: number[], e) => [...s, (e.data as { words: number }).words], [])).toEqual([2, 7]);
     // Another registry (an upcaster added, a version bumped) is another key.
     expect(snapshotKey(words, v1)).not.toBe(snapshotKey(words, v2));
+  });
+
+  it("a read keeps every snapshot version it folds past, so a later read in the middle folds only from there", async () => {
+    const other = await longTaskSession(db.store, testActor, LENGTH);
+    let calls = 0;
+    const counting: StreamFold<{ n: number }> = {
+      name: "count-calls",
+      version: 1,
+      initial: { n: 0 },
+      evolve: (s) => {
+        calls++;
+        return { n: s.n + 1 };
+      },
+    };
+    expect(await foldStreamAt(deps(), counting, other, LENGTH, { every: EVERY })).toEqual({ n: LENGTH });
+    expect(await snapshotVersions(other)).toEqual([100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1200]);
+    calls = 0;
+    expect(await foldStreamAt(deps(), counting, other, 600, { every: EVERY })).toEqual({ n: 600 });
+    expect(calls).toBe(0);
+    expect(await foldStreamAt(deps(), counting, other, 650, { every: EVERY })).toEqual({ n: 650 });
+    expect(calls).toBe(50);
+  });
+
+  it("a read of the latest state keeps the head's state in place of the earlier head's; a read inside a transaction or at a given version does not", async () => {
+    const other = await longTaskSession(db.store, testActor, 250);
+    let calls = 0;
+    const counting: StreamFold<{ n: number }> = {
+      name: "count-head",
+      version: 1,
+      initial: { n: 0 },
+      evolve: (s) => {
+        calls++;
+        return { n: s.n + 1 };
+      },
+    };
+    const latest = () => foldStreamAt(deps(), counting, other, LATEST_VERSION, { every: EVERY, headAfter: 20 });
+    // Inside a transaction (a command's fold): the spacing only.
+    const inTx = await withTransaction(db.pool, (tx) =>
+      foldStreamAt({ pool: tx, registry: db.store.registry }, counting, other, LATEST_VERSION, {
+        every: EVERY,
+        headAfter: 20,
+        inTransaction: true,
+      }),
+    );
+    expect(inTx).toEqual({ n: 250 });
+    expect(await snapshotVersions(other)).toEqual([100, 200]);
+    // At a given version: the spacing only.
+    expect(await foldStreamAt(deps(), counting, other, 250, { every: EVERY, headAfter: 20 })).toEqual({ n: 250 });
+    expect(await snapshotVersions(other)).toEqual([100, 200]);
+    expect(await latest()).toEqual({ n: 250 });
+    expect(await snapshotVersions(other)).toEqual([100, 200, 250]);
+    calls = 0;
+    expect(await latest()).toEqual({ n: 250 });
+    expect(calls).toBe(0); // one row, nothing folded
+    // Ten more events: under headAfter, nothing kept; past it, the new head replaces 250.
+    let version = 250;
+    for (let n = 500; version < 262; n++) version = (await db.store.append(other, version, reviewRound(n), { actor: testActor })).version;
+    await latest();
+    expect(await snapshotVersions(other)).toEqual([100, 200, 250]);
+    for (let n = 600; version < 275; n++) version = (await db.store.append(other, version, reviewRound(n), { actor: testActor })).version;
+    calls = 0;
+    expect(await latest()).toEqual({ n: version });
+    expect(calls).toBe(version - 250);
+    expect(await snapshotVersions(other)).toEqual([100, 200, version]);
+    expect(await latest()).toEqual(await foldStreamAt(deps(), counting, other, version, { snapshots: false }));
+  });
+
+  it("a read keeps a bounded number of snapshots, evenly spread, the highest always", async () => {
+    expect([...snapshotVersionsKept(0, 10_000, 1000)].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((k) => k * 1000));
+    const long = [...snapshotVersionsKept(0, 100_500, 1000)].sort((a, b) => a - b);
+    expect(long.length).toBeLessThanOrEqual(MAX_SNAPSHOTS_PER_READ);
+    expect(long.at(-1)).toBe(100_000);
+    expect(long[0]).toBeLessThanOrEqual(7000);
+    expect(Math.max(...long.slice(1).map((v, i) => v - long[i]!))).toBe(7000);
+    expect([...snapshotVersionsKept(5000, 5999, 1000)]).toEqual([]);
+    expect([...snapshotVersionsKept(5000, 6000, 1000)]).toEqual([6000]);
   });
 
   it("a snapshot that cannot be kept never fails the read", async () => {

@@ -12,8 +12,8 @@ import { TASK_FOLD_VERSION } from "../../server/workflow/task-fold";
 const STATE_TS = path.resolve(import.meta.dirname, "../../server/workflow/state.ts");
 const FORGE_STATE_TS = path.resolve(import.meta.dirname, "../../server/forge/state.ts");
 const PINNED = {
-  version: 3,
-  stateTs: "187d23dbdafbfa3e2e5c2db4a38c0ae7a53c3eec25a6b4014d969ef5d9837887",
+  version: 4,
+  stateTs: "967a4e58cf4981b0d99598e3efe5865cf99a1c6768f3f05532cbd581c4e4d2d0",
   forgeStateTs: "dbc518595e27d62bf2f0f259e8d2dc08566b03d51b20f8798a65db855ec88ca7",
 };
 

@@ -8,7 +8,8 @@ import type { AppEvent } from "../../server/events/catalog";
 import { forgeExtension } from "../../server/forge/extension";
 import { emptyPipeline } from "../../server/forge/state";
 import { evolve, foldTask, type StartedTask, type TaskState } from "../../server/task-engine";
-import { applyEmitted as engineApplyEmitted, noStages, noUsage } from "../../server/workflow/state";
+import { threadContext } from "../../server/workflow/prompt";
+import { applyEmitted as engineApplyEmitted, noStages, noUsage, THREAD_TEXT_CHARS } from "../../server/workflow/state";
 import { BASE_COMMIT, blobRef, buildCommit, commandResult, expectValidEvents, recorded, type TaskConfig } from "../helpers/decider";
 
 const STEP = "22222222-0000-4000-8000-000000000001";
@@ -385,6 +386,31 @@ describe("task fold: steps, outputs and the loop's issues", () => {
       { from: "operator", text: "hi" },
       { from: "system", text: "finished" },
     ]);
+  });
+
+  it("the thread keeps its window: at least the latest 20 messages, from a start on a multiple of 10, each cut to 4,000 characters", () => {
+    const messages = Array.from({ length: 45 }, (_, i) => (i === 44 ? "y".repeat(5000) : `message ${i + 1}`));
+    const cut = (text: string) => ({ from: "operator", text: text.slice(0, THREAD_TEXT_CHARS) });
+    // What a prompt would show if the state kept every message: from the last multiple of 10 at or before the 20th from the end.
+    const windowOf = (n: number) =>
+      messages
+        .slice(0, n)
+        .slice(Math.floor(Math.max(0, n - 20) / 10) * 10)
+        .map(cut);
+    for (const n of [1, 19, 20, 21, 29, 30, 31, 39, 40, 45]) {
+      const s = started(...messages.slice(0, n).map((text): AppEvent => ({ type: "OperatorMessagePosted", data: { text } })));
+      const active = s.status === "active" ? s : { ...s, status: "active" as const };
+      expect(threadContext(active), `after ${n} messages`).toEqual(windowOf(n));
+      expect(s.threadCount).toBe(n);
+      expect(s.thread.length).toBeLessThan(30);
+    }
+    // Successive prompts share their start until the window moves on (a stable prefix).
+    const at = (n: number) => {
+      const s = started(...messages.slice(0, n).map((text): AppEvent => ({ type: "OperatorMessagePosted", data: { text } })));
+      return threadContext(s.status === "active" ? s : { ...s, status: "active" as const });
+    };
+    expect(at(31)[0]).toEqual(at(39)[0]);
+    expect(at(39).slice(0, at(31).length)).toEqual(at(31));
   });
 
   it("applyEmitted folds events as the next versions of the state it is given", () => {
