@@ -341,6 +341,14 @@ describe("a bake-off of three command coders", () => {
     const cancel = await rejection(cancelTask(deps(), { sessionId: parent }, testActor));
     expect(cancel.code).toBe("CONFLICT");
     expect(cancel.message).toContain("dismiss it to stop its contenders");
+    // No fork of it while it waits: the copy would claim the same contenders.
+    const { forkSession } = await import("../../server/tasks/fork");
+    const at = (await events(parent)).at(-1)!.version;
+    const fork = await rejection(forkSession(deps(), { sessionId: parent, atVersion: at }, testActor));
+    expect(fork.code).toBe("CONFLICT");
+    expect(fork.message).toBe(
+      `event ${at} is in the bake-off (its contenders are its forks): fork a contender, or fork before the confirm`,
+    );
     await followUpTask(deps(), { sessionId: parent, text: "how is it going?" }, testActor);
     expect((await events(parent)).slice(-2).map((e) => e.type)).toEqual(["OperatorMessagePosted", "SystemReplied"]);
   });
