@@ -4,7 +4,7 @@
 // bake-off, whose confirm forks them: the parent waits in `bake_off` with two contender
 // sessions, and its page offers no Cancel (a bake-off is picked or dismissed). Then the
 // comparison page follows the contenders live to their ends without a reload; Ask the judge
-// is pressed (the demo's reviewer answers, its advice or its failure shows); Pick with a reason
+// is pressed (the demo's simulated reviewer answers strict JSON: its advice shows); Pick with a reason
 // delivers the winner by the demo's settings (a merge into its target branch, carried out)
 // and the other card turns not_chosen. The form and the comparison (mid-run and after the
 // pick) are checked at 390 and 1280 px (axe: no serious violation, no sideways scroll);
@@ -107,10 +107,14 @@ describe("a bake-off from New task", () => {
       await expect.poll(() => card(id).getByTestId("fig-outcome").innerText(), { timeout: 60_000 }).not.toMatch(/^running/);
     expect(page.url()).toMatch(/\/bake-off$/);
 
-    // The judge: its advice or its failure shows on the page.
+    // The judge (the demo's simulated reviewer, its canned strict JSON): its advice shows on the page.
     await expect.poll(() => page.getByTestId("judge-button").isDisabled(), { timeout: 15_000 }).toBe(false);
     await page.getByTestId("judge-button").click();
-    await page.locator('[data-testid="judge-recommendation"], [data-testid="judge-failed"]').first().waitFor({ timeout: 60_000 });
+    await page.getByTestId("judge-recommendation").waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId("judge-recommendation").innerText()).toMatch(
+      /The judge recommends c1[\s\S]*Ranking c1 > c2 · by reviewer-sim/i,
+    );
+    expect(await card("c1").getByTestId("recommended-mark").count()).toBe(1);
 
     // Pick one that may win, with a reason: it is delivered, the other ends not_chosen.
     const pickable = page.locator('[data-testid="pick-button"]:not([disabled])').first();
