@@ -44,7 +44,7 @@ const layers = {
     pattern: "server/tasks",
     allow: [...base, "events", "agents", "workflow", "task-engine", "config", "projects", "workspaces", "forge", "usage"],
   },
-  export: { pattern: "server/export", allow: [...base, "events", "config", "task-engine", "sessions", "usage"] },
+  export: { pattern: "server/export", allow: [...base, "events", "config", "task-engine", "sessions", "usage", "agent-record"] },
   /** Usage and cost (docs/delivery.md): the agent_usage projection and its totals, priced with the settings' table. */
   usage: { pattern: "server/usage", allow: [...base, "events", "config"] },
   /** Per-session figures, the bake-off comparison and the project's agent record (docs/bake-off.md): read models over the events. */

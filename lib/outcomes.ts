@@ -10,3 +10,6 @@ export const INTERRUPTED_OUTCOMES: readonly string[] = ["cancelled", "failed", "
 export function forgeStatusOf(outcome: string | null): "InProgress" | "Completed" | "Failed" {
   return outcome === null ? "InProgress" : outcome === "completed" ? "Completed" : "Failed";
 }
+
+/** How a bake-off's contender ends when another was chosen, or none (docs/bake-off.md): after its own outcome. */
+export const NOT_CHOSEN = "not_chosen";

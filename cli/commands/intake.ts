@@ -2,6 +2,7 @@
 // (set from stdin or a flag, never echoed; shown only as when and by whom) and the deliveries
 // held in the inbox (list, start, dismiss): the intake procedures of server/api/routers/intake.ts.
 import type { Command } from "commander";
+import { parseContenders } from "../../lib/bake-off";
 import { CliContext } from "../context";
 import { CliError } from "../errors";
 import { shortTime, table } from "../output";
@@ -22,6 +23,7 @@ interface RulesOptions {
   comment?: boolean;
   off?: string[];
   workflow?: string[];
+  bakeOff?: string[];
   autoConfirm?: string[];
   remove?: boolean;
 }
@@ -51,8 +53,18 @@ export function rulesFromFlags(saved: Record<string, unknown> | null, o: RulesOp
   for (const spec of o.workflow ?? []) {
     const [name, workflow] = spec.split("=");
     const trigger = triggerOf(name ?? "", "--workflow");
-    if (!workflow) throw new CliError(`--workflow ${spec}: say which, as trigger=workflow (review_loop or forge)`, { code: "USAGE" });
-    triggers[trigger] = { ...triggers[trigger], workflow };
+    if (!workflow)
+      throw new CliError(`--workflow ${spec}: say which, as trigger=workflow (review_loop, forge or bake_off)`, { code: "USAGE" });
+    const { bakeOff: _contenders, ...rest } = triggers[trigger] ?? {};
+    triggers[trigger] = workflow === "bake_off" ? { ...triggers[trigger], workflow } : { ...rest, workflow };
+  }
+  // A bake-off trigger's contenders (docs/bake-off.md): trigger=coder,coder:model,…
+  for (const spec of o.bakeOff ?? []) {
+    const at = spec.indexOf("=");
+    const trigger = triggerOf(at < 0 ? spec : spec.slice(0, at), "--bake-off");
+    const contenders = at < 0 ? [] : parseContenders(spec.slice(at + 1));
+    if (!contenders.length) throw new CliError(`--bake-off ${spec}: name the contenders, as trigger=coder,coder:model`, { code: "USAGE" });
+    triggers[trigger] = { ...triggers[trigger], workflow: "bake_off", bakeOff: { contenders } };
   }
   for (const name of o.autoConfirm ?? []) {
     const trigger = triggerOf(name, "--auto-confirm");
@@ -63,13 +75,21 @@ export function rulesFromFlags(saved: Record<string, unknown> | null, o: RulesOp
   return JSON.parse(JSON.stringify(rules)) as Record<string, unknown>;
 }
 
-function triggerLines(rules: {
-  triggers: Record<string, { workflow: string; autoConfirm: boolean; name?: string } | undefined>;
-}): string[][] {
+type ShownRule = {
+  workflow: string;
+  autoConfirm: boolean;
+  name?: string;
+  bakeOff?: { contenders: Array<{ coder: string; model?: string }> };
+};
+
+function triggerLines(rules: { triggers: Record<string, ShownRule | undefined> }): string[][] {
   return TRIGGERS.flatMap((t) => {
     const rule = rules.triggers[t];
     if (!rule) return [];
-    return [[t === "label" ? `label "${rule.name}"` : t, rule.workflow, rule.autoConfirm ? "yes" : "no"]];
+    const workflow = rule.bakeOff
+      ? `bake_off (${rule.bakeOff.contenders.map((c) => (c.model ? `${c.coder}:${c.model}` : c.coder)).join(", ")})`
+      : rule.workflow;
+    return [[t === "label" ? `label "${rule.name}"` : t, workflow, rule.autoConfirm ? "yes" : "no"]];
   });
 }
 
@@ -110,7 +130,8 @@ export function registerIntakeCommands(program: Command): void {
     .option("--assignment", "an assignment to the bot user starts a task")
     .option("--comment", "a /catcafe comment from a member with write access starts a task")
     .option("--off <trigger...>", "turn these triggers off")
-    .option("--workflow <trigger=workflow...>", "the workflow a trigger starts: review_loop (default) or forge")
+    .option("--workflow <trigger=workflow...>", "the workflow a trigger starts: review_loop (default), forge or bake_off")
+    .option("--bake-off <trigger=coders...>", "a trigger starts a bake-off of these coders (coder or coder:model, comma-separated)")
     .option("--auto-confirm <trigger...>", "these triggers' tasks are confirmed by system:intake")
     .option("--remove", "remove the project's intake rules")
     .addHelpText(
@@ -119,6 +140,7 @@ export function registerIntakeCommands(program: Command): void {
         "catcafe intake rules shop --provider github --repository acme/shop --label",
         "catcafe intake rules shop --comment --bot-user catcafe-bot --assignment --workflow assignment=forge",
         "catcafe intake rules shop --auto-confirm label --max-per-hour 5",
+        "catcafe intake rules shop --label bake-off --bake-off label=claude-coder,codex-coder:o3",
         "catcafe intake rules shop --off comment",
         "catcafe intake rules shop --remove",
       ]),

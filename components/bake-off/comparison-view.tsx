@@ -5,6 +5,7 @@
 // pairs to open in the compare view and each replay. Live: `bakeOffView.updates` sends the
 // whole comparison again after every append to the parent or a contender.
 import Link from "next/link";
+import { useMutation } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useState } from "react";
 import { StateBadge } from "@/components/state-badge";
@@ -15,11 +16,41 @@ import type { BakeOffComparison, ContenderColumn } from "@/server/agent-record/c
 import { BakeOffActions, type BakeOffActionHandlers } from "./bake-off-actions";
 
 /**
- * The judge and pick actions, or null while the bake-off's commands do not exist in this
- * build: the buttons then show, disabled, why. Wire `bakeOffs.judge` / `bakeOffs.pick` here.
+ * The bake-off's commands: `bakeOffs.judge`, `bakeOffs.pick`, `bakeOffs.dismiss`. The tRPC
+ * client gives each mutation its intent's idempotency key (lib/trpc/intent-keys.ts): a double
+ * click is carried out once. Their effects come back through the live comparison.
  */
-function useBakeOffActions(): BakeOffActionHandlers | null {
+function useBakeOffActions(sessionId: string): BakeOffActionHandlers {
+  const trpc = useTRPC();
+  const judge = useMutation(trpc.bakeOffs.judge.mutationOptions());
+  const pick = useMutation(trpc.bakeOffs.pick.mutationOptions());
+  const dismiss = useMutation(trpc.bakeOffs.dismiss.mutationOptions());
+  return {
+    judge: () => judge.mutateAsync({ sessionId }),
+    pick: ({ contenderId, reason }) => pick.mutateAsync({ sessionId, contenderId, ...(reason ? { reason } : {}) }),
+    dismiss: ({ reason }) => dismiss.mutateAsync({ sessionId, ...(reason ? { reason } : {}) }),
+  };
+}
+
+const VIEWER = "Viewers read the bake-off: an operator judges, picks and dismisses.";
+
+/** Why the judge cannot be asked now (server/bake-off/judge.ts refuses the same), or null. */
+function judgeBlocked(comparison: BakeOffComparison, canOperate: boolean): string | null {
+  if (!canOperate) return VIEWER;
+  const running = comparison.contenders.filter((c) => c.figures.status !== "finished").map((c) => c.id);
+  if (running.length) return `The judge compares ended contenders: ${running.join(", ")} still ${running.length === 1 ? "runs" : "run"}.`;
+  if (comparison.judging) return `The judge ${comparison.judging.agentId} is at work.`;
   return null;
+}
+
+/** Why this contender cannot be picked now (server/bake-off/pick.ts refuses the same), or null. */
+function pickBlocked(comparison: BakeOffComparison, c: ContenderColumn, canOperate: boolean): string | null {
+  if (!canOperate) return VIEWER;
+  if (c.pickable) return null;
+  const approved = comparison.contenders.filter((x) => x.pickable).map((x) => x.id);
+  if (approved.length)
+    return `Pick one of ${approved.join(", ")}: ${c.figures.ownOutcome ? `${c.id} ended ${c.figures.ownOutcome}` : `${c.id} has not ended`}.`;
+  return `${c.id} has not ended: pick once it has.`;
 }
 
 const wall = (ms: number | null, running: boolean) => (ms === null ? "–" : `${formatAge(ms)}${running ? " so far" : ""}`);
@@ -39,13 +70,13 @@ function ContenderCard({
   c,
   currency,
   actions,
-  canOperate,
+  pickBlocked,
   settled,
 }: {
   c: ContenderColumn;
   currency: string;
-  actions: BakeOffActionHandlers | null;
-  canOperate: boolean;
+  actions: BakeOffActionHandlers;
+  pickBlocked: string | null;
   settled: boolean;
 }) {
   const f = c.figures;
@@ -91,7 +122,17 @@ function ContenderCard({
         </div>
       </header>
       <dl className="flex-1 divide-y divide-zinc-100 px-4 py-2 text-xs dark:divide-zinc-800">
-        <Figure label="Outcome" value={f.outcome ?? `running (${f.state})`} testId="fig-outcome" />
+        <Figure
+          label="Outcome"
+          value={
+            f.outcome === null
+              ? `running (${f.state})`
+              : f.outcome !== f.ownOutcome
+                ? `${f.outcome}${f.ownOutcome ? ` (ended ${f.ownOutcome})` : " (stopped)"}`
+                : f.outcome
+          }
+          testId="fig-outcome"
+        />
         <Figure
           label="Iterations to approval"
           value={f.iterationsToApproval ?? (f.approved ? "–" : "not approved")}
@@ -146,7 +187,7 @@ function ContenderCard({
         <Link href={`/sessions/${encodeURIComponent(c.sessionId)}/replay`} className="text-sky-700 underline dark:text-sky-400">
           Replay
         </Link>
-        {canOperate && !settled ? <BakeOffActions.Pick contender={c} actions={actions} /> : null}
+        {!settled ? <BakeOffActions.Pick contender={c} actions={actions} blocked={pickBlocked} /> : null}
       </footer>
     </article>
   );
@@ -157,13 +198,13 @@ type NamedComparison = BakeOffComparison & { names: Record<string, string> };
 export function ComparisonView({ initial, canOperate }: { initial: NamedComparison; canOperate: boolean }) {
   const trpc = useTRPC();
   const [comparison, setComparison] = useState(initial);
-  const actions = useBakeOffActions();
+  const actions = useBakeOffActions(initial.parentSessionId);
   const subscription = useSubscription(
     trpc.bakeOffView.updates.subscriptionOptions({ sessionId: initial.parentSessionId }, { onData: (data) => setComparison(data) }),
   );
   const byId = new Map(comparison.contenders.map((c) => [c.sessionId, c]));
   const name = (sessionId: string) => byId.get(sessionId)?.id ?? sessionId;
-  const settled = comparison.chosen !== null;
+  const settled = comparison.chosen !== null || comparison.dismissed !== null;
   return (
     <div className="space-y-4">
       <p className="text-xs text-zinc-600 dark:text-zinc-400" role="status" data-testid="bake-off-live">
@@ -200,12 +241,33 @@ export function ComparisonView({ initial, canOperate }: { initial: NamedComparis
           {comparison.names[comparison.chosen.by] ?? comparison.chosen.by}
           {comparison.chosen.reason ? `: ${comparison.chosen.reason}` : ""}.
         </p>
-      ) : canOperate ? (
-        <BakeOffActions.Judge actions={actions} judged={comparison.judged !== null} />
+      ) : comparison.dismissed ? (
+        <p className="text-sm text-zinc-800 dark:text-zinc-200" data-testid="dismissed-summary">
+          Dismissed with no winner by {comparison.names[comparison.dismissed.by] ?? comparison.dismissed.by}
+          {comparison.dismissed.reason ? `: ${comparison.dismissed.reason}` : ""}.
+        </p>
+      ) : (
+        <div className="flex flex-wrap items-start justify-between gap-3">
+          <BakeOffActions.Judge actions={actions} judged={comparison.judged !== null} blocked={judgeBlocked(comparison, canOperate)} />
+          <BakeOffActions.Dismiss actions={actions} blocked={canOperate ? null : VIEWER} />
+        </div>
+      )}
+      {comparison.judgeFailed && !settled ? (
+        <p role="status" className="text-xs text-rose-700 dark:text-rose-400" data-testid="judge-failed">
+          The judge failed ({comparison.judgeFailed.errorClass}): {comparison.judgeFailed.message}
+          {comparison.judgeFailed.retried ? " — asked again." : ""}
+        </p>
       ) : null}
       <div className="grid grid-cols-1 gap-4 md:grid-cols-2 xl:grid-cols-3" data-testid="contenders">
         {comparison.contenders.map((c) => (
-          <ContenderCard key={c.id} c={c} currency={comparison.currency} actions={actions} canOperate={canOperate} settled={settled} />
+          <ContenderCard
+            key={c.id}
+            c={c}
+            currency={comparison.currency}
+            actions={actions}
+            pickBlocked={pickBlocked(comparison, c, canOperate)}
+            settled={settled}
+          />
         ))}
       </div>
       <section

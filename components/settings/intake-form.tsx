@@ -4,6 +4,7 @@
 // `/catcafe` comment from a member with write access), the workflow each starts and whether it
 // confirms itself; and the webhook secret, set here and never shown again ("set on … by …").
 // Rules are saved whole as the project's settings (a ConfigChanged in its history).
+import { parseContenders } from "@/lib/bake-off";
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
@@ -27,6 +28,8 @@ interface TriggerValues {
   on: boolean;
   workflow: string;
   autoConfirm: boolean;
+  /** A bake_off trigger's contenders, as typed: coder or coder:model, comma-separated (lib/bake-off.ts). */
+  contenders: string;
 }
 interface Values {
   provider: string;
@@ -41,7 +44,12 @@ interface Values {
 function valuesOf(rules: IntakeOverview["rules"]): Values {
   const trigger = (k: TriggerKey): TriggerValues => {
     const t = rules?.triggers[k];
-    return { on: Boolean(t), workflow: t?.workflow ?? "review_loop", autoConfirm: t?.autoConfirm ?? false };
+    return {
+      on: Boolean(t),
+      workflow: t?.workflow ?? "review_loop",
+      autoConfirm: t?.autoConfirm ?? false,
+      contenders: (t?.bakeOff?.contenders ?? []).map((c) => (c.model ? `${c.coder}:${c.model}` : c.coder)).join(", "),
+    };
   };
   return {
     provider: rules?.provider ?? "",
@@ -61,7 +69,9 @@ function rulesOf(v: Values): Record<string, unknown> | null {
       t.key,
       {
         workflow: v.triggers[t.key].workflow,
-        autoConfirm: v.triggers[t.key].autoConfirm,
+        // A bake-off waits for a person's confirm (docs/bake-off.md): it forks the contenders.
+        autoConfirm: v.triggers[t.key].workflow === "bake_off" ? false : v.triggers[t.key].autoConfirm,
+        ...(v.triggers[t.key].workflow === "bake_off" ? { bakeOff: { contenders: parseContenders(v.triggers[t.key].contenders) } } : {}),
         ...(t.key === "label" ? { name: v.labelName.trim() } : {}),
       },
     ]),
@@ -223,16 +233,28 @@ export function IntakeForm({ overview, canEdit }: { overview: IntakeShown; canEd
                   >
                     <option value="review_loop">review loop</option>
                     <option value="forge">Forge</option>
+                    <option value="bake_off">bake-off</option>
                   </select>
-                  <label className="flex items-center gap-1 text-xs text-zinc-700 dark:text-zinc-300">
+                  {values.triggers[t.key].workflow === "bake_off" ? (
                     <input
-                      type="checkbox"
-                      checked={values.triggers[t.key].autoConfirm}
-                      onChange={(e) => setTrigger(t.key, { autoConfirm: e.target.checked })}
+                      aria-label={`${t.title}: bake-off contenders (coder or coder:model, comma-separated)`}
+                      placeholder="claude-coder, codex-coder:o3"
+                      className={`${input} font-mono sm:w-64`}
+                      value={values.triggers[t.key].contenders}
+                      onChange={(e) => setTrigger(t.key, { contenders: e.target.value })}
                       disabled={!canEdit || !values.triggers[t.key].on}
                     />
-                    confirm itself
-                  </label>
+                  ) : (
+                    <label className="flex items-center gap-1 text-xs text-zinc-700 dark:text-zinc-300">
+                      <input
+                        type="checkbox"
+                        checked={values.triggers[t.key].autoConfirm}
+                        onChange={(e) => setTrigger(t.key, { autoConfirm: e.target.checked })}
+                        disabled={!canEdit || !values.triggers[t.key].on}
+                      />
+                      confirm itself
+                    </label>
+                  )}
                 </div>
               </div>
             ))}

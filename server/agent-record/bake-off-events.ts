@@ -1,50 +1,62 @@
-// The bake-off's facts as this read side sees them: `BakeOffForked`, `BakeOffJudged` and
-// `BakeOffWinnerChosen` on the parent session, `BakeOffContender` on each contender
-// (docs/bake-off.md). They are read here, and only here, straight from the `events` table
-// (type + data) and checked with the schemas below, so every reader of the agent record and
-// the comparison page depends on one small module: when the event catalog declares these
-// types, this module switches to it and nothing else changes.
-import { z } from "zod";
+// The bake-off's facts as the read side needs them (docs/bake-off.md): `BakeOffForked`,
+// `BakeOffJudged`, `BakeOffWinnerChosen` and `BakeOffDismissed` on the parent session,
+// `BakeOffContender` (and `BakeOffNotChosen`) on each contender. Read by SQL, by type, from the
+// `events` table — the record reads every bake-off of a project at once, without reading each
+// parent's lineage — and decoded with the event catalog's own schemas
+// (server/events/bake-off-catalog.ts, through the app registry: upcast and checked), so each
+// event has one definition, the write side's.
 import type { Queryable } from "../db/pool";
+import type { BakeOffContenderSpec, JudgeRecommendation } from "../events/bake-off-catalog";
+import { actorLabel, appRegistry, type AppEventOf, type Actor } from "../events/catalog";
 
-export const BAKE_OFF_EVENT_TYPES = ["BakeOffForked", "BakeOffJudged", "BakeOffWinnerChosen", "BakeOffContender"] as const;
-export type BakeOffEventType = (typeof BAKE_OFF_EVENT_TYPES)[number];
+type BakeOffEventType =
+  | "BakeOffForked"
+  | "BakeOffJudgeRequested"
+  | "BakeOffJudged"
+  | "BakeOffJudgeFailed"
+  | "BakeOffWinnerChosen"
+  | "BakeOffDismissed"
+  | "BakeOffContender";
+const PARENT_TYPES = [
+  "BakeOffForked",
+  "BakeOffJudgeRequested",
+  "BakeOffJudged",
+  "BakeOffJudgeFailed",
+  "BakeOffWinnerChosen",
+  "BakeOffDismissed",
+] as const;
 
-export const ZBakeOffContenderEntry = z.object({
-  id: z.string().min(1),
-  sessionId: z.string().min(1),
-  coder: z.string().min(1),
-  model: z.string().min(1).optional(),
-  label: z.string().optional(),
-});
-export type BakeOffContenderEntry = z.infer<typeof ZBakeOffContenderEntry>;
-
-const ZForked = z.object({ contenders: z.array(ZBakeOffContenderEntry).min(1) });
-const ZJudged = z.object({
-  recommendation: z.object({ winner: z.string(), ranking: z.array(z.string()), reasons: z.array(z.string()) }),
-  agent: z.string(),
-});
-const ZChosen = z.object({ contenderId: z.string(), sessionId: z.string(), reason: z.string().nullish() });
-const ZContender = z.object({ parentSessionId: z.string(), contenderId: z.string() });
-
-export type BakeOffRecommendation = z.infer<typeof ZJudged>["recommendation"];
+/** A contender as its parent's BakeOffForked names it. */
+export type BakeOffContenderEntry = AppEventOf<"BakeOffForked">["data"]["contenders"][number];
 
 /** One bake-off as its parent session recorded it. */
 export interface BakeOff {
   parentSessionId: string;
   forkedAt: string;
   contenders: BakeOffContenderEntry[];
-  judged: { recommendation: BakeOffRecommendation; agent: string; at: string } | null;
+  judged: { recommendation: JudgeRecommendation; agent: string; at: string } | null;
+  /** The judge asked and not answered yet (its step at work). */
+  judging: { agentId: string; at: string } | null;
+  /** The judge's last failure (an invalid reply or a failed step); `retried`: it was asked again. */
+  judgeFailed: { errorClass: string; message: string; retried: boolean; at: string } | null;
   chosen: { contenderId: string; sessionId: string; reason: string | null; by: string; at: string } | null;
+  dismissed: { reason: string | null; by: string; at: string } | null;
 }
 
 interface Row {
   stream_id: string;
   type: BakeOffEventType;
   data: unknown;
-  metadata: { actor?: { kind: string; id: string } };
+  metadata: { actor: Actor; schemaVersion: number };
   recorded_at: Date;
 }
+
+/** A row's data, upcast and checked with the catalog's schema for its type. */
+function decoded<T extends BakeOffEventType>(row: Row & { type: T }): AppEventOf<T>["data"] {
+  return appRegistry.decode(row.type, row.data, row.metadata.schemaVersion) as AppEventOf<T>["data"];
+}
+
+const is = <T extends BakeOffEventType>(row: Row, type: T): row is Row & { type: T } => row.type === type;
 
 async function rowsOf(db: Queryable, streamIds: string[], types: readonly BakeOffEventType[]): Promise<Row[]> {
   if (!streamIds.length) return [];
@@ -60,31 +72,39 @@ function bakeOffsFrom(rows: Row[]): Map<string, BakeOff> {
   const found = new Map<string, BakeOff>();
   for (const row of rows) {
     const at = row.recorded_at.toISOString();
-    if (row.type === "BakeOffForked") {
+    if (is(row, "BakeOffForked")) {
+      const { contenders } = decoded(row);
       found.set(row.stream_id, {
         parentSessionId: row.stream_id,
         forkedAt: at,
-        contenders: ZForked.parse(row.data).contenders,
+        contenders,
         judged: null,
+        judging: null,
+        judgeFailed: null,
         chosen: null,
+        dismissed: null,
       });
       continue;
     }
     const bakeOff = found.get(row.stream_id);
     if (!bakeOff) continue;
-    if (row.type === "BakeOffJudged") {
-      const d = ZJudged.parse(row.data);
+    const by = actorLabel(row.metadata.actor);
+    if (is(row, "BakeOffJudgeRequested")) {
+      bakeOff.judging = { agentId: decoded(row).agentId, at };
+    } else if (is(row, "BakeOffJudged")) {
+      const d = decoded(row);
       bakeOff.judged = { recommendation: d.recommendation, agent: d.agent, at };
-    } else if (row.type === "BakeOffWinnerChosen") {
-      const d = ZChosen.parse(row.data);
-      const actor = row.metadata.actor;
-      bakeOff.chosen = {
-        contenderId: d.contenderId,
-        sessionId: d.sessionId,
-        reason: d.reason ?? null,
-        by: actor ? (actor.kind === "system" ? "system" : `${actor.kind}:${actor.id}`) : "unknown",
-        at,
-      };
+      bakeOff.judging = null;
+      bakeOff.judgeFailed = null;
+    } else if (is(row, "BakeOffJudgeFailed")) {
+      const { stepId: _stepId, ...failure } = decoded(row);
+      bakeOff.judgeFailed = { ...failure, at };
+      // Asked again: still at work; else it stays without advice.
+      if (!failure.retried) bakeOff.judging = null;
+    } else if (is(row, "BakeOffWinnerChosen")) {
+      bakeOff.chosen = { ...decoded(row), by, at };
+    } else if (is(row, "BakeOffDismissed")) {
+      bakeOff.dismissed = { reason: decoded(row).reason, by, at };
     }
   }
   return found;
@@ -92,17 +112,21 @@ function bakeOffsFrom(rows: Row[]): Map<string, BakeOff> {
 
 /** The bake-off `sessionId` started (it is the parent), or null. */
 export async function bakeOffOf(db: Queryable, sessionId: string): Promise<BakeOff | null> {
-  const rows = await rowsOf(db, [sessionId], ["BakeOffForked", "BakeOffJudged", "BakeOffWinnerChosen"]);
-  return bakeOffsFrom(rows).get(sessionId) ?? null;
+  return bakeOffsFrom(await rowsOf(db, [sessionId], PARENT_TYPES)).get(sessionId) ?? null;
 }
 
 /** Every bake-off started by one of `sessionIds`. */
 export async function bakeOffsAmong(db: Queryable, sessionIds: string[]): Promise<BakeOff[]> {
-  return [...bakeOffsFrom(await rowsOf(db, sessionIds, ["BakeOffForked", "BakeOffJudged", "BakeOffWinnerChosen"])).values()];
+  return [...bakeOffsFrom(await rowsOf(db, sessionIds, PARENT_TYPES)).values()];
 }
 
-/** Where `sessionId` stands in a bake-off: the parent and its contender id, or null. */
-export async function contenderOf(db: Queryable, sessionId: string): Promise<{ parentSessionId: string; contenderId: string } | null> {
-  const rows = await rowsOf(db, [sessionId], ["BakeOffContender"]);
-  return rows.length ? ZContender.parse(rows[0]!.data) : null;
+/** Where `sessionId` stands in a bake-off (its own BakeOffContender), or null. */
+export async function contenderOf(
+  db: Queryable,
+  sessionId: string,
+): Promise<(Pick<BakeOffContenderSpec, "coder" | "model" | "label"> & { parentSessionId: string; contenderId: string }) | null> {
+  const [row] = await rowsOf(db, [sessionId], ["BakeOffContender"]);
+  if (!row || !is(row, "BakeOffContender")) return null;
+  const { agent: _agent, ...entry } = decoded(row);
+  return entry;
 }

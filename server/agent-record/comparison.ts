@@ -4,6 +4,7 @@
 // the web process's one LISTEN connection wakes it on any append to the parent or to a
 // contender (server/sessions/view/listener.ts), and the comparison is read again.
 import { z } from "zod";
+import { SUCCESS_OUTCOMES } from "../../lib/outcomes";
 import type { PricingSettings } from "../config/schemas";
 import type { Queryable } from "../db/pool";
 import { AppError } from "../errors";
@@ -25,6 +26,8 @@ export interface ContenderColumn {
   rank: number | null;
   recommended: boolean;
   chosen: boolean;
+  /** Whether a pick of it would be taken now (server/bake-off/pick.ts: an approved one; none approved, any that ended). */
+  pickable: boolean;
 }
 
 export interface BakeOffComparison {
@@ -35,7 +38,10 @@ export interface BakeOffComparison {
   currency: string;
   contenders: ContenderColumn[];
   judged: BakeOff["judged"];
+  judging: BakeOff["judging"];
+  judgeFailed: BakeOff["judgeFailed"];
   chosen: BakeOff["chosen"];
+  dismissed: BakeOff["dismissed"];
   /** Every pair of contenders, for the compare view (`/sessions/<a>/compare?with=<b>`). */
   pairs: Array<{ a: string; b: string }>;
   /** Some contender is still at work. */
@@ -80,9 +86,14 @@ export async function bakeOffComparison(deps: FiguresDeps, sessionId: string, pr
         rank: rank >= 0 ? rank + 1 : null,
         recommended: bakeOff.judged?.recommendation.winner === entry.id,
         chosen: bakeOff.chosen?.sessionId === entry.sessionId || bakeOff.chosen?.contenderId === entry.id,
+        pickable: false,
       };
     }),
   );
+  // Who may win, as the pick decides it: the approved ones; when none was, any that ended on its own.
+  const approved = contenders.filter((c) => SUCCESS_OUTCOMES.includes(c.figures.ownOutcome ?? ""));
+  const open = !bakeOff.chosen && !bakeOff.dismissed;
+  for (const c of approved.length ? approved : contenders.filter((c) => c.figures.ownOutcome !== null)) c.pickable = open;
   const pairs = contenders.flatMap((a, i) => contenders.slice(i + 1).map((b) => ({ a: a.sessionId, b: b.sessionId })));
   return {
     parentSessionId: parentId,
@@ -92,7 +103,10 @@ export async function bakeOffComparison(deps: FiguresDeps, sessionId: string, pr
     currency: pricing.currency,
     contenders,
     judged: bakeOff.judged,
+    judging: bakeOff.judging,
+    judgeFailed: bakeOff.judgeFailed,
     chosen: bakeOff.chosen,
+    dismissed: bakeOff.dismissed,
     pairs,
     running: contenders.some((c) => c.figures.status !== "finished"),
   };

@@ -18,6 +18,7 @@ import { FORGE_DIR } from "../forge/artifacts";
 import { evolve, type TaskState } from "../task-engine";
 import { modelCost, roundCost } from "../usage/totals";
 import { diffCommits, ensureCommit } from "../workspaces";
+import { NOT_CHOSEN } from "../../lib/outcomes";
 import type { BakeOffContenderEntry } from "./bake-off-events";
 
 export interface TestCounts {
@@ -40,7 +41,13 @@ export interface SessionFigures {
   /** The task's status: none (no task yet), active, finished. */
   status: "none" | "active" | "finished";
   state: string;
+  /** Its final outcome: for a contender another was chosen over, `not_chosen`. */
   outcome: string | null;
+  /**
+   * How it ended on its own (approved, max_iterations_reached, …): its first own outcome other than
+   * `not_chosen`; null while it runs, and for a contender stopped by a pick before it ended.
+   */
+  ownOutcome: string | null;
   /** The session's own stream recorded an approval (a contender not chosen afterwards stays approved here). */
   approved: boolean;
   /** The iterations the approved round was reached in; null when not approved. */
@@ -101,6 +108,7 @@ export function foldFigures(events: readonly RecordedEvent[], options: FoldFigur
   let approvedAt: number | null = null;
   let startedAt: string | null = null;
   let endedAt: string | null = null;
+  let ownOutcome: string | null = null;
   let observedCoder = null as { agentId: string; model: string | null } | null;
   const byModel = new Map<string | null, { calls: number; input: number; output: number; cached: number; written: number }>();
 
@@ -159,6 +167,7 @@ export function foldFigures(events: readonly RecordedEvent[], options: FoldFigur
         if (!own) break;
         const d = data<{ outcome: string; iterations: number }>(event);
         endedAt ??= event.recordedAt;
+        if (d.outcome !== NOT_CHOSEN) ownOutcome ??= d.outcome;
         if (d.outcome === "approved" && approvedAt === null) approvedAt = d.iterations;
         break;
       }
@@ -207,6 +216,7 @@ export function foldFigures(events: readonly RecordedEvent[], options: FoldFigur
     status: task.status,
     state: task.fsm,
     outcome: task.status === "finished" ? task.outcome : null,
+    ownOutcome,
     approved: approvedAt !== null,
     iterationsToApproval: approvedAt,
     iteration: started?.iteration ?? 0,
@@ -233,11 +243,7 @@ export interface FiguresDeps {
   store: Pick<EventStore, "registry" | "toRecorded">;
 }
 
-/**
- * A session's events through its lineage, decoded. Types the catalog does not declare (the
- * bake-off's, until it does: ./bake-off-events.ts reads those) are left out, so a contender's
- * figures never depend on them.
- */
+/** A session's events through its lineage, decoded (a type the catalog does not declare is left out). */
 export async function readSessionEvents(deps: FiguresDeps, sessionId: string): Promise<RecordedEvent[]> {
   const { rows } = await deps.pool.query<EventRow>(READ_STREAM_SQL, [sessionId, 1, MAX_VERSION]);
   const known = deps.store.registry.catalog;

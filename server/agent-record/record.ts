@@ -96,7 +96,8 @@ export function recordOf(
   }
   const agents = [...groups].map(([key, list]): AgentRecordRow => {
     const [agentId, model] = JSON.parse(key) as [string, string | null];
-    const finished = list.filter((c) => c.figures.status === "finished" || c.figures.approved);
+    // Ended on its own: a contender stopped by another's pick (not_chosen while it ran) is in neither count.
+    const finished = list.filter((c) => c.figures.ownOutcome !== null || c.figures.approved);
     const approved = list.filter((c) => c.figures.approved);
     return {
       agentId,

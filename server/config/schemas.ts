@@ -12,6 +12,7 @@ import { AGENT_ROLES, MAX_AGENT_OUTPUT_BYTES } from "../agents/types";
 import { ZAllowlist } from "../commands/allowlist";
 import { parseHostRule } from "../net/hosts";
 import { globProblem, versionRangeProblem } from "./checks";
+import { ZBakeOffStart } from "../events/bake-off-catalog";
 
 /** The configuration format this build writes and reads; any 1.x file is compatible. */
 export const CONFIG_VERSION = "1.0";
@@ -304,10 +305,27 @@ export type SettingsInput = z.input<typeof ZSettings>;
 export const DEFAULT_SETTINGS: Settings = ZSettings.parse({});
 
 /** What one intake trigger starts (docs/intake.md): the workflow, and whether it is confirmed at once. */
-const ZIntakeTrigger = z.strictObject({
-  workflow: z.enum(["review_loop", "forge"]).default("review_loop"),
+const ZIntakeTriggerFields = z.strictObject({
+  /** `bake_off`: the review loop's proposal, forked at the person's confirm into `bakeOff`'s contenders (docs/bake-off.md). */
+  workflow: z.enum(["review_loop", "forge", "bake_off"]).default("review_loop"),
   autoConfirm: z.boolean().default(false),
+  /** The contenders of a `bake_off` trigger, as tasks.start takes them. */
+  bakeOff: ZBakeOffStart.optional(),
 });
+/** A bake-off names its contenders, and waits for a person's confirm: its confirm forks them. */
+function bakeOffTrigger(t: { workflow: string; autoConfirm: boolean; bakeOff?: unknown }, ctx: z.RefinementCtx): void {
+  if (t.workflow === "bake_off" && !t.bakeOff)
+    ctx.addIssue({ code: "custom", path: ["bakeOff"], message: "a bake_off trigger names its contenders (bakeOff.contenders, 2 to 6)" });
+  if (t.workflow !== "bake_off" && t.bakeOff)
+    ctx.addIssue({ code: "custom", path: ["bakeOff"], message: "contenders are for a bake_off trigger (workflow: bake_off)" });
+  if (t.workflow === "bake_off" && t.autoConfirm)
+    ctx.addIssue({
+      code: "custom",
+      path: ["autoConfirm"],
+      message: "a bake-off waits for a person's confirm (it forks the contenders): no autoConfirm",
+    });
+}
+const ZIntakeTrigger = ZIntakeTriggerFields.superRefine(bakeOffTrigger);
 /**
  * A project's intake from its issue tracker (docs/intake.md): which repository's webhook
  * deliveries are its, and which triggers start a task. A trigger left out starts nothing.
@@ -332,7 +350,9 @@ export const ZIntakeSettings = z.strictObject({
   maxPerHour: z.number().int().min(1).max(1000).default(10),
   triggers: z
     .strictObject({
-      label: ZIntakeTrigger.extend({ name: z.string().trim().min(1).max(100).default("catcafe") }).optional(),
+      label: ZIntakeTriggerFields.extend({ name: z.string().trim().min(1).max(100).default("catcafe") })
+        .superRefine(bakeOffTrigger)
+        .optional(),
       assignment: ZIntakeTrigger.optional(),
       comment: ZIntakeTrigger.optional(),
     })

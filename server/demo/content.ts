@@ -315,6 +315,13 @@ After the build I will run: node --test test/`;
 
 const CODER_FIX = `Fixed slugify() (simulated coder): it now folds accents (NFKD, combining marks dropped) before replacing separators, and trims dashes at both ends. Changed src/slugify.js only.`;
 
+/** The simulated judge of a bake-off (docs/bake-off.md, "The judge"): its canned advice is for the first contender. */
+const REVIEWER_JUDGMENT = JSON.stringify({
+  winner: "c1",
+  ranking: ["c1", "c2"],
+  reasons: ["Simulated judge: c1 is recommended as a canned reply; read the figures and the diffs, and pick yourself."],
+});
+
 const REVIEWER_VERDICT = JSON.stringify({
   decision: "approve",
   summary: "Accents are folded before separators are replaced and both ends are trimmed, as proposed; only src/slugify.js changed.",
@@ -377,6 +384,7 @@ export const DEMO_AGENTS = {
     {
       text: [say(REVIEWER_CRITIQUE)],
       review_verdict: [say(REVIEWER_VERDICT)],
+      bake_off_judge: [say(REVIEWER_JUDGMENT)],
     },
     FORGE_DEMO_SCRIPTS.reviewer,
   ),

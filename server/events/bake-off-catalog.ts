@@ -12,6 +12,20 @@ import { ZAgentSnapshot } from "./step-contract";
 export const ZContenderId = z.string().regex(/^c[1-6]$/, "a contender id: c1 to c6");
 export const MAX_CONTENDERS = 6;
 
+/** A contender as a person names it (tasks.start's `bakeOff`, an intake rule's): bound to an agent at the start (server/tasks/bake-off-contenders.ts). */
+export const ZBakeOffContenderInput = z.object({
+  coder: z.string().trim().min(1, "name the contender's coder (an agent of the project)").max(100),
+  model: z.string().trim().min(1).max(200).optional(),
+  label: z.string().trim().min(1).max(200).optional(),
+});
+export const ZBakeOffStart = z.object({
+  contenders: z
+    .array(ZBakeOffContenderInput)
+    .min(2, "a bake-off has 2 to 6 contenders")
+    .max(MAX_CONTENDERS, "a bake-off has 2 to 6 contenders"),
+});
+export type TBakeOffStart = z.input<typeof ZBakeOffStart>;
+
 /** A contender as the task started (TaskStarted.bakeOff): who codes, and the agent bound for it then. */
 export const ZBakeOffContenderSpec = z.object({
   id: ZContenderId,

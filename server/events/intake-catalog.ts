@@ -5,6 +5,7 @@
 // (never the value), a delivery held in the inbox and how that ended — is in the stream
 // `intake-<projectId>`.
 import { z } from "zod";
+import { ZBakeOffStart } from "./bake-off-catalog";
 import { defineEvent } from "./registry";
 
 export const intakeStream = (projectId: string) => `intake-${projectId}`;
@@ -61,6 +62,8 @@ export const intakeCatalog = {
       prompt: z.string().max(20_000),
       workflow: z.string().min(1),
       autoConfirm: z.boolean(),
+      /** A bake_off rule's contenders (docs/bake-off.md): the task starts as that bake-off. */
+      bakeOff: ZBakeOffStart.optional(),
     }),
     summary: (d) => `Issue ${d.repository}#${d.issueNumber} held (${d.reason}): ${d.detail}`,
   }),

@@ -53,10 +53,7 @@ export async function exportSession(
     const own = await exportSession(store, pool, c.sessionId, options);
     for (const [name, content] of own) files.set(`contenders/${c.id}-${c.sessionId}/${name}`, content);
   }
-  const document = await bakeOffDocument(sessionId, read, async (id) => ({
-    events: await store.readStream(id),
-    usage: await sessionUsage(pool, id, pricing),
-  }));
+  const document = await bakeOffDocument({ pool, store }, sessionId, pricing, { audience: options.audience });
   files.set("bake-off.json", jsonFile(document));
   return files;
 }

@@ -116,11 +116,12 @@ export async function startHeld(deps: Deps, raw: z.input<typeof ZHeldRef>, actor
     prompt: first.prompt,
     workflow: first.workflow,
     title: `#${first.issueNumber} ${first.title}`.slice(0, 200),
+    ...(first.bakeOff ? { bakeOff: first.bakeOff } : {}),
   });
   return withTransaction(deps.pool, async (tx) => {
     await lockIntake(tx, projectId);
     const held = await heldNow(tx, projectId, deliveryId);
-    const { projectId: _p, reason: _r, detail: _d, prompt: _pr, workflow: _w, autoConfirm: _a, ...source } = held;
+    const { projectId: _p, reason: _r, detail: _d, prompt: _pr, workflow: _w, autoConfirm: _a, bakeOff: _b, ...source } = held;
     const { sessionId } = await createTask(deps, prepared, actor, tx, [{ type: "TaskStartedFromIssue", data: source }]);
     await resolve(deps, tx, held, actor, "started", sessionId);
     return { sessionId };

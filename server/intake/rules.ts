@@ -2,6 +2,7 @@
 // the task starts with: the issue's title and body — secrets redacted, cut to fit — and, for a
 // comment command, its instructions. Pure: the caller brings the rules and the delivery.
 import type { IntakeSettings } from "../config/schemas";
+import type { TBakeOffStart } from "../events/bake-off-catalog";
 import { looksLikeSecret } from "../config/secrets";
 import type { INTAKE_TRIGGERS } from "../events/intake-catalog";
 import { redactKnownSecrets } from "../redact";
@@ -18,27 +19,37 @@ const COMMAND = /^\/catcafe(?:[ \t]+(.*))?$/m;
 
 export interface FiredTrigger {
   trigger: IntakeTrigger;
+  /** The workflow the task runs: a bake_off rule runs the review loop's proposal, with `bakeOff`'s contenders. */
   workflow: "review_loop" | "forge";
   autoConfirm: boolean;
+  /** A bake_off rule's contenders, as tasks.start takes them (docs/bake-off.md). */
+  bakeOff?: TBakeOffStart;
   /** The comment command's instructions (the comment trigger only). */
   instructions?: string;
   /** Who fired it: the labeller, the assigner, the comment's author. */
   sender: string;
 }
 
+type TriggerRule = NonNullable<IntakeSettings["triggers"]["comment"]>;
+
+/** What a rule starts: its workflow, or a bake-off (the review loop with its contenders). */
+function started(rule: TriggerRule): Pick<FiredTrigger, "workflow" | "autoConfirm" | "bakeOff"> {
+  if (rule.workflow === "bake_off")
+    return { workflow: "review_loop", autoConfirm: false, ...(rule.bakeOff ? { bakeOff: rule.bakeOff } : {}) };
+  return { workflow: rule.workflow, autoConfirm: rule.autoConfirm };
+}
+
 /** The trigger the delivery fires under `rules`, or null. One delivery fires at most one. */
 export function firedTrigger(rules: IntakeSettings, delivery: Extract<TrackerDelivery, { kind: "issue" }>): FiredTrigger | null {
   const { label, assignment, comment } = rules.triggers;
-  if (label && delivery.labelsAdded.includes(label.name))
-    return { trigger: "label", workflow: label.workflow, autoConfirm: label.autoConfirm, sender: delivery.sender };
+  if (label && delivery.labelsAdded.includes(label.name)) return { trigger: "label", ...started(label), sender: delivery.sender };
   if (assignment && rules.botUser && delivery.assigned.includes(rules.botUser))
-    return { trigger: "assignment", workflow: assignment.workflow, autoConfirm: assignment.autoConfirm, sender: delivery.sender };
+    return { trigger: "assignment", ...started(assignment), sender: delivery.sender };
   const command = delivery.comment ? COMMAND.exec(delivery.comment.body) : null;
   if (comment && delivery.comment && command)
     return {
       trigger: "comment",
-      workflow: comment.workflow,
-      autoConfirm: comment.autoConfirm,
+      ...started(comment),
       instructions: (command[1] ?? "").trim(),
       sender: delivery.comment.author,
     };

@@ -126,7 +126,13 @@ export async function handleIssueDelivery(deps: IntakeDeps, d: IssueDelivery): P
   let prepared: PreparedTask | null = null;
   if (!held) {
     try {
-      prepared = await prepareTask(deps, { projectId: d.projectId, prompt, workflow: fired.workflow, title: issueTitle(issue) });
+      prepared = await prepareTask(deps, {
+        projectId: d.projectId,
+        prompt,
+        workflow: fired.workflow,
+        title: issueTitle(issue),
+        ...(fired.bakeOff ? { bakeOff: fired.bakeOff } : {}),
+      });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       held = { reason: "not_ready", detail: err.message.slice(0, 1000) };
@@ -208,7 +214,15 @@ function heldData(
   prompt: string,
   fired: FiredTrigger,
 ) {
-  return { ...source, reason: held.reason, detail: held.detail, prompt, workflow: fired.workflow, autoConfirm: fired.autoConfirm };
+  return {
+    ...source,
+    reason: held.reason,
+    detail: held.detail,
+    prompt,
+    workflow: fired.workflow,
+    autoConfirm: fired.autoConfirm,
+    ...(fired.bakeOff ? { bakeOff: fired.bakeOff } : {}),
+  };
 }
 
 /** An open session (no outcome yet) started from this issue by this trigger. */

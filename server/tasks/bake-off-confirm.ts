@@ -24,7 +24,7 @@ export const BAKE_OFF_STATE = "bake_off";
 /** How the parent ends: a winner chosen, or dismissed with none. */
 export const BAKE_OFF_OUTCOMES = { chosen: "winner_chosen", dismissed: "bake_off_dismissed" } as const;
 /** How a contender ends when another is chosen (or none). */
-export const NOT_CHOSEN = "not_chosen";
+export { NOT_CHOSEN } from "../../lib/outcomes";
 
 /** A session id for each contender: the parent's, with the contender's id (readable in lists and branches). */
 function contenderSessionId(parentId: string, contender: BakeOffContenderSpec): string {

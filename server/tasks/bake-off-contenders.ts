@@ -6,21 +6,11 @@
 import { z } from "zod";
 import type { ProjectConfig } from "../config/project-config";
 import { AppError } from "../errors";
-import { MAX_CONTENDERS, type BakeOffContenderSpec } from "../events/bake-off-catalog";
+import { ZBakeOffContenderInput, ZBakeOffStart, type BakeOffContenderSpec } from "../events/bake-off-catalog";
 import type { AgentSnapshot } from "../events/step-contract";
 
-export const ZBakeOffContenderInput = z.object({
-  coder: z.string().trim().min(1, "name the contender's coder (an agent of the project)").max(100),
-  model: z.string().trim().min(1).max(200).optional(),
-  label: z.string().trim().min(1).max(200).optional(),
-});
-export const ZBakeOffStart = z.object({
-  contenders: z
-    .array(ZBakeOffContenderInput)
-    .min(2, "a bake-off has 2 to 6 contenders")
-    .max(MAX_CONTENDERS, "a bake-off has 2 to 6 contenders"),
-});
-export type TBakeOffStart = z.input<typeof ZBakeOffStart>;
+export { ZBakeOffContenderInput, ZBakeOffStart };
+export type { TBakeOffStart } from "../events/bake-off-catalog";
 
 /** A refusal of the contenders, its message also the field's error (the New task form shows it under the field). */
 function refused(message: string): AppError {

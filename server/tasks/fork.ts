@@ -32,6 +32,7 @@ import { ensureCommit, fingerprintProject } from "../workspaces";
 import { sessionBundles } from "../events/bundle-chain";
 import { MAX_VERSION, ZEventVersion } from "../events/versions";
 import { newSessionId, sessionHistory, type TaskDeps, ZSessionRef } from "./session-ref";
+import { BAKE_OFF_STATE } from "./bake-off-confirm";
 
 const ZNote = z.string().trim().max(2000).optional();
 
@@ -79,6 +80,21 @@ async function firstTitle(deps: TaskDeps, sessionId: string, db: Queryable): Pro
   return (first?.data as { title?: string } | undefined)?.title ?? sessionId;
 }
 
+/**
+ * A bake-off's parent in `bake_off` is refused as a fork's start (docs/bake-off.md, "The parent
+ * while it waits"): the copy would name the same contenders as its own, and its pick would
+ * deliver and end sessions of another bake-off. Its contenders are the forks to make; or fork
+ * before the confirm (a new bake-off at its confirm).
+ */
+function refuseBakeOffParent(task: StartedTask, atVersion: number): void {
+  if (task.fsm !== BAKE_OFF_STATE) return;
+  throw new AppError(
+    "CONFLICT",
+    `event ${atVersion} is in the bake-off (its contenders are its forks): fork a contender, or fork before the confirm`,
+    { state: task.fsm },
+  );
+}
+
 export interface TaskFork {
   parentId: string;
   /** The child's id (default: a new one). */
@@ -114,6 +130,7 @@ export function forkTask(deps: TaskDeps, fork: TaskFork, actor: Actor, options: 
       childId: fork.childId ?? newSessionId(),
       async startsFrom(inherited, { head, db }) {
         const task = await requireStartedAt(deps, fork.parentId, inherited, fork.atVersion, db);
+        refuseBakeOffParent(task, fork.atVersion);
         await fork.mayStart?.(task, head);
         return { task, title: await firstTitle(deps, fork.parentId, db) };
       },

@@ -12,12 +12,11 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAppEventStore } from "../../server/app-store";
 import { createPool } from "../../server/db/pool";
-import { appRegistry } from "../../server/events/catalog";
 import type { EventStore } from "../../server/events/store";
 import type { AgentRecord } from "../../server/agent-record/record";
 import { upsertProject } from "../../server/projects/projects";
 import { layoutProblems } from "../helpers/axe";
-import { appendRaw, seedBakeOff, seedSession, type SeededBakeOff } from "../helpers/bake-off-history";
+import { seedBakeOff, seedChosen, seedJudged, seedSession, type SeededBakeOff } from "../helpers/bake-off-history";
 import { launchChromium, signIn, trpcMutate } from "../helpers/browser";
 import { cleanEnv, LIVE_SERVER_TIMEOUT_MS, ROOT, run, startLiveServer, type LiveServer } from "../helpers/live-server";
 import { freePort } from "../helpers/ports";
@@ -124,17 +123,12 @@ const figure = (page: Page, id: string, name: string) => card(page, id).getByTes
 describe("the bake-off comparison page", () => {
   it("shows the contenders side by side, follows them live (an outcome, the judge, the choice), links pairs and replays; 390/1280 without serious violations", async () => {
     const page = await signedIn();
-    // The parent's session page leads to the comparison — once the event catalog declares the bake-off's events: until
-    // then the store refuses to read a stream holding one, and that page is a 404 (the comparison reads them by SQL).
-    if ("BakeOffForked" in appRegistry.catalog) {
-      await page.goto(`${app.url}/sessions/${bakeOff.parentId}`);
-      const lead = page.getByTestId("bake-off-link");
-      await lead.waitFor({ timeout: 15_000 });
-      expect(await lead.innerText()).toContain("bake-off of 3 contenders");
-      await Promise.all([page.waitForURL(`**/sessions/${bakeOff.parentId}/bake-off`), lead.getByRole("link").click()]);
-    } else {
-      await page.goto(`${app.url}/sessions/${bakeOff.parentId}/bake-off`);
-    }
+    // The parent's session page leads to the comparison.
+    await page.goto(`${app.url}/sessions/${bakeOff.parentId}`);
+    const lead = page.getByTestId("bake-off-link");
+    await lead.waitFor({ timeout: 15_000 });
+    expect(await lead.innerText()).toContain("bake-off of 3 contenders");
+    await Promise.all([page.waitForURL(`**/sessions/${bakeOff.parentId}/bake-off`), lead.getByRole("link").click()]);
     await expect.poll(() => card(page, "c3").count()).toBe(1);
     expect(await page.getByTestId("contender-card").count()).toBe(3);
     expect(await figure(page, "c1", "outcome").innerText()).toBe("approved");
@@ -149,10 +143,13 @@ describe("the bake-off comparison page", () => {
     expect(await figure(page, "c2", "tests").innerText()).toBe("1 passed, 1 failed");
     expect(await figure(page, "c3", "outcome").innerText()).toBe("running (reviewing)");
     expect(await figure(page, "c3", "blocking").innerText()).toBe("1");
-    // Judge and Pick exist only as disabled buttons saying why, until the bake-off commands do.
+    // The judge waits for c3; only the approved c1 can be picked: the others' buttons say why.
     expect(await page.getByTestId("judge-button").isDisabled()).toBe(true);
-    expect(await page.getByText("Judging and picking are not available in this build").first().isVisible()).toBe(true);
+    expect(await page.getByTestId("judge-why").innerText()).toBe("The judge compares ended contenders: c3 still runs.");
     expect(await page.getByTestId("pick-button").count()).toBe(3);
+    expect(await card(page, "c1").getByTestId("pick-button").isDisabled()).toBe(false);
+    expect(await card(page, "c2").getByTestId("pick-button").isDisabled()).toBe(true);
+    expect(await card(page, "c2").getByTestId("pick-button-why").innerText()).toBe("Pick one of c1: c2 ended max_iterations_reached.");
     // Every pair in the compare view, and each replay.
     const pairs = await page
       .getByTestId("pair-link")
@@ -188,9 +185,11 @@ describe("the bake-off comparison page", () => {
       { actor: { kind: "runner", id: "r-test" } },
     );
     await expect.poll(() => figure(page, "c3", "outcome").innerText(), { timeout: 15_000 }).toBe("max_iterations_reached");
-    await appendRaw(pool, bakeOff.parentId, "BakeOffJudged", {
-      recommendation: { winner: "c1", ranking: ["c1", "c2", "c3"], reasons: ["the only one approved", "tests pass"] },
-      agent: "judge-agent",
+    await expect.poll(() => page.getByTestId("judge-button").isDisabled(), { timeout: 15_000 }).toBe(false);
+    await seedJudged(store, bakeOff.parentId, {
+      winner: "c1",
+      ranking: ["c1", "c2", "c3"],
+      reasons: ["the only one approved", "tests pass"],
     });
     await page.getByTestId("judge-recommendation").waitFor({ timeout: 15_000 });
     expect(await page.getByTestId("judge-recommendation").innerText()).toMatch(/the judge recommends c1[\s\S]*the only one approved/i);
@@ -200,16 +199,14 @@ describe("the bake-off comparison page", () => {
       const res = await fetch("/api/trpc/auth.me");
       return ((await res.json()) as { result: { data: { id: string; name: string } } }).result.data;
     });
-    await appendRaw(
-      pool,
-      bakeOff.parentId,
-      "BakeOffWinnerChosen",
-      { contenderId: "c1", sessionId: c1, reason: "approved with every test passing" },
-      { kind: "user", id: me.id },
-    );
+    await seedChosen(store, bakeOff, "c1", "approved with every test passing", { kind: "user", id: me.id });
     await card(page, "c1").getByTestId("chosen-mark").waitFor({ timeout: 15_000 });
     expect(await page.getByTestId("chosen-summary").innerText()).toBe(`c1 was chosen by ${me.name}: approved with every test passing.`);
     expect(await page.getByTestId("pick-button").count()).toBe(0);
+    // The others end not_chosen, their own outcome kept beside it.
+    await expect
+      .poll(() => figure(page, "c2", "outcome").innerText(), { timeout: 15_000 })
+      .toBe("not_chosen (ended max_iterations_reached)");
     expect(await layoutProblems(page, "bake-off-comparison-chosen")).toEqual([]);
   });
 });

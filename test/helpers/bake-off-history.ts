@@ -1,17 +1,20 @@
 // A seeded history for the agent record and the comparison page: review-loop sessions written
 // to the store as the engine and the runner record them (test/helpers/decider.ts's
 // SessionHistory), each agent call reporting known tokens, at known times (events and the
-// session's row moved to them), and bake-offs — a proposal session forked at its confirm
-// into contenders — with the bake-off's own events appended by SQL, as the bake-off
-// commands record them (BakeOffForked / Judged / WinnerChosen on the parent, BakeOffContender
-// on each contender; docs/bake-off.md).
+// session's row moved to them), and bake-offs written as the bake-off's commands write them
+// (docs/bake-off.md; server/tasks/bake-off-confirm.ts, server/bake-off/): a proposal session
+// started with `bakeOff`, whose confirm records OperatorConfirmed + BakeOffForked and moves it
+// to `bake_off`; each contender a fork (reason `bake_off`) at the confirm's position whose first
+// event is BakeOffContender, then the confirm and its rounds; the judge's request and advice;
+// the pick (BakeOffWinnerChosen, the parent ends `winner_chosen`) and for every other contender
+// BakeOffNotChosen, its step cancelled when it still ran, and its end `not_chosen`.
 import crypto from "node:crypto";
 import type { Db } from "../../server/db/pool";
 import type { ReviewVerdict, TestPlan } from "../../server/events/agent-outputs";
 import type { AppEvent } from "../../server/events/catalog";
-import { EVENTS_CHANNEL, type EventStore } from "../../server/events/store";
+import type { EventStore } from "../../server/events/store";
 import type { AgentStepOutput } from "../../server/events/step-contract";
-import { BUILTIN_WORKFLOWS } from "../../server/task-engine";
+import { BUILTIN_WORKFLOWS, foldTask } from "../../server/task-engine";
 import { BASE_COMMIT, SessionHistory, buildCommit, commandResult, commandsOutput, type TaskConfig } from "./decider";
 
 const reviewLoop = BUILTIN_WORKFLOWS.review_loop!;
@@ -176,29 +179,6 @@ export async function seedSession(store: EventStore, pool: Db, s: SeedSession): 
   return sessionId;
 }
 
-/** An event the store's catalog does not declare (yet), appended as the store would: next version, and the doorbell rung. */
-export async function appendRaw(
-  pool: Db,
-  streamId: string,
-  type: string,
-  data: unknown,
-  actor: { kind: string; id: string } = ACTOR,
-): Promise<void> {
-  await pool.query(
-    `WITH bump AS (UPDATE streams SET version = version + 1, updated_at = now() WHERE id = $1 RETURNING version)
-     INSERT INTO events (event_id, stream_id, version, type, summary, data, metadata)
-     SELECT $2::uuid, $1, bump.version, $3, $3, $4::jsonb, $5::jsonb FROM bump`,
-    [
-      streamId,
-      crypto.randomUUID(),
-      type,
-      JSON.stringify(data),
-      JSON.stringify({ actor, correlationId: crypto.randomUUID(), causationId: null, schemaVersion: 1 }),
-    ],
-  );
-  await pool.query(`SELECT pg_notify('${EVENTS_CHANNEL}', $1)`, [streamId]);
-}
-
 export interface SeedContender extends Omit<SeedSession, "projectId"> {
   id: string;
   label?: string;
@@ -209,10 +189,84 @@ export interface SeededBakeOff {
   contenders: Array<{ id: string; sessionId: string }>;
 }
 
+const label = (c: SeedContender) => c.label ?? c.coder.id;
+
+/** The judge's request and advice on the parent, as the judge's step records them. */
+export async function seedJudged(
+  store: EventStore,
+  parentId: string,
+  recommendation: { winner: string; ranking: string[]; reasons: string[] },
+  agent = "judge-agent",
+): Promise<void> {
+  const stepId = crypto.randomUUID();
+  await store.append(
+    parentId,
+    "any",
+    [
+      { type: "BakeOffJudgeRequested", data: { stepId, agentId: agent, attempt: 1 } },
+      { type: "BakeOffJudged", data: { stepId, recommendation, agent } },
+    ],
+    { actor: { kind: "runner", id: "r-seed" } },
+  );
+}
+
 /**
- * A proposal session to its confirm, forked there into one contender per entry (each then
- * runs its rounds), with BakeOffForked on the parent and BakeOffContender on each contender;
- * `chosen`: BakeOffWinnerChosen for that contender, and `not_chosen` ends for the others.
+ * The pick as server/bake-off/pick.ts records it (the delivery left out: a seeded history has
+ * no repository): BakeOffWinnerChosen and `winner_chosen` on the parent; for every other
+ * contender BakeOffNotChosen (with its own outcome, null if it still ran), its running step
+ * cancelled, and `not_chosen`.
+ */
+export async function seedChosen(
+  store: EventStore,
+  bakeOff: SeededBakeOff,
+  contenderId: string,
+  reason: string | null,
+  actor: { kind: "user"; id: string } = ACTOR,
+): Promise<void> {
+  const chosen = bakeOff.contenders.find((c) => c.id === contenderId)!;
+  const parent = foldTask(await store.readStream(bakeOff.parentId));
+  if (parent.status === "none") throw new Error(`${bakeOff.parentId} is no task`);
+  const ending = (from: string, outcome: string, why: string, iterations: number): AppEvent[] => [
+    { type: "SessionStateChanged", data: { from, to: outcome, reason: why } },
+    { type: "SessionFinalized", data: { outcome, reason: why, iterations, unresolved: [], errorClass: null, diagnosis: null } },
+  ];
+  await store.append(
+    bakeOff.parentId,
+    parent.version,
+    [
+      { type: "BakeOffWinnerChosen", data: { contenderId, sessionId: chosen.sessionId, reason } },
+      ...ending(parent.fsm, "winner_chosen", `${contenderId} (${chosen.sessionId}) chosen`, parent.iteration),
+    ],
+    { actor },
+  );
+  for (const other of bakeOff.contenders.filter((c) => c !== chosen)) {
+    const state = foldTask(await store.readStream(other.sessionId));
+    if (state.status === "none") continue;
+    await store.append(
+      other.sessionId,
+      state.version,
+      [
+        {
+          type: "BakeOffNotChosen",
+          data: {
+            parentSessionId: bakeOff.parentId,
+            contenderId: other.id,
+            winner: contenderId,
+            endedAs: state.status === "finished" ? state.outcome : null,
+          },
+        },
+        ...(state.status === "active" && state.step ? [{ type: "StepCancelled" as const, data: { stepId: state.step.id } }] : []),
+        ...ending(state.fsm, "not_chosen", `not chosen: ${contenderId} won the bake-off ${bakeOff.parentId}`, state.iteration),
+      ],
+      { actor },
+    );
+  }
+}
+
+/**
+ * A bake-off: a proposal session started with `bakeOff` to its confirm, which forks one
+ * contender per entry (each then runs its rounds) and moves the parent to `bake_off`;
+ * `judged`: the judge's advice; `chosen`: the pick of that contender.
  */
 export async function seedBakeOff(
   store: EventStore,
@@ -223,9 +277,13 @@ export async function seedBakeOff(
 ): Promise<SeededBakeOff> {
   const parentId = newSessionId();
   const first = contenders[0]!;
+  const agentOf = (c: SeedContender) => ({ id: c.coder.id, kind: "command", model: c.coder.model });
+  const bakeOffConfig = {
+    contenders: contenders.map((c) => ({ id: c.id, coder: c.coder.id, model: c.coder.model, label: label(c), agent: agentOf(c) })),
+  };
   const proposal = (c: SeedContender) =>
     new SessionHistory(reviewLoop)
-      .created(config({ projectId, coder: c.coder, maxIterations: c.maxIterations }, "proposal"))
+      .created({ ...config({ projectId, coder: c.coder, maxIterations: c.maxIterations }, "proposal"), bakeOff: bakeOffConfig })
       .enter("proposal_coder", { reason: "start" })
       .agentSaid("Proposal: make sum add.")
       .enter("proposal_reviewer")
@@ -239,11 +297,17 @@ export async function seedBakeOff(
   await retime(pool, parentId, parentSpec);
   const made: SeededBakeOff["contenders"] = [];
   for (const c of contenders) {
-    const sessionId = newSessionId();
+    const sessionId = `${parentId}-${c.id}-${crypto.randomBytes(2).toString("hex")}`;
     const spec = { ...c, projectId };
     const h = proposal(c);
     const prefixLength = h.events.length;
-    h.add({ type: "OperatorConfirmed", data: { via: "button" } }).enter("building", { reason: "operator confirmed" });
+    h.add(
+      {
+        type: "BakeOffContender",
+        data: { parentSessionId: parentId, contenderId: c.id, coder: c.coder.id, model: c.coder.model, label: label(c), agent: agentOf(c) },
+      },
+      { type: "OperatorConfirmed", data: { via: "button" } },
+    ).enter("building", { reason: "operator confirmed" });
     playRounds(h, spec);
     const own = finish(h.events, spec).slice(prefixLength);
     await store.fork({
@@ -256,57 +320,50 @@ export async function seedBakeOff(
           data: {
             parentId,
             atVersion,
-            reason: "modify",
-            title: `Bake-off ${c.id}`,
+            reason: "bake_off",
+            title: `Fix sum() (${c.id}: ${label(c)})`,
             workflow: "review_loop",
             state: "awaiting_operator_confirm",
+            note: `contender ${c.id}: ${label(c)}`,
           },
         },
         ...own,
       ],
       metadata: { actor: ACTOR },
     });
-    await appendRaw(pool, sessionId, "BakeOffContender", { parentSessionId: parentId, contenderId: c.id });
     await retime(pool, sessionId, spec);
     made.push({ id: c.id, sessionId });
   }
-  await appendRaw(pool, parentId, "BakeOffForked", {
-    contenders: contenders.map((c, i) => ({
-      id: c.id,
-      sessionId: made[i]!.sessionId,
-      coder: c.coder.id,
-      model: c.coder.model,
-      label: c.label ?? c.coder.id,
-    })),
-  });
-  if (options.judged) await appendRaw(pool, parentId, "BakeOffJudged", { recommendation: options.judged, agent: "judge-agent" });
-  if (options.chosen) {
-    const chosen = made.find((m) => m.id === options.chosen)!;
-    await appendRaw(pool, parentId, "BakeOffWinnerChosen", {
-      contenderId: chosen.id,
-      sessionId: chosen.sessionId,
-      reason: "smallest diff",
-    });
-    for (const other of made.filter((m) => m !== chosen)) {
-      await store.append(
-        other.sessionId,
-        "any",
-        [
-          {
-            type: "SessionFinalized",
-            data: {
-              outcome: "not_chosen",
-              reason: `${chosen.id} was chosen`,
-              iterations: 0,
-              unresolved: [],
-              errorClass: null,
-              diagnosis: null,
-            },
-          },
-        ],
-        { actor: ACTOR },
-      );
-    }
-  }
-  return { parentId, contenders: made };
+  await store.append(
+    parentId,
+    atVersion,
+    [
+      { type: "OperatorConfirmed", data: { via: "button" } },
+      {
+        type: "BakeOffForked",
+        data: {
+          contenders: contenders.map((c, i) => ({
+            id: c.id,
+            sessionId: made[i]!.sessionId,
+            coder: c.coder.id,
+            model: c.coder.model,
+            label: label(c),
+          })),
+        },
+      },
+      {
+        type: "SessionStateChanged",
+        data: {
+          from: "awaiting_operator_confirm",
+          to: "bake_off",
+          reason: `bake-off: ${contenders.length} contenders build the confirmed proposal`,
+        },
+      },
+    ],
+    { actor: ACTOR },
+  );
+  const seeded = { parentId, contenders: made };
+  if (options.judged) await seedJudged(store, parentId, options.judged);
+  if (options.chosen) await seedChosen(store, seeded, options.chosen, "smallest diff");
+  return seeded;
 }

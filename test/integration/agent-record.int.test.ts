@@ -9,7 +9,7 @@ import { agentRecord, type AgentRecordRow } from "../../server/agent-record/reco
 import { bakeOffComparison } from "../../server/agent-record/comparison";
 import type { PricingSettings } from "../../server/config/schemas";
 import { createApiFixture, type ApiFixture } from "../helpers/api";
-import { OTHER_MODEL, seedBakeOff, seedSession, type SeedSession, type SeededBakeOff } from "../helpers/bake-off-history";
+import { OTHER_MODEL, seedBakeOff, seedChosen, seedSession, type SeedSession, type SeededBakeOff } from "../helpers/bake-off-history";
 import { createTestDatabase, rejection, uniqueId, type TestDatabase } from "../helpers/db";
 import { createHarness } from "../helpers/tasks";
 
@@ -196,11 +196,15 @@ describe("the bake-off comparison", () => {
   it("each contender's figures are its events'; the judge's recommendation and the choice are marked; every pair is offered", async () => {
     const comparison = await bakeOffComparison(db, bakeOff.parentId, pricing);
     expect(comparison.parentSessionId).toBe(bakeOff.parentId);
-    expect(comparison.contenders.map((c) => [c.id, c.coder, c.model, c.figures.outcome, c.chosen, c.recommended, c.rank])).toEqual([
-      ["c1", "claude-coder", "claude-m", "not_chosen", false, false, 2],
-      ["c2", "codex-coder", "gpt-m", "approved", true, true, 1],
-      ["c3", "codex-coder", "gpt-m", "not_chosen", false, false, 3],
+    expect(
+      comparison.contenders.map((c) => [c.id, c.coder, c.model, c.figures.outcome, c.figures.ownOutcome, c.chosen, c.recommended, c.rank]),
+    ).toEqual([
+      ["c1", "claude-coder", "claude-m", "not_chosen", "approved", false, false, 2],
+      ["c2", "codex-coder", "gpt-m", "approved", "approved", true, true, 1],
+      ["c3", "codex-coder", "gpt-m", "not_chosen", "max_iterations_reached", false, false, 3],
     ]);
+    // Chosen: nothing more to pick.
+    expect(comparison.contenders.map((c) => c.pickable)).toEqual([false, false, false]);
     const [c1, c2, c3] = comparison.contenders;
     expect(c1!.figures).toMatchObject({ approved: true, iterationsToApproval: 1, tests: { passed: 1, failed: 0 } });
     expect(c1!.figures.wall.ms).toBe(90_000);
@@ -225,6 +229,62 @@ describe("the bake-off comparison", () => {
       { a: c2!.sessionId, b: c3!.sessionId },
     ]);
     expect(comparison.running).toBe(false);
+  });
+
+  it("a contender still running at the pick is stopped: not_chosen with no outcome of its own, in neither finished nor approved", async () => {
+    const other = uniqueId("stopped");
+    await createHarness(db).project(other, { coder: [{ reply: "-" }], reviewer: [{ reply: "-" }], tester: [{ reply: "-" }] });
+    const seeded = await seedBakeOff(
+      db.store,
+      db.pool,
+      other,
+      [
+        {
+          id: "c1",
+          coder: CLAUDE,
+          rounds: [{ blocking: 0 }],
+          coderTokens: { input: 10_000, output: 1_000 },
+          startAt: at(30),
+          wallMs: 60_000,
+        },
+        {
+          id: "c2",
+          coder: CODEX,
+          rounds: [{ blocking: 1 }],
+          running: true,
+          coderTokens: { input: 5_000, output: 500 },
+          startAt: at(30),
+          wallMs: 30_000,
+        },
+      ],
+      { startAt: at(30) },
+    );
+    const before = await bakeOffComparison(db, seeded.parentId, pricing);
+    // Only the approved one may win; the judge waits for c2.
+    expect(before.contenders.map((c) => [c.id, c.figures.ownOutcome, c.pickable])).toEqual([
+      ["c1", "approved", true],
+      ["c2", null, false],
+    ]);
+    expect(before.running).toBe(true);
+    await seedChosen(db.store, seeded, "c1", null);
+    const events = await db.store.readStream(seeded.contenders[1]!.sessionId);
+    expect(events.filter((e) => e.type === "BakeOffNotChosen").map((e) => e.data)).toEqual([
+      { parentSessionId: seeded.parentId, contenderId: "c2", winner: "c1", endedAs: null },
+    ]);
+    const after = await bakeOffComparison(db, seeded.parentId, pricing);
+    expect(after.contenders.map((c) => [c.id, c.figures.outcome, c.figures.ownOutcome, c.pickable])).toEqual([
+      ["c1", "approved", "approved", false],
+      ["c2", "not_chosen", null, false],
+    ]);
+    const record = await agentRecord(db, { projectId: other }, pricing);
+    expect(row(record.agents, "codex-coder", "gpt-m")).toMatchObject({
+      tasks: 1,
+      finished: 0,
+      approved: 0,
+      approvalRate: null,
+      bakeOffs: 1,
+    });
+    expect(row(record.agents, "claude-coder", "claude-m")).toMatchObject({ tasks: 1, finished: 1, approved: 1, bakeOffs: 1, chosen: 1 });
   });
 
   it("is reached from a contender too, and through tRPC; a session that is no bake-off is NOT_FOUND with why", async () => {

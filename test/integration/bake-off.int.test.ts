@@ -6,7 +6,8 @@
 // valid JSON, recorded; a judge that answers something else is schema_invalid, asked again,
 // then failed. Picking the approved one delivers it to a bare remote and ends the others
 // not_chosen; the same pick again answers the same, another pick is a conflict. The export
-// holds each contender's and bake-off.json.
+// holds each contender's and bake-off.json. The comparison (tRPC) shows the figures the events
+// hold, bake-off.json the same ones, and after the pick the agent record counts the chosen one.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -14,15 +15,19 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { judgeBakeOff } from "../../server/bake-off/judge";
 import { dismissBakeOff, pickWinner } from "../../server/bake-off/pick";
 import { getBakeOff } from "../../server/bake-off/record";
+import { ZPricingSettings } from "../../server/config/schemas";
 import { exportSession } from "../../server/export";
+import { sessionUsage } from "../../server/usage/totals";
 import { confirmTask, startTask } from "../../server/tasks/commands";
 import { allowAgents } from "../helpers/access";
 import { createTestDatabase, rejection, testActor, type TestDatabase } from "../helpers/db";
+import { createApiFixture, type ApiFixture } from "../helpers/api";
 import { createHarness, FIXED_SUM, gitIn, ofType, testPlan, type Harness } from "../helpers/tasks";
 
 let db: TestDatabase;
 let h: Harness;
 let remote: string;
+let api: ApiFixture;
 const PROJECT = "bake";
 const deps = () => ({ store: db.store, pool: db.pool });
 
@@ -101,6 +106,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   await allowAgents(db, { agentEnv: ["CATCAFE_IT_*"] });
   h = createHarness(db);
+  api = createApiFixture(db);
   commitConfig();
   remote = path.join(h.workspacesRoot, "..", "origin.git");
   execFileSync("git", ["init", "-q", "--bare", remote]);
@@ -128,6 +134,56 @@ async function waitForEvent(sessionId: string, type: string, count = 1, timeoutM
     if (Date.now() > deadline) throw new Error(`no ${count} × ${type} on ${sessionId}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** What a contender's own events say (those after its fork), to hold the comparison's figures against. */
+async function fromEvents(sessionId: string) {
+  const all = await events(sessionId);
+  const own = all.slice(all.findIndex((e) => e.type === "BakeOffContender"));
+  const finals = ofType<{ outcome: string; iterations: number }>(own, "SessionFinalized");
+  const ownEnd = finals.find((f) => f.outcome !== "not_chosen") ?? null;
+  const tests = ofType<{ stepId: string; passed: boolean }>(own, "TestCommandRecorded");
+  const lastRun = tests.filter((t) => t.stepId === tests.at(-1)?.stepId);
+  const calls = ofType<{ output: { kind?: string; usage?: { inputTokens?: number; outputTokens?: number } | null } }>(own, "StepCompleted")
+    .map((c) => c.output)
+    .filter((o) => o.kind === "agent");
+  return {
+    ownOutcome: ownEnd?.outcome ?? null,
+    outcome: finals.at(-1)?.outcome ?? null,
+    iterationsToApproval: ownEnd?.outcome === "approved" ? ownEnd.iterations : null,
+    tests: tests.length ? { passed: lastRun.filter((t) => t.passed).length, failed: lastRun.filter((t) => !t.passed).length } : null,
+    blocking: ofType<{ findings: Array<{ severity: string }> }>(own, "ReviewVerdictRecorded").map(
+      (v) => v.findings.filter((f) => f.severity === "blocking").length,
+    ),
+    filesTouched: [
+      ...new Set(
+        ofType<{ changedFiles: Array<{ path: string }> }>(all, "WorkspaceCommitted").flatMap((c) => c.changedFiles.map((f) => f.path)),
+      ),
+    ].sort(),
+    calls: calls.length,
+    inputTokens: calls.reduce((n, o) => n + (o.usage?.inputTokens ?? 0), 0),
+    outputTokens: calls.reduce((n, o) => n + (o.usage?.outputTokens ?? 0), 0),
+  };
+}
+
+/** The comparison's figures of each contender, in the shape fromEvents gives. */
+async function comparisonFigures(sessionId: string) {
+  const viewer = api.caller(await api.user("viewer"));
+  const comparison = await viewer.bakeOffView.comparison({ sessionId });
+  return {
+    comparison,
+    figures: comparison.contenders.map((c) => ({
+      ownOutcome: c.figures.ownOutcome,
+      outcome: c.figures.outcome,
+      iterationsToApproval: c.figures.iterationsToApproval,
+      tests: c.figures.tests,
+      blocking: c.figures.rounds.map((r) => r.blockingFindings),
+      filesTouched: c.figures.filesTouched,
+      calls: c.figures.usage.calls,
+      inputTokens: c.figures.usage.inputTokens,
+      outputTokens: c.figures.usage.outputTokens,
+    })),
+  };
 }
 
 describe("starting a bake-off", () => {
@@ -248,12 +304,51 @@ describe("a bake-off of three command coders", () => {
     expect(view).toMatchObject({ state: "bake_off", awaitsPick: true, choice: null });
   });
 
+  it("the comparison over tRPC (bakeOffView.comparison) shows each contender's figures as its events hold them", async () => {
+    const { comparison, figures } = await comparisonFigures(parent);
+    expect(comparison.contenders.map((c) => [c.id, c.sessionId, c.coder])).toEqual([
+      ["c1", ids.c1, "fixer-coder"],
+      ["c2", ids.c2, "breaker-coder"],
+      ["c3", ids.c3, "idle-coder"],
+    ]);
+    const expected = await Promise.all(Object.values(ids).map((id) => fromEvents(id)));
+    expect(figures).toEqual(expected);
+    // What the events hold, spelled out: approved in 1 / tests failed twice / changes requested twice.
+    expect(figures.map((f) => [f.ownOutcome, f.iterationsToApproval, f.tests, f.blocking, f.filesTouched])).toEqual([
+      ["approved", 1, { passed: 1, failed: 0 }, [0], ["src/sum.js"]],
+      ["max_iterations_reached", null, { passed: 0, failed: 1 }, [0, 0], ["src/sum.js", "test/sum.test.js"]],
+      ["max_iterations_reached", null, null, [1, 1], []],
+    ]);
+    // The lines changed, from git between the base commit and each head.
+    expect(comparison.contenders.map((c) => c.figures.diff?.files)).toEqual([1, 2, 0]);
+    // Tokens and cost: the usage projection (agent_usage) agrees with the events' calls.
+    for (const c of comparison.contenders) {
+      const usage = await sessionUsage(db.pool, c.sessionId, ZPricingSettings.parse({}));
+      expect([c.figures.usage.inputTokens, c.figures.usage.outputTokens, c.figures.usage.cost]).toEqual([
+        usage.total.inputTokens,
+        usage.total.outputTokens,
+        usage.total.cost,
+      ]);
+    }
+    // Only the approved one may be picked; every contender ended: the judge may be asked.
+    expect(comparison.contenders.map((c) => c.pickable)).toEqual([true, false, false]);
+    expect(comparison.running).toBe(false);
+  });
+
   it("the parent takes no second confirm and no cancel while it waits; a message is answered", async () => {
     expect((await rejection(confirmTask(deps(), { sessionId: parent }, testActor))).code).toBe("CONFLICT");
     const { cancelTask, followUpTask } = await import("../../server/tasks/commands");
     const cancel = await rejection(cancelTask(deps(), { sessionId: parent }, testActor));
     expect(cancel.code).toBe("CONFLICT");
     expect(cancel.message).toContain("dismiss it to stop its contenders");
+    // No fork of it while it waits: the copy would claim the same contenders.
+    const { forkSession } = await import("../../server/tasks/fork");
+    const at = (await events(parent)).at(-1)!.version;
+    const fork = await rejection(forkSession(deps(), { sessionId: parent, atVersion: at }, testActor));
+    expect(fork.code).toBe("CONFLICT");
+    expect(fork.message).toBe(
+      `event ${at} is in the bake-off (its contenders are its forks): fork a contender, or fork before the confirm`,
+    );
     await followUpTask(deps(), { sessionId: parent, text: "how is it going?" }, testActor);
     expect((await events(parent)).slice(-2).map((e) => e.type)).toEqual(["OperatorMessagePosted", "SystemReplied"]);
   });
@@ -331,6 +426,36 @@ describe("a bake-off of three command coders", () => {
     expect(view.choice).toMatchObject({ contenderId: "c1", by: "user:tester", reason: "approved, tests pass" });
   });
 
+  it("after the pick, the comparison still matches the events (the others not_chosen) and the agent record counts the chosen one", async () => {
+    const { comparison, figures } = await comparisonFigures(ids.c2!);
+    expect(figures).toEqual(await Promise.all(Object.values(ids).map((id) => fromEvents(id))));
+    expect(figures.map((f) => [f.outcome, f.ownOutcome])).toEqual([
+      ["approved", "approved"],
+      ["not_chosen", "max_iterations_reached"],
+      ["not_chosen", "max_iterations_reached"],
+    ]);
+    expect(comparison.chosen).toMatchObject({ contenderId: "c1", sessionId: ids.c1, by: "user:tester", reason: "approved, tests pass" });
+    expect(comparison.contenders.map((c) => [c.chosen, c.recommended, c.rank])).toEqual([
+      [true, true, 1],
+      [false, false, 2],
+      [false, false, 3],
+    ]);
+    const viewer = api.caller(await api.user("viewer"));
+    const record = await viewer.agentRecord.stats({ projectId: PROJECT });
+    const rowOf = (agentId: string) => record.agents.find((a) => a.agentId === agentId);
+    expect(rowOf("fixer-coder")).toMatchObject({
+      tasks: 1,
+      finished: 1,
+      approved: 1,
+      bakeOffs: 1,
+      chosen: 1,
+      medianIterationsToApproval: 1,
+    });
+    expect(rowOf("breaker-coder")).toMatchObject({ tasks: 1, finished: 1, approved: 0, bakeOffs: 1, chosen: 0 });
+    expect(rowOf("idle-coder")).toMatchObject({ tasks: 1, finished: 1, approved: 0, bakeOffs: 1, chosen: 0 });
+    expect(record.bakeOffs).toBe(1);
+  });
+
   it("the same pick again answers the same and records nothing; another pick or a dismissal is a conflict", async () => {
     const count = async () => Number((await db.pool.query("SELECT count(*) AS n FROM events")).rows[0].n);
     const before = await count();
@@ -349,20 +474,18 @@ describe("a bake-off of three command coders", () => {
     const files = await exportSession(db.store, db.pool, parent);
     for (const [cid, id] of Object.entries(ids)) expect(files.has(`contenders/${cid}-${id}/summary.json`)).toBe(true);
     const doc = JSON.parse(String(files.get("bake-off.json"))) as {
-      contenders: Array<{
-        id: string;
-        sessionId: string;
-        figures: { outcome: string; finalOutcome: string; iterations: number; wallMs: number };
-      }>;
+      contenders: Array<{ id: string; sessionId: string; figures: Record<string, unknown> & { ownOutcome: string; outcome: string } }>;
       judge: { agent: string; recommendation: { winner: string } };
       choice: { contenderId: string; by: string; reason: string };
     };
-    expect(doc.contenders.map((c) => [c.id, c.sessionId, c.figures.outcome, c.figures.finalOutcome, c.figures.iterations])).toEqual([
-      ["c1", ids.c1, "approved", "approved", 1],
-      ["c2", ids.c2, "max_iterations_reached", "not_chosen", 2],
-      ["c3", ids.c3, "max_iterations_reached", "not_chosen", 2],
+    expect(doc.contenders.map((c) => [c.id, c.sessionId, c.figures.ownOutcome, c.figures.outcome])).toEqual([
+      ["c1", ids.c1, "approved", "approved"],
+      ["c2", ids.c2, "max_iterations_reached", "not_chosen"],
+      ["c3", ids.c3, "max_iterations_reached", "not_chosen"],
     ]);
-    for (const c of doc.contenders) expect(c.figures.wallMs).toBeGreaterThan(0);
+    // The figures are the comparison's, one computation (the wall time of an ended contender is fixed too).
+    const { comparison } = await comparisonFigures(parent);
+    expect(doc.contenders.map((c) => c.figures)).toEqual(JSON.parse(JSON.stringify(comparison.contenders.map((c) => c.figures))));
     expect(doc.judge).toMatchObject({ agent: "cmd-reviewer", recommendation: { winner: "c1" } });
     expect(doc.choice).toMatchObject({ contenderId: "c1", by: "user:tester", reason: "approved, tests pass" });
   });

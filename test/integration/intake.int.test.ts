@@ -12,6 +12,7 @@ import examples from "@octokit/webhooks-examples";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createCaller } from "../../server/api/root";
+import { ZIntakeSettings } from "../../server/config/schemas";
 import { exportSession } from "../../server/export";
 import { dismissHeld, listHeld, startHeld } from "../../server/intake/inbox";
 import { receiveDelivery, type ReceiverDeps } from "../../server/intake/receive";
@@ -245,6 +246,44 @@ describe("GitHub deliveries", () => {
     for (let i = 0; i < 300 && !(await confirmedEvents()).length; i++) await new Promise((r) => setTimeout(r, 100));
     const confirmed = await confirmedEvents();
     expect(confirmed.map((e) => e.metadata.actor)).toEqual([{ kind: "system", id: "intake" }]);
+  });
+
+  it("a label rule with workflow bake_off starts a bake-off of its contenders, waiting for the person's confirm; such a rule names its contenders and takes no autoConfirm", async () => {
+    const bakeOff = { contenders: [{ coder: "coder-sim" }, { coder: "reviewer-sim", label: "second opinion" }] };
+    const { repository, secret } = await intakeProject("github", { triggers: { label: { workflow: "bake_off", bakeOff } } });
+    const res = await toGithub("issues", labeled(repository, 11, "sum() is off by one."), secret);
+    expect(res.body).toMatchObject({ trigger: "label" });
+    const sessionId = String(res.body.started);
+    await waiting(sessionId);
+    const events = await db.store.readStream(sessionId);
+    const started = events.find((e) => e.type === "TaskStarted")!.data as {
+      workflow: string;
+      mode: string;
+      bakeOff: { contenders: Array<{ id: string; coder: string; label: string }> };
+    };
+    expect([started.workflow, started.mode]).toEqual(["review_loop", "proposal"]);
+    expect(started.bakeOff.contenders.map((c) => [c.id, c.coder, c.label])).toEqual([
+      ["c1", "coder-sim", "coder-sim"],
+      ["c2", "reviewer-sim", "second opinion"],
+    ]);
+    // Waiting for the confirm: nothing forked, nothing confirmed.
+    expect(events.filter((e) => e.type === "BakeOffForked" || e.type === "OperatorConfirmed")).toEqual([]);
+
+    const rules = (trigger: Record<string, unknown>) =>
+      ZIntakeSettings.safeParse({ provider: "github", repository: "acme/x", triggers: { label: trigger } });
+    const problems = (trigger: Record<string, unknown>) => rules(trigger).error?.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    expect(problems({ workflow: "bake_off" })).toEqual([
+      "triggers.label.bakeOff: a bake_off trigger names its contenders (bakeOff.contenders, 2 to 6)",
+    ]);
+    expect(problems({ workflow: "bake_off", bakeOff, autoConfirm: true })).toEqual([
+      "triggers.label.autoConfirm: a bake-off waits for a person's confirm (it forks the contenders): no autoConfirm",
+    ]);
+    expect(problems({ workflow: "review_loop", bakeOff })).toEqual([
+      "triggers.label.bakeOff: contenders are for a bake_off trigger (workflow: bake_off)",
+    ]);
+    expect(problems({ workflow: "bake_off", bakeOff: { contenders: [{ coder: "coder-sim" }] } })).toEqual([
+      "triggers.label.bakeOff.contenders: a bake-off has 2 to 6 contenders",
+    ]);
   });
 
   it("a comment command from a writer starts a task with its instructions; from a reader it is held in the inbox, and a person starts or dismisses it there", async () => {

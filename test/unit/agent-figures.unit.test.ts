@@ -126,7 +126,14 @@ describe("a session's figures", () => {
   const figures = foldFigures(events, { sessionId: "s-1", pricing, nowMs: Date.UTC(2027, 0, 1) });
 
   it("approved in 3 iterations; each round's verdict, blocking findings and tests; the last run's tests", () => {
-    expect(figures).toMatchObject({ status: "finished", state: "approved", outcome: "approved", approved: true, iterationsToApproval: 3 });
+    expect(figures).toMatchObject({
+      status: "finished",
+      state: "approved",
+      outcome: "approved",
+      ownOutcome: "approved",
+      approved: true,
+      iterationsToApproval: 3,
+    });
     expect(figures.rounds).toEqual([
       { iteration: 1, decision: "changes_requested", blockingFindings: 1, findings: 2, tests: null },
       { iteration: 2, decision: "approve", blockingFindings: 0, findings: 1, tests: { passed: 1, failed: 1 } },
@@ -247,6 +254,7 @@ describe("the agent record from figures", () => {
             approved: false,
             iterationsToApproval: null,
             outcome: "max_iterations_reached",
+            ownOutcome: "max_iterations_reached",
             wall: wall(1000),
           }),
           inBakeOff: false,
@@ -257,9 +265,23 @@ describe("the agent record from figures", () => {
             approved: false,
             iterationsToApproval: null,
             status: "active",
+            outcome: null,
+            ownOutcome: null,
             wall: { startedAt: "t", endedAt: null, ms: 5, running: true },
           }),
           inBakeOff: false,
+          chosen: false,
+        },
+        // A contender stopped by another's pick while it ran: not_chosen, no outcome of its own — in neither count.
+        {
+          figures: fig("a5", "claude", "m1", {
+            approved: false,
+            iterationsToApproval: null,
+            outcome: "not_chosen",
+            ownOutcome: null,
+            wall: wall(7),
+          }),
+          inBakeOff: true,
           chosen: false,
         },
         { figures: fig("b1", "claude", "m2", { iterationsToApproval: 2 }), inBakeOff: true, chosen: false },
@@ -267,7 +289,7 @@ describe("the agent record from figures", () => {
       { projectId: "p", since: null, until: null, currency: "USD", sessions: 6, bakeOffs: 1 },
     );
     expect(record.agents.map((a) => [a.agentId, a.model, a.tasks])).toEqual([
-      ["claude", "m1", 4],
+      ["claude", "m1", 5],
       ["claude", "m2", 1],
     ]);
     expect(record.agents[0]).toMatchObject({
@@ -277,9 +299,9 @@ describe("the agent record from figures", () => {
       medianIterationsToApproval: 2,
       medianWallMs: 300,
       medianCostPerApprovedTask: 2,
-      bakeOffs: 1,
+      bakeOffs: 2,
       chosen: 1,
-      sessions: ["a1", "a2", "a3", "a4"],
+      sessions: ["a1", "a2", "a3", "a4", "a5"],
     });
     expect(record.agents[1]).toMatchObject({ approvalRate: 1, medianIterationsToApproval: 2, bakeOffs: 1, chosen: 0 });
   });

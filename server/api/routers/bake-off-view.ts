@@ -15,7 +15,13 @@ async function withNames(
   prisma: PrismaClient,
   comparison: BakeOffComparison,
 ): Promise<BakeOffComparison & { names: Record<string, string> }> {
-  return { ...comparison, names: await userNames(prisma, comparison.chosen ? [comparison.chosen.by] : []) };
+  return {
+    ...comparison,
+    names: await userNames(
+      prisma,
+      [comparison.chosen?.by, comparison.dismissed?.by].filter((by): by is string => !!by),
+    ),
+  };
 }
 
 export const bakeOffViewRouter = router({
