@@ -123,7 +123,20 @@ const layers = {
     allow: [
       ...base,
       ...["events", "agents", "brains", "auth", "workflow", "task-engine", "config", "sessions", "projects", "tasks", "export", "runner"],
-      ...["workspaces", "store", "health", "modes", "conversations", "delivery", "pruning", "usage", "intake", "tracker", "agent-record", "bake-off"],
+      ...[
+        "workspaces",
+        "store",
+        "health",
+        "modes",
+        "conversations",
+        "delivery",
+        "pruning",
+        "usage",
+        "intake",
+        "tracker",
+        "agent-record",
+        "bake-off",
+      ],
     ],
   },
 };
