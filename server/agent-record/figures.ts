@@ -16,7 +16,7 @@ import { MAX_VERSION } from "../events/versions";
 import type { RecordedEvent } from "../events/types";
 import { FORGE_DIR } from "../forge/artifacts";
 import { evolve, type TaskState } from "../task-engine";
-import { modelCost, roundCost } from "../usage/totals";
+import { modelCost, roundCost, type UsageFigures } from "../usage/totals";
 import { diffCommits, ensureCommit } from "../workspaces";
 import { NOT_CHOSEN } from "../../lib/outcomes";
 import type { BakeOffContenderEntry } from "./bake-off-events";
@@ -64,18 +64,8 @@ export interface SessionFigures {
   diff: { added: number; removed: number; files: number } | null;
   diffError: string | null;
   wall: { startedAt: string | null; endedAt: string | null; ms: number | null; running: boolean };
-  usage: {
-    currency: string;
-    calls: number;
-    inputTokens: number;
-    outputTokens: number;
-    /** Input tokens read from the provider's prompt cache (part of inputTokens), as the agents reported them. */
-    cachedInputTokens: number;
-    /** Input tokens written to the provider's prompt cache (part of inputTokens). */
-    cacheCreationInputTokens: number;
-    cost: number;
-    unpriced: string[];
-  };
+  /** The session's own calls, as its agents reported them, priced with the table (server/usage/totals.ts). */
+  usage: UsageFigures & { currency: string };
   coder: { agentId: string | null; model: string | null };
 }
 

@@ -12,7 +12,7 @@ import { answered, decideOnTask, startTask, type TaskDeps } from "./commands";
 import { currentState, stageCap } from "../workflow/transition";
 import { definitionFor, foldTask, stageFigures, type StageVerdicts, type StartedTask } from "../task-engine";
 import type { PricingSettings } from "../config/schemas";
-import { sessionUsage, type SessionUsage, type UsageFigures } from "../usage/totals";
+import { NO_USAGE, sessionUsage, type SessionUsage, type UsageFigures } from "../usage/totals";
 import { NO_VERDICTS } from "../forge/stage-figures";
 import { forgeStatusOf } from "../../lib/outcomes";
 import { FORGE_STAGES, MODIFY_STAGES } from "../forge/artifacts";
@@ -187,22 +187,12 @@ export interface ForgeStatus extends Omit<ForgePipelineStatus, "stages"> {
 
 const typed = <E extends { type: string }>(events: E[]) => events as Array<E & AppEvent>;
 
-const NO_FIGURES: UsageFigures = {
-  calls: 0,
-  inputTokens: 0,
-  outputTokens: 0,
-  cachedInputTokens: 0,
-  cacheCreationInputTokens: 0,
-  cost: 0,
-  unpriced: [],
-};
-
 /** The status with the session's usage, as every reader shows it: the one projection's figures (server/usage/totals.ts). */
 export function withUsage(status: ForgePipelineStatus, usage: SessionUsage): ForgeStatus {
   const byStage = new Map(usage.byStage.map(({ stage, ...f }) => [stage, f]));
   return {
     ...status,
-    stages: status.stages.map((s) => ({ ...s, usage: byStage.get(s.name) ?? NO_FIGURES })),
+    stages: status.stages.map((s) => ({ ...s, usage: byStage.get(s.name) ?? NO_USAGE })),
     usage: { currency: usage.currency, ...usage.total },
   };
 }

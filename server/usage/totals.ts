@@ -69,7 +69,8 @@ const SUMS = `count(*) AS calls, sum(input_tokens) AS input_tokens, sum(output_t
 
 export const UNKNOWN_MODEL = "unknown";
 
-const NONE: UsageFigures = {
+/** No calls, no tokens, no cost. */
+export const NO_USAGE: UsageFigures = {
   calls: 0,
   inputTokens: 0,
   outputTokens: 0,
@@ -142,7 +143,7 @@ function add(a: UsageFigures, b: UsageFigures): UsageFigures {
 /** Rows grouped by `key`, each group's models priced and added up. */
 function grouped<R extends UsageRow, K>(rows: R[], key: (row: R) => K, pricing: PricingSettings): Map<K, UsageFigures> {
   const groups = new Map<K, UsageFigures>();
-  for (const row of rows) groups.set(key(row), add(groups.get(key(row)) ?? NONE, priced(row, pricing)));
+  for (const row of rows) groups.set(key(row), add(groups.get(key(row)) ?? NO_USAGE, priced(row, pricing)));
   return groups;
 }
 
@@ -165,7 +166,7 @@ export async function sessionUsage(db: Queryable, sessionId: string, pricing: Pr
       pricing,
     ),
   ].map(([stage, f]) => ({ stage, ...f }));
-  return { currency: pricing.currency, total: byModel.reduce(add, NONE), byModel, byStage };
+  return { currency: pricing.currency, total: byModel.reduce(add, NO_USAGE), byModel, byStage };
 }
 
 export const ZUsageReportQuery = z.object({
@@ -191,7 +192,7 @@ export async function usageReport(db: Queryable, query: UsageReportQuery, pricin
     .map(([projectId, f]) => ({ projectId, projectName: names.get(projectId) ?? null, ...f }))
     .sort((a, b) => b.cost - a.cost || b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens));
   const byDay = [...grouped(rows, (r) => r.day, pricing)].map(([day, f]) => ({ day, ...f })).sort((a, b) => b.day.localeCompare(a.day));
-  return { currency: pricing.currency, since, total: byProject.reduce(add, NONE), byProject, byDay };
+  return { currency: pricing.currency, since, total: byProject.reduce(add, NO_USAGE), byProject, byDay };
 }
 
 /** Every call's tokens and cost so far, by project and model: the metrics' usage gauges, read at scrape time (docs/operations.md, "Metrics"). */
