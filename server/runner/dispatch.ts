@@ -162,7 +162,8 @@ const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1
           WHERE s.id = pick.id AND s.state = 'pending') AS pickup_ms,
          CASE WHEN $10::boolean THEN
            (SELECT e.metadata->>'traceparent' FROM events e
-            WHERE e.type = 'StepScheduled' AND e.data->>'stepId' = pick.id::text AND e.stream_id = pick.session_id LIMIT 1)
+            WHERE e.type = 'StepScheduled' AND e.metadata ? 'traceparent' AND e.data->>'stepId' = pick.id::text
+              AND e.stream_id = pick.session_id LIMIT 1)
          END AS traceparent
   FROM pick, bump, ins`;
 
@@ -429,7 +430,7 @@ export class ReactionError extends Error {
  */
 export async function failExhaustedSteps(store: EventStore, actor: Actor, options: RecordOptions = {}): Promise<number> {
   const rows = await store.pool.query<{ id: string; attempt: number; lost: number }>(
-    `SELECT id, attempt, lost FROM steps WHERE state = 'running' AND lost >= $1 AND lease_expires_at < now() LIMIT 100`,
+    `SELECT id, attempt, lost FROM steps WHERE finished_at IS NULL AND state = 'running' AND lost >= $1 AND lease_expires_at < now() LIMIT 100`,
     [MAX_LOST_ATTEMPTS],
   );
   let failed = 0;
