@@ -18,7 +18,17 @@ import { activeTraceparent } from "../tracing/spans";
 import { recordEventsAppended } from "../metrics/registry";
 import { eventCategory } from "./categories";
 import type { StreamFold } from "./snapshots";
-import type { AppendMetadata, AppendResult, EventMetadata, ExpectedVersion, GlobalCheckpoint, NewEvent, RecordedEvent } from "./types";
+import {
+  recordedMetadata,
+  storedMetadata,
+  type AppendMetadata,
+  type AppendResult,
+  type ExpectedVersion,
+  type GlobalCheckpoint,
+  type NewEvent,
+  type RecordedEvent,
+  type StoredEventMetadata,
+} from "./types";
 
 export const EVENTS_CHANNEL = "catcafe_events";
 
@@ -43,7 +53,7 @@ export interface EventRow {
   version: number;
   type: string;
   data: unknown;
-  metadata: EventMetadata;
+  metadata: StoredEventMetadata;
   recorded_at: Date;
 }
 
@@ -185,13 +195,15 @@ export class EventStore {
           encoded.map((e) => this.registry.summarize(e.type, e.data)),
           encoded.map((e) => e.json),
           encoded.map((e) =>
-            JSON.stringify({
-              actor: metadata.actor,
-              correlationId,
-              causationId: metadata.causationId ?? null,
-              schemaVersion: e.schemaVersion,
-              ...(traceparent ? { traceparent } : {}),
-            } satisfies EventMetadata),
+            JSON.stringify(
+              storedMetadata({
+                actor: metadata.actor,
+                correlationId,
+                causationId: metadata.causationId ?? null,
+                schemaVersion: e.schemaVersion,
+                ...(traceparent ? { traceparent } : {}),
+              }),
+            ),
           ),
         ],
       }),
@@ -341,6 +353,7 @@ export class EventStore {
 
   /** A row as a recorded event, its data decoded (upcast and validated) unless `decode` is false. */
   toRecorded(row: EventRow, decode = true): RecordedEvent {
+    const metadata = recordedMetadata(row.metadata);
     return {
       position: Number(row.position),
       txId: Number(row.tx_id),
@@ -348,8 +361,8 @@ export class EventStore {
       streamId: row.stream_id,
       version: row.version,
       type: row.type,
-      data: decode ? this.registry.decode(row.type, row.data, row.metadata.schemaVersion) : row.data,
-      metadata: row.metadata,
+      data: decode ? this.registry.decode(row.type, row.data, metadata.schemaVersion) : row.data,
+      metadata,
       recordedAt: row.recorded_at.toISOString(),
     };
   }

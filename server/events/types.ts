@@ -13,6 +13,34 @@ export interface EventMetadata {
   traceparent?: string;
 }
 
+/**
+ * Metadata as an `events` row stores it: what is empty or the default is left out (no
+ * `causationId` when there is none, no `schemaVersion` when it is 1), since every byte of
+ * every event is written again to the WAL (docs/scaling.md, "What a step costs: the model").
+ * Read back through {@link recordedMetadata}.
+ */
+export type StoredEventMetadata = Omit<EventMetadata, "causationId" | "schemaVersion"> & {
+  causationId?: string | null;
+  schemaVersion?: number;
+};
+
+/** The schema version rows leave out. */
+export const DEFAULT_SCHEMA_VERSION = 1;
+
+export function storedMetadata(m: EventMetadata): StoredEventMetadata {
+  const { causationId, schemaVersion, ...rest } = m;
+  return {
+    ...rest,
+    ...(causationId ? { causationId } : {}),
+    ...(schemaVersion !== DEFAULT_SCHEMA_VERSION ? { schemaVersion } : {}),
+  };
+}
+
+/** A row's metadata with what it left out filled in (older rows store every field). */
+export function recordedMetadata(m: StoredEventMetadata): EventMetadata {
+  return { ...m, causationId: m.causationId ?? null, schemaVersion: m.schemaVersion ?? DEFAULT_SCHEMA_VERSION };
+}
+
 /** What a caller supplies when appending: type + data, optionally a fixed id for idempotency. */
 export interface NewEvent {
   type: string;

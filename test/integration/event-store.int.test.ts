@@ -50,6 +50,20 @@ describe("append and read", () => {
     expect(summaries.rows.map((r) => r.summary)).toEqual(['Session "a session" created (test)', "Message: one", "Message: two"]);
   });
 
+  it("stores metadata without what is empty or the default, and reads it back whole", async () => {
+    const id = await newSession();
+    await db.store.append(id, 1, [message("caused")], { actor: testActor, correlationId: "corr-2", causationId: "cause-2" });
+    const stored = await db.pool.query("SELECT version, metadata FROM events WHERE stream_id = $1 ORDER BY version", [id]);
+    // No causation and schema version 1: neither is stored.
+    expect(stored.rows[0].metadata).toEqual({ actor: testActor, correlationId: expect.any(String) });
+    expect(stored.rows[1].metadata).toEqual({ actor: testActor, correlationId: "corr-2", causationId: "cause-2" });
+    const events = await db.store.readStream(id);
+    expect(events.map((e) => e.metadata)).toEqual([
+      { actor: testActor, correlationId: stored.rows[0].metadata.correlationId, causationId: null, schemaVersion: 1 },
+      { actor: testActor, correlationId: "corr-2", causationId: "cause-2", schemaVersion: 1 },
+    ]);
+  });
+
   it("50 concurrent appends at the same expected version: exactly one wins, 49 get CONFLICT", async () => {
     const id = await newSession();
     const results = await Promise.allSettled(

@@ -16,7 +16,7 @@ import {
 import { builtinExecutors } from "../../server/runner/echo";
 import { StepExecutionError, type StepExecutor } from "../../server/runner/executors";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
-import type { RecordedEvent } from "../../server/events/types";
+import { recordedMetadata, type RecordedEvent, type StoredEventMetadata } from "../../server/events/types";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { spawnRunnerProcess } from "../helpers/runner-process";
 
@@ -117,14 +117,16 @@ describe("runner", () => {
     for (const id of ids) expect(stepEvents(events, id).map((e) => e.type)).toEqual(["StepScheduled", "StepStarted", "StepCompleted"]);
     // The claim builds StepStarted in SQL: it reads back through the catalog's schema (readStream
     // validates), with the catalog's summary and the registry's schema version.
-    const started = await db.pool.query<{ summary: string; data: unknown; metadata: { schemaVersion: number } }>(
+    const started = await db.pool.query<{ summary: string; data: unknown; metadata: StoredEventMetadata }>(
       "SELECT summary, data, metadata FROM events WHERE stream_id = $1 AND type = 'StepStarted'",
       [session],
     );
     expect(started.rows).toHaveLength(40);
     for (const row of started.rows) {
       expect(row.summary).toBe(db.store.registry.summarize("StepStarted", row.data));
-      expect(row.metadata.schemaVersion).toBe(db.store.registry.definition("StepStarted").version);
+      expect(recordedMetadata(row.metadata).schemaVersion).toBe(db.store.registry.definition("StepStarted").version);
+      // Stored as the store stores metadata: no empty causation.
+      expect(row.metadata).not.toHaveProperty("causationId");
     }
   });
 
