@@ -17,10 +17,20 @@ export interface StreamCursor {
   version: number;
 }
 
-export async function createSessions(store: EventStore, count: number, prefix: string): Promise<StreamCursor[]> {
+/**
+ * `count` sessions of one event each. Their ids name the measurement (`bench-<prefix>-<uuid>`)
+ * unless `newId` makes them: a measurement of what a step writes gives them the product's own
+ * ids (`newSessionId`), since the id is in every event row and index entry of the session.
+ */
+export async function createSessions(
+  store: EventStore,
+  count: number,
+  prefix: string,
+  newId: (prefix: string) => string = uniqueStreamId,
+): Promise<StreamCursor[]> {
   const cursors: StreamCursor[] = [];
   for (let i = 0; i < count; i++) {
-    const id = uniqueStreamId(prefix);
+    const id = newId(prefix);
     const r = await store.append(
       id,
       "no_stream",
