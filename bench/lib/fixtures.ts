@@ -3,7 +3,7 @@
 import crypto from "node:crypto";
 import type { Actor } from "../../server/events/catalog";
 import type { EventStore } from "../../server/events/store";
-import type { EventMetadata, NewEvent } from "../../server/events/types";
+import { storedMetadata, type NewEvent } from "../../server/events/types";
 
 export const benchActor: Actor = { kind: "system", id: "bench" };
 
@@ -52,10 +52,12 @@ export function messageEvents(count: number, label: string): NewEvent[] {
 
 /** The metadata JSON the store writes for one event, for raw rows of the same shape. */
 export function rawMetadataJson(): string {
-  return JSON.stringify({
-    actor: benchActor,
-    correlationId: crypto.randomUUID(),
-    causationId: null,
-    schemaVersion: 1,
-  } satisfies EventMetadata);
+  return JSON.stringify(
+    storedMetadata({
+      actor: benchActor,
+      correlationId: crypto.randomUUID(),
+      causationId: null,
+      schemaVersion: 1,
+    }),
+  );
 }
