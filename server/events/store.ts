@@ -177,7 +177,9 @@ export class EventStore {
       const again = this.registry.encode(e.type, text.value);
       return { ...e, ...again, json: JSON.stringify(again.data) };
     });
-    const correlationId = metadata.correlationId ?? crypto.randomUUID();
+    // Events appended together share a correlation id; one event alone with none given needs
+    // none stored: it reads back as its own id (recordedMetadata).
+    const correlationId = metadata.correlationId ?? (events.length > 1 ? crypto.randomUUID() : undefined);
     // Tracing on and in a span: the events carry its context (a step's StepScheduled takes the
     // command's trace to the runner that claims it).
     const traceparent = activeTraceparent();
@@ -353,7 +355,7 @@ export class EventStore {
 
   /** A row as a recorded event, its data decoded (upcast and validated) unless `decode` is false. */
   toRecorded(row: EventRow, decode = true): RecordedEvent {
-    const metadata = recordedMetadata(row.metadata);
+    const metadata = recordedMetadata(row.metadata, row.event_id);
     return {
       position: Number(row.position),
       txId: Number(row.tx_id),

@@ -15,11 +15,13 @@ export interface EventMetadata {
 
 /**
  * Metadata as an `events` row stores it: what is empty or the default is left out (no
- * `causationId` when there is none, no `schemaVersion` when it is 1), since every byte of
- * every event is written again to the WAL (docs/scaling.md, "What a step costs: the model").
- * Read back through {@link recordedMetadata}.
+ * `causationId` when there is none, no `schemaVersion` when it is 1, no `correlationId` when
+ * the event correlates with nothing but itself), since every byte of every event is written
+ * again to the WAL (docs/scaling.md, "What a step costs: the model"). Read back through
+ * {@link recordedMetadata}.
  */
-export type StoredEventMetadata = Omit<EventMetadata, "causationId" | "schemaVersion"> & {
+export type StoredEventMetadata = Omit<EventMetadata, "correlationId" | "causationId" | "schemaVersion"> & {
+  correlationId?: string;
   causationId?: string | null;
   schemaVersion?: number;
 };
@@ -27,18 +29,28 @@ export type StoredEventMetadata = Omit<EventMetadata, "causationId" | "schemaVer
 /** The schema version rows leave out. */
 export const DEFAULT_SCHEMA_VERSION = 1;
 
-export function storedMetadata(m: EventMetadata): StoredEventMetadata {
-  const { causationId, schemaVersion, ...rest } = m;
+/** `correlationId` undefined: the event is alone in its append and nobody gave one (read back as the event's id). */
+export function storedMetadata(m: Omit<EventMetadata, "correlationId"> & { correlationId: string | undefined }): StoredEventMetadata {
+  const { correlationId, causationId, schemaVersion, ...rest } = m;
   return {
     ...rest,
+    ...(correlationId ? { correlationId } : {}),
     ...(causationId ? { causationId } : {}),
     ...(schemaVersion !== DEFAULT_SCHEMA_VERSION ? { schemaVersion } : {}),
   };
 }
 
-/** A row's metadata with what it left out filled in (older rows store every field). */
-export function recordedMetadata(m: StoredEventMetadata): EventMetadata {
-  return { ...m, causationId: m.causationId ?? null, schemaVersion: m.schemaVersion ?? DEFAULT_SCHEMA_VERSION };
+/**
+ * A row's metadata with what it left out filled in (older rows store every field): an event
+ * that correlates with nothing else has its own id as its correlation id.
+ */
+export function recordedMetadata(m: StoredEventMetadata, eventId: string): EventMetadata {
+  return {
+    ...m,
+    correlationId: m.correlationId ?? eventId,
+    causationId: m.causationId ?? null,
+    schemaVersion: m.schemaVersion ?? DEFAULT_SCHEMA_VERSION,
+  };
 }
 
 /** What a caller supplies when appending: type + data, optionally a fixed id for idempotency. */

@@ -136,7 +136,8 @@ const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
  * have changed under us, the trigger's fence refuses it (StaleAttemptError) and the whole
  * statement rolls back. The event is built here in SQL; its shape and summary are the
  * catalog's StepStarted (runner.int reads it back through the registry), its metadata stored as
- * the store stores it (storedMetadata in ../events/types.ts: no empty causation, no default version);
+ * the store stores a lone event's (storedMetadata in ../events/types.ts: no correlation of its own,
+ * no empty causation, no default version);
  * `reclaimed` only when true (absent is false), as every byte of a step's events is WAL.
  * $1 reclaim backoff, $2 max lost, $3 lease ms, $4 runner id, $5 StepStarted's schema version,
  * $6 the event's id (time-ordered, see timeOrderedId); $7 the registered repoPaths the runner
@@ -155,7 +156,7 @@ const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1
            'Step started (attempt ' || pick.attempt || ') on runner ' || $4::text,
            jsonb_build_object('stepId', pick.id, 'attempt', pick.attempt, 'runnerId', $4::text, 'leaseExpiresAt', bump.lease_expires_at)
              || CASE WHEN pick.reclaimed THEN '{"reclaimed": true}'::jsonb ELSE '{}'::jsonb END,
-           jsonb_build_object('actor', jsonb_build_object('kind', 'runner', 'id', $4::text), 'correlationId', gen_random_uuid())
+           jsonb_build_object('actor', jsonb_build_object('kind', 'runner', 'id', $4::text))
              || CASE WHEN $5::int = 1 THEN '{}'::jsonb ELSE jsonb_build_object('schemaVersion', $5::int) END
     FROM pick, bump RETURNING stream_id)
   SELECT pick.id, pick.session_id, pick.kind, pick.input, pick.attempt, pick.max_attempts, pick.timeout_ms, pick.backoff_ms,
