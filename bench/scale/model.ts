@@ -117,6 +117,8 @@ export interface StepInput {
   sessions: number;
   slots: number;
   durationMs: number;
+  /** How long starting all N sessions took (startTask, 8 callers): they run at once only if this is short. */
+  startAllMs: number;
   completedSessions: number;
   approvedSessions: number;
   stepsFinished: number;
@@ -140,6 +142,7 @@ export interface StepInput {
 export interface StepFigures {
   sessions: number;
   duration_s: number;
+  started_in_s: number;
   completed: number;
   approved: number;
   pickup_ms: LatencySummary | null;
@@ -177,6 +180,7 @@ export function stepFigures(s: StepInput): StepFigures {
   return {
     sessions: s.sessions,
     duration_s: round(seconds, 1),
+    started_in_s: round(s.startAllMs / 1000, 1),
     completed: s.completedSessions,
     approved: s.approvedSessions,
     pickup_ms: summary(s.pickupMs),
@@ -311,7 +315,7 @@ export function scaleSummaryLines(report: ScaleReport): string[] {
       `dashboard list p95 ${ms(s.dashboard_list_ms, "p95")} ms, errors ${errors}, ` +
       `RSS/agent ${s.runner_rss.per_agent_mb ?? "-"} MB (${s.runner_rss.peak_agents_in_flight} in flight), ` +
       `DB connections max ${s.db_connections.max}, ${s.throughput.sessions_per_min} sessions/min, ${s.throughput.steps_per_s} steps/s, ` +
-      `${s.completed}/${s.sessions} finished in ${s.duration_s} s, machine ${s.machine_busy_pct}% busy`
+      `${s.completed}/${s.sessions} finished in ${s.duration_s} s (all started in ${s.started_in_s} s), machine ${s.machine_busy_pct}% busy`
     );
   });
   for (const s of report.skipped) lines.push(`N=${s.sessions}: not run (${s.reason})`);

@@ -346,6 +346,7 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
         sessions: n,
         slots,
         durationMs,
+        startAllMs: startMs,
         completedSessions: sessions.length - unfinished,
         approvedSessions: outcomes.find((o) => o.outcome === "approved")?.n ?? 0,
         stepsFinished: stepRows[0]!.finished,

@@ -21,6 +21,7 @@ const input = (over: Partial<StepInput> = {}): StepInput => ({
   sessions: 200,
   slots: 200,
   durationMs: 60_000,
+  startAllMs: 4_000,
   completedSessions: 200,
   approvedSessions: 198,
   stepsFinished: 800,
@@ -118,6 +119,7 @@ describe("stepFigures", () => {
     expect(f.throughput).toEqual({ sessions_per_min: 200, steps_per_s: 13.33 });
     expect(f.cpu_pct).toEqual({ web: 10, runners: 50, postgres: 20 });
     expect(f.machine_busy_pct).toBe(50);
+    expect(f.started_in_s).toBe(4);
     expect(f.pickup_ms).toMatchObject({ n: 4, p50: 25, max: 40 });
   });
 
@@ -193,6 +195,7 @@ describe("the report", () => {
         "sessions",
         "slots",
         "sse_lag_ms",
+        "started_in_s",
         "throughput",
       ].sort(),
     );
