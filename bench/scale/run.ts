@@ -179,6 +179,23 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
   const sandbox = sandboxStatus(process.env);
   let web: Awaited<ReturnType<typeof startWeb>> | null = null;
   let runners: Runners | null = null;
+  // Ctrl-C or a kill: the runners, the web server and PostgreSQL go with the harness, no report.
+  // The viewers are closed first (the web server waits for open streams before it exits).
+  let stepAbort: AbortController | null = null;
+  const interrupted = (signal: NodeJS.Signals) => {
+    log(`scale: ${signal}: stopping the runners, the web server and PostgreSQL; no report is written`);
+    process.on("uncaughtException", (err) => log(`during shutdown: ${err.message}`));
+    stepAbort?.abort();
+    const webStopped = web ? Promise.race([web.stop(), sleep(10_000).then(() => web?.child.kill("SIGKILL"))]) : null;
+    void Promise.allSettled([runners?.stop(), webStopped])
+      .then(() => postgres.stop())
+      .finally(() => {
+        fs.rmSync(root, { recursive: true, force: true });
+        process.exit(130);
+      });
+  };
+  process.once("SIGINT", interrupted);
+  process.once("SIGTERM", interrupted);
   const steps: StepFigures[] = [];
   const skipped: ScaleReport["skipped"] = [];
   const stepNotes: Record<string, unknown>[] = [];
@@ -233,8 +250,8 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
         log(`scale: stopping before N=${n} (${reason})`);
         break;
       }
-      const remainingMs = budgetMs - elapsed;
-      const timeoutMs = Math.max(60_000, Math.min(remainingMs, 120_000 + ((n / slots) * options.sleepMax * 1000 + 10_000) * 3));
+      // A step may take what is left of the budget (a minute at least): what has not finished by then is counted and cancelled.
+      const timeoutMs = Math.max(60_000, budgetMs - elapsed);
       const { figures, notes } = await runStep(n, index, timeoutMs);
       steps.push(figures);
       stepNotes.push(notes);
@@ -243,7 +260,7 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
     return finish();
 
     async function runStep(n: number, index: number, timeoutMs: number) {
-      log(`scale: N=${n}: starting ${n} sessions (timeout ${Math.round(timeoutMs / 1000)} s)`);
+      log(`scale: N=${n}: starting ${n} sessions (at most ${Math.round(timeoutMs / 1000)} s, the budget left)`);
       const errors: Record<string, number> = {};
       const counted = { errors };
       const sleeps = coderSleeps(n, options.seed + index, options.sleepMin, options.sleepMax);
@@ -253,6 +270,7 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
       const m0 = machineCpu();
       const samples: ResourceSample[] = [];
       const abort = new AbortController();
+      stepAbort = abort;
       const sampler = (async () => {
         while (!abort.signal.aborted) {
           const r = sampleResources(procs);
@@ -312,8 +330,10 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
       const cpu1 = cpuNow(procs);
       const m1 = machineCpu();
       if (unfinished > 0) {
-        errors.session_unfinished_at_timeout = unfinished;
-        log(`scale: N=${n}: ${unfinished} sessions unfinished after ${Math.round(durationMs / 1000)} s: cancelling them`);
+        errors.session_unfinished_at_budget = unfinished;
+        log(
+          `scale: N=${n}: ${unfinished} sessions unfinished when the budget ran out (${Math.round(durationMs / 1000)} s): cancelling them`,
+        );
       }
       if (runners!.exits > 0) errors.runner_exited = runners!.exits;
 
@@ -411,6 +431,8 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
       return { report, file };
     }
   } finally {
+    process.off("SIGINT", interrupted);
+    process.off("SIGTERM", interrupted);
     await runners?.stop().catch(() => {});
     await web?.stop().catch(() => {});
     await pool.end().catch(() => {});
