@@ -254,7 +254,12 @@ export function limitsOf(step: StepFigures): string[] {
       .sort((a, b) => b[1] - a[1])
       .slice(0, 3)
       .map(([k, v]) => `${k} ${v}%`);
-    limits.push(`CPU: the machine's ${step.cores} cores ${step.machine_busy_pct}% busy; most used by ${top.join(", ")} (% of one core)`);
+    const ours = Object.values(step.cpu_pct).reduce((a, b) => a + b, 0);
+    const used = step.machine_busy_pct * step.cores;
+    limits.push(
+      `CPU: the machine's ${step.cores} cores ${step.machine_busy_pct}% busy; most used by ${top.join(", ")} (% of one core); ` +
+        `the run's processes ${ours}% of the ${used}% used${ours < used / 2 ? ": mostly other processes" : ""}`,
+    );
   }
   const errors = Object.values(step.errors).reduce((a, b) => a + b, 0);
   if (errors > 0)

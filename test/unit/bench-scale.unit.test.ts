@@ -153,6 +153,13 @@ describe("findKnee and limitsOf", () => {
     expect(knee.limits).toEqual(["none seen: slots, connections and CPU all had room"]);
   });
 
+  it("says when the CPU that limits a step was mostly other processes'", () => {
+    const crowded = step(200, 100, 40, { machineBusy: 1, cpuMs: { runners: 12_000, web: 3_000 } });
+    expect(limitsOf(crowded)).toEqual([
+      "CPU: the machine's 2 cores 100% busy; most used by runners 20%, web 5% (% of one core); the run's processes 25% of the 200% used: mostly other processes",
+    ]);
+  });
+
   it("names the slots, the connections, the CPU (and which process) and the errors that limit a step", () => {
     const limited = step(800, 100, 40, {
       samples: [{ runnerRssKb: 1, agentRssKb: 1, agentTrees: 200, runningSteps: 200, dbConnections: 250 }],
@@ -163,7 +170,7 @@ describe("findKnee and limitsOf", () => {
     expect(limitsOf(limited)).toEqual([
       "runner concurrency slots: 200 steps running of 200 slots",
       "database connections: 250 of max_connections 268",
-      "CPU: the machine's 2 cores 97% busy; most used by runners 100%, postgres 50%, web 20% (% of one core)",
+      "CPU: the machine's 2 cores 97% busy; most used by runners 100%, postgres 50%, web 20% (% of one core); the run's processes 170% of the 194% used",
       "errors: step_timeout 3",
     ]);
   });
