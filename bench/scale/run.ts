@@ -182,7 +182,9 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
   // Ctrl-C or a kill: the runners, the web server and PostgreSQL go with the harness, no report.
   // The viewers are closed first (the web server waits for open streams before it exits).
   let stepAbort: AbortController | null = null;
+  let stopping = false;
   const interrupted = (signal: NodeJS.Signals) => {
+    stopping = true;
     log(`scale: ${signal}: stopping the runners, the web server and PostgreSQL; no report is written`);
     process.on("uncaughtException", (err) => log(`during shutdown: ${err.message}`));
     stepAbort?.abort();
@@ -430,6 +432,10 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
       fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
       return { report, file };
     }
+  } catch (err) {
+    // Stopping on a signal: what fails as the servers go down is no news; the handler exits.
+    if (stopping) return new Promise<never>(() => {});
+    throw err;
   } finally {
     process.off("SIGINT", interrupted);
     process.off("SIGTERM", interrupted);
