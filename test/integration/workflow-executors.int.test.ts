@@ -638,6 +638,29 @@ describe("the session's workspace, prepared by one runner for step after step", 
   });
 });
 
+describe("the access rules, read beside the workspace's preparation", () => {
+  // Both are settled before either error is thrown, in the order they were thrown when one
+  // ran after the other: a refusal first, then what the workspace lacks.
+  const refused = (r: { dir: string; head: string }) =>
+    input(r, { agent: claude({ lines: [result("Never.")] }, { apiKeyEnv: "CATCAFE_TEST_WFX_NOT_ALLOWED_KEY" }) });
+
+  it("a variable the rules refuse fails the step, not retried, naming it; even where the clone is missing too", async () => {
+    const r = repo();
+    const err = await failure(executors().agent!(await held(refused(r)), live()));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/CATCAFE_TEST_WFX_NOT_ALLOWED_KEY/);
+
+    const gone = { dir: path.join(root, "no-such-clone"), head: r.head };
+    const both = await failure(executors().agent!(await held(refused(gone)), live()));
+    expect(both.message).toMatch(/CATCAFE_TEST_WFX_NOT_ALLOWED_KEY/);
+    const onlyClone = await executors().agent!(await held(input(gone)), live()).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((onlyClone as StepNotRunnableHere).missing).toBe(`no clone at ${gone.dir}`);
+  });
+});
+
 describe("what an agent step records while it runs", () => {
   it("each retry an agent CLI makes of its provider request, in order, as ProviderRetried by the agent", async () => {
     const retry = (attempt: number, delay: number) => ({
