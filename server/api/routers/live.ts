@@ -61,9 +61,9 @@ export const liveRouter = router({
     const after = input.lastEventId ? Number(input.lastEventId) : input.afterVersion;
     const user = ctx.user;
     const principal = ctx.principal ?? (async () => (user ? await resolveUser(ctx.prisma, user.id) : null));
-    for await (const batch of followSession(ctx, sessionEventsListener(ctx.pool), input.sessionId, after, signal)) {
-      // Every batch is sent to whoever the credentials name now: a token revoked, a user
-      // disabled or demoted since the stream began ends it.
+    // Every batch is sent to whoever the credentials name now: a token revoked, a user disabled
+    // or demoted since the stream began ends it. Asked beside each batch's reads (follow.ts).
+    const admit = async () => {
       const now = await principal();
       if (!now || !hasRole(now.role, "viewer")) {
         throw new TRPCError({
@@ -71,6 +71,8 @@ export const liveRouter = router({
           message: "the credentials of this stream are no longer valid (revoked, disabled or signed out)",
         });
       }
+    };
+    for await (const batch of followSession(ctx, sessionEventsListener(ctx.pool), input.sessionId, after, signal, { admit })) {
       yield tracked(String(batch.version), batch);
     }
   }),
