@@ -40,9 +40,6 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 
 export default async function SessionPage({ params }: { params: Params }) {
   const { id } = await params;
-  // The first view is started at once, beside the head, and streamed when it is ready (its
-  // failures are data; a redirect to sign in comes from the head's read as well).
-  readSession(id).catch(() => {});
   const head = await readHead(id);
   // A conversation has its own view.
   if (head.ok && head.data.workflow === "conversation") redirect(`/conversations/${id}`);
@@ -67,7 +64,10 @@ export default async function SessionPage({ params }: { params: Params }) {
   );
 }
 
-/** The session's first view and, for operators, the runtime context panel. */
+/**
+ * The session's first view and, for operators, the runtime context panel. Read only once the
+ * shell is out: started beside the head, its rendering could run before the shell's flush.
+ */
 async function FirstView({ id }: { id: string }) {
   const read = await readSession(id);
   if (!read.ok) return <ReadFailure failure={read} />;
