@@ -5,6 +5,7 @@
 // first batch always comes at once (possibly without entries), so a client that reconnects is
 // in sync immediately; one more read follows once the subscription is in place, so nothing
 // committed while it was being made is missed.
+import { withTransaction, type Db } from "../../db/pool";
 import { foldStream, LATEST_VERSION } from "../../events/fold-read";
 import { toSessionEntry, type SessionEntry } from "./entries";
 import type { RecordedEvent } from "../../events/types";
@@ -42,8 +43,17 @@ export function wakeSignal() {
   };
 }
 
-/** Returns once every transaction appending to stream $1 when it began has committed (or rolled back). */
-const AFTER_APPENDS_UNDER_WAY_SQL = "SELECT 1 FROM streams WHERE id = $1 FOR SHARE";
+/**
+ * Returns once every transaction appending to `streamId` when it was called has committed (or
+ * rolled back): a share lock on the stream's row waits for them. The lock's transaction has
+ * nothing to make durable, so its commit waits for no flush and the row is free again at once.
+ */
+async function afterAppendsUnderWay(pool: Db, streamId: string): Promise<void> {
+  await withTransaction(pool, async (tx) => {
+    await tx.query("SET LOCAL synchronous_commit = off");
+    await tx.query("SELECT 1 FROM streams WHERE id = $1 FOR SHARE", [streamId]);
+  });
+}
 
 export interface FollowOptions {
   /**
@@ -81,7 +91,7 @@ export async function* followSession(
     // began before). Such an append holds its stream's row from its statement's start to its
     // commit, so once a share lock on that row is granted every one of them has committed: the
     // stream is read once more then (the listener's late wake remains for what slips past).
-    deps.pool.query(AFTER_APPENDS_UNDER_WAY_SQL, [sessionId]).then(wake.wake, wake.wake);
+    afterAppendsUnderWay(deps.pool, sessionId).then(wake.wake, wake.wake);
     let progress = folded.state;
     const known = new Set<string>();
     const batch = async (events: RecordedEvent[]): Promise<LiveBatch> => {
