@@ -124,7 +124,8 @@ describe("a long session's page", () => {
     // In the browser the loading line gives way to the first view: the whole session's status, its latest entries.
     await page.goto(`${app.url}/sessions/${sessionId}`);
     await expect.poll(async () => (await versions(page)).at(-1), { timeout: 10_000 }).toBeGreaterThan(EVENTS - 10);
-    expect(await page.getByTestId("session-loading").count()).toBe(0);
+    await expect.poll(() => page.getByTestId("session-loading").count(), { timeout: 10_000 }).toBe(0);
+    expect(await page.getByTestId("timeline-item").last().isVisible()).toBe(true);
     expect(await page.title()).toMatch(/^A long review loop/);
     await context.close();
   }, 120_000);
