@@ -91,7 +91,7 @@ export async function* followSession(
     // began before). Such an append holds its stream's row from its statement's start to its
     // commit, so once a share lock on that row is granted every one of them has committed: the
     // stream is read once more then (the listener's late wake remains for what slips past).
-    afterAppendsUnderWay(deps.pool, sessionId).then(wake.wake, wake.wake);
+    void afterAppendsUnderWay(deps.pool, sessionId).then(wake.wake, wake.wake);
     let progress = folded.state;
     const known = new Set<string>();
     const batch = async (events: RecordedEvent[]): Promise<LiveBatch> => {
