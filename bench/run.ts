@@ -3,6 +3,9 @@
 // still run), prints the JSON report and writes it to bench/results/latest.json.
 // `npm run bench -- --only fork,fork_workspace` runs those measurements only and prints
 // their report without writing it (the saved report stays a whole run's).
+// `npm run bench -- --scale [--sessions 200,400] [--max-minutes 8] ...` is a separate, longer
+// run: many sessions at once (bench/scale/run.ts, docs/scaling.md); it writes
+// bench/results/scale-<date>.json and leaves latest.json alone.
 import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -13,6 +16,8 @@ import type { BenchContext, Measurement } from "./lib/context";
 import { collectMetadata } from "./lib/metadata";
 import { startBenchPostgres } from "./lib/postgres";
 import { EMPTY_FIGURES, summaryLines, TARGETS, type BenchReport, type BenchReportFigures } from "./lib/report";
+import { parseScaleFlags, scaleSummaryLines } from "./scale/model";
+import { runScale } from "./scale/run";
 import { appendSinglePeer } from "./measure/append-single-peer";
 import { batchAppend } from "./measure/batch-append";
 import { concurrentAppends } from "./measure/concurrent-appends";
@@ -74,7 +79,22 @@ const MEASUREMENTS: Measurement[] = [
   stepFloor,
 ];
 const RESULTS_FILE = path.resolve(import.meta.dirname, "results", "latest.json");
-const { values: cli } = parseArgs({ options: { only: { type: "string" } } });
+const { values: cli } = parseArgs({
+  options: {
+    only: { type: "string" },
+    scale: { type: "boolean" },
+    sessions: { type: "string" },
+    "max-minutes": { type: "string" },
+    runners: { type: "string" },
+    concurrency: { type: "string" },
+    viewers: { type: "string" },
+    sleep: { type: "string" },
+    seed: { type: "string" },
+  },
+});
+const SCALE_FLAGS = ["sessions", "max-minutes", "runners", "concurrency", "viewers", "sleep", "seed"] as const;
+if (!cli.scale && SCALE_FLAGS.some((f) => cli[f] !== undefined)) throw new Error(`--${SCALE_FLAGS.join(", --")} go with --scale`);
+if (cli.scale && cli.only) throw new Error("--scale and --only do not go together: --scale is a run of its own");
 const ONLY = cli.only ? new Set(cli.only.split(",").map((s) => s.trim())) : null;
 if (ONLY) {
   const unknown = [...ONLY].filter((name) => !MEASUREMENTS.some((m) => m.name === name));
@@ -156,7 +176,16 @@ async function main(): Promise<void> {
   process.stdout.write(`${json}\n`);
 }
 
-main().catch((err: unknown) => {
+async function scale(): Promise<void> {
+  const options = parseScaleFlags(cli);
+  log(`--scale: steps N=${options.sessions.join(",")}, budget ${options.maxMinutes} min`);
+  const { report, file } = await runScale(options, log);
+  for (const line of scaleSummaryLines(report)) log(line);
+  log(`report written to ${path.relative(process.cwd(), file)}`);
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+}
+
+(cli.scale ? scale() : main()).catch((err: unknown) => {
   log(`benchmark aborted: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   process.exitCode = 1;
 });

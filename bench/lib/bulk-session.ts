@@ -7,7 +7,7 @@ import crypto from "node:crypto";
 import type { Queryable } from "../../server/db/pool";
 import type { Actor } from "../../server/events/catalog";
 import type { EventRegistry } from "../../server/events/registry";
-import type { NewEvent } from "../../server/events/types";
+import { storedMetadata, type NewEvent } from "../../server/events/types";
 import { reviewRound, taskStartedData } from "./task-fixtures";
 
 const ROWS_PER_INSERT = 5000;
@@ -54,7 +54,7 @@ export async function bulkTaskSession(db: Queryable, registry: EventRegistry, ac
       type: event.type,
       summary: registry.summarize(event.type, data),
       data: JSON.stringify(data),
-      metadata: JSON.stringify({ actor, correlationId, causationId: null, schemaVersion }),
+      metadata: JSON.stringify(storedMetadata({ actor, correlationId, causationId: null, schemaVersion })),
     });
     if (rows.length === ROWS_PER_INSERT) await flush();
   }

@@ -3,7 +3,7 @@
 import crypto from "node:crypto";
 import type { Actor } from "../../server/events/catalog";
 import type { EventStore } from "../../server/events/store";
-import type { EventMetadata, NewEvent } from "../../server/events/types";
+import { storedMetadata, type NewEvent } from "../../server/events/types";
 
 export const benchActor: Actor = { kind: "system", id: "bench" };
 
@@ -17,10 +17,20 @@ export interface StreamCursor {
   version: number;
 }
 
-export async function createSessions(store: EventStore, count: number, prefix: string): Promise<StreamCursor[]> {
+/**
+ * `count` sessions of one event each. Their ids name the measurement (`bench-<prefix>-<uuid>`)
+ * unless `newId` makes them: a measurement of what a step writes gives them the product's own
+ * ids (`newSessionId`), since the id is in every event row and index entry of the session.
+ */
+export async function createSessions(
+  store: EventStore,
+  count: number,
+  prefix: string,
+  newId: (prefix: string) => string = uniqueStreamId,
+): Promise<StreamCursor[]> {
   const cursors: StreamCursor[] = [];
   for (let i = 0; i < count; i++) {
-    const id = uniqueStreamId(prefix);
+    const id = newId(prefix);
     const r = await store.append(
       id,
       "no_stream",
@@ -42,10 +52,12 @@ export function messageEvents(count: number, label: string): NewEvent[] {
 
 /** The metadata JSON the store writes for one event, for raw rows of the same shape. */
 export function rawMetadataJson(): string {
-  return JSON.stringify({
-    actor: benchActor,
-    correlationId: crypto.randomUUID(),
-    causationId: null,
-    schemaVersion: 1,
-  } satisfies EventMetadata);
+  return JSON.stringify(
+    storedMetadata({
+      actor: benchActor,
+      correlationId: crypto.randomUUID(),
+      causationId: null,
+      schemaVersion: 1,
+    }),
+  );
 }

@@ -20,7 +20,8 @@ export interface BenchPostgres {
   stop(): Promise<void>;
 }
 
-export async function startBenchPostgres(log: (line: string) => void): Promise<BenchPostgres> {
+/** `settings`: more server settings (the scale run sizes max_connections to its pools). */
+export async function startBenchPostgres(log: (line: string) => void, settings: Record<string, string> = {}): Promise<BenchPostgres> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-bench-pg-"));
   fs.chmodSync(dir, 0o755); // initdb may run as another user when we are root
   const dataDir = path.join(dir, "data");
@@ -56,7 +57,7 @@ export async function startBenchPostgres(log: (line: string) => void): Promise<B
       port: await freePort(),
       password: crypto.randomBytes(12).toString("hex"),
       log,
-      settings: STATEMENT_STATS_SETTINGS,
+      settings: { ...STATEMENT_STATS_SETTINGS, ...settings },
     });
     await server.createDatabase(BENCH_DATABASE);
     const url = server.urlFor(BENCH_DATABASE);

@@ -2,7 +2,8 @@
 // PostgreSQL server, LangGraph in a database of its own (../peers/langgraph.ts):
 //   - steps: a three-node no-op graph invoked on fresh threads vs three chained no-op steps on
 //     fresh sessions (../peers/catcafe-steps.ts, drained by one runner process of concurrency
-//     4; LangGraph: 4 invocations at a time in the bench process). Per-step overhead: one
+//     4; LangGraph: 4 invocations at a time in the bench process). The sessions have the
+//     product's ids (newSessionId, 14 characters; LangGraph's thread ids are 8–12). Per-step overhead: one
 //     session / thread at a time, wall time / 3. Throughput: SESSIONS at once. WAL and
 //     statements per step: the whole life of the three steps (Cat Cafe: the first step's
 //     scheduling and the drain; LangGraph: the invocation, its input checkpoint included).
@@ -18,6 +19,7 @@
 import { performance } from "node:perf_hooks";
 import { taskFold } from "../../server/task-engine";
 import { forkSession } from "../../server/tasks/fork";
+import { newSessionId } from "../../server/tasks/session-ref";
 import { LATEST_VERSION } from "../../server/events/fold-read";
 import type { BenchContext, Measurement } from "../lib/context";
 import { bulkTaskSession } from "../lib/bulk-session";
@@ -67,7 +69,7 @@ async function pooled(n: number, concurrency: number, task: (i: number) => Promi
 }
 
 async function catcafeWindow(ctx: BenchContext, fleet: WorkerFleet, counters: PgCounters, sessions: number): Promise<Window> {
-  const heads = await createSessions(ctx.store, sessions, "langgraph-peer");
+  const heads = await createSessions(ctx.store, sessions, "langgraph-peer", newSessionId);
   await counters.checkpoint();
   const target = fleet.finished() + sessions * STEPS_PER_SESSION;
   const end = await counters.begin();
@@ -107,7 +109,7 @@ async function singles(run: (i: number) => Promise<unknown>): Promise<number[]> 
 }
 
 async function catcafeSingle(ctx: BenchContext, fleet: WorkerFleet): Promise<number[]> {
-  const sessions = await createSessions(ctx.store, SINGLE + 1, "langgraph-single");
+  const sessions = await createSessions(ctx.store, SINGLE + 1, "langgraph-single", newSessionId);
   return singles(async (i) => {
     const target = fleet.finished() + STEPS_PER_SESSION;
     await scheduleNoopSteps(ctx.store, [{ sessionId: sessions[i]!.id, remaining: STEPS_PER_SESSION - 1 }], benchActor);

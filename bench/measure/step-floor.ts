@@ -27,6 +27,7 @@ import crypto from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { v7 as timeOrderedUuid } from "uuid";
 import { createPool } from "../../server/db/pool";
+import { storedMetadata } from "../../server/events/types";
 import type { Measurement } from "../lib/context";
 import { benchActor, createSessions } from "../lib/fixtures";
 import { median, round } from "../lib/percentiles";
@@ -76,9 +77,16 @@ export const stepFloor: Measurement = {
     const counters = await PgCounters.open(ctx.url);
     // Opened after the counters, so that their statements are counted.
     const writers = createPool(ctx.url, WRITERS + 2, { applicationName: "bench-floor" });
-    // The metadata a runner's event carries (its size matters: it is most of a row).
+    // The metadata a runner's event carries, as the store stores it (its size matters).
     const metadata = () =>
-      JSON.stringify({ actor: { kind: "runner", id: RUNNER_ID }, correlationId: crypto.randomUUID(), causationId: null, schemaVersion: 1 });
+      JSON.stringify(
+        storedMetadata({
+          actor: { kind: "runner", id: RUNNER_ID },
+          correlationId: crypto.randomUUID(),
+          causationId: null,
+          schemaVersion: 1,
+        }),
+      );
     const append = (streamId: string, type: string, summary: string, data: unknown) =>
       writers.query({
         name: "bench_floor_append",

@@ -8,6 +8,7 @@
 import type { Queryable } from "../db/pool";
 import type { BakeOffContenderSpec, JudgeRecommendation } from "../events/bake-off-catalog";
 import { actorLabel, appRegistry, type AppEventOf, type Actor } from "../events/catalog";
+import { DEFAULT_SCHEMA_VERSION } from "../events/types";
 
 type BakeOffEventType =
   | "BakeOffForked"
@@ -47,13 +48,13 @@ interface Row {
   stream_id: string;
   type: BakeOffEventType;
   data: unknown;
-  metadata: { actor: Actor; schemaVersion: number };
+  metadata: { actor: Actor; schemaVersion?: number };
   recorded_at: Date;
 }
 
 /** A row's data, upcast and checked with the catalog's schema for its type. */
 function decoded<T extends BakeOffEventType>(row: Row & { type: T }): AppEventOf<T>["data"] {
-  return appRegistry.decode(row.type, row.data, row.metadata.schemaVersion) as AppEventOf<T>["data"];
+  return appRegistry.decode(row.type, row.data, row.metadata.schemaVersion ?? DEFAULT_SCHEMA_VERSION) as AppEventOf<T>["data"];
 }
 
 const is = <T extends BakeOffEventType>(row: Row, type: T): row is Row & { type: T } => row.type === type;

@@ -19,7 +19,7 @@ import { MAX_VERSION } from "./versions";
 /** Versions `$2..$3` of a stream through its lineage, per member by index (as store.ts READ_STREAM_SQL). */
 const READ_FOLD_EVENTS_SQL = `WITH RECURSIVE ${LINEAGE_CTE}
   SELECT e.* FROM lineage l CROSS JOIN LATERAL (
-    SELECT version, type, data, (metadata->>'schemaVersion')::int AS schema_version,
+    SELECT version, type, data, COALESCE((metadata->>'schemaVersion')::int, 1) AS schema_version,
            (extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms
     FROM events
     WHERE stream_id = l.id AND version >= $2 AND version <= LEAST($3, COALESCE(l.cap, $3))

@@ -23,7 +23,10 @@ export const stepCatalog = {
       attempt: z.number().int().positive(),
       runnerId: z.string().min(1),
       leaseExpiresAt: z.iso.datetime({ offset: true }),
-      /** Taken over from a runner whose lease expired (a lost attempt, not charged to the step). */
+      /**
+       * Taken over from a runner whose lease expired (a lost attempt, not charged to the step).
+       * The claim records it only when true (docs/scaling.md, "What a step costs: the model").
+       */
       reclaimed: z.boolean().optional(),
     }),
     summary: (d) => `Step started (attempt ${d.attempt}) on runner ${d.runnerId}`,

@@ -18,7 +18,17 @@ import { activeTraceparent } from "../tracing/spans";
 import { recordEventsAppended } from "../metrics/registry";
 import { eventCategory } from "./categories";
 import type { StreamFold } from "./snapshots";
-import type { AppendMetadata, AppendResult, EventMetadata, ExpectedVersion, GlobalCheckpoint, NewEvent, RecordedEvent } from "./types";
+import {
+  recordedMetadata,
+  storedMetadata,
+  type AppendMetadata,
+  type AppendResult,
+  type ExpectedVersion,
+  type GlobalCheckpoint,
+  type NewEvent,
+  type RecordedEvent,
+  type StoredEventMetadata,
+} from "./types";
 
 export const EVENTS_CHANNEL = "catcafe_events";
 
@@ -43,7 +53,7 @@ export interface EventRow {
   version: number;
   type: string;
   data: unknown;
-  metadata: EventMetadata;
+  metadata: StoredEventMetadata;
   recorded_at: Date;
 }
 
@@ -167,7 +177,9 @@ export class EventStore {
       const again = this.registry.encode(e.type, text.value);
       return { ...e, ...again, json: JSON.stringify(again.data) };
     });
-    const correlationId = metadata.correlationId ?? crypto.randomUUID();
+    // Events appended together share a correlation id; one event alone with none given needs
+    // none stored: it reads back as its own id (recordedMetadata).
+    const correlationId = metadata.correlationId ?? (events.length > 1 ? crypto.randomUUID() : undefined);
     // Tracing on and in a span: the events carry its context (a step's StepScheduled takes the
     // command's trace to the runner that claims it).
     const traceparent = activeTraceparent();
@@ -185,13 +197,15 @@ export class EventStore {
           encoded.map((e) => this.registry.summarize(e.type, e.data)),
           encoded.map((e) => e.json),
           encoded.map((e) =>
-            JSON.stringify({
-              actor: metadata.actor,
-              correlationId,
-              causationId: metadata.causationId ?? null,
-              schemaVersion: e.schemaVersion,
-              ...(traceparent ? { traceparent } : {}),
-            } satisfies EventMetadata),
+            JSON.stringify(
+              storedMetadata({
+                actor: metadata.actor,
+                correlationId,
+                causationId: metadata.causationId ?? null,
+                schemaVersion: e.schemaVersion,
+                ...(traceparent ? { traceparent } : {}),
+              }),
+            ),
           ),
         ],
       }),
@@ -341,6 +355,7 @@ export class EventStore {
 
   /** A row as a recorded event, its data decoded (upcast and validated) unless `decode` is false. */
   toRecorded(row: EventRow, decode = true): RecordedEvent {
+    const metadata = recordedMetadata(row.metadata, row.event_id);
     return {
       position: Number(row.position),
       txId: Number(row.tx_id),
@@ -348,8 +363,8 @@ export class EventStore {
       streamId: row.stream_id,
       version: row.version,
       type: row.type,
-      data: decode ? this.registry.decode(row.type, row.data, row.metadata.schemaVersion) : row.data,
-      metadata: row.metadata,
+      data: decode ? this.registry.decode(row.type, row.data, metadata.schemaVersion) : row.data,
+      metadata,
       recordedAt: row.recorded_at.toISOString(),
     };
   }

@@ -13,6 +13,46 @@ export interface EventMetadata {
   traceparent?: string;
 }
 
+/**
+ * Metadata as an `events` row stores it: what is empty or the default is left out (no
+ * `causationId` when there is none, no `schemaVersion` when it is 1, no `correlationId` when
+ * the event correlates with nothing but itself), since every byte of every event is written
+ * again to the WAL (docs/scaling.md, "What a step costs: the model"). Read back through
+ * {@link recordedMetadata}.
+ */
+export type StoredEventMetadata = Omit<EventMetadata, "correlationId" | "causationId" | "schemaVersion"> & {
+  correlationId?: string;
+  causationId?: string | null;
+  schemaVersion?: number;
+};
+
+/** The schema version rows leave out. */
+export const DEFAULT_SCHEMA_VERSION = 1;
+
+/** `correlationId` undefined: the event is alone in its append and nobody gave one (read back as the event's id). */
+export function storedMetadata(m: Omit<EventMetadata, "correlationId"> & { correlationId: string | undefined }): StoredEventMetadata {
+  const { correlationId, causationId, schemaVersion, ...rest } = m;
+  return {
+    ...rest,
+    ...(correlationId ? { correlationId } : {}),
+    ...(causationId ? { causationId } : {}),
+    ...(schemaVersion !== DEFAULT_SCHEMA_VERSION ? { schemaVersion } : {}),
+  };
+}
+
+/**
+ * A row's metadata with what it left out filled in (older rows store every field): an event
+ * that correlates with nothing else has its own id as its correlation id.
+ */
+export function recordedMetadata(m: StoredEventMetadata, eventId: string): EventMetadata {
+  return {
+    ...m,
+    correlationId: m.correlationId ?? eventId,
+    causationId: m.causationId ?? null,
+    schemaVersion: m.schemaVersion ?? DEFAULT_SCHEMA_VERSION,
+  };
+}
+
 /** What a caller supplies when appending: type + data, optionally a fixed id for idempotency. */
 export interface NewEvent {
   type: string;

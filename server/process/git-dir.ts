@@ -107,8 +107,36 @@ export async function repositoryView(workspace: string, scratchDir: string): Pro
   return { readOnly: [dirs.commonDir], overlays: [{ source: sanitized, target: config }] };
 }
 
+/**
+ * The last config read per file, with the file's identity when it was read. Git rewrites a
+ * config through a lock file and a rename (a new inode), and an edit in place changes its
+ * modification and change times, so an unchanged identity is an unchanged file: one `git
+ * config` per change of the file instead of one per agent run (docs/scaling.md, "First output
+ * and live paint").
+ */
+const formatSettingsRead = new Map<string, { identity: string; text: string }>();
+
+/** A file changed this recently may change again within the same timestamp tick: not cached (git's "racy" rule). */
+const RACY_MS = 2_000;
+
+function fileIdentity(file: string): string | null {
+  const stat = fs.statSync(file, { bigint: true, throwIfNoEntry: false });
+  if (!stat || Date.now() - Number(stat.ctimeNs / 1_000_000n) < RACY_MS) return null;
+  return [stat.dev, stat.ino, stat.size, stat.mtimeNs, stat.ctimeNs].join(":");
+}
+
 /** `[core]` format settings and `[extensions]` of the config file, nothing else. */
 async function formatSettings(configFile: string): Promise<string> {
+  const identity = fileIdentity(configFile);
+  const known = formatSettingsRead.get(configFile);
+  if (identity !== null && known?.identity === identity) return known.text;
+  const text = await readFormatSettings(configFile);
+  if (identity !== null && fileIdentity(configFile) === identity) formatSettingsRead.set(configFile, { identity, text });
+  else formatSettingsRead.delete(configFile);
+  return text;
+}
+
+async function readFormatSettings(configFile: string): Promise<string> {
   const read = await runProcess({
     file: "git",
     args: ["config", "--file", configFile, "--get-regexp", "^(core\\.repositoryformatversion|extensions\\..*)$"],

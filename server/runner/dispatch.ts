@@ -135,7 +135,10 @@ const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
  * must be the statement's first write (see EventStore.appendInTx). Should the step still
  * have changed under us, the trigger's fence refuses it (StaleAttemptError) and the whole
  * statement rolls back. The event is built here in SQL; its shape and summary are the
- * catalog's StepStarted (runner.int reads it back through the registry).
+ * catalog's StepStarted (runner.int reads it back through the registry), its metadata stored as
+ * the store stores a lone event's (storedMetadata in ../events/types.ts: no correlation of its own,
+ * no empty causation, no default version);
+ * `reclaimed` only when true (absent is false), as every byte of a step's events is WAL.
  * $1 reclaim backoff, $2 max lost, $3 lease ms, $4 runner id, $5 StepStarted's schema version,
  * $6 the event's id (time-ordered, see timeOrderedId); $7 the registered repoPaths the runner
  * has clones of, $8 the agent CLIs it has (NULL: any), $9 its labels: the pick
@@ -151,10 +154,10 @@ const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1
     INSERT INTO events (event_id, stream_id, version, type, summary, data, metadata)
     SELECT $6::uuid, pick.session_id, bump.version, 'StepStarted',
            'Step started (attempt ' || pick.attempt || ') on runner ' || $4::text,
-           jsonb_build_object('stepId', pick.id, 'attempt', pick.attempt, 'runnerId', $4::text,
-                              'leaseExpiresAt', bump.lease_expires_at, 'reclaimed', pick.reclaimed),
-           jsonb_build_object('actor', jsonb_build_object('kind', 'runner', 'id', $4::text), 'correlationId', gen_random_uuid(),
-                              'causationId', NULL, 'schemaVersion', $5::int)
+           jsonb_build_object('stepId', pick.id, 'attempt', pick.attempt, 'runnerId', $4::text, 'leaseExpiresAt', bump.lease_expires_at)
+             || CASE WHEN pick.reclaimed THEN '{"reclaimed": true}'::jsonb ELSE '{}'::jsonb END,
+           jsonb_build_object('actor', jsonb_build_object('kind', 'runner', 'id', $4::text))
+             || CASE WHEN $5::int = 1 THEN '{}'::jsonb ELSE jsonb_build_object('schemaVersion', $5::int) END
     FROM pick, bump RETURNING stream_id)
   SELECT pick.id, pick.session_id, pick.kind, pick.input, pick.attempt, pick.max_attempts, pick.timeout_ms, pick.backoff_ms,
          pick.reclaimed, bump.lease_expires_at, ${notifyWatchersSql("ins.stream_id")} AS notified,
@@ -162,7 +165,8 @@ const CLAIM_SQL = `WITH pick AS MATERIALIZED (SELECT * FROM catcafe_pick_step($1
           WHERE s.id = pick.id AND s.state = 'pending') AS pickup_ms,
          CASE WHEN $10::boolean THEN
            (SELECT e.metadata->>'traceparent' FROM events e
-            WHERE e.type = 'StepScheduled' AND e.data->>'stepId' = pick.id::text AND e.stream_id = pick.session_id LIMIT 1)
+            WHERE e.type = 'StepScheduled' AND e.metadata ? 'traceparent' AND e.data->>'stepId' = pick.id::text
+              AND e.stream_id = pick.session_id LIMIT 1)
          END AS traceparent
   FROM pick, bump, ins`;
 
@@ -429,7 +433,7 @@ export class ReactionError extends Error {
  */
 export async function failExhaustedSteps(store: EventStore, actor: Actor, options: RecordOptions = {}): Promise<number> {
   const rows = await store.pool.query<{ id: string; attempt: number; lost: number }>(
-    `SELECT id, attempt, lost FROM steps WHERE state = 'running' AND lost >= $1 AND lease_expires_at < now() LIMIT 100`,
+    `SELECT id, attempt, lost FROM steps WHERE finished_at IS NULL AND state = 'running' AND lost >= $1 AND lease_expires_at < now() LIMIT 100`,
     [MAX_LOST_ATTEMPTS],
   );
   let failed = 0;

@@ -163,7 +163,7 @@ export async function forgetDeadRunners(db: Queryable, olderThanMs: number): Pro
     `DELETE FROM runners r
      WHERE COALESCE(r.stopped_at, r.heartbeat_at) < now() - make_interval(secs => $1::double precision / 1000)
        AND r.heartbeat_at < now() - make_interval(secs => $1::double precision / 1000)
-       AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.lease_owner = r.id AND s.state = 'running')
+       AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.finished_at IS NULL AND s.lease_owner = r.id AND s.state = 'running')
      RETURNING r.id`,
     [olderThanMs],
   );

@@ -2,7 +2,7 @@
 // StepScheduled event's metadata records it (`traceparent`, server/events/store.ts), so one
 // trace spans the web process and the runners (docs/operations.md, "Traces"). The claim reads
 // it in its own statement while this process exports traces (dispatch.ts CLAIM_SQL, through
-// the partial index of StepScheduled events by step id): no query of its own.
+// the partial index of traced StepScheduled events by step id): no query of its own.
 import type { Context } from "@opentelemetry/api";
 import { contextOfTraceparent } from "../tracing/spans";
 import type { ClaimedStep } from "./dispatch";

@@ -69,7 +69,7 @@ export async function stepsQueueDepth(db: Queryable): Promise<{ kind: string; pe
   const { rows } = await db.query<{ kind: string; pending: number; running: number }>({
     name: "catcafe_steps_queue_depth",
     text: `SELECT kind, count(*) FILTER (WHERE state = 'pending')::int AS pending, count(*) FILTER (WHERE state = 'running')::int AS running
-           FROM steps WHERE state IN ('pending', 'running') GROUP BY kind`,
+           FROM steps WHERE finished_at IS NULL GROUP BY kind`,
   });
   return rows;
 }

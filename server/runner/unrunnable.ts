@@ -102,10 +102,11 @@ export async function failUnrunnableSteps(
   options: RecordOptions & { graceMs?: number } = {},
 ): Promise<number> {
   const { graceMs = UNRUNNABLE_GRACE_MS, ...record } = options;
-  // Cheap when nothing waits: the pending steps past their grace, through the (state, available_at) index.
+  // Cheap when nothing waits: the pending steps past their grace, through the open steps' index
+  // (`finished_at IS NULL`, migration 20261129083549).
   const candidates = await store.pool.query<CandidateRow>(
     `SELECT s.id, s.session_id, s.attempt, s.needs_repo, s.needs_cli, s.needs_labels, s.excluded_runners FROM steps s
-     WHERE s.state = 'pending' AND s.available_at < now() - make_interval(secs => $2::double precision / 1000)
+     WHERE s.finished_at IS NULL AND s.state = 'pending' AND s.available_at < now() - make_interval(secs => $2::double precision / 1000)
        AND (s.needs_repo IS NOT NULL OR s.needs_cli IS NOT NULL OR cardinality(s.needs_labels) > 0 OR cardinality(s.excluded_runners) > 0)
        AND EXISTS (SELECT 1 FROM runners r WHERE ${HEARD_WITHIN_SQL})
      ORDER BY s.available_at LIMIT 100`,

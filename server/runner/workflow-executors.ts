@@ -35,10 +35,11 @@ import {
   diffSince,
   ensureCommit,
   fetchSessionCommit,
-  missingClone,
+  KnownClones,
   pushSessionBranch,
   repositoryMapping,
   resetWorkspace,
+  workspaceAtCommit,
   type SessionRemote,
 } from "../workspaces";
 import { withWorktreeLock } from "./repo-lock";
@@ -91,20 +92,25 @@ const MAX_DIFF_IN_PROMPT = 200_000;
  * repository at a time), reset (clean) on every later step, and claimed by this attempt so
  * that an earlier attempt still running somewhere cannot commit into it.
  */
-async function prepareWorkspace(deps: WorkflowExecutorDeps, step: ClaimedStep, input: StepInput): Promise<string> {
+async function prepareWorkspace(deps: WorkflowExecutorDeps, clones: KnownClones, step: ClaimedStep, input: StepInput): Promise<string> {
   const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
   // A step may start from a commit made on another runner's machine: fetch it from the
   // project's remote, else the chain of the session's bundles that leads to it, when this
   // clone lacks it. A clone that is not here, or a commit it cannot restore, hands the step
   // to another runner (StepNotRunnableHere) instead of failing the session (docs/scaling.md,
   // "Which runner runs a step").
-  const missing = await missingClone(repoPath, repositoryMapping(input.workspace.repoPath, repoPath));
+  const missing = await clones.missing(repoPath, repositoryMapping(input.workspace.repoPath, repoPath));
   if (missing) throw new StepNotRunnableHere(missing);
-  await fetchFromRemote(deps, step.sessionId, repoPath, input);
-  await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId), (fn) =>
-    withWorktreeLock(deps.pool, repoPath, fn),
-  ).catch(notRunnableWhenNotFound);
   const target = path.join(deps.workspacesRoot, step.sessionId);
+  // The session's worktree of this clone at the step's head already proves the clone has the
+  // commit: nothing to fetch or restore, and no git process to ask (docs/scaling.md, "First
+  // output and live paint").
+  if (!workspaceAtCommit(target, repoPath, input.workspace.head)) {
+    await fetchFromRemote(deps, step.sessionId, repoPath, input);
+    await ensureCommit(repoPath, input.workspace.head, sessionBundles(deps.pool, step.sessionId), (fn) =>
+      withWorktreeLock(deps.pool, repoPath, fn),
+    ).catch(notRunnableWhenNotFound);
+  }
   if (fs.existsSync(target)) {
     await claimWorkspace(target, ownerOf(step));
     await resetWorkspace(target, input.workspace.head);
@@ -182,7 +188,7 @@ const ownerOf = (step: ClaimedStep) => `${step.id}:${step.attempt}`;
 /** What a workflow kind's entry runs, with its input parsed. */
 type WorkflowExecutor<O> = (step: ClaimedStep, input: StepInput, ctx: StepContext) => Promise<O>;
 
-function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOutput> {
+function agentExecutor(deps: WorkflowExecutorDeps, clones: KnownClones): WorkflowExecutor<AgentStepOutput> {
   const { store } = deps;
   return async (step, input, ctx) => {
     const config = ZAgentConfig.safeParse(input.agent);
@@ -202,9 +208,18 @@ function agentExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<AgentStepOu
         false,
       );
     }
-    const access = await checkedAgentAccess(deps.pool, step.sessionId, config.data);
+    // Independent of each other: the access rules' reads beside the workspace's git work.
+    // Awaited in this order (and both settled), so a refusal fails the step as it did before
+    // the two ran together, and no git process of this attempt outlives it.
+    const [accessRead, workspaceMade] = await Promise.allSettled([
+      checkedAgentAccess(deps.pool, step.sessionId, config.data),
+      prepareWorkspace(deps, clones, step, input),
+    ]);
+    if (accessRead.status === "rejected") throw accessRead.reason;
+    const access = accessRead.value;
     const agent = createAgent(config.data);
-    const workspace = await prepareWorkspace(deps, step, input);
+    if (workspaceMade.status === "rejected") throw workspaceMade.reason;
+    const workspace = workspaceMade.value;
     // Stable part first, then what changes from call to call (docs/scaling.md, "Prompt economics").
     const stableChars = Math.min(input.promptStableChars ?? 0, input.prompt.length);
     let stable = input.prompt.slice(0, stableChars);
@@ -380,9 +395,9 @@ function commandFailure(outcome: CommandRun, expectedExitCode: number): CommandF
   return { errorClass: "command_failed", reason: `exited with code ${outcome.exitCode}, expected ${expectedExitCode}` };
 }
 
-function commandsExecutor(deps: WorkflowExecutorDeps): WorkflowExecutor<CommandsStepOutput> {
+function commandsExecutor(deps: WorkflowExecutorDeps, clones: KnownClones): WorkflowExecutor<CommandsStepOutput> {
   return async (step, input, ctx) => {
-    const workspace = await prepareWorkspace(deps, step, input);
+    const workspace = await prepareWorkspace(deps, clones, step, input);
     const results: CommandResultOutput[] = [];
     for (const command of input.commands) {
       const outcome = await runCommand({
@@ -475,8 +490,16 @@ export function workflowStepKinds(deps: WorkflowStepKindDeps): StepKind[] {
     },
     invalidInput: INVALID_WORKFLOW_INPUT,
   };
+  // One per runner process: what it learned about its clones serves all its steps.
+  const clones = new KnownClones();
   return [
-    defineStepKind({ kind: "agent", input: ZStepInput, output: ZAgentStepOutput, execute: agentExecutor(deps), ...reaction }),
-    defineStepKind({ kind: "commands", input: ZStepInput, output: ZCommandsStepOutput, execute: commandsExecutor(deps), ...reaction }),
+    defineStepKind({ kind: "agent", input: ZStepInput, output: ZAgentStepOutput, execute: agentExecutor(deps, clones), ...reaction }),
+    defineStepKind({
+      kind: "commands",
+      input: ZStepInput,
+      output: ZCommandsStepOutput,
+      execute: commandsExecutor(deps, clones),
+      ...reaction,
+    }),
   ];
 }

@@ -2,6 +2,7 @@
 // detached git worktree of the project at a recorded commit; a fork starts from the commit
 // recorded at its fork point.
 export { missingClone, repositoryMapping, resolveBaseCommit } from "./repo";
+export { KnownClones } from "./known-clones";
 export {
   claimWorkspace,
   createWorkspace,
@@ -10,6 +11,7 @@ export {
   forkWorkspace,
   removeWorkspace,
   resetWorkspace,
+  workspaceAtCommit,
   type CreateWorkspaceInput,
   type ForkWorkspaceInput,
   type ResetWorkspaceOptions,

@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { AppError } from "../errors";
+import { worktreeGitDirs } from "../process/git-dir";
 import { gitFailure, runGit } from "./git";
 import { assertValidSessionId, isInside } from "./paths";
 import { assertFullCommitId, inspectCheckout, pinCommit, requireRepository, requireWorkspace, resolveCommit, type Checkout } from "./repo";
@@ -143,11 +144,56 @@ export async function resetWorkspace(
   commit: string,
   options: ResetWorkspaceOptions = {},
 ): Promise<{ commit: string }> {
-  const workspace = await requireWorkspace(workspacePath);
-  const sha = await resolveCommit(workspace.top, assertFullCommitId(commit, "commit"));
-  await runGit(workspace.top, ["reset", "--hard", "--quiet", sha]);
-  await runGit(workspace.top, ["clean", "-ffdq", ...(options.removeIgnored ? ["-x"] : [])]);
+  // Read from the worktree's files where they prove it (a linked worktree, at that commit
+  // already): two git processes fewer on every step (docs/scaling.md, "First output and live paint").
+  const linked = linkedWorktree(workspacePath);
+  const top = linked?.top ?? (await requireWorkspace(workspacePath)).top;
+  const wanted = assertFullCommitId(commit, "commit");
+  const sha = linked && detachedHead(linked.gitDir) === wanted ? wanted : await resolveCommit(top, wanted);
+  await runGit(top, ["reset", "--hard", "--quiet", sha]);
+  await runGit(top, ["clean", "-ffdq", ...(options.removeIgnored ? ["-x"] : [])]);
   return { commit: sha };
+}
+
+/**
+ * The linked worktree whose top is `workspacePath`, proven from its files alone: its `.git` file
+ * leads to an admin directory of the repository that points back at it (process/git-dir.ts,
+ * the check every git call here makes first). Null when that does not prove it: the callers
+ * then ask git, which says what the directory is instead.
+ */
+function linkedWorktree(workspacePath: string): { top: string; gitDir: string; commonDir: string } | null {
+  try {
+    const top = fs.realpathSync(workspacePath);
+    const dirs = worktreeGitDirs(top);
+    return dirs && dirs.gitDir !== dirs.commonDir ? { top, ...dirs } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The commit a detached HEAD names, from the worktree's own HEAD file; null for a branch or anything else. */
+function detachedHead(gitDir: string): string | null {
+  try {
+    const head = fs.readFileSync(path.join(gitDir, "HEAD"), "utf8").trim();
+    return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head) ? head : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether `workspacePath` is a session workspace of the clone at `repoPath` whose HEAD is
+ * `commit`, read from files (no git process). True proves the clone holds the commit: git's gc
+ * keeps every worktree's HEAD. False proves nothing.
+ */
+export function workspaceAtCommit(workspacePath: string, repoPath: string, commit: string): boolean {
+  const linked = linkedWorktree(workspacePath);
+  if (!linked || detachedHead(linked.gitDir) !== commit.toLowerCase()) return false;
+  try {
+    return fs.realpathSync(path.join(repoPath, ".git")) === linked.commonDir;
+  } catch {
+    return false;
+  }
 }
 
 /**

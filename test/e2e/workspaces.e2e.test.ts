@@ -7,6 +7,7 @@ import path from "node:path";
 import { execaSync } from "execa";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { isAppError, type AppErrorCode } from "../../server/errors";
+import { observeProcesses } from "../../server/process/spawn";
 import {
   changedFilesSince,
   commitWorkspace,
@@ -14,6 +15,7 @@ import {
   diffSince,
   forkWorkspace,
   isInside,
+  KnownClones,
   removeWorkspace,
   resetWorkspace,
   resolveBaseCommit,
@@ -44,6 +46,12 @@ function git(cwd: string, ...args: string[]): string {
 function write(root: string, file: string, content: string): void {
   fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
   fs.writeFileSync(path.join(root, file), content);
+}
+
+/** A new directory `name` inside `root`. */
+function tempDirIn(root: string, name: string): string {
+  fs.mkdirSync(path.join(root, name), { recursive: true });
+  return path.join(root, name);
 }
 
 function read(root: string, file: string): string {
@@ -350,11 +358,97 @@ describe("resetWorkspace", () => {
     expect(fs.existsSync(path.join(ws.path, "keep.log"))).toBe(false);
   });
 
+  // The workspace already at the commit is read from its files, not asked of git (docs/scaling.md,
+  // "First output and live paint"): whatever is in it is still reset and cleaned as before.
+  it("at the commit it is already at: a modified, a deleted, a staged and an untracked file, an empty directory and a nested repository all go; ignored files stay", async () => {
+    const { repo, root, base } = makeProject();
+    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s-dirty", baseCommit: base });
+    write(ws.path, "README.md", "modified\n");
+    fs.rmSync(path.join(ws.path, "src/app.ts"));
+    write(ws.path, "staged.txt", "staged\n");
+    git(ws.path, "add", "staged.txt");
+    write(ws.path, "loose.txt", "untracked\n");
+    fs.mkdirSync(path.join(ws.path, "empty/deeper"), { recursive: true });
+    git(tempDirIn(ws.path, "nested"), "init", "--quiet");
+    write(ws.path, "keep.log", "ignored\n");
+    expect(git(ws.path, "rev-parse", "HEAD")).toBe(base);
+
+    expect(await resetWorkspace(ws.path, base)).toEqual({ commit: base });
+
+    expect(git(ws.path, "status", "--porcelain", "--untracked-files=all")).toBe("");
+    expect(git(ws.path, "diff", "--cached", "--name-only", base)).toBe("");
+    expect(read(ws.path, "README.md")).toBe("# Tiny project\n\nHello.\n");
+    expect(read(ws.path, "src/app.ts")).toBe('export const greeting = "hello";\n');
+    for (const gone of ["staged.txt", "loose.txt", "empty", "nested"]) expect(fs.existsSync(path.join(ws.path, gone)), gone).toBe(false);
+    expect(read(ws.path, "keep.log")).toBe("ignored\n");
+  });
+
+  it("at another commit than the one asked for: moved back to the one asked for, by a full id in either case; an unknown commit is NOT_FOUND and changes nothing", async () => {
+    const { repo, root, base } = makeProject();
+    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s-moved", baseCommit: base });
+    write(ws.path, "later.txt", "later\n");
+    const later = (await commitWorkspace({ path: ws.path, message: "later", author: AUTHOR })).commit!;
+
+    expect(await resetWorkspace(ws.path, base.toUpperCase())).toEqual({ commit: base });
+    expect(git(ws.path, "rev-parse", "HEAD")).toBe(base);
+    expect(fs.existsSync(path.join(ws.path, "later.txt"))).toBe(false);
+
+    expect(await resetWorkspace(ws.path, later)).toEqual({ commit: later });
+    expect(read(ws.path, "later.txt")).toBe("later\n");
+
+    write(ws.path, "README.md", "kept: the reset was refused\n");
+    await expectAppError(resetWorkspace(ws.path, "0".repeat(40)), "NOT_FOUND");
+    expect(git(ws.path, "rev-parse", "HEAD")).toBe(later);
+    expect(read(ws.path, "README.md")).toBe("kept: the reset was refused\n");
+    await expectAppError(resetWorkspace(ws.path, "HEAD"), "INVALID_INPUT", /full commit id/);
+  });
+
+  it("a workspace whose .git file was redirected into the worktree is refused, not reset", async () => {
+    const { repo, root, base } = makeProject();
+    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s-redirect", baseCommit: base });
+    write(ws.path, "README.md", "an agent's edit\n");
+    git(tempDirIn(ws.path, "fake"), "init", "--quiet");
+    fs.writeFileSync(path.join(ws.path, ".git"), "gitdir: fake/.git\n");
+    await expectAppError(resetWorkspace(ws.path, base), "PRECONDITION_FAILED", /\.git file was changed/);
+    expect(read(ws.path, "README.md")).toBe("an agent's edit\n");
+  });
+
   it("never resets the project's main checkout", async () => {
     const { repo, base } = makeProject();
     write(repo, "precious.txt", "uncommitted human work\n");
     await expectAppError(resetWorkspace(repo, base), "PRECONDITION_FAILED", /main checkout/);
     expect(read(repo, "precious.txt")).toBe("uncommitted human work\n");
+  });
+});
+
+describe("KnownClones (a runner's clone check, asked of git once per clone)", () => {
+  const spawnsOf = async <T>(fn: () => Promise<T>): Promise<{ value: T; processes: number }> => {
+    let processes = 0;
+    const value = await observeProcesses({ spawned: () => void processes++, exited: () => {} }, fn);
+    return { value, processes };
+  };
+
+  it("a clone found once is not asked again; deleted, replaced by a plain directory or by another clone, it is checked again and said as missingClone says it", async () => {
+    const { repo } = makeProject();
+    const clones = new KnownClones();
+    expect(await spawnsOf(() => clones.missing(repo))).toStrictEqual({ value: null, processes: 1 });
+    expect(await spawnsOf(() => clones.missing(repo))).toStrictEqual({ value: null, processes: 0 });
+
+    const moved = `${repo}-moved`;
+    fs.renameSync(repo, moved);
+    tempDirs.push(moved);
+    expect(await clones.missing(repo, "a mapping")).toBe(`no clone at ${repo} (a mapping)`);
+    fs.mkdirSync(repo);
+    expect(await clones.missing(repo)).toBe(`${repo} is not the top of a git repository`);
+    fs.mkdirSync(path.join(repo, ".git"));
+    expect(await clones.missing(repo)).toBe(`${repo} is not the top of a git repository`);
+
+    fs.rmSync(repo, { recursive: true });
+    git(tempDirIn(path.dirname(repo), path.basename(repo)), "init", "--quiet");
+    expect(await spawnsOf(() => clones.missing(repo))).toStrictEqual({ value: null, processes: 1 });
+    fs.rmSync(path.join(repo, ".git"), { recursive: true });
+    fs.renameSync(path.join(moved, ".git"), path.join(repo, ".git"));
+    expect(await spawnsOf(() => clones.missing(repo))).toStrictEqual({ value: null, processes: 1 });
   });
 });
 

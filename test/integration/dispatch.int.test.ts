@@ -7,7 +7,7 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAppEventStore } from "../../server/app-store";
-import { createPool, isConnectionError, type Tx } from "../../server/db/pool";
+import { createPool, isConnectionError, withTransaction, type Tx } from "../../server/db/pool";
 import type { EventStore } from "../../server/events/store";
 import type { RecordedEvent } from "../../server/events/types";
 import {
@@ -372,5 +372,60 @@ describe("the fence's refusal", () => {
       }),
     ).toBe(false);
     expect((await typesOf(step.sessionId)).at(-1)).toBe("StepCompleted");
+  });
+});
+
+describe("the queue's index (open steps only, docs/scaling.md 'What a step costs: the model')", () => {
+  it("a claim changes no indexed column of its step: the row is updated in place (HOT), with no new index entries", async () => {
+    const sessionId = await newSession();
+    const id = await scheduleStep(db.store, { sessionId, kind: "dispatched", input: {}, maxAttempts: 1 }, { actor: testActor });
+    // The connection's counts not yet reported (earlier transactions' too): read before and after.
+    const counts = async (tx: Tx) =>
+      (
+        await tx.query<{ updated: number; hot: number }>(
+          `SELECT pg_stat_get_xact_tuples_updated('steps'::regclass)::int AS updated,
+                  pg_stat_get_xact_tuples_hot_updated('steps'::regclass)::int AS hot`,
+        )
+      ).rows[0]!;
+    const claim = await withTransaction(db.pool, async (tx) => {
+      const before = await counts(tx);
+      expect(await claimNextStep(db.store, claimOptions, tx)).toMatchObject({ id, attempt: 1 });
+      const after = await counts(tx);
+      return { updated: after.updated - before.updated, hot: after.hot - before.hot };
+    });
+    expect(claim).toEqual({ updated: 1, hot: 1 });
+    expect(await stepRow(id)).toEqual({ state: "running", attempt: 1 });
+  });
+
+  it("a step is open (finished_at empty, in the index) exactly while it is pending or running, through every outcome", async () => {
+    const completed = await claimedStep();
+    await recordStepOutcome(db.store, completed, { kind: "completed", output: {} }, runner);
+    const retried = await claimedStep(2);
+    const failure = { kind: "failed", errorClass: "provider_network_error", message: "reset", retryable: true } as const;
+    await recordStepOutcome(db.store, retried, failure, runner, { retryBaseMs: 60_000 });
+    const failed = await claimedStep(1);
+    await recordStepOutcome(db.store, failed, failure, runner);
+    const cancelled = await claimedStep();
+    await db.store.append(cancelled.sessionId, "any", [{ type: "StepCancelled", data: { stepId: cancelled.id } }], { actor: testActor });
+    const running = await claimedStep();
+    const released = await claimedStep();
+    await recordStepOutcome(db.store, released, { kind: "released", reason: "shutting down" }, runner);
+
+    const rows = await db.pool.query<{ id: string; state: string; open: boolean }>(
+      "SELECT id, state, finished_at IS NULL AS open FROM steps WHERE id = ANY($1::uuid[])",
+      [[completed, retried, failed, released, cancelled, running].map((s) => s.id)],
+    );
+    const byId = new Map(rows.rows.map((r) => [r.id, { state: r.state, open: r.open }]));
+    expect(byId.get(completed.id)).toEqual({ state: "completed", open: false });
+    expect(byId.get(retried.id)).toEqual({ state: "pending", open: true });
+    expect(byId.get(failed.id)).toEqual({ state: "failed", open: false });
+    expect(byId.get(released.id)).toEqual({ state: "pending", open: true });
+    expect(byId.get(cancelled.id)).toEqual({ state: "cancelled", open: false });
+    expect(byId.get(running.id)).toEqual({ state: "running", open: true });
+    // Over every step this file made: open is the same as pending or running.
+    const mismatched = await db.pool.query("SELECT id FROM steps WHERE (finished_at IS NULL) <> (state IN ('pending', 'running'))");
+    expect(mismatched.rows).toEqual([]);
+    // A released step is claimed again through the index.
+    expect(await claimNextStep(db.store, claimOptions)).toMatchObject({ id: released.id, attempt: 2 });
   });
 });

@@ -50,6 +50,31 @@ describe("append and read", () => {
     expect(summaries.rows.map((r) => r.summary)).toEqual(['Session "a session" created (test)', "Message: one", "Message: two"]);
   });
 
+  it("stores metadata without what is empty or the default, and reads it back whole", async () => {
+    const id = await newSession();
+    await db.store.append(id, 1, [message("caused")], { actor: testActor, correlationId: "corr-2", causationId: "cause-2" });
+    await db.store.append(id, 2, [message("two"), message("together")], { actor: testActor });
+    const stored = await db.pool.query<{ event_id: string; metadata: Record<string, unknown> }>(
+      "SELECT event_id, metadata FROM events WHERE stream_id = $1 ORDER BY version",
+      [id],
+    );
+    const [alone, caused, first, second] = stored.rows.map((r) => r.metadata);
+    // One event with no correlation, no causation and schema version 1: none of them is stored.
+    expect(alone).toEqual({ actor: testActor });
+    expect(caused).toEqual({ actor: testActor, correlationId: "corr-2", causationId: "cause-2" });
+    // Events appended together share a correlation id, stored.
+    expect(first).toEqual({ actor: testActor, correlationId: expect.any(String) });
+    expect(second).toEqual(first);
+    const events = await db.store.readStream(id);
+    expect(events.map((e) => e.metadata)).toEqual([
+      // Alone: its own id is its correlation id.
+      { actor: testActor, correlationId: stored.rows[0]!.event_id, causationId: null, schemaVersion: 1 },
+      { actor: testActor, correlationId: "corr-2", causationId: "cause-2", schemaVersion: 1 },
+      { actor: testActor, correlationId: first!.correlationId, causationId: null, schemaVersion: 1 },
+      { actor: testActor, correlationId: first!.correlationId, causationId: null, schemaVersion: 1 },
+    ]);
+  });
+
   it("50 concurrent appends at the same expected version: exactly one wins, 49 get CONFLICT", async () => {
     const id = await newSession();
     const results = await Promise.allSettled(

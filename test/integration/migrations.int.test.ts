@@ -32,8 +32,12 @@ async function describeSchema(url: string) {
   }
 }
 
-/** Written by hand in their migrations (prisma/migrations/*_step_scheduled_by_step): a claim's lookup of a step's StepScheduled. */
-const HAND_WRITTEN_INDEXES = ["events_step_scheduled_step_id_idx"];
+/**
+ * Written by hand in their migrations: a traced claim's lookup of a step's StepScheduled
+ * (prisma/migrations/*_step_scheduled_by_step, narrowed in *_steps_hot_queue) and the queue's
+ * index of open steps (*_steps_hot_queue).
+ */
+const HAND_WRITTEN_INDEXES = ["events_step_scheduled_step_id_idx", "steps_open_available_at_idx"];
 
 let migrated: TestDatabase;
 let fromSchema: TestDatabase;

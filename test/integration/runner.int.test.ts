@@ -16,7 +16,7 @@ import {
 import { builtinExecutors } from "../../server/runner/echo";
 import { StepExecutionError, type StepExecutor } from "../../server/runner/executors";
 import { Runner, type RunnerOptions } from "../../server/runner/runner";
-import type { RecordedEvent } from "../../server/events/types";
+import { recordedMetadata, type RecordedEvent, type StoredEventMetadata } from "../../server/events/types";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { spawnRunnerProcess } from "../helpers/runner-process";
 
@@ -117,14 +117,16 @@ describe("runner", () => {
     for (const id of ids) expect(stepEvents(events, id).map((e) => e.type)).toEqual(["StepScheduled", "StepStarted", "StepCompleted"]);
     // The claim builds StepStarted in SQL: it reads back through the catalog's schema (readStream
     // validates), with the catalog's summary and the registry's schema version.
-    const started = await db.pool.query<{ summary: string; data: unknown; metadata: { schemaVersion: number } }>(
-      "SELECT summary, data, metadata FROM events WHERE stream_id = $1 AND type = 'StepStarted'",
+    const started = await db.pool.query<{ event_id: string; summary: string; data: unknown; metadata: StoredEventMetadata }>(
+      "SELECT event_id, summary, data, metadata FROM events WHERE stream_id = $1 AND type = 'StepStarted'",
       [session],
     );
     expect(started.rows).toHaveLength(40);
     for (const row of started.rows) {
       expect(row.summary).toBe(db.store.registry.summarize("StepStarted", row.data));
-      expect(row.metadata.schemaVersion).toBe(db.store.registry.definition("StepStarted").version);
+      expect(recordedMetadata(row.metadata, row.event_id).schemaVersion).toBe(db.store.registry.definition("StepStarted").version);
+      // Stored as the store stores a lone event's metadata: the actor only.
+      expect(row.metadata).toEqual({ actor: { kind: "runner", id: expect.any(String) } });
     }
   });
 
@@ -334,8 +336,9 @@ describe("runner", () => {
     expect(reacted).toEqual(["StepFailed"]);
     expect(await stepState(stepId)).toEqual({ state: "failed", attempt: MAX_LOST_ATTEMPTS + 1 });
     const events = stepEvents(await db.store.readStream(session), stepId);
+    // `reclaimed` is recorded only when true.
     expect(events.filter((e) => e.type === "StepStarted").map((e) => (e.data as { reclaimed?: boolean }).reclaimed)).toEqual([
-      false,
+      undefined,
       ...Array(MAX_LOST_ATTEMPTS).fill(true),
     ]);
     expect(events.find((e) => e.type === "StepFailed")?.data).toMatchObject({

@@ -19,7 +19,7 @@ import type { AgentStepOutput, CommandsStepOutput, StepInput } from "../../serve
 import { logger } from "../../server/log";
 import { sandboxStatus } from "../../server/process/sandbox";
 import { claimNextStep, recordStepOutcome, scheduleStep, type ClaimedStep } from "../../server/runner/dispatch";
-import { StepExecutionError } from "../../server/runner/executors";
+import { StepExecutionError, StepNotRunnableHere } from "../../server/runner/executors";
 import { stepKindRegistry } from "../../server/runner/step-kinds";
 import { workflowStepKinds } from "../../server/runner/workflow-executors";
 import { reactToReactionFailure, reactToStepOutcome } from "../../server/task-engine";
@@ -592,6 +592,110 @@ describe("the session's workspace on a later step", () => {
     expect(fs.existsSync(path.join(workspacesRoot, sessionId, "stray.txt"))).toBe(true);
     const { output } = await agentStep(input(r, { agent: scripted("Built.", { "built.txt": "built\n" }) }), sessionId);
     expect(output.commit?.changedFiles).toStrictEqual([{ path: "built.txt", status: "added" }]);
+  });
+});
+
+describe("the session's workspace, prepared by one runner for step after step", () => {
+  // One registry for all the steps, as in a runner process: what it learned of its clone (and
+  // the worktree's own files) stands in for git's answers (docs/scaling.md, "First output and
+  // live paint"); whatever an agent left is still gone, and a clone gone is still noticed.
+  const lookAround = (r: { dir: string; head: string }, head = r.head) =>
+    input(r, {
+      phase: "discussion",
+      output: "text",
+      agent: {
+        kind: "command",
+        id: "look-wfx",
+        argv: ["sh", "-c", "cat > /dev/null; ls -A; git status --porcelain --untracked-files=all"],
+      },
+      workspace: { repoPath: r.dir, baseCommit: r.head, head },
+    });
+
+  it("at the same head: a modified, a deleted and an untracked file, an empty directory an agent left are gone before the next agent starts", async () => {
+    const r = repo({ "README.md": "# Project\n", "src/keep.txt": "kept\n" });
+    const sessionId = await newSession();
+    const kinds = executors();
+    const run = async (stepInput: StepInput) => (await kinds.agent!(await held(stepInput, "agent", sessionId), live())) as AgentStepOutput;
+    await run(
+      input(r, { phase: "discussion", output: "text", agent: scripted("Talked.", { "README.md": "changed\n", "stray.txt": "left\n" }) }),
+    );
+    const ws = path.join(workspacesRoot, sessionId);
+    fs.rmSync(path.join(ws, "src/keep.txt"));
+    fs.mkdirSync(path.join(ws, "empty/deeper"), { recursive: true });
+    expect(gitIn(ws, "rev-parse", "HEAD")).toBe(r.head);
+
+    const seen = await text((await run(lookAround(r))).raw);
+    expect(seen).toBe(".git\nREADME.md\nsrc\n");
+    expect(fs.readFileSync(path.join(ws, "README.md"), "utf8")).toBe("# Project\n");
+    expect(fs.readFileSync(path.join(ws, "src/keep.txt"), "utf8")).toBe("kept\n");
+  });
+
+  it("at a head the workspace is not at (a commit made in the clone since): moved there, what was left gone", async () => {
+    const r = repo();
+    const sessionId = await newSession();
+    const kinds = executors();
+    const run = async (stepInput: StepInput) => (await kinds.agent!(await held(stepInput, "agent", sessionId), live())) as AgentStepOutput;
+    await run(input(r, { phase: "discussion", output: "text", agent: scripted("Talked.", { "stray.txt": "left\n" }) }));
+    fs.writeFileSync(path.join(r.dir, "next.txt"), "next\n");
+    gitIn(r.dir, "add", "next.txt");
+    gitIn(r.dir, "commit", "-q", "-m", "next");
+    const next = gitIn(r.dir, "rev-parse", "HEAD");
+
+    expect(await text((await run(lookAround(r, next))).raw)).toBe(".git\nREADME.md\nnext.txt\n");
+    expect(gitIn(path.join(workspacesRoot, sessionId), "rev-parse", "HEAD")).toBe(next);
+  });
+
+  it("a clone deleted after its first step: the next step is not runnable here, naming it; a new clone at the same path is used again", async () => {
+    const r = repo();
+    const sessionId = await newSession();
+    const kinds = executors();
+    await kinds.agent!(await held(input(r, { phase: "discussion", output: "text" }), "agent", sessionId), live());
+    const kept = `${r.dir}-kept`;
+    fs.renameSync(r.dir, kept);
+
+    const err = await kinds.agent!(await held(input(r, { phase: "discussion", output: "text" }), "agent", sessionId), live()).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(StepNotRunnableHere);
+    expect((err as StepNotRunnableHere).missing).toBe(`no clone at ${r.dir}`);
+
+    // Not a clone at all in its place: still said, git asked again.
+    fs.mkdirSync(r.dir);
+    const notRepo = await kinds.agent!(await held(input(r, { phase: "discussion", output: "text" }), "agent", sessionId), live()).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((notRepo as StepNotRunnableHere).missing).toBe(`${r.dir} is not the top of a git repository`);
+
+    fs.rmdirSync(r.dir);
+    fs.renameSync(kept, r.dir);
+    const built = input(r, { agent: scripted("Built.", { "built.txt": "built\n" }) });
+    const output = (await kinds.agent!(await held(built, "agent", sessionId), live())) as AgentStepOutput;
+    expect(output.commit?.changedFiles).toStrictEqual([{ path: "built.txt", status: "added" }]);
+  });
+});
+
+describe("the access rules, read beside the workspace's preparation", () => {
+  // Both are settled before either error is thrown, in the order they were thrown when one
+  // ran after the other: a refusal first, then what the workspace lacks.
+  const refused = (r: { dir: string; head: string }) =>
+    input(r, { agent: claude({ lines: [result("Never.")] }, { apiKeyEnv: "CATCAFE_TEST_WFX_NOT_ALLOWED_KEY" }) });
+
+  it("a variable the rules refuse fails the step, not retried, naming it; even where the clone is missing too", async () => {
+    const r = repo();
+    const err = await failure(executors().agent!(await held(refused(r)), live()));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/CATCAFE_TEST_WFX_NOT_ALLOWED_KEY/);
+
+    const gone = { dir: path.join(root, "no-such-clone"), head: r.head };
+    const both = await failure(executors().agent!(await held(refused(gone)), live()));
+    expect(both.message).toMatch(/CATCAFE_TEST_WFX_NOT_ALLOWED_KEY/);
+    const onlyClone = await executors().agent!(await held(input(gone)), live()).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((onlyClone as StepNotRunnableHere).missing).toBe(`no clone at ${gone.dir}`);
   });
 });
 
