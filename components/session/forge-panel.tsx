@@ -74,7 +74,8 @@ function ForgeView({ status, canOperate, onChanged }: { status: ForgeStatus; can
           {status.outcome && status.outcome !== "completed" ? ` (${status.outcome})` : ""}
         </span>
         <span data-testid="forge-usage">
-          {status.usage.calls} agent call{status.usage.calls === 1 ? "" : "s"}, {formatTokens(status.usage.inputTokens)} in /{" "}
+          {status.usage.calls} agent call{status.usage.calls === 1 ? "" : "s"}, {formatTokens(status.usage.inputTokens)} in
+          {status.usage.cachedInputTokens ? ` (${formatTokens(status.usage.cachedInputTokens)} cached)` : ""} /{" "}
           {formatTokens(status.usage.outputTokens)} out tokens, {formatCost(status.usage.cost, status.usage.currency)}
           {status.usage.unpriced.length ? " + unpriced" : ""}
         </span>
@@ -173,6 +174,9 @@ function StageRail({ status }: { status: ForgeStatus }) {
             <span className="block text-xs opacity-80">
               {s.usage.calls} call{s.usage.calls === 1 ? "" : "s"}
               {s.usage.inputTokens + s.usage.outputTokens ? ` · ${s.usage.inputTokens + s.usage.outputTokens} tokens` : ""}
+              {s.usage.cachedInputTokens ? (
+                <span data-testid={`stage-cached-${s.name}`}>{` · ${formatTokens(s.usage.cachedInputTokens)} cached in`}</span>
+              ) : null}
             </span>
           ) : null}
         </li>

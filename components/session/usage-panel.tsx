@@ -1,5 +1,6 @@
 "use client";
-// What the session's agents used (docs/delivery.md, "Usage and cost"): tokens in and out and the cost, in all and per
+// What the session's agents used (docs/delivery.md, "Usage and cost"): tokens in (of them, read from a provider's
+// prompt cache) and out and the cost, in all and per
 // model, priced with settings.json's table; a model without a price is named, its cost left
 // out. Read again when an agent's output is recorded (`version`: the latest one's).
 import { useQuery } from "@tanstack/react-query";
@@ -26,6 +27,9 @@ export function UsagePanel({ sessionId, version }: { sessionId: string; version:
             <tr>
               <th className="py-0.5 font-medium">Model</th>
               <th className="py-0.5 text-right font-medium">In</th>
+              <th className="py-0.5 text-right font-medium" title="Input tokens read from the provider's prompt cache (part of In)">
+                Cached
+              </th>
               <th className="py-0.5 text-right font-medium">Out</th>
               <th className="py-0.5 text-right font-medium">Cost</th>
             </tr>
@@ -37,6 +41,9 @@ export function UsagePanel({ sessionId, version }: { sessionId: string; version:
                   {m.model}
                 </td>
                 <td className="py-0.5 text-right">{formatTokens(m.inputTokens)}</td>
+                <td className="py-0.5 text-right" data-testid="usage-model-cached">
+                  {formatTokens(m.cachedInputTokens)}
+                </td>
                 <td className="py-0.5 text-right">{formatTokens(m.outputTokens)}</td>
                 <td className="py-0.5 text-right">{m.unpriced.length ? "no price" : formatCost(m.cost, currency)}</td>
               </tr>
@@ -47,6 +54,7 @@ export function UsagePanel({ sessionId, version }: { sessionId: string; version:
               <tr data-testid="usage-total">
                 <td className="py-0.5">All</td>
                 <td className="py-0.5 text-right">{formatTokens(total.inputTokens)}</td>
+                <td className="py-0.5 text-right">{formatTokens(total.cachedInputTokens)}</td>
                 <td className="py-0.5 text-right">{formatTokens(total.outputTokens)}</td>
                 <td className="py-0.5 text-right">{formatCost(total.cost, currency)}</td>
               </tr>

@@ -47,6 +47,7 @@ export class BrainAgent implements Agent {
   readonly kind: BrainAgentConfig["kind"];
   readonly simulated = false;
   readonly fileWrites = "reply" as const;
+  readonly readsThread = true;
   readonly id: string;
   readonly name: string;
   readonly config: BrainAgentConfig;

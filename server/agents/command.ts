@@ -25,6 +25,7 @@ export class CommandAgent implements Agent {
   readonly kind = "command";
   readonly simulated = false;
   readonly fileWrites = "workspace" as const;
+  readonly readsThread = false;
   readonly id: string;
   readonly name: string;
   private readonly config: CommandAgentConfig;

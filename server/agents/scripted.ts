@@ -34,6 +34,8 @@ export class ScriptedAgent implements Agent {
   readonly kind = "scripted";
   readonly simulated = true;
   readonly fileWrites = "workspace" as const;
+  // It stands in for a brain or an agent CLI (the demo, the bench), so it is sent what they are.
+  readonly readsThread = true;
   readonly id: string;
   readonly name: string;
   private readonly config: ScriptedAgentConfig;

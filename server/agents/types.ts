@@ -85,5 +85,11 @@ export interface Agent {
    * has no hands: server/runner/files-reply.ts, docs/forge.md "Who can act in a stage").
    */
   readonly fileWrites: FileWrites;
+  /**
+   * Whether the agent is shown the session's thread (request.context): an agent CLI and an HTTP
+   * brain are; a command and the scripted brain get the prompt alone, so what the runner would
+   * show inside the thread goes into their prompt (docs/scaling.md, "Prompt economics").
+   */
+  readonly readsThread: boolean;
   invoke(request: AgentRequest): Promise<AgentResponse>;
 }

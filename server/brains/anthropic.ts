@@ -48,17 +48,25 @@ function usageSignal(usage: Usage | null | undefined): StreamSignal[] {
  */
 const CACHE_MARK = { cache_control: { type: "ephemeral" } } as const;
 
-/** A turn as content blocks: the stable part marked, the rest after it unmarked. */
+/**
+ * A turn as content blocks, each cut marked: the end of the stable part and the end of the
+ * thread (with the system prompt, three breakpoints of Anthropic's four); what comes after
+ * them, this call's instruction and what changed, unmarked.
+ */
 function messageFor(turn: ChatTurn) {
-  if (!turn.stableChars) return { role: turn.role, content: turn.content };
-  const rest = turn.content.slice(turn.stableChars);
-  return {
-    role: turn.role,
-    content: [
-      { type: "text", text: turn.content.slice(0, turn.stableChars), ...CACHE_MARK },
-      ...(rest ? [{ type: "text", text: rest }] : []),
-    ],
-  };
+  const cuts = [...new Set([turn.stableChars, turn.threadEndChars])]
+    .filter((n): n is number => n !== undefined && n > 0 && n <= turn.content.length)
+    .sort((a, b) => a - b);
+  if (!cuts.length) return { role: turn.role, content: turn.content };
+  const blocks: Array<{ type: "text"; text: string; cache_control?: { type: "ephemeral" } }> = [];
+  let from = 0;
+  for (const cut of cuts) {
+    blocks.push({ type: "text", text: turn.content.slice(from, cut), ...CACHE_MARK });
+    from = cut;
+  }
+  const rest = turn.content.slice(from);
+  if (rest) blocks.push({ type: "text", text: rest });
+  return { role: turn.role, content: blocks };
 }
 
 function shaped<T>(schema: z.ZodType<T>, json: unknown, type: string): T {

@@ -3,8 +3,9 @@
 // its own (assistant) turn; everything else, the operator, the system and the other agents,
 // speaks to it as the user, labelled with who said it. Consecutive turns of one side are
 // merged, and the chat opens with a user turn, as both providers require. The turn that opens
-// with the stable part says how long it is, so a provider that takes a cache marker can put
-// one at its end.
+// with the stable part says how long it is, and the turn where the thread ends says where, so
+// a provider that takes cache markers can put one at each: the last stable points before what
+// changed.
 
 /** This turn as a chat: who is asking (an agent role), the thread so far, and the prompt. */
 export interface ChatRequest {
@@ -21,6 +22,8 @@ export interface ChatTurn {
   content: string;
   /** The first turn, when the prompt has a stable part: its length, at the start of `content`. */
   stableChars?: number;
+  /** The turn where the thread ends (when there is one): the characters of `content` up to that end. */
+  threadEndChars?: number;
 }
 
 export function conversationFor({ role, context, prompt, promptStableChars }: ChatRequest): ChatTurn[] {
@@ -37,6 +40,8 @@ export function conversationFor({ role, context, prompt, promptStableChars }: Ch
     else add({ role: "user", content: `[${message.from}] ${message.text}` });
   }
   if (turns[0]?.role === "assistant") turns.unshift({ role: "user", content: "(The conversation so far.)" });
+  const threadEnd = turns.at(-1);
+  if (threadEnd && context.some((m) => m.text !== "")) threadEnd.threadEndChars = threadEnd.content.length;
   const rest = prompt.slice(cut);
   if (rest !== "" || turns.at(-1)?.role !== "user") add({ role: "user", content: rest });
   return turns;

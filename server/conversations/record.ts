@@ -77,6 +77,7 @@ export async function recordable(db: Queryable, loaded: LoadedConversation, deci
         role: runtime.role,
         agent: runtime.config,
         prompt: event.data.prompt,
+        ...(event.data.promptStableChars ? { promptStableChars: event.data.promptStableChars } : {}),
         // A voter answers alone: it is shown the question, not the thread (nor the others' ballots).
         context: output === "ballot" ? [] : loaded.thread,
         invocation: invocations[key] ?? 0,

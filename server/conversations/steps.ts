@@ -34,6 +34,8 @@ export const ZConversationCallInput = z.object({
   role: z.string().min(1),
   agent: ZAgentSnapshot,
   prompt: z.string(),
+  /** The first characters of `prompt` that stay the same across the conversation's calls: sent before the thread. */
+  promptStableChars: z.number().int().nonnegative().optional(),
   context: z.array(ZThreadMessage),
   /** Earlier calls of this agent for this output in the conversation. */
   invocation: z.number().int().nonnegative(),
@@ -125,6 +127,7 @@ export function callExecutor(
       const response = await invokeAgent(agent, config.data, {
         role,
         prompt: input.prompt,
+        ...(input.promptStableChars ? { promptStableChars: input.promptStableChars } : {}),
         context: input.context,
         workspace,
         invocation: input.invocation + step.attempt - 1,

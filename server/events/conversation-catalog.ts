@@ -99,6 +99,8 @@ export const conversationCatalog = {
       callId: ZCallId,
       agent: ZAgentId,
       prompt: z.string(),
+      /** The first characters of `prompt` that stay the same across the conversation's calls: sent before the thread. */
+      promptStableChars: z.number().int().nonnegative().optional(),
       caller: z.string().min(1),
       chain: z.array(ZAgentId).min(1),
       /** A fork's call made again in place of the parent's call in flight at the fork's position. */

@@ -110,6 +110,12 @@ export const ZStepInput = z.object({
   }),
   /** Diff to show the agent (reviewer, tester): a blob the runner loads. */
   diff: ZBlobRef.nullable(),
+  /**
+   * Where in `context` the diff is shown: right after the message at this index (the build that
+   * made it), so the next call, whose thread goes on from there, repeats it as a prefix
+   * (docs/scaling.md, "Prompt economics"). Absent: after the thread, with this call's instruction.
+   */
+  diffAfterMessage: z.number().int().nonnegative().optional(),
   /** The test plan's commands, for a commands step. */
   commands: z.array(ZTestCommandRecord),
   allowlist: z.array(z.array(z.string())),
@@ -133,10 +139,12 @@ export const ZStepInput = z.object({
       protect: z.array(z.object({ path: z.string(), base: ZBlobRef.nullable(), edited: ZBlobRef })),
       /**
        * Artifacts whose text is added to the prompt (written in the worktree too; an HTTP brain sees
-       * only its prompt): the completed stages' first, then the stage's own drafts, so that a stage's
-       * artifacts sit where they will stay once it completes (docs/scaling.md, "Prompt economics").
+       * only its prompt): each right after the message in `context` of the step that wrote its
+       * version (`afterMessage`), where it stays for the rest of the session, so every later call
+       * repeats it as a prefix; those written before the thread's window, before the thread
+       * (docs/scaling.md, "Prompt economics").
        */
-      attach: z.array(z.object({ path: z.string(), blob: ZBlobRef })),
+      attach: z.array(z.object({ path: z.string(), blob: ZBlobRef, afterMessage: z.number().int().nonnegative().optional() })),
       /** feedback_history.json as the session's events say it is. */
       feedbackHistory: z.string(),
       /** The step belongs to a modify session (a scripted agent may play its stage's modify script). */

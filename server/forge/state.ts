@@ -18,6 +18,12 @@ export interface ArtifactEntry {
   by: "agent" | "person";
   json?: ArtifactJson;
   problems: string[];
+  /**
+   * How many thread messages there were when this version was recorded (the writing step's own
+   * message the last of them): a prompt shows it right after that message (docs/scaling.md,
+   * "Prompt economics").
+   */
+  shownAfter: number;
 }
 
 /** A person's edit of an artifact: what it was made on, the person's text, and its event's version. */
@@ -86,7 +92,16 @@ export function evolvePipeline(p: Pipeline, event: AppFoldEvent, task: StartedTa
     case "ArtifactEdited": {
       const { stage, hash, blob, size, json, problems, path } = event.data;
       const by = event.type === "ArtifactEdited" ? "person" : "agent";
-      const entry: ArtifactEntry = { stage, hash, blob, size, by, problems, ...(json !== undefined ? { json } : {}) };
+      const entry: ArtifactEntry = {
+        stage,
+        hash,
+        blob,
+        size,
+        by,
+        problems,
+        shownAfter: task.threadCount,
+        ...(json !== undefined ? { json } : {}),
+      };
       const { [path]: _held, ...held } = p.held;
       // A person who takes the agent's held-back version over their own lets go of their
       // earlier edits of that file; any other edit joins them, to be kept by every redraft.

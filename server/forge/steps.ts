@@ -9,6 +9,7 @@ import type { StepInput } from "../events/step-contract";
 import { ARTIFACT_PATHS, type CodeMetadata } from "./artifacts";
 import { planDelta, planDigest } from "./patch";
 import type { Pipeline } from "./state";
+import { threadIndexAfter } from "../workflow/prompt";
 
 type Task = ActiveTask<Pipeline>;
 
@@ -32,15 +33,15 @@ export function stagedInput(state: Task, stage: Staged, spec: StepSpec): StagedS
       ? stage.spec.artifacts.flatMap((path) => (pipeline.edits[path] ?? []).map((e) => ({ path, base: e.base, edited: e.edited })))
       : [],
     // A stage reads its own drafts and the completed stages' artifacts: the earlier stages', and
-    // in a replan the later ones' too (an open stage's drafts, never). The completed ones first,
-    // then the drafts: where they will stay once the stage completes, so the prompt's prefix
-    // holds from stage to stage (docs/scaling.md, "Prompt economics").
-    attach: [
-      ...artifacts
-        .filter(([, a]) => a.stage !== stage.name && state.stages.completed.includes(a.stage))
-        .map(([path, a]) => ({ path, blob: a.blob })),
-      ...artifacts.filter(([, a]) => a.stage === stage.name).map(([path, a]) => ({ path, blob: a.blob })),
-    ],
+    // in a replan the later ones' too (an open stage's drafts, never). Each is shown right after
+    // the message of the step that wrote its version, where it stays while the session goes on;
+    // those written before the thread's window, before the thread, in the order they were
+    // written (docs/scaling.md, "Prompt economics").
+    attach: artifacts
+      .filter(([, a]) => a.stage === stage.name || state.stages.completed.includes(a.stage))
+      .map(([path, a]) => ({ path, blob: a.blob, shownAfter: a.shownAfter, afterMessage: threadIndexAfter(state, a.shownAfter) }))
+      .sort((a, b) => a.shownAfter - b.shownAfter)
+      .map(({ path, blob, afterMessage }) => ({ path, blob, ...(afterMessage !== undefined ? { afterMessage } : {}) })),
     feedbackHistory: `${JSON.stringify(pipeline.feedback, null, 2)}\n`,
     ...(pipeline.change ? { modifying: true } : {}),
     ...(pipeline.change && drafts && stage.spec.artifacts.includes(ARTIFACT_PATHS.patch)

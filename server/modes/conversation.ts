@@ -32,7 +32,15 @@ export type ConversationEvent =
   /** `reissues`: a fork's call made again in its place (the parent's call belongs to the parent). */
   | {
       type: "AgentCallScheduled";
-      data: { callId: string; agent: string; prompt: string; caller: string; chain: string[]; reissues?: string };
+      data: {
+        callId: string;
+        agent: string;
+        prompt: string;
+        promptStableChars?: number;
+        caller: string;
+        chain: string[];
+        reissues?: string;
+      };
     }
   | { type: "AgentReplied"; data: { callId: string; agent: string; text: string; mentions: string[] } }
   /** A call's agent failed for good (its step gave up): the mode hears an empty reply. */
@@ -87,7 +95,7 @@ interface ConversationCore {
   turns: number;
   stalled: boolean;
   /** Calls scheduled and not answered: callId → the agent, the chain of agents that led to it, what it was asked and by whom. */
-  inFlight: Record<string, { agent: string; chain: string[]; prompt: string; caller: string }>;
+  inFlight: Record<string, { agent: string; chain: string[]; prompt: string; promptStableChars?: number; caller: string }>;
   /** Test results by choice (a code change): passed or not. */
   evidence: Record<string, boolean>;
   /** The mode's deadline not yet passed (its timer is due), if any. */
@@ -128,9 +136,10 @@ export function evolveConversation(state: ConversationState, event: Conversation
       return { ...state, ...slot, deadline: null };
     }
     case "AgentCallScheduled": {
-      const { callId, agent, chain, prompt, caller, reissues } = event.data;
+      const { callId, agent, chain, prompt, promptStableChars, caller, reissues } = event.data;
       const { [reissues ?? ""]: _replaced, ...others } = state.inFlight;
-      return { ...state, inFlight: { ...others, [callId]: { agent, chain, prompt, caller } } };
+      const call = { agent, chain, prompt, caller, ...(promptStableChars !== undefined ? { promptStableChars } : {}) };
+      return { ...state, inFlight: { ...others, [callId]: call } };
     }
     case "AgentReplied": {
       const { [event.data.callId]: _done, ...inFlight } = state.inFlight;
@@ -214,6 +223,7 @@ function applyDecision(
         callId: ctx.newId(),
         agent: call.agent,
         prompt: call.prompt,
+        ...(call.promptStableChars ? { promptStableChars: call.promptStableChars } : {}),
         caller: call.caller,
         chain: call.caller === "person" ? [call.agent] : [...chainOf(call.caller), call.agent],
       },
@@ -365,10 +375,20 @@ export function decideConversation(state: ConversationState, command: Conversati
       return [{ type: "TaskStartedFromConversation", data: { by: command.by, text: command.text, sessionId: command.sessionId } }];
     case "Reissue": {
       if (state.status !== "open") return [];
-      const again: ConversationEvent[] = Object.entries(state.inFlight).map(([callId, { agent, chain, prompt, caller }]) => ({
-        type: "AgentCallScheduled",
-        data: { callId: ctx.newId(), agent, prompt, caller, chain, reissues: callId },
-      }));
+      const again: ConversationEvent[] = Object.entries(state.inFlight).map(
+        ([callId, { agent, chain, prompt, promptStableChars, caller }]) => ({
+          type: "AgentCallScheduled",
+          data: {
+            callId: ctx.newId(),
+            agent,
+            prompt,
+            ...(promptStableChars !== undefined ? { promptStableChars } : {}),
+            caller,
+            chain,
+            reissues: callId,
+          },
+        }),
+      );
       if (state.deadline && state.modeState.currentStep === state.deadline.token)
         again.push({ type: "ModeDeadlineSet", data: state.deadline });
       return again;

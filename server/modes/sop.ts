@@ -32,10 +32,14 @@ export const ZSopConfig = z.strictObject({
 export type SopConfig = z.infer<typeof ZSopConfig>;
 type SopStep = SopConfig["steps"][number];
 
-/** An SOP's own state: whether a run is on, its task so far, each step's visits, the attempt at the current step. */
+/**
+ * An SOP's own state: whether a run is on, its task so far (`opening`: the message that started
+ * the run, the start of `task`), each step's visits, the attempt at the current step.
+ */
 export interface SopState {
   running: boolean;
   task: string;
+  opening: string;
   visits: Record<string, number>;
   attempt: number;
 }
@@ -43,7 +47,7 @@ export interface SopState {
 export type SopCustomState = Partial<SopState>;
 
 function sopOf(state: ModeState<SopCustomState>): SopState {
-  return { running: false, task: "", visits: {}, attempt: 1, ...state.custom };
+  return { running: false, task: "", opening: "", visits: {}, attempt: 1, ...state.custom };
 }
 
 /** The step after `step` when no branch holds: `next`, else the following one, else the end. */
@@ -88,12 +92,19 @@ function enter(state: ModeState<SopCustomState>, sop: SopState, step: SopStep, a
   const next: SopState = { ...sop, running: true, visits: { ...sop.visits, [step.id]: visit }, attempt };
   const reads = [...new Set(step.branches.map((b) => b.field))];
   const format = reads.length ? `\n\nEnd your reply with a JSON object holding ${reads.map((f) => `"${f}"`).join(", ")}.` : "";
+  // The task as the run's message put it first: the same for every step's call, it is sent before
+  // the thread; what followed it (answers, a person's further messages) after the instruction
+  // (docs/scaling.md, "Prompt economics"). A run from before `opening` was kept: the whole task first.
+  const opening = sop.opening && sop.task.startsWith(sop.opening) ? sop.opening : sop.task;
+  const task = `The task: ${opening}\n`;
+  const since = sop.task.slice(opening.length).trim();
   return {
     state: { currentStep: step.id, stepHistory: [...state.stepHistory, step.id], custom: { ...next } },
     calls: [
       {
         agent: step.agent,
-        prompt: `${step.instruction}\n\nThe task: ${sop.task}${format}`,
+        prompt: `${task}\n${step.instruction}${since ? `\n\nSince then:\n${since}` : ""}${format}`,
+        promptStableChars: task.length,
         caller: "person",
         metadata: { step: step.id, visit, attempt },
       },
@@ -138,7 +149,8 @@ export const sop: CollaborationMode<SopConfig, SopCustomState, "sop"> = {
     // A message while the procedure runs is context for its next call, not a new run.
     if (current.running)
       return { state: { ...state, custom: { ...current, task: `${current.task}\n\n${message.text}` } }, calls: [], notes: [] };
-    return enter({ ...state, stepHistory: [] }, { running: true, task: message.text, visits: {}, attempt: 1 }, config.steps[0]!, 1);
+    const run = { running: true, task: message.text, opening: message.text, visits: {}, attempt: 1 };
+    return enter({ ...state, stepHistory: [] }, run, config.steps[0]!, 1);
   },
   onAgentResponse(state, config, reply) {
     const current = sopOf(state);

@@ -25,6 +25,11 @@ export interface ModeContext {
 export interface ModeCall {
   agent: string;
   prompt: string;
+  /**
+   * The first characters of `prompt` that stay the same from call to call (a SOP's task): sent
+   * before the thread, the rest after it (docs/scaling.md, "Prompt economics").
+   */
+  promptStableChars?: number;
   /** "person" or the agent whose reply made the call. */
   caller: string;
   metadata?: Record<string, unknown>;

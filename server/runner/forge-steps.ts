@@ -25,19 +25,35 @@ type ForgeOutput = NonNullable<AgentStepOutput["forge"]>;
 const MAX_ARTIFACT_BYTES = 1024 * 1024;
 const MAX_ATTACHED_CHARS = 60_000;
 
-/** Writes the recorded artifacts and the feedback history; returns the text to add to the prompt. */
-export async function prepareForgeStep(pool: Db, workspace: string, forge: ForgeStepInput): Promise<{ attached: string }> {
+/**
+ * Writes the recorded artifacts and the feedback history; returns what to add to the prompt:
+ * the artifacts written before the thread's window (`attached`, before the thread) and, by
+ * index in the thread, those to show right after a message (`afterMessage`). An agent that is
+ * not shown the thread (`inThread` false) gets them all before it.
+ */
+export async function prepareForgeStep(
+  pool: Db,
+  workspace: string,
+  forge: ForgeStepInput,
+  { inThread }: { inThread: boolean } = { inThread: true },
+): Promise<{ attached: string; afterMessage: Map<number, string> }> {
   for (const { path: p, blob } of forge.materialize) await writeInside(workspace, p, (await getBlob(pool, blob.blob)).content);
   await writeInside(workspace, ARTIFACT_PATHS.feedbackHistory, forge.feedbackHistory);
   const parts: string[] = [];
+  const afterMessage = new Map<number, string>();
   let budget = MAX_ATTACHED_CHARS;
-  for (const { path: p, blob } of forge.attach) {
+  for (const { path: p, blob, afterMessage: index } of forge.attach) {
     const text = (await getBlob(pool, blob.blob)).content.toString("utf8");
     const shown = text.length > budget ? `${text.slice(0, Math.max(0, budget))}\n[truncated]` : text;
     budget -= shown.length;
-    parts.push(`--- ${p} ---\n${shown}`);
+    const part = `--- ${p} ---\n${shown}`;
+    if (index === undefined || !inThread) parts.push(part);
+    else afterMessage.set(index, afterMessage.has(index) ? `${afterMessage.get(index)}\n\n${part}` : part);
   }
-  return { attached: parts.length ? `\n\nThe pipeline's artifacts so far (also in the workspace):\n${parts.join("\n\n")}` : "" };
+  return {
+    attached: parts.length ? `\n\nThe pipeline's artifacts so far (also in the workspace):\n${parts.join("\n\n")}` : "",
+    afterMessage,
+  };
 }
 
 function goneUnderAFile(err: NodeJS.ErrnoException): void {

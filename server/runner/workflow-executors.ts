@@ -224,8 +224,17 @@ function agentExecutor(deps: WorkflowExecutorDeps, clones: KnownClones): Workflo
     const stableChars = Math.min(input.promptStableChars ?? 0, input.prompt.length);
     let stable = input.prompt.slice(0, stableChars);
     let changing = input.prompt.slice(stableChars);
-    // A staged step's artifacts: the completed stages' and the stage's drafts, before the thread.
-    if (input.forge) stable += (await prepareForgeStep(deps.pool, workspace, input.forge)).attached;
+    // What stays for the rest of the session goes where the next calls repeat it: right after the
+    // thread's message of the step that made it (a staged step's artifacts, the diff under review).
+    const shownAfter = new Map<number, string>();
+    const showAfter = (index: number, text: string) =>
+      shownAfter.set(index, shownAfter.has(index) ? `${shownAfter.get(index)}\n\n${text}` : text);
+    // A staged step's artifacts: those written before the thread's window before the thread.
+    if (input.forge) {
+      const forge = await prepareForgeStep(deps.pool, workspace, input.forge, { inThread: agent.readsThread });
+      stable += forge.attached;
+      for (const [index, text] of forge.afterMessage) showAfter(index, text);
+    }
     // An agent without hands writes by its reply: it is told how, and the runner writes for it.
     const builds = writesFiles(input);
     const writesByReply = builds && agent.fileWrites === "reply";
@@ -234,8 +243,12 @@ function agentExecutor(deps: WorkflowExecutorDeps, clones: KnownClones): Workflo
       // The whole change since the task began, not only the last round's commit; a staged step's
       // artifacts are in the prompt already (prepareForgeStep), so the diff shows the rest.
       const diff = await diffSince(workspace, input.workspace.baseCommit, input.forge ? [FORGE_DIR] : []);
-      changing += `\n\nThe change under review (git diff):\n${diff.length > MAX_DIFF_IN_PROMPT ? `${diff.slice(0, MAX_DIFF_IN_PROMPT)}\n[diff truncated]` : diff}`;
+      const shown = `The change under review (git diff):\n${diff.length > MAX_DIFF_IN_PROMPT ? `${diff.slice(0, MAX_DIFF_IN_PROMPT)}\n[diff truncated]` : diff}`;
+      const at = input.diffAfterMessage;
+      if (agent.readsThread && at !== undefined && at < input.context.length) showAfter(at, shown);
+      else changing += `\n\n${shown}`;
     }
+    const context = input.context.map((m, i) => (shownAfter.has(i) ? { ...m, text: `${m.text}\n\n${shownAfter.get(i)}` } : m));
     const prompt = stable + changing;
     let text: string;
     let redactions: number;
@@ -265,7 +278,7 @@ function agentExecutor(deps: WorkflowExecutorDeps, clones: KnownClones): Workflo
         role: input.role,
         prompt,
         promptStableChars: stable.length,
-        context: input.context,
+        context,
         workspace,
         invocation: input.invocation + step.attempt - 1,
         output: input.output,

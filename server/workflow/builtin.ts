@@ -82,7 +82,7 @@ const reviewLoop = {
         output: "review_verdict",
         phase: "verdict",
         instruction:
-          'Review the change (diff below). Reply with JSON only: {"decision": "approve" | "changes_requested", "summary": string, "findings": [{"severity": "blocking" | "major" | "minor" | "nit", "file": string, "line"?: number, "message": string}]}',
+          'Review the change (its git diff is headed "The change under review"). Reply with JSON only: {"decision": "approve" | "changes_requested", "summary": string, "findings": [{"severity": "blocking" | "major" | "minor" | "nit", "file": string, "line"?: number, "message": string}]}',
       },
       on: {
         approve: [{ target: "testing" }],

@@ -68,3 +68,14 @@ export function promptFor<S>(
 export function threadContext<S>(state: ActiveTask<S>): ThreadMessage[] {
   return state.thread.map((m) => ({ from: m.from, text: m.text }));
 }
+
+/**
+ * The index in threadContext of the last message of the first `messages` the thread had (what a
+ * commit or an artifact recorded then is shown after), or undefined when that message is no longer
+ * in the window (or there was none): it is then shown before the thread or after it.
+ */
+export function threadIndexAfter<S>(state: Pick<ActiveTask<S>, "thread" | "threadCount">, messages: number | null): number | undefined {
+  if (messages === null || messages < 1) return undefined;
+  const index = messages - 1 - (state.threadCount - state.thread.length);
+  return index >= 0 && index < state.thread.length ? index : undefined;
+}

@@ -105,6 +105,12 @@ interface TaskProgress<S> extends SessionBase {
   /** The latest commit and its parent: a rejected execution is rolled back to the parent. */
   lastCommit: { commit: string; parent: string } | null;
   lastDiff: BlobRef | null;
+  /**
+   * How many thread messages there were when the latest commit was made (its build's message
+   * the last of them): a prompt shows the change under review right after that message
+   * (docs/scaling.md, "Prompt economics"). Null before the first commit.
+   */
+  lastDiffAfter: number | null;
   /** The latest bundle of the session's commits (it holds `head` too after a rollback). */
   bundle: BlobRef | null;
   lastVerdict: Pick<AppEventOf<"ReviewVerdictRecorded">["data"], "decision" | "findings" | "summary"> | null;
@@ -165,6 +171,7 @@ function started<S>(slice: SliceFold<S>, state: NoTask, config: TaskConfig, reco
     head: config.project.baseCommit,
     lastCommit: null,
     lastDiff: null,
+    lastDiffAfter: null,
     bundle: null,
     lastVerdict: null,
     lastTestPlan: null,
@@ -218,6 +225,7 @@ export function evolveWith<S>(slice: SliceFold<S>, state: TaskState<S>, recorded
         lastVerdict: null,
         lastCommit: null,
         lastDiff: null,
+        lastDiffAfter: null,
         bundle: null,
         lastTestPlan: null,
         taskSpec: null,
@@ -306,6 +314,7 @@ function evolveProgress<S>(state: StartedTask<S>, event: AppFoldEvent): StartedT
         head: event.data.commit,
         lastCommit: { commit: event.data.commit, parent: event.data.parent },
         lastDiff: event.data.diff,
+        lastDiffAfter: state.threadCount,
         bundle: event.data.bundle ?? state.bundle,
       };
     case "ReviewVerdictRecorded":

@@ -10,7 +10,8 @@ import { evolveWith, initialTaskState, type SliceFold, type TaskState } from "./
 /** 2: the Forge pipeline's slice apart from the engine's stages, person needed and budget. */
 /** 3: runs per stage; Forge's versions per artifact (with the person's edits a draft kept) and critiques' decisions. */
 /** 4: the thread keeps its window only (state.ts THREAD_SHOWN, with threadCount), so a long session's state stays small. */
-export const TASK_FOLD_VERSION = 4;
+/** 5: where the latest diff and each Forge artifact sit in the thread (lastDiffAfter, shownAfter), so prompts show them there. */
+export const TASK_FOLD_VERSION = 5;
 
 /** The task fold of the engine composed with `slice`. */
 export function taskFoldOf<S>(slice: SliceFold<S>): StreamFold<TaskState<S>> {

@@ -5,7 +5,7 @@ import { AppError, type ErrorClass } from "../errors";
 import type { StepInput } from "../events/step-contract";
 import type { DecideContext, Emitted } from "./commands";
 import type { StateSpec, StepSpec, Transition, WorkflowDefinition } from "./definition";
-import { promptParts, threadContext } from "./prompt";
+import { promptParts, threadContext, threadIndexAfter } from "./prompt";
 import { SUCCESS_OUTCOMES } from "../../lib/outcomes";
 import type { AppEventOf } from "../events/catalog";
 import { applyEmitted, type ActiveTask, type TaskConfig, type TaskState } from "./state";
@@ -285,6 +285,9 @@ function scheduleStep<S>(ctx: DecideContext<S>, state: ActiveTask<S>, stateName:
   const stage = stageName && stageSpec ? { name: stageName, spec: stageSpec } : null;
   const reviewsCode = spec.phase === "critique" && !!stage?.spec.writes.includes("**");
   const prompt = promptParts(ctx.extension, state, spec, stage ? { ...stage, cap: stageCap(ctx.definition, state, stage.name) } : null);
+  const showsDiff = spec.phase === "verdict" || spec.phase === "test" || reviewsCode;
+  // Right after the build that made it, where the next call's thread repeats it (docs/scaling.md, "Prompt economics").
+  const diffAfterMessage = threadIndexAfter(state, state.lastDiffAfter);
   const input: StepInput = {
     workflow: ctx.definition.id,
     state: stateName,
@@ -303,7 +306,8 @@ function scheduleStep<S>(ctx: DecideContext<S>, state: ActiveTask<S>, stateName:
       bundle: state.bundle,
       ...(config.project.branchPrefix !== undefined ? { branchPrefix: config.project.branchPrefix } : {}),
     },
-    diff: spec.phase === "verdict" || spec.phase === "test" || reviewsCode ? state.lastDiff : null,
+    diff: showsDiff ? state.lastDiff : null,
+    ...(showsDiff && diffAfterMessage !== undefined ? { diffAfterMessage } : {}),
     commands: spec.output === "commands" ? (ctx.extension.commands(state) ?? state.lastTestPlan?.commands ?? []) : [],
     allowlist: config.project.allowlist,
     ...(limits && spec.output === "commands" ? { commandTimeoutMs: limits.commandTimeoutMs } : {}),

@@ -951,11 +951,18 @@ describe("the session view", () => {
       await expect
         .poll(() => page.getByTestId("usage-model").allInnerTexts())
         // 0.01059 and 0.00472 EUR (cached input at the cache rates): to the cent, finer below a
-        // cent. The scripted tester's call counts, with no tokens and nothing to price.
-        .toEqual([`${CLI_MODEL}\t1,500\t450\t0.01 EUR`, `${BRAIN_MODEL}\t2,000\t100\t0.0047 EUR`, `unknown\t0\t0\t0.00 EUR`]);
-      expect(await page.getByTestId("usage-total").innerText()).toBe("All\t3,500\t550\t0.02 EUR");
+        // cent. The scripted tester's call counts, with no tokens and nothing to price. Cached: the
+        // input tokens read from the prompt cache, part of In (the CLI's 300, the brain's 1,024).
+        .toEqual([
+          `${CLI_MODEL}\t1,500\t300\t450\t0.01 EUR`,
+          `${BRAIN_MODEL}\t2,000\t1,024\t100\t0.0047 EUR`,
+          `unknown\t0\t0\t0\t0.00 EUR`,
+        ]);
+      expect(await page.getByTestId("usage-total").innerText()).toBe("All\t3,500\t1,324\t550\t0.02 EUR");
       await panel.scrollIntoViewIfNeeded();
       await screenshot(page, "session-usage.png");
+      // At 390 and 1280 px: axe, no sideways scroll, screenshots session-usage-390.png and session-usage-1280.png.
+      expect(await layoutProblems(page, "session-usage")).toEqual([]);
 
       await page.goto(`${app.baseUrl}/usage?days=7&project=usage-e2e`);
       const total = page.getByTestId("usage-total");

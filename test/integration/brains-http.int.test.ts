@@ -144,11 +144,16 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
         max_tokens: 256,
         system: [{ type: "text", text: "Answer briefly.", cache_control: { type: "ephemeral" } }],
       });
-      expect(body.messages).toEqual(conversation);
+      // The thread ends with this role's own turn: the third cache breakpoint is at its end.
+      expect(body.messages).toEqual([
+        conversation[0],
+        { role: "assistant", content: [{ type: "text", text: "An earlier review.", cache_control: { type: "ephemeral" } }] },
+        conversation[2],
+      ]);
     }
   });
 
-  it("sends the prompt's stable part first, before the thread; Anthropic marks it (and the system prompt) for its cache, never the changing part", async () => {
+  it("sends the prompt's stable part first, before the thread; Anthropic marks it, the thread's end and the system prompt for its cache, never the changing part", async () => {
     stub.handle(async (_req, res) => {
       startEventStream(res);
       await writeStream(res, streamOf(provider, ["ok"], { input: 11, output: 5 }));
@@ -173,9 +178,13 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
             { type: "text", text: "\n\n[operator] Fix sum().\n\n[coder] Changed it to add." },
           ],
         });
-        expect(body.messages[1]).toEqual({ role: "assistant", content: "An earlier review." });
-        // At most four breakpoints, none after the stable part.
-        expect(JSON.stringify(body).split("cache_control").length - 1).toBe(2);
+        // The thread's end (here this role's own turn) is the third breakpoint.
+        expect(body.messages[1]).toEqual({
+          role: "assistant",
+          content: [{ type: "text", text: "An earlier review.", cache_control: { type: "ephemeral" } }],
+        });
+        // Three breakpoints of Anthropic's four, none after the thread.
+        expect(JSON.stringify(body).split("cache_control").length - 1).toBe(3);
       } else {
         expect(body.messages[1]).toEqual({ role: "user", content: `${stable}\n\n[operator] Fix sum().\n\n[coder] Changed it to add.` });
         expect(JSON.stringify(body)).not.toContain("cache_control");
@@ -187,6 +196,37 @@ describe.each(["openai", "anthropic"] as const)("%s brain over HTTP", (provider)
     // Both requests are byte-identical up to the end of the thread.
     const upToThread = (body: (typeof bodies)[number]) => JSON.stringify({ system: body.system, messages: body.messages.slice(0, -1) });
     expect(upToThread(bodies[1]!)).toBe(upToThread(bodies[0]!));
+  });
+
+  it("the thread's end inside a user turn: that turn is cut there, the part up to it marked, this call's instruction after it unmarked", async () => {
+    stub.handle(async (_req, res) => {
+      startEventStream(res);
+      await writeStream(res, streamOf(provider, ["ok"], { input: 11, output: 5 }));
+    });
+    const stable = "Task:\nFix sum().\n";
+    const changing = "\nReview the change.";
+    await brain(provider).invoke(
+      request({ prompt: stable + changing, promptStableChars: stable.length, context: [{ from: "coder", text: "Changed it to add." }] }),
+    );
+    const body = JSON.parse(stub.requests[0]!.body) as { messages: Array<{ role: string; content: unknown }> };
+    if (provider === "anthropic") {
+      const mark = { cache_control: { type: "ephemeral" } };
+      expect(body.messages).toEqual([
+        {
+          role: "user",
+          content: [
+            { type: "text", text: stable, ...mark },
+            { type: "text", text: "\n\n[coder] Changed it to add.", ...mark },
+            { type: "text", text: `\n\n${changing}` },
+          ],
+        },
+      ]);
+    } else {
+      expect(body.messages).toEqual([
+        { role: "system", content: "Answer briefly." },
+        { role: "user", content: `${stable}\n\n[coder] Changed it to add.\n\n${changing}` },
+      ]);
+    }
   });
 
   it("reports the input tokens read from (and, for Anthropic, written to) the prompt cache, part of the input", async () => {

@@ -63,7 +63,30 @@ describe("the artifacts attached to the prompt", () => {
 
   it("with nothing to attach the prompt gains nothing", async () => {
     const dir = repo({});
-    expect(await prepareForgeStep(db.pool, dir, step())).toEqual({ attached: "" });
+    expect(await prepareForgeStep(db.pool, dir, step())).toEqual({ attached: "", afterMessage: new Map() });
+  });
+
+  it("an artifact with its writer's message in the thread goes after that message; the others before the thread; one budget for all", async () => {
+    const dir = repo({});
+    const out = await prepareForgeStep(
+      db.pool,
+      dir,
+      step({
+        attach: [
+          { path: A.idea, blob: await blob("the idea") },
+          { path: A.prd, blob: await blob("the PRD"), afterMessage: 1 },
+          { path: A.requirements, blob: await blob("R1"), afterMessage: 1 },
+          { path: A.design, blob: await blob("a".repeat(60_000)), afterMessage: 4 },
+        ],
+      }),
+    );
+    expect(out.attached).toBe(`\n\nThe pipeline's artifacts so far (also in the workspace):\n--- ${A.idea} ---\nthe idea`);
+    expect(out.afterMessage).toEqual(
+      new Map([
+        [1, `--- ${A.prd} ---\nthe PRD\n\n--- ${A.requirements} ---\nR1`],
+        [4, `--- ${A.design} ---\n${"a".repeat(60_000 - "the idea".length - "the PRD".length - "R1".length)}\n[truncated]`],
+      ]),
+    );
   });
 });
 

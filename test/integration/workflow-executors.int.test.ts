@@ -67,16 +67,17 @@ afterAll(() => {
 /**
  * A fake `claude`: prints the Claude Code stream-json events of $FAKE_CLAUDE's `lines` after
  * writing its `files` into the workspace; `argsResult` ends with a result whose text is its
- * own arguments; `rendezvous` first writes `started` and waits for the file `go`.
+ * own arguments, `stdinResult` with one whose text is what it read on stdin; `rendezvous` first writes `started` and waits for the file `go`.
  */
 const FAKE_CLAUDE = `#!/usr/bin/env node
 const fs = require("node:fs");
-fs.readFileSync(0);
+const stdin = fs.readFileSync(0, "utf8");
 const plan = JSON.parse(process.env.FAKE_CLAUDE);
 const finish = () => {
   for (const [p, c] of Object.entries(plan.files || {})) fs.writeFileSync(p, c);
   for (const line of plan.lines || []) console.log(JSON.stringify(line));
   if (plan.argsResult) console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: process.argv.slice(2).join(" ") }));
+  if (plan.stdinResult) console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: stdin }));
 };
 if (!plan.rendezvous) finish();
 else {
@@ -498,6 +499,43 @@ describe("what an agent is handed", () => {
     expect(prompt.startsWith(`${heading}diff --git a/big.txt b/big.txt\n`)).toBe(true);
     expect(prompt.endsWith("\n[diff truncated]")).toBe(true);
     expect(prompt.length).toBe(heading.length + 200_000 + "\n[diff truncated]".length);
+  });
+
+  it("with the build's message in the thread, the diff goes right after it (the next call repeats it there), not after the instruction", async () => {
+    const r = repo();
+    fs.writeFileSync(path.join(r.dir, "a.txt"), "a\n");
+    gitIn(r.dir, "add", "-A");
+    gitIn(r.dir, "commit", "-q", "-m", "a");
+    const head = gitIn(r.dir, "rev-parse", "HEAD");
+    const context = [
+      { from: "reviewer" as const, text: "Looks right." },
+      { from: "coder" as const, text: "Built it." },
+      { from: "operator" as const, text: "Go on." },
+    ];
+    const step = async (agent: StepInput["agent"]) => {
+      const { output } = await agentStep(
+        reviewer(r, {
+          prompt: "Review.",
+          context,
+          agent,
+          workspace: { repoPath: r.dir, baseCommit: r.head, head },
+          diff: await putBlob(db.pool, "the diff as recorded"),
+          diffAfterMessage: 1,
+        }),
+      );
+      return text(output.raw);
+    };
+    // An agent CLI reads the thread: the diff follows the build's message.
+    const cli = await step(claude({ stdinResult: true }));
+    const built = cli.indexOf("[coder]\nBuilt it.\n\nThe change under review (git diff):\ndiff --git a/a.txt b/a.txt\n");
+    expect(built).toBeGreaterThan(0);
+    expect(cli.indexOf("[operator]\nGo on.")).toBeGreaterThan(built);
+    expect(cli.endsWith("Your task now, as the reviewer; what [reviewer] said above is yours:\n\nReview.")).toBe(true);
+    expect(cli.match(/The change under review/g)).toHaveLength(1);
+    // A command is not shown the thread: the diff stays in its prompt, after the instruction.
+    expect(await step({ kind: "command", id: "echo-wfx", argv: ["node", echo] })).toMatch(
+      /^Review\.\n\nThe change under review \(git diff\):\ndiff --git a\/a\.txt b\/a\.txt\n/,
+    );
   });
 
   it("no diff section in a prompt when the step has no diff", async () => {

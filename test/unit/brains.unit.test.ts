@@ -162,7 +162,27 @@ describe("conversationFor", () => {
     ).toEqual([
       { role: "user", content: "(The conversation so far.)" },
       { role: "assistant", content: "My proposal." },
-      { role: "user", content: "[reviewer] Looks fine.\n\n[tester] Add a test.\n\nBuild it." },
+      { role: "user", content: "[reviewer] Looks fine.\n\n[tester] Add a test.\n\nBuild it.", threadEndChars: 44 },
+    ]);
+  });
+
+  it("says where the stable part and the thread end (cache markers go there); no thread, no thread end", () => {
+    const turns = conversationFor({
+      role: "coder",
+      prompt: "Task: T.\nBuild it.",
+      promptStableChars: 9,
+      context: [
+        { from: "reviewer", text: "Looks fine." },
+        { from: "coder", text: "Noted." },
+      ],
+    });
+    expect(turns).toEqual([
+      { role: "user", content: "Task: T.\n\n\n[reviewer] Looks fine.", stableChars: 9 },
+      { role: "assistant", content: "Noted.", threadEndChars: 6 },
+      { role: "user", content: "Build it." },
+    ]);
+    expect(conversationFor({ role: "coder", prompt: "Task: T.\nBuild it.", promptStableChars: 9, context: [] })).toEqual([
+      { role: "user", content: "Task: T.\n\n\nBuild it.", stableChars: 9 },
     ]);
   });
 });

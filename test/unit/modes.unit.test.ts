@@ -505,6 +505,24 @@ describe("sop", () => {
     expect(chat.state.turns).toBe(0);
   });
 
+  it("each step's call opens with the task, the same for every step and sent before the thread, then the step's instruction", () => {
+    const chat = new Chat("sop", config);
+    const asked = (events: ConversationEvent[]) =>
+      events.flatMap((e) => (e.type === "AgentCallScheduled" ? [{ prompt: e.data.prompt, stable: e.data.promptStableChars }] : []));
+    const task = "The task: A users table\n";
+    const [draft] = asked(chat.run({ type: "Post", by: "user:1", text: "A users table" }));
+    const [review] = asked(chat.reply("ada", "CREATE TABLE users (...)"));
+    expect(draft).toEqual({ prompt: `${task}\nDraft the schema.`, stable: task.length });
+    // What followed the task (the draft's answer) comes after the instruction: the task before the thread stays the same.
+    expect(review).toEqual({
+      prompt: `${task}\nReview it.\n\nSince then:\ndraft (ada) answered:\nCREATE TABLE users (...)\n\nEnd your reply with a JSON object holding "approved".`,
+      stable: task.length,
+    });
+    // A call made again in a fork keeps it.
+    const again = asked(chat.run({ type: "Reissue" }));
+    expect(again).toEqual([review]);
+  });
+
   it("a loop past a step's cap stops for a person", () => {
     const chat = new Chat("sop", config);
     chat.run({ type: "Post", by: "user:1", text: "A users table" });

@@ -199,6 +199,7 @@ describe("task fold: starting, forking and resuming", () => {
       openIssues: [],
       lastCommit: null,
       lastDiff: null,
+      lastDiffAfter: null,
       bundle: null,
       head: BASE_COMMIT,
     });
@@ -454,8 +455,27 @@ describe("task fold: stages, artifacts and a person's part", () => {
       size: 1,
       by: "agent",
       problems: [],
+      shownAfter: 0,
     });
     expect(s.pipeline.artifacts["b.json"]).toMatchObject({ json: { ok: true }, by: "agent" });
+  });
+
+  it("an artifact's version and the latest commit are placed after the thread's message of the step that made them (prompts show them there)", () => {
+    const s = started(
+      agentOutput(),
+      artifact("ArtifactRecorded", "a.md", "A1"),
+      agentOutput(),
+      agentOutput(),
+      artifact("ArtifactRecorded", "a.md", "A2"),
+      artifact("ArtifactEdited", "b.md", "B-person"),
+      { type: "WorkspaceCommitted", data: { stepId: STEP, ...buildCommit("c1", [{ path: "a.md", status: "added" }]) } },
+      agentOutput(),
+    );
+    // The second version of a.md replaces the first, after the third message; the commit came after it too.
+    expect(s.pipeline.artifacts["a.md"]).toMatchObject({ hash: hashOf("A2"), shownAfter: 3 });
+    expect(s.pipeline.artifacts["b.md"]).toMatchObject({ by: "person", shownAfter: 3 });
+    expect(s).toMatchObject({ threadCount: 4, lastDiffAfter: 3 });
+    expect(started(agentOutput())).toMatchObject({ lastDiffAfter: null });
   });
 
   it("held drafts: an agent's draft keeps them; a person's edit settles that file's; taking the held version over lets go of that file's edits only", () => {

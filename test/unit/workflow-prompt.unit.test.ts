@@ -7,7 +7,7 @@ import type { AppEvent } from "../../server/events/catalog";
 import { forgeExtension } from "../../server/forge/extension";
 import { BUILTIN_WORKFLOWS, foldTask, type ActiveTask } from "../../server/task-engine";
 import type { StepSpec, WorkflowDefinition } from "../../server/workflow/definition";
-import { promptFor as enginePrompt, threadContext, type PromptStage } from "../../server/workflow/prompt";
+import { promptFor as enginePrompt, threadContext, threadIndexAfter, type PromptStage } from "../../server/workflow/prompt";
 import { BASE_COMMIT, expectValidEvents, recorded, type TaskConfig } from "../helpers/decider";
 
 const STEP = "22222222-0000-4000-8000-000000000001";
@@ -150,5 +150,28 @@ describe("prompt: the thread as context", () => {
     );
     const context = thread(22);
     expect(context.at(-1)).toEqual({ from: "operator", text: "x".repeat(4_000) });
+  });
+});
+
+describe("prompt: where what a step made is shown in the thread", () => {
+  const window = (threadCount: number, shown: number) => ({
+    threadCount,
+    thread: Array.from({ length: shown }, (_, i) => ({ from: "coder" as const, text: `m${threadCount - shown + i}` })),
+  });
+
+  it("after the message that was the last when it was made, counted in the window the prompt shows", () => {
+    // Made after the 3rd of 5 messages, all shown: index 2.
+    expect(threadIndexAfter(window(5, 5), 3)).toBe(2);
+    // 35 messages, the window from the 11th: the 31st is at index 20.
+    expect(threadIndexAfter(window(35, 25), 31)).toBe(20);
+    expect(threadIndexAfter(window(35, 25), 35)).toBe(24);
+  });
+
+  it("nowhere in the thread when there was no message yet, nothing made, or its message left the window", () => {
+    expect(threadIndexAfter(window(5, 5), 0)).toBeUndefined();
+    expect(threadIndexAfter(window(5, 5), null)).toBeUndefined();
+    expect(threadIndexAfter(window(35, 25), 10)).toBeUndefined();
+    expect(threadIndexAfter(window(35, 25), 11)).toBe(0);
+    expect(threadIndexAfter(window(5, 5), 6)).toBeUndefined();
   });
 });

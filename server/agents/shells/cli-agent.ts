@@ -43,6 +43,7 @@ export abstract class CliShellAgent implements Agent {
   abstract readonly kind: ShellName;
   readonly simulated = false;
   readonly fileWrites = "workspace" as const;
+  readonly readsThread = true;
   readonly id: string;
   readonly name: string;
 
