@@ -69,7 +69,6 @@ const REQUIRED: Record<string, "public" | Role> = {
   "users.create": "admin",
   "users.setRole": "admin",
   "users.disable": "admin",
-  "live.head": "viewer",
   "live.session": "viewer",
   "live.updates": "viewer",
   "live.older": "viewer",

@@ -267,7 +267,6 @@ describe("no procedure returns a password hash or a token hash", () => {
     "intake.startHeld": { projectId, deliveryId: "no-such-delivery" },
     "intake.dismissHeld": { projectId, deliveryId: "no-such-delivery" },
     "projects.upsert": { id: "scan", name: "Scan", repoPath: h.repo, allowlist: [], agents: {} },
-    "live.head": { sessionId: s.sessionId },
     "live.session": { sessionId: s.sessionId },
     "live.updates": { sessionId: s.sessionId },
     "live.older": { sessionId: s.sessionId, beforeVersion: 2 },

@@ -1,10 +1,8 @@
-// `/sessions/[id]`: one session, live. Before the first byte the server reads only the
-// session's row (`live.head`: it exists, its title, a conversation goes to its own page), so
-// the shell goes out as quickly for 10,000 events as for 10; the first view (header, status,
-// latest entries, through `live.session`) streams in behind Suspense right after, in the same
-// response. The client part then follows the session over SSE and offers the operator's
-// actions when the user's role allows them. Nothing on the way to the first byte or the end of
-// the HTML reads the whole history of a long session (docs/scaling.md, "Long sessions").
+// `/sessions/[id]`: one session, live. The server renders the first view (header, status,
+// latest entries) for the signed-in user through `live.session`; the client part then
+// follows the session over SSE and offers the operator's actions when the user's role
+// allows them. Nothing on the way to the first byte or the end of the HTML reads the whole
+// history of a long session (docs/scaling.md, "Long sessions").
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound, redirect } from "next/navigation";
@@ -22,10 +20,7 @@ export const dynamic = "force-dynamic";
 
 type Params = Promise<{ id: string }>;
 
-/** The session's row: read once per request for the page, its status code and its title. */
-const readHead = cache((id: string) => readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.live.head({ sessionId: id })));
-
-/** The first view, streamed after the shell. */
+/** The first view, read once per request for the page and its title. */
 const readSession = cache((id: string) =>
   readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.live.session({ sessionId: id, limit: PAGE_ENTRY_LIMIT })),
 );
@@ -34,59 +29,36 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
   const { id } = await params;
   // The title is the session's only for someone who may read it (nobody signed in: no read).
   const { user } = await visitor().catch(() => ({ user: null }));
-  const head = user ? await readHead(id) : null;
-  return { title: head?.ok ? head.data.title : id };
+  const read = user ? await readSession(id) : null;
+  return { title: read?.ok ? read.data.header.title : id };
 }
 
 export default async function SessionPage({ params }: { params: Params }) {
   const { id } = await params;
-  const head = await readHead(id);
+  const read = await readSession(id);
   // A conversation has its own view.
-  if (head.ok && head.data.workflow === "conversation") redirect(`/conversations/${id}`);
+  if (read.ok && read.data.header.workflow === "conversation") redirect(`/conversations/${id}`);
   // An unknown (or malformed) id is the not-found page, with its 404 status.
-  if (!head.ok && (head.code === "NOT_FOUND" || head.code === "BAD_REQUEST")) notFound();
-  if (!head.ok)
+  if (!read.ok && (read.code === "NOT_FOUND" || read.code === "BAD_REQUEST")) notFound();
+  if (!read.ok)
     return (
-      <Shell user={head.user} id={id}>
-        <ReadFailure failure={head} />
+      <Shell user={read.user} id={id}>
+        <ReadFailure failure={read} />
       </Shell>
     );
 
   return (
-    <Shell user={head.user} id={id}>
+    <Shell user={read.user} id={id}>
       <Suspense fallback={null}>
         <IssueLink id={id} />
       </Suspense>
-      <Suspense fallback={<SessionLoading />}>
-        <FirstView id={id} />
-      </Suspense>
+      <TRPCReactProvider>
+        <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
+        {/* Operators also see the runtime execution context (agents, shells, brains, FSMs, limits):
+            read when opened, since it reads the session's whole history (docs/scaling.md). */}
+        {hasRole(read.user.role, "operator") ? <RuntimeContextPanel sessionId={id} /> : null}
+      </TRPCReactProvider>
     </Shell>
-  );
-}
-
-/**
- * The session's first view and, for operators, the runtime context panel. Read only once the
- * shell is out: started beside the head, its rendering could run before the shell's flush.
- */
-async function FirstView({ id }: { id: string }) {
-  const read = await readSession(id);
-  if (!read.ok) return <ReadFailure failure={read} />;
-  return (
-    <TRPCReactProvider>
-      <SessionView initial={read.data} canOperate={hasRole(read.user.role, "operator")} me={read.user.name} />
-      {/* Operators also see the runtime execution context (agents, shells, brains, FSMs, limits):
-          read when opened, since it reads the session's whole history (docs/scaling.md). */}
-      {hasRole(read.user.role, "operator") ? <RuntimeContextPanel sessionId={id} /> : null}
-    </TRPCReactProvider>
-  );
-}
-
-/** What shows for the moment between the shell and the first view. */
-function SessionLoading() {
-  return (
-    <p role="status" className="text-sm text-zinc-500 dark:text-zinc-400" data-testid="session-loading">
-      Loading the session…
-    </p>
   );
 }
 

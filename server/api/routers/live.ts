@@ -1,5 +1,4 @@
-// The session view's API (viewer role): the page's head (`live.head`: title and workflow,
-// read before the first byte), the first paint (`live.session`), live updates
+// The session view's API (viewer role): the first paint (`live.session`), live updates
 // over Server-Sent Events (`live.updates`, fed by the web process's one LISTEN connection),
 // earlier entries on demand (`live.older`, "Load older") and a large output opened on
 // demand (`live.output`). Thin: server/sessions/view does the work.
@@ -9,7 +8,7 @@ import { resolveUser } from "../../auth/users";
 import { z } from "zod";
 import { followSession } from "../../sessions/view/follow";
 import { sessionEventsListener } from "../../sessions/view/listener";
-import { DEFAULT_ENTRY_LIMIT, loadOlderEntries, loadSessionHead, loadSessionView } from "../../sessions/view/load";
+import { DEFAULT_ENTRY_LIMIT, loadOlderEntries, loadSessionView } from "../../sessions/view/load";
 import { PAGE_ENTRY_LIMIT } from "../../sessions/view/pages";
 import { OUTPUT_DEFAULT_BYTES, OUTPUT_MAX_BYTES, readSessionOutput } from "../../sessions/view/output";
 import { MAX_VERSION, ZVersion } from "../../events/versions";
@@ -48,11 +47,7 @@ export const ZSessionOutputInput = z.object({
   maxBytes: z.number().int().min(1).max(OUTPUT_MAX_BYTES).default(OUTPUT_DEFAULT_BYTES),
 });
 
-export const ZSessionHeadInput = z.object({ sessionId: ZSessionId });
-
 export const liveRouter = router({
-  head: viewerProcedure.input(ZSessionHeadInput).query(({ ctx, input }) => loadSessionHead(ctx, input.sessionId)),
-
   session: viewerProcedure
     .input(ZSessionViewInput)
     .query(({ ctx, input }) => loadSessionView(ctx, input.sessionId, { limit: input.limit })),
@@ -61,9 +56,9 @@ export const liveRouter = router({
     const after = input.lastEventId ? Number(input.lastEventId) : input.afterVersion;
     const user = ctx.user;
     const principal = ctx.principal ?? (async () => (user ? await resolveUser(ctx.prisma, user.id) : null));
-    // Every batch is sent to whoever the credentials name now: a token revoked, a user disabled
-    // or demoted since the stream began ends it. Asked beside each batch's reads (follow.ts).
-    const admit = async () => {
+    for await (const batch of followSession(ctx, sessionEventsListener(ctx.pool), input.sessionId, after, signal)) {
+      // Every batch is sent to whoever the credentials name now: a token revoked, a user
+      // disabled or demoted since the stream began ends it.
       const now = await principal();
       if (!now || !hasRole(now.role, "viewer")) {
         throw new TRPCError({
@@ -71,8 +66,6 @@ export const liveRouter = router({
           message: "the credentials of this stream are no longer valid (revoked, disabled or signed out)",
         });
       }
-    };
-    for await (const batch of followSession(ctx, sessionEventsListener(ctx.pool), input.sessionId, after, signal, { admit })) {
       yield tracked(String(batch.version), batch);
     }
   }),

@@ -1,11 +1,8 @@
-// A live session view: while it subscribes to the shared listener, the session's status is
+// A live session view: after subscribing to the shared listener, the session's status is
 // folded from the progress fold's nearest snapshot and the events after it, and the events
 // after `afterVersion` are read (not the whole history); then every wake-up reads only the
-// events after the last version sent and yields them as entries with the updated status. The
-// first batch always comes at once (possibly without entries), so a client that reconnects is
-// in sync immediately; one more read follows once the subscription is in place, so nothing
-// committed while it was being made is missed.
-import { withTransaction, type Db } from "../../db/pool";
+// events after the last version sent and yields them as entries with the updated status. The first batch always comes
+// at once (possibly without entries), so a client that reconnects is in sync immediately.
 import { foldStream, LATEST_VERSION } from "../../events/fold-read";
 import { toSessionEntry, type SessionEntry } from "./entries";
 import type { RecordedEvent } from "../../events/types";
@@ -43,55 +40,19 @@ export function wakeSignal() {
   };
 }
 
-/**
- * Returns once every transaction appending to `streamId` when it was called has committed (or
- * rolled back): a share lock on the stream's row waits for them. The lock's transaction has
- * nothing to make durable, so its commit waits for no flush and the row is free again at once.
- */
-async function afterAppendsUnderWay(pool: Db, streamId: string): Promise<void> {
-  await withTransaction(pool, async (tx) => {
-    await tx.query("SET LOCAL synchronous_commit = off");
-    await tx.query("SELECT 1 FROM streams WHERE id = $1 FOR SHARE", [streamId]);
-  });
-}
-
-export interface FollowOptions {
-  /**
-   * Whether the stream may go on (the credentials still valid): run beside each batch's reads
-   * and awaited before the batch is yielded; its throw ends the stream with nothing more sent.
-   */
-  admit?: () => Promise<void>;
-}
-
 export async function* followSession(
   deps: SessionViewDeps,
   listener: SessionEventsListener,
   sessionId: string,
   afterVersion: number,
   signal: AbortSignal | undefined,
-  options: FollowOptions = {},
 ): AsyncGenerator<LiveBatch> {
-  const admit = options.admit ?? (async () => {});
   const wake = wakeSignal();
-  // The set-up's four parts run at once, so a page opened as events arrive gets its first
-  // batch after the slowest of them rather than after their sum (docs/scaling.md, "First
-  // output and live paint"): the interest row, the status folded from its nearest snapshot,
-  // the session's state, the credentials.
-  const subscribed = listener.subscribe(sessionId, wake.wake);
+  const unsubscribe = await listener.subscribe(sessionId, wake.wake);
   try {
     const summarize = (type: string, data: unknown) => deps.store.registry.summarize(type, data);
-    const [, folded, fallbackState] = await Promise.all([
-      subscribed,
-      foldStream({ pool: deps.pool, registry: deps.store.registry }, progressFold, sessionId, LATEST_VERSION),
-      deps.prisma.session.findUnique({ where: { id: sessionId }, select: { state: true } }).then((row) => row?.state ?? "unknown"),
-      admit(),
-    ]);
-    // The fold may have read before the interest row was committed: an append committed in
-    // between rang nobody, and so did one under way when the row was committed (its statement
-    // began before). Such an append holds its stream's row from its statement's start to its
-    // commit, so once a share lock on that row is granted every one of them has committed: the
-    // stream is read once more then (the listener's late wake remains for what slips past).
-    void afterAppendsUnderWay(deps.pool, sessionId).then(wake.wake, wake.wake);
+    const folded = await foldStream({ pool: deps.pool, registry: deps.store.registry }, progressFold, sessionId, LATEST_VERSION);
+    const fallbackState = (await deps.prisma.session.findUnique({ where: { id: sessionId }, select: { state: true } }))?.state ?? "unknown";
     let progress = folded.state;
     const known = new Set<string>();
     const batch = async (events: RecordedEvent[]): Promise<LiveBatch> => {
@@ -113,15 +74,12 @@ export async function* followSession(
     while (!signal?.aborted) {
       await wake.wait(signal);
       if (signal?.aborted) break;
-      // The credentials are asked again after every wake-up, beside the read (not after it).
-      const [fresh] = await Promise.all([deps.store.readStream(sessionId, { fromVersion: progress.task.version + 1 }), admit()]);
+      const fresh = await deps.store.readStream(sessionId, { fromVersion: progress.task.version + 1 });
       if (fresh.length === 0) continue;
       progress = foldProgress(fresh, progress);
       yield await batch(fresh);
     }
   } finally {
-    // Also when the set-up failed part-way: the subscription, once made, is undone.
-    const unsubscribe = await subscribed.catch(() => null);
-    unsubscribe?.();
+    unsubscribe();
   }
 }

@@ -59,20 +59,6 @@ export interface SessionView {
 export const DEFAULT_ENTRY_LIMIT = 1000;
 const MAX_CHILDREN = 50;
 
-/** What the page needs before its first byte: that the session exists, its title, and its workflow (a conversation has its own page). */
-export interface SessionHead {
-  id: string;
-  title: string;
-  workflow: string;
-}
-
-/** The session's row only: as quick for 10,000 events as for 10 (docs/scaling.md, "Long sessions"). */
-export async function loadSessionHead(deps: Pick<SessionViewDeps, "prisma">, sessionId: string): Promise<SessionHead> {
-  const session = await deps.prisma.session.findUnique({ where: { id: sessionId }, select: { id: true, title: true, workflow: true } });
-  if (!session) throw new AppError("NOT_FOUND", `no session ${sessionId}`);
-  return session;
-}
-
 export async function loadSessionView(deps: SessionViewDeps, sessionId: string, options: { limit?: number } = {}): Promise<SessionView> {
   const session = await deps.prisma.session.findUnique({
     where: { id: sessionId },
