@@ -1,8 +1,8 @@
 // first_output_ms: what a person waits for after pressing Confirm, until the coder's first
 // line is on their screen. The production web app (`next start`, bench/lib/web-app.ts) and
-// Debian's chromium, signed in as an operator; a runner wired like the runner process
-// (bench/lib/timed-runner.ts: the application's step kinds, LISTEN/NOTIFY, real git
-// worktrees) on the demo repository. The coder is a command agent run in the sandbox as in
+// Debian's chromium, signed in as an operator; a runner process of its own as production runs
+// it (server/runner/main.ts, bench/lib/runner-process.ts: the application's step kinds,
+// LISTEN/NOTIFY, real git worktrees) on the demo repository. The coder is a command agent run in the sandbox as in
 // production (bubblewrap where the runner uses it by default, see sandbox_overhead) that
 // prints one line at once: `date '+first output %s%N'`, its own reading of the system clock
 // as it starts, then reads its prompt and works on (sleeps) as a coder would, so that
@@ -21,11 +21,9 @@
 //                            the workspace, the sandbox, the spawn
 //   process → recorded       → the first AgentOutputStreamed's transaction (recorded_at)
 //   recorded → painted       → the frame after the line showed, in the page
-// The runner's own claim time (onClaim) is noted beside the claim's recorded_at.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { performance } from "node:perf_hooks";
 import type { Page } from "playwright-core";
 import { DEMO_ALLOWLIST } from "../../server/demo/content";
 import { ensureDemoRepo } from "../../server/demo/repo";
@@ -36,7 +34,7 @@ import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
 import { databaseClockOffset, now, pageClockOffset } from "../lib/page-clock";
 import { percentiles, round } from "../lib/percentiles";
-import { timedRunner } from "../lib/timed-runner";
+import { startRunnerProcess } from "../lib/runner-process";
 import { sleep } from "../lib/timing";
 import { ensureBuild, withSignedInBrowser } from "../lib/web-app";
 
@@ -117,7 +115,7 @@ export const firstOutput: Measurement = {
     ensureBuild((line) => ctx.log(`first_output: ${line}`));
     const sandbox = sandboxStatus({ ...process.env, CATCAFE_SANDBOX: undefined });
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-bench-first-output-"));
-    const timing = timedRunner(ctx.url, root, "bench-first-output");
+    let runner: ReturnType<typeof startRunnerProcess> | null = null;
     try {
       const repo = await ensureDemoRepo(root);
       await upsertProject(ctx.pool, {
@@ -135,7 +133,7 @@ export const firstOutput: Measurement = {
           tester: { kind: "scripted", id: "tester-bench", responses: [{ reply: "Testable as it is." }] },
         },
       });
-      await timing.runner.start();
+      runner = startRunnerProcess(ctx.url, root, "bench-first-output", (line) => ctx.log(`first_output: ${line}`));
       // Every sample's session through its roundtable first, so that the runner is idle while measured.
       const sessions: string[] = [];
       for (let i = 0; i < WARM_UP + SAMPLES; i++) {
@@ -164,8 +162,6 @@ export const firstOutput: Measurement = {
           click: number;
           scheduled: number;
           claimed: number;
-          runnerClaim: number;
-          executor: number;
           process: number;
           recorded: number;
           painted: number;
@@ -205,7 +201,6 @@ export const firstOutput: Measurement = {
           const recorded = await recordedMarks(ctx, sessionId, before);
           const printed = FIRST_LINE.exec(marks.text ?? "")?.[1];
           if (!printed) throw new Error(`session ${sessionId}: no first line in ${JSON.stringify(marks.text)}`);
-          const { claimedAt, execStart } = timing.steps.get(recorded.stepId) ?? {};
           // Everything on our clock: the page's marks less its offset, the system clock's less the database's.
           const fromPage = (t: number) => t - pageClock.offsetMs;
           const fromSystem = (t: number) => t - dbClock.offsetMs;
@@ -214,8 +209,6 @@ export const firstOutput: Measurement = {
               click: fromPage(marks.click!),
               scheduled: fromSystem(recorded.scheduled),
               claimed: fromSystem(recorded.claimed),
-              runnerClaim: claimedAt === undefined ? Number.NaN : claimedAt + performance.timeOrigin,
-              executor: execStart === undefined ? Number.NaN : execStart + performance.timeOrigin,
               process: fromSystem(Number(BigInt(printed) / 1000n) / 1000),
               recorded: fromSystem(recorded.recorded),
               painted: fromPage(marks.painted),
@@ -243,14 +236,7 @@ export const firstOutput: Measurement = {
           warm_up: WARM_UP,
           click_to_painted: total,
           stages,
-          runner: {
-            measured: "the in-process runner's own marks (onClaim, the executor entered), on our clock",
-            claim_returned_to_executor_entered: stage("runnerClaim", "executor"),
-            executor_entered_to_process_started: stage("executor", "process"),
-          },
-          runner_claim_vs_claim_recorded_at_p50: percentiles(
-            rows.filter((r) => Number.isFinite(r.runnerClaim)).map((r) => r.runnerClaim - r.claimed),
-          ).p50,
+          runner: "a runner process of its own (server/runner/main.ts), as production runs it",
           stage_marks:
             "click: the page (capture listener); committed: recorded_at of the building step's StepScheduled (its transaction's start); claimed: recorded_at of its StepStarted; process: the time `date` printed inside the sandbox; recorded: recorded_at of its first AgentOutputStreamed; painted: the frame after the line showed in the page",
           clock: {
@@ -281,8 +267,7 @@ export const firstOutput: Measurement = {
         };
       });
     } finally {
-      await timing.runner.stop().catch(() => {});
-      await timing.close();
+      await runner?.stop();
       fs.rmSync(root, { recursive: true, force: true });
     }
   },

@@ -14,7 +14,7 @@ import { SessionView } from "@/components/session/session-view";
 import { hasRole } from "@/lib/roles";
 import { TRPCReactProvider } from "@/lib/trpc/client";
 import type { CurrentUser } from "@/server/auth/request";
-import { PAGE_ENTRY_LIMIT } from "@/server/sessions/view/pages";
+import { FIRST_PAGE_ENTRY_LIMIT } from "@/server/sessions/view/pages";
 
 export const dynamic = "force-dynamic";
 
@@ -22,7 +22,7 @@ type Params = Promise<{ id: string }>;
 
 /** The first view, read once per request for the page and its title. */
 const readSession = cache((id: string) =>
-  readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.live.session({ sessionId: id, limit: PAGE_ENTRY_LIMIT })),
+  readPage(`/sessions/${id}`, "/sessions/[id]", ({ caller }) => caller.live.session({ sessionId: id, limit: FIRST_PAGE_ENTRY_LIMIT })),
 );
 
 export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {

@@ -5,8 +5,15 @@
 // full, so they are left out; the running step's stay (its live output is drawn from them).
 import type { RecordedEvent } from "../../events/types";
 
-/** Entries the session page shows at first, and per "Load older". */
+/** Entries per "Load older" (and `live.session`'s default). */
 export const PAGE_ENTRY_LIMIT = 100;
+
+/**
+ * Entries the session page opens with: what a short session holds whole, so that a long
+ * session's page costs what a short one's does to send, hydrate and draw (docs/scaling.md,
+ * "Long sessions"); "Load older" brings the rest a page at a time.
+ */
+export const FIRST_PAGE_ENTRY_LIMIT = 40;
 
 const STREAMED = "AgentOutputStreamed";
 
