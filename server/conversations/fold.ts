@@ -76,7 +76,7 @@ function evolveRecord(record: ConversationRecord, recorded: FoldEvent): Conversa
  * (server/modes: each mode's own state is folded by asking the mode again).
  * test/unit/conversation-fold.unit.test.ts pins the text of those files to ask that question.
  */
-export const CONVERSATION_FOLD_VERSION = 2;
+export const CONVERSATION_FOLD_VERSION = 3;
 
 export const conversationFold: StreamFold<ConversationRecord> = {
   name: "conversation",

@@ -5,8 +5,15 @@
 // cap, or an agent that failed beyond its retries stops the pipeline for a person.
 import { ARTIFACT_PATHS as A } from "./artifacts";
 
-const CRITIQUE_FORMAT =
-  'Reply with JSON only: {"decision": "pass" | "revise", "summary": string, "findings": [{"id": string (a stable lower-kebab id: the same problem keeps its id in every round), "severity": "blocking" | "major" | "minor", "message": string}]}. Blocking findings forbid a pass.';
+/**
+ * What every agent of a Forge session is told first (the definition's preamble): the pipeline,
+ * where its artifacts are, and how a critic's reply is read, so that drafters know how they are
+ * judged and each critic's call carries only what it is asked (docs/forge.md).
+ */
+const PREAMBLE =
+  'This is a Forge session: an idea taken through PRD, design, plan and coding to delivery, each stage\'s artifacts under .forge/, drafted by an actor and judged by a critic. A critic replies with JSON only: {"decision": "pass" | "revise", "summary": string, "findings": [{"id": string (a stable lower-kebab id: the same problem keeps its id in every round), "severity": "blocking" | "major" | "minor", "message": string}]}. Blocking findings forbid a pass.';
+
+const CRITIQUE_FORMAT = "Reply with the critic's JSON described at the top.";
 
 /** Back to a stage's actor for another iteration, or, at the stage's cap, to its stop for a person. */
 function backTo(stage: string, reason: string) {
@@ -76,6 +83,7 @@ export const FORGE_DEFINITION = {
   id: "forge",
   version: 1,
   title: "Forge: idea → PRD → design → plan → coding → check → delivery",
+  preamble: PREAMBLE,
   modes: ["new"],
   initial: "start",
   maxIterations: 5,

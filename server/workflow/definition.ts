@@ -116,6 +116,13 @@ export const ZWorkflowDefinition = z.object({
   initial: ZStateName,
   maxIterations: z.number().int().positive().max(50).default(3),
   /**
+   * What every agent of the workflow is told first, the same in every call of every session:
+   * its standing instructions (what the workflow is, how replies are read). It opens the
+   * prompt's stable part, so providers' prefix caches serve it after the first call instead of
+   * each step's instruction carrying it anew (docs/scaling.md, "Prompt economics").
+   */
+  preamble: z.string().min(1).max(8000).optional(),
+  /**
    * Transitions every non-terminal state takes on cancel / an unrecoverable step failure /
    * a spent budget. `step_failed` may lead to a wait state with an `abort` transition: a
    * person then chooses retry, guidance or abort (req F8).

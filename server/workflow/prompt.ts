@@ -1,5 +1,5 @@
 // What a step's agent is told, stable part first (docs/scaling.md, "Prompt economics"): the
-// session's context that stays byte-identical across its calls (the task, the TaskSpec for
+// session's context that stays byte-identical across its calls (the workflow's preamble, the task, the TaskSpec for
 // those who carry it out), then what this call asks and what changed (the state's instruction,
 // a staged step's stage and iteration and what the extension adds for it, what the previous
 // round left unresolved). Providers cache prompts by exact prefix, so nothing that varies per
@@ -18,7 +18,7 @@ export interface PromptStage {
 
 /** A step's prompt in its two parts: `stable + changing` is what the agent is told. */
 export interface PromptParts {
-  /** The same for every call of the session that has it: the task and the TaskSpec. */
+  /** The same for every call of the session that has it: the workflow's preamble, the task and the TaskSpec. */
   stable: string;
   /** This call's instruction and what changed since the last one. */
   changing: string;
@@ -29,8 +29,9 @@ export function promptParts<S>(
   state: ActiveTask<S>,
   spec: StepSpec,
   stage: PromptStage | null = null,
+  preamble?: string,
 ): PromptParts {
-  const stable = [`${stage ? "Idea" : "Task"}:\n${state.config.prompt}`];
+  const stable = [`${preamble ? `${preamble}\n\n` : ""}${stage ? "Idea" : "Task"}:\n${state.config.prompt}`];
   if (state.taskSpec && (spec.role === "executor" || spec.role === "tester")) {
     stable.push(`\nTaskSpec:\n${JSON.stringify(state.taskSpec, null, 2)}`);
   }
@@ -56,8 +57,9 @@ export function promptFor<S>(
   state: ActiveTask<S>,
   spec: StepSpec,
   stage: PromptStage | null = null,
+  preamble?: string,
 ): string {
-  const { stable, changing } = promptParts(extension, state, spec, stage);
+  const { stable, changing } = promptParts(extension, state, spec, stage, preamble);
   return stable + changing;
 }
 

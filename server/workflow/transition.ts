@@ -284,7 +284,13 @@ function scheduleStep<S>(ctx: DecideContext<S>, state: ActiveTask<S>, stateName:
   const stageSpec = stageName ? ctx.definition.stages?.[stageName] : undefined;
   const stage = stageName && stageSpec ? { name: stageName, spec: stageSpec } : null;
   const reviewsCode = spec.phase === "critique" && !!stage?.spec.writes.includes("**");
-  const prompt = promptParts(ctx.extension, state, spec, stage ? { ...stage, cap: stageCap(ctx.definition, state, stage.name) } : null);
+  const prompt = promptParts(
+    ctx.extension,
+    state,
+    spec,
+    stage ? { ...stage, cap: stageCap(ctx.definition, state, stage.name) } : null,
+    ctx.definition.preamble,
+  );
   const showsDiff = spec.phase === "verdict" || spec.phase === "test" || reviewsCode;
   // Right after the build that made it, where the next call's thread repeats it (docs/scaling.md, "Prompt economics").
   const diffAfterMessage = threadIndexAfter(state, state.lastDiffAfter);

@@ -19,7 +19,7 @@ const FOLD_FILES = [
     .sort()
     .map((f) => `server/modes/${f}`),
 ];
-const PINNED = { version: 2, files: "fed3208dcbd582f4633155fcc806f60fcfd89774c2e5765028aa18a8eccffa65" };
+const PINNED = { version: 3, files: "de9702d6f78f46023e47eae0f959e5f0f15cfed21f8986d28f4c286d244980a2" };
 
 describe("conversation fold version", () => {
   it("fold.ts and the modes are the text CONVERSATION_FOLD_VERSION was last decided for", () => {

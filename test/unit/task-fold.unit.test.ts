@@ -12,9 +12,9 @@ import { TASK_FOLD_VERSION } from "../../server/workflow/task-fold";
 const STATE_TS = path.resolve(import.meta.dirname, "../../server/workflow/state.ts");
 const FORGE_STATE_TS = path.resolve(import.meta.dirname, "../../server/forge/state.ts");
 const PINNED = {
-  version: 4,
-  stateTs: "967a4e58cf4981b0d99598e3efe5865cf99a1c6768f3f05532cbd581c4e4d2d0",
-  forgeStateTs: "dbc518595e27d62bf2f0f259e8d2dc08566b03d51b20f8798a65db855ec88ca7",
+  version: 5,
+  stateTs: "af4b724849d245a8f2b698eac8c35047a8185e99d669480b2edf87925ce3a36e",
+  forgeStateTs: "0879c0f8fb54850f9e99b8d53b2cbcfa5a90e537b7cd097433162074aa280be3",
 };
 
 function hashOf(file: string): string {

@@ -3,6 +3,7 @@
 // event checked against the catalog.
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_PATHS as A } from "../../server/forge/artifacts";
+import { FORGE_DEFINITION } from "../../server/forge/definition";
 import { forgeExtension } from "../../server/forge/extension";
 import {
   FORGE_CODE_METADATA,
@@ -760,10 +761,12 @@ describe("forge: what each step is scheduled with, and who is told", () => {
   const promptOf = (events: AppEvent[]) =>
     (events.find((e) => e.type === "StepScheduled")!.data as { input: { prompt: string } }).input.prompt;
 
-  it("a stage's prompt: the idea (its stable part), then the instruction, the stage and its iteration, what to write, a person's edits to keep, and the stage's feedback", () => {
+  it("a stage's prompt: the Forge's preamble and the idea (its stable part), then the instruction, the stage and its iteration, what to write, a person's edits to keep, and the stage's feedback", () => {
     const p = new Pipeline({ gates: ["prd"] });
-    const { prompt: first, promptStableChars } = (p.history[4]!.data as { input: { prompt: string; promptStableChars: number } }).input;
-    expect(first.slice(0, promptStableChars)).toBe(`Idea:\n${IDEA}\n`);
+    const { prompt: whole, promptStableChars } = (p.history[4]!.data as { input: { prompt: string; promptStableChars: number } }).input;
+    const preamble = `${FORGE_DEFINITION.preamble}\n\n`;
+    expect(whole.slice(0, promptStableChars)).toBe(`${preamble}Idea:\n${IDEA}\n`);
+    const first = whole.slice(preamble.length);
     const lines = first.split("\n");
     expect([...lines.slice(0, 3), ...lines.slice(4)]).toEqual([
       "Idea:",

@@ -7,7 +7,7 @@ import type { AppEvent } from "../../server/events/catalog";
 import { forgeExtension } from "../../server/forge/extension";
 import { BUILTIN_WORKFLOWS, foldTask, type ActiveTask } from "../../server/task-engine";
 import type { StepSpec, WorkflowDefinition } from "../../server/workflow/definition";
-import { promptFor as enginePrompt, threadContext, threadIndexAfter, type PromptStage } from "../../server/workflow/prompt";
+import { promptFor as enginePrompt, promptParts as enginePromptParts, threadContext, threadIndexAfter, type PromptStage } from "../../server/workflow/prompt";
 import { BASE_COMMIT, expectValidEvents, recorded, type TaskConfig } from "../helpers/decider";
 
 const STEP = "22222222-0000-4000-8000-000000000001";
@@ -173,5 +173,24 @@ describe("prompt: where what a step made is shown in the thread", () => {
     expect(threadIndexAfter(window(35, 25), 10)).toBeUndefined();
     expect(threadIndexAfter(window(35, 25), 11)).toBe(0);
     expect(threadIndexAfter(window(5, 5), 6)).toBeUndefined();
+  });
+});
+
+describe("prompt: a workflow's preamble", () => {
+  it("opens the stable part of every call, before the task, and the Forge's carries the critic's format its critics refer to", () => {
+    const preamble = forge.preamble!;
+    expect(preamble).toMatch(/A critic replies with JSON only: \{"decision": "pass" \| "revise"/);
+    const state = task(forge);
+    const critic = forge.states.prd_critic!;
+    if (critic.type !== "step") throw new Error("prd_critic is a step");
+    const stage = { name: "prd", spec: forge.stages!.prd!, cap: 5 };
+    const parts = enginePromptParts(forgeExtension, state, critic.step, stage, preamble);
+    expect(parts.stable.startsWith(`${preamble}\n\nIdea:\nA word counter.\n`)).toBe(true);
+    expect(parts.changing).toContain("Reply with the critic's JSON described at the top.");
+    expect(parts.changing).not.toContain('"decision"');
+    // Without a preamble (the built-in review loop has none) the stable part is the task's alone.
+    const building = reviewLoop.states.building!;
+    if (building.type !== "step") throw new Error("building is a step");
+    expect(enginePromptParts(forgeExtension, task(reviewLoop), building.step).stable).toBe("Task:\nA word counter.\n");
   });
 });
