@@ -7,7 +7,13 @@ import type { AppEvent } from "../../server/events/catalog";
 import { forgeExtension } from "../../server/forge/extension";
 import { BUILTIN_WORKFLOWS, foldTask, type ActiveTask } from "../../server/task-engine";
 import type { StepSpec, WorkflowDefinition } from "../../server/workflow/definition";
-import { promptFor as enginePrompt, promptParts as enginePromptParts, threadContext, threadIndexAfter, type PromptStage } from "../../server/workflow/prompt";
+import {
+  promptFor as enginePrompt,
+  promptParts as enginePromptParts,
+  threadContext,
+  threadIndexAfter,
+  type PromptStage,
+} from "../../server/workflow/prompt";
 import { BASE_COMMIT, expectValidEvents, recorded, type TaskConfig } from "../helpers/decider";
 
 const STEP = "22222222-0000-4000-8000-000000000001";
