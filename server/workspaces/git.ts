@@ -70,6 +70,40 @@ export async function runGit(cwd: string, args: readonly string[], options: RunG
   throw gitFailure(cwd, args, out);
 }
 
+/**
+ * Runs `git <args>` for each of `commands` in `cwd`, one after the other, stopping at the first
+ * that fails: the same as runGit for each, in one process start (`sh -c`, which `exec`s the last
+ * git). The script names the arguments by position only; they are handed to it as they are,
+ * never put into its text. For the path between a step's claim and its agent, where each
+ * process start counts (docs/scaling.md, "First output and live paint").
+ */
+export async function runGitSequence(cwd: string, commands: readonly (readonly string[])[]): Promise<GitResult> {
+  assertTrustedPointer(cwd);
+  let next = 1;
+  const lines = commands.map((args, i) => {
+    const refs = args.map(() => `"\${${next++}}"`).join(" ");
+    return `${i === commands.length - 1 ? "exec " : ""}git -c core.hooksPath=/dev/null ${refs}`;
+  });
+  const result = await runProcess({
+    file: "sh",
+    args: ["-c", lines.join(" && "), "sh", ...commands.flat()],
+    cwd,
+    env: gitEnv(undefined),
+    timeoutMs: GIT_TIMEOUT_MS,
+  });
+  const described = commands.map(describe).join(" && ");
+  if (result.exitCode === null) {
+    if (!fs.existsSync(cwd)) throw new AppError("NOT_FOUND", `Directory does not exist: ${cwd}`, { cwd });
+    const why = result.timedOut
+      ? `timed out after ${GIT_TIMEOUT_MS} ms`
+      : (result.notStarted?.message ?? `was killed by ${result.signal ?? "a signal"}`);
+    throw new AppError("INTERNAL", `${described} ${why}`, { cwd, args: commands.flat() });
+  }
+  const out: GitResult = { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr.trim() };
+  if (out.exitCode === 0) return out;
+  throw gitFailure(cwd, commands.flat(), out, described);
+}
+
 /** A worktree whose `.git` file untrusted code redirected is refused before git reads its config. */
 function assertTrustedPointer(cwd: string): void {
   if (!fs.existsSync(cwd)) return;
@@ -81,9 +115,9 @@ function assertTrustedPointer(cwd: string): void {
   }
 }
 
-export function gitFailure(cwd: string, args: readonly string[], result: GitResult): AppError {
+export function gitFailure(cwd: string, args: readonly string[], result: GitResult, described = describe(args)): AppError {
   const details = { cwd, args: [...args], exitCode: result.exitCode, stderr: result.stderr };
-  const message = `${describe(args)} failed (exit ${result.exitCode}): ${result.stderr || "no output"}`;
+  const message = `${described} failed (exit ${result.exitCode}): ${result.stderr || "no output"}`;
   // Two git processes in one workspace at once is a concurrency conflict, not a crash.
   if (result.stderr.includes("index.lock")) return new AppError("CONFLICT", message, details);
   return new AppError("INTERNAL", message, details);

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { AppError } from "../errors";
 import { worktreeGitDirs } from "../process/git-dir";
-import { gitFailure, runGit } from "./git";
+import { gitFailure, runGit, runGitSequence } from "./git";
 import { assertValidSessionId, isInside } from "./paths";
 import { assertFullCommitId, inspectCheckout, pinCommit, requireRepository, requireWorkspace, resolveCommit, type Checkout } from "./repo";
 
@@ -150,8 +150,11 @@ export async function resetWorkspace(
   const top = linked?.top ?? (await requireWorkspace(workspacePath)).top;
   const wanted = assertFullCommitId(commit, "commit");
   const sha = linked && detachedHead(linked.gitDir) === wanted ? wanted : await resolveCommit(top, wanted);
-  await runGit(top, ["reset", "--hard", "--quiet", sha]);
-  await runGit(top, ["clean", "-ffdq", ...(options.removeIgnored ? ["-x"] : [])]);
+  // Both in one process start: the reset, then (only when it succeeded) the clean.
+  await runGitSequence(top, [
+    ["reset", "--hard", "--quiet", sha],
+    ["clean", "-ffdq", ...(options.removeIgnored ? ["-x"] : [])],
+  ]);
   return { commit: sha };
 }
 

@@ -8,6 +8,7 @@ import { execaSync } from "execa";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { isAppError, type AppErrorCode } from "../../server/errors";
 import { observeProcesses } from "../../server/process/spawn";
+import { runGitSequence } from "../../server/workspaces/git";
 import {
   changedFilesSince,
   commitWorkspace,
@@ -373,7 +374,10 @@ describe("resetWorkspace", () => {
     write(ws.path, "keep.log", "ignored\n");
     expect(git(ws.path, "rev-parse", "HEAD")).toBe(base);
 
-    expect(await resetWorkspace(ws.path, base)).toEqual({ commit: base });
+    // The reset and the clean in one process start.
+    let processes = 0;
+    const reset = await observeProcesses({ spawned: () => void processes++, exited: () => {} }, () => resetWorkspace(ws.path, base));
+    expect({ reset, processes }).toStrictEqual({ reset: { commit: base }, processes: 1 });
 
     expect(git(ws.path, "status", "--porcelain", "--untracked-files=all")).toBe("");
     expect(git(ws.path, "diff", "--cached", "--name-only", base)).toBe("");
@@ -418,6 +422,33 @@ describe("resetWorkspace", () => {
     write(repo, "precious.txt", "uncommitted human work\n");
     await expectAppError(resetWorkspace(repo, base), "PRECONDITION_FAILED", /main checkout/);
     expect(read(repo, "precious.txt")).toBe("uncommitted human work\n");
+  });
+});
+
+describe("runGitSequence (git commands in one process start)", () => {
+  it("hands every argument to git as it is, never to the shell: quotes, $(...), backquotes, ; and newlines stay text", async () => {
+    const { repo } = makeProject();
+    const value = "a'b\" $(touch pwned) `touch pwned2`; touch pwned3\n${HOME} \\ *";
+    await runGitSequence(repo, [
+      ["config", "catcafe.first", value],
+      ["config", "catcafe.second", "--", "-x"],
+    ]);
+    expect(git(repo, "config", "--get", "catcafe.first")).toBe(value.trim());
+    expect(git(repo, "config", "--get", "catcafe.second")).toBe("--");
+    for (const planted of ["pwned", "pwned2", "pwned3"]) expect(fs.existsSync(path.join(repo, planted)), planted).toBe(false);
+  });
+
+  it("stops at the first command that fails, naming it with git's own error; the next never runs", async () => {
+    const { repo } = makeProject();
+    await expectAppError(
+      runGitSequence(repo, [
+        ["rev-parse", "--verify", "--quiet", "no-such-ref^{commit}"],
+        ["config", "catcafe.after", "ran"],
+      ]),
+      "INTERNAL",
+      /^git rev-parse --verify --quiet no-such-ref\^\{commit\} && git config catcafe.after ran failed \(exit 1\)/,
+    );
+    expect(() => git(repo, "config", "--get", "catcafe.after")).toThrow();
   });
 });
 
