@@ -31,6 +31,8 @@ export interface LeftoverReport {
 export class ProcessLedger {
   private readonly entries = new Map<number, LedgerEntry>();
   private readonly file: string;
+  /** This process's start time, read once: the ledger is rewritten at every process start and end on a step's path. */
+  private readonly runnerStartTime = processStartTime(process.pid) ?? 0;
 
   constructor(
     private readonly dir: string,
@@ -60,7 +62,7 @@ export class ProcessLedger {
     const body: LedgerFile = {
       runnerId: this.runnerId,
       runnerPid: process.pid,
-      runnerStartTime: processStartTime(process.pid) ?? 0,
+      runnerStartTime: this.runnerStartTime,
       processes: [...this.entries.values()],
     };
     const tmp = `${this.file}.tmp`;
