@@ -105,8 +105,10 @@ export async function createWorkspace(input: CreateWorkspaceInput): Promise<Work
 async function addWorktree(repo: Checkout, target: string, baseCommit: string): Promise<Workspace> {
   const args = ["worktree", "add", "--detach", "--", target, baseCommit];
   for (let attempt = 1; ; attempt++) {
-    // A workspace directory deleted by hand stays registered until pruned, and blocks `add`.
-    await runGit(repo.top, ["worktree", "prune"]);
+    // A workspace directory deleted by hand stays registered until pruned, and blocks `add`:
+    // pruned before each try after the first, so that the usual add is one git process on the
+    // path of a session's first step (docs/scaling.md, "First output and live paint").
+    if (attempt > 1) await runGit(repo.top, ["worktree", "prune"]);
     const added = await runGit(repo.top, args, { allowFailure: true });
     if (added.exitCode === 0) return { path: target, baseCommit };
     // Another runner may have created the same workspace at the same moment.
@@ -115,7 +117,7 @@ async function addWorktree(repo: Checkout, target: string, baseCommit: string): 
     // A concurrent git process in the same repository (a lock file, a half-made worktree of
     // another session) is transient: try again shortly; anything else after three tries.
     if (attempt >= 3) throw gitFailure(repo.top, args, added);
-    if (isEmptyDirectory(target)) fs.rmdirSync(target);
+    if (fs.existsSync(target) && isEmptyDirectory(target)) fs.rmdirSync(target);
     await new Promise((r) => setTimeout(r, 100 * attempt));
   }
 }

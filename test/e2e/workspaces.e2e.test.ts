@@ -500,11 +500,19 @@ describe("removeWorkspace", () => {
 
   it("prunes a workspace deleted by hand, so the session can be created again", async () => {
     const { repo, root, base } = makeProject();
-    const ws = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base });
+    const processes = { first: 0, again: 0 };
+    const counted = (which: keyof typeof processes) => ({ spawned: () => void processes[which]++, exited: () => {} });
+    const ws = await observeProcesses(counted("first"), () =>
+      createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base }),
+    );
     fs.rmSync(ws.path, { recursive: true, force: true });
 
-    const again = await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base });
+    const again = await observeProcesses(counted("again"), () =>
+      createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s1", baseCommit: base }),
+    );
     expect(read(again.path, "README.md")).toContain("Tiny project");
+    // Pruned only when an add failed: the second time an add refused, a prune, and the add again.
+    expect(processes.again - processes.first).toBe(2);
     expect(await removeWorkspace({ repoPath: repo, path: ws.path })).toEqual({ removed: true });
     expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
   });
