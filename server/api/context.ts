@@ -4,7 +4,7 @@
 import type { Db } from "../db/pool";
 import type { PrismaClient } from "../db/generated/client";
 import type { EventStore } from "../events/store";
-import { authenticateRequest, type CurrentUser } from "../auth/request";
+import { requestAuthenticator, type CurrentUser } from "../auth/request";
 import { TRPCError } from "@trpc/server";
 import { isAppError } from "../errors";
 import { unavailableFrom } from "./errors";
@@ -36,11 +36,12 @@ export function createContextFactory(source: () => ContextSource) {
   return async function createContext({ req }: { req: Request }): Promise<Context> {
     const { deps, secret } = source();
     try {
-      const user = await authenticateRequest(req, { prisma: deps.prisma, secret });
+      const principal = requestAuthenticator(req, { prisma: deps.prisma, secret });
+      const user = await principal();
       return {
         ...deps,
         user,
-        principal: () => authenticateRequest(req, { prisma: deps.prisma, secret }),
+        principal,
         ...(secret ? { sealingKey: secret } : {}),
       };
     } catch (err) {

@@ -84,7 +84,10 @@ function toSummary(row: UserRow): UserSummary {
  */
 export async function resolveUser(prisma: PrismaClient, id: string | undefined | null): Promise<AuthUser | null> {
   if (!id || !z.uuid().safeParse(id).success) return null;
-  const row = await prisma.user.findUnique({ where: { id }, select: userSummarySelect });
+  return activeUser(await prisma.user.findUnique({ where: { id }, select: userSummarySelect }));
+}
+
+function activeUser(row: UserRow | null): AuthUser | null {
   const role = row?.memberships[0]?.role;
   if (!row || row.disabledAt || !role) return null;
   return { id: row.id, email: row.email, name: row.name, role };
@@ -96,10 +99,11 @@ export async function resolveUser(prisma: PrismaClient, id: string | undefined |
  */
 export async function resolveSessionUser(prisma: PrismaClient, id: string | undefined | null, version: unknown): Promise<AuthUser | null> {
   if (!id || !z.uuid().safeParse(id).success) return null;
-  const row = await prisma.user.findUnique({ where: { id }, select: { sessionVersion: true } });
+  // One query for both (a live stream asks this before every batch: docs/scaling.md, "First output and live paint").
+  const row = await prisma.user.findUnique({ where: { id }, select: { ...userSummarySelect, sessionVersion: true } });
   const sessionVersion = typeof version === "number" ? version : 0;
   if (!row || row.sessionVersion !== sessionVersion) return null;
-  return resolveUser(prisma, id);
+  return activeUser(row);
 }
 
 /** The version new browser sessions of `id` begin with. */

@@ -83,6 +83,28 @@ describe("live interest", () => {
     unsubscribe();
   });
 
+  it("its declarations commit without waiting for a flush, and are seen by every append once subscribe resolves", async () => {
+    let connection: pg.Client | null = null;
+    const own = new SessionEventsListener(() => (connection = new pg.Client({ connectionString: db.url })));
+    try {
+      const id = await newSession();
+      let wakes = 0;
+      await own.subscribe(id, () => wakes++);
+      // Only interest rows are written on this connection (a crash loses them with it).
+      expect((await connection!.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]!.synchronous_commit).toBe("off");
+      expect(await rowsOf(id)).toEqual([own.listenerId]);
+      const rung = await db.pool.query<{ rung: boolean }>(
+        "SELECT EXISTS (SELECT 1 FROM live_interest WHERE stream_id = $1 AND expires_at > now()) AS rung",
+        [id],
+      );
+      expect(rung.rows[0]!.rung).toBe(true); // what an append's doorbell asks (server/events/store.ts)
+      await db.store.append(id, "any", message("right after subscribing"), { actor: testActor });
+      await until("the append's wake", () => wakes > 0);
+    } finally {
+      await own.close();
+    }
+  });
+
   it("closing the listener removes its rows; another process's expired rows are dropped by the next declaration", async () => {
     const other = new SessionEventsListener(() => new pg.Client({ connectionString: db.url }));
     const id = await newSession();

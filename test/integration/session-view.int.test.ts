@@ -2,15 +2,17 @@
 // apart from verdicts, names of who acted), live updates through the one shared LISTEN
 // connection (many subscribers, one connection; resume after `lastEventId`), outputs
 // opened on demand only for the session's own blobs, and failures with their class.
+import { encode } from "next-auth/jwt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createContextFactory } from "../../server/api/context";
 import { createCaller } from "../../server/api/root";
 import { createApiToken, revokeApiToken } from "../../server/auth/tokens";
+import { endBrowserSessions } from "../../server/auth/users";
 import { putBlob } from "../../server/events/blobs";
 import type { LiveBatch } from "../../server/sessions/view/follow";
 import { sessionEventsListener } from "../../server/sessions/view/listener";
 import type { SessionView } from "../../server/sessions/view/load";
-import { createApiFixture, type ApiFixture } from "../helpers/api";
+import { createApiFixture, TEST_SECRET, type ApiFixture } from "../helpers/api";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { createHarness, FIXED_SUM, reviewApprove, testPlan, type Harness } from "../helpers/tasks";
 
@@ -222,6 +224,38 @@ describe("live.updates", () => {
     await api.prisma.user.update({ where: { id: reader.id }, data: { disabledAt: new Date() } });
     await operator.tasks.followUp({ sessionId, text: "and now?" });
     await expect(userStream.next()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+  });
+
+  it("a session cookie's stream ends with UNAUTHORIZED at the next batch once the cookie expires or the browser sessions end", async () => {
+    const { sessionId, view } = await proposalAwaitingConfirm("sv-cookie");
+    const reader = await api.user("viewer");
+    // Through the real context factory, as the route builds it: the cookie is read once, the
+    // user before every batch.
+    const streamWith = async (cookie: string) => {
+      const ctx = await createContextFactory(api.source)({
+        req: new Request("http://cats.test/api/trpc/live.updates", { headers: { cookie } }),
+      });
+      expect(ctx.user?.id).toBe(reader.id);
+      return ((await createCaller(ctx).live.updates({ sessionId, afterVersion: view.status.version })) as AsyncIterable<unknown>)[
+        Symbol.asyncIterator
+      ]();
+    };
+    const lasting = await streamWith(await api.sessionCookie(reader.id));
+    // next-auth accepts a token up to 15 s past its expiry: this one is past it 5 s from now.
+    const expiring = await streamWith(
+      `next-auth.session-token=${await encode({ token: { sub: reader.id }, secret: TEST_SECRET, maxAge: -10 })}`,
+    );
+    expect((await lasting.next()).done).toBe(false); // the first batch, in sync
+    expect((await expiring.next()).done).toBe(false);
+
+    await new Promise((r) => setTimeout(r, 5_500));
+    await operator.tasks.followUp({ sessionId, text: "still there?" });
+    await expect(expiring.next()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    expect((await lasting.next()).done).toBe(false);
+    // Signed out everywhere: the cookie that was valid a moment ago no longer counts.
+    await endBrowserSessions(api.prisma, reader.id);
+    await operator.tasks.followUp({ sessionId, text: "and now?" });
+    await expect(lasting.next()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
 
   it("is refused to anonymous callers", async () => {

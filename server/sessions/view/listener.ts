@@ -135,7 +135,11 @@ export class SessionEventsListener {
       client.on("end", () => this.lost(client));
       try {
         await client.connect();
-        await client.query(`LISTEN ${EVENTS_CHANNEL}; LISTEN ${SESSIONS_CHANNEL}`);
+        // This connection writes only `live_interest` rows, which a crash may lose (this
+        // connection goes with it, and its reconnect declares them again): their commits wait
+        // for no flush, so a fresh view's set-up does not either (docs/scaling.md, "First
+        // output and live paint"). A commit is visible to other transactions at once either way.
+        await client.query(`SET synchronous_commit = off; LISTEN ${EVENTS_CHANNEL}; LISTEN ${SESSIONS_CHANNEL}`);
         // After a reconnect: the streams watched all along (their rows may have expired).
         await client.query(WATCH_SQL, [this.watchedStreams, this.listenerId, this.lifetimeMs]);
       } catch (err) {
