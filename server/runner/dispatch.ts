@@ -231,7 +231,10 @@ export async function claimNextStep(store: EventStore, opts: ClaimOptions, db: Q
  * through its WAL flush: every result that scheduled its session's next step committed one at
  * a time (docs/scaling.md, "LangGraph side by side").
  */
-const WAKE_AFTER_COMMIT_SQL = "SELECT set_config('catcafe.steps_wake', 'after_commit', true)";
+const WAKE_AFTER_COMMIT = {
+  name: "catcafe_steps_wake_after_commit",
+  text: "SELECT set_config('catcafe.steps_wake', 'after_commit', true)",
+};
 
 /**
  * Wakes idle runners (the steps channel's payload-free doorbell) in a transaction of its own
@@ -347,7 +350,7 @@ export async function recordStepOutcome(
       store.pool,
       async (tx) => {
         // Pipelined with BEGIN, before the first append: no round trip of its own.
-        const deferred = tx.query(WAKE_AFTER_COMMIT_SQL);
+        const deferred = tx.query(WAKE_AFTER_COMMIT);
         deferred.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
         const unwatch = store.watchAppends(tx, (events) => {
           if (events.some((e) => e.type === "StepScheduled")) scheduled = true;
