@@ -151,10 +151,13 @@ export const langgraph: Measurement = {
   keys: ["langgraph_side_by_side"],
   async run(ctx) {
     const peerUrl = await createPeerDatabase(ctx.url, PEER_DATABASE);
-    const peer = await openLangGraphPeer(peerUrl, CONCURRENCY);
-    const fleet = await WorkerFleet.spawn("catcafe", ctx.url, 1, CONCURRENCY);
+    // The counters before either side connects: they turn statement tracking on for connections
+    // opened from then on (a connection opened earlier went uncounted: a quarter of a side's
+    // statements in some runs).
     const ours = await PgCounters.open(ctx.url);
     const theirs = await PgCounters.open(peerUrl);
+    const peer = await openLangGraphPeer(peerUrl, CONCURRENCY);
+    const fleet = await WorkerFleet.spawn("catcafe", ctx.url, 1, CONCURRENCY);
     try {
       await fleet.start(1);
       // Warm-up: both paths compiled and connections open.
