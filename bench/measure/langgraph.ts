@@ -50,13 +50,23 @@ interface Window {
   steps: number;
   ms: number;
   counters: WindowCounters;
+  /** CPU of the side's own process over the window (Cat Cafe: the runner process; LangGraph: the bench's, where it runs). */
+  clientCpuMs: number;
 }
 
 const perStep = (w: Window) => ({
   walBytes: w.counters.walBytes / w.steps,
   statements: w.counters.statements / w.steps,
   perSecond: (w.steps * 1000) / w.ms,
+  clientCpuMs: w.clientCpuMs / w.steps,
+  postgresCpuMs: w.counters.postgresCpuMs / w.steps,
 });
+
+/** CPU (user + system) of this process so far, in ms. */
+const ownCpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 
 /** Runs `n` tasks, `concurrency` at a time. */
 async function pooled(n: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<void> {
@@ -73,6 +83,7 @@ async function catcafeWindow(ctx: BenchContext, fleet: WorkerFleet, counters: Pg
   await counters.checkpoint();
   const target = fleet.finished() + sessions * STEPS_PER_SESSION;
   const end = await counters.begin();
+  const cpu0 = fleet.cpuMs();
   const t0 = performance.now();
   // Scheduled while the runner waits: the scheduling is part of a step's life (LangGraph's
   // invoke writes its input checkpoint too).
@@ -85,16 +96,19 @@ async function catcafeWindow(ctx: BenchContext, fleet: WorkerFleet, counters: Pg
   await fleet.waitFinished(target, RUN_TIMEOUT_MS);
   await waitUntil("catcafe: the queue to be empty", async () => (await noopStepsLeft(counters.connection)) === 0, RUN_TIMEOUT_MS, 1);
   const ms = performance.now() - t0;
-  return { steps: sessions * STEPS_PER_SESSION, ms, counters: await end() };
+  const clientCpuMs = fleet.cpuMs() - cpu0;
+  return { steps: sessions * STEPS_PER_SESSION, ms, counters: await end(), clientCpuMs };
 }
 
 async function langgraphWindow(peer: LangGraphPeer, counters: PgCounters, sessions: number, round: number): Promise<Window> {
   await counters.checkpoint();
   const end = await counters.begin();
+  const cpu0 = ownCpuMs();
   const t0 = performance.now();
   await pooled(sessions, CONCURRENCY, (i) => peer.threeNodes.invoke({ steps: 0 }, threadConfig(`t-${round}-${sessions}-${i}`)));
   const ms = performance.now() - t0;
-  return { steps: sessions * STEPS_PER_SESSION, ms, counters: await end() };
+  const clientCpuMs = ownCpuMs() - cpu0;
+  return { steps: sessions * STEPS_PER_SESSION, ms, counters: await end(), clientCpuMs };
 }
 
 /** One session / thread at a time: wall time of its three steps / 3, per sample. */
@@ -137,10 +151,13 @@ export const langgraph: Measurement = {
   keys: ["langgraph_side_by_side"],
   async run(ctx) {
     const peerUrl = await createPeerDatabase(ctx.url, PEER_DATABASE);
-    const peer = await openLangGraphPeer(peerUrl, CONCURRENCY);
-    const fleet = await WorkerFleet.spawn("catcafe", ctx.url, 1, CONCURRENCY);
+    // The counters before either side connects: they turn statement tracking on for connections
+    // opened from then on (a connection opened earlier went uncounted: a quarter of a side's
+    // statements in some runs).
     const ours = await PgCounters.open(ctx.url);
     const theirs = await PgCounters.open(peerUrl);
+    const peer = await openLangGraphPeer(peerUrl, CONCURRENCY);
+    const fleet = await WorkerFleet.spawn("catcafe", ctx.url, 1, CONCURRENCY);
     try {
       await fleet.start(1);
       // Warm-up: both paths compiled and connections open.
@@ -233,6 +250,11 @@ export const langgraph: Measurement = {
         med("langgraph", (w) => perStep(w).statements),
         2,
       );
+      const cpu = pair(
+        med("catcafe", (w) => perStep(w).clientCpuMs + perStep(w).postgresCpuMs),
+        med("langgraph", (w) => perStep(w).clientCpuMs + perStep(w).postgresCpuMs),
+        3,
+      );
       const overhead = pair(median(single.catcafe), median(single.langgraph), 2);
       const fork = pair(median(forks.catcafe), median(forks.langgraph), 2);
       const latest = pair(median(reads.catcafe), median(reads.langgraph), 2);
@@ -254,6 +276,11 @@ export const langgraph: Measurement = {
         },
         catcafe_state_at_9999_ms: percentiles(offBoundary),
         catcafe_snapshot_bytes: snapshotBytes.rows[0]?.bytes ?? null,
+        cpu_ms_per_step: {
+          ...cpu,
+          definition:
+            "the side's own process (Cat Cafe: the runner process, from /proc; LangGraph: the bench process it runs in, process.cpuUsage) + PostgreSQL's processes (/proc), over the throughput window, per step; median of the windows",
+        },
         per_window: Object.fromEntries(Object.entries(windows).map(([side, ws]) => [side, ws.map(perStep)])),
         top_statements: { catcafe: top(windows.catcafe.at(-1)!), langgraph: top(windows.langgraph.at(-1)!) },
         counted:

@@ -9,6 +9,9 @@ import { ZErrorClass } from "../errors";
 import { defineEvent } from "./registry";
 import { ZAgentStepOutput, ZStepResult, ZStepScheduled } from "./step-contract";
 
+/** What a completion's summary reads of its output; built once (a zod `pick` builds a new schema per call). */
+const ZEgressRefusedOutput = ZAgentStepOutput.pick({ egressRefused: true });
+
 export const stepCatalog = {
   StepScheduled: defineEvent({
     version: 1,
@@ -35,7 +38,7 @@ export const stepCatalog = {
     version: 1,
     schema: z.object({ stepId: z.uuid(), attempt: z.number().int().positive(), output: ZStepResult }),
     summary: (d) => {
-      const parsed = ZAgentStepOutput.pick({ egressRefused: true }).safeParse(d.output);
+      const parsed = ZEgressRefusedOutput.safeParse(d.output);
       const refused = parsed.success ? (parsed.data.egressRefused ?? []) : [];
       return `Step completed (attempt ${d.attempt})${refused.length ? `; the egress proxy refused ${refused.join(", ")}` : ""}`;
     },

@@ -113,6 +113,13 @@ export interface ForkInput {
   metadata: AppendMetadata;
 }
 
+/**
+ * Who is told of every append made on a transaction's client while it watches
+ * (EventStore.watchAppends): kept per client, not per store, so that an append through any
+ * store on that transaction is seen.
+ */
+const appendWatchers = new WeakMap<Queryable, (events: readonly RecordedEvent[]) => void>();
+
 export class EventStore {
   readonly registry: EventRegistry;
   readonly projections: Projection[];
@@ -220,9 +227,22 @@ export class EventStore {
     for (const projection of this.appProjections) {
       if (recorded.some((e) => projection.handles.includes(e.type))) await projection.apply(tx as Tx, recorded, "live");
     }
+    appendWatchers.get(tx)?.(recorded);
     const version = recorded.at(-1)!.version;
     await recordKeyEffect(tx, streamId, version);
     return { streamId, version, events: recorded, duplicate: false };
+  }
+
+  /**
+   * Calls `onAppend` with the events of every append made on `tx` (through any store) until the
+   * returned function is called: a transaction's owner learns what code it called appended
+   * (the runner's outcome transaction: whether its reaction scheduled a step). One watcher per client.
+   */
+  watchAppends(tx: Tx, onAppend: (events: readonly RecordedEvent[]) => void): () => void {
+    appendWatchers.set(tx, onAppend);
+    return () => {
+      if (appendWatchers.get(tx) === onAppend) appendWatchers.delete(tx);
+    };
   }
 
   /** Runs a statement that appends; a projection applied in the database that refuses it throws its own error. */

@@ -12,7 +12,7 @@ import { recordEventsAppended, recordStepPickup } from "../metrics/registry";
 import { tracingOn } from "../tracing/sdk";
 import type { OutcomeStep } from "../events/step-outcome";
 import { notifyWatchersSql, type EventStore } from "../events/store";
-import { StaleAttemptError } from "./steps-projection";
+import { STEPS_CHANNEL, StaleAttemptError } from "./steps-projection";
 
 export interface ClaimedStep {
   id: string;
@@ -224,6 +224,34 @@ export async function claimNextStep(store: EventStore, opts: ClaimOptions, db: Q
   return null;
 }
 
+/**
+ * The outcome transaction's first statement: steps it schedules do not NOTIFY in it
+ * (catcafe_apply_step_event, migration 20261129094500); {@link wakeStepRunners} rings after its
+ * COMMIT instead. A transaction that NOTIFYs takes a database-wide lock at commit and holds it
+ * through its WAL flush: every result that scheduled its session's next step committed one at
+ * a time (docs/scaling.md, "LangGraph side by side").
+ */
+const WAKE_AFTER_COMMIT = {
+  name: "catcafe_steps_wake_after_commit",
+  text: "SELECT set_config('catcafe.steps_wake', 'after_commit', true)",
+};
+
+/**
+ * Wakes idle runners (the steps channel's payload-free doorbell) in a transaction of its own
+ * that writes nothing and, being only a doorbell, waits for no WAL flush (a NOTIFY gives its
+ * transaction an id, whose commit would otherwise be flushed under the NOTIFY lock). Sent
+ * right behind an outcome's COMMIT on the same connection, so it rings after the steps it
+ * announces are visible. Lost with its connection, the runners' fallback poll finds them.
+ */
+export async function wakeStepRunners(db: Queryable): Promise<void> {
+  await db
+    .query({
+      name: "catcafe_wake_step_runners",
+      text: `SELECT set_config('synchronous_commit', 'off', true), pg_notify('${STEPS_CHANNEL}', '')`,
+    })
+    .catch(() => {});
+}
+
 /** Extends the lease; false means this attempt lost the step (abort the work). */
 export async function heartbeatStep(pool: Db, step: { id: string; attempt: number }, leaseMs: number): Promise<boolean> {
   const r = await pool.query({
@@ -315,43 +343,68 @@ export async function recordStepOutcome(
   actor: Actor,
   options: RecordOptions = {},
 ): Promise<boolean> {
-  const record = (outcome: StepOutcome, reaction: "react" | { fallback: string }) =>
-    withTransaction(
+  const record = (outcome: StepOutcome, reaction: "react" | { fallback: string }) => {
+    // Steps the reaction schedules wake the runners after the COMMIT, not in it (wakeStepRunners).
+    let scheduled = false;
+    return withTransaction(
       store.pool,
       async (tx) => {
-        let sessionId: string;
-        let kindAndInput: OutcomeStep;
-        let event: NewEvent;
-        if (outcome.kind === "completed" && step.sessionId && step.kind !== undefined && !options.onlyIfExpired) {
-          // A completion from the runner holding the step needs nothing from its row: the
-          // append's fence (the trigger) checks the attempt.
-          sessionId = step.sessionId;
-          kindAndInput = { kind: step.kind, input: step.input };
-          event = { type: "StepCompleted", data: { stepId: step.id, attempt: step.attempt, output: outcome.output } };
-        } else {
-          // Anything else reads the row first: its session, its kind and input (for the
-          // reaction), and what a retry needs.
-          const current = (
-            await tx.query<StepRetryFacts & OutcomeStep & { session_id: string }>(
-              `SELECT session_id, kind, input, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
-               WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
-              [step.id, options.onlyIfExpired ?? false],
-            )
-          ).rows[0];
-          if (!current) throw new StaleAttemptError(step.id, step.attempt, outcome.kind);
-          sessionId = current.session_id;
-          kindAndInput = { kind: current.kind, input: current.input };
-          event = outcomeEvent(step, outcome, current, options.retryBaseMs);
+        // Pipelined with BEGIN, before the first append: no round trip of its own.
+        const deferred = tx.query(WAKE_AFTER_COMMIT);
+        deferred.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
+        const unwatch = store.watchAppends(tx, (events) => {
+          if (events.some((e) => e.type === "StepScheduled")) scheduled = true;
+        });
+        try {
+          await react(tx);
+        } finally {
+          unwatch();
         }
-        const recorded = await store.appendInTx(tx, sessionId, "any", [event], { actor });
-        if (reaction === "react") {
-          await options.react?.(tx, store, sessionId, recorded.events, kindAndInput).catch((err: unknown) => {
-            throw err instanceof StaleAttemptError || isConnectionError(err) ? err : new ReactionError(err);
-          });
-        } else await options.onReactionError?.(tx, store, sessionId, recorded.events, reaction.fallback, kindAndInput);
+        await deferred;
       },
-      { behind: options.behind },
+      {
+        behind: async (db) => {
+          // The wake first, then the runner's next claim, both right behind the COMMIT.
+          const woken = scheduled ? wakeStepRunners(db) : undefined;
+          await options.behind?.(db);
+          await woken;
+        },
+      },
     );
+
+    async function react(tx: Tx): Promise<void> {
+      let sessionId: string;
+      let kindAndInput: OutcomeStep;
+      let event: NewEvent;
+      if (outcome.kind === "completed" && step.sessionId && step.kind !== undefined && !options.onlyIfExpired) {
+        // A completion from the runner holding the step needs nothing from its row: the
+        // append's fence (the trigger) checks the attempt.
+        sessionId = step.sessionId;
+        kindAndInput = { kind: step.kind, input: step.input };
+        event = { type: "StepCompleted", data: { stepId: step.id, attempt: step.attempt, output: outcome.output } };
+      } else {
+        // Anything else reads the row first: its session, its kind and input (for the
+        // reaction), and what a retry needs.
+        const current = (
+          await tx.query<StepRetryFacts & OutcomeStep & { session_id: string }>(
+            `SELECT session_id, kind, input, max_attempts, backoff_ms, attempt - lost - released AS charged, now() AS now FROM steps
+               WHERE id = $1 AND ($2::boolean IS NOT TRUE OR lease_expires_at < now())`,
+            [step.id, options.onlyIfExpired ?? false],
+          )
+        ).rows[0];
+        if (!current) throw new StaleAttemptError(step.id, step.attempt, outcome.kind);
+        sessionId = current.session_id;
+        kindAndInput = { kind: current.kind, input: current.input };
+        event = outcomeEvent(step, outcome, current, options.retryBaseMs);
+      }
+      const recorded = await store.appendInTx(tx, sessionId, "any", [event], { actor });
+      if (reaction === "react") {
+        await options.react?.(tx, store, sessionId, recorded.events, kindAndInput).catch((err: unknown) => {
+          throw err instanceof StaleAttemptError || isConnectionError(err) ? err : new ReactionError(err);
+        });
+      } else await options.onReactionError?.(tx, store, sessionId, recorded.events, reaction.fallback, kindAndInput);
+    }
+  };
   let failure: ReactionError;
   try {
     await record(outcome, "react");

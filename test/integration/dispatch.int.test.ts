@@ -3,8 +3,10 @@
 // defect while any other failure of it is; the claim behind a result sees the result; retries
 // stop when the step's attempts are used up; the fence's refusal names the step and attempt; a
 // claim refused every time gives up after three looks; the sweep leaves a step whose holder
-// heartbeats meanwhile; a fallback's own failure comes back.
-import type pg from "pg";
+// heartbeats meanwhile; a fallback's own failure comes back; a step a reaction schedules wakes
+// the runners once, after the outcome's commit, and an outcome that schedules nothing does not.
+import crypto from "node:crypto";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAppEventStore } from "../../server/app-store";
 import { createPool, isConnectionError, withTransaction, type Tx } from "../../server/db/pool";
@@ -20,7 +22,7 @@ import {
   type OutcomeReactor,
   type ReactionFallback,
 } from "../../server/runner/dispatch";
-import { StaleAttemptError } from "../../server/runner/steps-projection";
+import { StaleAttemptError, STEPS_CHANNEL } from "../../server/runner/steps-projection";
 import { createTestDatabase, testActor, uniqueId, type TestDatabase } from "../helpers/db";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy";
 
@@ -197,6 +199,135 @@ describe("reactions", () => {
       },
     });
     expect(seen).toEqual(["completed"]);
+  });
+});
+
+/**
+ * The steps channel (the runners' doorbell) heard from now on. `heardSoFar` returns the rings
+ * committed before it was called: it rings a marker last and waits for it (notifications
+ * arrive in commit order), so no wait for an absence is timed.
+ */
+async function stepsDoorbell(): Promise<{ heardSoFar(): Promise<number>; close(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  let rings = 0;
+  const markers = new Map<string, () => void>();
+  client.on("notification", (n) => {
+    if (n.channel !== STEPS_CHANNEL) return;
+    const marker = markers.get(n.payload ?? "");
+    if (marker) marker();
+    else rings++;
+  });
+  await client.query(`LISTEN ${STEPS_CHANNEL}`);
+  return {
+    async heardSoFar() {
+      const marker = `marker-${uniqueId()}`;
+      const arrived = new Promise<void>((resolve) => markers.set(marker, resolve));
+      await db.pool.query("SELECT pg_notify($1, $2)", [STEPS_CHANNEL, marker]);
+      await arrived;
+      const heard = rings;
+      rings = 0;
+      return heard;
+    },
+    close: () => client.end(),
+  };
+}
+
+/** Cancels steps a test scheduled and left pending, so that the next test's claim does not take them. */
+async function cancelLeftovers(sessionId: string, stepIds: readonly string[]): Promise<void> {
+  for (const stepId of stepIds)
+    await db.store.append(sessionId, "any", [{ type: "StepCancelled", data: { stepId } }], { actor: testActor });
+}
+
+describe("the runners' doorbell for steps an outcome schedules (docs/scaling.md, 'LangGraph side by side')", () => {
+  /** A reaction that schedules the session's next step, as the workflow's does. */
+  const scheduleNext =
+    (ids: string[]): OutcomeReactor =>
+    async (tx, store, sessionId) => {
+      const recorded = await store.appendInTx(
+        tx,
+        sessionId,
+        "any",
+        [
+          {
+            type: "StepScheduled",
+            data: { stepId: crypto.randomUUID(), kind: "dispatched", input: {}, timeoutMs: 60_000, maxAttempts: 3 },
+          },
+        ],
+        { actor: runner },
+      );
+      ids.push((recorded.events[0]!.data as { stepId: string }).stepId);
+    };
+
+  it("an outcome whose reaction schedules the next step rings once, after its commit: the step is pending when it rings", async () => {
+    const step = await claimedStep();
+    const bell = await stepsDoorbell();
+    try {
+      const next: string[] = [];
+      const states: string[] = [];
+      expect(
+        await recordStepOutcome(db.store, step, { kind: "completed", output: {} }, runner, {
+          react: scheduleNext(next),
+          // Right behind the wake: what a runner woken by it would see.
+          behind: async (tx) => {
+            states.push((await tx.query<{ state: string }>("SELECT state FROM steps WHERE id = $1", [next[0]])).rows[0]!.state);
+          },
+        }),
+      ).toBe(true);
+      expect(await bell.heardSoFar()).toBe(1);
+      expect(states).toEqual(["pending"]);
+      expect(await stepRow(step.id)).toEqual({ state: "completed", attempt: 1 });
+      // It is claimable: the next claim takes it.
+      expect(await claimNextStep(db.store, claimOptions)).toMatchObject({ id: next[0], attempt: 1 });
+    } finally {
+      await bell.close();
+    }
+  });
+
+  it("a failure whose reaction schedules a step rings too; an outcome whose reaction schedules nothing does not ring", async () => {
+    const failing = await claimedStep(1);
+    const done = await claimedStep();
+    const bell = await stepsDoorbell();
+    try {
+      const next: string[] = [];
+      const failure = { kind: "failed", errorClass: "internal_error", message: "boom", retryable: false } as const;
+      expect(await recordStepOutcome(db.store, failing, failure, runner, { react: scheduleNext(next) })).toBe(true);
+      expect(await bell.heardSoFar()).toBe(1);
+      expect(next).toHaveLength(1);
+      await cancelLeftovers(failing.sessionId, next);
+      expect(await bell.heardSoFar()).toBe(0);
+      expect(await recordStepOutcome(db.store, done, { kind: "completed", output: {} }, runner, { react: async () => {} })).toBe(true);
+      expect(await bell.heardSoFar()).toBe(0);
+      expect(await stepRow(done.id)).toEqual({ state: "completed", attempt: 1 });
+    } finally {
+      await bell.close();
+    }
+  });
+
+  it("a transaction that says it wakes the runners itself does not ring in its commit; a step scheduled anywhere else rings as it commits", async () => {
+    const sessionId = await newSession();
+    const bell = await stepsDoorbell();
+    try {
+      const quiet = crypto.randomUUID();
+      await withTransaction(db.pool, async (tx) => {
+        await tx.query("SELECT set_config('catcafe.steps_wake', 'after_commit', true)");
+        await db.store.appendInTx(
+          tx,
+          sessionId,
+          "any",
+          [{ type: "StepScheduled", data: { stepId: quiet, kind: "dispatched", input: {}, timeoutMs: 60_000, maxAttempts: 3 } }],
+          { actor: testActor },
+        );
+      });
+      expect(await bell.heardSoFar()).toBe(0);
+      expect(await stepRow(quiet)).toEqual({ state: "pending", attempt: 0 });
+      // The setting is its transaction's own: a scheduling outside it rings.
+      const rung = await scheduleStep(db.store, { sessionId, kind: "dispatched", input: {} }, { actor: testActor });
+      expect(await bell.heardSoFar()).toBe(1);
+      await cancelLeftovers(sessionId, [quiet, rung]);
+    } finally {
+      await bell.close();
+    }
   });
 });
 

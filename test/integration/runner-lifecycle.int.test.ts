@@ -364,6 +364,8 @@ describe("leases", () => {
     expect(attempts).toEqual([1]);
     expect(await history(sessionId, stepId)).toEqual(["StepStarted 1", "StepCompleted 1"]);
     expect((await dataOf(sessionId, stepId, "StepStarted"))[0]).toMatchObject({ runnerId: "keeper" });
+    // Logged once the result's connection is done (its COMMIT, then the claim behind it), a moment after the row shows it.
+    await until("the keeper's log of its result", async () => keeper.logs.some((l) => l.msg === "step completed"));
     expect(keeper.logs.find((l) => l.msg === "step completed")?.fields).toEqual({
       runnerId: "keeper",
       stepId,

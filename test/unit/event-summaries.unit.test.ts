@@ -78,6 +78,12 @@ const ROWS: Row[] = [
   ),
   row("StepCompleted", { stepId: STEP, attempt: 3, output: { ok: true } }, "Step completed (attempt 3)"),
   row(
+    "StepCompleted",
+    { stepId: STEP, attempt: 1, output: { egressRefused: ["example.com:443", "evil.test:80"] } },
+    "Step completed (attempt 1); the egress proxy refused example.com:443, evil.test:80",
+  ),
+  row("StepCompleted", { stepId: STEP, attempt: 1, output: { egressRefused: "not a list" } }, "Step completed (attempt 1)"),
+  row(
     "StepFailed",
     { stepId: STEP, attempt: 1, errorClass: "timeout", message: "took too long", retryAt: null },
     "Step failed (attempt 1): timeout: took too long",
