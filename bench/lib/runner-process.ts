@@ -12,7 +12,14 @@ export interface RunnerProcess {
   stop(): Promise<void>;
 }
 
-export function startRunnerProcess(url: string, root: string, id: string, log: (line: string) => void): RunnerProcess {
+/** `env`: over the runner's defaults (e.g. `CATCAFE_RUNNER_CONCURRENCY`). Workspaces under `root`/workspaces, shared by all. */
+export function startRunnerProcess(
+  url: string,
+  root: string,
+  id: string,
+  log: (line: string) => void,
+  env: Record<string, string> = {},
+): RunnerProcess {
   const stateDir = path.join(root, `runner-${id}`);
   fs.mkdirSync(stateDir, { recursive: true });
   const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "server/runner/main.ts")], {
@@ -28,6 +35,7 @@ export function startRunnerProcess(url: string, root: string, id: string, log: (
       CATCAFE_WORKSPACES_DIR: path.join(root, "workspaces"),
       CATCAFE_LOG_LEVEL: "error",
       ...(process.env.CATCAFE_SANDBOX ? { CATCAFE_SANDBOX: process.env.CATCAFE_SANDBOX } : {}),
+      ...env,
     },
     stdio: ["ignore", "ignore", "pipe"],
   });

@@ -16,7 +16,7 @@
 // are cancelled). No next step starts when the time budget (--max-minutes) would be passed.
 // Figures, knee and limits: ./model.ts. The report: bench/results/scale-<date>.json.
 import crypto from "node:crypto";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -32,7 +32,8 @@ import { benchActor } from "../lib/fixtures";
 import { collectMetadata } from "../lib/metadata";
 import { startBenchPostgres } from "../lib/postgres";
 import { sleep } from "../lib/timing";
-import { createOperator, ensureBuild, ROOT, startWeb } from "../lib/web-app";
+import { startRunnerProcess } from "../lib/runner-process";
+import { createOperator, ensureBuild, startWeb } from "../lib/web-app";
 import { countError, followLive, readDashboard, signInOverHttp } from "./clients";
 import {
   coderSleeps,
@@ -80,52 +81,27 @@ interface Runners {
 }
 
 function startRunners(url: string, root: string, options: ScaleOptions, log: (line: string) => void): Runners {
-  const state: Runners = { children: [], exits: 0, stop: async () => {} };
   const run = crypto.randomBytes(3).toString("hex");
-  for (let i = 0; i < options.runners; i++) {
-    const stateDir = path.join(root, `runner-${i}`);
-    fs.mkdirSync(stateDir, { recursive: true });
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "server/runner/main.ts")], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        NODE_ENV: "production",
-        DATABASE_URL: url,
-        CATCAFE_RUNNER_ID: `scale-${run}-${i}`,
-        CATCAFE_RUNNER_CONCURRENCY: String(options.concurrency),
-        CATCAFE_RUNNER_DETECT_SHELLS: "0",
-        CATCAFE_RUNNER_STATE_DIR: stateDir,
-        CATCAFE_WORKSPACES_DIR: path.join(root, "workspaces"),
-        CATCAFE_LOG_LEVEL: "error",
-        ...(process.env.CATCAFE_SANDBOX ? { CATCAFE_SANDBOX: process.env.CATCAFE_SANDBOX } : {}),
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    child.stderr!.on("data", (c: Buffer) => log(`runner ${i}: ${c.toString("utf8").trim().slice(0, 400)}`));
+  let stopping = false;
+  const started = Array.from({ length: options.runners }, (_, i) =>
+    startRunnerProcess(url, root, `scale-${run}-${i}`, log, { CATCAFE_RUNNER_CONCURRENCY: String(options.concurrency) }),
+  );
+  const state: Runners = {
+    children: started.map((r) => r.child),
+    exits: 0,
+    stop: async () => {
+      stopping = true;
+      await Promise.all(started.map((r) => r.stop()));
+    },
+  };
+  started.forEach(({ child }, i) =>
     child.once("exit", (code, signal) => {
       if (!stopping) {
         state.exits++;
         log(`runner ${i} exited (${code ?? signal})`);
       }
-    });
-    state.children.push(child);
-  }
-  let stopping = false;
-  state.stop = async () => {
-    stopping = true;
-    await Promise.all(
-      state.children.map(
-        (c) =>
-          new Promise<void>((resolve) => {
-            if (c.exitCode !== null || c.signalCode !== null) return resolve();
-            c.once("exit", () => resolve());
-            c.kill("SIGTERM");
-            setTimeout(() => c.kill("SIGKILL"), 10_000).unref();
-          }),
-      ),
-    );
-  };
+    }),
+  );
   return state;
 }
 
