@@ -288,13 +288,17 @@ export function ConfirmDialog({
     }
     if (!open && dialog.open) dialog.close();
   }, [open]);
+  // The page behind is dimmed, not blurred: a backdrop filter is drawn again over the whole
+  // viewport at every frame anything animates (the live dot), and while the dialog is open that
+  // drew as much as the rest of the page on a machine without a GPU (docs/scaling.md, "First
+  // output and live paint").
   return (
     <dialog
       ref={ref}
       data-testid={testId}
       onClose={onClose}
       onCancel={onClose}
-      className="m-auto w-[min(440px,calc(100vw-2rem))] rounded-lg border border-zinc-200 bg-white p-0 text-zinc-900 shadow-xl backdrop:bg-zinc-950/50 backdrop:backdrop-blur-[1px] dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
+      className="m-auto w-[min(440px,calc(100vw-2rem))] rounded-lg border border-zinc-200 bg-white p-0 text-zinc-900 shadow-xl backdrop:bg-zinc-950/50 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
     >
       {open ? (
         <form
