@@ -17,7 +17,8 @@
 // showed in the viewport (an IntersectionObserver's own timestamp). The figure is commit →
 // painted; the hops between the marks say where the time goes. This process reads the
 // marks by polling the page (a cheap evaluate every 20 ms), never from a frame callback of
-// its own, so it adds no frames. Headless chromium here renders and composites in software
+// its own, so it adds no frames; for a burst it waits with one call the page answers once
+// every entry is painted, its clocks read before the burst. Headless chromium here renders and composites in software
 // (no GPU): a frame costs more than on a person's desktop.
 //
 // Clocks: both sides read `performance.timeOrigin + performance.now()`, a wall-clock
@@ -58,6 +59,7 @@ const INSTRUMENT = `(() => {
   const mark = (version, name, at) => {
     const m = (marks[version] ??= {});
     if (m[name] === undefined) m[name] = at;
+    window.__onMark?.();
   };
   window.__livePaint = marks;
   const largestVersion = (value) => {
@@ -149,6 +151,28 @@ async function marksOf(page: Page, version: number): Promise<Marks> {
     }
     await sleep(POLL_MS);
   }
+}
+
+/**
+ * The marks of `versions` once every one is painted: one call that the page answers itself as
+ * its marks are taken, so that nothing from here takes the page's time while the burst paints.
+ */
+async function allPainted(page: Page, versions: number[]): Promise<Record<number, Marks>> {
+  // A string, not a function: the bench's compiled helpers are not defined in the page.
+  const marks = (await page.evaluate(`new Promise((resolve) => {
+    const versions = ${JSON.stringify(versions)};
+    const check = () => {
+      if (!versions.every((v) => window.__livePaint[v]?.painted !== undefined)) return;
+      window.__onMark = undefined;
+      resolve(window.__livePaint);
+    };
+    window.__onMark = check;
+    check();
+    setTimeout(() => resolve(window.__livePaint), ${PAINT_TIMEOUT_MS});
+  })`)) as Record<number, Marks>;
+  const missing = versions.filter((v) => marks[v]?.painted === undefined);
+  if (missing.length) throw new Error(`versions ${missing.join(", ")} were not painted within ${PAINT_TIMEOUT_MS} ms`);
+  return marks;
 }
 
 export const livePaint: Measurement = {
@@ -292,20 +316,22 @@ async function burstsOnFreshPages(
     const response = await page.goto(url, { waitUntil: "load" });
     if (!response?.ok()) throw new Error(`the session page answered HTTP ${response?.status()}`);
     await page.waitForFunction(() => (window as unknown as { __liveOpen?: number }).__liveOpen !== undefined);
+    // The clocks before the burst: their round trips would take the page's time while it paints.
+    const pageClock = await pageClockOffset(page);
+    const dbClock = await databaseClockOffset(ctx.pool);
+    clocks.push(Math.max(pageClock.roundTripMs, dbClock.roundTripMs));
     const versions: number[] = [];
     for (let i = 0; i < BURST_EVENTS; i++) {
       version = (await ctx.store.append(sessionId, version, [roundtableEvent(n, i)], { actor: benchActor })).version;
       versions.push(version);
     }
-    const pageClock = await pageClockOffset(page);
-    const dbClock = await databaseClockOffset(ctx.pool);
-    clocks.push(Math.max(pageClock.roundTripMs, dbClock.roundTripMs));
+    const painted = await allPainted(page, versions);
     const { rows } = await ctx.pool.query<{ version: number; ms: number }>(
       "SELECT version, (extract(epoch FROM recorded_at) * 1000)::float8 AS ms FROM events WHERE stream_id = $1 AND version = ANY($2)",
       [sessionId, versions],
     );
     for (const [index, v] of versions.entries()) {
-      const marks = await marksOf(page, v);
+      const marks = painted[v]!;
       const tx = rows.find((r) => Number(r.version) === v)!.ms - dbClock.offsetMs;
       const onOurs = (t: number | undefined) => (t === undefined ? Number.NaN : t - pageClock.offsetMs);
       samples.push({ tx, sse: onOurs(marks.sse), dom: onOurs(marks.dom), painted: onOurs(marks.painted), burst: n, index });
