@@ -2,9 +2,15 @@
 // database: `git worktree add` prunes stale registrations first, and a prune running beside
 // another runner's half-finished `add` removed that worktree ("could not open
 // .git/worktrees/<id>/locked"). A PostgreSQL advisory lock (session level, on a connection of
-// its own for the duration) is the platform's tool for exactly this.
+// its own for the duration) is the platform's tool for exactly this. A runner's own callers
+// take turns in the process first, so that only one of its connections waits on the lock: a
+// bake-off's six new worktrees waiting there at once held six of the pool's connections, and
+// the runner's claims, heartbeats and results waited for one.
 import fs from "node:fs";
 import type { Db } from "../db/pool";
+
+/** Per pool (a runner), per repository: the end of the queue of its callers. */
+const queues = new WeakMap<Db, Map<string, Promise<void>>>();
 
 /** Runs `fn` holding the advisory lock of the repository at `repoPath` (by its real path). */
 export async function withWorktreeLock<T>(pool: Db, repoPath: string, fn: () => Promise<T>): Promise<T> {
@@ -14,6 +20,23 @@ export async function withWorktreeLock<T>(pool: Db, repoPath: string, fn: () => 
   } catch {
     key = repoPath; // missing: let the git operation report it
   }
+  let queue = queues.get(pool);
+  if (!queue) queues.set(pool, (queue = new Map()));
+  const before = queue.get(key) ?? Promise.resolve();
+  let done!: () => void;
+  const mine = new Promise<void>((resolve) => (done = resolve));
+  const end = before.then(() => mine);
+  queue.set(key, end);
+  await before;
+  try {
+    return await underAdvisoryLock(pool, key, fn);
+  } finally {
+    done();
+    if (queue.get(key) === end) queue.delete(key);
+  }
+}
+
+async function underAdvisoryLock<T>(pool: Db, key: string, fn: () => Promise<T>): Promise<T> {
   const client = await pool.connect();
   // A connection that dies while held emits 'error': without a listener it would crash the runner.
   let broken: Error | undefined;

@@ -1,6 +1,7 @@
 // One worktree operation at a time per repository across runners (server/runner/repo-lock.ts):
 // callers on one repository, by any path to it, take turns; other repositories do not wait;
-// the lock is let go when the operation fails, and its connection goes back to the pool.
+// the lock is let go when the operation fails, and its connection goes back to the pool; a
+// runner's own waiters take turns without holding its connections.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -76,6 +77,37 @@ describe("withWorktreeLock", () => {
     expect(runnerA.idleCount).toBeGreaterThan(0);
     const held = await db.pool.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted");
     expect(held.rows[0].n).toBe(0);
+  });
+
+  it("a runner's callers waiting on one repository hold one of its connections, not one each", async () => {
+    const small = createPool(db.url, 2);
+    try {
+      const log: string[] = [];
+      const holder = withWorktreeLock(small, repo, operation(log, "a", 300));
+      await sleep(50);
+      const waiters = ["b", "c", "d", "e", "f"].map((name) => withWorktreeLock(small, repo, operation(log, name, 5)));
+      await sleep(50);
+      // Five waiting and one holding on a pool of two: a query still gets a connection at once.
+      const { rows } = await small.query<{ waiting: number }>(
+        "SELECT count(*)::int AS waiting FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+      );
+      expect(log).toEqual(["a start"]);
+      expect(rows[0]!.waiting).toBe(0);
+      expect(await Promise.all([holder, ...waiters])).toEqual(["a", "b", "c", "d", "e", "f"]);
+      expect(log).toEqual(["a", "b", "c", "d", "e", "f"].flatMap((n) => [`${n} start`, `${n} end`]));
+    } finally {
+      await small.end();
+    }
+  });
+
+  it("a runner's next caller goes on when the one before it failed", async () => {
+    const failed = withWorktreeLock(runnerA, repo, async () => {
+      await sleep(50);
+      throw new Error("git worktree add failed");
+    });
+    const next = withWorktreeLock(runnerA, repo, async () => "next");
+    await expect(failed).rejects.toThrow("git worktree add failed");
+    expect(await next).toBe("next");
   });
 
   it("a repository path that does not exist still gets a lock of its own (git reports the path)", async () => {
