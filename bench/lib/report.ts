@@ -11,7 +11,14 @@ export interface BenchReportFigures {
   step_pickup_ms: { p50: number; p99: number; n: number; max: number } | null;
   fork_ms: { parent_10: number; parent_100000: number } | null;
   fork_workspace_ms: { p50: number; p99: number; n: number; max: number } | null;
-  bake_off_fanout_ms: { p50: number; p99: number; n: number; max: number } | null;
+  bake_off_fanout_ms: {
+    p50: number;
+    p99: number;
+    n: number;
+    max: number;
+    first_steps_done_p50: number;
+    first_steps_done_p95: number;
+  } | null;
   read_all_lag_ms: { p95: number; p50: number; n: number; max: number; unseen: number } | null;
   notify_listeners: number | null;
   step_overhead_ms: { p50: number; p99: number; n: number; max: number } | null;
@@ -284,7 +291,7 @@ export const TARGETS: Record<keyof BenchReportFigures, string> = {
   fork_workspace_ms:
     "informational: a finished session forked (sessions.fork) and the fork's git worktree ready at the recorded commit; see meta.notes.fork_workspace",
   bake_off_fanout_ms:
-    "informational: a 6-contender bake-off's confirm committed → every contender's first step started (one runner, 8 slots); see meta.notes.bake_off_fanout",
+    "informational: a 6-contender bake-off's confirm committed → every contender's first step started (one runner, 8 slots); first_steps_done: → every contender's first step done (its workspace and agent too); see meta.notes.bake_off_fanout",
   read_all_lag_ms: "p95 <= 100 ms, unseen = 0 (never skip an event)",
   notify_listeners: "informational: LISTENing connections while append_single ran",
   step_overhead_ms:

@@ -86,6 +86,7 @@ export const bakeOffFanout: Measurement = {
       });
       await timing.runner.start();
       const fanouts: number[] = [];
+      const dones: number[] = [];
       const confirms: number[] = [];
       const contenders = Array.from({ length: CONTENDERS }, (_, i) => ({ coder: `coder-${i + 1}` }));
       for (let i = 0; i <= SAMPLES; i++) {
@@ -102,29 +103,42 @@ export const bakeOffFanout: Measurement = {
           contenders: Array<{ sessionId: string }>;
         };
         const ids = new Set(forked.contenders.map((c) => c.sessionId));
-        const firstClaims = () => {
+        /** Each contender's first step's `mark` (claimed, or its outcome committed), when it has one. */
+        const firsts = (mark: "claimedAt" | "committedAt") => {
           const first = new Map<string, number>();
           for (const t of timing.steps.values()) {
-            if (!ids.has(t.sessionId) || t.claimedAt === undefined) continue;
-            first.set(t.sessionId, Math.min(first.get(t.sessionId) ?? Infinity, t.claimedAt));
+            const at = t[mark];
+            if (!ids.has(t.sessionId) || at === undefined) continue;
+            first.set(t.sessionId, Math.min(first.get(t.sessionId) ?? Infinity, at));
           }
           return first;
         };
-        await waitFor("every contender's first step", async () => firstClaims().size === CONTENDERS, 30_000);
-        const last = Math.max(...firstClaims().values());
+        await waitFor("every contender's first step", async () => firsts("claimedAt").size === CONTENDERS, 30_000);
+        const last = Math.max(...firsts("claimedAt").values());
+        await waitFor("every contender's first step done", async () => firsts("committedAt").size === CONTENDERS, 30_000);
+        const lastDone = Math.max(...firsts("committedAt").values());
         await dismissBakeOff(deps, { sessionId, reason: "measured" }, benchActor);
         if (i === 0) continue; // warms the statements, git and the runner
         fanouts.push(last - committed);
+        dones.push(lastDone - committed);
         confirms.push(committed - t0);
       }
       const p = percentiles(fanouts);
+      const done = percentiles(dones);
       ctx.note("bake_off_fanout", {
         definition: `tasks.confirm of a ${CONTENDERS}-contender bake-off committed → the last contender's first step claimed (StepStarted) by one runner with ${CONTENDERS + 2} slots`,
         samples: SAMPLES,
         confirm_ms: percentiles(confirms),
         all: fanouts.map((t) => round(t)),
+        first_steps_done: {
+          definition:
+            "the same confirm → the last contender's first step's outcome committed: the claims and what each step did (its workspace, its agent), so that claiming sooner and starting the work sooner are told apart",
+          ms: done,
+        },
       });
-      return { bake_off_fanout_ms: { p50: p.p50, p99: p.p99, n: p.n, max: p.max } };
+      return {
+        bake_off_fanout_ms: { p50: p.p50, p99: p.p99, n: p.n, max: p.max, first_steps_done_p50: done.p50, first_steps_done_p95: done.p95 },
+      };
     } finally {
       await timing.runner.stop().catch(() => {});
       await timing.close();
