@@ -17,9 +17,15 @@ export const ZSessionIssue = z.object({
 });
 export type SessionIssue = z.infer<typeof ZSessionIssue>;
 
-const ISSUE_SQL = `WITH RECURSIVE ${LINEAGE_CTE}
-  SELECT e.data FROM lineage l JOIN events e ON e.stream_id = l.id AND e.version <= COALESCE(l.cap, e.version)
-  WHERE e.type = 'TaskStartedFromIssue'
+// Per stream of the lineage, through the index of these events alone
+// (events_task_started_from_issue_idx): never a walk of the whole log, whatever its length.
+export const ISSUE_SQL = `WITH RECURSIVE ${LINEAGE_CTE}
+  SELECT e.data FROM lineage l
+  CROSS JOIN LATERAL (
+    SELECT e.data, e.position FROM events e
+    WHERE e.stream_id = l.id AND e.type = 'TaskStartedFromIssue' AND e.version <= COALESCE(l.cap, e.version)
+    ORDER BY e.version DESC LIMIT 1
+  ) e
   ORDER BY e.position DESC LIMIT 1`;
 
 /** The issue the session (or the session it was forked from) was started from; null when none. */
