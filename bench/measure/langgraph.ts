@@ -22,6 +22,7 @@ import { forkSession } from "../../server/tasks/fork";
 import { newSessionId } from "../../server/tasks/session-ref";
 import { LATEST_VERSION } from "../../server/events/fold-read";
 import type { BenchContext, Measurement } from "../lib/context";
+import type { BenchReportFigures } from "../lib/report";
 import { bulkTaskSession } from "../lib/bulk-session";
 import { benchActor, createSessions } from "../lib/fixtures";
 import { reviewRound } from "../lib/task-fixtures";
@@ -31,6 +32,9 @@ import { timed, waitUntil } from "../lib/timing";
 import { noopStepsLeft, scheduleNoopSteps } from "../peers/catcafe-steps";
 import { createPeerDatabase, openLangGraphPeer, threadConfig, type LangGraphPeer } from "../peers/langgraph";
 import { WorkerFleet } from "../peers/worker-fleet";
+import { createAppEventStore } from "../../server/app-store";
+import { createPool } from "../../server/db/pool";
+import { migrate } from "../../server/db/migrate";
 
 const CONCURRENCY = 4;
 const STEPS_PER_SESSION = 3;
@@ -45,6 +49,8 @@ const FORKS = 15;
 const GROWN = 150;
 const RUN_TIMEOUT_MS = 120_000;
 const PEER_DATABASE = "catcafe_bench_langgraph";
+/** Cat Cafe's side in a fresh database too, as LangGraph's: not one that every measure before this one wrote to. */
+const OWN_DATABASE = "catcafe_bench_side_by_side";
 
 interface Window {
   steps: number;
@@ -149,160 +155,176 @@ async function longThread(peer: LangGraphPeer): Promise<{ threadId: string; midd
 export const langgraph: Measurement = {
   name: "langgraph",
   keys: ["langgraph_side_by_side"],
-  async run(ctx) {
-    const peerUrl = await createPeerDatabase(ctx.url, PEER_DATABASE);
-    // The counters before either side connects: they turn statement tracking on for connections
-    // opened from then on (a connection opened earlier went uncounted: a quarter of a side's
-    // statements in some runs).
-    const ours = await PgCounters.open(ctx.url);
-    const theirs = await PgCounters.open(peerUrl);
-    const peer = await openLangGraphPeer(peerUrl, CONCURRENCY);
-    const fleet = await WorkerFleet.spawn("catcafe", ctx.url, 1, CONCURRENCY);
+  async run(bench) {
+    // Both sides start from an empty, freshly made database of their own on the same server: in
+    // the bench's shared database, the other measures' rows before this one's made Cat Cafe's
+    // side write into reused pages, a full-page image each after the checkpoint (docs/scaling.md,
+    // "LangGraph side by side").
+    const ownUrl = await createPeerDatabase(bench.url, OWN_DATABASE);
+    await migrate(ownUrl, () => {});
+    const ownPool = createPool(ownUrl, 10);
+    const ctx: BenchContext = { ...bench, url: ownUrl, pool: ownPool, store: createAppEventStore(ownPool) };
     try {
-      await fleet.start(1);
-      // Warm-up: both paths compiled and connections open.
-      await catcafeWindow(ctx, fleet, ours, 20);
-      await langgraphWindow(peer, theirs, 20, -1);
-      const windows = { catcafe: [] as Window[], langgraph: [] as Window[] };
-      const single = { catcafe: [] as number[], langgraph: [] as number[] };
-      for (let r = 0; r < ROUNDS; r++) {
-        const order = r % 2 === 0 ? (["catcafe", "langgraph"] as const) : (["langgraph", "catcafe"] as const);
-        for (const side of order) {
-          if (side === "catcafe") {
-            single.catcafe.push(...(await catcafeSingle(ctx, fleet)));
-            windows.catcafe.push(await catcafeWindow(ctx, fleet, ours, SESSIONS));
-          } else {
-            single.langgraph.push(...(await singles((i) => peer.threeNodes.invoke({ steps: 0 }, threadConfig(`s-${r}-${i}`)))));
-            windows.langgraph.push(await langgraphWindow(peer, theirs, SESSIONS, r));
-          }
-        }
-      }
-      await fleet.stop(1);
-
-      // A long session and a long thread.
-      const t0 = performance.now();
-      const sessionId = await bulkTaskSession(ctx.pool, ctx.store.registry, benchActor, EVENTS);
-      const { threadId, middle } = await longThread(peer);
-      ctx.log(
-        `langgraph: built a ${EVENTS}-event session and a ${THREAD_CHECKPOINTS}-checkpoint thread in ${Math.round(performance.now() - t0)} ms`,
-      );
-      await ctx.pool.query("VACUUM (ANALYZE) events, streams");
-      const lg = new (await import("pg")).default.Client({ connectionString: peerUrl });
-      await lg.connect();
-      await lg.query("VACUUM (ANALYZE)");
-      await lg.end();
-
-      // The head read first (a person opens the session), then the fork at its middle.
-      const readHead = () => ctx.store.stateAt(sessionId, LATEST_VERSION, taskFold);
-      await readHead();
-      const deps = { store: ctx.store, pool: ctx.pool };
-      const forkAt = (note: string) => forkSession(deps, { sessionId, atVersion: EVENTS / 2, note }, benchActor);
-      const c0 = performance.now();
-      await forkAt("cold");
-      const catcafeForkCold = performance.now() - c0;
-      const l0 = performance.now();
-      await peer.loop.updateState(middle, { node: "fork", steps: 0 });
-      const langgraphForkCold = performance.now() - l0;
-      const forks = { catcafe: [] as number[], langgraph: [] as number[] };
-      const reads = { catcafe: [] as number[], langgraph: [] as number[] };
-      // Informational: a head 999 events past the nearest snapshot (the most a read folds).
-      const offBoundary = await timed(READS, () => ctx.store.stateAt(sessionId, EVENTS - 1, taskFold));
-      const snapshotBytes = await ctx.pool.query<{ bytes: number }>(
-        "SELECT max(octet_length(state::text))::int AS bytes FROM stream_snapshots WHERE stream_id = $1",
-        [sessionId],
-      );
-      for (let r = 0; r < ROUNDS; r++) {
-        forks.catcafe.push(...(await timed(FORKS, () => forkAt(`warm ${r}`))));
-        forks.langgraph.push(...(await timed(FORKS, () => peer.loop.updateState(middle, { node: "fork", steps: r }))));
-      }
-      // At the spacing's 10,000 the head is a snapshot of its own; a session's head is usually
-      // past one: the session goes on by some review rounds, then its latest state is read.
-      const atSpacing = await timed(READS, readHead);
-      let head = EVENTS;
-      for (let n = 10_000; head < EVENTS + GROWN; n++)
-        head = (await ctx.store.append(sessionId, head, reviewRound(n), { actor: benchActor })).version;
-      const g0 = performance.now();
-      await readHead();
-      const firstAfterGrowth = performance.now() - g0;
-      for (let r = 0; r < ROUNDS; r++) {
-        reads.catcafe.push(...(await timed(READS, readHead)));
-        reads.langgraph.push(...(await timed(READS, () => peer.loop.getState(threadConfig(threadId)))));
-      }
-
-      const med = (side: "catcafe" | "langgraph", pick: (w: Window) => number) => median(windows[side].map(pick));
-      const pair = (c: number, l: number, digits: number) => ({
-        catcafe: round(c, digits),
-        langgraph: round(l, digits),
-        ratio: round(c / l, 3),
-      });
-      const throughput = pair(
-        med("catcafe", (w) => perStep(w).perSecond),
-        med("langgraph", (w) => perStep(w).perSecond),
-        0,
-      );
-      const wal = pair(
-        med("catcafe", (w) => perStep(w).walBytes),
-        med("langgraph", (w) => perStep(w).walBytes),
-        0,
-      );
-      const statements = pair(
-        med("catcafe", (w) => perStep(w).statements),
-        med("langgraph", (w) => perStep(w).statements),
-        2,
-      );
-      const cpu = pair(
-        med("catcafe", (w) => perStep(w).clientCpuMs + perStep(w).postgresCpuMs),
-        med("langgraph", (w) => perStep(w).clientCpuMs + perStep(w).postgresCpuMs),
-        3,
-      );
-      const overhead = pair(median(single.catcafe), median(single.langgraph), 2);
-      const fork = pair(median(forks.catcafe), median(forks.langgraph), 2);
-      const latest = pair(median(reads.catcafe), median(reads.langgraph), 2);
-      const top = (w: Window) => w.counters.top.map((t) => ({ per_step: round(t.calls / w.steps, 3), query: t.query.slice(0, 140) }));
-      ctx.note("langgraph", {
-        concurrency: CONCURRENCY,
-        sessions_per_window: SESSIONS,
-        rounds: ROUNDS,
-        long_session_events: EVENTS,
-        long_thread_checkpoints: THREAD_CHECKPOINTS,
-        fork_cold_ms: { catcafe: round(catcafeForkCold, 2), langgraph: round(langgraphForkCold, 2) },
-        fork_ms: { catcafe: percentiles(forks.catcafe), langgraph: percentiles(forks.langgraph) },
-        latest_state_ms: { catcafe: percentiles(reads.catcafe), langgraph: percentiles(reads.langgraph) },
-        catcafe_latest_state: {
-          head: head,
-          at_10000_p50: percentiles(atSpacing).p50,
-          first_read_after_growth_ms: round(firstAfterGrowth, 2),
-          definition: `latest_state_ms is read at the head after the session grew by ${GROWN}+ events past 10,000 (the first read after that folds them and keeps the head's state)`,
-        },
-        catcafe_state_at_9999_ms: percentiles(offBoundary),
-        catcafe_snapshot_bytes: snapshotBytes.rows[0]?.bytes ?? null,
-        cpu_ms_per_step: {
-          ...cpu,
-          definition:
-            "the side's own process (Cat Cafe: the runner process, from /proc; LangGraph: the bench process it runs in, process.cpuUsage) + PostgreSQL's processes (/proc), over the throughput window, per step; median of the windows",
-        },
-        per_window: Object.fromEntries(Object.entries(windows).map(([side, ws]) => [side, ws.map(perStep)])),
-        top_statements: { catcafe: top(windows.catcafe.at(-1)!), langgraph: top(windows.langgraph.at(-1)!) },
-        counted:
-          "WAL: pg_current_wal_lsn diff over the window (a VACUUM and a CHECKPOINT before it); statements: pg_stat_statements calls (track=top) of the side's database, BEGIN/COMMIT included; Cat Cafe's window holds the first step's scheduling and the drain, LangGraph's the invocations",
-      });
-      const figures = {
-        langgraph_side_by_side: {
-          step_overhead_ms: { ...overhead, target: "informational", met: null },
-          throughput_per_s: { ...throughput, target: ">= 1.5", met: throughput.ratio >= 1.5 },
-          wal_bytes_per_step: { ...wal, target: "<= 1", met: wal.ratio <= 1 },
-          statements_per_step: { ...statements, target: "informational", met: null },
-          latest_state_ms: { ...latest, target: "<= 1", met: latest.ratio <= 1 },
-          fork_at_middle_ms: { ...fork, target: "<= 1", met: fork.ratio <= 1 },
-        },
-      };
-      ctx.log(`langgraph: ${JSON.stringify(figures.langgraph_side_by_side)}`);
-      return figures;
+      return await sideBySide(ctx);
     } finally {
-      await fleet.close().catch(() => {});
-      await ours.close();
-      await theirs.close();
-      await peer.close().catch(() => {});
+      await ownPool.end();
     }
   },
 };
+
+async function sideBySide(ctx: BenchContext): Promise<Partial<BenchReportFigures>> {
+  const peerUrl = await createPeerDatabase(ctx.url, PEER_DATABASE);
+  // The counters before either side connects: they turn statement tracking on for connections
+  // opened from then on (a connection opened earlier went uncounted: a quarter of a side's
+  // statements in some runs).
+  const ours = await PgCounters.open(ctx.url);
+  const theirs = await PgCounters.open(peerUrl);
+  const peer = await openLangGraphPeer(peerUrl, CONCURRENCY);
+  const fleet = await WorkerFleet.spawn("catcafe", ctx.url, 1, CONCURRENCY);
+  try {
+    await fleet.start(1);
+    // Warm-up: both paths compiled and connections open.
+    await catcafeWindow(ctx, fleet, ours, 20);
+    await langgraphWindow(peer, theirs, 20, -1);
+    const windows = { catcafe: [] as Window[], langgraph: [] as Window[] };
+    const single = { catcafe: [] as number[], langgraph: [] as number[] };
+    for (let r = 0; r < ROUNDS; r++) {
+      const order = r % 2 === 0 ? (["catcafe", "langgraph"] as const) : (["langgraph", "catcafe"] as const);
+      for (const side of order) {
+        if (side === "catcafe") {
+          single.catcafe.push(...(await catcafeSingle(ctx, fleet)));
+          windows.catcafe.push(await catcafeWindow(ctx, fleet, ours, SESSIONS));
+        } else {
+          single.langgraph.push(...(await singles((i) => peer.threeNodes.invoke({ steps: 0 }, threadConfig(`s-${r}-${i}`)))));
+          windows.langgraph.push(await langgraphWindow(peer, theirs, SESSIONS, r));
+        }
+      }
+    }
+    await fleet.stop(1);
+
+    // A long session and a long thread.
+    const t0 = performance.now();
+    const sessionId = await bulkTaskSession(ctx.pool, ctx.store.registry, benchActor, EVENTS);
+    const { threadId, middle } = await longThread(peer);
+    ctx.log(
+      `langgraph: built a ${EVENTS}-event session and a ${THREAD_CHECKPOINTS}-checkpoint thread in ${Math.round(performance.now() - t0)} ms`,
+    );
+    await ctx.pool.query("VACUUM (ANALYZE) events, streams");
+    const lg = new (await import("pg")).default.Client({ connectionString: peerUrl });
+    await lg.connect();
+    await lg.query("VACUUM (ANALYZE)");
+    await lg.end();
+
+    // The head read first (a person opens the session), then the fork at its middle.
+    const readHead = () => ctx.store.stateAt(sessionId, LATEST_VERSION, taskFold);
+    await readHead();
+    const deps = { store: ctx.store, pool: ctx.pool };
+    const forkAt = (note: string) => forkSession(deps, { sessionId, atVersion: EVENTS / 2, note }, benchActor);
+    const c0 = performance.now();
+    await forkAt("cold");
+    const catcafeForkCold = performance.now() - c0;
+    const l0 = performance.now();
+    await peer.loop.updateState(middle, { node: "fork", steps: 0 });
+    const langgraphForkCold = performance.now() - l0;
+    const forks = { catcafe: [] as number[], langgraph: [] as number[] };
+    const reads = { catcafe: [] as number[], langgraph: [] as number[] };
+    // Informational: a head 999 events past the nearest snapshot (the most a read folds).
+    const offBoundary = await timed(READS, () => ctx.store.stateAt(sessionId, EVENTS - 1, taskFold));
+    const snapshotBytes = await ctx.pool.query<{ bytes: number }>(
+      "SELECT max(octet_length(state::text))::int AS bytes FROM stream_snapshots WHERE stream_id = $1",
+      [sessionId],
+    );
+    for (let r = 0; r < ROUNDS; r++) {
+      forks.catcafe.push(...(await timed(FORKS, () => forkAt(`warm ${r}`))));
+      forks.langgraph.push(...(await timed(FORKS, () => peer.loop.updateState(middle, { node: "fork", steps: r }))));
+    }
+    // At the spacing's 10,000 the head is a snapshot of its own; a session's head is usually
+    // past one: the session goes on by some review rounds, then its latest state is read.
+    const atSpacing = await timed(READS, readHead);
+    let head = EVENTS;
+    for (let n = 10_000; head < EVENTS + GROWN; n++)
+      head = (await ctx.store.append(sessionId, head, reviewRound(n), { actor: benchActor })).version;
+    const g0 = performance.now();
+    await readHead();
+    const firstAfterGrowth = performance.now() - g0;
+    for (let r = 0; r < ROUNDS; r++) {
+      reads.catcafe.push(...(await timed(READS, readHead)));
+      reads.langgraph.push(...(await timed(READS, () => peer.loop.getState(threadConfig(threadId)))));
+    }
+
+    const med = (side: "catcafe" | "langgraph", pick: (w: Window) => number) => median(windows[side].map(pick));
+    const pair = (c: number, l: number, digits: number) => ({
+      catcafe: round(c, digits),
+      langgraph: round(l, digits),
+      ratio: round(c / l, 3),
+    });
+    const throughput = pair(
+      med("catcafe", (w) => perStep(w).perSecond),
+      med("langgraph", (w) => perStep(w).perSecond),
+      0,
+    );
+    const wal = pair(
+      med("catcafe", (w) => perStep(w).walBytes),
+      med("langgraph", (w) => perStep(w).walBytes),
+      0,
+    );
+    const statements = pair(
+      med("catcafe", (w) => perStep(w).statements),
+      med("langgraph", (w) => perStep(w).statements),
+      2,
+    );
+    const cpu = pair(
+      med("catcafe", (w) => perStep(w).clientCpuMs + perStep(w).postgresCpuMs),
+      med("langgraph", (w) => perStep(w).clientCpuMs + perStep(w).postgresCpuMs),
+      3,
+    );
+    const overhead = pair(median(single.catcafe), median(single.langgraph), 2);
+    const fork = pair(median(forks.catcafe), median(forks.langgraph), 2);
+    const latest = pair(median(reads.catcafe), median(reads.langgraph), 2);
+    const top = (w: Window) => w.counters.top.map((t) => ({ per_step: round(t.calls / w.steps, 3), query: t.query.slice(0, 140) }));
+    ctx.note("langgraph", {
+      concurrency: CONCURRENCY,
+      sessions_per_window: SESSIONS,
+      rounds: ROUNDS,
+      long_session_events: EVENTS,
+      long_thread_checkpoints: THREAD_CHECKPOINTS,
+      fork_cold_ms: { catcafe: round(catcafeForkCold, 2), langgraph: round(langgraphForkCold, 2) },
+      fork_ms: { catcafe: percentiles(forks.catcafe), langgraph: percentiles(forks.langgraph) },
+      latest_state_ms: { catcafe: percentiles(reads.catcafe), langgraph: percentiles(reads.langgraph) },
+      catcafe_latest_state: {
+        head: head,
+        at_10000_p50: percentiles(atSpacing).p50,
+        first_read_after_growth_ms: round(firstAfterGrowth, 2),
+        definition: `latest_state_ms is read at the head after the session grew by ${GROWN}+ events past 10,000 (the first read after that folds them and keeps the head's state)`,
+      },
+      catcafe_state_at_9999_ms: percentiles(offBoundary),
+      catcafe_snapshot_bytes: snapshotBytes.rows[0]?.bytes ?? null,
+      cpu_ms_per_step: {
+        ...cpu,
+        definition:
+          "the side's own process (Cat Cafe: the runner process, from /proc; LangGraph: the bench process it runs in, process.cpuUsage) + PostgreSQL's processes (/proc), over the throughput window, per step; median of the windows",
+      },
+      per_window: Object.fromEntries(Object.entries(windows).map(([side, ws]) => [side, ws.map(perStep)])),
+      top_statements: { catcafe: top(windows.catcafe.at(-1)!), langgraph: top(windows.langgraph.at(-1)!) },
+      counted:
+        "WAL: pg_current_wal_lsn diff over the window (a VACUUM and a CHECKPOINT before it); statements: pg_stat_statements calls (track=top) of the side's database, BEGIN/COMMIT included; Cat Cafe's window holds the first step's scheduling and the drain, LangGraph's the invocations",
+    });
+    const figures = {
+      langgraph_side_by_side: {
+        step_overhead_ms: { ...overhead, target: "informational", met: null },
+        throughput_per_s: { ...throughput, target: ">= 1.5", met: throughput.ratio >= 1.5 },
+        wal_bytes_per_step: { ...wal, target: "<= 1", met: wal.ratio <= 1 },
+        statements_per_step: { ...statements, target: "informational", met: null },
+        latest_state_ms: { ...latest, target: "<= 1", met: latest.ratio <= 1 },
+        fork_at_middle_ms: { ...fork, target: "<= 1", met: fork.ratio <= 1 },
+      },
+    };
+    ctx.log(`langgraph: ${JSON.stringify(figures.langgraph_side_by_side)}`);
+    return figures;
+  } finally {
+    await fleet.close().catch(() => {});
+    await ours.close();
+    await theirs.close();
+    await peer.close().catch(() => {});
+  }
+}
