@@ -293,6 +293,9 @@ describe("the session view", () => {
     // Confirm, in its dialog: one OperatorConfirmed.
     await awaitingConfirm(page);
     await page.getByTestId("confirm-button").click();
+    // The dialog over the dimmed page (no backdrop blur: see session-actions.tsx).
+    await page.getByTestId("confirm-dialog-action").waitFor();
+    await screenshot(page, "confirm-dialog.png");
     await page.getByTestId("confirm-dialog-action").dblclick();
     await expect.poll(() => badge(page).getAttribute("data-state"), { timeout: 30_000 }).not.toBe("awaiting_operator_confirm");
     expect(await countEvents(page, sessionId, "OperatorConfirmed")).toBe(1);
