@@ -296,6 +296,10 @@ describe("the session view", () => {
     // The dialog over the dimmed page (no backdrop blur: see session-actions.tsx).
     await page.getByTestId("confirm-dialog-action").waitFor();
     await screenshot(page, "confirm-dialog.png");
+    const wide = page.viewportSize()!;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, "confirm-dialog-390.png");
+    await page.setViewportSize(wide);
     await page.getByTestId("confirm-dialog-action").dblclick();
     await expect.poll(() => badge(page).getAttribute("data-state"), { timeout: 30_000 }).not.toBe("awaiting_operator_confirm");
     expect(await countEvents(page, sessionId, "OperatorConfirmed")).toBe(1);
