@@ -129,6 +129,7 @@ async function main(): Promise<void> {
   const pool = createPool(postgres.url, 10);
   try {
     meta = await collectMetadata(pool);
+    log(`machine: ${String(meta.cpu_model)}, calibration ${String(meta.cpu_calibration_ms)} ms (figures compare beside it)`);
     const ctx: BenchContext = {
       url: postgres.url,
       pool,

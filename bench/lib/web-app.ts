@@ -5,6 +5,7 @@
 import crypto from "node:crypto";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { chromium, type Browser, type BrowserContext } from "playwright-core";
@@ -82,13 +83,23 @@ export async function startWeb(databaseUrl: string): Promise<RunningWeb> {
   return { url, child, output: () => output, stop };
 }
 
-export function launchChromium(): Promise<Browser> {
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-sync",
+];
+const VIEWPORT = { width: 1440, height: 900 };
+
+function chromiumPath(): string {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`no chromium at ${CHROMIUM} (apt-get install -y chromium, or set CATCAFE_CHROMIUM)`);
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"],
-  });
+  return CHROMIUM;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS });
 }
 
 export interface Credentials {
@@ -133,21 +144,40 @@ export async function signIn(context: BrowserContext, webUrl: string, who: Crede
 /**
  * The production web app on `databaseUrl`, a new operator signed in to a 1440 × 900 Chromium
  * context: `use` runs with them, and the browser and the server are stopped afterwards.
+ * `profile: "persistent"` signs in to a browser profile on disk, as a person's own browser is:
+ * besides the HTTP cache it keeps V8's compiled code of scripts seen before (Chrome keeps none
+ * in the in-memory profiles playwright's `newContext` makes), so a page opened again starts
+ * without compiling the app's scripts anew; the profile is removed afterwards.
  */
 export async function withSignedInBrowser<T>(
   databaseUrl: string,
   use: (context: BrowserContext, web: RunningWeb) => Promise<T>,
+  { profile = "in-memory" }: { profile?: "in-memory" | "persistent" } = {},
 ): Promise<T> {
   const operator = await createOperator(databaseUrl);
   const web = await startWeb(databaseUrl);
-  let browser: Browser | null = null;
+  const profileDir = profile === "persistent" ? fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-bench-profile-")) : null;
+  let close: () => Promise<void> = async () => {};
   try {
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    let context: BrowserContext;
+    if (profileDir) {
+      context = await chromium.launchPersistentContext(profileDir, {
+        executablePath: chromiumPath(),
+        headless: true,
+        args: CHROMIUM_ARGS,
+        viewport: VIEWPORT,
+      });
+      close = () => context.close();
+    } else {
+      const browser = await launchChromium();
+      close = () => browser.close();
+      context = await browser.newContext({ viewport: VIEWPORT });
+    }
     await signIn(context, web.url, operator);
     return await use(context, web);
   } finally {
-    await browser?.close().catch(() => {});
+    await close().catch(() => {});
     await web.stop();
+    if (profileDir) fs.rmSync(profileDir, { recursive: true, force: true });
   }
 }
