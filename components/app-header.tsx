@@ -122,7 +122,7 @@ function Status({ ok, warn = false, label }: { ok: boolean; warn?: boolean; labe
   return (
     <span className="flex items-center gap-1.5">
       <span className="relative flex size-2">
-        {ok ? <span className={`absolute inline-flex size-full animate-ping rounded-full opacity-50 ${color}`} /> : null}
+        {ok ? <span className={`absolute inline-flex size-full motion-safe:animate-ping-brief rounded-full opacity-50 ${color}`} /> : null}
         <span className={`relative inline-flex size-2 rounded-full ${color}`} />
       </span>
       {label}

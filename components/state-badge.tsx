@@ -13,7 +13,10 @@ export function StateBadge({ state }: { state: string }) {
       data-state={state}
       className={`inline-flex max-w-full items-center gap-1.5 rounded-full px-2 py-0.5 text-xs font-medium whitespace-nowrap ring-1 ring-inset ${TONE_BADGE[tone]}`}
     >
-      <span className={`size-1.5 shrink-0 rounded-full ${TONE_FILL[tone]} ${tone === "active" ? "animate-pulse" : ""}`} aria-hidden />
+      <span
+        className={`size-1.5 shrink-0 rounded-full ${TONE_FILL[tone]} ${tone === "active" ? "motion-safe:animate-pulse-brief" : ""}`}
+        aria-hidden
+      />
       <span className="truncate">{label}</span>
     </span>
   );

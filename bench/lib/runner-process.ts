@@ -35,6 +35,11 @@ export function startRunnerProcess(
       CATCAFE_WORKSPACES_DIR: path.join(root, "workspaces"),
       CATCAFE_LOG_LEVEL: "error",
       ...(process.env.CATCAFE_SANDBOX ? { CATCAFE_SANDBOX: process.env.CATCAFE_SANDBOX } : {}),
+      // Traces, when the bench runs with an OTLP endpoint set: the runner's step and process
+      // spans show where a step's time goes (docs/operations.md, "Traces").
+      ...Object.fromEntries(
+        Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith("OTEL_") && e[1] !== undefined),
+      ),
       ...env,
     },
     stdio: ["ignore", "ignore", "pipe"],

@@ -11,13 +11,14 @@
 // page beside it in the notes (what any session page costs on this machine). The same again
 // with the renderer's CPU slowed 4× (Chrome DevTools Protocol `Emulation.setCPUThrottlingRate`,
 // a modest laptop): `cpu4x`, and beside it `no_code_cache_p50`, the same in an in-memory
-// profile that compiles the scripts anew at every opening. `first_byte` is the server's answer to the navigation (the
+// profile that compiles the scripts anew at every opening; `idle_browser_cpu_ms_per_s`, what
+// the browser spends per second on the open page while nothing happens. `first_byte` is the server's answer to the navigation (the
 // browser's `responseStart`, unthrottled), for 10,000 events and for 40. Then Load older is
 // clicked once, and a screenshot is kept in bench/results/.
 import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import type { BrowserContext } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import type { Measurement } from "../lib/context";
 import { benchActor } from "../lib/fixtures";
 import { percentiles } from "../lib/percentiles";
@@ -31,6 +32,9 @@ const SAMPLES = 5;
 const SLOW_CPU_RATE = 4;
 const CPU4X_TARGET_MS = 1000;
 const FIRST_BYTE_TARGET_MS = 150;
+/** After this long on an open page every brief animation has ended (app/globals.css: none runs over 5 s). */
+const IDLE_SETTLE_MS = 6_000;
+const IDLE_WINDOW_MS = 5_000;
 /** Git-ignored, beside the report. */
 const SCREENSHOT = path.resolve(import.meta.dirname, "../results/session-page-10k.png");
 
@@ -48,6 +52,27 @@ const INTERACTIVE = `new Promise((resolve) => {
   };
   check();
 })`;
+
+/**
+ * What an open page costs while nothing happens: the browser's CPU (all its processes, from
+ * Chrome's own accounting, SystemInfo.getProcessInfo) per second of an idle window, and the
+ * animations still running then. A page left open in a tab should cost next to nothing.
+ */
+async function idleBrowserCpu(context: BrowserContext, page: Page) {
+  await page.waitForTimeout(IDLE_SETTLE_MS);
+  const cdp = await context.browser()!.newBrowserCDPSession();
+  const cpuSeconds = async () => {
+    const { processInfo } = (await cdp.send("SystemInfo.getProcessInfo")) as { processInfo: { cpuTime: number }[] };
+    return processInfo.reduce((sum, p) => sum + p.cpuTime, 0);
+  };
+  const running_animations = await page.evaluate(() => document.getAnimations().filter((a) => a.playState === "running").length);
+  const cpu0 = await cpuSeconds();
+  const t0 = performance.now();
+  await page.waitForTimeout(IDLE_WINDOW_MS);
+  const used = (await cpuSeconds()) - cpu0;
+  await cdp.detach();
+  return { cpu_ms_per_s: Math.round((used * 1000) / ((performance.now() - t0) / 1000)), running_animations };
+}
 
 /** Opens `url` `SAMPLES` times in a new tab after one warm-up opening, the CPU slowed `cpuRate`×; its timings. */
 async function samplePage(context: BrowserContext, url: string, cache: boolean, cpuRate = 1) {
@@ -106,13 +131,14 @@ export const sessionPage: Measurement = {
           scroll_height_px: document.documentElement.scrollHeight,
           at_the_end: window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 200,
         }));
+        const idle = await idleBrowserCpu(context, page);
         fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
         await page.screenshot({ path: SCREENSHOT });
         await page.getByTestId("load-older-button").click();
         await page.waitForFunction((n) => document.querySelectorAll('[data-testid="timeline-item"]').length > n, shape.timeline_items);
         const afterLoadOlder = await page.locator('[data-testid="timeline-item"]').count();
         await page.close();
-        return { small, warm, cold, smallSlow, slow, shape, afterLoadOlder };
+        return { small, warm, cold, smallSlow, slow, shape, idle, afterLoadOlder };
       },
       { profile: "persistent" },
     );
@@ -121,7 +147,7 @@ export const sessionPage: Measurement = {
     const slowNoCodeCache = await withSignedInBrowser(ctx.url, (context, web) =>
       samplePage(context, `${web.url}/sessions/${sessionId}`, true, SLOW_CPU_RATE),
     );
-    const { small, warm, cold, smallSlow, slow, shape, afterLoadOlder } = measured;
+    const { small, warm, cold, smallSlow, slow, shape, idle, afterLoadOlder } = measured;
     ctx.note("session_page", {
       events: EVENTS,
       measured:
@@ -140,6 +166,8 @@ export const sessionPage: Measurement = {
         n: warm.n,
         cold_p50: cold.p50,
         dom_nodes: shape.dom_nodes,
+        idle_browser_cpu_ms_per_s: idle.cpu_ms_per_s,
+        idle_running_animations: idle.running_animations,
         cpu4x: {
           p50: slow.p50,
           max: slow.max,

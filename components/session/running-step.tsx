@@ -56,7 +56,7 @@ export function RunningStep({ status, entries }: { status: SessionStatus; entrie
         <div className="flex flex-wrap items-center gap-x-3 gap-y-1 px-4 py-2 text-xs">
           <span className="relative flex size-2">
             <span
-              className={`absolute inline-flex size-full rounded-full opacity-60 ${waiting ? "bg-amber-500" : "animate-ping bg-sky-500"}`}
+              className={`absolute inline-flex size-full rounded-full opacity-60 ${waiting ? "bg-amber-500" : "bg-sky-500 motion-safe:animate-ping-brief"}`}
             />
             <span className={`relative inline-flex size-2 rounded-full ${waiting ? "bg-amber-500" : "bg-sky-500"}`} />
           </span>
@@ -88,7 +88,7 @@ export function RunningStep({ status, entries }: { status: SessionStatus; entrie
             className="max-h-48 overflow-auto border-t border-sky-200 bg-white/70 px-4 py-2 font-mono text-xs leading-5 whitespace-pre-wrap text-zinc-700 dark:border-sky-900/60 dark:bg-zinc-950/60 dark:text-zinc-300"
           >
             {streamed}
-            <span className="ml-0.5 inline-block h-3.5 w-1.5 animate-pulse bg-zinc-400 align-middle" aria-hidden />
+            <span className="ml-0.5 inline-block h-3.5 w-1.5 bg-zinc-400 motion-safe:animate-pulse-brief align-middle" aria-hidden />
           </pre>
         ) : null}
       </section>

@@ -194,7 +194,9 @@ function LiveIndicator({ connection, finished }: { connection: Connection; finis
       title="Updates arrive as the session records them (Server-Sent Events)"
     >
       <span className="relative flex size-1.5">
-        {look.ping ? <span className={`absolute inline-flex size-full animate-ping rounded-full opacity-60 ${look.dot}`} /> : null}
+        {look.ping ? (
+          <span className={`absolute inline-flex size-full motion-safe:animate-ping-brief rounded-full opacity-60 ${look.dot}`} />
+        ) : null}
         <span className={`relative inline-flex size-1.5 rounded-full ${look.dot}`} />
       </span>
       {look.text}
