@@ -12,9 +12,10 @@
 // with the renderer's CPU slowed 4× (Chrome DevTools Protocol `Emulation.setCPUThrottlingRate`,
 // a modest laptop): `cpu4x`, and beside it `no_code_cache_p50`, the same in an in-memory
 // profile that compiles the scripts anew at every opening; `idle_browser_cpu_ms_per_s`, what
-// the browser spends per second on the open page while nothing happens. `first_byte` is the server's answer to the navigation (the
-// browser's `responseStart`, unthrottled), for 10,000 events and for 40. Then Load older is
-// clicked once, and a screenshot is kept in bench/results/.
+// the browser spends per second on the open page while nothing happens. `first_byte` is the
+// server's answer to the navigation (the browser's `responseStart`, unthrottled), for 10,000
+// events and for 40. Then Load older is clicked once, and a screenshot is kept in
+// bench/results/.
 import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
