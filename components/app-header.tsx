@@ -3,6 +3,7 @@
 // Below `lg` the navigation, health and account fold into a Menu (components/header-menu.tsx).
 import { currentNavHref, NAV_ITEMS } from "@/lib/nav";
 import { HeaderMenu } from "./header-menu";
+import { LiveDot } from "./live-dot";
 import { InboxCount } from "./inbox";
 import { SignOutButton } from "./sign-out-button";
 
@@ -121,10 +122,7 @@ function Status({ ok, warn = false, label }: { ok: boolean; warn?: boolean; labe
   const color = ok ? "bg-emerald-500" : warn ? "bg-amber-500" : "bg-rose-500";
   return (
     <span className="flex items-center gap-1.5">
-      <span className="relative flex size-2">
-        {ok ? <span className={`absolute inline-flex size-full motion-safe:animate-ping-brief rounded-full opacity-50 ${color}`} /> : null}
-        <span className={`relative inline-flex size-2 rounded-full ${color}`} />
-      </span>
+      <LiveDot color={color} ping={ok} />
       {label}
     </span>
   );

@@ -6,6 +6,7 @@
 // waited ~15 s while no runner is alive says how to start one.
 import type { SessionEntry } from "@/server/sessions/view/entries";
 import type { SessionStatus } from "@/server/sessions/view/progress";
+import { LiveDot } from "@/components/live-dot";
 import { capitalize, formatElapsed, timeOfDay } from "./format";
 import { RoleAvatar, roleStyle } from "./role-style";
 import { runnerDown, START_RUNNER_HINT, useLiveRunnerCount } from "./runner-wait";
@@ -17,8 +18,8 @@ export function RunningStep({ status, entries }: { status: SessionStatus; entrie
   const step = status.status === "active" ? status.step : null;
   const now = useNow(step !== null);
   const waitsForRunner = step !== null && !step.startedAt && !step.retryAt;
-  const liveRunners = useLiveRunnerCount(waitsForRunner);
   const waitedMs = waitsForRunner && now !== null && step.scheduledAt ? now - Date.parse(step.scheduledAt) : null;
+  const liveRunners = useLiveRunnerCount(waitedMs);
   const noRunner = runnerDown(waitedMs, liveRunners);
   const headline = !step
     ? ""
@@ -54,12 +55,7 @@ export function RunningStep({ status, entries }: { status: SessionStatus; entrie
         className="overflow-hidden rounded-lg border border-sky-200 bg-sky-50/70 dark:border-sky-900/70 dark:bg-sky-950/30"
       >
         <div className="flex flex-wrap items-center gap-x-3 gap-y-1 px-4 py-2 text-xs">
-          <span className="relative flex size-2">
-            <span
-              className={`absolute inline-flex size-full rounded-full opacity-60 ${waiting ? "bg-amber-500" : "bg-sky-500 motion-safe:animate-ping-brief"}`}
-            />
-            <span className={`relative inline-flex size-2 rounded-full ${waiting ? "bg-amber-500" : "bg-sky-500"}`} />
-          </span>
+          <LiveDot color={waiting ? "bg-amber-500" : "bg-sky-500"} ping={!waiting} />
           {commands ? null : <RoleAvatar role={step.role} />}
           {noRunner ? (
             <span data-testid="no-runner" className="font-semibold text-amber-800 dark:text-amber-300">

@@ -66,8 +66,10 @@ export function useSessionCommands() {
 
 export type SessionCommands = ReturnType<typeof useSessionCommands>;
 
+// Colours fade on hover; a button made busy (disabled) dims at once: a fade of its opacity
+// drew frames for 150 ms at the moment a command is sent.
 const BUTTON =
-  "inline-flex items-center justify-center gap-2 rounded-md px-3 py-1.5 text-xs font-medium shadow-sm transition focus-visible:ring-2 focus-visible:outline-none disabled:cursor-not-allowed disabled:opacity-50";
+  "inline-flex items-center justify-center gap-2 rounded-md px-3 py-1.5 text-xs font-medium shadow-sm transition-colors focus-visible:ring-2 focus-visible:outline-none disabled:cursor-not-allowed disabled:opacity-50";
 export const BUTTON_STYLES = {
   primary: `${BUTTON} bg-zinc-900 text-white hover:bg-zinc-800 focus-visible:ring-zinc-900 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-white`,
   confirm: `${BUTTON} bg-emerald-700 text-white hover:bg-emerald-800 focus-visible:ring-emerald-700 dark:bg-emerald-500 dark:text-emerald-950 dark:hover:bg-emerald-400`,

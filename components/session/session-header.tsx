@@ -6,6 +6,7 @@
 // change, and the view moves focus to it after an action (Confirm, Cancel).
 import Link from "next/link";
 import type { ReactNode, RefObject } from "react";
+import { LiveDot } from "@/components/live-dot";
 import { StateBadge } from "@/components/state-badge";
 import type { SessionHeader as Header } from "@/server/sessions/view/load";
 import type { SessionStatus } from "@/server/sessions/view/progress";
@@ -193,12 +194,7 @@ function LiveIndicator({ connection, finished }: { connection: Connection; finis
       className="inline-flex items-center gap-1.5 text-xs text-zinc-500 dark:text-zinc-400"
       title="Updates arrive as the session records them (Server-Sent Events)"
     >
-      <span className="relative flex size-1.5">
-        {look.ping ? (
-          <span className={`absolute inline-flex size-full motion-safe:animate-ping-brief rounded-full opacity-60 ${look.dot}`} />
-        ) : null}
-        <span className={`relative inline-flex size-1.5 rounded-full ${look.dot}`} />
-      </span>
+      <LiveDot color={look.dot} ping={look.ping} size="size-1.5" />
       {look.text}
     </span>
   );

@@ -108,9 +108,12 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   // The feedback history, only when a piece of feedback is recorded.
   const feedbackVersion = useMemo(() => entries.findLast((e) => FEEDBACK_EVENT_TYPES.includes(e.type))?.version ?? 0, [entries]);
   const usageVersion = useMemo(() => entries.findLast((e) => e.type === "AgentOutputRecorded")?.version ?? 0, [entries]);
+  // One value while the names stay the same: every timeline entry reads it, and a new value
+  // would draw each of them again at every render of the view (a click, a live batch).
+  const context = useMemo(() => ({ sessionId, names }), [sessionId, names]);
 
   return (
-    <SessionContextProvider value={{ sessionId, names }}>
+    <SessionContextProvider value={context}>
       <div className="space-y-4">
         <SessionHeader
           header={initial.header}

@@ -53,6 +53,15 @@ function mergeEntries(current: SessionEntry[], incoming: SessionEntry[], max = M
   return merged.length > max ? merged.slice(-max) : merged;
 }
 
+/**
+ * The names held, with those of `incoming` added; the same object when it adds nothing, so
+ * that every part of the view reading names through the session's context (each timeline
+ * entry) is not drawn again for a batch that names no one new.
+ */
+export function mergeNames(current: Record<string, string>, incoming: Record<string, string>): Record<string, string> {
+  return Object.entries(incoming).every(([id, name]) => current[id] === name) ? current : { ...current, ...incoming };
+}
+
 /** Events before the earliest entry: versions count a session's events from 1 (inherited ones included). */
 function earlierThan(entries: SessionEntry[], fallback: number): number {
   return entries[0] ? entries[0].version - 1 : fallback;
@@ -62,14 +71,14 @@ function reducer(state: State, action: Action): State {
   if (action.type === "older") {
     // Asked for: kept whatever the cap on what arrives live.
     const entries = mergeEntries(state.entries, action.entries, Number.POSITIVE_INFINITY);
-    return { ...state, entries, names: { ...state.names, ...action.names }, earlier: action.entries.length ? action.earlier : 0 };
+    return { ...state, entries, names: mergeNames(state.names, action.names), earlier: action.entries.length ? action.earlier : 0 };
   }
   const newer = action.status.version >= state.status.version;
   const entries = mergeEntries(state.entries, action.entries);
   return {
     entries,
     status: newer ? action.status : state.status,
-    names: { ...state.names, ...action.names },
+    names: mergeNames(state.names, action.names),
     earlier: entries[0]?.version === state.entries[0]?.version ? state.earlier : earlierThan(entries, state.earlier),
   };
 }

@@ -1056,6 +1056,27 @@ describe("the session view", () => {
     // The running step is said while it runs (the demo's steps are quick; the region stays for the next).
     await expect.poll(() => running.textContent(), { timeout: 20_000 }).toMatch(/is working|running the test commands|waits for/);
     await screenshot(page, "session-after-confirm-focus.png");
+    // Live marks (docs/session-view.md): each begins half a second after it appears and rests
+    // within 5 s (WCAG 2.2.2); an animation that runs for ever would fail here (NaN seconds).
+    const marks = await page.evaluate(() =>
+      [...document.querySelectorAll("*")].flatMap((el) => {
+        const style = getComputedStyle(el);
+        if (style.animationName === "none") return [];
+        const delay = parseFloat(style.animationDelay);
+        return [
+          {
+            name: style.animationName,
+            delay,
+            seconds: delay + parseFloat(style.animationDuration) * Number(style.animationIterationCount),
+          },
+        ];
+      }),
+    );
+    expect(marks.map((m) => m.name)).toContain("ping-brief");
+    for (const mark of marks) {
+      expect(mark.delay, mark.name).toBe(0.5);
+      expect(mark.seconds, mark.name).toBeLessThanOrEqual(5);
+    }
     await expect.poll(() => state.getAttribute("data-state"), { timeout: 60_000 }).toBe("approved");
     expect(await state.textContent()).toBe("Session state: Approved");
     await page.context().close();

@@ -1,9 +1,11 @@
 // The session page's pure parts for long and live sessions: which events a page of the
 // timeline holds (streamed chunks not counted, only the running step's kept), what a screen
-// reader is told of new entries, and when a waiting step says no runner is alive.
+// reader is told of new entries, when a waiting step says no runner is alive, and the names a
+// live batch brings.
 import { describe, expect, it } from "vitest";
-import { runnerDown, RUNNER_DOWN_AFTER_MS } from "../../components/session/runner-wait";
+import { asksForRunners, runnerDown, RUNNER_DOWN_AFTER_MS } from "../../components/session/runner-wait";
 import { describeNewEntries } from "../../components/session/timeline-announcer";
+import { mergeNames } from "../../components/session/use-live-session";
 import { appRegistry } from "../../server/events/catalog";
 import type { RecordedEvent } from "../../server/events/types";
 import { toSessionEntry } from "../../server/sessions/view/entries";
@@ -68,5 +70,29 @@ describe("runnerDown", () => {
     expect(runnerDown(RUNNER_DOWN_AFTER_MS, 1)).toBe(false);
     expect(runnerDown(RUNNER_DOWN_AFTER_MS, null)).toBe(false);
     expect(runnerDown(null, 0)).toBe(false);
+  });
+});
+
+describe("asksForRunners", () => {
+  it("asks nothing while a step is new or not waiting, and asks before the hint could show", () => {
+    expect(asksForRunners(null)).toBe(false);
+    expect(asksForRunners(0)).toBe(false);
+    expect(asksForRunners(1_000)).toBe(false);
+    // Asked a poll ahead, so the count is known when the wait reaches RUNNER_DOWN_AFTER_MS.
+    expect(asksForRunners(RUNNER_DOWN_AFTER_MS - 1)).toBe(true);
+    expect(asksForRunners(RUNNER_DOWN_AFTER_MS)).toBe(true);
+  });
+});
+
+describe("mergeNames", () => {
+  const held = { "u-1": "Ada", "u-2": "Grace" };
+  it("keeps the same object when a batch names no one new (the view's entries are not drawn again)", () => {
+    expect(mergeNames(held, {})).toBe(held);
+    expect(mergeNames(held, { "u-1": "Ada" })).toBe(held);
+  });
+  it("adds new names and takes changed ones, leaving the held object as it was", () => {
+    const merged = mergeNames(held, { "u-3": "Edsger", "u-2": "Grace H." });
+    expect(merged).toEqual({ "u-1": "Ada", "u-2": "Grace H.", "u-3": "Edsger" });
+    expect(held).toEqual({ "u-1": "Ada", "u-2": "Grace" });
   });
 });
