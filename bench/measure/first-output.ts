@@ -8,7 +8,8 @@
 // as it starts, then reads its prompt and works on (sleeps) as a coder would, so that
 // nothing but the streamer itself records the line. Each sample is a proposal-mode review-loop session
 // whose roundtable has run (scripted reviewer and tester), waiting for confirm; its page is
-// opened in a new tab, the live connection is let open, the Confirm dialog's action is
+// opened in a new tab, the live connection is let open, the Confirm dialog is opened, and once
+// what animated as the page opened has come to rest (as after reading the proposal) its action is
 // clicked, and the sample is the click → the first frame rendered after the streamed line
 // showed in the running step's output (the "who is working" bar). The session is then
 // cancelled.
@@ -46,6 +47,20 @@ const PAINT_TIMEOUT_MS = 15_000;
 const TARGET_P95_MS = 150;
 /** The line the stand-in coder prints: its own start, in ns since the epoch. */
 const FIRST_LINE = /first output (\d{19})/;
+
+/** At most this long for the page's animations to end before Confirm is clicked (the live marks end within 5 s). */
+const REST_TIMEOUT_MS = 8_000;
+
+/**
+ * A person reads the proposal before confirming: by then the marks that animated as the page
+ * opened have come to rest. Resolves to the animations still running (0 unless it timed out).
+ */
+const AT_REST = `new Promise((resolve) => {
+  const deadline = performance.now() + ${REST_TIMEOUT_MS};
+  const running = () => document.getAnimations().filter((a) => a.playState === "running").length;
+  const check = () => (running() > 0 && performance.now() < deadline ? setTimeout(check, 100) : resolve(running()));
+  check();
+})`;
 
 /** Installed before the page's scripts: the click on Confirm's action, the live connection, the line painted. */
 const INSTRUMENT = `(() => {
@@ -188,7 +203,8 @@ export const firstOutput: Measurement = {
           await page.addInitScript(INSTRUMENT);
           const response = await page.goto(`${web.url}/sessions/${sessionId}`, { waitUntil: "load" });
           if (!response?.ok()) throw new Error(`the session page answered HTTP ${response?.status()}`);
-          // A person reads the proposal before confirming: the page is hydrated and live.
+          // A person reads the proposal before confirming: the page is hydrated and live, and
+          // what animated as it opened has come to rest (AT_REST).
           await page.waitForFunction(() => (window as unknown as { __firstOutput: PageMarks }).__firstOutput.sseOpen !== undefined);
           const action = page.getByTestId("confirm-dialog-action");
           for (let tries = 0; !(await action.isVisible()); tries++) {
@@ -196,7 +212,9 @@ export const firstOutput: Measurement = {
             await page.getByTestId("confirm-button").click();
             await sleep(100);
           }
-          await sleep(200);
+          const stillAnimating = (await page.evaluate(AT_REST)) as number;
+          if (stillAnimating > 0)
+            throw new Error(`session ${sessionId}: ${stillAnimating} animations still ran after ${REST_TIMEOUT_MS} ms`);
           const pageClock = await pageClockOffset(page);
           const dbClock = await databaseClockOffset(ctx.pool);
           clocks.push({
@@ -241,7 +259,7 @@ export const firstOutput: Measurement = {
         };
         ctx.note("first_output", {
           measured:
-            "Confirm's dialog action clicked on an open, live session page (chromium) → the coder's first line (a command agent printing at once, in the sandbox) painted in the running step's output",
+            "Confirm's dialog action clicked on an open, live session page at rest (chromium; the marks that animated as it opened ended, as after reading the proposal) → the coder's first line (a command agent printing at once, in the sandbox) painted in the running step's output",
           sandbox: sandbox.available ? "bubblewrap" : `none: ${sandbox.reason ?? "unavailable"}`,
           warm_up: WARM_UP,
           click_to_painted: total,
