@@ -22,6 +22,16 @@ export interface WindowCounters {
 
 const TX_CONTROL = /^\s*(begin|commit|rollback|start transaction|savepoint|release)\b/i;
 
+/**
+ * A VACUUM, then a CHECKPOINT: what earlier work left to clean (the other system's rows too,
+ * an earlier measure's) is cleaned now, and the dirty pages written now, not by an autovacuum
+ * and a checkpoint whose CPU and I/O would land in the next measured window.
+ */
+export async function settleDatabase(db: Pick<pg.ClientBase, "query">): Promise<void> {
+  await db.query("VACUUM");
+  await db.query("CHECKPOINT");
+}
+
 export class PgCounters {
   private constructor(
     private readonly control: pg.Client,
@@ -79,10 +89,7 @@ export class PgCounters {
    * queued a while ago, and not at random in some windows only.
    */
   async checkpoint(): Promise<void> {
-    // A VACUUM first: what the previous run left to clean (the other system's rows too) is
-    // cleaned now, not by an autovacuum whose WAL and CPU would land in the next window.
-    await this.control.query("VACUUM");
-    await this.control.query("CHECKPOINT");
+    await settleDatabase(this.control);
   }
 
   /** The control connection, for the bench's own queries (not counted). */
