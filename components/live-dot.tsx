@@ -1,7 +1,7 @@
 // A live mark: a solid dot and, while `ping`, a ring that spreads from it a few times and then
 // rests (the brief animation of app/globals.css; none with reduced motion). The header's
-// connection and live views, the session's live connection and the running step use it
-// (docs/session-view.md: live marks).
+// database and runner marks, the session's live connection and the running step use it
+// (docs/session-view.md, live marks).
 
 export function LiveDot({ color, ping, size = "size-2" }: { color: string; ping: boolean; size?: "size-2" | "size-1.5" }) {
   return (
