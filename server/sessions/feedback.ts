@@ -5,6 +5,7 @@
 // written to the export as feedback_history.json.
 import { actorLabel, type AppEvent } from "../events/catalog";
 import type { RecordedEvent } from "../events/types";
+import { FEEDBACK_EVENT_TYPES } from "../../lib/feedback";
 
 export interface FeedbackEntry {
   version: number;
@@ -17,6 +18,19 @@ export interface FeedbackEntry {
   severity: "normal" | "critical" | "blocking" | "major" | "minor" | "nit" | null;
   text: string;
 }
+
+/**
+ * Every type {@link feedbackHistory} reads: the feedback itself (lib/feedback.ts) and what
+ * places it (iteration, stage, the agent whose output a verdict judged). A reader of a long
+ * session reads only these (`readStream`'s `types`); the history is the same.
+ */
+export const FEEDBACK_HISTORY_TYPES: readonly string[] = [
+  ...FEEDBACK_EVENT_TYPES,
+  "IterationStarted",
+  "StageStarted",
+  "StageReopened",
+  "AgentOutputRecorded",
+];
 
 export function feedbackHistory(events: readonly RecordedEvent[]): FeedbackEntry[] {
   const out: FeedbackEntry[] = [];

@@ -317,6 +317,36 @@ describe("fork and replay", () => {
     ]);
   });
 
+  it("a read of some types only gives those, in order, through the fork's lineage; an existing stream with none is empty, a missing one NOT_FOUND", async () => {
+    const parent = await newSession("parent");
+    for (let i = 2; i <= 6; i++) await db.store.append(parent, i - 1, [message(`p${i}`)], { actor: testActor });
+    const child = uniqueId();
+    await db.store.fork({
+      parentId: parent,
+      atVersion: 4,
+      childId: child,
+      event: {
+        type: "SessionForked",
+        data: { parentId: parent, atVersion: 4, reason: "rerun", title: "child", workflow: "test", state: "open" },
+      },
+      metadata: { actor: testActor },
+    });
+    await db.store.append(child, 5, [message("c6")], { actor: testActor });
+    const all = await db.store.readStream(child);
+    const typed = await db.store.readStream(child, { types: ["OperatorMessagePosted", "SessionForked"] });
+    expect(typed).toEqual(all.filter((e) => e.type === "OperatorMessagePosted" || e.type === "SessionForked"));
+    expect(typed.map((e) => [e.streamId === parent ? "P" : "C", e.version, e.type])).toEqual([
+      ["P", 2, "OperatorMessagePosted"],
+      ["P", 3, "OperatorMessagePosted"],
+      ["P", 4, "OperatorMessagePosted"],
+      ["C", 5, "SessionForked"],
+      ["C", 6, "OperatorMessagePosted"],
+    ]);
+    expect(await db.store.readStream(child, { types: ["SessionForked"], toVersion: 4 })).toEqual([]);
+    expect(await db.store.readStream(child, { types: ["NoSuchType"] })).toEqual([]);
+    await expect(db.store.readStream("s-never-written", { types: ["SessionForked"] })).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
   it("rejects a fork past the parent's end or of a missing parent", async () => {
     const parent = await newSession();
     const fork = (atVersion: number, parentId = parent) =>

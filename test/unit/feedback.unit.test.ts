@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { FEEDBACK_EVENT_TYPES } from "../../lib/feedback";
 import type { RecordedEvent } from "../../server/events/types";
-import { feedbackHistory } from "../../server/sessions/feedback";
+import { FEEDBACK_HISTORY_TYPES, feedbackHistory } from "../../server/sessions/feedback";
 
 const event = (version: number, type: string, data: unknown): RecordedEvent => ({
   position: version,
@@ -26,6 +26,9 @@ const SAMPLES: Record<string, unknown> = {
   CritiqueRecorded: { stage: "prd", findings: [finding] },
   AgentOutputRecorded: { agentId: "a", role: "coder" },
   SessionStateChanged: { from: "a", to: "b" },
+  IterationStarted: { iteration: 2 },
+  StageStarted: { stage: "design" },
+  StageReopened: { stage: "prd" },
 };
 
 describe("feedback events", () => {
@@ -35,5 +38,15 @@ describe("feedback events", () => {
       expect(feedbackHistory([event(1, type, data)]).length > 0, type).toBe(listed);
     }
     expect(FEEDBACK_EVENT_TYPES.every((t) => t in SAMPLES)).toBe(true);
+  });
+
+  it("the types a long session's reader asks for give the same history as the whole session", () => {
+    // Every sample, then each again: iterations, stages and agents place the later feedback.
+    const types = Object.keys(SAMPLES);
+    const all = [...types, ...types.toReversed()].map((type, i) => event(i + 1, type, SAMPLES[type]));
+    const typed = all.filter((e) => FEEDBACK_HISTORY_TYPES.includes(e.type));
+    expect(typed.length).toBeLessThan(all.length);
+    expect(feedbackHistory(typed)).toEqual(feedbackHistory(all));
+    expect(feedbackHistory(all).map((f) => [f.source, f.stage, f.iteration, f.by])).toContainEqual(["review", "design", 2, "agent:a"]);
   });
 });

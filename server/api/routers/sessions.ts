@@ -7,7 +7,7 @@ import { withUserNames } from "../../auth/names";
 import { userNames } from "../../auth/users";
 import { AppError } from "../../errors";
 import { readSessionTimeline } from "../../events/timeline";
-import { feedbackHistory } from "../../sessions/feedback";
+import { FEEDBACK_HISTORY_TYPES, feedbackHistory } from "../../sessions/feedback";
 import { countSessions, readSessionPage, ZListSessionsInput, ZSessionFilters, type SessionListRow } from "../../sessions/list";
 import { modifySession, revertSession, ZForkInput, ZModifyInput, ZRevertInput } from "../../tasks/fork";
 import { resumeSession, ZResumeInput } from "../../tasks/resume";
@@ -69,9 +69,8 @@ export const sessionsRouter = router({
 
   /** Every piece of feedback the session's events hold, in order (server/sessions/feedback.ts). */
   feedback: viewerProcedure.input(z.object({ sessionId: z.string().min(1).max(100) })).query(async ({ ctx, input }) => {
-    const events = await ctx.store.readStream(input.sessionId);
-    if (!events.length) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
-    const history = feedbackHistory(events);
+    // Only the types the history reads: a long session's other events are most of it (NOT_FOUND for no session).
+    const history = feedbackHistory(await ctx.store.readStream(input.sessionId, { types: FEEDBACK_HISTORY_TYPES }));
     // People by name (the events name them by id), agents by their id.
     const names = await userNames(
       ctx.prisma,
