@@ -676,6 +676,33 @@ describe("the session's workspace, prepared by one runner for step after step", 
   });
 });
 
+describe("a reset that fails on a later step", () => {
+  // The worktree is put back at the step's head before any agent runs in it (a command in its
+  // sandbox, or the scripted brain writing files): when that fails, the step fails with the
+  // reason, and nothing of the agent runs; what the earlier step left is still there.
+  it("the worktree's index locked: the step fails with git's reason; neither a command nor the scripted brain ran", async () => {
+    const r = repo();
+    const sessionId = await newSession();
+    const kinds = executors();
+    const run = async (stepInput: StepInput) => kinds.agent!(await held(stepInput, "agent", sessionId), live());
+    await run(input(r, { phase: "discussion", output: "text", agent: scripted("Talked.", { "stray.txt": "left\n" }) }));
+    const ws = path.join(workspacesRoot, sessionId);
+    fs.writeFileSync(path.join(gitIn(ws, "rev-parse", "--absolute-git-dir"), "index.lock"), "");
+    const touches = { kind: "command", id: "touch-wfx", argv: ["sh", "-c", "touch ran.txt"] };
+    const writes = scripted("Wrote.", { "ran.txt": "ran\n" });
+    for (const agent of [touches, writes]) {
+      const err = await run(input(r, { phase: "discussion", output: "text", agent })).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err, agent.id).toBeInstanceOf(Error);
+      expect((err as Error).message, agent.id).toMatch(/index\.lock/);
+      expect(fs.existsSync(path.join(ws, "ran.txt")), agent.id).toBe(false);
+      expect(fs.readFileSync(path.join(ws, "stray.txt"), "utf8")).toBe("left\n");
+    }
+  });
+});
+
 describe("the access rules, read beside the workspace's preparation", () => {
   // Both are settled before either error is thrown, in the order they were thrown when one
   // ran after the other: a refusal first, then what the workspace lacks.
