@@ -24,6 +24,19 @@ async function newSession(title = "a session"): Promise<string> {
   return id;
 }
 
+/** `parentId` forked at `atVersion` into a new stream (its SessionForked first); the child's id. */
+async function forkAt(parentId: string, atVersion: number, reason: "rerun" | "revert", title: string): Promise<string> {
+  const childId = uniqueId();
+  await db.store.fork({
+    parentId,
+    atVersion,
+    childId,
+    event: { type: "SessionForked", data: { parentId, atVersion, reason, title, workflow: "test", state: "open" } },
+    metadata: { actor: testActor },
+  });
+  return childId;
+}
+
 describe("append and read", () => {
   it("records events with versions, positions and full metadata", async () => {
     const id = await newSession();
@@ -256,17 +269,7 @@ describe("fork and replay", () => {
     const parent = await newSession("parent");
     for (let i = 2; i <= 10; i++) await db.store.append(parent, i - 1, [message(`p${i}`)], { actor: testActor });
     const parentBefore = await db.store.readStream(parent);
-    const child = uniqueId();
-    await db.store.fork({
-      parentId: parent,
-      atVersion: 5,
-      childId: child,
-      event: {
-        type: "SessionForked",
-        data: { parentId: parent, atVersion: 5, reason: "rerun", title: "child", workflow: "test", state: "open" },
-      },
-      metadata: { actor: testActor },
-    });
+    const child = await forkAt(parent, 5, "rerun", "child");
     await db.store.append(child, 6, [message("c7")], { actor: testActor });
     await db.store.append(parent, 10, [message("p11")], { actor: testActor });
 
@@ -286,17 +289,7 @@ describe("fork and replay", () => {
     expect(parentAfter).toHaveLength(11);
 
     // A grandchild forked inside the inherited part reads the grandparent only up to there.
-    const grandchild = uniqueId();
-    await db.store.fork({
-      parentId: child,
-      atVersion: 3,
-      childId: grandchild,
-      event: {
-        type: "SessionForked",
-        data: { parentId: child, atVersion: 3, reason: "revert", title: "gc", workflow: "test", state: "open" },
-      },
-      metadata: { actor: testActor },
-    });
+    const grandchild = await forkAt(child, 3, "revert", "gc");
     const gc = await db.store.readStream(grandchild);
     expect(gc.map((e) => [e.streamId === parent ? "P" : e.streamId === grandchild ? "G" : "C", e.version])).toEqual([
       ["P", 1],
@@ -320,17 +313,7 @@ describe("fork and replay", () => {
   it("a read of some types only gives those, in order, through the fork's lineage; an existing stream with none is empty, a missing one NOT_FOUND", async () => {
     const parent = await newSession("parent");
     for (let i = 2; i <= 6; i++) await db.store.append(parent, i - 1, [message(`p${i}`)], { actor: testActor });
-    const child = uniqueId();
-    await db.store.fork({
-      parentId: parent,
-      atVersion: 4,
-      childId: child,
-      event: {
-        type: "SessionForked",
-        data: { parentId: parent, atVersion: 4, reason: "rerun", title: "child", workflow: "test", state: "open" },
-      },
-      metadata: { actor: testActor },
-    });
+    const child = await forkAt(parent, 4, "rerun", "child");
     await db.store.append(child, 5, [message("c6")], { actor: testActor });
     const all = await db.store.readStream(child);
     const typed = await db.store.readStream(child, { types: ["OperatorMessagePosted", "SessionForked"] });
