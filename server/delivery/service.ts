@@ -37,6 +37,12 @@ type DeliveryOutcome =
   | ({ type: "DeliveryCompleted" } & AppEventOf<"DeliveryCompleted">["data"])
   | ({ type: "DeliveryFailed" } & AppEventOf<"DeliveryFailed">["data"]);
 
+/**
+ * The event types deliveriesOf folds: a reader of a long session reads only these (`readStream`'s
+ * `types`); the deliveries are the same.
+ */
+export const DELIVERY_EVENT_TYPES: readonly string[] = ["DeliveryRequested", "DeliveryCompleted", "DeliveryFailed"];
+
 /** The deliveries of a session, newest last: each request with its outcome (null while it runs). */
 export function deliveriesOf(events: readonly RecordedEvent[]) {
   const out: Array<{

@@ -68,6 +68,12 @@ export type PruneStatus =
     };
 
 /**
+ * The event types pruneStatusOf folds: a reader of a long session reads only these (`readStream`'s
+ * `types`); the status is the same.
+ */
+export const PRUNE_STATUS_TYPES: readonly string[] = ["SessionResumed", "WorkspacePruneRequested", "SessionPruned", "WorkspacePruneFailed"];
+
+/**
  * The latest clean-up of the session's workspace since it last ended, from its own events (a
  * fork does not inherit its parent's clean-up: it has a workspace of its own).
  */

@@ -5,7 +5,6 @@
 import { z } from "zod";
 import { withUserNames } from "../../auth/names";
 import { userNames } from "../../auth/users";
-import { AppError } from "../../errors";
 import { readSessionTimeline } from "../../events/timeline";
 import { FEEDBACK_HISTORY_TYPES, feedbackHistory } from "../../sessions/feedback";
 import { countSessions, readSessionPage, ZListSessionsInput, ZSessionFilters, type SessionListRow } from "../../sessions/list";
@@ -16,6 +15,7 @@ import { compareSessions, ZCompareInput } from "../../tasks/compare";
 import { forkAnySession } from "../fork";
 import {
   approveDelivery,
+  DELIVERY_EVENT_TYPES,
   deliverSession,
   deliveriesOf,
   deliveryApprovals,
@@ -26,7 +26,14 @@ import { ZVersion } from "../../events/versions";
 import { fileSettings } from "../../projects/config-edits";
 import { readSessionState } from "../../sessions/state-document";
 import { sessionUsage } from "../../usage/totals";
-import { pruneSession, pruneSessions, pruneStatusOf, ZPruneSessionInput, ZPruneSessionsInput } from "../../pruning/service";
+import {
+  PRUNE_STATUS_TYPES,
+  pruneSession,
+  pruneSessions,
+  pruneStatusOf,
+  ZPruneSessionInput,
+  ZPruneSessionsInput,
+} from "../../pruning/service";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
 
@@ -104,7 +111,8 @@ export const sessionsRouter = router({
   }),
   /** The session's deliveries, each with its outcome (null while it runs). */
   deliveries: viewerProcedure.input(ZDeliverRequest).query(async ({ ctx, input }) => {
-    const deliveries = deliveriesOf(await ctx.store.readStream(input.sessionId));
+    // Only the types the deliveries fold: a long session's other events are most of it (NOT_FOUND for no session).
+    const deliveries = deliveriesOf(await ctx.store.readStream(input.sessionId, { types: DELIVERY_EVENT_TYPES }));
     // Who asked, by name (an actor label for anyone else: the system, a runner).
     const names = await userNames(
       ctx.prisma,
@@ -121,8 +129,8 @@ export const sessionsRouter = router({
   }),
   /** Where the session's workspace clean-up stands, with who asked by name. */
   cleanUpStatus: viewerProcedure.input(ZPruneSessionInput).query(async ({ ctx, input }) => {
-    const events = await ctx.store.readStream(input.sessionId);
-    if (!events.length) throw new AppError("NOT_FOUND", `no session ${input.sessionId}`);
+    // Only the types the status folds (NOT_FOUND for no session).
+    const events = await ctx.store.readStream(input.sessionId, { types: PRUNE_STATUS_TYPES });
     const status = pruneStatusOf(input.sessionId, events);
     if (status.status === "none") return { ...status, askedByName: null };
     const names = await userNames(ctx.prisma, [status.askedBy]);
