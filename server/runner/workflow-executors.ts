@@ -29,6 +29,7 @@ import { isAppError } from "../errors";
 import {
   bundleSession,
   claimWorkspace,
+  CleanWorktrees,
   commitWorkspace,
   createWorkspace,
   DeliveryProblem,
@@ -87,12 +88,24 @@ const PREVIEW_CHARS = 2000;
 const TAIL_CHARS = 4000;
 const MAX_DIFF_IN_PROMPT = 200_000;
 
+/** What one runner process keeps for its next steps (one per process: shared by all its steps). */
+interface RunnerLocal {
+  clones: KnownClones;
+  worktrees: CleanWorktrees;
+}
+
 /**
  * The session's worktree at `head`: created on first use (one worktree operation per
- * repository at a time), reset (clean) on every later step, and claimed by this attempt so
- * that an earlier attempt still running somewhere cannot commit into it.
+ * repository at a time), reset (clean) on every later step unless this runner left it clean
+ * as the step before ended (CleanWorktrees), and claimed by this attempt so that an earlier
+ * attempt still running somewhere cannot commit into it.
  */
-async function prepareWorkspace(deps: WorkflowExecutorDeps, clones: KnownClones, step: ClaimedStep, input: StepInput): Promise<string> {
+async function prepareWorkspace(
+  deps: WorkflowExecutorDeps,
+  { clones, worktrees }: RunnerLocal,
+  step: ClaimedStep,
+  input: StepInput,
+): Promise<string> {
   const repoPath = deps.repositoryPath?.(input.workspace.repoPath) ?? input.workspace.repoPath;
   // A step may start from a commit made on another runner's machine: fetch it from the
   // project's remote, else the chain of the session's bundles that leads to it, when this
@@ -112,8 +125,10 @@ async function prepareWorkspace(deps: WorkflowExecutorDeps, clones: KnownClones,
     ).catch(notRunnableWhenNotFound);
   }
   if (fs.existsSync(target)) {
+    // Read before the claim, which changes what it compares.
+    const untouched = worktrees.untouched(target, input.workspace.head);
     await claimWorkspace(target, ownerOf(step));
-    await resetWorkspace(target, input.workspace.head);
+    if (!untouched) await resetWorkspace(target, input.workspace.head);
     return target;
   }
   const ws = await withWorktreeLock(deps.pool, repoPath, () =>
@@ -188,7 +203,7 @@ const ownerOf = (step: ClaimedStep) => `${step.id}:${step.attempt}`;
 /** What a workflow kind's entry runs, with its input parsed. */
 type WorkflowExecutor<O> = (step: ClaimedStep, input: StepInput, ctx: StepContext) => Promise<O>;
 
-function agentExecutor(deps: WorkflowExecutorDeps, clones: KnownClones): WorkflowExecutor<AgentStepOutput> {
+function agentExecutor(deps: WorkflowExecutorDeps, local: RunnerLocal): WorkflowExecutor<AgentStepOutput> {
   const { store } = deps;
   return async (step, input, ctx) => {
     const config = ZAgentConfig.safeParse(input.agent);
@@ -213,7 +228,7 @@ function agentExecutor(deps: WorkflowExecutorDeps, clones: KnownClones): Workflo
     // the two ran together, and no git process of this attempt outlives it.
     const [accessRead, workspaceMade] = await Promise.allSettled([
       checkedAgentAccess(deps.pool, step.sessionId, config.data),
-      prepareWorkspace(deps, clones, step, input),
+      prepareWorkspace(deps, local, step, input),
     ]);
     if (accessRead.status === "rejected") throw accessRead.reason;
     const access = accessRead.value;
@@ -380,6 +395,8 @@ function agentExecutor(deps: WorkflowExecutorDeps, clones: KnownClones): Workflo
         ...(bundle ? { bundle, bundleSince } : {}),
       };
     }
+    // Every process of the step has ended: the next step of the session finds the worktree clean.
+    await local.worktrees.leave(workspace, output.commit?.commit ?? input.workspace.head, ownerOf(step));
     return output;
   };
 }
@@ -395,9 +412,9 @@ function commandFailure(outcome: CommandRun, expectedExitCode: number): CommandF
   return { errorClass: "command_failed", reason: `exited with code ${outcome.exitCode}, expected ${expectedExitCode}` };
 }
 
-function commandsExecutor(deps: WorkflowExecutorDeps, clones: KnownClones): WorkflowExecutor<CommandsStepOutput> {
+function commandsExecutor(deps: WorkflowExecutorDeps, local: RunnerLocal): WorkflowExecutor<CommandsStepOutput> {
   return async (step, input, ctx) => {
-    const workspace = await prepareWorkspace(deps, clones, step, input);
+    const workspace = await prepareWorkspace(deps, local, step, input);
     const results: CommandResultOutput[] = [];
     for (const command of input.commands) {
       const outcome = await runCommand({
@@ -442,6 +459,8 @@ function commandsExecutor(deps: WorkflowExecutorDeps, clones: KnownClones): Work
         reason: failure?.reason ?? null,
       });
     }
+    // Every command has ended: the next step of the session finds the worktree clean.
+    await local.worktrees.leave(workspace, input.workspace.head, ownerOf(step));
     return { kind: "commands", results };
   };
 }
@@ -490,15 +509,15 @@ export function workflowStepKinds(deps: WorkflowStepKindDeps): StepKind[] {
     },
     invalidInput: INVALID_WORKFLOW_INPUT,
   };
-  // One per runner process: what it learned about its clones serves all its steps.
-  const clones = new KnownClones();
+  // One per runner process: what it learned about its clones and left clean serves all its steps.
+  const local: RunnerLocal = { clones: new KnownClones(), worktrees: new CleanWorktrees() };
   return [
-    defineStepKind({ kind: "agent", input: ZStepInput, output: ZAgentStepOutput, execute: agentExecutor(deps, clones), ...reaction }),
+    defineStepKind({ kind: "agent", input: ZStepInput, output: ZAgentStepOutput, execute: agentExecutor(deps, local), ...reaction }),
     defineStepKind({
       kind: "commands",
       input: ZStepInput,
       output: ZCommandsStepOutput,
-      execute: commandsExecutor(deps, clones),
+      execute: commandsExecutor(deps, local),
       ...reaction,
     }),
   ];

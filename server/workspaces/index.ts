@@ -3,6 +3,7 @@
 // recorded at its fork point.
 export { missingClone, repositoryMapping, resolveBaseCommit } from "./repo";
 export { KnownClones } from "./known-clones";
+export { CleanWorktrees } from "./clean-worktrees";
 export {
   claimWorkspace,
   createWorkspace,
@@ -12,6 +13,7 @@ export {
   removeWorkspace,
   resetWorkspace,
   workspaceAtCommit,
+  worktreeStamp,
   type CreateWorkspaceInput,
   type ForkWorkspaceInput,
   type ResetWorkspaceOptions,

@@ -226,6 +226,30 @@ export async function removeWorkspace(input: { repoPath: string; path: string })
   return { removed };
 }
 
+/**
+ * What a linked worktree is now, read from files alone (no git process): its directory, the
+ * commit its HEAD names, the attempt that claimed it and when, and its index (device, inode, size,
+ * modification time: any git command that changes the index writes a new file; a lock on it). Equal readings
+ * before and after mean no step claimed it, HEAD did not move and git did not touch its index
+ * in between (CleanWorktrees). Null when the files do not prove it a linked, detached worktree.
+ */
+export function worktreeStamp(workspacePath: string): string | null {
+  const linked = linkedWorktree(workspacePath);
+  const head = linked && detachedHead(linked.gitDir);
+  if (!linked || !head) return null;
+  try {
+    const dir = fs.statSync(linked.top);
+    const index = fs.statSync(path.join(linked.gitDir, "index"));
+    const ownerFile = path.join(linked.gitDir, OWNER_FILE);
+    const owner = [fs.readFileSync(ownerFile, "utf8"), fs.statSync(ownerFile).mtimeMs];
+    // A lock on the index: a git process is (or was, and died) at work there.
+    const locked = fs.existsSync(path.join(linked.gitDir, "index.lock"));
+    return JSON.stringify([dir.dev, dir.ino, head, owner, index.dev, index.ino, index.size, index.mtimeMs, index.ctimeMs, locked]);
+  } catch {
+    return null;
+  }
+}
+
 /** The file in a worktree's own git directory naming the step attempt that may commit there. */
 const OWNER_FILE = "catcafe-owner";
 

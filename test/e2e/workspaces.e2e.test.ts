@@ -11,6 +11,8 @@ import { observeProcesses } from "../../server/process/spawn";
 import { runGitSequence } from "../../server/workspaces/git";
 import {
   changedFilesSince,
+  claimWorkspace,
+  CleanWorktrees,
   commitWorkspace,
   createWorkspace,
   diffSince,
@@ -480,6 +482,114 @@ describe("KnownClones (a runner's clone check, asked of git once per clone)", ()
     fs.rmSync(path.join(repo, ".git"), { recursive: true });
     fs.renameSync(path.join(moved, ".git"), path.join(repo, ".git"));
     expect(await spawnsOf(() => clones.missing(repo))).toStrictEqual({ value: null, processes: 1 });
+  });
+});
+
+describe("CleanWorktrees (a worktree a runner reset as a step ended, taken as it is by the next step)", () => {
+  const spawnsOf = async <T>(fn: () => T | Promise<T>): Promise<{ value: T; processes: number }> => {
+    let processes = 0;
+    const value = await observeProcesses({ spawned: () => void processes++, exited: () => {} }, async () => fn());
+    return { value, processes };
+  };
+  /** A session's worktree claimed by attempt `owner`, with what an agent leaves: a changed, an untracked and an ignored file. */
+  async function worked(owner: string) {
+    const project = makeProject();
+    const ws = (await createWorkspace({ repoPath: project.repo, workspacesRoot: project.root, sessionId: "s1", baseCommit: project.base }))
+      .path;
+    await claimWorkspace(ws, owner);
+    write(ws, "README.md", "half-done edit\n");
+    write(ws, "scratch/untracked.txt", "u\n");
+    write(ws, "keep.log", "ignored\n");
+    return { ...project, ws };
+  }
+
+  it("left by the attempt that holds it: reset at once, then untouched for the next step, with no git process, and only once", async () => {
+    const { ws, base } = await worked("step-1:1");
+    const worktrees = new CleanWorktrees();
+    await worktrees.leave(ws, base, "step-1:1");
+    expect(read(ws, "README.md")).toBe("# Tiny project\n\nHello.\n");
+    expect(fs.existsSync(path.join(ws, "scratch"))).toBe(false);
+    expect(fs.existsSync(path.join(ws, "keep.log"))).toBe(true);
+
+    expect(await spawnsOf(() => worktrees.untouched(ws, base))).toStrictEqual({ value: true, processes: 0 });
+    // (Asked after: `git status` may write the index, which would count as a touch.)
+    expect(git(ws, "status", "--porcelain")).toBe("");
+    // Asked once: the step that asked may change it.
+    expect(worktrees.untouched(ws, base)).toBe(false);
+    // Another runner process never left it.
+    await worktrees.leave(ws, base, "step-1:1");
+    expect(new CleanWorktrees().untouched(ws, base)).toBe(false);
+  });
+
+  it("not taken as it is once another attempt claimed it, git wrote its index or left a lock, HEAD moved, or at another commit", async () => {
+    const { ws, base } = await worked("step-1:1");
+    const worktrees = new CleanWorktrees();
+    const gitDir = git(ws, "rev-parse", "--absolute-git-dir");
+    const changes: Array<[string, () => Promise<unknown> | unknown]> = [
+      ["claimed by another attempt", () => claimWorkspace(ws, "step-2:1")],
+      [
+        "claimed again by the same attempt, after another",
+        async () => {
+          await claimWorkspace(ws, "step-2:1");
+          await claimWorkspace(ws, "step-1:1");
+        },
+      ],
+      [
+        "its index written by git",
+        () => {
+          write(ws, "new.txt", "n\n");
+          git(ws, "add", "new.txt");
+        },
+      ],
+      ["a lock on its index", () => fs.writeFileSync(path.join(gitDir, "index.lock"), "")],
+      [
+        "HEAD moved",
+        () => {
+          write(ws, "moved.txt", "m\n");
+          git(ws, "add", "moved.txt");
+          git(ws, "commit", "--quiet", "-m", "moved");
+        },
+      ],
+    ];
+    for (const [what, change] of changes) {
+      await claimWorkspace(ws, "step-1:1");
+      await worktrees.leave(ws, base, "step-1:1");
+      expect(git(ws, "rev-parse", "HEAD"), what).toBe(base);
+      await change();
+      expect(worktrees.untouched(ws, base), what).toBe(false);
+      fs.rmSync(path.join(gitDir, "index.lock"), { force: true });
+    }
+    // The same worktree asked for at another commit.
+    await claimWorkspace(ws, "step-1:1");
+    await worktrees.leave(ws, base, "step-1:1");
+    expect(worktrees.untouched(ws, "0".repeat(40))).toBe(false);
+    // Left, and nothing of the above: as it was left.
+    await worktrees.leave(ws, base, "step-1:1");
+    expect(worktrees.untouched(ws, base)).toBe(true);
+  });
+
+  it("remembers as many worktrees as it may, forgetting the oldest", async () => {
+    const { ws, repo, root, base } = await worked("a:1");
+    const other = (await createWorkspace({ repoPath: repo, workspacesRoot: root, sessionId: "s2", baseCommit: base })).path;
+    await claimWorkspace(other, "b:1");
+    const worktrees = new CleanWorktrees(1);
+    await worktrees.leave(ws, base, "a:1");
+    await worktrees.leave(other, base, "b:1");
+    expect(worktrees.untouched(ws, base)).toBe(false);
+    expect(worktrees.untouched(other, base)).toBe(true);
+  });
+
+  it("never resets a worktree another attempt holds, and never remembers one whose reset failed", async () => {
+    const { ws, base } = await worked("step-2:1");
+    const worktrees = new CleanWorktrees();
+    await worktrees.leave(ws, base, "step-1:1");
+    expect(read(ws, "README.md")).toBe("half-done edit\n");
+    expect(worktrees.untouched(ws, base)).toBe(false);
+
+    fs.writeFileSync(path.join(git(ws, "rev-parse", "--absolute-git-dir"), "index.lock"), "");
+    await worktrees.leave(ws, base, "step-2:1");
+    expect(read(ws, "README.md")).toBe("half-done edit\n");
+    expect(worktrees.untouched(ws, base)).toBe(false);
   });
 });
 

@@ -18,6 +18,7 @@ import { getBlob, putBlob } from "../../server/events/blobs";
 import type { AgentStepOutput, CommandsStepOutput, StepInput } from "../../server/events/step-contract";
 import { logger } from "../../server/log";
 import { sandboxStatus } from "../../server/process/sandbox";
+import { observeProcesses } from "../../server/process/spawn";
 import { claimNextStep, recordStepOutcome, scheduleStep, type ClaimedStep } from "../../server/runner/dispatch";
 import { StepExecutionError, StepNotRunnableHere } from "../../server/runner/executors";
 import { stepKindRegistry } from "../../server/runner/step-kinds";
@@ -584,12 +585,20 @@ describe("what an agent is handed", () => {
 });
 
 describe("the session's workspace on a later step", () => {
-  it("is reset to the step's head: what an earlier step left uncommitted is gone before the agent starts", async () => {
+  it("is clean as a step ends: what its agent left uncommitted is gone at once", async () => {
     const r = repo();
     const sessionId = await newSession();
     // A discussion step's agent leaves a file behind (nothing is committed for it).
     await agentStep(input(r, { phase: "discussion", output: "text", agent: scripted("Talked.", { "stray.txt": "left\n" }) }), sessionId);
-    expect(fs.existsSync(path.join(workspacesRoot, sessionId, "stray.txt"))).toBe(true);
+    expect(fs.existsSync(path.join(workspacesRoot, sessionId, "stray.txt"))).toBe(false);
+  });
+
+  it("is reset to the step's head by a runner that did not leave it clean: what is in it is gone before the agent starts", async () => {
+    const r = repo();
+    const sessionId = await newSession();
+    await agentStep(input(r, { phase: "discussion", output: "text", agent: scripted("Talked.") }), sessionId);
+    // What a step stopped before its end left (each agentStep is a runner of its own).
+    fs.writeFileSync(path.join(workspacesRoot, sessionId, "stray.txt"), "left\n");
     const { output } = await agentStep(input(r, { agent: scripted("Built.", { "built.txt": "built\n" }) }), sessionId);
     expect(output.commit?.changedFiles).toStrictEqual([{ path: "built.txt", status: "added" }]);
   });
@@ -616,18 +625,39 @@ describe("the session's workspace, prepared by one runner for step after step", 
     const sessionId = await newSession();
     const kinds = executors();
     const run = async (stepInput: StepInput) => (await kinds.agent!(await held(stepInput, "agent", sessionId), live())) as AgentStepOutput;
-    await run(
-      input(r, { phase: "discussion", output: "text", agent: scripted("Talked.", { "README.md": "changed\n", "stray.txt": "left\n" }) }),
-    );
+    const messy = {
+      kind: "command",
+      id: "messy-wfx",
+      argv: ["sh", "-c", "cat > /dev/null; echo changed > README.md; rm src/keep.txt; mkdir -p empty/deeper; echo left > stray.txt"],
+    };
+    await run(input(r, { phase: "discussion", output: "text", agent: messy }));
     const ws = path.join(workspacesRoot, sessionId);
-    fs.rmSync(path.join(ws, "src/keep.txt"));
-    fs.mkdirSync(path.join(ws, "empty/deeper"), { recursive: true });
     expect(gitIn(ws, "rev-parse", "HEAD")).toBe(r.head);
 
     const seen = await text((await run(lookAround(r))).raw);
     expect(seen).toBe(".git\nREADME.md\nsrc\n");
     expect(fs.readFileSync(path.join(ws, "README.md"), "utf8")).toBe("# Project\n");
     expect(fs.readFileSync(path.join(ws, "src/keep.txt"), "utf8")).toBe("kept\n");
+  });
+
+  it("reset as each step ends, it is taken as it is by the runner's next step: no git process before the agent; another runner resets it first", async () => {
+    const r = repo();
+    const sessionId = await newSession();
+    const kinds = executors();
+    const talk = () => input(r, { phase: "discussion", output: "text", agent: scripted("Talked.") });
+    /** The executables a step started, in order (a scripted brain starts none of its own). */
+    const started = async (k: ReturnType<typeof executors>) => {
+      const files: string[] = [];
+      const step = await held(talk(), "agent", sessionId);
+      await observeProcesses({ spawned: (p) => files.push(path.basename(p.file)), exited: () => {} }, () => k.agent!(step, live()));
+      return files;
+    };
+    await kinds.agent!(await held(talk(), "agent", sessionId), live());
+    // The same runner: only the reset as the step ends (git's two commands in one `sh`).
+    expect(await started(kinds)).toStrictEqual(["sh"]);
+    expect(await started(kinds)).toStrictEqual(["sh"]);
+    // Another runner process (which asks git once whether the clone is one): a reset first.
+    expect(await started(executors())).toStrictEqual(["git", "sh", "sh"]);
   });
 
   it("at a head the workspace is not at (a commit made in the clone since): moved there, what was left gone", async () => {
@@ -678,15 +708,17 @@ describe("the session's workspace, prepared by one runner for step after step", 
 
 describe("a reset that fails on a later step", () => {
   // The worktree is put back at the step's head before any agent runs in it (a command in its
-  // sandbox, or the scripted brain writing files): when that fails, the step fails with the
-  // reason, and nothing of the agent runs; what the earlier step left is still there.
+  // sandbox, or the scripted brain writing files) unless the runner left it clean and nothing
+  // touched it since: a lock on its index is such a touch. When the reset fails, the step fails
+  // with the reason, and nothing of the agent runs; what was in the worktree is still there.
   it("the worktree's index locked: the step fails with git's reason; neither a command nor the scripted brain ran", async () => {
     const r = repo();
     const sessionId = await newSession();
     const kinds = executors();
     const run = async (stepInput: StepInput) => kinds.agent!(await held(stepInput, "agent", sessionId), live());
-    await run(input(r, { phase: "discussion", output: "text", agent: scripted("Talked.", { "stray.txt": "left\n" }) }));
+    await run(input(r, { phase: "discussion", output: "text", agent: scripted("Talked.") }));
     const ws = path.join(workspacesRoot, sessionId);
+    fs.writeFileSync(path.join(ws, "stray.txt"), "left\n");
     fs.writeFileSync(path.join(gitIn(ws, "rev-parse", "--absolute-git-dir"), "index.lock"), "");
     const touches = { kind: "command", id: "touch-wfx", argv: ["sh", "-c", "touch ran.txt"] };
     const writes = scripted("Wrote.", { "ran.txt": "ran\n" });
