@@ -23,7 +23,7 @@ import { SummaryPanel } from "./summary-panel";
 import { UsagePanel } from "./usage-panel";
 import { isBookkeeping, Timeline } from "./timeline";
 import { TimelineAnnouncer } from "./timeline-announcer";
-import { JumpToLatest, LoadOlder, useTimelineEnd } from "./timeline-paging";
+import { JumpToLatest, LoadOlder, useAtTimelineEnd, useTimelineEnd } from "./timeline-paging";
 import { useLiveSession } from "./use-live-session";
 
 /** From this many entries on, "Jump to latest" shows while the timeline's end is out of view. */
@@ -88,19 +88,24 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
     return () => window.removeEventListener("keydown", onKey);
   }, [canOperate, awaiting, dialog, status.status]);
 
-  // Keep following the newest entries when the reader is already at the bottom (older
-  // entries loaded above do not count). On a Forge session only once the reader went down
-  // to the timeline: at the top, before the pipeline view has loaded, the page is short
-  // enough to count as "at the bottom", and following would carry the gate out of view.
+  // Keep following the newest entries when the reader is already at the timeline's end (older
+  // entries loaded above do not count). Asked of an observer, not of the page's layout: a
+  // layout forced for each arriving entry took the browser's time while a step starts
+  // (docs/scaling.md, "First output and live paint"). On a Forge session only once the reader
+  // went down to the timeline: at the top, before the pipeline view has loaded, the page is
+  // short enough to show the end, and following would carry the gate out of view.
   const newest = entries.at(-1)?.version ?? 0;
   const lastNewest = useRef(newest);
+  const atEnd = useAtTimelineEnd(timelineEnd);
   useEffect(() => {
-    const atBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160;
-    if (newest > lastNewest.current && atBottom && (!forge || window.scrollY > 0)) {
-      requestAnimationFrame(() => window.scrollTo({ top: document.documentElement.scrollHeight, behavior: "smooth" }));
-    }
+    const arrived = newest > lastNewest.current;
     lastNewest.current = newest;
-  }, [newest, forge]);
+    if (!arrived || !atEnd.current) return;
+    // In the next frame, laid out once for what it draws anyway.
+    requestAnimationFrame(() => {
+      if (!forge || window.scrollY > 0) timelineEnd.current?.scrollIntoView({ block: "end", behavior: "smooth" });
+    });
+  }, [newest, forge, atEnd]);
 
   const hidden = entries.filter(isBookkeeping).length;
   // The pipeline view reads its status again when a fact is recorded, not for each chunk of streamed output.

@@ -48,6 +48,23 @@ export function LoadOlder({
   );
 }
 
+/**
+ * Whether the reader is at the timeline's end: its marker in view or at most `slackPx` below it,
+ * kept in a ref by an IntersectionObserver, so that a new entry can ask without laying the page
+ * out (the observer answers for the frame before it was drawn: where the reader was).
+ */
+export function useAtTimelineEnd(end: RefObject<HTMLElement | null>, slackPx = 160): RefObject<boolean> {
+  const at = useRef(false);
+  useEffect(() => {
+    const el = end.current;
+    if (!el) return;
+    const observer = new IntersectionObserver(([e]) => void (at.current = !!e?.isIntersecting), { rootMargin: `0px 0px ${slackPx}px 0px` });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [end, slackPx]);
+  return at;
+}
+
 /** Scrolls to `end` once at first paint when the session is long; true while `end` is out of view. */
 export function useTimelineEnd(end: RefObject<HTMLElement | null>, openAtLatest: boolean): boolean {
   const [away, setAway] = useState(false);

@@ -2,7 +2,8 @@
 // real `npm start` (docs/session-view.md, "Long sessions"): a 3,000-event review loop opens at
 // its latest entries with its status, Load older puts the page before them in front (no event
 // twice, the count of earlier events going down), Jump to latest goes back to the end, and the
-// operator's runtime context is read when opened, not with the page. Screenshots at 390 and
+// operator's runtime context is read when opened, not with the page; a person's message arriving
+// live is followed to while the reader is at the end, and not while they read above. Screenshots at 390 and
 // 1280 land in test/e2e/screenshots/; axe finds nothing serious.
 import fs from "node:fs";
 import path from "node:path";
@@ -10,7 +11,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { longTaskSession } from "../../bench/lib/task-fixtures";
 import { createAppEventStore } from "../../server/app-store";
-import { createPool } from "../../server/db/pool";
+import { createPool, type Db } from "../../server/db/pool";
+import type { EventStore } from "../../server/events/store";
 import { layoutProblems } from "../helpers/axe";
 import { launchChromium, signIn } from "../helpers/browser";
 import { LIVE_SERVER_TIMEOUT_MS, startLiveServer, type LiveServer } from "../helpers/live-server";
@@ -21,22 +23,22 @@ const EVENTS = 3000;
 let app: LiveServer;
 let browser: Browser;
 let sessionId: string;
+let pool: Db;
+let store: EventStore;
 
 beforeAll(async () => {
   const pgPort = await freePort();
   app = await startLiveServer("long-session", { CATCAFE_PG_PORT: String(pgPort) });
   const { postgresPassword } = JSON.parse(fs.readFileSync(path.join(app.dataDir, "secrets.json"), "utf8")) as { postgresPassword: string };
-  const pool = createPool(`postgresql://catcafe:${encodeURIComponent(postgresPassword)}@127.0.0.1:${pgPort}/catcafe`, 2);
-  try {
-    sessionId = await longTaskSession(createAppEventStore(pool), { kind: "system", id: "e2e" }, EVENTS);
-  } finally {
-    await pool.end();
-  }
+  pool = createPool(`postgresql://catcafe:${encodeURIComponent(postgresPassword)}@127.0.0.1:${pgPort}/catcafe`, 2);
+  store = createAppEventStore(pool);
+  sessionId = await longTaskSession(store, { kind: "system", id: "e2e" }, EVENTS);
   browser = await launchChromium();
 }, LIVE_SERVER_TIMEOUT_MS + 120_000);
 
 afterAll(async () => {
   await browser?.close().catch(() => {});
+  await pool?.end();
   await app?.stop();
 }, 60_000);
 
@@ -91,6 +93,23 @@ describe("a long session's page", () => {
     expect(await endInView(page)).toBe(false);
     await page.getByTestId("jump-to-latest").click();
     await expect.poll(() => endInView(page), { timeout: 10_000 }).toBe(true);
+
+    // At the end, a message arriving live is followed to; read from above, the page stays put.
+    const post = async (text: string) =>
+      (
+        await store.append(sessionId, "any", [{ type: "OperatorMessagePosted", data: { text } }], {
+          actor: { kind: "user", id: "e2e-reader" },
+        })
+      ).version;
+    const followed = await post("Still with us at the end?");
+    await expect.poll(async () => (await versions(page)).at(-1), { timeout: 10_000 }).toBe(followed);
+    await expect.poll(() => endInView(page), { timeout: 10_000 }).toBe(true);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const unfollowed = await post("Reading the top of it.");
+    await expect.poll(async () => (await versions(page)).at(-1), { timeout: 10_000 }).toBe(unfollowed);
+    await page.waitForTimeout(500);
+    expect(await page.evaluate(() => window.scrollY)).toBe(0);
+    expect(await endInView(page)).toBe(false);
 
     // The runtime context: nothing read with the page; read and shown when opened.
     expect(runtimeReads).toEqual([]);
