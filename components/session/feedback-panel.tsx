@@ -4,7 +4,7 @@
 // piece of feedback is recorded (`version`: the latest one's); the latest first, a few unless
 // expanded.
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { memo, useEffect, useState } from "react";
 import { Panel } from "@/components/panel";
 import { useTRPC } from "@/lib/trpc/client";
 
@@ -19,7 +19,8 @@ const SOURCE_LABEL: Record<string, string> = {
   critic: "critic",
 };
 
-export function FeedbackPanel({ sessionId, version }: { sessionId: string; version: number }) {
+/** Drawn again only when its props change: not for each live batch the session view draws. */
+export const FeedbackPanel = memo(function FeedbackPanel({ sessionId, version }: { sessionId: string; version: number }) {
   const trpc = useTRPC();
   const history = useQuery(trpc.sessions.feedback.queryOptions({ sessionId }));
   const { refetch } = history;
@@ -61,4 +62,4 @@ export function FeedbackPanel({ sessionId, version }: { sessionId: string; versi
       ) : null}
     </Panel>
   );
-}
+});

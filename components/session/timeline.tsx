@@ -345,7 +345,11 @@ function EntryView({ entry }: { entry: SessionEntry }) {
           <Tag tone="violet">fork</Tag>
           <span>
             Forked from{" "}
-            <Link href={`/sessions/${d.parentId}`} className="font-mono text-violet-700 hover:underline dark:text-violet-300">
+            <Link
+              href={`/sessions/${d.parentId}`}
+              prefetch={false}
+              className="font-mono text-violet-700 hover:underline dark:text-violet-300"
+            >
               {d.parentId}
             </Link>{" "}
             at event {d.atVersion} ({d.reason}) by {who}

@@ -4,12 +4,13 @@
 // model, priced with settings.json's table; a model without a price is named, its cost left
 // out. Read again when an agent's output is recorded (`version`: the latest one's).
 import { useQuery } from "@tanstack/react-query";
-import { useEffect } from "react";
+import { memo, useEffect } from "react";
 import { Panel } from "@/components/panel";
 import { useTRPC } from "@/lib/trpc/client";
 import { formatCost, formatTokens } from "@/lib/usage";
 
-export function UsagePanel({ sessionId, version }: { sessionId: string; version: number }) {
+/** Drawn again only when its props change: not for each live batch the session view draws. */
+export const UsagePanel = memo(function UsagePanel({ sessionId, version }: { sessionId: string; version: number }) {
   const trpc = useTRPC();
   const usage = useQuery(trpc.usage.session.queryOptions({ sessionId }));
   const { refetch } = usage;
@@ -69,4 +70,4 @@ export function UsagePanel({ sessionId, version }: { sessionId: string; version:
       </div>
     </Panel>
   );
-}
+});

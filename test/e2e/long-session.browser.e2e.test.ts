@@ -2,9 +2,10 @@
 // real `npm start` (docs/session-view.md, "Long sessions"): a 3,000-event review loop opens at
 // its latest entries with its status, Load older puts the page before them in front (no event
 // twice, the count of earlier events going down), Jump to latest goes back to the end, and the
-// operator's runtime context is read when opened, not with the page; a person's message arriving
-// live is followed to while the reader is at the end, and not while they read above. Screenshots at 390 and
-// 1280 land in test/e2e/screenshots/; axe finds nothing serious.
+// operator's runtime context is read when opened, not with the page, nor are the pages its links
+// lead to; a person's message arriving live is followed to while the reader is at the end, and
+// not while they read above. Screenshots at 390 and 1280 land in test/e2e/screenshots/; axe
+// finds nothing serious.
 import fs from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
@@ -49,6 +50,14 @@ const endInView = (page: Page) =>
     return r.top >= 0 && r.top <= window.innerHeight;
   });
 
+/** The page's scroll position has not moved for 300 ms (a smooth scroll has ended). */
+const scrolledToRest = (page: Page) => () =>
+  page.evaluate(async () => {
+    const before = window.scrollY;
+    await new Promise((done) => setTimeout(done, 300));
+    return window.scrollY === before;
+  });
+
 const versions = (page: Page) =>
   page.locator('[data-testid="timeline-item"]').evaluateAll((items) => items.map((i) => Number(i.getAttribute("data-version"))));
 
@@ -58,8 +67,11 @@ describe("a long session's page", () => {
     const page = await context.newPage();
     await signIn(page, app.url, app.admin.email, app.admin.password);
     const runtimeReads: string[] = [];
+    // Pages the session page's links lead to, rendered ahead by the router (none: they are not prefetched).
+    const prefetched: string[] = [];
     page.on("request", (r) => {
       if (r.url().includes("tasks.runtimeContext")) runtimeReads.push(r.url());
+      if (r.headers()["next-router-prefetch"] || r.headers()["rsc"]) prefetched.push(r.url());
     });
     await page.goto(`${app.url}/sessions/${sessionId}`);
 
@@ -103,13 +115,19 @@ describe("a long session's page", () => {
       ).version;
     const followed = await post("Still with us at the end?");
     await expect.poll(async () => (await versions(page)).at(-1), { timeout: 10_000 }).toBe(followed);
-    await expect.poll(() => endInView(page), { timeout: 10_000 }).toBe(true);
+    await expect.poll(scrolledToRest(page), { timeout: 10_000 }).toBe(true);
+    expect(await endInView(page)).toBe(true);
+    // Read from the top once the page has seen the reader leave the end (the observer reports at the next frames).
     await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
     const unfollowed = await post("Reading the top of it.");
     await expect.poll(async () => (await versions(page)).at(-1), { timeout: 10_000 }).toBe(unfollowed);
     await page.waitForTimeout(500);
     expect(await page.evaluate(() => window.scrollY)).toBe(0);
     expect(await endInView(page)).toBe(false);
+
+    // Nothing rendered ahead for the breadcrumb's, Replay's or the fork tree's links.
+    expect(prefetched).toEqual([]);
 
     // The runtime context: nothing read with the page; read and shown when opened.
     expect(runtimeReads).toEqual([]);
