@@ -23,7 +23,7 @@ import { SummaryPanel } from "./summary-panel";
 import { UsagePanel } from "./usage-panel";
 import { isBookkeeping, Timeline } from "./timeline";
 import { TimelineAnnouncer } from "./timeline-announcer";
-import { JumpToLatest, LoadOlder, useAtTimelineEnd, useTimelineEnd } from "./timeline-paging";
+import { JumpToLatest, LoadOlder, useAtEnd, useTimelineEnd } from "./timeline-paging";
 import { useLiveSession } from "./use-live-session";
 
 /** From this many entries on, "Jump to latest" shows while the timeline's end is out of view. */
@@ -44,6 +44,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   const followUpRef = useRef<HTMLTextAreaElement>(null);
   const stateRef = useRef<HTMLSpanElement>(null);
   const timelineEnd = useRef<HTMLDivElement>(null);
+  const pageEnd = useRef<HTMLDivElement>(null);
   // A long session (earlier pages not loaded) opens at its latest entries; a Forge session
   // opens at its pipeline view instead (the stage row and the gate's buttons, docs/forge.md).
   const forge = initial.header.workflow === "forge";
@@ -88,7 +89,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
     return () => window.removeEventListener("keydown", onKey);
   }, [canOperate, awaiting, dialog, status.status]);
 
-  // Keep following the newest entries when the reader is already at the timeline's end (older
+  // Keep following the newest entries when the reader is already at the page's bottom (older
   // entries loaded above do not count). Asked of an observer, not of the page's layout: a
   // layout forced for each arriving entry took the browser's time while a step starts
   // (docs/scaling.md, "First output and live paint"). On a Forge session only once the reader
@@ -96,16 +97,16 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   // short enough to show the end, and following would carry the gate out of view.
   const newest = entries.at(-1)?.version ?? 0;
   const lastNewest = useRef(newest);
-  const atEnd = useAtTimelineEnd(timelineEnd);
+  const atBottom = useAtEnd(pageEnd);
   useEffect(() => {
     const arrived = newest > lastNewest.current;
     lastNewest.current = newest;
-    if (!arrived || !atEnd.current) return;
+    if (!arrived || !atBottom.current) return;
     // In the next frame, laid out once for what it draws anyway.
     requestAnimationFrame(() => {
-      if (!forge || window.scrollY > 0) timelineEnd.current?.scrollIntoView({ block: "end", behavior: "smooth" });
+      if (!forge || window.scrollY > 0) pageEnd.current?.scrollIntoView({ block: "end", behavior: "smooth" });
     });
-  }, [newest, forge, atEnd]);
+  }, [newest, forge, atBottom]);
 
   const hidden = entries.filter(isBookkeeping).length;
   // The pipeline view reads its status again when a fact is recorded, not for each chunk of streamed output.
@@ -219,6 +220,7 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
           </aside>
         </div>
         {long && endAway ? <JumpToLatest end={timelineEnd} /> : null}
+        <div ref={pageEnd} aria-hidden />
       </div>
       {canOperate ? (
         <>

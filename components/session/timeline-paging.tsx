@@ -49,11 +49,11 @@ export function LoadOlder({
 }
 
 /**
- * Whether the reader is at the timeline's end: its marker in view or at most `slackPx` below it,
- * kept in a ref by an IntersectionObserver, so that a new entry can ask without laying the page
- * out (the observer answers for the frame before it was drawn: where the reader was).
+ * Whether the reader is at `end` (the page's bottom, say): in view or at most `slackPx` below the
+ * view, kept in a ref by an IntersectionObserver, so that a new entry can ask without laying the
+ * page out (the observer answers for the frames drawn before it: where the reader was).
  */
-export function useAtTimelineEnd(end: RefObject<HTMLElement | null>, slackPx = 160): RefObject<boolean> {
+export function useAtEnd(end: RefObject<HTMLElement | null>, slackPx = 160): RefObject<boolean> {
   const at = useRef(false);
   useEffect(() => {
     const el = end.current;
