@@ -93,6 +93,13 @@ async function expectAppError(promise: Promise<unknown>, code: AppErrorCode, mes
   if (message) expect((error as Error).message).toMatch(message);
 }
 
+/** What `fn` returns, and how many processes it started. */
+async function spawnsOf<T>(fn: () => T | Promise<T>): Promise<{ value: T; processes: number }> {
+  let processes = 0;
+  const value = await observeProcesses({ spawned: () => void processes++, exited: () => {} }, async () => fn());
+  return { value, processes };
+}
+
 beforeAll(() => {
   originalHome = process.env.HOME;
   emptyHome = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-ws-home-"));
@@ -455,12 +462,6 @@ describe("runGitSequence (git commands in one process start)", () => {
 });
 
 describe("KnownClones (a runner's clone check, asked of git once per clone)", () => {
-  const spawnsOf = async <T>(fn: () => Promise<T>): Promise<{ value: T; processes: number }> => {
-    let processes = 0;
-    const value = await observeProcesses({ spawned: () => void processes++, exited: () => {} }, fn);
-    return { value, processes };
-  };
-
   it("a clone found once is not asked again; deleted, replaced by a plain directory or by another clone, it is checked again and said as missingClone says it", async () => {
     const { repo } = makeProject();
     const clones = new KnownClones();
@@ -486,11 +487,6 @@ describe("KnownClones (a runner's clone check, asked of git once per clone)", ()
 });
 
 describe("CleanWorktrees (a worktree a runner reset as a step ended, taken as it is by the next step)", () => {
-  const spawnsOf = async <T>(fn: () => T | Promise<T>): Promise<{ value: T; processes: number }> => {
-    let processes = 0;
-    const value = await observeProcesses({ spawned: () => void processes++, exited: () => {} }, async () => fn());
-    return { value, processes };
-  };
   /** A session's worktree claimed by attempt `owner`, with what an agent leaves: a changed, an untracked and an ignored file. */
   async function worked(owner: string) {
     const project = makeProject();
