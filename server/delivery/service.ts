@@ -130,14 +130,25 @@ export async function approveDelivery(
   return { sessionId: input.sessionId, approvedBy, version };
 }
 
+/**
+ * The event types `approvalsOf` reads: the Delivery panel asks at every opening of a finished
+ * session, which read the whole of a long one (docs/scaling.md, "Long sessions").
+ */
+export const APPROVAL_EVENT_TYPES: readonly string[] = ["TaskStarted", "DeliveryApproved"];
+
+/** The session's project and who approved its delivery; null when the session is not a task (it never started one). */
+export function approvalsOf(events: readonly RecordedEvent[]): { projectId: string; approvedBy: string[] } | null {
+  const started = (events as (RecordedEvent & AppEvent)[]).find((e) => e.type === "TaskStarted");
+  return started?.type === "TaskStarted" ? { projectId: started.data.project.id, approvedBy: approversOf(events) } : null;
+}
+
 /** How many approvals the session's project asks for before delivery, and who gave one. */
 export async function deliveryApprovals(deps: DeliveryDeps, sessionId: string): Promise<{ needed: number; approvedBy: string[] }> {
-  const events = await deps.store.readStream(sessionId);
-  const state = foldTask(events);
-  if (state.status === "none") throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
-  const project = await getProject(deps.pool, state.config.project.id);
+  const approvals = approvalsOf(await deps.store.readStream(sessionId, { types: APPROVAL_EVENT_TYPES }));
+  if (!approvals) throw new AppError("NOT_FOUND", `session ${sessionId} is not a task`);
+  const project = await getProject(deps.pool, approvals.projectId);
   const { settings } = runSettings(project, { server: (await serverOverride(deps.store)).override });
-  return { needed: settings.delivery.approvals, approvedBy: approversOf(events) };
+  return { needed: settings.delivery.approvals, approvedBy: approvals.approvedBy };
 }
 
 /**

@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { approveDelivery, deliverSession } from "../../server/delivery/service";
+import { approveDelivery, deliverSession, deliveryApprovals } from "../../server/delivery/service";
 import { appStepKinds } from "../../server/app-runner";
 import { stepKindRegistry } from "../../server/runner/step-kinds";
 import { withTransaction } from "../../server/db/pool";
@@ -131,7 +131,9 @@ describe("the session's branch and a local merge", () => {
     expect((await rejection(deliverSession(deps(), { sessionId }, ada))).message).toBe(
       "project approvals delivers after approvals by 2 different people; this session has 0",
     );
+    expect(await deliveryApprovals(deps(), sessionId)).toEqual({ needed: 2, approvedBy: [] });
     await approveDelivery(deps(), { sessionId }, ada);
+    expect(await deliveryApprovals(deps(), sessionId)).toEqual({ needed: 2, approvedBy: ["user:ada"] });
     expect((await rejection(approveDelivery(deps(), { sessionId }, ada))).code).toBe("CONFLICT");
     expect((await rejection(deliverSession(deps(), { sessionId }, ada))).message).toMatch(/this session has 1 \(user:ada\)$/);
     expect(await approveDelivery(deps(), { sessionId }, bo)).toMatchObject({ approvedBy: ["user:ada", "user:bo"] });

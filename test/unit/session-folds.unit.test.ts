@@ -1,8 +1,8 @@
 // The session page's delivery and clean-up panels read only the event types their folds name
-// (DELIVERY_EVENT_TYPES, PRUNE_STATUS_TYPES; `readStream`'s `types`): from those types, each
+// (DELIVERY_EVENT_TYPES, APPROVAL_EVENT_TYPES, PRUNE_STATUS_TYPES; `readStream`'s `types`): from those types, each
 // fold gives what it gives from the whole session, and each listed type is one it needs.
 import { describe, expect, it } from "vitest";
-import { DELIVERY_EVENT_TYPES, deliveriesOf } from "../../server/delivery/service";
+import { APPROVAL_EVENT_TYPES, approvalsOf, DELIVERY_EVENT_TYPES, deliveriesOf } from "../../server/delivery/service";
 import type { RecordedEvent } from "../../server/events/types";
 import { PRUNE_STATUS_TYPES, pruneStatusOf } from "../../server/pruning/service";
 
@@ -20,11 +20,16 @@ const event = (version: number, type: string, data: unknown, streamId = SESSION)
   recordedAt: `2026-11-26T00:00:${String(version).padStart(2, "0")}.000Z`,
 });
 
-/** A session with two deliveries (one failed, one done), a clean-up asked, failed, resumed and asked again, among other events. */
+/**
+ * A session (a fork: its start inherited) approved for delivery, with two deliveries (one
+ * failed, one done), a clean-up asked, failed, resumed and asked again, among other events.
+ */
 function session(): RecordedEvent[] {
   const steps: Array<[string, unknown, string?]> = [
+    ["TaskStarted", { workflow: "review_loop", project: { id: "p1", name: "P" } }, "parent"],
     ["WorkspacePruneRequested", { stepId: "parent-p" }, "parent"],
     ["SessionStateChanged", { from: "a", to: "b" }],
+    ["DeliveryApproved", {}],
     ["DeliveryRequested", { stepId: "d1", mode: "push", branch: "b" }],
     ["AgentOutputStreamed", { stepId: "x", seq: 0, text: "hi" }],
     ["DeliveryFailed", { stepId: "d1", errorClass: "network", message: "refused" }],
@@ -43,6 +48,7 @@ function session(): RecordedEvent[] {
 
 const FOLDS = [
   { name: "deliveries", types: DELIVERY_EVENT_TYPES, fold: (events: RecordedEvent[]) => deliveriesOf(events) },
+  { name: "delivery approvals", types: APPROVAL_EVENT_TYPES, fold: (events: RecordedEvent[]) => approvalsOf(events) },
   { name: "clean-up status", types: PRUNE_STATUS_TYPES, fold: (events: RecordedEvent[]) => pruneStatusOf(SESSION, events) },
 ];
 
@@ -68,11 +74,13 @@ describe.each(FOLDS)("the $name read from its types", ({ types, fold }) => {
 });
 
 describe("what the session above folds to", () => {
-  it("two deliveries with their outcomes, and the last clean-up done", () => {
+  it("two deliveries with their outcomes, the last clean-up done, and one approval on project p1", () => {
     expect(deliveriesOf(session()).map((d) => [d.stepId, d.outcome?.type ?? null])).toEqual([
       ["d1", "DeliveryFailed"],
       ["d2", "DeliveryCompleted"],
     ]);
     expect(pruneStatusOf(SESSION, session())).toMatchObject({ status: "pruned", stepId: "p2" });
+    expect(approvalsOf(session())).toEqual({ projectId: "p1", approvedBy: ["user:u1"] });
+    expect(approvalsOf(session().filter((e) => e.type !== "TaskStarted"))).toBeNull();
   });
 });
