@@ -20,15 +20,6 @@ const noBlindCasts = [
   },
 ];
 
-const childProcessImports = ["execa", "child_process", "node:child_process"].map((name) => ({
-  name,
-  message: "start child processes through server/process (spawnProcess, runProcess): see docs/architecture.md",
-}));
-const nextLinkImport = {
-  name: "next/link",
-  message: "import Link from @/components/link: it does not prefetch unless asked (docs/scaling.md)",
-};
-
 export default tseslint.config(
   {
     ignores: [
@@ -77,14 +68,19 @@ export default tseslint.config(
     // whole tree ended on cancel or deadline, observed and sandboxable in one place). Not
     // test/ (it spawns what it tests), scripts/ and bench/: they start the app's own trusted
     // processes (web, runner, Prisma, git rev-parse) with the operator's environment on purpose.
-    // And every link through components/link.tsx, which does not prefetch unless asked.
     files: ["**/*.{ts,tsx}"],
     ignores: ["server/process/**", "test/**", "scripts/**", "bench/**"],
-    rules: { "no-restricted-imports": ["error", { paths: [...childProcessImports, nextLinkImport] }] },
-  },
-  {
-    files: ["components/link.tsx"],
-    rules: { "no-restricted-imports": ["error", { paths: childProcessImports }] },
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: ["execa", "child_process", "node:child_process"].map((name) => ({
+            name,
+            message: "start child processes through server/process (spawnProcess, runProcess): see docs/architecture.md",
+          })),
+        },
+      ],
+    },
   },
   {
     files: ["server/**/*.ts", "cli/**/*.ts", "lib/**/*.{ts,tsx}", "app/**/*.ts"],

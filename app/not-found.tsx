@@ -2,7 +2,7 @@
 // unknown session, its replay or fork tree, a conversation, any other path. It keeps the
 // header, so the way on is where it always is, and says how to get back.
 import type { Metadata } from "next";
-import Link from "@/components/link";
+import Link from "next/link";
 import { visitor } from "./_lib/page-context";
 import { PageShell } from "./_lib/page-shell";
 

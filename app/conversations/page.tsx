@@ -1,7 +1,7 @@
 // `/conversations`: the latest conversations with their mode and state, and (operators) a
 // form to start one on a project in a collaboration mode (req C1–C8).
 import type { Metadata } from "next";
-import Link from "@/components/link";
+import Link from "next/link";
 import { EmptyState, Panel } from "@/components/panel";
 import { StartConversationForm } from "@/components/conversation/start-conversation-form";
 import { hasRole } from "@/lib/roles";

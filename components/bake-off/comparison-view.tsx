@@ -4,7 +4,7 @@
 // size, wall time, tokens and cost — the judge's recommendation, the chosen one marked, the
 // pairs to open in the compare view and each replay. Live: `bakeOffView.updates` sends the
 // whole comparison again after every append to the parent or a contender.
-import Link from "@/components/link";
+import Link from "next/link";
 import { useMutation } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useState } from "react";

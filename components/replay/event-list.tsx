@@ -1,6 +1,6 @@
 // The events around the replay position: those up to it (the latest first at the bottom),
 // the one at it highlighted, and those after it muted. Each is a link to its position.
-import Link from "@/components/link";
+import Link from "next/link";
 import type { TimelineEntry } from "@/server/events/timeline";
 import { Panel } from "../panel";
 

@@ -2,7 +2,7 @@
 // far: roundtable discussion (prose, set apart), builds and commits, the reviewer's verdict
 // with its findings, the test plan and each command's result, operator messages, failures.
 // Earlier rounds are listed in brief, each a link to where it began.
-import Link from "@/components/link";
+import Link from "next/link";
 import type { ReactNode } from "react";
 import type { ReplayView, RoundEntry } from "@/server/sessions/replay";
 import { EmptyState, Panel } from "../panel";

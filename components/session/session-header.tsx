@@ -4,7 +4,7 @@
 // `/task` started it from) and the ways out
 // (Replay, Fork tree, Export). The state is a polite live region: a screen reader hears it
 // change, and the view moves focus to it after an action (Confirm, Cancel).
-import Link from "@/components/link";
+import Link from "next/link";
 import type { ReactNode, RefObject } from "react";
 import { LiveDot } from "@/components/live-dot";
 import { StateBadge } from "@/components/state-badge";
@@ -62,10 +62,12 @@ export function SessionHeader({
           <p className="mt-0.5 font-mono text-xs text-zinc-500 dark:text-zinc-400">{header.id}</p>
         </div>
         <nav className="flex flex-wrap items-center gap-1.5" aria-label="Session pages">
-          <Link href={`/sessions/${header.id}/replay`} className={LINK} data-testid="replay-link">
+          {/* Not prefetched: each opening of a session page would render these pages on the server
+              (twice, seen in the web process's traces), unasked (docs/scaling.md, "The burst, hop by hop"). */}
+          <Link href={`/sessions/${header.id}/replay`} prefetch={false} className={LINK} data-testid="replay-link">
             <ReplayIcon /> Replay
           </Link>
-          <Link href={`/sessions/${header.id}/tree`} className={LINK} data-testid="tree-link">
+          <Link href={`/sessions/${header.id}/tree`} prefetch={false} className={LINK} data-testid="tree-link">
             <ForkIcon /> Fork tree
           </Link>
           <a href={`/api/sessions/${header.id}/export`} download className={LINK} data-testid="export-link">
@@ -107,6 +109,7 @@ export function SessionHeader({
           Started by <code className="font-mono">/task</code> in the conversation{" "}
           <Link
             href={`/conversations/${header.conversation.id}#entry-${header.conversation.version}`}
+            prefetch={false}
             className="font-medium text-sky-700 hover:underline dark:text-sky-400"
             data-testid="conversation-link"
           >
@@ -124,7 +127,7 @@ export function SessionHeader({
               <span className="inline-flex items-center gap-1 text-violet-600 dark:text-violet-400">
                 <ForkIcon /> fork of
               </span>{" "}
-              <Link href={`/sessions/${header.parent.id}`} className="font-medium hover:underline">
+              <Link href={`/sessions/${header.parent.id}`} prefetch={false} className="font-medium hover:underline">
                 {header.parent.title}
               </Link>{" "}
               <span className="text-zinc-500 dark:text-zinc-400">
@@ -139,7 +142,13 @@ export function SessionHeader({
                 {header.children.length} fork{header.children.length === 1 ? "" : "s"}:
               </span>
               {header.children.map((c) => (
-                <Link key={c.id} href={`/sessions/${c.id}`} className="inline-flex items-center gap-1 hover:underline" title={c.title}>
+                <Link
+                  key={c.id}
+                  href={`/sessions/${c.id}`}
+                  prefetch={false}
+                  className="inline-flex items-center gap-1 hover:underline"
+                  title={c.title}
+                >
                   <span className="font-mono text-xs">{c.id}</span>
                   <StateBadge state={c.state} />
                 </Link>

@@ -1,7 +1,7 @@
 // /setup?token=...: the one-time first-run page (the link `npm start` prints while no user
 // exists). Creates the first admin, then signs them in.
 import type { Metadata } from "next";
-import Link from "@/components/link";
+import Link from "next/link";
 import { setupTokenStatus, type SetupTokenStatus } from "@/server/auth/setup";
 import { PASSWORD_MIN_LENGTH } from "@/server/auth/passwords";
 import { getPrisma } from "@/server/db/prisma";

@@ -4,7 +4,7 @@
 // allows them. Nothing on the way to the first byte or the end of the HTML reads the whole
 // history of a long session (docs/scaling.md, "Long sessions").
 import type { Metadata } from "next";
-import Link from "@/components/link";
+import Link from "next/link";
 import { notFound, redirect } from "next/navigation";
 import { cache, Suspense, type ReactNode } from "react";
 import { readPage, visitor } from "@/app/_lib/page-context";
@@ -93,6 +93,7 @@ async function BakeOffLink({ id }: { id: string }) {
         : `This task was forked into a bake-off of ${contenders} contenders. `}
       <Link
         href={`/sessions/${encodeURIComponent(parentSessionId)}/bake-off`}
+        prefetch={false}
         className="font-medium text-sky-800 underline dark:text-sky-300"
       >
         Compare the contenders side by side
@@ -105,7 +106,8 @@ function Shell({ user, id, children }: { user: CurrentUser | null; id: string; c
   return (
     <PageShell user={user} path={`/sessions/${id}`}>
       <nav aria-label="Breadcrumb" className="flex min-w-0 items-center gap-1.5 text-xs text-zinc-500 dark:text-zinc-400">
-        <Link href="/" className="hover:text-zinc-900 dark:hover:text-zinc-100">
+        {/* Not prefetched, as the session header's links (components/session/session-header.tsx). */}
+        <Link href="/" prefetch={false} className="hover:text-zinc-900 dark:hover:text-zinc-100">
           Dashboard
         </Link>
         <span aria-hidden>/</span>

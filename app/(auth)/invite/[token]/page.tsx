@@ -2,7 +2,7 @@
 // "Invitations"). Signed out, the invited person sees the role and who invited them, and
 // creates their account; a link that was used, revoked or has expired says so (never a 500).
 import type { Metadata } from "next";
-import Link from "@/components/link";
+import Link from "next/link";
 import { visitor } from "@/app/_lib/page-context";
 import { SignOutButton } from "@/components/sign-out-button";
 import { PASSWORD_MIN_LENGTH } from "@/server/auth/passwords";
