@@ -136,9 +136,12 @@ export async function approveDelivery(
  */
 export const APPROVAL_EVENT_TYPES: readonly string[] = ["TaskStarted", "DeliveryApproved"];
 
-/** The session's project and who approved its delivery; null when the session is not a task (it never started one). */
+/**
+ * The session's project (its latest start's, as the task fold keeps it) and who approved its
+ * delivery; null when the session is not a task (it never started one).
+ */
 export function approvalsOf(events: readonly RecordedEvent[]): { projectId: string; approvedBy: string[] } | null {
-  const started = (events as (RecordedEvent & AppEvent)[]).find((e) => e.type === "TaskStarted");
+  const started = (events as (RecordedEvent & AppEvent)[]).findLast((e) => e.type === "TaskStarted");
   return started?.type === "TaskStarted" ? { projectId: started.data.project.id, approvedBy: approversOf(events) } : null;
 }
 

@@ -21,14 +21,15 @@ const event = (version: number, type: string, data: unknown, streamId = SESSION)
 });
 
 /**
- * A session (a fork: its start inherited) approved for delivery, with two deliveries (one
+ * A session (a fork: one start inherited, one of its own) approved for delivery, with two deliveries (one
  * failed, one done), a clean-up asked, failed, resumed and asked again, among other events.
  */
 function session(): RecordedEvent[] {
   const steps: Array<[string, unknown, string?]> = [
-    ["TaskStarted", { workflow: "review_loop", project: { id: "p1", name: "P" } }, "parent"],
+    ["TaskStarted", { workflow: "review_loop", project: { id: "p0", name: "P" } }, "parent"],
     ["WorkspacePruneRequested", { stepId: "parent-p" }, "parent"],
     ["SessionStateChanged", { from: "a", to: "b" }],
+    ["TaskStarted", { workflow: "review_loop", project: { id: "p1", name: "P" } }],
     ["DeliveryApproved", {}],
     ["DeliveryRequested", { stepId: "d1", mode: "push", branch: "b" }],
     ["AgentOutputStreamed", { stepId: "x", seq: 0, text: "hi" }],
