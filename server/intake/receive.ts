@@ -5,6 +5,7 @@
 // nothing more (a review that made a follow-up answers as it did the first time): its row
 // (provider, delivery id) is inserted in the transaction that records what the delivery does.
 // Issue events go to ./start.ts, pull-request events to routePullRequestDelivery.
+import crypto from "node:crypto";
 import type { Db } from "../db/pool";
 import { logger } from "../log";
 import { ZIntakeSettings, type IntakeSettings } from "../config/schemas";
@@ -51,8 +52,25 @@ async function readCapped(request: Request, limit: number): Promise<string | nul
 
 const HEADERS: Record<IntakeProvider, { id: string; event: string }> = {
   github: { id: "x-github-delivery", event: "x-github-event" },
-  gitlab: { id: "x-gitlab-event-uuid", event: "x-gitlab-event" },
+  gitlab: { id: "idempotency-key", event: "x-gitlab-event" },
 };
+
+/**
+ * What names a delivery, so that one sent again is recognised (docs/intake.md, "Replays" and
+ * "Add the webhook on GitLab"). GitHub: `X-GitHub-Delivery`, which a redelivery keeps. GitLab: `Idempotency-Key` (GitLab
+ * 17.4 on), one per hook and event and kept by every retry and by "Resend request". An older
+ * GitLab sends `X-Gitlab-Event-UUID`, which its automatic retries keep but which every hook fired
+ * by one event shares, and one older still sends neither (then the body's SHA-256: a retry sends
+ * the same bytes): either is taken within the project whose secret verified the delivery, so that
+ * two projects' hooks on one repository are two deliveries.
+ */
+function deliveryIdOf(provider: IntakeProvider, headers: Headers, raw: string): { id: string | null; perProject: boolean } {
+  if (provider === "github") return { id: headers.get(HEADERS.github.id), perProject: false };
+  const key = headers.get(HEADERS.gitlab.id);
+  if (key) return { id: key, perProject: false };
+  const event = headers.get("x-gitlab-event-uuid") ?? `sha256:${crypto.createHash("sha256").update(raw).digest("hex")}`;
+  return { id: event, perProject: true };
+}
 
 /** The projects whose intake rules name this repository (GitLab: its path or its numeric id). */
 async function candidates(db: Db, provider: IntakeProvider, repository: string, projectNumber?: number) {
@@ -80,12 +98,12 @@ export async function receiveDelivery(deps: ReceiverDeps, provider: IntakeProvid
   } catch {
     return refused(400, "the body is not JSON (set the webhook's content type to application/json)");
   }
-  const deliveryId = request.headers.get(HEADERS[provider].id);
+  const presented = deliveryIdOf(provider, request.headers, raw);
   const eventHeader = request.headers.get(HEADERS[provider].event);
   const objectKind = (payload as { object_kind?: unknown } | null)?.object_kind;
   const event = provider === "gitlab" && typeof objectKind === "string" ? objectKind : eventHeader;
-  if (!deliveryId || deliveryId.length > 200 || !event || event.length > 100)
-    return refused(400, `${HEADERS[provider].id} and ${HEADERS[provider].event} are required`);
+  if (!presented.id || presented.id.length > 200) return refused(400, `${HEADERS[provider].id} is required (at most 200 characters)`);
+  if (!event || event.length > 100) return refused(400, `${HEADERS[provider].event} is required (at most 100 characters)`);
   const delivery: TrackerDelivery = provider === "github" ? githubDelivery(event, payload) : gitlabDelivery(payload);
   if (!delivery.repository) return refused(401, "the delivery names no repository this server takes deliveries from");
   // The project whose secret verifies the delivery: a secret that does not says nothing about which.
@@ -98,6 +116,7 @@ export async function receiveDelivery(deps: ReceiverDeps, provider: IntakeProvid
     }
   }
   if (!project) return refused(401, "the signature does not verify for any project taking deliveries from this repository");
+  const deliveryId = presented.perProject ? `${project.projectId}:${presented.id}` : presented.id;
   const log = logger.child({ provider, deliveryId, event, projectId: project.projectId });
   const ref = { provider, deliveryId, projectId: project.projectId, event };
   if (event === "ping") return json(200, { pong: true });

@@ -142,9 +142,10 @@ function toGithub(event: string, payload: unknown, secret: string, deliveryId: s
   return send("github", { "x-github-event": event, "x-github-delivery": deliveryId, "x-hub-signature-256": signature }, payload);
 }
 
-/** A delivery as GitLab sends it: the secret token in X-Gitlab-Token. */
+/** A delivery as GitLab sends it: the secret token in X-Gitlab-Token, the delivery named by Idempotency-Key (a resend keeps it, with a new event UUID). */
 function toGitlab(event: string, payload: unknown, secret: string, deliveryId: string = crypto.randomUUID()) {
-  return send("gitlab", { "x-gitlab-event": event, "x-gitlab-event-uuid": deliveryId, "x-gitlab-token": secret }, payload);
+  const headers = { "x-gitlab-event": event, "idempotency-key": deliveryId, "x-gitlab-event-uuid": crypto.randomUUID() };
+  return send("gitlab", { ...headers, "x-gitlab-token": secret }, payload);
 }
 
 async function operator() {

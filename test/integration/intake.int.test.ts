@@ -68,9 +68,9 @@ const agents = {
 };
 
 type Rules = Record<string, unknown>;
-async function intakeProject(provider: "github" | "gitlab", rules: Rules = {}) {
+async function intakeProject(provider: "github" | "gitlab", rules: Rules = {}, sameRepositoryAs?: string) {
   const id = uniqueId("intake");
-  const repository = provider === "github" ? `acme/${id}` : `group/${id}`;
+  const repository = sameRepositoryAs ?? (provider === "github" ? `acme/${id}` : `group/${id}`);
   await h.project(id, agents, {
     settings: {
       access: { privateHosts: ["127.0.0.1"] },
@@ -140,12 +140,24 @@ async function toGithub(event: string, payload: unknown, secret: string | null, 
   return { status: res.status, body: (await res.json()) as Record<string, unknown>, deliveryId };
 }
 
-async function toGitlab(event: string, payload: unknown, token: string | null, deliveryId = crypto.randomUUID()) {
+/**
+ * As GitLab 17.4 on sends it: `Idempotency-Key` names the delivery (a resend keeps it) beside the
+ * event's `X-Gitlab-Event-UUID` (a resend has a new one). A null leaves the header out, as older
+ * GitLabs do.
+ */
+async function toGitlab(
+  event: string,
+  payload: unknown,
+  token: string | null,
+  deliveryId: string | null = crypto.randomUUID(),
+  eventUuid: string | null = crypto.randomUUID(),
+) {
   const body = JSON.stringify(payload);
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "x-gitlab-event": event,
-    "x-gitlab-event-uuid": deliveryId,
+    ...(deliveryId !== null ? { "idempotency-key": deliveryId } : {}),
+    ...(eventUuid !== null ? { "x-gitlab-event-uuid": eventUuid } : {}),
   };
   if (token !== null) headers["x-gitlab-token"] = token;
   const res = await receiveDelivery(
@@ -486,6 +498,56 @@ describe("GitLab deliveries", () => {
       object_attributes: { note: "ok", noteable_type: "MergeRequest" },
     };
     expect((await toGitlab("Note Hook", mr, secret)).body).toMatchObject({ outcome: "ignored" });
+  });
+
+  it("a delivery sent again is replayed: named by Idempotency-Key, else (before GitLab 17.4) by its event UUID or its body within the project it verified for", async () => {
+    const a = await intakeProject("gitlab");
+    const b = await intakeProject("gitlab", {}, a.repository);
+    const labelled = (iid: number) => issueHook(a.repository, iid, { previous: [], current: ["catcafe"] });
+    const startedBy = async (sessionId: unknown) => (await issueEvents(String(sessionId)))[0]!.data as { deliveryId: string };
+
+    // GitLab 17.4 on: "Resend request" keeps the Idempotency-Key and sends a new event UUID.
+    const first = await toGitlab("Issue Hook", labelled(11), a.secret);
+    expect(await startedBy(first.body.started)).toMatchObject({ deliveryId: first.deliveryId });
+    let before = await recorded();
+    expect((await toGitlab("Issue Hook", labelled(11), a.secret, first.deliveryId)).body).toEqual({ ignored: "replayed" });
+    expect(await recorded()).toEqual(before);
+
+    // Before it: the event UUID, which a retry keeps and both projects' hooks on the repository send.
+    const uuid = crypto.randomUUID();
+    const toA = await toGitlab("Issue Hook", labelled(12), a.secret, null, uuid);
+    const toB = await toGitlab("Issue Hook", labelled(12), b.secret, null, uuid);
+    expect(await startedBy(toA.body.started)).toMatchObject({ deliveryId: `${a.id}:${uuid}` });
+    expect(await startedBy(toB.body.started)).toMatchObject({ deliveryId: `${b.id}:${uuid}` });
+    before = await recorded();
+    expect((await toGitlab("Issue Hook", labelled(12), a.secret, null, uuid)).body).toEqual({ ignored: "replayed" });
+    expect((await toGitlab("Issue Hook", labelled(12), b.secret, null, uuid)).body).toEqual({ ignored: "replayed" });
+    expect(await recorded()).toEqual(before);
+
+    // Older still, no id at all: the body's SHA-256 (a retry sends the same bytes).
+    const bare = await toGitlab("Issue Hook", labelled(13), a.secret, null, null);
+    const sha = crypto
+      .createHash("sha256")
+      .update(JSON.stringify(labelled(13)))
+      .digest("hex");
+    expect(await startedBy(bare.body.started)).toMatchObject({ deliveryId: `${a.id}:sha256:${sha}` });
+    before = await recorded();
+    expect((await toGitlab("Issue Hook", labelled(13), a.secret, null, null)).body).toEqual({ ignored: "replayed" });
+    expect(await recorded()).toEqual(before);
+    // Nothing but the event header missing is refused, by its name.
+    const noEvent = await receiveDelivery(
+      deps(),
+      "gitlab",
+      new Request("http://catcafe.test/api/hooks/gitlab", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-gitlab-token": a.secret },
+        body: JSON.stringify({ project: { path_with_namespace: a.repository } }),
+      }),
+    );
+    expect({ status: noEvent.status, body: await noEvent.json() }).toEqual({
+      status: 400,
+      body: { error: { message: "x-gitlab-event is required (at most 100 characters)" } },
+    });
   });
 });
 
