@@ -37,17 +37,21 @@ type HeldData = AppEventOf<"IntakeHeld">["data"];
 
 const HELD_LIMIT = 100;
 
-/** Held deliveries nobody resolved, newest first (at most 100). */
-export async function listHeld(db: Queryable, filters: z.input<typeof ZHeldFilters> = {}): Promise<HeldItem[]> {
-  const { projectId } = ZHeldFilters.parse(filters);
-  const r = await db.query<{ data: HeldData; recorded_at: Date }>(
-    `SELECT h.data, h.recorded_at FROM events h
+/**
+ * Held deliveries nobody resolved, newest first ($1: one project's, or null for all). Every
+ * project's list reads the held events' own index backwards (events_intake_held_idx, its
+ * migration), not the whole log by position; one project's reads its intake stream.
+ */
+export const HELD_SQL = `SELECT h.data, h.recorded_at FROM events h
      WHERE h.type = 'IntakeHeld' AND h.stream_id LIKE 'intake-%' AND ($1::text IS NULL OR h.stream_id = 'intake-' || $1)
        AND NOT EXISTS (SELECT 1 FROM events r WHERE r.stream_id = h.stream_id AND r.type = 'IntakeResolved'
                        AND r.data->>'deliveryId' = h.data->>'deliveryId' AND r.data->>'provider' = h.data->>'provider')
-     ORDER BY h.position DESC LIMIT ${HELD_LIMIT}`,
-    [projectId ?? null],
-  );
+     ORDER BY h.position DESC LIMIT ${HELD_LIMIT}`;
+
+/** Held deliveries nobody resolved, newest first (at most 100). */
+export async function listHeld(db: Queryable, filters: z.input<typeof ZHeldFilters> = {}): Promise<HeldItem[]> {
+  const { projectId } = ZHeldFilters.parse(filters);
+  const r = await db.query<{ data: HeldData; recorded_at: Date }>(HELD_SQL, [projectId ?? null]);
   return r.rows.map(({ data, recorded_at }) => ({
     projectId: data.projectId,
     deliveryId: data.deliveryId,

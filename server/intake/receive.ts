@@ -64,13 +64,17 @@ const HEADERS: Record<IntakeProvider, { id: string; event: string }> = {
  * the same bytes): either is taken within the project whose secret verified the delivery, so that
  * two projects' hooks on one repository are two deliveries.
  */
-function deliveryIdOf(provider: IntakeProvider, headers: Headers, raw: string): { id: string | null; perProject: boolean } {
-  if (provider === "github") return { id: headers.get(HEADERS.github.id), perProject: false };
+function deliveryIdOf(provider: IntakeProvider, headers: Headers, raw: string): { id: string | null; header: string; perProject: boolean } {
+  if (provider === "github") return { id: headers.get(HEADERS.github.id), header: HEADERS.github.id, perProject: false };
   const key = headers.get(HEADERS.gitlab.id);
-  if (key) return { id: key, perProject: false };
+  if (key) return { id: key, header: HEADERS.gitlab.id, perProject: false };
   const event = headers.get("x-gitlab-event-uuid") ?? `sha256:${crypto.createHash("sha256").update(raw).digest("hex")}`;
-  return { id: event, perProject: true };
+  return { id: event, header: "x-gitlab-event-uuid", perProject: true };
 }
+
+/** A delivery id is at most this long (ZHeldRef), a project's prefix included. */
+const MAX_DELIVERY_ID = 200;
+const MAX_PROJECT_ID = 100;
 
 /** The projects whose intake rules name this repository (GitLab: its path or its numeric id). */
 async function candidates(db: Db, provider: IntakeProvider, repository: string, projectNumber?: number) {
@@ -102,7 +106,8 @@ export async function receiveDelivery(deps: ReceiverDeps, provider: IntakeProvid
   const eventHeader = request.headers.get(HEADERS[provider].event);
   const objectKind = (payload as { object_kind?: unknown } | null)?.object_kind;
   const event = provider === "gitlab" && typeof objectKind === "string" ? objectKind : eventHeader;
-  if (!presented.id || presented.id.length > 200) return refused(400, `${HEADERS[provider].id} is required (at most 200 characters)`);
+  const idRoom = presented.perProject ? MAX_DELIVERY_ID - MAX_PROJECT_ID - 1 : MAX_DELIVERY_ID;
+  if (!presented.id || presented.id.length > idRoom) return refused(400, `${presented.header} is required (at most ${idRoom} characters)`);
   if (!event || event.length > 100) return refused(400, `${HEADERS[provider].event} is required (at most 100 characters)`);
   const delivery: TrackerDelivery = provider === "github" ? githubDelivery(event, payload) : gitlabDelivery(payload);
   if (!delivery.repository) return refused(401, "the delivery names no repository this server takes deliveries from");

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createCaller } from "../../server/api/root";
 import { ZIntakeSettings } from "../../server/config/schemas";
 import { exportSession } from "../../server/export";
-import { dismissHeld, listHeld, startHeld } from "../../server/intake/inbox";
+import { dismissHeld, HELD_SQL, listHeld, startHeld } from "../../server/intake/inbox";
 import { receiveDelivery, type ReceiverDeps } from "../../server/intake/receive";
 import { setWebhookSecret } from "../../server/intake/secret";
 import { logger } from "../../server/log";
@@ -353,6 +353,28 @@ describe("GitHub deliveries", () => {
       [`intake-${id}`],
     );
     expect(resolved.rows.map((r) => r.data.resolution)).toEqual(["started", "dismissed"]);
+  });
+
+  it("every project's held list reads the held events' own index, not the log by position, however long the log is", async () => {
+    const { id, repository, secret } = await intakeProject("github", { maxPerHour: 1 });
+    expect((await toGithub("issues", labeled(repository, 61, "first"), secret)).body).toMatchObject({ trigger: "label" });
+    const held = await toGithub("issues", labeled(repository, 62, "second"), secret);
+    expect(held.body).toEqual({ held: held.deliveryId, reason: "rate_limited" });
+    // A log of other events after it, as the sessions of a busy server write them.
+    const crowd = `crowd-${uniqueId("log")}`;
+    for (let i = 0; i < 20; i++)
+      await db.store.append(
+        crowd,
+        i * 100,
+        Array.from({ length: 100 }, () => ({ type: "OperatorMessagePosted", data: { text: "x" } })),
+        { actor: testActor },
+      );
+    await db.pool.query("ANALYZE events");
+    const { rows } = await db.pool.query<{ "QUERY PLAN": unknown }>(`EXPLAIN (FORMAT JSON) ${HELD_SQL}`, [null]);
+    const plan = JSON.stringify(rows[0]!["QUERY PLAN"]);
+    expect(plan).toContain("events_intake_held_idx");
+    expect(plan).not.toContain("events_pkey");
+    expect((await listHeld(db.pool)).filter((x) => x.projectId === id).map((x) => x.deliveryId)).toEqual([held.deliveryId]);
   });
 
   it("an assignment to the bot user starts a task; past maxPerHour, or on a project that cannot start one, the delivery is held with its reason", async () => {

@@ -35,10 +35,16 @@ async function describeSchema(url: string) {
 /**
  * Written by hand in their migrations: a traced claim's lookup of a step's StepScheduled
  * (prisma/migrations/*_step_scheduled_by_step, narrowed in *_steps_hot_queue), the queue's
- * index of open steps (*_steps_hot_queue) and the index of the events that say which issue a
- * session was started from (*_issue_origin_index).
+ * index of open steps (*_steps_hot_queue), the index of the events that say which issue a
+ * session was started from (*_issue_origin_index) and that of the intake's held deliveries
+ * (*_intake_held_index).
  */
-const HAND_WRITTEN_INDEXES = ["events_step_scheduled_step_id_idx", "steps_open_available_at_idx", "events_task_started_from_issue_idx"];
+const HAND_WRITTEN_INDEXES = [
+  "events_step_scheduled_step_id_idx",
+  "steps_open_available_at_idx",
+  "events_task_started_from_issue_idx",
+  "events_intake_held_idx",
+];
 
 let migrated: TestDatabase;
 let fromSchema: TestDatabase;
