@@ -556,6 +556,12 @@ describe("GitLab deliveries", () => {
     before = await recorded();
     expect((await toGitlab("Issue Hook", labelled(13), a.secret, null, null)).body).toEqual({ ignored: "replayed" });
     expect(await recorded()).toEqual(before);
+    // An event UUID with no room for the project's prefix within a delivery id's 200 characters: refused by its name.
+    expect(await toGitlab("Issue Hook", labelled(14), a.secret, null, "u".repeat(100))).toMatchObject({
+      status: 400,
+      body: { error: { message: "x-gitlab-event-uuid is required (at most 99 characters)" } },
+    });
+    expect(await recorded()).toEqual(before);
     // Nothing but the event header missing is refused, by its name.
     const noEvent = await receiveDelivery(
       deps(),
