@@ -818,9 +818,10 @@ describe("what an agent step records while it runs", () => {
 
   it("a wait for the agent's turn under its provider's shared rate limit, as RateLimitWaited", async () => {
     const id = "claude-limited";
-    // Its last run ended a moment ago: the next may start 300 ms from now.
+    // Its last run ended a moment ago: the next may start 2 s from now (far enough that the
+    // step's own preparation on a loaded machine does not outlast the wait).
     await db.pool.query(
-      "INSERT INTO brain_rate_limits (brain_id, base_url, next_allowed_at, updated_at) VALUES ($1, 'claude', clock_timestamp() + interval '300 milliseconds', clock_timestamp())",
+      "INSERT INTO brain_rate_limits (brain_id, base_url, next_allowed_at, updated_at) VALUES ($1, 'claude', clock_timestamp() + interval '2 seconds', clock_timestamp())",
       [id],
     );
     const { step, output } = await agentStep(
