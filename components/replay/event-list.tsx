@@ -1,5 +1,7 @@
 // The events around the replay position: those up to it (the latest first at the bottom),
-// the one at it highlighted, and those after it muted. Each is a link to its position.
+// the one at it highlighted, and those after it muted. Each is a link to its position, rendered
+// when clicked: prefetched, every event in view was a render of the replay at it ahead of any
+// click (docs/scaling.md, "The burst, hop by hop").
 import Link from "next/link";
 import type { TimelineEntry } from "@/server/events/timeline";
 import { Panel } from "../panel";
@@ -40,6 +42,7 @@ export function EventList({
       <Link
         href={hrefAt(e.version)}
         scroll={false}
+        prefetch={false}
         className={`grid grid-cols-[3rem_minmax(0,1fr)] gap-x-2 px-3 py-1 text-xs ${
           state === "current" ? "bg-sky-500/10 shadow-[inset_2px_0_0_0_var(--color-sky-500)]" : "hover:bg-zinc-50 dark:hover:bg-zinc-800/40"
         } ${state === "future" ? `italic ${FUTURE_TONE}` : ""}`}

@@ -23,6 +23,7 @@ export function RoundPanel({ view, hrefAt }: { view: ReplayView; hrefAt: (versio
                 key={`${r.iteration}-${r.fromVersion}`}
                 href={hrefAt(r.fromVersion)}
                 scroll={false}
+                prefetch={false}
                 className={`shrink-0 rounded-md px-2 py-1 text-xs ring-1 ring-inset ${current ? "bg-zinc-900 text-white ring-zinc-900 dark:bg-zinc-100 dark:text-zinc-900" : "text-zinc-600 ring-zinc-200 hover:bg-zinc-50 dark:text-zinc-300 dark:ring-zinc-800 dark:hover:bg-zinc-800/60"}`}
               >
                 <span className="font-semibold">#{r.iteration}</span>
@@ -260,7 +261,7 @@ function Card({
     <article className={`rounded-lg border px-3 py-2 ${TONES[tone]}`}>
       <header className="mb-1 flex flex-wrap items-center gap-x-2 gap-y-0.5 text-xs text-zinc-700 dark:text-zinc-300">
         {label}
-        <Link href={href} scroll={false} className="ml-auto font-mono text-zinc-500 dark:text-zinc-400 hover:text-sky-600">
+        <Link href={href} scroll={false} prefetch={false} className="ml-auto font-mono text-zinc-500 dark:text-zinc-400 hover:text-sky-600">
           #{version}
         </Link>
       </header>

@@ -66,6 +66,23 @@ export function ReplayScrubber({
     [head, pathname, router],
   );
 
+  // A link followed while a move of the thumb waits to navigate (an event of the list, a
+  // round): the link's position is where the person goes, so the waiting move is dropped —
+  // else it would land after the link's page and take the person back.
+  useEffect(() => {
+    const onClick = (e: MouseEvent) => {
+      if (timer.current && e.target instanceof Element && e.target.closest("a[href]")) {
+        clearTimeout(timer.current);
+        timer.current = null;
+      }
+    };
+    document.addEventListener("click", onClick, true);
+    return () => {
+      document.removeEventListener("click", onClick, true);
+      if (timer.current) clearTimeout(timer.current);
+    };
+  }, []);
+
   const landmarks = marks.filter((m) => m.type !== "SessionCreated");
   const prevMark = (from: number) => [...landmarks].reverse().find((m) => m.version < from)?.version ?? 1;
   const nextMark = (from: number) => landmarks.find((m) => m.version > from)?.version ?? head;

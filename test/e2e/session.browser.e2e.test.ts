@@ -675,6 +675,12 @@ describe("the session view", () => {
     await adminPage.goto(`${app.baseUrl}/sessions/${parentId}`);
     await expect.poll(() => badge(adminPage).getAttribute("data-state"), { timeout: 60_000 }).toBe("approved");
 
+    // Pages rendered ahead by the router, unasked: none, although each event of the list and
+    // each round is a link to the replay at it.
+    const prefetched: string[] = [];
+    adminPage.on("request", (r) => {
+      if (r.headers()["next-router-prefetch"]) prefetched.push(r.url());
+    });
     // A landmark on the scrubber says what it is on hover and goes there on a click (or a tap).
     await adminPage.goto(`${app.baseUrl}/sessions/${parentId}/replay?at=1`);
     const landmark = adminPage.getByTestId("replay-landmark").last();
@@ -683,6 +689,17 @@ describe("the session view", () => {
     expect(at).toBeGreaterThan(1);
     await landmark.click();
     await expect.poll(() => adminPage.getByLabel("Event position").getAttribute("aria-valuetext")).toMatch(new RegExp(`^event ${at} of `));
+    // An event of the list clicked at once, while the landmark's move waits to navigate: the
+    // event's position is where the replay goes and stays.
+    await Promise.all([
+      adminPage.waitForURL(/\/replay\?at=3$/),
+      adminPage.locator('[data-testid="replay-events"] a[href$="?at=3"]').click(),
+    ]);
+    await expect.poll(() => adminPage.getByLabel("Event position").getAttribute("aria-valuetext")).toMatch(/^event 3 of /);
+    await new Promise((r) => setTimeout(r, 500)); // the landmark's move, had it not been dropped, would have landed by now
+    expect(new URL(adminPage.url()).search).toBe("?at=3");
+    expect(await adminPage.getByLabel("Event position").getAttribute("aria-valuetext")).toMatch(/^event 3 of /);
+    expect(prefetched).toEqual([]);
 
     // Event 5: the build was scheduled; the fork builds again from there.
     await adminPage.goto(`${app.baseUrl}/sessions/${parentId}/replay?at=5`);
