@@ -17,6 +17,7 @@ import { exportSession } from "../../server/export";
 import { dismissHeld, HELD_SQL, listHeld, startHeld } from "../../server/intake/inbox";
 import { receiveDelivery, type ReceiverDeps } from "../../server/intake/receive";
 import { setWebhookSecret } from "../../server/intake/secret";
+import { forkSession } from "../../server/tasks/fork";
 import { logger } from "../../server/log";
 import { createApiFixture, TEST_SECRET } from "../helpers/api";
 import { startBrainStub, type BrainStub, type StubRequest } from "../helpers/brains-stub";
@@ -258,6 +259,13 @@ describe("GitHub deliveries", () => {
     for (let i = 0; i < 300 && !(await confirmedEvents()).length; i++) await new Promise((r) => setTimeout(r, 100));
     const confirmed = await confirmedEvents();
     expect(confirmed.map((e) => e.metadata.actor)).toEqual([{ kind: "system", id: "intake" }]);
+
+    // A fork made before the proposal (a person's) runs its roundtable again and waits for a
+    // person's confirm: the intake's confirm was the original's, once.
+    const auto = (await db.store.readStream(sessionId)).find((e) => e.type === "IntakeAutoConfirm")!;
+    const fork = await forkSession({ store: db.store, pool: db.pool }, { sessionId, atVersion: auto.version }, testActor);
+    await waiting(fork.sessionId);
+    expect((await db.store.readStream(fork.sessionId)).filter((e) => e.type === "OperatorConfirmed")).toEqual([]);
   });
 
   it("a label rule with workflow bake_off starts a bake-off of its contenders, waiting for the person's confirm; such a rule names its contenders and takes no autoConfirm", async () => {
