@@ -1,43 +1,9 @@
 // Linux /proc readings for the scale run: the process table (who is whose child), a
 // process's resident memory (VmRSS), the CPU of a process tree (live members and the
-// children they already reaped) and of the whole machine.
+// children they already reaped) and of the whole machine. Entries are read by
+// bench/lib/proc-cpu.ts.
 import fs from "node:fs";
-import { execFileSync } from "node:child_process";
-
-export interface ProcEntry {
-  pid: number;
-  ppid: number;
-  comm: string;
-  /** utime + stime: its own threads, in clock ticks. */
-  self: number;
-  /** cutime + cstime: the children it reaped, in clock ticks. */
-  reaped: number;
-}
-
-let ticksPerSecond: number | undefined;
-export function clockTicks(): number {
-  if (ticksPerSecond === undefined) {
-    try {
-      ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-    } catch {
-      ticksPerSecond = 100;
-    }
-  }
-  return ticksPerSecond;
-}
-
-function readEntry(pid: number): ProcEntry | null {
-  let text: string;
-  try {
-    text = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return null; // exited meanwhile
-  }
-  const close = text.lastIndexOf(")");
-  const comm = text.slice(text.indexOf("(") + 1, close);
-  const f = text.slice(close + 2).split(" ");
-  return { pid, ppid: Number(f[1]), comm, self: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) };
-}
+import { clockTicks, readEntry, type ProcEntry } from "../lib/proc-cpu";
 
 /** Every process now, by pid. */
 export function processTable(): Map<number, ProcEntry> {
