@@ -23,7 +23,7 @@ import { SummaryPanel } from "./summary-panel";
 import { UsagePanel } from "./usage-panel";
 import { isBookkeeping, Timeline } from "./timeline";
 import { TimelineAnnouncer } from "./timeline-announcer";
-import { JumpToLatest, LoadOlder, useAtEnd, useTimelineEnd } from "./timeline-paging";
+import { JumpToLatest, LoadOlder, useFollowEnd, useTimelineEnd } from "./timeline-paging";
 import { useLiveSession } from "./use-live-session";
 
 /** From this many entries on, "Jump to latest" shows while the timeline's end is out of view. */
@@ -90,23 +90,25 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   }, [canOperate, awaiting, dialog, status.status]);
 
   // Keep following the newest entries when the reader is already at the page's bottom (older
-  // entries loaded above do not count). Asked of an observer, not of the page's layout: a
+  // entries loaded above do not count), through a burst of them (useFollowEnd). Asked of an observer, not of the page's layout: a
   // layout forced for each arriving entry took the browser's time while a step starts
   // (docs/scaling.md, "First output and live paint"). On a Forge session only once the reader
   // went down to the timeline: at the top, before the pipeline view has loaded, the page is
   // short enough to show the end, and following would carry the gate out of view.
   const newest = entries.at(-1)?.version ?? 0;
   const lastNewest = useRef(newest);
-  const atBottom = useAtEnd(pageEnd);
+  const follow = useFollowEnd(pageEnd);
   useEffect(() => {
     const arrived = newest > lastNewest.current;
     lastNewest.current = newest;
-    if (!arrived || !atBottom.current) return;
+    if (!arrived || !follow.follows()) return;
     // In the next frame, laid out once for what it draws anyway.
     requestAnimationFrame(() => {
-      if (!forge || window.scrollY > 0) pageEnd.current?.scrollIntoView({ block: "end", behavior: "smooth" });
+      if (forge && window.scrollY === 0) return;
+      follow.followed();
+      pageEnd.current?.scrollIntoView({ block: "end", behavior: "smooth" });
     });
-  }, [newest, forge, atBottom]);
+  }, [newest, forge, follow]);
 
   const hidden = entries.filter(isBookkeeping).length;
   // The pipeline view reads its status again when a fact is recorded, not for each chunk of streamed output.

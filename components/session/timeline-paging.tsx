@@ -2,7 +2,7 @@
 // Moving through a long timeline: the page opens at its latest entries (a session with
 // earlier pages is scrolled to the end once), "Load older" above the first entry reads the
 // page before it from the server, and "Jump to latest" shows while the end is out of view.
-import { useEffect, useRef, useState, type RefObject } from "react";
+import { useEffect, useMemo, useRef, useState, type RefObject } from "react";
 
 export function LoadOlder({
   earlier,
@@ -49,12 +49,17 @@ export function LoadOlder({
 }
 
 /**
- * Whether the reader is at `end` (the page's bottom, say): in view or at most `slackPx` below the
- * view, kept in a ref by an IntersectionObserver, so that a new entry can ask without laying the
- * page out (the observer answers for the frames drawn before it: where the reader was).
+ * Whether arriving entries are followed to `end` (the page's bottom, say): the reader is there —
+ * `end` in view or at most `slackPx` below it, kept by an IntersectionObserver, so that a new
+ * entry can ask without laying the page out (the observer answers for the frames drawn before
+ * it: where the reader was) — or the page is still on its way there: a follow began (`followed`)
+ * and the reader has not moved up since. An entry that arrives while the page still scrolls to
+ * the one before (a burst of tall ones) is then followed too, although the end is out of view
+ * for that moment. Only the reader's own move up (the scroll position going back) ends that.
  */
-export function useAtEnd(end: RefObject<HTMLElement | null>, slackPx = 160): RefObject<boolean> {
+export function useFollowEnd(end: RefObject<HTMLElement | null>, slackPx = 160): { follows: () => boolean; followed: () => void } {
   const at = useRef(false);
+  const underWay = useRef(false);
   useEffect(() => {
     const el = end.current;
     if (!el) return;
@@ -62,7 +67,16 @@ export function useAtEnd(end: RefObject<HTMLElement | null>, slackPx = 160): Ref
     observer.observe(el);
     return () => observer.disconnect();
   }, [end, slackPx]);
-  return at;
+  useEffect(() => {
+    let lastY = window.scrollY;
+    const onScroll = () => {
+      if (window.scrollY < lastY) underWay.current = false;
+      lastY = window.scrollY;
+    };
+    window.addEventListener("scroll", onScroll, { passive: true });
+    return () => window.removeEventListener("scroll", onScroll);
+  }, []);
+  return useMemo(() => ({ follows: () => at.current || underWay.current, followed: () => void (underWay.current = true) }), []);
 }
 
 /** Scrolls to `end` once at first paint when the session is long; true while `end` is out of view. */

@@ -3,8 +3,8 @@
 // its latest entries with its status, Load older puts the page before them in front (no event
 // twice, the count of earlier events going down), Jump to latest goes back to the end, and the
 // operator's runtime context is read when opened, not with the page, nor are the pages its links
-// lead to; a person's message arriving live is followed to while the reader is at the end, and
-// not while they read above. Screenshots at 390 and 1280 land in test/e2e/screenshots/; axe
+// lead to; a person's message arriving live (one, or a burst of tall ones) is followed to while
+// the reader is at the end, and not while they read above. Screenshots at 390 and 1280 land in test/e2e/screenshots/; axe
 // finds nothing serious.
 import fs from "node:fs";
 import path from "node:path";
@@ -115,6 +115,17 @@ describe("a long session's page", () => {
       ).version;
     const followed = await post("Still with us at the end?");
     await expect.poll(async () => (await versions(page)).at(-1), { timeout: 10_000 }).toBe(followed);
+    await expect.poll(scrolledToRest(page), { timeout: 10_000 }).toBe(true);
+    expect(await endInView(page)).toBe(true);
+    // A burst of tall entries, as a roundtable's outputs arrive: each taller than the slack
+    // (useFollowEnd), each arriving while the page still scrolls to the one before, each followed.
+    const tall = (n: number) => Array.from({ length: 10 }, (_, i) => `Point ${i + 1} of reply ${n}.`).join("\n");
+    let burst = 0;
+    for (let n = 1; n <= 4; n++) {
+      burst = await post(tall(n));
+      await page.waitForTimeout(60);
+    }
+    await expect.poll(async () => (await versions(page)).at(-1), { timeout: 10_000 }).toBe(burst);
     await expect.poll(scrolledToRest(page), { timeout: 10_000 }).toBe(true);
     expect(await endInView(page)).toBe(true);
     // Read from the top once the page has seen the reader leave the end (the observer reports at the next frames).
