@@ -90,9 +90,9 @@ export function SessionView({ initial, canOperate, me }: { initial: View; canOpe
   }, [canOperate, awaiting, dialog, status.status]);
 
   // Keep following the newest entries when the reader is already at the page's bottom (older
-  // entries loaded above do not count), through a burst of them (useFollowEnd). Asked of an observer, not of the page's layout: a
-  // layout forced for each arriving entry took the browser's time while a step starts
-  // (docs/scaling.md, "First output and live paint"). On a Forge session only once the reader
+  // entries loaded above do not count), through a burst of them (useFollowEnd). Asked of an
+  // observer, not of the page's layout: a layout forced for each arriving entry took the
+  // browser's time while a step starts (docs/scaling.md, "First output and live paint"). On a Forge session only once the reader
   // went down to the timeline: at the top, before the pipeline view has loaded, the page is
   // short enough to show the end, and following would carry the gate out of view.
   const newest = entries.at(-1)?.version ?? 0;

@@ -14,6 +14,7 @@ import { recordedFollowUp } from "../tracker/review-follow-ups";
 import { routePullRequestDelivery } from "./pull-requests";
 import type { IntakeProvider } from "./rules";
 import { webhookSecret, type SealingKey } from "./secret";
+import { ZHeldRef } from "./inbox";
 import { handleIssueDelivery, recordDelivery, wasDelivered, type IntakeDeps } from "./start";
 import { isSigned, verifiedBy } from "./verify";
 
@@ -57,12 +58,12 @@ const HEADERS: Record<IntakeProvider, { id: string; event: string }> = {
 
 /**
  * What names a delivery, so that one sent again is recognised (docs/intake.md, "Replays" and
- * "Add the webhook on GitLab"). GitHub: `X-GitHub-Delivery`, which a redelivery keeps. GitLab: `Idempotency-Key` (GitLab
- * 17.4 on), one per hook and event and kept by every retry and by "Resend request". An older
- * GitLab sends `X-Gitlab-Event-UUID`, which its automatic retries keep but which every hook fired
- * by one event shares, and one older still sends neither (then the body's SHA-256: a retry sends
- * the same bytes): either is taken within the project whose secret verified the delivery, so that
- * two projects' hooks on one repository are two deliveries.
+ * "Add the webhook on GitLab"). GitHub: `X-GitHub-Delivery`, which a redelivery keeps. GitLab:
+ * `Idempotency-Key` (GitLab 17.4 on), one per hook and event and kept by every retry and by
+ * "Resend request". An older GitLab sends `X-Gitlab-Event-UUID`, which its automatic retries
+ * keep but which every hook fired by one event shares, and one older still sends neither (then
+ * the body's SHA-256: a retry sends the same bytes): either is taken within the project whose
+ * secret verified the delivery, so that two projects' hooks on one repository are two deliveries.
  */
 function deliveryIdOf(provider: IntakeProvider, headers: Headers, raw: string): { id: string | null; header: string; perProject: boolean } {
   if (provider === "github") return { id: headers.get(HEADERS.github.id), header: HEADERS.github.id, perProject: false };
@@ -72,9 +73,9 @@ function deliveryIdOf(provider: IntakeProvider, headers: Headers, raw: string): 
   return { id: event, header: "x-gitlab-event-uuid", perProject: true };
 }
 
-/** A delivery id is at most this long (ZHeldRef), a project's prefix included. */
-const MAX_DELIVERY_ID = 200;
-const MAX_PROJECT_ID = 100;
+/** A delivery id, a project's prefix included, fits what the inbox takes (ZHeldRef). */
+const MAX_DELIVERY_ID = ZHeldRef.shape.deliveryId.maxLength ?? 200;
+const MAX_PROJECT_ID = ZHeldRef.shape.projectId.maxLength ?? 100;
 
 /** The projects whose intake rules name this repository (GitLab: its path or its numeric id). */
 async function candidates(db: Db, provider: IntakeProvider, repository: string, projectNumber?: number) {
