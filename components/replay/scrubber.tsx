@@ -66,12 +66,15 @@ export function ReplayScrubber({
     [head, pathname, router],
   );
 
-  // A link followed while a move of the thumb waits to navigate (an event of the list, a
-  // round): the link's position is where the person goes, so the waiting move is dropped —
-  // else it would land after the link's page and take the person back.
+  // A link followed in this tab while a move of the thumb waits to navigate (an event of the
+  // list, a round): the link's position is where the person goes, so the waiting move is
+  // dropped — else it would land after the link's page and take the person back. A link opened
+  // elsewhere (a modifier, another button, another target) leaves the move to go on.
   useEffect(() => {
     const onClick = (e: MouseEvent) => {
-      if (timer.current && e.target instanceof Element && e.target.closest("a[href]")) {
+      if (!timer.current || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      const link = e.target instanceof Element ? e.target.closest("a[href]") : null;
+      if (link && !link.getAttribute("target")) {
         clearTimeout(timer.current);
         timer.current = null;
       }
