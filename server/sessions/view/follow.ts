@@ -28,11 +28,14 @@ export function wakeSignal() {
       resolve?.();
     },
     async wait(signal: AbortSignal | undefined): Promise<void> {
-      if (!pending) {
+      if (!pending && !signal?.aborted) {
+        // The abort listener goes once woken: a stream that waits thousands of times keeps none.
+        const aborted = () => resolve?.();
         await new Promise<void>((r) => {
           resolve = r;
-          signal?.addEventListener("abort", () => r(), { once: true });
+          signal?.addEventListener("abort", aborted, { once: true });
         });
+        signal?.removeEventListener("abort", aborted);
         resolve = null;
       }
       pending = false;
