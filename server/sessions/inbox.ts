@@ -3,13 +3,15 @@
 // the sessions projection (its `attention` columns, kept by the events that change them);
 // an acknowledgement is an event on the session (who took note, when), so it is in the
 // history like everything else, and the session comes back when it needs someone again.
+import { setTimeout as delay } from "node:timers/promises";
+import type pg from "pg";
 import { z } from "zod";
 import type { Queryable } from "../db/pool";
 import { AppError } from "../errors";
 import type { Actor } from "../events/catalog";
 import type { EventStore } from "../events/store";
 import { wakeSignal } from "./view/follow";
-import { SESSION_CHANGES, type SessionEventsListener } from "./view/listener";
+import { SESSION_CHANGES, sessionEventsListener, type SessionEventsListener } from "./view/listener";
 
 export const ATTENTION_KINDS = ["waiting", "escalated", "failed"] as const;
 export type Attention = (typeof ATTENTION_KINDS)[number];
@@ -119,6 +121,7 @@ const INBOX_COALESCE_MS = 150;
 /**
  * The inbox, live: once at once, then again after any sessions row changed (the sessions
  * table's trigger rings the web process's one LISTEN connection), yielded only when it changed.
+ * The page header's count (`countOnly`) goes through the process's `InboxCountFeed` instead.
  */
 export async function* followInbox(
   db: Queryable,
@@ -144,4 +147,113 @@ export async function* followInbox(
   } finally {
     unsubscribe();
   }
+}
+
+/** One reading of the count for whoever follows it: each new value (or the failure) once. */
+class CountRun {
+  count = 0;
+  /** Bumped at each value published and at the failure: a follower yields what it has not seen. */
+  seq = 0;
+  failure: { error: unknown } | null = null;
+  followers = 0;
+  readonly stop = new AbortController();
+  private readonly waiters = new Set<() => void>();
+
+  publish(change: { count: number } | { error: unknown }): void {
+    if ("count" in change) this.count = change.count;
+    else this.failure = change;
+    this.seq++;
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  /** Resolves after the next publication, or when `signal` aborts. */
+  next(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        signal?.removeEventListener("abort", done);
+        this.waiters.delete(done);
+        resolve();
+      };
+      this.waiters.add(done);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+}
+
+/**
+ * The inbox's count for every page of this web process: every page shows it in its header,
+ * through a stream of its own; the count is read once per change of a sessions row for all of
+ * them, not once per open page (docs/scaling.md, "Many sessions at once"). A reading runs while
+ * anyone follows it; one that fails (the database gone) ends every stream that follows it with
+ * the error, as each stream's own reading did, and the next follower (a page reconnecting)
+ * starts a new one.
+ */
+export class InboxCountFeed {
+  private run: CountRun | null = null;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly listener: SessionEventsListener,
+    private readonly coalesceMs = INBOX_COALESCE_MS,
+  ) {}
+
+  /** The count at once (once read), then each time it changes, until `signal` aborts. */
+  async *follow(signal: AbortSignal | undefined): AsyncGenerator<number> {
+    const run = this.run ?? this.start();
+    run.followers++;
+    try {
+      for (let seen = 0; !signal?.aborted;) {
+        if (run.seq === seen) await run.next(signal);
+        if (signal?.aborted || run.seq === seen) continue;
+        seen = run.seq;
+        if (run.failure) throw run.failure.error;
+        yield run.count;
+      }
+    } finally {
+      if (--run.followers === 0) this.end(run);
+    }
+  }
+
+  private start(): CountRun {
+    const run = (this.run = new CountRun());
+    void this.read(run);
+    return run;
+  }
+
+  private end(run: CountRun): void {
+    run.stop.abort();
+    if (this.run === run) this.run = null;
+  }
+
+  private async read(run: CountRun): Promise<void> {
+    const wake = wakeSignal();
+    let unsubscribe: (() => void) | null = null;
+    try {
+      // Subscribed before the first read: a change committed after it rings.
+      unsubscribe = await this.listener.subscribe(SESSION_CHANGES, wake.wake);
+      let first = true;
+      while (!run.stop.signal.aborted) {
+        const count = await countInbox(this.db);
+        if (first || count !== run.count) run.publish({ count });
+        first = false;
+        await wake.wait(run.stop.signal);
+        await delay(this.coalesceMs, undefined, { signal: run.stop.signal }).catch(() => {});
+      }
+    } catch (error) {
+      if (this.run === run) this.run = null;
+      run.publish({ error });
+    } finally {
+      unsubscribe?.();
+    }
+  }
+}
+
+const sharedFeeds = globalThis as typeof globalThis & { __catcafeInboxCounts?: WeakMap<pg.Pool, InboxCountFeed> };
+
+/** The process's one inbox count for the database behind `pool` (woken by its one listener). */
+export function inboxCountFeed(pool: pg.Pool): InboxCountFeed {
+  sharedFeeds.__catcafeInboxCounts ??= new WeakMap();
+  let feed = sharedFeeds.__catcafeInboxCounts.get(pool);
+  if (!feed) sharedFeeds.__catcafeInboxCounts.set(pool, (feed = new InboxCountFeed(pool, sessionEventsListener(pool))));
+  return feed;
 }

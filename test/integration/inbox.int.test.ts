@@ -8,11 +8,13 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "../../server/errors";
 import { registerProject } from "../../server/projects/config-edits";
-import { acknowledge, followInbox, readInbox, type Inbox } from "../../server/sessions/inbox";
+import { createPool } from "../../server/db/pool";
+import { acknowledge, countInbox, followInbox, InboxCountFeed, readInbox, type Inbox } from "../../server/sessions/inbox";
 import { SessionEventsListener } from "../../server/sessions/view/listener";
 import { confirmTask, startTask } from "../../server/tasks/commands";
 import { createTestDatabase, testActor, type TestDatabase } from "../helpers/db";
 import { createHarness, reviewChanges, testPlan, type Harness, ofType } from "../helpers/tasks";
+import { startTcpProxy } from "../helpers/tcp-proxy";
 import pg from "pg";
 
 let db: TestDatabase;
@@ -128,6 +130,64 @@ describe("the attention inbox", () => {
       controller.abort();
       await feed.return(undefined);
       await listener.close();
+    }
+  });
+});
+
+describe("the header's count", () => {
+  it("is read once per change for every page of the process; a reading that fails ends every stream, and the next reads anew", async () => {
+    await registerProject(
+      deps(),
+      { id: "inbox-count", name: "Count", repoPath: h.repo, allowlist: [["node", "--test", "**"]], agents },
+      testActor,
+    );
+    const waiting = [];
+    for (let i = 0; i < 2; i++) {
+      const { sessionId } = await startTask(deps(), { projectId: "inbox-count", prompt: `Make sum() add ${i}`, mode: "proposal" }, alice);
+      await h.waitFor(sessionId, "awaiting confirm", (s) => s.fsm === "awaiting_operator_confirm", 30_000);
+      waiting.push(sessionId);
+    }
+    const before = await countInbox(db.pool);
+
+    // The count read through a proxy that can be stopped; woken by a listener of its own.
+    const proxy = await startTcpProxy(Number(new URL(db.url).port));
+    const pool = createPool(proxy.url(db.url), 2, { applicationName: "inbox-count-feed", connectTimeoutMs: 1_000 });
+    let reads = 0;
+    pool.on("acquire", () => reads++);
+    const listener = new SessionEventsListener(() => new pg.Client({ connectionString: db.url }));
+    const feed = new InboxCountFeed(pool, listener, 20);
+    const controller = new AbortController();
+    const pages = Array.from({ length: 20 }, () => feed.follow(AbortSignal.any([controller.signal])));
+    const next = () => Promise.all(pages.map((p) => p.next()));
+    try {
+      expect((await next()).map((r) => r.value)).toEqual(pages.map(() => before));
+      expect(reads).toBe(1);
+
+      // One change: every page has the new count, read once.
+      await acknowledge(db.store, db.pool, waiting[0]!, alice);
+      expect((await next()).map((r) => r.value)).toEqual(pages.map(() => before - 1));
+      expect(reads).toBeGreaterThanOrEqual(2);
+      expect(reads).toBeLessThanOrEqual(3);
+
+      // The database away as a change rings: the reading fails, and every page's stream ends with it.
+      await db.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'inbox-count-feed'");
+      await proxy.stop();
+      await acknowledge(db.store, db.pool, waiting[1]!, alice);
+      const ended = await Promise.allSettled(pages.map((p) => p.next()));
+      expect(ended.map((r) => r.status)).toEqual(pages.map(() => "rejected"));
+      expect((ended[0] as PromiseRejectedResult).reason).toBeInstanceOf(Error);
+
+      // Back: a page that opens its stream again gets the count as it is now.
+      await proxy.start();
+      const again = feed.follow(controller.signal);
+      expect((await again.next()).value).toBe(before - 2);
+      await again.return(undefined);
+    } finally {
+      controller.abort();
+      await Promise.allSettled(pages.map((p) => p.return(undefined)));
+      await listener.close();
+      await pool.end();
+      await proxy.close();
     }
   });
 });

@@ -6,7 +6,7 @@ import { TRPCError } from "@trpc/server";
 import { hasRole } from "../../../lib/roles";
 import { resolveUser } from "../../auth/users";
 import { actorLabel } from "../../events/catalog";
-import { acknowledge, followInbox, readInbox, ZAcknowledgeInput, ZInboxFilters } from "../../sessions/inbox";
+import { acknowledge, followInbox, inboxCountFeed, readInbox, ZAcknowledgeInput, ZInboxFilters, type Inbox } from "../../sessions/inbox";
 import { sessionEventsListener } from "../../sessions/view/listener";
 import { operatorProcedure, router, viewerProcedure } from "../trpc";
 import { actorOf } from "./tasks";
@@ -21,7 +21,11 @@ export const inboxRouter = router({
   live: viewerProcedure.input(ZInboxFilters.default({})).subscription(async function* ({ ctx, input, signal }) {
     const user = ctx.user;
     const principal = ctx.principal ?? (async () => (user ? await resolveUser(ctx.prisma, user.id) : null));
-    for await (const inbox of followInbox(ctx.pool, sessionEventsListener(ctx.pool), input, actorLabel(actorOf(user)), signal)) {
+    // The header's count is read once for every page of this process; a list (the inbox page), per stream.
+    const inboxes = input.countOnly
+      ? countsAsInboxes(inboxCountFeed(ctx.pool).follow(signal))
+      : followInbox(ctx.pool, sessionEventsListener(ctx.pool), input, actorLabel(actorOf(user)), signal);
+    for await (const inbox of inboxes) {
       // Sent only to whoever the credentials still name (a revoked token ends the stream).
       const now = await principal();
       if (!now || !hasRole(now.role, "viewer"))
@@ -33,3 +37,7 @@ export const inboxRouter = router({
     }
   }),
 });
+
+async function* countsAsInboxes(counts: AsyncGenerator<number>): AsyncGenerator<Inbox> {
+  for await (const count of counts) yield { count, items: [] };
+}
