@@ -1,7 +1,8 @@
 // The scale run's HTTP clients of the production web server: a person signed in through
 // next-auth's credentials form (over HTTP, no browser), live viewers following sessions over
-// Server-Sent Events (`live.updates`, what the session page subscribes to) and a dashboard
-// reader polling the sessions list through tRPC.
+// Server-Sent Events (`live.updates`, what the session page subscribes to, and `inbox.live`'s
+// count, what every page's header follows) and a dashboard reader polling the sessions list
+// through tRPC.
 import { performance } from "node:perf_hooks";
 import type { Credentials } from "../lib/web-app";
 import { sleep } from "../lib/timing";
@@ -49,12 +50,74 @@ function entriesIn(value: unknown): LiveEntry[] {
   return [];
 }
 
+/** Each message of an SSE response's body: its data parsed (pings left out), when it arrived, whether it was tRPC's error. */
+async function* sseMessages(body: AsyncIterable<Uint8Array>): AsyncGenerator<{ data: unknown; at: number; error: boolean }> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of body) {
+    const at = performance.timeOrigin + performance.now();
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const lines = buffer.slice(0, end).split("\n");
+      buffer = buffer.slice(end + 2);
+      const error = lines.some((l) => l.startsWith("event: serialized-error"));
+      const text = lines
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trim())
+        .join("\n");
+      if (!text) continue;
+      let data: unknown;
+      try {
+        data = JSON.parse(text);
+      } catch {
+        continue; // a ping
+      }
+      yield { data, at, error };
+    }
+  }
+}
+
+/**
+ * A tRPC subscription over SSE until `signal` aborts: `onOpen` once its answer came, `onMessage`
+ * for each message; failures counted as `<kind>_…`.
+ */
+async function followSse(
+  url: string,
+  cookie: string,
+  kind: string,
+  signal: AbortSignal,
+  out: Counted,
+  on: { open?: () => void; message: (data: unknown, at: number) => void },
+): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { accept: "text/event-stream", cookie }, signal });
+  } catch (err) {
+    if (!signal.aborted) countError(out, `${kind}_connect_${(err as Error).name}`);
+    return;
+  }
+  if (!res.ok || !res.body) {
+    countError(out, `${kind}_http_${res.status}`);
+    return;
+  }
+  on.open?.();
+  try {
+    for await (const { data, at, error } of sseMessages(res.body as unknown as AsyncIterable<Uint8Array>)) {
+      if (error) countError(out, `${kind}_stream_error`);
+      on.message(data, at);
+    }
+  } catch (err) {
+    if (!signal.aborted) countError(out, `${kind}_dropped_${(err as Error).name}`);
+  }
+}
+
 /**
  * A viewer of one session's live view until `signal` aborts: each entry recorded after the
  * stream opened gives one lag sample, its recorded_at (the appending transaction's start, on
  * the database's clock, the same machine's clock) → the message arriving here.
  */
-export async function followLive(
+export function followLive(
   webUrl: string,
   cookie: string,
   sessionId: string,
@@ -64,52 +127,24 @@ export async function followLive(
 ): Promise<void> {
   const input = encodeURIComponent(JSON.stringify({ sessionId, afterVersion }));
   const seen = new Set<number>();
-  let res: Response;
-  try {
-    res = await fetch(`${webUrl}/api/trpc/live.updates?input=${input}`, { headers: { accept: "text/event-stream", cookie }, signal });
-  } catch (err) {
-    if (!signal.aborted) countError(out, `sse_connect_${(err as Error).name}`);
-    return;
-  }
-  if (!res.ok || !res.body) {
-    countError(out, `sse_http_${res.status}`);
-    return;
-  }
-  const opened = Date.now();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  try {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      const at = performance.timeOrigin + performance.now();
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const message = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const lines = message.split("\n");
-        if (lines.some((l) => l.startsWith("event: serialized-error"))) countError(out, "sse_stream_error");
-        const data = lines
-          .filter((l) => l.startsWith("data:"))
-          .map((l) => l.slice(5).trim())
-          .join("\n");
-        if (!data) continue;
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(data);
-        } catch {
-          continue; // a ping
-        }
-        for (const e of entriesIn(parsed)) {
-          const recorded = Date.parse(e.recordedAt);
-          if (seen.has(e.version) || recorded < opened) continue;
-          seen.add(e.version);
-          out.lagsMs.push(Math.max(0, at - recorded));
-        }
+  let opened = Number.POSITIVE_INFINITY;
+  return followSse(`${webUrl}/api/trpc/live.updates?input=${input}`, cookie, "sse", signal, out, {
+    open: () => (opened = Date.now()),
+    message: (data, at) => {
+      for (const e of entriesIn(data)) {
+        const recorded = Date.parse(e.recordedAt);
+        if (seen.has(e.version) || recorded < opened) continue;
+        seen.add(e.version);
+        out.lagsMs.push(Math.max(0, at - recorded));
       }
-    }
-  } catch (err) {
-    if (!signal.aborted) countError(out, `sse_dropped_${(err as Error).name}`);
-  }
+    },
+  });
+}
+
+/** The page header's inbox count (`inbox.live`, count only), as every open page follows it, until `signal` aborts. */
+export function followInboxCount(webUrl: string, cookie: string, signal: AbortSignal, out: Counted & { messages: number }): Promise<void> {
+  const input = encodeURIComponent(JSON.stringify({ countOnly: true }));
+  return followSse(`${webUrl}/api/trpc/inbox.live?input=${input}`, cookie, "inbox", signal, out, { message: () => out.messages++ });
 }
 
 /**

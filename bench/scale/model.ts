@@ -128,6 +128,9 @@ export interface StepInput {
   sseLagMs: number[];
   /** One dashboard sessions.list request, end to end (ms). */
   dashboardListMs: number[];
+  /** The web process's reads of the inbox count over the step, and the header streams open meanwhile. */
+  inboxCountReads: number;
+  inboxCountStreams: number;
   errors: Record<string, number>;
   samples: ResourceSample[];
   /** Before the sessions started: the idle runners' RSS (kB). */
@@ -148,6 +151,8 @@ export interface StepFigures {
   pickup_ms: LatencySummary | null;
   sse_lag_ms: LatencySummary | null;
   dashboard_list_ms: LatencySummary | null;
+  /** Every open page's header follows the inbox count: what reading it costs the web process. */
+  inbox_count: { streams: number; reads_per_s: number };
   errors: Record<string, number>;
   throughput: { sessions_per_min: number; steps_per_s: number };
   runner_rss: {
@@ -186,6 +191,7 @@ export function stepFigures(s: StepInput): StepFigures {
     pickup_ms: summary(s.pickupMs),
     sse_lag_ms: summary(s.sseLagMs),
     dashboard_list_ms: summary(s.dashboardListMs),
+    inbox_count: { streams: s.inboxCountStreams, reads_per_s: seconds > 0 ? round(s.inboxCountReads / seconds, 1) : 0 },
     errors: s.errors,
     throughput: {
       sessions_per_min: seconds > 0 ? round((s.completedSessions * 60) / seconds, 1) : 0,
@@ -317,7 +323,7 @@ export function scaleSummaryLines(report: ScaleReport): string[] {
     const errors = Object.values(s.errors).reduce((a, b) => a + b, 0);
     return (
       `N=${s.sessions}: pickup p99 ${ms(s.pickup_ms, "p99")} ms, SSE lag p95 ${ms(s.sse_lag_ms, "p95")} ms, ` +
-      `dashboard list p95 ${ms(s.dashboard_list_ms, "p95")} ms, errors ${errors}, ` +
+      `dashboard list p95 ${ms(s.dashboard_list_ms, "p95")} ms, inbox count reads ${s.inbox_count.reads_per_s}/s for ${s.inbox_count.streams} pages, errors ${errors}, ` +
       `RSS/agent ${s.runner_rss.per_agent_mb ?? "-"} MB (${s.runner_rss.peak_agents_in_flight} in flight), ` +
       `DB connections max ${s.db_connections.max}, ${s.throughput.sessions_per_min} sessions/min, ${s.throughput.steps_per_s} steps/s, ` +
       `${s.completed}/${s.sessions} finished in ${s.duration_s} s (all started in ${s.started_in_s} s), machine ${s.machine_busy_pct}% busy`

@@ -8,7 +8,9 @@
 //     (seeded, in [--sleep]), and writes the demo's fix; a scripted reviewer approves, a
 //     scripted tester plans `node --test test/`, which runs in the sandbox;
 //   - `--viewers` SSE viewers on those sessions' live view (`live.updates`), signed in over
-//     HTTP, each entry's lag from its recorded_at to its arrival;
+//     HTTP, each entry's lag from its recorded_at to its arrival; each also follows the page
+//     header's inbox count (`inbox.live`), as an open page does, and the web process's reads
+//     of that count are counted (pg_stat_statements);
 //   - one dashboard reader: the sessions list's first page through tRPC every second;
 //   - every second: VmRSS of the runner processes and of every process under them, the agent
 //     trees in flight, steps running, pg_stat_activity rows; CPU per process group over the step.
@@ -30,11 +32,12 @@ import { sandboxStatus } from "../../server/process/sandbox";
 import { cancelTask, startTask } from "../../server/tasks/commands";
 import { benchActor } from "../lib/fixtures";
 import { collectMetadata } from "../lib/metadata";
+import { PgCounters } from "../lib/pg-counters";
 import { startBenchPostgres } from "../lib/postgres";
 import { sleep } from "../lib/timing";
 import { startRunnerProcess } from "../lib/runner-process";
 import { createOperator, ensureBuild, startWeb } from "../lib/web-app";
-import { countError, followLive, readDashboard, signInOverHttp } from "./clients";
+import { countError, followInboxCount, followLive, readDashboard, signInOverHttp } from "./clients";
 import {
   coderSleeps,
   reportFileName,
@@ -149,6 +152,8 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
   const maxConnections = Math.max(100, options.runners * (options.concurrency + 4) + WEB_POOL + HARNESS_POOL + 20);
   log(`starting embedded PostgreSQL (default durability, max_connections ${maxConnections})`);
   const postgres = await startBenchPostgres(log, { max_connections: String(maxConnections) });
+  // Statements counted from here on (connections opened later): the inbox count's reads.
+  const counters = await PgCounters.open(postgres.url);
   const pool = createPool(postgres.url, HARNESS_POOL);
   const store = createAppEventStore(pool);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "catcafe-bench-scale-"));
@@ -262,6 +267,7 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
       })();
       const dashboard = { errors, listMs: [] as number[] };
       const reader = readDashboard(web!.url, cookie, DASHBOARD_POLL_MS, abort.signal, dashboard);
+      await counters.connection.query("SELECT pg_stat_statements_reset()");
 
       const t0 = performance.now();
       const sessions: string[] = [];
@@ -286,11 +292,13 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
       const startMs = performance.now() - t0;
       // The viewers, spread over the sessions, each from the session's version now.
       const live = { errors, lagsMs: [] as number[] };
+      const header = { errors, messages: 0 };
       const viewers: Promise<void>[] = [];
       for (let v = 0; v < options.viewers && sessions.length; v++) {
         const id = sessions[Math.floor((v * sessions.length) / options.viewers)]!;
         const { rows } = await pool.query<{ version: number }>("SELECT version FROM streams WHERE id = $1", [id]);
         viewers.push(followLive(web!.url, cookie, id, Number(rows[0]?.version ?? 0), abort.signal, live));
+        viewers.push(followInboxCount(web!.url, cookie, abort.signal, header));
       }
       let unfinished: number;
       for (;;) {
@@ -303,6 +311,10 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
         await sleep(500);
       }
       const durationMs = performance.now() - t0;
+      const { rows: inboxReads } = await counters.connection.query<{ calls: number }>(
+        `SELECT coalesce(sum(calls), 0)::int AS calls FROM pg_stat_statements
+          WHERE query LIKE 'SELECT count(*) AS n FROM sessions WHERE attention IS NOT NULL%'`,
+      );
       abort.abort();
       await Promise.all([sampler, reader, ...viewers].map((p) => p.catch(() => {})));
       const cpu1 = cpuNow(procs);
@@ -351,6 +363,8 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
         pickupMs: pickups.map((r) => Math.max(0, Number(r.ms))),
         sseLagMs: live.lagsMs,
         dashboardListMs: dashboard.listMs,
+        inboxCountReads: inboxReads[0]!.calls,
+        inboxCountStreams: viewers.length / 2,
         errors,
         samples,
         idleRunnerRssKb: idle.runnerRssKb + idle.agentRssKb,
@@ -374,7 +388,8 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
         sleeps_s: { min: Math.min(...sleeps), max: Math.max(...sleeps), mean: sleeps.reduce((a, b) => a + b, 0) / sleeps.length },
         samples: samples.length,
         load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
-        viewers: viewers.length,
+        viewers: viewers.length / 2,
+        inbox_count_messages: header.messages,
         dashboard_reads: dashboard.listMs.length,
       };
       return { figures, notes };
@@ -396,6 +411,8 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
           sse_lag:
             "an entry's recordedAt (its appending transaction's start) → its SSE message parsed by a viewer, entries recorded after the viewer's stream opened",
           dashboard_list: "GET /api/trpc/sessions.list (first page) end to end, signed in, once a second",
+          inbox_count:
+            "streams: each viewer's inbox.live (count only), as every open page's header follows it; reads_per_s: the web process's count query (pg_stat_statements calls) over the step, per second",
           runner_rss:
             "VmRSS of the runner processes and of every process under them (the agents' sandboxes), sampled each second; per agent: at the sample with most agents in flight, (that total − the idle runners') / agents in flight",
           db_connections: "rows of pg_stat_activity with backend_type 'client backend', sampled each second",
@@ -418,6 +435,7 @@ export async function runScale(options: ScaleOptions, log: (line: string) => voi
     await runners?.stop().catch(() => {});
     await web?.stop().catch(() => {});
     await pool.end().catch(() => {});
+    await counters.close();
     await postgres.stop().catch((err: unknown) => log(`stopping postgres failed: ${String(err)}`));
     fs.rmSync(root, { recursive: true, force: true });
   }

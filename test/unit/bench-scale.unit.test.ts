@@ -28,6 +28,8 @@ const input = (over: Partial<StepInput> = {}): StepInput => ({
   pickupMs: [10, 20, 30, 40],
   sseLagMs: [5, 15],
   dashboardListMs: [100],
+  inboxCountReads: 300,
+  inboxCountStreams: 50,
   errors: {},
   samples: [
     { runnerRssKb: 400 * 1024, agentRssKb: 100 * 1024, agentTrees: 10, runningSteps: 12, dbConnections: 30 },
@@ -121,6 +123,7 @@ describe("stepFigures", () => {
     expect(f.machine_busy_pct).toBe(50);
     expect(f.started_in_s).toBe(4);
     expect(f.pickup_ms).toMatchObject({ n: 4, p50: 25, max: 40 });
+    expect(f.inbox_count).toEqual({ streams: 50, reads_per_s: 5 });
   });
 
   it("has no per-agent figure and null latencies when nothing ran or nothing was measured", () => {
@@ -195,6 +198,7 @@ describe("the report", () => {
         "db_connections",
         "duration_s",
         "errors",
+        "inbox_count",
         "machine_busy_pct",
         "pickup_ms",
         "runner_rss",
@@ -209,7 +213,9 @@ describe("the report", () => {
     expect(reportFileName(new Date("2026-11-29T08:40:12Z"))).toBe("scale-2026-11-29-08-40.json");
     const lines = scaleSummaryLines(report);
     expect(lines).toHaveLength(4);
-    expect(lines[0]).toMatch(/^N=200: pickup p99 100 ms, SSE lag p95 40 ms, dashboard list p95 100 ms, errors 0, RSS\/agent 11 MB/);
+    expect(lines[0]).toMatch(
+      /^N=200: pickup p99 100 ms, SSE lag p95 40 ms, dashboard list p95 100 ms, inbox count reads 5\/s for 50 pages, errors 0, RSS\/agent 11 MB/,
+    );
     expect(lines[2]).toBe("N=800: not run (time budget)");
     expect(lines[3]).toMatch(/^knee: N=400 \(pickup p99 300 ms > 2x the smallest N's 100 ms\)/);
   });
