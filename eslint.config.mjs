@@ -20,6 +20,14 @@ const noBlindCasts = [
   },
 ];
 
+const childProcesses = ["execa", "child_process", "node:child_process"].map((name) => ({
+  name,
+  message: "start child processes through server/process (spawnProcess, runProcess): see docs/architecture.md",
+}));
+
+/** Links go through AppLink (components/app-link.tsx): Next.js would prefetch every dynamic page in view. */
+const nextLink = { name: "next/link", message: "use AppLink (components/app-link.tsx): no page is prefetched ahead of a click" };
+
 export default tseslint.config(
   {
     ignores: [
@@ -70,17 +78,11 @@ export default tseslint.config(
     // processes (web, runner, Prisma, git rev-parse) with the operator's environment on purpose.
     files: ["**/*.{ts,tsx}"],
     ignores: ["server/process/**", "test/**", "scripts/**", "bench/**"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          paths: ["execa", "child_process", "node:child_process"].map((name) => ({
-            name,
-            message: "start child processes through server/process (spawnProcess, runProcess): see docs/architecture.md",
-          })),
-        },
-      ],
-    },
+    rules: { "no-restricted-imports": ["error", { paths: [...childProcesses, nextLink] }] },
+  },
+  {
+    files: ["components/app-link.tsx"],
+    rules: { "no-restricted-imports": ["error", { paths: childProcesses }] },
   },
   {
     files: ["server/**/*.ts", "cli/**/*.ts", "lib/**/*.{ts,tsx}", "app/**/*.ts"],

@@ -2,7 +2,7 @@
 // unknown session, its replay or fork tree, a conversation, any other path. It keeps the
 // header, so the way on is where it always is, and says how to get back.
 import type { Metadata } from "next";
-import Link from "next/link";
+import { AppLink } from "@/components/app-link";
 import { visitor } from "./_lib/page-context";
 import { PageShell } from "./_lib/page-shell";
 
@@ -22,15 +22,15 @@ export default async function NotFound() {
           Nothing lives at this address: the link may be mistyped, or the session or conversation may not exist.
         </p>
         <p className="mt-5 flex flex-wrap items-center justify-center gap-3 text-sm">
-          <Link
+          <AppLink
             href="/"
             className="rounded-md bg-zinc-900 px-3 py-1.5 font-medium text-white hover:bg-zinc-800 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-white"
           >
             Back to the dashboard
-          </Link>
-          <Link href="/conversations" className="text-sky-700 hover:underline dark:text-sky-300">
+          </AppLink>
+          <AppLink href="/conversations" className="text-sky-700 hover:underline dark:text-sky-300">
             Conversations
-          </Link>
+          </AppLink>
         </p>
       </section>
     </PageShell>

@@ -1,7 +1,7 @@
 // `/conversations`: the latest conversations with their mode and state, and (operators) a
 // form to start one on a project in a collaboration mode (req C1–C8).
 import type { Metadata } from "next";
-import Link from "next/link";
+import { AppLink } from "@/components/app-link";
 import { EmptyState, Panel } from "@/components/panel";
 import { StartConversationForm } from "@/components/conversation/start-conversation-form";
 import { hasRole } from "@/lib/roles";
@@ -54,12 +54,12 @@ export default async function ConversationsPage() {
             <ul className="divide-y divide-zinc-200 dark:divide-zinc-800" data-testid="conversation-list">
               {data.conversations.map((c) => (
                 <li key={c.id} className="flex flex-wrap items-baseline gap-x-3 gap-y-1 px-4 py-2 text-sm">
-                  <Link
+                  <AppLink
                     href={`/conversations/${c.id}`}
                     className="min-w-0 font-medium break-words text-sky-800 underline-offset-2 hover:underline dark:text-sky-300"
                   >
                     {c.title}
-                  </Link>
+                  </AppLink>
                   <span className="font-mono text-xs text-zinc-700 dark:text-zinc-300">{c.mode}</span>
                   <span className={`text-xs ${STATE_TONE[c.state] ?? ""}`}>{c.state}</span>
                   <span className="text-xs text-zinc-600 dark:text-zinc-400">{c.projectId}</span>

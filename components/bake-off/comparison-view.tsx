@@ -4,7 +4,7 @@
 // size, wall time, tokens and cost — the judge's recommendation, the chosen one marked, the
 // pairs to open in the compare view and each replay. Live: `bakeOffView.updates` sends the
 // whole comparison again after every append to the parent or a contender.
-import Link from "next/link";
+import { AppLink } from "@/components/app-link";
 import { useMutation } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useState } from "react";
@@ -181,12 +181,12 @@ function ContenderCard({
         />
       </dl>
       <footer className="flex flex-wrap items-center gap-3 border-t border-zinc-200 px-4 py-2 text-xs dark:border-zinc-800">
-        <Link href={`/sessions/${encodeURIComponent(c.sessionId)}`} className="text-sky-700 underline dark:text-sky-400">
+        <AppLink href={`/sessions/${encodeURIComponent(c.sessionId)}`} className="text-sky-700 underline dark:text-sky-400">
           Session
-        </Link>
-        <Link href={`/sessions/${encodeURIComponent(c.sessionId)}/replay`} className="text-sky-700 underline dark:text-sky-400">
+        </AppLink>
+        <AppLink href={`/sessions/${encodeURIComponent(c.sessionId)}/replay`} className="text-sky-700 underline dark:text-sky-400">
           Replay
-        </Link>
+        </AppLink>
         {!settled ? <BakeOffActions.Pick contender={c} actions={actions} blocked={pickBlocked} /> : null}
       </footer>
     </article>
@@ -280,13 +280,13 @@ export function ComparisonView({ initial, canOperate }: { initial: NamedComparis
         <ul className="mt-2 flex flex-wrap gap-x-4 gap-y-1 text-xs">
           {comparison.pairs.map((p) => (
             <li key={`${p.a}-${p.b}`}>
-              <Link
+              <AppLink
                 href={`/sessions/${encodeURIComponent(p.a)}/compare?with=${encodeURIComponent(p.b)}`}
                 className="text-sky-700 underline dark:text-sky-400"
                 data-testid="pair-link"
               >
                 {name(p.a)} ↔ {name(p.b)}
-              </Link>
+              </AppLink>
             </li>
           ))}
         </ul>

@@ -1,8 +1,7 @@
 // The events around the replay position: those up to it (the latest first at the bottom),
 // the one at it highlighted, and those after it muted. Each is a link to its position, rendered
-// when clicked: prefetched, every event in view was a render of the replay at it ahead of any
-// click (docs/scaling.md, "The burst, hop by hop").
-import Link from "next/link";
+// when clicked (AppLink: prefetched, every event in view was a render of the replay at it).
+import { AppLink } from "@/components/app-link";
 import type { TimelineEntry } from "@/server/events/timeline";
 import { Panel } from "../panel";
 
@@ -39,10 +38,10 @@ export function EventList({
   const later = head - (upcoming.at(-1)?.version ?? version);
   const row = (e: TimelineEntry, state: "past" | "current" | "future") => (
     <li key={e.version} data-current-event={state === "current" ? "" : undefined}>
-      <Link
+      <AppLink
         href={hrefAt(e.version)}
         scroll={false}
-        prefetch={false}
+
         className={`grid grid-cols-[3rem_minmax(0,1fr)] gap-x-2 px-3 py-1 text-xs ${
           state === "current" ? "bg-sky-500/10 shadow-[inset_2px_0_0_0_var(--color-sky-500)]" : "hover:bg-zinc-50 dark:hover:bg-zinc-800/40"
         } ${state === "future" ? `italic ${FUTURE_TONE}` : ""}`}
@@ -66,7 +65,7 @@ export function EventList({
             {e.summary}
           </span>
         </span>
-      </Link>
+      </AppLink>
     </li>
   );
   return (

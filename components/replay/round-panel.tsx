@@ -2,7 +2,7 @@
 // far: roundtable discussion (prose, set apart), builds and commits, the reviewer's verdict
 // with its findings, the test plan and each command's result, operator messages, failures.
 // Earlier rounds are listed in brief, each a link to where it began.
-import Link from "next/link";
+import { AppLink } from "@/components/app-link";
 import type { ReactNode } from "react";
 import type { ReplayView, RoundEntry } from "@/server/sessions/replay";
 import { EmptyState, Panel } from "../panel";
@@ -19,11 +19,11 @@ export function RoundPanel({ view, hrefAt }: { view: ReplayView; hrefAt: (versio
           {view.rounds.map((r, i) => {
             const current = i === view.rounds.length - 1;
             return (
-              <Link
+              <AppLink
                 key={`${r.iteration}-${r.fromVersion}`}
                 href={hrefAt(r.fromVersion)}
                 scroll={false}
-                prefetch={false}
+
                 className={`shrink-0 rounded-md px-2 py-1 text-xs ring-1 ring-inset ${current ? "bg-zinc-900 text-white ring-zinc-900 dark:bg-zinc-100 dark:text-zinc-900" : "text-zinc-600 ring-zinc-200 hover:bg-zinc-50 dark:text-zinc-300 dark:ring-zinc-800 dark:hover:bg-zinc-800/60"}`}
               >
                 <span className="font-semibold">#{r.iteration}</span>
@@ -31,7 +31,7 @@ export function RoundPanel({ view, hrefAt }: { view: ReplayView; hrefAt: (versio
                   {r.verdict ?? `${r.outputs} output${r.outputs === 1 ? "" : "s"}`}
                   {r.tests.passed + r.tests.failed > 0 ? ` · tests ${r.tests.passed}/${r.tests.passed + r.tests.failed}` : ""}
                 </span>
-              </Link>
+              </AppLink>
             );
           })}
         </nav>
@@ -261,9 +261,9 @@ function Card({
     <article className={`rounded-lg border px-3 py-2 ${TONES[tone]}`}>
       <header className="mb-1 flex flex-wrap items-center gap-x-2 gap-y-0.5 text-xs text-zinc-700 dark:text-zinc-300">
         {label}
-        <Link href={href} scroll={false} prefetch={false} className="ml-auto font-mono text-zinc-500 dark:text-zinc-400 hover:text-sky-600">
+        <AppLink href={href} scroll={false} className="ml-auto font-mono text-zinc-500 dark:text-zinc-400 hover:text-sky-600">
           #{version}
-        </Link>
+        </AppLink>
       </header>
       {children}
     </article>

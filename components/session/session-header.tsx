@@ -4,7 +4,7 @@
 // `/task` started it from) and the ways out
 // (Replay, Fork tree, Export). The state is a polite live region: a screen reader hears it
 // change, and the view moves focus to it after an action (Confirm, Cancel).
-import Link from "next/link";
+import { AppLink } from "@/components/app-link";
 import type { ReactNode, RefObject } from "react";
 import { LiveDot } from "@/components/live-dot";
 import { StateBadge } from "@/components/state-badge";
@@ -62,14 +62,12 @@ export function SessionHeader({
           <p className="mt-0.5 font-mono text-xs text-zinc-500 dark:text-zinc-400">{header.id}</p>
         </div>
         <nav className="flex flex-wrap items-center gap-1.5" aria-label="Session pages">
-          {/* Not prefetched: each opening of a session page would render these pages on the server
-              (twice, seen in the web process's traces), unasked (docs/scaling.md, "The burst, hop by hop"). */}
-          <Link href={`/sessions/${header.id}/replay`} prefetch={false} className={LINK} data-testid="replay-link">
+          <AppLink href={`/sessions/${header.id}/replay`} className={LINK} data-testid="replay-link">
             <ReplayIcon /> Replay
-          </Link>
-          <Link href={`/sessions/${header.id}/tree`} prefetch={false} className={LINK} data-testid="tree-link">
+          </AppLink>
+          <AppLink href={`/sessions/${header.id}/tree`} className={LINK} data-testid="tree-link">
             <ForkIcon /> Fork tree
-          </Link>
+          </AppLink>
           <a href={`/api/sessions/${header.id}/export`} download className={LINK} data-testid="export-link">
             <DownloadIcon /> Export
           </a>
@@ -107,14 +105,14 @@ export function SessionHeader({
           data-testid="from-conversation"
         >
           Started by <code className="font-mono">/task</code> in the conversation{" "}
-          <Link
+          <AppLink
             href={`/conversations/${header.conversation.id}#entry-${header.conversation.version}`}
-            prefetch={false}
+
             className="font-medium text-sky-700 hover:underline dark:text-sky-400"
             data-testid="conversation-link"
           >
             {header.conversation.title}
-          </Link>
+          </AppLink>
         </p>
       ) : null}
       {header.parent || header.children.length ? (
@@ -127,9 +125,9 @@ export function SessionHeader({
               <span className="inline-flex items-center gap-1 text-violet-600 dark:text-violet-400">
                 <ForkIcon /> fork of
               </span>{" "}
-              <Link href={`/sessions/${header.parent.id}`} prefetch={false} className="font-medium hover:underline">
+              <AppLink href={`/sessions/${header.parent.id}`} className="font-medium hover:underline">
                 {header.parent.title}
-              </Link>{" "}
+              </AppLink>{" "}
               <span className="text-zinc-500 dark:text-zinc-400">
                 at event {header.parent.atVersion}
                 {header.parent.reason ? ` (${header.parent.reason})` : ""}
@@ -142,16 +140,16 @@ export function SessionHeader({
                 {header.children.length} fork{header.children.length === 1 ? "" : "s"}:
               </span>
               {header.children.map((c) => (
-                <Link
+                <AppLink
                   key={c.id}
                   href={`/sessions/${c.id}`}
-                  prefetch={false}
+
                   className="inline-flex items-center gap-1 hover:underline"
                   title={c.title}
                 >
                   <span className="font-mono text-xs">{c.id}</span>
                   <StateBadge state={c.state} />
-                </Link>
+                </AppLink>
               ))}
             </span>
           ) : null}

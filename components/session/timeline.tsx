@@ -3,7 +3,7 @@
 // verdict with the reviewer's output, a build with its commit, all results of one test
 // run), with discussion, verdicts, tests, failures and people's actions each drawn their
 // own way. Step bookkeeping (scheduled, started, completed) is hidden unless asked for.
-import Link from "next/link";
+import { AppLink } from "@/components/app-link";
 import { memo, type ReactNode } from "react";
 import { StateBadge } from "@/components/state-badge";
 import type { SessionEntry } from "@/server/sessions/view/entries";
@@ -345,13 +345,13 @@ function EntryView({ entry }: { entry: SessionEntry }) {
           <Tag tone="violet">fork</Tag>
           <span>
             Forked from{" "}
-            <Link
+            <AppLink
               href={`/sessions/${d.parentId}`}
-              prefetch={false}
+
               className="font-mono text-violet-700 hover:underline dark:text-violet-300"
             >
               {d.parentId}
-            </Link>{" "}
+            </AppLink>{" "}
             at event {d.atVersion} ({d.reason}) by {who}
           </span>
         </Line>

@@ -48,6 +48,16 @@ describe("/task in a conversation", () => {
     expect(started.status, started.body).toBe(200);
     const conversationId = (JSON.parse(started.body) as { result: { data: { sessionId: string } } }).result.data.sessionId;
 
+    // The list links to the conversation; no page is rendered ahead of a click (AppLink).
+    const prefetched: string[] = [];
+    page.on("request", (r) => {
+      if (r.headers()["next-router-prefetch"]) prefetched.push(r.url());
+    });
+    await page.goto(`${app.url}/conversations`);
+    await page.getByRole("link", { name: "Splitting slugify" }).waitFor();
+    await page.waitForTimeout(1_500);
+    expect(prefetched).toEqual([]);
+
     await page.goto(`${app.url}/conversations/${conversationId}`);
     const entries = page.getByTestId("conversation-entries");
     await entries.locator('[data-kind="person"]').first().waitFor({ timeout: 30_000 });

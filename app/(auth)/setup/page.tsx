@@ -1,7 +1,7 @@
 // /setup?token=...: the one-time first-run page (the link `npm start` prints while no user
 // exists). Creates the first admin, then signs them in.
 import type { Metadata } from "next";
-import Link from "next/link";
+import { AppLink } from "@/components/app-link";
 import { setupTokenStatus, type SetupTokenStatus } from "@/server/auth/setup";
 import { PASSWORD_MIN_LENGTH } from "@/server/auth/passwords";
 import { getPrisma } from "@/server/db/prisma";
@@ -65,9 +65,9 @@ export default async function SetupPage({ searchParams }: { searchParams: Search
 
 function SignInLink() {
   return (
-    <Link href="/signin" className="inline-flex text-xs font-medium text-zinc-900 underline-offset-4 hover:underline dark:text-zinc-100">
+    <AppLink href="/signin" className="inline-flex text-xs font-medium text-zinc-900 underline-offset-4 hover:underline dark:text-zinc-100">
       Go to sign-in →
-    </Link>
+    </AppLink>
   );
 }
 

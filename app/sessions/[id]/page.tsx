@@ -4,7 +4,7 @@
 // allows them. Nothing on the way to the first byte or the end of the HTML reads the whole
 // history of a long session (docs/scaling.md, "Long sessions").
 import type { Metadata } from "next";
-import Link from "next/link";
+import { AppLink } from "@/components/app-link";
 import { notFound, redirect } from "next/navigation";
 import { cache, Suspense, type ReactNode } from "react";
 import { readPage, visitor } from "@/app/_lib/page-context";
@@ -91,13 +91,13 @@ async function BakeOffLink({ id }: { id: string }) {
       {contenderId
         ? `Contender ${contenderId} of a bake-off of ${contenders}. `
         : `This task was forked into a bake-off of ${contenders} contenders. `}
-      <Link
+      <AppLink
         href={`/sessions/${encodeURIComponent(parentSessionId)}/bake-off`}
-        prefetch={false}
+
         className="font-medium text-sky-800 underline dark:text-sky-300"
       >
         Compare the contenders side by side
-      </Link>
+      </AppLink>
     </p>
   );
 }
@@ -106,10 +106,9 @@ function Shell({ user, id, children }: { user: CurrentUser | null; id: string; c
   return (
     <PageShell user={user} path={`/sessions/${id}`}>
       <nav aria-label="Breadcrumb" className="flex min-w-0 items-center gap-1.5 text-xs text-zinc-500 dark:text-zinc-400">
-        {/* Not prefetched, as the session header's links (components/session/session-header.tsx). */}
-        <Link href="/" prefetch={false} className="hover:text-zinc-900 dark:hover:text-zinc-100">
+        <AppLink href="/" className="hover:text-zinc-900 dark:hover:text-zinc-100">
           Dashboard
-        </Link>
+        </AppLink>
         <span aria-hidden>/</span>
         <span className="truncate font-mono text-zinc-700 dark:text-zinc-300">{id}</span>
       </nav>

@@ -2,7 +2,7 @@
 // "Invitations"). Signed out, the invited person sees the role and who invited them, and
 // creates their account; a link that was used, revoked or has expired says so (never a 500).
 import type { Metadata } from "next";
-import Link from "next/link";
+import { AppLink } from "@/components/app-link";
 import { visitor } from "@/app/_lib/page-context";
 import { SignOutButton } from "@/components/sign-out-button";
 import { PASSWORD_MIN_LENGTH } from "@/server/auth/passwords";
@@ -91,8 +91,8 @@ function decoded(token: string): string {
 
 function SignInLink() {
   return (
-    <Link href="/signin" className="inline-flex text-xs font-medium text-zinc-900 underline-offset-4 hover:underline dark:text-zinc-100">
+    <AppLink href="/signin" className="inline-flex text-xs font-medium text-zinc-900 underline-offset-4 hover:underline dark:text-zinc-100">
       Go to sign-in →
-    </Link>
+    </AppLink>
   );
 }
