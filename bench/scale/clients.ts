@@ -79,8 +79,8 @@ async function* sseMessages(body: AsyncIterable<Uint8Array>): AsyncGenerator<{ d
 }
 
 /**
- * A tRPC subscription over SSE until `signal` aborts: `onOpen` once its answer came, `onMessage`
- * for each message; failures counted as `<kind>_…`.
+ * A tRPC subscription over SSE until `signal` aborts: `on.open` once its answer came,
+ * `on.message` for each message; failures counted as `<kind>_…`.
  */
 async function followSse(
   url: string,
