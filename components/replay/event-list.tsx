@@ -41,7 +41,6 @@ export function EventList({
       <AppLink
         href={hrefAt(e.version)}
         scroll={false}
-
         className={`grid grid-cols-[3rem_minmax(0,1fr)] gap-x-2 px-3 py-1 text-xs ${
           state === "current" ? "bg-sky-500/10 shadow-[inset_2px_0_0_0_var(--color-sky-500)]" : "hover:bg-zinc-50 dark:hover:bg-zinc-800/40"
         } ${state === "future" ? `italic ${FUTURE_TONE}` : ""}`}

@@ -23,7 +23,6 @@ export function RoundPanel({ view, hrefAt }: { view: ReplayView; hrefAt: (versio
                 key={`${r.iteration}-${r.fromVersion}`}
                 href={hrefAt(r.fromVersion)}
                 scroll={false}
-
                 className={`shrink-0 rounded-md px-2 py-1 text-xs ring-1 ring-inset ${current ? "bg-zinc-900 text-white ring-zinc-900 dark:bg-zinc-100 dark:text-zinc-900" : "text-zinc-600 ring-zinc-200 hover:bg-zinc-50 dark:text-zinc-300 dark:ring-zinc-800 dark:hover:bg-zinc-800/60"}`}
               >
                 <span className="font-semibold">#{r.iteration}</span>

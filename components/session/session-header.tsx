@@ -107,7 +107,6 @@ export function SessionHeader({
           Started by <code className="font-mono">/task</code> in the conversation{" "}
           <AppLink
             href={`/conversations/${header.conversation.id}#entry-${header.conversation.version}`}
-
             className="font-medium text-sky-700 hover:underline dark:text-sky-400"
             data-testid="conversation-link"
           >
@@ -140,13 +139,7 @@ export function SessionHeader({
                 {header.children.length} fork{header.children.length === 1 ? "" : "s"}:
               </span>
               {header.children.map((c) => (
-                <AppLink
-                  key={c.id}
-                  href={`/sessions/${c.id}`}
-
-                  className="inline-flex items-center gap-1 hover:underline"
-                  title={c.title}
-                >
+                <AppLink key={c.id} href={`/sessions/${c.id}`} className="inline-flex items-center gap-1 hover:underline" title={c.title}>
                   <span className="font-mono text-xs">{c.id}</span>
                   <StateBadge state={c.state} />
                 </AppLink>

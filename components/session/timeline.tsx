@@ -345,11 +345,7 @@ function EntryView({ entry }: { entry: SessionEntry }) {
           <Tag tone="violet">fork</Tag>
           <span>
             Forked from{" "}
-            <AppLink
-              href={`/sessions/${d.parentId}`}
-
-              className="font-mono text-violet-700 hover:underline dark:text-violet-300"
-            >
+            <AppLink href={`/sessions/${d.parentId}`} className="font-mono text-violet-700 hover:underline dark:text-violet-300">
               {d.parentId}
             </AppLink>{" "}
             at event {d.atVersion} ({d.reason}) by {who}

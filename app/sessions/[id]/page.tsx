@@ -93,7 +93,6 @@ async function BakeOffLink({ id }: { id: string }) {
         : `This task was forked into a bake-off of ${contenders} contenders. `}
       <AppLink
         href={`/sessions/${encodeURIComponent(parentSessionId)}/bake-off`}
-
         className="font-medium text-sky-800 underline dark:text-sky-300"
       >
         Compare the contenders side by side
