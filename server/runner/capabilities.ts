@@ -4,6 +4,9 @@
 // its claims pass the same to the pick (./dispatch.ts), so it takes only steps it can run.
 import { missingClone, repositoryMapping } from "../workspaces/repo";
 
+/** The channel the projects table's trigger rings when a project is added, moved or removed (migration 20261130110000). */
+export const PROJECTS_CHANNEL = "catcafe_projects";
+
 export interface RegisteredProject {
   id: string;
   repoPath: string;

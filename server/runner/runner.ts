@@ -36,7 +36,7 @@ import { ProcessLedger } from "./process-ledger";
 import { scheduledTrace } from "./step-trace";
 import { inSpan, markFailed, SpanKind, type Span } from "../tracing/spans";
 import { StepExecutionError, StepNotRunnableHere, type StepExecutor } from "./executors";
-import { supportedClis, type ServedProjects } from "./capabilities";
+import { PROJECTS_CHANNEL, supportedClis, type ServedProjects } from "./capabilities";
 import { failUnrunnableSteps, UNRUNNABLE_GRACE_MS } from "./unrunnable";
 import { CANCEL_CHANNEL, STEPS_CHANNEL } from "./steps-projection";
 
@@ -282,6 +282,7 @@ export class Runner {
       const client = new pg.Client({ connectionString: this.databaseUrl, application_name: "catcafe-runner-listen" });
       client.on("notification", (n) => {
         if (n.channel === CANCEL_CHANNEL) this.cancelStep(n.payload ?? "");
+        else if (n.channel === PROJECTS_CHANNEL) this.projectsChanged();
         else this.signalWake();
       });
       client.on("error", () => {
@@ -293,15 +294,17 @@ export class Runner {
       });
       try {
         await client.connect();
-        await client.query(`LISTEN ${STEPS_CHANNEL}; LISTEN ${CANCEL_CHANNEL}`);
+        await client.query(`LISTEN ${STEPS_CHANNEL}; LISTEN ${CANCEL_CHANNEL}; LISTEN ${PROJECTS_CHANNEL}`);
         if (this.stopping) {
           await client.end().catch(() => {});
           return;
         }
         this.listener = client;
         if (failures > 0) this.opts.log("listening again", { runnerId: this.id, failures });
-        // What arrived while we were not listening: new work, and cancels of our steps.
+        // What arrived while we were not listening: new work, projects (also those registered
+        // between the start's check and this LISTEN), and cancels of our steps.
         this.signalWake();
+        this.projectsChanged();
         await this.pollCancels();
         return;
       } catch (err) {
@@ -310,6 +313,30 @@ export class Runner {
         await sleep(outageDelayMs(failures + 1));
       }
     }
+  }
+
+  /** A check of the projects served under way (projectsChanged), and whether another was asked for meanwhile. */
+  private recheck: Promise<void> | null = null;
+  private recheckAgain = false;
+
+  /**
+   * A project was added, moved or removed: which ones this runner serves is checked now, then
+   * the claim loop looks again, so a new project's first step does not wait for the periodic
+   * check (`capabilityRefreshMs`). Checks asked for while one runs make one more after it.
+   */
+  private projectsChanged(): void {
+    if (!this.opts.projectsServed) return;
+    if (this.recheck) {
+      this.recheckAgain = true;
+      return;
+    }
+    this.recheck = (async () => {
+      do {
+        this.recheckAgain = false;
+        await this.registerCapabilities().catch(() => {});
+        this.signalWake();
+      } while (this.recheckAgain && !this.stopping);
+    })().finally(() => (this.recheck = null));
   }
 
   /** Wakes the claim loop now, or makes its next wait return at once if it is busy. */

@@ -7,6 +7,7 @@
 import { execFileSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import pg from "pg";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAppEventStore } from "../../server/app-store";
 import { appStepKinds } from "../../server/app-runner";
@@ -14,7 +15,7 @@ import { createPool, type Db } from "../../server/db/pool";
 import type { RecordedEvent } from "../../server/events/types";
 import { webhookTarget } from "../../server/projects/access";
 import { listProjectRecords } from "../../server/projects/projects";
-import { projectsServed } from "../../server/runner/capabilities";
+import { PROJECTS_CHANNEL, projectsServed } from "../../server/runner/capabilities";
 import { releaseOrphanedLease } from "../../server/runner/liveness";
 import type { Runner, RunnerOptions } from "../../server/runner/runner";
 import { stepKindRegistry } from "../../server/runner/step-kinds";
@@ -308,6 +309,53 @@ describe("registration: the projects a runner serves", () => {
         },
       ],
     });
+  });
+
+  it("a project registered while the runner runs is served at once: its first step starts without waiting for the periodic check", async () => {
+    // The periodic check far away: only the projects table's doorbell can tell the runner.
+    const { runner } = await startHost("bell", {}, { capabilityRefreshMs: 600_000 });
+    const served = async () =>
+      (await db.pool.query<{ served_repos: string[] }>("SELECT served_repos FROM runners WHERE id = $1", [runner.id])).rows[0]!
+        .served_repos;
+    const repo = newRepo();
+    expect(await served()).not.toContain(repo);
+    const sessionId = await startSession(await project(repo));
+    let started: StepEvent | undefined;
+    for (let i = 0; i < 100 && !started; i++) {
+      started = (await stepEvents(sessionId)).find((e) => e.type === "StepStarted");
+      if (!started) await sleep(50);
+    }
+    expect(started, "the first step was not claimed within 5 s").toBeDefined();
+    expect(started!.data.runnerId).toBe(runner.id);
+    expect(await served()).toContain(repo);
+    await h.waitFor(sessionId, "approved", (s) => s.outcome === "approved", 30_000);
+  });
+
+  it("the projects' doorbell rings when a project is added, moved or removed, not when only its settings change", async () => {
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    let rings = 0;
+    listener.on("notification", (n) => n.channel === PROJECTS_CHANNEL && rings++);
+    await listener.query(`LISTEN ${PROJECTS_CHANNEL}`);
+    const settle = async () => {
+      await sleep(200);
+      const n = rings;
+      rings = 0;
+      return n;
+    };
+    try {
+      const repo = newRepo();
+      const id = await project(repo);
+      expect(await settle(), "added").toBe(1);
+      await h.project(id, agents([{ reply: "Other." }]), { repoPath: repo });
+      expect(await settle(), "settings only").toBe(0);
+      await h.project(id, agents(), { repoPath: newRepo() });
+      expect(await settle(), "moved").toBe(1);
+      await db.pool.query("DELETE FROM projects WHERE id = $1", [id]);
+      expect(await settle(), "removed").toBe(1);
+    } finally {
+      await listener.end();
+    }
   });
 
   it("a project registered while the runner runs is checked at the next refresh, and the runner's row and claims follow", async () => {
